@@ -1,0 +1,23 @@
+/**
+ * Jest runs TypeScript sources directly as ES modules (ts-jest, transpile only).
+ * Unit tests sit beside the code (`*.spec.ts`); tests that start processes live in
+ * test/ (`*.test.ts`) and use the build in dist/ (npm test builds first).
+ */
+const shared = {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: {
+    '^@app/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: false }],
+  },
+};
+
+export default {
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/cluster/**/*.spec.ts'] },
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.test.ts'], slowTestThreshold: 60 },
+  ],
+};

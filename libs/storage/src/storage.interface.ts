@@ -1,0 +1,174 @@
+/**
+ * The storage interface the API layer uses (shaped like k8s.io/apiserver/pkg/storage.Interface).
+ * Objects cross it as plain JSON values; the implementation serializes them, stores them in the
+ * replicated MVCC store and sets `metadata.resourceVersion` (= modRevision, decimal) on every
+ * object it returns. Revisions are JS numbers (safe to 2^53).
+ */
+
+/** A stored API object as JSON. `metadata.resourceVersion` is set by storage on reads. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
+}
+
+/**
+ * Read consistency (conventions: "Resource versions").
+ * - MostRecent: linearizable (quorum ReadIndex, then local read).
+ * - Any: local replica, at once, possibly stale.
+ * - NotOlderThan: wait (bounded) until the local store applied `revision`, then read latest.
+ * - Exact: MVCC read at `revision` (Compacted error when it is below the compacted revision).
+ */
+export type ReadConsistency =
+  | { mode: 'MostRecent' }
+  | { mode: 'Any' }
+  | { mode: 'NotOlderThan'; revision: number }
+  | { mode: 'Exact'; revision: number };
+
+/** Why a storage call failed. The registry maps these to Status errors naming the resource. */
+export type StorageErrorCode =
+  | 'KeyExists' // create of a key that exists
+  | 'KeyNotFound' // get/update/delete of a missing key
+  | 'Conflict' // precondition on modRevision or uid failed
+  | 'Compacted' // revision below the compacted revision (410)
+  | 'TooLargeResourceVersion' // revision not reached within the wait bound (504)
+  | 'Unavailable' // no quorum / leadership lost; the outcome of a write is unknown
+  | 'Internal';
+
+/** Typed storage failure. `currentRevision` is set for Compacted and TooLargeResourceVersion. */
+export class StorageError extends Error {
+  constructor(
+    readonly code: StorageErrorCode,
+    readonly key: string,
+    message: string,
+    readonly currentRevision?: number,
+    readonly requestedRevision?: number,
+  ) {
+    super(message);
+    this.name = 'StorageError';
+  }
+}
+
+/** Preconditions checked against the stored object, atomically with the write. */
+export interface Preconditions {
+  uid?: string;
+  /** Decimal modRevision the stored object must have. */
+  resourceVersion?: string;
+}
+
+/** Options for `list`. */
+export interface ListOptions {
+  consistency: ReadConsistency;
+  /** Max items returned (0/undefined = all). With a predicate, pages are still filled to `limit`. */
+  limit?: number;
+  /** Exclusive start: only keys strictly greater than this key are returned (continue tokens). */
+  startAfterKey?: string;
+  /** Filter applied to each decoded object before counting against `limit`. */
+  predicate?: (obj: KubeObject) => boolean;
+}
+
+/** Result of `list`. */
+export interface ListResult {
+  items: KubeObject[];
+  /** The store revision the list was read at (the list's resourceVersion). */
+  revision: number;
+  /** Set when more matching keys may follow: the last key returned (continue from it). */
+  continueAfterKey?: string;
+  /** Keys after this page in the range, before filtering (remainingItemCount without selectors). */
+  remaining?: number;
+}
+
+/** Sentinel a `tryUpdate` returns to leave the object as it is (no write, no revision bump). */
+export const NO_CHANGE: unique symbol = Symbol('NO_CHANGE');
+
+/**
+ * Computes the new object from the current one. Called again with fresh state when a concurrent
+ * write wins (compare-and-swap on modRevision), so it must be a pure function of its input.
+ * Throwing aborts the update with that error.
+ */
+export type TryUpdate = (current: KubeObject) => Promise<KubeObject | typeof NO_CHANGE> | KubeObject | typeof NO_CHANGE;
+
+/** A watch event as delivered by storage. */
+export interface StorageEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  key: string;
+  /** New state; for DELETED, the last state with resourceVersion = the deletion's revision. */
+  object: KubeObject;
+  /** Previous state (MODIFIED, DELETED), with its own resourceVersion. */
+  prevObject?: KubeObject;
+  /** The revision of the write transaction that produced this event. */
+  revision: number;
+}
+
+/** Receives the events of one watch, in revision order, until stopped or failed. */
+export interface WatchSink {
+  event(e: StorageEvent): void;
+  /** Called once when the watch can no longer continue (e.g. Compacted -> 410); no events after. */
+  error(err: StorageError): void;
+}
+
+/** Options for `watch`. */
+export interface WatchOptions {
+  /** Key (exact) or prefix (ending in '/') to watch. */
+  key: string;
+  /** true: every key under the prefix `key`; false: exactly `key`. */
+  recursive: boolean;
+  /** Deliver events with revision strictly greater than this (replaying history first). */
+  afterRevision: number;
+}
+
+/** Handle of a running watch. */
+export interface WatchHandle {
+  stop(): void;
+}
+
+/** The storage the registry is written against. */
+export interface Storage {
+  /** Reads one object; undefined when absent (at the requested consistency). */
+  get(key: string, consistency: ReadConsistency): Promise<KubeObject | undefined>;
+
+  /** Ranges over every key under `prefix` (which ends in '/'), in key order. */
+  list(prefix: string, opts: ListOptions): Promise<ListResult>;
+
+  /** Put-if-absent. Returns the stored object with resourceVersion set. `dryRun` validates only. */
+  create(key: string, obj: KubeObject, opts?: { dryRun?: boolean }): Promise<KubeObject>;
+
+  /**
+   * Read-modify-write with compare-and-swap on modRevision, retried on conflict with fresh state.
+   * KeyNotFound when absent unless `createIfMissing` provides the object to start from (then the
+   * write is put-if-absent). Preconditions are checked against each state tryUpdate sees.
+   */
+  guaranteedUpdate(
+    key: string,
+    tryUpdate: TryUpdate,
+    opts?: { preconditions?: Preconditions; dryRun?: boolean; createIfMissing?: () => KubeObject | undefined },
+  ): Promise<{ object: KubeObject; created: boolean; changed: boolean }>;
+
+  /**
+   * Delete-if-modRevision. `validate` runs on the current state before deleting (may throw).
+   * Returns the last state (resourceVersion = the deletion's revision unless dryRun).
+   */
+  delete(
+    key: string,
+    opts?: { preconditions?: Preconditions; dryRun?: boolean; validate?: (current: KubeObject) => void | Promise<void> },
+  ): Promise<KubeObject>;
+
+  /** Starts a watch. History after `afterRevision` is replayed first; Compacted -> sink.error. */
+  watch(opts: WatchOptions, sink: WatchSink): WatchHandle;
+
+  /** The latest revision applied locally. */
+  currentRevision(): number;
+
+  /** Revision below which history has been compacted (0 = nothing compacted). */
+  compactedRevision(): number;
+
+  /** Releases resources (stops watches, closes the store). */
+  close(): Promise<void>;
+}
