@@ -1,0 +1,31 @@
+/**
+ * Small network helpers for tests and benchmarks.
+ */
+import * as net from 'node:net';
+
+/**
+ * Returns a TCP port that was free a moment ago on `host`: listens on port 0, reads the port the
+ * kernel chose, closes. Another process may take it before the caller binds it (unavoidable with
+ * this technique); callers that must not flake should retry on EADDRINUSE.
+ */
+export async function getFreePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', reject);
+    srv.listen({ port: 0, host, exclusive: true }, () => {
+      const addr = srv.address();
+      if (addr === null || typeof addr === 'string') {
+        srv.close();
+        reject(new Error('listen on port 0 returned no TCP address'));
+        return;
+      }
+      srv.close(() => resolve(addr.port));
+    });
+  });
+}
+
+/** Resolves after `ms` milliseconds. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
