@@ -1,0 +1,710 @@
+import { readFileSync } from 'node:fs';
+import {
+  JsonObject,
+  PROTOBUF_MAGIC,
+  ProtobufCodecError,
+  decodeMessage,
+  decodeProtobuf,
+  decodeValue,
+  decodeWatchEventFrames,
+  encodeMessage,
+  encodeProtobuf,
+  encodeValue,
+  encodeWatchEventFrame,
+  isProtobufMediaType,
+  messageNameFor,
+} from './protobuf.codec.js';
+import { registeredKinds } from './protobuf.registry.js';
+
+const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
+
+function fixture(name: string): Uint8Array {
+  return readFileSync(new URL(`./fixtures/${name}.bin`, import.meta.url));
+}
+
+function hex(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString('hex');
+}
+
+function roundTrip(obj: JsonObject): JsonObject {
+  return decodeProtobuf(encodeProtobuf(obj)).object;
+}
+
+/**
+ * What a round trip must give back: list items carry no apiVersion/kind in protobuf (the list's
+ * envelope names the kind), exactly as items of a Kubernetes JSON list response.
+ */
+function withoutItemTypeMeta(obj: JsonObject): JsonObject {
+  if (!Array.isArray(obj.items)) return obj;
+  return {
+    ...obj,
+    items: obj.items.map((item) => {
+      const { apiVersion: _a, kind: _k, ...rest } = item as JsonObject;
+      return rest;
+    }),
+  };
+}
+
+function codeOf(fn: () => unknown): number | undefined {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ProtobufCodecError) return e.code;
+    throw e;
+  }
+  return undefined;
+}
+
+/** Every ObjectMeta field set, including the pointer zero deletionGracePeriodSeconds: 0. */
+const fullMeta = (name: string, namespace?: string): JsonObject => ({
+  name,
+  generateName: `${name}-`,
+  ...(namespace ? { namespace } : {}),
+  selfLink: `/x/${name}`,
+  uid: `uid-${name}`,
+  resourceVersion: '42',
+  generation: 3,
+  creationTimestamp: '2024-01-02T03:04:05Z',
+  deletionTimestamp: '2024-01-02T03:05:05Z',
+  deletionGracePeriodSeconds: 0,
+  labels: { app: 'web', tier: 'front' },
+  annotations: { 'example.com/note': 'hi' },
+  ownerReferences: [
+    { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: 'u-o', controller: false, blockOwnerDeletion: true },
+  ],
+  finalizers: ['kubernetes', 'example.com/f'],
+  managedFields: [
+    {
+      manager: 'kubectl-create',
+      operation: 'Update',
+      apiVersion: 'v1',
+      time: '2024-01-02T03:04:05Z',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:data': { '.': {}, 'f:a': {} } },
+      subresource: 'status',
+    },
+  ],
+});
+
+const listMeta: JsonObject = { selfLink: '/l', resourceVersion: '7', continue: 'tok', remainingItemCount: 0 };
+
+const configMap: JsonObject = {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: fullMeta('cm', 'default'),
+  immutable: false,
+  data: { a: 'b', 'multi.line': 'x\ny\n' },
+  binaryData: { bin: Buffer.from([0, 1, 255]).toString('base64') },
+};
+
+const secret: JsonObject = {
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: fullMeta('s', 'default'),
+  immutable: true,
+  data: { k: Buffer.from('v').toString('base64'), empty: '' },
+  stringData: { plain: 'text' },
+  type: 'kubernetes.io/tls',
+};
+
+const namespace: JsonObject = {
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: fullMeta('ns'),
+  spec: { finalizers: ['kubernetes'] },
+  status: {
+    phase: 'Terminating',
+    conditions: [
+      {
+        type: 'NamespaceDeletionContentFailure',
+        status: 'False',
+        lastTransitionTime: '2024-01-02T03:04:05Z',
+        reason: 'ContentDeleted',
+        message: 'All content successfully deleted',
+      },
+    ],
+  },
+};
+
+const serviceAccount: JsonObject = {
+  apiVersion: 'v1',
+  kind: 'ServiceAccount',
+  metadata: fullMeta('sa', 'default'),
+  secrets: [
+    { kind: 'Secret', namespace: 'default', name: 'tok', uid: 'u', apiVersion: 'v1', resourceVersion: '1', fieldPath: 'x' },
+  ],
+  imagePullSecrets: [{ name: 'regcred' }],
+  automountServiceAccountToken: false,
+};
+
+const event: JsonObject = {
+  apiVersion: 'v1',
+  kind: 'Event',
+  metadata: fullMeta('ev', 'default'),
+  involvedObject: { kind: 'Pod', namespace: 'default', name: 'p', uid: 'u-p', apiVersion: 'v1', resourceVersion: '5', fieldPath: 'spec.containers{c}' },
+  reason: 'Started',
+  message: 'Started container c',
+  source: { component: 'kubelet', host: 'node-1' },
+  firstTimestamp: '2024-01-02T03:04:05Z',
+  lastTimestamp: '2024-01-02T03:14:05Z',
+  count: 2,
+  type: 'Normal',
+  eventTime: '2024-01-02T03:04:05.123456Z',
+  series: { count: 4, lastObservedTime: '2024-01-02T03:24:05.000001Z' },
+  action: 'Start',
+  related: { kind: 'Node', name: 'node-1' },
+  reportingComponent: 'kubelet',
+  reportingInstance: 'node-1',
+};
+
+const userInfo: JsonObject = {
+  username: 'alice',
+  uid: 'u-a',
+  groups: ['system:authenticated', 'dev'],
+  extra: { 'scopes.example.com': ['a', 'b'], empty: [] },
+};
+
+const resourceAttributes: JsonObject = {
+  namespace: 'default',
+  verb: 'list',
+  group: 'apps',
+  version: 'v1',
+  resource: 'deployments',
+  subresource: 'scale',
+  name: 'web',
+  fieldSelector: { rawSelector: 'a=b', requirements: [{ key: 'metadata.name', operator: 'In', values: ['x'] }] },
+  labelSelector: { rawSelector: 'app=web', requirements: [{ key: 'app', operator: 'Exists' }] },
+};
+
+const sarStatus: JsonObject = { allowed: false, denied: true, reason: 'no rule', evaluationError: 'oops' };
+
+const csr: JsonObject = {
+  apiVersion: 'certificates.k8s.io/v1',
+  kind: 'CertificateSigningRequest',
+  metadata: fullMeta('csr'),
+  spec: {
+    request: Buffer.from('-----BEGIN CERTIFICATE REQUEST-----\n').toString('base64'),
+    signerName: 'kubernetes.io/kube-apiserver-client',
+    expirationSeconds: 86400,
+    usages: ['digital signature', 'client auth'],
+    username: 'alice',
+    uid: 'u-a',
+    groups: ['g'],
+    extra: { k: ['v1', 'v2'] },
+  },
+  status: {
+    conditions: [
+      {
+        type: 'Approved',
+        status: 'True',
+        reason: 'KubectlApprove',
+        message: 'ok',
+        lastUpdateTime: '2024-01-02T03:04:05Z',
+        lastTransitionTime: '2024-01-02T03:04:06Z',
+      },
+    ],
+    certificate: Buffer.from('-----BEGIN CERTIFICATE-----\n').toString('base64'),
+  },
+};
+
+const lease: JsonObject = {
+  apiVersion: 'coordination.k8s.io/v1',
+  kind: 'Lease',
+  metadata: fullMeta('lease', 'kube-system'),
+  spec: {
+    holderIdentity: '',
+    leaseDurationSeconds: 15,
+    acquireTime: '2024-01-02T03:04:05.000000Z',
+    renewTime: '2024-01-02T03:04:20.654321Z',
+    leaseTransitions: 0,
+    strategy: 'OldestEmulationVersion',
+    preferredHolder: 'b',
+  },
+};
+
+const rule: JsonObject = {
+  verbs: ['get', 'list'],
+  apiGroups: [''],
+  resources: ['configmaps'],
+  resourceNames: ['cm'],
+  nonResourceURLs: ['/healthz'],
+};
+const subjects: JsonObject[] = [
+  { kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice' },
+  { kind: 'ServiceAccount', name: 'sa', namespace: 'default' },
+];
+
+const everyKind: JsonObject[] = [
+  configMap,
+  secret,
+  namespace,
+  serviceAccount,
+  event,
+  { apiVersion: 'v1', kind: 'ConfigMapList', metadata: listMeta, items: [configMap, { metadata: { name: 'b' } }] },
+  { apiVersion: 'v1', kind: 'SecretList', metadata: listMeta, items: [secret] },
+  { apiVersion: 'v1', kind: 'NamespaceList', metadata: listMeta, items: [namespace] },
+  { apiVersion: 'v1', kind: 'ServiceAccountList', metadata: listMeta, items: [serviceAccount] },
+  { apiVersion: 'v1', kind: 'EventList', metadata: listMeta, items: [event] },
+  {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    metadata: fullMeta('sa', 'default'),
+    spec: {
+      audiences: ['api', 'vault'],
+      expirationSeconds: 3600,
+      boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'p', uid: 'u-p' },
+    },
+    status: { token: 'eyJ.x.y', expirationTimestamp: '2030-01-01T00:00:00Z' },
+  },
+  {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenReview',
+    metadata: fullMeta('tr'),
+    spec: { token: 'eyJ', audiences: ['api'] },
+    status: { authenticated: true, user: userInfo, audiences: ['api'], error: 'none' },
+  },
+  { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview', metadata: fullMeta('ssr'), status: { userInfo } },
+  {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SelfSubjectAccessReview',
+    metadata: fullMeta('ssar'),
+    spec: { resourceAttributes, nonResourceAttributes: { path: '/healthz', verb: 'get' } },
+    status: sarStatus,
+  },
+  {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SubjectAccessReview',
+    metadata: fullMeta('sar'),
+    spec: { resourceAttributes, user: 'bob', groups: ['g'], extra: { k: ['v'] }, uid: 'u-b' },
+    status: { allowed: true },
+  },
+  {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'LocalSubjectAccessReview',
+    metadata: fullMeta('lsar', 'default'),
+    spec: { nonResourceAttributes: { path: '/metrics', verb: 'get' }, user: 'bob' },
+    status: sarStatus,
+  },
+  {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SelfSubjectRulesReview',
+    metadata: fullMeta('ssrr'),
+    spec: { namespace: 'default' },
+    status: {
+      resourceRules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'], resourceNames: ['p'] }],
+      nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/api', '/api/*'] }],
+      incomplete: false,
+      evaluationError: 'partial',
+    },
+  },
+  csr,
+  { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequestList', metadata: listMeta, items: [csr] },
+  lease,
+  { apiVersion: 'coordination.k8s.io/v1', kind: 'LeaseList', metadata: listMeta, items: [lease] },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: fullMeta('r', 'default'), rules: [rule] },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: fullMeta('cr'),
+    rules: [rule],
+    aggregationRule: {
+      clusterRoleSelectors: [
+        { matchLabels: { agg: 'true' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] },
+      ],
+    },
+  },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: fullMeta('rb', 'default'),
+    subjects,
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' },
+  },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: fullMeta('crb'),
+    subjects,
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cr' },
+  },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleList', metadata: listMeta, items: [] },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleList', metadata: listMeta, items: [] },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBindingList', metadata: listMeta, items: [] },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBindingList', metadata: listMeta, items: [] },
+  {
+    apiVersion: 'v1',
+    kind: 'Status',
+    metadata: { resourceVersion: '9' },
+    status: 'Failure',
+    message: 'configmaps "x" not found',
+    reason: 'NotFound',
+    details: {
+      name: 'x',
+      group: 'apps',
+      kind: 'configmaps',
+      uid: 'u',
+      causes: [{ reason: 'FieldValueInvalid', message: 'bad', field: 'spec.x' }],
+      retryAfterSeconds: 3,
+    },
+    code: 404,
+  },
+  {
+    apiVersion: 'meta.k8s.io/v1',
+    kind: 'DeleteOptions',
+    gracePeriodSeconds: 0,
+    preconditions: { uid: 'u', resourceVersion: '3' },
+    orphanDependents: false,
+    propagationPolicy: 'Foreground',
+    dryRun: ['All'],
+    ignoreStoreReadErrorWithClusterBreakingPotential: false,
+  },
+];
+
+describe('kubectl 1.32 request bodies (captured fixtures)', () => {
+  // Captured from `kubectl` v1.32.4 against a recording server; see fixtures/README.md.
+  const expected: Record<string, JsonObject> = {
+    'configmap-literal': { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm1' }, data: { a: 'b', c: 'd' } },
+    'configmap-binary': {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'cm2' },
+      data: { k: 'v' },
+      binaryData: { bin: 'AAH/' },
+    },
+    'secret-generic': { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' }, data: { k: 'dg==' }, type: 'Opaque' },
+    namespace: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n1' }, spec: {}, status: {} },
+    serviceaccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'sa1' } },
+    'tokenrequest-default': {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      metadata: {},
+      spec: {},
+      status: { token: '' },
+    },
+    'tokenrequest-bound': {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      metadata: {},
+      spec: {
+        audiences: ['api'],
+        expirationSeconds: 3600,
+        boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'p1', uid: 'uid-1' },
+      },
+      status: { token: '' },
+    },
+    selfsubjectreview: {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'SelfSubjectReview',
+      metadata: {},
+      status: { userInfo: {} },
+    },
+    'ssar-get-pods': {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectAccessReview',
+      metadata: {},
+      spec: { resourceAttributes: { namespace: 'default', verb: 'get', resource: 'pods' } },
+      status: { allowed: false },
+    },
+    'ssar-subresource': {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectAccessReview',
+      metadata: {},
+      spec: { resourceAttributes: { namespace: 'kube-system', verb: 'list', resource: 'pods', subresource: 'log' } },
+      status: { allowed: false },
+    },
+    'ssar-nonresource': {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectAccessReview',
+      metadata: {},
+      spec: { nonResourceAttributes: { path: '/healthz', verb: 'get' } },
+      status: { allowed: false },
+    },
+    selfsubjectrulesreview: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectRulesReview',
+      metadata: {},
+      spec: { namespace: 'default' },
+      status: { incomplete: false },
+    },
+  };
+
+  it.each(Object.keys(expected))('%s decodes to the JSON kubectl meant', (name) => {
+    const decoded = decodeProtobuf(fixture(name));
+    expect(decoded.object).toEqual(expected[name]);
+    expect(decoded.apiVersion).toBe(expected[name]!.apiVersion);
+    expect(decoded.kind).toBe(expected[name]!.kind);
+    // And what we decode re-encodes to the same JSON.
+    expect(roundTrip(decoded.object)).toEqual(expected[name]);
+  });
+
+  it('certificate approve: the PUT .../approval body keeps the server object and adds the condition', () => {
+    const { object } = decodeProtobuf(fixture('csr-approval'));
+    expect(object).toMatchObject({
+      apiVersion: 'certificates.k8s.io/v1',
+      kind: 'CertificateSigningRequest',
+      metadata: { name: 'c1', uid: 'u-1', resourceVersion: '5', creationTimestamp: '2024-01-02T03:04:05Z' },
+      spec: {
+        signerName: 'kubernetes.io/kube-apiserver-client',
+        expirationSeconds: 3600,
+        usages: ['client auth'],
+        username: 'alice',
+        groups: ['system:authenticated'],
+        extra: { 'scopes.example': ['a', 'b'] },
+      },
+      status: {
+        conditions: [
+          {
+            type: 'Approved',
+            status: 'True',
+            reason: 'KubectlApprove',
+            message: 'This CSR was approved by kubectl certificate approve.',
+          },
+        ],
+      },
+    });
+    const spec = object.spec as JsonObject;
+    expect(Buffer.from(spec.request as string, 'base64').toString()).toMatch(/^-----BEGIN CERTIFICATE REQUEST-----\n/);
+    const cond = (object.status as { conditions: JsonObject[] }).conditions[0]!;
+    expect(cond.lastUpdateTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  });
+
+  it('kubectl writes the envelope with empty contentEncoding/contentType, as we do', () => {
+    const body = fixture('configmap-literal');
+    expect(hex(body.subarray(0, 21))).toBe(hex(Buffer.from('6b3873000a0f0a0276311209436f6e6669674d6170', 'hex')));
+    expect(hex(body.subarray(body.length - 4))).toBe('1a002200');
+  });
+});
+
+describe('envelope', () => {
+  it('matches a hand-computed vector byte for byte', () => {
+    const bytes = encodeProtobuf({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } });
+    const expected = [
+      '6b387300', // magic "k8s\0"
+      '0a0f', // Unknown.typeMeta, 15 bytes
+      '0a027631', //   apiVersion "v1"
+      '12094e616d657370616365', //   kind "Namespace"
+      '1205', // Unknown.raw, 5 bytes
+      '0a030a0161', //   Namespace.metadata { name "a" }
+      '1a00', // contentEncoding ""
+      '2200', // contentType ""
+    ].join('');
+    expect(hex(bytes)).toBe(expected);
+    expect(decodeProtobuf(bytes)).toEqual({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } },
+    });
+  });
+
+  it('starts with the magic bytes', () => {
+    expect([...PROTOBUF_MAGIC]).toEqual([0x6b, 0x38, 0x73, 0x00]);
+  });
+
+  it('accepts an explicit message name and the protobuf contentType', () => {
+    const bytes = encodeProtobuf({ apiVersion: 'v1', kind: 'ConfigMap', data: { a: 'b' } }, 'k8s.io.api.core.v1.ConfigMap');
+    expect(decodeProtobuf(bytes).object).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', data: { a: 'b' } });
+  });
+});
+
+describe('round trips JSON -> protobuf -> JSON', () => {
+  it.each(everyKind.map((o) => [`${o.apiVersion} ${o.kind}`, o] as const))('%s', (_name, obj) => {
+    expect(roundTrip(obj)).toEqual(withoutItemTypeMeta(obj));
+  });
+
+  it('covers every registered kind', () => {
+    const covered = new Set(everyKind.map((o) => `${o.apiVersion} ${o.kind}`));
+    for (const { apiVersion, kind } of registeredKinds()) expect(covered).toContain(`${apiVersion} ${kind}`);
+  });
+});
+
+describe('Kubernetes JSON rules', () => {
+  it('drops zero values Go writes on the wire for non-pointer fields (omitempty)', () => {
+    // What Go's marshaller emits for a ConfigMap named "x": every ObjectMeta string, generation 0,
+    // an empty creationTimestamp message.
+    const raw = encodeMessage('k8s.io.api.core.v1.ConfigMap', {});
+    expect(raw.length).toBe(0);
+    const goMeta = Buffer.from('0a0178' + '1200' + '1a00' + '2200' + '2a00' + '3200' + '3800' + '4200', 'hex');
+    const goConfigMap = Buffer.concat([Buffer.from([0x0a, goMeta.length]), goMeta]);
+    expect(decodeMessage('k8s.io.api.core.v1.ConfigMap', goConfigMap)).toEqual({ metadata: { name: 'x' } });
+  });
+
+  it('keeps an explicit false on pointer booleans and leaves unset ones absent', () => {
+    expect(roundTrip({ apiVersion: 'v1', kind: 'ConfigMap', immutable: false })).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      immutable: false,
+    });
+    expect(roundTrip({ apiVersion: 'v1', kind: 'ConfigMap' })).toEqual({ apiVersion: 'v1', kind: 'ConfigMap' });
+    expect(
+      roundTrip({ apiVersion: 'v1', kind: 'ServiceAccount', automountServiceAccountToken: false }).automountServiceAccountToken,
+    ).toBe(false);
+  });
+
+  it('Time drops sub-second precision, MicroTime keeps microseconds', () => {
+    const out = roundTrip({
+      apiVersion: 'v1',
+      kind: 'Event',
+      firstTimestamp: '2024-01-02T05:04:05.9+02:00',
+      eventTime: '2024-01-02T03:04:05.1234567Z',
+    });
+    expect(out.firstTimestamp).toBe('2024-01-02T03:04:05Z');
+    expect(out.eventTime).toBe('2024-01-02T03:04:05.123456Z');
+  });
+
+  it('a zero Time message is null in Go, so the field is left out', () => {
+    // Go reads {seconds: 0, nanos: 0} and an empty message alike as the zero time (JSON null).
+    const epoch = encodeValue(`${META}.Time`, '1970-01-01T00:00:00Z');
+    expect(hex(epoch)).toBe('08001000');
+    expect(decodeValue(`${META}.Time`, epoch)).toBeUndefined();
+    expect(decodeValue(`${META}.Time`, new Uint8Array(0))).toBeUndefined();
+    expect(decodeMessage('k8s.io.api.core.v1.Event', Buffer.from('32003a00', 'hex'))).toEqual({});
+  });
+
+  it('Time is {seconds, nanos} on the wire', () => {
+    // seconds=1704164645 (varint a5 fa cd ac 06), nanos=5
+    expect(hex(encodeValue(`${META}.Time`, '2024-01-02T03:04:05.000000005Z'))).toBe('08a5facdac061005');
+    expect(decodeValue(`${META}.MicroTime`, Buffer.from('08a5facdac0610c0843d', 'hex'))).toBe('2024-01-02T03:04:05.001000Z');
+  });
+
+  it('Duration is int64 nanoseconds on the wire and a Go duration string in JSON', () => {
+    const bytes = encodeValue(`${META}.Duration`, '1h0m0s');
+    expect(hex(bytes)).toBe('0880c0e285e368'); // 3600e9
+    expect(decodeValue(`${META}.Duration`, bytes)).toBe('1h0m0s');
+  });
+
+  it('IntOrString is a number or a string', () => {
+    const name = 'k8s.io.apimachinery.pkg.util.intstr.IntOrString';
+    expect(hex(encodeValue(name, 8080))).toBe('0800' + '10903f');
+    expect(hex(encodeValue(name, 'http'))).toBe('0801' + '1a0468747470');
+    // Go writes all three fields.
+    expect(decodeValue(name, Buffer.from('080010903f1a00', 'hex'))).toBe(8080);
+    expect(decodeValue(name, Buffer.from('080110001a0468747470', 'hex'))).toBe('http');
+    expect(codeOf(() => encodeValue(name, 1.5))).toBe(400);
+  });
+
+  it('Quantity is its string', () => {
+    const name = 'k8s.io.apimachinery.pkg.api.resource.Quantity';
+    expect(hex(encodeValue(name, '100Mi'))).toBe('0a05' + Buffer.from('100Mi').toString('hex'));
+    expect(decodeValue(name, encodeValue(name, '100Mi'))).toBe('100Mi');
+  });
+
+  it('FieldsV1 carries its JSON as bytes', () => {
+    const fields = { 'f:metadata': { 'f:labels': { 'f:app': {} } } };
+    const bytes = encodeValue(`${META}.FieldsV1`, fields);
+    expect(Buffer.from(bytes.subarray(2)).toString()).toBe(JSON.stringify(fields));
+    expect(decodeValue(`${META}.FieldsV1`, bytes)).toEqual(fields);
+  });
+
+  it('RawExtension holds embedded JSON or an embedded protobuf envelope', () => {
+    const ev = decodeMessage(`${META}.WatchEvent`, encodeMessage(`${META}.WatchEvent`, { type: 'ADDED', object: { a: 1 } }));
+    expect(ev).toEqual({ type: 'ADDED', object: { a: 1 } });
+    const embedded = encodeProtobuf(configMap);
+    const rawExt = Buffer.concat([Buffer.from([0x0a]), varint(embedded.length), embedded]);
+    const raw = Buffer.concat([Buffer.from('0a05', 'hex'), Buffer.from('ADDED'), Buffer.from([0x12]), varint(rawExt.length), rawExt]);
+    expect(decodeMessage(`${META}.WatchEvent`, raw)).toEqual({ type: 'ADDED', object: configMap });
+  });
+
+  it('map<string, ExtraValue> is a map of string arrays', () => {
+    const bytes = encodeMessage('k8s.io.api.authentication.v1.UserInfo', { extra: { k: ['a', 'b'] } });
+    // extra entry: key "k", value ExtraValue{items: "a", "b"}
+    expect(hex(bytes)).toBe('220b0a016b12060a01610a0162');
+    expect(decodeMessage('k8s.io.api.authentication.v1.UserInfo', bytes)).toEqual({ extra: { k: ['a', 'b'] } });
+  });
+
+  it('int64 fields become JS numbers', () => {
+    const out = roundTrip({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generation: 2 ** 40 } });
+    expect((out.metadata as JsonObject).generation).toBe(2 ** 40);
+  });
+});
+
+function varint(n: number): Buffer {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  out.push(n);
+  return Buffer.from(out);
+}
+
+describe('watch frames', () => {
+  it('are a 4-byte big-endian length and a WatchEvent whose object is an envelope', () => {
+    const frame = encodeWatchEventFrame('ADDED', configMap);
+    const len = new DataView(frame.buffer, frame.byteOffset).getUint32(0, false);
+    expect(len).toBe(frame.length - 4);
+    const event = frame.subarray(4);
+    // WatchEvent.type "ADDED", then field 2 (object) holding RawExtension.raw = envelope.
+    expect(hex(event.subarray(0, 7))).toBe('0a05' + Buffer.from('ADDED').toString('hex'));
+    const envelope = encodeProtobuf(configMap);
+    expect(hex(event.subarray(event.length - envelope.length))).toBe(hex(envelope));
+  });
+
+  it('decode a stream split at any point', () => {
+    const a = encodeWatchEventFrame('ADDED', configMap);
+    const b = encodeWatchEventFrame('DELETED', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } });
+    const all = Buffer.concat([a, b]);
+    const first = decodeWatchEventFrames(all.subarray(0, a.length + 3));
+    expect(first.events).toEqual([{ type: 'ADDED', object: configMap }]);
+    expect(first.rest.length).toBe(3);
+    const second = decodeWatchEventFrames(Buffer.concat([first.rest, all.subarray(a.length + 3)]));
+    expect(second.events).toEqual([{ type: 'DELETED', object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } } }]);
+    expect(second.rest.length).toBe(0);
+  });
+});
+
+describe('errors', () => {
+  it('unknown kinds: 415 when decoding, 406 when encoding', () => {
+    const body = encodeProtobuf({ apiVersion: 'example.com/v1', kind: 'Widget' }, 'k8s.io.api.core.v1.ConfigMap');
+    expect(codeOf(() => decodeProtobuf(body))).toBe(415);
+    expect(codeOf(() => encodeProtobuf({ apiVersion: 'example.com/v1', kind: 'Widget' }))).toBe(406);
+    expect(codeOf(() => encodeProtobuf({ kind: 'ConfigMap' }))).toBe(406);
+    const err = (() => {
+      try {
+        decodeProtobuf(body);
+      } catch (e) {
+        return e as ProtobufCodecError;
+      }
+      return undefined;
+    })();
+    expect(err?.reason).toBe('UnsupportedMediaType');
+  });
+
+  it('bad bytes are 400', () => {
+    expect(codeOf(() => decodeProtobuf(Buffer.from('{"kind":"ConfigMap"}')))).toBe(400);
+    expect(codeOf(() => decodeProtobuf(Uint8Array.of(0x6b, 0x38, 0x73)))).toBe(400);
+    const good = encodeProtobuf(configMap);
+    expect(codeOf(() => decodeProtobuf(good.subarray(0, good.length - 10)))).toBe(400);
+    expect(codeOf(() => decodeProtobuf(Buffer.concat([Buffer.from(PROTOBUF_MAGIC), Buffer.from([0x0a, 0xff, 0xff])])))).toBe(400);
+  });
+
+  it('an envelope with a contentEncoding is 415', () => {
+    const good = encodeProtobuf({ apiVersion: 'v1', kind: 'Namespace' });
+    const withGzip = Buffer.concat([good.subarray(0, good.length - 4), Buffer.from('1a04677a69702200', 'hex')]);
+    expect(codeOf(() => decodeProtobuf(withGzip))).toBe(415);
+  });
+
+  it('JSON values of the wrong type are 400 for messages, 500 for stored objects', () => {
+    expect(codeOf(() => encodeMessage('k8s.io.api.core.v1.ConfigMap', { data: { a: 1 } }))).toBe(400);
+    expect(codeOf(() => encodeMessage('k8s.io.api.core.v1.ConfigMap', { immutable: 'yes' }))).toBe(400);
+    expect(codeOf(() => encodeMessage('k8s.io.api.core.v1.Event', { eventTime: 'soon' }))).toBe(400);
+    expect(codeOf(() => encodeProtobuf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: 'x' }))).toBe(500);
+  });
+});
+
+describe('registry and media types', () => {
+  it('maps GVKs to messages, including meta/v1 kinds in every group', () => {
+    expect(messageNameFor('v1', 'ConfigMap')).toBe('k8s.io.api.core.v1.ConfigMap');
+    expect(messageNameFor('v1', 'Status')).toBe(`${META}.Status`);
+    expect(messageNameFor('meta.k8s.io/v1', 'DeleteOptions')).toBe(`${META}.DeleteOptions`);
+    expect(messageNameFor('rbac.authorization.k8s.io/v1', 'ClusterRole')).toBe('k8s.io.api.rbac.v1.ClusterRole');
+    expect(messageNameFor('v1', 'Widget')).toBeUndefined();
+    expect(messageNameFor('apps/v1', 'Deployment')).toBeUndefined();
+  });
+
+  it('recognises the protobuf media type with parameters', () => {
+    expect(isProtobufMediaType('application/vnd.kubernetes.protobuf')).toBe(true);
+    expect(isProtobufMediaType('application/vnd.kubernetes.protobuf;stream=watch')).toBe(true);
+    expect(isProtobufMediaType('application/json')).toBe(false);
+    expect(isProtobufMediaType(undefined)).toBe(false);
+  });
+});
