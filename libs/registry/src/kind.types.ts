@@ -42,6 +42,15 @@ export interface Strategy {
   canonicalize?(obj: KubeObject): void;
   /** Cleanup on every read response, e.g. never return Secret.stringData. */
   decorate?(obj: KubeObject): void;
+  /**
+   * Finalizers outside metadata.finalizers that keep a deleted object in storage (Namespace:
+   * spec.finalizers). The object is removed once these and metadata.finalizers are empty.
+   */
+  pendingFinalizers?(obj: KubeObject): string[];
+  /** Called once when graceful deletion starts (e.g. Namespace phase -> Terminating). */
+  prepareForDelete?(obj: KubeObject, ctx: RequestContext): void;
+  /** Checks a delete before it happens (e.g. the default namespaces cannot be deleted). */
+  validateDelete?(obj: KubeObject, ctx: RequestContext): void;
 }
 
 /** A Table column (meta/v1 TableColumnDefinition) with a function computing its cell. */

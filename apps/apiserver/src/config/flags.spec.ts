@@ -1,0 +1,22 @@
+import { FlagError, parseFlags } from './flags.js';
+
+describe('parseFlags', () => {
+  it('has the documented defaults', () => {
+    const c = parseFlags([]);
+    expect(c).toMatchObject({ dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', compactionIntervalSeconds: 300 });
+  });
+  it('takes --flag=value and --flag value, kube-apiserver and etcd names', () => {
+    const c = parseFlags(['--name', 'n1', '--data-dir=/d', '--secure-port', '6444', '--listen-peer-port=2381', '--initial-cluster', 'n1=127.0.0.1:2381']);
+    expect(c).toMatchObject({ name: 'n1', dataDir: '/d', securePort: 6444, listenPeerPort: 2381, initialCluster: 'n1=127.0.0.1:2381' });
+  });
+  it('records flags of later capabilities as unsupported rather than failing', () => {
+    const c = parseFlags(['--authorization-mode=RBAC', '--oidc-issuer-url', 'https://x']);
+    expect(c.unsupported).toEqual(['authorization-mode', 'oidc-issuer-url']);
+  });
+  it('rejects unknown flags and bad values', () => {
+    expect(() => parseFlags(['--nope'])).toThrow(FlagError);
+    expect(() => parseFlags(['--secure-port', 'x'])).toThrow('must be a non-negative integer');
+    expect(() => parseFlags(['--secure-port'])).toThrow('needs an argument');
+    expect(() => parseFlags(['stray'])).toThrow('unexpected argument');
+  });
+});

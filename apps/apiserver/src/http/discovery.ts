@@ -1,0 +1,185 @@
+/**
+ * Discovery documents (KUBECTL-NOTES "Discovery"): the legacy APIVersions / APIGroupList /
+ * APIResourceList, and aggregated discovery (apidiscovery.k8s.io v2 and v2beta1) that kubectl
+ * asks for first. All are built from the KindRegistry and cached until it changes.
+ */
+import { createHash } from 'node:crypto';
+import { apiVersionOf, type KindDeclaration, type KindRegistry, verbsOf } from '@app/registry';
+import { parseAccept } from './negotiation.js';
+
+/** A rendered discovery document. */
+export interface DiscoveryDoc {
+  contentType: string;
+  body: string;
+  etag?: string;
+}
+
+interface ApiResource {
+  name: string;
+  singularName: string;
+  namespaced: boolean;
+  kind: string;
+  verbs: string[];
+  shortNames?: string[];
+  categories?: string[];
+  storageVersionHash?: string;
+  group?: string;
+  version?: string;
+}
+
+function storageVersionHash(decl: KindDeclaration): string {
+  // Kubernetes: base64 of the first 8 bytes of sha256("<group>/<version>/<kind>").
+  return createHash('sha256').update(`${decl.group}/${decl.version}/${decl.kind}`).digest().subarray(0, 8).toString('base64');
+}
+
+/** Subresources of a kind with the verbs each serves. */
+function subresourcesOf(decl: KindDeclaration): Array<{ name: string; verbs: string[]; kind: string }> {
+  const out: Array<{ name: string; verbs: string[]; kind: string }> = [];
+  if (decl.kind === 'Namespace' && decl.group === '') out.push({ name: 'finalize', verbs: ['update'], kind: decl.kind });
+  if (decl.subresources?.status) out.push({ name: 'status', verbs: ['get', 'patch', 'update'], kind: decl.kind });
+  return out;
+}
+
+/** Which aggregated discovery version the Accept header asks for, if any. */
+export function aggregatedVersion(accept: string | undefined): 'v2' | 'v2beta1' | undefined {
+  for (const r of parseAccept(accept)) {
+    if (r.type === 'application/json' && r.params['as'] === 'APIGroupDiscoveryList' && r.params['g'] === 'apidiscovery.k8s.io') {
+      if (r.params['v'] === 'v2' || r.params['v'] === 'v2beta1') return r.params['v'];
+    }
+    if (r.type === 'application/json' && !r.params['as']) return undefined;
+  }
+  return undefined;
+}
+
+/** Builds and caches discovery documents. */
+export class Discovery {
+  private cache = new Map<string, DiscoveryDoc>();
+  private cachedAt = -1;
+
+  constructor(
+    private readonly registry: KindRegistry,
+    private readonly serverAddress: () => string,
+  ) {}
+
+  private cached(key: string, build: () => unknown, contentType = 'application/json'): DiscoveryDoc {
+    if (this.cachedAt !== this.registry.version()) {
+      this.cache.clear();
+      this.cachedAt = this.registry.version();
+    }
+    let doc = this.cache.get(key);
+    if (!doc) {
+      const body = JSON.stringify(build());
+      doc = { contentType, body, etag: `"${createHash('sha256').update(body).digest('hex').toUpperCase()}"` };
+      this.cache.set(key, doc);
+    }
+    return doc;
+  }
+
+  /** GET /api */
+  apiVersions(): DiscoveryDoc {
+    return this.cached('api', () => ({
+      kind: 'APIVersions',
+      versions: this.registry.servedGroups().find((g) => g.name === '')?.versions ?? ['v1'],
+      serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: this.serverAddress() }],
+    }));
+  }
+
+  private groupEntry(name: string, versions: string[]): Record<string, unknown> {
+    const vs = versions.map((v) => ({ groupVersion: `${name}/${v}`, version: v }));
+    return { name, versions: vs, preferredVersion: vs[0] };
+  }
+
+  /** GET /apis */
+  apiGroupList(): DiscoveryDoc {
+    return this.cached('apis', () => ({
+      kind: 'APIGroupList',
+      apiVersion: 'v1',
+      groups: this.registry
+        .servedGroups()
+        .filter((g) => g.name !== '')
+        .map((g) => this.groupEntry(g.name, g.versions)),
+    }));
+  }
+
+  /** GET /apis/<group>; undefined when the group is not served. */
+  apiGroup(group: string): DiscoveryDoc | undefined {
+    const g = this.registry.servedGroups().find((x) => x.name === group && group !== '');
+    if (!g) return undefined;
+    return this.cached(`group:${group}`, () => ({ kind: 'APIGroup', apiVersion: 'v1', ...this.groupEntry(g.name, g.versions) }));
+  }
+
+  /** GET /api/v1 or /apis/<group>/<version>; undefined when not served. */
+  apiResourceList(group: string, version: string): DiscoveryDoc | undefined {
+    if (!this.registry.hasGroupVersion(group, version)) return undefined;
+    return this.cached(`resources:${group}/${version}`, () => {
+      const resources: ApiResource[] = [];
+      for (const d of this.registry.kindsOf(group, version)) {
+        const r: ApiResource = {
+          name: d.plural,
+          singularName: d.singular,
+          namespaced: d.namespaced,
+          kind: d.kind,
+          verbs: [...verbsOf(d)].sort(),
+          storageVersionHash: storageVersionHash(d),
+        };
+        if (d.shortNames?.length) r.shortNames = d.shortNames;
+        if (d.categories?.length) r.categories = d.categories;
+        resources.push(r);
+        for (const s of subresourcesOf(d)) {
+          resources.push({ name: `${d.plural}/${s.name}`, singularName: '', namespaced: d.namespaced, kind: s.kind, verbs: s.verbs });
+        }
+      }
+      return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
+    });
+  }
+
+  /**
+   * Aggregated discovery for /api (core) or /apis (named groups), apidiscovery.k8s.io v2 or
+   * v2beta1 (same shape), with the content type kubectl checks to skip per-group requests.
+   */
+  aggregated(which: 'api' | 'apis', v: 'v2' | 'v2beta1'): DiscoveryDoc {
+    const contentType = `application/json;g=apidiscovery.k8s.io;v=${v};as=APIGroupDiscoveryList`;
+    return this.cached(
+      `agg:${which}:${v}`,
+      () => {
+        const groups = this.registry.servedGroups().filter((g) => (which === 'api' ? g.name === '' : g.name !== ''));
+        return {
+          kind: 'APIGroupDiscoveryList',
+          apiVersion: `apidiscovery.k8s.io/${v}`,
+          metadata: {},
+          items: groups.map((g) => ({
+            metadata: which === 'api' ? { creationTimestamp: null } : { name: g.name, creationTimestamp: null },
+            versions: g.versions.map((ver) => ({
+              version: ver,
+              resources: this.registry.kindsOf(g.name, ver).map((d) => {
+                const r: Record<string, unknown> = {
+                  resource: d.plural,
+                  responseKind: { group: d.group, version: d.version, kind: d.kind },
+                  scope: d.namespaced ? 'Namespaced' : 'Cluster',
+                  singularResource: d.singular,
+                  verbs: [...verbsOf(d)].sort(),
+                };
+                if (d.shortNames?.length) r.shortNames = d.shortNames;
+                if (d.categories?.length) r.categories = d.categories;
+                const subs = subresourcesOf(d);
+                if (subs.length) {
+                  r.subresources = subs.map((s) => ({
+                    subresource: s.name,
+                    responseKind: { group: d.group, version: d.version, kind: s.kind },
+                    verbs: s.verbs,
+                  }));
+                }
+                return r;
+              }),
+              freshness: 'Current',
+            })),
+          })),
+        };
+      },
+      contentType,
+    );
+  }
+}
+
+/** The apiVersion a declaration's objects carry (re-exported for discovery users). */
+export { apiVersionOf };

@@ -1,0 +1,32 @@
+import { parseRequestInfo } from './request-info.js';
+
+describe('parseRequestInfo (Kubernetes RequestInfoFactory rules)', () => {
+  it('parses a namespaced named resource', () => {
+    const i = parseRequestInfo('GET', '/api/v1/namespaces/ns1/configmaps/c1', {});
+    expect(i).toMatchObject({ isResourceRequest: true, verb: 'get', apiGroup: '', apiVersion: 'v1', namespace: 'ns1', resource: 'configmaps', name: 'c1' });
+  });
+  it('lists, watches and deletes collections', () => {
+    expect(parseRequestInfo('GET', '/api/v1/namespaces/ns1/configmaps', {}).verb).toBe('list');
+    expect(parseRequestInfo('GET', '/api/v1/configmaps', { watch: 'true' }).verb).toBe('watch');
+    expect(parseRequestInfo('GET', '/api/v1/configmaps', { watch: 'false' }).verb).toBe('list');
+    expect(parseRequestInfo('GET', '/api/v1/watch/namespaces/a/configmaps', {})).toMatchObject({ verb: 'watch', namespace: 'a', resource: 'configmaps' });
+    expect(parseRequestInfo('DELETE', '/api/v1/namespaces/a/configmaps', {}).verb).toBe('deletecollection');
+  });
+  it('treats /namespaces/{name} as the namespace resource and keeps status/finalize as subresources', () => {
+    expect(parseRequestInfo('GET', '/api/v1/namespaces/foo', {})).toMatchObject({ resource: 'namespaces', name: 'foo', namespace: 'foo' });
+    expect(parseRequestInfo('PUT', '/api/v1/namespaces/foo/finalize', {})).toMatchObject({ resource: 'namespaces', name: 'foo', subresource: 'finalize', verb: 'update' });
+    expect(parseRequestInfo('GET', '/api/v1/namespaces', {})).toMatchObject({ resource: 'namespaces', verb: 'list', namespace: '' });
+  });
+  it('parses named groups and subresources', () => {
+    const i = parseRequestInfo('PUT', '/apis/apps/v1/namespaces/x/deployments/d/status', {});
+    expect(i).toMatchObject({ apiGroup: 'apps', apiVersion: 'v1', resource: 'deployments', name: 'd', subresource: 'status', verb: 'update' });
+  });
+  it('marks discovery and other paths as non-resource', () => {
+    expect(parseRequestInfo('GET', '/apis/apps/v1', {}).isResourceRequest).toBe(false);
+    expect(parseRequestInfo('GET', '/apis', {}).isResourceRequest).toBe(false);
+    expect(parseRequestInfo('GET', '/version', {})).toMatchObject({ isResourceRequest: false, verb: 'get' });
+  });
+  it('decodes percent-encoded segments', () => {
+    expect(parseRequestInfo('GET', '/api/v1/namespaces/a/configmaps/x%2Ey', {}).name).toBe('x.y');
+  });
+});

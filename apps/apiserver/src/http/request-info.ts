@@ -1,0 +1,135 @@
+/**
+ * RequestInfo: what a request is about, read from its path and method alone, the way
+ * Kubernetes' apiserver/pkg/endpoints/request.RequestInfoFactory does it. Authorization,
+ * metrics, audit and the handlers all key off this one parse.
+ */
+
+/** The verb of a resource request, or the lower-cased HTTP method for non-resource paths. */
+export type RequestVerb =
+  | 'get'
+  | 'list'
+  | 'watch'
+  | 'create'
+  | 'update'
+  | 'patch'
+  | 'delete'
+  | 'deletecollection'
+  | 'head'
+  | 'options'
+  | 'post'
+  | 'put';
+
+/** Parsed request. `isResourceRequest` false for /version, /healthz, discovery roots, ... */
+export interface RequestInfo {
+  isResourceRequest: boolean;
+  path: string;
+  verb: RequestVerb | string;
+  /** 'api' or 'apis' for API paths. */
+  apiPrefix: string;
+  apiGroup: string;
+  apiVersion: string;
+  namespace: string;
+  resource: string;
+  subresource: string;
+  name: string;
+  /** Path segments after the prefix, for discovery routing. */
+  parts: string[];
+}
+
+/** Subresources of a namespace that are not resources in their own right (Kubernetes: namespaceSubresources). */
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+
+function isTruthyParam(v: string | undefined): boolean {
+  return v !== undefined && v !== '' && v !== '0' && v.toLowerCase() !== 'false';
+}
+
+/**
+ * Parses a request. `query` holds the decoded query parameters (first value of each).
+ * Path segments are percent-decoded; empty segments from a trailing slash are dropped.
+ */
+export function parseRequestInfo(method: string, rawPath: string, query: Record<string, string | undefined>): RequestInfo {
+  const path = rawPath;
+  const trimmed = path.replace(/^\/+/, '').replace(/\/+$/, '');
+  let parts: string[];
+  try {
+    parts = trimmed === '' ? [] : trimmed.split('/').map((p) => decodeURIComponent(p));
+  } catch {
+    parts = trimmed.split('/');
+  }
+  const info: RequestInfo = {
+    isResourceRequest: false,
+    path,
+    verb: method.toLowerCase(),
+    apiPrefix: '',
+    apiGroup: '',
+    apiVersion: '',
+    namespace: '',
+    resource: '',
+    subresource: '',
+    name: '',
+    parts,
+  };
+  if (parts.length === 0 || (parts[0] !== 'api' && parts[0] !== 'apis')) return info;
+  info.apiPrefix = parts[0];
+  let rest = parts.slice(1);
+  if (info.apiPrefix === 'apis') {
+    if (rest.length === 0) return info;
+    info.apiGroup = rest[0];
+    rest = rest.slice(1);
+  }
+  if (rest.length === 0) return info;
+  info.apiVersion = rest[0];
+  rest = rest.slice(1);
+  if (rest.length === 0) return info;
+
+  info.isResourceRequest = true;
+  const m = method.toUpperCase();
+  switch (m) {
+    case 'POST':
+      info.verb = 'create';
+      break;
+    case 'GET':
+    case 'HEAD':
+      info.verb = 'get';
+      break;
+    case 'PUT':
+      info.verb = 'update';
+      break;
+    case 'PATCH':
+      info.verb = 'patch';
+      break;
+    case 'DELETE':
+      info.verb = 'delete';
+      break;
+    default:
+      info.verb = m.toLowerCase();
+  }
+  // Deprecated path form /api/v1/watch/...: the verb is watch.
+  let legacyWatch = false;
+  if (rest[0] === 'watch' && (m === 'GET' || m === 'HEAD')) {
+    legacyWatch = true;
+    rest = rest.slice(1);
+    if (rest.length === 0) {
+      info.isResourceRequest = false;
+      return info;
+    }
+  }
+  if (rest[0] === 'namespaces') {
+    if (rest.length > 1) {
+      info.namespace = rest[1];
+      if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2])) rest = rest.slice(2);
+    }
+  }
+  info.resource = rest[0] ?? '';
+  if (rest.length >= 2) info.name = rest[1];
+  if (rest.length >= 3) info.subresource = rest[2];
+  if (rest.length > 3) {
+    // Deeper paths (proxy) are not served; keep the parse but mark it.
+    info.subresource = rest.slice(2).join('/');
+  }
+  const watchParam = isTruthyParam(query.watch);
+  if (info.verb === 'get' && (legacyWatch || watchParam)) info.verb = 'watch';
+  else if (info.verb === 'get' && info.name === '') info.verb = 'list';
+  if (info.verb === 'delete' && info.name === '') info.verb = 'deletecollection';
+  return info;
+}

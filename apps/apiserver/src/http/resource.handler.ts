@@ -1,0 +1,400 @@
+/**
+ * The one handler for every resource request of every kind: it turns a parsed request into a
+ * call on the kind's GenericStore and encodes the answer. Kinds are data; nothing here knows a
+ * kind by name except the namespace `finalize` subresource, which Kubernetes routes the same way.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Errors, StatusError } from '@app/apimachinery';
+import type { KubeObject } from '@app/storage';
+import {
+  apiVersionOf,
+  GenericStore,
+  toTable,
+  type DeleteOptions,
+  type FieldValidation,
+  type KindDeclaration,
+  type KindRegistry,
+  type ListQuery,
+  type RequestContext,
+  type UserInfo,
+  type WatchEventOut,
+  verbsOf,
+  type Verb,
+} from '@app/registry';
+import { decodeBody, encodeList, encodeObject, type WireCodecs } from './codec.js';
+import { negotiateOutput, type OutputFormat } from './negotiation.js';
+import type { RequestInfo } from './request-info.js';
+
+/** What the handler needs from the rest of the server. */
+export interface ResourceHandlerDeps {
+  registry: KindRegistry;
+  storeFor(decl: KindDeclaration): GenericStore;
+  codecs: WireCodecs;
+  /** Upper bound of a watch when the client sets no timeoutSeconds (seconds). */
+  maxWatchSeconds: number;
+  /** Interval of BOOKMARK events when allowWatchBookmarks=true (ms). */
+  bookmarkIntervalMs: number;
+}
+
+/** First value of each query parameter. */
+export type Query = Record<string, string | undefined>;
+
+const FIELD_VALIDATIONS = new Set(['Strict', 'Warn', 'Ignore']);
+
+function parseDryRun(q: Query, all: string[] | undefined): boolean {
+  const values = all ?? (q.dryRun !== undefined ? [q.dryRun] : []);
+  for (const v of values) {
+    if (v !== 'All') throw Errors.badRequest(`dryRun: Unsupported value: ${JSON.stringify(v)}: supported values: "All"`);
+  }
+  return values.length > 0;
+}
+
+function parseFieldValidation(q: Query): FieldValidation {
+  const v = q.fieldValidation;
+  if (v === undefined || v === '') return 'Warn';
+  if (!FIELD_VALIDATIONS.has(v)) {
+    throw Errors.badRequest(`fieldValidation: Unsupported value: ${JSON.stringify(v)}: supported values: "Ignore", "Strict", "Warn"`);
+  }
+  return v as FieldValidation;
+}
+
+function parseIntParam(q: Query, name: string): number | undefined {
+  const v = q[name];
+  if (v === undefined || v === '') return undefined;
+  if (!/^-?\d+$/.test(v)) throw Errors.badRequest(`${name}: Invalid value: ${JSON.stringify(v)}: must be an integer`);
+  return Number(v);
+}
+
+function isTrue(v: string | undefined): boolean {
+  return v === 'true' || v === '1';
+}
+
+function listQuery(q: Query): ListQuery {
+  const limit = parseIntParam(q, 'limit');
+  if (limit !== undefined && limit < 0) throw Errors.badRequest('limit: Invalid value: must be non-negative');
+  return {
+    labelSelector: q.labelSelector,
+    fieldSelector: q.fieldSelector,
+    resourceVersion: q.resourceVersion,
+    resourceVersionMatch: q.resourceVersionMatch,
+    limit,
+    continue: q.continue,
+  };
+}
+
+function successStatus(decl: KindDeclaration, obj: KubeObject): Record<string, unknown> {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: { name: obj.metadata.name, group: decl.group || undefined, kind: decl.plural, uid: obj.metadata.uid },
+  };
+}
+
+/** Handles resource requests. */
+export class ResourceHandler {
+  constructor(private readonly deps: ResourceHandlerDeps) {}
+
+  private send(reply: FastifyReply, code: number, contentType: string, body: string | Buffer, ctx: RequestContext): void {
+    if (ctx.warnings.length) reply.header('Warning', ctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+    reply.code(code).header('Content-Type', contentType).send(body);
+  }
+
+  /** Serves one resource request; throws StatusError for the error encoder. */
+  async handle(req: FastifyRequest, reply: FastifyReply, info: RequestInfo, query: Query, user: UserInfo, rawQuery: Record<string, unknown>): Promise<void> {
+    const decl = this.deps.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
+    if (!decl) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+    const sub = info.subresource;
+    if (sub && !(sub === 'status' && decl.subresources?.status) && !(sub === 'finalize' && decl.kind === 'Namespace' && decl.group === '')) {
+      throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+    }
+    const verb = info.verb as Verb;
+    if (!verbsOf(decl).includes(verb)) {
+      throw Errors.methodNotAllowed(verb, { group: decl.group, resource: decl.plural });
+    }
+    if (decl.namespaced) {
+      // A namespaced kind needs a namespace for everything but list/watch across all namespaces.
+      if (!info.namespace && !(verb === 'list' || verb === 'watch') ) {
+        throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+      }
+    } else if (info.namespace && !(decl.kind === 'Namespace' && decl.group === '')) {
+      throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+    }
+    const ns = decl.namespaced ? info.namespace : '';
+    const store = this.deps.storeFor(decl);
+    const pretty = isTrue(query.pretty);
+    const dryRunAll = rawQuery.dryRun;
+    const ctx: RequestContext = {
+      user,
+      namespace: ns,
+      dryRun: parseDryRun(query, Array.isArray(dryRunAll) ? (dryRunAll as string[]) : undefined),
+      warnings: [],
+      now: () => new Date(),
+    };
+    const protobufOk = this.deps.codecs.hasProtobuf(decl.protobufMessage);
+    const accept = req.headers.accept;
+    const includeObject = query.includeObject;
+
+    switch (verb) {
+      case 'get': {
+        const fmt = negotiateOutput(accept, protobufOk);
+        const obj = await store.get(ns, info.name, query.resourceVersion);
+        const enc = encodeObject(this.deps.codecs, decl, obj, fmt, pretty, includeObject);
+        return this.send(reply, 200, enc.contentType, enc.body, ctx);
+      }
+      case 'list': {
+        const fmt = negotiateOutput(accept, protobufOk);
+        const res = await store.list(ns, listQuery(query));
+        const meta: Record<string, unknown> = { resourceVersion: res.resourceVersion };
+        if (res.continue) meta.continue = res.continue;
+        if (res.remainingItemCount !== undefined) meta.remainingItemCount = res.remainingItemCount;
+        const enc = encodeList(this.deps.codecs, decl, res.items, meta, fmt, pretty, includeObject);
+        return this.send(reply, 200, enc.contentType, enc.body, ctx);
+      }
+      case 'watch':
+        return this.watch(req, reply, decl, store, ns, info.name || undefined, query, pretty);
+      case 'create': {
+        const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
+        const body = decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufOk);
+        const obj = await store.create(ns, body.value as KubeObject, {
+          ctx,
+          fieldValidation: parseFieldValidation(query),
+          duplicateFields: body.duplicates,
+        });
+        const enc = encodeObject(this.deps.codecs, decl, obj, fmt, pretty);
+        return this.send(reply, 201, enc.contentType, enc.body, ctx);
+      }
+      case 'update': {
+        const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
+        const body = decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufOk);
+        const res = await store.update(ns, info.name, body.value as KubeObject, {
+          ctx,
+          fieldValidation: parseFieldValidation(query),
+          duplicateFields: body.duplicates,
+          subresource: sub,
+        });
+        const enc = encodeObject(this.deps.codecs, decl, res.object, fmt, pretty);
+        return this.send(reply, res.created ? 201 : 200, enc.contentType, enc.body, ctx);
+      }
+      case 'patch': {
+        const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
+        const ct = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+        const types: Record<string, 'merge-patch' | 'json-patch' | 'strategic-merge-patch'> = {
+          'application/merge-patch+json': 'merge-patch',
+          'application/json-patch+json': 'json-patch',
+          'application/strategic-merge-patch+json': 'strategic-merge-patch',
+        };
+        const patchType = types[ct];
+        if (!patchType) {
+          throw Errors.unsupportedMediaType(ct, [
+            'application/json-patch+json',
+            'application/merge-patch+json',
+            'application/strategic-merge-patch+json',
+          ]);
+        }
+        const text = ((req.body as Buffer | undefined) ?? Buffer.alloc(0)).toString('utf8');
+        let patch: { value: unknown; duplicates: string[] };
+        try {
+          patch = this.deps.codecs.parseJson(text);
+        } catch (e) {
+          throw Errors.badRequest(`error decoding patch: ${(e as Error).message}`);
+        }
+        const obj = await store.patch(ns, info.name, patchType, patch.value, {
+          ctx,
+          fieldValidation: parseFieldValidation(query),
+          duplicateFields: patch.duplicates,
+          subresource: sub,
+        });
+        const enc = encodeObject(this.deps.codecs, decl, obj, fmt, pretty);
+        return this.send(reply, 200, enc.contentType, enc.body, ctx);
+      }
+      case 'delete': {
+        const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
+        const opts = this.deleteOptions(req, query, protobufOk);
+        if (opts.dryRun?.length) ctx.dryRun = parseDryRun({}, opts.dryRun);
+        const res = await store.delete(ns, info.name, opts, ctx);
+        if (!res.deleted) {
+          const enc = encodeObject(this.deps.codecs, decl, res.object, fmt, pretty);
+          return this.send(reply, 202, enc.contentType, enc.body, ctx);
+        }
+        if (decl.deleteReturnsObject) {
+          const enc = encodeObject(this.deps.codecs, decl, res.object, fmt, pretty);
+          return this.send(reply, 200, enc.contentType, enc.body, ctx);
+        }
+        return this.send(reply, 200, 'application/json', JSON.stringify(successStatus(decl, res.object)), ctx);
+      }
+      case 'deletecollection': {
+        const opts = this.deleteOptions(req, query, protobufOk);
+        if (opts.dryRun?.length) ctx.dryRun = parseDryRun({}, opts.dryRun);
+        await store.deleteCollection(ns, listQuery(query), opts, ctx);
+        return this.send(reply, 200, 'application/json', JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }), ctx);
+      }
+      default:
+        throw Errors.methodNotAllowed(verb, { group: decl.group, resource: decl.plural });
+    }
+  }
+
+  /** DeleteOptions from the body (JSON, YAML or protobuf) and the query parameters. */
+  private deleteOptions(req: FastifyRequest, q: Query, protobufOk: boolean): DeleteOptions {
+    let opts: DeleteOptions = {};
+    const body = req.body as Buffer | undefined;
+    if (body && body.length > 0) {
+      const d = decodeBody(this.deps.codecs, req.headers['content-type'], body, protobufOk || true);
+      const v = d.value as Record<string, unknown>;
+      if (!v || typeof v !== 'object' || Array.isArray(v)) throw Errors.badRequest('DeleteOptions must be an object');
+      if (v.kind !== undefined && v.kind !== 'DeleteOptions') {
+        throw Errors.badRequest(`the body of the request was not a DeleteOptions: kind ${String(v.kind)}`);
+      }
+      opts = validateDeleteOptions(v);
+    }
+    const grace = parseIntParam(q, 'gracePeriodSeconds');
+    if (grace !== undefined) opts.gracePeriodSeconds = grace;
+    if (q.propagationPolicy) opts.propagationPolicy = q.propagationPolicy as DeleteOptions['propagationPolicy'];
+    if (q.dryRun) opts.dryRun = [q.dryRun];
+    if (opts.propagationPolicy && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
+      throw Errors.invalid('', 'DeleteOptions', '', [
+        { type: 'FieldValueNotSupported', field: 'propagationPolicy', value: opts.propagationPolicy, detail: 'supported values: "Foreground", "Background", "Orphan"' },
+      ]);
+    }
+    return opts;
+  }
+
+  /**
+   * Streams watch events as newline-delimited JSON `{type, object}` (Table rows when asked).
+   * unset/"0" resourceVersion: synthetic ADDED for current state first; N: changes after N.
+   */
+  private async watch(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    decl: KindDeclaration,
+    store: GenericStore,
+    ns: string,
+    name: string | undefined,
+    q: Query,
+    pretty: boolean,
+  ): Promise<void> {
+    void pretty;
+    const fmt: OutputFormat = negotiateOutput(req.headers.accept, false);
+    if (fmt.kind === 'yaml' || fmt.kind === 'protobuf') throw Errors.notAcceptable(['application/json']);
+    const { predicate } = store.selectorPredicate({ labelSelector: q.labelSelector, fieldSelector: q.fieldSelector });
+    const pred = name ? (o: KubeObject) => o.metadata.name === name && (!predicate || predicate(o)) : predicate;
+    const rvParam = q.resourceVersion;
+    let initial: KubeObject[] = [];
+    let after: number;
+    const rv = rvParam === undefined || rvParam === '' ? undefined : Number(rvParam);
+    if (rv !== undefined && (!Number.isSafeInteger(rv) || rv < 0)) throw Errors.badRequest(`invalid resourceVersion: ${JSON.stringify(rvParam)}`);
+    if (rv === undefined || rv === 0) {
+      const list = await store.list(ns, {
+        labelSelector: q.labelSelector,
+        fieldSelector: q.fieldSelector,
+        resourceVersion: rv === 0 ? '0' : undefined,
+      });
+      initial = name ? list.items.filter((o) => o.metadata.name === name) : list.items;
+      after = Number(list.resourceVersion);
+    } else {
+      after = rv;
+    }
+    const timeoutParam = parseIntParam(q, 'timeoutSeconds');
+    const timeoutSec = timeoutParam !== undefined && timeoutParam > 0 ? Math.min(timeoutParam, this.deps.maxWatchSeconds) : this.deps.maxWatchSeconds;
+    const bookmarks = isTrue(q.allowWatchBookmarks);
+
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+    let headersSent = false;
+    let closed = false;
+    let lastRevision = after;
+    const MAX_BUFFER = 16 * 1024 * 1024;
+    const apiVersion = apiVersionOf(decl);
+
+    const render = (type: string, obj: KubeObject | Record<string, unknown>): string => {
+      let object: unknown = obj;
+      if (fmt.kind === 'table' && type !== 'BOOKMARK' && type !== 'ERROR') {
+        object = toTable(decl, [obj as KubeObject], {
+          now: new Date(),
+          listMeta: { resourceVersion: (obj as KubeObject).metadata?.resourceVersion },
+          includeObject: q.includeObject,
+          version: fmt.version,
+          withHeaders: !headersSent,
+        });
+        headersSent = true;
+      } else if (fmt.kind === 'partial' && type !== 'BOOKMARK' && type !== 'ERROR') {
+        object = { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${fmt.version}`, metadata: (obj as KubeObject).metadata };
+      }
+      return JSON.stringify({ type, object }) + '\n';
+    };
+    const write = (line: string): void => {
+      if (closed) return;
+      raw.write(line);
+      const buffered = (raw as unknown as { writableLength?: number }).writableLength ?? 0;
+      if (buffered > MAX_BUFFER) {
+        // A watcher that cannot keep up is closed; it resumes from its last resourceVersion.
+        finish();
+      }
+    };
+    let handle: { stop(): void } | undefined;
+    const timers: NodeJS.Timeout[] = [];
+    const finish = (): void => {
+      if (closed) return;
+      if (bookmarks) {
+        raw.write(render('BOOKMARK', { kind: decl.kind, apiVersion, metadata: { resourceVersion: String(lastRevision) } }));
+      }
+      closed = true;
+      handle?.stop();
+      for (const t of timers) clearTimeout(t);
+      raw.end();
+    };
+    req.raw.on('close', () => {
+      closed = true;
+      handle?.stop();
+      for (const t of timers) clearTimeout(t);
+    });
+    for (const o of initial) write(render('ADDED', o));
+    handle = store.watch(ns, name, after, pred, {
+      event: (e: WatchEventOut) => {
+        lastRevision = e.revision;
+        write(render(e.type, e.object));
+      },
+      error: (err: StatusError) => {
+        write(render('ERROR', err.toStatus() as unknown as Record<string, unknown>));
+        finish();
+      },
+    });
+    timers.push(setTimeout(finish, timeoutSec * 1000));
+    if (bookmarks) {
+      const tick = (): void => {
+        if (closed) return;
+        const cur = Math.max(lastRevision, 0);
+        write(render('BOOKMARK', { kind: decl.kind, apiVersion, metadata: { resourceVersion: String(cur) } }));
+        timers.push(setTimeout(tick, this.deps.bookmarkIntervalMs));
+      };
+      timers.push(setTimeout(tick, this.deps.bookmarkIntervalMs));
+    }
+  }
+}
+
+/** Checks the shape of a DeleteOptions body (fields and types). */
+function validateDeleteOptions(v: Record<string, unknown>): DeleteOptions {
+  const out: DeleteOptions = {};
+  if (v.gracePeriodSeconds !== undefined && v.gracePeriodSeconds !== null) {
+    if (typeof v.gracePeriodSeconds !== 'number' || !Number.isInteger(v.gracePeriodSeconds)) {
+      throw Errors.badRequest('DeleteOptions.gracePeriodSeconds must be an integer');
+    }
+    out.gracePeriodSeconds = v.gracePeriodSeconds;
+  }
+  if (v.propagationPolicy !== undefined && v.propagationPolicy !== null) {
+    if (typeof v.propagationPolicy !== 'string') throw Errors.badRequest('DeleteOptions.propagationPolicy must be a string');
+    out.propagationPolicy = v.propagationPolicy as DeleteOptions['propagationPolicy'];
+  }
+  if (typeof v.orphanDependents === 'boolean') out.orphanDependents = v.orphanDependents;
+  if (v.preconditions !== undefined && v.preconditions !== null) {
+    const p = v.preconditions as Record<string, unknown>;
+    if (typeof p !== 'object' || Array.isArray(p)) throw Errors.badRequest('DeleteOptions.preconditions must be an object');
+    out.preconditions = {};
+    if (typeof p.uid === 'string') out.preconditions.uid = p.uid;
+    if (typeof p.resourceVersion === 'string') out.preconditions.resourceVersion = p.resourceVersion;
+  }
+  if (Array.isArray(v.dryRun)) out.dryRun = v.dryRun.map(String);
+  return out;
+}

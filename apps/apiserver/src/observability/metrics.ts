@@ -1,0 +1,26 @@
+/**
+ * Prometheus metrics (/metrics), named as kube-apiserver names them so existing dashboards work.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The server's metric registry and instruments. */
+export class ApiMetrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'apiserver_request_total',
+    help: 'Counter of apiserver requests broken out for each verb, group, version, resource, subresource, scope and HTTP response code.',
+    labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'code'] as const,
+    registers: [this.registry],
+  });
+  readonly duration = new Histogram({
+    name: 'apiserver_request_duration_seconds',
+    help: 'Response latency distribution in seconds for each verb, group, version, resource, subresource and scope.',
+    labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope'] as const,
+    buckets: [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}

@@ -1,0 +1,326 @@
+/**
+ * Assembles one node: PKI, storage, the NestJS application (modules per API group) on Fastify
+ * over HTTPS with HTTP/2 and HTTP/1.1, and the request pipeline. The per-request hot path is
+ * plain functions on the Fastify instance (DESIGN "Data flow of one request"):
+ * route -> request info -> authentication -> handler -> codec.
+ */
+import 'reflect-metadata';
+import { mkdir } from 'node:fs/promises';
+import * as path from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Errors, StatusError } from '@app/apimachinery';
+import { authenticateClientCert } from '@app/auth';
+import { AdmissionChain, NamespaceLifecycle } from '@app/admission';
+import { NamespaceController } from '@app/controllers';
+import { GenericStore, KindRegistry, objectKey, type KindDeclaration, type UserInfo } from '@app/registry';
+import { openLocalStorage, type Storage } from '@app/storage';
+import { ensurePki, loadPki, writeKubeconfig, type PkiMaterial } from '../../../cluster/pki.js';
+import { AppModule } from './app.module.js';
+import type { ServerConfig } from './config/flags.js';
+import { Discovery, aggregatedVersion } from './http/discovery.js';
+import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
+import { ResourceHandler, type Query } from './http/resource.handler.js';
+import { OpenApiService } from './http/openapi.js';
+import { ApiMetrics } from './observability/metrics.js';
+import { createMachinery, createWireCodecs } from './wiring/machinery.js';
+
+/** The Kubernetes API level this server implements (kubectl front-ends pick their client by it). */
+export const KUBE_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0+kapi' };
+
+/** Namespaces created at first start. */
+export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+/** Paths answered without credentials (Kubernetes' system:public-info-viewer role). */
+const PUBLIC_PATHS = new Set(['/version', '/version/', '/healthz', '/livez', '/readyz']);
+
+/** A running node. */
+export interface RunningServer {
+  config: ServerConfig;
+  url: string;
+  kubeconfigPath: string;
+  registry: KindRegistry;
+  storage: Storage;
+  fastify: FastifyInstance;
+  close(): Promise<void>;
+}
+
+function firstValues(q: Record<string, unknown>): Query {
+  const out: Query = {};
+  for (const [k, v] of Object.entries(q)) out[k] = Array.isArray(v) ? String(v[0]) : v === undefined ? undefined : String(v);
+  return out;
+}
+
+function sendStatus(reply: FastifyReply, err: StatusError): void {
+  if (err.headers) for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+  reply.code(err.code).header('Content-Type', 'application/json').send(JSON.stringify(err.toStatus()));
+}
+
+/** Maps any thrown value to a StatusError (Fastify's own errors included). */
+function toStatusError(err: unknown): StatusError {
+  if (err instanceof StatusError) return err;
+  const e = err as { code?: string; statusCode?: number; message?: string };
+  switch (e?.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return Errors.tooLarge('the server has received a request that is too large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return Errors.unsupportedMediaType('', ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf']);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return Errors.badRequest(e.message ?? 'bad request');
+  }
+  if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return new StatusError(e.statusCode, 'BadRequest', e.message ?? 'bad request');
+  }
+  return Errors.internal(e?.message ?? String(err));
+}
+
+/** Starts a node from its configuration. Resolves once it serves and is ready. */
+export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> {
+  const dataDir = path.resolve(cfg.dataDir);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const host = cfg.bindAddress === '0.0.0.0' || cfg.bindAddress === '::' ? '127.0.0.1' : cfg.bindAddress;
+  const url = `https://${host.includes(':') ? `[${host}]` : host}:${cfg.securePort}`;
+
+  let pki: PkiMaterial;
+  if (cfg.pkiDir) {
+    pki = await loadPki(cfg.pkiDir);
+  } else {
+    const own = path.join(dataDir, 'pki');
+    await ensurePki(own, { hosts: [host, ...(cfg.advertiseAddress ? [cfg.advertiseAddress] : [])], server: url });
+    pki = await loadPki(own);
+  }
+
+  const opened = await openLocalStorage({ dataDir, compactionIntervalMs: cfg.compactionIntervalSeconds * 1000 });
+  const storage = opened.storage;
+  const registry = new KindRegistry();
+  const machinery = createMachinery();
+  const codecs = createWireCodecs();
+  const metrics = new ApiMetrics();
+
+  const nsDecl = (): KindDeclaration => registry.lookup('', 'v1', 'namespaces') as KindDeclaration;
+  const admission = new AdmissionChain([
+    new NamespaceLifecycle((name, fresh) => storage.get(objectKey(nsDecl(), '', name), fresh ? { mode: 'MostRecent' } : { mode: 'Any' })),
+  ]);
+  const stores = new Map<KindDeclaration, GenericStore>();
+  const storeFor = (decl: KindDeclaration): GenericStore => {
+    let s = stores.get(decl);
+    if (!s) {
+      s = new GenericStore(decl, { storage, machinery, admission });
+      stores.set(decl, s);
+    }
+    return s;
+  };
+
+  const adapter = new FastifyAdapter({
+    http2: true,
+    https: {
+      allowHTTP1: true,
+      key: pki.servingKeyPem,
+      cert: pki.servingCertPem,
+      ca: [pki.caPem],
+      requestCert: true,
+      rejectUnauthorized: false,
+      minVersion: 'TLSv1.2',
+    },
+    bodyLimit: cfg.maxRequestBodyBytes,
+    logger: false,
+    return503OnClosing: true,
+    // Watches are long-lived; the watch handler bounds them itself.
+    requestTimeout: 0,
+  } as never);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot({ registry }), adapter, {
+    logger: ['error', 'warn'],
+    abortOnError: false,
+  });
+  const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+
+  const discovery = new Discovery(registry, () => `${host}:${cfg.securePort}`);
+  const openapi = new OpenApiService(registry);
+  const handler = new ResourceHandler({
+    registry,
+    storeFor,
+    codecs,
+    maxWatchSeconds: cfg.minRequestTimeoutSeconds,
+    bookmarkIntervalMs: 60_000,
+  });
+  let ready = false;
+
+  // Every body arrives as a Buffer; the handlers decode by Content-Type.
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: cfg.maxRequestBodyBytes }, (_req, body, done) => done(null, body));
+
+  fastify.setErrorHandler((err, _req, reply) => {
+    const se = toStatusError(err);
+    if (se.code >= 500) process.stderr.write(`internal error: ${(err as Error)?.stack ?? String(err)}\n`);
+    sendStatus(reply, se);
+  });
+  fastify.setNotFoundHandler((_req, reply) => {
+    sendStatus(reply, new StatusError(404, 'NotFound', 'the server could not find the requested resource', {}));
+  });
+
+  fastify.addHook('onResponse', async (req, reply) => {
+    const info = (req as FastifyRequest & { kinfo?: RequestInfo }).kinfo;
+    if (!info?.isResourceRequest) return;
+    const labels = {
+      verb: String(info.verb).toUpperCase(),
+      group: info.apiGroup,
+      version: info.apiVersion,
+      resource: info.resource,
+      subresource: info.subresource,
+      scope: info.namespace ? 'namespace' : info.name ? 'cluster' : 'cluster',
+    };
+    metrics.requests.inc({ ...labels, code: String(reply.statusCode) });
+    metrics.duration.observe(labels, reply.elapsedTime / 1000);
+  });
+
+  const authenticate = (req: FastifyRequest): UserInfo | undefined => {
+    const raw = req.raw as unknown as { socket?: TLSSocket; stream?: { session?: { socket?: TLSSocket } } };
+    const socket = raw.stream?.session?.socket ?? raw.socket;
+    return authenticateClientCert(socket);
+  };
+
+  const requireUser = (req: FastifyRequest): UserInfo => {
+    const u = authenticate(req);
+    if (!u) throw Errors.unauthorized();
+    return u;
+  };
+
+  const sendJson = (reply: FastifyReply, body: string, contentType = 'application/json'): void => {
+    reply.code(200).header('Content-Type', contentType).send(body);
+  };
+
+  // --- non-resource endpoints ---
+  fastify.get('/version', async (req, reply) => {
+    void req;
+    sendJson(
+      reply,
+      JSON.stringify({
+        ...KUBE_VERSION,
+        gitCommit: '0000000000000000000000000000000000000000',
+        gitTreeState: 'clean',
+        buildDate: '2026-01-01T00:00:00Z',
+        goVersion: `node${process.versions.node}`,
+        compiler: 'tsc',
+        platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+      }),
+    );
+  });
+  const health = (name: string, ok: () => boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const q = firstValues(req.query as Record<string, unknown>);
+    const good = ok();
+    let body = good ? 'ok' : `[-]${name} failed: reason withheld\n${name} check failed`;
+    if (q.verbose !== undefined) {
+      const checks = ['ping', 'log', 'etcd', 'poststarthook/start-apiserver'].map((c) => `[+]${c} ok`);
+      if (name === 'readyz') checks.push(good ? '[+]storage-ready ok' : '[-]storage-ready failed: reason withheld');
+      body = `${checks.join('\n')}\n${name} check ${good ? 'passed' : 'failed'}\n`;
+    }
+    reply.code(good ? 200 : 500).header('Content-Type', 'text/plain; charset=utf-8').send(body);
+  };
+  fastify.get('/healthz', health('healthz', () => true));
+  fastify.get('/livez', health('livez', () => true));
+  fastify.get('/readyz', health('readyz', () => ready));
+  fastify.get('/metrics', async (req, reply) => {
+    requireUser(req);
+    reply.code(200).header('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  const openapiV3 = async (req: FastifyRequest, reply: FastifyReply) => {
+    requireUser(req);
+    const rest = (req.params as Record<string, string>)['*'] ?? '';
+    const doc = rest ? openapi.v3(rest) : openapi.v3Index();
+    if (!doc) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+    reply.header('ETag', doc.etag).header('Cache-Control', rest ? 'public, immutable' : 'no-cache, private');
+    sendJson(reply, doc.body);
+  };
+  fastify.get('/openapi/v3', openapiV3);
+  fastify.get('/openapi/v3/*', openapiV3);
+  fastify.get('/openapi/v2', async (req, reply) => {
+    requireUser(req);
+    const accept = req.headers.accept ?? '';
+    if (accept.includes('protobuf') && !accept.includes('application/json') && !accept.includes('*/*')) {
+      throw Errors.notAcceptable(['application/json']);
+    }
+    const doc = openapi.v2();
+    reply.header('ETag', doc.etag);
+    sendJson(reply, doc.body);
+  });
+
+  // --- API paths ---
+  const api = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const urlPath = req.url.split('?')[0];
+    const rawQuery = req.query as Record<string, unknown>;
+    const query = firstValues(rawQuery);
+    const info = parseRequestInfo(req.method, urlPath, query);
+    (req as FastifyRequest & { kinfo?: RequestInfo }).kinfo = info;
+    const user = requireUser(req);
+    if (!ready && info.isResourceRequest) throw Errors.serviceUnavailable('the server is starting up');
+    if (info.isResourceRequest) {
+      await handler.handle(req, reply, info, query, user, rawQuery);
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw Errors.methodNotAllowed(req.method, { group: '', resource: '' });
+    const agg = aggregatedVersion(req.headers.accept);
+    const parts = info.parts;
+    let doc;
+    if (parts.length === 1 && parts[0] === 'api') doc = agg ? discovery.aggregated('api', agg) : discovery.apiVersions();
+    else if (parts.length === 1 && parts[0] === 'apis') doc = agg ? discovery.aggregated('apis', agg) : discovery.apiGroupList();
+    else if (parts[0] === 'api' && parts.length === 2) doc = discovery.apiResourceList('', parts[1]);
+    else if (parts[0] === 'apis' && parts.length === 2) doc = discovery.apiGroup(parts[1]);
+    else if (parts[0] === 'apis' && parts.length === 3) doc = discovery.apiResourceList(parts[1], parts[2]);
+    if (!doc) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+    if (doc.etag) reply.header('ETag', doc.etag);
+    if (doc.etag && req.headers['if-none-match'] === doc.etag) {
+      reply.code(304).send();
+      return;
+    }
+    sendJson(reply, doc.body, doc.contentType);
+  };
+  for (const p of ['/api', '/api/*', '/apis', '/apis/*']) {
+    fastify.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: p, handler: api });
+  }
+
+  await app.listen(cfg.securePort, cfg.bindAddress);
+
+  // First start: the system namespaces.
+  const nsStore = storeFor(nsDecl());
+  for (const name of SYSTEM_NAMESPACES) {
+    const existing = await storage.get(objectKey(nsDecl(), '', name), { mode: 'MostRecent' });
+    if (existing) continue;
+    try {
+      await nsStore.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, {
+        ctx: { user: { username: 'system:apiserver', groups: ['system:masters'] }, dryRun: false, warnings: [], now: () => new Date() },
+        fieldValidation: 'Strict',
+      });
+    } catch (e) {
+      if (!(e instanceof StatusError && e.code === 409)) throw e;
+    }
+  }
+
+  const kubeconfigPath = path.join(dataDir, 'admin.kubeconfig');
+  await writeKubeconfig(kubeconfigPath, { server: url, caPem: pki.caPem, certPem: pki.adminCertPem, keyPem: pki.adminKeyPem });
+  // Built-in controllers. With one node they run here; the replicated cluster elects one node.
+  const nsController = new NamespaceController({ registry, storage, storeFor });
+  nsController.start();
+  ready = true;
+
+  let closing: Promise<void> | undefined;
+  return {
+    config: cfg,
+    url,
+    kubeconfigPath,
+    registry,
+    storage,
+    fastify,
+    close: () => {
+      closing ??= (async () => {
+        ready = false;
+        nsController.stop();
+        await app.close();
+        await opened.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * Wires the pure API-machinery functions of libs/apimachinery into the ports the registry
+ * and the HTTP edge use (Machinery, WireCodecs). One place, so each side can evolve alone.
+ */
+import {
+  applyDefaults,
+  applyJsonPatch,
+  applyMergePatch,
+  applyStrategicMergePatch,
+  decodeProtobuf,
+  decodeYaml,
+  encodeProtobuf,
+  findUnknownFields,
+  generateName,
+  hasProtobufMessage,
+  parseFieldSelector,
+  parseJsonStrict,
+  parseLabelSelector,
+  prune,
+  validateObjectMetaCreate,
+  validateObjectMetaUpdate,
+  validateSchema,
+} from '@app/apimachinery';
+import type { Machinery } from '@app/registry';
+import type { WireCodecs } from '../http/codec.js';
+
+/** The Machinery port on libs/apimachinery. */
+export function createMachinery(): Machinery {
+  return {
+    validateSchema: (obj, schema) => validateSchema(obj, schema),
+    findUnknownFields: (obj, schema) => findUnknownFields(obj, schema),
+    prune: (obj, schema) => {
+      prune(obj, schema);
+    },
+    applyDefaults: (obj, schema) => {
+      applyDefaults(obj, schema);
+    },
+    validateObjectMetaCreate: (meta, namespaced) => validateObjectMetaCreate(meta, { namespaced }),
+    validateObjectMetaUpdate: (meta, old) => validateObjectMetaUpdate(meta, old),
+    generateName: (base) => generateName(base),
+    parseLabelSelector: (s) => {
+      const sel = parseLabelSelector(s);
+      return { empty: () => sel.empty(), matches: (labels) => sel.matches(labels) };
+    },
+    parseFieldSelector: (s) => {
+      const sel = parseFieldSelector(s);
+      return {
+        empty: () => sel.empty(),
+        fields: () => sel.requirements().map((r) => r.field),
+        matches: (get) => sel.matches(get),
+      };
+    },
+    mergePatch: (target, patch) => applyMergePatch(target, patch),
+    jsonPatch: (target, ops) => applyJsonPatch(target, ops),
+    strategicMergePatch: (target, patch, schema) => applyStrategicMergePatch(target, patch, schema),
+  };
+}
+
+/** The WireCodecs port on libs/apimachinery. */
+export function createWireCodecs(): WireCodecs {
+  return {
+    parseJson: (text) => parseJsonStrict(text),
+    parseYaml: (text) => decodeYaml(text),
+    decodeProtobuf: (body) => decodeProtobuf(body),
+    encodeProtobuf: (obj, messageName) => encodeProtobuf(obj as never, messageName),
+    hasProtobuf: (messageName) => messageName !== undefined && hasProtobufMessage(messageName),
+  };
+}

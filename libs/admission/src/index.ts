@@ -1,0 +1,1 @@
+export * from './namespace-lifecycle.plugin.js';

@@ -1,0 +1,1 @@
+export * from './client-cert.authenticator.js';

@@ -1,0 +1,1 @@
+export * from './namespace.controller.js';

@@ -1,0 +1,33 @@
+/**
+ * The admission chain as the generic store sees it (conventions item 10): mutating plugins run
+ * after defaulting of the request, then schema and strategy validation, then validating plugins.
+ * libs/admission implements it; a plugin that rejects throws a StatusError.
+ */
+import type { KubeObject } from '@app/storage';
+import type { KindDeclaration, RequestContext } from './kind.types.js';
+
+/** What an admission plugin sees (Kubernetes admission.Attributes). */
+export interface AdmissionAttributes {
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  decl: KindDeclaration;
+  namespace: string;
+  name: string;
+  subresource: string;
+  object?: KubeObject;
+  oldObject?: KubeObject;
+  ctx: RequestContext;
+}
+
+/** Admission chain. */
+export interface Admission {
+  /** Mutating phase; may change `attrs.object` in place. */
+  admit(attrs: AdmissionAttributes): Promise<void>;
+  /** Validating phase; must not mutate. */
+  validate(attrs: AdmissionAttributes): Promise<void>;
+}
+
+/** A chain that admits everything (tests, or admission disabled). */
+export const NO_ADMISSION: Admission = {
+  admit: async () => undefined,
+  validate: async () => undefined,
+};

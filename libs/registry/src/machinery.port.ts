@@ -1,0 +1,42 @@
+/**
+ * The pure API-machinery functions the generic store needs (schema validation, selectors,
+ * patches, metadata rules). The store depends on this port, not on their modules, so it can be
+ * tested with the real implementations wired in one place (apps/apiserver) and each side can
+ * change independently.
+ */
+import type { FieldError } from '@app/apimachinery';
+import type { JSONSchemaProps } from '../../apimachinery/src/schema/schema.types.js';
+
+/** A parsed label selector. */
+export interface LabelMatcher {
+  empty(): boolean;
+  matches(labels: Record<string, string>): boolean;
+}
+
+/** A parsed field selector. */
+export interface FieldMatcher {
+  empty(): boolean;
+  /** Field names referenced (to reject unsupported ones). */
+  fields(): string[];
+  matches(get: (field: string) => string | undefined): boolean;
+}
+
+/** The machinery functions; every function is pure apart from `generateName`'s randomness. */
+export interface Machinery {
+  validateSchema(obj: unknown, schema: JSONSchemaProps): FieldError[];
+  /** Paths of fields the schema does not know, e.g. `spec.foo`. */
+  findUnknownFields(obj: unknown, schema: JSONSchemaProps): string[];
+  /** Drops fields the schema does not know (in place). */
+  prune(obj: unknown, schema: JSONSchemaProps): void;
+  /** Sets schema defaults where absent (in place). */
+  applyDefaults(obj: unknown, schema: JSONSchemaProps): void;
+  validateObjectMetaCreate(meta: Record<string, unknown>, namespaced: boolean): FieldError[];
+  validateObjectMetaUpdate(meta: Record<string, unknown>, old: Record<string, unknown>): FieldError[];
+  /** `base` + 5 random characters, truncated to stay a valid name. */
+  generateName(base: string): string;
+  parseLabelSelector(s: string): LabelMatcher;
+  parseFieldSelector(s: string): FieldMatcher;
+  mergePatch(target: unknown, patch: unknown): unknown;
+  jsonPatch(target: unknown, ops: unknown): unknown;
+  strategicMergePatch(target: unknown, patch: unknown, schema: JSONSchemaProps): unknown;
+}

@@ -1,0 +1,295 @@
+/**
+ * The HTTP contract of one node, over real HTTPS (HTTP/1.1 and HTTP/2) against a started
+ * process: errors as Status objects, negotiation, limits, validation, concurrency control,
+ * pagination, discovery, OpenAPI, metrics, and a fuzz pass of malformed input.
+ */
+import { randomBytes } from 'node:crypto';
+import { request, request2, startServer, type ServerHandle } from './support/server.js';
+
+jest.setTimeout(120_000);
+
+let server: ServerHandle;
+
+beforeAll(async () => {
+  server = await startServer();
+  const r = await request(server, 'POST', '/api/v1/namespaces', { body: { metadata: { name: 'h' } } });
+  expect(r.status).toBe(201);
+});
+
+afterAll(async () => {
+  await server?.cleanup();
+});
+
+const cm = (name: string, data: Record<string, string> = { a: 'b' }, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name },
+  data,
+  ...extra,
+});
+
+describe('authentication and public endpoints', () => {
+  it('rejects requests without a client certificate with 401 Status', async () => {
+    const r = await request(server, 'GET', '/api/v1/namespaces', { identity: 'anonymous' });
+    expect(r.status).toBe(401);
+    expect(r.json()).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Unauthorized', code: 401 });
+  });
+  it('serves /version and health endpoints to anyone', async () => {
+    const v = await request(server, 'GET', '/version', { identity: 'anonymous' });
+    expect(v.json()).toMatchObject({ major: '1', minor: '32' });
+    expect((await request(server, 'GET', '/readyz', { identity: 'anonymous' })).body).toBe('ok');
+    const verbose = await request(server, 'GET', '/readyz?verbose', { identity: 'anonymous' });
+    expect(verbose.body).toContain('readyz check passed');
+  });
+});
+
+describe('errors and limits', () => {
+  it('answers malformed JSON with 400 BadRequest', async () => {
+    const r = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: '{"metadata": ', headers: { 'content-type': 'application/json' } });
+    expect(r.status).toBe(400);
+    expect(r.json()).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
+  });
+  it('answers an unsupported Content-Type with 415 and an unacceptable Accept with 406', async () => {
+    const a = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: 'x', headers: { 'content-type': 'text/plain' } });
+    expect(a.status).toBe(415);
+    expect(a.json()).toMatchObject({ reason: 'UnsupportedMediaType' });
+    const b = await request(server, 'GET', '/api/v1/namespaces/h/configmaps', { headers: { accept: 'text/html' } });
+    expect(b.status).toBe(406);
+    expect(b.json()).toMatchObject({ reason: 'NotAcceptable' });
+  });
+  it('refuses bodies over 3 MiB with 413', async () => {
+    const big = JSON.stringify(cm('big', { a: 'x'.repeat(3 * 1024 * 1024 + 10) }));
+    const r = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: big, headers: { 'content-type': 'application/json' } });
+    expect(r.status).toBe(413);
+    expect(r.json()).toMatchObject({ reason: 'RequestEntityTooLarge' });
+  });
+  it('answers 404 Status for unknown resources and 405 for unsupported verbs', async () => {
+    const r = await request(server, 'GET', '/api/v1/nothings');
+    expect(r.status).toBe(404);
+    expect(r.json()).toMatchObject({ kind: 'Status', reason: 'NotFound' });
+    const d = await request(server, 'DELETE', '/api/v1/namespaces');
+    expect(d.status).toBe(405);
+    expect(d.json()).toMatchObject({ reason: 'MethodNotAllowed' });
+  });
+  it('validates names and data keys with 422 Invalid and field causes', async () => {
+    const r = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: cm('Bad_Name', { 'bad key': 'v' }) });
+    expect(r.status).toBe(422);
+    const s = r.json<{ reason: string; details: { causes: Array<{ field: string }> } }>();
+    expect(s.reason).toBe('Invalid');
+    const fields = s.details.causes.map((c) => c.field);
+    expect(fields).toContain('metadata.name');
+    expect(fields).toContain('data[bad key]');
+  });
+  it('rejects data keys present in both data and binaryData', async () => {
+    const r = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: cm('overlap', { k: 'v' }, { binaryData: { k: 'AAAA' } }) });
+    expect(r.status).toBe(422);
+  });
+  it('enforces the 1 MiB Secret size limit', async () => {
+    const data = { a: Buffer.alloc(600 * 1024).toString('base64'), b: Buffer.alloc(600 * 1024).toString('base64') };
+    const r = await request(server, 'POST', '/api/v1/namespaces/h/secrets', { body: { metadata: { name: 'huge' }, data } });
+    expect(r.status).toBe(422);
+  });
+});
+
+describe('field validation', () => {
+  it('Strict rejects unknown and duplicate fields; Warn warns and drops them', async () => {
+    const strict = await request(server, 'POST', '/api/v1/namespaces/h/configmaps?fieldValidation=Strict', { body: cm('fv1', { a: 'b' }, { bogus: 1 }) });
+    expect(strict.status).toBe(400);
+    expect(strict.json<{ message: string }>().message).toContain('unknown field "bogus"');
+    const dup = await request(server, 'POST', '/api/v1/namespaces/h/configmaps?fieldValidation=Strict', {
+      body: '{"metadata":{"name":"fv2"},"data":{"a":"1","a":"2"}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(dup.status).toBe(400);
+    expect(dup.json<{ message: string }>().message).toContain('duplicate field "data.a"');
+    const warn = await request(server, 'POST', '/api/v1/namespaces/h/configmaps?fieldValidation=Warn', { body: cm('fv3', { a: 'b' }, { bogus: 1 }) });
+    expect(warn.status).toBe(201);
+    expect(warn.headers['warning']).toContain('unknown field \\"bogus\\"');
+    expect(warn.json<Record<string, unknown>>().bogus).toBeUndefined();
+    const bad = await request(server, 'POST', '/api/v1/namespaces/h/configmaps?fieldValidation=Loose', { body: cm('fv4') });
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('writes', () => {
+  it('creates with generateName, updates with optimistic concurrency, and 409s a stale resourceVersion', async () => {
+    const c = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: { metadata: { generateName: 'gen-' }, data: { a: '1' } } });
+    expect(c.status).toBe(201);
+    const obj = c.json<{ metadata: { name: string; resourceVersion: string } }>();
+    expect(obj.metadata.name).toMatch(/^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    const u1 = await request(server, 'PUT', `/api/v1/namespaces/h/configmaps/${obj.metadata.name}`, { body: { ...obj, data: { a: '2' } } });
+    expect(u1.status).toBe(200);
+    expect(Number(u1.json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion)).toBeGreaterThan(Number(obj.metadata.resourceVersion));
+    const stale = await request(server, 'PUT', `/api/v1/namespaces/h/configmaps/${obj.metadata.name}`, { body: { ...obj, data: { a: '3' } } });
+    expect(stale.status).toBe(409);
+    expect(stale.json()).toMatchObject({ reason: 'Conflict' });
+    expect(stale.json<{ message: string }>().message).toContain('the object has been modified');
+  });
+  it('keeps immutable config maps immutable', async () => {
+    const c = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: cm('frozen', { a: '1' }, { immutable: true }) });
+    expect(c.status).toBe(201);
+    const p = await request(server, 'PATCH', '/api/v1/namespaces/h/configmaps/frozen', {
+      body: '{"data":{"a":"2"}}',
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(p.status).toBe(422);
+    const meta = await request(server, 'PATCH', '/api/v1/namespaces/h/configmaps/frozen', {
+      body: '{"metadata":{"labels":{"x":"y"}}}',
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(meta.status).toBe(200);
+  });
+  it('never returns Secret stringData and merges it into data', async () => {
+    const r = await request(server, 'POST', '/api/v1/namespaces/h/secrets', { body: { metadata: { name: 'sd' }, stringData: { u: 'me' }, data: { p: Buffer.from('pw').toString('base64') } } });
+    expect(r.status).toBe(201);
+    const s = r.json<{ data: Record<string, string>; stringData?: unknown }>();
+    expect(s.stringData).toBeUndefined();
+    expect(Buffer.from(s.data.u, 'base64').toString()).toBe('me');
+    expect(Buffer.from(s.data.p, 'base64').toString()).toBe('pw');
+  });
+  it('dry-run creates return the object but store nothing', async () => {
+    const r = await request(server, 'POST', '/api/v1/namespaces/h/configmaps?dryRun=All', { body: cm('dry') });
+    expect(r.status).toBe(201);
+    expect((await request(server, 'GET', '/api/v1/namespaces/h/configmaps/dry')).status).toBe(404);
+    expect((await request(server, 'POST', '/api/v1/namespaces/h/configmaps?dryRun=Some', { body: cm('dry') })).status).toBe(400);
+  });
+  it('returns a Status on delete and 404 after', async () => {
+    await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: cm('del') });
+    const d = await request(server, 'DELETE', '/api/v1/namespaces/h/configmaps/del');
+    expect(d.status).toBe(200);
+    expect(d.json()).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'del', kind: 'configmaps' } });
+    expect((await request(server, 'DELETE', '/api/v1/namespaces/h/configmaps/del')).status).toBe(404);
+  });
+});
+
+describe('lists and pages', () => {
+  it('pages with limit and continue at one revision, with remainingItemCount', async () => {
+    await request(server, 'POST', '/api/v1/namespaces', { body: { metadata: { name: 'pages' } } });
+    for (let i = 0; i < 7; i++) {
+      expect((await request(server, 'POST', '/api/v1/namespaces/pages/configmaps', { body: cm(`p${i}`) })).status).toBe(201);
+    }
+    const first = (await request(server, 'GET', '/api/v1/namespaces/pages/configmaps?limit=3')).json<{
+      metadata: { continue: string; resourceVersion: string; remainingItemCount: number };
+      items: Array<{ metadata: { name: string } }>;
+    }>();
+    expect(first.items.map((i) => i.metadata.name)).toEqual(['p0', 'p1', 'p2']);
+    expect(first.metadata.remainingItemCount).toBe(4);
+    await request(server, 'POST', '/api/v1/namespaces/pages/configmaps', { body: cm('p10') });
+    const second = (await request(server, 'GET', `/api/v1/namespaces/pages/configmaps?limit=3&continue=${first.metadata.continue}`)).json<{
+      metadata: { continue?: string; resourceVersion: string };
+      items: Array<{ metadata: { name: string } }>;
+    }>();
+    expect(second.items.map((i) => i.metadata.name)).toEqual(['p3', 'p4', 'p5']);
+    expect(second.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
+    const third = (await request(server, 'GET', `/api/v1/namespaces/pages/configmaps?limit=3&continue=${second.metadata.continue}`)).json<{
+      metadata: { continue?: string };
+      items: Array<{ metadata: { name: string } }>;
+    }>();
+    expect(third.items.map((i) => i.metadata.name)).toEqual(['p6']);
+    expect(third.metadata.continue).toBeUndefined();
+    const forged = await request(server, 'GET', '/api/v1/namespaces/pages/configmaps?limit=3&continue=garbage');
+    expect(forged.status).toBe(400);
+    const bothRv = await request(server, 'GET', `/api/v1/namespaces/pages/configmaps?limit=3&continue=${first.metadata.continue}&resourceVersion=5`);
+    expect(bothRv.status).toBe(400);
+  });
+  it('lists across namespaces and as a Table', async () => {
+    const all = (await request(server, 'GET', '/api/v1/configmaps')).json<{ kind: string; items: unknown[] }>();
+    expect(all.kind).toBe('ConfigMapList');
+    expect(all.items.length).toBeGreaterThanOrEqual(7);
+    const t = (
+      await request(server, 'GET', '/api/v1/namespaces/pages/configmaps', { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } })
+    ).json<{ kind: string; columnDefinitions: Array<{ name: string }>; rows: Array<{ cells: unknown[] }> }>();
+    expect(t.kind).toBe('Table');
+    expect(t.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Data', 'Age']);
+    expect(t.rows[0].cells[0]).toBe('p0');
+  });
+  it('serves protobuf when only protobuf is acceptable', async () => {
+    const r = await request(server, 'GET', '/api/v1/namespaces/pages/configmaps/p0', { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('application/vnd.kubernetes.protobuf');
+  });
+});
+
+describe('discovery, OpenAPI, metrics, HTTP/2', () => {
+  it('serves aggregated discovery v2 with its content type', async () => {
+    const r = await request(server, 'GET', '/api', {
+      headers: { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' },
+    });
+    expect(r.headers['content-type']).toBe('application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+    const doc = r.json<{ items: Array<{ versions: Array<{ resources: Array<{ resource: string }> }> }> }>();
+    expect(doc.items[0].versions[0].resources.map((x) => x.resource)).toContain('configmaps');
+    const legacy = (await request(server, 'GET', '/api/v1')).json<{ kind: string; resources: Array<{ name: string }> }>();
+    expect(legacy.kind).toBe('APIResourceList');
+    expect(legacy.resources.map((x) => x.name)).toEqual(expect.arrayContaining(['namespaces', 'namespaces/status', 'namespaces/finalize', 'configmaps']));
+  });
+  it('publishes OpenAPI v3 with GVKs and fieldValidation on PATCH', async () => {
+    const idx = (await request(server, 'GET', '/openapi/v3')).json<{ paths: Record<string, { serverRelativeURL: string }> }>();
+    const url = idx.paths['api/v1'].serverRelativeURL;
+    const doc = (await request(server, 'GET', url)).json<{
+      paths: Record<string, Record<string, { parameters?: Array<{ name: string }> }>>;
+      components: { schemas: Record<string, Record<string, unknown>> };
+    }>();
+    expect(doc.components.schemas['io.k8s.api.core.v1.ConfigMap']['x-kubernetes-group-version-kind']).toEqual([{ group: '', version: 'v1', kind: 'ConfigMap' }]);
+    const patch = doc.paths['/api/v1/namespaces/{namespace}/configmaps/{name}'].patch;
+    expect(patch.parameters?.map((p) => p.name)).toContain('fieldValidation');
+  });
+  it('counts requests in /metrics', async () => {
+    const m = await request(server, 'GET', '/metrics');
+    expect(m.body).toMatch(/apiserver_request_total\{verb="LIST",group="",version="v1",resource="configmaps"/);
+    expect(m.body).toContain('apiserver_request_duration_seconds_bucket');
+  });
+  it('serves HTTP/2', async () => {
+    const r = await request2(server, 'GET', '/api/v1/namespaces/default');
+    expect(r.status).toBe(200);
+    expect(r.json()).toMatchObject({ kind: 'Namespace', metadata: { name: 'default' }, status: { phase: 'Active' } });
+  });
+});
+
+describe('fuzz: malformed bodies, paths and headers never crash or hang the server', () => {
+  it('answers every malformed request with a 4xx Status', async () => {
+    const bodies: Array<string | Buffer> = [
+      '',
+      'null',
+      '[]',
+      '"str"',
+      '{"metadata":[]}',
+      '{"metadata":{"name":5}}',
+      '{"metadata":{"name":"x","labels":{"a":5}}}',
+      '{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"x"}}',
+      '{"kind":"Secret","metadata":{"name":"x"}}',
+      '{"metadata":{"name":"x"},"data":{"a":1}}',
+      '{"metadata":{"name":"x"},"data":"nope"}',
+      '{'.repeat(5000),
+      Buffer.from([0xff, 0xfe, 0x00, 0x01]),
+      '---\n: : :\n',
+      'a: &x [*x]',
+    ];
+    for (let i = 0; i < 30; i++) bodies.push(randomBytes(64 + i * 13));
+    const types = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
+    for (const b of bodies) {
+      for (const t of types) {
+        const r = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: b, headers: { 'content-type': t } });
+        expect(r.status).toBeGreaterThanOrEqual(400);
+        expect(r.status).toBeLessThan(500);
+        expect(r.json()).toMatchObject({ kind: 'Status' });
+      }
+    }
+    const paths = ['/api/v1/namespaces/h/configmaps/%ZZ', '/api/v1/namespaces//configmaps', '/apis/x/y/z', '/api/v1/namespaces/h/configmaps/a/b/c/d', '/api/../etc/passwd'];
+    for (const p of paths) {
+      const r = await request(server, 'GET', p);
+      expect(r.status).toBeGreaterThanOrEqual(400);
+      expect(r.status).toBeLessThan(500);
+    }
+    const patches = ['{', '[{"op":"bogus"}]', '[{"op":"add","path":"data","value":1}]', '5'];
+    for (const p of patches) {
+      for (const t of ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']) {
+        const r = await request(server, 'PATCH', '/api/v1/namespaces/default', { body: p, headers: { 'content-type': t } });
+        expect(r.status).toBeGreaterThanOrEqual(400);
+        expect(r.status).toBeLessThan(500);
+      }
+    }
+    const odd = await request(server, 'GET', '/api/v1/namespaces/h/configmaps?limit=abc&labelSelector=%3D%3D');
+    expect(odd.status).toBe(400);
+    expect((await request(server, 'GET', '/readyz')).status).toBe(200);
+  });
+});
