@@ -1,1 +1,3 @@
 export * from './storage.interface.js';
+export * from './storage.keys.js';
+export * from './mvcc.storage.js';

@@ -1,0 +1,250 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MvccStore } from './mvcc.store.js';
+import { MvccError, decodeCommand, encodeCommand, type MvccEvent, type TxnCommand } from './mvcc.types.js';
+
+const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+const dec = (b: Uint8Array | undefined): string | undefined => (b === undefined ? undefined : new TextDecoder().decode(b));
+const put = (key: string, value: string): TxnCommand => ({ compares: [], success: [{ type: 'put', key, value: enc(value) }], failure: [] });
+const del = (key: string): TxnCommand => ({ compares: [], success: [{ type: 'delete', key }], failure: [] });
+
+describe('MvccStore', () => {
+  let dir: string;
+  let store: MvccStore;
+  let index = 0;
+  const apply = async (cmd: TxnCommand) => (await store.apply(++index, cmd))!;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mvcc-'));
+    store = await MvccStore.open(dir);
+    index = 0;
+  });
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('bumps the revision per writing txn and tracks create/mod revision and version', async () => {
+    expect((await apply(put('/a', '1'))).revision).toBe(1);
+    expect((await apply(put('/a', '2'))).revision).toBe(2);
+    expect((await apply(put('/b', 'x'))).revision).toBe(3);
+    const a = await store.get('/a');
+    expect(dec(a?.value)).toBe('2');
+    expect(a).toMatchObject({ createRevision: 1, modRevision: 2, version: 2 });
+    expect(store.currentRevision()).toBe(3);
+    expect(store.appliedIndex()).toBe(3);
+    // A txn that writes nothing (delete of a missing key) takes no revision.
+    const r = await apply(del('/missing'));
+    expect(r.revision).toBe(3);
+    expect(store.currentRevision()).toBe(3);
+    expect(store.appliedIndex()).toBe(4);
+  });
+
+  it('evaluates compares: absent, modRevision; failure branch returns fresh state', async () => {
+    const create: TxnCommand = { compares: [{ key: '/k', target: 'absent' }], success: [{ type: 'put', key: '/k', value: enc('v1') }], failure: [{ type: 'get', key: '/k' }] };
+    expect((await apply(create)).succeeded).toBe(true);
+    const again = await apply(create);
+    expect(again.succeeded).toBe(false);
+    expect(dec(again.results[0]!.current?.value)).toBe('v1');
+    const cas = (rev: number, v: string): TxnCommand => ({
+      compares: [{ key: '/k', target: 'modRevision', value: rev }],
+      success: [{ type: 'put', key: '/k', value: enc(v) }],
+      failure: [{ type: 'get', key: '/k' }],
+    });
+    const ok = await apply(cas(1, 'v2'));
+    expect(ok).toMatchObject({ succeeded: true, revision: 2 });
+    expect(dec(ok.results[0]!.prev?.value)).toBe('v1');
+    const stale = await apply(cas(1, 'v3'));
+    expect(stale.succeeded).toBe(false);
+    expect(stale.results[0]!.current?.modRevision).toBe(2);
+    expect(dec((await store.get('/k'))?.value)).toBe('v2');
+  });
+
+  it('rejects malformed commands deterministically without effect', async () => {
+    const r = await apply({ compares: [], success: [{ type: 'put', key: 'a\u0000b', value: enc('x') }], failure: [] });
+    expect(r.succeeded).toBe(false);
+    expect(r.error).toMatch(/NUL/);
+    expect(store.currentRevision()).toBe(0);
+    expect(store.appliedIndex()).toBe(1);
+  });
+
+  it('ranges over a prefix at the current and at past revisions, with limit and startAfter', async () => {
+    await apply(put('/r/a', 'a1')); // 1
+    await apply(put('/r/b', 'b1')); // 2
+    await apply(put('/r/c', 'c1')); // 3
+    await apply(put('/s/x', 'x')); // 4: other prefix
+    await apply(put('/r/a', 'a2')); // 5
+    await apply(del('/r/b')); // 6
+    await apply(put('/r/0', 'z')); // 7
+
+    const now = await store.range('/r/');
+    expect(now.revision).toBe(7);
+    expect(now.kvs.map((kv) => `${kv.key}=${dec(kv.value)}`)).toEqual(['/r/0=z', '/r/a=a2', '/r/c=c1']);
+
+    const at3 = await store.range('/r/', { atRevision: 3 });
+    expect(at3.revision).toBe(3);
+    expect(at3.kvs.map((kv) => `${kv.key}=${dec(kv.value)}@${kv.modRevision}`)).toEqual(['/r/a=a1@1', '/r/b=b1@2', '/r/c=c1@3']);
+    const at5 = await store.range('/r/', { atRevision: 5 });
+    expect(at5.kvs.map((kv) => dec(kv.value))).toEqual(['a2', 'b1', 'c1']);
+
+    const page1 = await store.range('/r/', { limit: 2 });
+    expect(page1.kvs.map((kv) => kv.key)).toEqual(['/r/0', '/r/a']);
+    expect(page1).toMatchObject({ more: true, remaining: 1 });
+    const page2 = await store.range('/r/', { limit: 2, startAfter: '/r/a' });
+    expect(page2.kvs.map((kv) => kv.key)).toEqual(['/r/c']);
+    expect(page2).toMatchObject({ more: false, remaining: 0 });
+
+    const hp1 = await store.range('/r/', { atRevision: 3, limit: 1 });
+    expect(hp1.kvs.map((kv) => kv.key)).toEqual(['/r/a']);
+    expect(hp1.remaining).toBe(2);
+    const hp2 = await store.range('/r/', { atRevision: 3, limit: 1, startAfter: '/r/a' });
+    expect(hp2.kvs.map((kv) => kv.key)).toEqual(['/r/b']);
+
+    const filtered = await store.range('/r/', { limit: 1, filter: (kv) => dec(kv.value) === 'c1' });
+    expect(filtered.kvs.map((kv) => kv.key)).toEqual(['/r/c']);
+    expect(filtered.more).toBe(false);
+
+    expect(dec((await store.get('/r/b', 2))?.value)).toBe('b1');
+    expect(await store.get('/r/b', 6)).toBeUndefined();
+    expect(await store.get('/r/b')).toBeUndefined();
+    await expect(store.get('/r/a', 99)).rejects.toMatchObject({ code: 'FutureRevision' });
+  });
+
+  it('replays events after a revision filtered by prefix or key, and emits live events', async () => {
+    const live: MvccEvent[] = [];
+    store.subscribe((e) => live.push(e));
+    await apply(put('/w/a', '1'));
+    await apply(put('/x/a', '1'));
+    await apply(put('/w/a', '2'));
+    await apply(del('/w/a'));
+    expect(live.map((e) => `${e.type}:${e.key}@${e.revision}`)).toEqual(['put:/w/a@1', 'put:/x/a@2', 'put:/w/a@3', 'delete:/w/a@4']);
+    const del4 = live[3]!;
+    expect(dec(del4.prevValue?.value)).toBe('2');
+    const { events, revision } = await store.eventsAfter(1, { prefix: '/w/' });
+    expect(revision).toBe(4);
+    expect(events.map((e) => `${e.type}@${e.revision}`)).toEqual(['put@3', 'delete@4']);
+    expect(dec(events[0]!.prevValue?.value)).toBe('1');
+    const exact = await store.eventsAfter(0, { key: '/x/a' });
+    expect(exact.events.map((e) => e.revision)).toEqual([2]);
+  });
+
+  it('compacts history: older reads fail with Compacted, the state at the compacted revision stays', async () => {
+    await apply(put('/c/a', '1')); // 1
+    await apply(put('/c/a', '2')); // 2
+    await apply(put('/c/b', '1')); // 3
+    await apply(del('/c/b')); // 4
+    await apply(put('/c/a', '3')); // 5
+    await store.compact(4);
+    expect(store.compactedRevision()).toBe(4);
+    await expect(store.get('/c/a', 3)).rejects.toMatchObject({ code: 'Compacted' });
+    await expect(store.range('/c/', { atRevision: 2 })).rejects.toBeInstanceOf(MvccError);
+    await expect(store.eventsAfter(3)).rejects.toMatchObject({ code: 'Compacted' });
+    expect((await store.range('/c/', { atRevision: 4 })).kvs.map((kv) => dec(kv.value))).toEqual(['2']);
+    expect((await store.eventsAfter(4)).events.map((e) => e.revision)).toEqual([5]);
+    expect(dec((await store.get('/c/a'))?.value)).toBe('3');
+    // A second compaction only visits keys written since the first, and still keeps live state.
+    await apply(put('/c/d', 'd')); // 6
+    await store.compact(6);
+    expect((await store.range('/c/', { atRevision: 6 })).kvs.map((kv) => `${kv.key}=${dec(kv.value)}`)).toEqual(['/c/a=3', '/c/d=d']);
+    await expect(store.compact(99)).rejects.toMatchObject({ code: 'FutureRevision' });
+    // Persisted across reopen.
+    await store.close();
+    store = await MvccStore.open(dir);
+    expect(store.compactedRevision()).toBe(6);
+  });
+
+  it('survives a crash between batches: appliedIndex and state agree, replayed entries are skipped', async () => {
+    await store.applyBatch([
+      { index: 1, command: put('/p/a', '1') },
+      { index: 2, command: put('/p/b', '1') },
+    ]);
+    // "Crash": the process dies before entry 3 is applied; reopen from disk.
+    await store.close();
+    store = await MvccStore.open(dir);
+    expect(store.appliedIndex()).toBe(2);
+    expect(store.currentRevision()).toBe(2);
+    // The log replays from an older point: 1 and 2 are skipped, 3 applies.
+    const results = await store.applyBatch([
+      { index: 1, command: put('/p/a', 'REPLAY') },
+      { index: 2, command: put('/p/b', 'REPLAY') },
+      { index: 3, command: put('/p/c', '1') },
+    ]);
+    expect(results[0]).toBeUndefined();
+    expect(results[1]).toBeUndefined();
+    expect(results[2]?.revision).toBe(3);
+    expect(dec((await store.get('/p/a'))?.value)).toBe('1');
+    expect(store.appliedIndex()).toBe(3);
+  });
+
+  it('applyBatch gives each command its own revision and later commands see earlier ones', async () => {
+    const create = (v: string): TxnCommand => ({
+      compares: [{ key: '/g', target: 'absent' }],
+      success: [{ type: 'put', key: '/g', value: enc(v) }],
+      failure: [],
+    });
+    const results = await store.applyBatch([
+      { index: 1, command: create('first') },
+      { index: 2, command: create('second') },
+      { index: 3 },
+      { index: 4, command: put('/h', 'x') },
+    ]);
+    expect(results.map((r) => r && [r.succeeded, r.revision])).toEqual([[true, 1], [false, 1], undefined, [true, 2]]);
+    expect(dec((await store.get('/g'))?.value)).toBe('first');
+    expect(store.appliedIndex()).toBe(4);
+  });
+
+  it('exports and imports a snapshot', async () => {
+    await apply(put('/s/a', '1'));
+    await apply(put('/s/b', '1'));
+    await apply(del('/s/a'));
+    const snap = await store.exportSnapshot();
+    const dir2 = await mkdtemp(join(tmpdir(), 'mvcc-'));
+    const other = await MvccStore.open(dir2);
+    try {
+      await other.apply(1, put('/junk', 'x'));
+      let resets = 0;
+      other.onReset(() => resets++);
+      await other.importSnapshot(snap);
+      expect(resets).toBe(1);
+      expect(other.currentRevision()).toBe(3);
+      expect(other.appliedIndex()).toBe(3);
+      expect(other.compactedRevision()).toBe(3);
+      expect(await other.get('/junk')).toBeUndefined();
+      const kvs = (await other.range('/')).kvs;
+      expect(kvs.map((kv) => [kv.key, kv.createRevision, kv.modRevision, kv.version])).toEqual([['/s/b', 2, 2, 1]]);
+      expect((await other.range('/', { atRevision: 3 })).kvs).toHaveLength(1);
+      await expect(other.importSnapshot(new Uint8Array([1, 2, 3]))).rejects.toMatchObject({ code: 'Corrupt' });
+    } finally {
+      await other.close();
+      await rm(dir2, { recursive: true, force: true });
+    }
+  });
+
+  it('waitForRevision resolves when the revision is applied or times out', async () => {
+    const waiting = store.waitForRevision(1, 5000);
+    expect(await store.waitForRevision(1, 10)).toBe(false);
+    await apply(put('/x', '1'));
+    expect(await waiting).toBe(true);
+  });
+
+  it('refuses mutations after close with a typed error', async () => {
+    await store.close();
+    await expect(store.apply(1, put('/a', '1'))).rejects.toMatchObject({ code: 'Closed' });
+    store = await MvccStore.open(dir);
+  });
+
+  it('encodes and decodes commands; rejects garbage with a typed error', () => {
+    const cmd: TxnCommand = {
+      compares: [{ key: '/a', target: 'modRevision', value: 7 }, { key: '/b', target: 'absent' }],
+      success: [{ type: 'put', key: '/a', value: enc('ü') }, { type: 'delete', key: '/b' }],
+      failure: [{ type: 'get', key: '/a' }],
+    };
+    const back = decodeCommand(encodeCommand(cmd));
+    expect(back.compares).toEqual(cmd.compares);
+    expect(back.success[1]).toEqual({ type: 'delete', key: '/b' });
+    expect(dec((back.success[0] as { value: Uint8Array }).value)).toBe('ü');
+    expect(() => decodeCommand(new Uint8Array([1, 0, 0]))).toThrow(MvccError);
+    expect(() => decodeCommand(new Uint8Array([9]))).toThrow(/format/);
+  });
+});

@@ -1,0 +1,709 @@
+/**
+ * The MVCC state machine on LevelDB (classic-level). Layout and rules: docs/storage.md.
+ *
+ * Keyspaces (UTF-8 keys, binary values):
+ *   m:rev, m:applied, m:compacted     counters (decimal strings)
+ *   k:<key>                           latest live state: one get per current read
+ *   h:<key>\0<rev:16 hex>             every version (or tombstone) of a key: reads at a revision
+ *   e:<rev:16 hex><seq:4 hex>         the event log in revision order: watch replay
+ *
+ * Every mutation (apply, compaction, snapshot import) runs in one serialized queue and writes one
+ * LevelDB batch; the in-memory counters change only after that batch resolved, so a crash never
+ * exposes half of a command and `appliedIndex` always matches the state (DESIGN.md "Storage
+ * model": "Applying entry N writes its changes and appliedIndex = N in one LevelDB batch").
+ */
+import { ClassicLevel } from 'classic-level';
+import { BinReader, BinWriter, CodecError } from './mvcc.codec.js';
+import { EventBus, type EventListener } from './event.bus.js';
+import {
+  MvccError,
+  validateCommand,
+  type KeyValue,
+  type MvccEvent,
+  type OpResult,
+  type TxnCommand,
+  type TxnResult,
+} from './mvcc.types.js';
+
+type Db = ClassicLevel<string, Buffer>;
+type Snapshot = ReturnType<Db['snapshot']>;
+type BatchOp = { type: 'put'; key: string; value: Buffer } | { type: 'del'; key: string };
+
+const META_REV = 'm:rev';
+const META_APPLIED = 'm:applied';
+const META_COMPACTED = 'm:compacted';
+const LATEST = 'k:';
+const HISTORY = 'h:';
+const EVENTS = 'e:';
+const HEADER = 24; // createRevision, modRevision, version: float64 each
+
+/** Fixed-width hex so that LevelDB's bytewise order is numeric order. */
+function hex(n: number, width = 16): string {
+  return n.toString(16).padStart(width, '0');
+}
+
+/** Smallest string greater than every string starting with `prefix` (empty prefix: everything). */
+export function prefixEnd(prefix: string): string {
+  if (prefix.length === 0) return '\u{10FFFF}';
+  const last = prefix.charCodeAt(prefix.length - 1);
+  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
+}
+
+function encodeLatest(kv: KeyValue): Buffer {
+  const b = Buffer.allocUnsafe(HEADER + kv.value.length);
+  b.writeDoubleBE(kv.createRevision, 0);
+  b.writeDoubleBE(kv.modRevision, 8);
+  b.writeDoubleBE(kv.version, 16);
+  b.set(kv.value, HEADER);
+  return b;
+}
+
+function decodeLatest(key: string, b: Buffer): KeyValue {
+  if (b.length < HEADER) throw new MvccError('Corrupt', `latest record of ${key} is truncated`);
+  return {
+    key,
+    createRevision: b.readDoubleBE(0),
+    modRevision: b.readDoubleBE(8),
+    version: b.readDoubleBE(16),
+    value: new Uint8Array(b.subarray(HEADER)),
+  };
+}
+
+/** History record: flag (1 = put, 0 = tombstone) + latest record. */
+function encodeHistory(kv: KeyValue, tombstone: boolean): Buffer {
+  const b = Buffer.allocUnsafe(1 + HEADER + kv.value.length);
+  b[0] = tombstone ? 0 : 1;
+  b.writeDoubleBE(kv.createRevision, 1);
+  b.writeDoubleBE(kv.modRevision, 9);
+  b.writeDoubleBE(kv.version, 17);
+  b.set(kv.value, 1 + HEADER);
+  return b;
+}
+
+function decodeHistory(key: string, b: Buffer): KeyValue | undefined {
+  if (b.length < 1 + HEADER) throw new MvccError('Corrupt', `history record of ${key} is truncated`);
+  if (b[0] === 0) return undefined;
+  return decodeLatest(key, b.subarray(1));
+}
+
+function writeKv(w: BinWriter, kv: KeyValue): void {
+  w.num(kv.createRevision).num(kv.modRevision).num(kv.version).bytes(kv.value);
+}
+
+function readKv(r: BinReader, key: string): KeyValue {
+  return { key, createRevision: r.num(), modRevision: r.num(), version: r.num(), value: r.bytes() };
+}
+
+function encodeEvent(e: MvccEvent): Buffer {
+  const w = new BinWriter(64 + e.value.value.length + (e.prevValue?.value.length ?? 0));
+  w.str(e.key).u8(e.type === 'put' ? 1 : 2);
+  writeKv(w, e.value);
+  if (e.prevValue) writeKv(w.u8(1), e.prevValue);
+  else w.u8(0);
+  return w.finish();
+}
+
+/** Decodes an event record; returns undefined (cheaply) when `keep` rejects its key. */
+function decodeEvent(b: Buffer, revision: number, keep: (key: string) => boolean): MvccEvent | undefined {
+  try {
+    const r = new BinReader(b);
+    const key = r.str();
+    if (!keep(key)) return undefined;
+    const type = r.u8() === 1 ? 'put' : 'delete';
+    const value = readKv(r, key);
+    const prevValue = r.u8() === 1 ? readKv(r, key) : undefined;
+    return prevValue ? { type, key, value, prevValue, revision } : { type, key, value, revision };
+  } catch (e) {
+    if (e instanceof CodecError) throw new MvccError('Corrupt', `event at revision ${revision}: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Options of `MvccStore.range`. */
+export interface RangeOptions {
+  /** Read at this revision (default: current). Below compactedRevision -> Compacted. */
+  atRevision?: number;
+  /** Max keys returned (0/undefined: all). */
+  limit?: number;
+  /** Exclusive start key (continue tokens). */
+  startAfter?: string;
+  /** Keeps only matching values; non-matching keys do not count against `limit`. */
+  filter?: (kv: KeyValue) => boolean;
+}
+
+/** Result of `MvccStore.range`. */
+export interface RangeResult {
+  kvs: KeyValue[];
+  /** The revision the range was read at. */
+  revision: number;
+  /** Keys in range after the last returned key, before filtering (0 when the scan finished). */
+  remaining: number;
+  /** True when the page stopped at `limit` and keys follow. */
+  more: boolean;
+}
+
+/** One entry to apply: a command, or only an index advance (Raft no-op/config entries). */
+export interface ApplyEntry {
+  index: number;
+  command?: TxnCommand;
+}
+
+/** Options of `MvccStore.open`. */
+export interface MvccStoreOptions {
+  /** Pre-built database (tests); otherwise one is opened at `dir`. */
+  db?: Db;
+}
+
+/**
+ * A multi-version key-value store whose state changes only by applying numbered commands.
+ * Reads may run concurrently with applies and always see whole batches (LevelDB snapshots).
+ */
+export class MvccStore {
+  private revision = 0;
+  private applied = 0;
+  private compacted = 0;
+  /** True while a batch is being written: then the snapshot revision must be read from disk. */
+  private writing = false;
+  private queue: Promise<unknown> = Promise.resolve();
+  private closing = false;
+  private closed = false;
+  private readonly bus = new EventBus();
+  private waiters: { revision: number; resolve: (ok: boolean) => void; timer?: NodeJS.Timeout }[] = [];
+
+  private constructor(private readonly db: Db) {}
+
+  /** Opens (creating when missing) the store in `dir` and loads its counters into memory. */
+  static async open(dir: string, opts: MvccStoreOptions = {}): Promise<MvccStore> {
+    const db = opts.db ?? new ClassicLevel<string, Buffer>(dir, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+    await db.open();
+    const store = new MvccStore(db);
+    const [rev, applied, compacted] = await db.getMany([META_REV, META_APPLIED, META_COMPACTED]);
+    store.revision = rev ? Number(rev.toString()) : 0;
+    store.applied = applied ? Number(applied.toString()) : 0;
+    store.compacted = compacted ? Number(compacted.toString()) : 0;
+    return store;
+  }
+
+  /** Latest revision applied (0 before the first write). */
+  currentRevision(): number {
+    return this.revision;
+  }
+
+  /** Revision below which reads fail with Compacted (0: nothing compacted). */
+  compactedRevision(): number {
+    return this.compacted;
+  }
+
+  /** Index of the last applied log entry (0 before the first). */
+  appliedIndex(): number {
+    return this.applied;
+  }
+
+  /** Subscribes to applied writes (see EventBus); returns the unsubscribe function. */
+  subscribe(listener: EventListener): () => void {
+    return this.bus.subscribe(listener);
+  }
+
+  /** Subscribes to history resets (snapshot import). */
+  onReset(listener: () => void): () => void {
+    return this.bus.onReset(listener);
+  }
+
+  /**
+   * Resolves true once `revision` has been applied locally, false after `timeoutMs` or on close.
+   * Used for "not older than" reads (conventions.md "Resource versions").
+   */
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.revision >= revision) return Promise.resolve(true);
+    if (this.closed || timeoutMs <= 0) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter: (typeof this.waiters)[number] = { revision, resolve };
+      waiter.timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      this.waiters.push(waiter);
+    });
+  }
+
+  private wakeWaiters(): void {
+    if (this.waiters.length === 0) return;
+    const ready = this.waiters.filter((w) => w.revision <= this.revision);
+    if (ready.length === 0) return;
+    this.waiters = this.waiters.filter((w) => w.revision > this.revision);
+    for (const w of ready) {
+      clearTimeout(w.timer);
+      w.resolve(true);
+    }
+  }
+
+  /** Runs mutations one at a time, in call order. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(new MvccError('Closed', 'store is closed'));
+    const run = this.queue.then(fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writeBatch(ops: BatchOp[], sync: boolean): Promise<void> {
+    this.writing = true;
+    try {
+      await this.db.batch(ops, { sync });
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /** Applies one entry; resolves undefined when `index` was already applied (idempotent replay). */
+  async apply(index: number, command: TxnCommand, opts: { sync?: boolean } = {}): Promise<TxnResult | undefined> {
+    const [result] = await this.applyBatch([{ index, command }], opts);
+    return result;
+  }
+
+  /**
+   * Applies entries in order as ONE LevelDB batch (group commit). Each command that writes gets
+   * its own revision. Entries with index <= appliedIndex are skipped (result undefined), so a
+   * replay after a crash is harmless. `sync` makes the batch fsynced before it resolves.
+   */
+  applyBatch(entries: readonly ApplyEntry[], opts: { sync?: boolean } = {}): Promise<(TxnResult | undefined)[]> {
+    return this.exclusive(() => this.applyLocked(entries, opts.sync ?? false));
+  }
+
+  private async applyLocked(entries: readonly ApplyEntry[], sync: boolean): Promise<(TxnResult | undefined)[]> {
+    let rev = this.revision;
+    let applied = this.applied;
+    const overlay = new Map<string, KeyValue | null>();
+    const ops: BatchOp[] = [];
+    const events: MvccEvent[] = [];
+    const results: (TxnResult | undefined)[] = [];
+    // Prefetch every key the batch touches with one getMany (one trip to LevelDB's thread
+    // instead of one per key); `overlay` then holds writes made earlier in this batch.
+    const wanted = new Set<string>();
+    for (const entry of entries) {
+      if (!entry.command || entry.index <= applied) continue;
+      for (const c of entry.command.compares) if (typeof c.key === 'string') wanted.add(c.key);
+      for (const op of [...entry.command.success, ...entry.command.failure]) if (typeof op.key === 'string') wanted.add(op.key);
+    }
+    const prefetched = new Map<string, KeyValue | undefined>();
+    const keys = [...wanted];
+    const values = keys.length > 0 ? await this.db.getMany(keys.map((k) => LATEST + k)) : [];
+    keys.forEach((k, i) => {
+      const b = values[i];
+      prefetched.set(k, b === undefined ? undefined : decodeLatest(k, b));
+    });
+    const latest = async (key: string): Promise<KeyValue | undefined> => {
+      const o = overlay.get(key);
+      if (o !== undefined) return o ?? undefined;
+      if (prefetched.has(key)) return prefetched.get(key);
+      return this.readLatest(key);
+    };
+
+    for (const entry of entries) {
+      if (!Number.isSafeInteger(entry.index) || entry.index <= applied) {
+        results.push(undefined);
+        continue;
+      }
+      applied = entry.index;
+      const cmd = entry.command;
+      if (!cmd) {
+        results.push(undefined);
+        continue;
+      }
+      const invalid = validateCommand(cmd);
+      if (invalid) {
+        results.push({ succeeded: false, revision: rev, results: [], error: invalid });
+        continue;
+      }
+      let ok = true;
+      for (const c of cmd.compares) {
+        const kv = await latest(c.key);
+        if (c.target === 'absent') ok = kv === undefined;
+        else if (c.target === 'present') ok = kv !== undefined;
+        else if (c.target === 'modRevision') ok = (kv?.modRevision ?? 0) === c.value;
+        else ok = (kv?.version ?? 0) === c.value;
+        if (!ok) break;
+      }
+      const txnRev = rev + 1;
+      let seq = 0;
+      const opResults: OpResult[] = [];
+      for (const op of ok ? cmd.success : cmd.failure) {
+        const prev = await latest(op.key);
+        if (op.type === 'get') {
+          opResults.push(prev ? { current: prev } : {});
+        } else if (op.type === 'put') {
+          const current: KeyValue = {
+            key: op.key,
+            value: op.value,
+            createRevision: prev ? prev.createRevision : txnRev,
+            modRevision: txnRev,
+            version: prev ? prev.version + 1 : 1,
+          };
+          overlay.set(op.key, current);
+          ops.push({ type: 'put', key: LATEST + op.key, value: encodeLatest(current) });
+          ops.push({ type: 'put', key: `${HISTORY}${op.key}\u0000${hex(txnRev)}`, value: encodeHistory(current, false) });
+          const ev: MvccEvent = prev
+            ? { type: 'put', key: op.key, value: current, prevValue: prev, revision: txnRev }
+            : { type: 'put', key: op.key, value: current, revision: txnRev };
+          ops.push({ type: 'put', key: EVENTS + hex(txnRev) + hex(seq++, 4), value: encodeEvent(ev) });
+          events.push(ev);
+          opResults.push(prev ? { prev, current } : { current });
+        } else {
+          if (!prev) {
+            opResults.push({});
+            continue;
+          }
+          const tomb: KeyValue = { key: op.key, value: new Uint8Array(0), createRevision: prev.createRevision, modRevision: txnRev, version: 0 };
+          overlay.set(op.key, null);
+          ops.push({ type: 'del', key: LATEST + op.key });
+          ops.push({ type: 'put', key: `${HISTORY}${op.key}\u0000${hex(txnRev)}`, value: encodeHistory(tomb, true) });
+          const ev: MvccEvent = { type: 'delete', key: op.key, value: tomb, prevValue: prev, revision: txnRev };
+          ops.push({ type: 'put', key: EVENTS + hex(txnRev) + hex(seq++, 4), value: encodeEvent(ev) });
+          events.push(ev);
+          opResults.push({ prev });
+        }
+      }
+      // Only a transaction that changed something takes a revision (etcd does the same), so
+      // revisions stay dense and equal on every replica.
+      if (seq > 0) rev = txnRev;
+      results.push({ succeeded: ok, revision: rev, results: opResults });
+    }
+    if (applied === this.applied) return results;
+    ops.push({ type: 'put', key: META_APPLIED, value: Buffer.from(String(applied)) });
+    if (rev !== this.revision) ops.push({ type: 'put', key: META_REV, value: Buffer.from(String(rev)) });
+    await this.writeBatch(ops, sync);
+    this.revision = rev;
+    this.applied = applied;
+    this.bus.emit(events);
+    this.wakeWaiters();
+    return results;
+  }
+
+  private async readLatest(key: string, snapshot?: Snapshot): Promise<KeyValue | undefined> {
+    const b = snapshot ? await this.db.get(LATEST + key, { snapshot }) : await this.db.get(LATEST + key);
+    return b === undefined ? undefined : decodeLatest(key, b);
+  }
+
+  /** Takes a snapshot and the revision it reflects. The caller must close the snapshot. */
+  private async snapshot(): Promise<{ snap: Snapshot; revision: number }> {
+    const inFlight = this.writing;
+    const revision = this.revision;
+    const snap = this.db.snapshot();
+    if (!inFlight) return { snap, revision };
+    // A batch may have landed in the snapshot before its promise resolved: ask the snapshot.
+    const b = await this.db.get(META_REV, { snapshot: snap });
+    return { snap, revision: b ? Number(b.toString()) : 0 };
+  }
+
+  private checkRevision(atRevision: number, current: number): void {
+    if (!Number.isSafeInteger(atRevision) || atRevision < 0) {
+      throw new MvccError('FutureRevision', `invalid revision ${atRevision}`, current);
+    }
+    if (atRevision > current) throw new MvccError('FutureRevision', `revision ${atRevision} is not applied yet (current ${current})`, current);
+    if (atRevision < this.compacted) throw new MvccError('Compacted', `revision ${atRevision} has been compacted (compacted ${this.compacted})`, this.compacted);
+  }
+
+  /**
+   * Reads one key. Without `atRevision`: one LevelDB get of the latest keyspace. With it: the
+   * version live at that revision (Compacted below compactedRevision, FutureRevision above current).
+   */
+  async get(key: string, atRevision?: number): Promise<KeyValue | undefined> {
+    if (atRevision === undefined) return this.readLatest(key);
+    const { snap, revision } = await this.snapshot();
+    try {
+      this.checkRevision(atRevision, revision);
+      if (atRevision === revision) return await this.readLatest(key, snap);
+      const it = this.db.iterator({
+        gt: `${HISTORY}${key}\u0000`,
+        lte: `${HISTORY}${key}\u0000${hex(atRevision)}`,
+        reverse: true,
+        limit: 1,
+        snapshot: snap,
+      });
+      try {
+        const entry = await it.next();
+        return entry ? decodeHistory(key, entry[1]) : undefined;
+      } finally {
+        await it.close();
+      }
+    } finally {
+      await snap.close();
+    }
+  }
+
+  /**
+   * Key-ordered values under `prefix` at one revision. At the current revision only the latest
+   * keyspace is read; at an older revision the history keyspace of the prefix is scanned.
+   */
+  async range(prefix: string, opts: RangeOptions = {}): Promise<RangeResult> {
+    const { snap, revision } = await this.snapshot();
+    try {
+      const at = opts.atRevision ?? revision;
+      this.checkRevision(at, revision);
+      return at === revision ? await this.rangeLatest(prefix, opts, snap, revision) : await this.rangeHistory(prefix, opts, snap, at);
+    } finally {
+      await snap.close();
+    }
+  }
+
+  private lowerBound(space: string, prefix: string, startAfter: string | undefined): { gt?: string; gte?: string } {
+    if (startAfter !== undefined && startAfter >= prefix) {
+      // History keys of `startAfter` are `startAfter\0...`; the next key is >= startAfter + \x01.
+      return space === HISTORY ? { gte: `${space}${startAfter}\u0001` } : { gt: space + startAfter };
+    }
+    return { gte: space + prefix };
+  }
+
+  private async rangeLatest(prefix: string, opts: RangeOptions, snap: Snapshot, revision: number): Promise<RangeResult> {
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    const lt = LATEST + prefixEnd(prefix);
+    const it = this.db.iterator({ ...this.lowerBound(LATEST, prefix, opts.startAfter), lt, snapshot: snap });
+    const kvs: KeyValue[] = [];
+    let lastKey: string | undefined;
+    let full = false;
+    try {
+      outer: for (;;) {
+        const chunk = await it.nextv(Math.min(1000, Number.isFinite(limit) ? Math.max(limit - kvs.length, 16) : 1000));
+        if (chunk.length === 0) break;
+        for (const [k, v] of chunk) {
+          const kv = decodeLatest(k.slice(LATEST.length), v);
+          lastKey = kv.key;
+          if (opts.filter && !opts.filter(kv)) continue;
+          kvs.push(kv);
+          if (kvs.length >= limit) {
+            full = true;
+            break outer;
+          }
+        }
+      }
+    } finally {
+      await it.close();
+    }
+    let remaining = 0;
+    if (full && lastKey !== undefined) {
+      const keys = this.db.keys({ gt: LATEST + lastKey, lt, snapshot: snap });
+      try {
+        for (;;) {
+          const chunk = await keys.nextv(1000);
+          if (chunk.length === 0) break;
+          remaining += chunk.length;
+        }
+      } finally {
+        await keys.close();
+      }
+    }
+    return { kvs, revision, remaining, more: remaining > 0 };
+  }
+
+  private async rangeHistory(prefix: string, opts: RangeOptions, snap: Snapshot, at: number): Promise<RangeResult> {
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    const it = this.db.iterator({ ...this.lowerBound(HISTORY, prefix, opts.startAfter), lt: HISTORY + prefixEnd(prefix), snapshot: snap });
+    const kvs: KeyValue[] = [];
+    let remaining = 0;
+    let full = false;
+    let groupKey: string | undefined;
+    let best: Buffer | undefined;
+    const finish = (): void => {
+      if (groupKey === undefined || best === undefined) return;
+      const kv = decodeHistory(groupKey, best);
+      if (!kv) return;
+      if (full) {
+        remaining++;
+        return;
+      }
+      if (opts.filter && !opts.filter(kv)) return;
+      kvs.push(kv);
+      if (kvs.length >= limit) full = true;
+    };
+    try {
+      for (;;) {
+        const chunk = await it.nextv(1000);
+        if (chunk.length === 0) break;
+        for (const [k, v] of chunk) {
+          const sep = k.lastIndexOf('\u0000');
+          const key = k.slice(HISTORY.length, sep);
+          const rev = parseInt(k.slice(sep + 1), 16);
+          if (key !== groupKey) {
+            finish();
+            groupKey = key;
+            best = undefined;
+          }
+          if (rev <= at) best = v;
+        }
+      }
+      finish();
+    } finally {
+      await it.close();
+    }
+    return { kvs, revision: at, remaining, more: remaining > 0 };
+  }
+
+  /**
+   * Events with revision > `afterRevision`, in order, for keys under `prefix` (or exactly `key`),
+   * up to the returned `revision` (the store revision the history was read at). A caller that
+   * subscribed before calling gets every later event from the bus: together, no gap. Compacted
+   * when `afterRevision` < compactedRevision.
+   */
+  async eventsAfter(afterRevision: number, match: { prefix?: string; key?: string } = {}): Promise<{ events: MvccEvent[]; revision: number }> {
+    const { snap, revision } = await this.snapshot();
+    try {
+      if (afterRevision < this.compacted) {
+        throw new MvccError('Compacted', `revision ${afterRevision} has been compacted (compacted ${this.compacted})`, this.compacted);
+      }
+      const events: MvccEvent[] = [];
+      if (afterRevision >= revision) return { events, revision };
+      const keep =
+        match.key !== undefined ? (k: string) => k === match.key : match.prefix ? (k: string) => k.startsWith(match.prefix!) : () => true;
+      const it = this.db.iterator({ gte: EVENTS + hex(Math.max(afterRevision + 1, 0)), lt: EVENTS + '\u007f', snapshot: snap });
+      try {
+        for (;;) {
+          const chunk = await it.nextv(1000);
+          if (chunk.length === 0) break;
+          for (const [k, v] of chunk) {
+            const rev = parseInt(k.slice(EVENTS.length, EVENTS.length + 16), 16);
+            const e = decodeEvent(v, rev, keep);
+            if (e) events.push(e);
+          }
+        }
+      } finally {
+        await it.close();
+      }
+      return { events, revision };
+    } finally {
+      await snap.close();
+    }
+  }
+
+  /**
+   * Drops history older than `revision`: afterwards reads at a revision < `revision` and watches
+   * from before it fail with Compacted, while the state at `revision` stays readable (etcd's
+   * compaction contract). Only keys written since the previous compaction are visited.
+   */
+  compact(revision: number): Promise<void> {
+    return this.exclusive(async () => {
+      if (revision <= this.compacted) return;
+      if (!Number.isSafeInteger(revision) || revision > this.revision) {
+        throw new MvccError('FutureRevision', `cannot compact to ${revision}: current revision ${this.revision}`, this.revision);
+      }
+      // Announce first: a reader that checks after this sees Compacted rather than a hole.
+      const before = this.compacted;
+      this.compacted = revision;
+      try {
+        const ops: BatchOp[] = [];
+        const touched = new Set<string>();
+        const ev = this.db.iterator({ gte: EVENTS, lt: EVENTS + hex(revision + 1) });
+        try {
+          for (;;) {
+            const chunk = await ev.nextv(1000);
+            if (chunk.length === 0) break;
+            for (const [k, v] of chunk) {
+              touched.add(new BinReader(v).str());
+              ops.push({ type: 'del', key: k });
+            }
+          }
+        } finally {
+          await ev.close();
+        }
+        for (const key of touched) {
+          const versions = await this.db
+            .iterator({ gt: `${HISTORY}${key}\u0000`, lte: `${HISTORY}${key}\u0000${hex(revision)}` })
+            .all();
+          const lastIdx = versions.length - 1;
+          versions.forEach(([k, v], i) => {
+            // Keep the version live at `revision`; a tombstone there means "absent", which the
+            // lack of any version <= revision says just as well.
+            if (i < lastIdx || v[0] === 0) ops.push({ type: 'del', key: k });
+          });
+        }
+        ops.push({ type: 'put', key: META_COMPACTED, value: Buffer.from(String(revision)) });
+        await this.writeBatch(ops, false);
+      } catch (e) {
+        this.compacted = before;
+        throw e;
+      }
+    });
+  }
+
+  /**
+   * Serializes the live state (every latest key with its metadata) plus revision and
+   * appliedIndex, read from one consistent snapshot, for shipping to a lagging replica.
+   */
+  async exportSnapshot(): Promise<Uint8Array> {
+    // Run in the queue so revision and appliedIndex describe exactly the data read.
+    return this.exclusive(async () => {
+      const w = new BinWriter(1 << 16);
+      w.str('kapi-mvcc-snapshot').u8(1).num(this.revision).num(this.applied);
+      const it = this.db.iterator({ gte: LATEST, lt: prefixEnd(LATEST) });
+      try {
+        for (;;) {
+          const chunk = await it.nextv(1000);
+          if (chunk.length === 0) break;
+          for (const [k, v] of chunk) {
+            w.u8(1).str(k.slice(LATEST.length));
+            writeKv(w, decodeLatest(k, v));
+          }
+        }
+      } finally {
+        await it.close();
+      }
+      w.u8(0);
+      return new Uint8Array(w.finish());
+    });
+  }
+
+  /**
+   * Replaces the whole state with a snapshot (one atomic batch). History before it is gone, so
+   * compactedRevision becomes the snapshot revision and reset listeners are told (watchers must
+   * relist). Throws MvccError('Corrupt') on malformed input, leaving the store unchanged.
+   */
+  importSnapshot(data: Uint8Array): Promise<void> {
+    return this.exclusive(async () => {
+      const puts: BatchOp[] = [];
+      let revision: number;
+      let applied: number;
+      try {
+        const r = new BinReader(data);
+        if (r.str() !== 'kapi-mvcc-snapshot' || r.u8() !== 1) throw new CodecError('not a snapshot');
+        revision = r.num();
+        applied = r.num();
+        while (r.u8() === 1) {
+          const key = r.str();
+          const kv = readKv(r, key);
+          puts.push({ type: 'put', key: LATEST + key, value: encodeLatest(kv) });
+          puts.push({ type: 'put', key: `${HISTORY}${key}\u0000${hex(kv.modRevision)}`, value: encodeHistory(kv, false) });
+        }
+        if (!r.done()) throw new CodecError('trailing bytes');
+      } catch (e) {
+        if (e instanceof CodecError) throw new MvccError('Corrupt', `invalid snapshot: ${e.message}`);
+        throw e;
+      }
+      const dels: BatchOp[] = (await this.db.keys().all()).map((key) => ({ type: 'del', key }));
+      const meta: BatchOp[] = [
+        { type: 'put', key: META_REV, value: Buffer.from(String(revision)) },
+        { type: 'put', key: META_APPLIED, value: Buffer.from(String(applied)) },
+        { type: 'put', key: META_COMPACTED, value: Buffer.from(String(revision)) },
+      ];
+      // Deletes first: within one LevelDB batch a later put of the same key wins.
+      await this.writeBatch([...dels, ...puts, ...meta], true);
+      this.revision = revision;
+      this.applied = applied;
+      this.compacted = revision;
+      this.bus.emitReset();
+      this.wakeWaiters();
+    });
+  }
+
+  /** Waits for queued mutations, then closes the database. Pending waiters resolve false. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    // Mutations already queued finish; later ones are refused (exclusive() checks `closing`).
+    this.closing = true;
+    await this.queue;
+    this.closed = true;
+    for (const w of this.waiters) {
+      clearTimeout(w.timer);
+      w.resolve(false);
+    }
+    this.waiters = [];
+    await this.db.close();
+  }
+}

@@ -1,0 +1,345 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { MvccStore } from '@app/mvcc';
+import { openLocalStorage, type MvccStorage } from './mvcc.storage.js';
+import { NO_CHANGE, StorageError, type KubeObject, type StorageEvent } from './storage.interface.js';
+import { collectionPrefix, objectKey } from './storage.keys.js';
+
+const cm = (name: string, data: Record<string, string> = {}, ns = 'default'): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: ns, uid: `uid-${name}` },
+  data,
+});
+const key = (name: string, ns = 'default'): string => objectKey({ group: '', resource: 'configmaps', namespace: ns, name });
+const PREFIX = collectionPrefix({ group: '', resource: 'configmaps' });
+const latest = { mode: 'MostRecent' } as const;
+
+describe('MvccStorage', () => {
+  let dir: string;
+  let storage: MvccStorage;
+  let store: MvccStore;
+
+  const open = async (opts: { revisionWaitMs?: number; compactionIntervalMs?: number } = {}) => {
+    const s = await openLocalStorage({ dataDir: dir, revisionWaitMs: 200, compactionIntervalMs: 0, ...opts });
+    storage = s.storage;
+    store = s.store;
+  };
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'storage-'));
+    await open();
+  });
+  afterEach(async () => {
+    await storage.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('builds registry keys and rejects bad segments', () => {
+    expect(key('a')).toBe('/registry/core/configmaps/default/a');
+    expect(objectKey({ group: 'rbac.authorization.k8s.io', resource: 'clusterroles', name: 'admin' })).toBe('/registry/rbac.authorization.k8s.io/clusterroles/admin');
+    expect(() => objectKey({ group: '', resource: 'pods', name: 'a/b' })).toThrow(TypeError);
+  });
+
+  describe('create and get', () => {
+    it('stores without resourceVersion and sets it from modRevision on every read', async () => {
+      const input = cm('a', { k: 'v' });
+      input.metadata.resourceVersion = '999';
+      const created = await storage.create(key('a'), input);
+      expect(created.metadata.resourceVersion).toBe('1');
+      expect(created.data).toEqual({ k: 'v' });
+      const raw = await store.get(key('a'));
+      expect(JSON.parse(new TextDecoder().decode(raw!.value)).metadata.resourceVersion).toBeUndefined();
+      expect((await storage.get(key('a'), latest))?.metadata.resourceVersion).toBe('1');
+      expect((await storage.get(key('a'), { mode: 'Any' }))?.metadata.resourceVersion).toBe('1');
+      expect(await storage.get(key('nope'), latest)).toBeUndefined();
+    });
+
+    it('create of an existing key fails with KeyExists; dryRun never writes', async () => {
+      await storage.create(key('a'), cm('a'));
+      await expect(storage.create(key('a'), cm('a'))).rejects.toMatchObject({ code: 'KeyExists' });
+      await expect(storage.create(key('a'), cm('a'), { dryRun: true })).rejects.toMatchObject({ code: 'KeyExists' });
+      const dry = await storage.create(key('b'), cm('b'), { dryRun: true });
+      expect(dry.metadata.name).toBe('b');
+      expect(dry.metadata.resourceVersion).toBeUndefined();
+      expect(await storage.get(key('b'), latest)).toBeUndefined();
+      expect(storage.currentRevision()).toBe(1);
+    });
+
+    it('rejects an object without metadata with a typed error', async () => {
+      await expect(storage.create(key('x'), {} as KubeObject)).rejects.toBeInstanceOf(StorageError);
+    });
+
+    it('NotOlderThan waits for the revision, then times out with TooLargeResourceVersion', async () => {
+      await storage.create(key('a'), cm('a'));
+      expect(await storage.get(key('a'), { mode: 'NotOlderThan', revision: 1 })).toBeDefined();
+      const waiting = storage.get(key('b'), { mode: 'NotOlderThan', revision: 2 });
+      await storage.create(key('b'), cm('b'));
+      expect((await waiting)?.metadata.name).toBe('b');
+      const err = await storage.get(key('a'), { mode: 'NotOlderThan', revision: 50 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StorageError);
+      expect(err).toMatchObject({ code: 'TooLargeResourceVersion', currentRevision: 2, requestedRevision: 50 });
+      expect((err as Error).message).toContain('Too large resource version');
+    });
+
+    it('Exact reads at a past revision; compacted revisions fail with Compacted', async () => {
+      await storage.create(key('a'), cm('a', { v: '1' }));
+      await storage.guaranteedUpdate(key('a'), (o) => ({ ...o, data: { v: '2' } }));
+      const old = await storage.get(key('a'), { mode: 'Exact', revision: 1 });
+      expect(old?.data).toEqual({ v: '1' });
+      expect(old?.metadata.resourceVersion).toBe('1');
+      await store.compact(2);
+      await expect(storage.get(key('a'), { mode: 'Exact', revision: 1 })).rejects.toMatchObject({ code: 'Compacted' });
+      await expect(storage.get(key('a'), { mode: 'Exact', revision: 9 })).rejects.toMatchObject({ code: 'TooLargeResourceVersion' });
+    });
+  });
+
+  describe('list', () => {
+    beforeEach(async () => {
+      for (const [ns, name] of [['a', 'x'], ['a', 'y'], ['b', 'x'], ['b', 'y'], ['c', 'z']] as const) {
+        await storage.create(key(name, ns), cm(name, { ns }, ns));
+      }
+    });
+
+    it('returns key-ordered items, the revision, and paging information', async () => {
+      const all = await storage.list(PREFIX, { consistency: latest });
+      expect(all.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['a/x', 'a/y', 'b/x', 'b/y', 'c/z']);
+      expect(all.revision).toBe(5);
+      expect(all.continueAfterKey).toBeUndefined();
+      expect(all.items[2]!.metadata.resourceVersion).toBe('3');
+
+      const p1 = await storage.list(PREFIX, { consistency: latest, limit: 2 });
+      expect(p1.items).toHaveLength(2);
+      expect(p1.continueAfterKey).toBe(key('y', 'a'));
+      expect(p1.remaining).toBe(3);
+      // Later writes do not show in a continuation read at the first page's revision.
+      await storage.create(key('w', 'b'), cm('w', {}, 'b'));
+      const p2 = await storage.list(PREFIX, { consistency: { mode: 'Exact', revision: p1.revision }, limit: 2, startAfterKey: p1.continueAfterKey });
+      expect(p2.items.map((o) => o.metadata.name)).toEqual(['x', 'y']);
+      expect(p2.revision).toBe(5);
+      expect(p2.remaining).toBe(1);
+      const p3 = await storage.list(PREFIX, { consistency: { mode: 'Exact', revision: 5 }, limit: 2, startAfterKey: p2.continueAfterKey });
+      expect(p3.items.map((o) => o.metadata.name)).toEqual(['z']);
+      expect(p3.continueAfterKey).toBeUndefined();
+    });
+
+    it('fills pages up to limit with a predicate; remaining counts keys before filtering', async () => {
+      const onlyX = (o: KubeObject) => o.metadata.name === 'x' || o.metadata.name === 'z';
+      const p1 = await storage.list(PREFIX, { consistency: latest, limit: 2, predicate: onlyX });
+      expect(p1.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['a/x', 'b/x']);
+      expect(p1.continueAfterKey).toBe(key('x', 'b'));
+      expect(p1.remaining).toBe(2);
+      const p2 = await storage.list(PREFIX, { consistency: latest, limit: 2, predicate: onlyX, startAfterKey: p1.continueAfterKey });
+      expect(p2.items.map((o) => o.metadata.name)).toEqual(['z']);
+      expect(p2.continueAfterKey).toBeUndefined();
+    });
+
+    it('lists one namespace only', async () => {
+      const res = await storage.list(collectionPrefix({ group: '', resource: 'configmaps', namespace: 'b' }), { consistency: { mode: 'Any' } });
+      expect(res.items.map((o) => o.metadata.name)).toEqual(['x', 'y']);
+    });
+  });
+
+  describe('guaranteedUpdate', () => {
+    it('updates with CAS and returns the new resourceVersion', async () => {
+      await storage.create(key('a'), cm('a', { n: '0' }));
+      const r = await storage.guaranteedUpdate(key('a'), (o) => ({ ...o, data: { n: '1' } }));
+      expect(r).toMatchObject({ created: false, changed: true });
+      expect(r.object.metadata.resourceVersion).toBe('2');
+      expect((await storage.get(key('a'), latest))?.data).toEqual({ n: '1' });
+    });
+
+    it('retries tryUpdate with fresh state when a concurrent write wins', async () => {
+      await storage.create(key('ctr'), cm('ctr', { n: '0' }));
+      const inc = (o: KubeObject): KubeObject => ({ ...o, data: { n: String(Number((o.data as { n: string }).n) + 1) } });
+      await Promise.all(Array.from({ length: 30 }, () => storage.guaranteedUpdate(key('ctr'), inc)));
+      expect((await storage.get(key('ctr'), latest))?.data).toEqual({ n: '30' });
+      expect(storage.currentRevision()).toBe(31);
+    });
+
+    it('checks preconditions against the state it sees: Conflict', async () => {
+      await storage.create(key('a'), cm('a'));
+      await expect(storage.guaranteedUpdate(key('a'), (o) => o, { preconditions: { uid: 'other' } })).rejects.toMatchObject({ code: 'Conflict' });
+      await expect(storage.guaranteedUpdate(key('a'), (o) => ({ ...o, data: { a: 'b' } }), { preconditions: { resourceVersion: '7' } })).rejects.toMatchObject({
+        code: 'Conflict',
+      });
+      const ok = await storage.guaranteedUpdate(key('a'), (o) => ({ ...o, data: { a: 'b' } }), { preconditions: { resourceVersion: '1', uid: 'uid-a' } });
+      expect(ok.changed).toBe(true);
+    });
+
+    it('NO_CHANGE and identical objects do not write', async () => {
+      await storage.create(key('a'), cm('a', { k: 'v' }));
+      const r1 = await storage.guaranteedUpdate(key('a'), () => NO_CHANGE);
+      expect(r1).toMatchObject({ changed: false, created: false });
+      expect(r1.object.metadata.resourceVersion).toBe('1');
+      const r2 = await storage.guaranteedUpdate(key('a'), (o) => ({ ...o, metadata: { ...o.metadata, resourceVersion: '1' } }));
+      expect(r2.changed).toBe(false);
+      expect(storage.currentRevision()).toBe(1);
+    });
+
+    it('KeyNotFound when missing; createIfMissing creates put-if-absent', async () => {
+      await expect(storage.guaranteedUpdate(key('m'), (o) => o)).rejects.toMatchObject({ code: 'KeyNotFound' });
+      const r = await storage.guaranteedUpdate(key('m'), (o) => ({ ...o, data: { made: 'yes' } }), { createIfMissing: () => cm('m') });
+      expect(r).toMatchObject({ created: true, changed: true });
+      expect(r.object.data).toEqual({ made: 'yes' });
+      const again = await storage.guaranteedUpdate(key('m'), (o) => ({ ...o, data: { made: 'twice' } }), { createIfMissing: () => cm('m') });
+      expect(again.created).toBe(false);
+    });
+
+    it('dryRun computes the result without writing; errors thrown by tryUpdate abort', async () => {
+      await storage.create(key('a'), cm('a'));
+      const r = await storage.guaranteedUpdate(key('a'), (o) => ({ ...o, data: { x: 'y' } }), { dryRun: true });
+      expect(r.object.data).toEqual({ x: 'y' });
+      expect(r.object.metadata.resourceVersion).toBe('1');
+      expect((await storage.get(key('a'), latest))?.data).toEqual({});
+      await expect(storage.guaranteedUpdate(key('a'), () => Promise.reject(new Error('invalid')))).rejects.toThrow('invalid');
+      expect(storage.currentRevision()).toBe(1);
+    });
+  });
+
+  describe('delete', () => {
+    it('returns the last state with resourceVersion = the deletion revision', async () => {
+      await storage.create(key('a'), cm('a', { k: 'v' }));
+      const gone = await storage.delete(key('a'));
+      expect(gone.data).toEqual({ k: 'v' });
+      expect(gone.metadata.resourceVersion).toBe('2');
+      expect(await storage.get(key('a'), latest)).toBeUndefined();
+      await expect(storage.delete(key('a'))).rejects.toMatchObject({ code: 'KeyNotFound' });
+    });
+
+    it('honours preconditions, validate and dryRun', async () => {
+      await storage.create(key('a'), cm('a'));
+      await expect(storage.delete(key('a'), { preconditions: { uid: 'x' } })).rejects.toMatchObject({ code: 'Conflict' });
+      await expect(storage.delete(key('a'), { preconditions: { resourceVersion: '5' } })).rejects.toMatchObject({ code: 'Conflict' });
+      await expect(
+        storage.delete(key('a'), {
+          validate: () => {
+            throw new Error('finalizers');
+          },
+        }),
+      ).rejects.toThrow('finalizers');
+      const dry = await storage.delete(key('a'), { dryRun: true });
+      expect(dry.metadata.resourceVersion).toBe('1');
+      expect(await storage.get(key('a'), latest)).toBeDefined();
+      expect((await storage.delete(key('a'), { preconditions: { uid: 'uid-a', resourceVersion: '1' } })).metadata.resourceVersion).toBe('2');
+    });
+  });
+
+  describe('watch', () => {
+    const collect = (opts: { key: string; recursive: boolean; afterRevision: number }) => {
+      const events: StorageEvent[] = [];
+      const errors: StorageError[] = [];
+      const handle = storage.watch(opts, { event: (e) => events.push(e), error: (e) => errors.push(e) });
+      return { events, errors, handle };
+    };
+    const until = async (cond: () => boolean): Promise<void> => {
+      for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+      expect(cond()).toBe(true);
+    };
+
+    it('replays history then switches to live events without gaps or duplicates', async () => {
+      for (let i = 0; i < 20; i++) await storage.create(key(`h${i}`), cm(`h${i}`));
+      // Start watches while batches keep landing, at several points of the write stream, so the
+      // replay/live switch happens while a batch is being written (its events are then both in
+      // the history snapshot and on the bus).
+      const writes = Promise.all(Array.from({ length: 300 }, (_, i) => storage.create(key(`l${i}`), cm(`l${i}`))));
+      const watches: ReturnType<typeof collect>[] = [];
+      for (let i = 0; i < 8; i++) {
+        watches.push(collect({ key: PREFIX, recursive: true, afterRevision: 5 }));
+        await new Promise((r) => setImmediate(r));
+      }
+      await writes;
+      for (const w of watches) {
+        await until(() => w.events.length >= 315);
+        expect(w.events.map((e) => e.revision)).toEqual(Array.from({ length: 315 }, (_, i) => i + 6));
+        expect(w.events.every((e) => e.type === 'ADDED' && e.object.metadata.resourceVersion === String(e.revision))).toBe(true);
+        expect(w.errors).toEqual([]);
+        w.handle.stop();
+      }
+      await storage.create(key('after'), cm('after'));
+      expect(watches[0]!.events).toHaveLength(315);
+    });
+
+    it('an event both in the history snapshot and on the bus is delivered once', async () => {
+      await storage.create(key('a'), cm('a'));
+      // Reproduce the race deterministically: a write lands (and is emitted to the bus, where the
+      // replaying watch buffers it) before the history snapshot is taken, so both contain it.
+      const original = store.eventsAfter.bind(store);
+      store.eventsAfter = async (...args) => {
+        await storage.create(key('b'), cm('b'));
+        return original(...args);
+      };
+      const w = collect({ key: PREFIX, recursive: true, afterRevision: 0 });
+      await until(() => w.events.length >= 2);
+      store.eventsAfter = original;
+      await storage.create(key('c'), cm('c'));
+      await until(() => w.events.length >= 3);
+      expect(w.events.map((e) => e.revision)).toEqual([1, 2, 3]);
+    });
+
+    it('a watch from a future revision delivers only later events', async () => {
+      await storage.create(key('a'), cm('a'));
+      const w = collect({ key: PREFIX, recursive: true, afterRevision: 3 });
+      for (const n of ['b', 'c', 'd', 'e']) await storage.create(key(n), cm(n));
+      await until(() => w.events.length >= 2);
+      expect(w.events.map((e) => e.revision)).toEqual([4, 5]);
+    });
+
+    it('MODIFIED carries prevObject; DELETED carries the last state at the deletion revision', async () => {
+      const w = collect({ key: PREFIX, recursive: true, afterRevision: 0 });
+      await storage.create(key('a'), cm('a', { v: '1' }));
+      await storage.guaranteedUpdate(key('a'), (o) => ({ ...o, data: { v: '2' } }));
+      await storage.delete(key('a'));
+      await until(() => w.events.length === 3);
+      const [added, modified, deleted] = w.events;
+      expect(added).toMatchObject({ type: 'ADDED', revision: 1 });
+      expect(modified).toMatchObject({ type: 'MODIFIED', revision: 2, object: { data: { v: '2' } }, prevObject: { data: { v: '1' }, metadata: { resourceVersion: '1' } } });
+      expect(deleted).toMatchObject({ type: 'DELETED', revision: 3, object: { data: { v: '2' }, metadata: { resourceVersion: '3' } }, prevObject: { metadata: { resourceVersion: '2' } } });
+    });
+
+    it('a non-recursive watch sees exactly one key (not keys it prefixes)', async () => {
+      const w = collect({ key: key('a'), recursive: false, afterRevision: 0 });
+      await storage.create(key('a'), cm('a'));
+      await storage.create(key('ab'), cm('ab'));
+      await storage.create(key('b'), cm('b'));
+      await storage.guaranteedUpdate(key('a'), (o) => ({ ...o, data: { x: '1' } }));
+      await until(() => w.events.length === 2);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(w.events.map((e) => [e.type, e.key])).toEqual([
+        ['ADDED', key('a')],
+        ['MODIFIED', key('a')],
+      ]);
+    });
+
+    it('fails with Compacted when the start revision was compacted', async () => {
+      await storage.create(key('a'), cm('a'));
+      await storage.create(key('b'), cm('b'));
+      await store.compact(2);
+      const w = collect({ key: PREFIX, recursive: true, afterRevision: 1 });
+      await until(() => w.errors.length === 1);
+      expect(w.errors[0]!.code).toBe('Compacted');
+      await storage.create(key('c'), cm('c'));
+      expect(w.events).toEqual([]);
+    });
+  });
+
+  it('the compaction timer drops history older than one period', async () => {
+    await storage.close();
+    await open({ compactionIntervalMs: 60 });
+    await storage.create(key('a'), cm('a'));
+    await storage.create(key('b'), cm('b'));
+    // First tick marks revision 2; the second compacts to it.
+    for (let i = 0; i < 100 && storage.compactedRevision() < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(storage.compactedRevision()).toBe(2);
+    await expect(storage.get(key('a'), { mode: 'Exact', revision: 1 })).rejects.toMatchObject({ code: 'Compacted' });
+  });
+
+  it('state survives close and reopen', async () => {
+    await storage.create(key('a'), cm('a'));
+    await storage.close();
+    await open();
+    expect((await storage.get(key('a'), latest))?.metadata.resourceVersion).toBe('1');
+    await expect(storage.create(key('a'), cm('a'))).rejects.toMatchObject({ code: 'KeyExists' });
+  });
+});

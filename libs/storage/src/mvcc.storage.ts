@@ -1,0 +1,444 @@
+/**
+ * `Storage` on the MVCC store and a Proposer (docs/storage.md). Reads go to the local store
+ * after the consistency step the caller asked for; writes are etcd-style transactions proposed
+ * through the Proposer (local fsynced log now, Raft later), exactly as Kubernetes' etcd3 storage
+ * (k8s.io/apiserver/pkg/storage/etcd3/store.go) builds create/update/delete on Txn.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LocalProposer, MvccError, MvccStore, type KeyValue, type MvccEvent, type Proposer, type TxnCommand, type TxnResult } from '@app/mvcc';
+import {
+  NO_CHANGE,
+  StorageError,
+  type KubeObject,
+  type ListOptions,
+  type ListResult,
+  type Preconditions,
+  type ReadConsistency,
+  type Storage,
+  type StorageEvent,
+  type TryUpdate,
+  type WatchHandle,
+  type WatchOptions,
+  type WatchSink,
+} from './storage.interface.js';
+
+const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder();
+
+/** Options of MvccStorage. */
+export interface MvccStorageOptions {
+  /**
+   * Longest wait (ms) for a "not older than"/"exact" revision that is not applied yet before
+   * TooLargeResourceVersion (conventions.md: "may wait briefly and then time out with 504").
+   * Default 3000.
+   */
+  revisionWaitMs?: number;
+  /**
+   * Compaction period and retained history window (ms). Each tick compacts to the revision seen
+   * at the previous tick, so at least one full period of history is kept. Default 300000
+   * (5 minutes, DESIGN.md "Storage model"); 0 disables compaction.
+   */
+  compactionIntervalMs?: number;
+  /** Give up a guaranteedUpdate/delete after this many lost compare-and-swaps (default 100). */
+  maxConflictRetries?: number;
+}
+
+type StoredMeta = KubeObject['metadata'];
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Storage implemented on MvccStore (reads) + Proposer (writes). Owns both: close() closes them. */
+export class MvccStorage implements Storage {
+  private readonly revisionWaitMs: number;
+  private readonly maxRetries: number;
+  private readonly watches = new Set<() => void>();
+  private compactionTimer: NodeJS.Timeout | undefined;
+  private compactionMark: number;
+  private closed = false;
+
+  constructor(
+    private readonly store: MvccStore,
+    private readonly proposer: Proposer,
+    opts: MvccStorageOptions = {},
+  ) {
+    this.revisionWaitMs = opts.revisionWaitMs ?? 3000;
+    this.maxRetries = opts.maxConflictRetries ?? 100;
+    this.compactionMark = store.currentRevision();
+    const interval = opts.compactionIntervalMs ?? 300_000;
+    if (interval > 0) {
+      this.compactionTimer = setInterval(() => void this.compactionTick(), interval);
+      this.compactionTimer.unref();
+    }
+  }
+
+  currentRevision(): number {
+    return this.store.currentRevision();
+  }
+
+  compactedRevision(): number {
+    return this.store.compactedRevision();
+  }
+
+  /**
+   * One compaction step: compact to the revision recorded one period ago, then record the
+   * current one. Like kube-apiserver's compactor, errors are ignored and retried next period.
+   */
+  async compactionTick(): Promise<void> {
+    const target = this.compactionMark;
+    this.compactionMark = this.store.currentRevision();
+    if (target > this.store.compactedRevision()) {
+      await this.store.compact(target).catch(() => undefined);
+    }
+  }
+
+  // ---- encoding -------------------------------------------------------------------------
+
+  /** JSON bytes of the object without metadata.resourceVersion (it is derived from modRevision). */
+  private encode(key: string, obj: KubeObject): Uint8Array {
+    if (!isRecord(obj) || !isRecord(obj.metadata)) throw new StorageError('Internal', key, 'object to store has no metadata');
+    const { resourceVersion: _rv, ...metadata } = obj.metadata as StoredMeta;
+    try {
+      return textEncoder.encode(JSON.stringify({ ...obj, metadata }));
+    } catch (e) {
+      throw new StorageError('Internal', key, `object is not serializable: ${(e as Error).message}`);
+    }
+  }
+
+  /** Parses stored bytes and sets resourceVersion (default: the value's modRevision). */
+  private decode(kv: KeyValue, resourceVersion: number | undefined = kv.modRevision): KubeObject {
+    return this.parse(kv.key, kv.value, resourceVersion);
+  }
+
+  private parse(key: string, bytes: Uint8Array, resourceVersion: number | undefined): KubeObject {
+    let obj: unknown;
+    try {
+      obj = JSON.parse(textDecoder.decode(bytes));
+    } catch {
+      throw new StorageError('Internal', key, 'stored value is not valid JSON');
+    }
+    if (!isRecord(obj) || !isRecord(obj.metadata)) throw new StorageError('Internal', key, 'stored value has no metadata');
+    const o = obj as KubeObject;
+    if (resourceVersion === undefined) delete o.metadata.resourceVersion;
+    else o.metadata.resourceVersion = String(resourceVersion);
+    return o;
+  }
+
+  // ---- errors and consistency -----------------------------------------------------------
+
+  private mapError(key: string, e: unknown, requested?: number): never {
+    if (e instanceof StorageError) throw e;
+    if (e instanceof MvccError) {
+      const current = this.store.currentRevision();
+      switch (e.code) {
+        case 'Compacted':
+          throw new StorageError('Compacted', key, `The resourceVersion for the provided watch/list is too old. ${e.message}`, current, requested);
+        case 'FutureRevision':
+          throw new StorageError('TooLargeResourceVersion', key, `Too large resource version: ${requested}, current: ${current}`, current, requested);
+        case 'Closed':
+          throw new StorageError('Unavailable', key, e.message);
+        default:
+          throw new StorageError('Internal', key, e.message);
+      }
+    }
+    throw new StorageError('Internal', key, e instanceof Error ? e.message : String(e));
+  }
+
+  private checkOpen(key: string): void {
+    if (this.closed) throw new StorageError('Unavailable', key, 'storage is closed');
+  }
+
+  /** Waits (bounded) until the local store applied `revision`. */
+  private async waitFor(key: string, revision: number): Promise<void> {
+    if (!Number.isSafeInteger(revision) || revision < 0) throw new StorageError('Internal', key, `invalid revision ${revision}`);
+    if (await this.store.waitForRevision(revision, this.revisionWaitMs)) return;
+    const current = this.store.currentRevision();
+    throw new StorageError('TooLargeResourceVersion', key, `Too large resource version: ${revision}, current: ${current}`, current, revision);
+  }
+
+  /** Performs the consistency step; returns the revision to read at (undefined: latest). */
+  private async prepareRead(key: string, c: ReadConsistency): Promise<number | undefined> {
+    this.checkOpen(key);
+    switch (c.mode) {
+      case 'MostRecent':
+        try {
+          await this.proposer.readBarrier();
+        } catch (e) {
+          this.mapError(key, e);
+        }
+        return undefined;
+      case 'Any':
+        return undefined;
+      case 'NotOlderThan':
+        await this.waitFor(key, c.revision);
+        return undefined;
+      case 'Exact':
+        await this.waitFor(key, c.revision);
+        if (c.revision < this.store.compactedRevision()) {
+          const current = this.store.currentRevision();
+          throw new StorageError('Compacted', key, `The resourceVersion ${c.revision} is too old (compacted ${this.store.compactedRevision()})`, current, c.revision);
+        }
+        return c.revision;
+    }
+  }
+
+  private async propose(key: string, cmd: TxnCommand): Promise<TxnResult> {
+    this.checkOpen(key);
+    try {
+      const r = await this.proposer.propose(cmd);
+      if (r.error) throw new StorageError('Internal', key, `command rejected: ${r.error}`);
+      return r;
+    } catch (e) {
+      this.mapError(key, e);
+    }
+  }
+
+  private checkPreconditions(key: string, current: KubeObject, p: Preconditions | undefined): void {
+    if (!p) return;
+    // Messages follow k8s.io/apiserver/pkg/storage.Preconditions.Check.
+    if (p.uid !== undefined && p.uid !== current.metadata.uid) {
+      throw new StorageError('Conflict', key, `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
+    }
+    if (p.resourceVersion !== undefined && p.resourceVersion !== current.metadata.resourceVersion) {
+      throw new StorageError(
+        'Conflict',
+        key,
+        `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion ?? ''}`,
+      );
+    }
+  }
+
+  // ---- reads ----------------------------------------------------------------------------
+
+  async get(key: string, consistency: ReadConsistency): Promise<KubeObject | undefined> {
+    const at = await this.prepareRead(key, consistency);
+    let kv: KeyValue | undefined;
+    try {
+      kv = await this.store.get(key, at);
+    } catch (e) {
+      this.mapError(key, e, at);
+    }
+    return kv && this.decode(kv);
+  }
+
+  async list(prefix: string, opts: ListOptions): Promise<ListResult> {
+    const at = await this.prepareRead(prefix, opts.consistency);
+    const decoded = new Map<KeyValue, KubeObject>();
+    const predicate = opts.predicate;
+    const filter = predicate
+      ? (kv: KeyValue): boolean => {
+          const obj = this.decode(kv);
+          decoded.set(kv, obj);
+          return predicate(obj);
+        }
+      : undefined;
+    let res;
+    try {
+      res = await this.store.range(prefix, { atRevision: at, limit: opts.limit, startAfter: opts.startAfterKey, filter });
+    } catch (e) {
+      this.mapError(prefix, e, at);
+    }
+    const items = res.kvs.map((kv) => decoded.get(kv) ?? this.decode(kv));
+    const out: ListResult = { items, revision: res.revision };
+    if (res.more && res.kvs.length > 0) {
+      out.continueAfterKey = res.kvs[res.kvs.length - 1]!.key;
+      out.remaining = res.remaining;
+    }
+    return out;
+  }
+
+  // ---- writes ---------------------------------------------------------------------------
+
+  async create(key: string, obj: KubeObject, opts: { dryRun?: boolean } = {}): Promise<KubeObject> {
+    const bytes = this.encode(key, obj);
+    if (opts.dryRun) {
+      this.checkOpen(key);
+      if (await this.store.get(key)) throw new StorageError('KeyExists', key, `key ${key} already exists`);
+      return this.parse(key, bytes, undefined);
+    }
+    // Put-if-absent: the compare runs in the state machine, atomically with the put.
+    const r = await this.propose(key, { compares: [{ key, target: 'absent' }], success: [{ type: 'put', key, value: bytes }], failure: [] });
+    if (!r.succeeded) throw new StorageError('KeyExists', key, `key ${key} already exists`);
+    return this.decode(r.results[0]!.current!);
+  }
+
+  async guaranteedUpdate(
+    key: string,
+    tryUpdate: TryUpdate,
+    opts: { preconditions?: Preconditions; dryRun?: boolean; createIfMissing?: () => KubeObject | undefined } = {},
+  ): Promise<{ object: KubeObject; created: boolean; changed: boolean }> {
+    this.checkOpen(key);
+    // The first attempt uses local state; a lost compare-and-swap returns the winner's state
+    // (the failure branch's get), so retries need no extra read (etcd3 store.GuaranteedUpdate).
+    let kv = await this.store.get(key);
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > this.maxRetries) throw new StorageError('Conflict', key, `too many conflicting updates of ${key}`);
+      let current: KubeObject;
+      let creating = false;
+      if (kv) {
+        current = this.decode(kv);
+        this.checkPreconditions(key, current, opts.preconditions);
+      } else {
+        const initial = opts.createIfMissing?.();
+        if (!initial) throw new StorageError('KeyNotFound', key, `key ${key} not found`);
+        current = this.parse(key, this.encode(key, initial), undefined);
+        creating = true;
+      }
+      const result = await tryUpdate(current);
+      const next = result === NO_CHANGE ? (creating ? current : undefined) : result;
+      if (!next) return { object: this.decode(kv!), created: false, changed: false };
+      const bytes = this.encode(key, next);
+      // Identical bytes: no write and no new revision (Kubernetes skips such updates too).
+      if (kv && Buffer.from(bytes).equals(Buffer.from(kv.value))) return { object: this.decode(kv), created: false, changed: false };
+      if (opts.dryRun) return { object: this.parse(key, bytes, kv?.modRevision), created: creating, changed: true };
+      const compare = kv ? { key, target: 'modRevision' as const, value: kv.modRevision } : { key, target: 'absent' as const };
+      const r = await this.propose(key, { compares: [compare], success: [{ type: 'put', key, value: bytes }], failure: [{ type: 'get', key }] });
+      if (r.succeeded) return { object: this.decode(r.results[0]!.current!), created: creating, changed: true };
+      kv = r.results[0]?.current;
+    }
+  }
+
+  async delete(
+    key: string,
+    opts: { preconditions?: Preconditions; dryRun?: boolean; validate?: (current: KubeObject) => void | Promise<void> } = {},
+  ): Promise<KubeObject> {
+    this.checkOpen(key);
+    let kv = await this.store.get(key);
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > this.maxRetries) throw new StorageError('Conflict', key, `too many conflicting writes to ${key}`);
+      if (!kv) throw new StorageError('KeyNotFound', key, `key ${key} not found`);
+      const current = this.decode(kv);
+      this.checkPreconditions(key, current, opts.preconditions);
+      if (opts.validate) await opts.validate(this.decode(kv));
+      if (opts.dryRun) return current;
+      const r = await this.propose(key, {
+        compares: [{ key, target: 'modRevision', value: kv.modRevision }],
+        success: [{ type: 'delete', key }],
+        failure: [{ type: 'get', key }],
+      });
+      if (r.succeeded) return this.decode(r.results[0]!.prev!, r.revision);
+      // Someone wrote in between: re-check preconditions and validation on the new state.
+      kv = r.results[0]?.current;
+    }
+  }
+
+  // ---- watch ----------------------------------------------------------------------------
+
+  private toStorageEvent(e: MvccEvent): StorageEvent {
+    if (e.type === 'delete') {
+      const prev = e.prevValue!;
+      return { type: 'DELETED', key: e.key, object: this.decode(prev, e.revision), prevObject: this.decode(prev), revision: e.revision };
+    }
+    if (e.prevValue) {
+      return { type: 'MODIFIED', key: e.key, object: this.decode(e.value), prevObject: this.decode(e.prevValue), revision: e.revision };
+    }
+    return { type: 'ADDED', key: e.key, object: this.decode(e.value), revision: e.revision };
+  }
+
+  /**
+   * Subscribes to live events first, then reads history after `afterRevision` up to revision H
+   * from one snapshot; live events buffered meanwhile are delivered only when above H. So the
+   * switch from replay to live has neither gaps nor duplicates.
+   */
+  watch(opts: WatchOptions, sink: WatchSink): WatchHandle {
+    const matches = opts.recursive ? (k: string) => k.startsWith(opts.key) : (k: string) => k === opts.key;
+    let stopped = false;
+    let replaying = true;
+    let threshold = opts.afterRevision;
+    let buffer: MvccEvent[] = [];
+
+    const stop = (): void => {
+      if (stopped) return;
+      stopped = true;
+      unsubscribe();
+      unreset();
+      this.watches.delete(stop);
+      buffer = [];
+    };
+    const fail = (err: StorageError): void => {
+      if (stopped) return;
+      stop();
+      sink.error(err);
+    };
+    const deliver = (e: MvccEvent): void => {
+      if (stopped) return;
+      let se: StorageEvent;
+      try {
+        se = this.toStorageEvent(e);
+      } catch (err) {
+        fail(err instanceof StorageError ? err : new StorageError('Internal', e.key, String(err)));
+        return;
+      }
+      try {
+        sink.event(se);
+      } catch {
+        // A sink that throws cannot be trusted to have seen the event: end the watch.
+        fail(new StorageError('Internal', opts.key, 'watch sink failed'));
+      }
+    };
+
+    const unsubscribe = this.store.subscribe((e) => {
+      if (!matches(e.key)) return;
+      if (replaying) buffer.push(e);
+      else if (e.revision > threshold) deliver(e);
+    });
+    const unreset = this.store.onReset(() =>
+      fail(new StorageError('Compacted', opts.key, 'history was replaced by a snapshot; relist', this.store.currentRevision(), opts.afterRevision)),
+    );
+    this.watches.add(stop);
+
+    if (this.closed) {
+      fail(new StorageError('Unavailable', opts.key, 'storage is closed'));
+    } else {
+      this.store.eventsAfter(opts.afterRevision, opts.recursive ? { prefix: opts.key } : { key: opts.key }).then(
+        ({ events, revision }) => {
+          for (const e of events) deliver(e);
+          threshold = Math.max(opts.afterRevision, revision);
+          replaying = false;
+          const pending = buffer;
+          buffer = [];
+          for (const e of pending) if (e.revision > threshold) deliver(e);
+        },
+        (err: unknown) => {
+          try {
+            this.mapError(opts.key, err, opts.afterRevision);
+          } catch (se) {
+            fail(se as StorageError);
+          }
+        },
+      );
+    }
+    return { stop };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.compactionTimer) clearInterval(this.compactionTimer);
+    for (const stop of [...this.watches]) stop();
+    await this.proposer.close();
+    await this.store.close();
+  }
+}
+
+/** Options of openLocalStorage. */
+export interface LocalStorageOptions extends MvccStorageOptions {
+  /** Node data directory; the store lives in `<dataDir>/mvcc` (created when missing). */
+  dataDir: string;
+  /** fsync each group-commit batch (default true). */
+  sync?: boolean;
+}
+
+/** Opens a single-node storage: MvccStore + LocalProposer (group-committing fsynced log). */
+export async function openLocalStorage(
+  opts: LocalStorageOptions,
+): Promise<{ storage: MvccStorage; store: MvccStore; proposer: LocalProposer; close: () => Promise<void> }> {
+  const dir = join(opts.dataDir, 'mvcc');
+  await mkdir(dir, { recursive: true });
+  const store = await MvccStore.open(dir);
+  const proposer = new LocalProposer(store, { sync: opts.sync ?? true });
+  const storage = new MvccStorage(store, proposer, opts);
+  return { storage, store, proposer, close: () => storage.close() };
+}
