@@ -1,0 +1,137 @@
+/**
+ * Builds and caches the OpenAPI documents for the current set of kinds, and answers the
+ * `/openapi/v2`, `/openapi/v3` and `/openapi/v3/<gv>` requests the way kube-openapi's handlers
+ * do (HTTP edges stay thin: they pass the path, `hash` query and If-None-Match header here and
+ * write back the returned status, headers and body).
+ *
+ * Documents are built lazily on first request after `setKinds` and then reused until the kinds
+ * change (custom resources come and go); the hash of each document is computed once.
+ * Behaviour copied from kube-openapi handler3: ETag is the quoted uppercase SHA-512 hex; a
+ * request with `?hash=` matching the current one gets `Cache-Control: public, immutable` and a
+ * one-year Expires; a stale hash gets a 301 to the current URL.
+ */
+import { groupVersionPath, type OpenAPIKind } from './openapi.kinds.js';
+import { buildOpenAPIV2Document } from './openapi.v2.js';
+import {
+  buildOpenAPIV3Discovery,
+  buildOpenAPIV3Document,
+  kindsByGroupVersion,
+  publish,
+  type OpenAPIInfo,
+  type PublishedDocument,
+} from './openapi.v3.js';
+
+/** An HTTP answer for an OpenAPI endpoint. */
+export interface OpenAPIResponse {
+  status: 200 | 301 | 304 | 404 | 406;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** What the edge passes in. */
+export interface OpenAPIRequest {
+  /** URL path without query, e.g. `/openapi/v3/apis/apps/v1`. */
+  path: string;
+  /** The `hash` query parameter, if any. */
+  hash?: string;
+  /** The If-None-Match request header, if any. */
+  ifNoneMatch?: string;
+  /** The Accept header; only JSON is served (protobuf variants answer 406). */
+  accept?: string;
+  /** Wall clock for Expires; injectable for tests. */
+  now?: Date;
+}
+
+/** Caches the published documents of one set of kinds. */
+export class OpenAPIPublisher {
+  private kinds: readonly OpenAPIKind[] = [];
+  private v3: Map<string, PublishedDocument> | undefined;
+  private v3Discovery: PublishedDocument | undefined;
+  private v2: PublishedDocument | undefined;
+
+  constructor(
+    kinds: readonly OpenAPIKind[] = [],
+    private readonly info: OpenAPIInfo = {},
+  ) {
+    this.setKinds(kinds);
+  }
+
+  /** Replaces the served kinds; documents are rebuilt on next use. */
+  setKinds(kinds: readonly OpenAPIKind[]): void {
+    this.kinds = [...kinds];
+    this.v3 = undefined;
+    this.v3Discovery = undefined;
+    this.v2 = undefined;
+  }
+
+  /** Group-version documents keyed `api/v1`, `apis/<g>/<v>`. */
+  v3Documents(): ReadonlyMap<string, PublishedDocument> {
+    if (!this.v3) {
+      const docs = new Map<string, PublishedDocument>();
+      for (const [key, ks] of kindsByGroupVersion(this.kinds)) docs.set(key, publish(buildOpenAPIV3Document(ks, this.info)));
+      this.v3 = docs;
+    }
+    return this.v3;
+  }
+
+  /** The `/openapi/v3` discovery document. */
+  v3DiscoveryDocument(): PublishedDocument {
+    this.v3Discovery ??= publish(buildOpenAPIV3Discovery(this.v3Documents()));
+    return this.v3Discovery;
+  }
+
+  /** One group-version document, by key (`api/v1`) or by group and version. */
+  v3Document(key: string): PublishedDocument | undefined;
+  v3Document(group: string, version: string): PublishedDocument | undefined;
+  v3Document(a: string, b?: string): PublishedDocument | undefined {
+    return this.v3Documents().get(b === undefined ? a : groupVersionPath(a, b));
+  }
+
+  /** The `/openapi/v2` document. */
+  v2Document(): PublishedDocument {
+    this.v2 ??= publish(buildOpenAPIV2Document(this.kinds, this.info));
+    return this.v2;
+  }
+
+  /** Answers GET /openapi/v2, /openapi/v3 and /openapi/v3/<gv>; 404 for anything else. */
+  handle(req: OpenAPIRequest): OpenAPIResponse {
+    const path = req.path.replace(/\/+$/, '');
+    if (!acceptsJson(req.accept)) {
+      return { status: 406, headers: { 'Content-Type': 'text/plain' }, body: 'only application/json is served' };
+    }
+    if (path === '/openapi/v2') return serve(this.v2Document(), req, false);
+    if (path === '/openapi/v3') return serve(this.v3DiscoveryDocument(), req, false);
+    if (path.startsWith('/openapi/v3/')) {
+      const key = path.slice('/openapi/v3/'.length);
+      const doc = this.v3Document(key);
+      if (!doc) return { status: 404, headers: { 'Content-Type': 'text/plain' }, body: `no OpenAPI v3 document for ${key}` };
+      if (req.hash !== undefined && req.hash !== '' && req.hash !== doc.hash) {
+        return { status: 301, headers: { Location: `/openapi/v3/${key}?hash=${doc.hash}` }, body: '' };
+      }
+      return serve(doc, req, req.hash !== undefined && req.hash !== '');
+    }
+    return { status: 404, headers: { 'Content-Type': 'text/plain' }, body: 'not found' };
+  }
+}
+
+function acceptsJson(accept: string | undefined): boolean {
+  if (!accept) return true;
+  return accept.split(',').some((c) => {
+    const t = c.split(';')[0].trim().toLowerCase();
+    return t === '*/*' || t === 'application/*' || t === 'application/json';
+  });
+}
+
+function serve(doc: PublishedDocument, req: OpenAPIRequest, immutable: boolean): OpenAPIResponse {
+  const etag = `"${doc.hash}"`;
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', ETag: etag, Vary: 'Accept' };
+  if (immutable) {
+    headers['Cache-Control'] = 'public, immutable';
+    const now = req.now ?? new Date();
+    headers.Expires = new Date(Date.UTC(now.getUTCFullYear() + 1, now.getUTCMonth(), now.getUTCDate(), now.getUTCHours(), now.getUTCMinutes(), now.getUTCSeconds())).toUTCString();
+  }
+  if (req.ifNoneMatch !== undefined && req.ifNoneMatch.split(',').some((t) => t.trim() === etag || t.trim() === '*')) {
+    return { status: 304, headers, body: '' };
+  }
+  return { status: 200, headers, body: doc.body };
+}

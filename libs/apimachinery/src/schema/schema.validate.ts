@@ -1,0 +1,292 @@
+/**
+ * Structural validation of a JSON value against an OpenAPI v3 structural schema, producing
+ * Kubernetes field errors.
+ *
+ * Messages follow what kube-apiserver returns for custom resources (kube-openapi's validator as
+ * converted by apiextensions-apiserver), e.g.
+ *   `spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"`
+ *   `spec.mode: Unsupported value: "x": supported values: "a", "b"`
+ *   `spec.name: Required value`
+ * and are used for built-in kinds too so errors read the same everywhere. Field paths are
+ * field.Path strings (`data[key]`, `spec.containers[0].name`).
+ *
+ * Validation never mutates and never throws on bad input: every problem is a FieldError. Call it
+ * after pruning and defaulting (Kubernetes order: decode -> prune -> default -> validate).
+ */
+import type { FieldError } from '../errors.js';
+import type { JSONSchemaProps } from './schema.types.js';
+import { childPath, indexPath, isPlainObject, keyPath } from './schema.path.js';
+import { resolveSchema, SchemaResolutionError, type SchemaDefinitions } from './schema.resolve.js';
+import { ObjectMetaSchema } from './meta.schemas.js';
+
+/** Options of `validateSchema`. */
+export interface ValidateOptions {
+  /** Definitions for `$ref`s, when the schema uses them. */
+  definitions?: SchemaDefinitions;
+  /**
+   * Treat the value as a whole API object (apiVersion, kind, metadata implied, as for a custom
+   * resource root). Defaults to true when `basePath` is empty.
+   */
+  root?: boolean;
+}
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+// 2^63 is exactly representable as a double; any double >= it is out of int64 range.
+const INT64_LIMIT = 9223372036854775808;
+
+/** The JSON type name of a value as kube-openapi reports it (integer vs number, null). */
+export function jsonTypeName(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v)) return 'array';
+  switch (typeof v) {
+    case 'string':
+      return 'string';
+    case 'boolean':
+      return 'boolean';
+    case 'number':
+      return Number.isInteger(v) ? 'integer' : 'number';
+    case 'object':
+      return 'object';
+    default:
+      return typeof v;
+  }
+}
+
+// RFC 3339 date-time (Kubernetes metav1.Time / MicroTime and the `date-time` format): full date,
+// `T` (any case), time with optional fraction, `Z` or a numeric offset.
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
+// Standard base64 with padding, as Go's base64.StdEncoding decodes `[]byte` fields.
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+function validDateTime(s: string): boolean {
+  const m = DATE_TIME.exec(s);
+  if (!m) return false;
+  const [y, mo, d, h, mi, sec] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number);
+  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 60) return false;
+  const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  if (d > daysInMonth) return false;
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return false;
+  return true;
+}
+
+/** Checks a string against a known `format`; unknown formats pass, as in Kubernetes. */
+function formatOk(format: string, s: string): boolean {
+  switch (format) {
+    case 'byte':
+      return BASE64.test(s);
+    case 'date-time':
+      return validDateTime(s);
+    case 'date':
+      return /^\d{4}-\d{2}-\d{2}$/.test(s) && validDateTime(`${s}T00:00:00Z`);
+    default:
+      return true;
+  }
+}
+
+const regexCache = new Map<string, RegExp | null>();
+function compile(pattern: string): RegExp | null {
+  let re = regexCache.get(pattern);
+  if (re === undefined) {
+    try {
+      re = new RegExp(pattern, 'u');
+    } catch {
+      re = null;
+    }
+    regexCache.set(pattern, re);
+  }
+  return re;
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+function quoteList(values: readonly unknown[]): string {
+  return values.map((v) => JSON.stringify(v)).join(', ');
+}
+
+class Validator {
+  readonly errs: FieldError[] = [];
+  constructor(private readonly defs: SchemaDefinitions | undefined) {}
+
+  private name(path: string): string {
+    return path || '<root>';
+  }
+
+  private typeError(path: string, expected: string, v: unknown): void {
+    const actual = jsonTypeName(v);
+    this.errs.push({
+      type: 'FieldValueTypeInvalid',
+      field: path,
+      value: actual,
+      detail: `${this.name(path)} in body must be of type ${expected}: ${JSON.stringify(actual)}`,
+    });
+  }
+
+  private invalid(path: string, v: unknown, detail: string): void {
+    this.errs.push({ type: 'FieldValueInvalid', field: path, value: v, detail: `${this.name(path)} in body ${detail}` });
+  }
+
+  value(v: unknown, raw: JSONSchemaProps, path: string, asObjectRoot: boolean): void {
+    let s: JSONSchemaProps;
+    try {
+      s = resolveSchema(raw, this.defs);
+    } catch (e) {
+      this.errs.push({ type: 'InternalError', field: path, detail: e instanceof SchemaResolutionError ? e.message : String(e) });
+      return;
+    }
+    if (v === null || v === undefined) {
+      // A structural schema admits null only where it says nullable (apiextensions rule).
+      if (!s.nullable && (s.type !== undefined || s['x-kubernetes-int-or-string'])) this.typeError(path, s.type ?? 'integer,string', v);
+      return;
+    }
+    if (s['x-kubernetes-int-or-string'] || s.format === 'int-or-string') {
+      if (!(typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v)))) this.typeError(path, 'integer,string', v);
+      this.composition(v, s, path);
+      return;
+    }
+    if (s.type !== undefined && !this.typeMatches(v, s.type)) {
+      this.typeError(path, s.type, v);
+      return;
+    }
+    if (s.enum && !s.enum.some((e) => deepEqual(e, v))) {
+      this.errs.push({ type: 'FieldValueNotSupported', field: path, value: v, detail: `supported values: ${quoteList(s.enum)}` });
+    }
+    if (typeof v === 'string') this.string(v, s, path);
+    else if (typeof v === 'number') this.number(v, s, path);
+    else if (Array.isArray(v)) this.array(v, s, path);
+    else if (isPlainObject(v)) this.object(v, s, path, asObjectRoot);
+    this.composition(v, s, path);
+  }
+
+  private typeMatches(v: unknown, type: NonNullable<JSONSchemaProps['type']>): boolean {
+    switch (type) {
+      case 'object':
+        return isPlainObject(v);
+      case 'array':
+        return Array.isArray(v);
+      case 'string':
+        return typeof v === 'string';
+      case 'boolean':
+        return typeof v === 'boolean';
+      case 'integer':
+        return typeof v === 'number' && Number.isInteger(v);
+      case 'number':
+        return typeof v === 'number' && Number.isFinite(v);
+      default:
+        return false;
+    }
+  }
+
+  private string(v: string, s: JSONSchemaProps, path: string): void {
+    if (s.format && !formatOk(s.format, v)) {
+      this.errs.push({
+        type: 'FieldValueInvalid',
+        field: path,
+        value: v,
+        detail: `${this.name(path)} in body must be of type ${s.format}: ${JSON.stringify(v)}`,
+      });
+    }
+    if (s.maxLength !== undefined || s.minLength !== undefined) {
+      // kube-openapi counts characters (runes), not UTF-16 units.
+      const len = [...v].length;
+      if (s.maxLength !== undefined && len > s.maxLength) {
+        this.errs.push({ type: 'FieldValueTooLong', field: path, value: v, detail: `may not be more than ${s.maxLength} bytes` });
+      }
+      if (s.minLength !== undefined && len < s.minLength) this.invalid(path, v, `should be at least ${s.minLength} chars long`);
+    }
+    if (s.pattern !== undefined) {
+      const re = compile(s.pattern);
+      if (re === null) this.errs.push({ type: 'InternalError', field: path, detail: `invalid pattern ${JSON.stringify(s.pattern)} in schema` });
+      else if (!re.test(v)) this.invalid(path, v, `should match '${s.pattern}'`);
+    }
+  }
+
+  private number(v: number, s: JSONSchemaProps, path: string): void {
+    if (s.format === 'int32' && (v < INT32_MIN || v > INT32_MAX)) this.invalid(path, v, `must be of type int32: ${JSON.stringify(String(v))}`);
+    if (s.format === 'int64' && (v >= INT64_LIMIT || v < -INT64_LIMIT)) this.invalid(path, v, `must be of type int64: ${JSON.stringify(String(v))}`);
+    if (s.minimum !== undefined && v < s.minimum) this.invalid(path, v, `should be greater than or equal to ${s.minimum}`);
+    if (s.maximum !== undefined && v > s.maximum) this.invalid(path, v, `should be less than or equal to ${s.maximum}`);
+  }
+
+  private array(v: unknown[], s: JSONSchemaProps, path: string): void {
+    if (s.maxItems !== undefined && v.length > s.maxItems) {
+      this.errs.push({ type: 'FieldValueTooMany', field: path, value: v.length, detail: `${v.length}: must have at most ${s.maxItems} items` });
+    }
+    if (s.minItems !== undefined && v.length < s.minItems) this.invalid(path, v, `should have at least ${s.minItems} items`);
+    if (s.items) for (let i = 0; i < v.length; i++) this.value(v[i], s.items, indexPath(path, i), false);
+    const listType = s['x-kubernetes-list-type'];
+    if (listType === 'set') {
+      for (let i = 0; i < v.length; i++) {
+        for (let j = 0; j < i; j++) {
+          if (deepEqual(v[i], v[j])) {
+            this.errs.push({ type: 'FieldValueDuplicate', field: indexPath(path, i), value: v[i], detail: '' });
+            break;
+          }
+        }
+      }
+    } else if (listType === 'map') {
+      const keys = s['x-kubernetes-list-map-keys'] ?? [];
+      const seen: Array<Record<string, unknown>> = [];
+      v.forEach((item, i) => {
+        if (!isPlainObject(item)) return;
+        const k: Record<string, unknown> = {};
+        for (const key of keys) if (item[key] !== undefined) k[key] = item[key];
+        if (seen.some((o) => deepEqual(o, k))) this.errs.push({ type: 'FieldValueDuplicate', field: indexPath(path, i), value: k, detail: '' });
+        else seen.push(k);
+      });
+    }
+  }
+
+  private object(v: Record<string, unknown>, s: JSONSchemaProps, path: string, asObjectRoot: boolean): void {
+    const props = s.properties ?? {};
+    for (const r of s.required ?? []) {
+      if (v[r] === undefined) this.errs.push({ type: 'FieldValueRequired', field: childPath(path, r), detail: '' });
+    }
+    const embedded = asObjectRoot || s['x-kubernetes-embedded-resource'] === true;
+    if (embedded && path !== '') {
+      // Embedded objects must say what they are (apiextensions ValidateEmbeddedResource).
+      for (const k of ['apiVersion', 'kind']) {
+        if (v[k] === undefined || v[k] === '') this.errs.push({ type: 'FieldValueRequired', field: childPath(path, k), detail: 'must not be empty' });
+      }
+    }
+    for (const [k, val] of Object.entries(v)) {
+      const p = props[k];
+      if (p) this.value(val, p, childPath(path, k), false);
+      else if (embedded && (k === 'apiVersion' || k === 'kind')) {
+        if (typeof val !== 'string' && val !== undefined) this.typeError(childPath(path, k), 'string', val);
+      } else if (embedded && k === 'metadata') this.value(val, ObjectMetaSchema, childPath(path, k), false);
+      else if (typeof s.additionalProperties === 'object') this.value(val, s.additionalProperties, keyPath(path, k), false);
+    }
+  }
+
+  private composition(v: unknown, s: JSONSchemaProps, path: string): void {
+    // Beyond the single-element wrapper (resolved away above), allOf/anyOf/oneOf are value
+    // validations that apply at the same path.
+    for (const sub of s.allOf ?? []) this.value(v, sub, path, false);
+    const passes = (sub: JSONSchemaProps): boolean => {
+      const inner = new Validator(this.defs);
+      inner.value(v, sub, path, false);
+      return inner.errs.length === 0;
+    };
+    if (s.anyOf && !s.anyOf.some(passes)) this.invalid(path, v, 'must match at least one schema in anyOf');
+    if (s.oneOf && s.oneOf.filter(passes).length !== 1) this.invalid(path, v, 'must validate one and only one schema (oneOf)');
+  }
+}
+
+/**
+ * Validates `obj` against `schema`; returns every problem found (empty when valid). `basePath`
+ * prefixes the reported field paths (e.g. `spec` when validating only a spec).
+ */
+export function validateSchema(obj: unknown, schema: JSONSchemaProps, basePath = '', opts: ValidateOptions = {}): FieldError[] {
+  const v = new Validator(opts.definitions);
+  v.value(obj, schema, basePath, opts.root ?? basePath === '');
+  return v.errs;
+}
