@@ -226,26 +226,17 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     requireUser(req);
     reply.code(200).header('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics());
   });
-  const openapiV3 = async (req: FastifyRequest, reply: FastifyReply) => {
+  const serveOpenApi = async (req: FastifyRequest, reply: FastifyReply) => {
     requireUser(req);
-    const rest = (req.params as Record<string, string>)['*'] ?? '';
-    const doc = rest ? openapi.v3(rest) : openapi.v3Index();
-    if (!doc) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
-    reply.header('ETag', doc.etag).header('Cache-Control', rest ? 'public, immutable' : 'no-cache, private');
-    sendJson(reply, doc.body);
+    const q = firstValues(req.query as Record<string, unknown>);
+    const res = openapi.handle(req.url.split('?')[0], q.hash, req.headers['if-none-match'] as string | undefined, req.headers.accept);
+    if (res.status === 404) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+    if (res.status === 406) throw Errors.notAcceptable(['application/json']);
+    reply.code(res.status).headers(res.headers).send(res.body);
   };
-  fastify.get('/openapi/v3', openapiV3);
-  fastify.get('/openapi/v3/*', openapiV3);
-  fastify.get('/openapi/v2', async (req, reply) => {
-    requireUser(req);
-    const accept = req.headers.accept ?? '';
-    if (accept.includes('protobuf') && !accept.includes('application/json') && !accept.includes('*/*')) {
-      throw Errors.notAcceptable(['application/json']);
-    }
-    const doc = openapi.v2();
-    reply.header('ETag', doc.etag);
-    sendJson(reply, doc.body);
-  });
+  fastify.get('/openapi/v2', serveOpenApi);
+  fastify.get('/openapi/v3', serveOpenApi);
+  fastify.get('/openapi/v3/*', serveOpenApi);
 
   // --- API paths ---
   const api = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
