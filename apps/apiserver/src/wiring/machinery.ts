@@ -12,10 +12,10 @@ import {
   encodeProtobuf,
   findUnknownFields,
   generateName,
-  hasProtobufMessage,
   parseFieldSelector,
   parseJsonStrict,
   parseLabelSelector,
+  protobufRoot,
   prune,
   validateObjectMetaCreate,
   validateObjectMetaUpdate,
@@ -54,6 +54,23 @@ export function createMachinery(): Machinery {
     jsonPatch: (target, ops) => applyJsonPatch(target, ops),
     strategicMergePatch: (target, patch, schema) => applyStrategicMergePatch(target, patch, schema),
   };
+}
+
+const protobufKnown = new Map<string, boolean>();
+
+/** Whether the loaded protobuf schemas define `messageName` (and its List), cached. */
+function hasProtobufMessage(messageName: string): boolean {
+  let known = protobufKnown.get(messageName);
+  if (known === undefined) {
+    try {
+      protobufRoot().lookupType(messageName);
+      known = true;
+    } catch {
+      known = false;
+    }
+    protobufKnown.set(messageName, known);
+  }
+  return known;
 }
 
 /** The WireCodecs port on libs/apimachinery. */
