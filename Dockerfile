@@ -13,5 +13,5 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/proto ./proto
 EXPOSE 6443 2380
-ENTRYPOINT ["node", "dist/apps/apiserver/main.js"]
+ENTRYPOINT ["node", "dist/apps/apiserver/src/main.js"]
 CMD ["--data-dir", "/var/lib/kapi", "--bind-address", "0.0.0.0"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs a built entry point, building first only when the build is missing or older than the
 // sources (so `npm install && npm start` works on a fresh clone and restarts stay fast).
-//   node scripts/start.mjs [flags...]        -> the API server (dist/apps/apiserver/main.js)
+//   node scripts/start.mjs [flags...]        -> the API server (dist/apps/apiserver/src/main.js)
 //   node scripts/start.mjs pki [flags...]    -> the PKI tool (dist/cluster/pki.cli.js)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const entries = {
-  server: 'dist/apps/apiserver/main.js',
+  server: 'dist/apps/apiserver/src/main.js',
   pki: 'dist/cluster/pki.cli.js',
   cluster: 'dist/cluster/launcher.cli.js',
 };

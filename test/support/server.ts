@@ -4,7 +4,7 @@
  * (kubeconfig for kubectl, PEMs for HTTPS clients), plus stop/kill/restart.
  *
  * Server contract relied on (DESIGN.md "Contracts"):
- *   node dist/apps/apiserver/main.js --data-dir D --secure-port P [--bind-address 127.0.0.1]
+ *   node dist/apps/apiserver/src/main.js --data-dir D --secure-port P [--bind-address 127.0.0.1]
  * creates its PKI, writes `D/admin.kubeconfig`, prints `Admin kubeconfig: <path>` when ready,
  * and `GET /readyz` answers 200 `ok`.
  *
@@ -38,7 +38,7 @@ export interface StartServerOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Port to serve on; default a free one. */
   readonly port?: number;
-  /** Script to run with node; default `<repo>/dist/apps/apiserver/main.js` (env KAPI_SERVER_ENTRY overrides). */
+  /** Script to run with node; default `<repo>/dist/apps/apiserver/src/main.js` (env KAPI_SERVER_ENTRY overrides). */
   readonly entry?: string;
   /** Readiness timeout. Default 20 s. */
   readonly readyTimeoutMs?: number;
@@ -329,7 +329,7 @@ function flagValue(args: readonly string[], flag: string): string | undefined {
  */
 export async function startServer(opts: StartServerOptions = {}): Promise<ServerHandle> {
   const root = repoRoot();
-  const entry = opts.entry ?? process.env.KAPI_SERVER_ENTRY ?? path.join(root, 'dist', 'apps', 'apiserver', 'main.js');
+  const entry = opts.entry ?? process.env.KAPI_SERVER_ENTRY ?? path.join(root, 'dist', 'apps', 'apiserver', 'src', 'main.js');
   if (!existsSync(entry)) throw new ServerStartError(`server entry ${entry} does not exist (run npm run build first)`);
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'kapi-e2e-'));
   const dataDir = opts.dataDir ?? path.join(base, 'data');

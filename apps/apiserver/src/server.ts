@@ -135,6 +135,8 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     logger: ['error', 'warn'],
     abortOnError: false,
   });
+  // Nest installs its own hooks at init; ours go on afterwards so they take precedence.
+  await app.init();
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
 
   const discovery = new Discovery(registry, () => `${host}:${cfg.securePort}`);
@@ -148,129 +150,136 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
   });
   let ready = false;
 
-  // Every body arrives as a Buffer; the handlers decode by Content-Type.
-  fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: cfg.maxRequestBodyBytes }, (_req, body, done) => done(null, body));
+  // Our routes live in their own encapsulated scope: its body parser, error handler and hooks
+  // apply to them only, and do not fight Nest's defaults on the root instance.
+  await fastify.register(async (scope: FastifyInstance) => {
+    // Every body arrives as a Buffer; the handlers decode by Content-Type.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: cfg.maxRequestBodyBytes }, (_req, body, done) => done(null, body));
 
-  fastify.setErrorHandler((err, _req, reply) => {
-    const se = toStatusError(err);
-    if (se.code >= 500) process.stderr.write(`internal error: ${(err as Error)?.stack ?? String(err)}\n`);
-    sendStatus(reply, se);
-  });
-  fastify.setNotFoundHandler((_req, reply) => {
-    sendStatus(reply, new StatusError(404, 'NotFound', 'the server could not find the requested resource', {}));
-  });
+    scope.setErrorHandler((err, _req, reply) => {
+      const se = toStatusError(err);
+      if (se.code >= 500) process.stderr.write(`internal error: ${(err as Error)?.stack ?? String(err)}\n`);
+      sendStatus(reply, se);
+    });
+    scope.addHook('onResponse', async (req, reply) => {
+      const info = (req as FastifyRequest & { kinfo?: RequestInfo }).kinfo;
+      if (!info?.isResourceRequest) return;
+      const labels = {
+        verb: String(info.verb).toUpperCase(),
+        group: info.apiGroup,
+        version: info.apiVersion,
+        resource: info.resource,
+        subresource: info.subresource,
+        scope: info.namespace ? 'namespace' : info.name ? 'cluster' : 'cluster',
+      };
+      metrics.requests.inc({ ...labels, code: String(reply.statusCode) });
+      metrics.duration.observe(labels, reply.elapsedTime / 1000);
+    });
 
-  fastify.addHook('onResponse', async (req, reply) => {
-    const info = (req as FastifyRequest & { kinfo?: RequestInfo }).kinfo;
-    if (!info?.isResourceRequest) return;
-    const labels = {
-      verb: String(info.verb).toUpperCase(),
-      group: info.apiGroup,
-      version: info.apiVersion,
-      resource: info.resource,
-      subresource: info.subresource,
-      scope: info.namespace ? 'namespace' : info.name ? 'cluster' : 'cluster',
+    const authenticate = (req: FastifyRequest): UserInfo | undefined => {
+      const raw = req.raw as unknown as { socket?: TLSSocket; stream?: { session?: { socket?: TLSSocket } } };
+      const socket = raw.stream?.session?.socket ?? raw.socket;
+      return authenticateClientCert(socket);
     };
-    metrics.requests.inc({ ...labels, code: String(reply.statusCode) });
-    metrics.duration.observe(labels, reply.elapsedTime / 1000);
-  });
 
-  const authenticate = (req: FastifyRequest): UserInfo | undefined => {
-    const raw = req.raw as unknown as { socket?: TLSSocket; stream?: { session?: { socket?: TLSSocket } } };
-    const socket = raw.stream?.session?.socket ?? raw.socket;
-    return authenticateClientCert(socket);
-  };
+    const requireUser = (req: FastifyRequest): UserInfo => {
+      const u = authenticate(req);
+      if (!u) throw Errors.unauthorized();
+      return u;
+    };
 
-  const requireUser = (req: FastifyRequest): UserInfo => {
-    const u = authenticate(req);
-    if (!u) throw Errors.unauthorized();
-    return u;
-  };
+    const sendJson = (reply: FastifyReply, body: string, contentType = 'application/json'): void => {
+      reply.code(200).header('Content-Type', contentType).send(body);
+    };
 
-  const sendJson = (reply: FastifyReply, body: string, contentType = 'application/json'): void => {
-    reply.code(200).header('Content-Type', contentType).send(body);
-  };
+    // --- non-resource endpoints ---
+    scope.get('/version', async (req, reply) => {
+      void req;
+      sendJson(
+        reply,
+        JSON.stringify({
+          ...KUBE_VERSION,
+          gitCommit: '0000000000000000000000000000000000000000',
+          gitTreeState: 'clean',
+          buildDate: '2026-01-01T00:00:00Z',
+          goVersion: `node${process.versions.node}`,
+          compiler: 'tsc',
+          platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+        }),
+      );
+    });
+    const health = (name: string, ok: () => boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
+      const q = firstValues(req.query as Record<string, unknown>);
+      const good = ok();
+      let body = good ? 'ok' : `[-]${name} failed: reason withheld\n${name} check failed`;
+      if (q.verbose !== undefined) {
+        const checks = ['ping', 'log', 'etcd', 'poststarthook/start-apiserver'].map((c) => `[+]${c} ok`);
+        if (name === 'readyz') checks.push(good ? '[+]storage-ready ok' : '[-]storage-ready failed: reason withheld');
+        body = `${checks.join('\n')}\n${name} check ${good ? 'passed' : 'failed'}\n`;
+      }
+      reply.code(good ? 200 : 500).header('Content-Type', 'text/plain; charset=utf-8').send(body);
+    };
+    scope.get('/healthz', health('healthz', () => true));
+    scope.get('/livez', health('livez', () => true));
+    scope.get('/readyz', health('readyz', () => ready));
+    scope.get('/metrics', async (req, reply) => {
+      requireUser(req);
+      reply.code(200).header('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics());
+    });
+    const serveOpenApi = async (req: FastifyRequest, reply: FastifyReply) => {
+      requireUser(req);
+      const q = firstValues(req.query as Record<string, unknown>);
+      const res = openapi.handle(req.url.split('?')[0], q.hash, req.headers['if-none-match'] as string | undefined, req.headers.accept);
+      if (res.status === 404) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+      if (res.status === 406) throw Errors.notAcceptable(['application/json']);
+      reply.code(res.status).headers(res.headers).send(res.body);
+    };
+    scope.get('/openapi/v2', serveOpenApi);
+    scope.get('/openapi/v3', serveOpenApi);
+    scope.get('/openapi/v3/*', serveOpenApi);
 
-  // --- non-resource endpoints ---
-  fastify.get('/version', async (req, reply) => {
-    void req;
-    sendJson(
-      reply,
-      JSON.stringify({
-        ...KUBE_VERSION,
-        gitCommit: '0000000000000000000000000000000000000000',
-        gitTreeState: 'clean',
-        buildDate: '2026-01-01T00:00:00Z',
-        goVersion: `node${process.versions.node}`,
-        compiler: 'tsc',
-        platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
-      }),
-    );
-  });
-  const health = (name: string, ok: () => boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
-    const q = firstValues(req.query as Record<string, unknown>);
-    const good = ok();
-    let body = good ? 'ok' : `[-]${name} failed: reason withheld\n${name} check failed`;
-    if (q.verbose !== undefined) {
-      const checks = ['ping', 'log', 'etcd', 'poststarthook/start-apiserver'].map((c) => `[+]${c} ok`);
-      if (name === 'readyz') checks.push(good ? '[+]storage-ready ok' : '[-]storage-ready failed: reason withheld');
-      body = `${checks.join('\n')}\n${name} check ${good ? 'passed' : 'failed'}\n`;
+    // --- API paths ---
+    const api = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const urlPath = req.url.split('?')[0];
+      const rawQuery = req.query as Record<string, unknown>;
+      const query = firstValues(rawQuery);
+      const info = parseRequestInfo(req.method, urlPath, query);
+      (req as FastifyRequest & { kinfo?: RequestInfo }).kinfo = info;
+      const user = requireUser(req);
+      if (!ready && info.isResourceRequest) throw Errors.serviceUnavailable('the server is starting up');
+      if (info.isResourceRequest) {
+        await handler.handle(req, reply, info, query, user, rawQuery);
+        return;
+      }
+      if (req.method !== 'GET' && req.method !== 'HEAD') throw Errors.methodNotAllowed(req.method, { group: '', resource: '' });
+      const agg = aggregatedVersion(req.headers.accept);
+      const parts = info.parts;
+      let doc;
+      if (parts.length === 1 && parts[0] === 'api') doc = agg ? discovery.aggregated('api', agg) : discovery.apiVersions();
+      else if (parts.length === 1 && parts[0] === 'apis') doc = agg ? discovery.aggregated('apis', agg) : discovery.apiGroupList();
+      else if (parts[0] === 'api' && parts.length === 2) doc = discovery.apiResourceList('', parts[1]);
+      else if (parts[0] === 'apis' && parts.length === 2) doc = discovery.apiGroup(parts[1]);
+      else if (parts[0] === 'apis' && parts.length === 3) doc = discovery.apiResourceList(parts[1], parts[2]);
+      if (!doc) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+      if (doc.etag) reply.header('ETag', doc.etag);
+      if (doc.etag && req.headers['if-none-match'] === doc.etag) {
+        reply.code(304).send();
+        return;
+      }
+      sendJson(reply, doc.body, doc.contentType);
+    };
+    for (const p of ['/api', '/api/*', '/apis', '/apis/*']) {
+      scope.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: p, handler: api });
     }
-    reply.code(good ? 200 : 500).header('Content-Type', 'text/plain; charset=utf-8').send(body);
-  };
-  fastify.get('/healthz', health('healthz', () => true));
-  fastify.get('/livez', health('livez', () => true));
-  fastify.get('/readyz', health('readyz', () => ready));
-  fastify.get('/metrics', async (req, reply) => {
-    requireUser(req);
-    reply.code(200).header('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics());
-  });
-  const serveOpenApi = async (req: FastifyRequest, reply: FastifyReply) => {
-    requireUser(req);
-    const q = firstValues(req.query as Record<string, unknown>);
-    const res = openapi.handle(req.url.split('?')[0], q.hash, req.headers['if-none-match'] as string | undefined, req.headers.accept);
-    if (res.status === 404) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
-    if (res.status === 406) throw Errors.notAcceptable(['application/json']);
-    reply.code(res.status).headers(res.headers).send(res.body);
-  };
-  fastify.get('/openapi/v2', serveOpenApi);
-  fastify.get('/openapi/v3', serveOpenApi);
-  fastify.get('/openapi/v3/*', serveOpenApi);
 
-  // --- API paths ---
-  const api = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const urlPath = req.url.split('?')[0];
-    const rawQuery = req.query as Record<string, unknown>;
-    const query = firstValues(rawQuery);
-    const info = parseRequestInfo(req.method, urlPath, query);
-    (req as FastifyRequest & { kinfo?: RequestInfo }).kinfo = info;
-    const user = requireUser(req);
-    if (!ready && info.isResourceRequest) throw Errors.serviceUnavailable('the server is starting up');
-    if (info.isResourceRequest) {
-      await handler.handle(req, reply, info, query, user, rawQuery);
-      return;
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') throw Errors.methodNotAllowed(req.method, { group: '', resource: '' });
-    const agg = aggregatedVersion(req.headers.accept);
-    const parts = info.parts;
-    let doc;
-    if (parts.length === 1 && parts[0] === 'api') doc = agg ? discovery.aggregated('api', agg) : discovery.apiVersions();
-    else if (parts.length === 1 && parts[0] === 'apis') doc = agg ? discovery.aggregated('apis', agg) : discovery.apiGroupList();
-    else if (parts[0] === 'api' && parts.length === 2) doc = discovery.apiResourceList('', parts[1]);
-    else if (parts[0] === 'apis' && parts.length === 2) doc = discovery.apiGroup(parts[1]);
-    else if (parts[0] === 'apis' && parts.length === 3) doc = discovery.apiResourceList(parts[1], parts[2]);
-    if (!doc) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
-    if (doc.etag) reply.header('ETag', doc.etag);
-    if (doc.etag && req.headers['if-none-match'] === doc.etag) {
-      reply.code(304).send();
-      return;
-    }
-    sendJson(reply, doc.body, doc.contentType);
-  };
-  for (const p of ['/api', '/api/*', '/apis', '/apis/*']) {
-    fastify.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: p, handler: api });
-  }
+    // Everything else: a 404 Status (Nest's own not-found handler answers in its format).
+    scope.route({
+      method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      url: '/*',
+      handler: async (_req, reply) => sendStatus(reply, new StatusError(404, 'NotFound', 'the server could not find the requested resource', {})),
+    });
+  });
 
   await app.listen(cfg.securePort, cfg.bindAddress);
 

@@ -21,7 +21,12 @@ import {
   validateObjectMetaUpdate,
   validateSchema,
 } from '@app/apimachinery';
+import { Errors } from '@app/apimachinery';
 import type { Machinery } from '@app/registry';
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
 import type { WireCodecs } from '../http/codec.js';
 
 /** The Machinery port on libs/apimachinery. */
@@ -40,19 +45,22 @@ export function createMachinery(): Machinery {
     generateName: (base) => generateName(base),
     parseLabelSelector: (s) => {
       const sel = parseLabelSelector(s);
-      return { empty: () => sel.empty(), matches: (labels) => sel.matches(labels) };
+      return { empty: () => sel.isEmpty(), matches: (labels) => sel.matches(labels) };
     },
     parseFieldSelector: (s) => {
       const sel = parseFieldSelector(s);
       return {
-        empty: () => sel.empty(),
+        empty: () => sel.isEmpty(),
         fields: () => sel.requirements().map((r) => r.field),
         matches: (get) => sel.matches(get),
       };
     },
     mergePatch: (target, patch) => applyMergePatch(target, patch),
     jsonPatch: (target, ops) => applyJsonPatch(target, ops),
-    strategicMergePatch: (target, patch, schema) => applyStrategicMergePatch(target, patch, schema),
+    strategicMergePatch: (target, patch, schema) => {
+      if (!isObject(target) || !isObject(patch)) throw Errors.badRequest('a strategic merge patch must be a JSON object');
+      return applyStrategicMergePatch(target, patch, schema);
+    },
   };
 }
 
@@ -77,7 +85,10 @@ function hasProtobufMessage(messageName: string): boolean {
 export function createWireCodecs(): WireCodecs {
   return {
     parseJson: (text) => parseJsonStrict(text),
-    parseYaml: (text) => decodeYaml(text),
+    parseYaml: (text) => {
+      const d = decodeYaml(text);
+      return { value: d.value, duplicates: d.duplicates.map((x) => x.path) };
+    },
     decodeProtobuf: (body) => decodeProtobuf(body),
     encodeProtobuf: (obj, messageName) => encodeProtobuf(obj as never, messageName),
     hasProtobuf: (messageName) => messageName !== undefined && hasProtobufMessage(messageName),

@@ -1,0 +1,101 @@
+/**
+ * JSON patch, RFC 6902 (`application/json-patch+json`), applied with fast-json-patch and
+ * answered the way kube-apiserver answers it (staging/src/k8s.io/apiserver/pkg/endpoints/
+ * handlers/patch.go, jsonPatcher.applyJSPatch):
+ *   - a body that does not decode as a list of operations: 400 BadRequest;
+ *   - more than 10000 operations: 413 RequestEntityTooLarge;
+ *   - an operation that fails to apply (test mismatch, missing path, bad index, unknown op):
+ *     422 Invalid via errors.NewGenericServerResponse, whose message is fixed and whose single
+ *     cause (reason UnexpectedServerResponse) carries the evanphx/json-patch error text.
+ */
+// fast-json-patch is CommonJS: Node's ESM loader exposes it only as a default export.
+import fastJsonPatch, { type Operation } from 'fast-json-patch';
+import { Errors, StatusError } from './errors.js';
+import { isJsonObject } from './patch.merge.js';
+
+const { applyOperation, JsonPatchError } = fastJsonPatch;
+
+/** One RFC 6902 operation as decoded from the request. */
+export interface JsonPatchOperation {
+  op: string;
+  path: string;
+  value?: unknown;
+  from?: string;
+}
+
+/** apiserver maxJSONPatchOperations. */
+export const MAX_JSON_PATCH_OPERATIONS = 10000;
+
+/**
+ * errors.NewGenericServerResponse(422, ...) as patch handlers use it: reason Invalid, a fixed
+ * message, and the real error text in `details.causes[0].message`.
+ */
+export function patchInvalidError(message: string): StatusError {
+  return new StatusError(422, 'Invalid', 'the server rejected our request due to an error in our request', {
+    causes: [{ reason: 'UnexpectedServerResponse', message }],
+  });
+}
+
+/**
+ * Checks the decoded body is a list of operation objects (jsonpatch.DecodePatch) and within
+ * the operation limit.
+ * @throws StatusError 400 for a non-list body or non-object element, 413 over the limit.
+ */
+export function decodeJsonPatch(body: unknown): JsonPatchOperation[] {
+  if (!Array.isArray(body)) {
+    const kind = isJsonObject(body) ? 'object' : body === null ? 'null' : typeof body;
+    throw Errors.badRequest(`json: cannot unmarshal ${kind} into Go value of type jsonpatch.Patch`);
+  }
+  for (const op of body) {
+    if (!isJsonObject(op)) throw Errors.badRequest(`json: cannot unmarshal ${Array.isArray(op) ? 'array' : typeof op} into Go value of type jsonpatch.operation`);
+  }
+  if (body.length > MAX_JSON_PATCH_OPERATIONS) {
+    throw Errors.tooLarge(`The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${body.length}`);
+  }
+  return body as unknown as JsonPatchOperation[];
+}
+
+/** The evanphx/json-patch (v4) wording for a failed operation. */
+function describe(op: JsonPatchOperation, e: InstanceType<typeof JsonPatchError>): string {
+  const path = String(op.path);
+  switch (e.name) {
+    case 'TEST_OPERATION_FAILED':
+      return `testing value ${path} failed: test failed`;
+    case 'OPERATION_OP_INVALID':
+      return `Unexpected kind: ${String(op.op)}`;
+    case 'OPERATION_FROM_UNRESOLVABLE':
+    case 'OPERATION_FROM_REQUIRED':
+      return `${op.op} operation does not apply: doc is missing from path: ${String(op.from)}: missing value`;
+    case 'OPERATION_VALUE_OUT_OF_BOUNDS':
+    case 'OPERATION_PATH_ILLEGAL_ARRAY_INDEX':
+      return `Unable to access invalid index: ${path.slice(path.lastIndexOf('/') + 1)}: invalid index referenced`;
+    case 'OPERATION_VALUE_REQUIRED':
+    case 'OPERATION_VALUE_CANNOT_CONTAIN_UNDEFINED':
+      return `${op.op} operation missing value field`;
+    case 'OPERATION_PATH_INVALID':
+      return `${op.op} operation has invalid path: ${JSON.stringify(path)}`;
+    default:
+      if (op.op === 'replace') return `replace operation does not apply: doc is missing key: ${path}: missing value`;
+      return `${op.op} operation does not apply: doc is missing path: ${JSON.stringify(path)}: missing value`;
+  }
+}
+
+/**
+ * Applies `ops` to a copy of `doc` in order; the first failing operation aborts the whole
+ * patch (RFC 6902 section 5). Prototype-polluting paths (`__proto__`) are refused.
+ * @throws StatusError 400/413 from decodeJsonPatch, 422 for an operation that does not apply.
+ */
+export function applyJsonPatch(doc: unknown, ops: unknown): unknown {
+  const list = decodeJsonPatch(ops);
+  let current: unknown = structuredClone(doc);
+  list.forEach((op, index) => {
+    try {
+      current = applyOperation(current, op as Operation, true, true, true, index).newDocument;
+    } catch (e) {
+      if (e instanceof JsonPatchError) throw patchInvalidError(describe(op, e));
+      if (e instanceof TypeError) throw patchInvalidError(`${op.op} operation does not apply: ${e.message}`); // e.g. banned __proto__
+      throw e;
+    }
+  });
+  return current;
+}
