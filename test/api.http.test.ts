@@ -6,7 +6,6 @@
 import { randomBytes } from 'node:crypto';
 import { request, request2, startServer, type ServerHandle } from './support/server.js';
 
-jest.setTimeout(120_000);
 
 let server: ServerHandle;
 

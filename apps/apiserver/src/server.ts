@@ -190,7 +190,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     };
 
     const sendJson = (reply: FastifyReply, body: string, contentType = 'application/json'): void => {
-      reply.code(200).header('Content-Type', contentType).send(body);
+      reply.code(200).header('Content-Type', contentType).send(Buffer.from(body)); // a Buffer keeps Fastify from rewriting media-type parameters
     };
 
     // --- non-resource endpoints ---

@@ -70,6 +70,8 @@ export function parseRequestInfo(method: string, rawPath: string, query: Record<
     parts,
   };
   if (parts.length === 0 || (parts[0] !== 'api' && parts[0] !== 'apis')) return info;
+  // An empty segment ("//") names nothing; such paths are not resource requests (404).
+  if (parts.some((p) => p === '')) return info;
   info.apiPrefix = parts[0];
   let rest = parts.slice(1);
   if (info.apiPrefix === 'apis') {
