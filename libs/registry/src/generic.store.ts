@@ -462,6 +462,8 @@ export class GenericStore {
     }
     await this.deps.admission.admit({ operation: 'UPDATE', decl: this.decl, namespace: ns, name, subresource: opts.subresource ?? '', object: obj, oldObject: current, ctx: opts.ctx });
     this.deps.machinery.applyDefaults(obj, this.decl.schema);
+    // Validation sees the resourceVersion the update is based on (a client may omit it).
+    obj.metadata.resourceVersion = current.metadata.resourceVersion;
     this.validateAll(obj, current, opts.ctx);
     await this.deps.admission.validate({ operation: 'UPDATE', decl: this.decl, namespace: ns, name, subresource: opts.subresource ?? '', object: obj, oldObject: current, ctx: opts.ctx });
     this.decl.strategy?.canonicalize?.(obj);
