@@ -26,3 +26,8 @@ export * from './patch.json.js';
 export * from './patch.strategic.js';
 export * from './validation.objectmeta.js';
 export * from './quantity.js';
+export * from './ssa/ssa.fieldset.js';
+export * from './ssa/ssa.typed.js';
+export * from './ssa/ssa.managed-fields.js';
+export * from './ssa/ssa.apply.js';
+export * from './ssa/ssa.update.js';

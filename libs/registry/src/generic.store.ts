@@ -8,7 +8,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { Errors, StatusError, type FieldError } from '@app/apimachinery';
+import {
+  applyIntent,
+  Errors,
+  FieldSet,
+  setManagedFields,
+  StatusError,
+  trackUpdate,
+  validateApplyFieldManager,
+  type FieldError,
+} from '@app/apimachinery';
 import {
   NO_CHANGE,
   StorageError,
@@ -33,6 +42,17 @@ export interface WriteOptions {
   /** Duplicate fields the decoder found (paths), judged by fieldValidation. */
   duplicateFields?: string[];
   subresource?: string;
+  /** The field manager of this write (fieldManager parameter, else from the User-Agent). */
+  fieldManager?: string;
+  /** Set by apply: managedFields were computed by server-side apply, do not track an Update. */
+  managedFieldsDone?: boolean;
+}
+
+/** Options of server-side apply (PATCH application/apply-patch+yaml). */
+export interface ApplyOptions extends WriteOptions {
+  /** The fieldManager query parameter as sent (required for apply). */
+  fieldManagerParam?: string;
+  force: boolean;
 }
 
 /** Parsed list/watch query (conventions "Query parameters"). */
@@ -376,6 +396,7 @@ export class GenericStore {
     this.validateAll(obj, undefined, opts.ctx);
     await this.deps.admission.validate({ operation: 'CREATE', decl: this.decl, namespace: ns, name: meta.name ?? '', subresource: '', object: obj, ctx: opts.ctx });
     this.decl.strategy?.canonicalize?.(obj);
+    if (!opts.managedFieldsDone) this.trackManagedFields(undefined, obj, opts);
     try {
       const stored = await this.deps.storage.create(this.key(ns, meta.name as string), obj, { dryRun: opts.ctx.dryRun });
       return this.decorate(stored);
@@ -467,11 +488,89 @@ export class GenericStore {
     this.validateAll(obj, current, opts.ctx);
     await this.deps.admission.validate({ operation: 'UPDATE', decl: this.decl, namespace: ns, name, subresource: opts.subresource ?? '', object: obj, oldObject: current, ctx: opts.ctx });
     this.decl.strategy?.canonicalize?.(obj);
+    if (!opts.managedFieldsDone) this.trackManagedFields(current, obj, opts);
     const a = { ...obj, metadata: { ...obj.metadata, resourceVersion: undefined } };
     const b = { ...current, metadata: { ...current.metadata, resourceVersion: undefined } };
     if (isDeepStrictEqual(a, b)) return NO_CHANGE;
     delete obj.metadata.resourceVersion;
     return obj;
+  }
+
+  /** Fields a write to this endpoint never owns (status on the main resource of a kind with /status). */
+  private ignoredFields(subresource: string | undefined): FieldSet | undefined {
+    if (!this.decl.subresources?.status) return undefined;
+    return subresource === 'status' ? undefined : FieldSet.of(['f:status']);
+  }
+
+  /** Records an Update operation's field ownership in metadata.managedFields (conventions, apply rule 4-5, 8). */
+  private trackManagedFields(old: KubeObject | undefined, obj: KubeObject, opts: WriteOptions): void {
+    if (!opts.fieldManager) return;
+    const entries = trackUpdate({
+      old,
+      new: obj,
+      manager: opts.fieldManager,
+      schema: this.decl.schema,
+      apiVersion: this.apiVersion,
+      now: opts.ctx.now(),
+      subresource: opts.subresource || undefined,
+      ignoredFields: this.ignoredFields(opts.subresource),
+    });
+    setManagedFields(obj, entries);
+  }
+
+  /**
+   * Server-side apply (conventions "Server-side apply"): merges the intent into the live object
+   * (or creates it), records ownership, and fails with 409 on conflicts unless `force`.
+   */
+  async apply(ns: string, name: string, intent: KubeObject, opts: ApplyOptions): Promise<{ object: KubeObject; created: boolean }> {
+    const fmErr = validateApplyFieldManager(opts.fieldManagerParam);
+    if (fmErr) throw fmErr;
+    if (!intent || typeof intent !== 'object' || Array.isArray(intent)) throw Errors.badRequest('the body of an apply patch must be an object');
+    if (!intent.metadata || typeof intent.metadata !== 'object' || Array.isArray(intent.metadata)) intent.metadata = {};
+    if (intent.metadata.name !== undefined && intent.metadata.name !== name) {
+      throw Errors.badRequest(`the name of the object (${String(intent.metadata.name)}) does not match the name on the URL (${name})`);
+    }
+    if (this.decl.namespaced && intent.metadata.namespace && intent.metadata.namespace !== ns) {
+      throw Errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    this.fieldValidation(intent, opts);
+    const manager = opts.fieldManagerParam as string;
+    const base = { apiVersion: this.apiVersion, schema: this.decl.schema, manager, force: opts.force, subresource: opts.subresource || undefined, ignoredFields: this.ignoredFields(opts.subresource) };
+    const wopts: WriteOptions = { ...opts, fieldManager: manager, managedFieldsDone: true, duplicateFields: [] };
+    for (let attempt = 0; attempt < 10; attempt++) {
+      let live: KubeObject | undefined;
+      try {
+        live = await this.deps.storage.get(this.key(ns, name), { mode: 'MostRecent' });
+      } catch (e) {
+        this.mapError(e, name);
+      }
+      if (!live) {
+        if (opts.subresource) throw Errors.notFound(this.gr, name);
+        const res = applyIntent({ ...base, intent: { ...intent, metadata: { ...intent.metadata, name } }, now: opts.ctx.now() });
+        try {
+          return { object: await this.create(ns, res.object as KubeObject, wopts), created: true };
+        } catch (e) {
+          if (e instanceof StatusError && e.reason === 'AlreadyExists') continue; // lost a race: apply to it
+          throw e;
+        }
+      }
+      try {
+        const res = await this.deps.storage.guaranteedUpdate(
+          this.key(ns, name),
+          (cur) => {
+            const merged = applyIntent({ ...base, live: cur, intent, now: opts.ctx.now() });
+            return this.nextState(cur, merged.object as KubeObject, ns, name, wopts);
+          },
+          { dryRun: opts.ctx.dryRun },
+        );
+        const obj = await this.removeIfFinalized(ns, name, res.object, opts.ctx.dryRun);
+        return { object: this.decorate(obj), created: false };
+      } catch (e) {
+        if (e instanceof StorageError && e.code === 'KeyNotFound') continue; // deleted meanwhile: create
+        this.mapError(e, name);
+      }
+    }
+    throw Errors.conflict(this.gr, name, 'the object kept changing; try again');
   }
 
   /** True when a terminating object has no finalizers left and must now be removed. */

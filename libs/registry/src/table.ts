@@ -35,7 +35,8 @@ export interface Table {
  * "1y30d". Seconds below -1 are "<invalid>" (clock skew tolerance of 2 s).
  */
 export function humanDuration(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
+  // Go truncates toward zero (int(d.Seconds())), so -1.5 s is -1 s: "0s", not "<invalid>".
+  const seconds = Math.trunc(ms / 1000);
   if (seconds < -1) return '<invalid>';
   if (seconds < 0) return '0s';
   if (seconds < 120) return `${seconds}s`;

@@ -4,7 +4,7 @@
  * kind by name except the namespace `finalize` subresource, which Kubernetes routes the same way.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Errors, StatusError } from '@app/apimachinery';
+import { Errors, fieldManagerFor, StatusError } from '@app/apimachinery';
 import type { KubeObject } from '@app/storage';
 import {
   apiVersionOf,
@@ -22,7 +22,9 @@ import {
   type Verb,
 } from '@app/registry';
 import { decodeBody, encodeList, encodeObject, type WireCodecs } from './codec.js';
-import { negotiateOutput, type OutputFormat } from './negotiation.js';
+import { negotiateOutput } from './negotiation.js';
+import { serveWatch } from './watch.handler.js';
+import { DeleteOptionsQueryDto, GetOptionsDto, ListOptionsDto, validateOptions, WriteOptionsDto } from './options.dto.js';
 import type { RequestInfo } from './request-info.js';
 
 /** What the handler needs from the rest of the server. */
@@ -122,6 +124,11 @@ export class ResourceHandler {
       throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
     }
     const ns = decl.namespaced ? info.namespace : '';
+    // Typed options, validated once (class-validator): 400 on a bad parameter.
+    if (verb === 'get') validateOptions(GetOptionsDto, query);
+    else if (verb === 'list' || verb === 'watch') validateOptions(ListOptionsDto, query);
+    else if (verb === 'delete' || verb === 'deletecollection') validateOptions(DeleteOptionsQueryDto, query);
+    else validateOptions(WriteOptionsDto, query);
     const store = this.deps.storeFor(decl);
     const pretty = isTrue(query.pretty);
     const dryRunAll = rawQuery.dryRun;
@@ -133,6 +140,7 @@ export class ResourceHandler {
       now: () => new Date(),
     };
     const protobufOk = this.deps.codecs.hasProtobuf(decl.protobufMessage);
+    const fieldManager = fieldManagerFor(query.fieldManager, req.headers['user-agent']);
     const accept = req.headers.accept;
     const includeObject = query.includeObject;
 
@@ -153,7 +161,7 @@ export class ResourceHandler {
         return this.send(reply, 200, enc.contentType, enc.body, ctx);
       }
       case 'watch':
-        return this.watch(req, reply, decl, store, ns, info.name || undefined, query, pretty);
+        return serveWatch({ maxWatchSeconds: this.deps.maxWatchSeconds, bookmarkIntervalMs: this.deps.bookmarkIntervalMs }, req, reply, decl, store, ns, info.name || undefined, query);
       case 'create': {
         const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
         const body = decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufOk);
@@ -161,6 +169,7 @@ export class ResourceHandler {
           ctx,
           fieldValidation: parseFieldValidation(query),
           duplicateFields: body.duplicates,
+          fieldManager,
         });
         const enc = encodeObject(this.deps.codecs, decl, obj, fmt, pretty);
         return this.send(reply, 201, enc.contentType, enc.body, ctx);
@@ -173,6 +182,7 @@ export class ResourceHandler {
           fieldValidation: parseFieldValidation(query),
           duplicateFields: body.duplicates,
           subresource: sub,
+          fieldManager,
         });
         const enc = encodeObject(this.deps.codecs, decl, res.object, fmt, pretty);
         return this.send(reply, res.created ? 201 : 200, enc.contentType, enc.body, ctx);
@@ -180,6 +190,24 @@ export class ResourceHandler {
       case 'patch': {
         const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
         const ct = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+        if (ct === 'application/apply-patch+yaml') {
+          let intent: { value: unknown; duplicates: string[] };
+          try {
+            intent = this.deps.codecs.parseYaml(((req.body as Buffer | undefined) ?? Buffer.alloc(0)).toString('utf8'));
+          } catch (e) {
+            throw Errors.badRequest(`error decoding YAML: ${(e as Error).message}`);
+          }
+          const res = await store.apply(ns, info.name, intent.value as KubeObject, {
+            ctx,
+            fieldValidation: parseFieldValidation(query),
+            duplicateFields: intent.duplicates,
+            subresource: sub,
+            fieldManagerParam: query.fieldManager,
+            force: isTrue(query.force),
+          });
+          const enc = encodeObject(this.deps.codecs, decl, res.object, fmt, pretty);
+          return this.send(reply, res.created ? 201 : 200, enc.contentType, enc.body, ctx);
+        }
         const types: Record<string, 'merge-patch' | 'json-patch' | 'strategic-merge-patch'> = {
           'application/merge-patch+json': 'merge-patch',
           'application/json-patch+json': 'json-patch',
@@ -191,6 +219,7 @@ export class ResourceHandler {
             'application/json-patch+json',
             'application/merge-patch+json',
             'application/strategic-merge-patch+json',
+            'application/apply-patch+yaml',
           ]);
         }
         const text = ((req.body as Buffer | undefined) ?? Buffer.alloc(0)).toString('utf8');
@@ -205,6 +234,7 @@ export class ResourceHandler {
           fieldValidation: parseFieldValidation(query),
           duplicateFields: patch.duplicates,
           subresource: sub,
+          fieldManager,
         });
         const enc = encodeObject(this.deps.codecs, decl, obj, fmt, pretty);
         return this.send(reply, 200, enc.contentType, enc.body, ctx);
@@ -258,119 +288,6 @@ export class ResourceHandler {
       ]);
     }
     return opts;
-  }
-
-  /**
-   * Streams watch events as newline-delimited JSON `{type, object}` (Table rows when asked).
-   * unset/"0" resourceVersion: synthetic ADDED for current state first; N: changes after N.
-   */
-  private async watch(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    decl: KindDeclaration,
-    store: GenericStore,
-    ns: string,
-    name: string | undefined,
-    q: Query,
-    pretty: boolean,
-  ): Promise<void> {
-    void pretty;
-    const fmt: OutputFormat = negotiateOutput(req.headers.accept, false);
-    if (fmt.kind === 'yaml' || fmt.kind === 'protobuf') throw Errors.notAcceptable(['application/json']);
-    const { predicate } = store.selectorPredicate({ labelSelector: q.labelSelector, fieldSelector: q.fieldSelector });
-    const pred = name ? (o: KubeObject) => o.metadata.name === name && (!predicate || predicate(o)) : predicate;
-    const rvParam = q.resourceVersion;
-    let initial: KubeObject[] = [];
-    let after: number;
-    const rv = rvParam === undefined || rvParam === '' ? undefined : Number(rvParam);
-    if (rv !== undefined && (!Number.isSafeInteger(rv) || rv < 0)) throw Errors.badRequest(`invalid resourceVersion: ${JSON.stringify(rvParam)}`);
-    if (rv === undefined || rv === 0) {
-      const list = await store.list(ns, {
-        labelSelector: q.labelSelector,
-        fieldSelector: q.fieldSelector,
-        resourceVersion: rv === 0 ? '0' : undefined,
-      });
-      initial = name ? list.items.filter((o) => o.metadata.name === name) : list.items;
-      after = Number(list.resourceVersion);
-    } else {
-      after = rv;
-    }
-    const timeoutParam = parseIntParam(q, 'timeoutSeconds');
-    const timeoutSec = timeoutParam !== undefined && timeoutParam > 0 ? Math.min(timeoutParam, this.deps.maxWatchSeconds) : this.deps.maxWatchSeconds;
-    const bookmarks = isTrue(q.allowWatchBookmarks);
-
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
-    let headersSent = false;
-    let closed = false;
-    let lastRevision = after;
-    const MAX_BUFFER = 16 * 1024 * 1024;
-    const apiVersion = apiVersionOf(decl);
-
-    const render = (type: string, obj: KubeObject | Record<string, unknown>): string => {
-      let object: unknown = obj;
-      if (fmt.kind === 'table' && type !== 'BOOKMARK' && type !== 'ERROR') {
-        object = toTable(decl, [obj as KubeObject], {
-          now: new Date(),
-          listMeta: { resourceVersion: (obj as KubeObject).metadata?.resourceVersion },
-          includeObject: q.includeObject,
-          version: fmt.version,
-          withHeaders: !headersSent,
-        });
-        headersSent = true;
-      } else if (fmt.kind === 'partial' && type !== 'BOOKMARK' && type !== 'ERROR') {
-        object = { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${fmt.version}`, metadata: (obj as KubeObject).metadata };
-      }
-      return JSON.stringify({ type, object }) + '\n';
-    };
-    const write = (line: string): void => {
-      if (closed) return;
-      raw.write(line);
-      const buffered = (raw as unknown as { writableLength?: number }).writableLength ?? 0;
-      if (buffered > MAX_BUFFER) {
-        // A watcher that cannot keep up is closed; it resumes from its last resourceVersion.
-        finish();
-      }
-    };
-    let handle: { stop(): void } | undefined;
-    const timers: NodeJS.Timeout[] = [];
-    const finish = (): void => {
-      if (closed) return;
-      if (bookmarks) {
-        raw.write(render('BOOKMARK', { kind: decl.kind, apiVersion, metadata: { resourceVersion: String(lastRevision) } }));
-      }
-      closed = true;
-      handle?.stop();
-      for (const t of timers) clearTimeout(t);
-      raw.end();
-    };
-    req.raw.on('close', () => {
-      closed = true;
-      handle?.stop();
-      for (const t of timers) clearTimeout(t);
-    });
-    for (const o of initial) write(render('ADDED', o));
-    handle = store.watch(ns, name, after, pred, {
-      event: (e: WatchEventOut) => {
-        lastRevision = e.revision;
-        write(render(e.type, e.object));
-      },
-      error: (err: StatusError) => {
-        write(render('ERROR', err.toStatus() as unknown as Record<string, unknown>));
-        finish();
-      },
-    });
-    timers.push(setTimeout(finish, timeoutSec * 1000));
-    if (bookmarks) {
-      const tick = (): void => {
-        if (closed) return;
-        const cur = Math.max(lastRevision, 0);
-        write(render('BOOKMARK', { kind: decl.kind, apiVersion, metadata: { resourceVersion: String(cur) } }));
-        timers.push(setTimeout(tick, this.deps.bookmarkIntervalMs));
-      };
-      timers.push(setTimeout(tick, this.deps.bookmarkIntervalMs));
-    }
   }
 }
 

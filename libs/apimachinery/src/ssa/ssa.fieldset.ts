@@ -30,12 +30,12 @@ export class FieldsV1Error extends Error {
 }
 
 /** JSON with object keys sorted at every level: the canonical form used inside `k:` and `v:`. */
-export function canonicalJson(v: unknown): string {
+export function canonicalFieldJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (Array.isArray(v)) return `[${v.map(canonicalFieldJson).join(',')}]`;
   const o = v as Record<string, unknown>;
   const keys = Object.keys(o).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalFieldJson(o[k])}`).join(',')}}`;
 }
 
 /** The `f:` element of a struct field or map key. */
@@ -45,12 +45,12 @@ export function fieldElement(name: string): string {
 
 /** The `k:` element of an associative-list item from its key fields (any order; sorted here). */
 export function keyElement(keys: Record<string, unknown>): string {
-  return `k:${canonicalJson(keys)}`;
+  return `k:${canonicalFieldJson(keys)}`;
 }
 
 /** The `v:` element of a set item. */
 export function valueElement(value: unknown): string {
-  return `v:${canonicalJson(value)}`;
+  return `v:${canonicalFieldJson(value)}`;
 }
 
 /** The `i:` element of a list item by position. */
@@ -76,7 +76,7 @@ export function canonicalElement(key: string): string | undefined {
       if (kind === 'k:' && (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))) {
         throw new FieldsV1Error(`invalid path element ${JSON.stringify(key)}: key must be an object`);
       }
-      return kind + canonicalJson(parsed);
+      return kind + canonicalFieldJson(parsed);
     }
     case 'i:':
       if (!/^\d+$/.test(body)) throw new FieldsV1Error(`invalid path element ${JSON.stringify(key)}: bad index`);
@@ -102,7 +102,7 @@ function cmpStr(a: string, b: string): number {
 }
 
 /** SMD value.Compare: numbers < strings < booleans < lists < maps < null, then by value. */
-export function compareValues(a: unknown, b: unknown): number {
+export function compareFieldValues(a: unknown, b: unknown): number {
   const ra = valueRank(a);
   const rb = valueRank(b);
   if (ra !== rb) return ra - rb;
@@ -117,7 +117,7 @@ export function compareValues(a: unknown, b: unknown): number {
       const la = a as unknown[];
       const lb = b as unknown[];
       for (let i = 0; i < la.length && i < lb.length; i++) {
-        const c = compareValues(la[i], lb[i]);
+        const c = compareFieldValues(la[i], lb[i]);
         if (c !== 0) return c;
       }
       return la.length - lb.length;
@@ -136,7 +136,7 @@ function compareFieldLists(a: Record<string, unknown>, b: Record<string, unknown
   for (let i = 0; i < ka.length && i < kb.length; i++) {
     const c = cmpStr(ka[i], kb[i]);
     if (c !== 0) return c;
-    const d = compareValues(a[ka[i]], b[kb[i]]);
+    const d = compareFieldValues(a[ka[i]], b[kb[i]]);
     if (d !== 0) return d;
   }
   return ka.length - kb.length;
@@ -149,7 +149,7 @@ export function compareElements(a: string, b: string): number {
   if (ka !== kb) return (KIND_RANK[ka] ?? 9) - (KIND_RANK[kb] ?? 9);
   if (ka === 'f:') return cmpStr(a, b);
   if (ka === 'i:') return Number(a.slice(2)) - Number(b.slice(2));
-  return compareValues(JSON.parse(a.slice(2)), JSON.parse(b.slice(2)));
+  return compareFieldValues(JSON.parse(a.slice(2)), JSON.parse(b.slice(2)));
 }
 
 /** Go's %v of a value inside a path string (value.ToString): strings quoted, others plain. */

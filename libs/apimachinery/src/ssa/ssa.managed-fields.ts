@@ -55,7 +55,7 @@ export const MAX_UPDATE_MANAGERS = 10;
 export const ANCIENT_CHANGES_MANAGER = 'ancient-changes';
 
 /** Maximum length of a field manager name (validation.FieldManagerMaxLength). */
-export const FIELD_MANAGER_MAX_LENGTH = 128;
+const FIELD_MANAGER_MAX_LENGTH = 128;
 
 /**
  * The identifier of an entry (BuildManagerIdentifier): JSON of the entry with fieldsType,
@@ -87,7 +87,7 @@ export function printManager(id: string): string {
 }
 
 /** `now` as metav1.Time JSON: RFC 3339 in UTC with second precision. */
-export function formatTime(now: Date): string {
+export function managedFieldsTime(now: Date): string {
   return now.toISOString().replace(/\.\d+Z$/, 'Z');
 }
 

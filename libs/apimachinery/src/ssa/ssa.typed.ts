@@ -95,11 +95,6 @@ function childOf(shape: MapShape, key: string): { schema?: JSONSchemaProps; fiel
   return { schema: undefined, field: false };
 }
 
-/** The resolved root schema of a kind (callers pass the kind declaration's schema). */
-export function rootSchema(schema: JSONSchemaProps | undefined): JSONSchemaProps | undefined {
-  return resolve(schema);
-}
-
 /** One keyed list item: its path element and value. */
 interface Item {
   pe: string;
@@ -253,29 +248,64 @@ function mergeMap(lhs: Obj, rhs: Obj, shape: MapShape): Obj {
   return out;
 }
 
+/**
+ * Item order follows SMD's mergingWalker.visitListItems: a two-pointer walk in which items of the
+ * configuration keep their relative order, shared items are placed when the configuration
+ * reaches them, and live-only items stay where they were relative to the shared ones.
+ */
 function mergeList(lhs: unknown[], rhs: unknown[], shape: ListShape): unknown[] {
   const rItems = listItems(shape, rhs, [], true)!;
   const lItems = listItems(shape, lhs, [], false);
   if (!lItems) return rhs; // live list cannot be keyed: the configuration replaces it
-  const rIndex = new Map<string, number>();
-  rItems.forEach((it, i) => rIndex.set(it.pe, i));
+  const rIndex = new Set(rItems.map((it) => it.pe));
   const lIndex = new Map<string, unknown>();
   for (const it of lItems) lIndex.set(it.pe, it.v);
+  const shared = rItems.filter((it) => lIndex.has(it.pe)).map((it) => it.pe);
+  let s = 0;
+  const done = new Set<string>();
   const out: unknown[] = [];
-  let r = 0;
-  const emitRhsThrough = (end: number): void => {
-    for (; r <= end; r++) {
-      const it = rItems[r];
-      const lv = lIndex.get(it.pe);
-      out.push(shape.listType === 'map' && lv !== undefined ? mergeValue(lv, it.v, shape.item) : it.v);
-    }
+  const take = (pe: string, rv: unknown): void => {
+    done.add(pe);
+    const lv = lIndex.get(pe);
+    out.push(shape.listType === 'map' && lv !== undefined ? mergeValue(lv, rv, shape.item) : rv);
   };
-  for (const it of lItems) {
-    const ri = rIndex.get(it.pe);
-    if (ri === undefined) out.push(it.v);
-    else if (ri >= r) emitRhsThrough(ri);
+  let l = 0;
+  let r = 0;
+  while (l < lItems.length || r < rItems.length) {
+    if (l < lItems.length && r < rItems.length) {
+      const lpe = lItems[l].pe;
+      if (lpe === rItems[r].pe) {
+        take(lpe, rItems[r].v);
+        l++;
+        r++;
+        s++;
+        continue;
+      }
+      // A shared item that the configuration wants later: skip it here, it is placed then.
+      if (rIndex.has(lpe) && s < shared.length && shared[s] !== lpe) {
+        l++;
+        continue;
+      }
+    }
+    if (l < lItems.length) {
+      const lpe = lItems[l].pe;
+      if (!rIndex.has(lpe)) {
+        out.push(lItems[l].v);
+        l++;
+        continue;
+      }
+      if (done.has(lpe)) {
+        l++;
+        continue;
+      }
+    }
+    if (r < rItems.length) {
+      const rpe = rItems[r].pe;
+      take(rpe, rItems[r].v);
+      r++;
+      if (s < shared.length && shared[s] === rpe) s++;
+    }
   }
-  emitRhsThrough(rItems.length - 1);
   return out;
 }
 
@@ -327,7 +357,7 @@ function compareValue(lhs: unknown, rhs: unknown, schema: JSONSchemaProps | unde
   const leaf = (): void => {
     if (lhs === undefined) mark(acc.added, path);
     else if (rhs === undefined) mark(acc.removed, path);
-    else if (!deepEqual(lhs, rhs)) mark(acc.modified, path);
+    else if (!jsonValuesEqual(lhs, rhs)) mark(acc.modified, path);
   };
   const lk = kindOf(lhs);
   const rk = kindOf(rhs);
@@ -376,12 +406,12 @@ function compareMap(lhs: Obj, rhs: Obj, shape: MapShape, path: string[], acc: Ac
 }
 
 /** Structural equality of JSON values (key order ignored). */
-export function deepEqual(a: unknown, b: unknown): boolean {
+export function jsonValuesEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonValuesEqual(a[i], b[i])) return false;
     return true;
   }
   if (Array.isArray(b)) return false;
@@ -390,7 +420,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
   const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
   if (ak.length !== bk.length) return false;
-  for (const k of ak) if (!(k in bo) || !deepEqual(ao[k], bo[k])) return false;
+  for (const k of ak) if (!(k in bo) || !jsonValuesEqual(ao[k], bo[k])) return false;
   return true;
 }
 
