@@ -124,8 +124,11 @@ export class ResourceHandler {
       throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
     }
     const ns = decl.namespaced ? info.namespace : '';
-    // Typed options, validated once (class-validator): 400 on a bad parameter.
-    if (verb === 'get') validateOptions(GetOptionsDto, query);
+    // Typed options, validated once (class-validator): 400 on a bad parameter. Most requests
+    // carry no parameters at all; they skip the validator.
+    if (Object.keys(query).length === 0) {
+      // nothing to validate
+    } else if (verb === 'get') validateOptions(GetOptionsDto, query);
     else if (verb === 'list' || verb === 'watch') validateOptions(ListOptionsDto, query);
     else if (verb === 'delete' || verb === 'deletecollection') validateOptions(DeleteOptionsQueryDto, query);
     else validateOptions(WriteOptionsDto, query);
