@@ -87,9 +87,10 @@ export class StatusError extends Error {
       metadata: {},
       status: 'Failure',
       message: this.message,
-      reason: this.reason,
       code: this.code,
     };
+    // Kubernetes omits an empty reason (StatusReasonUnknown).
+    if (this.reason) s.reason = this.reason;
     if (this.details && Object.keys(this.details).length > 0) s.details = this.details;
     return s;
   }
