@@ -1,0 +1,232 @@
+import { crc32 } from 'node:zlib';
+import { ClassicLevel } from 'classic-level';
+import { MemoryStorage, bootstrapSnapshot } from './raft.storage.js';
+import type { RaftStorage } from './raft.storage.js';
+import { type ConfState, type Entry, type EntryType, type HardState, type Snapshot, RaftError } from './raft.types.js';
+
+/**
+ * Durable Raft storage on LevelDB (classic-level). Record layout, one key per record:
+ *   `e<16 hex digits of index>` -> entry      [crc32:4][version:1][type:1][term:f64][index:f64][data]
+ *   `h`                         -> hard state  [crc32:4][version:1][json {term, vote, commit}]
+ *   `s`                         -> snapshot    [crc32:4][version:1][metaLen:u32][json metadata][data]
+ * The CRC32 covers everything after it; a mismatch on open is reported as RaftError
+ * ('ErrCorrupt') naming the key, never silently applied. Every write that the Raft contract
+ * requires to be durable goes out in one LevelDB batch with `{ sync: true }` (fsync) before the
+ * returned promise resolves.
+ *
+ * Reads are served from an in-memory mirror of the retained log (as etcd pairs its WAL with a
+ * MemoryStorage): the core's storage port is synchronous, and compaction bounds the mirror.
+ */
+export class LevelDbRaftStorage implements RaftStorage {
+  private constructor(
+    private readonly db: ClassicLevel<string, Uint8Array>,
+    private readonly mem: MemoryStorage,
+    /** Whether writes fsync; tests may turn it off, production must not. */
+    private readonly sync: boolean,
+  ) {}
+
+  /**
+   * Opens (creating when missing) the storage in `dir` and loads it, verifying every checksum.
+   * Throws RaftError('ErrCorrupt') on a damaged record or a gap in the log.
+   */
+  static async open(dir: string, opts: { sync?: boolean } = {}): Promise<LevelDbRaftStorage> {
+    const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+    await db.open();
+    try {
+      const mem = new MemoryStorage();
+      const snapRaw = await db.get('s');
+      if (snapRaw !== undefined) mem.applySnapshot(decodeSnapshot(snapRaw));
+      const hardRaw = await db.get('h');
+      const first = mem.firstIndex();
+      const kept: Entry[] = [];
+      for await (const [key, value] of db.iterator({ gt: 'e', lt: 'f' })) {
+        const e = decodeEntry(key, value);
+        // Entries covered by the snapshot are leftovers of compaction: checked, not used.
+        if (e.index < first) continue;
+        const expected = kept.length === 0 ? first : kept[kept.length - 1]!.index + 1;
+        if (e.index !== expected) throw new RaftError('ErrCorrupt', `log gap: found ${key}, expected index ${expected}`);
+        kept.push(e);
+      }
+      mem.append(kept);
+      if (hardRaw !== undefined) mem.setHardState(decodeHardState(hardRaw));
+      return new LevelDbRaftStorage(db, mem, opts.sync ?? true);
+    } catch (e) {
+      await db.close();
+      throw e;
+    }
+  }
+
+  /** True when nothing was ever written (a brand-new node). */
+  isEmpty(): boolean {
+    return this.mem.snapshot().metadata.index === 0 && this.mem.lastIndex() === 0 && this.mem.hardState().term === 0;
+  }
+
+  /** Writes the founding configuration of a new cluster (see bootstrapSnapshot). */
+  async bootstrap(voters: readonly number[]): Promise<void> {
+    await this.save({ snapshot: bootstrapSnapshot(voters), hardState: { term: 1, vote: 0, commit: 1 }, entries: [] });
+  }
+
+  initialState(): { hardState: HardState; confState: ConfState } {
+    return this.mem.initialState();
+  }
+  entries(lo: number, hi: number, maxBytes: number): Entry[] {
+    return this.mem.entries(lo, hi, maxBytes);
+  }
+  term(i: number): number {
+    return this.mem.term(i);
+  }
+  firstIndex(): number {
+    return this.mem.firstIndex();
+  }
+  lastIndex(): number {
+    return this.mem.lastIndex();
+  }
+  snapshot(): Snapshot {
+    return this.mem.snapshot();
+  }
+  hardState(): HardState {
+    return this.mem.hardState();
+  }
+
+  /**
+   * Persists the durable part of a Ready in ONE synced batch: snapshot (dropping the old log),
+   * entries (deleting any conflicting suffix beyond the new last entry) and hard state.
+   * Resolves only after fsync (skipped when `mustSync` is false, i.e. only the commit index
+   * changed, as etcd does); the caller may then send the Ready's messages.
+   */
+  async save(rd: { hardState?: HardState; entries: readonly Entry[]; snapshot?: Snapshot }, mustSync = true): Promise<void> {
+    type Op = { type: 'put'; key: string; value: Uint8Array } | { type: 'del'; key: string };
+    const ops: Op[] = [];
+    if (rd.snapshot) {
+      for (let i = this.mem.firstIndex(); i <= this.mem.lastIndex(); i++) ops.push({ type: 'del', key: entryKey(i) });
+      ops.push({ type: 'put', key: 's', value: encodeSnapshot(rd.snapshot) });
+    }
+    const oldLast = rd.snapshot ? rd.snapshot.metadata.index : this.mem.lastIndex();
+    const first = rd.snapshot ? rd.snapshot.metadata.index + 1 : this.mem.firstIndex();
+    if (rd.entries.length > 0) {
+      for (const e of rd.entries) if (e.index >= first) ops.push({ type: 'put', key: entryKey(e.index), value: encodeEntry(e) });
+      const newLast = rd.entries[rd.entries.length - 1]!.index;
+      for (let i = newLast + 1; i <= oldLast; i++) ops.push({ type: 'del', key: entryKey(i) });
+    }
+    if (rd.hardState) ops.push({ type: 'put', key: 'h', value: encodeHardState(rd.hardState) });
+    if (ops.length === 0) return;
+    await this.db.batch(ops, { sync: this.sync && mustSync });
+    if (rd.snapshot) this.mem.applySnapshot(rd.snapshot);
+    this.mem.append(rd.entries);
+    if (rd.hardState) this.mem.setHardState(rd.hardState);
+  }
+
+  /**
+   * Records a state-machine snapshot at applied index i and discards log entries up to
+   * `compactTo` (<= i); a few entries are usually kept so slightly lagging followers can catch
+   * up from the log rather than by snapshot.
+   */
+  async createSnapshot(i: number, confState: ConfState, data: Uint8Array, compactTo: number = i): Promise<Snapshot> {
+    if (i <= this.mem.snapshot().metadata.index) throw new RaftError('ErrSnapOutOfDate', `snapshot at ${i} not newer than ${this.mem.snapshot().metadata.index}`);
+    const snap: Snapshot = { metadata: { index: i, term: this.mem.term(i), confState }, data };
+    const upTo = Math.min(compactTo, i);
+    const ops: ({ type: 'put'; key: string; value: Uint8Array } | { type: 'del'; key: string })[] = [
+      { type: 'put', key: 's', value: encodeSnapshot(snap) },
+    ];
+    for (let k = this.mem.firstIndex(); k <= upTo; k++) ops.push({ type: 'del', key: entryKey(k) });
+    await this.db.batch(ops, { sync: this.sync });
+    this.mem.createSnapshot(i, confState, data);
+    this.mem.compact(upTo);
+    return snap;
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+}
+
+const VERSION = 1;
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** Fixed-width key so LevelDB's byte order is index order. */
+function entryKey(i: number): string {
+  return 'e' + i.toString(16).padStart(16, '0');
+}
+
+function seal(body: Uint8Array): Uint8Array {
+  const out = new Uint8Array(4 + body.length);
+  new DataView(out.buffer).setUint32(0, crc32(body) >>> 0);
+  out.set(body, 4);
+  return out;
+}
+
+function unseal(key: string, raw: Uint8Array): Uint8Array {
+  if (raw.length < 5) throw new RaftError('ErrCorrupt', `record ${key} is truncated`);
+  const body = raw.subarray(4);
+  const want = new DataView(raw.buffer, raw.byteOffset, raw.byteLength).getUint32(0);
+  if ((crc32(body) >>> 0) !== want) throw new RaftError('ErrCorrupt', `checksum mismatch in record ${key}`);
+  if (body[0] !== VERSION) throw new RaftError('ErrCorrupt', `record ${key} has unknown version ${body[0]}`);
+  return body;
+}
+
+function encodeEntry(e: Entry): Uint8Array {
+  const body = new Uint8Array(18 + e.data.length);
+  const v = new DataView(body.buffer);
+  body[0] = VERSION;
+  body[1] = e.type === 'conf' ? 1 : 0;
+  v.setFloat64(2, e.term);
+  v.setFloat64(10, e.index);
+  body.set(e.data, 18);
+  return seal(body);
+}
+
+function decodeEntry(key: string, raw: Uint8Array): Entry {
+  const body = unseal(key, raw);
+  if (body.length < 18) throw new RaftError('ErrCorrupt', `entry ${key} is truncated`);
+  const v = new DataView(body.buffer, body.byteOffset, body.byteLength);
+  const type: EntryType = body[1] === 1 ? 'conf' : 'normal';
+  const index = v.getFloat64(10);
+  if (entryKey(index) !== key) throw new RaftError('ErrCorrupt', `entry ${key} holds index ${index}`);
+  return { term: v.getFloat64(2), index, type, data: body.slice(18) };
+}
+
+function encodeHardState(hs: HardState): Uint8Array {
+  const json = enc.encode(JSON.stringify({ term: hs.term, vote: hs.vote, commit: hs.commit }));
+  const body = new Uint8Array(1 + json.length);
+  body[0] = VERSION;
+  body.set(json, 1);
+  return seal(body);
+}
+
+function decodeHardState(raw: Uint8Array): HardState {
+  const body = unseal('h', raw);
+  try {
+    const o = JSON.parse(dec.decode(body.subarray(1))) as HardState;
+    if (typeof o.term === 'number' && typeof o.vote === 'number' && typeof o.commit === 'number') return o;
+  } catch {
+    /* fall through */
+  }
+  throw new RaftError('ErrCorrupt', 'hard state record is malformed');
+}
+
+function encodeSnapshot(s: Snapshot): Uint8Array {
+  const meta = enc.encode(JSON.stringify(s.metadata));
+  const body = new Uint8Array(5 + meta.length + s.data.length);
+  body[0] = VERSION;
+  new DataView(body.buffer).setUint32(1, meta.length);
+  body.set(meta, 5);
+  body.set(s.data, 5 + meta.length);
+  return seal(body);
+}
+
+function decodeSnapshot(raw: Uint8Array): Snapshot {
+  const body = unseal('s', raw);
+  const v = new DataView(body.buffer, body.byteOffset, body.byteLength);
+  const len = body.length >= 5 ? v.getUint32(1) : -1;
+  if (len < 0 || 5 + len > body.length) throw new RaftError('ErrCorrupt', 'snapshot record is truncated');
+  try {
+    const metadata = JSON.parse(dec.decode(body.subarray(5, 5 + len))) as Snapshot['metadata'];
+    if (typeof metadata.index === 'number' && typeof metadata.term === 'number' && Array.isArray(metadata.confState?.voters)) {
+      return { metadata, data: body.slice(5 + len) };
+    }
+  } catch {
+    /* fall through */
+  }
+  throw new RaftError('ErrCorrupt', 'snapshot metadata is malformed');
+}

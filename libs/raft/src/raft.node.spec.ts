@@ -1,0 +1,165 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LevelDbRaftStorage } from './raft.leveldb-storage.js';
+import { RaftNode, type AppliedEntry, type StateMachine, type StateMachineSnapshot } from './raft.node.js';
+import type { RaftTransport } from './raft.transport.js';
+import { type Message, type NodeId, isRaftError } from './raft.types.js';
+
+/** A key-value state machine: data is "k=v"; apply returns the number of writes so far. */
+class KvMachine implements StateMachine {
+  map = new Map<string, string>();
+  index = 0;
+  writes = 0;
+  async apply(e: AppliedEntry): Promise<unknown> {
+    const [k, v] = new TextDecoder().decode(e.data).split('=');
+    this.map.set(k!, v!);
+    this.index = e.index;
+    return ++this.writes;
+  }
+  appliedIndex(): number {
+    return this.index;
+  }
+  async snapshot(): Promise<StateMachineSnapshot> {
+    return { index: this.index, term: 0, data: new TextEncoder().encode(JSON.stringify({ m: [...this.map], w: this.writes })) };
+  }
+  async restore(s: StateMachineSnapshot): Promise<void> {
+    const o = s.data.length ? (JSON.parse(new TextDecoder().decode(s.data)) as { m: [string, string][]; w: number }) : { m: [], w: 0 };
+    this.map = new Map(o.m);
+    this.writes = o.w;
+    this.index = s.index;
+  }
+}
+
+/** In-process transport with an optional cut set. */
+class LocalNet {
+  nodes = new Map<NodeId, RaftNode>();
+  down = new Set<NodeId>();
+  transport(from: NodeId): RaftTransport {
+    return {
+      send: (msgs: readonly Message[]) => {
+        for (const m of msgs) {
+          if (this.down.has(from) || this.down.has(m.to)) continue;
+          const n = this.nodes.get(m.to);
+          if (!n) continue;
+          setImmediate(() => {
+            n.step(m);
+            if (m.type === 'snap') this.nodes.get(from)?.reportSnapshot(m.to, false);
+          });
+        }
+      },
+    };
+  }
+}
+
+async function until(cond: () => boolean, ms = 10000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('RaftNode driver', () => {
+  let dir: string;
+  const open: { node: RaftNode; storage: LevelDbRaftStorage }[] = [];
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'raft-node-'));
+  });
+  afterEach(async () => {
+    for (const o of open.splice(0)) {
+      await o.node.stop();
+      await o.storage.close();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function startNode(net: LocalNet, id: NodeId, voters: NodeId[] | undefined, sm = new KvMachine(), snapshotEntries = 10_000) {
+    const storage = await LevelDbRaftStorage.open(join(dir, `n${id}`), { sync: false });
+    const node = await RaftNode.create({ id, storage, stateMachine: sm, transport: net.transport(id), bootstrapVoters: voters, tickMs: 10, snapshotEntries, keepEntries: 2 });
+    net.nodes.set(id, node);
+    node.start();
+    open.push({ node, storage });
+    return { node, sm, storage };
+  }
+
+  const leaderOf = (net: LocalNet) => [...net.nodes.values()].find((n) => n.status().role === 'leader' && !net.down.has(n.id));
+
+  it('elects, commits proposals with their result, forwards from followers, serves reads, transfers, changes membership and catches up by snapshot', async () => {
+    const net = new LocalNet();
+    const sms = new Map<NodeId, KvMachine>();
+    for (const id of [1, 2, 3]) sms.set(id, (await startNode(net, id, [1, 2, 3])).sm);
+    await until(() => leaderOf(net) !== undefined);
+    const leader = leaderOf(net)!;
+    const r = await leader.propose(new TextEncoder().encode('a=1'));
+    expect(r.result).toBe(1);
+    expect(r.index).toBeGreaterThan(1);
+    // Concurrent proposals are batched and all resolve.
+    const many = await Promise.all(Array.from({ length: 50 }, (_, i) => leader.propose(new TextEncoder().encode(`k${i}=${i}`))));
+    expect(new Set(many.map((x) => x.index)).size).toBe(50);
+    // A follower forwards to the leader and learns of its own entry when applying it.
+    const follower = [...net.nodes.values()].find((n) => n !== leader)!;
+    const fr = await follower.propose(new TextEncoder().encode('b=2'));
+    expect(sms.get(follower.id)!.map.get('b')).toBe('2');
+    // A read index from a follower covers everything committed before it.
+    const ri = await follower.readIndex();
+    expect(ri).toBeGreaterThanOrEqual(fr.index);
+    // Leadership transfer.
+    const target = [...net.nodes.values()].find((n) => n !== leader && n !== follower) ?? follower;
+    leader.transferLeadership(target.id);
+    await until(() => target.status().role === 'leader');
+    // Add a learner (node 4, empty disk): it gets the founding snapshot, then the log.
+    const { node: n4, sm: sm4 } = await startNode(net, 4, undefined);
+    await target.addLearner(4);
+    await until(() => sm4.map.get('b') === '2');
+    await target.promote(4);
+    expect(target.status().peers.find((p) => p.id === 4)?.learner).toBe(false);
+    await target.propose(new TextEncoder().encode('c=3'));
+    await until(() => sm4.map.get('c') === '3');
+    expect(n4.status().lead).toBe(target.id);
+    await target.removeNode(4);
+    expect(target.status().peers.some((p) => p.id === 4)).toBe(false);
+  }, 30000);
+
+  it('installs a snapshot on a follower that fell behind a compacted log', async () => {
+    const net = new LocalNet();
+    const sms = new Map<NodeId, KvMachine>();
+    for (const id of [1, 2, 3]) sms.set(id, (await startNode(net, id, [1, 2, 3], new KvMachine(), 20)).sm);
+    await until(() => leaderOf(net) !== undefined);
+    const leader = leaderOf(net)!;
+    const lagging = [...net.nodes.values()].find((n) => n !== leader)!;
+    net.down.add(lagging.id);
+    for (let i = 0; i < 60; i++) await leader.propose(new TextEncoder().encode(`x${i}=${i}`));
+    expect(net.nodes.get(leader.id)!.status().commit).toBeGreaterThan(60);
+    net.down.delete(lagging.id);
+    await until(() => sms.get(lagging.id)!.map.get('x59') === '59');
+    expect(sms.get(lagging.id)!.writes).toBe(60);
+  }, 30000);
+
+  it('rejects a proposal with ErrNotLeader when no leader is known', async () => {
+    const net = new LocalNet();
+    const { node } = await startNode(net, 1, [1, 2, 3]);
+    net.down.add(1);
+    let err: unknown;
+    try {
+      await node.propose(new TextEncoder().encode('a=1'));
+    } catch (e) {
+      err = e;
+    }
+    expect(isRaftError(err, 'ErrNotLeader')).toBe(true);
+  });
+
+  it('recovers its state from disk after a restart', async () => {
+    const net = new LocalNet();
+    const { node, storage } = await startNode(net, 1, [1]);
+    await until(() => node.status().role === 'leader');
+    await node.propose(new TextEncoder().encode('p=1'));
+    await node.propose(new TextEncoder().encode('q=2'));
+    await node.stop();
+    await storage.close();
+    open.length = 0;
+    const again = await startNode(net, 1, [1]);
+    await until(() => again.sm.map.get('q') === '2');
+    expect(again.sm.writes).toBe(2);
+  });
+});

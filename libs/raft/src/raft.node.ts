@@ -1,0 +1,469 @@
+import { LevelDbRaftStorage } from './raft.leveldb-storage.js';
+import { RawNode } from './raft.rawnode.js';
+import type { RaftTransport } from './raft.transport.js';
+import {
+  type ConfChange,
+  type ConfState,
+  type Entry,
+  type Message,
+  type NodeId,
+  type RaftStatus,
+  type Ready,
+  RaftError,
+  decodeConfChange,
+  isRaftError,
+} from './raft.types.js';
+
+/** A committed entry as the state machine sees it (the driver's envelope removed). */
+export interface AppliedEntry {
+  readonly index: number;
+  readonly term: number;
+  readonly data: Uint8Array;
+}
+
+/** A state-machine snapshot. `index`/`term` are of the last entry it includes. */
+export interface StateMachineSnapshot {
+  readonly index: number;
+  readonly term: number;
+  readonly data: Uint8Array;
+}
+
+/**
+ * The replicated application (for example the MVCC store). Contract:
+ *  - apply() is called once per committed entry, in index order, never concurrently; its
+ *    result is handed to the proposer of that entry. It must be deterministic.
+ *  - appliedIndex() is the last index whose effects are durable in the state machine (a
+ *    durable store may return a value that survives restarts; entries up to it are skipped
+ *    on replay, a volatile one returns 0 after a restart and gets everything again).
+ *  - snapshot() captures the state at exactly appliedIndex(); restore() replaces the state.
+ */
+export interface StateMachine {
+  apply(entry: AppliedEntry): Promise<unknown>;
+  appliedIndex(): number;
+  snapshot(): Promise<StateMachineSnapshot>;
+  restore(snapshot: StateMachineSnapshot): Promise<void>;
+}
+
+/** Options of RaftNode. */
+export interface RaftNodeOptions {
+  id: NodeId;
+  storage: LevelDbRaftStorage;
+  stateMachine: StateMachine;
+  /** Set with setTransport() when the transport needs the node first. */
+  transport?: RaftTransport;
+  /** Founding voters, used only when the storage is empty. */
+  bootstrapVoters?: readonly NodeId[];
+  tickMs?: number;
+  electionTick?: number;
+  heartbeatTick?: number;
+  /** Take a snapshot after this many applied entries (default 10000). */
+  snapshotEntries?: number;
+  /** Entries kept in the log behind a snapshot for slow followers (default 1000). */
+  keepEntries?: number;
+  /** Proposals and reads fail with ErrTimeout after this many ms (default 10000). */
+  requestTimeoutMs?: number;
+  random?: () => number;
+}
+
+interface PendingProposal {
+  resolve(v: { index: number; term: number; result: unknown }): void;
+  reject(e: Error): void;
+  timer: NodeJS.Timeout;
+  /** Proposed while this node was leader at this term (0 when forwarded). */
+  leaderTerm: number;
+}
+
+interface PendingRead {
+  resolve(index: number): void;
+  reject(e: Error): void;
+  timer: NodeJS.Timeout;
+  index: number;
+}
+
+const HEADER = 12;
+
+/**
+ * The node driver: owns a RawNode, ticks it from a timer and runs the loop of the Ready
+ * contract — persist (one fsync per Ready) -> send -> apply -> advance. Proposals carry a small
+ * envelope (proposer id, sequence) so the proposer learns when its entry is applied, also when
+ * a follower forwarded it to the leader.
+ */
+export class RaftNode {
+  readonly id: NodeId;
+  private readonly raw: RawNode;
+  private transport: RaftTransport | undefined;
+  private readonly storage: LevelDbRaftStorage;
+  private readonly sm: StateMachine;
+  private readonly opts: Required<Pick<RaftNodeOptions, 'tickMs' | 'snapshotEntries' | 'keepEntries' | 'requestTimeoutMs'>>;
+  private seq = 0;
+  private readonly proposals = new Map<number, PendingProposal>();
+  private readonly reads = new Map<string, PendingRead>();
+  private queuedProposals: Uint8Array[] = [];
+  private queuedMessages: Message[] = [];
+  private ticks = 0;
+  private running = false;
+  private scheduled = false;
+  private stopped = false;
+  private tickTimer: NodeJS.Timeout | undefined;
+  private applied: number;
+  private smDurable: number;
+  private confState: ConfState;
+  private loopError: Error | undefined;
+  private idleWaiters: (() => void)[] = [];
+
+  private constructor(o: RaftNodeOptions, raw: RawNode, applied: number) {
+    this.id = o.id;
+    this.raw = raw;
+    this.transport = o.transport;
+    this.storage = o.storage;
+    this.sm = o.stateMachine;
+    this.opts = {
+      tickMs: o.tickMs ?? 100,
+      snapshotEntries: o.snapshotEntries ?? 10_000,
+      keepEntries: o.keepEntries ?? 1000,
+      requestTimeoutMs: o.requestTimeoutMs ?? 10_000,
+    };
+    this.applied = applied;
+    this.smDurable = o.stateMachine.appliedIndex();
+    this.confState = o.storage.snapshot().metadata.confState;
+  }
+
+  /**
+   * Opens a node on its storage: bootstraps an empty storage with bootstrapVoters (or leaves
+   * it empty for a node that will join), restores the state machine from the stored snapshot
+   * when it is behind, and replays the committed log after it.
+   */
+  static async create(o: RaftNodeOptions): Promise<RaftNode> {
+    if (o.storage.isEmpty() && o.bootstrapVoters && o.bootstrapVoters.length > 0) await o.storage.bootstrap(o.bootstrapVoters);
+    const snap = o.storage.snapshot();
+    if (snap.metadata.index > 0 && o.stateMachine.appliedIndex() < snap.metadata.index) {
+      await o.stateMachine.restore({ index: snap.metadata.index, term: snap.metadata.term, data: snap.data });
+    }
+    // Always replay from the snapshot: membership changes after it must be re-applied to the
+    // core even when a durable state machine already holds their effects.
+    const applied = snap.metadata.index;
+    const raw = new RawNode({
+      id: o.id,
+      storage: o.storage,
+      electionTick: o.electionTick ?? 10,
+      heartbeatTick: o.heartbeatTick ?? 1,
+      random: o.random ?? Math.random,
+      applied,
+      checkQuorum: true,
+      preVote: true,
+      maxSizePerMsg: 1 << 20,
+      maxInflightMsgs: 256,
+    });
+    return new RaftNode(o, raw, applied);
+  }
+
+  setTransport(t: RaftTransport): void {
+    this.transport = t;
+  }
+
+  /** Starts the tick timer. */
+  start(): void {
+    if (this.tickTimer) return;
+    this.tickTimer = setInterval(() => {
+      this.ticks++;
+      this.schedule();
+    }, this.opts.tickMs);
+    this.schedule();
+  }
+
+  /** Stops ticking and rejects everything pending with ErrStopped. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    this.tickTimer = undefined;
+    while (this.running) await new Promise<void>((r) => this.idleWaiters.push(r));
+    const err = new RaftError('ErrStopped', 'node stopped');
+    for (const p of this.proposals.values()) {
+      clearTimeout(p.timer);
+      p.reject(err);
+    }
+    this.proposals.clear();
+    for (const r of this.reads.values()) {
+      clearTimeout(r.timer);
+      r.reject(err);
+    }
+    this.reads.clear();
+  }
+
+  /** Feeds a message from the transport. */
+  step(m: Message): void {
+    if (this.stopped) return;
+    this.queuedMessages.push(m);
+    this.schedule();
+  }
+
+  reportUnreachable(id: NodeId): void {
+    if (!this.stopped) this.raw.reportUnreachable(id);
+  }
+
+  reportSnapshot(id: NodeId, failed: boolean): void {
+    if (this.stopped) return;
+    this.raw.reportSnapshot(id, failed);
+    this.schedule();
+  }
+
+  /**
+   * Replicates `data`; resolves once the entry is committed AND applied here, with the state
+   * machine's result. Rejects with ErrNotLeader when no leader is known, ErrLeadershipLost when
+   * this node lost leadership before the entry committed (outcome unknown: it may still commit),
+   * ErrTimeout after requestTimeoutMs (outcome unknown), ErrStopped on shutdown.
+   */
+  propose(data: Uint8Array): Promise<{ index: number; term: number; result: unknown }> {
+    if (this.stopped) return Promise.reject(new RaftError('ErrStopped', 'node stopped'));
+    if (this.loopError) return Promise.reject(this.loopError);
+    const seq = ++this.seq;
+    const env = new Uint8Array(HEADER + data.length);
+    const v = new DataView(env.buffer);
+    v.setUint32(0, this.id);
+    v.setFloat64(4, seq);
+    env.set(data, HEADER);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.proposals.delete(seq);
+        reject(new RaftError('ErrTimeout', `proposal ${seq} not applied within ${this.opts.requestTimeoutMs} ms`));
+      }, this.opts.requestTimeoutMs);
+      this.proposals.set(seq, { resolve, reject, timer, leaderTerm: 0 });
+      this.queuedProposals.push(env);
+      this.schedule();
+    });
+  }
+
+  /** Linearizable read barrier (thesis 6.4): resolves with a read index once applied reaches it. */
+  readIndex(): Promise<number> {
+    if (this.stopped) return Promise.reject(new RaftError('ErrStopped', 'node stopped'));
+    const ctx = `${this.id}:${++this.seq}`;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.reads.delete(ctx);
+        reject(new RaftError('ErrTimeout', `read index not confirmed within ${this.opts.requestTimeoutMs} ms`));
+      }, this.opts.requestTimeoutMs);
+      this.reads.set(ctx, { resolve, reject, timer, index: -1 });
+      try {
+        this.raw.readIndex(ctx);
+      } catch (e) {
+        clearTimeout(timer);
+        this.reads.delete(ctx);
+        reject(isRaftError(e, 'ErrProposalDropped') ? new RaftError('ErrNotLeader', 'no leader to confirm a read') : e);
+        return;
+      }
+      this.schedule();
+    });
+  }
+
+  /** Asks the leader to hand leadership to `to` (thesis 3.10); returns once requested. */
+  transferLeadership(to: NodeId): void {
+    try {
+      this.raw.transferLeadership(to);
+    } catch (e) {
+      throw isRaftError(e, 'ErrProposalDropped') ? new RaftError('ErrNotLeader', 'no leader to transfer from') : e;
+    }
+    this.schedule();
+  }
+
+  addLearner(id: NodeId): Promise<void> {
+    return this.confChange({ type: 'addLearner', nodeId: id });
+  }
+
+  promote(id: NodeId): Promise<void> {
+    return this.confChange({ type: 'promote', nodeId: id });
+  }
+
+  removeNode(id: NodeId): Promise<void> {
+    return this.confChange({ type: 'remove', nodeId: id });
+  }
+
+  /** Proposes a membership change on the leader and waits until it is applied here. */
+  private async confChange(cc: ConfChange): Promise<void> {
+    const r = this.raw.raft;
+    if (r.role !== 'leader') throw new RaftError('ErrNotLeader', `not leader (leader is ${r.lead})`);
+    try {
+      this.raw.proposeConfChange(cc);
+    } catch (e) {
+      if (isRaftError(e, 'ErrProposalDropped')) throw new RaftError('ErrProposalDropped', e.message);
+      throw e;
+    }
+    const index = r.raftLog.lastIndex();
+    const term = r.term;
+    this.schedule();
+    const deadline = Date.now() + this.opts.requestTimeoutMs;
+    while (this.applied < index) {
+      if (Date.now() > deadline) throw new RaftError('ErrTimeout', 'configuration change not applied in time');
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    const t = r.raftLog.termOrCompacted(index);
+    if (t >= 0 && t !== term) throw new RaftError('ErrLeadershipLost', 'the change was overwritten by a new leader');
+  }
+
+  status(): RaftStatus & { applied: number } {
+    return { ...this.raw.status(), applied: this.applied };
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.running || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.loop();
+    });
+  }
+
+  /** The driver loop: feed inputs, then for each Ready persist -> send -> apply -> advance. */
+  private async loop(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      for (;;) {
+        this.feed();
+        if (!this.raw.hasReady()) break;
+        const rd = this.raw.ready();
+        await this.handleReady(rd);
+      }
+    } catch (e) {
+      this.loopError = e instanceof Error ? e : new Error(String(e));
+      this.stopped = true;
+      if (this.tickTimer) clearInterval(this.tickTimer);
+      for (const p of this.proposals.values()) {
+        clearTimeout(p.timer);
+        p.reject(this.loopError);
+      }
+      this.proposals.clear();
+    } finally {
+      this.running = false;
+      for (const w of this.idleWaiters.splice(0)) w();
+      if (!this.stopped && (this.queuedMessages.length > 0 || this.queuedProposals.length > 0 || this.ticks > 0)) this.schedule();
+    }
+  }
+
+  private feed(): void {
+    for (; this.ticks > 0; this.ticks--) this.raw.tick();
+    if (this.queuedMessages.length > 0) {
+      const msgs = this.queuedMessages;
+      this.queuedMessages = [];
+      for (const m of msgs) this.raw.step(m);
+    }
+    if (this.queuedProposals.length > 0) {
+      const props = this.queuedProposals;
+      this.queuedProposals = [];
+      const r = this.raw.raft;
+      try {
+        // One batch: one Ready, one fsync for all concurrent proposers.
+        this.raw.proposeBatch(props);
+        if (r.role === 'leader') for (const p of props) this.markLeaderTerm(p, r.term);
+      } catch (e) {
+        if (!isRaftError(e, 'ErrProposalDropped')) throw e;
+        const err = r.lead === 0 ? new RaftError('ErrNotLeader', 'no leader known') : new RaftError('ErrProposalDropped', e.message);
+        for (const p of props) this.failProposal(p, err);
+      }
+    }
+  }
+
+  private markLeaderTerm(env: Uint8Array, term: number): void {
+    const p = this.proposals.get(new DataView(env.buffer, env.byteOffset).getFloat64(4));
+    if (p) p.leaderTerm = term;
+  }
+
+  private failProposal(env: Uint8Array, err: Error): void {
+    const seq = new DataView(env.buffer, env.byteOffset).getFloat64(4);
+    const p = this.proposals.get(seq);
+    if (!p) return;
+    clearTimeout(p.timer);
+    this.proposals.delete(seq);
+    p.reject(err);
+  }
+
+  private async handleReady(rd: Ready): Promise<void> {
+    // 1. Persist (fsync) BEFORE sending: votes and acknowledgements promise durability.
+    // (A leader's appends go out first, in parallel with its own fsync: thesis 10.2.1.)
+    if (rd.sendBeforePersist && rd.messages.length > 0) this.transport?.send(rd.messages);
+    if (rd.snapshot || rd.entries.length > 0 || rd.hardState) {
+      // A commit-index-only change need not be fsynced (it is recoverable from the quorum).
+      await this.storage.save({ snapshot: rd.snapshot, entries: rd.entries, hardState: rd.hardState }, rd.mustSync);
+    }
+    // 2. Send.
+    if (!rd.sendBeforePersist && rd.messages.length > 0) this.transport?.send(rd.messages);
+    // 3. Apply.
+    if (rd.snapshot) {
+      const s = rd.snapshot;
+      await this.sm.restore({ index: s.metadata.index, term: s.metadata.term, data: s.data });
+      this.smDurable = s.metadata.index;
+      this.applied = s.metadata.index;
+      this.confState = s.metadata.confState;
+    }
+    for (const e of rd.committedEntries) await this.applyEntry(e);
+    if (rd.softState && rd.softState.role !== 'leader') this.failLeaderProposals();
+    for (const rs of rd.readStates) {
+      const p = this.reads.get(rs.context);
+      if (p) p.index = rs.index;
+    }
+    this.resolveReads();
+    // 4. Advance.
+    this.raw.advance(rd);
+    await this.maybeSnapshot();
+  }
+
+  private async applyEntry(e: Entry): Promise<void> {
+    if (e.type === 'conf') {
+      this.confState = this.raw.applyConfChange(decodeConfChange(e.data));
+      this.applied = e.index;
+      return;
+    }
+    if (e.data.length < HEADER) {
+      this.applied = e.index; // leader no-op
+      return;
+    }
+    const v = new DataView(e.data.buffer, e.data.byteOffset, e.data.byteLength);
+    const proposer = v.getUint32(0);
+    const seq = v.getFloat64(4);
+    let result: unknown;
+    // Entries already reflected in a durable state machine are not applied twice.
+    if (e.index > this.smDurable) {
+      result = await this.sm.apply({ index: e.index, term: e.term, data: e.data.subarray(HEADER) });
+      this.smDurable = e.index;
+    }
+    this.applied = e.index;
+    if (proposer === this.id) {
+      const p = this.proposals.get(seq);
+      if (p) {
+        clearTimeout(p.timer);
+        this.proposals.delete(seq);
+        p.resolve({ index: e.index, term: e.term, result });
+      }
+    }
+  }
+
+  /** Proposals accepted while we were leader can no longer be tracked to commit by us. */
+  private failLeaderProposals(): void {
+    for (const [seq, p] of this.proposals) {
+      if (p.leaderTerm === 0) continue;
+      clearTimeout(p.timer);
+      this.proposals.delete(seq);
+      p.reject(new RaftError('ErrLeadershipLost', 'leadership lost before the entry was applied; outcome unknown'));
+    }
+  }
+
+  private resolveReads(): void {
+    for (const [ctx, r] of this.reads) {
+      if (r.index >= 0 && this.applied >= r.index) {
+        clearTimeout(r.timer);
+        this.reads.delete(ctx);
+        r.resolve(r.index);
+      }
+    }
+  }
+
+  /** Log compaction (paper section 7) once enough entries were applied since the last snapshot. */
+  private async maybeSnapshot(): Promise<void> {
+    const last = this.storage.snapshot().metadata.index;
+    if (this.applied - last < this.opts.snapshotEntries) return;
+    const s = await this.sm.snapshot();
+    // The membership recorded with the snapshot is the one at `applied`; a state machine that
+    // snapshots a different index is skipped this round.
+    if (s.index !== this.applied || s.index <= last) return;
+    await this.storage.createSnapshot(s.index, this.confState, s.data, Math.max(last, s.index - this.opts.keepEntries));
+  }
+}
