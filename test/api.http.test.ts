@@ -124,6 +124,15 @@ describe('writes', () => {
     expect(stale.json()).toMatchObject({ reason: 'Conflict' });
     expect(stale.json<{ message: string }>().message).toContain('the object has been modified');
   });
+  it('refuses an update that sets deletionTimestamp on a live object', async () => {
+    const c = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: cm('no-dts') });
+    const obj = c.json<{ metadata: Record<string, unknown> }>();
+    const u = await request(server, 'PUT', '/api/v1/namespaces/h/configmaps/no-dts', {
+      body: { ...obj, metadata: { ...obj.metadata, deletionTimestamp: '2030-01-01T00:00:00Z' } },
+    });
+    expect(u.status).toBe(422);
+    expect(u.json<{ details: { causes: Array<{ field: string }> } }>().details.causes[0].field).toBe('metadata.deletionTimestamp');
+  });
   it('keeps immutable config maps immutable', async () => {
     const c = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: cm('frozen', { a: '1' }, { immutable: true }) });
     expect(c.status).toBe(201);

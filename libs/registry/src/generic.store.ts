@@ -19,6 +19,9 @@ import {
   type FieldError,
 } from '@app/apimachinery';
 import {
+  ContinueTokenError,
+  decodeContinueToken,
+  encodeContinueToken,
   NO_CHANGE,
   StorageError,
   type KubeObject,
@@ -104,35 +107,23 @@ interface ContinueToken {
 
 const CONTINUE_VERSION = 'meta.k8s.io/v1';
 
-/** Encodes a continue token: opaque base64url JSON holding the list revision and the last key. */
+/**
+ * Encodes a continue token (Kubernetes' payload plus an HMAC tag: @app/storage continue.token).
+ * `rv` -1 means "continue at the latest revision" (the token of an expired-continue 410).
+ */
 export function encodeContinue(rv: number, start: string): string {
-  return Buffer.from(JSON.stringify({ v: CONTINUE_VERSION, rv, start } satisfies ContinueToken)).toString('base64url');
+  return encodeContinueToken(rv, start);
 }
 
-/** Decodes and checks a continue token; malformed or forged tokens are 400, never a read elsewhere. */
+/** Decodes and verifies a continue token; malformed or forged tokens are 400, never a read elsewhere. */
 export function decodeContinue(token: string): ContinueToken {
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    throw Errors.badRequest(`continue key is not valid: illegal base64 data or JSON`);
+    const t = decodeContinueToken(token);
+    return { v: CONTINUE_VERSION, rv: t.rv, start: t.start };
+  } catch (e) {
+    if (e instanceof ContinueTokenError) throw Errors.badRequest(e.message);
+    throw e;
   }
-  const t = parsed as Partial<ContinueToken>;
-  if (
-    !t ||
-    typeof t !== 'object' ||
-    t.v !== CONTINUE_VERSION ||
-    typeof t.rv !== 'number' ||
-    !Number.isSafeInteger(t.rv) ||
-    t.rv <= 0 ||
-    typeof t.start !== 'string' ||
-    t.start.length === 0 ||
-    t.start.includes('\0') ||
-    t.start.split('/').some((s) => s === '..' || s === '.')
-  ) {
-    throw Errors.badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
-  }
-  return t as ContinueToken;
 }
 
 function deepClone<T>(v: T): T {
@@ -257,25 +248,30 @@ export class GenericStore {
 
   /**
    * Read consistency of a list from resourceVersion, resourceVersionMatch, limit and continue
-   * (conventions "Resource versions", list table), with the invalid cells answered 400.
+   * (conventions "Resource versions", list table), with the invalid cells answered 400. The
+   * messages are Kubernetes' (ValidateListOptions; etcd3 store for rv + continue).
    */
   listConsistency(q: ListQuery): { consistency: ReadConsistency; startAfterKey?: string } {
     const rv = parseResourceVersion(q.resourceVersion);
     const match = q.resourceVersionMatch || undefined;
+    const forbidden = (detail: string): StatusError =>
+      Errors.badRequest(`ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: ${detail}`);
     if (match !== undefined && match !== 'Exact' && match !== 'NotOlderThan') {
-      throw Errors.badRequest(`resourceVersionMatch: Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan"`);
+      throw Errors.badRequest(
+        `ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan", ""`,
+      );
     }
+    if (match !== undefined && rv === undefined) throw forbidden('resourceVersionMatch is forbidden unless resourceVersion is provided');
     if (q.continue) {
-      if (match !== undefined) throw Errors.badRequest(`resourceVersionMatch is forbidden when continue is provided`);
+      if (match !== undefined) throw forbidden('resourceVersionMatch is forbidden when continue is provided');
+      // Table: limit and continue with rv non-zero is invalid (400); rv "0" is treated as unset.
       if (rv !== undefined && rv !== 0) throw Errors.badRequest('specifying resource version is not allowed when using continue');
       const t = decodeContinue(q.continue);
-      return { consistency: { mode: 'Exact', revision: t.rv }, startAfterKey: t.start };
-    }
-    if (match !== undefined && rv === undefined) {
-      throw Errors.badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
+      // rv -1: the token of an expired-continue 410, continuing at the latest revision.
+      return { consistency: t.rv === -1 ? { mode: 'MostRecent' } : { mode: 'Exact', revision: t.rv }, startAfterKey: t.start };
     }
     if (match === 'Exact') {
-      if (rv === 0) throw Errors.badRequest('resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+      if (rv === 0) throw forbidden('resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
       return { consistency: { mode: 'Exact', revision: rv! } };
     }
     if (match === 'NotOlderThan') {
@@ -283,10 +279,15 @@ export class GenericStore {
     }
     if (rv === undefined) return { consistency: { mode: 'MostRecent' } };
     if (rv === 0) return { consistency: { mode: 'Any' } };
+    // Legacy (no resourceVersionMatch): a limit makes a non-zero rv Exact, else Not older than.
     return { consistency: q.limit ? { mode: 'Exact', revision: rv } : { mode: 'NotOlderThan', revision: rv } };
   }
 
-  /** list verb (namespace '' = all namespaces for namespaced kinds). */
+  /**
+   * list verb (namespace '' = all namespaces for namespaced kinds). Pages read at the first
+   * page's revision; an expired continue token is 410 with Kubernetes' "inconsistent continue"
+   * message and, in the Status' metadata.continue, a token resuming at the latest revision.
+   */
   async list(ns: string, q: ListQuery): Promise<ListResponse> {
     const { predicate, filtered } = this.selectorPredicate(q);
     const { consistency, startAfterKey } = this.listConsistency(q);
@@ -300,10 +301,14 @@ export class GenericStore {
         predicate,
       });
     } catch (e) {
-      if (e instanceof StorageError && e.code === 'Compacted' && q.continue) {
-        throw Errors.gone(
-          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+      if (e instanceof StorageError && e.code === 'Compacted' && q.continue && startAfterKey !== undefined) {
+        // k8s.io/apiserver etcd3 store: handleCompactedErrorForPaging.
+        const err = Errors.gone(
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
         );
+        const status = err.toStatus();
+        status.metadata = { continue: encodeContinue(-1, startAfterKey) };
+        throw Object.assign(err, { toStatus: () => status });
       }
       this.mapError(e, '');
     }
@@ -313,6 +318,7 @@ export class GenericStore {
     };
     if (res.continueAfterKey !== undefined) {
       out.continue = encodeContinue(res.revision, res.continueAfterKey.slice(prefix.length));
+      // Conventions "Pagination" 4: omitted with a selector and on the last page.
       if (!filtered && res.remaining !== undefined && res.remaining > 0) out.remainingItemCount = res.remaining;
     }
     return out;
@@ -431,6 +437,13 @@ export class GenericStore {
     if (meta.uid && meta.uid !== cm.uid) {
       throw Errors.conflict(this.gr, name, `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${cm.uid}`);
     }
+    // Only deletion sets deletionTimestamp: an update may not set it on a live object
+    // (ValidateObjectMetaUpdate: immutable); on a terminating one the stored value wins (BeforeUpdate).
+    if (cm.deletionTimestamp === undefined && meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null) {
+      throw Errors.invalid(this.decl.group, this.decl.kind, name, [
+        { type: 'FieldValueInvalid', field: 'metadata.deletionTimestamp', value: meta.deletionTimestamp, detail: 'field is immutable' },
+      ]);
+    }
     // System-owned metadata is carried over from the stored object.
     meta.uid = cm.uid;
     meta.creationTimestamp = cm.creationTimestamp;
@@ -475,10 +488,19 @@ export class GenericStore {
 
   private async finishUpdate(current: KubeObject, obj: KubeObject, ns: string, name: string, opts: WriteOptions): Promise<KubeObject | typeof NO_CHANGE> {
     if (current.metadata.deletionTimestamp !== undefined) {
+      // Kubernetes ValidateNoNewFinalizers (apimachinery objectmeta validation): once terminating,
+      // the finalizer list may shrink or be reordered but never gain an entry. It is a field
+      // Forbidden error inside a 422 Invalid, the new names sorted and printed as Go's %#v.
       const before = new Set((current.metadata.finalizers as string[] | undefined) ?? []);
-      const added = ((obj.metadata.finalizers as string[] | undefined) ?? []).filter((f) => !before.has(f));
+      const added = [...new Set(((obj.metadata.finalizers as string[] | undefined) ?? []).filter((f) => !before.has(f)))].sort();
       if (added.length) {
-        throw Errors.forbidden(this.gr, name, `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`);
+        throw Errors.invalid(this.decl.group, this.decl.kind, name, [
+          {
+            type: 'FieldValueForbidden',
+            field: 'metadata.finalizers',
+            detail: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
+          },
+        ]);
       }
     }
     await this.deps.admission.admit({ operation: 'UPDATE', decl: this.decl, namespace: ns, name, subresource: opts.subresource ?? '', object: obj, oldObject: current, ctx: opts.ctx });
@@ -573,23 +595,44 @@ export class GenericStore {
     throw Errors.conflict(this.gr, name, 'the object kept changing; try again');
   }
 
-  /** True when a terminating object has no finalizers left and must now be removed. */
+  /**
+   * True when a terminating object has no finalizers left and must now be removed
+   * (conventions "Deletion of an object": Terminating -> Removed when the list becomes empty;
+   * kind-specific pending finalizers such as Namespace spec.finalizers count too).
+   */
   private readyToRemove(obj: KubeObject): boolean {
-    if (obj.metadata.deletionTimestamp === undefined) return false;
+    if (obj.metadata.deletionTimestamp === undefined || obj.metadata.deletionTimestamp === null) return false;
     const f = (obj.metadata.finalizers as string[] | undefined) ?? [];
     const pending = this.decl.strategy?.pendingFinalizers?.(obj) ?? [];
     return f.length === 0 && pending.length === 0;
   }
 
-  /** Removes a terminating object whose last finalizer went away. */
+  /**
+   * Removes a terminating object whose last finalizer went away, and returns its last state.
+   * The removal is conditional on the uid and resourceVersion that were judged ready, so a
+   * concurrent write is never lost; on such a conflict the fresh state is judged again (a
+   * conflict must not leave a finalized object behind forever). Dry run removes nothing.
+   */
   private async removeIfFinalized(ns: string, name: string, obj: KubeObject, dryRun: boolean): Promise<KubeObject> {
-    if (!this.readyToRemove(obj) || dryRun) return obj;
-    try {
-      return await this.deps.storage.delete(this.key(ns, name), { preconditions: { resourceVersion: obj.metadata.resourceVersion } });
-    } catch (e) {
-      if (e instanceof StorageError && (e.code === 'KeyNotFound' || e.code === 'Conflict')) return obj;
-      this.mapError(e, name);
+    if (dryRun) return obj;
+    const key = this.key(ns, name);
+    let cur: KubeObject | undefined = obj;
+    for (let attempt = 0; attempt < 8 && cur && this.readyToRemove(cur); attempt++) {
+      try {
+        return await this.deps.storage.delete(key, { preconditions: { uid: cur.metadata.uid, resourceVersion: cur.metadata.resourceVersion } });
+      } catch (e) {
+        if (e instanceof StorageError && e.code === 'KeyNotFound') return cur;
+        if (!(e instanceof StorageError && e.code === 'Conflict')) this.mapError(e, name);
+      }
+      try {
+        const fresh: KubeObject | undefined = await this.deps.storage.get(key, { mode: 'MostRecent' });
+        if (!fresh || fresh.metadata.uid !== obj.metadata.uid) return cur;
+        cur = fresh;
+      } catch (e) {
+        this.mapError(e, name);
+      }
     }
+    return cur ?? obj;
   }
 
   /** update verb (PUT), optionally on the status subresource. Returns whether it created. */
@@ -664,9 +707,21 @@ export class GenericStore {
   }
 
   /**
-   * delete verb. Objects with finalizers (or kind-specific pending finalizers) become
-   * Terminating (deletionTimestamp set, still readable) and `deleted` is false; otherwise the
-   * object is removed and its last state returned.
+   * delete verb (conventions "Deletion of an object"; Kubernetes' genericregistry.Store.Delete).
+   *
+   * - Preconditions (uid, resourceVersion) are checked first and again atomically with the write;
+   *   a mismatch is 409 Conflict with Kubernetes' "Precondition failed: ..." message.
+   * - The garbage-collection finalizers follow the propagation policy first
+   *   (deletionFinalizersForGarbageCollection): Orphan adds `orphan`, Foreground adds
+   *   `foregroundDeletion`, Background removes both; an explicit orphanDependents wins; with no
+   *   option the finalizers already present decide, else the kind's default policy.
+   * - An object left with finalizers (or kind-specific pending ones, or a kind with a
+   *   prepareForDelete hook such as Namespace) becomes Terminating: deletionTimestamp is set once
+   *   (never moved later), deletionGracePeriodSeconds becomes 0 (these kinds have no graceful
+   *   period; it only ever decreases), generation is bumped as markAsDeleting does; the object
+   *   stays readable and `deleted` is false. A repeated delete may still change the GC finalizers.
+   * - Otherwise the object is removed and its last state returned with `deleted` true.
+   * Dry run computes the same answer and writes nothing.
    */
   async delete(ns: string, name: string, options: DeleteOptions, ctx: RequestContext): Promise<{ object: KubeObject; deleted: boolean }> {
     const key = this.key(ns, name);
@@ -682,39 +737,50 @@ export class GenericStore {
     this.decl.strategy?.validateDelete?.(current, ctx);
     await this.deps.admission.validate({ operation: 'DELETE', decl: this.decl, namespace: ns, name, subresource: '', oldObject: current, ctx });
 
-    const finalizers = (current.metadata.finalizers as string[] | undefined) ?? [];
+    const gc = this.deletionFinalizers(current, options);
     const pending = this.decl.strategy?.pendingFinalizers?.(current) ?? [];
-    if (finalizers.length || pending.length || this.decl.strategy?.prepareForDelete) {
-      // Graceful deletion: mark Terminating; removal happens when the last finalizer goes.
+    const graceful = gc.finalizers.length > 0 || pending.length > 0 || this.decl.strategy?.prepareForDelete !== undefined;
+    if (graceful) {
+      let res: { object: KubeObject };
       try {
-        const res = await this.deps.storage.guaranteedUpdate(
+        res = await this.deps.storage.guaranteedUpdate(
           key,
           (cur) => {
             this.checkPreconditions(cur, pre, name);
-            if (cur.metadata.deletionTimestamp !== undefined) return NO_CHANGE;
             const next = deepClone(cur);
-            next.metadata.deletionTimestamp = nowRfc3339(ctx.now());
-            next.metadata.deletionGracePeriodSeconds = 0;
-            this.decl.strategy?.prepareForDelete?.(next, ctx);
-            delete next.metadata.resourceVersion;
+            const m = next.metadata;
+            const fins = this.deletionFinalizers(cur, options);
+            if (fins.changed) {
+              if (fins.finalizers.length) m.finalizers = fins.finalizers;
+              else delete m.finalizers;
+            }
+            if (m.deletionTimestamp === undefined || m.deletionTimestamp === null) {
+              // markAsDeleting: the first delete bumps generation and stamps the time once.
+              if (typeof m.generation === 'number' && m.generation > 0) m.generation = m.generation + 1;
+              m.deletionTimestamp = nowRfc3339(ctx.now());
+              this.decl.strategy?.prepareForDelete?.(next, ctx);
+            }
+            const grace = m.deletionGracePeriodSeconds;
+            if (typeof grace !== 'number' || grace > 0) m.deletionGracePeriodSeconds = 0;
+            if (isDeepStrictEqual(next, cur)) return NO_CHANGE;
+            delete m.resourceVersion;
             return next;
           },
           { dryRun: ctx.dryRun },
         );
-        if (this.readyToRemove(res.object)) {
-          if (ctx.dryRun) return { object: this.decorate(res.object), deleted: true };
-          const last = await this.deps.storage.delete(key, { preconditions: { resourceVersion: res.object.metadata.resourceVersion } });
-          return { object: this.decorate(last), deleted: true };
-        }
-        return { object: this.decorate(res.object), deleted: false };
       } catch (e) {
         this.mapError(e, name);
       }
+      if (!this.readyToRemove(res.object)) return { object: this.decorate(res.object), deleted: false };
+      if (ctx.dryRun) return { object: this.decorate(res.object), deleted: true };
+      const last = await this.removeIfFinalized(ns, name, res.object, false);
+      return { object: this.decorate(last), deleted: this.readyToRemove(last) };
     }
     try {
       const last = await this.deps.storage.delete(key, {
         dryRun: ctx.dryRun,
-        preconditions: { uid: pre?.uid, resourceVersion: pre?.resourceVersion },
+        // Checked on the state actually deleted, so a concurrent write cannot slip past.
+        validate: (cur) => this.checkPreconditions(cur, pre, name),
       });
       return { object: this.decorate(last), deleted: true };
     } catch (e) {
@@ -722,26 +788,77 @@ export class GenericStore {
     }
   }
 
-  private checkPreconditions(cur: KubeObject, pre: DeleteOptions['preconditions'], name: string): void {
-    if (pre?.uid && pre.uid !== cur.metadata.uid) {
-      throw Errors.conflict(this.gr, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid}`);
+  /**
+   * The finalizer list a delete with these options leaves (Kubernetes'
+   * deletionFinalizersForGarbageCollection with shouldOrphanDependents/shouldDeleteDependents).
+   * The kind's default policy is `decl.defaultGarbageCollectionPolicy` when declared
+   * ('OrphanDependents' | 'DeleteDependents' | 'Unsupported'), else DeleteDependents, which is
+   * what every kind without a GarbageCollectionDeleteStrategy gets (orphanDependents defaults false).
+   */
+  private deletionFinalizers(obj: KubeObject, options: DeleteOptions): { changed: boolean; finalizers: string[] } {
+    const ORPHAN = 'orphan';
+    const FOREGROUND = 'foregroundDeletion';
+    const existing = Array.isArray(obj.metadata.finalizers) ? (obj.metadata.finalizers as string[]) : [];
+    const policy = this.decl.defaultGarbageCollectionPolicy;
+    if (policy === 'Unsupported') return { changed: false, finalizers: existing };
+    const fromFinalizers = (): 'orphan' | 'foreground' | undefined => {
+      for (const f of existing) {
+        if (f === ORPHAN) return 'orphan';
+        if (f === FOREGROUND) return 'foreground';
+      }
+      return undefined;
+    };
+    let orphan: boolean;
+    let foreground: boolean;
+    if (options.orphanDependents !== undefined) {
+      orphan = options.orphanDependents;
+      foreground = false;
+    } else if (options.propagationPolicy !== undefined) {
+      orphan = options.propagationPolicy === 'Orphan';
+      foreground = options.propagationPolicy === 'Foreground';
+    } else {
+      const f = fromFinalizers();
+      orphan = f === 'orphan' || (f === undefined && policy === 'OrphanDependents');
+      foreground = f === 'foreground';
     }
-    if (pre?.resourceVersion && pre.resourceVersion !== cur.metadata.resourceVersion) {
+    const next = existing.filter((f) => f !== ORPHAN && f !== FOREGROUND);
+    if (orphan) next.push(ORPHAN);
+    if (foreground) next.push(FOREGROUND);
+    const same = new Set(next).size === new Set(existing).size && next.every((f) => existing.includes(f));
+    return same ? { changed: false, finalizers: existing } : { changed: true, finalizers: next };
+  }
+
+  /**
+   * DeleteOptions preconditions (metav1.Preconditions, checked like storage.Preconditions.Check):
+   * a set uid or resourceVersion that differs from the stored object is 409 Conflict with
+   * Kubernetes' messages.
+   */
+  private checkPreconditions(cur: KubeObject, pre: DeleteOptions['preconditions'], name: string): void {
+    if (pre?.uid !== undefined && pre.uid !== cur.metadata.uid) {
+      throw Errors.conflict(this.gr, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.metadata.uid ?? ''}`);
+    }
+    if (pre?.resourceVersion !== undefined && pre.resourceVersion !== cur.metadata.resourceVersion) {
       throw Errors.conflict(
         this.gr,
         name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion}`,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata.resourceVersion ?? ''}`,
       );
     }
   }
 
-  /** deletecollection verb: deletes every object the selectors match; returns how many. */
+  /**
+   * deletecollection verb (Kubernetes Store.DeleteCollection): lists the objects the label and
+   * field selectors match at the latest revision, then deletes each with the same options
+   * (propagation policy, dry run; per-object preconditions make no sense for a collection and
+   * are dropped). Objects already gone are skipped; the first other error stops the call.
+   * Returns how many objects were deleted or marked Terminating.
+   */
   async deleteCollection(ns: string, q: ListQuery, options: DeleteOptions, ctx: RequestContext): Promise<number> {
     const list = await this.list(ns, { labelSelector: q.labelSelector, fieldSelector: q.fieldSelector });
     let n = 0;
     for (const item of list.items) {
       try {
-        await this.delete(item.metadata.namespace ?? '', item.metadata.name as string, { ...options, preconditions: undefined }, ctx);
+        await this.delete(this.decl.namespaced ? (item.metadata.namespace ?? ns) : '', item.metadata.name as string, { ...options, preconditions: undefined }, ctx);
         n++;
       } catch (e) {
         if (e instanceof StatusError && e.code === 404) continue;
@@ -773,15 +890,25 @@ export class GenericStore {
             sink.event({ type: e.type, object: dec(e.object), revision: e.revision });
             return;
           }
-          const now = predicate(e.object);
-          const before = e.prevObject ? predicate(e.prevObject) : false;
+          // Kubernetes' cacheWatcher.convertToWatchEvent: judged on the old and new state.
           if (e.type === 'ADDED') {
-            if (now) sink.event({ type: 'ADDED', object: dec(e.object), revision: e.revision });
-          } else if (e.type === 'DELETED') {
-            if (before || now) sink.event({ type: 'DELETED', object: dec(e.object), revision: e.revision });
-          } else if (now && before) sink.event({ type: 'MODIFIED', object: dec(e.object), revision: e.revision });
+            if (predicate(e.object)) sink.event({ type: 'ADDED', object: dec(e.object), revision: e.revision });
+            return;
+          }
+          const before = e.prevObject ? predicate(e.prevObject) : false;
+          if (e.type === 'DELETED') {
+            // The last state already carries the deletion's revision.
+            if (before) sink.event({ type: 'DELETED', object: dec(e.object), revision: e.revision });
+            return;
+          }
+          const now = predicate(e.object);
+          if (now && before) sink.event({ type: 'MODIFIED', object: dec(e.object), revision: e.revision });
           else if (now && !before) sink.event({ type: 'ADDED', object: dec(e.object), revision: e.revision });
-          else if (!now && before) sink.event({ type: 'DELETED', object: dec(e.object), revision: e.revision });
+          else if (!now && before && e.prevObject) {
+            // Leaving the selection: DELETED with the previous (matching) content at this revision.
+            const prev = e.prevObject;
+            sink.event({ type: 'DELETED', object: dec({ ...prev, metadata: { ...prev.metadata, resourceVersion: String(e.revision) } }), revision: e.revision });
+          }
         },
         error: (err: StorageError) => {
           if (err.code === 'Compacted') {

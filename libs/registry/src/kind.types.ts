@@ -93,4 +93,10 @@ export interface KindDeclaration {
   verbs?: Verb[];
   /** PUT to a missing name creates it (ConfigMap: false in Kubernetes; Namespace: false). */
   allowCreateOnUpdate?: boolean;
+  /**
+   * What deleting an owner does to its dependents when the request names no policy
+   * (Kubernetes' GarbageCollectionPolicy): DeleteDependents (Background, the default),
+   * OrphanDependents, or Unsupported (the kind's objects are never owners).
+   */
+  defaultGarbageCollectionPolicy?: 'DeleteDependents' | 'OrphanDependents' | 'Unsupported';
 }

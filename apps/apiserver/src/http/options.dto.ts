@@ -103,8 +103,9 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
   @Matches(/^-?\d{1,15}$/, { message: 'gracePeriodSeconds: Invalid value: must be an integer' })
   gracePeriodSeconds?: string;
 
+  // propagationPolicy values are checked with the DeleteOptions body (422 Invalid, as Kubernetes).
   @IsOptional()
-  @IsIn(['Orphan', 'Background', 'Foreground'], { message: 'propagationPolicy: Unsupported value: supported values: "Foreground", "Background", "Orphan"' })
+  @IsString()
   propagationPolicy?: string;
 
   @IsOptional()

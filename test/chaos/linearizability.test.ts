@@ -1,0 +1,243 @@
+/**
+ * The linearizability checker on hand-made histories (each violation class the chaos suite looks
+ * for: stale read, lost write, duplicate apply, RV going backwards) and on large generated
+ * histories (performance: a few thousand ops per key in seconds).
+ * Pure computation; it lives in the e2e project only because test/ holds no unit project.
+ */
+import { checkHistory, checkKey, formatFailure, type KeyOp, type OpInput, type OpOutput } from './linearizability.js';
+
+let nextId = 0;
+function op(client: number, call: number, ret: number, input: OpInput, output: OpOutput, key = 'k'): KeyOp {
+  return { id: nextId++, key, client, call, ret, input, output };
+}
+const ok = (rv?: number, value?: string): OpOutput => ({ kind: 'ok', ...(rv !== undefined ? { rv } : {}), ...(value !== undefined ? { value } : {}) });
+const create = (value: string): OpInput => ({ kind: 'create', value });
+const get: OpInput = { kind: 'get' };
+const update = (value: string, precondition: number): OpInput => ({ kind: 'update', value, precondition });
+const del = (precondition: number): OpInput => ({ kind: 'delete', precondition });
+const unknown: OpOutput = { kind: 'unknown' };
+const notFound: OpOutput = { kind: 'notFound' };
+const conflict: OpOutput = { kind: 'conflict' };
+
+describe('linearizable histories pass', () => {
+  it('accepts a sequential create, read, update, delete, read', () => {
+    const h = [
+      op(1, 0, 1, create('a'), ok(5)),
+      op(1, 2, 3, get, ok(5, 'a')),
+      op(1, 4, 5, update('b', 5), ok(7)),
+      op(2, 6, 7, update('c', 5), conflict),
+      op(1, 8, 9, del(7), ok()),
+      op(2, 10, 11, get, notFound),
+      op(2, 12, 13, del(7), notFound),
+    ];
+    expect(checkKey('k', h).ok).toBe(true);
+  });
+
+  it('accepts reads concurrent with a create seeing either state, in a consistent order', () => {
+    const h = [
+      op(1, 0, 10, create('a'), ok(3)),
+      op(2, 1, 9, get, ok(3, 'a')),
+      op(3, 2, 8, get, notFound), // may be ordered before the create
+    ];
+    expect(checkKey('k', h).ok).toBe(true);
+  });
+
+  it('accepts an unknown create that took effect, and one that never did', () => {
+    const tookEffect = [op(1, 0, 1, create('a'), unknown), op(2, 5, 6, get, ok(9, 'a')), op(2, 7, 8, update('b', 9), ok(10))];
+    expect(checkKey('k', tookEffect).ok).toBe(true);
+    const never = [op(1, 0, 1, create('a'), unknown), op(2, 5, 6, get, notFound), op(2, 7, 8, create('b'), ok(4))];
+    expect(checkKey('k', never).ok).toBe(true);
+  });
+
+  it('accepts an unknown update whose new rv was never read, followed by a conflicting update', () => {
+    const h = [
+      op(1, 0, 1, create('a'), ok(2)),
+      op(1, 2, 3, update('b', 2), unknown),
+      op(2, 10, 11, update('c', 2), conflict), // only explained if the unknown update happened
+    ];
+    expect(checkKey('k', h).ok).toBe(true);
+  });
+
+  it('accepts keys independently when a history is partitioned', () => {
+    const h = [op(1, 0, 1, create('a'), ok(2), 'x'), op(2, 0, 1, create('a'), ok(3), 'y'), op(1, 2, 3, get, ok(3, 'a'), 'y')];
+    const r = checkHistory(h);
+    expect(r.ok).toBe(true);
+    expect(r.keys.map((k) => k.key).sort()).toEqual(['x', 'y']);
+  });
+});
+
+describe('violations are found and reported minimally', () => {
+  it('finds a stale read (an acknowledged update not seen by a later read)', () => {
+    const h = [
+      op(1, 0, 1, create('a'), ok(2)),
+      op(3, 0.5, 0.7, get, notFound), // noise
+      op(1, 2, 3, update('b', 2), ok(3)),
+      op(2, 4, 5, get, ok(2, 'a')),
+    ];
+    const r = checkKey('k', h);
+    expect(r.ok).toBe(false);
+    expect(r.timedOut).toBe(false);
+    // the noise read is not needed to show the violation
+    expect(r.counterexample!.map((o) => o.client).sort()).toEqual([1, 1, 2]);
+    const text = formatFailure(r, 1);
+    expect(text).toContain('NOT linearizable');
+    expect(text).toContain('update("b", if rv=2) -> ok rv=3');
+    expect(text).toContain('get() -> ok "a" rv=2');
+  });
+
+  it('finds a lost write (an acknowledged create gone afterwards)', () => {
+    const h = [op(1, 0, 1, create('a'), ok(2)), op(2, 2, 3, get, notFound)];
+    expect(checkKey('k', h).ok).toBe(false);
+  });
+
+  it('finds a duplicate apply (a conditional update succeeding twice on the same precondition)', () => {
+    const h = [op(1, 0, 1, create('a'), ok(2)), op(1, 2, 3, update('b', 2), ok(3)), op(2, 4, 5, update('c', 2), ok(4))];
+    expect(checkKey('k', h).ok).toBe(false);
+    const twoCreates = [op(1, 0, 1, create('a'), ok(2)), op(2, 2, 3, create('b'), ok(3))];
+    expect(checkKey('k', twoCreates).ok).toBe(false);
+  });
+
+  it('finds a resourceVersion going backwards, also across delete and re-create', () => {
+    const h = [op(1, 0, 1, create('a'), ok(5)), op(1, 2, 3, update('b', 5), ok(4))];
+    expect(checkKey('k', h).ok).toBe(false);
+    const recreate = [op(1, 0, 1, create('a'), ok(5)), op(1, 2, 3, del(5), ok()), op(1, 4, 5, create('b'), ok(5))];
+    expect(checkKey('k', recreate).ok).toBe(false);
+  });
+
+  it('finds a wrong Conflict (precondition matched, yet the update was refused)', () => {
+    const h = [op(1, 0, 1, create('a'), ok(2)), op(1, 2, 3, update('b', 2), conflict)];
+    expect(checkKey('k', h).ok).toBe(false);
+  });
+
+  it('does not let an unknown op explain a read of a value nobody wrote', () => {
+    const h = [op(1, 0, 1, create('a'), unknown), op(2, 5, 6, get, ok(3, 'zzz'))];
+    expect(checkKey('k', h).ok).toBe(false);
+  });
+
+  it('does not let an unknown op take effect after its window, when one is given', () => {
+    // the create must have happened after the NotFound read at 12..13
+    const h = [op(1, 0, 1, create('a'), unknown), op(2, 12, 13, get, notFound), op(2, 50, 51, get, ok(3, 'a'))];
+    expect(checkKey('k', h).ok).toBe(true);
+    expect(checkKey('k', h, { unknownWindow: 100 }).ok).toBe(true);
+    expect(checkKey('k', h, { unknownWindow: 10 }).ok).toBe(false);
+  });
+
+  it('does not let an unknown op take effect before its call', () => {
+    const h = [op(2, 0, 1, get, ok(3, 'a')), op(1, 2, 3, create('a'), unknown)];
+    expect(checkKey('k', h).ok).toBe(false);
+  });
+});
+
+/** A deterministic PRNG (mulberry32) so generated histories replay exactly. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * A linearizable history of `n` ops by `clients` concurrent clients on one key: each op gets a
+ * call time, a linearization point inside its interval and a return; outputs are computed by
+ * applying ops to a true register in linearization-point order.
+ */
+function generate(n: number, clients: number, seed: number, unknownRate = 0.01): KeyOp[] {
+  const r = rng(seed);
+  const plan: Array<{ client: number; call: number; lin: number; ret: number }> = [];
+  const clock = new Array<number>(clients).fill(0);
+  for (let i = 0; i < n; i++) {
+    const c = i % clients;
+    const call = clock[c]! + r() * 3;
+    const lin = call + r() * 5;
+    const ret = lin + r() * 5;
+    clock[c] = ret;
+    plan.push({ client: c, call, lin, ret });
+  }
+  plan.sort((a, b) => a.lin - b.lin);
+  let exists = false;
+  let value = '';
+  let rv = 0;
+  let rev = 1;
+  // the newest RV any client has learned (from a read or an acknowledged write): a real client
+  // cannot use the RV of an unknown write as a precondition before reading it
+  let learned = 0;
+  const out: KeyOp[] = [];
+  plan.forEach((p, i) => {
+    const roll = r();
+    const isUnknown = r() < unknownRate;
+    const applied = !isUnknown || r() < 0.5;
+    let input: OpInput;
+    let output: OpOutput;
+    if (roll < 0.2) {
+      input = create(`v${i}`);
+      if (exists) output = { kind: 'alreadyExists' };
+      else {
+        output = ok(++rev);
+        if (applied) [exists, value, rv] = [true, `v${i}`, rev];
+        if (!isUnknown) learned = rev;
+      }
+    } else if (roll < 0.45) {
+      input = get;
+      output = exists ? ok(rv, value) : notFound;
+      if (exists) learned = rv;
+    } else if (roll < 0.8) {
+      const pre = r() < 0.7 ? learned : learned - 1;
+      input = update(`v${i}`, pre);
+      if (!exists) output = notFound;
+      else if (pre !== rv) output = conflict;
+      else {
+        output = ok(++rev);
+        if (applied) [value, rv] = [`v${i}`, rev];
+        if (!isUnknown) learned = rev;
+      }
+    } else {
+      const pre = r() < 0.7 ? learned : learned - 1;
+      input = del(pre);
+      if (!exists) output = notFound;
+      else if (pre !== rv) output = conflict;
+      else {
+        output = ok();
+        if (applied) exists = false;
+      }
+    }
+    if (isUnknown && (input.kind !== 'get')) {
+      if (!applied) {
+        // never happened: no effect, result unknown to the client
+      }
+      output = unknown;
+    }
+    out.push({ id: i, key: 'k', client: p.client, call: p.call, ret: p.ret, input, output });
+  });
+  return out.sort((a, b) => a.call - b.call);
+}
+
+describe('scale', () => {
+  it('checks 4000 concurrent ops (8 clients, some unknown outcomes) in seconds', () => {
+    const h = generate(4000, 8, 42, 0.05);
+    const t0 = Date.now();
+    const r = checkKey('k', h, { unknownWindow: 30 });
+    const ms = Date.now() - t0;
+    expect(r.timedOut).toBe(false);
+    expect(r.ok).toBe(true);
+    expect(ms).toBeLessThan(10_000);
+  });
+
+  it('finds one corrupted read among 3000 ops and shrinks it to a handful', () => {
+    const h = generate(3000, 6, 7, 0.02);
+    // corrupt a read well inside the history that observed an existing value
+    const idx = h.findIndex((o, i) => i > 1500 && o.input.kind === 'get' && o.output.kind === 'ok');
+    expect(idx).toBeGreaterThan(0);
+    const bad = h[idx]!;
+    h[idx] = { ...bad, output: ok((bad.output as { rv: number }).rv, 'never-written') };
+    const t0 = Date.now();
+    const r = checkKey('k', h, { minimizeBudgetMs: 4000, unknownWindow: 30 });
+    expect(r.ok).toBe(false);
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(r.counterexample!.some((o) => o.id === bad.id)).toBe(true);
+    expect(r.counterexample!.length).toBeLessThanOrEqual(10);
+  });
+});
