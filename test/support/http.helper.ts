@@ -91,11 +91,14 @@ export function agentFor(target: HttpTarget, identity?: HttpIdentity, connection
   return a;
 }
 
-/** Closes every cached Agent (idle keep-alive sockets would otherwise hold the event loop). */
+/**
+ * Destroys every cached Agent (idle keep-alive sockets would otherwise hold the event loop).
+ * Destroy, not close: a server being stopped or killed must not wait for a live watch.
+ */
 export async function closeHttpClients(): Promise<void> {
   const all = [...agents.values()];
   agents.clear();
-  await Promise.all(all.map((a) => a.close().catch(() => undefined)));
+  await Promise.all(all.map((a) => a.destroy().catch(() => undefined)));
 }
 
 /**
