@@ -4,10 +4,9 @@
  * a cluster (DESIGN.md "Contracts": a cluster shares one `--pki-dir`). Idempotent; prints one line
  * per file written and one per file kept. Exit codes: 0 done, 2 bad usage, 1 PKI error.
  */
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { PkiError, createPki, pkiPaths } from './pki.js';
+import { isEntryPoint } from './entry-point.js';
 
 /** A usage error of the CLI (unknown flag, missing --out). */
 export class PkiUsageError extends Error {
@@ -82,16 +81,7 @@ export async function runPkiCli(
   }
 }
 
-function isMain(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
-  } catch {
-    return false;
-  }
-}
 
-if (isMain()) {
+if (isEntryPoint(import.meta.url)) {
   process.exitCode = await runPkiCli(process.argv.slice(2));
 }

@@ -39,4 +39,5 @@ if (!built || sources > built) {
   const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
-await import(pathToFileURL(join(root, entries[which])).href);
+process.env.KAPI_START_ENTRY = join(root, entries[which]);
+await import(pathToFileURL(process.env.KAPI_START_ENTRY).href);
