@@ -14,9 +14,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors, StatusError } from '@app/apimachinery';
 import { authenticateClientCert } from '@app/auth';
 import { AdmissionChain, NamespaceLifecycle } from '@app/admission';
-import { NamespaceController } from '@app/controllers';
+import { GarbageCollector, LeaderElector, NamespaceController } from '@app/controllers';
 import { GenericStore, KindRegistry, objectKey, type KindDeclaration, type UserInfo } from '@app/registry';
-import { openLocalStorage, type Storage } from '@app/storage';
+import { StorageError, type Storage } from '@app/storage';
+import { randomBytes } from 'node:crypto';
+import { openClusterNode } from './cluster/cluster.node.js';
+import { registerClusterRoutes } from './cluster/cluster.routes.js';
+import { leaseLockFor } from './cluster/controller.election.js';
 import { ensurePki, loadPki, writeKubeconfig, type PkiMaterial } from '../../../cluster/pki.js';
 import { AppModule } from './app.module.js';
 import type { ServerConfig } from './config/flags.js';
@@ -93,12 +97,13 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     pki = await loadPki(own);
   }
 
-  const opened = await openLocalStorage({ dataDir, compactionIntervalMs: cfg.compactionIntervalSeconds * 1000 });
-  const storage = opened.storage;
+  const metrics = new ApiMetrics();
+  // Storage on Raft (docs/cluster.md): a single node is a Raft group of one.
+  const cluster = await openClusterNode(cfg, dataDir, url, metrics.registry);
+  const storage = cluster.cs.storage;
   const registry = new KindRegistry();
   const machinery = createMachinery();
   const codecs = createWireCodecs();
-  const metrics = new ApiMetrics();
 
   const nsDecl = (): KindDeclaration => registry.lookup('', 'v1', 'namespaces') as KindDeclaration;
   const admission = new AdmissionChain([
@@ -211,11 +216,13 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     });
     const health = (name: string, ok: () => boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
       const q = firstValues(req.query as Record<string, unknown>);
-      const good = ok();
+      const raft = cluster.raftCheck();
+      const good = ok() && (name !== 'readyz' || raft.ok);
       let body = good ? 'ok' : `[-]${name} failed: reason withheld\n${name} check failed`;
       if (q.verbose !== undefined) {
         const checks = ['ping', 'log', 'etcd', 'poststarthook/start-apiserver'].map((c) => `[+]${c} ok`);
-        if (name === 'readyz') checks.push(good ? '[+]storage-ready ok' : '[-]storage-ready failed: reason withheld');
+        if (name === 'readyz') checks.push(ok() ? '[+]storage-ready ok' : '[-]storage-ready failed: reason withheld');
+        if (name === 'readyz') checks.push(raft.ok ? `[+]raft ok: ${raft.detail}` : `[-]raft failed: ${raft.detail}`);
         body = `${checks.join('\n')}\n${name} check ${good ? 'passed' : 'failed'}\n`;
       }
       reply.code(good ? 200 : 500).header('Content-Type', 'text/plain; charset=utf-8').send(body);
@@ -235,6 +242,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
       if (res.status === 406) throw Errors.notAcceptable(['application/json']);
       reply.code(res.status).headers(res.headers).send(res.body);
     };
+    registerClusterRoutes(scope, () => cluster.membership, requireUser);
     scope.get('/openapi/v2', serveOpenApi);
     scope.get('/openapi/v3', serveOpenApi);
     scope.get('/openapi/v3/*', serveOpenApi);
@@ -283,26 +291,59 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
 
   await app.listen(cfg.securePort, cfg.bindAddress);
 
-  // First start: the system namespaces.
+  // First start: the system namespaces. In a cluster this needs a quorum: retry (any node may
+  // create them; the others get 409) until the peers are up.
   const nsStore = storeFor(nsDecl());
   for (const name of SYSTEM_NAMESPACES) {
-    const existing = await storage.get(objectKey(nsDecl(), '', name), { mode: 'MostRecent' });
-    if (existing) continue;
-    try {
-      await nsStore.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, {
-        ctx: { user: { username: 'system:apiserver', groups: ['system:masters'] }, dryRun: false, warnings: [], now: () => new Date() },
-        fieldValidation: 'Strict',
-      });
-    } catch (e) {
-      if (!(e instanceof StatusError && e.code === 409)) throw e;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const existing = await storage.get(objectKey(nsDecl(), '', name), { mode: 'MostRecent' });
+        if (existing) break;
+        await nsStore.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, {
+          ctx: { user: { username: 'system:apiserver', groups: ['system:masters'] }, dryRun: false, warnings: [], now: () => new Date() },
+          fieldValidation: 'Strict',
+        });
+        break;
+      } catch (e) {
+        if (e instanceof StatusError && e.code === 409) break;
+        const unavailable = (e instanceof StatusError && (e.code === 503 || e.code === 504)) || (e instanceof StorageError && e.code === 'Unavailable');
+        if (!unavailable) throw e;
+        if (attempt % 10 === 0) process.stderr.write(`waiting for a Raft quorum to create namespace ${name}: ${(e as Error).message}\n`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
     }
   }
 
   const kubeconfigPath = path.join(dataDir, 'admin.kubeconfig');
   await writeKubeconfig(kubeconfigPath, { server: url, caPem: pki.caPem, certPem: pki.adminCertPem, keyPem: pki.adminKeyPem });
-  // Built-in controllers. With one node they run here; the replicated cluster elects one node.
-  const nsController = new NamespaceController({ registry, storage, storeFor });
-  nsController.start();
+  // Built-in controllers run on one node at a time: the holder of the kube-controller-manager
+  // Lease in kube-system (docs/cluster.md "Controller election"), as kube-controller-manager.
+  let nsController: NamespaceController | undefined;
+  let garbageCollector: GarbageCollector | undefined;
+  const leaseDecl = registry.lookup('coordination.k8s.io', 'v1', 'leases') as KindDeclaration;
+  const elector = new LeaderElector({
+    lock: leaseLockFor(storeFor(leaseDecl), 'kube-system', 'kube-controller-manager'),
+    identity: `${cfg.name}_${randomBytes(8).toString('hex')}`,
+    leaseDurationMs: Number(process.env.KAPI_LEASE_DURATION_MS ?? 15_000),
+    renewDeadlineMs: Number(process.env.KAPI_LEASE_RENEW_DEADLINE_MS ?? 10_000),
+    retryPeriodMs: Number(process.env.KAPI_LEASE_RETRY_PERIOD_MS ?? 2_000),
+    onStartedLeading: () => {
+      process.stderr.write(`${cfg.name}: acquired lease kube-system/kube-controller-manager, starting controllers\n`);
+      nsController = new NamespaceController({ registry, storage, storeFor });
+      nsController.start();
+      garbageCollector = new GarbageCollector({ registry, storage, storeFor });
+      garbageCollector.start().catch((e) => process.stderr.write(`garbage collector failed to start: ${(e as Error).message}\n`));
+    },
+    onStoppedLeading: () => {
+      process.stderr.write(`${cfg.name}: lost lease kube-system/kube-controller-manager, stopping controllers\n`);
+      nsController?.stop();
+      garbageCollector?.stop();
+      nsController = undefined;
+      garbageCollector = undefined;
+    },
+  });
+  elector.start();
+  cluster.startBackground();
   ready = true;
 
   let closing: Promise<void> | undefined;
@@ -316,9 +357,9 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     close: () => {
       closing ??= (async () => {
         ready = false;
-        nsController.stop();
+        await elector.stop();
         await app.close();
-        await opened.close();
+        await cluster.close();
       })();
       return closing;
     },

@@ -912,7 +912,8 @@ export class GenericStore {
         },
         error: (err: StorageError) => {
           if (err.code === 'Compacted') {
-            sink.error(new StatusError(410, 'Expired', `too old resource version: ${afterRevision} (${err.currentRevision ?? ''})`));
+            // The watch cache's wording: "too old resource version: <requested> (<oldest kept>)".
+            sink.error(new StatusError(410, 'Expired', `too old resource version: ${afterRevision} (${this.deps.storage.compactedRevision()})`));
           } else sink.error(Errors.internal(err.message));
         },
       },

@@ -312,6 +312,33 @@ describe('MvccStorage', () => {
       ]);
     });
 
+    it('decodes a live event once and hands the same event to every watcher of the key', async () => {
+      const a = collect({ key: PREFIX, recursive: true, afterRevision: 0 });
+      const b = collect({ key: PREFIX, recursive: true, afterRevision: 0 });
+      const one = collect({ key: key('x'), recursive: false, afterRevision: 0 });
+      await until(() => a.handle.progress!() === 0 && b.handle.progress!() === 0);
+      await new Promise((r) => setTimeout(r, 20)); // let both replays finish (nothing to replay)
+      await storage.create(key('x'), cm('x'));
+      await until(() => a.events.length === 1 && b.events.length === 1 && one.events.length === 1);
+      expect(a.events[0]).toBe(b.events[0]);
+      expect(a.events[0]).toBe(one.events[0]);
+      expect(a.events[0]!.object.metadata.resourceVersion).toBe('1');
+    });
+
+    it('progress() tells the revision through which every event was delivered, writes to other keys included', async () => {
+      await storage.create(key('a'), cm('a'));
+      const w = collect({ key: key('a'), recursive: false, afterRevision: 0 });
+      await until(() => w.events.length === 1);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(w.handle.progress!()).toBe(1);
+      await storage.create(key('b'), cm('b'));
+      await storage.create(key('c'), cm('c'));
+      // No event for b or c reached this watcher, yet nothing up to revision 3 is pending.
+      expect(w.events).toHaveLength(1);
+      expect(w.handle.progress!()).toBe(3);
+      w.handle.stop();
+    });
+
     it('fails with Compacted when the start revision was compacted', async () => {
       await storage.create(key('a'), cm('a'));
       await storage.create(key('b'), cm('b'));
@@ -333,6 +360,16 @@ describe('MvccStorage', () => {
     for (let i = 0; i < 100 && storage.compactedRevision() < 2; i++) await new Promise((r) => setTimeout(r, 10));
     expect(storage.compactedRevision()).toBe(2);
     await expect(storage.get(key('a'), { mode: 'Exact', revision: 1 })).rejects.toMatchObject({ code: 'Compacted' });
+  });
+
+  it('compaction interval 0 keeps all history', async () => {
+    await storage.close();
+    await open({ compactionIntervalMs: 0 });
+    await storage.create(key('a'), cm('a'));
+    await storage.create(key('b'), cm('b'));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(storage.compactedRevision()).toBe(0);
+    expect((await storage.list(PREFIX, { consistency: { mode: 'Exact', revision: 1 } })).items.map((o) => o.metadata.name)).toEqual(['a']);
   });
 
   it('state survives close and reopen', async () => {

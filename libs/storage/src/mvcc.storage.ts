@@ -326,6 +326,21 @@ export class MvccStorage implements Storage {
 
   // ---- watch ----------------------------------------------------------------------------
 
+  /**
+   * Decoded live events, shared by every watcher: the bus hands the same MvccEvent to all
+   * subscribers, so each write is JSON-parsed once however many watchers see it (issue 5 item 7).
+   */
+  private readonly decodedLive = new WeakMap<MvccEvent, StorageEvent>();
+
+  private sharedStorageEvent(e: MvccEvent): StorageEvent {
+    let se = this.decodedLive.get(e);
+    if (!se) {
+      se = this.toStorageEvent(e);
+      this.decodedLive.set(e, se);
+    }
+    return se;
+  }
+
   private toStorageEvent(e: MvccEvent): StorageEvent {
     if (e.type === 'delete') {
       const prev = e.prevValue!;
@@ -348,6 +363,7 @@ export class MvccStorage implements Storage {
     let replaying = true;
     let threshold = opts.afterRevision;
     let buffer: MvccEvent[] = [];
+    let delivered = opts.afterRevision;
 
     const stop = (): void => {
       if (stopped) return;
@@ -362,11 +378,12 @@ export class MvccStorage implements Storage {
       stop();
       sink.error(err);
     };
-    const deliver = (e: MvccEvent): void => {
+    const deliver = (e: MvccEvent, live: boolean): void => {
       if (stopped) return;
       let se: StorageEvent;
       try {
-        se = this.toStorageEvent(e);
+        se = live ? this.sharedStorageEvent(e) : this.toStorageEvent(e);
+        delivered = e.revision;
       } catch (err) {
         fail(err instanceof StorageError ? err : new StorageError('Internal', e.key, String(err)));
         return;
@@ -382,7 +399,7 @@ export class MvccStorage implements Storage {
     const unsubscribe = this.store.subscribe((e) => {
       if (!matches(e.key)) return;
       if (replaying) buffer.push(e);
-      else if (e.revision > threshold) deliver(e);
+      else if (e.revision > threshold) deliver(e, true);
     });
     const unreset = this.store.onReset(() =>
       fail(new StorageError('Compacted', opts.key, 'history was replaced by a snapshot; relist', this.store.currentRevision(), opts.afterRevision)),
@@ -394,12 +411,12 @@ export class MvccStorage implements Storage {
     } else {
       this.store.eventsAfter(opts.afterRevision, opts.recursive ? { prefix: opts.key } : { key: opts.key }).then(
         ({ events, revision }) => {
-          for (const e of events) deliver(e);
+          for (const e of events) deliver(e, false);
           threshold = Math.max(opts.afterRevision, revision);
           replaying = false;
           const pending = buffer;
           buffer = [];
-          for (const e of pending) if (e.revision > threshold) deliver(e);
+          for (const e of pending) if (e.revision > threshold) deliver(e, true);
         },
         (err: unknown) => {
           try {
@@ -410,7 +427,10 @@ export class MvccStorage implements Storage {
         },
       );
     }
-    return { stop };
+    // The bus emits synchronously right after the store's revision advanced, so once replay is
+    // over every event up to currentRevision() has reached the sink.
+    const progress = (): number => (replaying || stopped ? delivered : Math.max(delivered, threshold, this.store.currentRevision()));
+    return { stop, progress };
   }
 
   async close(): Promise<void> {

@@ -95,7 +95,10 @@ export const NO_CHANGE: unique symbol = Symbol('NO_CHANGE');
  */
 export type TryUpdate = (current: KubeObject) => Promise<KubeObject | typeof NO_CHANGE> | KubeObject | typeof NO_CHANGE;
 
-/** A watch event as delivered by storage. */
+/**
+ * A watch event as delivered by storage. Live events are decoded once and the same event (and
+ * objects) is handed to every watcher of the key, so sinks must treat them as read-only.
+ */
 export interface StorageEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   key: string;
@@ -127,6 +130,12 @@ export interface WatchOptions {
 /** Handle of a running watch. */
 export interface WatchHandle {
   stop(): void;
+  /**
+   * The revision up to which every matching event has been handed to the sink (events of other
+   * keys included in the sense that none is pending): what a BOOKMARK may announce. Optional:
+   * a storage without it lets callers fall back to the last delivered event's revision.
+   */
+  progress?(): number;
 }
 
 /** The storage the registry is written against. */

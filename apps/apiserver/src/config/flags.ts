@@ -16,6 +16,12 @@ export interface ServerConfig {
   listenPeerPort: number;
   /** `name=host:port,...` of the initial Raft members. */
   initialCluster?: string;
+  /** `new` (founding a cluster, default) or `existing` (joining a running one), as etcd's flag. */
+  initialClusterState?: 'new' | 'existing';
+  /** Applied Raft entries between snapshots (etcd's --snapshot-count); default 10000. */
+  snapshotCount?: number;
+  /** Raft entries kept behind a snapshot for slow followers; default min(5000, snapshot count). */
+  snapshotCatchupEntries?: number;
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
   clientCaFile?: string;
@@ -47,6 +53,9 @@ const FLAGS: Record<string, FlagSpec> = {
   'advertise-address': { key: 'advertiseAddress', kind: 'string' },
   'listen-peer-port': { key: 'listenPeerPort', kind: 'int' },
   'initial-cluster': { key: 'initialCluster', kind: 'string' },
+  'initial-cluster-state': { key: 'initialClusterState', kind: 'string' },
+  'snapshot-count': { key: 'snapshotCount', kind: 'int' },
+  'snapshot-catchup-entries': { key: 'snapshotCatchupEntries', kind: 'int' },
   'tls-cert-file': { key: 'tlsCertFile', kind: 'string' },
   'tls-private-key-file': { key: 'tlsPrivateKeyFile', kind: 'string' },
   'client-ca-file': { key: 'clientCaFile', kind: 'string' },
@@ -119,6 +128,9 @@ export function parseFlags(argv: string[]): ServerConfig {
   }
   if (cfg.securePort < 1 || cfg.securePort > 65535) throw new FlagError(`--secure-port must be 1-65535`);
   if (cfg.listenPeerPort < 1 || cfg.listenPeerPort > 65535) throw new FlagError(`--listen-peer-port must be 1-65535`);
+  if (cfg.initialClusterState !== undefined && cfg.initialClusterState !== 'new' && cfg.initialClusterState !== 'existing') {
+    throw new FlagError(`--initial-cluster-state must be new or existing`);
+  }
   if (cfg.maxRequestBodyBytes < 1024) throw new FlagError(`--max-request-body-bytes must be at least 1024`);
   return cfg;
 }

@@ -4,7 +4,7 @@
  * kind by name except the namespace `finalize` subresource, which Kubernetes routes the same way.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Errors, fieldManagerFor, StatusError } from '@app/apimachinery';
+import { Errors, fieldManagerFor, StatusError, type FieldError } from '@app/apimachinery';
 import type { KubeObject } from '@app/storage';
 import {
   apiVersionOf,
@@ -164,7 +164,7 @@ export class ResourceHandler {
         return this.send(reply, 200, enc.contentType, enc.body, ctx);
       }
       case 'watch':
-        return serveWatch({ maxWatchSeconds: this.deps.maxWatchSeconds, bookmarkIntervalMs: this.deps.bookmarkIntervalMs }, req, reply, decl, store, ns, info.name || undefined, query);
+        return serveWatch({ maxWatchSeconds: this.deps.maxWatchSeconds, bookmarkIntervalMs: this.deps.bookmarkIntervalMs }, req, reply, decl, store, ns, info.name || undefined, query, protobufOk);
       case 'create': {
         const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
         const body = decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufOk);
@@ -247,15 +247,18 @@ export class ResourceHandler {
         const opts = this.deleteOptions(req, query, protobufOk);
         if (opts.dryRun?.length) ctx.dryRun = parseDryRun({}, opts.dryRun);
         const res = await store.delete(ns, info.name, opts, ctx);
-        if (!res.deleted) {
-          const enc = encodeObject(this.deps.codecs, decl, res.object, fmt, pretty);
-          return this.send(reply, 202, enc.contentType, enc.body, ctx);
-        }
+        // Kubernetes (apiserver endpoints/handlers/delete.go): 202 Accepted only when the object
+        // was not removed at once AND the client asked for cascading deletion with
+        // orphanDependents=false; every other success is 200, Terminating included.
+        const code = !res.deleted && opts.orphanDependents === false ? 202 : 200;
+        // Body per the resources document ("Delete response bodies"): the kinds listed with the
+        // deleted object answer with the object (its Terminating state when finalizers remain),
+        // every other kind with a Success Status naming it, for 200 and 202 alike.
         if (decl.deleteReturnsObject) {
           const enc = encodeObject(this.deps.codecs, decl, res.object, fmt, pretty);
-          return this.send(reply, 200, enc.contentType, enc.body, ctx);
+          return this.send(reply, code, enc.contentType, enc.body, ctx);
         }
-        return this.send(reply, 200, 'application/json', JSON.stringify(successStatus(decl, res.object)), ctx);
+        return this.send(reply, code, 'application/json', JSON.stringify(successStatus(decl, res.object)), ctx);
       }
       case 'deletecollection': {
         const opts = this.deleteOptions(req, query, protobufOk);
@@ -281,15 +284,26 @@ export class ResourceHandler {
       }
       opts = validateDeleteOptions(v);
     }
+    // Query parameters override the body (Kubernetes decodes both into one DeleteOptions).
     const grace = parseIntParam(q, 'gracePeriodSeconds');
     if (grace !== undefined) opts.gracePeriodSeconds = grace;
     if (q.propagationPolicy) opts.propagationPolicy = q.propagationPolicy as DeleteOptions['propagationPolicy'];
+    if (q.orphanDependents !== undefined && q.orphanDependents !== '') opts.orphanDependents = isTrue(q.orphanDependents);
     if (q.dryRun) opts.dryRun = [q.dryRun];
-    if (opts.propagationPolicy && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
-      throw Errors.invalid('', 'DeleteOptions', '', [
-        { type: 'FieldValueNotSupported', field: 'propagationPolicy', value: opts.propagationPolicy, detail: 'supported values: "Foreground", "Background", "Orphan"' },
-      ]);
+    // metav1 validation.ValidateDeleteOptions, reported as DeleteOptions.meta.k8s.io "" is invalid.
+    const errs: FieldError[] = [];
+    if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) {
+      errs.push({ type: 'FieldValueInvalid', field: 'propagationPolicy', value: opts.propagationPolicy, detail: 'orphanDependents and deletionPropagation cannot be both set' });
     }
+    if (opts.propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
+      errs.push({
+        type: 'FieldValueNotSupported',
+        field: 'propagationPolicy',
+        value: opts.propagationPolicy,
+        detail: 'supported values: "Foreground", "Background", "Orphan", "nil"',
+      });
+    }
+    if (errs.length) throw Errors.invalid('meta.k8s.io', 'DeleteOptions', '', errs);
     return opts;
   }
 }
@@ -307,14 +321,24 @@ function validateDeleteOptions(v: Record<string, unknown>): DeleteOptions {
     if (typeof v.propagationPolicy !== 'string') throw Errors.badRequest('DeleteOptions.propagationPolicy must be a string');
     out.propagationPolicy = v.propagationPolicy as DeleteOptions['propagationPolicy'];
   }
-  if (typeof v.orphanDependents === 'boolean') out.orphanDependents = v.orphanDependents;
+  if (v.orphanDependents !== undefined && v.orphanDependents !== null) {
+    if (typeof v.orphanDependents !== 'boolean') throw Errors.badRequest('DeleteOptions.orphanDependents must be a boolean');
+    out.orphanDependents = v.orphanDependents;
+  }
   if (v.preconditions !== undefined && v.preconditions !== null) {
     const p = v.preconditions as Record<string, unknown>;
     if (typeof p !== 'object' || Array.isArray(p)) throw Errors.badRequest('DeleteOptions.preconditions must be an object');
     out.preconditions = {};
-    if (typeof p.uid === 'string') out.preconditions.uid = p.uid;
-    if (typeof p.resourceVersion === 'string') out.preconditions.resourceVersion = p.resourceVersion;
+    // metav1.Preconditions holds pointers: a field present (even "") is a condition, null is none.
+    for (const f of ['uid', 'resourceVersion'] as const) {
+      if (p[f] === undefined || p[f] === null) continue;
+      if (typeof p[f] !== 'string') throw Errors.badRequest(`DeleteOptions.preconditions.${f} must be a string`);
+      out.preconditions[f] = p[f] as string;
+    }
   }
-  if (Array.isArray(v.dryRun)) out.dryRun = v.dryRun.map(String);
+  if (v.dryRun !== undefined && v.dryRun !== null) {
+    if (!Array.isArray(v.dryRun)) throw Errors.badRequest('DeleteOptions.dryRun must be a list of strings');
+    out.dryRun = v.dryRun.map(String);
+  }
   return out;
 }

@@ -1,12 +1,18 @@
 /**
- * The watch verb over HTTP: newline-delimited `{type, object}` JSON documents on the raw
- * response (HTTP/1.1 chunked or an HTTP/2 stream), Table rows when the Accept header asks
- * for Table (kubectl get -w), BOOKMARK events with allowWatchBookmarks, bounded buffering.
+ * The watch verb over HTTP (conventions "Change notification", "Resource versions" watch table,
+ * "Watch events"; docs/watch.md): newline-delimited `{type, object}` JSON documents on the raw
+ * response (HTTP/1.1 chunked or an HTTP/2 stream), Table rows when the Accept header asks for
+ * Table (kubectl get -w), BOOKMARK events with allowWatchBookmarks, the streaming-list mode
+ * (sendInitialEvents), and bounded buffering per watcher.
+ *
+ * Cost (issue 5 item 7): storage decodes each write once for all watchers, and this handler
+ * encodes each (event object, event type, output format) once: the bytes are cached on the
+ * shared event object and written to every watcher that receives it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Errors, type StatusError } from '@app/apimachinery';
-import type { KubeObject } from '@app/storage';
-import { apiVersionOf, toTable, type GenericStore, type KindDeclaration, type WatchEventOut } from '@app/registry';
+import { encodeWatchEventFrame, Errors, type JsonObject, type StatusError } from '@app/apimachinery';
+import type { KubeObject, WatchHandle } from '@app/storage';
+import { apiVersionOf, parseResourceVersion, toTable, type GenericStore, type KindDeclaration, type WatchEventOut } from '@app/registry';
 import { negotiateOutput, type OutputFormat } from './negotiation.js';
 
 /** First value of each query parameter. */
@@ -14,14 +20,45 @@ type Query = Record<string, string | undefined>;
 
 /** Limits of watches. */
 export interface WatchServeOptions {
-  /** Upper bound of a watch when the client sets no timeoutSeconds (seconds). */
+  /**
+   * Default watch length when the client sets no timeoutSeconds (seconds): like kube-apiserver's
+   * --min-request-timeout, each watch gets a random length in [this, 2 x this) so watches
+   * opened together do not all reconnect together.
+   */
   maxWatchSeconds: number;
-  /** Interval of BOOKMARK events when allowWatchBookmarks=true (ms). */
+  /** Interval of BOOKMARK events when allowWatchBookmarks=true (ms). Env KAPI_WATCH_BOOKMARK_INTERVAL_MS overrides. */
   bookmarkIntervalMs: number;
+  /**
+   * Bytes a watcher may have queued (written, not yet taken by the client) before it is closed
+   * as too slow. Default 8 MiB; env KAPI_WATCH_MAX_BUFFER_BYTES overrides.
+   */
+  maxBufferBytes?: number;
+  /**
+   * How long a watcher's queue may stay above maxBufferBytes without shrinking before it is
+   * cut off (ms). Default 5000; env KAPI_WATCH_SLOW_GRACE_MS overrides.
+   */
+  slowGraceMs?: number;
 }
+
+/** Annotation on the BOOKMARK that ends the initial events of a streaming list (KEP-3157). */
+export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
+
+/** Content type of a protobuf watch stream (Kubernetes' protobuf stream serializer). */
+export const PROTOBUF_WATCH = 'application/vnd.kubernetes.protobuf;stream=watch';
+
+const DEFAULT_MAX_BUFFER = 8 * 1024 * 1024;
+const DEFAULT_SLOW_GRACE_MS = 5000;
+/** setTimeout's largest delay; longer watch timeouts are clamped to it (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function isTrue(v: string | undefined): boolean {
   return v === 'true' || v === '1';
+}
+
+function envInt(name: string): number | undefined {
+  const v = process.env[name];
+  if (v === undefined || !/^\d+$/.test(v)) return undefined;
+  return Number(v);
 }
 
 function parseIntParam(q: Query, name: string): number | undefined {
@@ -31,9 +68,104 @@ function parseIntParam(q: Query, name: string): number | undefined {
   return Number(v);
 }
 
+function parseBool(q: Query, name: string): boolean | undefined {
+  const v = q[name];
+  if (v === undefined || v === '') return undefined;
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw Errors.badRequest(`${name}: Invalid value: ${JSON.stringify(v)}: must be a boolean`);
+}
+
+/** Parsed and validated watch parameters. */
+export interface WatchParams {
+  /** undefined = unset; 0 = "0"; else the revision. */
+  resourceVersion: number | undefined;
+  /** sendInitialEvents as sent (undefined when absent). */
+  sendInitialEvents: boolean | undefined;
+  allowWatchBookmarks: boolean;
+  /** timeoutSeconds when set and > 0. */
+  timeoutSeconds: number | undefined;
+}
+
 /**
- * Streams watch events as newline-delimited JSON `{type, object}` (Table rows when asked).
- * unset/"0" resourceVersion: synthetic ADDED for current state first; N: changes after N.
+ * Validates the watch form of ListOptions the way Kubernetes' validateWatchOptions does
+ * (answered 400 here, as the conventions' error table says for invalid combinations):
+ * sendInitialEvents needs resourceVersionMatch=NotOlderThan; resourceVersionMatch needs
+ * sendInitialEvents, must be NotOlderThan, and is forbidden with continue.
+ */
+export function parseWatchParams(q: Query): WatchParams {
+  const resourceVersion = parseResourceVersion(q.resourceVersion);
+  const sendInitialEvents = parseBool(q, 'sendInitialEvents');
+  const match = q.resourceVersionMatch || undefined;
+  const errs: string[] = [];
+  if (sendInitialEvents !== undefined && match !== 'NotOlderThan') {
+    errs.push('resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+  }
+  if (match !== undefined) {
+    if (sendInitialEvents === undefined) errs.push('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+    if (match !== 'NotOlderThan') errs.push(`resourceVersionMatch: Unsupported value: ${JSON.stringify(match)}: supported values: "NotOlderThan"`);
+    if (q.continue) errs.push('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided');
+  }
+  if (errs.length) throw Errors.badRequest(`ListOptions.meta.k8s.io "" is invalid: ${errs.join(', ')}`);
+  const timeout = parseIntParam(q, 'timeoutSeconds');
+  if (timeout !== undefined && timeout < 0) throw Errors.badRequest('timeoutSeconds: Invalid value: must be non-negative');
+  return {
+    resourceVersion,
+    sendInitialEvents,
+    allowWatchBookmarks: isTrue(q.allowWatchBookmarks),
+    timeoutSeconds: timeout !== undefined && timeout > 0 ? timeout : undefined,
+  };
+}
+
+/**
+ * Encoded events, cached on the (shared, read-only) object they carry, keyed
+ * `<type>|<format>`. Storage hands the same object to every watcher of a write, so the first
+ * watcher encodes and the others reuse the bytes.
+ */
+const encoded = new WeakMap<object, Map<string, Buffer>>();
+
+function cachedEncoding(object: object, key: string, encode: () => Buffer): Buffer {
+  let perObject = encoded.get(object);
+  const hit = perObject?.get(key);
+  if (hit) return hit;
+  const bytes = encode();
+  if (!perObject) {
+    perObject = new Map();
+    encoded.set(object, perObject);
+  }
+  perObject.set(key, bytes);
+  return bytes;
+}
+
+/** The JSON line of `{type, object}`, encoded once per object, type and format key. */
+export function encodeEventLine(type: string, object: object, formatKey: string, build: () => unknown): Buffer {
+  return cachedEncoding(object, `${type}|${formatKey}`, () => Buffer.from(JSON.stringify({ type, object: build() }) + '\n'));
+}
+
+/**
+ * The protobuf watch frame of `{type, object}` (length-prefixed meta/v1 WatchEvent whose raw
+ * object is the enveloped protobuf; stream type `application/vnd.kubernetes.protobuf;
+ * stream=watch`), encoded once per object and type.
+ */
+export function encodeEventFrame(type: string, object: object): Buffer {
+  return cachedEncoding(object, `${type}|protobuf`, () => Buffer.from(encodeWatchEventFrame(type, object as JsonObject)));
+}
+
+/** Bytes queued on the response and its transport, not yet taken by the client. */
+function bufferedBytes(raw: FastifyReply['raw']): number {
+  const r = raw as unknown as { writableLength?: number; stream?: { writableLength?: number } };
+  // HTTP/2: the stream's queue. HTTP/1.1: OutgoingMessage.writableLength already includes the
+  // socket's queue.
+  if (r.stream) return r.stream.writableLength ?? 0;
+  return r.writableLength ?? 0;
+}
+
+/**
+ * Streams a watch. resourceVersion unset or "0": synthetic ADDED for the current state (Most
+ * Recent / Any), then changes; N: exactly the changes after N (a future N waits until it is
+ * reached or the watch times out; a compacted N is HTTP 200 then an ERROR event with a 410
+ * Status). sendInitialEvents=true (with resourceVersionMatch=NotOlderThan): the state not older
+ * than N as ADDED events, then a BOOKMARK annotated k8s.io/initial-events-end, then changes.
  */
 export async function serveWatch(
   opts: WatchServeOptions,
@@ -44,44 +176,69 @@ export async function serveWatch(
   ns: string,
   name: string | undefined,
   q: Query,
+  protobufOk = false,
 ): Promise<void> {
-  const fmt: OutputFormat = negotiateOutput(req.headers.accept, false);
-  if (fmt.kind === 'yaml' || fmt.kind === 'protobuf') throw Errors.notAcceptable(['application/json']);
+  const fmt: OutputFormat = negotiateOutput(req.headers.accept, protobufOk);
+  if (fmt.kind === 'yaml') throw Errors.notAcceptable(protobufOk ? ['application/json', PROTOBUF_WATCH] : ['application/json']);
+  const params = parseWatchParams(q);
   const { predicate } = store.selectorPredicate({ labelSelector: q.labelSelector, fieldSelector: q.fieldSelector });
   const pred = name ? (o: KubeObject) => o.metadata.name === name && (!predicate || predicate(o)) : predicate;
-  const rvParam = q.resourceVersion;
+  const rv = params.resourceVersion;
+
+  // Where the stream starts, and which state goes first as ADDED events.
   let initial: KubeObject[] = [];
   let after: number;
-  const rv = rvParam === undefined || rvParam === '' ? undefined : Number(rvParam);
-  if (rv !== undefined && (!Number.isSafeInteger(rv) || rv < 0)) throw Errors.badRequest(`invalid resourceVersion: ${JSON.stringify(rvParam)}`);
-  if (rv === undefined || rv === 0) {
-    const list = await store.list(ns, {
-      labelSelector: q.labelSelector,
-      fieldSelector: q.fieldSelector,
-      resourceVersion: rv === 0 ? '0' : undefined,
-    });
+  let initialEnd = false;
+  const listInitial = async (resourceVersion: string | undefined, resourceVersionMatch: string | undefined): Promise<void> => {
+    const list = await store.list(ns, { labelSelector: q.labelSelector, fieldSelector: q.fieldSelector, resourceVersion, resourceVersionMatch });
     initial = name ? list.items.filter((o) => o.metadata.name === name) : list.items;
     after = Number(list.resourceVersion);
+  };
+  if (params.sendInitialEvents === true) {
+    // Streaming list: unset = consistent read, "0" = any, N = not older than N.
+    await listInitial(rv === undefined ? undefined : String(rv), rv === undefined ? undefined : 'NotOlderThan');
+    initialEnd = true;
+  } else if (params.sendInitialEvents === false) {
+    // No initial state: from N, or from "now" when unset/"0".
+    if (rv === undefined || rv === 0) {
+      // Only the revision is needed: a one-item page read Most Recent ("0": Any).
+      after = Number((await store.list(ns, { resourceVersion: rv === 0 ? '0' : undefined, limit: 1 })).resourceVersion);
+    } else after = rv;
+  } else if (rv === undefined || rv === 0) {
+    await listInitial(rv === 0 ? '0' : undefined, undefined);
   } else {
     after = rv;
   }
-  const timeoutParam = parseIntParam(q, 'timeoutSeconds');
-  const timeoutSec = timeoutParam !== undefined && timeoutParam > 0 ? Math.min(timeoutParam, opts.maxWatchSeconds) : opts.maxWatchSeconds;
-  const bookmarks = isTrue(q.allowWatchBookmarks);
+
+  const timeoutMs = Math.min(
+    MAX_TIMER_MS,
+    params.timeoutSeconds !== undefined ? params.timeoutSeconds * 1000 : opts.maxWatchSeconds * 1000 * (1 + Math.random()),
+  );
+  const bookmarks = params.allowWatchBookmarks;
+  const bookmarkEvery = envInt('KAPI_WATCH_BOOKMARK_INTERVAL_MS') ?? opts.bookmarkIntervalMs;
+  const maxBuffer = envInt('KAPI_WATCH_MAX_BUFFER_BYTES') ?? opts.maxBufferBytes ?? DEFAULT_MAX_BUFFER;
+  const slowGraceMs = envInt('KAPI_WATCH_SLOW_GRACE_MS') ?? opts.slowGraceMs ?? DEFAULT_SLOW_GRACE_MS;
 
   reply.hijack();
   const raw = reply.raw;
-  raw.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+  raw.writeHead(200, { 'content-type': fmt.kind === 'protobuf' ? PROTOBUF_WATCH : 'application/json', 'cache-control': 'no-cache, private' });
+  // Send the headers now, as kube-apiserver flushes them: a watch with nothing to report yet
+  // (a future resourceVersion, a quiet collection) is still established at once.
+  (raw as unknown as { flushHeaders?: () => void }).flushHeaders?.();
   let headersSent = false;
   let closed = false;
-  let lastRevision = after;
-  const MAX_BUFFER = 16 * 1024 * 1024;
+  let lastRevision = after!;
+  let handle: WatchHandle | undefined;
+  const timers: NodeJS.Timeout[] = [];
   const apiVersion = apiVersionOf(decl);
+  const formatKey = fmt.kind === 'partial' ? `partial/${fmt.version}` : 'json';
 
-  const render = (type: string, obj: KubeObject | Record<string, unknown>): string => {
-    let object: unknown = obj;
+  const line = (type: string, obj: KubeObject | Record<string, unknown>): Buffer => {
+    // protobufOk: the kind has a protobuf message; Status and bookmarks encode as well.
+    if (fmt.kind === 'protobuf') return encodeEventFrame(type, obj);
     if (fmt.kind === 'table' && type !== 'BOOKMARK' && type !== 'ERROR') {
-      object = toTable(decl, [obj as KubeObject], {
+      // Table rows carry per-watcher state (column headers only on the first): not shared.
+      const object = toTable(decl, [obj as KubeObject], {
         now: new Date(),
         listMeta: { resourceVersion: (obj as KubeObject).metadata?.resourceVersion },
         includeObject: q.includeObject,
@@ -89,56 +246,114 @@ export async function serveWatch(
         withHeaders: !headersSent,
       });
       headersSent = true;
-    } else if (fmt.kind === 'partial' && type !== 'BOOKMARK' && type !== 'ERROR') {
-      object = { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${fmt.version}`, metadata: (obj as KubeObject).metadata };
+      return Buffer.from(JSON.stringify({ type, object }) + '\n');
     }
-    return JSON.stringify({ type, object }) + '\n';
+    if (fmt.kind === 'partial' && type !== 'BOOKMARK' && type !== 'ERROR') {
+      return encodeEventLine(type, obj, formatKey, () => ({
+        kind: 'PartialObjectMetadata',
+        apiVersion: `meta.k8s.io/${fmt.version}`,
+        metadata: (obj as KubeObject).metadata,
+      }));
+    }
+    return encodeEventLine(type, obj, formatKey, () => obj);
   };
-  const write = (line: string): void => {
+  const bookmark = (resourceVersion: number, annotations?: Record<string, string>): Buffer =>
+    line('BOOKMARK', { kind: decl.kind, apiVersion, metadata: { resourceVersion: String(resourceVersion), ...(annotations ? { annotations } : {}) } });
+
+  const cleanup = (): void => {
+    closed = true;
+    handle?.stop();
+    for (const t of timers) clearTimeout(t);
+  };
+  /**
+   * Slow watchers (docs/watch.md): when a watcher's queue passes maxBuffer a check is armed;
+   * after `slowGraceMs` the watcher is cut off unless its queue shrank meanwhile (a reader that
+   * drains a burst, such as a history replay, is left alone; one that reads slower than events
+   * arrive is not). Cutting destroys the stream, dropping its queued bytes so memory is
+   * released, and the client sees the connection end with an error; it resumes from the last
+   * resourceVersion it received (Kubernetes' cacher likewise terminates blocked watchers).
+   */
+  let slowTimer: NodeJS.Timeout | undefined;
+  const checkSlow = (mark: number): void => {
+    slowTimer = undefined;
     if (closed) return;
-    raw.write(line);
-    const buffered = (raw as unknown as { writableLength?: number }).writableLength ?? 0;
-    if (buffered > MAX_BUFFER) {
-      // A watcher that cannot keep up is closed; it resumes from its last resourceVersion.
-      finish();
+    const now = bufferedBytes(raw);
+    if (now <= maxBuffer) return;
+    if (now < mark) {
+      slowTimer = setTimeout(() => checkSlow(now), slowGraceMs);
+      timers.push(slowTimer);
+      return;
+    }
+    cleanup();
+    raw.destroy(new Error('watch closed: client too slow'));
+  };
+  const write = (b: Buffer): void => {
+    if (closed) return;
+    raw.write(b);
+    if (slowTimer === undefined) {
+      const queued = bufferedBytes(raw);
+      if (queued > maxBuffer) {
+        slowTimer = setTimeout(() => checkSlow(queued), slowGraceMs);
+        timers.push(slowTimer);
+      }
     }
   };
-  let handle: { stop(): void } | undefined;
-  const timers: NodeJS.Timeout[] = [];
+  // Announce the revision through which everything has been sent (storage progress when it
+  // can tell, else the last event's revision).
+  const progress = (): number => Math.max(lastRevision, handle?.progress?.() ?? 0);
   const finish = (): void => {
     if (closed) return;
-    if (bookmarks) {
-      raw.write(render('BOOKMARK', { kind: decl.kind, apiVersion, metadata: { resourceVersion: String(lastRevision) } }));
-    }
-    closed = true;
-    handle?.stop();
-    for (const t of timers) clearTimeout(t);
+    if (bookmarks) raw.write(bookmark(progress()));
+    cleanup();
     raw.end();
   };
-  req.raw.on('close', () => {
-    closed = true;
-    handle?.stop();
-    for (const t of timers) clearTimeout(t);
-  });
-  for (const o of initial) write(render('ADDED', o));
-  handle = store.watch(ns, name, after, pred, {
+  req.raw.on('close', cleanup);
+  raw.on('error', cleanup);
+
+  // Initial state, paced by the client (it is ours to send, so wait for drain rather than
+  // cutting off a client that is merely reading a large list); changes meanwhile are replayed
+  // from history by the watch below, which starts at the list's revision.
+  for (const o of initial) {
+    if (closed) return;
+    if (!raw.write(line('ADDED', o)) && bufferedBytes(raw) > maxBuffer / 2) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          raw.off('drain', done);
+          raw.off('close', done);
+          resolve();
+        };
+        raw.on('drain', done);
+        raw.on('close', done);
+      });
+    }
+  }
+  initial = [];
+  if (closed) return;
+  if (initialEnd) write(bookmark(after!, { [INITIAL_EVENTS_END_ANNOTATION]: 'true' }));
+
+  handle = store.watch(ns, name, after!, pred, {
     event: (e: WatchEventOut) => {
       lastRevision = e.revision;
-      write(render(e.type, e.object));
+      write(line(e.type, e.object));
     },
     error: (err: StatusError) => {
-      write(render('ERROR', err.toStatus() as unknown as Record<string, unknown>));
-      finish();
+      if (closed) return;
+      try {
+        raw.write(line('ERROR', err.toStatus() as unknown as Record<string, unknown>));
+      } finally {
+        cleanup();
+        raw.end();
+      }
     },
   });
-  timers.push(setTimeout(finish, timeoutSec * 1000));
+  if (closed) handle.stop();
+  timers.push(setTimeout(finish, timeoutMs));
   if (bookmarks) {
     const tick = (): void => {
       if (closed) return;
-      const cur = Math.max(lastRevision, 0);
-      write(render('BOOKMARK', { kind: decl.kind, apiVersion, metadata: { resourceVersion: String(cur) } }));
-      timers.push(setTimeout(tick, opts.bookmarkIntervalMs));
+      write(bookmark(progress()));
+      timers.push(setTimeout(tick, bookmarkEvery));
     };
-    timers.push(setTimeout(tick, opts.bookmarkIntervalMs));
+    timers.push(setTimeout(tick, bookmarkEvery));
   }
 }

@@ -1,0 +1,263 @@
+/**
+ * Cluster membership at run time (docs/cluster.md "Membership"). Raft's configuration holds
+ * only numeric ids; names, peer addresses, API URLs and roles are member records replicated in
+ * the MVCC store under MEMBER_PREFIX, so every node (including one that joins later or restarts)
+ * learns every peer address from its own applied state and keeps its transport in step.
+ *
+ * Adding a node follows etcd and the Raft thesis (4.2.1): the record is written, the node
+ * joins as a learner (it receives the log, usually by snapshot, but does not vote), and it is
+ * promoted to voter once its match index has caught up with the leader's commit index, so a
+ * new empty voter never stalls commits. Removing a node is the Raft removal plus the record's
+ * deletion. Configuration changes must be proposed on the leader: elsewhere the calls fail
+ * with NotLeaderError naming the leader's API URL, for the caller to retry there.
+ */
+import type { MvccEvent, MvccStore } from '@app/mvcc';
+import type { GrpcTransport, RaftNode } from '@app/raft';
+import type { RaftProposer } from '@app/storage';
+import { ClusterConfigError, nodeIdFromName, normalizePeerAddress, validateNodeName, type ClusterMemberSpec } from './cluster.ids.js';
+
+/** Key prefix of member records in the MVCC store (outside /registry: never served as a resource). */
+export const MEMBER_PREFIX = '/kapi/cluster/members/';
+
+/** A replicated member record. */
+export interface MemberRecord {
+  name: string;
+  id: number;
+  /** `host:port` of the Raft transport. */
+  peerURL: string;
+  /** The node's API URL, when it registered itself. */
+  clientURL?: string;
+  role: 'voter' | 'learner';
+}
+
+/** A member as GET /cluster/members shows it. */
+export interface MemberView extends MemberRecord {
+  isLeader: boolean;
+  /** Replication progress; present when the answering node is the leader. */
+  matchIndex?: number;
+  progress?: string;
+}
+
+/** The request needs the leader; `leaderURL` is its API URL when known. */
+export class NotLeaderError extends Error {
+  override readonly name = 'NotLeaderError';
+  constructor(
+    message: string,
+    readonly leaderName?: string,
+    readonly leaderURL?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The request conflicts with the current membership (unknown name, id collision, pending change). */
+export class MembershipConflictError extends Error {
+  override readonly name = 'MembershipConflictError';
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+function parseRecord(value: Uint8Array): MemberRecord | undefined {
+  try {
+    const o = JSON.parse(dec.decode(value)) as MemberRecord;
+    if (typeof o.name !== 'string' || typeof o.id !== 'number' || typeof o.peerURL !== 'string') return undefined;
+    return o;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Options of ClusterMembership. */
+export interface ClusterMembershipOptions {
+  selfName: string;
+  selfId: number;
+  /** This node's peer address and API URL (for its own record). */
+  selfPeerURL: string;
+  selfClientURL: string;
+  /** --initial-cluster members (all voters at founding). */
+  initial: readonly ClusterMemberSpec[];
+  node: RaftNode;
+  store: MvccStore;
+  proposer: RaftProposer;
+  transport: GrpcTransport | undefined;
+  /** Longest wait for a learner to catch up before promotion (default 60 s). */
+  catchUpTimeoutMs?: number;
+}
+
+/** Member records, the transport's peer list, and the add/remove operations. */
+export class ClusterMembership {
+  private readonly peers = new Map<number, string>();
+  private unsubscribe: (() => void)[] = [];
+  private changing = false;
+
+  constructor(private readonly o: ClusterMembershipOptions) {
+    for (const m of o.initial) this.peers.set(m.id, m.peerAddress);
+  }
+
+  /** Subscribes to record changes and loads the records already applied. */
+  async start(): Promise<void> {
+    this.unsubscribe.push(this.o.store.subscribe((e) => this.onEvent(e)));
+    this.unsubscribe.push(this.o.store.onReset(() => void this.resync()));
+    await this.resync();
+  }
+
+  stop(): void {
+    for (const u of this.unsubscribe.splice(0)) u();
+  }
+
+  private onEvent(e: MvccEvent): void {
+    if (!e.key.startsWith(MEMBER_PREFIX)) return;
+    if (e.type === 'put') {
+      const r = parseRecord(e.value.value);
+      if (r) this.setPeer(r.id, r.peerURL);
+    } else if (e.prevValue) {
+      const r = parseRecord(e.prevValue.value);
+      if (r && r.id !== this.o.selfId) {
+        this.peers.delete(r.id);
+        this.o.transport?.removePeer(r.id);
+      }
+    }
+  }
+
+  private setPeer(id: number, addr: string): void {
+    if (id === this.o.selfId || this.peers.get(id) === addr) return;
+    this.peers.set(id, addr);
+    this.o.transport?.addPeer(id, addr);
+  }
+
+  private async resync(): Promise<void> {
+    for (const r of await this.records()) this.setPeer(r.id, r.peerURL);
+  }
+
+  /** Member records as applied locally. */
+  async records(): Promise<MemberRecord[]> {
+    const res = await this.o.store.range(MEMBER_PREFIX);
+    return res.kvs.map((kv) => parseRecord(kv.value)).filter((r): r is MemberRecord => r !== undefined);
+  }
+
+  private async write(r: MemberRecord): Promise<void> {
+    await this.o.proposer.propose({ compares: [], success: [{ type: 'put', key: MEMBER_PREFIX + r.name, value: enc.encode(JSON.stringify(r)) }], failure: [] });
+  }
+
+  /**
+   * Makes sure this node's own record exists and names its current API URL (run once a leader
+   * is known; retried by the caller). Founding members register as voters; a node that joined
+   * keeps the record the leader wrote for it.
+   */
+  async registerSelf(): Promise<void> {
+    const mine = (await this.records()).find((r) => r.name === this.o.selfName);
+    if (mine && mine.clientURL === this.o.selfClientURL && mine.peerURL === this.o.selfPeerURL) return;
+    const founding = this.o.initial.some((m) => m.name === this.o.selfName);
+    await this.write({
+      name: this.o.selfName,
+      id: this.o.selfId,
+      peerURL: this.o.selfPeerURL,
+      clientURL: this.o.selfClientURL,
+      role: mine?.role ?? (founding ? 'voter' : 'learner'),
+    });
+  }
+
+  /** Members with roles; progress figures when this node leads. */
+  async list(): Promise<{ leader?: string; term: number; reportedBy: string; members: MemberView[] }> {
+    const st = this.o.node.status();
+    const records = await this.records();
+    const byId = new Map(records.map((r) => [r.id, r]));
+    // Founding members that have not registered yet still belong to the list.
+    for (const m of this.o.initial) {
+      if (!byId.has(m.id)) byId.set(m.id, { name: m.name, id: m.id, peerURL: m.peerAddress, role: 'voter' });
+    }
+    const progress = new Map(st.peers.map((p) => [p.id, p]));
+    const members: MemberView[] = [...byId.values()]
+      .map((r) => {
+        const p = progress.get(r.id);
+        const v: MemberView = { ...r, isLeader: r.id === st.lead };
+        if (p) {
+          v.role = p.learner ? 'learner' : 'voter';
+          v.matchIndex = p.match;
+          v.progress = p.state;
+        }
+        return v;
+      })
+      .sort((a, b) => a.name.localeCompare(b.name));
+    return { leader: byId.get(st.lead)?.name, term: st.term, reportedBy: this.o.selfName, members };
+  }
+
+  private async requireLeader(): Promise<void> {
+    const st = this.o.node.status();
+    if (st.role === 'leader') return;
+    const leader = (await this.records()).find((r) => r.id === st.lead);
+    throw new NotLeaderError(
+      leader ? `not the leader: membership changes go to ${leader.name}${leader.clientURL ? ` at ${leader.clientURL}` : ''}` : 'no leader known; retry later',
+      leader?.name,
+      leader?.clientURL,
+    );
+  }
+
+  /**
+   * Adds `name` at `peerURL` as a learner, waits for it to catch up, then promotes it. Resolves
+   * with the final role ('learner' when it did not catch up within the timeout; promote later by
+   * posting again). Throws ClusterConfigError, NotLeaderError, MembershipConflictError.
+   */
+  async add(name: string, peerURLRaw: string): Promise<MemberRecord> {
+    const bad = validateNodeName(name);
+    if (bad) throw new ClusterConfigError(bad);
+    const peerURL = normalizePeerAddress(peerURLRaw);
+    await this.requireLeader();
+    if (this.changing) throw new MembershipConflictError('another membership change is in progress');
+    this.changing = true;
+    try {
+      const id = nodeIdFromName(name);
+      const records = await this.records();
+      const clash = records.find((r) => r.id === id && r.name !== name) ?? this.o.initial.find((m) => m.id === id && m.name !== name);
+      if (clash) throw new MembershipConflictError(`node name ${name} has the same id as ${clash.name}`);
+      const existing = records.find((r) => r.name === name);
+      const inConfig = this.o.node.status().peers.find((p) => p.id === id);
+      let rec: MemberRecord = { name, id, peerURL, clientURL: existing?.clientURL, role: inConfig && !inConfig.learner ? 'voter' : 'learner' };
+      // The record first: every node learns the address before Raft sends the learner anything.
+      await this.write(rec);
+      if (!inConfig) await this.o.node.addLearner(id);
+      if (rec.role === 'learner') {
+        if (await this.waitCaughtUp(id)) {
+          await this.o.node.promote(id);
+          rec = { ...rec, role: 'voter' };
+          await this.write(rec);
+        }
+      }
+      return rec;
+    } finally {
+      this.changing = false;
+    }
+  }
+
+  /** True once the learner's match index reached the leader's commit index (within the timeout). */
+  private async waitCaughtUp(id: number): Promise<boolean> {
+    const deadline = Date.now() + (this.o.catchUpTimeoutMs ?? 60_000);
+    while (Date.now() < deadline) {
+      const st = this.o.node.status();
+      if (st.role !== 'leader') throw new NotLeaderError('lost leadership while the learner caught up; retry on the new leader');
+      const p = st.peers.find((x) => x.id === id);
+      if (p && p.match > 0 && p.match >= st.commit - 10) return true;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return false;
+  }
+
+  /** Removes `name` from the Raft configuration and deletes its record. */
+  async remove(name: string): Promise<void> {
+    await this.requireLeader();
+    if (this.changing) throw new MembershipConflictError('another membership change is in progress');
+    const rec = (await this.records()).find((r) => r.name === name);
+    const initial = this.o.initial.find((m) => m.name === name);
+    const id = rec?.id ?? initial?.id;
+    if (id === undefined) throw new MembershipConflictError(`no member named ${name}`);
+    if (id === this.o.selfId) throw new MembershipConflictError(`${name} is the leader: remove it through another member after a leadership change`);
+    this.changing = true;
+    try {
+      if (this.o.node.status().peers.some((p) => p.id === id)) await this.o.node.removeNode(id);
+      await this.o.proposer.propose({ compares: [], success: [{ type: 'delete', key: MEMBER_PREFIX + name }], failure: [] });
+    } finally {
+      this.changing = false;
+    }
+  }
+}

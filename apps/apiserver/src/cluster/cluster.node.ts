@@ -1,0 +1,134 @@
+/**
+ * Node bootstrap of the replicated cluster (docs/cluster.md): flags -> Raft id, peers and
+ * founding voters -> storage on Raft (@app/storage openClusterStorage) + member records +
+ * metrics + the Raft readiness check.
+ *
+ * - No `--initial-cluster`: a Raft group of one (same code path as a cluster). It listens for
+ *   peers only when `--listen-peer-port` is given explicitly, so that it can grow later.
+ * - `--initial-cluster n1=h:p,...` with `--initial-cluster-state new` (default): founding
+ *   member; the voters are the listed nodes. Used ONLY when the data dir has no Raft state: a
+ *   restarted node rejoins from its data dir whatever the flags say.
+ * - `--initial-cluster-state existing`: a node joining a running cluster (after
+ *   POST /cluster/members on the leader); it starts with an empty log and receives the
+ *   state by snapshot. The list gives it the existing members' peer addresses.
+ */
+import type { Registry } from 'prom-client';
+import { openClusterStorage, type ClusterStorage } from '@app/storage';
+import type { ServerConfig } from '../config/flags.js';
+import { ClusterConfigError, nodeIdFromName, parseInitialCluster, validateNodeName, type ClusterMemberSpec } from './cluster.ids.js';
+import { ClusterMembership } from './cluster.members.js';
+import { RaftMetrics } from './raft.metrics.js';
+
+/** A started cluster node's storage side. */
+export interface ClusterNode {
+  name: string;
+  id: number;
+  cs: ClusterStorage;
+  membership: ClusterMembership;
+  /** Raft state line for /readyz?verbose, and whether it counts as ready. */
+  raftCheck(): { ok: boolean; detail: string };
+  /** Starts the background self-registration (after the API serves). */
+  startBackground(): void;
+  close(): Promise<void>;
+}
+
+/** Reads an optional non-negative integer from the environment (tests lower snapshot intervals this way). */
+function envInt(name: string): number | undefined {
+  const v = process.env[name];
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+}
+
+/** Opens this node's storage on Raft from its configuration. */
+export async function openClusterNode(cfg: ServerConfig, dataDir: string, clientURL: string, registry: Registry): Promise<ClusterNode> {
+  const name = cfg.name;
+  const bad = validateNodeName(name);
+  if (bad) throw new ClusterConfigError(`--name: ${bad}`);
+  const id = nodeIdFromName(name);
+  const host = cfg.bindAddress;
+  const advertise = cfg.advertiseAddress ?? (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
+  const portGiven = cfg.raw['listen-peer-port'] !== undefined;
+
+  let initial: ClusterMemberSpec[];
+  let listen: string | undefined;
+  let bootstrapVoters: number[];
+  if (cfg.initialCluster) {
+    initial = parseInitialCluster(cfg.initialCluster);
+    const self = initial.find((m) => m.name === name);
+    if (!self) throw new ClusterConfigError(`--initial-cluster does not list this node (--name ${name})`);
+    const selfPort = self.peerAddress.slice(self.peerAddress.lastIndexOf(':') + 1);
+    listen = `${host.includes(':') ? `[${host}]` : host}:${portGiven ? cfg.listenPeerPort : selfPort}`;
+    bootstrapVoters = cfg.initialClusterState === 'existing' ? [] : initial.map((m) => m.id);
+  } else {
+    const addr = `${advertise}:${cfg.listenPeerPort}`;
+    initial = [{ name, id, peerAddress: addr }];
+    listen = portGiven ? `${host.includes(':') ? `[${host}]` : host}:${cfg.listenPeerPort}` : undefined;
+    bootstrapVoters = [id];
+  }
+  const selfPeerURL = initial.find((m) => m.name === name)!.peerAddress;
+
+  const snapshotEntries = cfg.snapshotCount ?? envInt('KAPI_SNAPSHOT_COUNT');
+  const cs = await openClusterStorage({
+    dataDir,
+    nodeId: id,
+    listen,
+    peers: new Map(initial.map((m) => [m.id, m.peerAddress])),
+    bootstrapVoters,
+    snapshotEntries: snapshotEntries && snapshotEntries > 0 ? snapshotEntries : undefined,
+    keepEntries: cfg.snapshotCatchupEntries ?? envInt('KAPI_SNAPSHOT_CATCHUP_ENTRIES'),
+    tickMs: envInt('KAPI_RAFT_TICK_MS') ?? 100,
+    compactionIntervalMs: cfg.compactionIntervalSeconds * 1000,
+    readTimeoutMs: envInt('KAPI_READ_INDEX_TIMEOUT_MS'),
+  });
+  const membership = new ClusterMembership({
+    selfName: name,
+    selfId: id,
+    selfPeerURL,
+    selfClientURL: clientURL,
+    initial,
+    node: cs.node,
+    store: cs.store,
+    proposer: cs.proposer,
+    transport: cs.transport,
+  });
+  await membership.start();
+  const metrics = new RaftMetrics(registry, cs, dataDir);
+
+  let everLeader = false;
+  let closed = false;
+  let registerTimer: NodeJS.Timeout | undefined;
+  const raftCheck = (): { ok: boolean; detail: string } => {
+    const st = cs.node.status();
+    const names = new Map<number, string>(initial.map((m) => [m.id, m.name]));
+    if (st.lead === 0) {
+      // A node that lost its leader (partitioned minority) is not ready: balancers should send
+      // clients elsewhere. Before the first election it stays ready so nodes can start one by one.
+      return { ok: !everLeader, detail: `no leader, term=${st.term}, role=${st.role}` };
+    }
+    everLeader = true;
+    return { ok: true, detail: `leader=${names.get(st.lead) ?? st.lead}, term=${st.term}, role=${st.role}, commit=${st.commit}, applied=${st.applied}` };
+  };
+  const register = (): void => {
+    if (closed) return;
+    membership.registerSelf().then(
+      () => undefined,
+      () => {
+        if (!closed) registerTimer = setTimeout(register, 1000);
+      },
+    );
+  };
+  return {
+    name,
+    id,
+    cs,
+    membership,
+    raftCheck,
+    startBackground: register,
+    close: async () => {
+      closed = true;
+      if (registerTimer) clearTimeout(registerTimer);
+      metrics.stop();
+      membership.stop();
+      await cs.close();
+    },
+  };
+}

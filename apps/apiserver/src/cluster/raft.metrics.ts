@@ -1,0 +1,117 @@
+/**
+ * Raft and storage figures on /metrics, named after etcd's where a counterpart exists
+ * (etcd server/etcdserver/metrics.go, server/storage/mvcc/metrics.go) so etcd dashboards and
+ * alerts carry over; kapi_* where etcd has none. Values are read at scrape time from the node,
+ * except leader changes and compactions, which a sampler counts as they happen.
+ */
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { ClusterStorage } from '@app/storage';
+
+async function dirSize(dir: string): Promise<number> {
+  let total = 0;
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) total += await dirSize(p);
+    else if (e.isFile()) total += (await stat(p).catch(() => ({ size: 0 }))).size;
+  }
+  return total;
+}
+
+/** Registers the figures on `registry` and samples leader changes; stop() ends the sampler. */
+export class RaftMetrics {
+  private readonly leaderChanges: Counter;
+  private readonly compactions: Counter;
+  private timer: NodeJS.Timeout | undefined;
+  private lastLead = 0;
+  private lastCompacted: number;
+
+  constructor(registry: Registry, cs: ClusterStorage, dataDir: string) {
+    const status = () => cs.node.status();
+    const gauge = (name: string, help: string, value: () => number | Promise<number>): void => {
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        async collect() {
+          this.set(await value());
+        },
+      });
+    };
+    gauge('etcd_server_has_leader', 'Whether or not a leader exists. 1 is existence, 0 is not.', () => (status().lead !== 0 ? 1 : 0));
+    gauge('etcd_server_is_leader', 'Whether or not this member is a leader. 1 if is, 0 otherwise.', () => (status().role === 'leader' ? 1 : 0));
+    gauge('kapi_raft_term', 'The current Raft term of this node.', () => status().term);
+    gauge('etcd_server_proposals_committed_total', 'The total number of consensus proposals committed (the commit index).', () => status().commit);
+    gauge('etcd_server_proposals_applied_total', 'The total number of consensus proposals applied (the applied index).', () => status().applied);
+    gauge('etcd_server_proposals_pending', 'The current number of pending proposals to commit.', () => cs.proposer.stats.pending);
+    gauge('kapi_raft_apply_lag_entries', 'Committed entries not yet applied on this node (commit index - applied index).', () => {
+      const s = status();
+      return Math.max(0, s.commit - s.applied);
+    });
+    gauge('kapi_raft_last_index', 'Index of the last entry in the local Raft log.', () => status().lastIndex);
+    gauge('kapi_raft_snapshot_index', 'Index of the latest Raft snapshot (the log is compacted up to about it).', () => cs.raftStorage.snapshot().metadata.index);
+    gauge('etcd_mvcc_db_total_size_in_bytes', 'Total size of the underlying databases (MVCC store and Raft log) in bytes.', () => dirSize(dataDir));
+    gauge('etcd_debugging_mvcc_current_revision', 'The current revision of the store.', () => cs.store.currentRevision());
+    gauge('etcd_debugging_mvcc_compact_revision', 'The revision of the last compaction in the store.', () => cs.store.compactedRevision());
+    new Counter({
+      name: 'etcd_server_proposals_failed_total',
+      help: 'The total number of failed proposals seen.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(cs.proposer.stats.failed);
+      },
+    });
+    new Counter({
+      name: 'kapi_raft_read_index_failed_total',
+      help: 'ReadIndex barriers (Most Recent reads) that failed or timed out.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(cs.proposer.stats.readIndexFailed);
+      },
+    });
+    new Counter({
+      name: 'kapi_raft_snapshots_taken_total',
+      help: 'Snapshots of the state machine taken for Raft log compaction.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(cs.stateMachine.stats.snapshotsTaken);
+      },
+    });
+    new Counter({
+      name: 'kapi_raft_snapshots_restored_total',
+      help: 'Raft snapshots installed into the state machine (startup or InstallSnapshot).',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(cs.stateMachine.stats.snapshotsRestored);
+      },
+    });
+    this.leaderChanges = new Counter({ name: 'etcd_server_leader_changes_seen_total', help: 'The number of leader changes seen.', registers: [registry] });
+    this.compactions = new Counter({ name: 'kapi_mvcc_compactions_total', help: 'MVCC history compactions completed on this node.', registers: [registry] });
+    this.lastCompacted = cs.store.compactedRevision();
+    this.timer = setInterval(() => {
+      const lead = status().lead;
+      if (lead !== 0 && lead !== this.lastLead) this.leaderChanges.inc();
+      if (lead !== 0) this.lastLead = lead;
+      const c = cs.store.compactedRevision();
+      if (c > this.lastCompacted) this.compactions.inc();
+      this.lastCompacted = c;
+    }, 100);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

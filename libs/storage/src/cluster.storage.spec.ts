@@ -1,0 +1,173 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MvccStore, encodeCommand, type TxnCommand } from '@app/mvcc';
+import { openClusterStorage, type ClusterStorage } from './cluster.storage.js';
+import type { RaftNode } from '@app/raft';
+import { MvccStateMachine, emptyMvccSnapshot, mvccSnapshotHeader } from './mvcc.state-machine.js';
+import { RaftProposer } from './raft.proposer.js';
+import { StorageError, type KubeObject } from './storage.interface.js';
+import { objectKey } from './storage.keys.js';
+
+const cm = (name: string, v = '1'): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', uid: `u-${name}` }, data: { v } });
+const key = (name: string): string => objectKey({ group: '', resource: 'configmaps', namespace: 'default', name });
+const put = (k: string, v: string): TxnCommand => ({ compares: [], success: [{ type: 'put', key: k, value: new TextEncoder().encode(v) }], failure: [] });
+
+async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('MvccStateMachine', () => {
+  let dir: string;
+  let store: MvccStore;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mvcc-sm-'));
+    store = await MvccStore.open(dir);
+  });
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('applies entry N with appliedIndex N and rejects malformed bytes deterministically', async () => {
+    const sm = new MvccStateMachine(store);
+    const r = await sm.apply({ index: 2, term: 1, data: encodeCommand(put('a', 'x')) });
+    expect((await r.deferred).revision).toBe(1);
+    expect(sm.appliedIndex()).toBe(2);
+    const bad = await sm.apply({ index: 3, term: 1, data: new Uint8Array([99, 1, 2]) });
+    expect((await bad.deferred).error).toBeDefined();
+    expect(sm.appliedIndex()).toBe(3);
+    expect(store.currentRevision()).toBe(1);
+  });
+
+  it('writes entries handed over together as one batch, in order, and waitApplied covers them all', async () => {
+    const sm = new MvccStateMachine(store);
+    const handed = await Promise.all([1, 2, 3].map((i) => sm.apply({ index: i + 1, term: 1, data: encodeCommand(put('k', `v${i}`)) })));
+    // Nothing is written before the batch runs; then all three land with consecutive revisions.
+    expect(sm.appliedIndex()).toBe(0);
+    await sm.waitApplied();
+    expect(sm.appliedIndex()).toBe(4);
+    expect(await Promise.all(handed.map(async (h) => (await h.deferred).revision))).toEqual([1, 2, 3]);
+    expect(new TextDecoder().decode((await store.get('k'))!.value)).toBe('v3');
+  });
+
+  it('snapshots at its applied index and restores, including the empty founding snapshot', async () => {
+    const sm = new MvccStateMachine(store);
+    await (await sm.apply({ index: 5, term: 1, data: encodeCommand(put('a', 'x')) })).deferred;
+    const snap = await sm.snapshot();
+    expect(snap.index).toBe(5);
+    expect(mvccSnapshotHeader(snap.data)).toEqual({ revision: 1, appliedIndex: 5 });
+    await sm.restore({ index: 1, term: 1, data: new Uint8Array() });
+    expect(sm.appliedIndex()).toBe(1);
+    expect(await store.get('a')).toBeUndefined();
+    await sm.restore(snap);
+    expect(new TextDecoder().decode((await store.get('a'))!.value)).toBe('x');
+    expect(mvccSnapshotHeader(emptyMvccSnapshot(7)).appliedIndex).toBe(7);
+    await expect(sm.restore({ index: 9, term: 1, data: new Uint8Array([1, 2, 3]) })).rejects.toMatchObject({ code: 'Corrupt' });
+  });
+});
+
+describe('openClusterStorage (single-node Raft group)', () => {
+  let dir: string;
+  let cs: ClusterStorage | undefined;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cluster-storage-'));
+  });
+  afterEach(async () => {
+    await cs?.close();
+    cs = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+  const open = async (extra: Partial<Parameters<typeof openClusterStorage>[0]> = {}): Promise<ClusterStorage> =>
+    openClusterStorage({ dataDir: dir, nodeId: 7, bootstrapVoters: [7], tickMs: 10, compactionIntervalMs: 0, ...extra });
+
+  it('writes through Raft, reads Most Recent, and replays the log after a restart', async () => {
+    cs = await open();
+    await waitFor(() => cs!.node.status().role === 'leader');
+    const created = await cs.storage.create(key('a'), cm('a'));
+    expect(created.metadata.resourceVersion).toBe('1');
+    // The store's applied index is the Raft index of the entry, not a local counter.
+    expect(cs.store.appliedIndex()).toBe(cs.node.status().applied);
+    expect((await cs.storage.get(key('a'), { mode: 'MostRecent' }))?.data).toEqual({ v: '1' });
+    await Promise.all(Array.from({ length: 30 }, (_, i) => cs!.storage.create(key(`b${i}`), cm(`b${i}`))));
+    expect(cs.storage.currentRevision()).toBe(31);
+    expect(cs.proposer.stats.committed).toBe(31);
+    await cs.close();
+    cs = await open();
+    await waitFor(() => cs!.node.status().role === 'leader');
+    expect(cs.storage.currentRevision()).toBe(31);
+    const next = await cs.storage.create(key('c'), cm('c'));
+    expect(next.metadata.resourceVersion).toBe('32');
+    expect((await cs.storage.list('/registry/core/configmaps/', { consistency: { mode: 'MostRecent' } })).items).toHaveLength(32);
+  });
+
+  it('takes Raft snapshots every N entries, compacts the log, and restores a store that is behind', async () => {
+    cs = await open({ snapshotEntries: 10, keepEntries: 2 });
+    await waitFor(() => cs!.node.status().role === 'leader');
+    for (let i = 0; i < 40; i++) await cs.storage.create(key(`s${i}`), cm(`s${i}`));
+    const snapIndex = cs.raftStorage.snapshot().metadata.index;
+    expect(snapIndex).toBeGreaterThan(20);
+    expect(cs.raftStorage.firstIndex()).toBeGreaterThan(1);
+    expect(cs.stateMachine.stats.snapshotsTaken).toBeGreaterThan(0);
+    await cs.close();
+    // Wipe the MVCC store: the node must rebuild it from the Raft snapshot plus the log tail.
+    await rm(join(dir, 'mvcc'), { recursive: true, force: true });
+    cs = await open({ snapshotEntries: 10, keepEntries: 2 });
+    expect(cs.stateMachine.stats.snapshotsRestored).toBe(1);
+    await waitFor(() => cs!.node.status().role === 'leader');
+    expect(cs.storage.currentRevision()).toBe(40);
+    expect((await cs.storage.get(key('s39'), { mode: 'MostRecent' }))?.metadata.name).toBe('s39');
+  });
+
+  it('refuses a data dir written without Raft', async () => {
+    const store = await MvccStore.open(join(dir, 'mvcc'));
+    await store.apply(1, put('x', 'y'));
+    await store.close();
+    await expect(open()).rejects.toBeInstanceOf(StorageError);
+  });
+
+  it('without a quorum, writes and Most Recent reads fail as Unavailable while resourceVersion=0 reads answer', async () => {
+    // Three founding voters, two of which never run: no leader can be elected.
+    cs = await open({ bootstrapVoters: [7, 8, 9], leaderWaitMs: 300, readTimeoutMs: 300 });
+    const w = await cs.storage.create(key('a'), cm('a')).catch((e: unknown) => e);
+    expect(w).toBeInstanceOf(StorageError);
+    expect(w).toMatchObject({ code: 'Unavailable' });
+    const r = await cs.storage.get(key('a'), { mode: 'MostRecent' }).catch((e: unknown) => e);
+    expect(r).toMatchObject({ code: 'Unavailable' });
+    expect(await cs.storage.get(key('a'), { mode: 'Any' })).toBeUndefined();
+    expect(cs.proposer.stats.failed).toBe(1);
+    expect(cs.proposer.stats.readIndexFailed).toBe(1);
+  });
+});
+
+describe('RaftProposer read barrier', () => {
+  it('coalesces concurrent barriers, and a caller never shares a round that started before it arrived', async () => {
+    const rounds: { resolve(): void }[] = [];
+    const fake = {
+      readIndex: () => new Promise<number>((resolve) => rounds.push({ resolve: () => resolve(1) })),
+      status: () => ({ role: 'leader', lead: 1 }),
+    } as unknown as RaftNode;
+    const p = new RaftProposer(fake, { readTimeoutMs: 2000 });
+    let firstDone = false;
+    const first = p.readBarrier().then(() => (firstDone = true));
+    await new Promise((r) => setImmediate(r));
+    expect(rounds).toHaveLength(1);
+    // Ten callers arrive while round 1 is in flight: they must wait for round 2, and share it.
+    let laterDone = 0;
+    const later = Array.from({ length: 10 }, () => p.readBarrier().then(() => laterDone++));
+    rounds[0]!.resolve();
+    await first;
+    expect(firstDone).toBe(true);
+    await new Promise((r) => setImmediate(r));
+    expect(laterDone).toBe(0);
+    expect(rounds).toHaveLength(2);
+    rounds[1]!.resolve();
+    await Promise.all(later);
+    expect(laterDone).toBe(10);
+    expect(rounds).toHaveLength(2);
+  });
+});

@@ -1,0 +1,188 @@
+/**
+ * The MVCC store as a Raft state machine (docs/cluster.md "Writes"). Raft entry N carries one
+ * encoded TxnCommand; applying it writes the command's effects AND appliedIndex = N in one
+ * LevelDB batch (DESIGN.md "Storage model"), so the store never holds half an entry and its
+ * appliedIndex() says exactly which prefix of the log it reflects.
+ *
+ * Durability: the batch is NOT fsynced. The Raft log (LevelDbRaftStorage) was fsynced before
+ * the entry could commit, so the entry survives any crash; the store only has to be a PREFIX
+ * of the log. LevelDB's write-ahead log gives that: a process crash (kill -9) loses nothing
+ * written (it is in the OS page cache), and an OS crash loses at most a suffix of batches,
+ * never one in the middle (each batch is one checksummed log record). On restart RaftNode
+ * replays the committed log after the store's appliedIndex() (or restores the Raft snapshot
+ * first when the store is older than it), so every lost suffix is applied again, in order.
+ */
+import { BinReader, BinWriter, MvccError, decodeCommand, type ApplyEntry, type MvccStore, type TxnResult } from '@app/mvcc';
+import type { AppliedEntry, StateMachine, StateMachineSnapshot } from '@app/raft';
+
+const SNAPSHOT_MAGIC = 'kapi-mvcc-snapshot';
+
+/** Builds an empty store snapshot positioned at `index` (Raft's bootstrap snapshot has no data). */
+export function emptyMvccSnapshot(index: number): Uint8Array {
+  const w = new BinWriter(64);
+  w.str(SNAPSHOT_MAGIC).u8(1).num(0).num(index).u8(0);
+  return new Uint8Array(w.finish());
+}
+
+/** Reads (revision, appliedIndex) from the header of an MvccStore snapshot; throws MvccError('Corrupt'). */
+export function mvccSnapshotHeader(data: Uint8Array): { revision: number; appliedIndex: number } {
+  try {
+    const r = new BinReader(data);
+    if (r.str() !== SNAPSHOT_MAGIC || r.u8() !== 1) throw new Error('not an MVCC snapshot');
+    const revision = r.num();
+    return { revision, appliedIndex: r.num() };
+  } catch (e) {
+    throw new MvccError('Corrupt', `invalid snapshot header: ${(e as Error).message}`);
+  }
+}
+
+/** Counters of the adapter, for /metrics. */
+export interface StateMachineStats {
+  applied: number;
+  rejected: number;
+  snapshotsTaken: number;
+  snapshotsRestored: number;
+}
+
+/**
+ * What apply() hands back to RaftNode: the result arrives once the entry's batch is written.
+ * Deliberately not a thenable, so RaftNode does not wait for the write before it applies the
+ * next entry (that is what lets consecutive entries share one LevelDB batch).
+ */
+export interface DeferredResult {
+  readonly deferred: Promise<TxnResult>;
+}
+
+/** True when `v` is a DeferredResult. */
+export function isDeferredResult(v: unknown): v is DeferredResult {
+  return typeof v === 'object' && v !== null && (v as { deferred?: unknown }).deferred instanceof Promise;
+}
+
+interface Queued {
+  entry: ApplyEntry;
+  rejected?: string;
+  resolve(r: TxnResult): void;
+  reject(e: unknown): void;
+}
+
+/**
+ * Adapts MvccStore to the Raft StateMachine contract (libs/raft/src/raft.node.ts): apply is
+ * deterministic (the same entries give the same store on every replica), appliedIndex is the
+ * store's durable-prefix index, snapshot/restore ship the live state with export/import.
+ *
+ * Group apply: entries handed over while a batch is being written are queued and written
+ * together as the next batch (in log order, so the result is the same as one by one); the
+ * store's appliedIndex advances per batch. Readers that must see everything handed over
+ * (ReadIndex reads) wait with waitApplied(); the proposer of an entry awaits its deferred
+ * result, which resolves after its batch was written and its events were emitted.
+ */
+export class MvccStateMachine implements StateMachine {
+  readonly stats: StateMachineStats = { applied: 0, rejected: 0, snapshotsTaken: 0, snapshotsRestored: 0 };
+  private queue: Queued[] = [];
+  private draining: Promise<void> | undefined;
+  private handed: number;
+  private written: number;
+  private failed: Error | undefined;
+  private waiters: { index: number; resolve(): void; reject(e: Error): void }[] = [];
+
+  constructor(
+    private readonly store: MvccStore,
+    private readonly maxBatch = 1024,
+  ) {
+    this.handed = store.appliedIndex();
+    this.written = this.handed;
+  }
+
+  /**
+   * Queues entry N (unsynced, see the file comment). A malformed command is not an error of
+   * the node: every replica rejects it the same way, advancing appliedIndex without effect, and
+   * the proposer gets a TxnResult with `error`. After a failed write the node must stop: every
+   * later call throws.
+   */
+  async apply(entry: AppliedEntry): Promise<DeferredResult> {
+    if (this.failed) throw this.failed;
+    let q!: Queued;
+    const deferred = new Promise<TxnResult>((resolve, reject) => {
+      q = { entry: { index: entry.index }, resolve, reject };
+    });
+    // Nobody may be waiting on a rejected proposal's promise: keep it from being "unhandled".
+    deferred.catch(() => undefined);
+    try {
+      q.entry = { index: entry.index, command: decodeCommand(entry.data) };
+    } catch (e) {
+      q.rejected = (e as Error).message;
+    }
+    this.queue.push(q);
+    this.handed = entry.index;
+    this.draining ??= new Promise<void>((r) => setImmediate(r)).then(() => this.drain());
+    return { deferred };
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        let results: (TxnResult | undefined)[];
+        try {
+          results = await this.store.applyBatch(batch.map((q) => q.entry), { sync: false });
+        } catch (e) {
+          this.failed = e instanceof Error ? e : new Error(String(e));
+          for (const q of [...batch, ...this.queue.splice(0)]) q.reject(this.failed);
+          for (const w of this.waiters.splice(0)) w.reject(this.failed);
+          return;
+        }
+        const revision = this.store.currentRevision();
+        batch.forEach((q, i) => {
+          const r = results[i];
+          if (q.rejected !== undefined) {
+            this.stats.rejected++;
+            q.resolve({ succeeded: false, revision, results: [], error: q.rejected });
+          } else if (r) {
+            this.stats.applied++;
+            q.resolve(r);
+          } else {
+            q.reject(new MvccError('Corrupt', `entry ${q.entry.index} was not applied (index already applied)`));
+          }
+        });
+        this.written = batch[batch.length - 1]!.entry.index;
+        const ready = this.waiters.filter((w) => w.index <= this.written);
+        this.waiters = this.waiters.filter((w) => w.index > this.written);
+        for (const w of ready) w.resolve();
+      }
+    } finally {
+      this.draining = undefined;
+    }
+  }
+
+  /** Resolves once every entry handed over so far (or up to `index`) is written to the store. */
+  waitApplied(index = this.handed): Promise<void> {
+    if (this.failed) return Promise.reject(this.failed);
+    if (this.written >= index) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiters.push({ index, resolve, reject }));
+  }
+
+  appliedIndex(): number {
+    return this.store.appliedIndex();
+  }
+
+  /** Exports the store once queued entries are written; the index is the one inside the export. */
+  async snapshot(): Promise<StateMachineSnapshot> {
+    await this.waitApplied();
+    const data = await this.store.exportSnapshot();
+    this.stats.snapshotsTaken++;
+    return { index: mvccSnapshotHeader(data).appliedIndex, term: 0, data };
+  }
+
+  /**
+   * Replaces the store with a snapshot (after queued entries are written). Raft's founding
+   * snapshot has empty data: it becomes an empty store at that index. Malformed data fails with
+   * MvccError('Corrupt'), store unchanged.
+   */
+  async restore(s: StateMachineSnapshot): Promise<void> {
+    await this.waitApplied();
+    const data = s.data.length === 0 ? emptyMvccSnapshot(s.index) : s.data;
+    await this.store.importSnapshot(data);
+    this.handed = this.written = this.store.appliedIndex();
+    this.stats.snapshotsRestored++;
+  }
+}

@@ -1,0 +1,247 @@
+/**
+ * The mvcc Proposer port on a RaftNode (docs/cluster.md "Writes" and "Reads"): a write is an
+ * encoded TxnCommand proposed to Raft; the promise resolves once the entry is committed by a
+ * quorum AND applied to the local store (RaftNode resolves after its local apply), so a client
+ * that wrote through this node reads its write here. Followers' proposals are forwarded to the
+ * leader by the Raft library. Concurrent proposals are batched by the node driver into one
+ * Ready: one fsync of the Raft log for all of them (etcd's batching).
+ *
+ * Errors become StorageError('Unavailable') (mapped to 504 + Retry-After by the registry),
+ * except a malformed command, which is MvccError('InvalidCommand') and never proposed. While no
+ * leader is known (an election is running) the proposal is retried for `leaderWaitMs`: nothing
+ * was appended then, so a retry cannot duplicate the write.
+ */
+import { MvccError, encodeCommand, validateCommand, type Proposer, type TxnCommand, type TxnResult } from '@app/mvcc';
+import { RaftError, type RaftNode } from '@app/raft';
+import { isDeferredResult } from './mvcc.state-machine.js';
+import { StorageError } from './storage.interface.js';
+
+/** Options of RaftProposer. */
+export interface RaftProposerOptions {
+  /** How long to retry while no leader is known (default 5000 ms). */
+  leaderWaitMs?: number;
+  /** Bound of a ReadIndex barrier (default 5000 ms); after it the read fails as Unavailable. */
+  readTimeoutMs?: number;
+  /**
+   * Resolves once everything the node handed to the state machine is visible in the store
+   * (MvccStateMachine.waitApplied: the state machine writes entries in groups, after RaftNode
+   * counts them applied). Awaited after the read index is reached.
+   */
+  applied?: () => Promise<void>;
+}
+
+/** Counters for /metrics (etcd_server_proposals_committed_total / _failed_total). */
+export interface ProposerStats {
+  committed: number;
+  failed: number;
+  pending: number;
+  readIndexFailed: number;
+}
+
+const RETRYABLE = new Set(['ErrNotLeader', 'ErrProposalDropped']);
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** True when `e` is a RaftError whose proposal was certainly not appended (safe to retry). */
+function retryable(e: unknown): boolean {
+  return e instanceof RaftError && RETRYABLE.has(e.code);
+}
+
+/** Proposer whose log is the Raft group `node` belongs to. */
+export class RaftProposer implements Proposer {
+  readonly stats: ProposerStats = { committed: 0, failed: 0, pending: 0, readIndexFailed: 0 };
+  private closed = false;
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly leaderWaitMs: number;
+  private readonly readTimeoutMs: number;
+  private readonly applied: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly node: RaftNode,
+    opts: RaftProposerOptions = {},
+  ) {
+    this.leaderWaitMs = opts.leaderWaitMs ?? 5000;
+    this.readTimeoutMs = opts.readTimeoutMs ?? 5000;
+    this.applied = opts.applied;
+  }
+
+  propose(command: TxnCommand): Promise<TxnResult> {
+    if (this.closed) return Promise.reject(new MvccError('Closed', 'proposer is closed'));
+    const invalid = validateCommand(command);
+    if (invalid) return Promise.reject(new MvccError('InvalidCommand', invalid));
+    const p = this.run(encodeCommand(command));
+    this.inflight.add(p);
+    void p.then(
+      () => this.inflight.delete(p),
+      () => this.inflight.delete(p),
+    );
+    return p;
+  }
+
+  private async run(data: Uint8Array): Promise<TxnResult> {
+    const deadline = Date.now() + this.leaderWaitMs;
+    this.stats.pending++;
+    try {
+      for (let wait = 20; ; wait = Math.min(wait * 2, 250)) {
+        try {
+          const r = await this.watchLeader(this.node.propose(data));
+          const result = isDeferredResult(r.result) ? await r.result.deferred : (r.result as TxnResult | undefined);
+          if (!result) throw new StorageError('Internal', '', `entry ${r.index} was applied without a result`);
+          this.stats.committed++;
+          return result;
+        } catch (e) {
+          if (retryable(e) && Date.now() + wait < deadline && !this.closed) {
+            await sleep(wait);
+            continue;
+          }
+          this.stats.failed++;
+          throw toStorageError(e);
+        }
+      }
+    } finally {
+      this.stats.pending--;
+    }
+  }
+
+  private readInFlight: Promise<void> | undefined;
+  private readNext: Promise<void> | undefined;
+
+  /**
+   * Coalesces concurrent barriers (etcd's linearizableReadLoop): every caller waits for a
+   * ReadIndex round that STARTED after it arrived. One round in flight serves only callers who
+   * came before it; those arriving meanwhile share the next round.
+   */
+  private sharedReadIndex(): Promise<void> {
+    if (!this.readInFlight) {
+      // A round forwarded to a leader that died would hold every later reader until the node's
+      // request timeout: bound it, and drop it as soon as the leader changes.
+      this.readInFlight = this.watchLeader(withTimeout(this.node.readIndex(), this.readTimeoutMs)).then(
+        () => {
+          this.readInFlight = undefined;
+        },
+        (e: unknown) => {
+          this.readInFlight = undefined;
+          throw e;
+        },
+      );
+      return this.readInFlight;
+    }
+    this.readNext ??= this.readInFlight
+      .catch(() => undefined)
+      .then(() => {
+        this.readNext = undefined;
+        return this.sharedReadIndex();
+      });
+    return this.readNext;
+  }
+
+  private readonly forwarded = new Set<{ lead: number; reject(e: Error): void }>();
+  private leaderTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * A proposal forwarded to a leader that then disappears is dropped with it and would only
+   * fail at the node's request timeout. Like etcd's "request timed out, possibly due to
+   * previous leader failure", fail it as soon as this node sees a different leader (or none):
+   * the outcome is unknown (the old leader may have replicated it), so it is NOT retried here.
+   */
+  private watchLeader<T>(p: Promise<T>): Promise<T> {
+    const st = this.node.status();
+    if (st.role === 'leader' || st.lead === 0) return p;
+    return new Promise<T>((resolve, reject) => {
+      const entry = { lead: st.lead, reject };
+      this.forwarded.add(entry);
+      this.leaderTimer ??= setInterval(() => this.checkLeader(), 50);
+      p.then(resolve, reject).finally(() => {
+        this.forwarded.delete(entry);
+        if (this.forwarded.size === 0 && this.leaderTimer) {
+          clearInterval(this.leaderTimer);
+          this.leaderTimer = undefined;
+        }
+      });
+    });
+  }
+
+  private checkLeader(): void {
+    const lead = this.node.status().lead;
+    for (const f of this.forwarded) {
+      if (f.lead !== lead) {
+        this.forwarded.delete(f);
+        f.reject(new RaftError('ErrLeadershipLost', 'the leader changed while the proposal was forwarded to it; outcome unknown'));
+      }
+    }
+  }
+
+  /**
+   * ReadIndex (Raft thesis 6.4): resolves once this node applied everything committed before
+   * the call, as confirmed by a quorum heartbeat round; a node cut off from the majority never
+   * resolves and fails after readTimeoutMs with StorageError('Unavailable') instead of serving
+   * stale data.
+   */
+  async readBarrier(): Promise<void> {
+    if (this.closed) throw new StorageError('Unavailable', '', 'storage is closed');
+    const deadline = Date.now() + this.readTimeoutMs;
+    for (let wait = 20; ; wait = Math.min(wait * 2, 250)) {
+      const left = deadline - Date.now();
+      try {
+        await withTimeout(this.sharedReadIndex(), left);
+        await this.applied?.();
+        return;
+      } catch (e) {
+        // Reads have no side effect: a round lost with its leader is simply asked again.
+        const again = retryable(e) || (e instanceof RaftError && e.code === 'ErrLeadershipLost');
+        if (again && Date.now() + wait < deadline && !this.closed) {
+          await sleep(wait);
+          continue;
+        }
+        this.stats.readIndexFailed++;
+        throw toStorageError(e);
+      }
+    }
+  }
+
+  /** Refuses new proposals and waits for in-flight ones to settle (the node is stopped by its owner). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.inflight]);
+  }
+}
+
+class ReadTimeout extends Error {}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  if (ms <= 0) return Promise.reject(new ReadTimeout('read index not confirmed in time'));
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new ReadTimeout(`read index not confirmed within ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** Maps Raft failures to the storage error the registry turns into a Status. */
+export function toStorageError(e: unknown): Error {
+  if (e instanceof StorageError || e instanceof MvccError) return e;
+  if (e instanceof ReadTimeout) return new StorageError('Unavailable', '', `no quorum confirmed the read: ${e.message}`);
+  if (e instanceof RaftError) {
+    switch (e.code) {
+      case 'ErrNotLeader':
+      case 'ErrProposalDropped':
+        return new StorageError('Unavailable', '', `no Raft leader available: ${e.message}`);
+      case 'ErrTimeout':
+      case 'ErrLeadershipLost':
+        return new StorageError('Unavailable', '', `outcome unknown: ${e.message}`);
+      case 'ErrStopped':
+        return new StorageError('Unavailable', '', 'the node is shutting down');
+      default:
+        return new StorageError('Internal', '', `raft: ${e.message}`);
+    }
+  }
+  return e instanceof Error ? e : new Error(String(e));
+}

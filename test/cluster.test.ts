@@ -1,0 +1,304 @@
+/**
+ * The replicated cluster with real processes (docs/cluster.md): three API servers started with
+ * --name / --initial-cluster / --listen-peer-port and one shared PKI. Covers: writes on any node
+ * readable (Most Recent) on every node; kubectl against a follower; list on one node and watch
+ * from that resourceVersion on another; a node cut off from the others (its peers SIGSTOPped)
+ * answers resourceVersion=0 reads but not Most Recent reads (504 Status); kill -9 of the leader
+ * (new leader, writes continue, no acknowledged write lost, the old leader catches up on
+ * restart); a node down across a snapshot catches up by snapshot; a 4th node added as learner,
+ * promoted to voter and removed; the controller Lease moving when its holder dies, with a
+ * namespace deletion completing afterwards.
+ *
+ * Test-only tunings (env): Lease 6 s / renew deadline 4 s / retry 1 s (the defaults are
+ * 15/10/2 s), ReadIndex bound 2 s; flags: --snapshot-count 40 --snapshot-catchup-entries 5.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import * as https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPki } from '../cluster/pki.js';
+import { delay, getFreePort, kubectl, request, startServer, type ServerHandle } from './support/server.js';
+
+interface Member {
+  name: string;
+  role: string;
+  isLeader: boolean;
+}
+interface Members {
+  leader?: string;
+  members: Member[];
+}
+interface Obj {
+  metadata: { name: string; resourceVersion: string };
+  items?: Obj[];
+  spec?: { holderIdentity?: string };
+}
+
+const NAMES = ['n1', 'n2', 'n3'];
+
+/** POST with its own connection (not the harness's pooled clients). */
+function rawPost(target: ServerHandle, path: string, body: unknown): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(path, target.url);
+    const req = https.request(
+      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', ca: target.caPem, cert: target.adminCertPem, key: target.adminKeyPem, agent: false, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+const ENV = {
+  KAPI_LEASE_DURATION_MS: '6000',
+  KAPI_LEASE_RENEW_DEADLINE_MS: '4000',
+  KAPI_LEASE_RETRY_PERIOD_MS: '1000',
+  KAPI_READ_INDEX_TIMEOUT_MS: '2000',
+};
+
+describe('replicated cluster (3 real nodes)', () => {
+  let dir: string;
+  const nodes = new Map<string, ServerHandle>();
+  const peerPorts = new Map<string, number>();
+  let initial = '';
+  /** Every write the cluster acknowledged: name -> data value. */
+  const acked = new Map<string, string>();
+
+  const node = (name: string): ServerHandle => nodes.get(name)!;
+  const args = (name: string, extra: string[] = [], cluster = initial): string[] => [
+    '--name',
+    name,
+    '--pki-dir',
+    join(dir, 'pki'),
+    '--listen-peer-port',
+    String(peerPorts.get(name)),
+    '--initial-cluster',
+    cluster,
+    '--snapshot-count',
+    '40',
+    '--snapshot-catchup-entries',
+    '5',
+    ...extra,
+  ];
+
+  const cmPath = (ns = 'default', name?: string) => `/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
+  const create = async (on: ServerHandle, name: string, v = name, ns = 'default') => {
+    const r = await request(on, 'POST', cmPath(ns), { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v } }, timeoutMs: 15_000 });
+    if (r.status === 201 && ns === 'default') acked.set(name, v);
+    return r;
+  };
+  const members = async (on: ServerHandle): Promise<Members> => (await request(on, 'GET', '/cluster/members')).json<Members>();
+  const leaderName = async (among: string[]): Promise<string> => {
+    for (let i = 0; i < 100; i++) {
+      for (const n of among) {
+        const m = await members(node(n)).catch(() => undefined);
+        if (m?.leader && among.includes(m.leader)) return m.leader;
+      }
+      await delay(100);
+    }
+    throw new Error('no leader elected');
+  };
+  const metric = async (on: ServerHandle, name: string): Promise<number> => {
+    const body = (await request(on, 'GET', '/metrics')).body;
+    const line = body.split('\n').find((l) => l.startsWith(`${name} `));
+    return line ? Number(line.split(' ')[1]) : NaN;
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kapi-cluster-'));
+    await createPki({ outDir: join(dir, 'pki'), hosts: ['127.0.0.1'] });
+    for (const n of [...NAMES, 'n4']) peerPorts.set(n, await getFreePort());
+    initial = NAMES.map((n) => `${n}=127.0.0.1:${peerPorts.get(n)}`).join(',');
+    // Founding members start together: none is ready before a quorum elected a leader.
+    const started = await Promise.all(NAMES.map((n) => startServer({ args: args(n), dataDir: join(dir, n), env: ENV, readyTimeoutMs: 40_000 })));
+    started.forEach((h, i) => nodes.set(NAMES[i]!, h));
+  });
+
+  afterAll(async () => {
+    for (const h of nodes.values()) {
+      if (h.pid) process.kill(h.pid, 'SIGCONT');
+      await h.cleanup();
+    }
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a write on any node is readable with a Most Recent read on every node; /readyz shows the Raft state', async () => {
+    for (const n of NAMES) expect((await create(node(n), `w-${n}`)).status).toBe(201);
+    for (const reader of NAMES) {
+      for (const writer of NAMES) {
+        const r = await request(node(reader), 'GET', cmPath('default', `w-${writer}`));
+        expect(r.status).toBe(200);
+      }
+    }
+    const ready = await request(node('n1'), 'GET', '/readyz?verbose');
+    expect(ready.body).toMatch(/\[\+\]raft ok: leader=n[123], term=\d+/);
+    const m = await members(node('n2'));
+    expect(m.members.map((x) => `${x.name}:${x.role}`).sort()).toEqual(['n1:voter', 'n2:voter', 'n3:voter']);
+    expect(await metric(node('n1'), 'etcd_server_has_leader')).toBe(1);
+  });
+
+  it('kubectl against a follower creates, gets and lists', async () => {
+    const leader = await leaderName(NAMES);
+    const follower = node(NAMES.find((n) => n !== leader)!);
+    const c = await kubectl(follower, ['create', 'configmap', 'kc-1', '--from-literal=a=b']);
+    expect(c.code).toBe(0);
+    acked.set('kc-1', '');
+    const g = await kubectl(follower, ['get', 'configmap', 'kc-1', '-o', 'jsonpath={.data.a}']);
+    expect(g.stdout).toBe('b');
+    const l = await kubectl(node(leader), ['get', 'configmaps', '-o', 'name']);
+    expect(l.stdout).toContain('configmap/kc-1');
+  });
+
+  it('a client lists on one node and watches from that resourceVersion on another', async () => {
+    const list = (await request(node('n1'), 'GET', cmPath())).json<Obj>();
+    const rv = list.metadata.resourceVersion;
+    const watching = request(node('n3'), 'GET', `${cmPath()}?watch=1&resourceVersion=${rv}&timeoutSeconds=3`, { timeoutMs: 10_000 });
+    await delay(300);
+    expect((await create(node('n2'), 'watched-1')).status).toBe(201);
+    expect((await create(node('n1'), 'watched-2')).status).toBe(201);
+    const events = (await watching).body
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { type: string; object: Obj });
+    expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED watched-1', 'ADDED watched-2']);
+    expect(Number(events[0]!.object.metadata.resourceVersion)).toBeGreaterThan(Number(rv));
+  });
+
+  it('a node cut off from the others answers resourceVersion=0 reads but not Most Recent reads', async () => {
+    const [alone, ...others] = NAMES;
+    for (const o of others) process.kill(node(o).pid!, 'SIGSTOP');
+    try {
+      await delay(500);
+      const t0 = Date.now();
+      const fresh = await request(node(alone!), 'GET', cmPath('default', 'w-n1'), { timeoutMs: 20_000 });
+      expect([503, 504]).toContain(fresh.status);
+      expect(fresh.json<{ kind: string }>().kind).toBe('Status');
+      expect(fresh.headers['retry-after']).toBeDefined();
+      expect(Date.now() - t0).toBeLessThan(15_000);
+      const stale = await request(node(alone!), 'GET', `${cmPath('default', 'w-n1')}?resourceVersion=0`);
+      expect(stale.status).toBe(200);
+    } finally {
+      for (const o of others) process.kill(node(o).pid!, 'SIGCONT');
+    }
+    await leaderName(NAMES);
+  });
+
+  it('kill -9 of the leader: a new leader, writes continue, nothing acknowledged is lost, the old leader catches up', async () => {
+    const leader = await leaderName(NAMES);
+    const rest = NAMES.filter((n) => n !== leader);
+    // Writes in flight while the leader dies: only acknowledged ones must survive.
+    const inflight = Array.from({ length: 20 }, (_, i) => create(node(rest[i % 2]!), `during-${i}`).catch(() => undefined));
+    await node(leader).kill();
+    // A client writing every 100 ms to the survivors: failover = kill to the first 201.
+    const t0 = Date.now();
+    let firstOk = -1;
+    const attempts: Promise<unknown>[] = [];
+    for (let i = 0; i < 150 && firstOk < 0; i++) {
+      attempts.push(
+        create(node(rest[i % 2]!), `after-kill-${i}`).then(
+          (r) => {
+            if (r.status === 201 && firstOk < 0) firstOk = Date.now() - t0;
+          },
+          () => undefined,
+        ),
+      );
+      await delay(100);
+    }
+    await Promise.all([...inflight, ...attempts]);
+    expect(firstOk).toBeGreaterThanOrEqual(0);
+    const newLeader = await leaderName(rest);
+    expect(newLeader).not.toBe(leader);
+    for (const n of rest) {
+      for (const name of acked.keys()) expect((await request(node(n), 'GET', cmPath('default', name))).status).toBe(200);
+    }
+    await node(leader).start();
+    const latest = (await request(node(rest[0]!), 'GET', cmPath())).json<Obj>().metadata.resourceVersion;
+    // "Not older than" the latest list: the restarted node waits until it applied that far.
+    const caught = (await request(node(leader), 'GET', `${cmPath()}?resourceVersion=${latest}`, { timeoutMs: 20_000 })).json<Obj>();
+    // Every acknowledged write is there (others whose outcome was unknown, e.g. 504, may be too).
+    const names = new Set(caught.items!.map((o) => o.metadata.name));
+    for (const name of acked.keys()) expect(names).toContain(name);
+    console.log(`cluster.test: failover (kill -9 of the leader to the first acknowledged write): ${firstOk} ms\n`);
+  });
+
+  it('a node that was down across a snapshot catches up by snapshot', async () => {
+    const leader = await leaderName(NAMES);
+    const down = NAMES.find((n) => n !== leader)!;
+    await node(down).kill();
+    const writers = NAMES.filter((n) => n !== down);
+    for (let i = 0; i < 100; i += 10) {
+      const batch = await Promise.all(Array.from({ length: 10 }, (_, j) => create(node(writers[j % 2]!), `snap-${i + j}`)));
+      for (const r of batch) expect(r.status).toBe(201);
+    }
+    expect(await metric(node(leader), 'kapi_raft_snapshot_index')).toBeGreaterThan(40);
+    await node(down).start();
+    const latest = (await request(node(leader), 'GET', cmPath())).json<Obj>().metadata.resourceVersion;
+    const caught = (await request(node(down), 'GET', `${cmPath()}?resourceVersion=${latest}`, { timeoutMs: 20_000 })).json<Obj>();
+    expect(caught.items!.map((o) => o.metadata.name)).toContain('snap-99');
+    expect(await metric(node(down), 'kapi_raft_snapshots_restored_total')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('adds a 4th node as learner then voter, and removes it', async () => {
+    const leader = node(await leaderName(NAMES));
+    const all = `${initial},n4=127.0.0.1:${peerPorts.get('n4')}`;
+    // Raw https: the harness closes its pooled clients while it waits for n4 to become ready.
+    const adding = rawPost(leader, '/cluster/members', { name: 'n4', peerURL: `127.0.0.1:${peerPorts.get('n4')}` });
+    await delay(300);
+    const n4 = await startServer({
+      args: args('n4', ['--initial-cluster-state', 'existing'], all),
+      dataDir: join(dir, 'n4'),
+      env: ENV,
+      readyTimeoutMs: 40_000,
+    });
+    nodes.set('n4', n4);
+    const added = await adding;
+    expect(added.status).toBe(201);
+    expect((JSON.parse(added.body) as { role: string }).role).toBe('voter');
+    expect((await members(node('n2'))).members.find((m) => m.name === 'n4')?.role).toBe('voter');
+    expect((await create(n4, 'from-n4')).status).toBe(201);
+    expect((await request(node('n1'), 'GET', cmPath('default', 'from-n4'))).status).toBe(200);
+    const removed = await request(leader, 'DELETE', '/cluster/members/n4');
+    expect(removed.status).toBe(200);
+    expect((await members(leader)).members.map((m) => m.name)).not.toContain('n4');
+    await n4.cleanup();
+    nodes.delete('n4');
+    expect((await create(node('n1'), 'after-remove')).status).toBe(201);
+  });
+
+  it('controllers follow the kube-controller-manager Lease: it moves when the holder dies and namespace deletion still completes', async () => {
+    const leasePath = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager';
+    const lease = (await request(node('n1'), 'GET', leasePath)).json<Obj>();
+    const holder = lease.spec!.holderIdentity!;
+    const holderNode = holder.split('_')[0]!;
+    expect(NAMES).toContain(holderNode);
+    const table = await kubectl(node('n1'), ['get', 'lease', '-n', 'kube-system']);
+    expect(table.stdout).toMatch(/NAME\s+HOLDER\s+AGE/);
+    await node(holderNode).kill();
+    const rest = NAMES.filter((n) => n !== holderNode);
+    const on = node(rest[0]!);
+    // The holder may also have been the Raft leader: retry like a client while a new one is elected.
+    const retry = async (fn: () => Promise<{ status: number }>, ok: number[]): Promise<number> => {
+      let status = 0;
+      for (let i = 0; i < 50 && !ok.includes(status); i++) {
+        status = (await fn()).status;
+        if (!ok.includes(status)) await delay(200);
+      }
+      return status;
+    };
+    expect(await retry(() => request(on, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } } }), [201, 409])).not.toBe(0);
+    expect([201, 409]).toContain(await retry(() => create(on, 'inside', 'x', 'doomed'), [201, 409]));
+    expect(await retry(() => request(on, 'DELETE', '/api/v1/namespaces/doomed'), [200, 202])).toBe(200);
+    let gone = false;
+    for (let i = 0; i < 250 && !gone; i++) {
+      gone = (await request(on, 'GET', '/api/v1/namespaces/doomed')).status === 404;
+      if (!gone) await delay(100);
+    }
+    expect(gone).toBe(true);
+    const moved = (await request(on, 'GET', leasePath)).json<Obj>().spec!.holderIdentity!;
+    expect(moved.split('_')[0]).not.toBe(holderNode);
+    await node(holderNode).start();
+  });
+});
