@@ -7,7 +7,8 @@
  * Outcome rules (what a client can know, Kubernetes API conventions "Concurrency Control"):
  * 2xx and the 4xx answers the model knows (404, 409) are definite; other 4xx (400, 422, 429...)
  * mean the request was refused before any effect and the op is dropped; a refused connection
- * means nothing was sent (dropped); 5xx, timeouts, resets and any other transport failure are
+ * means nothing was sent (dropped), and so does a 503 (the server refuses before proposing); other
+ * 5xx, timeouts, resets and any other transport failure are
  * unknown: the write may or may not have been applied.
  */
 import { Agent, request as undiciRequest } from 'undici7';
@@ -165,7 +166,11 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
       } else {
         status = r.status;
         const s = r.status;
-        if (s >= 500) {
+        if (s === 503) {
+          // The server answers 503 only before it proposes anything (starting up, shutting
+          // down, a read without quorum): the request had no effect.
+          outcome = 'dropped';
+        } else if (s >= 500) {
           outcome = 'unknown';
           if (input !== undefined && kind !== 'get') mk(input, { kind: 'unknown' });
         } else if (kind === 'list') {

@@ -168,6 +168,11 @@ export class RaftNode {
       this.ticks++;
       this.schedule();
     }, this.opts.tickMs);
+    // A group whose only voter is this node need not wait out a randomized election timeout
+    // (1-2 s by default) to lead: campaign now. Safe whatever the real membership is — an
+    // early campaign is only an election — and it makes a single node ready at once.
+    const cs = this.confState;
+    if (cs.voters.length === 1 && cs.voters[0] === this.id && (cs.learners?.length ?? 0) === 0) this.raw.campaign();
     this.schedule();
   }
 
