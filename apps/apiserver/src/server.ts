@@ -5,6 +5,7 @@
  * route -> request info -> authentication -> handler -> codec.
  */
 import 'reflect-metadata';
+import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { TLSSocket } from 'node:tls';
@@ -16,7 +17,7 @@ import { authenticateClientCert } from '@app/auth';
 import { AdmissionChain, NamespaceLifecycle } from '@app/admission';
 import { GarbageCollector, LeaderElector, NamespaceController } from '@app/controllers';
 import { GenericStore, KindRegistry, objectKey, type KindDeclaration, type UserInfo } from '@app/registry';
-import { StorageError, type Storage } from '@app/storage';
+import { setContinueTokenKey, StorageError, type Storage } from '@app/storage';
 import { randomBytes } from 'node:crypto';
 import { openClusterNode } from './cluster/cluster.node.js';
 import { registerClusterRoutes } from './cluster/cluster.routes.js';
@@ -96,6 +97,9 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     await ensurePki(own, { hosts: [host, ...(cfg.advertiseAddress ? [cfg.advertiseAddress] : [])], server: url });
     pki = await loadPki(own);
   }
+  // Continue tokens are signed with a key every node of a cluster derives from the shared
+  // service-account key, so a token from one node (or from before a restart) is accepted by any.
+  setContinueTokenKey(createHash('sha256').update('kapi continue-token key\0').update(pki.saKeyPem).digest());
 
   const metrics = new ApiMetrics();
   // Storage on Raft (docs/cluster.md): a single node is a Raft group of one.
