@@ -1,0 +1,121 @@
+/**
+ * Server-side apply benchmark (`node dist/bench/apply.bench.js`, part of `npm run bench`).
+ *
+ * One node; each of W workers owns one ConfigMap with 50 data fields. Two phases of equal
+ * length, measured in the same run:
+ *   updates  PUT of the whole object with every value changed (an Update operation of one
+ *            manager), based on the resourceVersion of the previous response
+ *   applies  PATCH application/apply-patch+yaml by three managers in turn, each applying its
+ *            own 17 of the 50 fields with new values (ownership tracking, merge, no conflicts)
+ * and prints applies/s against updates/s. Target: applies at least 50% of update throughput.
+ *
+ * Flags: --seconds N (env BENCH_SECONDS, default 5), --workers N (default 16).
+ */
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici7';
+import { startServer } from '../test/support/server.js';
+import { formatTable, percentile, type PhaseResult } from './api.bench.js';
+
+const FIELDS = 50;
+const MANAGERS = 3;
+const NS = 'bench-apply';
+
+function data(seq: number, pick: (i: number) => boolean = () => true): Record<string, string> {
+  const d: Record<string, string> = {};
+  for (let i = 0; i < FIELDS; i++) if (pick(i)) d[`field-${String(i).padStart(2, '0')}`] = `value-${seq}-${i}`;
+  return d;
+}
+
+interface Worker {
+  name: string;
+  latest: { metadata: Record<string, unknown> } & Record<string, unknown>;
+}
+
+async function call(pool: Pool, method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body: string | undefined, contentType = 'application/json'): Promise<{ status: number; text: string }> {
+  const res = await pool.request({ method, path, headers: { 'content-type': contentType, accept: 'application/json' }, ...(body !== undefined ? { body } : {}) });
+  return { status: res.statusCode, text: await res.body.text() };
+}
+
+async function phase(name: string, seconds: number, workers: Worker[], step: (w: Worker, seq: number) => Promise<boolean>): Promise<PhaseResult> {
+  const lat: number[] = [];
+  let errors = 0;
+  let seq = 0;
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  await Promise.all(
+    workers.map(async (w) => {
+      while (performance.now() < end) {
+        const s = performance.now();
+        if (await step(w, seq++)) lat.push(performance.now() - s);
+        else errors++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  lat.sort((a, b) => a - b);
+  return { name, seconds: elapsed, requests: lat.length, errors, perSecond: lat.length / elapsed, p50Ms: percentile(lat, 0.5), p99Ms: percentile(lat, 0.99), sampleErrors: [] };
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { seconds: { type: 'string' }, workers: { type: 'string' } } });
+  const seconds = Number(values.seconds ?? process.env.BENCH_SECONDS ?? 5);
+  const nWorkers = Number(values.workers ?? 16);
+  process.stdout.write('starting API server...\n');
+  const server = await startServer();
+  const pool = new Pool(server.url, { connections: nWorkers, pipelining: 1, connect: { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem } });
+  try {
+    await call(pool, 'POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: NS } }));
+    // Apply targets start without data: the three managers own their fields from their first apply.
+    const make = async (prefix: string, initial: Record<string, string>): Promise<Worker[]> =>
+      Promise.all(
+        Array.from({ length: nWorkers }, async (_, i) => {
+          const name = `${prefix}-${i}`;
+          const r = await call(pool, 'POST', `/api/v1/namespaces/${NS}/configmaps?fieldManager=seed`, JSON.stringify({ metadata: { name }, data: initial }));
+          if (r.status !== 201) throw new Error(`seed ${name}: ${r.status} ${r.text.slice(0, 200)}`);
+          return { name, latest: JSON.parse(r.text) };
+        }),
+      );
+    const updaters = await make('upd', data(0));
+    const appliers = await make('ssa', {});
+    const updates = await phase('updates (PUT, 50 fields)', seconds, updaters, async (w, seq) => {
+      const body = JSON.stringify({ ...w.latest, data: data(seq) });
+      const r = await call(pool, 'PUT', `/api/v1/namespaces/${NS}/configmaps/${w.name}?fieldManager=bench-update`, body);
+      if (r.status !== 200) return false;
+      w.latest = JSON.parse(r.text);
+      return true;
+    });
+    const applies = await phase('applies (3 managers)', seconds, appliers, async (w, seq) => {
+      const m = seq % MANAGERS;
+      const intent = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: w.name, namespace: NS }, data: data(seq, (i) => i % MANAGERS === m) };
+      const r = await call(pool, 'PATCH', `/api/v1/namespaces/${NS}/configmaps/${w.name}?fieldManager=manager-${m}`, JSON.stringify(intent), 'application/apply-patch+yaml');
+      return r.status === 200;
+    });
+    process.stdout.write(`\n${formatTable([updates, applies])}\n\n`);
+    const ratio = applies.perSecond / updates.perSecond;
+    process.stdout.write(`applies / updates = ${(ratio * 100).toFixed(1)}%   (target >= 50%)   ${ratio >= 0.5 ? 'MET' : 'NOT MET'}\n`);
+    return updates.errors + applies.errors > 0 ? 1 : 0;
+  } finally {
+    await pool.close();
+    await server.cleanup();
+  }
+}
+
+function isMain(): boolean {
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(process.argv[1] ?? '')).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
+  main().then(
+    (code) => process.exit(code),
+    (e) => {
+      process.stderr.write(`bench: ${(e as Error).message}\n`);
+      process.exit(1);
+    },
+  );
+}
