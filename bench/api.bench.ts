@@ -18,14 +18,15 @@
  * Exit code 0 when every phase ran without errors, 1 otherwise (targets are reported, not enforced).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, realpathSync, promises as fs } from 'node:fs';
+import { readFileSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici7';
 import { ensurePki, loadPki } from '../cluster/pki.js';
 import { type ServerHandle, startServer } from '../test/support/server.js';
+import { isEntryPoint } from '../cluster/entry-point.js';
 
 /** One request a load worker sends. */
 export interface BenchRequest {
@@ -402,17 +403,7 @@ async function main(argv: readonly string[]): Promise<number> {
   });
 }
 
-function isMain(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isEntryPoint(import.meta.url)) {
   try {
     const code = await main(process.argv.slice(2));
     if (code >= 0) process.exit(code);

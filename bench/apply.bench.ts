@@ -11,12 +11,11 @@
  *
  * Flags: --seconds N (env BENCH_SECONDS, default 5), --workers N (default 16).
  */
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici7';
 import { startServer } from '../test/support/server.js';
 import { formatTable, percentile, type PhaseResult } from './api.bench.js';
+import { isEntryPoint } from '../cluster/entry-point.js';
 
 const FIELDS = 50;
 const MANAGERS = 3;
@@ -102,15 +101,7 @@ async function main(): Promise<number> {
   }
 }
 
-function isMain(): boolean {
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(process.argv[1] ?? '')).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isEntryPoint(import.meta.url)) {
   main().then(
     (code) => process.exit(code),
     (e) => {

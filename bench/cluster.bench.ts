@@ -17,16 +17,16 @@
  * default 64), --json-out FILE. Exit code 0 when every phase ran without errors, else 1
  * (the target is reported, not enforced).
  */
-import { promises as fs, realpathSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici7';
 import { type ClusterTopology, type RunningCluster, clusterTopology, launchCluster } from '../cluster/launcher.js';
 import { loadPki } from '../cluster/pki.js';
 import { type ServerHandle, getFreePort, repoRoot, startServer } from '../test/support/server.js';
 import { type BenchRequest, type PhaseResult, formatTable, rssMiB, runPhase } from './api.bench.js';
+import { isEntryPoint } from '../cluster/entry-point.js';
 
 /** Share of the single node's create throughput the cluster must keep (issue 4). */
 export const CLUSTER_CREATE_TARGET = 0.6;
@@ -208,17 +208,7 @@ function positive(raw: string | undefined, fallback: number, what: string): numb
   return n;
 }
 
-function isMain(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isEntryPoint(import.meta.url)) {
   try {
     const { values } = parseArgs({
       args: process.argv.slice(2),

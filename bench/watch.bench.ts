@@ -17,13 +17,13 @@
  * Exit code 0 when every watcher received every event, 1 otherwise (targets are reported, not
  * enforced), 2 on a setup failure.
  */
-import { readFileSync, realpathSync, promises as fs } from 'node:fs';
+import { readFileSync, promises as fs } from 'node:fs';
 import * as http2 from 'node:http2';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici7';
 import { type ServerHandle, startServer } from '../test/support/server.js';
 import { percentile, rssMiB } from './api.bench.js';
+import { isEntryPoint } from '../cluster/entry-point.js';
 
 /** Options of {@link runWatchBench}. */
 export interface WatchBenchOptions {
@@ -257,17 +257,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   return r.eventsDelivered === r.eventsExpected && r.writeErrors === 0 ? 0 : 1;
 }
 
-function isMain(): boolean {
-  const entry = process.argv[1];
-  if (entry === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isEntryPoint(import.meta.url)) {
   try {
     process.exit(await main(process.argv.slice(2)));
   } catch (e) {
