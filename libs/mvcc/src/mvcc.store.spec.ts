@@ -194,6 +194,25 @@ describe('MvccStore', () => {
     expect(store.appliedIndex()).toBe(4);
   });
 
+  it('current reads stay coherent through the latest-value cache, also with reads racing writes', async () => {
+    const val = async (k: string) => {
+      const kv = await store.get(k);
+      return kv ? Buffer.from(kv.value).toString() : undefined;
+    };
+    await apply(put('/c', '1'));
+    expect(await val('/c')).toBe('1');
+    expect(await val('/c')).toBe('1');
+    await apply(put('/c', '2'));
+    expect(await val('/c')).toBe('2');
+    await apply(del('/c'));
+    expect(await val('/c')).toBeUndefined();
+    for (let i = 0; i < 50; i++) {
+      const racing = Promise.all([val('/r'), apply(put('/r', String(i))), val('/r')]);
+      await racing;
+      expect(await val('/r')).toBe(String(i));
+    }
+  });
+
   it('exports and imports a snapshot', async () => {
     await apply(put('/s/a', '1'));
     await apply(put('/s/b', '1'));

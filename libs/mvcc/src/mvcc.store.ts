@@ -164,6 +164,14 @@ export class MvccStore {
   private compacted = 0;
   /** True while a batch is being written: then the snapshot revision must be read from disk. */
   private writing = false;
+  /**
+   * Read cache of the latest keyspace (current reads are the hot path). Writes update it after
+   * their batch is durable; a read fills it only when no batch landed or was in flight while it
+   * read (cacheEpoch unchanged), so it never holds a value older than the store's.
+   */
+  private readonly latestCache = new Map<string, KeyValue>();
+  private latestCacheBytes = 0;
+  private cacheEpoch = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private closing = false;
   private closed = false;
@@ -285,6 +293,13 @@ export class MvccStore {
       for (const op of [...entry.command.success, ...entry.command.failure]) if (typeof op.key === 'string') wanted.add(op.key);
     }
     const prefetched = new Map<string, KeyValue | undefined>();
+    for (const k of wanted) {
+      const hit = this.latestCache.get(k);
+      if (hit) {
+        prefetched.set(k, hit);
+        wanted.delete(k);
+      }
+    }
     const keys = [...wanted];
     const values = keys.length > 0 ? await this.db.getMany(keys.map((k) => LATEST + k)) : [];
     keys.forEach((k, i) => {
@@ -370,7 +385,12 @@ export class MvccStore {
     if (applied === this.applied) return results;
     ops.push({ type: 'put', key: META_APPLIED, value: Buffer.from(String(applied)) });
     if (rev !== this.revision) ops.push({ type: 'put', key: META_REV, value: Buffer.from(String(rev)) });
-    await this.writeBatch(ops, sync);
+    try {
+      await this.writeBatch(ops, sync);
+    } finally {
+      this.cacheEpoch++;
+    }
+    for (const [key, v] of overlay) this.cacheLatest(key, v);
     this.revision = rev;
     this.applied = applied;
     this.bus.emit(events);
@@ -379,8 +399,42 @@ export class MvccStore {
   }
 
   private async readLatest(key: string, snapshot?: Snapshot): Promise<KeyValue | undefined> {
-    const b = snapshot ? await this.db.get(LATEST + key, { snapshot }) : await this.db.get(LATEST + key);
-    return b === undefined ? undefined : decodeLatest(key, b);
+    if (snapshot) {
+      const b = await this.db.get(LATEST + key, { snapshot });
+      return b === undefined ? undefined : decodeLatest(key, b);
+    }
+    const hit = this.latestCache.get(key);
+    if (hit) return hit;
+    const epoch = this.cacheEpoch;
+    const quiet = !this.writing;
+    const b = await this.db.get(LATEST + key);
+    if (b === undefined) return undefined;
+    const kv = decodeLatest(key, b);
+    if (quiet && !this.writing && epoch === this.cacheEpoch) this.cacheLatest(key, kv);
+    return kv;
+  }
+
+  /** Bounds of the latest-value cache. */
+  private static readonly CACHE_MAX_ENTRIES = 50_000;
+  private static readonly CACHE_MAX_BYTES = 64 * 1024 * 1024;
+
+  private cacheLatest(key: string, kv: KeyValue | null): void {
+    const old = this.latestCache.get(key);
+    if (old) {
+      this.latestCache.delete(key);
+      this.latestCacheBytes -= old.value.length + key.length;
+    }
+    if (kv === null) return;
+    this.latestCache.set(key, kv);
+    this.latestCacheBytes += kv.value.length + key.length;
+    // Evict oldest-inserted first (Map order) until within bounds.
+    while (this.latestCache.size > MvccStore.CACHE_MAX_ENTRIES || this.latestCacheBytes > MvccStore.CACHE_MAX_BYTES) {
+      const first = this.latestCache.keys().next();
+      if (first.done) break;
+      const v = this.latestCache.get(first.value) as KeyValue;
+      this.latestCache.delete(first.value);
+      this.latestCacheBytes -= v.value.length + first.value.length;
+    }
   }
 
   /** Takes a snapshot and the revision it reflects. The caller must close the snapshot. */
@@ -683,7 +737,13 @@ export class MvccStore {
         { type: 'put', key: META_COMPACTED, value: Buffer.from(String(revision)) },
       ];
       // Deletes first: within one LevelDB batch a later put of the same key wins.
-      await this.writeBatch([...dels, ...puts, ...meta], true);
+      try {
+        await this.writeBatch([...dels, ...puts, ...meta], true);
+      } finally {
+        this.cacheEpoch++;
+        this.latestCache.clear();
+        this.latestCacheBytes = 0;
+      }
       this.revision = revision;
       this.applied = applied;
       this.compacted = revision;
