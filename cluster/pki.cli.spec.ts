@@ -25,7 +25,7 @@ describe('pki CLI', () => {
     const dir = path.join(tmp, 'pki');
     const first = await run(['--out', dir, '--hosts', 'n1,n2,10.0.0.3', '--server', 'https://127.0.0.1:6443']);
     expect(first.code).toBe(0);
-    expect(first.out.filter((l) => l.startsWith('wrote'))).toHaveLength(9);
+    expect(first.out.filter((l) => l.startsWith('wrote'))).toHaveLength(11);
     expect(first.out.at(-1)).toBe(`Admin kubeconfig: ${path.join(dir, 'admin.kubeconfig')}`);
     const serving = new X509Certificate(await fs.readFile(path.join(dir, 'apiserver.crt')));
     expect(serving.checkHost('n2')).toBe('n2');
@@ -34,7 +34,7 @@ describe('pki CLI', () => {
 
     const second = await run(['--out', dir, '--hosts', 'n1']);
     expect(second.code).toBe(0);
-    expect(second.out.filter((l) => l.startsWith('kept'))).toHaveLength(9);
+    expect(second.out.filter((l) => l.startsWith('kept'))).toHaveLength(11);
   });
 
   it('exits 2 on usage errors and 1 on bad hosts', async () => {

@@ -56,7 +56,7 @@ export async function runPkiCli(
       ...(values['cluster-name'] !== undefined ? { clusterName: values['cluster-name'] } : {}),
     });
     const p = pkiPaths(res.dir);
-    const all = [p.caCert, p.caKey, p.servingCert, p.servingKey, p.adminCert, p.adminKey, p.saKey, p.saPub, p.adminKubeconfig];
+    const all = [p.caCert, p.caKey, p.servingCert, p.servingKey, p.adminCert, p.adminKey, p.peerCert, p.peerKey, p.saKey, p.saPub, p.adminKubeconfig];
     for (const f of all) {
       const base = f.slice(p.dir.length + 1);
       print(`${res.created.includes(base) ? 'wrote' : 'kept '} ${f}`);

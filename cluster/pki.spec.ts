@@ -43,30 +43,35 @@ describe('createPki', () => {
     const res = await createPki({ outDir: tmp, hosts: ['node-a', '10.1.2.3', 'fd00::7'] });
     const p = pkiPaths(tmp);
     expect([...res.created].sort()).toEqual(
-      ['admin.crt', 'admin.key', 'admin.kubeconfig', 'apiserver.crt', 'apiserver.key', 'ca.crt', 'ca.key', 'sa.key', 'sa.pub'].sort(),
+      ['admin.crt', 'admin.key', 'admin.kubeconfig', 'apiserver.crt', 'apiserver.key', 'ca.crt', 'ca.key', 'peer.crt', 'peer.key', 'sa.key', 'sa.pub'].sort(),
     );
 
     // private material is 0600
-    for (const f of [p.caKey, p.servingKey, p.adminKey, p.saKey, p.adminKubeconfig]) {
+    for (const f of [p.caKey, p.servingKey, p.adminKey, p.peerKey, p.saKey, p.adminKubeconfig]) {
       expect((await fs.stat(f)).mode & 0o777).toBe(0o600);
     }
 
     const ca = new X509Certificate(await fs.readFile(p.caCert));
     const serving = new X509Certificate(await fs.readFile(p.servingCert));
     const admin = new X509Certificate(await fs.readFile(p.adminCert));
+    const peer = new X509Certificate(await fs.readFile(p.peerCert));
 
     expect(ca.ca).toBe(true);
     expect(ca.verify(ca.publicKey)).toBe(true);
     const tenYears = (Date.parse(ca.validTo) - Date.parse(ca.validFrom)) / 86_400_000;
     expect(tenYears).toBeGreaterThanOrEqual(3650);
 
-    for (const leaf of [serving, admin]) {
+    for (const leaf of [serving, admin, peer]) {
       expect(leaf.ca).toBe(false);
       expect(leaf.checkIssued(ca)).toBe(true);
       expect(leaf.verify(ca.publicKey)).toBe(true);
     }
     expect(serving.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
     expect(admin.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']);
+    // The peer certificate is both a gRPC server and a gRPC client certificate.
+    expect([...peer.keyUsage].sort()).toEqual(['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']);
+    expect(peer.subjectAltName).toBe(serving.subjectAltName);
+    expect(peer.checkPrivateKey(createPrivateKey(await fs.readFile(p.peerKey)))).toBe(true);
     expect(admin.subject).toContain('CN=kubernetes-admin');
     expect(admin.subject).toContain('O=system:masters');
 
@@ -103,6 +108,8 @@ describe('createPki', () => {
 
     const m = await loadPki(tmp);
     expect(m.servingCertPem).toBe(await fs.readFile(p.servingCert, 'utf8'));
+    expect(m.peerCertPem).toBe(await fs.readFile(p.peerCert, 'utf8'));
+    expect(m.peerKeyPem).toBe(await fs.readFile(p.peerKey, 'utf8'));
     expect(certificateCoversHost(m.servingCertPem, '[fd00::7]')).toBe(true);
     expect(certificateCoversHost(m.servingCertPem, 'nope.example')).toBe(false);
   });
@@ -150,7 +157,7 @@ describe('ensurePki idempotency', () => {
   it('keeps every existing file on a second run', async () => {
     await ensurePki(tmp, { hosts: ['a'] });
     const p = pkiPaths(tmp);
-    const files = [p.caCert, p.caKey, p.servingCert, p.servingKey, p.adminCert, p.adminKey, p.saKey, p.saPub, p.adminKubeconfig];
+    const files = [p.caCert, p.caKey, p.servingCert, p.servingKey, p.adminCert, p.adminKey, p.peerCert, p.peerKey, p.saKey, p.saPub, p.adminKubeconfig];
     const before = await Promise.all(files.map((f) => fs.readFile(f, 'utf8')));
     const again = await ensurePki(tmp, { hosts: ['b'] });
     expect(again.created).toEqual([]);
@@ -171,6 +178,22 @@ describe('ensurePki idempotency', () => {
     expect(serving.verify(new X509Certificate(caBefore).publicKey)).toBe(true);
     expect(serving.checkHost('new-host')).toBe('new-host');
     expect(serving.checkPrivateKey(createPrivateKey(await fs.readFile(p.servingKey)))).toBe(true);
+  });
+
+  it('adds the peer pair to a directory made before peer TLS, touching nothing else', async () => {
+    await ensurePki(tmp, { hosts: ['10.4.4.4'] });
+    const p = pkiPaths(tmp);
+    await fs.rm(p.peerCert);
+    await fs.rm(p.peerKey);
+    await expect(loadPki(tmp)).rejects.toThrow(/peer\.crt.*npm run pki/);
+    const others = [p.caCert, p.caKey, p.servingCert, p.servingKey, p.adminCert, p.adminKey, p.saKey, p.saPub, p.adminKubeconfig];
+    const before = await Promise.all(others.map((f) => fs.readFile(f, 'utf8')));
+    const res = await ensurePki(tmp, { hosts: ['10.4.4.4'] });
+    expect([...res.created].sort()).toEqual(['peer.crt', 'peer.key']);
+    expect(await Promise.all(others.map((f) => fs.readFile(f, 'utf8')))).toEqual(before);
+    const peer = new X509Certificate((await loadPki(tmp)).peerCertPem);
+    expect(peer.verify(new X509Certificate(before[0]!).publicKey)).toBe(true);
+    expect(peer.checkIP('10.4.4.4')).toBe('10.4.4.4');
   });
 
   it('derives a missing sa.pub from sa.key and rewrites a missing kubeconfig', async () => {

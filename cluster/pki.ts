@@ -1,7 +1,7 @@
 /**
  * The cluster PKI: a self-signed CA, the API server's serving certificate, the admin client
- * certificate, the service-account signing key pair and the admin kubeconfig, all in one
- * directory.
+ * certificate, the Raft peer certificate (mutual TLS between nodes, docs/cluster.md "Peer
+ * TLS"), the service-account signing key pair and the admin kubeconfig, all in one directory.
  *
  * Layout and subjects follow kubeadm's (`ca.crt`/`ca.key`, `apiserver.crt`, `sa.key`/`sa.pub`,
  * admin user `CN=kubernetes-admin, O=system:masters`, serving SANs `kubernetes`,
@@ -66,6 +66,9 @@ export interface PkiPaths {
   readonly servingKey: string;
   readonly adminCert: string;
   readonly adminKey: string;
+  /** Raft peer certificate (serverAuth + clientAuth, the serving SANs), like etcd's peer.crt. */
+  readonly peerCert: string;
+  readonly peerKey: string;
   /** Service-account token signing key, PEM PKCS#8. */
   readonly saKey: string;
   /** Service-account token verification key, PEM SPKI. */
@@ -102,6 +105,9 @@ export interface PkiMaterial {
   readonly servingKeyPem: string;
   readonly adminCertPem: string;
   readonly adminKeyPem: string;
+  /** Raft peer certificate and key: presented both as gRPC server and as gRPC client. */
+  readonly peerCertPem: string;
+  readonly peerKeyPem: string;
   readonly saKeyPem: string;
   readonly saPubPem: string;
 }
@@ -118,6 +124,8 @@ export function pkiPaths(dir: string): PkiPaths {
     servingKey: p('apiserver.key'),
     adminCert: p('admin.crt'),
     adminKey: p('admin.key'),
+    peerCert: p('peer.crt'),
+    peerKey: p('peer.key'),
     saKey: p('sa.key'),
     saPub: p('sa.pub'),
     adminKubeconfig: p('admin.kubeconfig'),
@@ -271,7 +279,9 @@ async function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
  * Rules, pair by pair:
  * - CA: both files present -> kept. Both missing -> created. One without the other -> PkiError
  *   (replacing a CA would silently invalidate every issued certificate and kubeconfig).
- * - Serving / admin pairs: kept when both present, otherwise (re)issued by the CA.
+ * - Serving / admin / peer pairs: kept when both present, otherwise (re)issued by the CA (so a
+ *   PKI directory made before peer TLS existed gets its peer pair on the next run, untouched
+ *   otherwise).
  * - Service-account pair: a missing `sa.pub` is derived from `sa.key`; `sa.pub` without
  *   `sa.key` is a PkiError (tokens already issued could not be verified after a new key).
  * - admin.kubeconfig: written from the CA and admin pair when missing.
@@ -398,6 +408,20 @@ export async function ensurePki(dir: string, opts: PkiOptions = {}): Promise<Pki
       ]);
     }
 
+    // --- Raft peer certificate: one pair shared by the nodes of the PKI, used as gRPC server AND
+    // client (etcd's peer certificates carry both usages for the same reason). Its SANs are the
+    // serving certificate's, so a client can check the host it dialled (the peer address). ---
+    if (!((await exists(paths.peerCert)) && (await exists(paths.peerKey)))) {
+      const names: x509.JsonGeneralName[] = [
+        ...sans.dns.map((value) => ({ type: 'dns' as const, value })),
+        ...sans.ips.map((value) => ({ type: 'ip' as const, value })),
+      ];
+      await issue(paths.peerCert, paths.peerKey, `CN=${clusterName}-peer`, [
+        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
+        new x509.SubjectAlternativeNameExtension(names),
+      ]);
+    }
+
     // --- service-account signing key pair ---
     const [hasSaKey, hasSaPub] = await Promise.all([exists(paths.saKey), exists(paths.saPub)]);
     if (!hasSaKey) {
@@ -440,18 +464,20 @@ export async function createPki(opts: CreatePkiOptions): Promise<PkiResult> {
 }
 
 /** Reads the PEM files of a complete PKI directory (the CA key is not read: the server does not
- * need it). A missing file is a PkiError naming it. */
+ * need it). A missing file is a PkiError naming it (a directory made before peer TLS lacks
+ * `peer.crt`: `npm run pki -- --out DIR` adds it and keeps everything else). */
 export async function loadPki(dir: string): Promise<PkiMaterial> {
   const p = pkiPaths(dir);
   const read = async (file: string): Promise<string> => {
     try {
       return await fs.readFile(file, 'utf8');
     } catch (e) {
-      throw new PkiError(`cannot read ${file}: ${(e as Error).message}`);
+      const hint = file === p.peerCert || file === p.peerKey ? ` (run \`npm run pki -- --out ${p.dir}\` to add the peer certificate)` : '';
+      throw new PkiError(`cannot read ${file}: ${(e as Error).message}${hint}`);
     }
   };
-  const [caPem, servingCertPem, servingKeyPem, adminCertPem, adminKeyPem, saKeyPem, saPubPem] = await Promise.all(
-    [p.caCert, p.servingCert, p.servingKey, p.adminCert, p.adminKey, p.saKey, p.saPub].map(read),
+  const [caPem, servingCertPem, servingKeyPem, adminCertPem, adminKeyPem, peerCertPem, peerKeyPem, saKeyPem, saPubPem] = await Promise.all(
+    [p.caCert, p.servingCert, p.servingKey, p.adminCert, p.adminKey, p.peerCert, p.peerKey, p.saKey, p.saPub].map(read),
   );
   return {
     caPem: caPem!,
@@ -459,6 +485,8 @@ export async function loadPki(dir: string): Promise<PkiMaterial> {
     servingKeyPem: servingKeyPem!,
     adminCertPem: adminCertPem!,
     adminKeyPem: adminKeyPem!,
+    peerCertPem: peerCertPem!,
+    peerKeyPem: peerKeyPem!,
     saKeyPem: saKeyPem!,
     saPubPem: saPubPem!,
   };

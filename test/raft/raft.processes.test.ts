@@ -2,11 +2,14 @@
  * Real processes: 3 Raft nodes (dist/test/support/raft-node.js) on loopback with real gRPC and
  * LevelDB (fsync on). Elect, replicate, kill -9 the leader, re-elect, restart it and catch up by
  * log; kill a follower, write past a low compaction threshold, restart it and catch up by snapshot.
+ * Peer traffic is mutual TLS from a cluster PKI (cluster/pki.ts); an impostor with another CA on a
+ * member's address gets nothing.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createPki } from '../../cluster/pki.js';
 import { getFreePort } from '../support/net.helper.js';
 
 const SCRIPT = resolve('dist/test/support/raft-node.js');
@@ -27,6 +30,9 @@ interface Proc {
   id: number;
   http: number;
   child?: ChildProcess;
+  /** Data dir name and PKI dir name (defaults: n<id>, the cluster's PKI). */
+  data?: string;
+  pki?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -35,11 +41,12 @@ describe('raft: three real processes', () => {
   let dir: string;
   const procs: Proc[] = [];
   let peers = '';
+  const extra: Proc[] = [];
 
   async function startProc(p: Proc): Promise<void> {
     const child = spawn(
       process.execPath,
-      [SCRIPT, '--id', String(p.id), '--data-dir', join(dir, `n${p.id}`), '--peers', peers, '--http-port', String(p.http), '--snapshot-entries', '20', '--keep-entries', '5', '--tick-ms', '50'],
+      [SCRIPT, '--id', String(p.id), '--data-dir', join(dir, p.data ?? `n${p.id}`), '--peers', peers, '--http-port', String(p.http), '--snapshot-entries', '20', '--keep-entries', '5', '--tick-ms', '50', '--pki-dir', join(dir, p.pki ?? 'pki')],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     p.child = child;
@@ -108,6 +115,8 @@ describe('raft: three real processes', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'raft-procs-'));
+    await createPki({ outDir: join(dir, 'pki'), hosts: ['127.0.0.1'] });
+    await createPki({ outDir: join(dir, 'other-pki'), hosts: ['127.0.0.1'] });
     const list: string[] = [];
     for (const id of [1, 2, 3]) {
       procs.push({ id, http: await getFreePort() });
@@ -118,7 +127,7 @@ describe('raft: three real processes', () => {
   }, 60000);
 
   afterAll(() => {
-    for (const p of procs) kill9(p);
+    for (const p of [...procs, ...extra]) kill9(p);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -162,4 +171,26 @@ describe('raft: three real processes', () => {
     expect(await get(victim, 's59')).toBe('x59');
     expect(await get(victim, 'k3')).toBe('v3');
   }, 120000);
+
+  it('refuses an impostor with a certificate from another CA on a member address', async () => {
+    const leader = await waitLeader(procs);
+    const victim = procs.find((p) => p !== leader)!;
+    kill9(victim);
+    // Same id and peer port as the member, fresh data, peer certificate of an unrelated CA.
+    const rogue: Proc = { id: victim.id, http: await getFreePort(), data: `rogue${victim.id}`, pki: 'other-pki' };
+    extra.push(rogue);
+    await startProc(rogue);
+    const w = await put(leader, 'while-rogue', 'ok');
+    await sleep(1500);
+    // Plaintext or a shared CA would let the leader replicate to it (it would follow the leader
+    // and apply the write); with mutual TLS neither side accepts the other.
+    const rs = (await status(rogue))!;
+    expect(rs.lead).toBe(0);
+    expect(rs.applied).toBeLessThan(w.index);
+    // The real member, back on its address, catches up as usual.
+    kill9(rogue);
+    await startProc(victim);
+    await waitApplied(victim, w.index);
+    expect(await get(victim, 'while-rogue')).toBe('ok');
+  }, 60000);
 });

@@ -8,6 +8,8 @@
  *   POST /transfer?to=N        -> leadership transfer request
  * Usage: node raft-node.js --id 1 --data-dir D --peers 1=127.0.0.1:7001,2=...,3=...
  *        --http-port 8001 [--snapshot-entries 100] [--keep-entries 10] [--no-fsync]
+ *        [--pki-dir P]  peer traffic is mutual TLS with P's peer.crt/peer.key/ca.crt (cluster/pki.ts);
+ *                       without it the transport is plaintext (explicitly: tests and benchmark only)
  *        [--kv-port P]  a binary put protocol for the benchmark (lighter than HTTP):
  *          request  [u32 len][u32 id][u16 keyLen][key][value]   (len counts what follows it)
  *          response [u32 len][u32 id][u8 ok][f64 index]
@@ -23,7 +25,9 @@ import {
   type AppliedEntry,
   type StateMachine,
   type StateMachineSnapshot,
+  type PeerTls,
 } from '@app/raft';
+import { loadPki } from '../../cluster/pki.js';
 
 function arg(name: string, def?: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -129,8 +133,14 @@ async function main(): Promise<void> {
     snapshotEntries: Number(arg('snapshot-entries', '10000')),
     keepEntries: Number(arg('keep-entries', '1000')),
   });
+  const pkiIdx = process.argv.indexOf('--pki-dir');
+  let tls: PeerTls | undefined;
+  if (pkiIdx >= 0) {
+    const m = await loadPki(arg('pki-dir'));
+    tls = { ca: m.caPem, cert: m.peerCertPem, key: m.peerKeyPem };
+  }
   const transport = new GrpcTransport(
-    { id, listen: peers.get(id)!, peers },
+    { id, listen: peers.get(id)!, peers, ...(tls ? { tls } : { insecure: true }) },
     { onMessage: (m) => node.step(m), onUnreachable: (p) => node.reportUnreachable(p), onSnapshotStatus: (p, f) => node.reportSnapshot(p, f) },
   );
   node.setTransport(transport);

@@ -19,7 +19,7 @@ import { GarbageCollector, LeaderElector, NamespaceController } from '@app/contr
 import { GenericStore, KindRegistry, objectKey, type KindDeclaration, type UserInfo } from '@app/registry';
 import { setContinueTokenKey, StorageError, type Storage } from '@app/storage';
 import { randomBytes } from 'node:crypto';
-import { openClusterNode } from './cluster/cluster.node.js';
+import { openClusterNode, resolvePeerTls } from './cluster/cluster.node.js';
 import { registerClusterRoutes } from './cluster/cluster.routes.js';
 import { leaseLockFor } from './cluster/controller.election.js';
 import { ensurePki, loadPki, writeKubeconfig, type PkiMaterial } from '../../../cluster/pki.js';
@@ -103,7 +103,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
 
   const metrics = new ApiMetrics();
   // Storage on Raft (docs/cluster.md): a single node is a Raft group of one.
-  const cluster = await openClusterNode(cfg, dataDir, url, metrics.registry);
+  const cluster = await openClusterNode(cfg, dataDir, url, metrics.registry, await resolvePeerTls(cfg, pki));
   const storage = cluster.cs.storage;
   const registry = new KindRegistry();
   const machinery = createMachinery();

@@ -81,6 +81,16 @@ interface PendingRead {
 }
 
 const HEADER = 12;
+const EMPTY_MESSAGES: readonly Message[] = [];
+
+/**
+ * Messages that carry no promise about the sender's persisted state (a forwarded proposal, a
+ * ReadIndex request or answer): they may leave before the Ready's entries and hard state are
+ * durable. Votes and append/heartbeat answers may not (they acknowledge what is on disk).
+ */
+function isDurabilityFree(m: Message): boolean {
+  return m.type === 'prop' || m.type === 'readIndex' || m.type === 'readIndexResp';
+}
 
 /**
  * The node driver: owns a RawNode, ticks it from a timer and runs the loop of the Ready
@@ -95,7 +105,13 @@ export class RaftNode {
   private readonly storage: LevelDbRaftStorage;
   private readonly sm: StateMachine;
   private readonly opts: Required<Pick<RaftNodeOptions, 'tickMs' | 'snapshotEntries' | 'keepEntries' | 'requestTimeoutMs'>>;
-  private seq = 0;
+  /**
+   * Proposal sequence, started from the clock so that a restarted process never reuses the
+   * (proposer id, seq) of an entry its previous incarnation appended: such an entry may commit
+   * after the restart and would otherwise resolve an unrelated new proposal. (A collision needs
+   * more than 1000 proposals per millisecond of the previous incarnation's life.)
+   */
+  private seq = Date.now() * 1000;
   private readonly proposals = new Map<number, PendingProposal>();
   private readonly reads = new Map<string, PendingRead>();
   private queuedProposals: Uint8Array[] = [];
@@ -384,13 +400,24 @@ export class RaftNode {
   private async handleReady(rd: Ready): Promise<void> {
     // 1. Persist (fsync) BEFORE sending: votes and acknowledgements promise durability.
     // (A leader's appends go out first, in parallel with its own fsync: thesis 10.2.1.)
-    if (rd.sendBeforePersist && rd.messages.length > 0) this.transport?.send(rd.messages);
+    // Forwarded proposals and read requests promise nothing about this node's log, so they
+    // never wait for its fsync either: a follower that is writing a batch of entries would
+    // otherwise hold every new client write for one more fsync before the leader sees it.
+    let late: readonly Message[] = EMPTY_MESSAGES;
+    if (rd.messages.length > 0) {
+      if (rd.sendBeforePersist) this.transport?.send(rd.messages);
+      else {
+        const early = rd.messages.filter(isDurabilityFree);
+        late = early.length === rd.messages.length ? EMPTY_MESSAGES : early.length === 0 ? rd.messages : rd.messages.filter((m) => !isDurabilityFree(m));
+        if (early.length > 0) this.transport?.send(early);
+      }
+    }
     if (rd.snapshot || rd.entries.length > 0 || rd.hardState) {
       // A commit-index-only change need not be fsynced (it is recoverable from the quorum).
       await this.storage.save({ snapshot: rd.snapshot, entries: rd.entries, hardState: rd.hardState }, rd.mustSync);
     }
     // 2. Send.
-    if (!rd.sendBeforePersist && rd.messages.length > 0) this.transport?.send(rd.messages);
+    if (late.length > 0) this.transport?.send(late);
     // 3. Apply.
     if (rd.snapshot) {
       const s = rd.snapshot;

@@ -1,6 +1,27 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { GrpcTransport, fromWire, toWire } from './raft.transport.js';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPki, loadPki } from '../../../cluster/pki.js';
+import { GrpcTransport, type PeerTls, TransportConfigError, fromWire, toWire } from './raft.transport.js';
 import { type Message, msg } from './raft.types.js';
+
+let pkiRoot: string;
+/** Peer TLS material of two unrelated CAs (the cluster PKI, cluster/pki.ts). */
+let tlsA: PeerTls;
+let tlsB: PeerTls;
+beforeAll(async () => {
+  pkiRoot = await mkdtemp(join(tmpdir(), 'transport-pki-'));
+  const load = async (name: string): Promise<PeerTls> => {
+    await createPki({ outDir: join(pkiRoot, name), hosts: ['127.0.0.1'] });
+    const m = await loadPki(join(pkiRoot, name));
+    return { ca: m.caPem, cert: m.peerCertPem, key: m.peerKeyPem };
+  };
+  [tlsA, tlsB] = [await load('a'), await load('b')];
+});
+afterAll(async () => {
+  await rm(pkiRoot, { recursive: true, force: true });
+});
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -52,7 +73,7 @@ describe('GrpcTransport', () => {
     ]);
     const got: Message[] = [];
     const snapStatus: boolean[] = [];
-    const t1 = new GrpcTransport({ id: 1, listen: `127.0.0.1:${p1}`, peers, snapshotChunkBytes: 1000, minBackoffMs: 20 }, {
+    const t1 = new GrpcTransport({ id: 1, listen: `127.0.0.1:${p1}`, peers, snapshotChunkBytes: 1000, minBackoffMs: 20, tls: tlsA }, {
       onMessage: () => undefined,
       onSnapshotStatus: (_id, failed) => snapStatus.push(failed),
     });
@@ -60,7 +81,8 @@ describe('GrpcTransport', () => {
     // Peer 2 is not up yet: the first messages wait in the bounded queue / get retried.
     t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
     await new Promise((r) => setTimeout(r, 100));
-    const t2 = new GrpcTransport({ id: 2, listen: `127.0.0.1:${p2}`, peers }, { onMessage: (m) => got.push(m) });
+    const t2 = new GrpcTransport({ id: 2, listen: `127.0.0.1:${p2}`, peers, tls: tlsA }, { onMessage: (m) => got.push(m) });
+    expect(t1.secure && t2.secure).toBe(true);
     await t2.start();
     const batch: Message[] = [];
     for (let i = 0; i < 100; i++) batch.push(msg({ type: 'app', from: 1, to: 2, term: 1, index: i, entries: [{ term: 1, index: i + 1, type: 'normal', data: new Uint8Array(10).fill(i) }] }));
@@ -83,7 +105,7 @@ describe('GrpcTransport', () => {
     const [p1, dead] = [await freePort(), await freePort()];
     const unreachable: number[] = [];
     const t1 = new GrpcTransport(
-      { id: 1, listen: `127.0.0.1:${p1}`, peers: new Map([[2, `127.0.0.1:${dead}`]]), maxQueue: 10, minBackoffMs: 1000 },
+      { id: 1, listen: `127.0.0.1:${p1}`, peers: new Map([[2, `127.0.0.1:${dead}`]]), maxQueue: 10, minBackoffMs: 1000, insecure: true },
       { onMessage: () => undefined, onUnreachable: (id) => unreachable.push(id) },
     );
     await t1.start();
@@ -96,5 +118,66 @@ describe('GrpcTransport', () => {
     // The queue holds at most 10; the other 40 were dropped and reported.
     expect(unreachable.length).toBeGreaterThanOrEqual(40);
     await t1.stop();
+  }, 20000);
+
+  it('refuses to pick plaintext silently and rejects unusable TLS material', () => {
+    const base = { id: 1, listen: '127.0.0.1:0', peers: new Map<number, string>() };
+    expect(() => new GrpcTransport(base, { onMessage: () => undefined })).toThrow(TransportConfigError);
+    expect(() => new GrpcTransport({ ...base, tls: { ...tlsA, key: 'not a key' } }, { onMessage: () => undefined })).toThrow(TransportConfigError);
+  });
+
+  /** Two transports on fresh ports; `got[i]` collects what transport i received. */
+  async function pair(tls1: PeerTls | undefined, tls2: PeerTls | undefined, host2 = '127.0.0.1') {
+    const [p1, p2] = [await freePort(), await freePort()];
+    const peers = new Map([
+      [1, `127.0.0.1:${p1}`],
+      [2, `${host2}:${p2}`],
+    ]);
+    const got: Message[][] = [[], []];
+    const unreachable: number[][] = [[], []];
+    const mk = (id: number, port: number, host: string, tls: PeerTls | undefined) =>
+      new GrpcTransport({ id, listen: `${host}:${port}`, peers, minBackoffMs: 20, maxBackoffMs: 100, ...(tls ? { tls } : { insecure: true }) }, {
+        onMessage: (m) => got[id - 1]!.push(m),
+        onUnreachable: (p) => unreachable[id - 1]!.push(p),
+      });
+    const t1 = mk(1, p1, '127.0.0.1', tls1);
+    const t2 = mk(2, p2, host2, tls2);
+    await t1.start();
+    await t2.start();
+    return { t1, t2, got, unreachable };
+  }
+
+  it('refuses a peer whose certificate comes from another CA, in both directions', async () => {
+    const { t1, t2, got, unreachable } = await pair(tlsA, tlsB);
+    for (let i = 0; i < 5; i++) {
+      t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
+      t2.send([msg({ type: 'heartbeat', from: 2, to: 1, term: 1 })]);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    // Each side rejects the other's certificate: nothing is delivered, both report the peer.
+    expect(got).toEqual([[], []]);
+    expect(unreachable[0]).toContain(2);
+    expect(unreachable[1]).toContain(1);
+    await t1.stop();
+    await t2.stop();
+  }, 20000);
+
+  it('refuses a plaintext client, and a server whose certificate does not name the dialled host', async () => {
+    // Plaintext sender -> TLS receiver.
+    const a = await pair(undefined, tlsA);
+    // TLS both sides, same CA, but node 2 is dialled as 127.0.0.2: not a SAN of the certificate.
+    const b = await pair(tlsA, tlsA, '127.0.0.2');
+    for (let i = 0; i < 5; i++) {
+      a.t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
+      b.t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
+      b.t2.send([msg({ type: 'heartbeat', from: 2, to: 1, term: 1 })]);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    expect(a.got[1]).toEqual([]);
+    expect(b.got[1]).toEqual([]);
+    // The other direction of b dials 127.0.0.1, which the certificate names: delivered.
+    await waitFor(() => b.got[0]!.length > 0);
+    expect(b.got[0]![0]!.type).toBe('heartbeat');
+    for (const t of [a.t1, a.t2, b.t1, b.t2]) await t.stop();
   }, 20000);
 });

@@ -21,6 +21,28 @@ export interface TransportEvents {
   onSnapshotStatus?(id: NodeId, failed: boolean): void;
 }
 
+/**
+ * Mutual TLS material of the peer transport (docs/cluster.md "Peer TLS", etcd's
+ * --peer-cert-file/--peer-key-file/--peer-trusted-ca-file). The same certificate is presented
+ * as server and as client, so it needs ExtKeyUsage serverAuth AND clientAuth; peers are
+ * trusted only when their certificate chains to `ca`.
+ */
+export interface PeerTls {
+  /** PEM of the CA(s) peer certificates must chain to (both directions). */
+  readonly ca: string | Buffer;
+  /** PEM certificate chain presented to peers. */
+  readonly cert: string | Buffer;
+  /** PEM private key of `cert`. */
+  readonly key: string | Buffer;
+}
+
+/** A transport that cannot be built as configured (no security posture, unusable TLS material). */
+export class TransportConfigError extends Error {
+  override readonly name = 'TransportConfigError';
+}
+
+const pem = (v: string | Buffer): Buffer => (typeof v === 'string' ? Buffer.from(v) : v);
+
 /** Options of GrpcTransport. */
 export interface GrpcTransportOptions {
   id: NodeId;
@@ -39,6 +61,14 @@ export interface GrpcTransportOptions {
   maxBackoffMs?: number;
   /** Path of proto/raft.proto (found automatically when omitted). */
   protoPath?: string;
+  /**
+   * Mutual TLS (the default posture): the server demands and verifies a client certificate
+   * against `tls.ca`, clients present `tls.cert` and verify the server against `tls.ca` and the
+   * host of the peer address. Required unless `insecure` is set.
+   */
+  tls?: PeerTls;
+  /** Plaintext peers, explicitly (single-machine tests and benchmarks only). */
+  insecure?: boolean;
 }
 
 const TYPE_TO_WIRE: Partial<Record<MessageType, string>> = {
@@ -169,7 +199,7 @@ class PeerSender {
     ctor: grpc.ServiceClientConstructor,
     private readonly t: GrpcTransport,
   ) {
-    this.client = new ctor(addr, grpc.credentials.createInsecure(), {
+    this.client = new ctor(addr, t.channelCredentials(), {
       'grpc.keepalive_time_ms': 10_000,
       'grpc.max_receive_message_length': 64 << 20,
       'grpc.max_send_message_length': 64 << 20,
@@ -312,7 +342,13 @@ export class GrpcTransport implements RaftTransport {
   private readonly ctor: grpc.ServiceClientConstructor;
   private readonly service: grpc.ServiceDefinition;
   private stopped = false;
+  private readonly serverCreds: grpc.ServerCredentials;
+  private readonly clientCreds: grpc.ChannelCredentials;
 
+  /**
+   * Throws TransportConfigError when neither `tls` nor `insecure` is given (plaintext
+   * is never chosen silently) or when the TLS material is unusable.
+   */
   constructor(
     private readonly opts: GrpcTransportOptions,
     readonly events: TransportEvents,
@@ -322,11 +358,39 @@ export class GrpcTransport implements RaftTransport {
     this.snapshotChunkBytes = opts.snapshotChunkBytes ?? 1 << 20;
     this.minBackoffMs = opts.minBackoffMs ?? 50;
     this.maxBackoffMs = opts.maxBackoffMs ?? 2000;
+    if (opts.tls) {
+      const { ca, cert, key } = opts.tls;
+      try {
+        // checkClientCertificate=true: a peer without a certificate from `ca` is refused during
+        // the handshake (etcd's --peer-client-cert-auth, always on here).
+        this.serverCreds = grpc.ServerCredentials.createSsl(pem(ca), [{ private_key: pem(key), cert_chain: pem(cert) }], true);
+        // The default checkServerIdentity compares the server certificate's SANs with the host
+        // of the address we dialled (the peer address from --initial-cluster / member records).
+        this.clientCreds = grpc.credentials.createSsl(pem(ca), pem(key), pem(cert));
+      } catch (e) {
+        throw new TransportConfigError(`peer TLS material is unusable: ${(e as Error).message}`);
+      }
+    } else if (opts.insecure === true) {
+      this.serverCreds = grpc.ServerCredentials.createInsecure();
+      this.clientCreds = grpc.credentials.createInsecure();
+    } else {
+      throw new TransportConfigError('the peer transport needs TLS material (tls) or an explicit insecure: true');
+    }
     const def = protoLoader.loadSync(opts.protoPath ?? findRaftProto(), { longs: Number, enums: String, defaults: true, arrays: true, keepCase: false });
     const pkg = grpc.loadPackageDefinition(def) as unknown as { kapi: { raft: { v1: { RaftTransport: grpc.ServiceClientConstructor } } } };
     this.ctor = pkg.kapi.raft.v1.RaftTransport;
     this.service = this.ctor.service;
     for (const [id, addr] of opts.peers) if (id !== opts.id) this.senders.set(id, new PeerSender(id, addr, this.ctor, this));
+  }
+
+  /** Whether peer traffic is mutually authenticated TLS. */
+  get secure(): boolean {
+    return this.opts.tls !== undefined;
+  }
+
+  /** Credentials of outgoing peer channels (internal to the transport's senders). */
+  channelCredentials(): grpc.ChannelCredentials {
+    return this.clientCreds;
   }
 
   /** Starts the server; resolves with the bound port. */
@@ -375,7 +439,7 @@ export class GrpcTransport implements RaftTransport {
       },
     });
     return new Promise<number>((resolve, reject) => {
-      this.server.bindAsync(this.opts.listen, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+      this.server.bindAsync(this.opts.listen, this.serverCreds, (err, port) => (err ? reject(err) : resolve(port)));
     });
   }
 
@@ -402,7 +466,15 @@ export class GrpcTransport implements RaftTransport {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const s of this.senders.values()) s.close();
-    await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
+    // A graceful shutdown waits for open calls; a peer stuck mid-handshake (or refused) must not
+    // hold a stopping node, so it is forced after a short grace.
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, 1000);
+      this.server.tryShutdown(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
     this.server.forceShutdown();
   }
 }

@@ -119,6 +119,10 @@ describe('openClusterStorage (single-node Raft group)', () => {
     cs = await open({ snapshotEntries: 10, keepEntries: 2 });
     expect(cs.stateMachine.stats.snapshotsRestored).toBe(1);
     await waitFor(() => cs!.node.status().role === 'leader');
+    // A group of one is leader as soon as it starts; the replayed tail is applied by the loop
+    // after that, then written by the state machine's group apply: wait for both.
+    await waitFor(() => cs!.node.status().applied === cs!.node.status().commit);
+    await cs.stateMachine.waitApplied();
     expect(cs.storage.currentRevision()).toBe(40);
     expect((await cs.storage.get(key('s39'), { mode: 'MostRecent' }))?.metadata.name).toBe('s39');
   });

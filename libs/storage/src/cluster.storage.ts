@@ -7,7 +7,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MvccStore } from '@app/mvcc';
-import { GrpcTransport, LevelDbRaftStorage, RaftNode, type NodeId } from '@app/raft';
+import { GrpcTransport, LevelDbRaftStorage, TransportConfigError, RaftNode, type NodeId, type PeerTls } from '@app/raft';
 import { MvccStateMachine } from './mvcc.state-machine.js';
 import { MvccStorage, type MvccStorageOptions } from './mvcc.storage.js';
 import { RaftProposer } from './raft.proposer.js';
@@ -26,6 +26,10 @@ export interface ClusterStorageOptions extends MvccStorageOptions {
   nodeId: NodeId;
   /** `host:port` the peer transport listens on; undefined: no transport (single node that cannot grow). */
   listen?: string;
+  /** Mutual TLS of the peer transport (docs/cluster.md "Peer TLS"); required with `listen` unless insecurePeers. */
+  peerTls?: PeerTls;
+  /** Plaintext peer transport, explicitly (tests only). */
+  insecurePeers?: boolean;
   /** Peer addresses by id (this node's own entry is ignored by the transport). */
   peers?: ReadonlyMap<NodeId, string>;
   /** Founding voters, used only when the Raft log is empty; empty/undefined: join an existing cluster. */
@@ -64,11 +68,15 @@ export interface ClusterStorage {
 /**
  * Opens (or creates) a node. Refuses, with StorageError('Internal'), a data dir whose MVCC store
  * was written without Raft (the local proposer's applied indexes do not name Raft entries, so
- * replaying a fresh Raft log over it would skip writes).
+ * replaying a fresh Raft log over it would skip writes), and a peer listener with neither
+ * `peerTls` nor `insecurePeers` (TransportConfigError, before anything is opened).
  */
 export async function openClusterStorage(o: ClusterStorageOptions): Promise<ClusterStorage> {
   if (!Number.isInteger(o.nodeId) || o.nodeId <= 0 || o.nodeId > 0xffffffff) {
     throw new StorageError('Internal', '', `invalid Raft node id ${o.nodeId}`);
+  }
+  if (o.listen && !o.peerTls && o.insecurePeers !== true) {
+    throw new TransportConfigError('a peer listener needs peerTls (or an explicit insecurePeers: true)');
   }
   const mvccDir = join(o.dataDir, 'mvcc');
   const raftDir = join(o.dataDir, 'raft');
@@ -101,7 +109,7 @@ export async function openClusterStorage(o: ClusterStorageOptions): Promise<Clus
       const peers = new Map(o.peers ?? []);
       peers.set(o.nodeId, o.listen);
       transport = new GrpcTransport(
-        { id: o.nodeId, listen: o.listen, peers },
+        { id: o.nodeId, listen: o.listen, peers, ...(o.peerTls ? { tls: o.peerTls } : { insecure: true }) },
         {
           onMessage: (m) => node.step(m),
           onUnreachable: (p) => node.reportUnreachable(p),

@@ -11,9 +11,15 @@
  * - `--initial-cluster-state existing`: a node joining a running cluster (after
  *   POST /cluster/members on the leader); it starts with an empty log and receives the
  *   state by snapshot. The list gives it the existing members' peer addresses.
+ * - Peer traffic is always mutual TLS (docs/cluster.md "Peer TLS"): `--peer-cert-file`,
+ *   `--peer-key-file`, `--peer-trusted-ca-file` (etcd's flags), each defaulting to the node's
+ *   PKI (`peer.crt`, `peer.key`, `ca.crt` of --pki-dir or `<data-dir>/pki`).
  */
+import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
+import type { PeerTls } from '@app/raft';
 import { openClusterStorage, type ClusterStorage } from '@app/storage';
+import type { PkiMaterial } from '../../../../cluster/pki.js';
 import type { ServerConfig } from '../config/flags.js';
 import { ClusterConfigError, nodeIdFromName, parseInitialCluster, validateNodeName, type ClusterMemberSpec } from './cluster.ids.js';
 import { ClusterMembership } from './cluster.members.js';
@@ -38,8 +44,29 @@ function envInt(name: string): number | undefined {
   return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
 }
 
-/** Opens this node's storage on Raft from its configuration. */
-export async function openClusterNode(cfg: ServerConfig, dataDir: string, clientURL: string, registry: Registry): Promise<ClusterNode> {
+/**
+ * The peer transport's TLS material: each of --peer-cert-file, --peer-key-file and
+ * --peer-trusted-ca-file when given (read now; an unreadable file is a ClusterConfigError
+ * naming the flag), else the PKI's peer pair and CA.
+ */
+export async function resolvePeerTls(cfg: Pick<ServerConfig, 'peerCertFile' | 'peerKeyFile' | 'peerTrustedCaFile'>, pki: Pick<PkiMaterial, 'caPem' | 'peerCertPem' | 'peerKeyPem'>): Promise<PeerTls> {
+  const read = async (flag: string, file: string | undefined, fallback: string): Promise<string> => {
+    if (file === undefined || file === '') return fallback;
+    try {
+      return await readFile(file, 'utf8');
+    } catch (e) {
+      throw new ClusterConfigError(`--${flag}: cannot read ${file}: ${(e as Error).message}`);
+    }
+  };
+  return {
+    ca: await read('peer-trusted-ca-file', cfg.peerTrustedCaFile, pki.caPem),
+    cert: await read('peer-cert-file', cfg.peerCertFile, pki.peerCertPem),
+    key: await read('peer-key-file', cfg.peerKeyFile, pki.peerKeyPem),
+  };
+}
+
+/** Opens this node's storage on Raft from its configuration; peers talk mutual TLS with `peerTls`. */
+export async function openClusterNode(cfg: ServerConfig, dataDir: string, clientURL: string, registry: Registry, peerTls: PeerTls): Promise<ClusterNode> {
   const name = cfg.name;
   const bad = validateNodeName(name);
   if (bad) throw new ClusterConfigError(`--name: ${bad}`);
@@ -72,6 +99,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     nodeId: id,
     listen,
     peers: new Map(initial.map((m) => [m.id, m.peerAddress])),
+    peerTls,
     bootstrapVoters,
     snapshotEntries: snapshotEntries && snapshotEntries > 0 ? snapshotEntries : undefined,
     keepEntries: cfg.snapshotCatchupEntries ?? envInt('KAPI_SNAPSHOT_CATCHUP_ENTRIES'),

@@ -24,6 +24,10 @@ export interface ServerConfig {
   snapshotCatchupEntries?: number;
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
+  /** Raft peer TLS (etcd's flags): certificate, key and the CA peers must chain to; each defaults to the node's PKI (peer.crt, peer.key, ca.crt). */
+  peerCertFile?: string;
+  peerKeyFile?: string;
+  peerTrustedCaFile?: string;
   clientCaFile?: string;
   /** History retention / compaction interval in seconds (0 disables). */
   compactionIntervalSeconds: number;
@@ -57,6 +61,9 @@ const FLAGS: Record<string, FlagSpec> = {
   'snapshot-count': { key: 'snapshotCount', kind: 'int' },
   'snapshot-catchup-entries': { key: 'snapshotCatchupEntries', kind: 'int' },
   'tls-cert-file': { key: 'tlsCertFile', kind: 'string' },
+  'peer-cert-file': { key: 'peerCertFile', kind: 'string' },
+  'peer-key-file': { key: 'peerKeyFile', kind: 'string' },
+  'peer-trusted-ca-file': { key: 'peerTrustedCaFile', kind: 'string' },
   'tls-private-key-file': { key: 'tlsPrivateKeyFile', kind: 'string' },
   'client-ca-file': { key: 'clientCaFile', kind: 'string' },
   'compaction-interval': { key: 'compactionIntervalSeconds', kind: 'int' },
