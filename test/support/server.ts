@@ -44,6 +44,13 @@ export interface StartServerOptions {
   readonly readyTimeoutMs?: number;
   /** Extra node flags (e.g. `--max-old-space-size=512`). */
   readonly nodeArgs?: readonly string[];
+  /** Command prefix the server runs under, e.g. `['ip', 'netns', 'exec', 'ns1']` (chaos tests put
+   * each node in its own network namespace). It must exec the server (not fork it), so that
+   * `pid` and signals reach the server itself. Default: none. */
+  readonly wrap?: readonly string[];
+  /** Address the server binds (`--bind-address`, unless args give one) and the harness dials.
+   * Default 127.0.0.1. */
+  readonly host?: string;
 }
 
 /** Typed failure of the harness (server exited early, never became ready, bad state). */
@@ -126,11 +133,13 @@ export class ServerHandle implements HttpTarget, KubectlTarget {
     private readonly env: Readonly<Record<string, string>>,
     private readonly readyTimeoutMs: number,
     private readonly pkiDirArg: string | undefined,
+    /** Address the harness dials (StartServerOptions.host). */
+    readonly host = '127.0.0.1',
   ) {}
 
-  /** `https://127.0.0.1:<port>`. */
+  /** `https://<host>:<port>` (host 127.0.0.1 unless StartServerOptions.host). */
   get url(): string {
-    return `https://127.0.0.1:${this.port}`;
+    return `https://${this.host.includes(':') ? `[${this.host}]` : this.host}:${this.port}`;
   }
   /** Harness-written kubeconfig for this server's actual port (admin credentials). */
   get kubeconfig(): string {
@@ -338,7 +347,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Server
   const port = opts.port ?? (await getFreePort());
   const extra = opts.args ?? [];
   const args = [...(opts.nodeArgs ?? []), entry, '--data-dir', dataDir, '--secure-port', String(port)];
-  if (flagValue(extra, '--bind-address') === undefined) args.push('--bind-address', '127.0.0.1');
+  const host = opts.host ?? '127.0.0.1';
+  if (flagValue(extra, '--bind-address') === undefined) args.push('--bind-address', host);
   args.push(...extra);
   const pkiDir = flagValue(extra, '--pki-dir');
   const handle = new ServerHandle(
@@ -346,10 +356,11 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Server
     dataDir,
     harnessDir,
     base,
-    [process.execPath, ...args],
+    [...(opts.wrap ?? []), process.execPath, ...args],
     opts.env ?? {},
     opts.readyTimeoutMs ?? 20_000,
     pkiDir,
+    host,
   );
   try {
     await handle.start();

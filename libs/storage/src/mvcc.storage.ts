@@ -254,7 +254,7 @@ export class MvccStorage implements Storage {
   async create(key: string, obj: KubeObject, opts: { dryRun?: boolean } = {}): Promise<KubeObject> {
     const bytes = this.encode(key, obj);
     if (opts.dryRun) {
-      this.checkOpen(key);
+      await this.prepareRead(key, { mode: 'MostRecent' });
       if (await this.store.get(key)) throw new StorageError('KeyExists', key, `key ${key} already exists`);
       return this.parse(key, bytes, undefined);
     }
@@ -272,31 +272,51 @@ export class MvccStorage implements Storage {
     this.checkOpen(key);
     // The first attempt uses local state; a lost compare-and-swap returns the winner's state
     // (the failure branch's get), so retries need no extra read (etcd3 store.GuaranteedUpdate).
+    // Local state may lag on a follower: any answer not backed by a committed write (not found,
+    // a failed precondition, an error from tryUpdate, no change, dry run) is given only after a
+    // quorum read barrier and a re-read, as Kubernetes re-reads before failing on cached state.
     let kv = await this.store.get(key);
+    let fresh = false;
+    const refresh = async (): Promise<void> => {
+      await this.prepareRead(key, { mode: 'MostRecent' });
+      kv = await this.store.get(key);
+      fresh = true;
+    };
     for (let attempt = 0; ; attempt++) {
       if (attempt > this.maxRetries) throw new StorageError('Conflict', key, `too many conflicting updates of ${key}`);
       let current: KubeObject;
       let creating = false;
-      if (kv) {
-        current = this.decode(kv);
-        this.checkPreconditions(key, current, opts.preconditions);
-      } else {
-        const initial = opts.createIfMissing?.();
-        if (!initial) throw new StorageError('KeyNotFound', key, `key ${key} not found`);
-        current = this.parse(key, this.encode(key, initial), undefined);
-        creating = true;
+      let result: KubeObject | typeof NO_CHANGE;
+      try {
+        if (kv) {
+          current = this.decode(kv);
+          this.checkPreconditions(key, current, opts.preconditions);
+        } else {
+          const initial = opts.createIfMissing?.();
+          if (!initial) throw new StorageError('KeyNotFound', key, `key ${key} not found`);
+          current = this.parse(key, this.encode(key, initial), undefined);
+          creating = true;
+        }
+        result = await tryUpdate(current);
+      } catch (e) {
+        if (fresh) throw e;
+        await refresh();
+        continue;
       }
-      const result = await tryUpdate(current);
       const next = result === NO_CHANGE ? (creating ? current : undefined) : result;
-      if (!next) return { object: this.decode(kv!), created: false, changed: false };
-      const bytes = this.encode(key, next);
-      // Identical bytes: no write and no new revision (Kubernetes skips such updates too).
-      if (kv && Buffer.from(bytes).equals(Buffer.from(kv.value))) return { object: this.decode(kv), created: false, changed: false };
-      if (opts.dryRun) return { object: this.parse(key, bytes, kv?.modRevision), created: creating, changed: true };
+      const bytes = next ? this.encode(key, next) : undefined;
+      const noWrite = !next || (kv !== undefined && bytes !== undefined && Buffer.from(bytes).equals(Buffer.from(kv.value)));
+      if ((noWrite || opts.dryRun) && !fresh) {
+        await refresh();
+        continue;
+      }
+      if (noWrite) return { object: this.decode(kv!), created: false, changed: false };
+      if (opts.dryRun) return { object: this.parse(key, bytes!, kv?.modRevision), created: creating, changed: true };
       const compare = kv ? { key, target: 'modRevision' as const, value: kv.modRevision } : { key, target: 'absent' as const };
-      const r = await this.propose(key, { compares: [compare], success: [{ type: 'put', key, value: bytes }], failure: [{ type: 'get', key }] });
+      const r = await this.propose(key, { compares: [compare], success: [{ type: 'put', key, value: bytes! }], failure: [{ type: 'get', key }] });
       if (r.succeeded) return { object: this.decode(r.results[0]!.current!), created: creating, changed: true };
       kv = r.results[0]?.current;
+      fresh = true;
     }
   }
 
@@ -305,13 +325,25 @@ export class MvccStorage implements Storage {
     opts: { preconditions?: Preconditions; dryRun?: boolean; validate?: (current: KubeObject) => void | Promise<void> } = {},
   ): Promise<KubeObject> {
     this.checkOpen(key);
+    // As in guaranteedUpdate: answers not backed by a committed write follow a read barrier.
     let kv = await this.store.get(key);
+    let fresh = false;
     for (let attempt = 0; ; attempt++) {
       if (attempt > this.maxRetries) throw new StorageError('Conflict', key, `too many conflicting writes to ${key}`);
-      if (!kv) throw new StorageError('KeyNotFound', key, `key ${key} not found`);
-      const current = this.decode(kv);
-      this.checkPreconditions(key, current, opts.preconditions);
-      if (opts.validate) await opts.validate(this.decode(kv));
+      let current: KubeObject;
+      try {
+        if (!kv) throw new StorageError('KeyNotFound', key, `key ${key} not found`);
+        current = this.decode(kv);
+        this.checkPreconditions(key, current, opts.preconditions);
+        if (opts.validate) await opts.validate(this.decode(kv));
+        if (opts.dryRun && !fresh) throw new StorageError('Internal', key, 'dry run answers from fresh state only');
+      } catch (e) {
+        if (fresh) throw e;
+        await this.prepareRead(key, { mode: 'MostRecent' });
+        kv = await this.store.get(key);
+        fresh = true;
+        continue;
+      }
       if (opts.dryRun) return current;
       const r = await this.propose(key, {
         compares: [{ key, target: 'modRevision', value: kv.modRevision }],
@@ -321,6 +353,7 @@ export class MvccStorage implements Storage {
       if (r.succeeded) return this.decode(r.results[0]!.prev!, r.revision);
       // Someone wrote in between: re-check preconditions and validation on the new state.
       kv = r.results[0]?.current;
+      fresh = true;
     }
   }
 

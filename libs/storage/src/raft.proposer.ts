@@ -209,7 +209,12 @@ export class RaftProposer implements Proposer {
 class ReadTimeout extends Error {}
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  if (ms <= 0) return Promise.reject(new ReadTimeout('read index not confirmed in time'));
+  if (ms <= 0) {
+    // The read still settles later; observe it so its rejection is never unhandled (that
+    // would end the process).
+    p.catch(() => undefined);
+    return Promise.reject(new ReadTimeout('read index not confirmed in time'));
+  }
   return new Promise<T>((resolve, reject) => {
     const t = setTimeout(() => reject(new ReadTimeout(`read index not confirmed within ${ms} ms`)), ms);
     p.then(
