@@ -1,15 +1,14 @@
 /**
  * Throughput of fsynced group commit: `concurrency` proposers each loop put-if-absent creates of
- * ~300-byte values for `seconds`, through LocalProposer with {sync: true}. Brief target:
- * >= 2,000 creates/s at 64 concurrent proposers. Run (compiles to a scratch dir, then runs):
- *   npx tsc --outDir libs/mvcc/.bench --module nodenext --moduleResolution nodenext --target es2022 \
- *     --skipLibCheck --types node libs/mvcc/src/proposer.bench.ts && node libs/mvcc/.bench/proposer.bench.js 64 3
+ * ~300-byte values for `seconds`, through LocalProposer with {sync: true} (the store alone, no
+ * Raft, no HTTP): the floor under the API's create throughput.
+ * Run: `npm run build && node dist/bench/mvcc.bench.js [concurrency=64] [seconds=3]`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LocalProposer } from './local.proposer.js';
-import { MvccStore } from './mvcc.store.js';
+import { LocalProposer, MvccStore } from '@app/mvcc';
+import { isEntryPoint } from '../cluster/entry-point.js';
 
 /** Runs the benchmark; resolves with creates per second. */
 export async function benchCreates(concurrency: number, seconds: number): Promise<{ perSecond: number; batches: number; total: number }> {
@@ -37,9 +36,9 @@ export async function benchCreates(concurrency: number, seconds: number): Promis
   return { perSecond: total / elapsed, batches, total };
 }
 
-if (process.argv[1]?.endsWith('proposer.bench.js')) {
+if (isEntryPoint(import.meta.url)) {
   const concurrency = Number(process.argv[2] ?? 64);
   const seconds = Number(process.argv[3] ?? 3);
   const r = await benchCreates(concurrency, seconds);
-  console.log(`${concurrency} proposers, ${seconds}s: ${r.total} fsynced creates, ${r.perSecond.toFixed(0)}/s, ${r.batches} batches (${(r.total / r.batches).toFixed(1)} per batch)`);
+  process.stdout.write(`${concurrency} proposers, ${seconds}s: ${r.total} fsynced creates, ${r.perSecond.toFixed(0)}/s, ${r.batches} batches (${(r.total / r.batches).toFixed(1)} per batch)\n`);
 }
