@@ -4,7 +4,7 @@
  * and Status vs object bodies, deletecollection with selectors, dry run and propagation.
  * Driven against a started server, with real kubectl where a user would use it.
  */
-import { kubectl, request, startServer, type HttpResponse, type ServerHandle } from './support/server.js';
+import { kubectl, request, startServer, type HttpResponse, type ServerHandle, waitFor } from './support/server.js';
 
 let server: ServerHandle;
 const NS = 'del';
@@ -47,15 +47,6 @@ async function get(path: string): Promise<HttpResponse> {
   return request(server, 'GET', path);
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('finalizers and Terminating', () => {
   it('a delete with finalizers marks the object Terminating; it stays readable with both deletion fields', async () => {

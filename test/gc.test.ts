@@ -4,7 +4,7 @@
  * Secrets; uid checks; blockOwnerDeletion; dangling references; cluster-scoped owners of
  * namespaced dependents; namespaced owners resolving only in the dependent's namespace.
  */
-import { kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { kubectl, request, startServer, type ServerHandle, waitFor } from './support/server.js';
 
 let server: ServerHandle;
 const NS = 'gc';
@@ -63,15 +63,6 @@ async function read(p: string): Promise<Obj | undefined> {
   return r.json<Obj>();
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const gone = (p: string) => waitFor(`${p} to be gone`, async () => (await read(p)) === undefined);
 

@@ -4,7 +4,7 @@
  * reasons and messages; no new content while terminating; finalization through
  * PUT /api/v1/namespaces/{name}/finalize; the default namespaces cannot be deleted.
  */
-import { kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { kubectl, request, startServer, waitFor as pollUntil, type ServerHandle } from './support/server.js';
 
 let server: ServerHandle;
 
@@ -37,15 +37,8 @@ async function readNs(name: string): Promise<Ns | undefined> {
   return r.json<Ns>();
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Namespace deletion runs through controllers: allow 20 s by default. */
+const waitFor = <T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> => pollUntil(what, fn, timeoutMs);
 
 const manifest = (ns: string) => `apiVersion: v1
 kind: Namespace

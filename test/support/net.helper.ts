@@ -29,3 +29,17 @@ export async function getFreePort(host = '127.0.0.1'): Promise<number> {
 export function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+/**
+ * Polls `fn` every 100 ms until it returns a truthy value (resolved with it), or throws
+ * `timed out waiting for <what>` after `timeoutMs`.
+ */
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await delay(100);
+  }
+}
