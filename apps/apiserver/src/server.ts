@@ -38,9 +38,6 @@ export const KUBE_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0+kapi
 /** Namespaces created at first start. */
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
-/** Paths answered without credentials (Kubernetes' system:public-info-viewer role). */
-const PUBLIC_PATHS = new Set(['/version', '/version/', '/healthz', '/livez', '/readyz']);
-
 /** A running node. */
 export interface RunningServer {
   config: ServerConfig;
@@ -203,6 +200,8 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     };
 
     // --- non-resource endpoints ---
+    // /version and the health checks answer without credentials (Kubernetes'
+    // system:public-info-viewer); everything else calls requireUser.
     scope.get('/version', async (req, reply) => {
       void req;
       sendJson(

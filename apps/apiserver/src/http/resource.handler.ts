@@ -7,9 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors, fieldManagerFor, StatusError, type FieldError } from '@app/apimachinery';
 import type { KubeObject } from '@app/storage';
 import {
-  apiVersionOf,
   GenericStore,
-  toTable,
   type DeleteOptions,
   type FieldValidation,
   type KindDeclaration,
@@ -17,7 +15,6 @@ import {
   type ListQuery,
   type RequestContext,
   type UserInfo,
-  type WatchEventOut,
   verbsOf,
   type Verb,
 } from '@app/registry';
