@@ -13,6 +13,7 @@
  * model": "Applying entry N writes its changes and appliedIndex = N in one LevelDB batch").
  */
 import { ClassicLevel } from 'classic-level';
+import { writeBatch } from '@app/level';
 import { BinReader, BinWriter, CodecError } from './mvcc.codec.js';
 import { EventBus, type EventListener } from './event.bus.js';
 import {
@@ -256,7 +257,7 @@ export class MvccStore {
   private async writeBatch(ops: BatchOp[], sync: boolean): Promise<void> {
     this.writing = true;
     try {
-      await this.db.batch(ops, { sync });
+      await writeBatch(this.db, ops, sync);
     } finally {
       this.writing = false;
     }

@@ -1,5 +1,6 @@
 import { crc32 } from 'node:zlib';
 import { ClassicLevel } from 'classic-level';
+import { writeBatch } from '@app/level';
 import { MemoryStorage, bootstrapSnapshot } from './raft.storage.js';
 import type { RaftStorage } from './raft.storage.js';
 import { type ConfState, type Entry, type EntryType, type HardState, type Snapshot, RaftError } from './raft.types.js';
@@ -110,7 +111,7 @@ export class LevelDbRaftStorage implements RaftStorage {
     }
     if (rd.hardState) ops.push({ type: 'put', key: 'h', value: encodeHardState(rd.hardState) });
     if (ops.length === 0) return;
-    await this.db.batch(ops, { sync: this.sync && mustSync });
+    await writeBatch(this.db, ops, this.sync && mustSync);
     if (rd.snapshot) this.mem.applySnapshot(rd.snapshot);
     this.mem.append(rd.entries);
     if (rd.hardState) this.mem.setHardState(rd.hardState);
@@ -129,7 +130,7 @@ export class LevelDbRaftStorage implements RaftStorage {
       { type: 'put', key: 's', value: encodeSnapshot(snap) },
     ];
     for (let k = this.mem.firstIndex(); k <= upTo; k++) ops.push({ type: 'del', key: entryKey(k) });
-    await this.db.batch(ops, { sync: this.sync });
+    await writeBatch(this.db, ops, this.sync);
     this.mem.createSnapshot(i, confState, data);
     this.mem.compact(upTo);
     return snap;
