@@ -680,14 +680,17 @@ export class MvccStore {
 
   /**
    * Serializes the live state (every latest key with its metadata) plus revision and
-   * appliedIndex, read from one consistent snapshot, for shipping to a lagging replica.
+   * appliedIndex, read from one consistent LevelDB snapshot, for shipping to a lagging replica.
+   * Only taking the LevelDB snapshot waits in the apply queue; reading and encoding run beside
+   * later applies, so a large store does not hold up the Raft loop while it is exported.
    */
   async exportSnapshot(): Promise<Uint8Array> {
-    // Run in the queue so revision and appliedIndex describe exactly the data read.
-    return this.exclusive(async () => {
+    // In the queue, so revision and appliedIndex describe exactly the data the snapshot holds.
+    const { snap, revision, applied } = await this.exclusive(async () => ({ snap: this.db.snapshot(), revision: this.revision, applied: this.applied }));
+    try {
       const w = new BinWriter(1 << 16);
-      w.str('kapi-mvcc-snapshot').u8(1).num(this.revision).num(this.applied);
-      const it = this.db.iterator({ gte: LATEST, lt: prefixEnd(LATEST) });
+      w.str('kapi-mvcc-snapshot').u8(1).num(revision).num(applied);
+      const it = this.db.iterator({ gte: LATEST, lt: prefixEnd(LATEST), snapshot: snap });
       try {
         for (;;) {
           const chunk = await it.nextv(1000);
@@ -702,6 +705,20 @@ export class MvccStore {
       }
       w.u8(0);
       return new Uint8Array(w.finish());
+    } finally {
+      await snap.close();
+    }
+  }
+
+  /**
+   * Makes every applied batch durable (applies are written without fsync: the Raft log is the
+   * durable record until the log is compacted) and returns the applied index now on disk.
+   * One synced write of the applied index flushes LevelDB's log, and with it every batch before.
+   */
+  sync(): Promise<number> {
+    return this.exclusive(async () => {
+      await this.writeBatch([{ type: 'put', key: META_APPLIED, value: Buffer.from(String(this.applied)) }], true);
+      return this.applied;
     });
   }
 

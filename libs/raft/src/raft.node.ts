@@ -35,14 +35,24 @@ export interface StateMachineSnapshot {
  *  - appliedIndex() is the last index whose effects are durable in the state machine (a
  *    durable store may return a value that survives restarts; entries up to it are skipped
  *    on replay, a volatile one returns 0 after a restart and gets everything again).
- *  - snapshot() captures the state at exactly appliedIndex(); restore() replaces the state.
+ *  - snapshot() captures the state at its own applied index (the index it returns); it may run
+ *    while later entries are applied. restore() replaces the state.
+ *  - sync(), for a durable state machine only: makes every applied entry durable and returns
+ *    the durable applied index. With it, the Raft snapshots kept on disk hold only metadata
+ *    (index, term, membership: the state machine itself is the snapshot, as in etcd), so
+ *    compacting the log costs one fsync instead of a copy of the whole state; the data is
+ *    exported only when a follower needs it. Without it, every snapshot stores the exported
+ *    state (a volatile state machine rebuilds from it after a restart).
  */
 export interface StateMachine {
   apply(entry: AppliedEntry): Promise<unknown>;
   appliedIndex(): number;
   snapshot(): Promise<StateMachineSnapshot>;
   restore(snapshot: StateMachineSnapshot): Promise<void>;
+  sync?(): Promise<number>;
 }
+
+const NO_DATA = new Uint8Array(0);
 
 /** Options of RaftNode. */
 export interface RaftNodeOptions {
@@ -124,6 +134,8 @@ export class RaftNode {
   private applied: number;
   private smDurable: number;
   private confState: ConfState;
+  /** Membership after each configuration entry applied since the last snapshot (and at it). */
+  private confHistory: { index: number; confState: ConfState }[];
   private loopError: Error | undefined;
   private idleWaiters: (() => void)[] = [];
 
@@ -141,7 +153,9 @@ export class RaftNode {
     };
     this.applied = applied;
     this.smDurable = o.stateMachine.appliedIndex();
-    this.confState = o.storage.snapshot().metadata.confState;
+    const snapMeta = o.storage.snapshot().metadata;
+    this.confState = snapMeta.confState;
+    this.confHistory = [{ index: snapMeta.index, confState: snapMeta.confState }];
   }
 
   /**
@@ -153,6 +167,16 @@ export class RaftNode {
     if (o.storage.isEmpty() && o.bootstrapVoters && o.bootstrapVoters.length > 0) await o.storage.bootstrap(o.bootstrapVoters);
     const snap = o.storage.snapshot();
     if (snap.metadata.index > 0 && o.stateMachine.appliedIndex() < snap.metadata.index) {
+      // A metadata-only snapshot (anything past the founding one at index 1 with no data) was
+      // written after the state machine was synced up to it: being behind it means the state
+      // machine's data was lost or replaced, and the log before it is gone. Refuse to start
+      // rather than come up with an empty state that claims to be at that index.
+      if (snap.data.length === 0 && snap.metadata.index > 1) {
+        throw new RaftError(
+          'ErrCorrupt',
+          `the state machine is at index ${o.stateMachine.appliedIndex()}, behind the log's snapshot at ${snap.metadata.index}, and the snapshot holds no data: the node's state-machine data is missing; remove this member and add it back with an empty data dir`,
+        );
+      }
       await o.stateMachine.restore({ index: snap.metadata.index, term: snap.metadata.term, data: snap.data });
     }
     // Always replay from the snapshot: membership changes after it must be re-applied to the
@@ -404,11 +428,17 @@ export class RaftNode {
     // never wait for its fsync either: a follower that is writing a batch of entries would
     // otherwise hold every new client write for one more fsync before the leader sees it.
     let late: readonly Message[] = EMPTY_MESSAGES;
-    if (rd.messages.length > 0) {
-      if (rd.sendBeforePersist) this.transport?.send(rd.messages);
+    let messages = rd.messages;
+    if (messages.some((m) => m.type === 'snap')) {
+      // Snapshots are built from the state machine when needed, off the loop (see sendSnapshot).
+      for (const m of messages) if (m.type === 'snap') void this.sendSnapshot(m);
+      messages = messages.filter((m) => m.type !== 'snap');
+    }
+    if (messages.length > 0) {
+      if (rd.sendBeforePersist) this.transport?.send(messages);
       else {
-        const early = rd.messages.filter(isDurabilityFree);
-        late = early.length === rd.messages.length ? EMPTY_MESSAGES : early.length === 0 ? rd.messages : rd.messages.filter((m) => !isDurabilityFree(m));
+        const early = messages.filter(isDurabilityFree);
+        late = early.length === messages.length ? EMPTY_MESSAGES : early.length === 0 ? messages : messages.filter((m) => !isDurabilityFree(m));
         if (early.length > 0) this.transport?.send(early);
       }
     }
@@ -425,6 +455,7 @@ export class RaftNode {
       this.smDurable = s.metadata.index;
       this.applied = s.metadata.index;
       this.confState = s.metadata.confState;
+      this.confHistory = [{ index: s.metadata.index, confState: s.metadata.confState }];
     }
     for (const e of rd.committedEntries) await this.applyEntry(e);
     if (rd.softState && rd.softState.role !== 'leader') this.failLeaderProposals();
@@ -441,6 +472,7 @@ export class RaftNode {
   private async applyEntry(e: Entry): Promise<void> {
     if (e.type === 'conf') {
       this.confState = this.raw.applyConfChange(decodeConfChange(e.data));
+      this.confHistory.push({ index: e.index, confState: this.confState });
       this.applied = e.index;
       return;
     }
@@ -488,14 +520,64 @@ export class RaftNode {
     }
   }
 
-  /** Log compaction (paper section 7) once enough entries were applied since the last snapshot. */
+  /** Membership in force after entry `index` (which must not precede the last snapshot). */
+  private confStateAt(index: number): ConfState {
+    let cs: ConfState | undefined;
+    for (const h of this.confHistory) {
+      if (h.index > index) break;
+      cs = h.confState;
+    }
+    if (!cs) throw new RaftError('ErrCompacted', `membership at ${index} is older than the last snapshot`);
+    return cs;
+  }
+
+  /**
+   * Answers a MsgSnap from the core with the state machine's current export (thesis 5.3's
+   * InstallSnapshot): the core picked the storage snapshot, whose data may be empty, so the
+   * message is rebuilt at the state machine's applied index A (>= that snapshot's index, so the
+   * follower continues from the leader's log after A, as etcd's merged snapshot does), with A's
+   * term and membership. Runs beside the loop; a failure is reported to the core, which retries.
+   */
+  private async sendSnapshot(m: Message): Promise<void> {
+    try {
+      const s = await this.sm.snapshot();
+      if (this.stopped) return;
+      const base = this.storage.snapshot().metadata;
+      const term = s.index === base.index ? base.term : this.raw.raft.raftLog.termOrCompacted(s.index);
+      if (!(term > 0)) throw new RaftError('ErrCompacted', `the log no longer holds the term of ${s.index}`);
+      const snapshot = { metadata: { index: s.index, term, confState: this.confStateAt(s.index) }, data: s.data };
+      this.transport?.send([{ ...m, snapshot }]);
+    } catch {
+      if (this.stopped) return;
+      this.raw.reportSnapshot(m.to, true);
+      this.schedule();
+    }
+  }
+
+  /**
+   * Log compaction (paper section 7) once enough entries were applied since the last snapshot.
+   * A durable state machine is synced to `applied` first and the snapshot keeps only metadata;
+   * otherwise the export is stored with it.
+   */
   private async maybeSnapshot(): Promise<void> {
     const last = this.storage.snapshot().metadata.index;
     if (this.applied - last < this.opts.snapshotEntries) return;
-    const s = await this.sm.snapshot();
-    // The membership recorded with the snapshot is the one at `applied`; a state machine that
-    // snapshots a different index is skipped this round.
-    if (s.index !== this.applied || s.index <= last) return;
-    await this.storage.createSnapshot(s.index, this.confState, s.data, Math.max(last, s.index - this.opts.keepEntries));
+    const compactTo = (i: number) => Math.max(last, i - this.opts.keepEntries);
+    if (this.sm.sync) {
+      const durable = await this.sm.sync();
+      const i = Math.min(durable, this.applied);
+      if (i <= last) return;
+      await this.storage.createSnapshot(i, this.confStateAt(i), NO_DATA, compactTo(i));
+    } else {
+      const s = await this.sm.snapshot();
+      // The membership recorded with the snapshot is the one at `applied`; a state machine that
+      // snapshots a different index is skipped this round.
+      if (s.index !== this.applied || s.index <= last) return;
+      await this.storage.createSnapshot(s.index, this.confState, s.data, compactTo(s.index));
+    }
+    const keepFrom = this.storage.snapshot().metadata.index;
+    let k = 0;
+    while (k + 1 < this.confHistory.length && this.confHistory[k + 1]!.index <= keepFrom) k++;
+    if (k > 0) this.confHistory.splice(0, k);
   }
 }

@@ -165,6 +165,12 @@ export class MvccStateMachine implements StateMachine {
     return this.store.appliedIndex();
   }
 
+  /** Makes every entry handed over so far durable in the store; returns the durable index. */
+  async sync(): Promise<number> {
+    await this.waitApplied();
+    return this.store.sync();
+  }
+
   /** Exports the store once queued entries are written; the index is the one inside the export. */
   async snapshot(): Promise<StateMachineSnapshot> {
     await this.waitApplied();
