@@ -13,8 +13,12 @@
  * another node than the one that took the write: with a replicated store that is the point (any
  * node answers); with independent nodes they fail, and the errors column shows it.
  *
- * Flags: --seconds N (env BENCH_SECONDS, default 5), --concurrency N (env BENCH_CONCURRENCY,
- * default 64), --json-out FILE. Exit code 0 when every phase ran without errors, else 1
+ * Each system is warmed up first (creates then gets, --warm-up-seconds each, default 3) so that
+ * no measured phase includes a process's start-up.
+ *
+ * Flags: --seconds N (env BENCH_SECONDS, default 5), --warm-up-seconds N (env
+ * BENCH_WARMUP_SECONDS, default 3), --concurrency N (env BENCH_CONCURRENCY, default 64),
+ * --json-out FILE. Exit code 0 when every phase ran without errors, else 1
  * (the target is reported, not enforced).
  */
 import { promises as fs } from 'node:fs';
@@ -90,6 +94,28 @@ async function createsAndGets(label: string, targets: readonly Pool[], seconds: 
   return [merge(`${label}: creates`, creates), merge(`${label}: gets`, gets)];
 }
 
+/**
+ * Brings a freshly started system to a steady state before anything is measured: creates then
+ * gets through every target for `seconds` each. A new process runs interpreted code and an
+ * empty store for its first seconds (and a cluster does that three times over), so without
+ * this whichever phase ran first on a system measured its start-up; the single node and the
+ * cluster get the same treatment.
+ */
+async function warmUp(targets: readonly Pool[], seconds: number, concurrency: number): Promise<void> {
+  const run = `warm-${Date.now().toString(36)}`;
+  const per = Math.max(1, Math.floor(concurrency / targets.length));
+  const names: string[][] = targets.map(() => []);
+  await Promise.all(
+    targets.map((p, i) =>
+      runPhase('warm-up', p, seconds, per, (seq) => {
+        const name = `cb-${run}-${i}-${seq}`;
+        return { method: 'POST', path: CM_PATH, body: body(name), tag: name };
+      }, [201], (r) => names[i]!.push(r.tag!)),
+    ),
+  );
+  await Promise.all(targets.map((p, i) => (names[i]!.length === 0 ? undefined : runPhase('warm-up', p, seconds, per, (seq) => ({ method: 'GET', path: `${CM_PATH}/${names[i]![seq % names[i]!.length]}` }), [200]))));
+}
+
 async function freePorts(n: number): Promise<number[]> {
   const out: number[] = [];
   while (out.length < n) {
@@ -101,6 +127,8 @@ async function freePorts(n: number): Promise<number[]> {
 
 interface Options {
   readonly seconds: number;
+  /** Steady-state warm-up of each system before its measured phases (see warmUp). */
+  readonly warmUpSeconds: number;
   readonly concurrency: number;
   readonly jsonOut?: string;
 }
@@ -112,7 +140,7 @@ async function runBench(o: Options): Promise<number> {
   let single: ServerHandle | undefined;
   let cluster: RunningCluster | undefined;
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'kapi-cluster-bench-'));
-  log(`${o.seconds} s per phase, ${o.concurrency} requests in flight, ${os.cpus().length} CPUs`);
+  log(`${o.seconds} s per phase after ${o.warmUpSeconds} s of warm-up per system, ${o.concurrency} requests in flight, ${os.cpus().length} CPUs`);
   try {
     log('starting a single node...');
     single = await startServer({ readyTimeoutMs: 60_000 });
@@ -120,6 +148,7 @@ async function runBench(o: Options): Promise<number> {
     const sPool = pool(single.url, sTls, o.concurrency);
     pools.push(sPool);
     const s = single;
+    await warmUp([sPool], o.warmUpSeconds, o.concurrency);
     results.push(...(await createsAndGets('single node', [sPool], o.seconds, o.concurrency, () => s.pid)));
     await sPool.close();
     await single.cleanup();
@@ -148,6 +177,9 @@ async function runBench(o: Options): Promise<number> {
       const rss = clusterRss();
       return rss === undefined ? r : { ...r, rssMiB: rss };
     };
+    const direct = t.nodes.map((n) => pool(`https://${t.clientHost}:${n.securePort}`, cTls, Math.ceil(o.concurrency / t.nodes.length)));
+    pools.push(...direct);
+    await warmUp(direct, o.warmUpSeconds, o.concurrency);
     if (cluster.balanced) {
       const lb = pool(cluster.url, cTls, o.concurrency);
       pools.push(lb);
@@ -156,8 +188,6 @@ async function runBench(o: Options): Promise<number> {
     } else {
       log('haproxy is not installed: no balancer phases');
     }
-    const direct = t.nodes.map((n) => pool(`https://${t.clientHost}:${n.securePort}`, cTls, Math.ceil(o.concurrency / t.nodes.length)));
-    pools.push(...direct);
     results.push(...(await createsAndGets('cluster direct n1-n3', direct, o.seconds, o.concurrency, () => undefined)).map(withRss));
   } catch (e) {
     failure = (e as Error).message;
@@ -213,10 +243,11 @@ if (isEntryPoint(import.meta.url)) {
     const { values } = parseArgs({
       args: process.argv.slice(2),
       strict: true,
-      options: { seconds: { type: 'string' }, concurrency: { type: 'string' }, 'json-out': { type: 'string' } },
+      options: { seconds: { type: 'string' }, 'warm-up-seconds': { type: 'string' }, concurrency: { type: 'string' }, 'json-out': { type: 'string' } },
     });
     const code = await runBench({
       seconds: positive(values.seconds ?? process.env.BENCH_SECONDS, 5, 'seconds'),
+      warmUpSeconds: positive(values['warm-up-seconds'] ?? process.env.BENCH_WARMUP_SECONDS, 3, 'warm-up-seconds'),
       concurrency: Math.round(positive(values.concurrency ?? process.env.BENCH_CONCURRENCY, 64, 'concurrency')),
       ...(values['json-out'] !== undefined ? { jsonOut: values['json-out'] } : {}),
     });

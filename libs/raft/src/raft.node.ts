@@ -72,6 +72,14 @@ export interface RaftNodeOptions {
   keepEntries?: number;
   /** Proposals and reads fail with ErrTimeout after this many ms (default 10000). */
   requestTimeoutMs?: number;
+  /**
+   * Appends with entries in flight to one follower before the leader waits for an answer
+   * (default 2). Every append costs the follower a Ready, an fsync and an answer; with a small
+   * window, entries proposed while it is full leave together in the next append, so under load
+   * the batches grow instead of the message count (idle latency is unchanged: the first append
+   * leaves at once). On the 3-node bench this gave ~10% more creates/s than a window of 256.
+   */
+  maxInflightMsgs?: number;
   random?: () => number;
 }
 
@@ -192,7 +200,7 @@ export class RaftNode {
       checkQuorum: true,
       preVote: true,
       maxSizePerMsg: 1 << 20,
-      maxInflightMsgs: 256,
+      maxInflightMsgs: o.maxInflightMsgs ?? 2,
     });
     return new RaftNode(o, raw, applied);
   }
