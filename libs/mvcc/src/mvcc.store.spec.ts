@@ -129,6 +129,34 @@ describe('MvccStore', () => {
     expect(exact.events.map((e) => e.revision)).toEqual([2]);
   });
 
+  it('replays exactly the events it emitted live (values and previous values from history), also across a compaction', async () => {
+    const live: MvccEvent[] = [];
+    store.subscribe((e) => live.push(e));
+    await apply(put('/r/a', 'a1')); // 1
+    await apply(put('/r/b', 'b1')); // 2
+    await apply(put('/r/a', 'a2')); // 3
+    await apply(del('/r/b')); // 4
+    await apply(put('/r/c', 'c1')); // 5
+    await apply(put('/r/a', 'a3')); // 6: its previous version (3) predates the compaction below
+    await apply(put('/r/b', 'b2')); // 7: re-created, no previous version
+    await apply(del('/r/c')); // 8
+    const plain = (evs: MvccEvent[]) =>
+      evs.map((e) => ({
+        type: e.type,
+        key: e.key,
+        revision: e.revision,
+        value: { ...e.value, value: dec(e.value.value) },
+        prev: e.prevValue ? { ...e.prevValue, value: dec(e.prevValue.value) } : undefined,
+      }));
+    expect(plain((await store.eventsAfter(0)).events)).toEqual(plain(live));
+    await store.compact(5);
+    expect(plain((await store.eventsAfter(5)).events)).toEqual(plain(live.slice(5)));
+    const a3 = (await store.eventsAfter(5, { key: '/r/a' })).events[0]!;
+    expect([dec(a3.value.value), a3.prevValue?.modRevision, dec(a3.prevValue?.value)]).toEqual(['a3', 3, 'a2']);
+    const c8 = (await store.eventsAfter(7)).events[0]!;
+    expect([c8.type, c8.value.version, c8.value.createRevision, c8.value.modRevision, dec(c8.prevValue?.value)]).toEqual(['delete', 0, 5, 8, 'c1']);
+  });
+
   it('compacts history: older reads fail with Compacted, the state at the compacted revision stays', async () => {
     await apply(put('/c/a', '1')); // 1
     await apply(put('/c/a', '2')); // 2

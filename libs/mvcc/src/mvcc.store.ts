@@ -95,22 +95,36 @@ function readKv(r: BinReader, key: string): KeyValue {
   return { key, createRevision: r.num(), modRevision: r.num(), version: r.num(), value: r.bytes() };
 }
 
-function encodeEvent(e: MvccEvent): Buffer {
-  const w = new BinWriter(64 + e.value.value.length + (e.prevValue?.value.length ?? 0));
-  w.str(e.key).u8(e.type === 'put' ? 1 : 2);
-  writeKv(w, e.value);
-  if (e.prevValue) writeKv(w.u8(1), e.prevValue);
-  else w.u8(0);
-  return w.finish();
+/**
+ * Event record (key `e:<revision><seq>`): the key, the kind (3 = put, 4 = delete) and the
+ * revision of the key's previous version (0: none). The values themselves are the history
+ * records at those revisions, which compaction keeps for every event it keeps; so an event
+ * costs a few dozen bytes instead of a third copy of the object (fewer bytes for LevelDB to
+ * write and compact on every replica). Kinds 1 and 2 are the earlier self-contained format,
+ * still read.
+ */
+function encodeEventRef(key: string, type: 'put' | 'delete', prevRevision: number): Buffer {
+  return new BinWriter(24 + 3 * key.length).str(key).u8(type === 'put' ? 3 : 4).num(prevRevision).finish();
+}
+
+/** An event record whose values are still to be read from the history keyspace. */
+interface EventRef {
+  readonly key: string;
+  readonly type: 'put' | 'delete';
+  readonly revision: number;
+  readonly prevRevision: number;
 }
 
 /** Decodes an event record; returns undefined (cheaply) when `keep` rejects its key. */
-function decodeEvent(b: Buffer, revision: number, keep: (key: string) => boolean): MvccEvent | undefined {
+function decodeEvent(b: Buffer, revision: number, keep: (key: string) => boolean): MvccEvent | EventRef | undefined {
   try {
     const r = new BinReader(b);
     const key = r.str();
     if (!keep(key)) return undefined;
-    const type = r.u8() === 1 ? 'put' : 'delete';
+    const kind = r.u8();
+    if (kind === 3 || kind === 4) return { key, type: kind === 3 ? 'put' : 'delete', revision, prevRevision: r.num() };
+    if (kind !== 1 && kind !== 2) throw new CodecError(`unknown event kind ${kind}`);
+    const type = kind === 1 ? 'put' : 'delete';
     const value = readKv(r, key);
     const prevValue = r.u8() === 1 ? readKv(r, key) : undefined;
     return prevValue ? { type, key, value, prevValue, revision } : { type, key, value, revision };
@@ -118,6 +132,17 @@ function decodeEvent(b: Buffer, revision: number, keep: (key: string) => boolean
     if (e instanceof CodecError) throw new MvccError('Corrupt', `event at revision ${revision}: ${e.message}`);
     throw e;
   }
+}
+
+function historyKey(key: string, revision: number): string {
+  return `${HISTORY}${key}\u0000${hex(revision)}`;
+}
+
+/** A history record with its metadata, tombstones included (a delete event's value is one). */
+function decodeHistoryRecord(key: string, revision: number, b: Buffer | undefined): KeyValue {
+  if (b === undefined) throw new MvccError('Corrupt', `history record of ${key} at revision ${revision} is missing`);
+  if (b.length < 1 + HEADER) throw new MvccError('Corrupt', `history record of ${key} is truncated`);
+  return decodeLatest(key, b.subarray(1));
 }
 
 /** Options of `MvccStore.range`. */
@@ -364,11 +389,11 @@ export class MvccStore {
           };
           overlay.set(op.key, current);
           ops.push({ type: 'put', key: LATEST + op.key, value: encodeLatest(current) });
-          ops.push({ type: 'put', key: `${HISTORY}${op.key}\u0000${hex(txnRev)}`, value: encodeHistory(current, false) });
+          ops.push({ type: 'put', key: historyKey(op.key, txnRev), value: encodeHistory(current, false) });
           const ev: MvccEvent = prev
             ? { type: 'put', key: op.key, value: current, prevValue: prev, revision: txnRev }
             : { type: 'put', key: op.key, value: current, revision: txnRev };
-          ops.push({ type: 'put', key: EVENTS + hex(txnRev) + hex(seq++, 4), value: encodeEvent(ev) });
+          ops.push({ type: 'put', key: EVENTS + hex(txnRev) + hex(seq++, 4), value: encodeEventRef(op.key, 'put', prev?.modRevision ?? 0) });
           events.push(ev);
           opResults.push(prev ? { prev, current } : { current });
         } else {
@@ -379,9 +404,9 @@ export class MvccStore {
           const tomb: KeyValue = { key: op.key, value: new Uint8Array(0), createRevision: prev.createRevision, modRevision: txnRev, version: 0 };
           overlay.set(op.key, null);
           ops.push({ type: 'del', key: LATEST + op.key });
-          ops.push({ type: 'put', key: `${HISTORY}${op.key}\u0000${hex(txnRev)}`, value: encodeHistory(tomb, true) });
+          ops.push({ type: 'put', key: historyKey(op.key, txnRev), value: encodeHistory(tomb, true) });
           const ev: MvccEvent = { type: 'delete', key: op.key, value: tomb, prevValue: prev, revision: txnRev };
-          ops.push({ type: 'put', key: EVENTS + hex(txnRev) + hex(seq++, 4), value: encodeEvent(ev) });
+          ops.push({ type: 'put', key: EVENTS + hex(txnRev) + hex(seq++, 4), value: encodeEventRef(op.key, 'delete', prev.modRevision) });
           events.push(ev);
           opResults.push({ prev });
         }
@@ -621,10 +646,32 @@ export class MvccStore {
         for (;;) {
           const chunk = await it.nextv(1000);
           if (chunk.length === 0) break;
+          const decoded: (MvccEvent | EventRef)[] = [];
+          const wanted: string[] = [];
           for (const [k, v] of chunk) {
             const rev = parseInt(k.slice(EVENTS.length, EVENTS.length + 16), 16);
             const e = decodeEvent(v, rev, keep);
-            if (e) events.push(e);
+            if (!e) continue;
+            decoded.push(e);
+            if ('prevRevision' in e) {
+              wanted.push(historyKey(e.key, e.revision));
+              if (e.prevRevision > 0) wanted.push(historyKey(e.key, e.prevRevision));
+            }
+          }
+          const records = wanted.length > 0 ? await this.db.getMany(wanted, { snapshot: snap }) : [];
+          let at = 0;
+          for (const e of decoded) {
+            if (!('prevRevision' in e)) {
+              events.push(e);
+              continue;
+            }
+            const value = decodeHistoryRecord(e.key, e.revision, records[at++]);
+            if (e.prevRevision === 0) {
+              events.push({ type: e.type, key: e.key, value, revision: e.revision });
+              continue;
+            }
+            const prevValue = decodeHistoryRecord(e.key, e.prevRevision, records[at++]);
+            events.push({ type: e.type, key: e.key, value, prevValue, revision: e.revision });
           }
         }
       } finally {
