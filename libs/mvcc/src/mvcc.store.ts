@@ -145,6 +145,39 @@ function decodeHistoryRecord(key: string, revision: number, b: Buffer | undefine
   return decodeLatest(key, b.subarray(1));
 }
 
+/** The current version of `key` as the value of the event at `revision`. */
+function currentRecord(key: string, revision: number, b: Buffer | undefined): KeyValue {
+  const kv = b === undefined ? undefined : decodeLatest(key, b);
+  if (!kv || kv.modRevision !== revision) throw new MvccError('Corrupt', `version of ${key} at revision ${revision} is in neither history nor the current keyspace`);
+  return kv;
+}
+
+/** Look-ahead over a LevelDB iterator, read in chunks. */
+class Cursor {
+  private buf: [string, Buffer][] = [];
+  private pos = 0;
+  private done = false;
+
+  constructor(private readonly it: { nextv(n: number): Promise<[string, Buffer][]>; close(): Promise<void> }) {}
+
+  async peek(): Promise<[string, Buffer] | undefined> {
+    if (this.pos >= this.buf.length && !this.done) {
+      this.buf = await this.it.nextv(1000);
+      this.pos = 0;
+      if (this.buf.length === 0) this.done = true;
+    }
+    return this.buf[this.pos];
+  }
+
+  advance(): void {
+    this.pos++;
+  }
+
+  close(): Promise<void> {
+    return this.it.close();
+  }
+}
+
 /** Options of `MvccStore.range`. */
 export interface RangeOptions {
   /** Read at this revision (default: current). Below compactedRevision -> Compacted. */
@@ -389,7 +422,8 @@ export class MvccStore {
           };
           overlay.set(op.key, current);
           ops.push({ type: 'put', key: LATEST + op.key, value: encodeLatest(current) });
-          ops.push({ type: 'put', key: historyKey(op.key, txnRev), value: encodeHistory(current, false) });
+          // The current version lives only in `k:`; the one it supersedes moves to history.
+          if (prev) ops.push({ type: 'put', key: historyKey(op.key, prev.modRevision), value: encodeHistory(prev, false) });
           const ev: MvccEvent = prev
             ? { type: 'put', key: op.key, value: current, prevValue: prev, revision: txnRev }
             : { type: 'put', key: op.key, value: current, revision: txnRev };
@@ -404,6 +438,7 @@ export class MvccStore {
           const tomb: KeyValue = { key: op.key, value: new Uint8Array(0), createRevision: prev.createRevision, modRevision: txnRev, version: 0 };
           overlay.set(op.key, null);
           ops.push({ type: 'del', key: LATEST + op.key });
+          ops.push({ type: 'put', key: historyKey(op.key, prev.modRevision), value: encodeHistory(prev, false) });
           ops.push({ type: 'put', key: historyKey(op.key, txnRev), value: encodeHistory(tomb, true) });
           const ev: MvccEvent = { type: 'delete', key: op.key, value: tomb, prevValue: prev, revision: txnRev };
           ops.push({ type: 'put', key: EVENTS + hex(txnRev) + hex(seq++, 4), value: encodeEventRef(op.key, 'delete', prev.modRevision) });
@@ -499,7 +534,8 @@ export class MvccStore {
     const { snap, revision } = await this.snapshot();
     try {
       this.checkRevision(atRevision, revision);
-      if (atRevision === revision) return await this.readLatest(key, snap);
+      const current = await this.readLatest(key, snap);
+      if (atRevision === revision || (current && current.modRevision <= atRevision)) return current;
       const it = this.db.iterator({
         gt: `${HISTORY}${key}\u0000`,
         lte: `${HISTORY}${key}\u0000${hex(atRevision)}`,
@@ -582,17 +618,19 @@ export class MvccStore {
     return { kvs, revision, remaining, more: remaining > 0 };
   }
 
+  /**
+   * A range at a past revision: per key, the current version (`k:`) when it was written at or
+   * before `at`, else the newest superseded version or tombstone (`h:`) at or before `at`.
+   * Both keyspaces are walked once, in key order, side by side.
+   */
   private async rangeHistory(prefix: string, opts: RangeOptions, snap: Snapshot, at: number): Promise<RangeResult> {
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
     const it = this.db.iterator({ ...this.lowerBound(HISTORY, prefix, opts.startAfter), lt: HISTORY + prefixEnd(prefix), snapshot: snap });
+    const cur = new Cursor(this.db.iterator({ ...this.lowerBound(LATEST, prefix, opts.startAfter), lt: LATEST + prefixEnd(prefix), snapshot: snap }));
     const kvs: KeyValue[] = [];
     let remaining = 0;
     let full = false;
-    let groupKey: string | undefined;
-    let best: Buffer | undefined;
-    const finish = (): void => {
-      if (groupKey === undefined || best === undefined) return;
-      const kv = decodeHistory(groupKey, best);
+    const take = (kv: KeyValue | undefined): void => {
       if (!kv) return;
       if (full) {
         remaining++;
@@ -602,7 +640,29 @@ export class MvccStore {
       kvs.push(kv);
       if (kvs.length >= limit) full = true;
     };
+    // Current versions of keys before `key` (all when undefined): keys without history.
+    const currentBefore = async (key: string | undefined): Promise<void> => {
+      for (;;) {
+        const e = await cur.peek();
+        if (!e || (key !== undefined && e[0] >= LATEST + key)) return;
+        cur.advance();
+        const kv = decodeLatest(e[0].slice(LATEST.length), e[1]);
+        if (kv.modRevision <= at) take(kv);
+      }
+    };
+    const finish = async (key: string, best: Buffer | undefined): Promise<void> => {
+      await currentBefore(key);
+      const e = await cur.peek();
+      if (e && e[0] === LATEST + key) {
+        cur.advance();
+        const kv = decodeLatest(key, e[1]);
+        if (kv.modRevision <= at) return take(kv);
+      }
+      if (best !== undefined) take(decodeHistory(key, best));
+    };
     try {
+      let groupKey: string | undefined;
+      let best: Buffer | undefined;
       for (;;) {
         const chunk = await it.nextv(1000);
         if (chunk.length === 0) break;
@@ -611,16 +671,18 @@ export class MvccStore {
           const key = k.slice(HISTORY.length, sep);
           const rev = parseInt(k.slice(sep + 1), 16);
           if (key !== groupKey) {
-            finish();
+            if (groupKey !== undefined) await finish(groupKey, best);
             groupKey = key;
             best = undefined;
           }
           if (rev <= at) best = v;
         }
       }
-      finish();
+      if (groupKey !== undefined) await finish(groupKey, best);
+      await currentBefore(undefined);
     } finally {
       await it.close();
+      await cur.close();
     }
     return { kvs, revision: at, remaining, more: remaining > 0 };
   }
@@ -653,24 +715,29 @@ export class MvccStore {
             const e = decodeEvent(v, rev, keep);
             if (!e) continue;
             decoded.push(e);
-            if ('prevRevision' in e) {
-              wanted.push(historyKey(e.key, e.revision));
-              if (e.prevRevision > 0) wanted.push(historyKey(e.key, e.prevRevision));
-            }
+            if ('prevRevision' in e) wanted.push(historyKey(e.key, e.revision), historyKey(e.key, e.prevRevision));
           }
           const records = wanted.length > 0 ? await this.db.getMany(wanted, { snapshot: snap }) : [];
-          let at = 0;
+          // A version not superseded yet is the current one, in `k:` only.
+          const refs = decoded.filter((e): e is EventRef => 'prevRevision' in e);
+          const currentKeys = refs.filter((_, i) => records[2 * i] === undefined).map((e) => LATEST + e.key);
+          const currents = currentKeys.length > 0 ? await this.db.getMany(currentKeys, { snapshot: snap }) : [];
+          let r = 0;
+          let c = 0;
           for (const e of decoded) {
             if (!('prevRevision' in e)) {
               events.push(e);
               continue;
             }
-            const value = decodeHistoryRecord(e.key, e.revision, records[at++]);
+            const stored = records[2 * r];
+            const prevStored = records[2 * r + 1];
+            r++;
+            const value = stored !== undefined ? decodeHistoryRecord(e.key, e.revision, stored) : currentRecord(e.key, e.revision, currents[c++]);
             if (e.prevRevision === 0) {
               events.push({ type: e.type, key: e.key, value, revision: e.revision });
               continue;
             }
-            const prevValue = decodeHistoryRecord(e.key, e.prevRevision, records[at++]);
+            const prevValue = decodeHistoryRecord(e.key, e.prevRevision, prevStored);
             events.push({ type: e.type, key: e.key, value, prevValue, revision: e.revision });
           }
         }
@@ -713,16 +780,26 @@ export class MvccStore {
         } finally {
           await ev.close();
         }
-        for (const key of touched) {
-          const versions = await this.db
-            .iterator({ gt: `${HISTORY}${key}\u0000`, lte: `${HISTORY}${key}\u0000${hex(revision)}` })
-            .all();
-          const lastIdx = versions.length - 1;
-          versions.forEach(([k, v], i) => {
-            // Keep the version live at `revision`; a tombstone there means "absent", which the
-            // lack of any version <= revision says just as well.
-            if (i < lastIdx || v[0] === 0) ops.push({ type: 'del', key: k });
-          });
+        const keys = [...touched];
+        for (let i = 0; i < keys.length; i += 1000) {
+          const group = keys.slice(i, i + 1000);
+          const currents = await this.db.getMany(group.map((k) => LATEST + k));
+          for (let j = 0; j < group.length; j++) {
+            const key = group[j]!;
+            const b = currents[j];
+            // A current version written at or before `revision` is the one live there: no
+            // superseded version is needed any more.
+            const currentLive = b !== undefined && decodeLatest(key, b).modRevision <= revision;
+            const versions = await this.db
+              .iterator({ gt: `${HISTORY}${key}\u0000`, lte: `${HISTORY}${key}\u0000${hex(revision)}` })
+              .all();
+            const lastIdx = versions.length - 1;
+            versions.forEach(([k, v], n) => {
+              // Else keep the version live at `revision`; a tombstone there means "absent",
+              // which the lack of any version <= revision says just as well.
+              if (currentLive || n < lastIdx || v[0] === 0) ops.push({ type: 'del', key: k });
+            });
+          }
         }
         ops.push({ type: 'put', key: META_COMPACTED, value: Buffer.from(String(revision)) });
         await this.writeBatch(ops, false);
@@ -796,7 +873,6 @@ export class MvccStore {
           const key = r.str();
           const kv = readKv(r, key);
           puts.push({ type: 'put', key: LATEST + key, value: encodeLatest(kv) });
-          puts.push({ type: 'put', key: `${HISTORY}${key}\u0000${hex(kv.modRevision)}`, value: encodeHistory(kv, false) });
         }
         if (!r.done()) throw new CodecError('trailing bytes');
       } catch (e) {
