@@ -17,6 +17,7 @@ import * as https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPki } from '../cluster/pki.js';
+import { waitFor } from './support/net.helper.js';
 import { delay, getFreePort, kubectl, request, startServer, type ServerHandle } from './support/server.js';
 
 interface Member {
@@ -257,7 +258,9 @@ describe('replicated cluster (3 real nodes)', () => {
     const added = await adding;
     expect(added.status).toBe(201);
     expect((JSON.parse(added.body) as { role: string }).role).toBe('voter');
-    expect((await members(node('n2'))).members.find((m) => m.name === 'n4')?.role).toBe('voter');
+    // GET /cluster/members answers with the answering node's view (`reportedBy`), which may be
+    // a few entries behind the leader's acknowledgement: n2 must come to see n4 as a voter.
+    await waitFor('n2 to see n4 as a voter', async () => (await members(node('n2'))).members.find((m) => m.name === 'n4')?.role === 'voter', 10_000);
     expect((await create(n4, 'from-n4')).status).toBe(201);
     expect((await request(node('n1'), 'GET', cmPath('default', 'from-n4'))).status).toBe(200);
     const removed = await request(leader, 'DELETE', '/cluster/members/n4');

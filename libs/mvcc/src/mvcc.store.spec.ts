@@ -291,7 +291,7 @@ describe('MvccStore', () => {
     }
   });
 
-  it('exports and imports a snapshot', async () => {
+  it('exports and imports a snapshot with the retained history', async () => {
     await apply(put('/s/a', '1'));
     await apply(put('/s/b', '1'));
     await apply(del('/s/a'));
@@ -306,11 +306,20 @@ describe('MvccStore', () => {
       expect(resets).toBe(1);
       expect(other.currentRevision()).toBe(3);
       expect(other.appliedIndex()).toBe(3);
-      expect(other.compactedRevision()).toBe(3);
+      // Nothing was compacted on the exporter: the importer can read and replay all of it.
+      expect(other.compactedRevision()).toBe(0);
       expect(await other.get('/junk')).toBeUndefined();
       const kvs = (await other.range('/')).kvs;
       expect(kvs.map((kv) => [kv.key, kv.createRevision, kv.modRevision, kv.version])).toEqual([['/s/b', 2, 2, 1]]);
       expect((await other.range('/', { atRevision: 3 })).kvs).toHaveLength(1);
+      expect((await other.range('/', { atRevision: 2 })).kvs.map((kv) => kv.key)).toEqual(['/s/a', '/s/b']);
+      expect((await other.eventsAfter(0)).events.map((e) => `${e.type}:${e.key}@${e.revision}`)).toEqual(['put:/s/a@1', 'put:/s/b@2', 'delete:/s/a@3']);
+      // A compacted exporter passes its compacted revision on.
+      await store.compact(2);
+      await other.importSnapshot(await store.exportSnapshot());
+      expect(other.compactedRevision()).toBe(2);
+      await expect(other.eventsAfter(1)).rejects.toMatchObject({ code: 'Compacted' });
+      expect((await other.eventsAfter(2)).events.map((e) => e.revision)).toEqual([3]);
       await expect(other.importSnapshot(new Uint8Array([1, 2, 3]))).rejects.toMatchObject({ code: 'Corrupt' });
     } finally {
       await other.close();

@@ -811,29 +811,35 @@ export class MvccStore {
   }
 
   /**
-   * Serializes the live state (every latest key with its metadata) plus revision and
-   * appliedIndex, read from one consistent LevelDB snapshot, for shipping to a lagging replica.
-   * Only taking the LevelDB snapshot waits in the apply queue; reading and encoding run beside
-   * later applies, so a large store does not hold up the Raft loop while it is exported.
+   * Serializes the store for a lagging replica: revision, appliedIndex and compacted revision,
+   * then every record of the latest, history and event keyspaces as stored (format 2), read
+   * from one LevelDB snapshot. Shipping the retained history (as etcd ships its whole backend)
+   * lets the replica serve watches and past reads from where the others can, instead of
+   * starting its history at the snapshot. Only taking the LevelDB snapshot waits in the apply
+   * queue; reading and encoding run beside later applies.
    */
   async exportSnapshot(): Promise<Uint8Array> {
-    // In the queue, so revision and appliedIndex describe exactly the data the snapshot holds.
-    const { snap, revision, applied } = await this.exclusive(async () => ({ snap: this.db.snapshot(), revision: this.revision, applied: this.applied }));
+    // In the queue, so the counters describe exactly the data the snapshot holds.
+    const { snap, revision, applied, compacted } = await this.exclusive(async () => ({
+      snap: this.db.snapshot(),
+      revision: this.revision,
+      applied: this.applied,
+      compacted: this.compacted,
+    }));
     try {
       const w = new BinWriter(1 << 16);
-      w.str('kapi-mvcc-snapshot').u8(1).num(revision).num(applied);
-      const it = this.db.iterator({ gte: LATEST, lt: prefixEnd(LATEST), snapshot: snap });
-      try {
-        for (;;) {
-          const chunk = await it.nextv(1000);
-          if (chunk.length === 0) break;
-          for (const [k, v] of chunk) {
-            w.u8(1).str(k.slice(LATEST.length));
-            writeKv(w, decodeLatest(k, v));
+      w.str('kapi-mvcc-snapshot').u8(2).num(revision).num(applied).num(compacted);
+      for (const space of [LATEST, HISTORY, EVENTS]) {
+        const it = this.db.iterator({ gte: space, lt: prefixEnd(space), snapshot: snap });
+        try {
+          for (;;) {
+            const chunk = await it.nextv(1000);
+            if (chunk.length === 0) break;
+            for (const [k, v] of chunk) w.u8(1).str(k).bytes(v);
           }
+        } finally {
+          await it.close();
         }
-      } finally {
-        await it.close();
       }
       w.u8(0);
       return new Uint8Array(w.finish());
@@ -855,24 +861,39 @@ export class MvccStore {
   }
 
   /**
-   * Replaces the whole state with a snapshot (one atomic batch). History before it is gone, so
-   * compactedRevision becomes the snapshot revision and reset listeners are told (watchers must
-   * relist). Throws MvccError('Corrupt') on malformed input, leaving the store unchanged.
+   * Replaces the whole state with a snapshot (one atomic, synced batch): with format 2 the
+   * exporter's retained history comes along and compactedRevision becomes the exporter's; a
+   * format 1 snapshot (live state only) starts history at its revision. Reset listeners are
+   * told (this node's watchers relist: its event stream jumped). Throws MvccError('Corrupt') on
+   * malformed input, leaving the store unchanged.
    */
   importSnapshot(data: Uint8Array): Promise<void> {
     return this.exclusive(async () => {
       const puts: BatchOp[] = [];
       let revision: number;
       let applied: number;
+      let compacted: number;
       try {
         const r = new BinReader(data);
-        if (r.str() !== 'kapi-mvcc-snapshot' || r.u8() !== 1) throw new CodecError('not a snapshot');
+        if (r.str() !== 'kapi-mvcc-snapshot') throw new CodecError('not a snapshot');
+        const format = r.u8();
+        if (format !== 1 && format !== 2) throw new CodecError(`unknown snapshot format ${format}`);
         revision = r.num();
         applied = r.num();
-        while (r.u8() === 1) {
-          const key = r.str();
-          const kv = readKv(r, key);
-          puts.push({ type: 'put', key: LATEST + key, value: encodeLatest(kv) });
+        if (format === 2) {
+          compacted = r.num();
+          while (r.u8() === 1) {
+            const key = r.str();
+            if (!key.startsWith(LATEST) && !key.startsWith(HISTORY) && !key.startsWith(EVENTS)) throw new CodecError(`record outside the store's keyspaces: ${JSON.stringify(key.slice(0, 40))}`);
+            puts.push({ type: 'put', key, value: Buffer.from(r.bytes()) });
+          }
+        } else {
+          // Format 1: the live state only; history starts at the snapshot's revision.
+          compacted = revision;
+          while (r.u8() === 1) {
+            const key = r.str();
+            puts.push({ type: 'put', key: LATEST + key, value: encodeLatest(readKv(r, key)) });
+          }
         }
         if (!r.done()) throw new CodecError('trailing bytes');
       } catch (e) {
@@ -883,7 +904,7 @@ export class MvccStore {
       const meta: BatchOp[] = [
         { type: 'put', key: META_REV, value: Buffer.from(String(revision)) },
         { type: 'put', key: META_APPLIED, value: Buffer.from(String(applied)) },
-        { type: 'put', key: META_COMPACTED, value: Buffer.from(String(revision)) },
+        { type: 'put', key: META_COMPACTED, value: Buffer.from(String(compacted)) },
       ];
       // Deletes first: within one LevelDB batch a later put of the same key wins.
       try {
@@ -895,7 +916,7 @@ export class MvccStore {
       }
       this.revision = revision;
       this.applied = applied;
-      this.compacted = revision;
+      this.compacted = compacted;
       this.bus.emitReset();
       this.wakeWaiters();
     });

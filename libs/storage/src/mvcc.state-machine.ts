@@ -28,7 +28,9 @@ export function emptyMvccSnapshot(index: number): Uint8Array {
 export function mvccSnapshotHeader(data: Uint8Array): { revision: number; appliedIndex: number } {
   try {
     const r = new BinReader(data);
-    if (r.str() !== SNAPSHOT_MAGIC || r.u8() !== 1) throw new Error('not an MVCC snapshot');
+    if (r.str() !== SNAPSHOT_MAGIC) throw new Error('not an MVCC snapshot');
+    const format = r.u8();
+    if (format !== 1 && format !== 2) throw new Error(`unknown MVCC snapshot format ${format}`);
     const revision = r.num();
     return { revision, appliedIndex: r.num() };
   } catch (e) {
