@@ -286,6 +286,33 @@ describe('MvccStorage', () => {
       expect(w.events.map((e) => e.revision)).toEqual([4, 5]);
     });
 
+    it('goes on across a snapshot install when the new history still holds its position, else ends with 410', async () => {
+      const dir2 = await mkdtemp(join(tmpdir(), 'storage-leader-'));
+      const leader = await openLocalStorage({ dataDir: dir2, revisionWaitMs: 200, compactionIntervalMs: 0 });
+      try {
+        for (const n of ['a', 'b']) await storage.create(key(n), cm(n));
+        const w = collect({ key: PREFIX, recursive: true, afterRevision: 0 });
+        await until(() => w.events.length === 2);
+        for (const n of ['a', 'b', 'c', 'd']) await leader.storage.create(key(n), cm(n, { from: 'leader' }));
+        await store.importSnapshot(await leader.store.exportSnapshot());
+        await until(() => w.events.length === 4);
+        await storage.create(key('e'), cm('e'));
+        await until(() => w.events.length === 5);
+        expect(w.events.map((e) => `${e.type}:${e.object.metadata.name}@${e.revision}`)).toEqual(['ADDED:a@1', 'ADDED:b@2', 'ADDED:c@3', 'ADDED:d@4', 'ADDED:e@5']);
+        expect(w.events[2]!.object.data).toEqual({ from: 'leader' });
+        expect(w.errors).toEqual([]);
+        // The leader compacted past this watch's position: nothing to go on from.
+        for (const n of ['e', 'f', 'g']) await leader.storage.create(key(n), cm(n));
+        await leader.store.compact(7);
+        await store.importSnapshot(await leader.store.exportSnapshot());
+        await until(() => w.errors.length === 1);
+        expect(w.errors[0]).toMatchObject({ code: 'Compacted' });
+      } finally {
+        await leader.storage.close();
+        await rm(dir2, { recursive: true, force: true });
+      }
+    });
+
     it('MODIFIED carries prevObject; DELETED carries the last state at the deletion revision', async () => {
       const w = collect({ key: PREFIX, recursive: true, afterRevision: 0 });
       await storage.create(key('a'), cm('a', { v: '1' }));

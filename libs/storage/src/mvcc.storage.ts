@@ -434,31 +434,45 @@ export class MvccStorage implements Storage {
       if (replaying) buffer.push(e);
       else if (e.revision > threshold) deliver(e, true);
     });
-    const unreset = this.store.onReset(() =>
-      fail(new StorageError('Compacted', opts.key, 'history was replaced by a snapshot; relist', this.store.currentRevision(), opts.afterRevision)),
-    );
-    this.watches.add(stop);
-
-    if (this.closed) {
-      fail(new StorageError('Unavailable', opts.key, 'storage is closed'));
-    } else {
-      this.store.eventsAfter(opts.afterRevision, opts.recursive ? { prefix: opts.key } : { key: opts.key }).then(
+    // Replays history after `from`, then switches to live events (buffered meanwhile). A newer
+    // catch-up supersedes one still in flight.
+    let generation = 0;
+    const catchUp = (from: number): void => {
+      const gen = ++generation;
+      replaying = true;
+      buffer = [];
+      this.store.eventsAfter(from, opts.recursive ? { prefix: opts.key } : { key: opts.key }).then(
         ({ events, revision }) => {
+          if (gen !== generation || stopped) return;
           for (const e of events) deliver(e, false);
-          threshold = Math.max(opts.afterRevision, revision);
+          threshold = Math.max(from, revision);
           replaying = false;
           const pending = buffer;
           buffer = [];
           for (const e of pending) if (e.revision > threshold) deliver(e, true);
         },
         (err: unknown) => {
+          if (gen !== generation) return;
           try {
-            this.mapError(opts.key, err, opts.afterRevision);
+            this.mapError(opts.key, err, from);
           } catch (se) {
             fail(se as StorageError);
           }
         },
       );
+    };
+    // A snapshot install replaced this node's history with the leader's (which reaches back to
+    // the leader's compacted revision): go on from the last event delivered when the new history
+    // still holds it, else end with 410 (Compacted) so the client relists.
+    const unreset = this.store.onReset(() => {
+      if (!stopped) catchUp(delivered);
+    });
+    this.watches.add(stop);
+
+    if (this.closed) {
+      fail(new StorageError('Unavailable', opts.key, 'storage is closed'));
+    } else {
+      catchUp(opts.afterRevision);
     }
     // The bus emits synchronously right after the store's revision advanced, so once replay is
     // over every event up to currentRevision() has reached the sink.
