@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici7';
 import { type ClusterTopology, type RunningCluster, clusterTopology, launchCluster } from '../cluster/launcher.js';
 import { loadPki } from '../cluster/pki.js';
-import { type ServerHandle, getFreePort, repoRoot, startServer } from '../test/support/server.js';
+import { type ServerHandle, getFreePorts, repoRoot, startServer } from '../test/support/server.js';
 import { type BenchRequest, type PhaseResult, formatTable, rssMiB, runPhase } from './api.bench.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
 
@@ -95,34 +95,14 @@ async function createsAndGets(label: string, targets: readonly Pool[], seconds: 
 }
 
 /**
- * Brings a freshly started system to a steady state before anything is measured: creates then
- * gets through every target for `seconds` each. A new process runs interpreted code and an
- * empty store for its first seconds (and a cluster does that three times over), so without
+ * Brings a freshly started system to a steady state before anything is measured: the same
+ * creates and gets as a measured run, results dropped. A new process runs interpreted code and
+ * an empty store for its first seconds (and a cluster does that three times over), so without
  * this whichever phase ran first on a system measured its start-up; the single node and the
  * cluster get the same treatment.
  */
 async function warmUp(targets: readonly Pool[], seconds: number, concurrency: number): Promise<void> {
-  const run = `warm-${Date.now().toString(36)}`;
-  const per = Math.max(1, Math.floor(concurrency / targets.length));
-  const names: string[][] = targets.map(() => []);
-  await Promise.all(
-    targets.map((p, i) =>
-      runPhase('warm-up', p, seconds, per, (seq) => {
-        const name = `cb-${run}-${i}-${seq}`;
-        return { method: 'POST', path: CM_PATH, body: body(name), tag: name };
-      }, [201], (r) => names[i]!.push(r.tag!)),
-    ),
-  );
-  await Promise.all(targets.map((p, i) => (names[i]!.length === 0 ? undefined : runPhase('warm-up', p, seconds, per, (seq) => ({ method: 'GET', path: `${CM_PATH}/${names[i]![seq % names[i]!.length]}` }), [200]))));
-}
-
-async function freePorts(n: number): Promise<number[]> {
-  const out: number[] = [];
-  while (out.length < n) {
-    const p = await getFreePort();
-    if (!out.includes(p)) out.push(p);
-  }
-  return out;
+  await createsAndGets('warm-up', targets, seconds, concurrency, () => undefined);
 }
 
 interface Options {
@@ -155,7 +135,7 @@ async function runBench(o: Options): Promise<number> {
     single = undefined;
 
     log('starting a three-node cluster...');
-    const p = await freePorts(7);
+    const p = await getFreePorts(7);
     const t: ClusterTopology = clusterTopology({ baseDir: path.join(base, 'cluster'), securePorts: p.slice(0, 3), peerPorts: p.slice(3, 6), balancerPort: p[6]! });
     cluster = await launchCluster({
       topology: t,

@@ -19,6 +19,7 @@ import {
 } from './launcher.js';
 import { certificateCoversHost, ensurePki, loadPki } from './pki.js';
 import { readKubeconfig } from './pki.kubeconfig.js';
+import { getFreePorts } from '../test/support/net.helper.js';
 
 describe('clusterTopology (local)', () => {
   it('defaults to three nodes n1..n3 on 127.0.0.1, HTTPS 6444-6446, peers 2381-2383, balancer 6443 (issue 4 item 7)', () => {
@@ -126,17 +127,6 @@ process.on('SIGTERM', () => { if (process.env.FAKE_NODE_STUBBORN !== '1') proces
 process.on('SIGINT', () => process.exit(0));
 `;
 
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<net.Server>((resolve) => {
-      const s = net.createServer();
-      s.listen(0, '127.0.0.1', () => resolve(s));
-    })),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
-}
 
 const isAlive = (pid: number | undefined): boolean => {
   if (pid === undefined) return false;
@@ -163,7 +153,7 @@ describe('launchCluster (with a stand-in node program)', () => {
   });
 
   const topology = async (): Promise<ReturnType<typeof clusterTopology>> => {
-    const p = await freePorts(7);
+    const p = await getFreePorts(7);
     return clusterTopology({ baseDir: path.join(dir, 'c'), securePorts: p.slice(0, 3), peerPorts: p.slice(3, 6), balancerPort: p[6]! });
   };
 

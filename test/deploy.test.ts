@@ -24,7 +24,7 @@ import {
   pkiCliArgs,
 } from '../cluster/launcher.js';
 import { certificateCoversHost, loadPki } from '../cluster/pki.js';
-import { type KubectlTarget, delay, getFreePort, repoRoot, runKubectl } from './support/server.js';
+import { type KubectlTarget, delay, getFreePort, getFreePorts, repoRoot, runKubectl } from './support/server.js';
 
 const root = repoRoot();
 
@@ -123,15 +123,6 @@ describe('docker-compose.yml matches the launcher topology', () => {
   });
 });
 
-/** Reserves `n` distinct free ports. */
-async function freePorts(n: number): Promise<number[]> {
-  const out: number[] = [];
-  while (out.length < n) {
-    const p = await getFreePort();
-    if (!out.includes(p)) out.push(p);
-  }
-  return out;
-}
 
 function alive(pid: number): boolean {
   try {
@@ -169,7 +160,7 @@ describe('npm run cluster (dist/cluster/launcher.cli.js)', () => {
   });
 
   it('starts three nodes (and haproxy when installed), serves kubectl on every context, and stops everything on SIGINT', async () => {
-    const ports = await freePorts(7);
+    const ports = await getFreePorts(7);
     const [lbPort, ...rest] = ports;
     const secure = rest.slice(0, 3);
     const peer = rest.slice(3, 6);
@@ -244,7 +235,7 @@ describe('npm run cluster (dist/cluster/launcher.cli.js)', () => {
   }, 180_000);
 
   it('fails fast with exit code 1 and a clear message when a port is taken', async () => {
-    const [taken, ...others] = await freePorts(7);
+    const [taken, ...others] = await getFreePorts(7);
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(taken, '127.0.0.1', r));
     try {

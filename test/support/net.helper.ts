@@ -25,6 +25,16 @@ export async function getFreePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
+/** `n` distinct ports from {@link getFreePort} (same caveat). */
+export async function getFreePorts(n: number, host = '127.0.0.1'): Promise<number[]> {
+  const out: number[] = [];
+  while (out.length < n) {
+    const p = await getFreePort(host);
+    if (!out.includes(p)) out.push(p);
+  }
+  return out;
+}
+
 /** Resolves after `ms` milliseconds. */
 export function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -207,7 +207,6 @@ export interface ApplyEntry {
   command?: TxnCommand;
 }
 
-/** Options of `MvccStore.open`. */
 /**
  * LevelDB memtable size (default 4 MiB). Every write goes to the memtable and is flushed to a
  * level-0 file when it is full; larger memtables mean fewer, larger flushes and less merging
@@ -216,6 +215,7 @@ export interface ApplyEntry {
  */
 const WRITE_BUFFER_BYTES = 32 * 1024 * 1024;
 
+/** Options of `MvccStore.open`. */
 export interface MvccStoreOptions {
   /** Pre-built database (tests); otherwise one is opened at `dir`. */
   db?: Db;
@@ -709,18 +709,23 @@ export class MvccStore {
           const chunk = await it.nextv(1000);
           if (chunk.length === 0) break;
           const decoded: (MvccEvent | EventRef)[] = [];
+          // Per reference: where its value and previous value are in `wanted` (-1: none).
+          const slots: { value: number; prev: number }[] = [];
           const wanted: string[] = [];
           for (const [k, v] of chunk) {
             const rev = parseInt(k.slice(EVENTS.length, EVENTS.length + 16), 16);
             const e = decodeEvent(v, rev, keep);
             if (!e) continue;
             decoded.push(e);
-            if ('prevRevision' in e) wanted.push(historyKey(e.key, e.revision), historyKey(e.key, e.prevRevision));
+            if ('prevRevision' in e) {
+              const value = wanted.push(historyKey(e.key, e.revision)) - 1;
+              slots.push({ value, prev: e.prevRevision > 0 ? wanted.push(historyKey(e.key, e.prevRevision)) - 1 : -1 });
+            }
           }
           const records = wanted.length > 0 ? await this.db.getMany(wanted, { snapshot: snap }) : [];
           // A version not superseded yet is the current one, in `k:` only.
           const refs = decoded.filter((e): e is EventRef => 'prevRevision' in e);
-          const currentKeys = refs.filter((_, i) => records[2 * i] === undefined).map((e) => LATEST + e.key);
+          const currentKeys = refs.filter((_, i) => records[slots[i]!.value] === undefined).map((e) => LATEST + e.key);
           const currents = currentKeys.length > 0 ? await this.db.getMany(currentKeys, { snapshot: snap }) : [];
           let r = 0;
           let c = 0;
@@ -729,14 +734,14 @@ export class MvccStore {
               events.push(e);
               continue;
             }
-            const stored = records[2 * r];
-            const prevStored = records[2 * r + 1];
-            r++;
+            const slot = slots[r++]!;
+            const stored = records[slot.value];
             const value = stored !== undefined ? decodeHistoryRecord(e.key, e.revision, stored) : currentRecord(e.key, e.revision, currents[c++]);
-            if (e.prevRevision === 0) {
+            if (slot.prev < 0) {
               events.push({ type: e.type, key: e.key, value, revision: e.revision });
               continue;
             }
+            const prevStored = records[slot.prev];
             const prevValue = decodeHistoryRecord(e.key, e.prevRevision, prevStored);
             events.push({ type: e.type, key: e.key, value, prevValue, revision: e.revision });
           }
