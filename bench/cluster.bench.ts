@@ -4,21 +4,18 @@
  * figures for a single node in the same run; target: the 3-node cluster keeps >= 60% of the
  * single node's create throughput).
  *
- * Runs, one after the other so they never compete for the CPU:
- *   1. a single node (the e2e harness, as bench/api.bench.ts): creates, gets;
- *   2. a three-node cluster from cluster/launcher.ts on free ports with haproxy when installed:
- *      creates and gets through the balancer, then creates and gets direct to the nodes (the
- *      load split evenly over n1..n3, each node reading back the objects it created).
+ * Systems: a single node (the e2e harness, as bench/api.bench.ts), and a three-node cluster from
+ * cluster/launcher.ts on free ports, measured through haproxy (when installed) and direct to the
+ * nodes (the load split evenly over n1..n3, each node reading back the objects it created).
+ * All are up at once and measured in interleaved rounds, one phase at a time so they never
+ * compete for the CPU; ratios are taken within a round and their median reported (runBench).
  * Gets through the balancer read objects created through the balancer, so they may land on
  * another node than the one that took the write: with a replicated store that is the point (any
  * node answers); with independent nodes they fail, and the errors column shows it.
  *
- * Each system is warmed up first (creates then gets, --warm-up-seconds each, default 3) so that
- * no measured phase includes a process's start-up.
- *
  * Flags: --seconds N (env BENCH_SECONDS, default 5), --warm-up-seconds N (env
  * BENCH_WARMUP_SECONDS, default 3), --concurrency N (env BENCH_CONCURRENCY, default 64),
- * --json-out FILE. Exit code 0 when every phase ran without errors, else 1
+ * --rounds N (env BENCH_ROUNDS, default 3), --json-out FILE. Exit code 0 when every phase ran without errors, else 1
  * (the target is reported, not enforced).
  */
 import { promises as fs } from 'node:fs';
@@ -57,70 +54,102 @@ function pool(url: string, tls: Tls, connections: number): Pool {
   return new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 30_000, connect: { ca: tls.ca, cert: tls.cert, key: tls.key } });
 }
 
+/** One system under test: its label and a pool per target (one, or one per node). */
+interface System {
+  readonly label: string;
+  readonly targets: readonly Pool[];
+  /** Names each target created (gets read them back on the same target). */
+  readonly created: string[][];
+  /** Resident set size (MiB) to report with its phases: the process, or the nodes' mean. */
+  readonly rss: () => number | undefined;
+}
+
+let runSeq = 0;
+
 /**
- * Creates then gets against `targets` (one pool each, `concurrency` split evenly), reported as
- * one phase each: req/s summed, p50/p99 the worst of the targets (a conservative merge).
+ * One measured phase against a system: `kind` 'creates' posts new ConfigMaps (names unique per
+ * phase and target: runPhase numbers requests from 0 in every phase), 'gets' reads back the
+ * objects each target created. The parts of a system with several targets run at once, each
+ * with an even share of `concurrency`; req/s is summed, p50/p99 are the worst of the parts (a
+ * conservative merge).
  */
-async function createsAndGets(label: string, targets: readonly Pool[], seconds: number, concurrency: number, pid: () => number | undefined): Promise<PhaseResult[]> {
-  const run = `${label.replace(/[^a-z0-9]/g, '')}-${Date.now().toString(36)}`;
-  const per = Math.max(1, Math.floor(concurrency / targets.length));
-  const created: string[][] = targets.map(() => []);
-  const merge = (name: string, parts: PhaseResult[]): PhaseResult => ({
-    name,
+async function phase(sys: System, kind: 'creates' | 'gets', seconds: number, concurrency: number): Promise<PhaseResult> {
+  const run = `${sys.label.replace(/[^a-z0-9]/g, '')}-${Date.now().toString(36)}-${runSeq++}`;
+  const per = Math.max(1, Math.floor(concurrency / sys.targets.length));
+  const parts = await Promise.all(
+    sys.targets.map((p, i) => {
+      if (kind === 'creates') {
+        const next = (seq: number): BenchRequest => {
+          const name = `cb-${run}-${i}-${seq}`;
+          return { method: 'POST', path: CM_PATH, body: body(name), tag: name };
+        };
+        return runPhase('c', p, seconds, per, next, [201], (r) => sys.created[i]!.push(r.tag!));
+      }
+      const names = sys.created[i]!;
+      if (names.length === 0) throw new Error(`${sys.label}: no ConfigMap was created`);
+      return runPhase('g', p, seconds, per, (seq) => ({ method: 'GET', path: `${CM_PATH}/${names[seq % names.length]}` }), [200]);
+    }),
+  );
+  const rss = sys.rss();
+  return {
+    name: `${sys.label}: ${kind}`,
     seconds: Math.max(...parts.map((p) => p.seconds)),
     requests: parts.reduce((a, p) => a + p.requests, 0),
     errors: parts.reduce((a, p) => a + p.errors, 0),
     perSecond: parts.reduce((a, p) => a + p.perSecond, 0),
     p50Ms: Math.max(...parts.map((p) => p.p50Ms)),
     p99Ms: Math.max(...parts.map((p) => p.p99Ms)),
-    ...(pid() !== undefined ? { rssMiB: rssMiB(pid()) } : {}),
+    ...(rss !== undefined ? { rssMiB: rss } : {}),
     sampleErrors: parts.flatMap((p) => p.sampleErrors).slice(0, 3),
-  });
-  // Names unique per phase and target: runPhase numbers requests from 0 in every phase.
-  const createOn = (i: number, phase: string) => (seq: number): BenchRequest => {
-    const name = `cb-${run}-${phase}${i}-${seq}`;
-    return { method: 'POST', path: CM_PATH, body: body(name), tag: name };
   };
-  // Warm-up: JIT and connections, not measured.
-  await Promise.all(targets.map((p, i) => runPhase('warm-up', p, Math.min(1, seconds), per, createOn(i, 'w'), [201], (r) => created[i]!.push(r.tag!))));
-  const creates = await Promise.all(targets.map((p, i) => runPhase('c', p, seconds, per, createOn(i, 'm'), [201], (r) => created[i]!.push(r.tag!))));
-  const gets = await Promise.all(
-    targets.map((p, i) => {
-      const names = created[i]!;
-      if (names.length === 0) throw new Error(`${label}: no ConfigMap was created`);
-      return runPhase('g', p, seconds, per, (seq) => ({ method: 'GET', path: `${CM_PATH}/${names[seq % names.length]}` }), [200]);
-    }),
-  );
-  return [merge(`${label}: creates`, creates), merge(`${label}: gets`, gets)];
+}
+
+/** Median of a non-empty list (the lower middle for an even count, so it is a measured value). */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) / 2)]!;
 }
 
 /**
- * Brings a freshly started system to a steady state before anything is measured: the same
- * creates and gets as a measured run, results dropped. A new process runs interpreted code and
- * an empty store for its first seconds (and a cluster does that three times over), so without
- * this whichever phase ran first on a system measured its start-up; the single node and the
- * cluster get the same treatment.
+ * The order of the systems in round `r`: rotated every round, so that no system is always
+ * measured first (right after the others' load) or always last.
  */
-async function warmUp(targets: readonly Pool[], seconds: number, concurrency: number): Promise<void> {
-  await createsAndGets('warm-up', targets, seconds, concurrency, () => undefined);
+export function roundOrder<T>(systems: readonly T[], r: number): T[] {
+  const k = r % systems.length;
+  return [...systems.slice(k), ...systems.slice(0, k)];
 }
 
 interface Options {
   readonly seconds: number;
-  /** Steady-state warm-up of each system before its measured phases (see warmUp). */
+  /** Steady-state warm-up of each system before its measured phases (see runBench). */
   readonly warmUpSeconds: number;
   readonly concurrency: number;
+  /** Measured rounds; every round measures every system once per kind. */
+  readonly rounds: number;
   readonly jsonOut?: string;
 }
 
+/**
+ * The single node and the cluster run side by side (an idle system costs only its timers) and
+ * are measured in interleaved rounds: in each round, creates on every system one after the
+ * other (order rotated per round), then gets the same way. A ratio is taken within each round
+ * (phases a few seconds apart) and the median over the rounds is reported. On a shared host
+ * whose speed drifts by ±15% over minutes, measuring one system completely and then the other
+ * turned drift into a ratio that moved from one run to the next; interleaving cancels it.
+ *
+ * Each system is warmed up first (creates then gets for --warm-up-seconds each): a new process
+ * runs interpreted code and an empty store for its first seconds.
+ */
 async function runBench(o: Options): Promise<number> {
-  const results: PhaseResult[] = [];
+  const rows: PhaseResult[] = [];
+  const rounds: PhaseResult[][] = [];
   const pools: Pool[] = [];
   let failure: string | undefined;
   let single: ServerHandle | undefined;
   let cluster: RunningCluster | undefined;
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'kapi-cluster-bench-'));
-  log(`${o.seconds} s per phase after ${o.warmUpSeconds} s of warm-up per system, ${o.concurrency} requests in flight, ${os.cpus().length} CPUs`);
+  log(`${o.rounds} interleaved rounds of ${o.seconds} s phases after ${o.warmUpSeconds} s of warm-up per system, ${o.concurrency} requests in flight, ${os.cpus().length} CPUs`);
   try {
     log('starting a single node...');
     single = await startServer({ readyTimeoutMs: 60_000 });
@@ -128,11 +157,7 @@ async function runBench(o: Options): Promise<number> {
     const sPool = pool(single.url, sTls, o.concurrency);
     pools.push(sPool);
     const s = single;
-    await warmUp([sPool], o.warmUpSeconds, o.concurrency);
-    results.push(...(await createsAndGets('single node', [sPool], o.seconds, o.concurrency, () => s.pid)));
-    await sPool.close();
-    await single.cleanup();
-    single = undefined;
+    const systems: System[] = [{ label: 'single node', targets: [sPool], created: [[]], rss: () => rssMiB(s.pid) }];
 
     log('starting a three-node cluster...');
     const p = await getFreePorts(7);
@@ -153,22 +178,37 @@ async function runBench(o: Options): Promise<number> {
       const v = nodePids.map((pid) => rssMiB(pid)).filter((x): x is number => x !== undefined);
       return v.length === 0 ? undefined : v.reduce((a, b) => a + b, 0) / v.length;
     };
-    const withRss = (r: PhaseResult): PhaseResult => {
-      const rss = clusterRss();
-      return rss === undefined ? r : { ...r, rssMiB: rss };
-    };
-    const direct = t.nodes.map((n) => pool(`https://${t.clientHost}:${n.securePort}`, cTls, Math.ceil(o.concurrency / t.nodes.length)));
-    pools.push(...direct);
-    await warmUp(direct, o.warmUpSeconds, o.concurrency);
     if (cluster.balanced) {
       const lb = pool(cluster.url, cTls, o.concurrency);
       pools.push(lb);
-      results.push(...(await createsAndGets('cluster via haproxy', [lb], o.seconds, o.concurrency, () => undefined)).map(withRss));
-      await lb.close();
+      systems.push({ label: 'cluster via haproxy', targets: [lb], created: [[]], rss: clusterRss });
     } else {
       log('haproxy is not installed: no balancer phases');
     }
-    results.push(...(await createsAndGets('cluster direct n1-n3', direct, o.seconds, o.concurrency, () => undefined)).map(withRss));
+    const direct = t.nodes.map((n) => pool(`https://${t.clientHost}:${n.securePort}`, cTls, Math.ceil(o.concurrency / t.nodes.length)));
+    pools.push(...direct);
+    systems.push({ label: 'cluster direct n1-n3', targets: direct, created: direct.map(() => []), rss: clusterRss });
+
+    log('warming up...');
+    for (const sys of systems) {
+      await phase(sys, 'creates', o.warmUpSeconds, o.concurrency);
+      await phase(sys, 'gets', o.warmUpSeconds, o.concurrency);
+    }
+    for (let r = 0; r < o.rounds; r++) {
+      const round: PhaseResult[] = [];
+      for (const kind of ['creates', 'gets'] as const) {
+        for (const sys of roundOrder(systems, r)) round.push(await phase(sys, kind, o.seconds, o.concurrency));
+      }
+      rounds.push(round);
+      const c = (label: string) => round.find((x) => x.name === `${label}: creates`)?.perSecond;
+      log(`round ${r + 1}/${o.rounds}: creates/s ${systems.map((x) => `${x.label} ${Math.round(c(x.label) ?? 0)}`).join(', ')}`);
+    }
+    // The row shown per phase is its median round (so its latencies are a measured round's).
+    for (const name of rounds[0]!.map((x) => x.name)) {
+      const all = rounds.map((round) => round.find((x) => x.name === name)!);
+      const m = median(all.map((x) => x.perSecond));
+      rows.push(all.find((x) => x.perSecond === m)!);
+    }
   } catch (e) {
     failure = (e as Error).message;
   } finally {
@@ -179,36 +219,44 @@ async function runBench(o: Options): Promise<number> {
   }
 
   log('');
-  log(formatTable(results));
-  for (const r of results) for (const s of r.sampleErrors) log(`  ${r.name} error: ${s}`);
+  log(`median of ${rounds.length} round(s) per phase:`);
+  log(formatTable(rows));
+  const all = rounds.flat();
+  for (const r of all) for (const e of r.sampleErrors) log(`  ${r.name} error: ${e}`);
   log('');
-  const rate = (name: string): number | undefined => results.find((r) => r.name === name)?.perSecond;
-  const singleCreates = rate('single node: creates');
-  const singleGets = rate('single node: gets');
-  const ratios: Array<{ name: string; value: number; target?: string; met?: boolean }> = [];
+  const rateIn = (round: readonly PhaseResult[], name: string): number | undefined => round.find((r) => r.name === name)?.perSecond;
+  const ratios: Array<{ name: string; value: number; perRound: number[]; target?: string; met?: boolean }> = [];
   for (const via of ['cluster via haproxy', 'cluster direct n1-n3']) {
-    const c = rate(`${via}: creates`);
-    const g = rate(`${via}: gets`);
-    if (c !== undefined && singleCreates !== undefined) {
-      const v = c / singleCreates;
-      const met = v >= CLUSTER_CREATE_TARGET;
-      ratios.push({ name: `${via} creates / single`, value: v, target: `>= ${CLUSTER_CREATE_TARGET}`, met });
-      log(`${`${via} creates / single`.padEnd(40)} = ${(v * 100).toFixed(1)}%   (target >= ${CLUSTER_CREATE_TARGET * 100}%)   ${met ? 'MET' : 'NOT MET'}`);
-    }
-    if (g !== undefined && singleGets !== undefined) {
-      const v = g / singleGets;
-      ratios.push({ name: `${via} gets / single`, value: v });
-      log(`${`${via} gets / single`.padEnd(40)} = ${(v * 100).toFixed(1)}%`);
+    for (const kind of ['creates', 'gets'] as const) {
+      const perRound = rounds
+        .map((round) => {
+          const c = rateIn(round, `${via}: ${kind}`);
+          const s1 = rateIn(round, `single node: ${kind}`);
+          return c !== undefined && s1 !== undefined && s1 > 0 ? c / s1 : undefined;
+        })
+        .filter((v): v is number => v !== undefined);
+      if (perRound.length === 0) continue;
+      const v = median(perRound);
+      const each = perRound.map((x) => `${(x * 100).toFixed(1)}%`).join(' ');
+      const label = `${via} ${kind} / single`;
+      if (kind === 'creates') {
+        const met = v >= CLUSTER_CREATE_TARGET;
+        ratios.push({ name: label, value: v, perRound, target: `>= ${CLUSTER_CREATE_TARGET}`, met });
+        log(`${label.padEnd(40)} = ${(v * 100).toFixed(1)}%   (target >= ${CLUSTER_CREATE_TARGET * 100}%)   ${met ? 'MET' : 'NOT MET'}   rounds: ${each}`);
+      } else {
+        ratios.push({ name: label, value: v, perRound });
+        log(`${label.padEnd(40)} = ${(v * 100).toFixed(1)}%   rounds: ${each}`);
+      }
     }
   }
   if (failure !== undefined) log(`bench failed: ${failure}`);
   if (o.jsonOut !== undefined) {
     await fs.mkdir(path.dirname(path.resolve(o.jsonOut)), { recursive: true });
-    const report = { startedAt: new Date().toISOString(), node: process.version, cpus: os.cpus().length, seconds: o.seconds, concurrency: o.concurrency, phases: results, ratios, failure: failure ?? null };
+    const report = { startedAt: new Date().toISOString(), node: process.version, cpus: os.cpus().length, seconds: o.seconds, concurrency: o.concurrency, rounds: rounds.length, phases: rows, allRounds: rounds, ratios, failure: failure ?? null };
     await fs.writeFile(o.jsonOut, `${JSON.stringify(report, null, 2)}\n`);
     log(`results written to ${o.jsonOut}`);
   }
-  return failure !== undefined || results.some((r) => r.errors > 0) ? 1 : 0;
+  return failure !== undefined || all.some((r) => r.errors > 0) ? 1 : 0;
 }
 
 function positive(raw: string | undefined, fallback: number, what: string): number {
@@ -223,12 +271,13 @@ if (isEntryPoint(import.meta.url)) {
     const { values } = parseArgs({
       args: process.argv.slice(2),
       strict: true,
-      options: { seconds: { type: 'string' }, 'warm-up-seconds': { type: 'string' }, concurrency: { type: 'string' }, 'json-out': { type: 'string' } },
+      options: { seconds: { type: 'string' }, 'warm-up-seconds': { type: 'string' }, concurrency: { type: 'string' }, rounds: { type: 'string' }, 'json-out': { type: 'string' } },
     });
     const code = await runBench({
       seconds: positive(values.seconds ?? process.env.BENCH_SECONDS, 5, 'seconds'),
       warmUpSeconds: positive(values['warm-up-seconds'] ?? process.env.BENCH_WARMUP_SECONDS, 3, 'warm-up-seconds'),
       concurrency: Math.round(positive(values.concurrency ?? process.env.BENCH_CONCURRENCY, 64, 'concurrency')),
+      rounds: Math.round(positive(values.rounds ?? process.env.BENCH_ROUNDS, 3, 'rounds')),
       ...(values['json-out'] !== undefined ? { jsonOut: values['json-out'] } : {}),
     });
     process.exit(code);
