@@ -291,6 +291,30 @@ describe('MvccStore', () => {
     }
   });
 
+  it('keeps the latest-value cache within its bound and reads evicted keys from disk', async () => {
+    const dir2 = await mkdtemp(join(tmpdir(), 'mvcc-'));
+    const small = await MvccStore.open(dir2, { cacheMaxEntries: 100 });
+    try {
+      const cacheSize = () => (small as unknown as { latestCache: Map<string, unknown> }).latestCache.size;
+      let i = 0;
+      for (let b = 0; b < 10; b++) {
+        await small.applyBatch(Array.from({ length: 50 }, () => ({ index: ++i, command: put(`/e/${String(i).padStart(4, '0')}`, `v${i}`) })));
+        expect(cacheSize()).toBeLessThanOrEqual(100);
+      }
+      // Eviction runs in passes down to 90% of the bound, oldest first.
+      expect(cacheSize()).toBeGreaterThanOrEqual(90);
+      const val = async (k: string) => Buffer.from((await small.get(k))!.value).toString();
+      expect(await val('/e/0001')).toBe('v1');
+      expect(await val('/e/0500')).toBe('v500');
+      await small.apply(++i, put('/e/0001', 'again'));
+      expect(await val('/e/0001')).toBe('again');
+      expect((await small.range('/e/')).kvs).toHaveLength(500);
+    } finally {
+      await small.close();
+      await rm(dir2, { recursive: true, force: true });
+    }
+  });
+
   it('exports and imports a snapshot with the retained history', async () => {
     await apply(put('/s/a', '1'));
     await apply(put('/s/b', '1'));
