@@ -297,18 +297,24 @@ describe('MvccStore', () => {
     try {
       const cacheSize = () => (small as unknown as { latestCache: Map<string, unknown> }).latestCache.size;
       let i = 0;
-      for (let b = 0; b < 10; b++) {
-        await small.applyBatch(Array.from({ length: 50 }, () => ({ index: ++i, command: put(`/e/${String(i).padStart(4, '0')}`, `v${i}`) })));
+      const write = async (n: number) => small.applyBatch(Array.from({ length: n }, () => ({ index: ++i, command: put(`/e/${String(i).padStart(4, '0')}`, `v${i}`) })));
+      await write(100);
+      expect(cacheSize()).toBe(100);
+      // One key over the bound: one pass evicts the oldest down to 90% of it.
+      await write(1);
+      expect(cacheSize()).toBe(90);
+      for (let b = 0; b < 8; b++) {
+        await write(50);
         expect(cacheSize()).toBeLessThanOrEqual(100);
+        expect(cacheSize()).toBeGreaterThanOrEqual(90);
       }
-      // Eviction runs in passes down to 90% of the bound, oldest first.
-      expect(cacheSize()).toBeGreaterThanOrEqual(90);
       const val = async (k: string) => Buffer.from((await small.get(k))!.value).toString();
       expect(await val('/e/0001')).toBe('v1');
       expect(await val('/e/0500')).toBe('v500');
+      expect(await val('/e/0501')).toBe('v501');
       await small.apply(++i, put('/e/0001', 'again'));
       expect(await val('/e/0001')).toBe('again');
-      expect((await small.range('/e/')).kvs).toHaveLength(500);
+      expect((await small.range('/e/')).kvs).toHaveLength(501);
     } finally {
       await small.close();
       await rm(dir2, { recursive: true, force: true });
