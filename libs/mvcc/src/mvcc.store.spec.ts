@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ClassicLevel } from 'classic-level';
 import { MvccStore } from './mvcc.store.js';
 import { MvccError, decodeCommand, encodeCommand, type MvccEvent, type TxnCommand } from './mvcc.types.js';
 
@@ -318,6 +319,68 @@ describe('MvccStore', () => {
     } finally {
       await small.close();
       await rm(dir2, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps the live keys in memory: creates and reads of missing keys skip LevelDB, the index survives reopen and snapshot import', async () => {
+    // Count the store's point reads of LevelDB (get/getMany) through the db it was given.
+    const counted = async (d: string, keyIndex?: boolean) => {
+      const db = new ClassicLevel<string, Buffer>(d, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+      const reads = { n: 0 };
+      const getMany = db.getMany.bind(db);
+      const get = db.get.bind(db);
+      db.getMany = ((...a: Parameters<typeof getMany>) => (reads.n++, getMany(...a))) as typeof db.getMany;
+      db.get = ((...a: Parameters<typeof get>) => (reads.n++, get(...a))) as typeof db.get;
+      const s = await MvccStore.open(d, { db, ...(keyIndex === undefined ? {} : { keyIndex }), cacheMaxEntries: 1 });
+      reads.n = 0; // the counters open() reads
+      return { s, reads };
+    };
+    const create = (key: string, v: string): TxnCommand => ({ compares: [{ key, target: 'absent' }], success: [{ type: 'put', key, value: enc(v) }], failure: [] });
+    const dir2 = await mkdtemp(join(tmpdir(), 'mvcc-'));
+    const dir3 = await mkdtemp(join(tmpdir(), 'mvcc-'));
+    let i = 0;
+    let { s, reads } = await counted(dir2);
+    try {
+      expect((await s.apply(++i, create('/k/a', '1')))?.succeeded).toBe(true);
+      expect((await s.apply(++i, create('/k/b', '1')))?.succeeded).toBe(true);
+      expect(await s.get('/k/missing')).toBeUndefined();
+      expect(reads.n).toBe(0);
+      // An existing key evicted from the (one-entry) cache is read from disk: it is in the index.
+      expect((await s.apply(++i, create('/k/a', '2')))?.succeeded).toBe(false);
+      expect(reads.n).toBe(1);
+      expect((await s.apply(++i, del('/k/a')))?.succeeded).toBe(true);
+      expect(s.liveKeyCount()).toBe(1);
+      expect((await s.apply(++i, create('/k/a', '3')))?.succeeded).toBe(true);
+      await s.close();
+      // Reopened: the index is loaded from the `k:` keyspace.
+      ({ s, reads } = await counted(dir2));
+      expect(s.liveKeyCount()).toBe(2);
+      expect((await s.apply(++i, create('/k/b', 'again')))?.succeeded).toBe(false);
+      expect((await s.apply(++i, create('/k/c', '1')))?.succeeded).toBe(true);
+      expect(dec((await s.get('/k/a'))?.value)).toBe('3');
+      const snap = await s.exportSnapshot();
+      // Import replaces the index: keys only the importer had are gone, imported ones exist.
+      const other = await counted(dir3);
+      try {
+        await other.s.apply(1, put('/k/only-here', 'x'));
+        await other.s.importSnapshot(snap);
+        expect(other.s.liveKeyCount()).toBe(3);
+        expect(await other.s.get('/k/only-here')).toBeUndefined();
+        expect((await other.s.apply(other.s.appliedIndex() + 1, create('/k/c', 'x')))?.succeeded).toBe(false);
+        expect((await other.s.apply(other.s.appliedIndex() + 1, create('/k/only-here', 'y')))?.succeeded).toBe(true);
+      } finally {
+        await other.s.close();
+      }
+      await s.close();
+      // Without the index every create of an uncached key reads LevelDB first.
+      ({ s, reads } = await counted(dir2, false));
+      expect(s.liveKeyCount()).toBeUndefined();
+      expect((await s.apply(++i, create('/k/d', '1')))?.succeeded).toBe(true);
+      expect(reads.n).toBe(1);
+    } finally {
+      await s.close();
+      await rm(dir2, { recursive: true, force: true });
+      await rm(dir3, { recursive: true, force: true });
     }
   });
 

@@ -36,6 +36,8 @@ const META_COMPACTED = 'm:compacted';
 const LATEST = 'k:';
 const HISTORY = 'h:';
 const EVENTS = 'e:';
+/** Marks a key the live-key index knows to be absent (no read needed). */
+const ABSENT = Symbol('absent');
 const HEADER = 24; // createRevision, modRevision, version: float64 each
 
 /** Fixed-width hex so that LevelDB's bytewise order is numeric order. */
@@ -221,6 +223,11 @@ export interface MvccStoreOptions {
   db?: Db;
   /** Most entries the latest-value cache holds (default 50,000). */
   cacheMaxEntries?: number;
+  /**
+   * Keep the set of live keys in memory (default true; see MvccStore.liveKeys). Off, every
+   * write of a key missing from the latest-value cache reads LevelDB first.
+   */
+  keyIndex?: boolean;
 }
 
 /**
@@ -240,6 +247,14 @@ export class MvccStore {
    */
   private readonly latestCache = new Map<string, KeyValue>();
   private latestCacheBytes = 0;
+  /**
+   * Every key that has a current version (etcd keeps its key index in memory the same way),
+   * loaded at open and after a snapshot import, updated with each written batch. A key not in
+   * it does not exist: a create (the common write: a new name) then needs no LevelDB lookup
+   * before it is applied, on every replica, and a read of a missing key answers at once.
+   * Undefined when disabled (MvccStoreOptions.keyIndex). Costs the keys' strings in memory.
+   */
+  private liveKeys: Set<string> | undefined;
   private cacheEpoch = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private closing = false;
@@ -261,7 +276,27 @@ export class MvccStore {
     store.revision = rev ? Number(rev.toString()) : 0;
     store.applied = applied ? Number(applied.toString()) : 0;
     store.compacted = compacted ? Number(compacted.toString()) : 0;
+    if (opts.keyIndex ?? true) store.liveKeys = await store.loadLiveKeys();
     return store;
+  }
+
+  /** Reads the names of all current keys (the `k:` keyspace, keys only). */
+  private async loadLiveKeys(): Promise<Set<string>> {
+    const keys = new Set<string>();
+    const it = this.db.keys({ gte: LATEST, lt: prefixEnd(LATEST) });
+    try {
+      for (let chunk = await it.nextv(4096); chunk.length > 0; chunk = await it.nextv(4096)) {
+        for (const k of chunk) keys.add(k.slice(LATEST.length));
+      }
+    } finally {
+      await it.close();
+    }
+    return keys;
+  }
+
+  /** Number of live keys (undefined when the key index is disabled). */
+  liveKeyCount(): number | undefined {
+    return this.liveKeys?.size;
   }
 
   /** Latest revision applied (0 before the first write). */
@@ -366,9 +401,9 @@ export class MvccStore {
     }
     const prefetched = new Map<string, KeyValue | undefined>();
     for (const k of wanted) {
-      const hit = this.latestCache.get(k);
+      const hit = this.liveKeys && !this.liveKeys.has(k) ? ABSENT : this.latestCache.get(k);
       if (hit) {
-        prefetched.set(k, hit);
+        prefetched.set(k, hit === ABSENT ? undefined : hit);
         wanted.delete(k);
       }
     }
@@ -464,7 +499,11 @@ export class MvccStore {
     } finally {
       this.cacheEpoch++;
     }
-    for (const [key, v] of overlay) this.cacheLatest(key, v);
+    for (const [key, v] of overlay) {
+      this.cacheLatest(key, v);
+      if (v === null) this.liveKeys?.delete(key);
+      else this.liveKeys?.add(key);
+    }
     this.revision = rev;
     this.applied = applied;
     this.bus.emit(events);
@@ -477,6 +516,8 @@ export class MvccStore {
       const b = await this.db.get(LATEST + key, { snapshot });
       return b === undefined ? undefined : decodeLatest(key, b);
     }
+    // A batch being written becomes visible with the next revision; until then absent is right.
+    if (this.liveKeys && !this.liveKeys.has(key)) return undefined;
     const hit = this.latestCache.get(key);
     if (hit) return hit;
     const epoch = this.cacheEpoch;
@@ -936,6 +977,7 @@ export class MvccStore {
         this.latestCache.clear();
         this.latestCacheBytes = 0;
       }
+      if (this.liveKeys) this.liveKeys = new Set(puts.filter((p) => p.key.startsWith(LATEST)).map((p) => p.key.slice(LATEST.length)));
       this.revision = revision;
       this.applied = applied;
       this.compacted = compacted;
