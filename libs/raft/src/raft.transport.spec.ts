@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPki, loadPki } from '../../../cluster/pki.js';
-import { GrpcTransport, type PeerTls, TransportConfigError, fromWire, toWire } from './raft.transport.js';
+import { GrpcTransport, type PeerTls, TransportConfigError, findRaftProto, fromWire, raftService, toWire } from './raft.transport.js';
 import { type Message, msg } from './raft.types.js';
 
 let pkiRoot: string;
@@ -42,27 +42,41 @@ async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
 }
 
 describe('GrpcTransport', () => {
-  it('round-trips every field through the wire form', () => {
+  it('round-trips every field through the protobuf wire form, 64-bit values included', () => {
     const m = msg({
       type: 'app',
       from: 1,
       to: 2,
       term: 7,
       logTerm: 6,
-      index: 41,
-      commit: 40,
-      entries: [{ term: 7, index: 42, type: 'conf', data: new Uint8Array([1, 2]) }],
+      index: 2 ** 40 + 1,
+      commit: 2 ** 40,
+      entries: [
+        { term: 7, index: 2 ** 40 + 2, type: 'conf', data: new Uint8Array([1, 2]) },
+        { term: 7, index: 2 ** 40 + 3, type: 'normal', data: new Uint8Array(0) },
+      ],
       reject: true,
       rejectHint: 3,
       context: 'ctx',
     });
-    const back = fromWire(JSON.parse(JSON.stringify(toWire(m), (_k, v) => (v instanceof Uint8Array ? [...v] : v))) as ReturnType<typeof toWire>);
-    expect({ ...back, entries: back!.entries.map((e) => ({ ...e, data: [...e.data] })) }).toEqual({
+    const stream = raftService(findRaftProto()).Stream!;
+    const bytes = stream.requestSerialize([m, msg({ type: 'heartbeat', from: 1, to: 3, term: 7 })]);
+    expect(Buffer.isBuffer(bytes)).toBe(true);
+    const back = stream.requestDeserialize(bytes) as Message[];
+    expect(back).toHaveLength(2);
+    expect({ ...back[0], entries: back[0]!.entries.map((e) => ({ ...e, data: [...e.data] })) }).toEqual({
       ...m,
       snapshot: undefined,
-      entries: [{ term: 7, index: 42, type: 'conf', data: [1, 2] }],
+      entries: [
+        { term: 7, index: 2 ** 40 + 2, type: 'conf', data: [1, 2] },
+        { term: 7, index: 2 ** 40 + 3, type: 'normal', data: [] },
+      ],
     });
-    expect(fromWire({ ...toWire(m), type: 'MSG_BOGUS' })).toBeUndefined();
+    expect(back[1]).toMatchObject({ type: 'heartbeat', from: 1, to: 3, term: 7, entries: [] });
+    // Messages for another node are dropped while decoding; unknown types and senders too.
+    expect(raftService(findRaftProto(), (x) => x.to === 2).Stream!.requestDeserialize(bytes)).toHaveLength(1);
+    expect(fromWire({ ...toWire(m), type: 99 })).toBeUndefined();
+    expect(fromWire({ ...toWire(m), from: 0 })).toBeUndefined();
   });
 
   it('delivers batched messages and a chunked snapshot, and reconnects to a late peer', async () => {

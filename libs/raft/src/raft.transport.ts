@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import protobuf from 'protobufjs';
 import { type Entry, type Message, type MessageType, type NodeId, type Snapshot, EMPTY_DATA, EMPTY_ENTRIES, RaftError } from './raft.types.js';
 
 /** What the node driver needs from a transport. */
@@ -71,43 +72,65 @@ export interface GrpcTransportOptions {
   insecure?: boolean;
 }
 
-const TYPE_TO_WIRE: Partial<Record<MessageType, string>> = {
-  prop: 'MSG_PROP',
-  app: 'MSG_APP',
-  appResp: 'MSG_APP_RESP',
-  vote: 'MSG_VOTE',
-  voteResp: 'MSG_VOTE_RESP',
-  preVote: 'MSG_PRE_VOTE',
-  preVoteResp: 'MSG_PRE_VOTE_RESP',
-  snap: 'MSG_SNAP',
-  heartbeat: 'MSG_HEARTBEAT',
-  heartbeatResp: 'MSG_HEARTBEAT_RESP',
-  transferLeader: 'MSG_TRANSFER_LEADER',
-  timeoutNow: 'MSG_TIMEOUT_NOW',
-  readIndex: 'MSG_READ_INDEX',
-  readIndexResp: 'MSG_READ_INDEX_RESP',
+/** MessageType values of proto/raft.proto (kapi.raft.v1.MessageType). */
+const TYPE_TO_WIRE: Partial<Record<MessageType, number>> = {
+  prop: 1, // MSG_PROP
+  app: 2, // MSG_APP
+  appResp: 3, // MSG_APP_RESP
+  vote: 4, // MSG_VOTE
+  voteResp: 5, // MSG_VOTE_RESP
+  preVote: 6, // MSG_PRE_VOTE
+  preVoteResp: 7, // MSG_PRE_VOTE_RESP
+  snap: 8, // MSG_SNAP
+  heartbeat: 9, // MSG_HEARTBEAT
+  heartbeatResp: 10, // MSG_HEARTBEAT_RESP
+  transferLeader: 11, // MSG_TRANSFER_LEADER
+  timeoutNow: 12, // MSG_TIMEOUT_NOW
+  readIndex: 13, // MSG_READ_INDEX
+  readIndexResp: 14, // MSG_READ_INDEX_RESP
 };
-const WIRE_TO_TYPE = new Map<string, MessageType>(Object.entries(TYPE_TO_WIRE).map(([k, v]) => [v, k as MessageType]));
+const WIRE_TO_TYPE = new Map<number, MessageType>(Object.entries(TYPE_TO_WIRE).map(([k, v]) => [v, k as MessageType]));
+/** EntryType values of proto/raft.proto. */
+const ENTRY_NORMAL = 0;
+const ENTRY_CONF = 1;
 
-interface WireEntry {
-  term: number;
-  index: number;
-  type: string;
+/**
+ * A 64-bit field as protobufjs decodes it: a Long when the `long` package is installed (it is a
+ * dependency of protobufjs), a number otherwise. Encoding accepts plain numbers.
+ */
+type U64 = number | { toNumber(): number };
+const num = (v: U64 | null | undefined): number => (v === undefined || v === null ? 0 : typeof v === 'number' ? v : v.toNumber());
+
+/**
+ * The wire form of Entry and Message (proto/raft.proto field names in protobufjs' camelCase,
+ * enums as numbers): what protobufjs encodes directly and decodes to, with no conversion of
+ * enum names or 64-bit values in between (proto-loader's generic objects cost a third of the
+ * codec's time on the append path).
+ */
+export interface WireEntry {
+  term: U64;
+  index: U64;
+  type: number;
   data: Uint8Array;
 }
-interface WireMessage {
-  type: string;
-  from: number;
-  to: number;
-  term: number;
-  logTerm: number;
-  index: number;
+export interface WireMessage {
+  type: number;
+  from: U64;
+  to: U64;
+  term: U64;
+  logTerm: U64;
+  index: U64;
   entries: WireEntry[];
-  commit: number;
+  commit: U64;
   reject: boolean;
-  rejectHint: number;
+  rejectHint: U64;
   context: string;
-  snapshot?: { index: number; term: number; confState?: { voters: number[]; learners: number[] } } | null;
+  snapshot?: { index: U64; term: U64; confState?: { voters: U64[]; learners: U64[] } | null } | null;
+}
+interface WireChunk {
+  header?: WireMessage | null;
+  data: Uint8Array;
+  last: boolean;
 }
 
 /** Finds proto/raft.proto by walking up from this file (works from src and from dist). */
@@ -134,7 +157,7 @@ export function toWire(m: Message): WireMessage {
     term: m.term,
     logTerm: m.logTerm,
     index: m.index,
-    entries: m.entries.map((e) => ({ term: e.term, index: e.index, type: e.type === 'conf' ? 'ENTRY_CONF' : 'ENTRY_NORMAL', data: e.data })),
+    entries: m.entries.map((e) => ({ term: e.term, index: e.index, type: e.type === 'conf' ? ENTRY_CONF : ENTRY_NORMAL, data: e.data })),
     commit: m.commit,
     reject: m.reject,
     rejectHint: m.rejectHint,
@@ -146,46 +169,81 @@ export function toWire(m: Message): WireMessage {
 /** Converts a wire message back; returns undefined for an unknown type (bad input is dropped). */
 export function fromWire(w: WireMessage, snapshotData?: Uint8Array): Message | undefined {
   const type = WIRE_TO_TYPE.get(w.type);
-  if (!type || !(w.from > 0)) return undefined;
+  const from = num(w.from);
+  if (!type || !(from > 0)) return undefined;
+  // Entry data stays a view into the received message (no copy): nothing writes to it.
   const entries: Entry[] = (w.entries ?? []).map((e) => ({
-    term: Number(e.term),
-    index: Number(e.index),
-    type: e.type === 'ENTRY_CONF' ? 'conf' : 'normal',
-    data: e.data ? new Uint8Array(e.data) : EMPTY_DATA,
+    term: num(e.term),
+    index: num(e.index),
+    type: e.type === ENTRY_CONF ? 'conf' : 'normal',
+    data: e.data && e.data.length > 0 ? e.data : EMPTY_DATA,
   }));
   let snapshot: Snapshot | undefined;
   if (type === 'snap') {
     if (!w.snapshot) return undefined;
     snapshot = {
-      metadata: { index: Number(w.snapshot.index), term: Number(w.snapshot.term), confState: { voters: (w.snapshot.confState?.voters ?? []).map(Number), learners: (w.snapshot.confState?.learners ?? []).map(Number) } },
+      metadata: { index: num(w.snapshot.index), term: num(w.snapshot.term), confState: { voters: (w.snapshot.confState?.voters ?? []).map(num), learners: (w.snapshot.confState?.learners ?? []).map(num) } },
       data: snapshotData ?? EMPTY_DATA,
     };
   }
   return {
     type,
-    from: Number(w.from),
-    to: Number(w.to),
-    term: Number(w.term),
-    logTerm: Number(w.logTerm),
-    index: Number(w.index),
+    from,
+    to: num(w.to),
+    term: num(w.term),
+    logTerm: num(w.logTerm),
+    index: num(w.index),
     entries: entries.length > 0 ? entries : EMPTY_ENTRIES,
-    commit: Number(w.commit),
+    commit: num(w.commit),
     reject: Boolean(w.reject),
-    rejectHint: Number(w.rejectHint),
+    rejectHint: num(w.rejectHint),
     context: w.context ?? '',
     snapshot,
   };
 }
 
+/**
+ * The RaftTransport service of proto/raft.proto: methods as @grpc/proto-loader reads them from
+ * the file, requests encoded by protobufjs directly instead of through proto-loader's generic
+ * objects. A Stream write takes core Messages and the server receives core Messages (bad ones,
+ * and those `accept` refuses, already dropped), so each message is converted once per direction.
+ */
+export function raftService(protoPath: string, accept: (m: Message) => boolean = () => true): grpc.ServiceDefinition {
+  const methods = protoLoader.loadSync(protoPath, { keepCase: false, longs: Number, enums: String, defaults: true })['kapi.raft.v1.RaftTransport'] as grpc.ServiceDefinition;
+  const root = protobuf.loadSync(protoPath);
+  const batchType = root.lookupType('kapi.raft.v1.MessageBatch');
+  const chunkType = root.lookupType('kapi.raft.v1.SnapshotChunk');
+  const buf = (u: Uint8Array): Buffer => (Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength));
+  return {
+    Stream: {
+      ...methods.Stream!,
+      requestSerialize: (msgs: readonly Message[]) => buf(batchType.encode({ messages: msgs.map(toWire) }).finish()),
+      requestDeserialize: (b: Buffer): Message[] => {
+        const out: Message[] = [];
+        for (const w of (batchType.decode(b) as unknown as { messages?: WireMessage[] }).messages ?? []) {
+          const m = fromWire(w);
+          if (m && accept(m)) out.push(m);
+        }
+        return out;
+      },
+    },
+    Snapshot: {
+      ...methods.Snapshot!,
+      requestSerialize: (c: WireChunk) => buf(chunkType.encode(c).finish()),
+      requestDeserialize: (b: Buffer): WireChunk => chunkType.decode(b) as unknown as WireChunk,
+    },
+  };
+}
+
 type ServiceClient = grpc.Client & {
-  Stream(cb: (err: grpc.ServiceError | null) => void): grpc.ClientWritableStream<{ messages: WireMessage[] }>;
-  Snapshot(cb: (err: grpc.ServiceError | null) => void): grpc.ClientWritableStream<{ header?: WireMessage; data: Uint8Array; last: boolean }>;
+  Stream(cb: (err: grpc.ServiceError | null) => void): grpc.ClientWritableStream<readonly Message[]>;
+  Snapshot(cb: (err: grpc.ServiceError | null) => void): grpc.ClientWritableStream<WireChunk>;
 };
 
 /** One outgoing peer: bounded queue, one client stream, reconnect with exponential backoff. */
 class PeerSender {
   private queue: Message[] = [];
-  private stream: grpc.ClientWritableStream<{ messages: WireMessage[] }> | undefined;
+  private stream: grpc.ClientWritableStream<readonly Message[]> | undefined;
   private waitingDrain = false;
   private backoffMs: number;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -203,6 +261,9 @@ class PeerSender {
       'grpc.keepalive_time_ms': 10_000,
       'grpc.max_receive_message_length': 64 << 20,
       'grpc.max_send_message_length': 64 << 20,
+      // The sender reconnects and Raft retransmits by itself; gRPC's retry layer would only
+      // track (and, before the call commits, buffer) every message written to the stream.
+      'grpc.enable_retries': 0,
     }) as unknown as ServiceClient;
     this.backoffMs = t.minBackoffMs;
   }
@@ -267,7 +328,7 @@ class PeerSender {
     while (this.queue.length > 0) {
       const batch = this.queue.length <= this.t.maxBatch ? this.queue : this.queue.slice(0, this.t.maxBatch);
       this.queue = this.queue.length <= this.t.maxBatch ? [] : this.queue.slice(this.t.maxBatch);
-      const ok = s.write({ messages: batch.map(toWire) });
+      const ok = s.write(batch);
       this.backoffMs = this.t.minBackoffMs;
       if (!ok) {
         this.waitingDrain = true;
@@ -297,7 +358,7 @@ class PeerSender {
             const chunk = data.subarray(off, Math.min(off + size, data.length));
             off += chunk.length;
             const last = off >= data.length;
-            const ok = call.write({ header: first ? header : undefined, data: chunk, last });
+            const ok = call.write({ header: first ? header : null, data: chunk, last });
             first = false;
             if (last) {
               call.end();
@@ -327,7 +388,7 @@ class PeerSender {
 }
 
 /**
- * gRPC transport between Raft nodes (proto/raft.proto, loaded with @grpc/proto-loader): one
+ * gRPC transport between Raft nodes (proto/raft.proto, see raftService): one
  * long-lived client stream per peer carrying batches of messages, reconnect with exponential
  * backoff, snapshots chunked on a separate stream, and a bounded queue per peer.
  */
@@ -376,10 +437,9 @@ export class GrpcTransport implements RaftTransport {
     } else {
       throw new TransportConfigError('the peer transport needs TLS material (tls) or an explicit insecure: true');
     }
-    const def = protoLoader.loadSync(opts.protoPath ?? findRaftProto(), { longs: Number, enums: String, defaults: true, arrays: true, keepCase: false });
-    const pkg = grpc.loadPackageDefinition(def) as unknown as { kapi: { raft: { v1: { RaftTransport: grpc.ServiceClientConstructor } } } };
-    this.ctor = pkg.kapi.raft.v1.RaftTransport;
-    this.service = this.ctor.service;
+    // Messages addressed to another node are dropped as they are decoded.
+    this.service = raftService(opts.protoPath ?? findRaftProto(), (m) => m.to === opts.id);
+    this.ctor = grpc.makeGenericClientConstructor(this.service, 'RaftTransport');
     for (const [id, addr] of opts.peers) if (id !== opts.id) this.senders.set(id, new PeerSender(id, addr, this.ctor, this));
   }
 
@@ -396,23 +456,20 @@ export class GrpcTransport implements RaftTransport {
   /** Starts the server; resolves with the bound port. */
   async start(): Promise<number> {
     this.server.addService(this.service, {
-      Stream: (call: grpc.ServerReadableStream<{ messages: WireMessage[] }, object>, cb: grpc.sendUnaryData<object>) => {
-        call.on('data', (batch: { messages: WireMessage[] }) => {
+      Stream: (call: grpc.ServerReadableStream<Message[], object>, cb: grpc.sendUnaryData<object>) => {
+        call.on('data', (batch: Message[]) => {
           if (this.stopped) return;
-          for (const w of batch.messages ?? []) {
-            const m = fromWire(w);
-            if (m && m.to === this.opts.id) this.events.onMessage(m);
-          }
+          for (const m of batch) this.events.onMessage(m);
         });
         call.on('end', () => cb(null, {}));
         call.on('error', () => undefined);
       },
-      Snapshot: (call: grpc.ServerReadableStream<{ header?: WireMessage; data: Uint8Array; last: boolean }, object>, cb: grpc.sendUnaryData<object>) => {
+      Snapshot: (call: grpc.ServerReadableStream<WireChunk, object>, cb: grpc.sendUnaryData<object>) => {
         let header: WireMessage | undefined;
         const chunks: Uint8Array[] = [];
         let total = 0;
         let done = false;
-        call.on('data', (c: { header?: WireMessage; data: Uint8Array; last: boolean }) => {
+        call.on('data', (c: WireChunk) => {
           if (c.header && !header) header = c.header;
           if (c.data && c.data.length > 0) {
             chunks.push(new Uint8Array(c.data));
