@@ -1,0 +1,86 @@
+/**
+ * Short runs of the benchmarks (`npm run bench` runs them at full length): each must start its
+ * systems, measure every phase without a failed request and print its figures. Nothing here
+ * asserts on speed (the figures vary with the machine); it keeps the benchmarks working.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { median, roundOrder } from '../bench/cluster.bench.js';
+import { repoRoot } from './support/server.js';
+
+function runBench(script: string, args: readonly string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot(), 'dist', 'bench', script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+}
+
+interface ClusterReport {
+  rounds: number;
+  phases: { name: string; requests: number; errors: number; perSecond: number }[];
+  allRounds: { name: string }[][];
+  ratios: { name: string; value: number; perRound: number[]; target?: string; met?: boolean }[];
+  failure: string | null;
+}
+
+describe('benchmarks (short runs)', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kapi-bench-test-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('median takes the lower middle and roundOrder rotates the systems per round', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2);
+    expect(median([])).toBeNaN();
+    expect([0, 1, 2, 3].map((r) => roundOrder(['s', 'lb', 'd'], r).join(','))).toEqual(['s,lb,d', 'lb,d,s', 'd,s,lb', 's,lb,d']);
+  });
+
+  it('cluster: measures the single node, the cluster through the balancer (when haproxy is installed) and direct, with a ratio per round', async () => {
+    const json = join(dir, 'cluster.json');
+    const r = await runBench('cluster.bench.js', ['--seconds', '1', '--warm-up-seconds', '1', '--rounds', '2', '--concurrency', '12', '--json-out', json]);
+    expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    const report = JSON.parse(await readFile(json, 'utf8')) as ClusterReport;
+    expect(report.failure).toBeNull();
+    expect(report.rounds).toBe(2);
+    const names = report.phases.map((p) => p.name);
+    expect(names).toEqual(expect.arrayContaining(['single node: creates', 'single node: gets', 'cluster direct n1-n3: creates', 'cluster direct n1-n3: gets']));
+    for (const p of report.phases) {
+      expect(p.errors).toBe(0);
+      expect(p.requests).toBeGreaterThan(0);
+    }
+    // Every round measured every phase, and each ratio has one value per round.
+    for (const round of report.allRounds) expect(round.map((p) => p.name).sort()).toEqual([...names].sort());
+    const direct = report.ratios.find((x) => x.name === 'cluster direct n1-n3 creates / single')!;
+    expect(direct.perRound).toHaveLength(2);
+    expect(direct.value).toBeGreaterThan(0);
+    expect(direct.target).toBe('>= 0.6');
+    expect(r.out).toMatch(/cluster direct n1-n3 creates \/ single\s+= [\d.]+%/);
+    if (names.includes('cluster via haproxy: creates')) {
+      expect(report.ratios.find((x) => x.name === 'cluster via haproxy creates / single')?.perRound).toHaveLength(2);
+    }
+  });
+
+  it('api: measures the server and the bare Fastify ceiling', async () => {
+    const json = join(dir, 'api.json');
+    const r = await runBench('api.bench.js', ['--seconds', '1', '--concurrency', '8', '--json-out', json]);
+    expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    expect(JSON.parse(await readFile(json, 'utf8'))).toBeTruthy();
+  });
+
+  it('apply and watch: run to the end and print their figures', async () => {
+    const apply = await runBench('apply.bench.js', ['--seconds', '1', '--workers', '4']);
+    expect({ code: apply.code, tail: apply.code === 0 ? '' : apply.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    const watch = await runBench('watch.bench.js', ['--watchers', '20', '--rate', '20', '--seconds', '2']);
+    expect({ code: watch.code, tail: watch.code === 0 ? '' : watch.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+  });
+});
