@@ -298,7 +298,17 @@ describe('MvccStore', () => {
     try {
       const cacheSize = () => (small as unknown as { latestCache: Map<string, unknown> }).latestCache.size;
       let i = 0;
-      const write = async (n: number) => small.applyBatch(Array.from({ length: n }, () => ({ index: ++i, command: put(`/e/${String(i).padStart(4, '0')}`, `v${i}`) })));
+      let nk = 0;
+      // Each new key is written twice: the create does not fill the cache, the update does.
+      const write = async (n: number) => {
+        const ns = Array.from({ length: n }, () => ++nk);
+        const key = (x: number) => `/e/${String(x).padStart(4, '0')}`;
+        const before = cacheSize();
+        await small.applyBatch(ns.map((x) => ({ index: ++i, command: put(key(x), 'first') })));
+        expect(cacheSize()).toBe(before);
+        await small.applyBatch(ns.map((x) => ({ index: ++i, command: put(key(x), `v${x}`) })));
+        return before;
+      };
       await write(100);
       expect(cacheSize()).toBe(100);
       // One key over the bound: one pass evicts the oldest down to 90% of it.
@@ -316,6 +326,12 @@ describe('MvccStore', () => {
       await small.apply(++i, put('/e/0001', 'again'));
       expect(await val('/e/0001')).toBe('again');
       expect((await small.range('/e/')).kvs).toHaveLength(501);
+      // A read fills the cache (a key just created is not in it until read or updated).
+      await small.apply(++i, put('/e/new', 'x'));
+      const cached = () => (small as unknown as { latestCache: Map<string, unknown> }).latestCache.has('/e/new');
+      expect(cached()).toBe(false);
+      expect(await val('/e/new')).toBe('x');
+      expect(cached()).toBe(true);
     } finally {
       await small.close();
       await rm(dir2, { recursive: true, force: true });

@@ -242,8 +242,9 @@ export class MvccStore {
   private writing = false;
   /**
    * Read cache of the latest keyspace (current reads are the hot path). Writes update it after
-   * their batch is durable; a read fills it only when no batch landed or was in flight while it
-   * read (cacheEpoch unchanged), so it never holds a value older than the store's.
+   * their batch is durable (updates and deletes; a create does not add the new key: nothing has
+   * read it yet); a read fills it only when no batch landed or was in flight while it read
+   * (cacheEpoch unchanged), so it never holds a value older than the store's.
    */
   private readonly latestCache = new Map<string, KeyValue>();
   private latestCacheBytes = 0;
@@ -500,7 +501,10 @@ export class MvccStore {
       this.cacheEpoch++;
     }
     for (const [key, v] of overlay) {
-      this.cacheLatest(key, v);
+      // A key created by this batch is not cached (see cacheLatest): a create-heavy load would
+      // otherwise keep every new object alive until evicted, old-generation garbage for the GC
+      // on every replica, while what reads need stays cached on read and on update.
+      if (v === null || prefetched.get(key) !== undefined || this.latestCache.has(key)) this.cacheLatest(key, v);
       if (v === null) this.liveKeys?.delete(key);
       else this.liveKeys?.add(key);
     }
