@@ -74,7 +74,14 @@ describe('benchmarks (short runs)', () => {
     const json = join(dir, 'api.json');
     const r = await runBench('api.bench.js', ['--seconds', '1', '--concurrency', '8', '--json-out', json]);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
-    expect(JSON.parse(await readFile(json, 'utf8'))).toBeTruthy();
+    const report = JSON.parse(await readFile(json, 'utf8')) as { phases: { name: string; requests: number; errors: number }[]; targets: { name: string }[]; failure: string | null };
+    expect(report.failure).toBeNull();
+    expect(report.phases.length).toBeGreaterThanOrEqual(3);
+    for (const p of report.phases) {
+      expect(p.errors).toBe(0);
+      expect(p.requests).toBeGreaterThan(0);
+    }
+    expect(report.targets.map((t) => t.name)).toEqual(['gets / ceiling', 'creates/s']);
   });
 
   it('apply and watch: run to the end and print their figures', async () => {

@@ -36,8 +36,6 @@ const META_COMPACTED = 'm:compacted';
 const LATEST = 'k:';
 const HISTORY = 'h:';
 const EVENTS = 'e:';
-/** Marks a key the live-key index knows to be absent (no read needed). */
-const ABSENT = Symbol('absent');
 const HEADER = 24; // createRevision, modRevision, version: float64 each
 
 /** Fixed-width hex so that LevelDB's bytewise order is numeric order. */
@@ -402,9 +400,10 @@ export class MvccStore {
     }
     const prefetched = new Map<string, KeyValue | undefined>();
     for (const k of wanted) {
-      const hit = this.liveKeys && !this.liveKeys.has(k) ? ABSENT : this.latestCache.get(k);
-      if (hit) {
-        prefetched.set(k, hit === ABSENT ? undefined : hit);
+      // Absent by the live-key index, or cached: no read needed.
+      const hit = this.liveKeys && !this.liveKeys.has(k) ? null : this.latestCache.get(k);
+      if (hit !== undefined) {
+        prefetched.set(k, hit ?? undefined);
         wanted.delete(k);
       }
     }
@@ -501,7 +500,7 @@ export class MvccStore {
       this.cacheEpoch++;
     }
     for (const [key, v] of overlay) {
-      // A key created by this batch is not cached (see cacheLatest): a create-heavy load would
+      // A key created by this batch is not cached (see latestCache): a create-heavy load would
       // otherwise keep every new object alive until evicted, old-generation garbage for the GC
       // on every replica, while what reads need stays cached on read and on update.
       if (v === null || prefetched.get(key) !== undefined || this.latestCache.has(key)) this.cacheLatest(key, v);
