@@ -1,8 +1,9 @@
 /**
  * API benchmark (`node dist/bench/api.bench.js`, wired as `npm run bench`).
  *
- * Starts one API server node with the e2e harness and drives it over HTTPS with undici
- * (keep-alive, 64 connections, one request in flight per connection) for a fixed time per phase:
+ * Starts one API server node with the e2e harness and drives it over HTTPS with
+ * bench/lean.client.ts (keep-alive, 64 connections, one request in flight per connection) for a
+ * fixed time per phase:
  *   creates  POST /api/v1/namespaces/default/configmaps (unique names, 10 data keys)
  *   gets     GET of ConfigMaps created in the first phase
  *   lists    GET /api/v1/namespaces/bench-list/configmaps (100 items)
@@ -23,7 +24,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Pool } from 'undici7';
+import { type BenchClient, LeanPool } from './lean.client.js';
 import { ensurePki, loadPki } from '../cluster/pki.js';
 import { type ServerHandle, startServer } from '../test/support/server.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
@@ -77,7 +78,7 @@ export function rssMiB(pid: number | undefined): number | undefined {
  */
 export async function runPhase(
   name: string,
-  pool: Pool,
+  pool: BenchClient,
   seconds: number,
   concurrency: number,
   next: (i: number) => BenchRequest,
@@ -203,8 +204,9 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(t);
 }
 
-function makePool(url: string, ca: string, cert: string, key: string, connections: number): Pool {
-  return new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 30_000, connect: { ca, cert, key } });
+/** The load client of every phase (bench/lean.client.ts: a lighter client than undici). */
+function makePool(url: string, ca: string, cert: string, key: string, connections: number): BenchClient {
+  return new LeanPool(url, { connections, tls: { ca, cert, key } });
 }
 
 const fmt = (n: number | undefined, digits = 0): string =>
@@ -232,7 +234,7 @@ function log(line: string): void {
 }
 
 /** Sends `count` requests from `make(i)` with `concurrency` in flight; throws on a status not in ok. */
-async function seed(pool: Pool, count: number, concurrency: number, make: (i: number) => BenchRequest, ok: readonly number[]): Promise<void> {
+async function seed(pool: BenchClient, count: number, concurrency: number, make: (i: number) => BenchRequest, ok: readonly number[]): Promise<void> {
   let i = 0;
   const worker = async (): Promise<void> => {
     while (i < count) {
@@ -252,7 +254,7 @@ async function runBench(o: BenchOptions): Promise<number> {
   let ceiling: { child: ChildProcess; port: number } | undefined;
   let tmpPki: string | undefined;
   let failure: string | undefined;
-  const pools: Pool[] = [];
+  const pools: BenchClient[] = [];
   try {
     let pkiDir: string | undefined;
     if (!o.ceilingOnly) {

@@ -22,7 +22,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Pool } from 'undici7';
+import { type BenchClient, LeanPool } from './lean.client.js';
 import { type ClusterTopology, type RunningCluster, clusterTopology, launchCluster } from '../cluster/launcher.js';
 import { loadPki } from '../cluster/pki.js';
 import { type ServerHandle, getFreePorts, repoRoot, startServer } from '../test/support/server.js';
@@ -50,14 +50,15 @@ function body(name: string): string {
   return JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data });
 }
 
-function pool(url: string, tls: Tls, connections: number): Pool {
-  return new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 30_000, connect: { ca: tls.ca, cert: tls.cert, key: tls.key } });
+/** The load client (bench/lean.client.ts): it shares the cores with the systems it measures. */
+function pool(url: string, tls: Tls, connections: number): BenchClient {
+  return new LeanPool(url, { connections, tls });
 }
 
 /** One system under test: its label and a pool per target (one, or one per node). */
 interface System {
   readonly label: string;
-  readonly targets: readonly Pool[];
+  readonly targets: readonly BenchClient[];
   /** Names each target created (gets read them back on the same target). */
   readonly created: string[][];
   /** Resident set size (MiB) to report with its phases: the process, or the nodes' mean. */
@@ -147,7 +148,7 @@ interface Options {
 async function runBench(o: Options): Promise<number> {
   const rows: PhaseResult[] = [];
   const rounds: PhaseResult[][] = [];
-  const pools: Pool[] = [];
+  const pools: BenchClient[] = [];
   let failure: string | undefined;
   let single: ServerHandle | undefined;
   let cluster: RunningCluster | undefined;
