@@ -1,15 +1,13 @@
 /**
- * A lean HTTP/1.1 client for the benchmarks' load phases (docs/performance.md "The load
- * generator"): keep-alive TLS connections with client certificates, one request in flight per
+ * A lean HTTP/1.1 client for the benchmarks' load phases (docs/performance.md, "Fourth
+ * round"): keep-alive TLS connections with client certificates, one request in flight per
  * connection and no pipelining (what kubectl's HTTP/1.1 transport does), requests written as one
  * buffer, responses framed by Content-Length or chunked encoding.
  *
  * Why not undici for these phases: the benchmarks run the load generator on the same cores as
- * the servers it measures. undici cost ~80-100 µs of CPU per request here, this client ~55 (most
- * of it TLS); the single node leaves a core partly idle and does not notice, the three cluster
- * nodes use both cores and lose what the client takes, so the heavier client lowered the
- * cluster's measured share by several points. Everything else in the benchmarks (setup, lists,
- * watches) still uses undici.
+ * the servers it measures. undici cost ~55-65 µs of CPU per create here (more on a slow host),
+ * this client ~30-38 (most of it TLS): CPU the servers under test do not get, so a lighter
+ * client measures them more and itself less. Setup requests and the apply and watch benchmarks still use undici.
  */
 import * as tls from 'node:tls';
 
