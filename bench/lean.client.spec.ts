@@ -11,6 +11,7 @@ describe('parseHead', () => {
     expect(parseHead('HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 42', 'POST')).toEqual({ status: 201, length: 42, close: false });
     expect(parseHead('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close', 'GET')).toEqual({ status: 200, length: -1, close: true });
     expect(parseHead('HTTP/1.0 200 OK\r\ncontent-length: 0', 'GET').close).toBe(true);
+    expect(parseHead('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\ncontent-length: 0', 'GET').keepAliveMs).toBe(5000);
   });
   it('knows the responses that have no body', () => {
     expect(parseHead('HTTP/1.1 204 No Content', 'DELETE').length).toBe(0);
@@ -95,6 +96,18 @@ describe('LeanPool against a real TLS server', () => {
       expect(JSON.parse(await a.body.text())).toEqual({ method: 'POST', body: `{"i":${i},"s":"é"}`, cn: 'kubernetes-admin', type: 'application/json' });
     }
     // 20 requests over two kept-alive connections.
+    expect(sockets.size).toBe(2);
+    await pool.close();
+  });
+
+  it('replaces a connection that was idle too long instead of writing into it', async () => {
+    const pool = new LeanPool(origin, { connections: 1, tls: tls(), maxIdleMs: 100 });
+    sockets.clear();
+    expect((await pool.request({ method: 'POST', path: '/echo', body: 'a' })).statusCode).toBe(201);
+    expect((await pool.request({ method: 'POST', path: '/echo', body: 'b' })).statusCode).toBe(201);
+    expect(sockets.size).toBe(1);
+    await new Promise((r) => setTimeout(r, 250));
+    expect((await pool.request({ method: 'POST', path: '/echo', body: 'c' })).statusCode).toBe(201);
     expect(sockets.size).toBe(2);
     await pool.close();
   });

@@ -46,6 +46,12 @@ export interface LeanPoolOptions {
   readonly timeoutMs?: number;
   /** Largest response accepted, in bytes (default 64 MiB). */
   readonly maxResponseBytes?: number;
+  /**
+   * A connection idle for longer is closed and a new one opened before the next request
+   * (default 4 s, less when the server announces a shorter `Keep-Alive: timeout`), so a request
+   * is never written into a connection the server is closing for idleness.
+   */
+  readonly maxIdleMs?: number;
 }
 
 const HEADER_END = Buffer.from('\r\n\r\n');
@@ -63,13 +69,14 @@ interface Pending {
 }
 
 /** Parses a response head (status line and headers, without the final CRLFCRLF). */
-export function parseHead(head: string, method: string): { status: number; length: number; close: boolean } {
+export function parseHead(head: string, method: string): { status: number; length: number; close: boolean; keepAliveMs?: number } {
   const m = /^HTTP\/1\.[01] (\d{3})/.exec(head);
   if (!m) throw new Error(`malformed response status line: ${JSON.stringify(head.slice(0, 40))}`);
   const status = Number(m[1]);
   let length = 0;
   let close = head.startsWith('HTTP/1.0');
   let framed = false;
+  let keepAliveMs: number | undefined;
   for (const line of head.split('\r\n').slice(1)) {
     const colon = line.indexOf(':');
     if (colon < 0) continue;
@@ -84,12 +91,15 @@ export function parseHead(head: string, method: string): { status: number; lengt
       framed = true;
     } else if (name === 'connection') {
       close = value.split(',').some((v) => v.trim() === 'close');
+    } else if (name === 'keep-alive') {
+      const t = /(?:^|,)\s*timeout=(\d+)/.exec(value);
+      if (t) keepAliveMs = Number(t[1]) * 1000;
     }
   }
   // Responses that never have a body (RFC 9112 6.3); an unframed body would run to the close.
   if (method === 'HEAD' || status === 204 || status === 304 || (status >= 100 && status < 200)) length = 0;
   else if (!framed) throw new Error('response without Content-Length or chunked encoding');
-  return { status, length, close };
+  return keepAliveMs === undefined ? { status, length, close } : { status, length, close, keepAliveMs };
 }
 
 /**
@@ -127,6 +137,9 @@ class Connection {
   private buf: Buffer = Buffer.alloc(0);
   private pending: Pending | undefined;
   private method = 'GET';
+  /** When the last response ended, and how long the server keeps an idle connection. */
+  private idleSince = 0;
+  private serverIdleMs = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly url: URL,
@@ -154,7 +167,10 @@ class Connection {
       if (this.socket === s) this.drop(new Error('connection closed by the server'));
     });
     this.connected = new Promise<void>((resolve, reject) => {
-      s.once('secureConnect', resolve);
+      s.once('secureConnect', () => {
+        this.idleSince = Date.now();
+        resolve();
+      });
       s.on('error', (e) => {
         reject(e);
         if (this.socket === s) this.drop(e);
@@ -195,6 +211,7 @@ class Connection {
           p.status = h.status;
           p.length = h.length;
           p.close = h.close;
+          if (h.keepAliveMs !== undefined) this.serverIdleMs = h.keepAliveMs;
         }
         // An interim 1xx response: its head is dropped and the real one awaited.
         if (p.status < 200) {
@@ -219,6 +236,7 @@ class Connection {
       this.buf = this.buf.subarray(end);
       this.pending = undefined;
       clearTimeout(p.timer);
+      this.idleSince = Date.now();
       if (p.close) this.drop(new Error('closed'));
       p.resolve({ statusCode: p.status, body: { text: () => Promise.resolve(text) } });
     } catch (e) {
@@ -228,6 +246,9 @@ class Connection {
 
   async request(r: LeanRequest): Promise<LeanResponse> {
     if (this.pending) throw new Error('a request is already in flight on this connection');
+    // Leave a second of margin below the server's announced idle timeout.
+    const maxIdle = Math.min(this.o.maxIdleMs ?? 4_000, this.serverIdleMs - 1_000);
+    if (this.socket && this.connected && Date.now() - this.idleSince > maxIdle) this.drop(new Error('idle'));
     await (this.connected ?? this.connect());
     const socket = this.socket;
     if (!socket) throw new Error('connection lost');
