@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ensurePki, loadPki, type PkiMaterial } from '../cluster/pki.js';
@@ -151,6 +151,18 @@ describe('LeanPool against a real TLS server', () => {
       await pool.close();
     } finally {
       await fs.rm(other, { recursive: true, force: true });
+    }
+  });
+
+  it('fails, without hanging, when the server drops the connection during the handshake', async () => {
+    const dropper = createServer((sock) => sock.destroy());
+    await new Promise<void>((r) => dropper.listen(0, '127.0.0.1', r));
+    try {
+      const pool = new LeanPool(`https://127.0.0.1:${(dropper.address() as AddressInfo).port}`, { connections: 1, tls: tls() });
+      await expect(pool.request({ method: 'GET', path: '/' })).rejects.toThrow();
+      await pool.close();
+    } finally {
+      await new Promise((r) => dropper.close(r));
     }
   });
 

@@ -25,7 +25,7 @@ export interface LeanResponse {
   readonly body: { text(): Promise<string> };
 }
 
-/** Anything a load phase can send requests through: this client, or an undici Pool. */
+/** What a load phase sends requests through (LeanPool; the phases need nothing more). */
 export interface BenchClient {
   request(r: LeanRequest): Promise<LeanResponse>;
   close(): Promise<void>;
@@ -175,6 +175,8 @@ class Connection {
         reject(e);
         if (this.socket === s) this.drop(e);
       });
+      // A close during the handshake without an error must not leave the request waiting.
+      s.once('close', () => reject(new Error('connection closed before the TLS handshake completed')));
     });
     return this.connected;
   }
@@ -267,6 +269,7 @@ class Connection {
   close(): void {
     this.socket?.end();
     this.socket = undefined;
+    this.connected = undefined;
   }
 }
 
