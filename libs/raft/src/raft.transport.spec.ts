@@ -1,5 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPki, loadPki } from '../../../cluster/pki.js';
@@ -132,6 +133,25 @@ describe('GrpcTransport', () => {
     // The queue holds at most 10; the other 40 were dropped and reported.
     expect(unreachable.length).toBeGreaterThanOrEqual(40);
     await t1.stop();
+  }, 20000);
+
+  it('answers a peer stream with response headers at once, so the sender does not keep what it wrote', async () => {
+    // grpc-js holds every message written to a client stream until the server's first response
+    // (headers or a message) commits the call; a peer stream's only message is the final Ack.
+    const port = await freePort();
+    const t = new GrpcTransport({ id: 2, listen: `127.0.0.1:${port}`, peers: new Map(), insecure: true }, { onMessage: () => undefined });
+    await t.start();
+    const Client = grpc.makeGenericClientConstructor(raftService(findRaftProto()), 'RaftTransport');
+    const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc.enable_retries': 0 });
+    const stream = (client as unknown as { Stream(cb: (e: Error | null) => void): grpc.ClientWritableStream<Message[]> }).Stream(() => undefined);
+    stream.on('error', () => undefined);
+    // Nothing written, stream still open: the headers must arrive anyway.
+    const headers = await new Promise<grpc.Metadata>((resolve) => stream.once('metadata', resolve));
+    expect(headers).toBeInstanceOf(grpc.Metadata);
+    stream.write([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
+    stream.end();
+    client.close();
+    await t.stop();
   }, 20000);
 
   it('refuses to pick plaintext silently and rejects unusable TLS material', () => {

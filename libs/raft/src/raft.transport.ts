@@ -262,7 +262,8 @@ class PeerSender {
       'grpc.max_receive_message_length': 64 << 20,
       'grpc.max_send_message_length': 64 << 20,
       // The sender reconnects and Raft retransmits by itself; gRPC's retry layer would only
-      // track (and, before the call commits, buffer) every message written to the stream.
+      // track every message written to the stream. (Even with retries off, grpc-js keeps the
+      // messages until the call commits: the receiving side sends headers at once for that.)
       'grpc.enable_retries': 0,
     }) as unknown as ServiceClient;
     this.backoffMs = t.minBackoffMs;
@@ -457,6 +458,12 @@ export class GrpcTransport implements RaftTransport {
   async start(): Promise<number> {
     this.server.addService(this.service, {
       Stream: (call: grpc.ServerReadableStream<Message[], object>, cb: grpc.sendUnaryData<object>) => {
+        // Response headers at once, not only with the final Ack: grpc-js keeps every message a
+        // client writes (in its retry buffer, even with retries off) until the call is
+        // "committed" by the server's first response, or until 1 MiB of them piled up. A
+        // follower's stream carries small acks, each pinning an 8 KiB Buffer pool slab: tens of
+        // MiB held per stream and an old-generation GC load paid on every write (docs/performance.md).
+        call.sendMetadata(new grpc.Metadata());
         call.on('data', (batch: Message[]) => {
           if (this.stopped) return;
           for (const m of batch) this.events.onMessage(m);
