@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import * as grpc from '@grpc/grpc-js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { createPki, loadPki } from '../../../cluster/pki.js';
 import { GrpcTransport, type PeerTls, TransportConfigError, findRaftProto, fromWire, raftService, toWire } from './raft.transport.js';
 import { type Message, msg } from './raft.types.js';
