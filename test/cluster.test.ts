@@ -242,11 +242,22 @@ describe('replicated cluster (3 real nodes)', () => {
     expect(await metric(node(down), 'kapi_raft_snapshots_restored_total')).toBeGreaterThanOrEqual(1);
   });
 
-  it('adds a 4th node as learner then voter, and removes it', async () => {
-    const leader = node(await leaderName(NAMES));
+  it('adds a 4th node as learner then voter, and removes it, through a follower (forwarded to the leader)', async () => {
+    const leaderNm = await leaderName(NAMES);
+    const leader = node(leaderNm);
+    // A follower forwards changes to the leader over the peer port: a client behind the
+    // balancer does not need to find the leader.
+    const follower = node(NAMES.find((n) => n !== leaderNm)!);
     const all = `${initial},n4=127.0.0.1:${peerPorts.get('n4')}`;
+    // The leader's refusals come back as they are: it cannot remove itself (409), nor a member
+    // that does not exist (409).
+    const self = await request(follower, 'DELETE', `/cluster/members/${leaderNm}`);
+    expect(self.status).toBe(409);
+    expect(self.json<{ reason: string; message: string }>()).toMatchObject({ reason: 'Conflict', message: expect.stringContaining(`${leaderNm} is the leader`) });
+    expect((await request(follower, 'DELETE', '/cluster/members/nobody')).status).toBe(409);
+    expect((await members(leader)).members.map((m) => m.name)).toContain(leaderNm);
     // Raw https: the harness closes its pooled clients while it waits for n4 to become ready.
-    const adding = rawPost(leader, '/cluster/members', { name: 'n4', peerURL: `127.0.0.1:${peerPorts.get('n4')}` });
+    const adding = rawPost(follower, '/cluster/members', { name: 'n4', peerURL: `127.0.0.1:${peerPorts.get('n4')}` });
     await delay(300);
     const n4 = await startServer({
       args: args('n4', ['--initial-cluster-state', 'existing'], all),
@@ -263,7 +274,7 @@ describe('replicated cluster (3 real nodes)', () => {
     await waitFor('n2 to see n4 as a voter', async () => (await members(node('n2'))).members.find((m) => m.name === 'n4')?.role === 'voter', 10_000);
     expect((await create(n4, 'from-n4')).status).toBe(201);
     expect((await request(node('n1'), 'GET', cmPath('default', 'from-n4'))).status).toBe(200);
-    const removed = await request(leader, 'DELETE', '/cluster/members/n4');
+    const removed = await request(follower, 'DELETE', '/cluster/members/n4');
     expect(removed.status).toBe(200);
     expect((await members(leader)).members.map((m) => m.name)).not.toContain('n4');
     await n4.cleanup();

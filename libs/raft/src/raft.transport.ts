@@ -507,6 +507,14 @@ export class GrpcTransport implements RaftTransport {
     });
   }
 
+  /**
+   * Serves another gRPC service on the peer port, behind the same mutual TLS (callable before or
+   * after start()). Used for node-to-node administration beside Raft (proto/cluster.proto).
+   */
+  addService(service: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation): void {
+    this.server.addService(service, implementation);
+  }
+
   send(msgs: readonly Message[]): void {
     if (this.stopped) return;
     for (const m of msgs) {

@@ -85,11 +85,25 @@ export interface ClusterMembershipOptions {
   catchUpTimeoutMs?: number;
 }
 
+/** Who asked for a change, and whether another node already forwarded it here. */
+export interface ChangeOptions {
+  requestedBy?: string;
+  /** Set on a change received from another node: it is not forwarded again. */
+  forwarded?: boolean;
+}
+
+/** Carries out a change on the leader (cluster.forward.ts). */
+export type MembershipForwarder = (
+  change: { op: 'add' | 'remove'; name: string; peerURL?: string; requestedBy: string },
+  leader: MemberRecord,
+) => Promise<MemberRecord | void>;
+
 /** Member records, the transport's peer list, and the add/remove operations. */
 export class ClusterMembership {
   private readonly peers = new Map<number, string>();
   private unsubscribe: (() => void)[] = [];
   private changing = false;
+  private forwarder: MembershipForwarder | undefined;
 
   constructor(private readonly o: ClusterMembershipOptions) {
     for (const m of o.initial) this.peers.set(m.id, m.peerAddress);
@@ -183,10 +197,21 @@ export class ClusterMembership {
     return { leader: byId.get(st.lead)?.name, term: st.term, reportedBy: this.o.selfName, members };
   }
 
-  private async requireLeader(): Promise<void> {
+  /** Changes that reach a node other than the leader are sent to the leader through `f`. */
+  setForwarder(f: MembershipForwarder | undefined): void {
+    this.forwarder = f;
+  }
+
+  /**
+   * Undefined on the leader. Elsewhere the leader's record when the change can be forwarded to
+   * it; else NotLeaderError naming the leader (no leader known, no forwarder, or the change was
+   * itself forwarded here).
+   */
+  private async leaderToForwardTo(opts: ChangeOptions): Promise<MemberRecord | undefined> {
     const st = this.o.node.status();
-    if (st.role === 'leader') return;
+    if (st.role === 'leader') return undefined;
     const leader = (await this.records()).find((r) => r.id === st.lead);
+    if (leader && this.forwarder && !opts.forwarded) return leader;
     throw new NotLeaderError(
       leader ? `not the leader: membership changes go to ${leader.name}${leader.clientURL ? ` at ${leader.clientURL}` : ''}` : 'no leader known; retry later',
       leader?.name,
@@ -199,11 +224,12 @@ export class ClusterMembership {
    * with the final role ('learner' when it did not catch up within the timeout; promote later by
    * posting again). Throws ClusterConfigError, NotLeaderError, MembershipConflictError.
    */
-  async add(name: string, peerURLRaw: string): Promise<MemberRecord> {
+  async add(name: string, peerURLRaw: string, opts: ChangeOptions = {}): Promise<MemberRecord> {
     const bad = validateNodeName(name);
     if (bad) throw new ClusterConfigError(bad);
     const peerURL = normalizePeerAddress(peerURLRaw);
-    await this.requireLeader();
+    const leader = await this.leaderToForwardTo(opts);
+    if (leader) return (await this.forwarder!({ op: 'add', name, peerURL, requestedBy: opts.requestedBy ?? '' }, leader)) as MemberRecord;
     if (this.changing) throw new MembershipConflictError('another membership change is in progress');
     this.changing = true;
     try {
@@ -244,8 +270,12 @@ export class ClusterMembership {
   }
 
   /** Removes `name` from the Raft configuration and deletes its record. */
-  async remove(name: string): Promise<void> {
-    await this.requireLeader();
+  async remove(name: string, opts: ChangeOptions = {}): Promise<void> {
+    const leader = await this.leaderToForwardTo(opts);
+    if (leader) {
+      await this.forwarder!({ op: 'remove', name, requestedBy: opts.requestedBy ?? '' }, leader);
+      return;
+    }
     if (this.changing) throw new MembershipConflictError('another membership change is in progress');
     const rec = (await this.records()).find((r) => r.name === name);
     const initial = this.o.initial.find((m) => m.name === name);

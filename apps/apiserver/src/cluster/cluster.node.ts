@@ -22,6 +22,7 @@ import { openClusterStorage, type ClusterStorage } from '@app/storage';
 import type { PkiMaterial } from '../../../../cluster/pki.js';
 import type { ServerConfig } from '../config/flags.js';
 import { ClusterConfigError, nodeIdFromName, parseInitialCluster, validateNodeName, type ClusterMemberSpec } from './cluster.ids.js';
+import { ClusterAdminClient, serveClusterAdmin } from './cluster.forward.js';
 import { ClusterMembership } from './cluster.members.js';
 import { RaftMetrics } from './raft.metrics.js';
 
@@ -119,6 +120,12 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     transport: cs.transport,
   });
   await membership.start();
+  // Membership changes sent to a follower are carried out by the leader (cluster.forward.ts).
+  const admin = cs.transport ? new ClusterAdminClient(cs.transport) : undefined;
+  if (cs.transport && admin) {
+    serveClusterAdmin(cs.transport, membership, (line) => process.stderr.write(`${name}: ${line}\n`));
+    membership.setForwarder((change, leader) => admin.forward(change, leader));
+  }
   const metrics = new RaftMetrics(registry, cs, dataDir);
 
   let everLeader = false;
@@ -156,6 +163,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
       if (registerTimer) clearTimeout(registerTimer);
       metrics.stop();
       membership.stop();
+      admin?.close();
       await cs.close();
     },
   };

@@ -6,8 +6,10 @@
  *   POST   /cluster/members          {name, peerURL}: add as learner, promote when caught up
  *   DELETE /cluster/members/<name>   remove
  * Changes require the system:masters group (the cluster-admin superuser group of Kubernetes)
- * and must reach the leader; elsewhere they fail with 503 naming the leader's API URL (also in
- * a `X-Kapi-Leader` header) for the client to retry there.
+ * and are carried out by the leader: another node forwards them over the peer port
+ * (cluster.forward.ts). When that is not possible (no leader known, the leader unreachable)
+ * they fail with 503 naming the leader's API URL (also in a `X-Kapi-Leader` header) for the
+ * client to retry there.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors, StatusError } from '@app/apimachinery';
@@ -35,11 +37,12 @@ export function registerClusterRoutes(scope: FastifyInstance, membership: () => 
   const send = (reply: FastifyReply, code: number, body: unknown): void => {
     reply.code(code).header('Content-Type', 'application/json').send(Buffer.from(JSON.stringify(body)));
   };
-  const admin = (req: FastifyRequest): void => {
+  const admin = (req: FastifyRequest): UserInfo => {
     const u = authenticate(req);
     if (!u.groups.includes('system:masters')) {
       throw new StatusError(403, 'Forbidden', `User "${u.username}" cannot change cluster membership: requires the system:masters group`, { kind: 'members' });
     }
+    return u;
   };
   const need = (): ClusterMembership => {
     const m = membership();
@@ -65,7 +68,7 @@ export function registerClusterRoutes(scope: FastifyInstance, membership: () => 
   scope.post(
     '/cluster/members',
     wrap(async (req, reply) => {
-      admin(req);
+      const user = admin(req);
       let body: unknown;
       try {
         body = JSON.parse(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : String(req.body ?? ''));
@@ -74,16 +77,16 @@ export function registerClusterRoutes(scope: FastifyInstance, membership: () => 
       }
       const b = body as { name?: unknown; peerURL?: unknown };
       if (typeof b?.name !== 'string' || typeof b.peerURL !== 'string') throw Errors.badRequest('body must be JSON {"name": ..., "peerURL": ...}');
-      const rec = await need().add(b.name, b.peerURL);
+      const rec = await need().add(b.name, b.peerURL, { requestedBy: user.username });
       send(reply, rec.role === 'voter' ? 201 : 202, rec);
     }),
   );
   scope.delete(
     '/cluster/members/:name',
     wrap(async (req, reply) => {
-      admin(req);
+      const user = admin(req);
       const name = (req.params as { name: string }).name;
-      await need().remove(name);
+      await need().remove(name, { requestedBy: user.username });
       send(reply, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, kind: 'members' } });
     }),
   );
