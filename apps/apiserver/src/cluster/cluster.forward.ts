@@ -99,7 +99,8 @@ export function serveClusterAdmin(transport: GrpcTransport, membership: ClusterM
           (e: unknown) => cb(null, replyForError(e)),
         );
       };
-      if (req.op === 'add' || req.op === 'remove') log(`membership: ${req.op} ${req.name} forwarded by a peer for ${req.requestedBy || 'an unnamed user'}`);
+      // Quoted: both strings come from the network.
+      if (req.op === 'add' || req.op === 'remove') log(`membership: ${req.op} ${JSON.stringify(req.name)} forwarded by a peer for user ${JSON.stringify(req.requestedBy)}`);
       if (req.op === 'add') done(membership.add(req.name, req.peerUrl, { forwarded: true }));
       else if (req.op === 'remove') done(membership.remove(req.name, { forwarded: true }));
       else cb(null, replyForError(new ClusterConfigError(`unknown membership operation "${req.op}"`)));
