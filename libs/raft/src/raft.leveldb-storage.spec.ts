@@ -103,6 +103,32 @@ describe('LevelDbRaftStorage', () => {
     await again.close();
   });
 
+  it('installing a leader snapshot drops the log after it at once and clears the rest in the background', async () => {
+    const keyOf = (i: number) => 'e' + i.toString(16).padStart(16, '0');
+    const range = (lo: number, hi: number) => Array.from({ length: hi - lo + 1 }, (_, k) => keyOf(lo + k));
+    const onDisk = async (): Promise<string[]> => {
+      const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+      await db.open();
+      const keys = await db.keys({ gt: 'e', lt: 'f' }).all();
+      await db.close();
+      return keys;
+    };
+    const s = await LevelDbRaftStorage.open(dir);
+    await s.bootstrap([1, 2]);
+    // A follower's log 2..300 of an old term; the leader's snapshot at 200 (term 5) replaces it,
+    // and the leader sends 201..202 of its own term with it.
+    await s.save({ entries: Array.from({ length: 299 }, (_, k) => ent(k + 2, 2, `old${k + 2}`)) });
+    await s.save({ snapshot: { metadata: { index: 200, term: 5, confState: { voters: [1, 2], learners: [] } }, data: bytes('s200') }, entries: [ent(201, 5, 'n201'), ent(202, 5, 'n202')] });
+    expect([s.firstIndex(), s.lastIndex()]).toEqual([201, 202]);
+    await s.compacted();
+    await s.close();
+    expect(await onDisk()).toEqual(range(201, 202));
+    const r = await LevelDbRaftStorage.open(dir);
+    expect([r.firstIndex(), r.lastIndex(), r.term(202)]).toEqual([201, 202, 5]);
+    expect(r.entries(201, 203, 1 << 20).map((e) => new TextDecoder().decode(e.data))).toEqual(['n201', 'n202']);
+    await r.close();
+  });
+
   it('reports a corrupted record as ErrCorrupt instead of applying it', async () => {
     const s = await LevelDbRaftStorage.open(dir);
     await s.bootstrap([1]);

@@ -109,8 +109,18 @@ export class LevelDbRaftStorage implements RaftStorage {
   async save(rd: { hardState?: HardState; entries: readonly Entry[]; snapshot?: Snapshot }, mustSync = true): Promise<void> {
     type Op = { type: 'put'; key: string; value: Uint8Array } | { type: 'del'; key: string };
     const ops: Op[] = [];
+    let stale: { gte: string; lte: string } | undefined;
     if (rd.snapshot) {
-      for (let i = this.mem.firstIndex(); i <= this.mem.lastIndex(); i++) ops.push({ type: 'del', key: entryKey(i) });
+      // The old log goes. Entries after the snapshot's index are deleted in this batch: read
+      // back after a crash they would pass for the log after it. Those up to its index fall
+      // below the new log and are removed by a range clear on LevelDB's thread pool once this
+      // batch is durable (a whole log of deletes built here would hold the event loop; found
+      // at open after a crash, they are skipped and removed, as after createSnapshot).
+      const si = rd.snapshot.metadata.index;
+      const oldFirst = this.mem.firstIndex();
+      const oldLast = this.mem.lastIndex();
+      for (let i = Math.max(oldFirst, si + 1); i <= oldLast; i++) ops.push({ type: 'del', key: entryKey(i) });
+      if (oldFirst <= Math.min(oldLast, si)) stale = { gte: entryKey(oldFirst), lte: entryKey(Math.min(oldLast, si)) };
       ops.push({ type: 'put', key: 's', value: encodeSnapshot(rd.snapshot) });
     }
     const oldLast = rd.snapshot ? rd.snapshot.metadata.index : this.mem.lastIndex();
@@ -123,6 +133,10 @@ export class LevelDbRaftStorage implements RaftStorage {
     if (rd.hardState) ops.push({ type: 'put', key: 'h', value: encodeHardState(rd.hardState) });
     if (ops.length === 0) return;
     await writeBatch(this.db, ops, this.sync && mustSync);
+    if (stale) {
+      const range = stale;
+      this.clearing = this.clearing.then(() => this.db.clear(range)).catch(() => undefined);
+    }
     if (rd.snapshot) this.mem.applySnapshot(rd.snapshot);
     this.mem.append(rd.entries);
     if (rd.hardState) this.mem.setHardState(rd.hardState);
