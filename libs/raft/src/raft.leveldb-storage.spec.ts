@@ -14,6 +14,16 @@ describe('LevelDbRaftStorage', () => {
     dir = mkdtempSync(join(tmpdir(), 'raft-ldb-'));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  /** Keys of log entries on disk (the storage must be closed). */
+  const keyOf = (i: number) => 'e' + i.toString(16).padStart(16, '0');
+  const range = (lo: number, hi: number) => Array.from({ length: hi - lo + 1 }, (_, k) => keyOf(lo + k));
+  const onDisk = async (): Promise<string[]> => {
+    const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+    await db.open();
+    const keys = await db.keys({ gt: 'e', lt: 'f' }).all();
+    await db.close();
+    return keys;
+  };
 
   it('recovers entries, hard state and snapshot after reopening', async () => {
     const s = await LevelDbRaftStorage.open(dir);
@@ -72,15 +82,6 @@ describe('LevelDbRaftStorage', () => {
   });
 
   it('deletes compacted entries from disk, and entries below the log at open', async () => {
-    const keyOf = (i: number) => 'e' + i.toString(16).padStart(16, '0');
-    const range = (lo: number, hi: number) => Array.from({ length: hi - lo + 1 }, (_, k) => keyOf(lo + k));
-    const onDisk = async (): Promise<string[]> => {
-      const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
-      await db.open();
-      const keys = await db.keys({ gt: 'e', lt: 'f' }).all();
-      await db.close();
-      return keys;
-    };
     const s = await LevelDbRaftStorage.open(dir);
     await s.bootstrap([1]);
     await s.save({ entries: Array.from({ length: 20 }, (_, k) => ent(k + 2, 2, `v${k + 2}`)) });
@@ -104,15 +105,6 @@ describe('LevelDbRaftStorage', () => {
   });
 
   it('installing a leader snapshot drops the log after it at once and clears the rest in the background', async () => {
-    const keyOf = (i: number) => 'e' + i.toString(16).padStart(16, '0');
-    const range = (lo: number, hi: number) => Array.from({ length: hi - lo + 1 }, (_, k) => keyOf(lo + k));
-    const onDisk = async (): Promise<string[]> => {
-      const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
-      await db.open();
-      const keys = await db.keys({ gt: 'e', lt: 'f' }).all();
-      await db.close();
-      return keys;
-    };
     const s = await LevelDbRaftStorage.open(dir);
     await s.bootstrap([1, 2]);
     // A follower's log 2..300 of an old term; the leader's snapshot at 200 (term 5) replaces it,

@@ -1,18 +1,8 @@
-import { createServer } from 'node:net';
 import { GrpcTransport } from '@app/raft';
+import { getFreePort } from '../../../../test/support/net.helper.js';
 import { ClusterConfigError } from './cluster.ids.js';
 import { ClusterAdminClient, errorForReply, replyForError } from './cluster.forward.js';
 import { MembershipConflictError, NotLeaderError } from './cluster.members.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => (typeof a === 'object' && a ? resolve(a.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 describe('membership forwarding', () => {
   it('carries the leader errors across as the same error types (and so the same Status)', () => {
@@ -29,7 +19,7 @@ describe('membership forwarding', () => {
   });
 
   it('an unreachable leader becomes NotLeaderError naming it, so the client can go there', async () => {
-    const port = await freePort();
+    const port = await getFreePort();
     const t = new GrpcTransport({ id: 1, listen: '127.0.0.1:0', peers: new Map(), insecure: true }, { onMessage: () => undefined });
     const client = new ClusterAdminClient(t);
     try {
