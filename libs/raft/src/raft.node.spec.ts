@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { LevelDbRaftStorage } from './raft.leveldb-storage.js';
 import { RaftNode, type AppliedEntry, type StateMachine, type StateMachineSnapshot } from './raft.node.js';
 import type { RaftTransport } from './raft.transport.js';
-import { type Message, type NodeId, isRaftError } from './raft.types.js';
+import { type Message, type NodeId, isRaftError, msg } from './raft.types.js';
 
 /** A key-value state machine: data is "k=v"; apply returns the number of writes so far. */
 class KvMachine implements StateMachine {
@@ -134,6 +134,57 @@ describe('RaftNode driver', () => {
     net.down.delete(lagging.id);
     await until(() => sms.get(lagging.id)!.map.get('x59') === '59');
     expect(sms.get(lagging.id)!.writes).toBe(60);
+  }, 30000);
+
+  it('applies committed entries its log already holds without waiting for the fsync of the next batch', async () => {
+    const net = new LocalNet();
+    const enc = (t: string) => new TextEncoder().encode(t);
+    const stores = new Map<NodeId, LevelDbRaftStorage>();
+    for (const id of [1, 2]) stores.set(id, (await startNode(net, id, [1, 2, 3])).storage);
+    // Node 3: its saves of new entries can be held, like a slow fsync; it never campaigns.
+    const storage = await LevelDbRaftStorage.open(join(dir, 'n3'), { sync: false });
+    let hold: Promise<void> | undefined;
+    const save = storage.save.bind(storage);
+    storage.save = async (rd, mustSync) => {
+      if (hold && rd.entries.length > 0) await hold;
+      return save(rd, mustSync);
+    };
+    const sm3 = new KvMachine();
+    const n3 = await RaftNode.create({ id: 3, storage, stateMachine: sm3, transport: net.transport(3), bootstrapVoters: [1, 2, 3], tickMs: 10, electionTick: 1000 });
+    net.nodes.set(3, n3);
+    n3.start();
+    open.push({ node: n3, storage });
+    await until(() => leaderOf(net) !== undefined);
+    const leader = leaderOf(net)!;
+    const ls = stores.get(leader.id)!;
+    await leader.propose(enc('warm=1'));
+    await until(() => sm3.map.get('warm') === '1');
+    // From here node 3 hears only what the test hands it, as the leader would send it.
+    net.down.add(3);
+    const prev = storage.lastIndex();
+    const a = await leader.propose(enc('a=1'));
+    const b = await leader.propose(enc('b=2'));
+    const term = leader.status().term;
+    const append = (after: number, upTo: number, commit: number) =>
+      n3.step(msg({ type: 'app', from: leader.id, to: 3, term, logTerm: ls.term(after), index: after, entries: ls.entries(after + 1, upTo + 1, 1 << 30), commit }));
+    // 1. The entries up to A, without a newer commit: saved, not applied.
+    append(prev, a.index, prev);
+    await until(() => storage.lastIndex() >= a.index);
+    expect(sm3.map.get('a')).toBeUndefined();
+    // 2. B arrives with the commit of A while node 3's disk holds the write of B: A is applied.
+    let release!: () => void;
+    hold = new Promise<void>((r) => (release = r));
+    try {
+      append(a.index, b.index, a.index);
+      await until(() => sm3.map.get('a') === '1', 3000);
+      expect(sm3.map.get('b')).toBeUndefined();
+      expect(storage.lastIndex()).toBe(a.index);
+    } finally {
+      release();
+      hold = undefined;
+    }
+    net.down.delete(3);
+    await until(() => sm3.map.get('b') === '2');
   }, 30000);
 
   it('rejects a proposal with ErrNotLeader when no leader is known', async () => {

@@ -453,6 +453,18 @@ export class RaftNode {
         if (early.length > 0) this.transport?.send(early);
       }
     }
+    // Committed entries that this node's log already holds durably are applied before the
+    // Ready's own fsync, not after it (etcd's server hands them to its applier before saving,
+    // too): they are on a quorum and on this disk, so nothing the fsync decides can change them,
+    // and their proposers' answers no longer wait for the next batch's fsync. The rest (a
+    // single node commits what it appends in the same Ready; a snapshot comes first) follow
+    // the save as before.
+    let committed = rd.committedEntries;
+    if (!rd.snapshot && committed.length > 0 && (rd.entries.length > 0 || rd.hardState)) {
+      const n = this.durablyLogged(committed);
+      for (let i = 0; i < n; i++) await this.applyEntry(committed[i]!);
+      if (n > 0) committed = committed.slice(n);
+    }
     if (rd.snapshot || rd.entries.length > 0 || rd.hardState) {
       // A commit-index-only change need not be fsynced (it is recoverable from the quorum).
       await this.storage.save({ snapshot: rd.snapshot, entries: rd.entries, hardState: rd.hardState }, rd.mustSync);
@@ -468,7 +480,7 @@ export class RaftNode {
       this.confState = s.metadata.confState;
       this.confHistory = [{ index: s.metadata.index, confState: s.metadata.confState }];
     }
-    for (const e of rd.committedEntries) await this.applyEntry(e);
+    for (const e of committed) await this.applyEntry(e);
     if (rd.softState && rd.softState.role !== 'leader') this.failLeaderProposals();
     for (const rs of rd.readStates) {
       const p = this.reads.get(rs.context);
@@ -478,6 +490,23 @@ export class RaftNode {
     // 4. Advance.
     this.raw.advance(rd);
     await this.maybeSnapshot();
+  }
+
+  /**
+   * How many of `committed` (in index order) the durable log already holds: their indexes are
+   * within the saved log and the last of them has the saved entry's term (Log Matching then
+   * covers the ones before it).
+   */
+  private durablyLogged(committed: readonly Entry[]): number {
+    const last = this.storage.lastIndex();
+    let n = 0;
+    while (n < committed.length && committed[n]!.index <= last) n++;
+    if (n === 0) return 0;
+    try {
+      return this.storage.term(committed[n - 1]!.index) === committed[n - 1]!.term ? n : 0;
+    } catch {
+      return 0;
+    }
   }
 
   private async applyEntry(e: Entry): Promise<void> {
