@@ -92,12 +92,20 @@ export function agentFor(target: HttpTarget, identity?: HttpIdentity, connection
 }
 
 /**
- * Destroys every cached Agent (idle keep-alive sockets would otherwise hold the event loop).
+ * Destroys every cached Agent, or those of `target` (idle keep-alive sockets would otherwise
+ * hold the event loop).
  * Destroy, not close: a server being stopped or killed must not wait for a live watch.
  */
-export async function closeHttpClients(): Promise<void> {
-  const all = [...agents.values()];
-  agents.clear();
+export async function closeHttpClients(target?: HttpTarget): Promise<void> {
+  const all: Agent[] = [];
+  for (const [key, a] of agents) {
+    // With a target: only its agents. Servers starting side by side each retry their own
+    // readiness probe; destroying the others' agents mid-request made them fail and destroy
+    // everyone's in turn, which could go on until the start timeout.
+    if (target && !key.startsWith(`${target.url}\0`)) continue;
+    agents.delete(key);
+    all.push(a);
+  }
   await Promise.all(all.map((a) => a.destroy().catch(() => undefined)));
 }
 

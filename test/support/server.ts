@@ -259,8 +259,9 @@ export class ServerHandle implements HttpTarget, KubectlTarget {
           last = `/readyz answered ${res.status}: ${res.body.slice(0, 200)}`;
         } catch (e) {
           last = `/readyz failed: ${(e as Error).message}`;
-          // a TLS failure may mean we read a stale/other PKI; drop cached agents and retry
-          await closeHttpClients();
+          // a TLS failure may mean we read a stale/other PKI; drop this server's cached agents
+          // (only its own: other servers may be starting beside it) and retry
+          await closeHttpClients(this);
         }
       }
       await delay(50);
