@@ -117,10 +117,10 @@ export class LevelDbRaftStorage implements RaftStorage {
       // batch is durable (a whole log of deletes built here would hold the event loop; found
       // at open after a crash, they are skipped and removed, as after createSnapshot).
       const si = rd.snapshot.metadata.index;
-      const oldFirst = this.mem.firstIndex();
-      const oldLast = this.mem.lastIndex();
-      for (let i = Math.max(oldFirst, si + 1); i <= oldLast; i++) ops.push({ type: 'del', key: entryKey(i) });
-      if (oldFirst <= Math.min(oldLast, si)) stale = { gte: entryKey(oldFirst), lte: entryKey(Math.min(oldLast, si)) };
+      const logFirst = this.mem.firstIndex();
+      const logLast = this.mem.lastIndex();
+      for (let i = Math.max(logFirst, si + 1); i <= logLast; i++) ops.push({ type: 'del', key: entryKey(i) });
+      if (logFirst <= Math.min(logLast, si)) stale = { gte: entryKey(logFirst), lte: entryKey(Math.min(logLast, si)) };
       ops.push({ type: 'put', key: 's', value: encodeSnapshot(rd.snapshot) });
     }
     const oldLast = rd.snapshot ? rd.snapshot.metadata.index : this.mem.lastIndex();

@@ -133,17 +133,25 @@ interface WireChunk {
   last: boolean;
 }
 
-/** Finds proto/raft.proto by walking up from this file (works from src and from dist). */
-export function findRaftProto(): string {
+/**
+ * Finds `proto/<file>` of the repository by walking up from this file (works from src and from
+ * dist, and from the image, whose proto/ sits beside dist/), else under the working directory.
+ */
+export function findProtoFile(file: string): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 8; i++) {
-    const p = join(dir, 'proto', 'raft.proto');
+    const p = join(dir, 'proto', file);
     if (existsSync(p)) return p;
     dir = dirname(dir);
   }
-  const p = join(process.cwd(), 'proto', 'raft.proto');
+  const p = join(process.cwd(), 'proto', file);
   if (existsSync(p)) return p;
-  throw new RaftError('ErrUnavailable', 'proto/raft.proto not found');
+  throw new RaftError('ErrUnavailable', `proto/${file} not found`);
+}
+
+/** Finds proto/raft.proto (see findProtoFile). */
+export function findRaftProto(): string {
+  return findProtoFile('raft.proto');
 }
 
 /** Converts a core message to its wire form (snapshot data is sent separately, chunked). */

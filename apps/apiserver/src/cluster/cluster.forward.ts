@@ -10,12 +10,9 @@
  * forwarded change is never forwarded again: a node that lost leadership in between answers
  * NotLeader, and the client sees the same 503 as before.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import type { GrpcTransport } from '@app/raft';
+import { findProtoFile, type GrpcTransport } from '@app/raft';
 import { ClusterConfigError } from './cluster.ids.js';
 import { MembershipConflictError, NotLeaderError, type ClusterMembership, type MemberRecord } from './cluster.members.js';
 
@@ -45,20 +42,10 @@ interface WireReply {
 /** Longest a forwarded change may take: the leader waits up to 60 s for a learner to catch up. */
 const FORWARD_DEADLINE_MS = 120_000;
 
-function findClusterProto(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 8; i++) {
-    const p = join(dir, 'proto', 'cluster.proto');
-    if (existsSync(p)) return p;
-    dir = dirname(dir);
-  }
-  return join(process.cwd(), 'proto', 'cluster.proto');
-}
-
 let cached: grpc.ServiceDefinition | undefined;
 /** The ClusterAdmin service of proto/cluster.proto. */
 export function clusterAdminService(): grpc.ServiceDefinition {
-  cached ??= protoLoader.loadSync(findClusterProto(), { keepCase: false, defaults: true })['kapi.cluster.v1.ClusterAdmin'] as grpc.ServiceDefinition;
+  cached ??= protoLoader.loadSync(findProtoFile('cluster.proto'), { keepCase: false, defaults: true })['kapi.cluster.v1.ClusterAdmin'] as grpc.ServiceDefinition;
   return cached;
 }
 
