@@ -208,6 +208,87 @@ describe('MvccStore', () => {
     await check(50);
   });
 
+  it('compaction deletes exactly the records no read at or after it can reach', async () => {
+    await store.close();
+    const db = new ClassicLevel<string, Buffer>(dir, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+    store = await MvccStore.open(dir, { db });
+    await apply(put('/p/a', '1')); // 1
+    await apply(put('/p/a', '2')); // 2: supersedes a@1
+    await apply(put('/p/b', '1')); // 3
+    await apply(del('/p/b')); // 4: b@3 superseded, tombstone b@4
+    await apply(put('/p/c', '1')); // 5
+    await apply(put('/p/a', '3')); // 6: supersedes a@2, which is live at 5
+    await apply(put('/p/c', '2')); // 7: supersedes c@5, live at 5
+    const records = async () => (await db.keys({ gte: 'e:', lt: 'i' }).all()).filter((k) => k.startsWith('e:') || k.startsWith('h:')).map((k) => (k.startsWith('h:') ? k.replace('\u0000', '@').replace(/@0+/, '@') : `e:${parseInt(k.slice(2, 18), 16)}`));
+    expect(await records()).toEqual(['e:1', 'e:2', 'e:3', 'e:4', 'e:5', 'e:6', 'e:7', 'h:/p/a@1', 'h:/p/a@2', 'h:/p/b@3', 'h:/p/b@4', 'h:/p/c@5']);
+    await store.compact(5);
+    // Kept: the events after 5 and the versions live at 5 that were superseded later.
+    expect(await records()).toEqual(['e:6', 'e:7', 'h:/p/a@2', 'h:/p/c@5']);
+    expect((await store.range('/p/', { atRevision: 5 })).kvs.map((kv) => `${kv.key}=${dec(kv.value)}`)).toEqual(['/p/a=2', '/p/c=1']);
+    expect((await store.eventsAfter(5)).events.map((e) => `${e.key}@${e.revision}<${e.prevValue?.modRevision}`)).toEqual(['/p/a@6<2', '/p/c@7<5']);
+  });
+
+  it('applies go on while a compaction deletes a long history', async () => {
+    for (let i = 0; i < 5000; i++) await apply(put(`/h/k${i % 50}`, `v${i}`));
+    const compacted = store.compact(store.currentRevision());
+    let compactionDone = false;
+    void compacted.then(() => (compactionDone = true));
+    // Queued behind the compaction's first step (recording the revision): with the deletions
+    // held in the apply queue too, this write would wait for all of them.
+    const r = await apply(put('/h/late', 'x'));
+    expect(r.revision).toBe(5001);
+    expect(compactionDone).toBe(false);
+    await compacted;
+    expect(store.compactedRevision()).toBe(5000);
+    expect((await store.range('/h/', { atRevision: 5000 })).kvs).toHaveLength(50);
+    await expect(store.get('/h/k0', 4999)).rejects.toMatchObject({ code: 'Compacted' });
+  });
+
+  it('applies a compaction command at its place in the log: the same decision on every replica', async () => {
+    for (let i = 0; i < 4; i++) await apply(put('/q/a', `v${i}`)); // revisions 1-4
+    const cmd = (r: number): TxnCommand => ({ compares: [], success: [], failure: [], compact: r });
+    expect(decodeCommand(encodeCommand(cmd(3)))).toEqual(cmd(3));
+    await expect(store.apply(++index, { ...cmd(2), success: [{ type: 'get', key: '/q/a' }] })).resolves.toMatchObject({ succeeded: false, error: expect.stringMatching(/compaction carries no/) });
+    // Beyond the current revision at its position: a no-op, like a stale one.
+    expect(await apply(cmd(9))).toMatchObject({ succeeded: false, revision: 4 });
+    expect(await apply(cmd(3))).toMatchObject({ succeeded: true, revision: 4, results: [] });
+    expect(store.compactedRevision()).toBe(3);
+    expect(await apply(cmd(2))).toMatchObject({ succeeded: false });
+    // Takes no revision; in one batch, later commands see the earlier ones' effects.
+    const [, c, d] = await store.applyBatch([
+      { index: ++index, command: put('/q/a', 'v5') },
+      { index: ++index, command: cmd(5) },
+      { index: ++index, command: cmd(4) },
+    ]);
+    expect(c).toMatchObject({ succeeded: true, revision: 5 });
+    expect(d).toMatchObject({ succeeded: false, revision: 5 });
+    expect(store.currentRevision()).toBe(5);
+    await store.whenPurged();
+    await expect(store.get('/q/a', 4)).rejects.toMatchObject({ code: 'Compacted' });
+    expect(dec((await store.get('/q/a', 5))?.value)).toBe('v5');
+    // Replayed after a restart from an older applied index: skipped, still compacted.
+    await store.close();
+    store = await MvccStore.open(dir);
+    expect(store.compactedRevision()).toBe(5);
+    expect(await store.apply(index, cmd(5))).toBeUndefined();
+  });
+
+  it('finishes at the next start a compaction whose deletions were cut short', async () => {
+    for (let i = 0; i < 6; i++) await apply(put('/r/a', `v${i}`)); // revisions 1-6
+    await store.close();
+    // As if the process stopped right after recording the compacted revision.
+    const raw = new ClassicLevel<string, Buffer>(dir, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+    await raw.put('m:compacted', Buffer.from('4'));
+    await raw.close();
+    const db = new ClassicLevel<string, Buffer>(dir, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+    store = await MvccStore.open(dir, { db });
+    expect(store.compactedRevision()).toBe(4);
+    await store.whenPurged();
+    const left = (await db.keys({ gte: 'e:', lt: 'i' }).all()).filter((k) => k.startsWith('e:') || k.startsWith('h:'));
+    expect(left.map((k) => (k.startsWith('e:') ? parseInt(k.slice(2, 18), 16) : `h@${parseInt(k.slice(-16), 16)}`))).toEqual([5, 6, 'h@4', 'h@5']);
+    expect(store.purgeErrors).toBe(0);
+  });
+
   it('compacts history: older reads fail with Compacted, the state at the compacted revision stays', async () => {
     await apply(put('/c/a', '1')); // 1
     await apply(put('/c/a', '2')); // 2

@@ -255,6 +255,17 @@ export class MvccStore {
    */
   private liveKeys: Set<string> | undefined;
   private cacheEpoch = 0;
+  /**
+   * Compaction's physical deletions, running beside applies (see purge()); undefined when none
+   * runs. `purgedTo`: revision up to which they finished in this process (a restart finds any
+   * leftovers again). `dataEpoch` changes when a snapshot import replaced the data, which ends a
+   * purge reading the old data.
+   */
+  private purging: Promise<void> | undefined;
+  private purgedTo = 0;
+  private dataEpoch = 0;
+  /** Purges that failed (they are retried with the next compaction). */
+  purgeErrors = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private closing = false;
   private closed = false;
@@ -276,6 +287,8 @@ export class MvccStore {
     store.applied = applied ? Number(applied.toString()) : 0;
     store.compacted = compacted ? Number(compacted.toString()) : 0;
     if (opts.keyIndex ?? true) store.liveKeys = await store.loadLiveKeys();
+    // A purge cut short by a stop left history at or below the compacted revision: finish it.
+    store.schedulePurge();
     return store;
   }
 
@@ -386,6 +399,7 @@ export class MvccStore {
   private async applyLocked(entries: readonly ApplyEntry[], sync: boolean): Promise<(TxnResult | undefined)[]> {
     let rev = this.revision;
     let applied = this.applied;
+    let compactTo = this.compacted;
     const overlay = new Map<string, KeyValue | null>();
     const ops: BatchOp[] = [];
     const events: MvccEvent[] = [];
@@ -434,6 +448,14 @@ export class MvccStore {
       const invalid = validateCommand(cmd);
       if (invalid) {
         results.push({ succeeded: false, revision: rev, results: [], error: invalid });
+        continue;
+      }
+      if (cmd.compact !== undefined) {
+        // A replicated compaction: every replica is at the same revision here, so all decide
+        // alike. It takes no revision; `succeeded` says whether it moved the compacted revision.
+        const moves = cmd.compact > compactTo && cmd.compact <= rev;
+        if (moves) compactTo = cmd.compact;
+        results.push({ succeeded: moves, revision: rev, results: [] });
         continue;
       }
       let ok = true;
@@ -494,8 +516,17 @@ export class MvccStore {
     if (applied === this.applied) return results;
     ops.push({ type: 'put', key: META_APPLIED, value: Buffer.from(String(applied)) });
     if (rev !== this.revision) ops.push({ type: 'put', key: META_REV, value: Buffer.from(String(rev)) });
+    const compactedBefore = this.compacted;
+    if (compactTo > compactedBefore) {
+      ops.push({ type: 'put', key: META_COMPACTED, value: Buffer.from(String(compactTo)) });
+      // Announced before the write, as compact() does: a reader sees Compacted, never a hole.
+      this.compacted = compactTo;
+    }
     try {
       await this.writeBatch(ops, sync);
+    } catch (e) {
+      this.compacted = compactedBefore;
+      throw e;
     } finally {
       this.cacheEpoch++;
     }
@@ -511,6 +542,7 @@ export class MvccStore {
     this.applied = applied;
     this.bus.emit(events);
     this.wakeWaiters();
+    if (compactTo > compactedBefore) this.schedulePurge();
     return results;
   }
 
@@ -819,10 +851,13 @@ export class MvccStore {
   /**
    * Drops history older than `revision`: afterwards reads at a revision < `revision` and watches
    * from before it fail with Compacted, while the state at `revision` stays readable (etcd's
-   * compaction contract). Only keys written since the previous compaction are visited.
+   * compaction contract). Records the compacted revision durably (a short step in the apply
+   * queue), then deletes what it no longer needs beside later applies (purge()); resolves once
+   * that is done. A replicated store compacts through a command instead (TxnCommand.compact),
+   * which takes the same two steps on every replica.
    */
-  compact(revision: number): Promise<void> {
-    return this.exclusive(async () => {
+  async compact(revision: number): Promise<void> {
+    await this.exclusive(async () => {
       if (revision <= this.compacted) return;
       if (!Number.isSafeInteger(revision) || revision > this.revision) {
         throw new MvccError('FutureRevision', `cannot compact to ${revision}: current revision ${this.revision}`, this.revision);
@@ -831,49 +866,109 @@ export class MvccStore {
       const before = this.compacted;
       this.compacted = revision;
       try {
-        const ops: BatchOp[] = [];
-        const touched = new Set<string>();
-        const ev = this.db.iterator({ gte: EVENTS, lt: EVENTS + hex(revision + 1) });
-        try {
-          for (;;) {
-            const chunk = await ev.nextv(1000);
-            if (chunk.length === 0) break;
-            for (const [k, v] of chunk) {
-              touched.add(new BinReader(v).str());
-              ops.push({ type: 'del', key: k });
-            }
-          }
-        } finally {
-          await ev.close();
-        }
-        const keys = [...touched];
-        for (let i = 0; i < keys.length; i += 1000) {
-          const group = keys.slice(i, i + 1000);
-          const currents = await this.db.getMany(group.map((k) => LATEST + k));
-          for (let j = 0; j < group.length; j++) {
-            const key = group[j]!;
-            const b = currents[j];
-            // A current version written at or before `revision` is the one live there: no
-            // superseded version is needed any more.
-            const currentLive = b !== undefined && decodeLatest(key, b).modRevision <= revision;
-            const versions = await this.db
-              .iterator({ gt: `${HISTORY}${key}\u0000`, lte: `${HISTORY}${key}\u0000${hex(revision)}` })
-              .all();
-            const lastIdx = versions.length - 1;
-            versions.forEach(([k, v], n) => {
-              // Else keep the version live at `revision`; a tombstone there means "absent",
-              // which the lack of any version <= revision says just as well.
-              if (currentLive || n < lastIdx || v[0] === 0) ops.push({ type: 'del', key: k });
-            });
-          }
-        }
-        ops.push({ type: 'put', key: META_COMPACTED, value: Buffer.from(String(revision)) });
-        await this.writeBatch(ops, false);
+        await this.writeBatch([{ type: 'put', key: META_COMPACTED, value: Buffer.from(String(revision)) }], false);
       } catch (e) {
         this.compacted = before;
         throw e;
       }
     });
+    await this.whenPurged();
+  }
+
+  /** Resolves when the deletions of every compaction so far are done (or have failed). */
+  async whenPurged(): Promise<void> {
+    this.schedulePurge();
+    while (this.purging) await this.purging;
+  }
+
+  /** Starts purge() unless one runs or nothing is left to delete. */
+  private schedulePurge(): void {
+    if (this.purging || this.closing || this.purgedTo >= this.compacted) return;
+    this.purging = this.purge().then(
+      (more) => {
+        this.purging = undefined;
+        if (more) this.schedulePurge();
+      },
+      () => {
+        // Retried with the next compaction (or at the next start); reads are unaffected. A
+        // purge stopped by close() is not a failure.
+        if (!this.closing) this.purgeErrors++;
+        this.purging = undefined;
+      },
+    );
+  }
+
+  /**
+   * Deletes the history that compaction to the compacted revision C made unreachable, in
+   * chunks written between applies. Every event at revision r <= C is dropped, and with it the
+   * version it superseded (its previous version: a newer one at r <= C is what any read at C or
+   * later sees) and, for a delete, its own tombstone (absent needs no record). Versions live at
+   * C are never superseded by an event <= C, so they stay. Events at or below C never change,
+   * and applies only add newer records, so the chunks can be read outside the apply queue; only
+   * their writes take turns with applies. Events of the older self-contained format carry no
+   * previous revision: their keys' versions are sorted out inside the queue, as compaction did
+   * before. Returns true when another compaction arrived meanwhile (purge again).
+   */
+  private async purge(): Promise<boolean> {
+    const target = this.compacted;
+    const epoch = this.dataEpoch;
+    const it = this.db.iterator({ gte: EVENTS, lt: EVENTS + hex(target + 1) });
+    try {
+      for (;;) {
+        const chunk = await it.nextv(1000);
+        if (chunk.length === 0) break;
+        const ops: BatchOp[] = [];
+        const legacy = new Set<string>();
+        for (const [k, v] of chunk) {
+          ops.push({ type: 'del', key: k });
+          const revision = parseInt(k.slice(EVENTS.length, EVENTS.length + 16), 16);
+          const r = new BinReader(v);
+          const key = r.str();
+          const kind = r.u8();
+          if (kind === 3 || kind === 4) {
+            const prev = r.num();
+            if (prev > 0) ops.push({ type: 'del', key: historyKey(key, prev) });
+            if (kind === 4) ops.push({ type: 'del', key: historyKey(key, revision) });
+          } else {
+            legacy.add(key);
+          }
+        }
+        const stop = await this.exclusive(async () => {
+          if (this.dataEpoch !== epoch) return true;
+          if (legacy.size > 0) ops.push(...(await this.legacyPurgeOps([...legacy], target)));
+          await this.writeBatch(ops, false);
+          return false;
+        });
+        if (stop) return true;
+      }
+    } finally {
+      await it.close();
+    }
+    if (this.dataEpoch === epoch) this.purgedTo = Math.max(this.purgedTo, target);
+    return this.purgedTo < this.compacted;
+  }
+
+  /**
+   * For keys with events of the older format (no previous revision recorded): every version of
+   * the key older than its newest version <= `revision` (and that one too when it is a
+   * tombstone). Runs inside the apply queue, since it reads the current versions.
+   */
+  private async legacyPurgeOps(keys: string[], revision: number): Promise<BatchOp[]> {
+    const ops: BatchOp[] = [];
+    const currents = await this.db.getMany(keys.map((k) => LATEST + k));
+    for (let j = 0; j < keys.length; j++) {
+      const key = keys[j]!;
+      const b = currents[j];
+      // A current version written at or before `revision` is the one live there: no
+      // superseded version is needed any more.
+      const currentLive = b !== undefined && decodeLatest(key, b).modRevision <= revision;
+      const versions = await this.db.iterator({ gt: `${HISTORY}${key}\u0000`, lte: `${HISTORY}${key}\u0000${hex(revision)}` }).all();
+      const lastIdx = versions.length - 1;
+      versions.forEach(([k, v], n) => {
+        if (currentLive || n < lastIdx || v[0] === 0) ops.push({ type: 'del', key: k });
+      });
+    }
+    return ops;
   }
 
   /**
@@ -984,8 +1079,13 @@ export class MvccStore {
       this.revision = revision;
       this.applied = applied;
       this.compacted = compacted;
+      // A purge of the replaced data stops; the imported history may hold records at or below
+      // its compacted revision (the exporter may not have purged them yet).
+      this.dataEpoch++;
+      this.purgedTo = 0;
       this.bus.emitReset();
       this.wakeWaiters();
+      this.schedulePurge();
     });
   }
 
@@ -995,6 +1095,8 @@ export class MvccStore {
     // Mutations already queued finish; later ones are refused (exclusive() checks `closing`).
     this.closing = true;
     await this.queue;
+    // A purge stops at its next write (exclusive() refuses once closing).
+    while (this.purging) await this.purging;
     this.closed = true;
     for (const w of this.waiters) {
       clearTimeout(w.timer);

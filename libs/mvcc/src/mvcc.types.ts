@@ -34,11 +34,23 @@ export type Op =
   | { type: 'delete'; key: string }
   | { type: 'get'; key: string };
 
-/** The replicated command: if every compare holds run `success`, else `failure`. */
+/**
+ * The replicated command: if every compare holds run `success`, else `failure`. A command with
+ * `compact` set (and nothing else) is a history compaction instead (etcd's Compact request):
+ * every replica applies it at the same log position, so all of them refuse the same revisions
+ * afterwards. It compacts to `compact` when that is above the compacted revision and not above
+ * the current one, and is a no-op otherwise (a stale or duplicate proposal); it takes no revision.
+ */
 export interface TxnCommand {
   compares: Compare[];
   success: Op[];
   failure: Op[];
+  compact?: number;
+}
+
+/** A compaction command (see TxnCommand.compact). */
+export function compactCommand(revision: number): TxnCommand {
+  return { compares: [], success: [], failure: [], compact: revision };
 }
 
 /**
@@ -101,6 +113,11 @@ export function validateKey(key: unknown): string | undefined {
 
 /** Returns why a command is malformed, or undefined when it may be applied. */
 export function validateCommand(cmd: TxnCommand): string | undefined {
+  if (cmd.compact !== undefined) {
+    if (!Number.isSafeInteger(cmd.compact) || cmd.compact < 0) return 'compact: revision must be a non-negative integer';
+    if (cmd.compares.length + cmd.success.length + cmd.failure.length > 0) return 'compact: a compaction carries no compares or operations';
+    return undefined;
+  }
   for (const c of cmd.compares) {
     const bad = validateKey(c.key);
     if (bad) return `compare: ${bad}`;
@@ -117,6 +134,8 @@ export function validateCommand(cmd: TxnCommand): string | undefined {
 }
 
 const FORMAT_VERSION = 1;
+/** First byte of a compaction command (format 2: the byte, then the revision). */
+const FORMAT_COMPACT = 2;
 const COMPARE_TAGS = { modRevision: 1, version: 2, absent: 3, present: 4 } as const;
 const OP_TAGS = { put: 1, delete: 2, get: 3 } as const;
 
@@ -144,6 +163,7 @@ function readOps(r: BinReader): Op[] {
 
 /** Encodes a command to bytes (format version 1, binary; see docs/storage.md). */
 export function encodeCommand(cmd: TxnCommand): Uint8Array {
+  if (cmd.compact !== undefined) return new BinWriter(16).u8(FORMAT_COMPACT).num(cmd.compact).finish();
   const w = new BinWriter(64);
   w.u8(FORMAT_VERSION).u32(cmd.compares.length);
   for (const c of cmd.compares) {
@@ -160,6 +180,11 @@ export function decodeCommand(bytes: Uint8Array): TxnCommand {
   try {
     const r = new BinReader(bytes);
     const version = r.u8();
+    if (version === FORMAT_COMPACT) {
+      const revision = r.num();
+      if (!r.done()) throw new CodecError('trailing bytes');
+      return compactCommand(revision);
+    }
     if (version !== FORMAT_VERSION) throw new CodecError(`unknown command format ${version}`);
     const n = r.u32();
     const compares: Compare[] = [];

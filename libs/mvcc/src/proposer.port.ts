@@ -21,6 +21,11 @@ export interface Proposer {
    * read afterwards is linearizable ("Most Recent" reads).
    */
   readBarrier(): Promise<void>;
+  /**
+   * Whether this node is the one that proposes the group's periodic work (history compaction):
+   * the Raft leader. Absent for a proposer that is the only writer of its store.
+   */
+  leads?(): boolean;
   /** Stops accepting proposals; resolves after in-flight ones settled. */
   close(): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,14 @@ import { objectKey } from './storage.keys.js';
 const cm = (name: string, v = '1'): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', uid: `u-${name}` }, data: { v } });
 const key = (name: string): string => objectKey({ group: '', resource: 'configmaps', namespace: 'default', name });
 const put = (k: string, v: string): TxnCommand => ({ compares: [], success: [{ type: 'put', key: k, value: new TextEncoder().encode(v) }], failure: [] });
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
 
 async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
@@ -149,6 +158,45 @@ describe('openClusterStorage (single-node Raft group)', () => {
     expect(await cs.storage.get(key('a'), { mode: 'Any' })).toBeUndefined();
     expect(cs.proposer.stats.failed).toBe(1);
     expect(cs.proposer.stats.readIndexFailed).toBe(1);
+  });
+});
+
+describe('openClusterStorage (three nodes over gRPC)', () => {
+  it('compacts history through the log: the leader proposes, every replica compacts at the same revision', async () => {
+    const ports = await Promise.all([0, 1, 2].map(() => freePort()));
+    const peers = new Map(ports.map((p, i) => [i + 1, `127.0.0.1:${p}`] as [number, string]));
+    const dirs = await Promise.all([1, 2, 3].map((i) => mkdtemp(join(tmpdir(), `cluster-compact-${i}-`))));
+    const nodes: ClusterStorage[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        nodes.push(await openClusterStorage({ dataDir: dirs[i]!, nodeId: i + 1, bootstrapVoters: [1, 2, 3], listen: peers.get(i + 1)!, peers, insecurePeers: true, tickMs: 10, compactionIntervalMs: 0 }));
+      }
+      await waitFor(() => nodes.some((n) => n.node.status().role === 'leader'));
+      const leader = nodes.find((n) => n.node.status().role === 'leader')!;
+      const followers = nodes.filter((n) => n !== leader);
+      for (let i = 0; i < 5; i++) await leader.storage.create(key(`c${i}`), cm(`c${i}`));
+      await waitFor(() => nodes.every((n) => n.storage.currentRevision() === 5));
+      // First tick on every node: records the mark (revision 5), compacts nothing yet.
+      for (const n of nodes) await n.storage.compactionTick();
+      for (let i = 0; i < 5; i++) await leader.storage.guaranteedUpdate(key(`c${i}`), (o) => ({ ...o, data: { v: '2' } }));
+      await waitFor(() => nodes.every((n) => n.storage.currentRevision() === 10));
+      // A follower's tick proposes nothing.
+      await followers[0]!.storage.compactionTick();
+      expect(nodes.map((n) => n.store.compactedRevision())).toEqual([0, 0, 0]);
+      await leader.storage.compactionTick();
+      await waitFor(() => nodes.every((n) => n.store.compactedRevision() === 5));
+      for (const n of nodes) {
+        await n.store.whenPurged();
+        const old = await n.storage.get(key('c0'), { mode: 'Exact', revision: 4 }).catch((e: unknown) => e);
+        expect(old).toMatchObject({ code: 'Compacted' });
+        expect((await n.storage.get(key('c0'), { mode: 'Exact', revision: 5 }))?.data).toEqual({ v: '1' });
+      }
+      // The compaction took no revision.
+      expect(nodes.map((n) => n.storage.currentRevision())).toEqual([10, 10, 10]);
+    } finally {
+      for (const n of nodes) await n.close();
+      for (const d of dirs) await rm(d, { recursive: true, force: true });
+    }
   });
 });
 

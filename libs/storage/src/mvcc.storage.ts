@@ -6,7 +6,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LocalProposer, MvccError, MvccStore, type KeyValue, type MvccEvent, type Proposer, type TxnCommand, type TxnResult } from '@app/mvcc';
+import { LocalProposer, MvccError, compactCommand, MvccStore, type KeyValue, type MvccEvent, type Proposer, type TxnCommand, type TxnResult } from '@app/mvcc';
 import {
   NO_CHANGE,
   StorageError,
@@ -85,12 +85,21 @@ export class MvccStorage implements Storage {
   /**
    * One compaction step: compact to the revision recorded one period ago, then record the
    * current one. Like kube-apiserver's compactor, errors are ignored and retried next period.
+   * The compaction is a command through the proposer, so in a Raft group every replica compacts
+   * at the same log position (the same revisions answer 410 on every node); only the leader
+   * proposes it, while every node records its marks and can take over after an election. The
+   * deletions run beside later writes (MvccStore.compact); this resolves once they are done here.
    */
   async compactionTick(): Promise<void> {
     const target = this.compactionMark;
     this.compactionMark = this.store.currentRevision();
-    if (target > this.store.compactedRevision()) {
-      await this.store.compact(target).catch(() => undefined);
+    if (target <= this.store.compactedRevision()) return;
+    if (this.proposer.leads && !this.proposer.leads()) return;
+    try {
+      await this.proposer.propose(compactCommand(target));
+      await this.store.whenPurged();
+    } catch {
+      // Next period.
     }
   }
 

@@ -65,6 +65,11 @@ export class RaftProposer implements Proposer {
     this.applied = opts.applied;
   }
 
+  /** True while this node is the Raft leader (it proposes the periodic compaction). */
+  leads(): boolean {
+    return this.node.status().role === 'leader';
+  }
+
   propose(command: TxnCommand): Promise<TxnResult> {
     if (this.closed) return Promise.reject(new MvccError('Closed', 'proposer is closed'));
     const invalid = validateCommand(command);
