@@ -161,7 +161,7 @@ function readOps(r: BinReader): Op[] {
   return ops;
 }
 
-/** Encodes a command to bytes (format version 1, binary; see docs/storage.md). */
+/** Encodes a command to bytes (binary; format byte 1: a transaction, 2: a compaction; see docs/storage.md). */
 export function encodeCommand(cmd: TxnCommand): Uint8Array {
   if (cmd.compact !== undefined) return new BinWriter(16).u8(FORMAT_COMPACT).num(cmd.compact).finish();
   const w = new BinWriter(64);
