@@ -18,7 +18,7 @@
  * --rounds N (env BENCH_ROUNDS, default 5), --json-out FILE. Exit code 0 when every phase ran without errors, else 1
  * (the target is reported, not enforced).
  */
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -67,6 +67,44 @@ interface System {
 
 let runSeq = 0;
 
+/** The host's CPU time counters, summed over its CPUs (/proc/stat, in clock ticks). */
+export interface HostCpu {
+  readonly total: number;
+  /** idle + iowait */
+  readonly idle: number;
+  /** Time the hypervisor ran something else while this machine's CPUs wanted to run. */
+  readonly steal: number;
+}
+
+/** Reads the aggregate `cpu` line of /proc/stat (or of `text`); undefined where there is none. */
+export function readHostCpu(text?: string): HostCpu | undefined {
+  let t = text;
+  if (t === undefined) {
+    try {
+      t = readFileSync('/proc/stat', 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+  const line = t.split('\n').find((l) => l.startsWith('cpu '));
+  if (!line) return undefined;
+  // user nice system idle iowait irq softirq steal [guest guest_nice: already counted in user]
+  const v = line.trim().split(/\s+/).slice(1, 9).map((x) => Number(x) || 0);
+  return { total: v.reduce((a, b) => a + b, 0), idle: (v[3] ?? 0) + (v[4] ?? 0), steal: v[7] ?? 0 };
+}
+
+/** Shares of the host's CPU time between two readings that were idle and stolen. */
+export function hostShares(before: HostCpu | undefined, after: HostCpu | undefined): { idle: number; steal: number } | undefined {
+  if (!before || !after || after.total <= before.total) return undefined;
+  const d = after.total - before.total;
+  return { idle: (after.idle - before.idle) / d, steal: (after.steal - before.steal) / d };
+}
+
+/** A measured phase with the host's idle and stolen shares of CPU time while it ran. */
+type ClusterPhaseResult = PhaseResult & { host?: { idle: number; steal: number } };
+
+const pct = (x: number): string => `${(x * 100).toFixed(0)}%`;
+
 /**
  * One measured phase against a system: `kind` 'creates' posts new ConfigMaps (names unique per
  * phase and target: runPhase numbers requests from 0 in every phase), 'gets' reads back the
@@ -74,9 +112,10 @@ let runSeq = 0;
  * with an even share of `concurrency`; req/s is summed, p50/p99 are the worst of the parts (a
  * conservative merge).
  */
-async function phase(sys: System, kind: 'creates' | 'gets', seconds: number, concurrency: number): Promise<PhaseResult> {
+async function phase(sys: System, kind: 'creates' | 'gets', seconds: number, concurrency: number): Promise<ClusterPhaseResult> {
   const run = `${sys.label.replace(/[^a-z0-9]/g, '')}-${Date.now().toString(36)}-${runSeq++}`;
   const per = Math.max(1, Math.floor(concurrency / sys.targets.length));
+  const cpu0 = readHostCpu();
   const parts = await Promise.all(
     sys.targets.map((p, i) => {
       if (kind === 'creates') {
@@ -91,6 +130,7 @@ async function phase(sys: System, kind: 'creates' | 'gets', seconds: number, con
       return runPhase('g', p, seconds, per, (seq) => ({ method: 'GET', path: `${CM_PATH}/${names[seq % names.length]}` }), [200]);
     }),
   );
+  const host = hostShares(cpu0, readHostCpu());
   const rss = sys.rss();
   return {
     name: `${sys.label}: ${kind}`,
@@ -102,6 +142,7 @@ async function phase(sys: System, kind: 'creates' | 'gets', seconds: number, con
     p99Ms: Math.max(...parts.map((p) => p.p99Ms)),
     ...(rss !== undefined ? { rssMiB: rss } : {}),
     sampleErrors: parts.flatMap((p) => p.sampleErrors).slice(0, 3),
+    ...(host !== undefined ? { host } : {}),
   };
 }
 
@@ -146,8 +187,8 @@ interface Options {
  * was still compiling (a sixth of a node's CPU in its first 8 s under load, nothing after 16 s).
  */
 async function runBench(o: Options): Promise<number> {
-  const rows: PhaseResult[] = [];
-  const rounds: PhaseResult[][] = [];
+  const rows: ClusterPhaseResult[] = [];
+  const rounds: ClusterPhaseResult[][] = [];
   const pools: BenchClient[] = [];
   let failure: string | undefined;
   let single: ServerHandle | undefined;
@@ -199,13 +240,15 @@ async function runBench(o: Options): Promise<number> {
       await phase(sys, 'gets', o.warmUpSeconds, o.concurrency);
     }
     for (let r = 0; r < o.rounds; r++) {
-      const round: PhaseResult[] = [];
+      const round: ClusterPhaseResult[] = [];
       for (const kind of ['creates', 'gets'] as const) {
         for (const sys of roundOrder(systems, r)) round.push(await phase(sys, kind, o.seconds, o.concurrency));
       }
       rounds.push(round);
       const c = (label: string) => round.find((x) => x.name === `${label}: creates`)?.perSecond;
-      log(`round ${r + 1}/${o.rounds}: creates/s ${systems.map((x) => `${x.label} ${Math.round(c(x.label) ?? 0)}`).join(', ')}`);
+      const steal = round.filter((x) => x.host !== undefined).map((x) => x.host!.steal);
+      const stolen = steal.length > 0 ? `; host CPU stolen ${pct(Math.max(...steal))} at most` : '';
+      log(`round ${r + 1}/${o.rounds}: creates/s ${systems.map((x) => `${x.label} ${Math.round(c(x.label) ?? 0)}`).join(', ')}${stolen}`);
     }
     // The row shown per phase is its median round (so its latencies are a measured round's).
     for (const name of rounds[0]!.map((x) => x.name)) {
@@ -252,6 +295,16 @@ async function runBench(o: Options): Promise<number> {
         log(`${label.padEnd(40)} = ${(v * 100).toFixed(1)}%   rounds: ${each}`);
       }
     }
+  }
+  // A virtual machine's host may run other guests on its CPUs: the phases then measure a slower
+  // and unevenly slowed machine, and the ratios are not comparable with a quiet host's.
+  const measured = all.filter((r) => r.host !== undefined);
+  if (measured.length > 0) {
+    const steal = measured.map((r) => r.host!.steal);
+    const idle = (prefix: string) => measured.filter((r) => r.name.startsWith(prefix) && r.name.endsWith('creates')).map((r) => r.host!.idle);
+    const idles = ['single node', 'cluster via haproxy', 'cluster direct n1-n3'].map((label) => ({ label, v: idle(label) })).filter((x) => x.v.length > 0);
+    log(`host CPU stolen by the hypervisor: median ${pct(median(steal))}, max ${pct(Math.max(...steal))} of the measured phases; idle during creates: ${idles.map((x) => `${x.label} ${pct(median(x.v))}`).join(', ')}`);
+    if (median(steal) >= 0.05) log(`warning: the hypervisor took ${pct(median(steal))} of this machine's CPU time (median over the phases): these figures are not comparable with a run on a quiet host`);
   }
   if (failure !== undefined) log(`bench failed: ${failure}`);
   if (o.jsonOut !== undefined) {
