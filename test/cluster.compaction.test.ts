@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPki } from '../cluster/pki.js';
-import { delay, getFreePort, request, startServer, type ServerHandle } from './support/server.js';
+import { delay, getFreePort, metricValue, request, startServer, type ServerHandle } from './support/server.js';
 
 const NAMES = ['n1', 'n2', 'n3'];
 const CM = '/api/v1/namespaces/default/configmaps';
@@ -20,12 +20,6 @@ const CM = '/api/v1/namespaces/default/configmaps';
 describe('compaction in a 3-node cluster', () => {
   let dir: string;
   const nodes: ServerHandle[] = [];
-
-  const metric = async (on: ServerHandle, name: string): Promise<number> => {
-    const body = (await request(on, 'GET', '/metrics')).body;
-    const line = body.split('\n').find((l) => l.startsWith(`${name} `));
-    return line ? Number(line.split(' ')[1]) : NaN;
-  };
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kapi-compaction-'));
@@ -57,7 +51,7 @@ describe('compaction in a 3-node cluster', () => {
     try {
       await delay(3000);
       for (let s = 0; s < 15; s++) {
-        samples.push(await Promise.all(nodes.map((n) => metric(n, 'etcd_debugging_mvcc_compact_revision'))));
+        samples.push(await Promise.all(nodes.map((n) => metricValue(n, 'etcd_debugging_mvcc_compact_revision'))));
         await delay(250);
       }
     } finally {

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPki } from '../cluster/pki.js';
 import { waitFor } from './support/net.helper.js';
-import { delay, getFreePort, kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { delay, getFreePort, kubectl, metricValue, request, startServer, type ServerHandle } from './support/server.js';
 
 interface Member {
   name: string;
@@ -102,11 +102,6 @@ describe('replicated cluster (3 real nodes)', () => {
     }
     throw new Error('no leader elected');
   };
-  const metric = async (on: ServerHandle, name: string): Promise<number> => {
-    const body = (await request(on, 'GET', '/metrics')).body;
-    const line = body.split('\n').find((l) => l.startsWith(`${name} `));
-    return line ? Number(line.split(' ')[1]) : NaN;
-  };
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kapi-cluster-'));
@@ -138,7 +133,7 @@ describe('replicated cluster (3 real nodes)', () => {
     expect(ready.body).toMatch(/\[\+\]raft ok: leader=n[123], term=\d+/);
     const m = await members(node('n2'));
     expect(m.members.map((x) => `${x.name}:${x.role}`).sort()).toEqual(['n1:voter', 'n2:voter', 'n3:voter']);
-    expect(await metric(node('n1'), 'etcd_server_has_leader')).toBe(1);
+    expect(await metricValue(node('n1'), 'etcd_server_has_leader')).toBe(1);
   });
 
   it('kubectl against a follower creates, gets and lists', async () => {
@@ -234,12 +229,12 @@ describe('replicated cluster (3 real nodes)', () => {
       const batch = await Promise.all(Array.from({ length: 10 }, (_, j) => create(node(writers[j % 2]!), `snap-${i + j}`)));
       for (const r of batch) expect(r.status).toBe(201);
     }
-    expect(await metric(node(leader), 'kapi_raft_snapshot_index')).toBeGreaterThan(40);
+    expect(await metricValue(node(leader), 'kapi_raft_snapshot_index')).toBeGreaterThan(40);
     await node(down).start();
     const latest = (await request(node(leader), 'GET', cmPath())).json<Obj>().metadata.resourceVersion;
     const caught = (await request(node(down), 'GET', `${cmPath()}?resourceVersion=${latest}`, { timeoutMs: 20_000 })).json<Obj>();
     expect(caught.items!.map((o) => o.metadata.name)).toContain('snap-99');
-    expect(await metric(node(down), 'kapi_raft_snapshots_restored_total')).toBeGreaterThanOrEqual(1);
+    expect(await metricValue(node(down), 'kapi_raft_snapshots_restored_total')).toBeGreaterThanOrEqual(1);
   });
 
   it('adds a 4th node as learner then voter, and removes it, through a follower (forwarded to the leader)', async () => {

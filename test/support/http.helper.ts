@@ -109,6 +109,13 @@ export async function closeHttpClients(target?: HttpTarget): Promise<void> {
   await Promise.all(all.map((a) => a.destroy().catch(() => undefined)));
 }
 
+/** The value of an unlabelled metric on the target's /metrics (NaN when it is not there). */
+export async function metricValue(target: HttpTarget, name: string): Promise<number> {
+  const body = (await request(target, 'GET', '/metrics')).body;
+  const line = body.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : NaN;
+}
+
 /**
  * HTTP/1.1 request over TLS to `target.url + path`. Never throws on a status code; throws on
  * connection errors and on timeout.
