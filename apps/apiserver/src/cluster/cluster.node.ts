@@ -121,10 +121,12 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
   });
   await membership.start();
   // Membership changes sent to a follower are carried out by the leader (cluster.forward.ts).
-  const admin = cs.transport ? new ClusterAdminClient(cs.transport) : undefined;
-  if (cs.transport && admin) {
+  let admin: ClusterAdminClient | undefined;
+  if (cs.transport) {
+    const client = new ClusterAdminClient(cs.transport);
+    admin = client;
     serveClusterAdmin(cs.transport, membership, (line) => process.stderr.write(`${name}: ${line}\n`));
-    membership.setForwarder((change, leader) => admin.forward(change, leader));
+    membership.setForwarder((change, leader) => client.forward(change, leader));
   }
   const metrics = new RaftMetrics(registry, cs, dataDir);
 
