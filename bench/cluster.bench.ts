@@ -28,6 +28,7 @@ import { loadPki } from '../cluster/pki.js';
 import { type ServerHandle, getFreePorts, repoRoot, startServer } from '../test/support/server.js';
 import { type BenchRequest, type PhaseResult, formatTable, rssMiB, runPhase } from './api.bench.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
+import { metricValue } from '../test/support/http.helper.js';
 
 /** Share of the single node's create throughput the cluster must keep (issue 4). */
 export const CLUSTER_CREATE_TARGET = 0.6;
@@ -63,6 +64,8 @@ interface System {
   readonly created: string[][];
   /** Resident set size (MiB) to report with its phases: the process, or the nodes' mean. */
   readonly rss: () => number | undefined;
+  /** The processes that serve it (nodes, the balancer), whose CPU time a phase accounts for. */
+  readonly processes: readonly { readonly label: string; readonly pid: number | undefined }[];
 }
 
 let runSeq = 0;
@@ -100,8 +103,63 @@ export function hostShares(before: HostCpu | undefined, after: HostCpu | undefin
   return { idle: (after.idle - before.idle) / d, steal: (after.steal - before.steal) / d };
 }
 
-/** A measured phase with the host's idle and stolen shares of CPU time while it ran. */
-type ClusterPhaseResult = PhaseResult & { host?: { idle: number; steal: number } };
+/**
+ * CPU time (user + system, all threads, in ms) of process `pid` from /proc/<pid>/stat (or from
+ * `text`, its content); undefined where there is none. `ticksPerSecond` is the kernel's USER_HZ.
+ */
+export function readProcessCpuMs(pid: number | undefined, text?: string, ticksPerSecond = 100): number | undefined {
+  let t = text;
+  if (t === undefined) {
+    if (pid === undefined) return undefined;
+    try {
+      t = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+  // The command name (field 2) is parenthesized and may contain spaces: count from after it.
+  const fields = t.slice(t.lastIndexOf(')') + 2).trim().split(/\s+/);
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
+  return ((utime + stime) * 1000) / ticksPerSecond;
+}
+
+/**
+ * CPU per request (µs) of each process between two readings of its CPU time (ms); a process
+ * without both readings is left out. The load generator is one of them (label 'generator').
+ */
+export function cpuPerRequest(
+  before: ReadonlyMap<string, number | undefined>,
+  after: ReadonlyMap<string, number | undefined>,
+  requests: number,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (requests <= 0) return out;
+  for (const [label, a] of after) {
+    const b = before.get(label);
+    if (a !== undefined && b !== undefined) out[label] = ((a - b) * 1000) / requests;
+  }
+  return out;
+}
+
+/** CPU time (ms) of the load generator, this process. */
+function generatorCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+function readCpu(sys: System): Map<string, number | undefined> {
+  const m = new Map<string, number | undefined>(sys.processes.map((p) => [p.label, readProcessCpuMs(p.pid)]));
+  m.set('generator', generatorCpuMs());
+  return m;
+}
+
+/**
+ * A measured phase with the host's idle and stolen shares of CPU time while it ran, and the CPU
+ * per request of every process involved (µs; see cpuPerRequest).
+ */
+type ClusterPhaseResult = PhaseResult & { host?: { idle: number; steal: number }; cpuUs?: Record<string, number> };
 
 const pct = (x: number): string => `${(x * 100).toFixed(0)}%`;
 
@@ -116,6 +174,7 @@ async function phase(sys: System, kind: 'creates' | 'gets', seconds: number, con
   const run = `${sys.label.replace(/[^a-z0-9]/g, '')}-${Date.now().toString(36)}-${runSeq++}`;
   const per = Math.max(1, Math.floor(concurrency / sys.targets.length));
   const cpu0 = readHostCpu();
+  const proc0 = readCpu(sys);
   const parts = await Promise.all(
     sys.targets.map((p, i) => {
       if (kind === 'creates') {
@@ -131,11 +190,13 @@ async function phase(sys: System, kind: 'creates' | 'gets', seconds: number, con
     }),
   );
   const host = hostShares(cpu0, readHostCpu());
+  const requests = parts.reduce((a, p) => a + p.requests, 0);
+  const cpuUs = cpuPerRequest(proc0, readCpu(sys), requests);
   const rss = sys.rss();
   return {
     name: `${sys.label}: ${kind}`,
     seconds: Math.max(...parts.map((p) => p.seconds)),
-    requests: parts.reduce((a, p) => a + p.requests, 0),
+    requests,
     errors: parts.reduce((a, p) => a + p.errors, 0),
     perSecond: parts.reduce((a, p) => a + p.perSecond, 0),
     p50Ms: Math.max(...parts.map((p) => p.p50Ms)),
@@ -143,6 +204,7 @@ async function phase(sys: System, kind: 'creates' | 'gets', seconds: number, con
     ...(rss !== undefined ? { rssMiB: rss } : {}),
     sampleErrors: parts.flatMap((p) => p.sampleErrors).slice(0, 3),
     ...(host !== undefined ? { host } : {}),
+    ...(Object.keys(cpuUs).length > 0 ? { cpuUs } : {}),
   };
 }
 
@@ -193,6 +255,7 @@ async function runBench(o: Options): Promise<number> {
   let failure: string | undefined;
   let single: ServerHandle | undefined;
   let cluster: RunningCluster | undefined;
+  let leader: string | undefined;
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'kapi-cluster-bench-'));
   log(`${o.rounds} interleaved rounds of ${o.seconds} s phases after ${o.warmUpSeconds} s of warm-up per system, ${o.concurrency} requests in flight, ${os.cpus().length} CPUs`);
   try {
@@ -202,7 +265,7 @@ async function runBench(o: Options): Promise<number> {
     const sPool = pool(single.url, sTls, o.concurrency);
     pools.push(sPool);
     const s = single;
-    const systems: System[] = [{ label: 'single node', targets: [sPool], created: [[]], rss: () => rssMiB(s.pid) }];
+    const systems: System[] = [{ label: 'single node', targets: [sPool], created: [[]], rss: () => rssMiB(s.pid), processes: [{ label: 'node', pid: s.pid }] }];
 
     log('starting a three-node cluster...');
     const p = await getFreePorts(7);
@@ -223,16 +286,17 @@ async function runBench(o: Options): Promise<number> {
       const v = nodePids.map((pid) => rssMiB(pid)).filter((x): x is number => x !== undefined);
       return v.length === 0 ? undefined : v.reduce((a, b) => a + b, 0) / v.length;
     };
+    const clusterProcesses = cluster.members.map((m) => ({ label: m.kind === 'balancer' ? 'haproxy' : m.name, pid: m.process.pid }));
     if (cluster.balanced) {
       const lb = pool(cluster.url, cTls, o.concurrency);
       pools.push(lb);
-      systems.push({ label: 'cluster via haproxy', targets: [lb], created: [[]], rss: clusterRss });
+      systems.push({ label: 'cluster via haproxy', targets: [lb], created: [[]], rss: clusterRss, processes: clusterProcesses });
     } else {
       log('haproxy is not installed: no balancer phases');
     }
     const direct = t.nodes.map((n) => pool(`https://${t.clientHost}:${n.securePort}`, cTls, Math.ceil(o.concurrency / t.nodes.length)));
     pools.push(...direct);
-    systems.push({ label: 'cluster direct n1-n3', targets: direct, created: direct.map(() => []), rss: clusterRss });
+    systems.push({ label: 'cluster direct n1-n3', targets: direct, created: direct.map(() => []), rss: clusterRss, processes: clusterProcesses.filter((x) => x.label !== 'haproxy') });
 
     log('warming up...');
     for (const sys of systems) {
@@ -249,6 +313,11 @@ async function runBench(o: Options): Promise<number> {
       const steal = round.filter((x) => x.host !== undefined).map((x) => x.host!.steal);
       const stolen = steal.length > 0 ? `; host CPU stolen ${pct(Math.max(...steal))} at most` : '';
       log(`round ${r + 1}/${o.rounds}: creates/s ${systems.map((x) => `${x.label} ${Math.round(c(x.label) ?? 0)}`).join(', ')}${stolen}`);
+    }
+    // Which node leads (at the end of the run) explains which one spends the most per create.
+    for (const [i, n] of t.nodes.entries()) {
+      const target = { url: `https://${t.clientHost}:${n.securePort}`, caPem: pki.caPem, adminCertPem: pki.adminCertPem, adminKeyPem: pki.adminKeyPem };
+      if ((await metricValue(target, 'etcd_server_is_leader').catch(() => 0)) === 1) leader = t.nodes[i]!.name;
     }
     // The row shown per phase is its median round (so its latencies are a measured round's).
     for (const name of rounds[0]!.map((x) => x.name)) {
@@ -295,6 +364,16 @@ async function runBench(o: Options): Promise<number> {
         log(`${label.padEnd(40)} = ${(v * 100).toFixed(1)}%   rounds: ${each}`);
       }
     }
+  }
+  // Where the CPU goes: on two shared cores the cluster's throughput is bounded by the sum over
+  // all processes, the single node's by its main thread (docs/performance.md).
+  for (const label of ['single node', 'cluster via haproxy', 'cluster direct n1-n3']) {
+    const phases = all.filter((r) => r.name === `${label}: creates` && r.cpuUs !== undefined);
+    if (phases.length === 0) continue;
+    const per = Object.keys(phases[0]!.cpuUs!).map((p) => ({ p, us: median(phases.map((r) => r.cpuUs![p] ?? Number.NaN)) }));
+    const sum = per.reduce((a, x) => a + x.us, 0);
+    const parts = per.map((x) => `${x.p}${x.p === leader ? ' (leader)' : ''} ${x.us.toFixed(0)}`).join(', ');
+    log(`CPU per create, ${label}: ${parts}; ${sum.toFixed(0)} µs in all (medians over rounds)`);
   }
   // A virtual machine's host may run other guests on its CPUs: the phases then measure a slower
   // and unevenly slowed machine, and the ratios are not comparable with a quiet host's.
