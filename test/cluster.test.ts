@@ -17,7 +17,6 @@ import * as https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPki } from '../cluster/pki.js';
-import { waitFor } from './support/net.helper.js';
 import { delay, getFreePort, kubectl, metricValue, request, startServer, type ServerHandle } from './support/server.js';
 
 interface Member {
@@ -27,6 +26,8 @@ interface Member {
 }
 interface Members {
   leader?: string;
+  reportedBy: string;
+  linearizable: boolean;
   members: Member[];
 }
 interface Obj {
@@ -91,11 +92,12 @@ describe('replicated cluster (3 real nodes)', () => {
     if (r.status === 201 && ns === 'default') acked.set(name, v);
     return r;
   };
-  const members = async (on: ServerHandle): Promise<Members> => (await request(on, 'GET', '/cluster/members')).json<Members>();
+  const members = async (on: ServerHandle, local = false): Promise<Members> => (await request(on, 'GET', `/cluster/members${local ? '?local=true' : ''}`)).json<Members>();
   const leaderName = async (among: string[]): Promise<string> => {
     for (let i = 0; i < 100; i++) {
       for (const n of among) {
-        const m = await members(node(n)).catch(() => undefined);
+        // Each node's own view (a node cut off from the majority cannot answer a linearizable list).
+        const m = await members(node(n), true).catch(() => undefined);
         if (m?.leader && among.includes(m.leader)) return m.leader;
       }
       await delay(100);
@@ -176,6 +178,14 @@ describe('replicated cluster (3 real nodes)', () => {
       expect(Date.now() - t0).toBeLessThan(15_000);
       const stale = await request(node(alone!), 'GET', `${cmPath('default', 'w-n1')}?resourceVersion=0`);
       expect(stale.status).toBe(200);
+      // The member list is a linearizable read as well; ?local=true shows this node's replica.
+      const list = await request(node(alone!), 'GET', '/cluster/members', { timeoutMs: 20_000 });
+      expect([503, 504]).toContain(list.status);
+      expect(list.json<{ kind: string }>().kind).toBe('Status');
+      const local = await request(node(alone!), 'GET', '/cluster/members?local=true');
+      expect(local.status).toBe(200);
+      expect(local.json<Members>()).toMatchObject({ reportedBy: alone, linearizable: false });
+      expect(local.json<Members>().members.map((m) => m.name)).toEqual(NAMES);
     } finally {
       for (const o of others) process.kill(node(o).pid!, 'SIGCONT');
     }
@@ -264,9 +274,14 @@ describe('replicated cluster (3 real nodes)', () => {
     const added = await adding;
     expect(added.status).toBe(201);
     expect((JSON.parse(added.body) as { role: string }).role).toBe('voter');
-    // GET /cluster/members answers with the answering node's view (`reportedBy`), which may be
-    // a few entries behind the leader's acknowledgement: n2 must come to see n4 as a voter.
-    await waitFor('n2 to see n4 as a voter', async () => (await members(node('n2'))).members.find((m) => m.name === 'n4')?.role === 'voter', 10_000);
+    // GET /cluster/members is linearizable: once the add was acknowledged, every node lists n4
+    // as a voter at once, whichever answers.
+    for (const n of NAMES) {
+      const view = await members(node(n));
+      expect(view).toMatchObject({ reportedBy: n, linearizable: true });
+      expect(view.members.find((m) => m.name === 'n4')?.role).toBe('voter');
+    }
+    expect((await request(follower, 'GET', '/cluster/members?local=maybe')).status).toBe(400);
     expect((await create(n4, 'from-n4')).status).toBe(201);
     expect((await request(node('n1'), 'GET', cmPath('default', 'from-n4'))).status).toBe(200);
     const removed = await request(follower, 'DELETE', '/cluster/members/n4');

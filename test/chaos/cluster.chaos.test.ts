@@ -313,7 +313,7 @@ describe('three-node chaos', () => {
       const votes = new Map<string, number>();
       await Promise.all(
         among.map(async (i) => {
-          const r = await ctl(nodes[i]!, 'GET', '/cluster/members', { timeoutMs: 1500 });
+          const r = await ctl(nodes[i]!, 'GET', '/cluster/members?local=true', { timeoutMs: 1500 });
           if (isOk(r) && r.status === 200) {
             const leader = r.json<{ leader?: string }>().leader;
             if (leader !== undefined) votes.set(leader, (votes.get(leader) ?? 0) + 1);
@@ -334,7 +334,7 @@ describe('three-node chaos', () => {
     const parts = await Promise.all(
       nodes.map(async (n, i) => {
         const ready = await ctl(n, 'GET', '/readyz?verbose', { timeoutMs: 2000 });
-        const members = await ctl(n, 'GET', '/cluster/members', { timeoutMs: 2000 });
+        const members = await ctl(n, 'GET', '/cluster/members?local=true', { timeoutMs: 2000 });
         const text = (r: CtlResponse | { status: string }): string => `${r.status} ${isOk(r) ? r.text.replace(/\s+/g, ' ').slice(0, 400) : ''}`;
         // Server log lines without stack frames.
         const log = n.stderr.split('\n').filter((l) => l.trim() !== '' && !/^\s+at /.test(l) && !/^\s*\d+ \|/.test(l) && !/^\s*[|>]/.test(l)).slice(-12).join('\n    ');
@@ -350,7 +350,7 @@ describe('three-node chaos', () => {
     while (Date.now() < deadline) {
       const ready = await Promise.all(nodes.map((n) => ctl(n, 'GET', '/readyz', { timeoutMs: 1500 })));
       if (ready.every((r) => r.status === 200)) {
-        const leaders = await Promise.all(nodes.map((n) => ctl(n, 'GET', '/cluster/members', { timeoutMs: 1500 })));
+        const leaders = await Promise.all(nodes.map((n) => ctl(n, 'GET', '/cluster/members?local=true', { timeoutMs: 1500 })));
         const names = leaders.map((r) => (isOk(r) && r.status === 200 ? r.json<{ leader?: string }>().leader : undefined));
         if (names[0] !== undefined && names.every((x) => x === names[0])) return;
       }

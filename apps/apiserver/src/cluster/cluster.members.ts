@@ -173,7 +173,12 @@ export class ClusterMembership {
   }
 
   /** Members with roles; progress figures when this node leads. */
-  async list(): Promise<{ leader?: string; term: number; reportedBy: string; members: MemberView[] }> {
+  async list(opts: { local?: boolean } = {}): Promise<{ leader?: string; term: number; reportedBy: string; linearizable: boolean; members: MemberView[] }> {
+    // By default the records are read after a ReadIndex barrier, like a "Most Recent" API read:
+    // any node answers with every change acknowledged before the request (a node cut off from
+    // the majority fails instead). `local` answers from this node's replica at once, e.g. to
+    // look at a minority side during a partition.
+    if (!opts.local) await this.o.proposer.readBarrier();
     const st = this.o.node.status();
     const records = await this.records();
     const byId = new Map(records.map((r) => [r.id, r]));
@@ -194,7 +199,7 @@ export class ClusterMembership {
         return v;
       })
       .sort((a, b) => a.name.localeCompare(b.name));
-    return { leader: byId.get(st.lead)?.name, term: st.term, reportedBy: this.o.selfName, members };
+    return { leader: byId.get(st.lead)?.name, term: st.term, reportedBy: this.o.selfName, linearizable: !opts.local, members };
   }
 
   /** Changes that reach a node other than the leader are sent to the leader through `f`. */

@@ -2,7 +2,8 @@
  * The membership admin endpoints (docs/cluster.md "Membership"):
  *   GET    /cluster/members          any authenticated user (read-only view, like `etcdctl member
  *                                    list`, which any etcd client may run; it reveals addresses
- *                                    and roles, no data)
+ *                                    and roles, no data); linearizable, `?local=true` for this
+ *                                    node's replica as it is
  *   POST   /cluster/members          {name, peerURL}: add as learner, promote when caught up
  *   DELETE /cluster/members/<name>   remove
  * Changes require the system:masters group (the cluster-admin superuser group of Kubernetes)
@@ -62,7 +63,9 @@ export function registerClusterRoutes(scope: FastifyInstance, membership: () => 
     '/cluster/members',
     wrap(async (req, reply) => {
       authenticate(req);
-      send(reply, 200, await need().list());
+      const local = (req.query as { local?: string } | undefined)?.local;
+      if (local !== undefined && local !== 'true' && local !== 'false') throw Errors.badRequest(`local: must be "true" or "false", got "${local}"`);
+      send(reply, 200, await need().list({ local: local === 'true' }));
     }),
   );
   scope.post(
