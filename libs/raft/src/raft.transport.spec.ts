@@ -135,7 +135,7 @@ describe('GrpcTransport', () => {
     await t1.stop();
   }, 20000);
 
-  it('answers a peer stream with response headers at once, so the sender does not keep what it wrote', async () => {
+  it('answers peer and snapshot streams with response headers at once, so the sender does not keep what it wrote', async () => {
     // grpc-js holds every message written to a client stream until the server's first response
     // (headers or a message) commits the call; a peer stream's only message is the final Ack.
     const port = await freePort();
@@ -150,6 +150,12 @@ describe('GrpcTransport', () => {
     expect(headers).toBeInstanceOf(grpc.Metadata);
     stream.write([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
     stream.end();
+    // The same for a snapshot stream: with chunks under 1 MiB, every chunk of a snapshot of
+    // hundreds of MiB would otherwise stay in the sender's memory until the transfer ends.
+    const snap = (client as unknown as { Snapshot(cb: (e: Error | null) => void): grpc.ClientWritableStream<unknown> }).Snapshot(() => undefined);
+    snap.on('error', () => undefined);
+    expect(await new Promise<grpc.Metadata>((resolve) => snap.once('metadata', resolve))).toBeInstanceOf(grpc.Metadata);
+    snap.end();
     client.close();
     await t.stop();
   }, 20000);

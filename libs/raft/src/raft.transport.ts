@@ -480,6 +480,9 @@ export class GrpcTransport implements RaftTransport {
         call.on('error', () => undefined);
       },
       Snapshot: (call: grpc.ServerReadableStream<WireChunk, object>, cb: grpc.sendUnaryData<object>) => {
+        // Headers at once for the same reason as Stream: the sender then releases each chunk
+        // once written, whatever the chunk size.
+        call.sendMetadata(new grpc.Metadata());
         let header: WireMessage | undefined;
         const chunks: Uint8Array[] = [];
         let total = 0;
