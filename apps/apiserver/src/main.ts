@@ -20,22 +20,25 @@ async function main(): Promise<void> {
   const server = await startApiServer(cfg);
   process.stdout.write(`Admin kubeconfig: ${server.kubeconfigPath}\n`);
   let stopping = false;
-  const stop = (sig: string): void => {
+  const stop = (why: string, code = 0): void => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`received ${sig}, shutting down\n`);
+    process.stderr.write(`${why}, shutting down\n`);
     const t = setTimeout(() => process.exit(1), 10_000);
     t.unref();
     server.close().then(
-      () => process.exit(0),
+      () => process.exit(code),
       (err) => {
         process.stderr.write(`shutdown failed: ${(err as Error).message}\n`);
         process.exit(1);
       },
     );
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('received SIGINT'));
+  process.on('SIGTERM', () => stop('received SIGTERM'));
+  // A failed storage write stops the node for good; exiting lets a supervisor (docker compose's
+  // restart policy, systemd) start it again from what is on disk (docs/storage.md).
+  server.onFatal((e) => stop(`fatal: storage failure: ${e.message}`, 1));
 }
 
 main().catch((err) => {

@@ -46,6 +46,13 @@ export interface RunningServer {
   registry: KindRegistry;
   storage: Storage;
   fastify: FastifyInstance;
+  /**
+   * Calls `listener` once a storage failure (a failed write of the Raft log or of the store:
+   * a full disk, an I/O error) stopped this node's Raft for good. The node then serves nothing
+   * but failing health checks; the program exits so that a supervisor restarts it from its
+   * durable state (main.ts), as etcd exits on a failed WAL write.
+   */
+  onFatal(listener: (e: Error) => void): void;
   close(): Promise<void>;
 }
 
@@ -231,7 +238,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
       reply.code(good ? 200 : 500).header('Content-Type', 'text/plain; charset=utf-8').send(body);
     };
     scope.get('/healthz', health('healthz', () => true));
-    scope.get('/livez', health('livez', () => true));
+    scope.get('/livez', health('livez', () => cluster.failure() === undefined));
     scope.get('/readyz', health('readyz', () => ready));
     scope.get('/metrics', async (req, reply) => {
       requireUser(req);
@@ -357,6 +364,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     registry,
     storage,
     fastify,
+    onFatal: (listener) => cluster.cs.node.onFatal(listener),
     close: () => {
       closing ??= (async () => {
         ready = false;

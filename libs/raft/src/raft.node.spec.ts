@@ -83,6 +83,32 @@ describe('RaftNode driver', () => {
     return { node, sm, storage };
   }
 
+  it('stops for good when a write fails, tells its listeners and fails what is pending', async () => {
+    // A state machine whose store fails on a marked entry, as on a full disk.
+    class FailingMachine extends KvMachine {
+      override async apply(e: AppliedEntry): Promise<unknown> {
+        if (new TextDecoder().decode(e.data).startsWith('boom=')) throw new Error('IO error: No space left on device');
+        return super.apply(e);
+      }
+    }
+    const net = new LocalNet();
+    const { node } = await startNode(net, 1, [1], new FailingMachine());
+    await until(() => node.status().role === 'leader');
+    const heard: Error[] = [];
+    node.onFatal((e) => heard.push(e));
+    expect(node.failure()).toBeUndefined();
+    await node.propose(new TextEncoder().encode('a=1'));
+    const failed = node.propose(new TextEncoder().encode('boom=1'));
+    await expect(failed).rejects.toThrow('No space left on device');
+    expect(heard.map((e) => e.message)).toEqual(['IO error: No space left on device']);
+    expect(node.failure()?.message).toBe('IO error: No space left on device');
+    // Nothing more is accepted; a listener that comes late hears of it as well.
+    await expect(node.propose(new TextEncoder().encode('b=2'))).rejects.toThrow();
+    await expect(node.readIndex()).rejects.toThrow();
+    const late = await new Promise<Error>((resolve) => node.onFatal(resolve));
+    expect(late.message).toBe('IO error: No space left on device');
+  });
+
   const leaderOf = (net: LocalNet) => [...net.nodes.values()].find((n) => n.status().role === 'leader' && !net.down.has(n.id));
 
   it('elects, commits proposals with their result, forwards from followers, serves reads, transfers, changes membership and catches up by snapshot', async () => {

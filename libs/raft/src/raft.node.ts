@@ -148,6 +148,7 @@ export class RaftNode {
   /** Membership after each configuration entry applied since the last snapshot (and at it). */
   private confHistory: { index: number; confState: ConfState }[];
   private loopError: Error | undefined;
+  private fatalListeners: ((e: Error) => void)[] = [];
   private idleWaiters: (() => void)[] = [];
 
   private constructor(o: RaftNodeOptions, raw: RawNode, applied: number) {
@@ -225,6 +226,21 @@ export class RaftNode {
     const cs = this.confState;
     if (cs.voters.length === 1 && cs.voters[0] === this.id && (cs.learners?.length ?? 0) === 0) this.raw.campaign();
     this.schedule();
+  }
+
+  /** The error that stopped the driver loop for good (see loop()), if one did. */
+  failure(): Error | undefined {
+    return this.loopError;
+  }
+
+  /**
+   * Calls `listener` once the driver loop failed for good (at once, asynchronously, when it
+   * already has). Not called by stop().
+   */
+  onFatal(listener: (e: Error) => void): void {
+    const failed = this.loopError;
+    if (failed) queueMicrotask(() => listener(failed));
+    else this.fatalListeners.push(listener);
   }
 
   /** Stops ticking and rejects everything pending with ErrStopped. */
@@ -380,14 +396,24 @@ export class RaftNode {
         await this.handleReady(rd);
       }
     } catch (e) {
-      this.loopError = e instanceof Error ? e : new Error(String(e));
+      // A failed write of the log or of the state machine (a full disk, an I/O error): what
+      // this node holds in memory may now be ahead of its disk, so it must not go on. It stops
+      // for good; its durable state is intact and a restart resumes from it.
+      const err = e instanceof Error ? e : new Error(String(e));
+      this.loopError = err;
       this.stopped = true;
       if (this.tickTimer) clearInterval(this.tickTimer);
       for (const p of this.proposals.values()) {
         clearTimeout(p.timer);
-        p.reject(this.loopError);
+        p.reject(err);
       }
       this.proposals.clear();
+      for (const r of this.reads.values()) {
+        clearTimeout(r.timer);
+        r.reject(err);
+      }
+      this.reads.clear();
+      for (const l of this.fatalListeners.splice(0)) l(err);
     } finally {
       this.running = false;
       for (const w of this.idleWaiters.splice(0)) w();

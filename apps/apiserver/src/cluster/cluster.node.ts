@@ -34,6 +34,8 @@ export interface ClusterNode {
   membership: ClusterMembership;
   /** Raft state line for /readyz?verbose, and whether it counts as ready. */
   raftCheck(): { ok: boolean; detail: string };
+  /** The storage failure that stopped this node's Raft for good, if one did (RaftNode.failure). */
+  failure(): Error | undefined;
   /** Starts the background self-registration (after the API serves). */
   startBackground(): void;
   close(): Promise<void>;
@@ -134,6 +136,8 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
   let closed = false;
   let registerTimer: NodeJS.Timeout | undefined;
   const raftCheck = (): { ok: boolean; detail: string } => {
+    const failed = cs.node.failure();
+    if (failed) return { ok: false, detail: `stopped by a storage failure: ${failed.message}` };
     const st = cs.node.status();
     const names = new Map<number, string>(initial.map((m) => [m.id, m.name]));
     if (st.lead === 0) {
@@ -159,6 +163,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     cs,
     membership,
     raftCheck,
+    failure: () => cs.node.failure(),
     startBackground: register,
     close: async () => {
       closed = true;
