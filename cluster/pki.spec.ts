@@ -10,6 +10,7 @@ import {
   certificateCoversHost,
   createPki,
   ensurePki,
+  issueClientCertificate,
   loadPki,
   pkiPaths,
   readKubeconfig,
@@ -150,6 +151,23 @@ describe('createPki', () => {
     const kc = await readKubeconfig(pkiPaths(tmp).adminKubeconfig);
     expect(kc.server).toBe('https://10.0.0.1:7443');
     expect(kc.contextName).toBe('c1');
+  });
+});
+
+describe('issueClientCertificate', () => {
+  it('issues a client certificate for a user and groups, signed by the CA, writing nothing', async () => {
+    await createPki({ outDir: tmp, hosts: [] });
+    const before = (await fs.readdir(tmp)).sort();
+    const { certPem, keyPem } = await issueClientCertificate(tmp, 'alice', ['dev', 'ops']);
+    expect((await fs.readdir(tmp)).sort()).toEqual(before);
+    const cert = new X509Certificate(certPem);
+    const ca = new X509Certificate((await loadPki(tmp)).caPem);
+    expect(cert.verify(ca.publicKey)).toBe(true);
+    expect(cert.subject.split('\n').sort()).toEqual(['CN=alice', 'O=dev', 'O=ops']);
+    expect(cert.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']);
+    expect(cert.checkPrivateKey(createPrivateKey(keyPem))).toBe(true);
+    await expect(issueClientCertificate(tmp, 'bob, O=system:masters')).rejects.toThrow(PkiError);
+    await expect(issueClientCertificate(path.join(tmp, 'missing'), 'bob')).rejects.toThrow();
   });
 });
 

@@ -275,6 +275,54 @@ async function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * A key pair and a leaf certificate for it signed by `ca`: valid from an hour before `now` for
+ * LEAF_VALIDITY_DAYS (not beyond the CA), not a CA, `extensions` added to the common ones.
+ */
+async function signLeaf(ca: Signer, subject: string, extensions: x509.Extension[], now: Date): Promise<{ certPem: string; keyPem: string }> {
+  const keys = await generateKeys();
+  const notAfter = new Date(Math.min(now.getTime() + LEAF_VALIDITY_DAYS * DAY_MS, ca.cert.notAfter.getTime()));
+  const cert = await x509.X509CertificateGenerator.create(
+    {
+      serialNumber: serial(),
+      subject,
+      issuer: ca.cert.subjectName,
+      notBefore: new Date(now.getTime() - BACKDATE_MS),
+      notAfter,
+      publicKey: keys.publicKey,
+      signingKey: ca.key,
+      signingAlgorithm: ca.alg,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+        ...extensions,
+        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, xc),
+        await x509.AuthorityKeyIdentifierExtension.create(ca.cert, false, xc),
+      ],
+    },
+    xc,
+  );
+  return { certPem: cert.toString('pem'), keyPem: privatePem(keys.privateKey) };
+}
+
+/** A user or group name that can go into a certificate subject as it is. */
+const SUBJECT_NAME = /^[A-Za-z0-9:._@-]{1,253}$/;
+
+/**
+ * Issues a client certificate for `user` in `groups` (CN=user, one O= per group: how the server
+ * reads an identity from a certificate) signed by the CA of the PKI in `dir`, as
+ * `kubeadm kubeconfig user` does. Nothing is written. Names outside [A-Za-z0-9:._@-] are a
+ * PkiError.
+ */
+export async function issueClientCertificate(dir: string, user: string, groups: readonly string[] = [], now = new Date()): Promise<{ certPem: string; keyPem: string }> {
+  for (const n of [user, ...groups]) if (!SUBJECT_NAME.test(n)) throw new PkiError(`invalid user or group name ${JSON.stringify(n)}`);
+  const paths = pkiPaths(dir);
+  const caPem = await fs.readFile(paths.caCert, 'utf8');
+  const { key, alg } = await importSigningKey(await fs.readFile(paths.caKey, 'utf8'));
+  const subject = [...groups.map((g) => `O=${g}`), `CN=${user}`].join(', ');
+  return signLeaf({ cert: new x509.X509Certificate(caPem), key, alg }, subject, [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth])], now);
+}
+
+/**
  * Makes `dir` a complete PKI directory, creating only what is missing (see the module comment).
  * Rules, pair by pair:
  * - CA: both files present -> kept. Both missing -> created. One without the other -> PkiError
@@ -358,31 +406,7 @@ export async function ensurePki(dir: string, opts: PkiOptions = {}): Promise<Pki
       subject: string,
       extensions: x509.Extension[],
     ): Promise<{ certPem: string; keyPem: string }> => {
-      const ca = await signer();
-      const keys = await generateKeys();
-      const notAfter = new Date(Math.min(now.getTime() + LEAF_VALIDITY_DAYS * DAY_MS, ca.cert.notAfter.getTime()));
-      const cert = await x509.X509CertificateGenerator.create(
-        {
-          serialNumber: serial(),
-          subject,
-          issuer: ca.cert.subjectName,
-          notBefore,
-          notAfter,
-          publicKey: keys.publicKey,
-          signingKey: ca.key,
-          signingAlgorithm: ca.alg,
-          extensions: [
-            new x509.BasicConstraintsExtension(false, undefined, true),
-            new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-            ...extensions,
-            await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, xc),
-            await x509.AuthorityKeyIdentifierExtension.create(ca.cert, false, xc),
-          ],
-        },
-        xc,
-      );
-      const keyPem = privatePem(keys.privateKey);
-      const certPem = cert.toString('pem');
+      const { certPem, keyPem } = await signLeaf(await signer(), subject, extensions, now);
       await put(keyFile, keyPem, 0o600);
       await put(certFile, certPem, 0o644);
       return { certPem, keyPem };
@@ -476,9 +500,12 @@ export async function loadPki(dir: string): Promise<PkiMaterial> {
       throw new PkiError(`cannot read ${file}: ${(e as Error).message}${hint}`);
     }
   };
-  const [caPem, servingCertPem, servingKeyPem, adminCertPem, adminKeyPem, peerCertPem, peerKeyPem, saKeyPem, saPubPem] = await Promise.all(
-    [p.caCert, p.servingCert, p.servingKey, p.adminCert, p.adminKey, p.peerCert, p.peerKey, p.saKey, p.saPub].map(read),
-  );
+  // Read at once, but a failure is reported for the first missing file in this order, whichever
+  // read failed first (so the message does not depend on timing).
+  const settled = await Promise.allSettled([p.caCert, p.servingCert, p.servingKey, p.adminCert, p.adminKey, p.peerCert, p.peerKey, p.saKey, p.saPub].map(read));
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  const [caPem, servingCertPem, servingKeyPem, adminCertPem, adminKeyPem, peerCertPem, peerKeyPem, saKeyPem, saPubPem] = settled.map((r) => (r as PromiseFulfilledResult<string>).value);
   return {
     caPem: caPem!,
     servingCertPem: servingCertPem!,
