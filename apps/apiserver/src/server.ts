@@ -27,6 +27,7 @@ import { AppModule } from './app.module.js';
 import type { ServerConfig } from './config/flags.js';
 import { Discovery, aggregatedVersion } from './http/discovery.js';
 import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
+import { InflightLimiter, inflightKind } from './http/inflight.js';
 import { ResourceHandler, type Query } from './http/resource.handler.js';
 import { OpenApiService } from './http/openapi.js';
 import { ApiMetrics } from './observability/metrics.js';
@@ -162,6 +163,8 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     bookmarkIntervalMs: 60_000,
   });
   let ready = false;
+  const inflight = new InflightLimiter({ readOnly: cfg.maxRequestsInflight, mutating: cfg.maxMutatingRequestsInflight });
+  metrics.inflightSource = (kind) => inflight.inFlight(kind);
 
   // Our routes live in their own encapsulated scope: its body parser, error handler and hooks
   // apply to them only, and do not fight Nest's defaults on the root instance.
@@ -266,6 +269,19 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
       (req as FastifyRequest & { kinfo?: RequestInfo }).kinfo = info;
       const user = requireUser(req);
       if (!ready && info.isResourceRequest) throw Errors.serviceUnavailable('the server is starting up');
+      const kind = inflightKind(req.method, info, user);
+      const release = kind === undefined ? undefined : inflight.tryAcquire(kind);
+      if (kind !== undefined && release === undefined) {
+        metrics.dropped.inc({ request_kind: kind });
+        throw Errors.tooManyRequests('Too many requests, please try again later.');
+      }
+      try {
+        await serveApi(req, reply, info, query, user, rawQuery);
+      } finally {
+        release?.();
+      }
+    };
+    const serveApi = async (req: FastifyRequest, reply: FastifyReply, info: RequestInfo, query: Query, user: UserInfo, rawQuery: Record<string, unknown>): Promise<void> => {
       if (info.isResourceRequest) {
         await handler.handle(req, reply, info, query, user, rawQuery);
         return;

@@ -35,6 +35,9 @@ export interface ServerConfig {
   minRequestTimeoutSeconds: number;
   /** Maximum request body size in bytes. */
   maxRequestBodyBytes: number;
+  /** Read-only and mutating API requests served at once (0: no limit); see http/inflight.ts. */
+  maxRequestsInflight: number;
+  maxMutatingRequestsInflight: number;
   /** Flags accepted for compatibility that this build does not act on yet. */
   unsupported: string[];
   /** Everything that was passed, by flag name (for components that read their own flags). */
@@ -69,6 +72,8 @@ const FLAGS: Record<string, FlagSpec> = {
   'compaction-interval': { key: 'compactionIntervalSeconds', kind: 'int' },
   'min-request-timeout': { key: 'minRequestTimeoutSeconds', kind: 'int' },
   'max-request-body-bytes': { key: 'maxRequestBodyBytes', kind: 'int' },
+  'max-requests-inflight': { key: 'maxRequestsInflight', kind: 'int' },
+  'max-mutating-requests-inflight': { key: 'maxMutatingRequestsInflight', kind: 'int' },
   // Later capabilities (authentication, authorization, admission, audit): accepted, reported.
   'enable-admission-plugins': { key: 'enable-admission-plugins', kind: 'string', unsupported: true },
   'runtime-config': { key: 'runtime-config', kind: 'string', unsupported: true },
@@ -100,6 +105,9 @@ export function parseFlags(argv: string[]): ServerConfig {
     compactionIntervalSeconds: 300,
     minRequestTimeoutSeconds: 1800,
     maxRequestBodyBytes: 3 * 1024 * 1024,
+    // kube-apiserver's defaults.
+    maxRequestsInflight: 400,
+    maxMutatingRequestsInflight: 200,
     unsupported: [],
     raw: {},
   };

@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics (/metrics), named as kube-apiserver names them so existing dashboards work.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The server's metric registry and instruments. */
 export class ApiMetrics {
@@ -17,6 +17,26 @@ export class ApiMetrics {
     help: 'Response latency distribution in seconds for each verb, group, version, resource, subresource and scope.',
     labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope'] as const,
     buckets: [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60],
+    registers: [this.registry],
+  });
+
+  /** Where apiserver_current_inflight_requests reads its values (set by the server). */
+  inflightSource: ((kind: 'readOnly' | 'mutating') => number) | undefined;
+  readonly inflight = new Gauge({
+    name: 'apiserver_current_inflight_requests',
+    help: 'API requests being served now under the in-flight limits, per request kind (readOnly, mutating).',
+    labelNames: ['request_kind'] as const,
+    registers: [this.registry],
+    collect: () => {
+      const src = this.inflightSource;
+      if (!src) return;
+      for (const kind of ['readOnly', 'mutating'] as const) this.inflight.set({ request_kind: kind }, src(kind));
+    },
+  });
+  readonly dropped = new Counter({
+    name: 'apiserver_dropped_requests_total',
+    help: 'API requests refused with 429 TooManyRequests because an in-flight limit was reached, per request kind.',
+    labelNames: ['request_kind'] as const,
     registers: [this.registry],
   });
 
