@@ -4,6 +4,7 @@
  * plain functions on the Fastify instance (DESIGN "Data flow of one request"):
  * route -> request info -> authentication -> handler -> codec.
  */
+import type { Http2SecureServer } from 'node:http2';
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -28,6 +29,8 @@ import type { ServerConfig } from './config/flags.js';
 import { Discovery, aggregatedVersion } from './http/discovery.js';
 import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { InflightLimiter, inflightKind } from './http/inflight.js';
+import { DEFAULT_CONNECTION_LIMITS, guardConnections } from './http/connection.guard.js';
+import { envInt } from './config/env.js';
 import { ResourceHandler, type Query } from './http/resource.handler.js';
 import { OpenApiService } from './http/openapi.js';
 import { ApiMetrics } from './observability/metrics.js';
@@ -138,6 +141,8 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
       requestCert: true,
       rejectUnauthorized: false,
       minVersion: 'TLSv1.2',
+      // A client that connects and never completes the handshake is cut off (see guardConnections).
+      handshakeTimeout: DEFAULT_CONNECTION_LIMITS.headerTimeoutMs,
     },
     bodyLimit: cfg.maxRequestBodyBytes,
     logger: false,
@@ -152,6 +157,10 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
   // Nest installs its own hooks at init; ours go on afterwards so they take precedence.
   await app.init();
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  guardConnections(fastify.server as unknown as Http2SecureServer, {
+    headerTimeoutMs: envInt('KAPI_READ_HEADER_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.headerTimeoutMs,
+    idleTimeoutMs: envInt('KAPI_IDLE_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.idleTimeoutMs,
+  });
 
   const discovery = new Discovery(registry, () => `${host}:${cfg.securePort}`);
   const openapi = new OpenApiService(registry);

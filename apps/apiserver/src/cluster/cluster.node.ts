@@ -25,6 +25,7 @@ import { ClusterConfigError, nodeIdFromName, parseInitialCluster, validateNodeNa
 import { ClusterAdminClient, serveClusterAdmin } from './cluster.forward.js';
 import { ClusterMembership } from './cluster.members.js';
 import { RaftMetrics } from './raft.metrics.js';
+import { envInt } from '../config/env.js';
 
 /** A started cluster node's storage side. */
 export interface ClusterNode {
@@ -39,12 +40,6 @@ export interface ClusterNode {
   /** Starts the background self-registration (after the API serves). */
   startBackground(): void;
   close(): Promise<void>;
-}
-
-/** Reads an optional non-negative integer from the environment (tests lower snapshot intervals this way). */
-function envInt(name: string): number | undefined {
-  const v = process.env[name];
-  return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
 }
 
 /**

@@ -14,6 +14,7 @@ import { encodeWatchEventFrame, Errors, type JsonObject, type StatusError } from
 import type { KubeObject, WatchHandle } from '@app/storage';
 import { apiVersionOf, parseResourceVersion, toTable, type GenericStore, type KindDeclaration, type WatchEventOut } from '@app/registry';
 import { negotiateOutput, type OutputFormat } from './negotiation.js';
+import { envInt } from '../config/env.js';
 
 /** First value of each query parameter. */
 type Query = Record<string, string | undefined>;
@@ -53,12 +54,6 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function isTrue(v: string | undefined): boolean {
   return v === 'true' || v === '1';
-}
-
-function envInt(name: string): number | undefined {
-  const v = process.env[name];
-  if (v === undefined || !/^\d+$/.test(v)) return undefined;
-  return Number(v);
 }
 
 function parseIntParam(q: Query, name: string): number | undefined {

@@ -1,0 +1,103 @@
+/**
+ * Time limits on client connections that carry no request, so that nobody (credentials are only
+ * checked once a request arrives) can hold sockets open for free: a connection that sends
+ * partial headers forever ("slowloris"), or opens and stays silent, is closed.
+ *
+ * The figures are kube-apiserver's (its http.Server: ReadHeaderTimeout 32 s, IdleTimeout 90 s):
+ * - a connection must complete its first request's headers within `headerTimeoutMs` of the TLS
+ *   handshake (an HTTP/2 connection: open its first stream);
+ * - a connection with no request in progress (HTTP/1.1 keep-alive between requests; HTTP/2 with
+ *   no open stream) is closed after `idleTimeoutMs`.
+ * A connection serving a request is never timed out here, however quiet: a watch may send
+ * nothing for many minutes (its own length is bounded by --min-request-timeout).
+ * The TLS handshake itself is bounded by the server's `handshakeTimeout`.
+ */
+import type { Http2SecureServer, Http2Session, ServerHttp2Stream } from 'node:http2';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+
+export interface ConnectionLimits {
+  readonly headerTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+}
+
+/** kube-apiserver's values. */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { headerTimeoutMs: 32_000, idleTimeoutMs: 90_000 };
+
+/**
+ * One connection's timer: armed while nothing is in progress, cleared while something is.
+ * `onExpire` closes the connection.
+ */
+class IdleTimer {
+  private active = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly onExpire: () => void,
+    firstMs: number,
+    private readonly idleMs: number,
+  ) {
+    this.arm(firstMs);
+  }
+
+  begin(): void {
+    this.active++;
+    this.clear();
+  }
+
+  end(): void {
+    this.active = Math.max(0, this.active - 1);
+    if (this.active === 0) this.arm(this.idleMs);
+  }
+
+  clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(ms: number): void {
+    this.clear();
+    if (ms <= 0) return;
+    this.timer = setTimeout(this.onExpire, ms);
+    this.timer.unref();
+  }
+}
+
+/** Installs the limits on `server` (an HTTP/2 server that also takes HTTP/1.1). */
+export function guardConnections(server: Http2SecureServer, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): void {
+  const http1 = new WeakMap<object, IdleTimer>();
+
+  server.on('secureConnection', (socket: TLSSocket) => {
+    // HTTP/2 connections are followed per session (below).
+    if (socket.alpnProtocol === 'h2') return;
+    const t = new IdleTimer(() => socket.destroy(), limits.headerTimeoutMs, limits.idleTimeoutMs);
+    http1.set(socket, t);
+    socket.once('close', () => t.clear());
+  });
+
+  // HTTP/1.1 requests (HTTP/2 streams come as 'stream' on their session).
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.httpVersionMajor >= 2) return;
+    const t = http1.get(req.socket);
+    if (!t) return;
+    t.begin();
+    res.once('close', () => t.end());
+  });
+
+  server.on('session', (session: Http2Session) => {
+    const t = new IdleTimer(
+      () => {
+        // GOAWAY first, so a client that is about to open a stream learns to reconnect.
+        session.close();
+        setTimeout(() => session.destroy(), 1000).unref();
+      },
+      limits.headerTimeoutMs,
+      limits.idleTimeoutMs,
+    );
+    session.on('stream', (stream: ServerHttp2Stream) => {
+      t.begin();
+      stream.once('close', () => t.end());
+    });
+    session.once('close', () => t.clear());
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * Connections that carry no request are closed (apps/apiserver/src/http/connection.guard.ts):
+ * one that never completes its first request's headers, and one left idle between requests;
+ * a connection serving a quiet watch is left alone. The server runs with short limits
+ * (KAPI_READ_HEADER_TIMEOUT_MS, KAPI_IDLE_TIMEOUT_MS; kube-apiserver's 32 s and 90 s otherwise).
+ */
+import * as http2 from 'node:http2';
+import * as https from 'node:https';
+import * as tls from 'node:tls';
+import { type ServerHandle, startServer } from './support/server.js';
+
+const HEADER_MS = 1500;
+const IDLE_MS = 2500;
+const WATCH = '/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=5';
+
+describe('connection time limits', () => {
+  let server: ServerHandle;
+
+  beforeAll(async () => {
+    server = await startServer({ env: { KAPI_READ_HEADER_TIMEOUT_MS: String(HEADER_MS), KAPI_IDLE_TIMEOUT_MS: String(IDLE_MS) } });
+  });
+
+  afterAll(async () => {
+    await server?.cleanup();
+  });
+
+  const tlsOpts = () => ({ host: '127.0.0.1', port: server.port, ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem, servername: 'localhost' });
+
+  /** Milliseconds from `t0` until `emitter` emits 'close' (rejects after `maxMs`). */
+  const closedAfter = (emitter: NodeJS.EventEmitter, t0: number, maxMs = 15_000): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`still open after ${maxMs} ms`)), maxMs);
+      emitter.once('close', () => {
+        clearTimeout(timer);
+        resolve(Date.now() - t0);
+      });
+    });
+
+  it('closes a connection that sends partial headers, or nothing, after the TLS handshake', async () => {
+    const open = (first?: string) =>
+      new Promise<{ socket: tls.TLSSocket; t0: number }>((resolve, reject) => {
+        const socket = tls.connect({ ...tlsOpts(), ALPNProtocols: ['http/1.1'] }, () => {
+          if (first) socket.write(first);
+          resolve({ socket, t0: Date.now() });
+        });
+        socket.once('error', reject);
+      });
+    const slow = await open('GET /version HTTP/1.1\r\nHost: localhost\r\n');
+    const silent = await open();
+    const [a, b] = await Promise.all([closedAfter(slow.socket, slow.t0), closedAfter(silent.socket, silent.t0)]);
+    for (const ms of [a, b]) {
+      expect(ms).toBeGreaterThanOrEqual(HEADER_MS - 200);
+      expect(ms).toBeLessThan(HEADER_MS + 5000);
+    }
+  });
+
+  it('HTTP/1.1: keeps a connection through a quiet watch longer than the idle limit, then closes it when idle', async () => {
+    const agent = new https.Agent({ ...tlsOpts(), keepAlive: true, maxSockets: 1 });
+    try {
+      const t0 = Date.now();
+      const { status, socket } = await new Promise<{ status: number; socket: tls.TLSSocket }>((resolve, reject) => {
+        const req = https.request({ ...tlsOpts(), agent, path: WATCH }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, socket: req.socket as tls.TLSSocket }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      // The watch ended by its own timeout (5 s), not the idle limit (2.5 s).
+      expect(status).toBe(200);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(4500);
+      expect(socket.destroyed).toBe(false);
+      const idle = await closedAfter(socket, Date.now());
+      expect(idle).toBeGreaterThanOrEqual(IDLE_MS - 500);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('HTTP/2: keeps a session through a quiet watch, then sends GOAWAY when it has no stream', async () => {
+    const session = http2.connect(`https://localhost:${server.port}`, tlsOpts());
+    try {
+      const t0 = Date.now();
+      const status = await new Promise<number>((resolve, reject) => {
+        const stream = session.request({ ':path': WATCH });
+        let code = 0;
+        stream.on('response', (h) => (code = Number(h[':status'])));
+        stream.resume();
+        stream.on('end', () => resolve(code));
+        stream.on('error', reject);
+      });
+      expect(status).toBe(200);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(4500);
+      expect(session.closed || session.destroyed).toBe(false);
+      const idle = await closedAfter(session, Date.now());
+      expect(idle).toBeGreaterThanOrEqual(IDLE_MS - 500);
+    } finally {
+      session.destroy();
+    }
+  });
+});
