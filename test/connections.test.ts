@@ -54,6 +54,31 @@ describe('connection time limits', () => {
     }
   });
 
+  it('answers a request without credentials at its headers, without waiting for its body', async () => {
+    // A body announced as 1 MB of which 10 bytes ever arrive: the 401 must not wait for the rest.
+    const socket = await new Promise<tls.TLSSocket>((resolve, reject) => {
+      const s = tls.connect({ host: '127.0.0.1', port: server.port, ca: server.caPem, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => resolve(s));
+      s.once('error', reject);
+    });
+    try {
+      let answer = '';
+      const got = new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no answer within 5 s: ${JSON.stringify(answer)}`)), 5000);
+        socket.on('data', (c: Buffer) => {
+          answer += c.toString();
+          if (answer.includes('\r\n\r\n')) {
+            clearTimeout(timer);
+            resolve(answer);
+          }
+        });
+      });
+      socket.write('POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"kind":"C');
+      expect(await got).toMatch(/^HTTP\/1\.1 401 /);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it('HTTP/1.1: keeps a connection through a quiet watch longer than the idle limit, then closes it when idle', async () => {
     const agent = new https.Agent({ ...tlsOpts(), keepAlive: true, maxSockets: 1 });
     try {

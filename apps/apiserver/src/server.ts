@@ -214,6 +214,15 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
       return u;
     };
 
+    // Credentials are checked as soon as the headers are in, before a body is read: a client
+    // without them cannot make the server read (and parse) a body of up to
+    // --max-request-body-bytes, or hold a connection open by sending one slowly. Only the
+    // endpoints open to everyone below are let through.
+    const PUBLIC_PATHS = new Set(['/version', '/healthz', '/livez', '/readyz']);
+    scope.addHook('onRequest', async (req) => {
+      if (!PUBLIC_PATHS.has(req.url.split('?')[0]!)) requireUser(req);
+    });
+
     const sendJson = (reply: FastifyReply, body: string, contentType = 'application/json'): void => {
       reply.code(200).header('Content-Type', contentType).send(Buffer.from(body)); // a Buffer keeps Fastify from rewriting media-type parameters
     };
