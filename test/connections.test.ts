@@ -102,6 +102,19 @@ describe('connection time limits', () => {
     }
   });
 
+  it('HTTP/2: announces at most 250 concurrent streams per connection', async () => {
+    const session = http2.connect(`https://localhost:${server.port}`, tlsOpts());
+    try {
+      await new Promise<void>((resolve, reject) => {
+        session.once('remoteSettings', () => resolve());
+        session.once('error', reject);
+      });
+      expect(session.remoteSettings.maxConcurrentStreams).toBe(250);
+    } finally {
+      session.destroy();
+    }
+  });
+
   it('HTTP/2: keeps a session through a quiet watch, then sends GOAWAY when it has no stream', async () => {
     const session = http2.connect(`https://localhost:${server.port}`, tlsOpts());
     try {

@@ -143,10 +143,16 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
       minVersion: 'TLSv1.2',
       // A client that connects and never completes the handshake is cut off (see guardConnections).
       handshakeTimeout: DEFAULT_CONNECTION_LIMITS.headerTimeoutMs,
+      // Streams one HTTP/2 connection may have open at once: Go's default, which kube-apiserver
+      // keeps (--http2-max-streams-per-connection); Node's would be unlimited.
+      settings: { maxConcurrentStreams: 250 },
     },
     bodyLimit: cfg.maxRequestBodyBytes,
     logger: false,
     return503OnClosing: true,
+    // Fastify's own HTTP/2 session timer (72 s without frames) would send GOAWAY to a session
+    // whose only stream is a quiet watch; guardConnections closes sessions with no stream instead.
+    http2SessionTimeout: 0,
     // Watches are long-lived; the watch handler bounds them itself.
     requestTimeout: 0,
   } as never);
