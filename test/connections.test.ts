@@ -79,6 +79,20 @@ describe('connection time limits', () => {
     }
   });
 
+  it('answers headers over the HTTP/1.1 limit with a 431 Status', async () => {
+    const status = await new Promise<{ code: number; body: string }>((resolve, reject) => {
+      const req = https.request({ ...tlsOpts(), path: `/api/v1/configmaps?labelSelector=${'a'.repeat(20_000)}` }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ code: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status.code).toBe(431);
+    expect(JSON.parse(status.body)).toMatchObject({ kind: 'Status', status: 'Failure', code: 431 });
+  });
+
   it('HTTP/1.1: keeps a connection through a quiet watch longer than the idle limit, then closes it when idle', async () => {
     const agent = new https.Agent({ ...tlsOpts(), keepAlive: true, maxSockets: 1 });
     try {

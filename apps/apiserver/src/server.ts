@@ -31,6 +31,7 @@ import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { InflightLimiter, inflightKind } from './http/inflight.js';
 import { DEFAULT_CONNECTION_LIMITS, guardConnections } from './http/connection.guard.js';
 import { envInt } from './config/env.js';
+import { handleClientError } from './http/client-error.js';
 import { ResourceHandler, type Query } from './http/resource.handler.js';
 import { OpenApiService } from './http/openapi.js';
 import { ApiMetrics } from './observability/metrics.js';
@@ -150,6 +151,8 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     bodyLimit: cfg.maxRequestBodyBytes,
     logger: false,
     return503OnClosing: true,
+    // Requests Node's HTTP/1.1 parser refuses (headers over 16 KiB, garbage) get a Status too.
+    clientErrorHandler: handleClientError,
     // Fastify's own HTTP/2 session timer (72 s without frames) would send GOAWAY to a session
     // whose only stream is a quiet watch; guardConnections closes sessions with no stream instead.
     http2SessionTimeout: 0,
