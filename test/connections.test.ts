@@ -2,7 +2,8 @@
  * Connections that carry no request are closed (apps/apiserver/src/http/connection.guard.ts):
  * one that never completes its first request's headers, and one left idle between requests;
  * a connection serving a quiet watch is left alone. The server runs with short limits
- * (KAPI_READ_HEADER_TIMEOUT_MS, KAPI_IDLE_TIMEOUT_MS; kube-apiserver's 32 s and 90 s otherwise).
+ * (KAPI_READ_HEADER_TIMEOUT_MS, KAPI_IDLE_TIMEOUT_MS, KAPI_BODY_TIMEOUT_MS; 32 s, 90 s and 60 s
+ * otherwise). The watches below run longer than every limit.
  */
 import * as http2 from 'node:http2';
 import * as https from 'node:https';
@@ -11,13 +12,14 @@ import { type ServerHandle, startServer } from './support/server.js';
 
 const HEADER_MS = 1500;
 const IDLE_MS = 2500;
+const BODY_MS = 2000;
 const WATCH = '/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=5';
 
 describe('connection time limits', () => {
   let server: ServerHandle;
 
   beforeAll(async () => {
-    server = await startServer({ env: { KAPI_READ_HEADER_TIMEOUT_MS: String(HEADER_MS), KAPI_IDLE_TIMEOUT_MS: String(IDLE_MS) } });
+    server = await startServer({ env: { KAPI_READ_HEADER_TIMEOUT_MS: String(HEADER_MS), KAPI_IDLE_TIMEOUT_MS: String(IDLE_MS), KAPI_BODY_TIMEOUT_MS: String(BODY_MS) } });
   });
 
   afterAll(async () => {
@@ -76,6 +78,32 @@ describe('connection time limits', () => {
       expect(await got).toMatch(/^HTTP\/1\.1 401 /);
     } finally {
       socket.destroy();
+    }
+  });
+
+  it('cuts off a client that sends a request body too slowly, over HTTP/1.1 and HTTP/2', async () => {
+    const CM = '/api/v1/namespaces/default/configmaps';
+    const socket = await new Promise<tls.TLSSocket>((resolve, reject) => {
+      const s = tls.connect({ ...tlsOpts(), ALPNProtocols: ['http/1.1'] }, () => resolve(s));
+      s.once('error', reject);
+    });
+    const t0 = Date.now();
+    socket.write(`POST ${CM} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"kind":"C`);
+    const session = http2.connect(`https://localhost:${server.port}`, tlsOpts());
+    try {
+      const stream = session.request({ ':method': 'POST', ':path': CM, 'content-type': 'application/json' });
+      stream.write('{"kind":"C');
+      stream.on('error', () => undefined);
+      const h2 = new Promise<{ ms: number; code: number }>((resolve) => stream.once('close', () => resolve({ ms: Date.now() - t0, code: stream.rstCode ?? -1 })));
+      const h1 = await closedAfter(socket, t0);
+      expect(h1).toBeGreaterThanOrEqual(BODY_MS - 200);
+      expect(h1).toBeLessThan(BODY_MS + 5000);
+      const r = await h2;
+      expect(r.ms).toBeGreaterThanOrEqual(BODY_MS - 200);
+      expect(r.code).toBe(http2.constants.NGHTTP2_CANCEL);
+    } finally {
+      socket.destroy();
+      session.destroy();
     }
   });
 

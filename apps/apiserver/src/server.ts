@@ -169,6 +169,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
   guardConnections(fastify.server as unknown as Http2SecureServer, {
     headerTimeoutMs: envInt('KAPI_READ_HEADER_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.headerTimeoutMs,
     idleTimeoutMs: envInt('KAPI_IDLE_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.idleTimeoutMs,
+    bodyTimeoutMs: envInt('KAPI_BODY_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.bodyTimeoutMs,
   });
 
   const discovery = new Discovery(registry, () => `${host}:${cfg.securePort}`);

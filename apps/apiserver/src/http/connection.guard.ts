@@ -8,21 +8,40 @@
  *   handshake (an HTTP/2 connection: open its first stream);
  * - a connection with no request in progress (HTTP/1.1 keep-alive between requests; HTTP/2 with
  *   no open stream) is closed after `idleTimeoutMs`.
- * A connection serving a request is never timed out here, however quiet: a watch may send
+ * - a request must have sent its whole body within `bodyTimeoutMs` of its headers (60 s, as
+ *   kube-apiserver's default --request-timeout): a client that trickles a body is cut off.
+ * A connection serving a request is never timed out otherwise, however quiet: a watch may send
  * nothing for many minutes (its own length is bounded by --min-request-timeout).
  * The TLS handshake itself is bounded by the server's `handshakeTimeout`.
  */
-import type { Http2SecureServer, Http2Session, ServerHttp2Stream } from 'node:http2';
+import { constants as http2constants, type Http2SecureServer, type Http2Session, type ServerHttp2Stream } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 
 export interface ConnectionLimits {
   readonly headerTimeoutMs: number;
   readonly idleTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
 }
 
 /** kube-apiserver's values. */
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { headerTimeoutMs: 32_000, idleTimeoutMs: 90_000 };
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { headerTimeoutMs: 32_000, idleTimeoutMs: 90_000, bodyTimeoutMs: 60_000 };
+
+/**
+ * Calls `onExpire` after `ms` unless `received()` says the whole request arrived by then (for
+ * HTTP/1.1 the parser got all of it, read or not; for HTTP/2 the stream ended with its headers,
+ * as a GET's does, or was read to its end). `body`'s 'end' or 'close' clears the timer.
+ */
+function bodyDeadline(ms: number, received: () => boolean, body: NodeJS.EventEmitter, onExpire: () => void): void {
+  if (ms <= 0 || received()) return;
+  const timer = setTimeout(() => {
+    if (!received()) onExpire();
+  }, ms);
+  timer.unref();
+  const done = (): void => clearTimeout(timer);
+  body.once('end', done);
+  body.once('close', done);
+}
 
 /**
  * One connection's timer: armed while nothing is in progress, cleared while something is.
@@ -82,6 +101,7 @@ export function guardConnections(server: Http2SecureServer, limits: ConnectionLi
     if (!t) return;
     t.begin();
     res.once('close', () => t.end());
+    bodyDeadline(limits.bodyTimeoutMs, () => req.complete, req, () => req.socket.destroy());
   });
 
   server.on('session', (session: Http2Session) => {
@@ -97,6 +117,7 @@ export function guardConnections(server: Http2SecureServer, limits: ConnectionLi
     session.on('stream', (stream: ServerHttp2Stream) => {
       t.begin();
       stream.once('close', () => t.end());
+      bodyDeadline(limits.bodyTimeoutMs, () => stream.endAfterHeaders || stream.readableEnded, stream, () => stream.close(http2constants.NGHTTP2_CANCEL));
     });
     session.once('close', () => t.clear());
   });
