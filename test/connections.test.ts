@@ -28,6 +28,14 @@ describe('connection time limits', () => {
 
   const tlsOpts = () => ({ host: '127.0.0.1', port: server.port, ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem, servername: 'localhost' });
 
+  /** A raw HTTP/1.1-over-TLS connection, with the admin's certificate unless `anonymous`. */
+  const openTls = (anonymous = false): Promise<tls.TLSSocket> =>
+    new Promise((resolve, reject) => {
+      const { cert: _c, key: _k, ...noCert } = tlsOpts();
+      const s = tls.connect({ ...(anonymous ? noCert : tlsOpts()), ALPNProtocols: ['http/1.1'] }, () => resolve(s));
+      s.once('error', reject);
+    });
+
   /** Milliseconds from `t0` until `emitter` emits 'close' (rejects after `maxMs`). */
   const closedAfter = (emitter: NodeJS.EventEmitter, t0: number, maxMs = 15_000): Promise<number> =>
     new Promise((resolve, reject) => {
@@ -39,14 +47,11 @@ describe('connection time limits', () => {
     });
 
   it('closes a connection that sends partial headers, or nothing, after the TLS handshake', async () => {
-    const open = (first?: string) =>
-      new Promise<{ socket: tls.TLSSocket; t0: number }>((resolve, reject) => {
-        const socket = tls.connect({ ...tlsOpts(), ALPNProtocols: ['http/1.1'] }, () => {
-          if (first) socket.write(first);
-          resolve({ socket, t0: Date.now() });
-        });
-        socket.once('error', reject);
-      });
+    const open = async (first?: string) => {
+      const socket = await openTls();
+      if (first) socket.write(first);
+      return { socket, t0: Date.now() };
+    };
     const slow = await open('GET /version HTTP/1.1\r\nHost: localhost\r\n');
     const silent = await open();
     const [a, b] = await Promise.all([closedAfter(slow.socket, slow.t0), closedAfter(silent.socket, silent.t0)]);
@@ -58,10 +63,7 @@ describe('connection time limits', () => {
 
   it('answers a request without credentials at its headers, without waiting for its body', async () => {
     // A body announced as 1 MB of which 10 bytes ever arrive: the 401 must not wait for the rest.
-    const socket = await new Promise<tls.TLSSocket>((resolve, reject) => {
-      const s = tls.connect({ host: '127.0.0.1', port: server.port, ca: server.caPem, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => resolve(s));
-      s.once('error', reject);
-    });
+    const socket = await openTls(true);
     try {
       let answer = '';
       const got = new Promise<string>((resolve, reject) => {
@@ -83,10 +85,7 @@ describe('connection time limits', () => {
 
   it('cuts off a client that sends a request body too slowly, over HTTP/1.1 and HTTP/2', async () => {
     const CM = '/api/v1/namespaces/default/configmaps';
-    const socket = await new Promise<tls.TLSSocket>((resolve, reject) => {
-      const s = tls.connect({ ...tlsOpts(), ALPNProtocols: ['http/1.1'] }, () => resolve(s));
-      s.once('error', reject);
-    });
+    const socket = await openTls();
     const t0 = Date.now();
     socket.write(`POST ${CM} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"kind":"C`);
     const session = http2.connect(`https://localhost:${server.port}`, tlsOpts());

@@ -14,7 +14,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors, StatusError } from '@app/apimachinery';
-import { authenticateClientCert } from '@app/auth';
+import { PRIVILEGED_GROUP, authenticateClientCert } from '@app/auth';
 import { AdmissionChain, NamespaceLifecycle } from '@app/admission';
 import { GarbageCollector, LeaderElector, NamespaceController } from '@app/controllers';
 import { GenericStore, KindRegistry, objectKey, type KindDeclaration, type UserInfo } from '@app/registry';
@@ -218,9 +218,14 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
       return authenticateClientCert(socket);
     };
 
+    // The onRequest hook below authenticates every request that needs a user and keeps the
+    // result on it; the handlers' calls read it back.
     const requireUser = (req: FastifyRequest): UserInfo => {
+      const r = req as FastifyRequest & { kuser?: UserInfo };
+      if (r.kuser) return r.kuser;
       const u = authenticate(req);
       if (!u) throw Errors.unauthorized();
+      r.kuser = u;
       return u;
     };
 
@@ -354,7 +359,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
         const existing = await storage.get(objectKey(nsDecl(), '', name), { mode: 'MostRecent' });
         if (existing) break;
         await nsStore.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, {
-          ctx: { user: { username: 'system:apiserver', groups: ['system:masters'] }, dryRun: false, warnings: [], now: () => new Date() },
+          ctx: { user: { username: 'system:apiserver', groups: [PRIVILEGED_GROUP] }, dryRun: false, warnings: [], now: () => new Date() },
           fieldValidation: 'Strict',
         });
         break;

@@ -11,6 +11,9 @@ const cache = new WeakMap<object, UserInfo | null>();
 /** Groups every authenticated user gets (Kubernetes adds system:authenticated). */
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 
+/** The superuser group (Kubernetes' user.SystemPrivilegedGroup, bound to cluster-admin). */
+export const PRIVILEGED_GROUP = 'system:masters';
+
 /**
  * Returns the user of a verified client certificate on `socket`, or undefined when the peer sent
  * none or it did not verify. Cached per TLS connection (the certificate cannot change on it).

@@ -249,7 +249,11 @@ export class RaftNode {
     if (this.tickTimer) clearInterval(this.tickTimer);
     this.tickTimer = undefined;
     while (this.running) await new Promise<void>((r) => this.idleWaiters.push(r));
-    const err = new RaftError('ErrStopped', 'node stopped');
+    this.failPending(new RaftError('ErrStopped', 'node stopped'));
+  }
+
+  /** Rejects every pending proposal and read with `err`. */
+  private failPending(err: Error): void {
     for (const p of this.proposals.values()) {
       clearTimeout(p.timer);
       p.reject(err);
@@ -403,16 +407,7 @@ export class RaftNode {
       this.loopError = err;
       this.stopped = true;
       if (this.tickTimer) clearInterval(this.tickTimer);
-      for (const p of this.proposals.values()) {
-        clearTimeout(p.timer);
-        p.reject(err);
-      }
-      this.proposals.clear();
-      for (const r of this.reads.values()) {
-        clearTimeout(r.timer);
-        r.reject(err);
-      }
-      this.reads.clear();
+      this.failPending(err);
       for (const l of this.fatalListeners.splice(0)) l(err);
     } finally {
       this.running = false;

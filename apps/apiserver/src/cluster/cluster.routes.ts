@@ -14,6 +14,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors, StatusError } from '@app/apimachinery';
+import { PRIVILEGED_GROUP } from '@app/auth';
 import type { UserInfo } from '@app/registry';
 import { ClusterConfigError } from './cluster.ids.js';
 import { MembershipConflictError, NotLeaderError, type ClusterMembership } from './cluster.members.js';
@@ -40,7 +41,7 @@ export function registerClusterRoutes(scope: FastifyInstance, membership: () => 
   };
   const admin = (req: FastifyRequest): UserInfo => {
     const u = authenticate(req);
-    if (!u.groups.includes('system:masters')) {
+    if (!u.groups.includes(PRIVILEGED_GROUP)) {
       throw new StatusError(403, 'Forbidden', `User "${u.username}" cannot change cluster membership: requires the system:masters group`, { kind: 'members' });
     }
     return u;

@@ -4,11 +4,12 @@
  * kube-system/kube-controller-manager through the same registry path as any client, so every
  * write is a Raft write with a resourceVersion precondition and reads are Most Recent.
  */
+import { PRIVILEGED_GROUP } from '@app/auth';
 import type { LeaseLock, LeaseRecord } from '@app/controllers';
 import type { GenericStore } from '@app/registry';
 import type { KubeObject } from '@app/storage';
 
-const ctx = () => ({ user: { username: 'system:kube-controller-manager', groups: ['system:masters'] }, dryRun: false, warnings: [] as string[], now: () => new Date() });
+const ctx = () => ({ user: { username: 'system:kube-controller-manager', groups: [PRIVILEGED_GROUP] }, dryRun: false, warnings: [] as string[], now: () => new Date() });
 
 /** A LeaseLock on Lease `ns/name` of `store` (the leases store). */
 export function leaseLockFor(store: GenericStore, ns: string, name: string): LeaseLock {

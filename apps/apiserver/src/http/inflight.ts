@@ -9,15 +9,13 @@
  * 0 means no limit. The health checks, /version and /metrics are outside it (they are not API
  * requests).
  */
+import { PRIVILEGED_GROUP } from '@app/auth';
 import type { UserInfo } from '@app/registry';
 import type { RequestInfo } from './request-info.js';
 
 export type RequestKind = 'readOnly' | 'mutating';
 
 const MUTATING_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-/** The group whose requests are never limited (user.SystemPrivilegedGroup). */
-export const PRIVILEGED_GROUP = 'system:masters';
 
 /** Which budget a request draws on; undefined when it is exempt. */
 export function inflightKind(method: string, info: Pick<RequestInfo, 'verb'>, user: Pick<UserInfo, 'groups'>): RequestKind | undefined {
