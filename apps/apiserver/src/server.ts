@@ -32,6 +32,7 @@ import { InflightLimiter, inflightKind } from './http/inflight.js';
 import { DEFAULT_CONNECTION_LIMITS, guardConnections } from './http/connection.guard.js';
 import { envInt } from './config/env.js';
 import { handleClientError } from './http/client-error.js';
+import { requestDeadlineMs, withDeadline } from './http/request-deadline.js';
 import { ResourceHandler, type Query } from './http/resource.handler.js';
 import { OpenApiService } from './http/openapi.js';
 import { ApiMetrics } from './observability/metrics.js';
@@ -169,7 +170,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
   guardConnections(fastify.server as unknown as Http2SecureServer, {
     headerTimeoutMs: envInt('KAPI_READ_HEADER_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.headerTimeoutMs,
     idleTimeoutMs: envInt('KAPI_IDLE_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.idleTimeoutMs,
-    bodyTimeoutMs: envInt('KAPI_BODY_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.bodyTimeoutMs,
+    bodyTimeoutMs: envInt('KAPI_BODY_TIMEOUT_MS') ?? cfg.requestTimeoutMs,
   });
 
   const discovery = new Discovery(registry, () => `${host}:${cfg.securePort}`);
@@ -309,7 +310,15 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
         throw Errors.tooManyRequests('Too many requests, please try again later.');
       }
       try {
-        await serveApi(req, reply, info, query, user, rawQuery);
+        // Watches are long-running: their length is bounded by timeoutSeconds and
+        // --min-request-timeout instead (watch.handler.ts).
+        if (info.verb === 'watch') await serveApi(req, reply, info, query, user, rawQuery);
+        else {
+          // The deadline counts from the request's arrival, as kube's does: reading the body
+          // took part of it (Fastify's elapsedTime starts at onRequest).
+          const deadline = requestDeadlineMs(query.timeout, cfg.requestTimeoutMs) - reply.elapsedTime;
+          await withDeadline(serveApi(req, reply, info, query, user, rawQuery), deadline, () => !reply.sent && !reply.raw.headersSent);
+        }
       } finally {
         release?.();
       }

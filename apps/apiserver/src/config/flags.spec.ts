@@ -19,4 +19,12 @@ describe('parseFlags', () => {
     expect(() => parseFlags(['--secure-port'])).toThrow('needs an argument');
     expect(() => parseFlags(['stray'])).toThrow('unexpected argument');
   });
+  it('takes --request-timeout as a Go duration, positive only', () => {
+    expect(parseFlags([]).requestTimeoutMs).toBe(60_000);
+    expect(parseFlags(['--request-timeout=1m30s']).requestTimeoutMs).toBe(90_000);
+    expect(parseFlags(['--request-timeout', '250ms']).requestTimeoutMs).toBe(250);
+    expect(() => parseFlags(['--request-timeout=60'])).toThrow('time: missing unit in duration "60"');
+    expect(() => parseFlags(['--request-timeout=0s'])).toThrow('must be a positive duration');
+    expect(() => parseFlags(['--request-timeout=-5s'])).toThrow('must be a positive duration');
+  });
 });

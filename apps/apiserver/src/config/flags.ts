@@ -3,6 +3,7 @@
  * for clustering (DESIGN "Contracts others rely on"). `--flag=value` and `--flag value` both
  * work; booleans accept a bare `--flag`.
  */
+import { parseGoDuration } from './duration.js';
 
 /** The server configuration. Paths are absolute after `resolveConfig`. */
 export interface ServerConfig {
@@ -33,6 +34,8 @@ export interface ServerConfig {
   compactionIntervalSeconds: number;
   /** Upper bound of watch requests in seconds. */
   minRequestTimeoutSeconds: number;
+  /** Deadline of every request but watches, in milliseconds (kube's `--request-timeout`, a Go duration; default 1m0s). */
+  requestTimeoutMs: number;
   /** Maximum request body size in bytes. */
   maxRequestBodyBytes: number;
   /** Read-only and mutating API requests served at once (0: no limit); see http/inflight.ts. */
@@ -46,7 +49,7 @@ export interface ServerConfig {
 
 interface FlagSpec {
   key: keyof ServerConfig | string;
-  kind: 'string' | 'int' | 'bool';
+  kind: 'string' | 'int' | 'bool' | 'duration';
   /** Accepted for compatibility; not acted on in this build. */
   unsupported?: boolean;
 }
@@ -71,6 +74,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'client-ca-file': { key: 'clientCaFile', kind: 'string' },
   'compaction-interval': { key: 'compactionIntervalSeconds', kind: 'int' },
   'min-request-timeout': { key: 'minRequestTimeoutSeconds', kind: 'int' },
+  'request-timeout': { key: 'requestTimeoutMs', kind: 'duration' },
   'max-request-body-bytes': { key: 'maxRequestBodyBytes', kind: 'int' },
   'max-requests-inflight': { key: 'maxRequestsInflight', kind: 'int' },
   'max-mutating-requests-inflight': { key: 'maxMutatingRequestsInflight', kind: 'int' },
@@ -104,6 +108,7 @@ export function parseFlags(argv: string[]): ServerConfig {
     listenPeerPort: 2380,
     compactionIntervalSeconds: 300,
     minRequestTimeoutSeconds: 1800,
+    requestTimeoutMs: 60_000,
     maxRequestBodyBytes: 3 * 1024 * 1024,
     // kube-apiserver's defaults.
     maxRequestsInflight: 400,
@@ -134,6 +139,15 @@ export function parseFlags(argv: string[]): ServerConfig {
     if (spec.kind === 'int') {
       if (!/^\d+$/.test(value)) throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: must be a non-negative integer`);
       out[spec.key] = Number(value);
+    } else if (spec.kind === 'duration') {
+      let ms: number;
+      try {
+        ms = parseGoDuration(value);
+      } catch (e) {
+        throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: ${(e as Error).message}`);
+      }
+      if (!(ms > 0)) throw new FlagError(`--${name} must be a positive duration such as 1m0s`);
+      out[spec.key] = ms;
     } else if (spec.kind === 'bool') {
       if (value !== 'true' && value !== 'false') throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: must be true or false`);
       out[spec.key] = value === 'true';

@@ -8,8 +8,8 @@
  *   handshake (an HTTP/2 connection: open its first stream);
  * - a connection with no request in progress (HTTP/1.1 keep-alive between requests; HTTP/2 with
  *   no open stream) is closed after `idleTimeoutMs`.
- * - a request must have sent its whole body within `bodyTimeoutMs` of its headers (60 s, as
- *   kube-apiserver's default --request-timeout): a client that trickles a body is cut off.
+ * - a request must have sent its whole body within `bodyTimeoutMs` of its headers (the server
+ *   passes --request-timeout, 60 s by default): a client that trickles a body is cut off.
  * A connection serving a request is never timed out otherwise, however quiet: a watch may send
  * nothing for many minutes (its own length is bounded by --min-request-timeout).
  * The TLS handshake itself is bounded by the server's `handshakeTimeout`.
