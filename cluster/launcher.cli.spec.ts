@@ -13,6 +13,7 @@ describe('parseLauncherArgs', () => {
     expect(a.noBalancer).toBe(false);
     expect(a.readyTimeoutMs).toBe(60_000);
     expect(a.graceMs).toBe(10_000);
+    expect(a.restart).toBe(true);
   });
 
   it('takes a base dir, first ports or port lists, the balancer port and timeouts', () => {
@@ -31,6 +32,7 @@ describe('parseLauncherArgs', () => {
     expect(a.readyTimeoutMs).toBe(5000);
     expect(a.serverArgs).toEqual(['--compaction-interval=0']);
     expect(a.haproxy).toBe('/opt/haproxy');
+    expect(parseLauncherArgs(['--no-restart']).restart).toBe(false);
   });
 
   it('derives the node count from a port list, or takes --nodes', () => {

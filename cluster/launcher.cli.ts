@@ -7,10 +7,15 @@
  *                   [--secure-port 6444 | --secure-port 6444,6445,6446]
  *                   [--peer-port 2381 | --peer-port 2381,2382,2383] [--lb-port 6443]
  *                   [--no-lb] [--haproxy PATH] [--server-entry PATH] [--server-arg=--flag=value]...
- *                   [--ready-timeout SECONDS] [--grace SECONDS]
+ *                   [--ready-timeout SECONDS] [--grace SECONDS] [--no-restart]
  *   launcher.cli.js haproxy-config [--compose] [same topology flags]   prints haproxy.cfg
  *
- * Exit codes: 0 stopped on a signal, 1 launch failure or every node died, 2 bad usage.
+ * A node (or haproxy) that exits once the cluster is up is started again, as compose's
+ * `restart: unless-stopped` does: after 1 s, doubling up to 30 s while it keeps failing.
+ * `--no-restart` leaves it down instead; the launcher then stops when every node has exited.
+ *
+ * Exit codes: 0 stopped on a signal, 1 launch failure or (with --no-restart) every node died,
+ * 2 bad usage.
  * Once ready it prints `Admin kubeconfig: <path>` (the line the single-node server prints too).
  */
 import * as path from 'node:path';
@@ -31,7 +36,7 @@ import {
 export const LAUNCHER_USAGE = [
   'usage: cluster [--base-dir DIR] [--nodes N] [--host ADDR] [--secure-port P|P1,P2,..] [--peer-port P|P1,P2,..]',
   '               [--lb-port P] [--no-lb] [--haproxy PATH] [--server-entry PATH] [--server-arg=--flag=value]...',
-  '               [--ready-timeout SECONDS] [--grace SECONDS]',
+  '               [--ready-timeout SECONDS] [--grace SECONDS] [--no-restart]',
   '       cluster haproxy-config [--compose] [topology flags]   (prints haproxy.cfg)',
 ].join('\n');
 
@@ -50,6 +55,8 @@ export interface LauncherArgs {
   readonly serverArgs: readonly string[];
   readonly readyTimeoutMs: number;
   readonly graceMs: number;
+  /** Start a member again when it exits (default true; --no-restart). */
+  readonly restart: boolean;
 }
 
 function portList(raw: string | undefined, flag: string): number | number[] | undefined {
@@ -105,6 +112,7 @@ function parseCommandLine(argv: readonly string[]) {
       'server-arg': { type: 'string', multiple: true },
       'ready-timeout': { type: 'string' },
       grace: { type: 'string' },
+      'no-restart': { type: 'boolean' },
       compose: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -146,6 +154,7 @@ function fromValues(values: ReturnType<typeof parseCommandLine>['values'], posit
     serverArgs: values['server-arg'] ?? [],
     readyTimeoutMs: seconds(values['ready-timeout'], 60, '--ready-timeout'),
     graceMs: seconds(values.grace, 10, '--grace'),
+    restart: values['no-restart'] !== true,
   };
 }
 
@@ -196,6 +205,7 @@ export async function runLauncherCli(argv: readonly string[]): Promise<number> {
       extraServerArgs: args.serverArgs,
       readyTimeoutMs: args.readyTimeoutMs,
       graceMs: args.graceMs,
+      restart: args.restart,
     });
     const t = cluster.topology;
     const out = (l: string): void => void process.stdout.write(`${l}\n`);
@@ -219,14 +229,17 @@ export async function runLauncherCli(argv: readonly string[]): Promise<number> {
       };
       if (signalled !== undefined) onSignal(signalled);
     });
-    // Every node gone: nothing left to serve, stop (the balancer) and fail.
+    // Without restarts, every node gone means nothing is left to serve: stop (the balancer) and
+    // fail. With them, nodes come back, and only a signal stops the launcher.
     const nodes = cluster.members.filter((m) => m.kind === 'node');
-    const allDied = Promise.all(nodes.map((m) => m.exited)).then(async () => {
-      if (stopRequested) return;
-      process.stderr.write('[launcher] every node has exited: stopping\n');
-      code = 1;
-      await cluster.stop();
-    });
+    const allDied = args.restart
+      ? new Promise<void>(() => undefined)
+      : Promise.all(nodes.map((m) => m.exited)).then(async () => {
+          if (stopRequested) return;
+          process.stderr.write('[launcher] every node has exited: stopping\n');
+          code = 1;
+          await cluster.stop();
+        });
     await Promise.race([stopped, allDied]);
     await cluster.stop();
     if (code === 0) process.stdout.write('[launcher] stopped\n');

@@ -13,6 +13,7 @@ import {
   initialClusterFlag,
   kubeconfigLayout,
   launchCluster,
+  nextRestartDelay,
   nodeArgs,
   pkiCliArgs,
   probeReady,
@@ -201,6 +202,51 @@ describe('launchCluster (with a stand-in node program)', () => {
     expect(lines.filter((l) => l.includes('SIGKILL'))).toHaveLength(3);
   }, 30_000);
 
+  it('starts a member again when it exits after the launch (restart: true), and not after stop', async () => {
+    const t = await topology();
+    const lines: string[] = [];
+    const cluster = await launchCluster({ topology: t, serverEntry: entry, haproxy: null, log: (l) => lines.push(l), readyTimeoutMs: 15_000, restart: true });
+    const first = cluster.members[1]!;
+    try {
+      first.process.kill('SIGKILL');
+      expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      const deadline = Date.now() + 10_000;
+      while (!lines.some((l) => l.startsWith('[launcher] n2 restarted')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(lines).toContain('[launcher] n2 exited unexpectedly (code null, signal SIGKILL): restarting in 1 s');
+      const again = cluster.members[1]!;
+      expect(again.name).toBe('n2');
+      expect(again.process.pid).not.toBe(first.process.pid);
+      expect(lines).toContain(`[launcher] n2 restarted (pid ${again.process.pid})`);
+      const pki = await loadPki(t.pkiDir);
+      const tls = { caPem: pki.caPem, certPem: pki.adminCertPem, keyPem: pki.adminKeyPem };
+      let ready = false;
+      while (!ready && Date.now() < deadline) ready = await probeReady(again.url, tls);
+      expect(ready).toBe(true);
+    } finally {
+      await cluster.stop();
+    }
+    for (const m of cluster.members) expect(isAlive(m.process.pid)).toBe(false);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(lines.filter((l) => l.includes('restarted'))).toHaveLength(1);
+  }, 30_000);
+
+  it('leaves an exited member down by default', async () => {
+    const t = await topology();
+    const lines: string[] = [];
+    const cluster = await launchCluster({ topology: t, serverEntry: entry, haproxy: null, log: (l) => lines.push(l), readyTimeoutMs: 15_000 });
+    try {
+      const n2 = cluster.members[1]!;
+      n2.process.kill('SIGKILL');
+      await n2.exited;
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(lines).toContain('[launcher] n2 exited unexpectedly (code null, signal SIGKILL)');
+      expect(cluster.members[1]).toBe(n2);
+      expect(lines.some((l) => l.includes('restart'))).toBe(false);
+    } finally {
+      await cluster.stop();
+    }
+  }, 30_000);
+
   it('rejects with LaunchError carrying the node output when a node exits early, and stops the others', async () => {
     process.env.FAKE_NODE_FAIL = 'n2';
     const t = await topology();
@@ -272,3 +318,13 @@ async function freeCheck(port: number): Promise<boolean> {
     s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
 }
+
+describe('nextRestartDelay', () => {
+  it('waits 1 s, doubles up to 30 s while a member keeps failing fast, and starts over after a good run', () => {
+    expect(nextRestartDelay(0, 0)).toBe(1000);
+    expect(nextRestartDelay(1000, 500)).toBe(2000);
+    expect(nextRestartDelay(16_000, 500)).toBe(30_000);
+    expect(nextRestartDelay(30_000, 500)).toBe(30_000);
+    expect(nextRestartDelay(30_000, 10_000)).toBe(1000);
+  });
+});

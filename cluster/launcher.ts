@@ -253,6 +253,21 @@ export interface LaunchOptions {
   readonly graceMs?: number;
   /** Receives every output line: the launcher's and prefixed child lines. Default stdout/stderr. */
   readonly log?: (line: string, stream: 'out' | 'err') => void;
+  /**
+   * Start a member again when it exits after the cluster came up (compose's `restart:
+   * unless-stopped`): after 1 s, doubling up to 30 s while it keeps exiting within 10 s of its
+   * start. `members` then holds the new process. Default false (tests kill nodes on purpose).
+   */
+  readonly restart?: boolean;
+}
+
+/** Restart back-off: first delay, ceiling, and the run time after which the delay starts over. */
+export const RESTART_BACKOFF = { firstMs: 1_000, maxMs: 30_000, resetAfterMs: 10_000 };
+
+/** The delay before the next start of a member that ran `ranMs` after a delay of `lastDelayMs` (0: none yet). */
+export function nextRestartDelay(lastDelayMs: number, ranMs: number): number {
+  if (lastDelayMs === 0 || ranMs >= RESTART_BACKOFF.resetAfterMs) return RESTART_BACKOFF.firstMs;
+  return Math.min(lastDelayMs * 2, RESTART_BACKOFF.maxMs);
 }
 
 /** One child process of a running cluster. */
@@ -373,13 +388,17 @@ export async function launchCluster(opts: LaunchOptions): Promise<RunningCluster
   const members: ClusterMember[] = [];
   const tails = new Map<string, string[]>();
   let stopping: Promise<void> | undefined;
+  // Set once every member is up: from then on an exit is restarted (opts.restart).
+  let supervising = false;
+  const restartTimers = new Set<NodeJS.Timeout>();
   const killAll = (): void => {
     for (const m of members) if (m.process.exitCode === null && m.process.signalCode === null) m.process.kill('SIGKILL');
   };
   // The launcher must never leave servers behind, even when it dies of an exception.
   process.once('exit', killAll);
 
-  const start = (name: string, kind: 'node' | 'balancer', url: string, cmd: string, args: readonly string[]): ClusterMember => {
+  const start = (name: string, kind: 'node' | 'balancer', url: string, cmd: string, args: readonly string[], slot = members.length, lastDelayMs = 0): ClusterMember => {
+    const startedAt = Date.now();
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
     const tail: string[] = [];
     tails.set(name, tail);
@@ -399,14 +418,29 @@ export async function launchCluster(opts: LaunchOptions): Promise<RunningCluster
     });
     const m: ClusterMember = { name, kind, url, process: child, exited };
     void exited.then(({ code, signal }) => {
-      if (stopping === undefined) say(`${name} exited unexpectedly (code ${code}, signal ${signal})`);
+      if (stopping !== undefined) return;
+      if (!(opts.restart === true && supervising)) {
+        say(`${name} exited unexpectedly (code ${code}, signal ${signal})`);
+        return;
+      }
+      const delay = nextRestartDelay(lastDelayMs, Date.now() - startedAt);
+      say(`${name} exited unexpectedly (code ${code}, signal ${signal}): restarting in ${delay / 1000} s`);
+      const timer = setTimeout(() => {
+        restartTimers.delete(timer);
+        if (stopping !== undefined) return;
+        const again = start(name, kind, url, cmd, args, slot, delay);
+        say(`${name} restarted (pid ${again.process.pid})`);
+      }, delay);
+      restartTimers.add(timer);
     });
-    members.push(m);
+    members[slot] = m;
     return m;
   };
 
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
+      for (const t of restartTimers) clearTimeout(t);
+      restartTimers.clear();
       const alive = members.filter((m) => m.process.exitCode === null && m.process.signalCode === null);
       for (const m of alive) m.process.kill('SIGTERM');
       const timer = setTimeout(() => {
@@ -468,6 +502,7 @@ export async function launchCluster(opts: LaunchOptions): Promise<RunningCluster
       certPem: material.adminCertPem,
       keyPem: material.adminKeyPem,
     });
+    supervising = true;
     return { topology: t, members, balanced, kubeconfigPath: t.kubeconfigPath, url: layout.server, stop };
   } catch (e) {
     await stop();

@@ -159,7 +159,7 @@ describe('npm run cluster (dist/cluster/launcher.cli.js)', () => {
     await fs.rm(base, { recursive: true, force: true });
   });
 
-  it('starts three nodes (and haproxy when installed), serves kubectl on every context, and stops everything on SIGINT', async () => {
+  it('starts three nodes (and haproxy when installed), serves kubectl on every context, starts a killed node again, and stops everything on SIGINT', async () => {
     const ports = await getFreePorts(7);
     const [lbPort, ...rest] = ports;
     const secure = rest.slice(0, 3);
@@ -222,6 +222,26 @@ describe('npm run cluster (dist/cluster/launcher.cli.js)', () => {
     // ... and it fails when nothing listens there.
     const nothing = hc[3]!.replace('port:6444', `port:${await getFreePort()}`);
     expect(spawnSync(process.execPath, ['-e', nothing], { timeout: 10_000 }).status).toBe(1);
+
+    // A node that dies while the cluster runs is started again from its data dir, as compose's
+    // `restart: unless-stopped` does (the launcher's default; --no-restart turns it off).
+    const n2 = pids.find((p) => p.name === 'n2')!;
+    process.kill(n2.pid, 'SIGKILL');
+    const restarted = /^\[launcher\] n2 restarted \(pid (\d+)\)$/m;
+    const restartDeadline = Date.now() + 60_000;
+    while (!restarted.test(out)) {
+      if (Date.now() > restartDeadline) throw new Error(`n2 was not restarted\nstdout:\n${out}`);
+      await delay(100);
+    }
+    const again = { name: 'n2 (restarted)', port: n2.port, pid: Number(restarted.exec(out)![1]) };
+    expect(again.pid).not.toBe(n2.pid);
+    pids.push(again);
+    let kept = await runKubectl(target, ['--context', 'n2', 'get', 'configmap', 'deploy-n2', '-o', 'jsonpath={.data.node}'], { expectFail: 'any' });
+    while (kept.code !== 0 && Date.now() < restartDeadline) {
+      await delay(250);
+      kept = await runKubectl(target, ['--context', 'n2', 'get', 'configmap', 'deploy-n2', '-o', 'jsonpath={.data.node}'], { expectFail: 'any' });
+    }
+    expect(kept.stdout).toBe('n2');
 
     child.kill('SIGINT');
     let timer: NodeJS.Timeout | undefined;
