@@ -16,7 +16,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import * as https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPki } from '../cluster/pki.js';
+import * as grpc from '@grpc/grpc-js';
+import { findRaftProto, msg, raftService } from '@app/raft';
+import { createPki, issueClientCertificate, loadPki } from '../cluster/pki.js';
+import { clusterAdminService } from '../apps/apiserver/src/cluster/cluster.forward.js';
 import { delay, getFreePort, kubectl, metricValue, request, startServer, type ServerHandle } from './support/server.js';
 
 interface Member {
@@ -136,6 +139,45 @@ describe('replicated cluster (3 real nodes)', () => {
     const m = await members(node('n2'));
     expect(m.members.map((x) => `${x.name}:${x.role}`).sort()).toEqual(['n1:voter', 'n2:voter', 'n3:voter']);
     expect(await metricValue(node('n1'), 'etcd_server_has_leader')).toBe(1);
+  });
+
+  it("the peer port refuses the API's client certificates (same CA): no Raft message, no membership change", async () => {
+    const pki = await loadPki(join(dir, 'pki'));
+    const alice = await issueClientCertificate(join(dir, 'pki'), 'alice', ['dev']);
+    const admin = { certPem: pki.adminCertPem, keyPem: pki.adminKeyPem };
+    const leader = await leaderName(NAMES);
+    const follower = NAMES.find((n) => n !== leader)!;
+    const Admin = grpc.makeGenericClientConstructor(clusterAdminService(), 'ClusterAdmin');
+    const Raft = grpc.makeGenericClientConstructor(raftService(findRaftProto()), 'RaftTransport');
+    for (const id of [alice, admin]) {
+      const creds = grpc.credentials.createSsl(Buffer.from(pki.caPem), Buffer.from(id.keyPem), Buffer.from(id.certPem));
+      const address = `127.0.0.1:${peerPorts.get(leader)}`;
+      const adminClient = new Admin(address, creds, { 'grpc.enable_retries': 0 }) as unknown as {
+        ChangeMember(req: object, cb: (e: grpc.ServiceError | null) => void): void;
+        close(): void;
+      };
+      const removal = await new Promise<grpc.ServiceError | null>((resolve) => adminClient.ChangeMember({ op: 'remove', name: follower, requestedBy: 'mallory' }, resolve));
+      expect(removal?.code).toBe(grpc.status.PERMISSION_DENIED);
+      adminClient.close();
+      // An append from a forged leader of a later term.
+      const raftClient = new Raft(`127.0.0.1:${peerPorts.get(follower)}`, creds, { 'grpc.enable_retries': 0 }) as unknown as {
+        Stream(cb: (e: grpc.ServiceError | null) => void): grpc.ClientWritableStream<unknown>;
+        close(): void;
+      };
+      const forged = await new Promise<grpc.ServiceError | null>((resolve) => {
+        const s = raftClient.Stream(resolve);
+        s.on('error', () => undefined);
+        s.write([msg({ type: 'app', from: 99, to: 0, term: 1_000_000, index: 0, logTerm: 0, commit: 0 })]);
+        s.end();
+      });
+      expect(forged?.code).toBe(grpc.status.PERMISSION_DENIED);
+      raftClient.close();
+    }
+    // Nothing moved: the same three voters, the same leader, writes go on.
+    const m = await members(node(follower));
+    expect(m.members.filter((x) => x.role === 'voter').map((x) => x.name).sort()).toEqual([...NAMES].sort());
+    expect(m.leader).toBe(leader);
+    expect((await create(node(follower), 'after-peer-probe')).status).toBe(201);
   });
 
   it('kubectl against a follower creates, gets and lists', async () => {

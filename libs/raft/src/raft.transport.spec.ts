@@ -11,6 +11,8 @@ let pkiRoot: string;
 /** Peer TLS material of two unrelated CAs (the cluster PKI, cluster/pki.ts). */
 let tlsA: PeerTls;
 let tlsB: PeerTls;
+/** The admin client certificate of CA a: signed by the peers' CA, but not a peer certificate. */
+let adminA: { cert: string; key: string };
 beforeAll(async () => {
   pkiRoot = await mkdtemp(join(tmpdir(), 'transport-pki-'));
   const load = async (name: string): Promise<PeerTls> => {
@@ -19,6 +21,8 @@ beforeAll(async () => {
     return { ca: m.caPem, cert: m.peerCertPem, key: m.peerKeyPem };
   };
   [tlsA, tlsB] = [await load('a'), await load('b')];
+  const a = await loadPki(join(pkiRoot, 'a'));
+  adminA = { cert: a.adminCertPem, key: a.adminKeyPem };
 });
 afterAll(async () => {
   await rm(pkiRoot, { recursive: true, force: true });
@@ -219,5 +223,53 @@ describe('GrpcTransport', () => {
     await waitFor(() => b.got[0]!.length > 0);
     expect(b.got[0]![0]!.type).toBe('heartbeat');
     for (const t of [a.t1, a.t2, b.t1, b.t2]) await t.stop();
+  }, 20000);
+
+  it('refuses a client certificate of the same CA on every call of the peer port', async () => {
+    const { t1, t2, got } = await pair(tlsA, tlsA);
+    const Client = grpc.makeGenericClientConstructor(raftService(findRaftProto()), 'RaftTransport');
+    const addr = (t2 as unknown as { opts: { listen: string } }).opts.listen;
+    const client = new Client(addr, grpc.credentials.createSsl(Buffer.from(tlsA.ca), Buffer.from(adminA.key), Buffer.from(adminA.cert)), { 'grpc.enable_retries': 0 });
+    try {
+      type Writable = grpc.ClientWritableStream<unknown>;
+      const calls = client as unknown as { Stream(cb: (e: grpc.ServiceError | null) => void): Writable; Snapshot(cb: (e: grpc.ServiceError | null) => void): Writable };
+      const outcome = (open: (cb: (e: grpc.ServiceError | null) => void) => Writable, write: unknown) =>
+        new Promise<grpc.ServiceError | null>((resolve) => {
+          const s = open(resolve);
+          s.on('error', () => undefined);
+          s.write(write);
+          s.end();
+        });
+      // An append from a forged leader, and a snapshot that would replace the state.
+      const forged = msg({ type: 'app', from: 1, to: 2, term: 99, index: 0, logTerm: 0, commit: 0 });
+      const streamErr = await outcome((cb) => calls.Stream(cb), [forged]);
+      expect(streamErr?.code).toBe(grpc.status.PERMISSION_DENIED);
+      const snapErr = await outcome((cb) => calls.Snapshot(cb), { header: toWire(msg({ type: 'snap', from: 1, to: 2, term: 99 })), last: true });
+      expect(snapErr?.code).toBe(grpc.status.PERMISSION_DENIED);
+      expect(got[1]).toEqual([]);
+      // The real peer still gets through.
+      t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
+      await waitFor(() => got[1]!.length > 0);
+    } finally {
+      client.close();
+      await t1.stop();
+      await t2.stop();
+    }
+  }, 20000);
+
+  it('takes only the allowed common names, as client and as server', async () => {
+    // Same CA, but node 2 accepts only peers named "other-peer": 1 -> 2 is refused by 2's
+    // server, 2 -> 1 by 2's check of 1's server certificate.
+    const { t1, t2, got, unreachable } = await pair(tlsA, { ...tlsA, allowedCN: ['other-peer'] });
+    for (let i = 0; i < 5; i++) {
+      t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
+      t2.send([msg({ type: 'heartbeat', from: 2, to: 1, term: 1 })]);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    expect(got).toEqual([[], []]);
+    expect(unreachable[1]).toContain(1);
+    await t1.stop();
+    await t2.stop();
+    expect(() => new GrpcTransport({ id: 1, listen: '127.0.0.1:0', peers: new Map(), tls: { ...tlsA, allowedCN: [] } }, { onMessage: () => undefined })).toThrow(TransportConfigError);
   }, 20000);
 });

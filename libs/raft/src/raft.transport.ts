@@ -1,5 +1,7 @@
+import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { type PeerCertificate, checkServerIdentity } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -26,7 +28,9 @@ export interface TransportEvents {
  * Mutual TLS material of the peer transport (docs/cluster.md "Peer TLS", etcd's
  * --peer-cert-file/--peer-key-file/--peer-trusted-ca-file). The same certificate is presented
  * as server and as client, so it needs ExtKeyUsage serverAuth AND clientAuth; peers are
- * trusted only when their certificate chains to `ca`.
+ * trusted only when their certificate chains to `ca` AND carries an allowed common name (etcd's
+ * --peer-cert-allowed-cn): the CA also signs the API's client certificates, and those must not
+ * open the peer port.
  */
 export interface PeerTls {
   /** PEM of the CA(s) peer certificates must chain to (both directions). */
@@ -35,6 +39,37 @@ export interface PeerTls {
   readonly cert: string | Buffer;
   /** PEM private key of `cert`. */
   readonly key: string | Buffer;
+  /** Common names a peer's certificate may carry. Default: the common name of `cert`. */
+  readonly allowedCN?: readonly string[];
+}
+
+/** The common name(s) in a certificate subject as Node's TLS layer reports it. */
+function commonNames(subject: PeerCertificate['subject'] | undefined): string[] {
+  const cn = (subject as Record<string, string | string[] | undefined> | undefined)?.CN;
+  return cn === undefined ? [] : Array.isArray(cn) ? cn : [cn];
+}
+
+/** True when a peer certificate has exactly one common name and it is allowed. */
+export function peerCertificateAllowed(cert: PeerCertificate | undefined, allowed: ReadonlySet<string>): boolean {
+  const cns = commonNames(cert?.subject);
+  return cns.length === 1 && allowed.has(cns[0]!);
+}
+
+/** The common names peers must present: `tls.allowedCN`, else the CN of our own certificate. */
+function allowedPeerNames(tls: PeerTls): Set<string> {
+  if (tls.allowedCN !== undefined) {
+    if (tls.allowedCN.length === 0 || tls.allowedCN.some((n) => n === '')) throw new TransportConfigError('allowed peer common names must be non-empty');
+    return new Set(tls.allowedCN);
+  }
+  let own: X509Certificate;
+  try {
+    own = new X509Certificate(pem(tls.cert));
+  } catch (e) {
+    throw new TransportConfigError(`peer TLS material is unusable: ${(e as Error).message}`);
+  }
+  const cn = own.subject.split('\n').find((l) => l.startsWith('CN='))?.slice(3);
+  if (!cn) throw new TransportConfigError('the peer certificate has no common name: name the allowed peer common names');
+  return new Set([cn]);
 }
 
 /** A transport that cannot be built as configured (no security posture, unusable TLS material). */
@@ -407,7 +442,7 @@ export class GrpcTransport implements RaftTransport {
   readonly snapshotChunkBytes: number;
   readonly minBackoffMs: number;
   readonly maxBackoffMs: number;
-  private readonly server = new grpc.Server({ 'grpc.max_receive_message_length': 64 << 20 });
+  private readonly server: grpc.Server;
   private readonly senders = new Map<NodeId, PeerSender>();
   private readonly ctor: grpc.ServiceClientConstructor;
   private readonly service: grpc.ServiceDefinition;
@@ -428,24 +463,43 @@ export class GrpcTransport implements RaftTransport {
     this.snapshotChunkBytes = opts.snapshotChunkBytes ?? 1 << 20;
     this.minBackoffMs = opts.minBackoffMs ?? 50;
     this.maxBackoffMs = opts.maxBackoffMs ?? 2000;
+    const serverOptions: grpc.ServerOptions = { 'grpc.max_receive_message_length': 64 << 20 };
     if (opts.tls) {
       const { ca, cert, key } = opts.tls;
+      const allowed = allowedPeerNames(opts.tls);
       try {
         // checkClientCertificate=true: a peer without a certificate from `ca` is refused during
         // the handshake (etcd's --peer-client-cert-auth, always on here).
         this.serverCreds = grpc.ServerCredentials.createSsl(pem(ca), [{ private_key: pem(key), cert_chain: pem(cert) }], true);
-        // The default checkServerIdentity compares the server certificate's SANs with the host
-        // of the address we dialled (the peer address from --initial-cluster / member records).
-        this.clientCreds = grpc.credentials.createSsl(pem(ca), pem(key), pem(cert));
+        // Node's checkServerIdentity compares the server certificate's SANs with the host of the
+        // address we dialled (the peer address from --initial-cluster / member records); the
+        // server must also be a peer, not another certificate of the CA.
+        this.clientCreds = grpc.credentials.createSsl(pem(ca), pem(key), pem(cert), {
+          checkServerIdentity: (host, c) =>
+            checkServerIdentity(host, c) ?? (peerCertificateAllowed(c, allowed) ? undefined : new Error(`peer certificate CN ${JSON.stringify(commonNames(c.subject).join(','))} is not an allowed peer name`)),
+        });
       } catch (e) {
         throw new TransportConfigError(`peer TLS material is unusable: ${(e as Error).message}`);
       }
+      // Every call on the peer port (Raft streams, snapshots, the node-to-node administration of
+      // addService) must come from a peer certificate: a client certificate of the API, signed
+      // by the same CA, is refused with PERMISSION_DENIED before any handler sees the call.
+      serverOptions.interceptors = [
+        (_method, call) =>
+          new grpc.ServerInterceptingCall(call, {
+            start: (next) => {
+              if (peerCertificateAllowed(call.getAuthContext()?.sslPeerCertificate, allowed)) next();
+              else call.sendStatus({ code: grpc.status.PERMISSION_DENIED, details: 'not a peer certificate', metadata: new grpc.Metadata() });
+            },
+          }),
+      ];
     } else if (opts.insecure === true) {
       this.serverCreds = grpc.ServerCredentials.createInsecure();
       this.clientCreds = grpc.credentials.createInsecure();
     } else {
       throw new TransportConfigError('the peer transport needs TLS material (tls) or an explicit insecure: true');
     }
+    this.server = new grpc.Server(serverOptions);
     // Messages addressed to another node are dropped as they are decoded.
     this.service = raftService(opts.protoPath ?? findRaftProto(), (m) => m.to === opts.id);
     this.ctor = grpc.makeGenericClientConstructor(this.service, 'RaftTransport');

@@ -13,7 +13,8 @@
  *   state by snapshot. The list gives it the existing members' peer addresses.
  * - Peer traffic is always mutual TLS (docs/cluster.md "Peer TLS"): `--peer-cert-file`,
  *   `--peer-key-file`, `--peer-trusted-ca-file` (etcd's flags), each defaulting to the node's
- *   PKI (`peer.crt`, `peer.key`, `ca.crt` of --pki-dir or `<data-dir>/pki`).
+ *   PKI (`peer.crt`, `peer.key`, `ca.crt` of --pki-dir or `<data-dir>/pki`), and
+ *   `--peer-cert-allowed-cn` (default: the common name of the node's own peer certificate).
  */
 import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
@@ -45,9 +46,13 @@ export interface ClusterNode {
 /**
  * The peer transport's TLS material: each of --peer-cert-file, --peer-key-file and
  * --peer-trusted-ca-file when given (read now; an unreadable file is a ClusterConfigError
- * naming the flag), else the PKI's peer pair and CA.
+ * naming the flag), else the PKI's peer pair and CA; the common names a peer may present from
+ * --peer-cert-allowed-cn (comma-separated), else the transport's default (its own CN).
  */
-export async function resolvePeerTls(cfg: Pick<ServerConfig, 'peerCertFile' | 'peerKeyFile' | 'peerTrustedCaFile'>, pki: Pick<PkiMaterial, 'caPem' | 'peerCertPem' | 'peerKeyPem'>): Promise<PeerTls> {
+export async function resolvePeerTls(
+  cfg: Pick<ServerConfig, 'peerCertFile' | 'peerKeyFile' | 'peerTrustedCaFile' | 'peerCertAllowedCn'>,
+  pki: Pick<PkiMaterial, 'caPem' | 'peerCertPem' | 'peerKeyPem'>,
+): Promise<PeerTls> {
   const read = async (flag: string, file: string | undefined, fallback: string): Promise<string> => {
     if (file === undefined || file === '') return fallback;
     try {
@@ -56,10 +61,16 @@ export async function resolvePeerTls(cfg: Pick<ServerConfig, 'peerCertFile' | 'p
       throw new ClusterConfigError(`--${flag}: cannot read ${file}: ${(e as Error).message}`);
     }
   };
+  let allowedCN: string[] | undefined;
+  if (cfg.peerCertAllowedCn !== undefined) {
+    allowedCN = cfg.peerCertAllowedCn.split(',').map((n) => n.trim());
+    if (allowedCN.some((n) => n === '')) throw new ClusterConfigError('--peer-cert-allowed-cn: give one or more common names, comma-separated');
+  }
   return {
     ca: await read('peer-trusted-ca-file', cfg.peerTrustedCaFile, pki.caPem),
     cert: await read('peer-cert-file', cfg.peerCertFile, pki.peerCertPem),
     key: await read('peer-key-file', cfg.peerKeyFile, pki.peerKeyPem),
+    ...(allowedCN ? { allowedCN } : {}),
   };
 }
 

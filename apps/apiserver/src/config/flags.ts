@@ -29,6 +29,8 @@ export interface ServerConfig {
   peerCertFile?: string;
   peerKeyFile?: string;
   peerTrustedCaFile?: string;
+  /** Common names a peer certificate may carry (etcd's --peer-cert-allowed-cn; comma-separated here). Default: the CN of this node's peer certificate. */
+  peerCertAllowedCn?: string;
   clientCaFile?: string;
   /** History retention / compaction interval in seconds (0 disables). */
   compactionIntervalSeconds: number;
@@ -70,6 +72,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'peer-cert-file': { key: 'peerCertFile', kind: 'string' },
   'peer-key-file': { key: 'peerKeyFile', kind: 'string' },
   'peer-trusted-ca-file': { key: 'peerTrustedCaFile', kind: 'string' },
+  'peer-cert-allowed-cn': { key: 'peerCertAllowedCn', kind: 'string' },
   'tls-private-key-file': { key: 'tlsPrivateKeyFile', kind: 'string' },
   'client-ca-file': { key: 'clientCaFile', kind: 'string' },
   'compaction-interval': { key: 'compactionIntervalSeconds', kind: 'int' },
