@@ -26,5 +26,6 @@ describe('parseFlags', () => {
     expect(() => parseFlags(['--request-timeout=60'])).toThrow('time: missing unit in duration "60"');
     expect(() => parseFlags(['--request-timeout=0s'])).toThrow('must be a positive duration');
     expect(() => parseFlags(['--request-timeout=-5s'])).toThrow('must be a positive duration');
+    expect(() => parseFlags(['--request-timeout=600h'])).toThrow('at most 596h31m23s');
   });
 });

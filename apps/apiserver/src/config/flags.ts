@@ -149,7 +149,8 @@ export function parseFlags(argv: string[]): ServerConfig {
       } catch (e) {
         throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: ${(e as Error).message}`);
       }
-      if (!(ms > 0)) throw new FlagError(`--${name} must be a positive duration such as 1m0s`);
+      // Timers take at most 2^31-1 ms (about 24.8 days).
+      if (!(ms > 0) || ms > 2 ** 31 - 1) throw new FlagError(`--${name} must be a positive duration of at most 596h31m23s, such as 1m0s`);
       out[spec.key] = ms;
     } else if (spec.kind === 'bool') {
       if (value !== 'true' && value !== 'false') throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: must be true or false`);
