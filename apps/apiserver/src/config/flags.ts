@@ -3,7 +3,7 @@
  * for clustering (DESIGN "Contracts others rely on"). `--flag=value` and `--flag value` both
  * work; booleans accept a bare `--flag`.
  */
-import { parseGoDuration } from './duration.js';
+import { parseGoDuration } from '@app/apimachinery';
 
 /** The server configuration. Paths are absolute after `resolveConfig`. */
 export interface ServerConfig {
@@ -145,7 +145,7 @@ export function parseFlags(argv: string[]): ServerConfig {
     } else if (spec.kind === 'duration') {
       let ms: number;
       try {
-        ms = parseGoDuration(value);
+        ms = parseGoDuration(value) / 1e6;
       } catch (e) {
         throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: ${(e as Error).message}`);
       }

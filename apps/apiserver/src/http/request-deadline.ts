@@ -9,8 +9,7 @@
  * may complete after its client got the 504 (its outcome is unknown to the client, as after any
  * timeout). The request's in-flight slot is released with the answer.
  */
-import { StatusError } from '@app/apimachinery';
-import { parseGoDuration } from '../config/duration.js';
+import { StatusError, parseGoDuration } from '@app/apimachinery';
 
 /** setTimeout's largest delay (about 24.8 days); a longer deadline waits that long. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -24,7 +23,7 @@ export function requestDeadlineMs(timeoutParam: string | undefined, maxMs: numbe
   if (timeoutParam === undefined || timeoutParam === '') return maxMs;
   let ms: number;
   try {
-    ms = parseGoDuration(timeoutParam);
+    ms = parseGoDuration(timeoutParam) / 1e6;
   } catch (e) {
     throw new StatusError(400, 'BadRequest', `invalid timeout specified in the request URL - ${(e as Error).message}`);
   }

@@ -59,4 +59,18 @@ describe('Go durations (metav1.Duration JSON)', () => {
       expect(() => parseGoDuration(bad)).toThrow(WireValueError);
     }
   });
+
+  it("says why with Go's messages", () => {
+    expect(() => parseGoDuration('')).toThrow('time: invalid duration ""');
+    expect(() => parseGoDuration('abc')).toThrow('time: invalid duration "abc"');
+    expect(() => parseGoDuration('-')).toThrow('time: invalid duration "-"');
+    expect(() => parseGoDuration('.s')).toThrow('time: invalid duration ".s"');
+    expect(() => parseGoDuration('10')).toThrow('time: missing unit in duration "10"');
+    expect(() => parseGoDuration('1s5')).toThrow('time: missing unit in duration "1s5"');
+    expect(() => parseGoDuration('10d')).toThrow('time: unknown unit "d" in duration "10d"');
+    expect(() => parseGoDuration('1 s')).toThrow('time: unknown unit " s" in duration "1 s"');
+    expect(parseGoDuration('5.s')).toBe(5e9);
+    expect(parseGoDuration('1500µs')).toBe(1.5e6);
+    expect(parseGoDuration('1500μs')).toBe(1.5e6);
+  });
 });

@@ -85,9 +85,13 @@ const UNIT_NANOS: Record<string, number> = {
 /**
  * Parses a Go duration string ("1h0m0s", "1.5s", "-300ms") to nanoseconds, following Go's
  * time.ParseDuration grammar: optional sign, then one or more decimal numbers each with a unit.
- * Precision is that of a JS number (exact up to 2^53 ns, about 104 days).
+ * A malformed one throws WireValueError with Go's own message (`time: invalid duration "x"`,
+ * `time: missing unit in duration "1"`, `time: unknown unit "d" in duration "1d"`), which the
+ * API quotes as kube-apiserver does. Precision is that of a JS number (exact up to 2^53 ns,
+ * about 104 days).
  */
 export function parseGoDuration(text: string): number {
+  const quoted = JSON.stringify(text);
   let rest = text;
   let sign = 1;
   if (rest.startsWith('-') || rest.startsWith('+')) {
@@ -95,17 +99,19 @@ export function parseGoDuration(text: string): number {
     rest = rest.slice(1);
   }
   if (rest === '0') return 0;
-  if (rest === '') throw new WireValueError(`invalid duration ${JSON.stringify(text)}`);
-  const part = /^(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)/;
+  if (rest === '') throw new WireValueError(`time: invalid duration ${quoted}`);
   let total = 0;
   while (rest.length > 0) {
-    const m = part.exec(rest);
-    if (!m || (m[1] === '' && (m[2] === undefined || m[2] === ''))) {
-      throw new WireValueError(`invalid duration ${JSON.stringify(text)}`);
-    }
-    const value = Number(`${m[1] || '0'}.${m[2] ?? '0'}`);
-    total += value * (UNIT_NANOS[m[3]] ?? 0);
-    rest = rest.slice(m[0].length);
+    const num = /^(\d*)(?:\.(\d*))?/.exec(rest)!;
+    if (num[1] === '' && (num[2] ?? '') === '') throw new WireValueError(`time: invalid duration ${quoted}`);
+    rest = rest.slice(num[0].length);
+    // The unit runs to the next digit or dot, as in Go.
+    const unit = /^[^\d.]*/.exec(rest)![0];
+    if (unit === '') throw new WireValueError(`time: missing unit in duration ${quoted}`);
+    const nanos = UNIT_NANOS[unit];
+    if (nanos === undefined) throw new WireValueError(`time: unknown unit ${JSON.stringify(unit)} in duration ${quoted}`);
+    rest = rest.slice(unit.length);
+    total += Number(`${num[1] || '0'}.${num[2] || '0'}`) * nanos;
   }
   return sign * Math.round(total);
 }
