@@ -93,6 +93,9 @@ function toStatusError(err: unknown): StatusError {
 }
 
 /** Starts a node from its configuration. Resolves once it serves and is ready. */
+/** Largest HTTP/1.1 request header block accepted (kube-apiserver's MaxHeaderBytes). */
+const MAX_HEADER_BYTES = 1 << 20;
+
 export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> {
   const dataDir = path.resolve(cfg.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -152,7 +155,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     bodyLimit: cfg.maxRequestBodyBytes,
     logger: false,
     return503OnClosing: true,
-    // Requests Node's HTTP/1.1 parser refuses (headers over 16 KiB, garbage) get a Status too.
+    // Requests Node's HTTP/1.1 parser refuses (headers over 1 MiB, garbage) get a Status too.
     clientErrorHandler: handleClientError,
     // Fastify's own HTTP/2 session timer (72 s without frames) would send GOAWAY to a session
     // whose only stream is a quiet watch; guardConnections closes sessions with no stream instead.
@@ -167,6 +170,13 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
   // Nest installs its own hooks at init; ours go on afterwards so they take precedence.
   await app.init();
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  // Request headers over HTTP/1.1 up to kube-apiserver's 1 MiB (Go's MaxHeaderBytes) instead
+  // of Node's 16 KiB, so a long label selector in the URL works as it does there. The parser of
+  // a connection that did not negotiate HTTP/2 reads its limit from here. HTTP/2 keeps 64 KiB:
+  // nghttp2 refuses a longer header field (the URL is one) whatever the settings say, with a
+  // COMPRESSION_ERROR that ends the whole connection; announcing 64 KiB lets clients (Go's
+  // too) refuse such a request themselves, with a clear error.
+  (fastify.server as unknown as { maxHeaderSize?: number }).maxHeaderSize = MAX_HEADER_BYTES;
   guardConnections(fastify.server as unknown as Http2SecureServer, {
     headerTimeoutMs: envInt('KAPI_READ_HEADER_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.headerTimeoutMs,
     idleTimeoutMs: envInt('KAPI_IDLE_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.idleTimeoutMs,
