@@ -92,10 +92,10 @@ function toStatusError(err: unknown): StatusError {
   return Errors.internal(e?.message ?? String(err));
 }
 
-/** Starts a node from its configuration. Resolves once it serves and is ready. */
 /** Largest HTTP/1.1 request header block accepted (kube-apiserver's MaxHeaderBytes). */
 const MAX_HEADER_BYTES = 1 << 20;
 
+/** Starts a node from its configuration. Resolves once it serves and is ready. */
 export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> {
   const dataDir = path.resolve(cfg.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });

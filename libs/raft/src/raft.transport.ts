@@ -50,7 +50,7 @@ function commonNames(subject: PeerCertificate['subject'] | undefined): string[] 
 }
 
 /** True when a peer certificate has exactly one common name and it is allowed. */
-export function peerCertificateAllowed(cert: PeerCertificate | undefined, allowed: ReadonlySet<string>): boolean {
+function peerCertificateAllowed(cert: PeerCertificate | undefined, allowed: ReadonlySet<string>): boolean {
   const cns = commonNames(cert?.subject);
   return cns.length === 1 && allowed.has(cns[0]!);
 }
