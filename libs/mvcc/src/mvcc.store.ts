@@ -3,6 +3,7 @@
  *
  * Keyspaces (UTF-8 keys, binary values):
  *   m:rev, m:applied, m:compacted     counters (decimal strings)
+ *   m:importing                       present while a snapshot import rewrites the database
  *   k:<key>                           latest live state: one get per current read
  *   h:<key>\0<rev:16 hex>             every version (or tombstone) of a key: reads at a revision
  *   e:<rev:16 hex><seq:4 hex>         the event log in revision order: watch replay
@@ -11,7 +12,10 @@
  * LevelDB batch; the in-memory counters change only after that batch resolved, so a crash never
  * exposes half of a command and `appliedIndex` always matches the state (DESIGN.md "Storage
  * model": "Applying entry N writes its changes and appliedIndex = N in one LevelDB batch").
+ * A snapshot import, too large for one batch, writes many between a synced marker and a synced
+ * last batch that removes it; a store opened with the marker present starts empty.
  */
+import { open as openFile, unlink, type FileHandle } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
 import { writeBatch } from '@app/level';
 import { BinReader, BinWriter, CodecError } from './mvcc.codec.js';
@@ -33,6 +37,8 @@ type BatchOp = { type: 'put'; key: string; value: Buffer } | { type: 'del'; key:
 const META_REV = 'm:rev';
 const META_APPLIED = 'm:applied';
 const META_COMPACTED = 'm:compacted';
+/** Written (synced) before a snapshot import touches the data, deleted by its last batch. */
+const META_IMPORTING = 'm:importing';
 const LATEST = 'k:';
 const HISTORY = 'h:';
 const EVENTS = 'e:';
@@ -152,6 +158,244 @@ function currentRecord(key: string, revision: number, b: Buffer | undefined): Ke
   return kv;
 }
 
+/** First field of every snapshot. */
+const SNAPSHOT_MAGIC = 'kapi-mvcc-snapshot';
+const SNAPSHOT_MAGIC_BYTES = Buffer.byteLength(SNAPSHOT_MAGIC);
+/**
+ * Longest key a snapshot record may carry. Keys have at most 8192 UTF-16 units (validateKey),
+ * under 24 KiB of UTF-8 even with keyspace prefix and revision suffix; a longer length field is
+ * corruption, and refusing it keeps the decoder from buffering the input in search of the key.
+ */
+const SNAPSHOT_MAX_KEY_BYTES = 64 * 1024;
+/** Size of the pieces a snapshot is encoded in: each is handed on before the next is encoded. */
+const SNAPSHOT_PIECE_BYTES = 1024 * 1024;
+/** Bounds of one batch of an import (whichever is reached first). */
+const IMPORT_BATCH_BYTES = 4 * 1024 * 1024;
+const IMPORT_BATCH_RECORDS = 10_000;
+
+/** The counters a snapshot starts with (format 1 has no compacted revision: it is `revision`). */
+interface SnapshotHeader {
+  revision: number;
+  applied: number;
+  compacted: number;
+}
+
+/**
+ * What a snapshot import reads: the snapshot's bytes in chunks of any size, split anywhere. A
+ * chunk must stay unchanged once yielded (the decoder may hold it until the next one arrives).
+ */
+export type SnapshotSource = AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+
+/** A record whose value is still arriving. */
+interface PendingRecord {
+  /** The key as stored. */
+  readonly key: string;
+  /** The value so far (undefined when values are not kept) and how many bytes are to come. */
+  readonly value: Buffer | undefined;
+  left: number;
+  /** Format 1: the version's metadata, stored in front of the value in the latest record. */
+  readonly latest?: Omit<KeyValue, 'value'>;
+}
+
+/**
+ * Decodes a snapshot fed in chunks of any size, split at any byte, by the rules of the whole-
+ * buffer reader it replaces (BinReader fields; format 2 keys in the latest, history and event
+ * keyspaces; the 0 terminator, then nothing). `records(chunk)` yields the records the chunk
+ * completes, in the store's form (a format 1 record becomes a latest record); `end()` checks that
+ * the input stopped right after the terminator. It holds the current chunk, the head (flag, key,
+ * lengths) of at most one record and, when it keeps values, that record's value. Without
+ * `keepValues` (validation) values are only counted, so even a corrupt length costs no memory.
+ * Malformed input throws CodecError.
+ */
+class SnapshotDecoder {
+  private header: SnapshotHeader | undefined;
+  private format = 0;
+  private ended = false;
+  /** Unread input: `buf` from `pos`, then the chunks in `queue` (`queued` bytes). */
+  private buf: Buffer = Buffer.alloc(0);
+  private pos = 0;
+  private readonly queue: Buffer[] = [];
+  private queued = 0;
+  /** Input bytes consumed so far (positions in error messages). */
+  private offset = 0;
+  private pending: PendingRecord | undefined;
+
+  constructor(private readonly keepValues: boolean) {}
+
+  /** Takes the next chunk; yields [key, value] of each record it completes (none without keepValues). */
+  *records(chunk: Uint8Array): Generator<[string, Buffer]> {
+    if (chunk.length === 0) return;
+    if (this.ended) throw new CodecError(`trailing bytes at byte ${this.offset}`);
+    this.queue.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    this.queued += chunk.length;
+    if (!this.header && !this.readHeader()) return;
+    for (;;) {
+      const record = this.pending ?? this.readRecordHead();
+      if (!record) return;
+      if (!this.readValue(record)) {
+        this.pending = record;
+        return;
+      }
+      this.pending = undefined;
+      if (record.value) yield [record.key, record.latest ? encodeLatest({ ...record.latest, value: record.value }) : record.value];
+    }
+  }
+
+  /** The snapshot's counters, once the input ended right after the terminator. */
+  end(): SnapshotHeader {
+    if (!this.ended || !this.header) throw new CodecError(`truncated input at byte ${this.offset + this.available()}`);
+    return this.header;
+  }
+
+  private available(): number {
+    return this.buf.length - this.pos + this.queued;
+  }
+
+  private skip(n: number): void {
+    this.pos += n;
+    this.offset += n;
+  }
+
+  /** Moves on to the next queued chunk; false when none is left. */
+  private nextChunk(): boolean {
+    const next = this.queue.shift();
+    if (!next) return false;
+    this.buf = next;
+    this.pos = 0;
+    this.queued -= next.length;
+    return true;
+  }
+
+  /**
+   * Makes the next `n` unread bytes contiguous in `buf` from `pos`; false while fewer have
+   * arrived. Only heads are read this way (a few dozen bytes up to a key's length), so copying
+   * them across a chunk boundary is cheap; a chunk's bytes past them stay where they are.
+   */
+  private have(n: number): boolean {
+    const inBuf = this.buf.length - this.pos;
+    if (inBuf >= n) return true;
+    if (inBuf + this.queued < n) return false;
+    if (inBuf === 0 && this.queue[0]!.length >= n) return this.nextChunk();
+    const joined = Buffer.allocUnsafe(n);
+    this.buf.copy(joined, 0, this.pos);
+    let filled = inBuf;
+    let used = 0;
+    while (filled < n) {
+      const c = this.queue[used]!;
+      const take = Math.min(c.length, n - filled);
+      c.copy(joined, filled, 0, take);
+      filled += take;
+      if (take < c.length) this.queue[used] = c.subarray(take);
+      else used++;
+    }
+    this.queue.splice(0, used);
+    this.queued -= n - inBuf;
+    this.buf = joined;
+    this.pos = 0;
+    return true;
+  }
+
+  /** Reads magic, format and counters; false until all of them have arrived. */
+  private readHeader(): boolean {
+    if (!this.have(4)) return false;
+    // A length other than the magic's is no snapshot (and must not make us wait for that much).
+    if (this.buf.readUInt32BE(this.pos) !== SNAPSHOT_MAGIC_BYTES) throw new CodecError('not a snapshot');
+    const lead = 4 + SNAPSHOT_MAGIC_BYTES + 1;
+    if (!this.have(lead)) return false;
+    const r = new BinReader(this.buf.subarray(this.pos, this.pos + lead));
+    if (r.str() !== SNAPSHOT_MAGIC) throw new CodecError('not a snapshot');
+    const format = r.u8();
+    if (format !== 1 && format !== 2) throw new CodecError(`unknown snapshot format ${format}`);
+    const size = lead + (format === 2 ? 24 : 16);
+    if (!this.have(size)) return false;
+    const counters = new BinReader(this.buf.subarray(this.pos + lead, this.pos + size));
+    const revision = counters.num();
+    const applied = counters.num();
+    this.header = { revision, applied, compacted: format === 2 ? counters.num() : revision };
+    this.format = format;
+    this.skip(size);
+    return true;
+  }
+
+  /**
+   * Reads the next record's flag and head (key, format 1 metadata, value length); undefined at
+   * the terminator or until the head has arrived.
+   */
+  private readRecordHead(): PendingRecord | undefined {
+    if (!this.have(1)) return undefined;
+    const flag = this.buf[this.pos];
+    if (flag === 0) {
+      this.skip(1);
+      this.ended = true;
+      if (this.available() > 0) throw new CodecError(`trailing bytes at byte ${this.offset}`);
+      return undefined;
+    }
+    if (flag !== 1) throw new CodecError(`unknown record flag ${flag} at byte ${this.offset}`);
+    if (!this.have(5)) return undefined;
+    const keyBytes = this.buf.readUInt32BE(this.pos + 1);
+    if (keyBytes > SNAPSHOT_MAX_KEY_BYTES) throw new CodecError(`key of ${keyBytes} bytes at byte ${this.offset}`);
+    const size = 5 + keyBytes + (this.format === 1 ? 24 : 0) + 4;
+    if (!this.have(size)) return undefined;
+    const r = new BinReader(this.buf.subarray(this.pos + 1, this.pos + size));
+    const key = r.str();
+    let latest: Omit<KeyValue, 'value'> | undefined;
+    if (this.format === 1) {
+      // Format 1: the live state only; history starts at the snapshot's revision.
+      latest = { key, createRevision: r.num(), modRevision: r.num(), version: r.num() };
+    } else if (!key.startsWith(LATEST) && !key.startsWith(HISTORY) && !key.startsWith(EVENTS)) {
+      throw new CodecError(`record outside the store's keyspaces: ${JSON.stringify(key.slice(0, 40))}`);
+    }
+    const left = r.u32();
+    this.skip(size);
+    const value = this.keepValues ? Buffer.allocUnsafe(left) : undefined;
+    return latest ? { key: LATEST + key, value, left, latest } : { key, value, left };
+  }
+
+  /** Moves the value bytes that have arrived into the record (or past them); true once all have. */
+  private readValue(record: PendingRecord): boolean {
+    while (record.left > 0) {
+      if (this.pos === this.buf.length && !this.nextChunk()) return false;
+      const n = Math.min(record.left, this.buf.length - this.pos);
+      if (record.value) this.buf.copy(record.value, record.value.length - record.left, this.pos, this.pos + n);
+      this.skip(n);
+      record.left -= n;
+    }
+    return true;
+  }
+}
+
+/**
+ * Reads the snapshot `source` yields to its end and returns its counters. With `onRecord`, hands
+ * it every record in the store's form, waiting whenever it returns a promise (a batch being
+ * written); without, only validates. Malformed input: MvccError('Corrupt').
+ */
+async function readSnapshot(source: SnapshotSource, onRecord?: (key: string, value: Buffer) => Promise<void> | undefined): Promise<SnapshotHeader> {
+  const decoder = new SnapshotDecoder(onRecord !== undefined);
+  try {
+    for await (const chunk of source) {
+      for (const [key, value] of decoder.records(chunk)) {
+        const writing = onRecord?.(key, value);
+        if (writing) await writing;
+      }
+    }
+    return decoder.end();
+  } catch (e) {
+    if (e instanceof CodecError) throw new MvccError('Corrupt', `invalid snapshot: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Deletes every record but `keep` (LevelDB's clear deletes in small batches: bounded memory). */
+async function clearExcept(db: Db, keep: string): Promise<void> {
+  await db.clear({ lt: keep });
+  await db.clear({ gt: keep });
+}
+
+/** Writes all of `data` at the file's position (one write may take only part of it). */
+async function writeFully(fh: FileHandle, data: Buffer): Promise<void> {
+  for (let at = 0; at < data.length; ) at += (await fh.write(data, at)).bytesWritten;
+}
+
 /** Look-ahead over a LevelDB iterator, read in chunks. */
 class Cursor {
   private buf: [string, Buffer][] = [];
@@ -264,6 +508,14 @@ export class MvccStore {
   private purging: Promise<void> | undefined;
   private purgedTo = 0;
   private dataEpoch = 0;
+  /**
+   * Set while a snapshot import rewrites the database (importSnapshotFrom, pass 2): reads wait
+   * for it before touching LevelDB, so none sees a half-written store, and mutations queued
+   * behind the import find it resolved. Cleared when the import succeeds. An import that fails
+   * midway leaves it rejected: every later read, export and mutation fails with it until an
+   * import succeeds (a reopen starts empty instead).
+   */
+  private importGate: Promise<void> | undefined;
   /** Purges that failed (they are retried with the next compaction). */
   purgeErrors = 0;
   private queue: Promise<unknown> = Promise.resolve();
@@ -282,10 +534,18 @@ export class MvccStore {
     const db = opts.db ?? new ClassicLevel<string, Buffer>(dir, { keyEncoding: 'utf8', valueEncoding: 'buffer', writeBufferSize: WRITE_BUFFER_BYTES });
     await db.open();
     const store = new MvccStore(db, opts.cacheMaxEntries ?? MvccStore.CACHE_MAX_ENTRIES);
-    const [rev, applied, compacted] = await db.getMany([META_REV, META_APPLIED, META_COMPACTED]);
-    store.revision = rev ? Number(rev.toString()) : 0;
-    store.applied = applied ? Number(applied.toString()) : 0;
-    store.compacted = compacted ? Number(compacted.toString()) : 0;
+    const [rev, applied, compacted, importing] = await db.getMany([META_REV, META_APPLIED, META_COMPACTED, META_IMPORTING]);
+    if (importing !== undefined) {
+      // A snapshot import stopped midway (a crash, or a failure not followed by a successful
+      // import): what it left is neither the old state nor the new one. Start empty, as a new
+      // replica does; the leader sends a snapshot again.
+      await clearExcept(db, META_IMPORTING);
+      await writeBatch(db, [{ type: 'del', key: META_IMPORTING }], true);
+    } else {
+      store.revision = rev ? Number(rev.toString()) : 0;
+      store.applied = applied ? Number(applied.toString()) : 0;
+      store.compacted = compacted ? Number(compacted.toString()) : 0;
+    }
     if (opts.keyIndex ?? true) store.liveKeys = await store.loadLiveKeys();
     // A purge cut short by a stop left history at or below the compacted revision: finish it.
     store.schedulePurge();
@@ -364,8 +624,16 @@ export class MvccStore {
     }
   }
 
-  /** Runs mutations one at a time, in call order. */
+  /**
+   * Runs mutations one at a time, in call order; none runs on a store that a failed import left
+   * half-written (see importGate).
+   */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.enqueue(() => (this.importGate ? this.importGate.then(fn) : fn()));
+  }
+
+  /** The queue behind exclusive(), without its check: an import may replace a broken store. */
+  private enqueue<T>(fn: () => Promise<T>): Promise<T> {
     if (this.closing) return Promise.reject(new MvccError('Closed', 'store is closed'));
     const run = this.queue.then(fn);
     this.queue = run.catch(() => undefined);
@@ -623,6 +891,7 @@ export class MvccStore {
    * version live at that revision (Compacted below compactedRevision, FutureRevision above current).
    */
   async get(key: string, atRevision?: number): Promise<KeyValue | undefined> {
+    if (this.importGate) await this.importGate;
     if (atRevision === undefined) return this.readLatest(key);
     const { snap, revision } = await this.snapshot();
     try {
@@ -652,6 +921,7 @@ export class MvccStore {
    * keyspace is read; at an older revision the history keyspace of the prefix is scanned.
    */
   async range(prefix: string, opts: RangeOptions = {}): Promise<RangeResult> {
+    if (this.importGate) await this.importGate;
     const { snap, revision } = await this.snapshot();
     try {
       const at = opts.atRevision ?? revision;
@@ -787,6 +1057,7 @@ export class MvccStore {
    * when `afterRevision` < compactedRevision.
    */
   async eventsAfter(afterRevision: number, match: { prefix?: string; key?: string } = {}): Promise<{ events: MvccEvent[]; revision: number }> {
+    if (this.importGate) await this.importGate;
     const { snap, revision } = await this.snapshot();
     try {
       if (afterRevision < this.compacted) {
@@ -881,9 +1152,9 @@ export class MvccStore {
     while (this.purging) await this.purging;
   }
 
-  /** Starts purge() unless one runs or nothing is left to delete. */
+  /** Starts purge() unless one runs, nothing is left to delete or an import holds the data. */
   private schedulePurge(): void {
-    if (this.purging || this.closing || this.purgedTo >= this.compacted) return;
+    if (this.purging || this.closing || this.importGate || this.purgedTo >= this.compacted) return;
     this.purging = this.purge().then(
       (more) => {
         this.purging = undefined;
@@ -977,36 +1248,97 @@ export class MvccStore {
    * from one LevelDB snapshot. Shipping the retained history (as etcd ships its whole backend)
    * lets the replica serve watches and past reads from where the others can, instead of
    * starting its history at the snapshot. Only taking the LevelDB snapshot waits in the apply
-   * queue; reading and encoding run beside later applies.
+   * queue; reading and encoding run beside later applies. Holds the whole snapshot in memory
+   * (twice, briefly): a large store exports with exportSnapshotToFile.
    */
   async exportSnapshot(): Promise<Uint8Array> {
-    // In the queue, so the counters describe exactly the data the snapshot holds.
-    const { snap, revision, applied, compacted } = await this.exclusive(async () => ({
-      snap: this.db.snapshot(),
-      revision: this.revision,
-      applied: this.applied,
-      compacted: this.compacted,
-    }));
+    const pieces: Buffer[] = [];
+    const { bytes } = await this.exportTo((piece) => void pieces.push(piece));
+    const out = new Uint8Array(bytes);
+    let at = 0;
+    for (const piece of pieces) {
+      out.set(piece, at);
+      at += piece.length;
+    }
+    return out;
+  }
+
+  /**
+   * Writes the bytes exportSnapshot() returns to `file` (created or truncated, mode 0o600), in
+   * pieces of about 1 MiB, so memory does not grow with the store; the file is fsynced before
+   * this resolves. Returns the counters inside the snapshot and its size. On failure the partial
+   * file is removed.
+   */
+  async exportSnapshotToFile(file: string): Promise<{ revision: number; appliedIndex: number; bytes: number }> {
+    const fh = await openFile(file, 'w', 0o600);
+    let exported: SnapshotHeader & { bytes: number };
     try {
-      const w = new BinWriter(1 << 16);
-      w.str('kapi-mvcc-snapshot').u8(2).num(revision).num(applied).num(compacted);
-      for (const space of [LATEST, HISTORY, EVENTS]) {
-        const it = this.db.iterator({ gte: space, lt: prefixEnd(space), snapshot: snap });
-        try {
-          for (;;) {
-            const chunk = await it.nextv(1000);
-            if (chunk.length === 0) break;
-            for (const [k, v] of chunk) w.u8(1).str(k).bytes(v);
-          }
-        } finally {
-          await it.close();
-        }
+      try {
+        // The mode applies to a new file only; an existing one keeps its own when truncated.
+        await fh.chmod(0o600);
+        exported = await this.exportTo((piece) => writeFully(fh, piece));
+        await fh.sync();
+      } finally {
+        await fh.close();
       }
-      w.u8(0);
-      return new Uint8Array(w.finish());
+    } catch (e) {
+      await unlink(file).catch(() => undefined);
+      throw e;
+    }
+    return { revision: exported.revision, appliedIndex: exported.applied, bytes: exported.bytes };
+  }
+
+  /**
+   * Streams a snapshot of the store to `write`, piece by piece, waiting for each write before
+   * encoding the next piece. Returns the snapshot's counters and its size.
+   */
+  private async exportTo(write: (piece: Buffer) => Promise<void> | void): Promise<SnapshotHeader & { bytes: number }> {
+    // In the queue, so the counters describe exactly the data the snapshot holds.
+    const { snap, header } = await this.exclusive(async () => ({
+      snap: this.db.snapshot(),
+      header: { revision: this.revision, applied: this.applied, compacted: this.compacted },
+    }));
+    let bytes = 0;
+    try {
+      for await (const piece of this.snapshotPieces(snap, header)) {
+        await write(piece);
+        bytes += piece.length;
+      }
     } finally {
       await snap.close();
     }
+    return { ...header, bytes };
+  }
+
+  /**
+   * The snapshot (format 2) of the data in `snap`, which `header` describes, in pieces of about
+   * SNAPSHOT_PIECE_BYTES: magic, format and counters, then each record as flag 1, key, value,
+   * then the terminator 0. Each piece is a new buffer: the caller may keep it.
+   */
+  private async *snapshotPieces(snap: Snapshot, header: SnapshotHeader): AsyncGenerator<Buffer> {
+    const writer = () => new BinWriter(SNAPSHOT_PIECE_BYTES + 64 * 1024);
+    let w = writer();
+    w.str(SNAPSHOT_MAGIC).u8(2).num(header.revision).num(header.applied).num(header.compacted);
+    // Roughly the bytes in `w` (keys counted in UTF-16 units): only decides where a piece ends.
+    let size = 0;
+    for (const space of [LATEST, HISTORY, EVENTS]) {
+      const it = this.db.iterator({ gte: space, lt: prefixEnd(space), snapshot: snap });
+      try {
+        for (let chunk = await it.nextv(1000); chunk.length > 0; chunk = await it.nextv(1000)) {
+          for (const [k, v] of chunk) {
+            w.u8(1).str(k).bytes(v);
+            size += 9 + k.length + v.length;
+            if (size < SNAPSHOT_PIECE_BYTES) continue;
+            yield w.finish();
+            w = writer();
+            size = 0;
+          }
+        }
+      } finally {
+        await it.close();
+      }
+    }
+    yield w.u8(0).finish();
   }
 
   /**
@@ -1022,71 +1354,105 @@ export class MvccStore {
   }
 
   /**
-   * Replaces the whole state with a snapshot (one atomic, synced batch): with format 2 the
-   * exporter's retained history comes along and compactedRevision becomes the exporter's; a
-   * format 1 snapshot (live state only) starts history at its revision. Reset listeners are
-   * told (this node's watchers relist: its event stream jumped). Throws MvccError('Corrupt') on
-   * malformed input, leaving the store unchanged.
+   * Replaces the whole state with a snapshot held in memory: importSnapshotFrom with one chunk.
    */
   importSnapshot(data: Uint8Array): Promise<void> {
-    return this.exclusive(async () => {
-      const puts: BatchOp[] = [];
-      let revision: number;
-      let applied: number;
-      let compacted: number;
+    return this.importSnapshotFrom(() => [data]);
+  }
+
+  /**
+   * Replaces the whole state with the snapshot that `open` yields in chunks of any size (a file
+   * read stream, or one buffer). With format 2 the exporter's retained history comes along and
+   * compactedRevision becomes the exporter's; a format 1 snapshot (live state only) starts
+   * history at its revision. Reset listeners are told (this node's watchers relist: its event
+   * stream jumped). Memory stays bounded by the batch size and the largest record.
+   *
+   * `open` is called twice and must yield the same bytes both times. Pass 1 reads and validates
+   * the whole input without writing: malformed or truncated input fails with
+   * MvccError('Corrupt'), leaving the store unchanged. Pass 2 rewrites the database: a synced
+   * marker (m:importing), the deletion of every other record, the snapshot's records in batches
+   * of about 4 MiB, and a last synced batch with the counters that removes the marker; a store
+   * opened with the marker present starts empty (open()). Both passes wait their turn in the
+   * apply queue, so mutations keep their call order; reads go on during pass 1 and wait for the
+   * end of pass 2 rather than see a half-written store.
+   *
+   * If pass 2 fails (the source throws, a write fails), the import rejects with that error and
+   * the marker stays: the store then refuses every read, export and mutation with
+   * MvccError('Corrupt'), its counters no longer describing its data, until an import succeeds
+   * or the store is reopened (empty).
+   */
+  importSnapshotFrom(open: () => SnapshotSource): Promise<void> {
+    // Not exclusive(): an import may follow a failed one, and replaces what it left.
+    return this.enqueue(async () => {
+      const { applied: importing } = await readSnapshot(open());
+      let release!: () => void;
+      let fail!: (e: MvccError) => void;
+      const gate = new Promise<void>((resolve, reject) => {
+        release = resolve;
+        fail = reject;
+      });
+      // Each waiting read gets the rejection; the gate itself is not an unhandled one.
+      gate.catch(() => undefined);
+      this.importGate = gate;
+      let imported: { header: SnapshotHeader; liveKeys: Set<string> | undefined };
       try {
-        const r = new BinReader(data);
-        if (r.str() !== 'kapi-mvcc-snapshot') throw new CodecError('not a snapshot');
-        const format = r.u8();
-        if (format !== 1 && format !== 2) throw new CodecError(`unknown snapshot format ${format}`);
-        revision = r.num();
-        applied = r.num();
-        if (format === 2) {
-          compacted = r.num();
-          while (r.u8() === 1) {
-            const key = r.str();
-            if (!key.startsWith(LATEST) && !key.startsWith(HISTORY) && !key.startsWith(EVENTS)) throw new CodecError(`record outside the store's keyspaces: ${JSON.stringify(key.slice(0, 40))}`);
-            puts.push({ type: 'put', key, value: Buffer.from(r.bytes()) });
-          }
-        } else {
-          // Format 1: the live state only; history starts at the snapshot's revision.
-          compacted = revision;
-          while (r.u8() === 1) {
-            const key = r.str();
-            puts.push({ type: 'put', key: LATEST + key, value: encodeLatest(readKv(r, key)) });
-          }
-        }
-        if (!r.done()) throw new CodecError('trailing bytes');
+        imported = await this.rewrite(open(), importing);
       } catch (e) {
-        if (e instanceof CodecError) throw new MvccError('Corrupt', `invalid snapshot: ${e.message}`);
+        fail(new MvccError('Corrupt', `a snapshot import failed midway (${e instanceof Error ? e.message : String(e)}): import again, or reopen the store (empty)`));
         throw e;
-      }
-      const dels: BatchOp[] = (await this.db.keys().all()).map((key) => ({ type: 'del', key }));
-      const meta: BatchOp[] = [
-        { type: 'put', key: META_REV, value: Buffer.from(String(revision)) },
-        { type: 'put', key: META_APPLIED, value: Buffer.from(String(applied)) },
-        { type: 'put', key: META_COMPACTED, value: Buffer.from(String(compacted)) },
-      ];
-      // Deletes first: within one LevelDB batch a later put of the same key wins.
-      try {
-        await this.writeBatch([...dels, ...puts, ...meta], true);
       } finally {
         this.cacheEpoch++;
         this.latestCache.clear();
         this.latestCacheBytes = 0;
       }
-      if (this.liveKeys) this.liveKeys = new Set(puts.filter((p) => p.key.startsWith(LATEST)).map((p) => p.key.slice(LATEST.length)));
-      this.revision = revision;
-      this.applied = applied;
-      this.compacted = compacted;
+      const { header, liveKeys } = imported;
+      if (this.liveKeys) this.liveKeys = liveKeys;
+      this.revision = header.revision;
+      this.applied = header.applied;
+      this.compacted = header.compacted;
       // A purge of the replaced data stops; the imported history may hold records at or below
       // its compacted revision (the exporter may not have purged them yet).
       this.dataEpoch++;
       this.purgedTo = 0;
+      this.importGate = undefined;
+      release();
       this.bus.emitReset();
       this.wakeWaiters();
       this.schedulePurge();
     });
+  }
+
+  /**
+   * Pass 2 of importSnapshotFrom: replaces every record with the snapshot's, in bounded batches
+   * written without fsync between the synced marker and the synced last batch (LevelDB's log
+   * is written in order, so that fsync makes every batch before it durable too). `importing`
+   * (the snapshot's applied index) is the marker's value, for whoever inspects the database.
+   * Returns the snapshot's counters and, with the key index on, its live keys.
+   */
+  private async rewrite(source: SnapshotSource, importing: number): Promise<{ header: SnapshotHeader; liveKeys: Set<string> | undefined }> {
+    await this.writeBatch([{ type: 'put', key: META_IMPORTING, value: Buffer.from(String(importing)) }], true);
+    await clearExcept(this.db, META_IMPORTING);
+    const liveKeys = this.liveKeys ? new Set<string>() : undefined;
+    let ops: BatchOp[] = [];
+    let bytes = 0;
+    const header = await readSnapshot(source, (key, value) => {
+      ops.push({ type: 'put', key, value });
+      bytes += key.length + value.length;
+      if (liveKeys && key.startsWith(LATEST)) liveKeys.add(key.slice(LATEST.length));
+      if (ops.length < IMPORT_BATCH_RECORDS && bytes < IMPORT_BATCH_BYTES) return undefined;
+      const batch = ops;
+      ops = [];
+      bytes = 0;
+      return this.writeBatch(batch, false);
+    });
+    ops.push(
+      { type: 'put', key: META_REV, value: Buffer.from(String(header.revision)) },
+      { type: 'put', key: META_APPLIED, value: Buffer.from(String(header.applied)) },
+      { type: 'put', key: META_COMPACTED, value: Buffer.from(String(header.compacted)) },
+      { type: 'del', key: META_IMPORTING },
+    );
+    await this.writeBatch(ops, true);
+    return { header, liveKeys };
   }
 
   /** Waits for queued mutations, then closes the database. Pending waiters resolve false. */
