@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
@@ -119,6 +119,55 @@ describe('LevelDbRaftStorage', () => {
     expect([r.firstIndex(), r.lastIndex(), r.term(202)]).toEqual([201, 202, 5]);
     expect(r.entries(201, 203, 1 << 20).map((e) => new TextDecoder().decode(e.data))).toEqual(['n201', 'n202']);
     await r.close();
+  });
+
+  it('records a snapshot held in a file by its path, keeps the file until a later record replaces it, and drops data once the state machine holds it', async () => {
+    const files = mkdtempSync(join(tmpdir(), 'raft-ldb-files-'));
+    try {
+      const cs = { voters: [1, 2], learners: [] };
+      const f10 = join(files, 'recv-10.snap');
+      const f20 = join(files, 'recv-20.snap');
+      writeFileSync(f10, 'state@10');
+      writeFileSync(f20, 'state@20');
+      const s = await LevelDbRaftStorage.open(dir);
+      await s.bootstrap([1, 2]);
+      await s.save({ snapshot: { metadata: { index: 10, term: 2, confState: cs }, data: new Uint8Array(0), file: f10 }, entries: [ent(11, 2, 'a')] });
+      await s.close();
+      // The record names the file (relative to the storage's directory, resolved on open).
+      let r = await LevelDbRaftStorage.open(dir);
+      expect(r.snapshot()).toEqual({ metadata: { index: 10, term: 2, confState: cs }, data: new Uint8Array(0), file: f10 });
+      // A newer received snapshot replaces it: the old file goes once the new record is durable.
+      await r.save({ snapshot: { metadata: { index: 20, term: 3, confState: cs }, data: new Uint8Array(0), file: f20 }, entries: [] });
+      expect(existsSync(f10)).toBe(false);
+      expect(existsSync(f20)).toBe(true);
+      // Installed by a durable state machine: metadata only from here, the file deleted.
+      await r.dropSnapshotData();
+      expect(existsSync(f20)).toBe(false);
+      const metadataOnly = (): void => {
+        expect(r.snapshot().metadata).toEqual({ index: 20, term: 3, confState: cs });
+        expect([r.snapshot().data.length, r.snapshot().file]).toEqual([0, undefined]);
+      };
+      metadataOnly();
+      await r.close();
+      r = await LevelDbRaftStorage.open(dir);
+      metadataOnly();
+      // The same for a snapshot whose data is in the record itself.
+      await r.save({ snapshot: { metadata: { index: 30, term: 3, confState: cs }, data: bytes('state@30') }, entries: [ent(31, 3, 'b')] });
+      await r.dropSnapshotData();
+      await r.close();
+      r = await LevelDbRaftStorage.open(dir);
+      expect(r.snapshot().data.length).toBe(0);
+      expect([r.snapshot().metadata.index, r.firstIndex(), r.lastIndex()]).toEqual([30, 31, 31]);
+      // createSnapshot replacing a file snapshot deletes the file too.
+      const f40 = join(files, 'recv-40.snap');
+      writeFileSync(f40, 'state@40');
+      await r.save({ snapshot: { metadata: { index: 40, term: 4, confState: cs }, data: new Uint8Array(0), file: f40 }, entries: [ent(41, 4, 'c'), ent(42, 4, 'd')] });
+      await r.createSnapshot(41, cs, new Uint8Array(0));
+      expect(existsSync(f40)).toBe(false);
+      await r.close();
+    } finally {
+      rmSync(files, { recursive: true, force: true });
+    }
   });
 
   it('reports a corrupted record as ErrCorrupt instead of applying it', async () => {

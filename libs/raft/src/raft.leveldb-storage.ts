@@ -1,15 +1,20 @@
+import { unlink } from 'node:fs/promises';
+import { relative, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { ClassicLevel } from 'classic-level';
 import { writeBatch } from '@app/level';
 import { MemoryStorage, bootstrapSnapshot } from './raft.storage.js';
 import type { RaftStorage } from './raft.storage.js';
-import { type ConfState, type Entry, type EntryType, type HardState, type Snapshot, RaftError } from './raft.types.js';
+import { type ConfState, type Entry, type EntryType, type HardState, type Snapshot, EMPTY_DATA, RaftError } from './raft.types.js';
 
 /**
  * Durable Raft storage on LevelDB (classic-level). Record layout, one key per record:
  *   `e<16 hex digits of index>` -> entry      [crc32:4][version:1][type:1][term:f64][index:f64][data]
  *   `h`                         -> hard state  [crc32:4][version:1][json {term, vote, commit}]
  *   `s`                         -> snapshot    [crc32:4][version:1][metaLen:u32][json metadata][data]
+ * A snapshot whose data is in a file (Snapshot.file) stores the file's path in the metadata
+ * JSON (`file`) and no data; the file was made durable before it was handed over, and it is
+ * deleted once a later record replaces this one.
  * The CRC32 covers everything after it; a mismatch on open is reported as RaftError
  * ('ErrCorrupt') naming the key, never silently applied. Every write that the Raft contract
  * requires to be durable goes out in one LevelDB batch with `{ sync: true }` (fsync) before the
@@ -27,6 +32,8 @@ export class LevelDbRaftStorage implements RaftStorage {
     private readonly mem: MemoryStorage,
     /** Whether writes fsync; tests may turn it off, production must not. */
     private readonly sync: boolean,
+    /** The storage's directory: snapshot file paths are recorded relative to it. */
+    private readonly dir: string,
   ) {}
 
   /**
@@ -41,7 +48,7 @@ export class LevelDbRaftStorage implements RaftStorage {
     try {
       const mem = new MemoryStorage();
       const snapRaw = await db.get('s');
-      if (snapRaw !== undefined) mem.applySnapshot(decodeSnapshot(snapRaw));
+      if (snapRaw !== undefined) mem.applySnapshot(decodeSnapshot(snapRaw, dir));
       const hardRaw = await db.get('h');
       const first = mem.firstIndex();
       const kept: Entry[] = [];
@@ -61,7 +68,7 @@ export class LevelDbRaftStorage implements RaftStorage {
       mem.append(kept);
       if (leftovers) await db.clear({ gt: 'e', lt: entryKey(first) });
       if (hardRaw !== undefined) mem.setHardState(decodeHardState(hardRaw));
-      return new LevelDbRaftStorage(db, mem, opts.sync ?? true);
+      return new LevelDbRaftStorage(db, mem, opts.sync ?? true, dir);
     } catch (e) {
       await db.close();
       throw e;
@@ -121,7 +128,7 @@ export class LevelDbRaftStorage implements RaftStorage {
       const logLast = this.mem.lastIndex();
       for (let i = Math.max(logFirst, si + 1); i <= logLast; i++) ops.push({ type: 'del', key: entryKey(i) });
       if (logFirst <= Math.min(logLast, si)) stale = { gte: entryKey(logFirst), lte: entryKey(Math.min(logLast, si)) };
-      ops.push({ type: 'put', key: 's', value: encodeSnapshot(rd.snapshot) });
+      ops.push({ type: 'put', key: 's', value: encodeSnapshot(rd.snapshot, this.dir) });
     }
     const oldLast = rd.snapshot ? rd.snapshot.metadata.index : this.mem.lastIndex();
     const first = rd.snapshot ? rd.snapshot.metadata.index + 1 : this.mem.firstIndex();
@@ -132,6 +139,7 @@ export class LevelDbRaftStorage implements RaftStorage {
     }
     if (rd.hardState) ops.push({ type: 'put', key: 'h', value: encodeHardState(rd.hardState) });
     if (ops.length === 0) return;
+    const replaced = rd.snapshot ? this.mem.snapshot() : undefined;
     await writeBatch(this.db, ops, this.sync && mustSync);
     if (stale) {
       const range = stale;
@@ -140,6 +148,7 @@ export class LevelDbRaftStorage implements RaftStorage {
     if (rd.snapshot) this.mem.applySnapshot(rd.snapshot);
     this.mem.append(rd.entries);
     if (rd.hardState) this.mem.setHardState(rd.hardState);
+    if (replaced) await removeSnapshotFile(replaced, rd.snapshot);
   }
 
   /**
@@ -152,9 +161,11 @@ export class LevelDbRaftStorage implements RaftStorage {
     const snap: Snapshot = { metadata: { index: i, term: this.mem.term(i), confState }, data };
     const upTo = Math.min(compactTo, i);
     const from = this.mem.firstIndex();
-    await writeBatch(this.db, [{ type: 'put', key: 's', value: encodeSnapshot(snap) }], this.sync);
+    const replaced = this.mem.snapshot();
+    await writeBatch(this.db, [{ type: 'put', key: 's', value: encodeSnapshot(snap, this.dir) }], this.sync);
     this.mem.createSnapshot(i, confState, data);
     this.mem.compact(upTo);
+    await removeSnapshotFile(replaced, snap);
     // The compacted entries are deleted by a range clear on LevelDB's side rather than a batch
     // of one delete per entry built here: the batch blocked the event loop 10-25 ms per 10,000
     // entries on every node. Once the snapshot record is durable nothing reads them any more:
@@ -164,6 +175,20 @@ export class LevelDbRaftStorage implements RaftStorage {
       this.clearing = this.clearing.then(() => this.db.clear({ gte: entryKey(from), lte: entryKey(upTo) })).catch(() => undefined);
     }
     return snap;
+  }
+
+  /**
+   * Rewrites the stored snapshot as metadata only, at the same index, and deletes its data (or
+   * its file). For a durable state machine that has installed the snapshot: the state machine
+   * is then the snapshot (as after createSnapshot with no data), and a received snapshot of
+   * the whole store is not kept twice on disk, nor in memory, until the next createSnapshot.
+   */
+  async dropSnapshotData(): Promise<void> {
+    const current = this.mem.snapshot();
+    if (current.data.length === 0 && current.file === undefined) return;
+    await writeBatch(this.db, [{ type: 'put', key: 's', value: encodeSnapshot({ metadata: current.metadata, data: EMPTY_DATA }, this.dir) }], this.sync);
+    this.mem.dropSnapshotData();
+    await removeSnapshotFile(current, undefined);
   }
 
   /** Resolves when the deletions of compacted entries started so far are done. */
@@ -242,8 +267,16 @@ function decodeHardState(raw: Uint8Array): HardState {
   throw new RaftError('ErrCorrupt', 'hard state record is malformed');
 }
 
-function encodeSnapshot(s: Snapshot): Uint8Array {
-  const meta = enc.encode(JSON.stringify(s.metadata));
+/** Deletes the file of a snapshot record that `next` replaced (a missing file is fine). */
+async function removeSnapshotFile(old: Snapshot, next: Snapshot | undefined): Promise<void> {
+  if (old.file === undefined || old.file === next?.file) return;
+  await unlink(old.file).catch(() => undefined);
+}
+
+/** `dir`: the storage's directory; a snapshot file is recorded relative to it (the data dir may move). */
+function encodeSnapshot(s: Snapshot, dir: string): Uint8Array {
+  const { index, term, confState } = s.metadata;
+  const meta = enc.encode(JSON.stringify(s.file === undefined ? { index, term, confState } : { index, term, confState, file: relative(dir, s.file) }));
   const body = new Uint8Array(5 + meta.length + s.data.length);
   body[0] = VERSION;
   new DataView(body.buffer).setUint32(1, meta.length);
@@ -252,14 +285,15 @@ function encodeSnapshot(s: Snapshot): Uint8Array {
   return seal(body);
 }
 
-function decodeSnapshot(raw: Uint8Array): Snapshot {
+function decodeSnapshot(raw: Uint8Array, dir: string): Snapshot {
   const body = unseal('s', raw);
   const v = new DataView(body.buffer, body.byteOffset, body.byteLength);
   const len = body.length >= 5 ? v.getUint32(1) : -1;
   if (len < 0 || 5 + len > body.length) throw new RaftError('ErrCorrupt', 'snapshot record is truncated');
   try {
-    const metadata = JSON.parse(dec.decode(body.subarray(5, 5 + len))) as Snapshot['metadata'];
+    const { file, ...metadata } = JSON.parse(dec.decode(body.subarray(5, 5 + len))) as Snapshot['metadata'] & { file?: unknown };
     if (typeof metadata.index === 'number' && typeof metadata.term === 'number' && Array.isArray(metadata.confState?.voters)) {
+      if (typeof file === 'string') return { metadata, data: EMPTY_DATA, file: resolve(dir, file) };
       return { metadata, data: body.slice(5 + len) };
     }
   } catch {

@@ -1,3 +1,4 @@
+import { unlink } from 'node:fs/promises';
 import { LevelDbRaftStorage } from './raft.leveldb-storage.js';
 import { RawNode } from './raft.rawnode.js';
 import type { RaftTransport } from './raft.transport.js';
@@ -21,11 +22,16 @@ export interface AppliedEntry {
   readonly data: Uint8Array;
 }
 
-/** A state-machine snapshot. `index`/`term` are of the last entry it includes. */
+/**
+ * A state-machine snapshot. `index`/`term` are of the last entry it includes. With `file`, the
+ * data is in that file and `data` is empty (see Snapshot.file): snapshot() hands the file over
+ * to the node, restore() reads it and leaves it in place.
+ */
 export interface StateMachineSnapshot {
   readonly index: number;
   readonly term: number;
   readonly data: Uint8Array;
+  readonly file?: string;
 }
 
 /**
@@ -137,6 +143,8 @@ export class RaftNode {
   private readonly reads = new Map<string, PendingRead>();
   private queuedProposals: Uint8Array[] = [];
   private queuedMessages: Message[] = [];
+  /** Files of snapshots received since the last Ready (see removeUnusedSnapshotFiles). */
+  private receivedSnapshotFiles: string[] = [];
   private ticks = 0;
   private running = false;
   private scheduled = false;
@@ -183,14 +191,17 @@ export class RaftNode {
       // written after the state machine was synced up to it: being behind it means the state
       // machine's data was lost or replaced, and the log before it is gone. Refuse to start
       // rather than come up with an empty state that claims to be at that index.
-      if (snap.data.length === 0 && snap.metadata.index > 1) {
+      if (snap.data.length === 0 && snap.file === undefined && snap.metadata.index > 1) {
         throw new RaftError(
           'ErrCorrupt',
           `the state machine is at index ${o.stateMachine.appliedIndex()}, behind the log's snapshot at ${snap.metadata.index}, and the snapshot holds no data: the node's state-machine data is missing; remove this member and add it back with an empty data dir`,
         );
       }
-      await o.stateMachine.restore({ index: snap.metadata.index, term: snap.metadata.term, data: snap.data });
+      await o.stateMachine.restore({ index: snap.metadata.index, term: snap.metadata.term, data: snap.data, file: snap.file });
     }
+    // A received snapshot whose install was interrupted kept its data in the log's storage
+    // until now; a durable state machine holds it from here on.
+    if (o.stateMachine.sync && o.stateMachine.appliedIndex() >= snap.metadata.index) await o.storage.dropSnapshotData();
     // Always replay from the snapshot: membership changes after it must be re-applied to the
     // core even when a durable state machine already holds their effects.
     const applied = snap.metadata.index;
@@ -395,8 +406,12 @@ export class RaftNode {
     try {
       for (;;) {
         this.feed();
-        if (!this.raw.hasReady()) break;
+        if (!this.raw.hasReady()) {
+          this.removeUnusedSnapshotFiles(undefined);
+          break;
+        }
         const rd = this.raw.ready();
+        this.removeUnusedSnapshotFiles(rd.snapshot);
         await this.handleReady(rd);
       }
     } catch (e) {
@@ -421,7 +436,10 @@ export class RaftNode {
     if (this.queuedMessages.length > 0) {
       const msgs = this.queuedMessages;
       this.queuedMessages = [];
-      for (const m of msgs) this.raw.step(m);
+      for (const m of msgs) {
+        if (m.snapshot?.file !== undefined) this.receivedSnapshotFiles.push(m.snapshot.file);
+        this.raw.step(m);
+      }
     }
     if (this.queuedProposals.length > 0) {
       const props = this.queuedProposals;
@@ -437,6 +455,16 @@ export class RaftNode {
         for (const p of props) this.failProposal(p, err);
       }
     }
+  }
+
+  /**
+   * Deletes the files of received snapshots that the core did not take (stale, or already
+   * covered by the log): `taken`, the one it did take, now belongs to the log's storage.
+   */
+  private removeUnusedSnapshotFiles(taken: { file?: string } | undefined): void {
+    if (this.receivedSnapshotFiles.length === 0) return;
+    for (const f of this.receivedSnapshotFiles) if (f !== taken?.file) void unlink(f).catch(() => undefined);
+    this.receivedSnapshotFiles = [];
   }
 
   private markLeaderTerm(env: Uint8Array, term: number): void {
@@ -495,7 +523,10 @@ export class RaftNode {
     // 3. Apply.
     if (rd.snapshot) {
       const s = rd.snapshot;
-      await this.sm.restore({ index: s.metadata.index, term: s.metadata.term, data: s.data });
+      await this.sm.restore({ index: s.metadata.index, term: s.metadata.term, data: s.data, file: s.file });
+      // A durable state machine now holds the snapshot on disk (its restore is synced): the
+      // log's storage keeps only the metadata, as after a snapshot of its own.
+      if (this.sm.sync) await this.storage.dropSnapshotData();
       this.smDurable = s.metadata.index;
       this.applied = s.metadata.index;
       this.confState = s.metadata.confState;
@@ -602,12 +633,18 @@ export class RaftNode {
   private async sendSnapshot(m: Message): Promise<void> {
     try {
       const s = await this.sm.snapshot();
-      if (this.stopped) return;
-      const base = this.storage.snapshot().metadata;
-      const term = s.index === base.index ? base.term : this.raw.raft.raftLog.termOrCompacted(s.index);
-      if (!(term > 0)) throw new RaftError('ErrCompacted', `the log no longer holds the term of ${s.index}`);
-      const snapshot = { metadata: { index: s.index, term, confState: this.confStateAt(s.index) }, data: s.data };
-      this.transport?.send([{ ...m, snapshot }]);
+      try {
+        if (this.stopped || !this.transport) throw new RaftError('ErrStopped', 'node stopped');
+        const base = this.storage.snapshot().metadata;
+        const term = s.index === base.index ? base.term : this.raw.raft.raftLog.termOrCompacted(s.index);
+        if (!(term > 0)) throw new RaftError('ErrCompacted', `the log no longer holds the term of ${s.index}`);
+        const snapshot = { metadata: { index: s.index, term, confState: this.confStateAt(s.index) }, data: s.data, file: s.file };
+        // The transport owns the export's file from here (it deletes it once sent).
+        this.transport.send([{ ...m, snapshot }]);
+      } catch (e) {
+        if (s.file !== undefined) await unlink(s.file).catch(() => undefined);
+        throw e;
+      }
     } catch {
       if (this.stopped) return;
       this.raw.reportSnapshot(m.to, true);

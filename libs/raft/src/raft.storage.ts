@@ -131,6 +131,11 @@ export class MemoryStorage implements RaftStorage {
     return this.snap;
   }
 
+  /** Keeps the current snapshot's metadata and the log but forgets its data (see LevelDbRaftStorage.dropSnapshotData). */
+  dropSnapshotData(): void {
+    this.snap = { metadata: this.snap.metadata, data: EMPTY_DATA };
+  }
+
   /** Discards entries up to and including compactIndex (paper section 7, log compaction). */
   compact(compactIndex: number): void {
     const offset = this.ents[0]!.index;

@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { createPki, loadPki } from '../../../cluster/pki.js';
 import { GrpcTransport, type PeerTls, TransportConfigError, findRaftProto, fromWire, raftService, toWire } from './raft.transport.js';
@@ -118,6 +119,74 @@ describe('GrpcTransport', () => {
     expect(snapStatus).toEqual([false]);
     await t1.stop();
     await t2.stop();
+  }, 20000);
+
+  it('streams a snapshot from its file into a file on the receiver, deletes the sent file, and leaves nothing of a cut-off transfer', async () => {
+    const [p1, p2] = [await freePort(), await freePort()];
+    const peers = new Map([
+      [1, `127.0.0.1:${p1}`],
+      [2, `127.0.0.1:${p2}`],
+    ]);
+    const [sendDir, recvDir] = [await mkdtemp(join(tmpdir(), 'snap-send-')), await mkdtemp(join(tmpdir(), 'snap-recv-'))];
+    const got: Message[] = [];
+    const snapStatus: boolean[] = [];
+    const t1 = new GrpcTransport({ id: 1, listen: `127.0.0.1:${p1}`, peers, snapshotChunkBytes: 4096, tls: tlsA }, { onMessage: () => undefined, onSnapshotStatus: (_id, failed) => snapStatus.push(failed) });
+    const t2 = new GrpcTransport({ id: 2, listen: `127.0.0.1:${p2}`, peers, tls: tlsA, snapshotDir: recvDir }, { onMessage: (m) => got.push(m) });
+    try {
+      await t1.start();
+      await t2.start();
+      const data = randomBytes(300_000);
+      const sent = join(sendDir, 'export.snap');
+      await writeFile(sent, data);
+      const metadata = { index: 42, term: 3, confState: { voters: [1, 2], learners: [] } };
+      t1.send([msg({ type: 'snap', from: 1, to: 2, term: 3, snapshot: { metadata, data: new Uint8Array(0), file: sent } })]);
+      await waitFor(() => got.length === 1 && snapStatus.length === 1);
+      expect(snapStatus).toEqual([false]);
+      const snap = got[0]!.snapshot!;
+      expect(snap.metadata).toEqual(metadata);
+      expect(snap.data.length).toBe(0);
+      expect(snap.file && dirname(snap.file)).toBe(recvDir);
+      expect((await readFile(snap.file!)).equals(data)).toBe(true);
+      expect((await stat(snap.file!)).mode & 0o777).toBe(0o600);
+      // The sender's export is gone once sent.
+      expect(await readdir(sendDir)).toEqual([]);
+
+      // A transfer that stops before its last chunk is refused, and its partial file removed.
+      const Client = grpc.makeGenericClientConstructor(raftService(findRaftProto()), 'RaftTransport');
+      const client = new Client(`127.0.0.1:${p2}`, grpc.credentials.createSsl(Buffer.from(tlsA.ca as string), Buffer.from(tlsA.key as string), Buffer.from(tlsA.cert as string)), { 'grpc.enable_retries': 0 });
+      const status = await new Promise<grpc.ServiceError | null>((resolve) => {
+        const call = (client as unknown as { Snapshot(cb: (e: grpc.ServiceError | null) => void): grpc.ClientWritableStream<unknown> }).Snapshot(resolve);
+        call.write({ header: toWire(msg({ type: 'snap', from: 1, to: 2, term: 3, snapshot: { metadata, data: new Uint8Array(0) } })), data: new Uint8Array(5000), last: false });
+        call.end();
+      });
+      client.close();
+      expect(status?.code).toBe(grpc.status.INVALID_ARGUMENT);
+      await waitFor(() => got.length === 1);
+      expect((await readdir(recvDir)).sort()).toEqual([basename(snap.file!)]);
+      // A receiver that cannot store the snapshot refuses it; the sender learns it failed.
+      await rm(recvDir, { recursive: true, force: true });
+      const again = join(sendDir, 'again.snap');
+      await writeFile(again, data);
+      t1.send([msg({ type: 'snap', from: 1, to: 2, term: 3, snapshot: { metadata, data: new Uint8Array(0), file: again } })]);
+      await waitFor(() => snapStatus.length === 2);
+      expect(snapStatus).toEqual([false, true]);
+      expect(got).toHaveLength(1);
+      expect(await readdir(sendDir)).toEqual([]);
+      // Counted per peer on both sides: one sent in full, one refused; one received, two not.
+      expect(t1.snapshotTransfers.sent.get(2)).toMatchObject({ success: 1, failures: 1, bytes: data.length });
+      expect(t2.snapshotTransfers.received.get(1)).toMatchObject({ success: 1, failures: 2, bytes: data.length });
+      // A send to an unknown peer (or after stop) deletes the file it would have sent.
+      const orphan = join(sendDir, 'orphan.snap');
+      await writeFile(orphan, data.subarray(0, 10));
+      t1.send([msg({ type: 'snap', from: 1, to: 9, term: 3, snapshot: { metadata, data: new Uint8Array(0), file: orphan } })]);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(await readdir(sendDir)).toEqual([]);
+    } finally {
+      await t1.stop();
+      await t2.stop();
+      await rm(sendDir, { recursive: true, force: true });
+      await rm(recvDir, { recursive: true, force: true });
+    }
   }, 20000);
 
   it('drops and reports unreachable when a peer queue is full (bounded memory)', async () => {

@@ -52,6 +52,13 @@ export interface SnapshotMetadata {
 export interface Snapshot {
   readonly metadata: SnapshotMetadata;
   readonly data: Uint8Array;
+  /**
+   * When set, the state-machine data is in this file and `data` is empty: a large snapshot is
+   * exported, sent, received, stored and installed without being held in memory. Whoever holds
+   * the snapshot owns the file (the transport deletes a sent one; the storage deletes a stored
+   * one when it is replaced).
+   */
+  readonly file?: string;
 }
 
 /**

@@ -7,6 +7,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { SnapshotTransferCounts } from '@app/raft';
 import type { ClusterStorage } from '@app/storage';
 
 async function dirSize(dir: string): Promise<number> {
@@ -78,9 +79,32 @@ export class RaftMetrics {
         this.inc(cs.proposer.stats.readIndexFailed);
       },
     });
+    // Snapshot transfers by peer (etcd's rafthttp figures, labelled with the peer's member id).
+    const transfers = cs.transport?.snapshotTransfers;
+    const transferCounter = (name: string, help: string, dir: 'sent' | 'received', pick: (c: SnapshotTransferCounts) => number): void => {
+      const label = dir === 'sent' ? 'To' : 'From';
+      new Counter({
+        name,
+        help,
+        labelNames: [label],
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const [peer, c] of transfers?.[dir] ?? []) this.inc({ [label]: String(peer) }, pick(c));
+        },
+      });
+    };
+    transferCounter('etcd_network_snapshot_send_success', 'Snapshots sent to a peer in full.', 'sent', (c) => c.success);
+    transferCounter('etcd_network_snapshot_send_failures', 'Snapshot sends to a peer that failed.', 'sent', (c) => c.failures);
+    transferCounter('kapi_raft_snapshot_sent_bytes_total', 'Bytes of the snapshots sent to a peer in full.', 'sent', (c) => c.bytes);
+    transferCounter('kapi_raft_snapshot_send_seconds_total', 'Time spent sending the snapshots sent to a peer in full.', 'sent', (c) => c.seconds);
+    transferCounter('etcd_network_snapshot_receive_success', 'Snapshots received from a peer in full and stored.', 'received', (c) => c.success);
+    transferCounter('etcd_network_snapshot_receive_failures', 'Snapshot receptions from a peer that failed (cut off, or not stored).', 'received', (c) => c.failures);
+    transferCounter('kapi_raft_snapshot_received_bytes_total', 'Bytes of the snapshots received from a peer in full.', 'received', (c) => c.bytes);
+    transferCounter('kapi_raft_snapshot_receive_seconds_total', 'Time spent receiving the snapshots received from a peer in full.', 'received', (c) => c.seconds);
     new Counter({
       name: 'kapi_raft_snapshots_taken_total',
-      help: 'Snapshots of the state machine taken for Raft log compaction.',
+      help: 'Exports of the whole store for a peer that needed a snapshot.',
       registers: [registry],
       collect() {
         this.reset();
