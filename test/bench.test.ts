@@ -84,6 +84,19 @@ describe('benchmarks (short runs)', () => {
     expect(report.targets.map((t) => t.name)).toEqual(['gets / ceiling', 'creates/s']);
   });
 
+  it('snapshot: exports and imports a store at two sizes and prints throughput and peak memory against a file copy', async () => {
+    const json = join(dir, 'snapshot.json');
+    const r = await runBench('snapshot.bench.js', ['--megabytes', '4', '--json-out', json]);
+    expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    const report = JSON.parse(await readFile(json, 'utf8')) as { sizes: { snapshotBytes: number; copyMs: number; export: { ms: number }; import: { ms: number } }[]; verdicts: { op: string }[] };
+    expect(report.sizes).toHaveLength(2);
+    // The second size holds about twice the data of the first.
+    expect(report.sizes[1]!.snapshotBytes / report.sizes[0]!.snapshotBytes).toBeGreaterThan(1.8);
+    for (const s of report.sizes) expect(Math.min(s.snapshotBytes, s.copyMs, s.export.ms, s.import.ms)).toBeGreaterThan(0);
+    expect(report.verdicts.map((v) => v.op)).toEqual(['export', 'import']);
+    expect(r.out).toMatch(/import peak RSS, S -> 2S: -?[\d.]+% of the added snapshot bytes/);
+  });
+
   it('apply and watch: run to the end and print their figures', async () => {
     const apply = await runBench('apply.bench.js', ['--seconds', '1', '--workers', '4']);
     expect({ code: apply.code, tail: apply.code === 0 ? '' : apply.out.slice(-2000) }).toEqual({ code: 0, tail: '' });

@@ -20,7 +20,7 @@ import * as grpc from '@grpc/grpc-js';
 import { findRaftProto, msg, raftService } from '@app/raft';
 import { createPki, issueClientCertificate, loadPki } from '../cluster/pki.js';
 import { clusterAdminService } from '../apps/apiserver/src/cluster/cluster.forward.js';
-import { delay, getFreePort, kubectl, metricValue, request, startServer, type ServerHandle } from './support/server.js';
+import { delay, getFreePort, kubectl, metricSum, metricValue, request, startServer, type ServerHandle } from './support/server.js';
 
 interface Member {
   name: string;
@@ -287,6 +287,12 @@ describe('replicated cluster (3 real nodes)', () => {
     const caught = (await request(node(down), 'GET', `${cmPath()}?resourceVersion=${latest}`, { timeoutMs: 20_000 })).json<Obj>();
     expect(caught.items!.map((o) => o.metadata.name)).toContain('snap-99');
     expect(await metricValue(node(down), 'kapi_raft_snapshots_restored_total')).toBeGreaterThanOrEqual(1);
+    // The transfer shows on both sides, labelled with the peer.
+    expect(await metricSum(node(down), 'etcd_network_snapshot_receive_success')).toBeGreaterThanOrEqual(1);
+    expect(await metricSum(node(down), 'kapi_raft_snapshot_received_bytes_total')).toBeGreaterThan(0);
+    const sent = await Promise.all(writers.map((n) => metricSum(node(n), 'etcd_network_snapshot_send_success')));
+    expect(sent.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1);
+    expect((await request(node(leader), 'GET', '/metrics')).body).toMatch(/^etcd_network_snapshot_send_success\{To="\d+"\} \d+$/m);
   });
 
   it('adds a 4th node as learner then voter, and removes it, through a follower (forwarded to the leader)', async () => {

@@ -116,6 +116,14 @@ export async function metricValue(target: HttpTarget, name: string): Promise<num
   return line ? Number(line.split(' ')[1]) : NaN;
 }
 
+/** Sum of every series of a metric on /metrics (labelled or not); 0 when it has none. */
+export async function metricSum(target: HttpTarget, name: string): Promise<number> {
+  const body = (await request(target, 'GET', '/metrics')).body;
+  let sum = 0;
+  for (const line of body.split('\n')) if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
+}
+
 /**
  * HTTP/1.1 request over TLS to `target.url + path`. Never throws on a status code; throws on
  * connection errors and on timeout.

@@ -1,10 +1,11 @@
 import { createServer, type AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MvccStore, encodeCommand, type TxnCommand } from '@app/mvcc';
 import { openClusterStorage, type ClusterStorage } from './cluster.storage.js';
-import type { RaftNode } from '@app/raft';
+import { LevelDbRaftStorage, type RaftNode } from '@app/raft';
 import { MvccStateMachine, emptyMvccSnapshot, mvccSnapshotHeader } from './mvcc.state-machine.js';
 import { RaftProposer } from './raft.proposer.js';
 import { StorageError, type KubeObject } from './storage.interface.js';
@@ -140,6 +141,48 @@ describe('openClusterStorage (single-node Raft group)', () => {
     await expect(open({ snapshotEntries: 10, keepEntries: 2 })).rejects.toThrow(/state-machine data is missing/);
   });
 
+  it('installs at open a received snapshot whose install a crash cut off, and clears stale snapshot files', async () => {
+    // The state of another node, exported to a file as a leader does for a lagging follower.
+    const otherDir = await mkdtemp(join(tmpdir(), 'cluster-storage-other-'));
+    const other = await openClusterStorage({ dataDir: otherDir, nodeId: 7, bootstrapVoters: [7], tickMs: 10, compactionIntervalMs: 0 });
+    let exported: { index: number; term: number; file: string };
+    try {
+      await waitFor(() => other.node.status().role === 'leader');
+      for (let i = 0; i < 12; i++) await other.storage.create(key(`x${i}`), cm(`x${i}`));
+      await other.storage.guaranteedUpdate(key('x0'), (o) => ({ ...o, data: { v: '2' } }));
+      const s = await other.stateMachine.snapshot();
+      expect(s.file).toBeDefined();
+      exported = { index: s.index, term: other.raftStorage.term(s.index), file: s.file! };
+    } finally {
+      await other.close();
+    }
+    // This node received that snapshot: the file is in its snapshot directory and the log's
+    // storage recorded it, but the process died before the store was replaced. Beside it, the
+    // leftovers of an export and of a transfer cut off.
+    await mkdir(join(dir, 'snap'), { recursive: true });
+    const received = join(dir, 'snap', 'recv-1.snap');
+    await rename(exported.file, received);
+    await writeFile(join(dir, 'snap', 'send-1.snap'), 'stale export');
+    await writeFile(join(dir, 'snap', 'recv-2.snap'), 'cut off');
+    await rm(otherDir, { recursive: true, force: true });
+    const rs = await LevelDbRaftStorage.open(join(dir, 'raft'));
+    await rs.save({ snapshot: { metadata: { index: exported.index, term: exported.term, confState: { voters: [7], learners: [] } }, data: new Uint8Array(0), file: received }, hardState: { term: exported.term, vote: 0, commit: exported.index }, entries: [] });
+    await rs.close();
+
+    cs = await open();
+    // Installed from the file at open; the log's storage keeps only metadata now.
+    expect(cs.stateMachine.stats.snapshotsRestored).toBe(1);
+    expect(cs.store.appliedIndex()).toBe(exported.index);
+    expect([cs.raftStorage.snapshot().data.length, cs.raftStorage.snapshot().file]).toEqual([0, undefined]);
+    expect(await readdir(join(dir, 'snap'))).toEqual([]);
+    await waitFor(() => cs!.node.status().role === 'leader');
+    expect(cs.storage.currentRevision()).toBe(13);
+    expect((await cs.storage.get(key('x0'), { mode: 'MostRecent' }))?.data).toEqual({ v: '2' });
+    expect((await cs.storage.get(key('x0'), { mode: 'Exact', revision: 1 }))?.data).toEqual({ v: '1' });
+    const next = await cs.storage.create(key('y'), cm('y'));
+    expect(next.metadata.resourceVersion).toBe('14');
+  });
+
   it('refuses a data dir written without Raft', async () => {
     const store = await MvccStore.open(join(dir, 'mvcc'));
     await store.apply(1, put('x', 'y'));
@@ -198,6 +241,48 @@ describe('openClusterStorage (three nodes over gRPC)', () => {
       for (const d of dirs) await rm(d, { recursive: true, force: true });
     }
   });
+});
+
+describe('openClusterStorage (snapshot catch-up over gRPC)', () => {
+  it('brings a node that was down past the log up to date with a snapshot streamed through files, and keeps no copy of it', async () => {
+    const ports = await Promise.all([0, 1, 2].map(() => freePort()));
+    const peers = new Map(ports.map((p, i) => [i + 1, `127.0.0.1:${p}`] as [number, string]));
+    const dirs = await Promise.all([1, 2, 3].map((i) => mkdtemp(join(tmpdir(), `cluster-snap-${i}-`))));
+    const open = (i: number): Promise<ClusterStorage> =>
+      openClusterStorage({ dataDir: dirs[i]!, nodeId: i + 1, bootstrapVoters: [1, 2, 3], listen: peers.get(i + 1)!, peers, insecurePeers: true, tickMs: 10, compactionIntervalMs: 0, snapshotEntries: 20, keepEntries: 5 });
+    const nodes: (ClusterStorage | undefined)[] = [];
+    try {
+      for (let i = 0; i < 3; i++) nodes.push(await open(i));
+      await waitFor(() => nodes.some((n) => n!.node.status().role === 'leader'));
+      // The node to stop is a follower, so the other two keep a quorum.
+      const down = nodes.findIndex((n) => n!.node.status().role !== 'leader');
+      await nodes[down]!.close();
+      nodes[down] = undefined;
+      const leader = nodes.find((n) => n?.node.status().role === 'leader')!;
+      for (let i = 0; i < 60; i++) await leader.storage.create(key(`k${i}`), cm(`k${i}`, `${i}`));
+      await leader.storage.guaranteedUpdate(key('k0'), (o) => ({ ...o, data: { v: 'updated' } }));
+      // The log no longer holds what the stopped node lacks.
+      expect(leader.raftStorage.firstIndex()).toBeGreaterThan(10);
+
+      const back = await open(down);
+      nodes[down] = back;
+      await waitFor(() => back.storage.currentRevision() === 61, 15_000);
+      expect(back.stateMachine.stats.snapshotsRestored).toBe(1);
+      const list = async (n: ClusterStorage): Promise<unknown> => (await n.storage.list('/registry/core/configmaps/', { consistency: { mode: 'Any' } })).items;
+      expect(await list(back)).toEqual(await list(leader));
+      // The leader's history came along: an old revision reads the same on the new node.
+      expect((await back.storage.get(key('k0'), { mode: 'Exact', revision: 1 }))?.data).toEqual({ v: '0' });
+      // Neither the export nor the received file is kept; the log's storage holds metadata only.
+      await waitFor(() => dirs.every((d) => readdirSync(join(d, 'snap')).length === 0));
+      expect([back.raftStorage.snapshot().data.length, back.raftStorage.snapshot().file]).toEqual([0, undefined]);
+      // And it goes on replicating.
+      await leader.storage.create(key('after'), cm('after'));
+      await waitFor(() => back.storage.currentRevision() === 62);
+    } finally {
+      for (const n of nodes) await n?.close();
+      for (const d of dirs) await rm(d, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('RaftProposer read barrier', () => {

@@ -1,11 +1,12 @@
 /**
  * Opens a node's storage on Raft (docs/cluster.md): the MVCC store in `<dataDir>/mvcc` as the
  * state machine, the Raft log in `<dataDir>/raft`, a gRPC transport to the peers, and
- * MvccStorage on top with a RaftProposer. A single node is a Raft group of one: same code
+ * MvccStorage on top with a RaftProposer; snapshots sent to or received from peers pass through
+ * files in `<dataDir>/snap`. A single node is a Raft group of one: same code
  * path, and without a peer address it runs without any listener.
  */
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, unlink } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { MvccStore } from '@app/mvcc';
 import { GrpcTransport, LevelDbRaftStorage, TransportConfigError, RaftNode, type NodeId, type PeerTls } from '@app/raft';
 import { MvccStateMachine } from './mvcc.state-machine.js';
@@ -80,8 +81,10 @@ export async function openClusterStorage(o: ClusterStorageOptions): Promise<Clus
   }
   const mvccDir = join(o.dataDir, 'mvcc');
   const raftDir = join(o.dataDir, 'raft');
+  const snapDir = join(o.dataDir, 'snap');
   await mkdir(mvccDir, { recursive: true });
   await mkdir(raftDir, { recursive: true });
+  await mkdir(snapDir, { recursive: true, mode: 0o700 });
   const store = await MvccStore.open(mvccDir);
   let raftStorage: LevelDbRaftStorage | undefined;
   try {
@@ -89,7 +92,8 @@ export async function openClusterStorage(o: ClusterStorageOptions): Promise<Clus
     if (raftStorage.isEmpty() && store.appliedIndex() > 0) {
       throw new StorageError('Internal', '', `${mvccDir} holds ${store.appliedIndex()} entries written without Raft; start with a fresh data dir`);
     }
-    const stateMachine = new MvccStateMachine(store);
+    await removeStaleSnapshotFiles(snapDir, raftStorage.snapshot().file);
+    const stateMachine = new MvccStateMachine(store, { snapshotDir: snapDir });
     const snapshotEntries = o.snapshotEntries ?? DEFAULT_SNAPSHOT_ENTRIES;
     const node = await RaftNode.create({
       id: o.nodeId,
@@ -109,7 +113,7 @@ export async function openClusterStorage(o: ClusterStorageOptions): Promise<Clus
       const peers = new Map(o.peers ?? []);
       peers.set(o.nodeId, o.listen);
       transport = new GrpcTransport(
-        { id: o.nodeId, listen: o.listen, peers, ...(o.peerTls ? { tls: o.peerTls } : { insecure: true }) },
+        { id: o.nodeId, listen: o.listen, peers, snapshotDir: snapDir, ...(o.peerTls ? { tls: o.peerTls } : { insecure: true }) },
         {
           onMessage: (m) => node.step(m),
           onUnreachable: (p) => node.reportUnreachable(p),
@@ -150,5 +154,18 @@ export async function openClusterStorage(o: ClusterStorageOptions): Promise<Clus
     await raftStorage?.close().catch(() => undefined);
     await store.close().catch(() => undefined);
     throw e;
+  }
+}
+
+/**
+ * Deletes what earlier runs left in the snapshot directory (exports that were being sent,
+ * transfers cut off, snapshots the node did not take), except `keep`: the file of a received
+ * snapshot the log's storage still records, whose install a crash interrupted.
+ */
+async function removeStaleSnapshotFiles(dir: string, keep: string | undefined): Promise<void> {
+  const kept = keep === undefined ? undefined : resolve(keep);
+  for (const name of await readdir(dir)) {
+    const file = resolve(dir, name);
+    if (name.endsWith('.snap') && file !== kept) await unlink(file).catch(() => undefined);
   }
 }

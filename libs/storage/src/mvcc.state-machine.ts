@@ -12,10 +12,14 @@
  * replays the committed log after the store's appliedIndex() (or restores the Raft snapshot
  * first when the store is older than it), so every lost suffix is applied again, in order.
  */
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
 import { BinReader, BinWriter, MvccError, decodeCommand, type ApplyEntry, type MvccStore, type TxnResult } from '@app/mvcc';
 import type { AppliedEntry, StateMachine, StateMachineSnapshot } from '@app/raft';
 
 const SNAPSHOT_MAGIC = 'kapi-mvcc-snapshot';
+const EMPTY_BYTES = new Uint8Array(0);
 
 /** Builds an empty store snapshot positioned at `index` (Raft's bootstrap snapshot has no data). */
 export function emptyMvccSnapshot(index: number): Uint8Array {
@@ -87,10 +91,19 @@ export class MvccStateMachine implements StateMachine {
   private failed: Error | undefined;
   private waiters: { index: number; resolve(): void; reject(e: Error): void }[] = [];
 
+  private readonly maxBatch: number;
+  private readonly snapshotDir: string | undefined;
+
+  /**
+   * `snapshotDir`: where snapshot() writes its export, as a file handed to Raft (see
+   * StateMachineSnapshot.file); without it the export is returned in memory.
+   */
   constructor(
     private readonly store: MvccStore,
-    private readonly maxBatch = 1024,
+    opts: { maxBatch?: number; snapshotDir?: string } = {},
   ) {
+    this.maxBatch = opts.maxBatch ?? 1024;
+    this.snapshotDir = opts.snapshotDir;
     this.handed = store.appliedIndex();
     this.written = this.handed;
   }
@@ -173,23 +186,34 @@ export class MvccStateMachine implements StateMachine {
     return this.store.sync();
   }
 
-  /** Exports the store once queued entries are written; the index is the one inside the export. */
+  /**
+   * Exports the store once queued entries are written; the index is the one inside the export.
+   * With a snapshot directory the export goes to a new file there, read from LevelDB and
+   * written piece by piece (memory does not grow with the store).
+   */
   async snapshot(): Promise<StateMachineSnapshot> {
     await this.waitApplied();
+    if (this.snapshotDir !== undefined) {
+      const file = join(this.snapshotDir, `send-${Date.now()}-${randomBytes(4).toString('hex')}.snap`);
+      const { appliedIndex } = await this.store.exportSnapshotToFile(file);
+      this.stats.snapshotsTaken++;
+      return { index: appliedIndex, term: 0, data: EMPTY_BYTES, file };
+    }
     const data = await this.store.exportSnapshot();
     this.stats.snapshotsTaken++;
     return { index: mvccSnapshotHeader(data).appliedIndex, term: 0, data };
   }
 
   /**
-   * Replaces the store with a snapshot (after queued entries are written). Raft's founding
-   * snapshot has empty data: it becomes an empty store at that index. Malformed data fails with
-   * MvccError('Corrupt'), store unchanged.
+   * Replaces the store with a snapshot (after queued entries are written), streamed from its
+   * file when it has one. Raft's founding snapshot has empty data: it becomes an empty store at
+   * that index. Malformed data fails with MvccError('Corrupt'), store unchanged.
    */
   async restore(s: StateMachineSnapshot): Promise<void> {
     await this.waitApplied();
-    const data = s.data.length === 0 ? emptyMvccSnapshot(s.index) : s.data;
-    await this.store.importSnapshot(data);
+    const file = s.file;
+    if (file !== undefined) await this.store.importSnapshotFrom(() => createReadStream(file, { highWaterMark: 1 << 20 }));
+    else await this.store.importSnapshot(s.data.length === 0 ? emptyMvccSnapshot(s.index) : s.data);
     this.handed = this.written = this.store.appliedIndex();
     this.stats.snapshotsRestored++;
   }
