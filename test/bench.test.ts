@@ -97,6 +97,14 @@ describe('benchmarks (short runs)', () => {
     expect(r.out).toMatch(/import peak RSS, S -> 2S: -?[\d.]+% of the added snapshot bytes/);
   });
 
+  it('raft: our Raft (and etcd, when installed) with three members and with one, and the share of throughput three keep', async () => {
+    const r = await runBench('raft.bench.js', ['--seconds', '1']);
+    expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    expect(r.out).toMatch(/^kapi raft  c=64 1 member +[\d.]+ ops\/s/m);
+    const etcd = /^etcd /m.test(r.out);
+    expect(r.out).toMatch(etcd ? /^3 members \/ 1 member throughput c=64: kapi raft [\d.]+%, etcd [\d.]+%$/m : /^3 members \/ 1 member throughput c=64: kapi raft [\d.]+%$/m);
+  });
+
   it('apply and watch: run to the end and print their figures', async () => {
     const apply = await runBench('apply.bench.js', ['--seconds', '1', '--workers', '4']);
     expect({ code: apply.code, tail: apply.code === 0 ? '' : apply.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
