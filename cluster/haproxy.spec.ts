@@ -60,6 +60,13 @@ describe('haproxyConfig', () => {
     expect(haproxyConfig(clusterTopology({ target: 'compose' }))).toBe(haproxyConfig(clusterTopology({ target: 'compose' })));
   });
 
+  it('runs haproxy with one thread in both topologies (it shares its host with the nodes)', () => {
+    for (const target of ['local', 'compose'] as const) {
+      const global = haproxyConfig(clusterTopology({ target })).split('\n\n')[0]!;
+      expect(global.split('\n')).toContain('    nbthread 1');
+    }
+  });
+
   it('is accepted by `haproxy -c` when haproxy is installed (else the generator output is still well formed)', async () => {
     const bin = findExecutable('haproxy');
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'kapi-haproxy-spec-'));
