@@ -1,31 +1,59 @@
 /**
  * Small network helpers for tests and benchmarks.
  */
+import { readFileSync } from 'node:fs';
 import * as net from 'node:net';
 
-/**
- * Returns a TCP port that was free a moment ago on `host`: listens on port 0, reads the port the
- * kernel chose, closes. Another process may take it before the caller binds it (unavoidable with
- * this technique); callers that must not flake should retry on EADDRINUSE.
- */
-export async function getFreePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
+/** Lowest port of the kernel's ephemeral range (outgoing connections take their local ports there). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > 2048 && low <= 65535) return low;
+  } catch {
+    // Not Linux: fall back to the IANA dynamic range's start.
+  }
+  return 49152;
+}
+
+/** Ports handed out by this process, never handed out twice. */
+const handedOut = new Set<number>();
+let nextCandidate: number | undefined;
+
+function bindable(port: number, host: string): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
     const srv = net.createServer();
     srv.unref();
-    srv.once('error', reject);
-    srv.listen({ port: 0, host, exclusive: true }, () => {
-      const addr = srv.address();
-      if (addr === null || typeof addr === 'string') {
-        srv.close();
-        reject(new Error('listen on port 0 returned no TCP address'));
-        return;
-      }
-      srv.close(() => resolve(addr.port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen({ port, host, exclusive: true }, () => srv.close(() => resolve(true)));
   });
 }
 
-/** `n` distinct ports from {@link getFreePort} (same caveat). */
+/**
+ * Returns a TCP port that is free on `host`, chosen BELOW the kernel's ephemeral range: a port
+ * from port 0 is an ephemeral one, which any outgoing connection on the machine (a client of
+ * another test's server, a peer dialling) may take between this check and the caller's bind.
+ * Ports below the range are only ever taken by an explicit bind. Each process starts at a
+ * random place in a window of up to 16,384 ports under the range and walks upwards, so two
+ * test processes rarely probe the same ports, and one process never hands out a port twice.
+ */
+export async function getFreePort(host = '127.0.0.1'): Promise<number> {
+  const high = ephemeralLow();
+  const low = Math.max(1024, high - 16_384);
+  const span = high - low;
+  nextCandidate ??= low + Math.floor(Math.random() * span);
+  for (let tries = 0; tries < span; tries++) {
+    const port = nextCandidate;
+    nextCandidate = nextCandidate + 1 >= high ? low : nextCandidate + 1;
+    if (handedOut.has(port)) continue;
+    if (await bindable(port, host)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free TCP port on ${host} in ${low}-${high - 1}`);
+}
+
+/** `n` distinct free ports from {@link getFreePort}. */
 export async function getFreePorts(n: number, host = '127.0.0.1'): Promise<number[]> {
   const out: number[] = [];
   while (out.length < n) {
