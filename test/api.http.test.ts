@@ -4,6 +4,7 @@
  * pagination, discovery, OpenAPI, metrics, and a fuzz pass of malformed input.
  */
 import { randomBytes } from 'node:crypto';
+import * as tls from 'node:tls';
 import { request, request2, startServer, type ServerHandle } from './support/server.js';
 
 
@@ -19,6 +20,19 @@ afterAll(async () => {
   await server?.cleanup();
 });
 
+/** Resolves when `socket` can take more writes, or has closed. */
+function drainedOrClosed(socket: tls.TLSSocket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      socket.off('drain', done);
+      socket.off('close', done);
+      resolve();
+    };
+    socket.on('drain', done);
+    socket.on('close', done);
+  });
+}
+
 const cm = (name: string, data: Record<string, string> = { a: 'b' }, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'v1',
   kind: 'ConfigMap',
@@ -32,6 +46,17 @@ describe('authentication and public endpoints', () => {
     const r = await request(server, 'GET', '/api/v1/namespaces', { identity: 'anonymous' });
     expect(r.status).toBe(401);
     expect(r.json()).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Unauthorized', code: 401 });
+  });
+  it('answers a client without a certificate that sends a body with 401, not a reset', async () => {
+    for (const size of [512 * 1024, 3 * 1024 * 1024]) {
+      const r = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', {
+        identity: 'anonymous',
+        body: JSON.stringify(cm('anon', { a: 'x'.repeat(size) })),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(r.status).toBe(401);
+      expect(r.json()).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
+    }
   });
   it('serves /version and health endpoints to anyone', async () => {
     const v = await request(server, 'GET', '/version', { identity: 'anonymous' });
@@ -61,6 +86,92 @@ describe('errors and limits', () => {
     const r = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: big, headers: { 'content-type': 'application/json' } });
     expect(r.status).toBe(413);
     expect(r.json()).toMatchObject({ reason: 'RequestEntityTooLarge' });
+  });
+  it('lets an HTTP/1.1 client that is still sending an oversized body read its 413, then reuse the connection', async () => {
+    // The client writes the headers and a first part, pauses while the server answers, then
+    // sends the rest whatever it received meanwhile, as an HTTP client writing a body larger
+    // than the socket buffers does. Closing the connection under it would reset it (EPIPE or
+    // ECONNRESET on the client instead of the Status).
+    const total = 4 * 1024 * 1024;
+    const u = new URL(server.url);
+    const socket = tls.connect({
+      host: u.hostname,
+      port: Number(u.port),
+      ca: server.caPem,
+      cert: server.adminCertPem,
+      key: server.adminKeyPem,
+      ALPNProtocols: ['http/1.1'],
+    });
+    let received = Buffer.alloc(0);
+    let failure: Error | undefined;
+    socket.on('data', (d: Buffer) => (received = Buffer.concat([received, d])));
+    socket.on('error', (e) => (failure = e));
+    await new Promise<void>((r) => socket.once('secureConnect', () => r()));
+    const head = (method: string, path: string, length: number) =>
+      `${method} ${path} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+    /** The next complete response in `received` (Content-Length framed), removed from it. */
+    const nextResponse = async (): Promise<{ status: number; body: string }> => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const end = received.indexOf('\r\n\r\n');
+        if (end >= 0) {
+          const headText = received.subarray(0, end).toString();
+          const length = Number(/content-length: *(\d+)/i.exec(headText)?.[1]);
+          if (received.length >= end + 4 + length) {
+            const body = received.subarray(end + 4, end + 4 + length).toString();
+            received = received.subarray(end + 4 + length);
+            return { status: Number(headText.split(' ')[1]), body };
+          }
+        }
+        if (Date.now() > deadline || failure) throw failure ?? new Error(`no complete response in ${JSON.stringify(received.toString())}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    socket.write(head('POST', '/api/v1/namespaces/h/configmaps', total));
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    socket.write(chunk);
+    await new Promise((r) => setTimeout(r, 500));
+    for (let sent = chunk.length; sent < total && !failure && !socket.destroyed; sent += chunk.length) {
+      if (!socket.write(chunk)) await drainedOrClosed(socket);
+    }
+    const refused = await nextResponse();
+    expect(refused.status).toBe(413);
+    expect(JSON.parse(refused.body)).toMatchObject({ kind: 'Status', reason: 'RequestEntityTooLarge', code: 413 });
+    // The body was read to its end: the same connection serves the next request.
+    socket.write(head('GET', '/api/v1/namespaces/h', 0));
+    const next = await nextResponse();
+    expect(next.status).toBe(200);
+    expect(JSON.parse(next.body)).toMatchObject({ kind: 'Namespace', metadata: { name: 'h' } });
+    expect(failure).toBeUndefined();
+    socket.destroy();
+  });
+  it('stops reading a refused body past its cap, after the client could read the answer', async () => {
+    // A declared 1 GiB is answered at once and read only up to 4 x --max-request-body-bytes:
+    // the server then half-closes, keeps reading for a moment, and lets go.
+    const u = new URL(server.url);
+    const socket = tls.connect({ host: u.hostname, port: Number(u.port), ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem, ALPNProtocols: ['http/1.1'] });
+    let received = '';
+    let sent = 0;
+    socket.on('data', (d: Buffer) => (received += d.toString()));
+    socket.on('error', () => undefined);
+    const closed = new Promise<void>((r) => socket.once('close', () => r()));
+    await new Promise<void>((r) => socket.once('secureConnect', () => r()));
+    socket.write(`POST /api/v1/namespaces/h/configmaps HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${2 ** 30}\r\n\r\n`);
+    const chunk = Buffer.alloc(256 * 1024, 0x20);
+    while (!socket.destroyed && sent < 2 ** 30) {
+      if (!socket.write(chunk)) await drainedOrClosed(socket);
+      sent += chunk.length;
+    }
+    await closed;
+    expect(received).toMatch(/^HTTP\/1\.1 413 /);
+    expect(received).toContain('"reason":"RequestEntityTooLarge"');
+    expect(sent).toBeLessThan(64 * 1024 * 1024);
+  });
+  it('answers an oversized HTTP/2 upload with its 413', async () => {
+    const big = JSON.stringify(cm('big2', { a: 'x'.repeat(3 * 1024 * 1024 + 10) }));
+    const r = await request2(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: big, headers: { 'content-type': 'application/json' } });
+    expect(r.status).toBe(413);
+    expect(r.json()).toMatchObject({ kind: 'Status', reason: 'RequestEntityTooLarge', code: 413 });
   });
   it('answers 404 Status for unknown resources and 405 for unsupported verbs', async () => {
     const r = await request(server, 'GET', '/api/v1/nothings');

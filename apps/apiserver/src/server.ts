@@ -27,6 +27,7 @@ import { ensurePki, loadPki, writeKubeconfig, type PkiMaterial } from '../../../
 import { AppModule } from './app.module.js';
 import type { ServerConfig } from './config/flags.js';
 import { Discovery, aggregatedVersion } from './http/discovery.js';
+import { discardRefusedBody } from './http/refused-body.js';
 import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { InflightLimiter, inflightKind } from './http/inflight.js';
 import { DEFAULT_CONNECTION_LIMITS, guardConnections } from './http/connection.guard.js';
@@ -91,6 +92,9 @@ function toStatusError(err: unknown): StatusError {
   }
   return Errors.internal(e?.message ?? String(err));
 }
+
+/** Body bytes read and discarded from a request refused for lack of credentials. */
+const UNAUTHENTICATED_DISCARD_BYTES = 1 << 20;
 
 /** Largest HTTP/1.1 request header block accepted (kube-apiserver's MaxHeaderBytes). */
 const MAX_HEADER_BYTES = 1 << 20;
@@ -245,8 +249,20 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     // --max-request-body-bytes, or hold a connection open by sending one slowly. Only the
     // endpoints open to everyone below are let through.
     const PUBLIC_PATHS = new Set(['/version', '/healthz', '/livez', '/readyz']);
-    scope.addHook('onRequest', async (req) => {
-      if (!PUBLIC_PATHS.has(req.url.split('?')[0]!)) requireUser(req);
+    // A request refused here has its body read and thrown away (up to a cap) rather than the
+    // connection closed under a client that is still sending it (http/refused-body.ts).
+    scope.addHook('onRequest', async (req, reply) => {
+      try {
+        if (!PUBLIC_PATHS.has(req.url.split('?')[0]!)) requireUser(req);
+      } catch (e) {
+        discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
+        throw e;
+      }
+      // Fastify would answer a declared length over the limit with `Connection: close`.
+      if (Number(req.headers['content-length']) > cfg.maxRequestBodyBytes) {
+        discardRefusedBody(req.raw, reply.raw, { capBytes: 4 * cfg.maxRequestBodyBytes });
+        throw Errors.tooLarge();
+      }
     });
 
     const sendJson = (reply: FastifyReply, body: string, contentType = 'application/json'): void => {
