@@ -168,6 +168,32 @@ describe('errors and limits', () => {
     expect(received).toContain('"reason":"RequestEntityTooLarge"');
     expect(sent).toBeLessThan(64 * 1024 * 1024);
   });
+  it('gives a client still sending an oversized chunked body time to read its 413', async () => {
+    // Without a declared length the limit is found while reading: the answer closes the
+    // connection, but only after the client could read it.
+    const u = new URL(server.url);
+    const socket = adminSocket();
+    let received = '';
+    let answeredAt = 0;
+    socket.on('data', (d: Buffer) => {
+      received += d.toString();
+      if (answeredAt === 0 && received.includes('RequestEntityTooLarge')) answeredAt = Date.now();
+    });
+    socket.on('error', () => undefined);
+    const closed = new Promise<number>((r) => socket.once('close', () => r(Date.now())));
+    await once(socket, 'secureConnect');
+    socket.write(`POST /api/v1/namespaces/h/configmaps HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const framed = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
+    for (let sent = 0; sent < 64 * 1024 * 1024 && !socket.destroyed; sent += chunk.length) {
+      if (!socket.write(framed)) await drainedOrClosed(socket);
+    }
+    const closedAt = await closed;
+    expect(received).toMatch(/^HTTP\/1\.1 413 /);
+    expect(received.toLowerCase()).toContain('connection: close');
+    expect(answeredAt).toBeGreaterThan(0);
+    expect(closedAt - answeredAt).toBeGreaterThanOrEqual(1_000);
+  });
   it('answers an oversized HTTP/2 upload with its 413', async () => {
     const big = JSON.stringify(cm('big2', { a: 'x'.repeat(3 * 1024 * 1024 + 10) }));
     const r = await request2(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: big, headers: { 'content-type': 'application/json' } });

@@ -207,7 +207,12 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: cfg.maxRequestBodyBytes }, (_req, body, done) => done(null, body));
 
-    scope.setErrorHandler((err, _req, reply) => {
+    scope.setErrorHandler((err, req, reply) => {
+      // A body without a declared length that grew past the limit (a declared one is refused
+      // in the onRequest hook below): the rest of it is still coming.
+      if ((err as { code?: string })?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' && !reply.raw.headersSent) {
+        discardRefusedBody(req.raw, reply.raw, { capBytes: 0 });
+      }
       const se = toStatusError(err);
       if (se.code >= 500) process.stderr.write(`internal error: ${(err as Error)?.stack ?? String(err)}\n`);
       sendStatus(reply, se);
