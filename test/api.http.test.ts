@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import * as http2 from 'node:http2';
 import * as tls from 'node:tls';
 import { request, request2, startServer, type ServerHandle } from './support/server.js';
 
@@ -54,8 +55,8 @@ describe('authentication and public endpoints', () => {
     expect(r.status).toBe(401);
     expect(r.json()).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Unauthorized', code: 401 });
   });
-  it('answers a client without a certificate that sends a body with 401, not a reset', async () => {
-    for (const size of [512 * 1024, 3 * 1024 * 1024]) {
+  it('answers a client without a certificate that sends a body with 401, reading at most 1 MiB of it', async () => {
+    for (const [size, closes] of [[512 * 1024, false], [3 * 1024 * 1024, true]] as const) {
       const r = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', {
         identity: 'anonymous',
         body: JSON.stringify(cm('anon', { a: 'x'.repeat(size) })),
@@ -63,6 +64,8 @@ describe('authentication and public endpoints', () => {
       });
       expect(r.status).toBe(401);
       expect(r.json()).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
+      // Past the cap the server stops reading and says so, instead of reading the whole body.
+      expect(r.headers['connection'] === 'close').toBe(closes);
     }
   });
   it('serves /version and health endpoints to anyone', async () => {
@@ -146,8 +149,8 @@ describe('errors and limits', () => {
     socket.destroy();
   });
   it('stops reading a refused body past its cap, after the client could read the answer', async () => {
-    // A declared 1 GiB is answered at once and read only up to 4 x --max-request-body-bytes:
-    // the server then half-closes, keeps reading for a moment, and lets go.
+    // A declared 1 GiB is answered at once with `Connection: close`; the server then stops
+    // reading (the client's writes stall on the full window), and lets go after a moment.
     const u = new URL(server.url);
     const socket = adminSocket();
     let received = '';
@@ -194,11 +197,38 @@ describe('errors and limits', () => {
     expect(answeredAt).toBeGreaterThan(0);
     expect(closedAt - answeredAt).toBeGreaterThanOrEqual(1_000);
   });
-  it('answers an oversized HTTP/2 upload with its 413', async () => {
-    const big = JSON.stringify(cm('big2', { a: 'x'.repeat(3 * 1024 * 1024 + 10) }));
-    const r = await request2(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: big, headers: { 'content-type': 'application/json' } });
+  it('answers an oversized HTTP/2 upload with its 413 and ends the stream without error', async () => {
+    const r = await request2(server, 'POST', '/api/v1/namespaces/h/configmaps', {
+      body: JSON.stringify(cm('big2', { a: 'x'.repeat(3 * 1024 * 1024 + 10) })),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.status).toBe(413);
     expect(r.json()).toMatchObject({ kind: 'Status', reason: 'RequestEntityTooLarge', code: 413 });
+    // The client still uploading learns to stop (RST_STREAM NO_ERROR); the session goes on.
+    const session = http2.connect(server.url, { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem });
+    try {
+      const upload = session.request({
+        ':method': 'POST',
+        ':path': '/api/v1/namespaces/h/configmaps',
+        'content-type': 'application/json',
+        'content-length': String(8 * 1024 * 1024),
+      });
+      upload.on('error', () => undefined);
+      upload.write(Buffer.alloc(64 * 1024, 0x20));
+      const [headers] = (await once(upload, 'response')) as [http2.IncomingHttpHeaders];
+      expect(headers[':status']).toBe(413);
+      upload.resume();
+      await once(upload, 'close');
+      expect(upload.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
+      const get = session.request({ ':method': 'GET', ':path': '/api/v1/namespaces/h' });
+      get.end();
+      const [getHeaders] = (await once(get, 'response')) as [http2.IncomingHttpHeaders];
+      expect(getHeaders[':status']).toBe(200);
+      get.resume();
+      await once(get, 'end');
+    } finally {
+      session.close();
+    }
   });
   it('answers 404 Status for unknown resources and 405 for unsupported verbs', async () => {
     const r = await request(server, 'GET', '/api/v1/nothings');

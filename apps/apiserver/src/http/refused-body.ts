@@ -12,11 +12,12 @@
  *   the server stops reading and gives the client `lingerMs` to read it before the socket is
  *   destroyed (Go's server waits the same way before it closes a connection with an unread
  *   body). The client's writes stall on the full window meanwhile; nothing is read into nowhere.
- * - HTTP/2: once the answer is out, the stream is ended with RST_STREAM(NO_ERROR) (RFC 9113
- *   section 8.1: "stop sending, no error"); the connection's other streams go on.
+ * - HTTP/2 needs nothing here: Node's HTTP/2 layer ends a stream whose body is unread with
+ *   RST_STREAM(NO_ERROR) once the answer is written (RFC 9113 section 8.1: "stop sending, no
+ *   error"), and the connection's other streams go on (test/api.http.test.ts checks it).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { constants as http2constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 
 export interface RefusedBodyOptions {
   /** Longest declared HTTP/1.1 body read through (and discarded) to keep the connection. */
@@ -34,16 +35,7 @@ export function discardRefusedBody(
   res: ServerResponse | Http2ServerResponse,
   opts: RefusedBodyOptions,
 ): void {
-  const h2 = (raw as Http2ServerRequest).stream;
-  if (h2) {
-    if (h2.endAfterHeaders || raw.readableEnded) return;
-    const stop = (): void => {
-      if (!h2.closed && !h2.destroyed) h2.close(http2constants.NGHTTP2_NO_ERROR);
-    };
-    if (res.writableFinished) stop();
-    else (res as NodeJS.EventEmitter).once('finish', stop);
-    return;
-  }
+  if ((raw as Http2ServerRequest).stream !== undefined) return;
   const req = raw as IncomingMessage;
   const lengthHeader = req.headers['content-length'];
   const chunked = req.headers['transfer-encoding'] !== undefined;
