@@ -1,18 +1,13 @@
 /**
  * X.509 client-certificate authentication: the TLS layer verified the chain against the
- * client CA (requestCert, the handshake does not fail without one so other methods can run);
- * the user is the certificate's CN and the groups its O values, as in Kubernetes.
+ * client CA (requestCert; the handshake does not fail without a certificate so other methods
+ * can run); the user is the certificate's CN and the groups its O values, as in Kubernetes.
  */
 import type { TLSSocket } from 'node:tls';
-import type { UserInfo } from '@app/registry';
+import type { AuthenticationRequest, Authenticator } from './authenticator.port.js';
+import { AUTHENTICATED_GROUP, type UserInfo } from './user.info.js';
 
 const cache = new WeakMap<object, UserInfo | null>();
-
-/** Groups every authenticated user gets (Kubernetes adds system:authenticated). */
-export const AUTHENTICATED_GROUP = 'system:authenticated';
-
-/** The superuser group (Kubernetes' user.SystemPrivilegedGroup, bound to cluster-admin). */
-export const PRIVILEGED_GROUP = 'system:masters';
 
 /**
  * Returns the user of a verified client certificate on `socket`, or undefined when the peer sent
@@ -37,4 +32,11 @@ export function authenticateClientCert(socket: TLSSocket | undefined): UserInfo 
   }
   cache.set(key, user);
   return user ?? undefined;
+}
+
+/** The x509 method of the authenticator chain (`--client-ca-file`; today the cluster CA). */
+export class ClientCertAuthenticator implements Authenticator {
+  authenticate(req: AuthenticationRequest): UserInfo | undefined {
+    return authenticateClientCert(req.socket);
+  }
 }

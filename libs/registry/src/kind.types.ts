@@ -5,17 +5,13 @@
 import type { FieldError } from '@app/apimachinery';
 import type { JSONSchemaProps } from '../../apimachinery/src/schema/schema.types.js';
 import type { KubeObject } from '@app/storage';
+import type { UserInfo } from '@app/auth';
 
 /** Kubernetes verbs as listed in discovery. */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
 
-/** Who is asking, as authentication produced it. */
-export interface UserInfo {
-  username: string;
-  uid?: string;
-  groups: string[];
-  extra?: Record<string, string[]>;
-}
+/** Who is asking (defined by @app/auth; re-exported for the kinds' strategies). */
+export type { UserInfo } from '@app/auth';
 
 /** Per-request context handed to strategy hooks. */
 export interface RequestContext {

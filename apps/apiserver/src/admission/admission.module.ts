@@ -1,0 +1,56 @@
+/**
+ * The admission chain. Each plugin is a provider marked with `@AdmissionPlugin({ name, order })`
+ * in whatever module provides it; the chain collects them at start (no central list) and runs
+ * them in `order` (kube-apiserver's fixed plugin order), minus those named in
+ * `--disable-admission-plugins`. The generic store calls the chain's admit (mutating) and
+ * validate phases (libs/registry).
+ */
+import { Global, Inject, Injectable, Module, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import { AdmissionChain } from '@app/admission';
+import type { Admission, AdmissionAttributes } from '@app/registry';
+import type { ServerConfig } from '../config/flags.js';
+import { ADMISSION, SERVER_CONFIG } from '../tokens.js';
+import { NamespaceLifecyclePlugin } from './namespace-lifecycle.provider.js';
+import { AdmissionPlugin } from './admission.plugin.js';
+
+/** The chain of the discovered plugins; filled in onModuleInit, before any request is served. */
+@Injectable()
+export class DiscoveredAdmission implements Admission, OnModuleInit {
+  private chain = new AdmissionChain([]);
+  /** Names of the plugins in the chain, in order. */
+  names: string[] = [];
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    @Inject(SERVER_CONFIG) private readonly cfg: ServerConfig,
+  ) {}
+
+  onModuleInit(): void {
+    const disabled = new Set((this.cfg.raw['disable-admission-plugins'] ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+    const found = this.discovery
+      .getProviders({ metadataKey: AdmissionPlugin.KEY })
+      .map((w) => ({ meta: this.discovery.getMetadataByDecorator(AdmissionPlugin, w)!, plugin: w.instance as Admission }))
+      .filter((p) => !disabled.has(p.meta.name))
+      .sort((a, b) => a.meta.order - b.meta.order);
+    this.names = found.map((p) => p.meta.name);
+    this.chain = new AdmissionChain(found.map((p) => p.plugin));
+  }
+
+  admit(attrs: AdmissionAttributes): Promise<void> {
+    return this.chain.admit(attrs);
+  }
+
+  validate(attrs: AdmissionAttributes): Promise<void> {
+    return this.chain.validate(attrs);
+  }
+}
+
+/** Global module of the admission chain and the built-in plugins. */
+@Global()
+@Module({
+  imports: [DiscoveryModule],
+  providers: [DiscoveredAdmission, { provide: ADMISSION, useExisting: DiscoveredAdmission }, NamespaceLifecyclePlugin],
+  exports: [ADMISSION],
+})
+export class AdmissionModule {}

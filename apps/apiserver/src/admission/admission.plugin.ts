@@ -1,0 +1,9 @@
+/**
+ * Marks a provider as an admission plugin (an `Admission` with admit and validate phases).
+ * `order` places it in the chain: kube-apiserver runs its plugins in one fixed order
+ * (NamespaceLifecycle first), whatever order they are enabled in.
+ */
+import { DiscoveryService } from '@nestjs/core';
+
+/** The decorator and its metadata. */
+export const AdmissionPlugin = DiscoveryService.createDecorator<{ name: string; order: number }>();

@@ -1,0 +1,9 @@
+/**
+ * The API group modules this server serves. Adding a group is one line here; adding a kind to
+ * a group is one line in its module.
+ */
+import { CoordinationGroupModule } from './coordination/coordination.module.js';
+import { CoreGroupModule } from './core/core.module.js';
+
+/** Every group module, in the order their groups are listed in discovery. */
+export const API_GROUP_MODULES = [CoreGroupModule, CoordinationGroupModule];

@@ -1,0 +1,72 @@
+/**
+ * The ports of the request pipeline as providers, chosen from the flags:
+ * - AUTHENTICATOR: the union of the authentication methods, each a provider marked with
+ *   `@AuthenticationMethod({ name, order })` (x509 client certificates today);
+ * - AUTHORIZER: the `--authorization-mode` list (default AlwaysAllow);
+ * - AUDIT_SINK: none (audit logging is not built; its flags are refused at start);
+ * - FLOW_CONTROL: the in-flight limits (--max-requests-inflight, --max-mutating-requests-inflight).
+ */
+import { Global, Injectable, Module, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import { AUTHENTICATOR, AuthenticatorChain, ClientCertAuthenticator, type AuthenticationRequest, type Authenticator, type UserInfo } from '@app/auth';
+import { AUTHORIZER, authorizerForModes } from '@app/authz';
+import type { ServerConfig } from '../config/flags.js';
+import { SERVER_CONFIG } from '../tokens.js';
+import { AUDIT_SINK, NO_AUDIT } from './audit.port.js';
+import { FLOW_CONTROL, MaxInflightFlowControl } from './flow-control.port.js';
+
+/** Marks a provider as an authentication method of the chain; lower `order` is asked first. */
+export const AuthenticationMethod = DiscoveryService.createDecorator<{ name: string; order: number }>();
+
+/** x509 client certificates verified against the client CA. */
+@AuthenticationMethod({ name: 'x509', order: 100 })
+@Injectable()
+export class X509Method extends ClientCertAuthenticator {}
+
+/** The chain of the discovered methods; filled in onModuleInit, before any request is served. */
+@Injectable()
+export class DiscoveredAuthenticators implements Authenticator, OnModuleInit {
+  private chain = new AuthenticatorChain([]);
+  /** Names of the methods, in the order they are asked. */
+  names: string[] = [];
+
+  constructor(private readonly discovery: DiscoveryService) {}
+
+  onModuleInit(): void {
+    const found = this.discovery
+      .getProviders({ metadataKey: AuthenticationMethod.KEY })
+      .map((w) => ({ meta: this.discovery.getMetadataByDecorator(AuthenticationMethod, w)!, method: w.instance as Authenticator }))
+      .sort((a, b) => a.meta.order - b.meta.order);
+    this.names = found.map((m) => m.meta.name);
+    this.chain = new AuthenticatorChain(found.map((m) => m.method));
+  }
+
+  authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined> {
+    return this.chain.authenticate(req);
+  }
+}
+
+function authorizationModes(cfg: ServerConfig): string[] {
+  const v = cfg.raw['authorization-mode'];
+  return v ? v.split(',').map((m) => m.trim()) : ['AlwaysAllow'];
+}
+
+/** Global module of the pipeline's ports. */
+@Global()
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    X509Method,
+    DiscoveredAuthenticators,
+    { provide: AUTHENTICATOR, useExisting: DiscoveredAuthenticators },
+    { provide: AUTHORIZER, useFactory: (cfg: ServerConfig) => authorizerForModes(authorizationModes(cfg)), inject: [SERVER_CONFIG] },
+    { provide: AUDIT_SINK, useValue: NO_AUDIT },
+    {
+      provide: FLOW_CONTROL,
+      useFactory: (cfg: ServerConfig) => new MaxInflightFlowControl({ readOnly: cfg.maxRequestsInflight, mutating: cfg.maxMutatingRequestsInflight }),
+      inject: [SERVER_CONFIG],
+    },
+  ],
+  exports: [AUTHENTICATOR, AUTHORIZER, AUDIT_SINK, FLOW_CONTROL],
+})
+export class PipelineModule {}

@@ -1,0 +1,181 @@
+/**
+ * The request pipeline: every filter a request passes before its route, in the order
+ * kube-apiserver's DefaultBuildHandlerChain runs them (outermost first). This file is the one
+ * place that order is written.
+ *
+ *   panic recovery   the route scope's error handler (http/api.routes.ts): whatever a stage or
+ *                    route throws becomes a Status; a 5xx is logged with its stack
+ *   request info     verb, group, version, namespace, resource, subresource, name (RequestInfo)
+ *   deadline         the time the answer must start by (--request-timeout, `timeout` parameter)
+ *   authentication   the AUTHENTICATOR chain; anonymous only where anonymous access is allowed
+ *   audit            audit ID (`Audit-Id` header) and the AUDIT_SINK's events
+ *   impersonation    Impersonate-* headers, each authorized with the `impersonate` verb
+ *   flow control     the FLOW_CONTROL policy (max in flight today; priority and fairness later)
+ *   authorization    the AUTHORIZER (the `--authorization-mode` union)
+ *   body limit       a declared body over --max-request-body-bytes is refused before it is read
+ *   route            a local kind (http/resource.handler.ts) or a non-resource endpoint
+ *
+ * All stages run in Fastify's onRequest hook, before the body is read: a request that is
+ * refused never makes the server read or parse its body. The functions are built once at start
+ * from the ports; nothing is resolved per request.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Errors } from '@app/apimachinery';
+import { ANONYMOUS_USER, UNAUTHENTICATED_GROUP, type Authenticator } from '@app/auth';
+import { forbiddenError, type AuthorizationAttributes, type Authorizer } from '@app/authz';
+import { discardRefusedBody } from '../http/refused-body.js';
+import { parseRequestInfo } from '../http/request-info.js';
+import { requestDeadlineMs } from '../http/request-deadline.js';
+import type { RequestKind } from '../http/inflight.js';
+import type { AuditEvent, AuditSink } from './audit.port.js';
+import type { FlowControl } from './flow-control.port.js';
+import { impersonate, readImpersonation } from './impersonation.filter.js';
+import { attachState, firstValues, type RequestState } from './request-state.js';
+
+/** The stage names, in order (for docs, metrics and tests). */
+export const PIPELINE_STAGES = [
+  'panic-recovery',
+  'request-info',
+  'deadline',
+  'authentication',
+  'audit',
+  'impersonation',
+  'flow-control',
+  'authorization',
+  'body-limit',
+  'route',
+] as const;
+
+/** What the pipeline is built from. */
+export interface PipelineDeps {
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  audit: AuditSink;
+  flowControl: FlowControl;
+  /** Whether a request without credentials may reach `path` as system:anonymous (then authorized like anyone). */
+  anonymousAllowed(path: string): boolean;
+  /** --request-timeout in ms. */
+  requestTimeoutMs: number;
+  /** --max-request-body-bytes. */
+  maxRequestBodyBytes: number;
+  /** Called for a request refused by flow control (for /metrics). */
+  onDropped(kind: RequestKind): void;
+}
+
+/** One stage: reads what earlier stages left in `state`, adds its own, or throws a StatusError. */
+type Filter = (req: FastifyRequest, reply: FastifyReply, state: RequestState) => void | Promise<void>;
+
+/** Body bytes read and discarded from a request refused for lack of credentials. */
+const UNAUTHENTICATED_DISCARD_BYTES = 1 << 20;
+
+function tlsSocketOf(req: FastifyRequest): TLSSocket | undefined {
+  const raw = req.raw as unknown as { socket?: TLSSocket; stream?: { session?: { socket?: TLSSocket } } };
+  return raw.stream?.session?.socket ?? raw.socket;
+}
+
+/** The authorization attributes of a request (Kubernetes' GetAuthorizerAttributes). */
+export function authorizationAttributes(state: RequestState): AuthorizationAttributes {
+  const i = state.info;
+  return {
+    user: state.user!,
+    verb: i.verb,
+    isResourceRequest: i.isResourceRequest,
+    path: i.path,
+    apiGroup: i.apiGroup,
+    apiVersion: i.apiVersion,
+    resource: i.resource,
+    subresource: i.subresource,
+    namespace: i.namespace,
+    name: i.name,
+  };
+}
+
+/** Builds the pipeline's onRequest hook. */
+export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const deadline: Filter = (_req, _reply, s) => {
+    if (s.info.verb !== 'watch') s.deadlineMs = requestDeadlineMs(s.query.timeout, deps.requestTimeoutMs);
+  };
+
+  const authentication: Filter = async (req, reply, s) => {
+    let user;
+    try {
+      user = await deps.authenticator.authenticate({ headers: req.headers, socket: tlsSocketOf(req) });
+    } catch (e) {
+      discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
+      throw e;
+    }
+    if (!user) {
+      if (!deps.anonymousAllowed(s.info.path)) {
+        discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
+        throw Errors.unauthorized();
+      }
+      user = { username: ANONYMOUS_USER, groups: [UNAUTHENTICATED_GROUP] };
+    }
+    s.authenticatedUser = user;
+    s.user = user;
+  };
+
+  const audit: Filter = (req, reply, s) => {
+    s.auditId = randomUUID();
+    reply.header('Audit-Id', s.auditId);
+    if (!deps.audit.enabled) return;
+    const received = new Date().toISOString();
+    const event = (stage: AuditEvent['stage'], code?: number): AuditEvent => ({
+      auditID: s.auditId!,
+      stage,
+      requestURI: req.url,
+      verb: s.info.verb,
+      user: s.authenticatedUser!,
+      ...(s.user !== s.authenticatedUser ? { impersonatedUser: s.user } : {}),
+      sourceIPs: [req.ip],
+      userAgent: req.headers['user-agent'],
+      ...(s.info.isResourceRequest
+        ? { objectRef: { resource: s.info.resource, namespace: s.info.namespace || undefined, name: s.info.name || undefined, apiGroup: s.info.apiGroup, apiVersion: s.info.apiVersion, subresource: s.info.subresource || undefined } }
+        : {}),
+      ...(code !== undefined ? { responseStatus: { code } } : {}),
+      requestReceivedTimestamp: received,
+      stageTimestamp: new Date().toISOString(),
+    });
+    deps.audit.record(event('RequestReceived'));
+    reply.raw.once('close', () => deps.audit.record(event('ResponseComplete', reply.statusCode)));
+  };
+
+  const impersonation: Filter = async (req, _reply, s) => {
+    const wanted = readImpersonation(req.headers);
+    if (wanted) s.user = await impersonate(s.authenticatedUser!, wanted, deps.authorizer);
+  };
+
+  const flowControl: Filter = (req, reply, s) => {
+    const ticket = deps.flowControl.admit(req.method, s.info, s.user!);
+    if (ticket.refused) {
+      deps.onDropped(ticket.refused);
+      throw Errors.tooManyRequests('Too many requests, please try again later.');
+    }
+    // 'close' follows the end of every answer and every aborted request, HTTP/1.1 and HTTP/2.
+    if (ticket.release) reply.raw.once('close', ticket.release);
+  };
+
+  const authorization: Filter = async (_req, _reply, s) => {
+    const attrs = authorizationAttributes(s);
+    const d = await deps.authorizer.authorize(attrs);
+    if (d.decision !== 'Allow') throw forbiddenError(attrs, d.reason);
+  };
+
+  const bodyLimit: Filter = (req, reply) => {
+    // Fastify would answer a declared length over the limit with `Connection: close`.
+    if (Number(req.headers['content-length']) > deps.maxRequestBodyBytes) {
+      discardRefusedBody(req.raw, reply.raw, { capBytes: 4 * deps.maxRequestBodyBytes });
+      throw Errors.tooLarge();
+    }
+  };
+
+  const filters: readonly Filter[] = [deadline, authentication, audit, impersonation, flowControl, authorization, bodyLimit];
+  return async (req, reply) => {
+    const query = firstValues(req.query as Record<string, unknown>);
+    const info = parseRequestInfo(req.method, req.url.split('?')[0]!, query);
+    const state = attachState(req, { info, query });
+    for (const f of filters) await f(req, reply, state);
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * The authorization modes that need no policy (`--authorization-mode` AlwaysAllow and
+ * AlwaysDeny) and the union that evaluates the configured modes in order: the first Allow or
+ * Deny decides; when every mode has no opinion the request is denied.
+ */
+import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.port.js';
+
+const ALLOW: AuthorizationDecision = Object.freeze({ decision: 'Allow' });
+
+/** Allows every request. */
+export class AlwaysAllowAuthorizer implements Authorizer {
+  authorize(): AuthorizationDecision {
+    return ALLOW;
+  }
+}
+
+/** Denies every request. */
+export class AlwaysDenyAuthorizer implements Authorizer {
+  authorize(): AuthorizationDecision {
+    return { decision: 'Deny', reason: 'Everything is forbidden.' };
+  }
+}
+
+/** Evaluates `modes` in order (Kubernetes' union authorizer). */
+export class AuthorizerUnion implements Authorizer {
+  constructor(private readonly modes: readonly Authorizer[]) {}
+
+  async authorize(attrs: AuthorizationAttributes): Promise<AuthorizationDecision> {
+    const reasons: string[] = [];
+    for (const m of this.modes) {
+      const d = await m.authorize(attrs);
+      if (d.decision !== 'NoOpinion') return d;
+      if (d.reason) reasons.push(d.reason);
+    }
+    return { decision: 'NoOpinion', reason: reasons.join('\n') || undefined };
+  }
+}
+
+/** The authorization modes this build can run, by their `--authorization-mode` names. */
+export const AUTHORIZATION_MODES: Record<string, () => Authorizer> = {
+  AlwaysAllow: () => new AlwaysAllowAuthorizer(),
+  AlwaysDeny: () => new AlwaysDenyAuthorizer(),
+};
+
+/** The authorizer for an `--authorization-mode` list; throws on a mode this build does not have. */
+export function authorizerForModes(modes: readonly string[]): Authorizer {
+  const list = modes.map((name) => {
+    const make = AUTHORIZATION_MODES[name];
+    if (!make) throw new Error(`--authorization-mode: unsupported mode ${JSON.stringify(name)}; this build supports ${Object.keys(AUTHORIZATION_MODES).join(', ')}`);
+    return make();
+  });
+  return list.length === 1 ? list[0]! : new AuthorizerUnion(list);
+}

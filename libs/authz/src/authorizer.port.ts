@@ -1,0 +1,36 @@
+/**
+ * The authorization port of the request pipeline (Kubernetes' authorizer.Authorizer). The
+ * attributes are what RequestInfo parsed from the path plus the authenticated (or impersonated)
+ * user; a decision is Allow, Deny or NoOpinion (a union asks the next authorizer).
+ */
+import type { UserInfo } from '@app/auth';
+
+/** What is being asked (Kubernetes' authorizer.AttributesRecord). */
+export interface AuthorizationAttributes {
+  user: UserInfo;
+  /** Resource verb (get, list, watch, create, ...), `impersonate`, or the lower-cased HTTP method of a non-resource path. */
+  verb: string;
+  isResourceRequest: boolean;
+  /** The URL path, for non-resource requests. */
+  path: string;
+  apiGroup: string;
+  apiVersion: string;
+  resource: string;
+  subresource: string;
+  namespace: string;
+  name: string;
+}
+
+/** An authorizer's answer; `reason` is shown to the client after the Forbidden message. */
+export interface AuthorizationDecision {
+  decision: 'Allow' | 'Deny' | 'NoOpinion';
+  reason?: string;
+}
+
+/** One authorization mode. May answer synchronously. */
+export interface Authorizer {
+  authorize(attrs: AuthorizationAttributes): AuthorizationDecision | Promise<AuthorizationDecision>;
+}
+
+/** Injection token of the request pipeline's authorizer (the union of `--authorization-mode`). */
+export const AUTHORIZER = Symbol.for('kapi.Authorizer');

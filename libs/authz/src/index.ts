@@ -1,0 +1,3 @@
+export * from './authorizer.port.js';
+export * from './authorizer.modes.js';
+export * from './forbidden.message.js';
