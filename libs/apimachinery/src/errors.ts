@@ -171,7 +171,7 @@ export const Errors = {
   },
   forbidden(gr: GroupResource, name: string, detail: string): StatusError {
     const what = name ? `${qualified(gr)} "${name}"` : qualified(gr);
-    return new StatusError(403, 'Forbidden', `${what} is forbidden: ${detail}`, { name: name || undefined, group: gr.group, kind: gr.resource });
+    return new StatusError(403, 'Forbidden', `${what} is forbidden: ${detail}`, { name: name || undefined, group: gr.group || undefined, kind: gr.resource });
   },
   methodNotAllowed(verb: string, gr: GroupResource): StatusError {
     return new StatusError(405, 'MethodNotAllowed', `${verb} is not supported on resources of kind "${qualified(gr)}"`, {
