@@ -29,8 +29,10 @@ describe('authorization modes', () => {
     expect(await new AuthorizerUnion([none]).authorize(attrs())).toEqual({ decision: 'NoOpinion', reason: 'no rule' });
   });
 
-  it('builds the --authorization-mode list and refuses a mode it does not have', async () => {
+  it('builds the --authorization-mode list behind system:masters, and refuses a mode it does not have', async () => {
     expect((await authorizerForModes(['AlwaysDeny', 'AlwaysAllow']).authorize(attrs())).decision).toBe('Deny');
+    const admin = attrs({ user: { username: 'admin', groups: ['system:masters'] } });
+    expect((await authorizerForModes(['AlwaysDeny']).authorize(admin)).decision).toBe('Allow');
     expect(() => authorizerForModes(['Webhook'])).toThrow(/--authorization-mode: unsupported mode "Webhook"/);
   });
 });

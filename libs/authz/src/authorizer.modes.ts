@@ -3,6 +3,7 @@
  * AlwaysDeny) and the union that evaluates the configured modes in order: the first Allow or
  * Deny decides; when every mode has no opinion the request is denied.
  */
+import { PRIVILEGED_GROUP } from '@app/auth';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.port.js';
 
 const ALLOW: AuthorizationDecision = Object.freeze({ decision: 'Allow' });
@@ -18,6 +19,16 @@ export class AlwaysAllowAuthorizer implements Authorizer {
 export class AlwaysDenyAuthorizer implements Authorizer {
   authorize(): AuthorizationDecision {
     return { decision: 'Deny', reason: 'Everything is forbidden.' };
+  }
+}
+
+/**
+ * Allows members of `system:masters` everything, whatever the modes say: kube-apiserver puts
+ * this authorizer in front of the configured modes, which is what makes the group all-powerful.
+ */
+export class PrivilegedGroupAuthorizer implements Authorizer {
+  authorize(attrs: AuthorizationAttributes): AuthorizationDecision {
+    return attrs.user.groups.includes(PRIVILEGED_GROUP) ? ALLOW : { decision: 'NoOpinion' };
   }
 }
 
@@ -42,12 +53,15 @@ export const AUTHORIZATION_MODES: Record<string, () => Authorizer> = {
   AlwaysDeny: () => new AlwaysDenyAuthorizer(),
 };
 
-/** The authorizer for an `--authorization-mode` list; throws on a mode this build does not have. */
+/**
+ * The authorizer for an `--authorization-mode` list: system:masters first, then the modes in
+ * order. Throws on a mode this build does not have.
+ */
 export function authorizerForModes(modes: readonly string[]): Authorizer {
   const list = modes.map((name) => {
     const make = AUTHORIZATION_MODES[name];
     if (!make) throw new Error(`--authorization-mode: unsupported mode ${JSON.stringify(name)}; this build supports ${Object.keys(AUTHORIZATION_MODES).join(', ')}`);
     return make();
   });
-  return list.length === 1 ? list[0]! : new AuthorizerUnion(list);
+  return new AuthorizerUnion([new PrivilegedGroupAuthorizer(), ...list]);
 }
