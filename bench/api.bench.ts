@@ -25,7 +25,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type BenchClient, LeanPool } from './lean.client.js';
-import { ensurePki, loadPki } from '../cluster/pki.js';
+import { ensurePki, loadPki } from '@app/pki';
 import { type ServerHandle, startServer } from '../test/support/server.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
 

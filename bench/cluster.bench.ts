@@ -24,7 +24,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type BenchClient, LeanPool } from './lean.client.js';
 import { type ClusterTopology, type RunningCluster, clusterTopology, launchCluster } from '../cluster/launcher.js';
-import { loadPki } from '../cluster/pki.js';
+import { loadPki } from '@app/pki';
 import { type ServerHandle, getFreePorts, repoRoot, startServer } from '../test/support/server.js';
 import { type BenchRequest, type PhaseResult, formatTable, rssMiB, runPhase } from './api.bench.js';
 import { isEntryPoint } from '../cluster/entry-point.js';

@@ -3,7 +3,7 @@ import * as https from 'node:https';
 import { type AddressInfo, createServer } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ensurePki, loadPki, type PkiMaterial } from '../cluster/pki.js';
+import { ensurePki, loadPki, type PkiMaterial } from '@app/pki';
 import { LeanPool, decodeChunked, parseHead } from './lean.client.js';
 
 describe('parseHead', () => {

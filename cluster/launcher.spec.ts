@@ -18,8 +18,8 @@ import {
   pkiCliArgs,
   probeReady,
 } from './launcher.js';
-import { certificateCoversHost, ensurePki, loadPki } from './pki.js';
-import { readKubeconfig } from './pki.kubeconfig.js';
+import { certificateCoversHost, ensurePki, loadPki } from '@app/pki';
+import { readKubeconfig } from '@app/pki';
 import { getFreePorts } from '../test/support/net.helper.js';
 
 describe('clusterTopology (local)', () => {

@@ -17,8 +17,8 @@ import * as https from 'node:https';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { haproxyConfig } from './haproxy.js';
-import { ensurePki, loadPki } from './pki.js';
-import { type KubeconfigContext, writeKubeconfig } from './pki.kubeconfig.js';
+import { ensurePki, loadPki } from '@app/pki';
+import { type KubeconfigContext, writeKubeconfig } from '@app/pki';
 
 /** Where a topology is meant to run: processes on this machine, or docker compose services. */
 export type TopologyTarget = 'local' | 'compose';

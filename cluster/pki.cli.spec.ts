@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runPkiCli } from './pki.cli.js';
-import { readKubeconfig } from './pki.kubeconfig.js';
+import { readKubeconfig } from '@app/pki';
 
 describe('pki CLI', () => {
   let tmp: string;

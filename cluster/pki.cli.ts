@@ -5,7 +5,7 @@
  * per file written and one per file kept. Exit codes: 0 done, 2 bad usage, 1 PKI error.
  */
 import { parseArgs } from 'node:util';
-import { PkiError, createPki, pkiPaths } from './pki.js';
+import { PkiError, createPki, pkiPaths } from '@app/pki';
 import { isEntryPoint } from './entry-point.js';
 
 /** A usage error of the CLI (unknown flag, missing --out). */

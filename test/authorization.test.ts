@@ -5,8 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { issueClientCertificate } from '../cluster/pki.js';
-import { writeKubeconfig } from '../cluster/pki.kubeconfig.js';
+import { issueClientCertificate } from '@app/pki';
+import { writeKubeconfig } from '@app/pki';
 import { kubectl, startServer, type ServerHandle } from './support/server.js';
 
 describe('authorization', () => {

@@ -11,7 +11,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPki } from '../cluster/pki.js';
+import { createPki } from '@app/pki';
 import { delay, getFreePort, metricValue, request, startServer, type ServerHandle } from './support/server.js';
 
 const NAMES = ['n1', 'n2', 'n3'];

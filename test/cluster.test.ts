@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { findRaftProto, msg, raftService } from '@app/raft';
-import { createPki, issueClientCertificate, loadPki } from '../cluster/pki.js';
+import { createPki, issueClientCertificate, loadPki } from '@app/pki';
 import { clusterAdminService } from '../apps/apiserver/src/cluster/cluster.forward.js';
 import { delay, getFreePort, kubectl, metricSum, metricValue, request, startServer, type ServerHandle } from './support/server.js';
 

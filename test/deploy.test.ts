@@ -23,7 +23,7 @@ import {
   nodeArgs,
   pkiCliArgs,
 } from '../cluster/launcher.js';
-import { certificateCoversHost, loadPki } from '../cluster/pki.js';
+import { certificateCoversHost, loadPki } from '@app/pki';
 import { type KubectlTarget, delay, getFreePort, getFreePorts, repoRoot, runKubectl } from './support/server.js';
 
 const root = repoRoot();

@@ -4,7 +4,7 @@
  * system:masters group are not limited (apps/apiserver/src/http/inflight.ts).
  */
 import { join } from 'node:path';
-import { issueClientCertificate } from '../cluster/pki.js';
+import { issueClientCertificate } from '@app/pki';
 import { type HttpIdentity, type ServerHandle, metricValue, request, startServer } from './support/server.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';

@@ -8,7 +8,7 @@
  * "Too large resource version" itself, so an answer of the deadline's own 504 shows the deadline.
  */
 import { join } from 'node:path';
-import { issueClientCertificate } from '../cluster/pki.js';
+import { issueClientCertificate } from '@app/pki';
 import { type HttpIdentity, type ServerHandle, kubectl, request, startServer } from './support/server.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';

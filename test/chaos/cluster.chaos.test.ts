@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { Agent, request as undiciRequest } from 'undici7';
 import { haproxyConfig } from '../../cluster/haproxy.js';
 import { clusterTopology, findExecutable } from '../../cluster/launcher.js';
-import { createPki } from '../../cluster/pki.js';
+import { createPki } from '@app/pki';
 import { delay, getFreePort, startServer, type HttpTarget, type ServerHandle } from '../support/server.js';
 import { NetnsLab, TcpFaultProxy, pause, probeNetns, resume } from './faults.js';
 import { checkHistory, formatFailure, type KeyOp } from './linearizability.js';

@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createPki } from '../../cluster/pki.js';
+import { createPki } from '@app/pki';
 import { getFreePort } from '../support/net.helper.js';
 
 const SCRIPT = resolve('dist/test/support/raft-node.js');

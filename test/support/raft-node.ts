@@ -27,7 +27,7 @@ import {
   type StateMachineSnapshot,
   type PeerTls,
 } from '@app/raft';
-import { loadPki } from '../../cluster/pki.js';
+import { loadPki } from '@app/pki';
 
 function arg(name: string, def?: string): string {
   const i = process.argv.indexOf(`--${name}`);

@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ensurePki } from '../../cluster/pki.js';
+import { ensurePki } from '@app/pki';
 import { ServerStartError, getFreePort, kubectl, repoRoot, request, request2, runKubectl, startServer, type ServerHandle } from './server.js';
 
 const fake = path.join(repoRoot(), 'test', 'support', 'fixtures', 'fake-apiserver.mjs');

@@ -19,7 +19,7 @@ import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseKubeconfig, writeKubeconfig } from '../../cluster/pki.kubeconfig.js';
+import { parseKubeconfig, writeKubeconfig } from '@app/pki';
 import { type HttpTarget, closeHttpClients, request } from './http.helper.js';
 import { type KubectlOptions, type KubectlResult, type KubectlTarget, runKubectl } from './kubectl.helper.js';
 import { delay, getFreePort } from './net.helper.js';

@@ -11,7 +11,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyInstance } from 'fastify';
 import { KindRegistry } from '@app/registry';
 import type { Storage } from '@app/storage';
-import { ensurePki, loadPki, type PkiMaterial } from '../../../cluster/pki.js';
+import { ensurePki, loadPki, type PkiMaterial } from '@app/pki';
 import { AppModule } from './app.module.js';
 import { AdminKubeconfig } from './bootstrap/bootstrap.module.js';
 import { PostStartHooks } from './bootstrap/post-start-hook.js';

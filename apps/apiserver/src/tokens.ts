@@ -3,7 +3,7 @@
  * AUTHENTICATOR in @app/auth, AUTHORIZER in @app/authz). Nest resolves them once at start; the
  * request path holds plain references.
  */
-import type { PkiMaterial } from '../../../cluster/pki.js';
+import type { PkiMaterial } from '@app/pki';
 import type { GenericStore, KindDeclaration } from '@app/registry';
 
 /** The parsed flags (ServerConfig). */

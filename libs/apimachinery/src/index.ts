@@ -1,3 +1,4 @@
+export * from './kube.object.js';
 export * from './errors.js';
 export * from './schema/schema.types.js';
 export * from './schema/schema.names.js';

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { createPki, loadPki } from '../../../cluster/pki.js';
+import { createPki, loadPki } from '@app/pki';
 import { GrpcTransport, type PeerTls, TransportConfigError, findRaftProto, fromWire, raftService, toWire } from './raft.transport.js';
 import { type Message, msg } from './raft.types.js';
 

@@ -3,7 +3,7 @@
  * the codecs and Table output need to serve it. Built-in kinds and custom resources alike.
  */
 import type { FieldError } from '@app/apimachinery';
-import type { JSONSchemaProps } from '../../apimachinery/src/schema/schema.types.js';
+import type { JSONSchemaProps } from '@app/apimachinery';
 import type { KubeObject } from '@app/storage';
 import type { UserInfo } from '@app/auth';
 

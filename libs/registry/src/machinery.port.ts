@@ -5,7 +5,7 @@
  * change independently.
  */
 import type { FieldError } from '@app/apimachinery';
-import type { JSONSchemaProps } from '../../apimachinery/src/schema/schema.types.js';
+import type { JSONSchemaProps } from '@app/apimachinery';
 
 /** A parsed label selector. */
 export interface LabelMatcher {

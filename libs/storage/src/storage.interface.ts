@@ -5,19 +5,10 @@
  * object it returns. Revisions are JS numbers (safe to 2^53).
  */
 
-/** A stored API object as JSON. `metadata.resourceVersion` is set by storage on reads. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    [k: string]: unknown;
-  };
-  [k: string]: unknown;
-}
+import type { KubeObject } from '@app/apimachinery';
+
+/** The API object type (defined in @app/apimachinery). */
+export type { KubeObject };
 
 /**
  * Read consistency (conventions: "Resource versions").

@@ -10,7 +10,7 @@ import { StatusError } from '@app/apimachinery';
 import { PRIVILEGED_GROUP } from '@app/auth';
 import { KindRegistry, objectKey, type KindDeclaration } from '@app/registry';
 import { StorageError, type Storage } from '@app/storage';
-import { writeKubeconfig } from '../../../../cluster/pki.js';
+import { writeKubeconfig } from '@app/pki';
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import type { ServerConfig } from '../config/flags.js';
 import { CLUSTER_NODE, PKI, SERVER_CONFIG, SERVER_ENDPOINT, STORAGE, STORES, type PkiMaterial, type ServerEndpoint, type StoreFactory } from '../tokens.js';

@@ -20,7 +20,7 @@ import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
 import type { PeerTls } from '@app/raft';
 import { openClusterStorage, type ClusterStorage } from '@app/storage';
-import type { PkiMaterial } from '../../../../cluster/pki.js';
+import type { PkiMaterial } from '@app/pki';
 import type { ServerConfig } from '../config/flags.js';
 import { ClusterConfigError, nodeIdFromName, parseInitialCluster, validateNodeName, type ClusterMemberSpec } from './cluster.ids.js';
 import { ClusterAdminClient, serveClusterAdmin } from './cluster.forward.js';
