@@ -32,6 +32,11 @@ import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { InflightLimiter, inflightKind } from './http/inflight.js';
 import { DEFAULT_CONNECTION_LIMITS, guardConnections } from './http/connection.guard.js';
 import { envInt } from './config/env.js';
+import { EventLoopMonitor } from './health/eventloop.monitor.js';
+import { nodeHealthChecks } from './health/health.checks.js';
+import { PUBLIC_HEALTH_PATHS, registerHealthRoutes } from './health/health.routes.js';
+import { ServerLifecycle } from './health/lifecycle.state.js';
+import { readBuildInfo, versionBody } from './version/version.info.js';
 import { handleClientError } from './http/client-error.js';
 import { requestDeadlineMs, withDeadline } from './http/request-deadline.js';
 import { ResourceHandler, type Query } from './http/resource.handler.js';
@@ -197,6 +202,18 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     bookmarkIntervalMs: 60_000,
   });
   let ready = false;
+  // Health (docs/health.md): each check reads state its owner keeps current.
+  const lifecycle = new ServerLifecycle();
+  const eventLoop = new EventLoopMonitor();
+  eventLoop.start();
+  const healthChecks = nodeHealthChecks({
+    eventLoop: () => eventLoop.check(),
+    storage: () => cluster.storageCheck(),
+    raft: () => cluster.raftCheck(),
+    bootstrap: () => lifecycle.bootstrapCheck(),
+    shutdown: () => lifecycle.shutdownCheck(),
+  });
+  const versionJson = JSON.stringify(versionBody(KUBE_VERSION, readBuildInfo()));
   const inflight = new InflightLimiter({ readOnly: cfg.maxRequestsInflight, mutating: cfg.maxMutatingRequestsInflight });
   metrics.inflightSource = (kind) => inflight.inFlight(kind);
 
@@ -253,7 +270,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     // without them cannot make the server read (and parse) a body of up to
     // --max-request-body-bytes, or hold a connection open by sending one slowly. Only the
     // endpoints open to everyone below are let through.
-    const PUBLIC_PATHS = new Set(['/version', '/healthz', '/livez', '/readyz']);
+    const PUBLIC_PATHS = new Set(['/version', ...PUBLIC_HEALTH_PATHS]);
     // A request refused here has its body read and thrown away (up to a cap) rather than the
     // connection closed under a client that is still sending it (http/refused-body.ts).
     scope.addHook('onRequest', async (req, reply) => {
@@ -277,37 +294,8 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     // --- non-resource endpoints ---
     // /version and the health checks answer without credentials (Kubernetes'
     // system:public-info-viewer); everything else calls requireUser.
-    scope.get('/version', async (req, reply) => {
-      void req;
-      sendJson(
-        reply,
-        JSON.stringify({
-          ...KUBE_VERSION,
-          gitCommit: '0000000000000000000000000000000000000000',
-          gitTreeState: 'clean',
-          buildDate: '2026-01-01T00:00:00Z',
-          goVersion: `node${process.versions.node}`,
-          compiler: 'tsc',
-          platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
-        }),
-      );
-    });
-    const health = (name: string, ok: () => boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
-      const q = firstValues(req.query as Record<string, unknown>);
-      const raft = cluster.raftCheck();
-      const good = ok() && (name !== 'readyz' || raft.ok);
-      let body = good ? 'ok' : `[-]${name} failed: reason withheld\n${name} check failed`;
-      if (q.verbose !== undefined) {
-        const checks = ['ping', 'log', 'etcd', 'poststarthook/start-apiserver'].map((c) => `[+]${c} ok`);
-        if (name === 'readyz') checks.push(ok() ? '[+]storage-ready ok' : '[-]storage-ready failed: reason withheld');
-        if (name === 'readyz') checks.push(raft.ok ? `[+]raft ok: ${raft.detail}` : `[-]raft failed: ${raft.detail}`);
-        body = `${checks.join('\n')}\n${name} check ${good ? 'passed' : 'failed'}\n`;
-      }
-      reply.code(good ? 200 : 500).header('Content-Type', 'text/plain; charset=utf-8').send(body);
-    };
-    scope.get('/healthz', health('healthz', () => true));
-    scope.get('/livez', health('livez', () => cluster.failure() === undefined));
-    scope.get('/readyz', health('readyz', () => ready));
+    scope.get('/version', async (_req, reply) => sendJson(reply, versionJson));
+    registerHealthRoutes(scope, { sets: healthChecks, requireUser, log: (line) => process.stderr.write(`${cfg.name}: ${line}\n`) });
     scope.get('/metrics', async (req, reply) => {
       requireUser(req);
       reply.code(200).header('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -423,9 +411,9 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
   const elector = new LeaderElector({
     lock: leaseLockFor(storeFor(leaseDecl), 'kube-system', 'kube-controller-manager'),
     identity: `${cfg.name}_${randomBytes(8).toString('hex')}`,
-    leaseDurationMs: Number(process.env.KAPI_LEASE_DURATION_MS ?? 15_000),
-    renewDeadlineMs: Number(process.env.KAPI_LEASE_RENEW_DEADLINE_MS ?? 10_000),
-    retryPeriodMs: Number(process.env.KAPI_LEASE_RETRY_PERIOD_MS ?? 2_000),
+    leaseDurationMs: envInt('KAPI_LEASE_DURATION_MS') ?? 15_000,
+    renewDeadlineMs: envInt('KAPI_LEASE_RENEW_DEADLINE_MS') ?? 10_000,
+    retryPeriodMs: envInt('KAPI_LEASE_RETRY_PERIOD_MS') ?? 2_000,
     onStartedLeading: () => {
       process.stderr.write(`${cfg.name}: acquired lease kube-system/kube-controller-manager, starting controllers\n`);
       nsController = new NamespaceController({ registry, storage, storeFor });
@@ -444,6 +432,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
   elector.start();
   cluster.startBackground();
   ready = true;
+  lifecycle.markBootstrapped();
 
   let closing: Promise<void> | undefined;
   return {
@@ -457,9 +446,11 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     close: () => {
       closing ??= (async () => {
         ready = false;
+        lifecycle.markShuttingDown();
         await elector.stop();
         await app.close();
         await cluster.close();
+        eventLoop.stop();
       })();
       return closing;
     },
