@@ -78,6 +78,11 @@ describe('KAPI_ENV', () => {
     }
   });
 
+  it('is documented in docs/tuning.md, test-only variables marked', () => {
+    const doc = readFileSync(join(root, 'docs', 'tuning.md'), 'utf8');
+    for (const v of KAPI_ENV) expect(doc).toMatch(new RegExp(`^\\| \`${v.name}\` \\|.*\\| ${v.min}-${v.max} \\|.*\\| ${v.use} \\|$`, 'm'));
+  });
+
   it('has sane bounds', () => {
     for (const v of KAPI_ENV) {
       expect(Number.isInteger(v.min) && Number.isInteger(v.max) && v.min >= 1 && v.min < v.max).toBe(true);
