@@ -1,7 +1,9 @@
 /**
  * Command-line flags -> configuration. Names follow kube-apiserver where one exists and etcd's
  * for clustering (DESIGN "Contracts others rely on"). `--flag=value` and `--flag value` both
- * work; booleans accept a bare `--flag`.
+ * work; booleans accept a bare `--flag`. Flags of capabilities not built fail closed when they
+ * are security-relevant (authentication, authorization, admission, audit, TLS material: a
+ * FlagError naming the flag) and are accepted with a warning otherwise (`unsupported`).
  */
 import { parseGoDuration } from '@app/apimachinery';
 
