@@ -126,7 +126,7 @@ describe('replicated cluster (3 real nodes)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('a write on any node is readable with a Most Recent read on every node; /readyz shows the Raft state', async () => {
+  it('a write on any node is readable with a Most Recent read on every node; /readyz passes its raft check', async () => {
     for (const n of NAMES) expect((await create(node(n), `w-${n}`)).status).toBe(201);
     for (const reader of NAMES) {
       for (const writer of NAMES) {
@@ -135,7 +135,7 @@ describe('replicated cluster (3 real nodes)', () => {
       }
     }
     const ready = await request(node('n1'), 'GET', '/readyz?verbose');
-    expect(ready.body).toMatch(/\[\+\]raft ok: leader=n[123], term=\d+/);
+    expect(ready.body).toContain('[+]raft ok\n');
     const m = await members(node('n2'));
     expect(m.members.map((x) => `${x.name}:${x.role}`).sort()).toEqual(['n1:voter', 'n2:voter', 'n3:voter']);
     expect(await metricValue(node('n1'), 'etcd_server_has_leader')).toBe(1);

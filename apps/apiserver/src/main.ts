@@ -2,21 +2,25 @@
  * The program: flags -> configuration -> one node. Prints one line with the admin kubeconfig
  * path once ready (the contract tests and users rely on). SIGINT/SIGTERM close it cleanly.
  */
+import { EnvError, validateEnv } from './config/env.js';
 import { FlagError, parseFlags } from './config/flags.js';
 import { startApiServer } from './server.js';
 
 async function main(): Promise<void> {
   let cfg;
+  let envWarnings: string[];
   try {
     cfg = parseFlags(process.argv.slice(2));
+    envWarnings = validateEnv();
   } catch (e) {
-    if (e instanceof FlagError) {
+    if (e instanceof FlagError || e instanceof EnvError) {
       process.stderr.write(`error: ${e.message}\n`);
       process.exit(2);
     }
     throw e;
   }
   for (const f of cfg.unsupported) process.stderr.write(`warning: flag --${f} is accepted but not supported by this build yet\n`);
+  for (const w of envWarnings) process.stderr.write(`warning: ${w}\n`);
   const server = await startApiServer(cfg);
   process.stdout.write(`Admin kubeconfig: ${server.kubeconfigPath}\n`);
   let stopping = false;

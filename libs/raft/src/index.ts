@@ -10,3 +10,4 @@ export * from './raft.rawnode.js';
 export * from './raft.leveldb-storage.js';
 export * from './raft.transport.js';
 export * from './raft.node.js';
+export * from './raft.leader-state.js';

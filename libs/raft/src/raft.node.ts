@@ -1,5 +1,6 @@
 import { unlink } from 'node:fs/promises';
 import { LevelDbRaftStorage } from './raft.leveldb-storage.js';
+import { LeaderStateSignal, leaderStateOf, type LeaderState } from './raft.leader-state.js';
 import { RawNode } from './raft.rawnode.js';
 import type { RaftTransport } from './raft.transport.js';
 import {
@@ -158,6 +159,7 @@ export class RaftNode {
   private loopError: Error | undefined;
   private fatalListeners: ((e: Error) => void)[] = [];
   private idleWaiters: (() => void)[] = [];
+  private readonly leaderState = new LeaderStateSignal();
 
   private constructor(o: RaftNodeOptions, raw: RawNode, applied: number) {
     this.id = o.id;
@@ -252,6 +254,14 @@ export class RaftNode {
     const failed = this.loopError;
     if (failed) queueMicrotask(() => listener(failed));
     else this.fatalListeners.push(listener);
+  }
+
+  /**
+   * Calls `listener` with the leader state (raft.leader-state.ts) whenever a turn of the driver
+   * loop changed it, and at once with the current one. Not called after stop() or a failure.
+   */
+  onLeaderState(listener: (s: LeaderState) => void): void {
+    this.leaderState.subscribe(listener);
   }
 
   /** Stops ticking and rejects everything pending with ErrStopped. */
@@ -425,6 +435,7 @@ export class RaftNode {
       this.failPending(err);
       for (const l of this.fatalListeners.splice(0)) l(err);
     } finally {
+      if (!this.stopped) this.leaderState.publish(leaderStateOf(this.raw.raft));
       this.running = false;
       for (const w of this.idleWaiters.splice(0)) w();
       if (!this.stopped && (this.queuedMessages.length > 0 || this.queuedProposals.length > 0 || this.ticks > 0)) this.schedule();

@@ -1,7 +1,7 @@
 /**
  * Node bootstrap of the replicated cluster (docs/cluster.md): flags -> Raft id, peers and
  * founding voters -> storage on Raft (@app/storage openClusterStorage) + member records +
- * metrics + the Raft readiness check.
+ * metrics + the Raft readiness signal.
  *
  * - No `--initial-cluster`: a Raft group of one (same code path as a cluster). It listens for
  *   peers only when `--listen-peer-port` is given explicitly, so that it can grow later.
@@ -34,8 +34,14 @@ export interface ClusterNode {
   id: number;
   cs: ClusterStorage;
   membership: ClusterMembership;
-  /** Raft state line for /readyz?verbose, and whether it counts as ready. */
-  raftCheck(): { ok: boolean; detail: string };
+  /**
+   * Readiness check `raft` (docs/health.md): undefined while this node can serve a linearizable
+   * request, i.e. it leads or heard from its leader within the last election timeout; else why
+   * not. Kept current by the Raft driver's leader-state events, not computed when asked.
+   */
+  raftCheck(): string | undefined;
+  /** Check `storage`: undefined while the storage is open and no write of it failed. */
+  storageCheck(): string | undefined;
   /** The storage failure that stopped this node's Raft for good, if one did (RaftNode.failure). */
   failure(): Error | undefined;
   /** Starts the background self-registration (after the API serves). */
@@ -138,21 +144,26 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
   }
   const metrics = new RaftMetrics(registry, cs, dataDir);
 
-  let everLeader = false;
   let closed = false;
   let registerTimer: NodeJS.Timeout | undefined;
-  const raftCheck = (): { ok: boolean; detail: string } => {
+  // The readiness signal: updated on each change of the driver's leader state. A node that never
+  // heard from a leader since it started (restarted into a minority) is as unready as one that
+  // lost its leader; balancers send its clients to nodes that can answer them.
+  const names = new Map<number, string>(initial.map((m) => [m.id, m.name]));
+  let raftReason: string | undefined = 'no leader known yet';
+  cs.node.onLeaderState((st) => {
+    if (st.leaderContact) raftReason = undefined;
+    else if (st.lead === 0) raftReason = `no leader known (term ${st.term}, ${st.role})`;
+    else raftReason = `nothing heard from leader ${names.get(st.lead) ?? st.lead} within the election timeout (term ${st.term})`;
+  });
+  const raftCheck = (): string | undefined => {
     const failed = cs.node.failure();
-    if (failed) return { ok: false, detail: `stopped by a storage failure: ${failed.message}` };
-    const st = cs.node.status();
-    const names = new Map<number, string>(initial.map((m) => [m.id, m.name]));
-    if (st.lead === 0) {
-      // A node that lost its leader (partitioned minority) is not ready: balancers should send
-      // clients elsewhere. Before the first election it stays ready so nodes can start one by one.
-      return { ok: !everLeader, detail: `no leader, term=${st.term}, role=${st.role}` };
-    }
-    everLeader = true;
-    return { ok: true, detail: `leader=${names.get(st.lead) ?? st.lead}, term=${st.term}, role=${st.role}, commit=${st.commit}, applied=${st.applied}` };
+    return failed ? `stopped by a storage failure: ${failed.message}` : raftReason;
+  };
+  const storageCheck = (): string | undefined => {
+    const failed = cs.node.failure();
+    if (failed) return `a storage write failed: ${failed.message}`;
+    return closed ? 'storage closed' : undefined;
   };
   const register = (): void => {
     if (closed) return;
@@ -169,6 +180,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     cs,
     membership,
     raftCheck,
+    storageCheck,
     failure: () => cs.node.failure(),
     startBackground: register,
     close: async () => {

@@ -1,10 +1,88 @@
 /**
- * Test and tuning knobs read from the environment (`KAPI_*`): shorter intervals and timeouts for
- * the e2e tests, never needed in operation (docs name each where it applies).
+ * Tuning knobs read from the environment (`KAPI_*`, docs/tuning.md). Every one is in KAPI_ENV
+ * with its bounds; `validateEnv` checks them all at start (main.ts), so a bad value stops the
+ * start with an error naming the variable instead of becoming NaN, 0 or a silent default.
+ * Entries marked `test` exist to make e2e tests fast and have no use in operation.
  */
 
-/** An optional non-negative integer from the environment; anything else reads as unset. */
-export function envInt(name: string): number | undefined {
-  const v = process.env[name];
-  return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+/** One environment variable. */
+export interface EnvVar {
+  readonly name: string;
+  readonly meaning: string;
+  readonly unit: 'ms' | 'bytes' | 'entries';
+  /** Inclusive bounds of an accepted value (an integer). */
+  readonly min: number;
+  readonly max: number;
+  /** What applies when the variable is unset. */
+  readonly productionDefault: string;
+  /** `tuning`: an operator may set it; `test`: only tests do. */
+  readonly use: 'tuning' | 'test';
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Every `KAPI_*` variable the server reads. envInt refuses any other name. */
+export const KAPI_ENV: readonly EnvVar[] = [
+  { name: 'KAPI_RAFT_TICK_MS', meaning: 'Raft tick: heartbeats every tick, elections after 10-20 ticks; readiness needs a message from the leader within 10 ticks', unit: 'ms', min: 10, max: 1_000, productionDefault: '100', use: 'tuning' },
+  { name: 'KAPI_READ_INDEX_TIMEOUT_MS', meaning: 'bound of the ReadIndex round of a Most Recent read (504 after it)', unit: 'ms', min: 100, max: 60_000, productionDefault: '5000', use: 'tuning' },
+  { name: 'KAPI_SNAPSHOT_COUNT', meaning: 'applied Raft entries between snapshots (--snapshot-count wins)', unit: 'entries', min: 1, max: 100_000_000, productionDefault: '10000', use: 'tuning' },
+  { name: 'KAPI_SNAPSHOT_CATCHUP_ENTRIES', meaning: 'Raft entries kept behind a snapshot for slow followers (--snapshot-catchup-entries wins)', unit: 'entries', min: 1, max: 100_000_000, productionDefault: 'min(5000, snapshot count)', use: 'tuning' },
+  { name: 'KAPI_LEASE_DURATION_MS', meaning: 'controller election: Lease duration (client-go leaseDuration)', unit: 'ms', min: 1_000, max: 3_600_000, productionDefault: '15000', use: 'tuning' },
+  { name: 'KAPI_LEASE_RENEW_DEADLINE_MS', meaning: 'controller election: the holder gives up after failing to renew this long; below the Lease duration', unit: 'ms', min: 500, max: 3_600_000, productionDefault: '10000', use: 'tuning' },
+  { name: 'KAPI_LEASE_RETRY_PERIOD_MS', meaning: 'controller election: interval between attempts to acquire or renew; below the renew deadline', unit: 'ms', min: 100, max: 600_000, productionDefault: '2000', use: 'tuning' },
+  { name: 'KAPI_READ_HEADER_TIMEOUT_MS', meaning: "a connection's TLS handshake and first request headers must arrive within this", unit: 'ms', min: 100, max: 3_600_000, productionDefault: '32000', use: 'tuning' },
+  { name: 'KAPI_IDLE_TIMEOUT_MS', meaning: 'a connection with no request or stream open is closed after this', unit: 'ms', min: 100, max: 86_400_000, productionDefault: '90000', use: 'tuning' },
+  { name: 'KAPI_BODY_TIMEOUT_MS', meaning: 'a request body must arrive within this', unit: 'ms', min: 100, max: MAX_TIMER_MS, productionDefault: '--request-timeout (60000)', use: 'tuning' },
+  { name: 'KAPI_WATCH_MAX_BUFFER_BYTES', meaning: "a watcher whose unsent events pass this is cut off unless it catches up within the grace", unit: 'bytes', min: 65_536, max: 1_073_741_824, productionDefault: '8388608', use: 'tuning' },
+  { name: 'KAPI_WATCH_SLOW_GRACE_MS', meaning: 'grace given to a watcher over the buffer bound', unit: 'ms', min: 100, max: 600_000, productionDefault: '5000', use: 'tuning' },
+  { name: 'KAPI_WATCH_BOOKMARK_INTERVAL_MS', meaning: 'interval of watch bookmarks (kube-apiserver: 1 minute, fixed)', unit: 'ms', min: 100, max: 3_600_000, productionDefault: '60000', use: 'test' },
+];
+
+/**
+ * `KAPI_*` names used by tools around the server, not by it (scripts/start.mjs, the e2e
+ * harness); they may be in its environment and are left alone.
+ */
+export const KAPI_NON_SERVER_NAMES: readonly string[] = ['KAPI_START_ENTRY', 'KAPI_SERVER_ENTRY', 'KAPI_E2E_VERBOSE'];
+
+/** A bad `KAPI_*` value: the start stops with this message (main.ts, exit code 2). */
+export class EnvError extends Error {}
+
+const byName = new Map(KAPI_ENV.map((v) => [v.name, v]));
+
+function parse(v: EnvVar, text: string): number {
+  if (!/^\d+$/.test(text)) throw new EnvError(`invalid value ${JSON.stringify(text)} for ${v.name}: must be an integer (${v.unit}) from ${v.min} to ${v.max}`);
+  const n = Number(text);
+  if (n < v.min || n > v.max) throw new EnvError(`invalid value ${text} for ${v.name}: must be from ${v.min} to ${v.max} ${v.unit}`);
+  return n;
+}
+
+/**
+ * The value of `name` (which must be in KAPI_ENV), or undefined when unset or empty. Throws
+ * EnvError for a value out of its bounds or not an integer.
+ */
+export function envInt(name: string, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const v = byName.get(name);
+  if (!v) throw new Error(`${name} is not in KAPI_ENV (config/env.ts)`);
+  const text = env[name];
+  return text === undefined || text === '' ? undefined : parse(v, text);
+}
+
+/**
+ * Checks every variable of KAPI_ENV in `env`, and the rules between them (the Lease's renew
+ * deadline below its duration, the retry period below the renew deadline, as client-go's
+ * leader election requires). Throws EnvError naming the first bad variable; returns warnings
+ * for `KAPI_*` names it does not know (a typo would otherwise go unnoticed).
+ */
+export function validateEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  for (const v of KAPI_ENV) envInt(v.name, env);
+  const duration = envInt('KAPI_LEASE_DURATION_MS', env) ?? 15_000;
+  const renew = envInt('KAPI_LEASE_RENEW_DEADLINE_MS', env) ?? 10_000;
+  const retry = envInt('KAPI_LEASE_RETRY_PERIOD_MS', env) ?? 2_000;
+  if (renew >= duration) throw new EnvError(`KAPI_LEASE_RENEW_DEADLINE_MS (${renew}) must be below KAPI_LEASE_DURATION_MS (${duration})`);
+  if (retry >= renew) throw new EnvError(`KAPI_LEASE_RETRY_PERIOD_MS (${retry}) must be below KAPI_LEASE_RENEW_DEADLINE_MS (${renew})`);
+  const warnings: string[] = [];
+  for (const k of Object.keys(env).sort()) {
+    if (k.startsWith('KAPI_') && !byName.has(k) && !KAPI_NON_SERVER_NAMES.includes(k)) warnings.push(`environment variable ${k} is not read by this server (see docs/tuning.md)`);
+  }
+  return warnings;
 }

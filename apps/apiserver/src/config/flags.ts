@@ -1,9 +1,12 @@
 /**
  * Command-line flags -> configuration. Names follow kube-apiserver where one exists and etcd's
  * for clustering (DESIGN "Contracts others rely on"). `--flag=value` and `--flag value` both
- * work; booleans accept a bare `--flag`.
+ * work; booleans accept a bare `--flag`. Flags of capabilities not built fail closed when they
+ * are security-relevant (authentication, authorization, admission, audit, TLS material: a
+ * FlagError naming the flag) and are accepted with a warning otherwise (`unsupported`).
  */
 import { parseGoDuration } from '@app/apimachinery';
+import { AUTHORIZATION_MODES } from '@app/authz';
 
 /** The server configuration. Paths are absolute after `resolveConfig`. */
 export interface ServerConfig {
@@ -23,15 +26,12 @@ export interface ServerConfig {
   snapshotCount?: number;
   /** Raft entries kept behind a snapshot for slow followers; default min(5000, snapshot count). */
   snapshotCatchupEntries?: number;
-  tlsCertFile?: string;
-  tlsPrivateKeyFile?: string;
   /** Raft peer TLS (etcd's flags): certificate, key and the CA peers must chain to; each defaults to the node's PKI (peer.crt, peer.key, ca.crt). */
   peerCertFile?: string;
   peerKeyFile?: string;
   peerTrustedCaFile?: string;
   /** Common names a peer certificate may carry (etcd's --peer-cert-allowed-cn; comma-separated here). Default: the CN of this node's peer certificate. */
   peerCertAllowedCn?: string;
-  clientCaFile?: string;
   /** History retention / compaction interval in seconds (0 disables). */
   compactionIntervalSeconds: number;
   /** Upper bound of watch requests in seconds. */
@@ -43,7 +43,7 @@ export interface ServerConfig {
   /** Read-only and mutating API requests served at once (0: no limit); see http/inflight.ts. */
   maxRequestsInflight: number;
   maxMutatingRequestsInflight: number;
-  /** Flags accepted for compatibility that this build does not act on yet. */
+  /** Flags accepted for compatibility that this build does not act on yet (not security-relevant; main.ts warns). */
   unsupported: string[];
   /** Everything that was passed, by flag name (for components that read their own flags). */
   raw: Record<string, string>;
@@ -52,9 +52,48 @@ export interface ServerConfig {
 interface FlagSpec {
   key: keyof ServerConfig | string;
   kind: 'string' | 'int' | 'bool' | 'duration';
-  /** Accepted for compatibility; not acted on in this build. */
+  /** Accepted for compatibility; not acted on in this build (a warning at start). */
   unsupported?: boolean;
+  /**
+   * Security-relevant and not (fully) built: the reason a value cannot be honoured, which stops
+   * the start (undefined: this value asks for nothing missing). Running without the
+   * authentication, authorization, admission or audit an operator asked for would be worse
+   * than not running.
+   */
+  refuse?: (value: string) => string | undefined;
 }
+
+/** Authorization modes built into this server. */
+export const BUILT_AUTHORIZATION_MODES: readonly string[] = Object.keys(AUTHORIZATION_MODES);
+/** Storage backends built into this server (`--storage-backend`). */
+export const BUILT_STORAGE_BACKENDS: readonly string[] = ['builtin'];
+/** Admission plugins built into this server (always on). */
+export const BUILT_ADMISSION_PLUGINS: readonly string[] = ['NamespaceLifecycle'];
+
+const notBuilt = (what: string) => (): string => `${what} is not built into this server`;
+const listOf = (value: string): string[] => value.split(',').map((x) => x.trim()).filter((x) => x !== '');
+const refuseAuthorization = (value: string): string | undefined => {
+  const modes = listOf(value);
+  if (modes.length === 0) return 'give at least one authorization mode';
+  const missing = modes.filter((m) => !BUILT_AUTHORIZATION_MODES.includes(m));
+  if (missing.length === 0) return undefined;
+  return `authorization mode ${missing.map((m) => JSON.stringify(m)).join(', ')} is not built into this server (built: ${BUILT_AUTHORIZATION_MODES.join(', ')})`;
+};
+const refuseAdmission = (value: string): string | undefined => {
+  const missing = listOf(value).filter((m) => !BUILT_ADMISSION_PLUGINS.includes(m));
+  if (missing.length === 0) return undefined;
+  return `admission plugin ${missing.map((m) => JSON.stringify(m)).join(', ')} is not built into this server (built, always on: ${BUILT_ADMISSION_PLUGINS.join(', ')})`;
+};
+const refuseTrue = (what: string) => (value: string): string | undefined => (value === 'true' ? `${what} is not built into this server` : undefined);
+const refuseServiceAccountTokens = notBuilt('service account token authentication');
+/** Families of flags refused whatever their value (authentication and audit methods not built). */
+const REFUSED_PREFIXES: ReadonlyArray<[string, string]> = [
+  ['oidc-', 'OpenID Connect token authentication'],
+  ['requestheader-', 'request header (front proxy) authentication'],
+  ['authentication-token-webhook-', 'webhook token authentication'],
+  ['authorization-webhook-', 'webhook authorization'],
+  ['audit-', 'auditing'],
+];
 
 const FLAGS: Record<string, FlagSpec> = {
   name: { key: 'name', kind: 'string' },
@@ -68,32 +107,37 @@ const FLAGS: Record<string, FlagSpec> = {
   'initial-cluster-state': { key: 'initialClusterState', kind: 'string' },
   'snapshot-count': { key: 'snapshotCount', kind: 'int' },
   'snapshot-catchup-entries': { key: 'snapshotCatchupEntries', kind: 'int' },
-  'tls-cert-file': { key: 'tlsCertFile', kind: 'string' },
+  'tls-cert-file': { key: 'tls-cert-file', kind: 'string', refuse: notBuilt('a serving certificate from a file (the PKI of --pki-dir or <data-dir>/pki serves)') },
   'peer-cert-file': { key: 'peerCertFile', kind: 'string' },
   'peer-key-file': { key: 'peerKeyFile', kind: 'string' },
   'peer-trusted-ca-file': { key: 'peerTrustedCaFile', kind: 'string' },
   'peer-cert-allowed-cn': { key: 'peerCertAllowedCn', kind: 'string' },
-  'tls-private-key-file': { key: 'tlsPrivateKeyFile', kind: 'string' },
-  'client-ca-file': { key: 'clientCaFile', kind: 'string' },
+  'tls-private-key-file': { key: 'tls-private-key-file', kind: 'string', refuse: notBuilt('a serving key from a file (the PKI of --pki-dir or <data-dir>/pki serves)') },
+  'client-ca-file': { key: 'client-ca-file', kind: 'string', refuse: notBuilt('a client CA from a file (client certificates are checked against the PKI\'s ca.crt)') },
   'compaction-interval': { key: 'compactionIntervalSeconds', kind: 'int' },
   'min-request-timeout': { key: 'minRequestTimeoutSeconds', kind: 'int' },
   'request-timeout': { key: 'requestTimeoutMs', kind: 'duration' },
   'max-request-body-bytes': { key: 'maxRequestBodyBytes', kind: 'int' },
   'max-requests-inflight': { key: 'maxRequestsInflight', kind: 'int' },
   'max-mutating-requests-inflight': { key: 'maxMutatingRequestsInflight', kind: 'int' },
-  // Later capabilities (authentication, authorization, admission, audit): accepted, reported.
-  'enable-admission-plugins': { key: 'enable-admission-plugins', kind: 'string', unsupported: true },
+  // Later capabilities. Security-relevant ones refuse what is not built; the rest warn.
+  'enable-admission-plugins': { key: 'enable-admission-plugins', kind: 'string', refuse: refuseAdmission },
   'runtime-config': { key: 'runtime-config', kind: 'string', unsupported: true },
-  'authorization-mode': { key: 'authorization-mode', kind: 'string', unsupported: true },
+  'authorization-mode': { key: 'authorization-mode', kind: 'string', refuse: refuseAuthorization },
+  'authorization-policy-file': { key: 'authorization-policy-file', kind: 'string', refuse: notBuilt('ABAC authorization') },
   'anonymous-auth': { key: 'anonymous-auth', kind: 'bool', unsupported: true },
-  'token-auth-file': { key: 'token-auth-file', kind: 'string', unsupported: true },
-  'service-account-key-file': { key: 'service-account-key-file', kind: 'string', unsupported: true },
-  'service-account-signing-key-file': { key: 'service-account-signing-key-file', kind: 'string', unsupported: true },
-  'service-account-issuer': { key: 'service-account-issuer', kind: 'string', unsupported: true },
-  'enable-bootstrap-token-auth': { key: 'enable-bootstrap-token-auth', kind: 'bool', unsupported: true },
-  'admission-control-config-file': { key: 'admission-control-config-file', kind: 'string', unsupported: true },
-  'audit-policy-file': { key: 'audit-policy-file', kind: 'string', unsupported: true },
-  'audit-log-path': { key: 'audit-log-path', kind: 'string', unsupported: true },
+  'token-auth-file': { key: 'token-auth-file', kind: 'string', refuse: notBuilt('static token file authentication') },
+  'service-account-key-file': { key: 'service-account-key-file', kind: 'string', refuse: refuseServiceAccountTokens },
+  'service-account-signing-key-file': { key: 'service-account-signing-key-file', kind: 'string', refuse: refuseServiceAccountTokens },
+  'service-account-issuer': { key: 'service-account-issuer', kind: 'string', refuse: refuseServiceAccountTokens },
+  'enable-bootstrap-token-auth': { key: 'enable-bootstrap-token-auth', kind: 'bool', refuse: refuseTrue('bootstrap token authentication') },
+  'disable-admission-plugins': { key: 'disable-admission-plugins', kind: 'string', refuse: refuseAdmission },
+  'storage-backend': {
+    key: 'storage-backend',
+    kind: 'string',
+    refuse: (v) => (BUILT_STORAGE_BACKENDS.includes(v) ? undefined : `storage backend ${JSON.stringify(v)} is not built into this server (built: ${BUILT_STORAGE_BACKENDS.join(', ')})`),
+  },
+  'admission-control-config-file': { key: 'admission-control-config-file', kind: 'string', refuse: notBuilt('admission plugin configuration') },
   'cluster-signing-duration': { key: 'cluster-signing-duration', kind: 'string', unsupported: true },
   'feature-gates': { key: 'feature-gates', kind: 'string', unsupported: true },
 };
@@ -125,7 +169,8 @@ export function parseFlags(argv: string[]): ServerConfig {
     if (!a.startsWith('--')) throw new FlagError(`unexpected argument ${JSON.stringify(a)}`);
     const eq = a.indexOf('=');
     const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
-    const spec = FLAGS[name] ?? (name.startsWith('oidc-') || name.startsWith('requestheader-') || name.startsWith('authentication-token-webhook-') ? { key: name, kind: 'string' as const, unsupported: true } : undefined);
+    const family = REFUSED_PREFIXES.find(([prefix]) => name.startsWith(prefix));
+    const spec: FlagSpec | undefined = FLAGS[name] ?? (family ? { key: name, kind: 'string', refuse: notBuilt(family[1]) } : undefined);
     if (!spec) throw new FlagError(`unknown flag: --${name}`);
     let value: string;
     if (eq >= 0) value = a.slice(eq + 1);
@@ -135,6 +180,10 @@ export function parseFlags(argv: string[]): ServerConfig {
       value = argv[++i];
     }
     cfg.raw[name] = value;
+    if (spec.kind === 'bool' && value !== 'true' && value !== 'false') throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: must be true or false`);
+    const refused = spec.refuse?.(value);
+    if (refused !== undefined) throw new FlagError(`--${name}=${value}: ${refused}; refusing to start rather than run without it`);
+    if (spec.refuse) continue;
     if (spec.unsupported) {
       cfg.unsupported.push(name);
       continue;

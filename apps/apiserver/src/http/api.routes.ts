@@ -19,10 +19,11 @@ import { AUDIT_SINK, type AuditSink } from '../pipeline/audit.port.js';
 import { FLOW_CONTROL, type FlowControl } from '../pipeline/flow-control.port.js';
 import { createPipeline } from '../pipeline/pipeline.js';
 import { stateOf, type RequestState } from '../pipeline/request-state.js';
+import { PUBLIC_HEALTH_PATHS, registerHealthRoutes } from '../health/health.routes.js';
+import { NodeHealth } from '../health/node-health.js';
 import { CLUSTER_NODE, SERVER_CONFIG, SERVER_ENDPOINT, STORES, WIRE_CODECS, type ServerEndpoint, type StoreFactory } from '../tokens.js';
 import type { WireCodecs } from './codec.js';
 import { Discovery, aggregatedVersion } from './discovery.js';
-import { registerHealthRoutes } from './health.routes.js';
 import { OpenApiService } from './openapi.js';
 import { discardRefusedBody } from './refused-body.js';
 import { withDeadline } from './request-deadline.js';
@@ -30,11 +31,11 @@ import { ResourceHandler } from './resource.handler.js';
 import { notFoundError, sendDocument, sendStatus, toStatusError } from './status.js';
 import { serveVersion } from './version.js';
 
+const PUBLIC_INFO_PATHS = new Set(['/version', ...PUBLIC_HEALTH_PATHS]);
+
 /** Paths a request without credentials may reach (kube's anonymous access limited to these endpoints). */
 export function isPublicInfoPath(path: string): boolean {
-  if (path === '/version') return true;
-  for (const p of ['/healthz', '/livez', '/readyz']) if (path === p || path.startsWith(`${p}/`)) return true;
-  return false;
+  return PUBLIC_INFO_PATHS.has(path);
 }
 
 /** The pipeline's ports, injected together. */
@@ -63,6 +64,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
     private readonly metrics: ApiMetrics,
     private readonly hooks: PostStartHooks,
     private readonly ports: PipelinePorts,
+    private readonly health: NodeHealth,
   ) {}
 
   /** Ready for resource requests: started (every post-start hook done) and not stopping. */
@@ -127,7 +129,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
       });
 
       scope.get('/version', async (_req, reply) => serveVersion(reply));
-      registerHealthRoutes(scope, this.node, () => this.ready());
+      registerHealthRoutes(scope, { sets: this.health.sets, log: (line) => process.stderr.write(`${cfg.name}: ${line}\n`) });
       scope.get('/metrics', async (_req, reply) => {
         reply.code(200).header('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics());
       });

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { BootstrapModule } from '../bootstrap/bootstrap.module.js';
 import type { ServerConfig } from '../config/flags.js';
 import { envInt } from '../config/env.js';
+import { NodeHealth } from '../health/node-health.js';
 import { SERVER_CONFIG } from '../tokens.js';
 import { ApiRoutes, PipelinePorts } from './api.routes.js';
 import { DEFAULT_CONNECTION_LIMITS, guardConnections } from './connection.guard.js';
@@ -47,6 +48,6 @@ export class HttpServerSetup implements OnApplicationBootstrap {
 /** The HTTP edge of a node. */
 @Module({
   imports: [BootstrapModule],
-  providers: [PipelinePorts, ApiRoutes, HttpServerSetup],
+  providers: [PipelinePorts, NodeHealth, ApiRoutes, HttpServerSetup],
 })
 export class HttpModule {}
