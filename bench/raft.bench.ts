@@ -82,7 +82,8 @@ class KvClient {
         this.buf = this.buf.subarray(17);
         const w = this.waiting.get(id);
         this.waiting.delete(id);
-        if (w) (ok ? w.resolve() : w.reject(new Error('put failed')));
+        if (w && ok) w.resolve();
+        else if (w) w.reject(new Error('put failed'));
       }
     });
   }

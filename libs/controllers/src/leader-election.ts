@@ -92,7 +92,7 @@ export class LeaderElector {
 
   /** One acquire-or-renew round (exposed for tests). */
   async tick(): Promise<void> {
-    let ok = false;
+    let ok: boolean;
     try {
       ok = await this.tryAcquireOrRenew();
     } catch {

@@ -68,7 +68,7 @@ export function walkUnknown(
     const p = props[k];
     if (p) {
       if (val === null && dropNulls) {
-        let nullable = false;
+        let nullable: boolean;
         try {
           nullable = resolveSchema(p, defs).nullable === true;
         } catch {

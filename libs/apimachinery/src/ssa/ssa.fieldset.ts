@@ -229,10 +229,9 @@ function combine(a: FieldSetNode, b: FieldSetNode | undefined, op: Op): FieldSet
     const c = new Map<string, FieldSetNode>();
     for (const [k, v] of a.c) {
       const other = b.c?.get(k);
-      let r: FieldSetNode;
       if (op === 'rminus' && other?.m) continue;
       if (op === 'and' && !other) continue;
-      r = other ? combine(v, other, op) : v;
+      const r: FieldSetNode = other ? combine(v, other, op) : v;
       if (!nodeEmpty(r)) c.set(k, r);
     }
     if (c.size > 0) out.c = c;
