@@ -1,12 +1,13 @@
 # kapi API server image: one node per container (docker-compose.yml runs three plus haproxy).
-FROM node:20-bookworm-slim AS build
+# Node 24, the LTS line the tests run on (npm run test:node24).
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/package.json ./

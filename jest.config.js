@@ -2,7 +2,12 @@
  * Jest runs TypeScript sources directly as ES modules (ts-jest, transpile only).
  * Unit tests sit beside the code (`*.spec.ts`); tests that start processes live in
  * test/ (`*.test.ts`) and use the build in dist/ (npm test builds first).
+ *
+ * test/client-node-2/ drives @kubernetes/client-node 2.x, which needs Node 22 or later: it is a
+ * project of its own, present on such a Node only (`npm run test:node24` runs it on Node 24).
  */
+const nodeMajor = Number(process.versions.node.split('.')[0]);
+
 const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
@@ -20,6 +25,7 @@ export default {
   testTimeout: 180_000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/cluster/**/*.spec.ts', '<rootDir>/bench/**/*.spec.ts'] },
-    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.test.ts'], slowTestThreshold: 60 },
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/client-node-2/'], slowTestThreshold: 60 },
+    ...(nodeMajor >= 22 ? [{ ...shared, displayName: 'client-node-2', testMatch: ['<rootDir>/test/client-node-2/**/*.test.ts'], slowTestThreshold: 60 }] : []),
   ],
 };

@@ -16,6 +16,7 @@ export * from './openapi/openapi.operations.js';
 export * from './openapi/openapi.schemas.js';
 export * from './openapi/openapi.v3.js';
 export * from './openapi/openapi.v2.js';
+export * from './openapi/openapi.protobuf.js';
 export * from './openapi/openapi.publisher.js';
 export * from './validation.names.js';
 export * from './labels.selector.js';

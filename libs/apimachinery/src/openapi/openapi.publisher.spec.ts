@@ -84,7 +84,7 @@ describe('OpenAPIPublisher', () => {
   it('serves /openapi/v3 with hash = uppercase hex sha512 of the group-version document', () => {
     const res = pub.handle({ path: '/openapi/v3' });
     expect(res.status).toBe(200);
-    const disc = JSON.parse(res.body);
+    const disc = JSON.parse(res.body as string);
     const gvDoc = pub.v3Document('stable.example.com', 'v1')!;
     const hash = createHash('sha512').update(gvDoc.body).digest('hex').toUpperCase();
     expect(disc).toEqual({ paths: { 'apis/stable.example.com/v1': { serverRelativeURL: `/openapi/v3/apis/stable.example.com/v1?hash=${hash}` } } });
@@ -103,7 +103,25 @@ describe('OpenAPIPublisher', () => {
     expect(stale).toMatchObject({ status: 301, headers: { Location: `/openapi/v3/apis/stable.example.com/v1?hash=${doc.hash}` } });
     expect(pub.handle({ path: '/openapi/v3/apis/stable.example.com/v1', ifNoneMatch: `"${doc.hash}"` }).status).toBe(304);
     expect(pub.handle({ path: '/openapi/v3/apis/nope/v1' }).status).toBe(404);
-    expect(pub.handle({ path: '/openapi/v2', accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' }).status).toBe(406);
+    expect(pub.handle({ path: '/openapi/v3/apis/stable.example.com/v1', accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' }).status).toBe(406);
+  });
+
+  it('serves /openapi/v2 as gnostic protobuf when Accept prefers it, with the JSON ETag, Vary and 304', () => {
+    const json = pub.handle({ path: '/openapi/v2' });
+    const etag = json.headers.ETag;
+    expect(etag).toBe(`"${createHash('sha512').update(json.body).digest('hex').toUpperCase()}"`);
+    for (const accept of ['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', 'application/json;q=0.5, application/com.github.proto-openapi.spec.v2.v1.0+protobuf']) {
+      const pb = pub.handle({ path: '/openapi/v2', accept });
+      expect(pb.status).toBe(200);
+      expect(pb.headers).toEqual({ 'Content-Type': 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', ETag: etag, Vary: 'Accept' });
+      expect(Buffer.isBuffer(pb.body)).toBe(true);
+      expect(pb.body).toBe(pub.v2ProtobufDocument()); // built once
+      expect(pub.handle({ path: '/openapi/v2', accept, ifNoneMatch: etag })).toEqual({ status: 304, headers: pb.headers, body: '' });
+    }
+    expect(pub.handle({ path: '/openapi/v2', accept: '*/*' }).headers['Content-Type']).toBe('application/json');
+    expect(pub.handle({ path: '/openapi/v2', accept: 'application/json, application/com.github.proto-openapi.spec.v2.v1.0+protobuf' }).headers['Content-Type']).toBe('application/json');
+    expect(pub.handle({ path: '/openapi/v2', accept: 'application/yaml' }).status).toBe(406);
+    expect(pub.handle({ path: '/openapi/v2', accept: 'application/json;q=0' }).status).toBe(406);
   });
 
   it('caches documents until the kinds change', () => {
@@ -174,7 +192,7 @@ describe('OpenAPIPublisher', () => {
 
   it('serves a Swagger 2.0 document with definitions, GVKs and the same operations', () => {
     const res = pub.handle({ path: '/openapi/v2' });
-    const doc = JSON.parse(res.body);
+    const doc = JSON.parse(res.body as string);
     expect(doc.swagger).toBe('2.0');
     expect(doc.info.version).toBe('v1.33.0');
     expect(doc.definitions['com.example.stable.v1.CronTab']['x-kubernetes-group-version-kind']).toEqual([{ group: 'stable.example.com', version: 'v1', kind: 'CronTab' }]);

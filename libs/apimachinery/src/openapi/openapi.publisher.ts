@@ -9,8 +9,13 @@
  * Behaviour copied from kube-openapi handler3: ETag is the quoted uppercase SHA-512 hex; a
  * request with `?hash=` matching the current one gets `Cache-Control: public, immutable` and a
  * one-year Expires; a stale hash gets a 301 to the current URL.
+ *
+ * `/openapi/v2` is also served as protobuf (the gnostic message, openapi.protobuf.ts) when the
+ * Accept header prefers it, as kube-openapi's v2 handler does: both forms carry the ETag of the
+ * JSON document, answer If-None-Match with 304, and say `Vary: Accept`.
  */
 import { groupVersionPath, type OpenAPIKind } from './openapi.kinds.js';
+import { encodeOpenAPIV2Protobuf, OPENAPI_V2_PROTOBUF_MEDIA_TYPE, OPENAPI_V2_PROTOBUF_MEDIA_TYPE_DEPRECATED } from './openapi.protobuf.js';
 import { buildOpenAPIV2Document } from './openapi.v2.js';
 import {
   buildOpenAPIV3Discovery,
@@ -25,7 +30,8 @@ import {
 export interface OpenAPIResponse {
   status: 200 | 301 | 304 | 404 | 406;
   headers: Record<string, string>;
-  body: string;
+  /** JSON text, or the protobuf bytes of /openapi/v2. */
+  body: string | Buffer;
 }
 
 /** What the edge passes in. */
@@ -36,7 +42,8 @@ export interface OpenAPIRequest {
   hash?: string;
   /** The If-None-Match request header, if any. */
   ifNoneMatch?: string;
-  /** The Accept header; only JSON is served (protobuf variants answer 406). */
+  /** The Accept header: JSON everywhere, and the gnostic protobuf types for /openapi/v2; any
+   * other type answers 406. */
   accept?: string;
   /** Wall clock for Expires; injectable for tests. */
   now?: Date;
@@ -48,6 +55,7 @@ export class OpenAPIPublisher {
   private v3: Map<string, PublishedDocument> | undefined;
   private v3Discovery: PublishedDocument | undefined;
   private v2: PublishedDocument | undefined;
+  private v2Protobuf: Buffer | undefined;
 
   constructor(
     kinds: readonly OpenAPIKind[] = [],
@@ -62,6 +70,7 @@ export class OpenAPIPublisher {
     this.v3 = undefined;
     this.v3Discovery = undefined;
     this.v2 = undefined;
+    this.v2Protobuf = undefined;
   }
 
   /** Group-version documents keyed `api/v1`, `apis/<g>/<v>`. */
@@ -93,13 +102,25 @@ export class OpenAPIPublisher {
     return this.v2;
   }
 
+  /** The `/openapi/v2` document as gnostic protobuf bytes (built from the JSON form on first use). */
+  v2ProtobufDocument(): Buffer {
+    this.v2Protobuf ??= encodeOpenAPIV2Protobuf(JSON.parse(this.v2Document().body) as Record<string, unknown>);
+    return this.v2Protobuf;
+  }
+
   /** Answers GET /openapi/v2, /openapi/v3 and /openapi/v3/<gv>; 404 for anything else. */
   handle(req: OpenAPIRequest): OpenAPIResponse {
     const path = req.path.replace(/\/+$/, '');
-    if (!acceptsJson(req.accept)) {
-      return { status: 406, headers: { 'Content-Type': 'text/plain' }, body: 'only application/json is served' };
+    if (path === '/openapi/v2') {
+      const form = negotiate(req.accept, true);
+      if (form === undefined) return notAcceptable();
+      if (form === 'protobuf') {
+        const doc = this.v2Document();
+        return serve({ ...doc, body: '' }, req, false, { contentType: OPENAPI_V2_PROTOBUF_MEDIA_TYPE, body: () => this.v2ProtobufDocument() });
+      }
+      return serve(this.v2Document(), req, false);
     }
-    if (path === '/openapi/v2') return serve(this.v2Document(), req, false);
+    if (negotiate(req.accept, false) === undefined) return notAcceptable();
     if (path === '/openapi/v3') return serve(this.v3DiscoveryDocument(), req, false);
     if (path.startsWith('/openapi/v3/')) {
       const key = path.slice('/openapi/v3/'.length);
@@ -114,17 +135,55 @@ export class OpenAPIPublisher {
   }
 }
 
-function acceptsJson(accept: string | undefined): boolean {
-  if (!accept) return true;
-  return accept.split(',').some((c) => {
-    const t = c.split(';')[0].trim().toLowerCase();
-    return t === '*/*' || t === 'application/*' || t === 'application/json';
-  });
+function notAcceptable(): OpenAPIResponse {
+  return { status: 406, headers: { 'Content-Type': 'text/plain' }, body: 'only application/json and, for /openapi/v2, the gnostic protobuf types are served' };
 }
 
-function serve(doc: PublishedDocument, req: OpenAPIRequest, immutable: boolean): OpenAPIResponse {
+/**
+ * Which form an Accept header asks for: its media ranges by descending q (ties keep header
+ * order, then the more specific range first, like goautoneg), the first one that matches a served
+ * type wins, JSON before protobuf for wildcards. No header means JSON; undefined means 406.
+ */
+function negotiate(accept: string | undefined, protobufServed: boolean): 'json' | 'protobuf' | undefined {
+  if (accept === undefined || accept.trim() === '') return 'json';
+  const served: [string, 'json' | 'protobuf'][] = [['application/json', 'json']];
+  if (protobufServed) {
+    served.push([OPENAPI_V2_PROTOBUF_MEDIA_TYPE_DEPRECATED, 'protobuf'], [OPENAPI_V2_PROTOBUF_MEDIA_TYPE, 'protobuf']);
+  }
+  const clauses = accept
+    .split(',')
+    .map((raw, index) => {
+      const [type, ...params] = raw.split(';').map((x) => x.trim());
+      let q = 1;
+      for (const p of params) {
+        const [k, v] = p.split('=').map((x) => x.trim());
+        if (k.toLowerCase() === 'q') q = Number.isFinite(Number(v)) ? Number(v) : 0;
+      }
+      const t = type.toLowerCase();
+      const specificity = t === '*/*' ? 0 : t.endsWith('/*') ? 1 : 2;
+      return { type: t, q, index, specificity };
+    })
+    .filter((c) => c.type !== '' && c.q > 0)
+    .sort((a, b) => b.q - a.q || b.specificity - a.specificity || a.index - b.index);
+  for (const c of clauses) {
+    const [ct, cs] = c.type.split('/');
+    for (const [mediaType, form] of served) {
+      const [t, s] = mediaType.split('/');
+      if ((ct === t || ct === '*') && (cs === s || cs === '*')) return form;
+    }
+  }
+  return undefined;
+}
+
+/** The protobuf form of a document: its content type and bytes (built only when sent). */
+interface AltForm {
+  contentType: string;
+  body: () => Buffer;
+}
+
+function serve(doc: PublishedDocument, req: OpenAPIRequest, immutable: boolean, alt?: AltForm): OpenAPIResponse {
   const etag = `"${doc.hash}"`;
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', ETag: etag, Vary: 'Accept' };
+  const headers: Record<string, string> = { 'Content-Type': alt?.contentType ?? 'application/json', ETag: etag, Vary: 'Accept' };
   if (immutable) {
     headers['Cache-Control'] = 'public, immutable';
     const now = req.now ?? new Date();
@@ -133,5 +192,5 @@ function serve(doc: PublishedDocument, req: OpenAPIRequest, immutable: boolean):
   if (req.ifNoneMatch !== undefined && req.ifNoneMatch.split(',').some((t) => t.trim() === etag || t.trim() === '*')) {
     return { status: 304, headers, body: '' };
   }
-  return { status: 200, headers, body: doc.body };
+  return { status: 200, headers, body: alt ? alt.body() : doc.body };
 }

@@ -55,13 +55,13 @@ describe('core/v1 schemas', () => {
 
   it('publish api/v1 so kubectl explain configmap.data and apply validation work', () => {
     const pub = new OpenAPIPublisher(kinds);
-    const disc = JSON.parse(pub.handle({ path: '/openapi/v3' }).body);
+    const disc = JSON.parse(pub.handle({ path: '/openapi/v3' }).body as string);
     const url: string = disc.paths['api/v1'].serverRelativeURL;
     expect(url).toMatch(/^\/openapi\/v3\/api\/v1\?hash=[0-9A-F]{128}$/);
     const [path, query] = url.split('?hash=');
     const res = pub.handle({ path, hash: query });
     expect(res.status).toBe(200);
-    const doc: Doc = JSON.parse(res.body);
+    const doc: Doc = JSON.parse(res.body as string);
 
     // explain: find the schema by GVK, then follow refs.
     const cm = Object.values(doc.components.schemas as Record<string, Doc>).find((s) =>
