@@ -57,7 +57,7 @@ export class GenericStore implements StoreCore {
     this.apiVersion = apiVersionOf(decl);
     this.admission = deps.admission;
     const conv = decl.conversion;
-    this.storage = conv && conv.storageVersion !== decl.version ? versionedStorage(deps.storage, conv, this.apiVersion) : deps.storage;
+    this.storage = conv && conv.storageVersion !== decl.version ? versionedStorage(deps.storage, conv, decl.version) : deps.storage;
     this.pipeline = new WritePipeline(decl, deps.machinery, deps.admission, this.apiVersion);
   }
 
