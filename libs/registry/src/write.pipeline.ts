@@ -75,12 +75,14 @@ export class WritePipeline {
     if (!opts.managedFieldsDone && !this.decl.rest) this.trackManagedFields(old, obj, opts);
   }
 
-  /** Step 3: strategy, object meta and schema validation, one 422 listing every error. */
+  /**
+   * Step 3: object meta (which includes Kubernetes' ValidateNoNewFinalizers for terminating
+   * objects), schema and strategy validation, one 422 listing every error.
+   */
   private validate(obj: KubeObject, old: KubeObject | undefined, step: WriteStep): void {
     const m = this.machinery;
     const ctx = step.opts.ctx;
     const errs: FieldError[] = [];
-    if (old) errs.push(...noNewFinalizers(obj, old));
     if (old) errs.push(...m.validateObjectMetaUpdate(obj.metadata, old.metadata));
     else if (!this.decl.rest) errs.push(...m.validateObjectMetaCreate(obj.metadata, this.decl.namespaced));
     errs.push(...m.validateSchema(obj, this.decl.schema));
@@ -116,23 +118,4 @@ export class WritePipeline {
     });
     setManagedFields(obj, entries);
   }
-}
-
-/**
- * Kubernetes ValidateNoNewFinalizers (apimachinery objectmeta validation): once terminating,
- * the finalizer list may shrink or be reordered but never gain an entry. The new names are
- * sorted and printed as Go's %#v.
- */
-function noNewFinalizers(obj: KubeObject, old: KubeObject): FieldError[] {
-  if (old.metadata.deletionTimestamp === undefined) return [];
-  const before = new Set((old.metadata.finalizers as string[] | undefined) ?? []);
-  const added = [...new Set(((obj.metadata.finalizers as string[] | undefined) ?? []).filter((f) => !before.has(f)))].sort();
-  if (!added.length) return [];
-  return [
-    {
-      type: 'FieldValueForbidden',
-      field: 'metadata.finalizers',
-      detail: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
-    },
-  ];
 }
