@@ -11,7 +11,7 @@ import { GenericStore } from './generic.store.js';
 import { objectKey } from './kind.registry.js';
 import type { KindDeclaration, RequestContext, Strategy } from './kind.types.js';
 import { FakeStorage, recordingMachinery } from './storage.fake.js';
-import { finalizeSubresource, statusSubresource } from './subresources.js';
+import { finalizeSubresource, statusSubresource } from './subresource.strategies.js';
 
 const schema = {
   type: 'object',

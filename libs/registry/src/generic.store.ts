@@ -7,7 +7,7 @@
  * validation, metadata defaults, schema defaults), then the one write pipeline
  * (write.pipeline.ts: mutating admission -> prepare -> validation -> validating admission ->
  * canonicalize), then storage. Updates run inside storage.guaranteedUpdate, so they are retried
- * with fresh state on conflict. Deletion lives in deletion.ts, read options in read.options.ts,
+ * with fresh state on conflict. Deletion lives in store.deletion.ts, read options in read.options.ts,
  * the watch filter in watch.filter.ts.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,14 +15,14 @@ import { isDeepStrictEqual } from 'node:util';
 import { applyIntent, Errors, StatusError, validateApplyFieldManager } from '@app/apimachinery';
 import { NO_CHANGE, StorageError, type KubeObject, type Storage, type WatchHandle } from '@app/storage';
 import type { Admission } from './admission.port.js';
-import { deleteEach, deleteObject, removeIfFinalized, type StoreCore } from './deletion.js';
+import { deleteEach, deleteObject, removeIfFinalized, type StoreCore } from './store.deletion.js';
 import { apiVersionOf, collectionPrefix, objectKey } from './kind.registry.js';
 import type { KindDeclaration, RequestContext, SubresourceStrategy } from './kind.types.js';
 import type { FieldMatcher, LabelMatcher, Machinery } from './machinery.port.js';
 import { encodeContinue } from './read.options.js';
 import type { ApplyOptions, DeleteOptions, GetOptions, ListOptions, ListResponse, WriteOptions } from './request.options.js';
 import { mapStorageError } from './store.errors.js';
-import { hasStatusSubresource, subresourceOf } from './subresources.js';
+import { hasStatusSubresource, subresourceOf } from './subresource.strategies.js';
 import { versionedStorage } from './versioned.storage.js';
 import { filteredWatchSink, type WatchEventSink } from './watch.filter.js';
 import { WritePipeline } from './write.pipeline.js';
@@ -81,13 +81,14 @@ export class GenericStore implements StoreCore {
     return obj;
   }
 
-  private storedOnly(): void {
-    if (this.decl.rest) throw Errors.methodNotAllowed('get', this.gr);
+  /** A REST-only kind serves only what its handler does: every stored verb is 405. */
+  private storedOnly(verb: string): void {
+    if (this.decl.rest) throw Errors.methodNotAllowed(verb, this.gr);
   }
 
   /** get verb. */
   async get(ns: string, name: string, opts: GetOptions = {}): Promise<KubeObject> {
-    this.storedOnly();
+    this.storedOnly('get');
     let obj: KubeObject | undefined;
     try {
       obj = await this.storage.get(this.key(ns, name), opts.consistency ?? { mode: 'MostRecent' });
@@ -136,7 +137,7 @@ export class GenericStore implements StoreCore {
    * message and, in the Status' metadata.continue, a token resuming at the latest revision.
    */
   async list(ns: string, opts: ListOptions): Promise<ListResponse> {
-    this.storedOnly();
+    this.storedOnly('list');
     const { predicate, filtered } = this.selectorPredicate(opts);
     const prefix = collectionPrefix(this.decl, ns);
     const after = opts.continueAfter;
@@ -339,7 +340,7 @@ export class GenericStore implements StoreCore {
 
   /** update verb (PUT), also on update-style subresources. Returns whether it created. */
   async update(ns: string, name: string, input: KubeObject, opts: WriteOptions): Promise<{ object: KubeObject; created: boolean }> {
-    this.storedOnly();
+    this.storedOnly('update');
     if (!input || typeof input !== 'object' || Array.isArray(input)) throw Errors.badRequest('the body of the request must be an object');
     if (!input.metadata || typeof input.metadata !== 'object') input.metadata = {};
     this.checkTypeMeta(input);
@@ -387,7 +388,7 @@ export class GenericStore implements StoreCore {
     patch: unknown,
     opts: WriteOptions,
   ): Promise<KubeObject> {
-    this.storedOnly();
+    this.storedOnly('patch');
     const m = this.deps.machinery;
     const res = await this.guaranteedWrite(ns, name, opts, async (cur) => {
       let patched: unknown;
@@ -413,7 +414,7 @@ export class GenericStore implements StoreCore {
    * (or creates it), records ownership, and fails with 409 on conflicts unless `force`.
    */
   async apply(ns: string, name: string, intent: KubeObject, opts: ApplyOptions): Promise<{ object: KubeObject; created: boolean }> {
-    this.storedOnly();
+    this.storedOnly('patch');
     const fmErr = validateApplyFieldManager(opts.fieldManagerParam);
     if (fmErr) throw fmErr;
     if (!intent || typeof intent !== 'object' || Array.isArray(intent)) throw Errors.badRequest('the body of an apply patch must be an object');
@@ -468,15 +469,15 @@ export class GenericStore implements StoreCore {
     throw Errors.conflict(this.gr, name, 'the object kept changing; try again');
   }
 
-  /** delete verb (deletion.ts). */
+  /** delete verb (store.deletion.ts). */
   async delete(ns: string, name: string, options: DeleteOptions, ctx: RequestContext): Promise<{ object: KubeObject; deleted: boolean }> {
-    this.storedOnly();
+    this.storedOnly('delete');
     return deleteObject(this, ns, name, options, ctx);
   }
 
   /**
    * deletecollection verb (Kubernetes Store.DeleteCollection): the objects the selectors match
-   * at the latest revision, each deleted with the same options (deletion.ts deleteEach).
+   * at the latest revision, each deleted with the same options (store.deletion.ts deleteEach).
    */
   async deleteCollection(ns: string, q: Pick<ListOptions, 'labelSelector' | 'fieldSelector'>, options: DeleteOptions, ctx: RequestContext): Promise<number> {
     const list = await this.list(ns, { labelSelector: q.labelSelector, fieldSelector: q.fieldSelector });
@@ -488,7 +489,7 @@ export class GenericStore implements StoreCore {
    * cache does (watch.filter.ts). `name` restricts to one object.
    */
   watch(ns: string, name: string | undefined, afterRevision: number, predicate: ((o: KubeObject) => boolean) | undefined, sink: WatchEventSink): WatchHandle {
-    this.storedOnly();
+    this.storedOnly('watch');
     const key = name ? this.key(ns, name) : collectionPrefix(this.decl, ns);
     return this.storage.watch(
       { key, recursive: !name, afterRevision },

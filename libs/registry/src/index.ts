@@ -5,6 +5,6 @@ export * from './machinery.port.js';
 export * from './admission.port.js';
 export * from './request.options.js';
 export * from './read.options.js';
-export * from './subresources.js';
+export * from './subresource.strategies.js';
 export * from './watch.filter.js';
 export * from './generic.store.js';

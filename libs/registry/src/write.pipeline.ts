@@ -22,7 +22,7 @@ import type { Admission, AdmissionAttributes } from './admission.port.js';
 import type { KindDeclaration, SubresourceStrategy } from './kind.types.js';
 import type { Machinery } from './machinery.port.js';
 import type { WriteOptions } from './request.options.js';
-import { hasStatusSubresource } from './subresources.js';
+import { hasStatusSubresource } from './subresource.strategies.js';
 
 /** One write going through the pipeline. */
 export interface WriteStep {
