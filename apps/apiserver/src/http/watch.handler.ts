@@ -5,7 +5,7 @@
  * Table (kubectl get -w), BOOKMARK events with allowWatchBookmarks, the streaming-list mode
  * (sendInitialEvents), and bounded buffering per watcher.
  *
- * Cost (issue 5 item 7): storage decodes each write once for all watchers, and this handler
+ * Cost: storage decodes each write once for all watchers, and this handler
  * encodes each (event object, event type, output format) once: the bytes are cached on the
  * shared event object and written to every watcher that receives it.
  */
@@ -98,6 +98,7 @@ function bufferedBytes(raw: FastifyReply['raw']): number {
  * reached or the watch times out; a compacted N is HTTP 200 then an ERROR event with a 410
  * Status). sendInitialEvents=true (with resourceVersionMatch=NotOlderThan): the state not older
  * than N as ADDED events, then a BOOKMARK annotated k8s.io/initial-events-end, then changes.
+ * `params` are the watch options already validated (options.dto.ts); nothing is parsed here.
  */
 export async function serveWatch(
   opts: WatchServeOptions,
