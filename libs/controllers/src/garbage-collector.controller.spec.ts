@@ -20,7 +20,7 @@ import {
   validateObjectMetaUpdate,
   validateSchema,
 } from '@app/apimachinery';
-import { GenericStore, KindRegistry, NO_ADMISSION, type DeleteOptions, type KindDeclaration, type Machinery, type RequestContext } from '@app/registry';
+import { finalizeSubresource, GenericStore, KindRegistry, NO_ADMISSION, statusSubresource, type DeleteOptions, type KindDeclaration, type Machinery, type RequestContext } from '@app/registry';
 import { openLocalStorage, type KubeObject, type MvccStorage } from '@app/storage';
 import { GarbageCollector } from './garbage-collector.controller.js';
 import { NamespaceController } from './namespace.controller.js';
@@ -63,7 +63,7 @@ const NAMESPACE: KindDeclaration = {
   singular: 'namespace',
   namespaced: false,
   schema: anySchema,
-  subresources: { status: true },
+  subresources: { status: statusSubresource(), finalize: finalizeSubresource() },
   strategy: {
     prepareForCreate(o) {
       o.spec = { finalizers: ['kubernetes'] };

@@ -3,4 +3,8 @@ export * from './kind.registry.js';
 export * from './table.js';
 export * from './machinery.port.js';
 export * from './admission.port.js';
+export * from './request.options.js';
+export * from './read.options.js';
+export * from './subresource.strategies.js';
+export * from './watch.filter.js';
 export * from './generic.store.js';

@@ -77,9 +77,9 @@ export class KindRegistry {
   }
 }
 
-/** The verbs a declaration serves. */
+/** The verbs a declaration serves: as declared, else every verb (a REST-only kind: create). */
 export function verbsOf(decl: KindDeclaration): Verb[] {
-  return decl.verbs ?? ALL_VERBS;
+  return decl.verbs ?? (decl.rest ? ['create'] : ALL_VERBS);
 }
 
 /** `apiVersion` string of a declaration: `v1` for core, `group/version` otherwise. */

@@ -25,9 +25,10 @@ export interface RequestContext {
 }
 
 /**
- * Per-kind behaviour around the generic verbs, in Kubernetes' fixed order:
- * prepareForCreate/Update (may mutate: clear status, bump generation) -> defaults from schema ->
- * validate (never mutates) -> canonicalize -> storage.
+ * Per-kind behaviour around the generic verbs. The store calls the hooks in Kubernetes' fixed
+ * order (write.pipeline.ts): schema defaults -> mutating admission -> prepareForCreate/Update
+ * (may mutate: clear status, bump generation) -> validate (never mutates) -> validating
+ * admission -> canonicalize -> storage.
  */
 export interface Strategy {
   prepareForCreate?(obj: KubeObject, ctx: RequestContext): void;
@@ -47,6 +48,52 @@ export interface Strategy {
   prepareForDelete?(obj: KubeObject, ctx: RequestContext): void;
   /** Checks a delete before it happens (e.g. the default namespaces cannot be deleted). */
   validateDelete?(obj: KubeObject, ctx: RequestContext): void;
+}
+
+/**
+ * What a write through an update-style subresource may change (Kubernetes' status strategies,
+ * namespace finalize strategy, CSR approval strategy): `prepareForUpdate` resets every other
+ * part of `obj` to `old`, in place. It runs after mutating admission, in place of the kind's
+ * own prepareForUpdate.
+ */
+export interface SubresourceStrategy {
+  prepareForUpdate(obj: KubeObject, old: KubeObject, ctx: RequestContext): void;
+  /** Validation of the subresource write; default: the kind's validateUpdate/validate. */
+  validateUpdate?(obj: KubeObject, old: KubeObject, ctx: RequestContext): FieldError[];
+}
+
+/**
+ * Handler of a subresource that is not a view of the stored object (TokenRequest on
+ * serviceaccounts/token, Scale on .../scale). The answer is of `kind`.
+ */
+export interface SubresourceRestHandler {
+  get?(ns: string, name: string, ctx: RequestContext): Promise<KubeObject>;
+  create?(ns: string, name: string, obj: KubeObject, ctx: RequestContext): Promise<KubeObject>;
+  update?(ns: string, name: string, obj: KubeObject, ctx: RequestContext): Promise<KubeObject>;
+}
+
+/** One declared subresource: a strategy over the stored object, or a REST handler. */
+export type SubresourceDeclaration =
+  | { verbs: Verb[]; strategy: SubresourceStrategy; rest?: undefined }
+  | { verbs: Verb[]; rest: SubresourceRestHandler; kind: { group: string; version: string; kind: string }; strategy?: undefined };
+
+/**
+ * Handler of a REST-only kind. `create` gets the decoded, defaulted, admitted and validated
+ * request object and returns the answer (the object with its status filled in).
+ */
+export interface RestHandler {
+  create(ns: string, obj: KubeObject, ctx: RequestContext): Promise<KubeObject>;
+}
+
+/** Storage version of a multi-version kind and the conversion between its versions. */
+export interface Conversion {
+  /** The version objects are stored at (e.g. 'v2'). */
+  storageVersion: string;
+  /**
+   * Converts `obj` (any served version of this kind) to `toVersion`; metadata is kept as is.
+   * Must not mutate its input; returns obj itself when it is already at that version.
+   */
+  convert(obj: KubeObject, toVersion: string): KubeObject;
 }
 
 /** A Table column (meta/v1 TableColumnDefinition) with a function computing its cell. */
@@ -81,8 +128,23 @@ export interface KindDeclaration {
   tableColumns?: TableColumn[];
   /** Field selectors beyond metadata.name and metadata.namespace: path -> value getter. */
   fieldSelectors?: Record<string, (obj: KubeObject) => string | undefined>;
-  /** Subresources served by the generic handler (status: spec/status split). */
-  subresources?: { status?: boolean };
+  /**
+   * Subresources of the kind by name (`status`, `finalize`, `scale`, `token`, `approval`, ...).
+   * Discovery lists them from here and the handler serves nothing else. A kind that declares
+   * `status` keeps the stored status on writes to the main resource.
+   */
+  subresources?: Record<string, SubresourceDeclaration>;
+  /**
+   * REST-only kind (the review APIs, TokenRequest): never stored. The request goes through the
+   * same decode, admission and validation steps, then to this handler instead of storage.
+   */
+  rest?: RestHandler;
+  /**
+   * A kind served at several versions but stored at one: the storage version and the conversion
+   * between them. The store converts on the way into and out of storage, so every served
+   * version reads and writes the same objects.
+   */
+  conversion?: Conversion;
   /** DELETE answers with the deleted object instead of a Status (resources doc, "Delete response bodies"). */
   deleteReturnsObject?: boolean;
   /** Verbs served; default all. */

@@ -32,12 +32,18 @@ function storageVersionHash(decl: KindDeclaration): string {
   return createHash('sha256').update(`${decl.group}/${decl.version}/${decl.kind}`).digest().subarray(0, 8).toString('base64');
 }
 
-/** Subresources of a kind with the verbs each serves. */
-function subresourcesOf(decl: KindDeclaration): Array<{ name: string; verbs: string[]; kind: string }> {
-  const out: Array<{ name: string; verbs: string[]; kind: string }> = [];
-  if (decl.kind === 'Namespace' && decl.group === '') out.push({ name: 'finalize', verbs: ['update'], kind: decl.kind });
-  if (decl.subresources?.status) out.push({ name: 'status', verbs: ['get', 'patch', 'update'], kind: decl.kind });
-  return out;
+/**
+ * Subresources of a kind with the verbs each serves, from its declaration. A subresource that
+ * is a view of the stored object answers with the kind itself; a REST one with its own kind.
+ */
+function subresourcesOf(decl: KindDeclaration): Array<{ name: string; verbs: string[]; responseKind: { group: string; version: string; kind: string } }> {
+  return Object.entries(decl.subresources ?? {})
+    .map(([name, s]) => ({
+      name,
+      verbs: [...s.verbs].sort(),
+      responseKind: s.rest ? s.kind : { group: decl.group, version: decl.version, kind: decl.kind },
+    }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Which aggregated discovery version the Accept header asks for, if any. */
@@ -126,7 +132,12 @@ export class Discovery {
         if (d.categories?.length) r.categories = d.categories;
         resources.push(r);
         for (const s of subresourcesOf(d)) {
-          resources.push({ name: `${d.plural}/${s.name}`, singularName: '', namespaced: d.namespaced, kind: s.kind, verbs: s.verbs });
+          const r: ApiResource = { name: `${d.plural}/${s.name}`, singularName: '', namespaced: d.namespaced, kind: s.responseKind.kind, verbs: s.verbs };
+          if (s.responseKind.group !== d.group || s.responseKind.version !== d.version) {
+            r.group = s.responseKind.group;
+            r.version = s.responseKind.version;
+          }
+          resources.push(r);
         }
       }
       return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
@@ -165,7 +176,7 @@ export class Discovery {
                 if (subs.length) {
                   r.subresources = subs.map((s) => ({
                     subresource: s.name,
-                    responseKind: { group: d.group, version: d.version, kind: s.kind },
+                    responseKind: s.responseKind,
                     verbs: s.verbs,
                   }));
                 }

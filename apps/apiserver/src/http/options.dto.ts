@@ -1,13 +1,56 @@
 /**
  * Typed request options (Kubernetes' GetOptions, ListOptions, CreateOptions, UpdateOptions,
- * PatchOptions, DeleteOptions as query parameters), validated with class-validator in one
- * place. A bad value is a 400 BadRequest naming the parameter, never a crash downstream.
+ * PatchOptions, DeleteOptions), parsed and validated in this one place: class-transformer
+ * turns the query into a DTO, class-validator checks each parameter's form, and each DTO
+ * resolves itself into the typed options the store takes (@app/registry request.options), with
+ * the combination rules of read.options.ts. A bad value is a 400 BadRequest naming the
+ * parameter (an invalid DeleteOptions combination a 422, as Kubernetes), never a crash
+ * downstream; the store parses nothing again.
  */
+import { plainToInstance } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Matches, MaxLength, validateSync, type ValidationError } from 'class-validator';
-import { Errors } from '@app/apimachinery';
+import { Errors, type FieldError } from '@app/apimachinery';
+import {
+  getConsistency,
+  resolveListOptions,
+  resolveWatchOptions,
+  type DeleteOptions,
+  type FieldValidation,
+  type GetOptions,
+  type ListOptions,
+  type WatchOptions,
+  type WriteParams,
+} from '@app/registry';
 
 const UINT = /^\d{1,15}$/;
 const BOOL = ['true', 'false', '1', '0', ''];
+
+/** First value of each query parameter. */
+export type Query = Record<string, string | undefined>;
+
+function isTrue(v: string | undefined): boolean {
+  return v === 'true' || v === '1';
+}
+
+function optionalBool(v: string | undefined): boolean | undefined {
+  if (v === undefined || v === '') return undefined;
+  return isTrue(v);
+}
+
+function optionalInt(v: string | undefined): number | undefined {
+  return v === undefined || v === '' ? undefined : Number(v);
+}
+
+/**
+ * Every value of dryRun must be "All" (Kubernetes' ValidateDryRun). class-validator checks the
+ * first value of the query; this checks every value, of the query or of a DeleteOptions body.
+ */
+function dryRunFrom(values: string[]): boolean {
+  for (const v of values) {
+    if (v !== 'All') throw Errors.badRequest(`dryRun: Unsupported value: ${JSON.stringify(v)}: supported values: "All"`);
+  }
+  return values.length > 0;
+}
 
 /** Query parameters every verb accepts. */
 class CommonOptions {
@@ -21,6 +64,11 @@ export class GetOptionsDto extends CommonOptions {
   @IsOptional()
   @Matches(UINT, { message: 'resourceVersion: Invalid value: must be a non-negative integer' })
   resourceVersion?: string;
+
+  /** The typed options. */
+  toOptions(): GetOptions {
+    return { consistency: getConsistency(this.resourceVersion) };
+  }
 }
 
 /** list, watch, deletecollection */
@@ -71,6 +119,32 @@ export class ListOptionsDto extends CommonOptions {
   @IsOptional()
   @IsIn(['None', 'Metadata', 'Object', ''], { message: 'includeObject: Unsupported value: supported values: "None", "Metadata", "Object"' })
   includeObject?: string;
+
+  /** The list options, read consistency resolved (400 on an invalid combination). */
+  toListOptions(): ListOptions {
+    return resolveListOptions({
+      labelSelector: this.labelSelector,
+      fieldSelector: this.fieldSelector,
+      resourceVersion: this.resourceVersion,
+      resourceVersionMatch: this.resourceVersionMatch,
+      limit: optionalInt(this.limit),
+      continue: this.continue,
+    });
+  }
+
+  /** The watch options (400 on a combination validateWatchOptions forbids). */
+  toWatchOptions(): WatchOptions {
+    return resolveWatchOptions({
+      labelSelector: this.labelSelector,
+      fieldSelector: this.fieldSelector,
+      resourceVersion: this.resourceVersion,
+      resourceVersionMatch: this.resourceVersionMatch,
+      continue: this.continue,
+      sendInitialEvents: optionalBool(this.sendInitialEvents),
+      allowWatchBookmarks: isTrue(this.allowWatchBookmarks),
+      timeoutSeconds: optionalInt(this.timeoutSeconds),
+    });
+  }
 }
 
 /** create, update, patch */
@@ -91,6 +165,16 @@ export class WriteOptionsDto extends CommonOptions {
   @IsOptional()
   @IsIn(BOOL, { message: 'force: Unsupported value: must be true or false' })
   force?: string;
+
+  /** The write parameters; `dryRunValues`: every dryRun value sent (repeated parameters). */
+  toParams(dryRunValues?: string[]): WriteParams {
+    return {
+      dryRun: dryRunFrom(dryRunValues ?? (this.dryRun !== undefined ? [this.dryRun] : [])),
+      fieldValidation: (this.fieldValidation || 'Warn') as FieldValidation,
+      fieldManager: this.fieldManager,
+      force: isTrue(this.force),
+    };
+  }
 }
 
 /** delete, deletecollection (query form of DeleteOptions) */
@@ -111,6 +195,77 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
   @IsOptional()
   @IsIn(BOOL, { message: 'orphanDependents: Unsupported value: must be true or false' })
   orphanDependents?: string;
+
+  /**
+   * DeleteOptions from the decoded body (or undefined) and these parameters, which override
+   * the body (Kubernetes decodes both into one DeleteOptions), then metav1
+   * ValidateDeleteOptions (422 DeleteOptions.meta.k8s.io "" is invalid).
+   */
+  toDeleteOptions(body: unknown, dryRunValues?: string[]): DeleteOptions {
+    const queryDryRun = dryRunValues ?? (this.dryRun !== undefined ? [this.dryRun] : []);
+    dryRunFrom(queryDryRun);
+    const opts = body === undefined ? {} : deleteOptionsBody(body);
+    const grace = optionalInt(this.gracePeriodSeconds);
+    if (grace !== undefined) opts.gracePeriodSeconds = grace;
+    if (this.propagationPolicy) opts.propagationPolicy = this.propagationPolicy as DeleteOptions['propagationPolicy'];
+    if (this.orphanDependents !== undefined && this.orphanDependents !== '') opts.orphanDependents = isTrue(this.orphanDependents);
+    if (queryDryRun.length) opts.dryRun = queryDryRun;
+    if (opts.dryRun?.length) dryRunFrom(opts.dryRun);
+    const errs: FieldError[] = [];
+    if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) {
+      errs.push({ type: 'FieldValueInvalid', field: 'propagationPolicy', value: opts.propagationPolicy, detail: 'orphanDependents and deletionPropagation cannot be both set' });
+    }
+    if (opts.propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
+      errs.push({
+        type: 'FieldValueNotSupported',
+        field: 'propagationPolicy',
+        value: opts.propagationPolicy,
+        detail: 'supported values: "Foreground", "Background", "Orphan", "nil"',
+      });
+    }
+    if (errs.length) throw Errors.invalid('meta.k8s.io', 'DeleteOptions', '', errs);
+    return opts;
+  }
+}
+
+/** Checks the shape of a DeleteOptions body (fields and types). */
+function deleteOptionsBody(body: unknown): DeleteOptions {
+  const v = body as Record<string, unknown>;
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw Errors.badRequest('DeleteOptions must be an object');
+  if (v.kind !== undefined && v.kind !== 'DeleteOptions') {
+    throw Errors.badRequest(`the body of the request was not a DeleteOptions: kind ${String(v.kind)}`);
+  }
+  const out: DeleteOptions = {};
+  if (v.gracePeriodSeconds !== undefined && v.gracePeriodSeconds !== null) {
+    if (typeof v.gracePeriodSeconds !== 'number' || !Number.isInteger(v.gracePeriodSeconds)) {
+      throw Errors.badRequest('DeleteOptions.gracePeriodSeconds must be an integer');
+    }
+    out.gracePeriodSeconds = v.gracePeriodSeconds;
+  }
+  if (v.propagationPolicy !== undefined && v.propagationPolicy !== null) {
+    if (typeof v.propagationPolicy !== 'string') throw Errors.badRequest('DeleteOptions.propagationPolicy must be a string');
+    out.propagationPolicy = v.propagationPolicy as DeleteOptions['propagationPolicy'];
+  }
+  if (v.orphanDependents !== undefined && v.orphanDependents !== null) {
+    if (typeof v.orphanDependents !== 'boolean') throw Errors.badRequest('DeleteOptions.orphanDependents must be a boolean');
+    out.orphanDependents = v.orphanDependents;
+  }
+  if (v.preconditions !== undefined && v.preconditions !== null) {
+    const p = v.preconditions as Record<string, unknown>;
+    if (typeof p !== 'object' || Array.isArray(p)) throw Errors.badRequest('DeleteOptions.preconditions must be an object');
+    out.preconditions = {};
+    // metav1.Preconditions holds pointers: a field present (even "") is a condition, null is none.
+    for (const f of ['uid', 'resourceVersion'] as const) {
+      if (p[f] === undefined || p[f] === null) continue;
+      if (typeof p[f] !== 'string') throw Errors.badRequest(`DeleteOptions.preconditions.${f} must be a string`);
+      out.preconditions[f] = p[f] as string;
+    }
+  }
+  if (v.dryRun !== undefined && v.dryRun !== null) {
+    if (!Array.isArray(v.dryRun)) throw Errors.badRequest('DeleteOptions.dryRun must be a list of strings');
+    out.dryRun = v.dryRun.map(String);
+  }
+  return out;
 }
 
 function messages(errs: ValidationError[]): string[] {
@@ -118,13 +273,15 @@ function messages(errs: ValidationError[]): string[] {
 }
 
 /**
- * Validates the (first-value) query parameters against one options class. Unknown parameters
- * are ignored, as Kubernetes ignores them. Throws 400 BadRequest listing every problem.
+ * Builds one options DTO from the (first-value) query parameters and validates each parameter's
+ * form. Unknown parameters are ignored, as Kubernetes ignores them. Throws 400 BadRequest
+ * listing every problem. A request without parameters skips the validator.
  */
-export function validateOptions<T extends object>(cls: new () => T, query: Record<string, string | undefined>): T {
-  const dto = new cls();
-  const target = dto as Record<string, unknown>;
-  for (const [k, v] of Object.entries(query)) if (v !== undefined) target[k] = v;
+export function validateOptions<T extends object>(cls: new () => T, query: Query): T {
+  const plain: Record<string, string> = {};
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) plain[k] = v;
+  const dto = plainToInstance(cls, plain);
+  if (Object.keys(plain).length === 0) return dto;
   const errs = validateSync(dto, { skipMissingProperties: false, forbidUnknownValues: false, whitelist: false });
   if (errs.length) {
     const msgs = messages(errs);

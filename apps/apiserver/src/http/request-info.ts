@@ -36,7 +36,12 @@ export interface RequestInfo {
   parts: string[];
 }
 
-/** Subresources of a namespace that are not resources in their own right (Kubernetes: namespaceSubresources). */
+/**
+ * Subresources of a namespace that are not resources in their own right: Kubernetes'
+ * RequestInfoFactory keeps this rule itself (namespaceSubresources), because /namespaces/{name}/x
+ * is otherwise read as resource x inside namespace {name}. It is a rule of the path, not of the
+ * Namespace kind's declaration (whose subresources discovery and the handler read).
+ */
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
 function isTruthyParam(v: string | undefined): boolean {
@@ -134,4 +139,14 @@ export function parseRequestInfo(method: string, rawPath: string, query: Record<
   else if (info.verb === 'get' && info.name === '') info.verb = 'list';
   if (info.verb === 'delete' && info.name === '') info.verb = 'deletecollection';
   return info;
+}
+
+/**
+ * True when the path's namespace names the object itself: /api/v1/namespaces/{name}[/status
+ * |/finalize]. Kubernetes' RequestInfoFactory sets Namespace to the name there (so namespace-
+ * scoped authorization covers one's own namespace), which is why a cluster-scoped kind accepts
+ * a namespace in this one shape.
+ */
+export function namespaceIsTheObject(info: Pick<RequestInfo, 'apiGroup' | 'resource' | 'namespace' | 'name'>): boolean {
+  return info.apiGroup === '' && info.resource === 'namespaces' && info.namespace === info.name;
 }

@@ -1,28 +1,30 @@
 /**
  * The one handler for every resource request of every kind: it turns a parsed request into a
- * call on the kind's GenericStore and encodes the answer. Kinds are data; nothing here knows a
- * kind by name except the namespace `finalize` subresource, which Kubernetes routes the same way.
+ * call on the kind's GenericStore and encodes the answer. Kinds are data: which subresources
+ * exist, and whether a kind is stored or REST-only, come from its declaration. Query options
+ * are parsed and validated once (options.dto.ts) into the typed options the store takes.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Errors, fieldManagerFor, StatusError, type FieldError } from '@app/apimachinery';
+import { Errors, fieldManagerFor, StatusError } from '@app/apimachinery';
 import type { KubeObject } from '@app/storage';
 import {
   GenericStore,
-  type DeleteOptions,
-  type FieldValidation,
+  subresourceOf,
   type KindDeclaration,
   type KindRegistry,
-  type ListQuery,
   type RequestContext,
+  type SubresourceRestHandler,
   type UserInfo,
   verbsOf,
   type Verb,
 } from '@app/registry';
-import { decodeBody, encodeList, encodeObject, type WireCodecs } from './codec.js';
+import { decodeBody, encodeObject, encodeList, type WireCodecs } from './codec.js';
 import { negotiateOutput } from './negotiation.js';
 import { serveWatch } from './watch.handler.js';
-import { DeleteOptionsQueryDto, GetOptionsDto, ListOptionsDto, validateOptions, WriteOptionsDto } from './options.dto.js';
-import type { RequestInfo } from './request-info.js';
+import { DeleteOptionsQueryDto, GetOptionsDto, ListOptionsDto, validateOptions, WriteOptionsDto, type Query } from './options.dto.js';
+import { namespaceIsTheObject, type RequestInfo } from './request-info.js';
+
+export type { Query } from './options.dto.js';
 
 /** What the handler needs from the rest of the server. */
 export interface ResourceHandlerDeps {
@@ -35,51 +37,11 @@ export interface ResourceHandlerDeps {
   bookmarkIntervalMs: number;
 }
 
-/** First value of each query parameter. */
-export type Query = Record<string, string | undefined>;
-
-const FIELD_VALIDATIONS = new Set(['Strict', 'Warn', 'Ignore']);
-
-function parseDryRun(q: Query, all: string[] | undefined): boolean {
-  const values = all ?? (q.dryRun !== undefined ? [q.dryRun] : []);
-  for (const v of values) {
-    if (v !== 'All') throw Errors.badRequest(`dryRun: Unsupported value: ${JSON.stringify(v)}: supported values: "All"`);
-  }
-  return values.length > 0;
-}
-
-function parseFieldValidation(q: Query): FieldValidation {
-  const v = q.fieldValidation;
-  if (v === undefined || v === '') return 'Warn';
-  if (!FIELD_VALIDATIONS.has(v)) {
-    throw Errors.badRequest(`fieldValidation: Unsupported value: ${JSON.stringify(v)}: supported values: "Ignore", "Strict", "Warn"`);
-  }
-  return v as FieldValidation;
-}
-
-function parseIntParam(q: Query, name: string): number | undefined {
-  const v = q[name];
-  if (v === undefined || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw Errors.badRequest(`${name}: Invalid value: ${JSON.stringify(v)}: must be an integer`);
-  return Number(v);
-}
-
 function isTrue(v: string | undefined): boolean {
   return v === 'true' || v === '1';
 }
 
-function listQuery(q: Query): ListQuery {
-  const limit = parseIntParam(q, 'limit');
-  if (limit !== undefined && limit < 0) throw Errors.badRequest('limit: Invalid value: must be non-negative');
-  return {
-    labelSelector: q.labelSelector,
-    fieldSelector: q.fieldSelector,
-    resourceVersion: q.resourceVersion,
-    resourceVersionMatch: q.resourceVersionMatch,
-    limit,
-    continue: q.continue,
-  };
-}
+const NOT_FOUND = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
 
 function successStatus(decl: KindDeclaration, obj: KubeObject): Record<string, unknown> {
   return {
@@ -103,57 +65,48 @@ export class ResourceHandler {
   /** Serves one resource request; throws StatusError for the error encoder. */
   async handle(req: FastifyRequest, reply: FastifyReply, info: RequestInfo, query: Query, user: UserInfo, rawQuery: Record<string, unknown>): Promise<void> {
     const decl = this.deps.registry.lookup(info.apiGroup, info.apiVersion, info.resource);
-    if (!decl) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+    if (!decl) throw NOT_FOUND();
     const sub = info.subresource;
-    if (sub && !(sub === 'status' && decl.subresources?.status) && !(sub === 'finalize' && decl.kind === 'Namespace' && decl.group === '')) {
-      throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
-    }
+    const subDecl = subresourceOf(decl, sub);
+    if (sub && !subDecl) throw NOT_FOUND();
     const verb = info.verb as Verb;
-    if (!verbsOf(decl).includes(verb)) {
+    if (!(subDecl ? subDecl.verbs : verbsOf(decl)).includes(verb)) {
       throw Errors.methodNotAllowed(verb, { group: decl.group, resource: decl.plural });
     }
     if (decl.namespaced) {
       // A namespaced kind needs a namespace for everything but list/watch across all namespaces.
-      if (!info.namespace && !(verb === 'list' || verb === 'watch') ) {
-        throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
-      }
-    } else if (info.namespace && !(decl.kind === 'Namespace' && decl.group === '')) {
-      throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+      if (!info.namespace && !(verb === 'list' || verb === 'watch')) throw NOT_FOUND();
+    } else if (info.namespace && !namespaceIsTheObject(info)) {
+      throw NOT_FOUND();
     }
     const ns = decl.namespaced ? info.namespace : '';
-    // Typed options, validated once (class-validator): 400 on a bad parameter. Most requests
-    // carry no parameters at all; they skip the validator.
-    if (Object.keys(query).length === 0) {
-      // nothing to validate
-    } else if (verb === 'get') validateOptions(GetOptionsDto, query);
-    else if (verb === 'list' || verb === 'watch') validateOptions(ListOptionsDto, query);
-    else if (verb === 'delete' || verb === 'deletecollection') validateOptions(DeleteOptionsQueryDto, query);
-    else validateOptions(WriteOptionsDto, query);
     const store = this.deps.storeFor(decl);
     const pretty = isTrue(query.pretty);
-    const dryRunAll = rawQuery.dryRun;
-    const ctx: RequestContext = {
-      user,
-      namespace: ns,
-      dryRun: parseDryRun(query, Array.isArray(dryRunAll) ? (dryRunAll as string[]) : undefined),
-      warnings: [],
-      now: () => new Date(),
-    };
+    const dryRunAll = Array.isArray(rawQuery.dryRun) ? (rawQuery.dryRun as string[]) : undefined;
+    const ctx: RequestContext = { user, namespace: ns, dryRun: false, warnings: [], now: () => new Date() };
     const protobufOk = this.deps.codecs.hasProtobuf(decl.protobufMessage);
     const fieldManager = fieldManagerFor(query.fieldManager, req.headers['user-agent']);
     const accept = req.headers.accept;
     const includeObject = query.includeObject;
+    const writeOptions = () => {
+      const p = validateOptions(WriteOptionsDto, query).toParams(dryRunAll);
+      ctx.dryRun = p.dryRun;
+      return p;
+    };
+    if (subDecl?.rest) return this.serveRestSubresource(req, reply, decl, subDecl.rest, verb, ns, info.name, ctx, writeOptions, pretty);
 
     switch (verb) {
       case 'get': {
+        const getOptions = validateOptions(GetOptionsDto, query).toOptions();
         const fmt = negotiateOutput(accept, protobufOk);
-        const obj = await store.get(ns, info.name, query.resourceVersion);
+        const obj = await store.get(ns, info.name, getOptions);
         const enc = encodeObject(this.deps.codecs, decl, obj, fmt, pretty, includeObject);
         return this.send(reply, 200, enc.contentType, enc.body, ctx);
       }
       case 'list': {
+        const listOptions = validateOptions(ListOptionsDto, query).toListOptions();
         const fmt = negotiateOutput(accept, protobufOk);
-        const res = await store.list(ns, listQuery(query));
+        const res = await store.list(ns, listOptions);
         const meta: Record<string, unknown> = { resourceVersion: res.resourceVersion };
         if (res.continue) meta.continue = res.continue;
         if (res.remainingItemCount !== undefined) meta.remainingItemCount = res.remainingItemCount;
@@ -161,13 +114,25 @@ export class ResourceHandler {
         return this.send(reply, 200, enc.contentType, enc.body, ctx);
       }
       case 'watch':
-        return serveWatch({ maxWatchSeconds: this.deps.maxWatchSeconds, bookmarkIntervalMs: this.deps.bookmarkIntervalMs }, req, reply, decl, store, ns, info.name || undefined, query, protobufOk);
+        return serveWatch(
+          { maxWatchSeconds: this.deps.maxWatchSeconds, bookmarkIntervalMs: this.deps.bookmarkIntervalMs },
+          req,
+          reply,
+          decl,
+          store,
+          ns,
+          info.name || undefined,
+          validateOptions(ListOptionsDto, query).toWatchOptions(),
+          includeObject,
+          protobufOk,
+        );
       case 'create': {
+        const params = writeOptions();
         const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
         const body = decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufOk);
         const obj = await store.create(ns, body.value as KubeObject, {
           ctx,
-          fieldValidation: parseFieldValidation(query),
+          fieldValidation: params.fieldValidation,
           duplicateFields: body.duplicates,
           fieldManager,
         });
@@ -175,11 +140,12 @@ export class ResourceHandler {
         return this.send(reply, 201, enc.contentType, enc.body, ctx);
       }
       case 'update': {
+        const params = writeOptions();
         const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
         const body = decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufOk);
         const res = await store.update(ns, info.name, body.value as KubeObject, {
           ctx,
-          fieldValidation: parseFieldValidation(query),
+          fieldValidation: params.fieldValidation,
           duplicateFields: body.duplicates,
           subresource: sub,
           fieldManager,
@@ -188,6 +154,7 @@ export class ResourceHandler {
         return this.send(reply, res.created ? 201 : 200, enc.contentType, enc.body, ctx);
       }
       case 'patch': {
+        const params = writeOptions();
         const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
         const ct = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
         if (ct === 'application/apply-patch+yaml') {
@@ -199,11 +166,11 @@ export class ResourceHandler {
           }
           const res = await store.apply(ns, info.name, intent.value as KubeObject, {
             ctx,
-            fieldValidation: parseFieldValidation(query),
+            fieldValidation: params.fieldValidation,
             duplicateFields: intent.duplicates,
             subresource: sub,
-            fieldManagerParam: query.fieldManager,
-            force: isTrue(query.force),
+            fieldManagerParam: params.fieldManager,
+            force: params.force,
           });
           const enc = encodeObject(this.deps.codecs, decl, res.object, fmt, pretty);
           return this.send(reply, res.created ? 201 : 200, enc.contentType, enc.body, ctx);
@@ -231,7 +198,7 @@ export class ResourceHandler {
         }
         const obj = await store.patch(ns, info.name, patchType, patch.value, {
           ctx,
-          fieldValidation: parseFieldValidation(query),
+          fieldValidation: params.fieldValidation,
           duplicateFields: patch.duplicates,
           subresource: sub,
           fieldManager,
@@ -240,9 +207,8 @@ export class ResourceHandler {
         return this.send(reply, 200, enc.contentType, enc.body, ctx);
       }
       case 'delete': {
+        const opts = this.deleteOptions(req, query, dryRunAll, ctx);
         const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
-        const opts = this.deleteOptions(req, query, protobufOk);
-        if (opts.dryRun?.length) ctx.dryRun = parseDryRun({}, opts.dryRun);
         const res = await store.delete(ns, info.name, opts, ctx);
         // Kubernetes (apiserver endpoints/handlers/delete.go): 202 Accepted only when the object
         // was not removed at once AND the client asked for cascading deletion with
@@ -258,9 +224,8 @@ export class ResourceHandler {
         return this.send(reply, code, 'application/json', JSON.stringify(successStatus(decl, res.object)), ctx);
       }
       case 'deletecollection': {
-        const opts = this.deleteOptions(req, query, protobufOk);
-        if (opts.dryRun?.length) ctx.dryRun = parseDryRun({}, opts.dryRun);
-        await store.deleteCollection(ns, listQuery(query), opts, ctx);
+        const opts = this.deleteOptions(req, query, dryRunAll, ctx);
+        await store.deleteCollection(ns, { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector }, opts, ctx);
         return this.send(reply, 200, 'application/json', JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }), ctx);
       }
       default:
@@ -268,74 +233,50 @@ export class ResourceHandler {
     }
   }
 
-  /** DeleteOptions from the body (JSON, YAML or protobuf) and the query parameters. */
-  private deleteOptions(req: FastifyRequest, q: Query, protobufOk: boolean): DeleteOptions {
-    let opts: DeleteOptions = {};
+  /**
+   * DeleteOptions from the body (JSON, YAML or protobuf) and the query parameters, validated
+   * once (options.dto.ts); the request's dry run follows them.
+   */
+  private deleteOptions(req: FastifyRequest, q: Query, dryRunAll: string[] | undefined, ctx: RequestContext) {
+    const dto = validateOptions(DeleteOptionsQueryDto, q);
     const body = req.body as Buffer | undefined;
-    if (body && body.length > 0) {
-      const d = decodeBody(this.deps.codecs, req.headers['content-type'], body, protobufOk || true);
-      const v = d.value as Record<string, unknown>;
-      if (!v || typeof v !== 'object' || Array.isArray(v)) throw Errors.badRequest('DeleteOptions must be an object');
-      if (v.kind !== undefined && v.kind !== 'DeleteOptions') {
-        throw Errors.badRequest(`the body of the request was not a DeleteOptions: kind ${String(v.kind)}`);
-      }
-      opts = validateDeleteOptions(v);
-    }
-    // Query parameters override the body (Kubernetes decodes both into one DeleteOptions).
-    const grace = parseIntParam(q, 'gracePeriodSeconds');
-    if (grace !== undefined) opts.gracePeriodSeconds = grace;
-    if (q.propagationPolicy) opts.propagationPolicy = q.propagationPolicy as DeleteOptions['propagationPolicy'];
-    if (q.orphanDependents !== undefined && q.orphanDependents !== '') opts.orphanDependents = isTrue(q.orphanDependents);
-    if (q.dryRun) opts.dryRun = [q.dryRun];
-    // metav1 validation.ValidateDeleteOptions, reported as DeleteOptions.meta.k8s.io "" is invalid.
-    const errs: FieldError[] = [];
-    if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) {
-      errs.push({ type: 'FieldValueInvalid', field: 'propagationPolicy', value: opts.propagationPolicy, detail: 'orphanDependents and deletionPropagation cannot be both set' });
-    }
-    if (opts.propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
-      errs.push({
-        type: 'FieldValueNotSupported',
-        field: 'propagationPolicy',
-        value: opts.propagationPolicy,
-        detail: 'supported values: "Foreground", "Background", "Orphan", "nil"',
-      });
-    }
-    if (errs.length) throw Errors.invalid('meta.k8s.io', 'DeleteOptions', '', errs);
+    const value = body && body.length > 0 ? decodeBody(this.deps.codecs, req.headers['content-type'], body, true).value : undefined;
+    const opts = dto.toDeleteOptions(value, dryRunAll);
+    ctx.dryRun = (opts.dryRun?.length ?? 0) > 0;
     return opts;
   }
-}
 
-/** Checks the shape of a DeleteOptions body (fields and types). */
-function validateDeleteOptions(v: Record<string, unknown>): DeleteOptions {
-  const out: DeleteOptions = {};
-  if (v.gracePeriodSeconds !== undefined && v.gracePeriodSeconds !== null) {
-    if (typeof v.gracePeriodSeconds !== 'number' || !Number.isInteger(v.gracePeriodSeconds)) {
-      throw Errors.badRequest('DeleteOptions.gracePeriodSeconds must be an integer');
+  /**
+   * A subresource that is not a view of the stored object (TokenRequest, Scale): its REST
+   * handler answers; JSON only.
+   */
+  private async serveRestSubresource(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    decl: KindDeclaration,
+    rest: SubresourceRestHandler,
+    verb: Verb,
+    ns: string,
+    name: string,
+    ctx: RequestContext,
+    writeOptions: () => unknown,
+    pretty: boolean,
+  ): Promise<void> {
+    const fmt = negotiateOutput(req.headers.accept, false, { allowTable: false });
+    const body = (): KubeObject => decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, false).value as KubeObject;
+    let out: KubeObject | undefined;
+    let code = 200;
+    if (verb === 'get' && rest.get) out = await rest.get(ns, name, ctx);
+    else if (verb === 'create' && rest.create) {
+      writeOptions();
+      out = await rest.create(ns, name, body(), ctx);
+      code = 201;
+    } else if (verb === 'update' && rest.update) {
+      writeOptions();
+      out = await rest.update(ns, name, body(), ctx);
     }
-    out.gracePeriodSeconds = v.gracePeriodSeconds;
+    if (!out) throw Errors.methodNotAllowed(verb, { group: decl.group, resource: decl.plural });
+    const enc = encodeObject(this.deps.codecs, decl, out, fmt, pretty);
+    return this.send(reply, code, enc.contentType, enc.body, ctx);
   }
-  if (v.propagationPolicy !== undefined && v.propagationPolicy !== null) {
-    if (typeof v.propagationPolicy !== 'string') throw Errors.badRequest('DeleteOptions.propagationPolicy must be a string');
-    out.propagationPolicy = v.propagationPolicy as DeleteOptions['propagationPolicy'];
-  }
-  if (v.orphanDependents !== undefined && v.orphanDependents !== null) {
-    if (typeof v.orphanDependents !== 'boolean') throw Errors.badRequest('DeleteOptions.orphanDependents must be a boolean');
-    out.orphanDependents = v.orphanDependents;
-  }
-  if (v.preconditions !== undefined && v.preconditions !== null) {
-    const p = v.preconditions as Record<string, unknown>;
-    if (typeof p !== 'object' || Array.isArray(p)) throw Errors.badRequest('DeleteOptions.preconditions must be an object');
-    out.preconditions = {};
-    // metav1.Preconditions holds pointers: a field present (even "") is a condition, null is none.
-    for (const f of ['uid', 'resourceVersion'] as const) {
-      if (p[f] === undefined || p[f] === null) continue;
-      if (typeof p[f] !== 'string') throw Errors.badRequest(`DeleteOptions.preconditions.${f} must be a string`);
-      out.preconditions[f] = p[f] as string;
-    }
-  }
-  if (v.dryRun !== undefined && v.dryRun !== null) {
-    if (!Array.isArray(v.dryRun)) throw Errors.badRequest('DeleteOptions.dryRun must be a list of strings');
-    out.dryRun = v.dryRun.map(String);
-  }
-  return out;
 }

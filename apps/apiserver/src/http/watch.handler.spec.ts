@@ -1,38 +1,4 @@
-import { StatusError } from '@app/apimachinery';
-import { encodeEventLine, parseWatchParams } from './watch.handler.js';
-
-describe('parseWatchParams', () => {
-  it('reads resourceVersion, bookmarks, timeout and sendInitialEvents', () => {
-    expect(parseWatchParams({})).toEqual({ resourceVersion: undefined, sendInitialEvents: undefined, allowWatchBookmarks: false, timeoutSeconds: undefined });
-    expect(parseWatchParams({ resourceVersion: '0', allowWatchBookmarks: 'true', timeoutSeconds: '0' })).toMatchObject({ resourceVersion: 0, allowWatchBookmarks: true, timeoutSeconds: undefined });
-    expect(parseWatchParams({ resourceVersion: '12', timeoutSeconds: '30' })).toMatchObject({ resourceVersion: 12, timeoutSeconds: 30 });
-    expect(parseWatchParams({ sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' }).sendInitialEvents).toBe(true);
-    expect(parseWatchParams({ sendInitialEvents: 'false', resourceVersionMatch: 'NotOlderThan', resourceVersion: '3' }).sendInitialEvents).toBe(false);
-  });
-
-  it('rejects the combinations Kubernetes validateWatchOptions forbids, with 400', () => {
-    const bad: Record<string, string>[] = [
-      { sendInitialEvents: 'true' },
-      { sendInitialEvents: 'true', resourceVersionMatch: 'Exact', resourceVersion: '1' },
-      { resourceVersionMatch: 'NotOlderThan', resourceVersion: '1' },
-      { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan', continue: 'x' },
-      { sendInitialEvents: 'maybe', resourceVersionMatch: 'NotOlderThan' },
-      { resourceVersion: 'abc' },
-      { timeoutSeconds: '-1' },
-      { timeoutSeconds: 'soon' },
-    ];
-    for (const q of bad) {
-      let err: unknown;
-      try {
-        parseWatchParams(q);
-      } catch (e) {
-        err = e;
-      }
-      expect(err).toBeInstanceOf(StatusError);
-      expect((err as StatusError).code).toBe(400);
-    }
-  });
-});
+import { encodeEventLine } from './watch.handler.js';
 
 describe('encodeEventLine', () => {
   it('encodes an (object, type, format) once and returns the same bytes to every watcher', () => {

@@ -5,19 +5,16 @@
  * Table (kubectl get -w), BOOKMARK events with allowWatchBookmarks, the streaming-list mode
  * (sendInitialEvents), and bounded buffering per watcher.
  *
- * Cost (issue 5 item 7): storage decodes each write once for all watchers, and this handler
+ * Cost: storage decodes each write once for all watchers, and this handler
  * encodes each (event object, event type, output format) once: the bytes are cached on the
  * shared event object and written to every watcher that receives it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { encodeWatchEventFrame, Errors, type JsonObject, type StatusError } from '@app/apimachinery';
-import type { KubeObject, WatchHandle } from '@app/storage';
-import { apiVersionOf, parseResourceVersion, toTable, type GenericStore, type KindDeclaration, type WatchEventOut } from '@app/registry';
+import type { KubeObject, ReadConsistency, WatchHandle } from '@app/storage';
+import { apiVersionOf, toTable, type GenericStore, type KindDeclaration, type WatchEventOut, type WatchOptions } from '@app/registry';
 import { negotiateOutput, type OutputFormat } from './negotiation.js';
 import { envInt } from '../config/env.js';
-
-/** First value of each query parameter. */
-type Query = Record<string, string | undefined>;
 
 /** Limits of watches. */
 export interface WatchServeOptions {
@@ -51,66 +48,6 @@ const DEFAULT_MAX_BUFFER = 8 * 1024 * 1024;
 const DEFAULT_SLOW_GRACE_MS = 5000;
 /** setTimeout's largest delay; longer watch timeouts are clamped to it (about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-function isTrue(v: string | undefined): boolean {
-  return v === 'true' || v === '1';
-}
-
-function parseIntParam(q: Query, name: string): number | undefined {
-  const v = q[name];
-  if (v === undefined || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw Errors.badRequest(`${name}: Invalid value: ${JSON.stringify(v)}: must be an integer`);
-  return Number(v);
-}
-
-function parseBool(q: Query, name: string): boolean | undefined {
-  const v = q[name];
-  if (v === undefined || v === '') return undefined;
-  if (v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  throw Errors.badRequest(`${name}: Invalid value: ${JSON.stringify(v)}: must be a boolean`);
-}
-
-/** Parsed and validated watch parameters. */
-export interface WatchParams {
-  /** undefined = unset; 0 = "0"; else the revision. */
-  resourceVersion: number | undefined;
-  /** sendInitialEvents as sent (undefined when absent). */
-  sendInitialEvents: boolean | undefined;
-  allowWatchBookmarks: boolean;
-  /** timeoutSeconds when set and > 0. */
-  timeoutSeconds: number | undefined;
-}
-
-/**
- * Validates the watch form of ListOptions the way Kubernetes' validateWatchOptions does
- * (answered 400 here, as the conventions' error table says for invalid combinations):
- * sendInitialEvents needs resourceVersionMatch=NotOlderThan; resourceVersionMatch needs
- * sendInitialEvents, must be NotOlderThan, and is forbidden with continue.
- */
-export function parseWatchParams(q: Query): WatchParams {
-  const resourceVersion = parseResourceVersion(q.resourceVersion);
-  const sendInitialEvents = parseBool(q, 'sendInitialEvents');
-  const match = q.resourceVersionMatch || undefined;
-  const errs: string[] = [];
-  if (sendInitialEvents !== undefined && match !== 'NotOlderThan') {
-    errs.push('resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
-  }
-  if (match !== undefined) {
-    if (sendInitialEvents === undefined) errs.push('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
-    if (match !== 'NotOlderThan') errs.push(`resourceVersionMatch: Unsupported value: ${JSON.stringify(match)}: supported values: "NotOlderThan"`);
-    if (q.continue) errs.push('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided');
-  }
-  if (errs.length) throw Errors.badRequest(`ListOptions.meta.k8s.io "" is invalid: ${errs.join(', ')}`);
-  const timeout = parseIntParam(q, 'timeoutSeconds');
-  if (timeout !== undefined && timeout < 0) throw Errors.badRequest('timeoutSeconds: Invalid value: must be non-negative');
-  return {
-    resourceVersion,
-    sendInitialEvents,
-    allowWatchBookmarks: isTrue(q.allowWatchBookmarks),
-    timeoutSeconds: timeout !== undefined && timeout > 0 ? timeout : undefined,
-  };
-}
 
 /**
  * Encoded events, cached on the (shared, read-only) object they carry, keyed
@@ -161,6 +98,7 @@ function bufferedBytes(raw: FastifyReply['raw']): number {
  * reached or the watch times out; a compacted N is HTTP 200 then an ERROR event with a 410
  * Status). sendInitialEvents=true (with resourceVersionMatch=NotOlderThan): the state not older
  * than N as ADDED events, then a BOOKMARK annotated k8s.io/initial-events-end, then changes.
+ * `params` are the watch options already validated (options.dto.ts); nothing is parsed here.
  */
 export async function serveWatch(
   opts: WatchServeOptions,
@@ -170,13 +108,14 @@ export async function serveWatch(
   store: GenericStore,
   ns: string,
   name: string | undefined,
-  q: Query,
+  params: WatchOptions,
+  includeObject: string | undefined,
   protobufOk = false,
 ): Promise<void> {
   const fmt: OutputFormat = negotiateOutput(req.headers.accept, protobufOk);
   if (fmt.kind === 'yaml') throw Errors.notAcceptable(protobufOk ? ['application/json', PROTOBUF_WATCH] : ['application/json']);
-  const params = parseWatchParams(q);
-  const { predicate } = store.selectorPredicate({ labelSelector: q.labelSelector, fieldSelector: q.fieldSelector });
+  const selectors = { labelSelector: params.labelSelector, fieldSelector: params.fieldSelector };
+  const { predicate } = store.selectorPredicate(selectors);
   const pred = name ? (o: KubeObject) => o.metadata.name === name && (!predicate || predicate(o)) : predicate;
   const rv = params.resourceVersion;
 
@@ -184,23 +123,25 @@ export async function serveWatch(
   let initial: KubeObject[] = [];
   let after: number;
   let initialEnd = false;
-  const listInitial = async (resourceVersion: string | undefined, resourceVersionMatch: string | undefined): Promise<void> => {
-    const list = await store.list(ns, { labelSelector: q.labelSelector, fieldSelector: q.fieldSelector, resourceVersion, resourceVersionMatch });
+  // unset: Most Recent; "0": Any; N: not older than N.
+  const consistency: ReadConsistency = rv === undefined ? { mode: 'MostRecent' } : rv === 0 ? { mode: 'Any' } : { mode: 'NotOlderThan', revision: rv };
+  const listInitial = async (): Promise<void> => {
+    const list = await store.list(ns, { ...selectors, consistency });
     initial = name ? list.items.filter((o) => o.metadata.name === name) : list.items;
     after = Number(list.resourceVersion);
   };
   if (params.sendInitialEvents === true) {
     // Streaming list: unset = consistent read, "0" = any, N = not older than N.
-    await listInitial(rv === undefined ? undefined : String(rv), rv === undefined ? undefined : 'NotOlderThan');
+    await listInitial();
     initialEnd = true;
   } else if (params.sendInitialEvents === false) {
     // No initial state: from N, or from "now" when unset/"0".
     if (rv === undefined || rv === 0) {
       // Only the revision is needed: a one-item page read Most Recent ("0": Any).
-      after = Number((await store.list(ns, { resourceVersion: rv === 0 ? '0' : undefined, limit: 1 })).resourceVersion);
+      after = Number((await store.list(ns, { consistency, limit: 1 })).resourceVersion);
     } else after = rv;
   } else if (rv === undefined || rv === 0) {
-    await listInitial(rv === 0 ? '0' : undefined, undefined);
+    await listInitial();
   } else {
     after = rv;
   }
@@ -236,7 +177,7 @@ export async function serveWatch(
       const object = toTable(decl, [obj as KubeObject], {
         now: new Date(),
         listMeta: { resourceVersion: (obj as KubeObject).metadata?.resourceVersion },
-        includeObject: q.includeObject,
+        includeObject,
         version: fmt.version,
         withHeaders: !headersSent,
       });

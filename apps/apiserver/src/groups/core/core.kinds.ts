@@ -6,7 +6,7 @@
 import type { FieldError } from '@app/apimachinery';
 import { Errors } from '@app/apimachinery';
 import type { KubeObject } from '@app/storage';
-import { ageOf, humanDuration, type KindDeclaration, type Strategy } from '@app/registry';
+import { ageOf, finalizeSubresource, humanDuration, statusSubresource, type KindDeclaration, type Strategy } from '@app/registry';
 import { ConfigMapSchema, EventSchema, NamespaceSchema, SecretSchema, ServiceAccountSchema } from './core.schemas.js';
 
 /** Total size limit of ConfigMap and Secret data (Kubernetes MaxSecretSize / TotalSizeLimitBytes: 1 MiB). */
@@ -217,7 +217,7 @@ export const CORE_KINDS: KindDeclaration[] = [
     schema: NamespaceSchema,
     protobufMessage: 'k8s.io.api.core.v1.Namespace',
     strategy: namespaceStrategy,
-    subresources: { status: true },
+    subresources: { status: statusSubresource(), finalize: finalizeSubresource() },
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
     tableColumns: [{ name: 'Status', type: 'string', priority: 0, description: 'The status of the namespace', cell: (o) => asMap(o.status).phase ?? '' }],
     fieldSelectors: { 'status.phase': str((o) => asMap(o.status).phase) },

@@ -1,0 +1,136 @@
+/**
+ * The one request path on real storage (LevelDB in a temp dir) through Fastify: a REST-only
+ * kind served by it, subresources as declared, and the typed options' 400s.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { StatusError } from '@app/apimachinery';
+import { openLocalStorage, type KubeObject, type MvccStorage } from '@app/storage';
+import { GenericStore, KindRegistry, NO_ADMISSION, statusSubresource, type KindDeclaration } from '@app/registry';
+import { createMachinery, createWireCodecs } from '../wiring/machinery.js';
+import { ResourceHandler } from './resource.handler.js';
+import { parseRequestInfo } from './request-info.js';
+
+const anySchema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as KindDeclaration['schema'];
+
+/** A test-only review API: never stored, answers with the request and a status. */
+const ECHO: KindDeclaration = {
+  group: 'example.com',
+  version: 'v1',
+  kind: 'EchoReview',
+  plural: 'echoreviews',
+  singular: 'echoreview',
+  namespaced: false,
+  schema: anySchema,
+  rest: { create: async (_ns, obj, ctx) => ({ ...obj, status: { user: ctx.user.username, echoed: obj.spec } }) },
+};
+
+const WIDGET: KindDeclaration = {
+  group: 'example.com',
+  version: 'v1',
+  kind: 'Widget',
+  plural: 'widgets',
+  singular: 'widget',
+  namespaced: true,
+  schema: anySchema,
+  subresources: {
+    status: statusSubresource(),
+    scale: {
+      verbs: ['get'],
+      kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+      rest: { get: async (ns, name) => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name, namespace: ns }, spec: { replicas: 1 } }) },
+    },
+  },
+};
+
+let dir: string;
+let storage: MvccStorage;
+let close: () => Promise<void>;
+let app: FastifyInstance;
+let base: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'handler-spec-'));
+  ({ storage, close } = await openLocalStorage({ dataDir: dir, sync: false, compactionIntervalMs: 0 }));
+  const registry = new KindRegistry();
+  registry.register(ECHO);
+  registry.register(WIDGET);
+  const machinery = createMachinery();
+  const stores = new Map<KindDeclaration, GenericStore>();
+  const handler = new ResourceHandler({
+    registry,
+    storeFor: (d) => stores.get(d) ?? stores.set(d, new GenericStore(d, { storage, machinery, admission: NO_ADMISSION })).get(d)!,
+    codecs: createWireCodecs(),
+    maxWatchSeconds: 60,
+    bookmarkIntervalMs: 60_000,
+  });
+  app = Fastify();
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.all('/*', async (req, reply) => {
+    const url = new URL(req.url, 'http://localhost');
+    const query = Object.fromEntries(url.searchParams);
+    const info = parseRequestInfo(req.method, url.pathname, query);
+    try {
+      await handler.handle(req, reply, info, query, { username: 'alice', groups: [] }, req.query as Record<string, unknown>);
+    } catch (e) {
+      if (!(e instanceof StatusError)) throw e;
+      reply.code(e.code).send(e.toStatus());
+    }
+  });
+  base = await app.listen({ host: '127.0.0.1', port: 0 });
+});
+
+afterAll(async () => {
+  await app.close();
+  await close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A real HTTP request to the test server. */
+async function json(method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown): Promise<{ statusCode: number; json<T>(): T }> {
+  const r = await fetch(base + url, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  return { statusCode: r.status, json: <T>() => JSON.parse(text) as T };
+}
+
+describe('ResourceHandler', () => {
+  it('serves a REST-only kind on the same path: create answers 201 from its handler, nothing is stored', async () => {
+    const r = await json('POST', '/apis/example.com/v1/echoreviews', { apiVersion: 'example.com/v1', kind: 'EchoReview', spec: { q: 1 } });
+    expect(r.statusCode).toBe(201);
+    expect(r.json<KubeObject>()).toMatchObject({ kind: 'EchoReview', status: { user: 'alice', echoed: { q: 1 } } });
+    expect((await storage.list('/registry/example.com/', { consistency: { mode: 'MostRecent' } })).items).toEqual([]);
+    const list = await json('GET', '/apis/example.com/v1/echoreviews');
+    expect(list.statusCode).toBe(405);
+  });
+
+  it('serves declared subresources only: status on the object, scale through its REST handler, others 404', async () => {
+    const created = await json('POST', '/apis/example.com/v1/namespaces/a/widgets', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { n: 1 } });
+    expect(created.statusCode).toBe(201);
+    const cur = created.json<KubeObject>();
+    const status = await json('PUT', '/apis/example.com/v1/namespaces/a/widgets/w/status', { ...cur, spec: { n: 9 }, status: { ok: true } });
+    expect(status.statusCode).toBe(200);
+    expect(status.json<KubeObject>()).toMatchObject({ spec: { n: 1 }, status: { ok: true } });
+    const scale = await json('GET', '/apis/example.com/v1/namespaces/a/widgets/w/scale');
+    expect(scale.json<KubeObject>()).toMatchObject({ kind: 'Scale', spec: { replicas: 1 } });
+    expect((await json('PUT', '/apis/example.com/v1/namespaces/a/widgets/w/finalize', cur)).statusCode).toBe(404);
+    expect((await json('PUT', '/apis/example.com/v1/namespaces/a/widgets/w/scale', cur)).statusCode).toBe(405);
+  });
+
+  it('answers bad options with 400 and Kubernetes messages, once', async () => {
+    const bad = await json('GET', '/apis/example.com/v1/namespaces/a/widgets/w?resourceVersion=abc');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json<{ message: string }>().message).toBe('resourceVersion: Invalid value: must be a non-negative integer');
+    const match = await json('GET', '/apis/example.com/v1/namespaces/a/widgets?resourceVersionMatch=NotOlderThan');
+    expect(match.statusCode).toBe(400);
+    expect(match.json<{ message: string }>().message).toContain('resourceVersionMatch is forbidden unless resourceVersion is provided');
+    const dry = await json('POST', '/apis/example.com/v1/namespaces/a/widgets?dryRun=Some', { metadata: { name: 'x' } });
+    expect(dry.json<{ message: string }>().message).toBe('dryRun: Unsupported value: supported values: "All"');
+  });
+});

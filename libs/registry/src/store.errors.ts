@@ -1,0 +1,28 @@
+/**
+ * Storage failures as Status errors naming the resource (Kubernetes' storeerr.InterpretXError).
+ */
+import { Errors } from '@app/apimachinery';
+import { StorageError } from '@app/storage';
+
+/** Maps a storage failure to a Status error naming `gr`/`name`; anything else is rethrown. */
+export function mapStorageError(gr: { group: string; resource: string }, err: unknown, name: string): never {
+  if (err instanceof StorageError) {
+    switch (err.code) {
+      case 'KeyExists':
+        throw Errors.alreadyExists(gr, name);
+      case 'KeyNotFound':
+        throw Errors.notFound(gr, name);
+      case 'Conflict':
+        throw Errors.conflict(gr, name, err.message || 'the object has been modified; please apply your changes to the latest version and try again');
+      case 'Compacted':
+        throw Errors.gone(`The resourceVersion for the provided list is too old.`);
+      case 'TooLargeResourceVersion':
+        throw Errors.tooLargeResourceVersion(err.requestedRevision ?? 0, err.currentRevision ?? 0);
+      case 'Unavailable':
+        throw Errors.timeout(`Timeout: request did not complete within the allowed duration: ${err.message}`);
+      default:
+        throw Errors.internal(err.message);
+    }
+  }
+  throw err;
+}

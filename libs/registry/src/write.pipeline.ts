@@ -1,0 +1,121 @@
+/**
+ * The write pipeline, in the one place it is written: every create, update, patch, apply and
+ * subresource write of every kind runs these steps in kube-apiserver's order
+ * (apiserver endpoints/handlers create.go and update.go, registry/generic/registry store.go):
+ *
+ *   (decoded, field-validated, schema-defaulted request object; system metadata wiped on create)
+ *   1. mutating admission                      handlers: Admit before Store.Create / in the
+ *                                              update's object-info transformers
+ *   2. prepare: system metadata, then the      rest.BeforeCreate / BeforeUpdate:
+ *      strategy's prepareForCreate/Update      FillObjectMetaSystemFields, PrepareFor*
+ *      (or the subresource's strategy)
+ *   3. validation: strategy, object meta,      strategy.Validate*, ValidateObjectMeta*
+ *      schema
+ *   4. validating admission                    createValidation / updateValidation
+ *   5. canonicalize                            strategy.Canonicalize
+ *   6. managed fields (Update operations)
+ *   then storage (or a REST-only kind's handler).
+ */
+import { Errors, FieldSet, setManagedFields, trackUpdate, type FieldError } from '@app/apimachinery';
+import type { KubeObject } from '@app/storage';
+import type { Admission, AdmissionAttributes } from './admission.port.js';
+import type { KindDeclaration, SubresourceStrategy } from './kind.types.js';
+import type { Machinery } from './machinery.port.js';
+import type { WriteOptions } from './request.options.js';
+import { hasStatusSubresource } from './subresource.strategies.js';
+
+/** One write going through the pipeline. */
+export interface WriteStep {
+  operation: 'CREATE' | 'UPDATE';
+  ns: string;
+  /** The name from the URL or the object ('' while a generateName is pending). */
+  name: string;
+  /** The object to write; every step mutates this one object. */
+  obj: KubeObject;
+  /** The stored object an update starts from. */
+  old?: KubeObject;
+  opts: WriteOptions;
+  /** Step 2 for this write: system metadata and the (subresource's) strategy hook. */
+  prepare(obj: KubeObject): void;
+  /** The subresource strategy, for its validation (undefined: the kind's own). */
+  subresource?: SubresourceStrategy;
+}
+
+/** Runs the pipeline of one kind. */
+export class WritePipeline {
+  private readonly apiVersion: string;
+
+  constructor(
+    private readonly decl: KindDeclaration,
+    private readonly machinery: Machinery,
+    private readonly admission: Admission,
+    apiVersion: string,
+  ) {
+    this.apiVersion = apiVersion;
+  }
+
+  /** Runs steps 1-6 on `step.obj`; the caller stores the result. */
+  async run(step: WriteStep): Promise<void> {
+    const { obj, old, opts } = step;
+    const attrs = (): AdmissionAttributes => ({
+      operation: step.operation,
+      decl: this.decl,
+      namespace: step.ns,
+      name: obj.metadata.name ?? step.name,
+      subresource: opts.subresource ?? '',
+      object: obj,
+      oldObject: old,
+      ctx: opts.ctx,
+    });
+    await this.admission.admit(attrs());
+    step.prepare(obj);
+    this.validate(obj, old, step);
+    await this.admission.validate(attrs());
+    this.decl.strategy?.canonicalize?.(obj);
+    if (!opts.managedFieldsDone && !this.decl.rest) this.trackManagedFields(old, obj, opts);
+  }
+
+  /**
+   * Step 3: object meta (which includes Kubernetes' ValidateNoNewFinalizers for terminating
+   * objects), schema and strategy validation, one 422 listing every error.
+   */
+  private validate(obj: KubeObject, old: KubeObject | undefined, step: WriteStep): void {
+    const m = this.machinery;
+    const ctx = step.opts.ctx;
+    const errs: FieldError[] = [];
+    if (old) errs.push(...m.validateObjectMetaUpdate(obj.metadata, old.metadata));
+    else if (!this.decl.rest) errs.push(...m.validateObjectMetaCreate(obj.metadata, this.decl.namespaced));
+    errs.push(...m.validateSchema(obj, this.decl.schema));
+    const s = this.decl.strategy;
+    if (old) {
+      const sub = step.subresource?.validateUpdate;
+      errs.push(...(sub ? sub(obj, old, ctx) : (s?.validateUpdate?.(obj, old, ctx) ?? s?.validate?.(obj, ctx) ?? [])));
+    } else errs.push(...(s?.validate?.(obj, ctx) ?? []));
+    if (errs.length) {
+      const name = obj.metadata.name || (obj.metadata.generateName as string | undefined) || '';
+      throw Errors.invalid(this.decl.group, this.decl.kind, name, errs);
+    }
+  }
+
+  /** Fields a write to this endpoint never owns (status on the main resource of a kind with /status). */
+  ignoredFields(subresource: string | undefined): FieldSet | undefined {
+    if (!hasStatusSubresource(this.decl)) return undefined;
+    return subresource === 'status' ? undefined : FieldSet.of(['f:status']);
+  }
+
+  /** Step 6: records an Update operation's field ownership (conventions, apply rules 4-5, 8). */
+  private trackManagedFields(old: KubeObject | undefined, obj: KubeObject, opts: WriteOptions): void {
+    if (!opts.fieldManager) return;
+    const entries = trackUpdate({
+      old,
+      new: obj,
+      manager: opts.fieldManager,
+      schema: this.decl.schema,
+      apiVersion: this.apiVersion,
+      now: opts.ctx.now(),
+      subresource: opts.subresource || undefined,
+      ignoredFields: this.ignoredFields(opts.subresource),
+    });
+    setManagedFields(obj, entries);
+  }
+}
