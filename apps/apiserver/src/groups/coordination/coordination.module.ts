@@ -1,9 +1,13 @@
 /**
- * The coordination.k8s.io API group (`/apis/coordination.k8s.io/v1`): Lease.
+ * The coordination.k8s.io API group (`/apis/coordination.k8s.io/v1`). A kind is one folder here;
+ * COORDINATION_KINDS is the one list of the group's kinds.
  */
 import { Inject, Module } from '@nestjs/common';
-import type { KindRegistry } from '@app/registry';
-import { COORDINATION_KINDS } from './coordination.kinds.js';
+import type { KindDeclaration, KindRegistry } from '@app/registry';
+import { leaseKind } from './lease/lease.kind.js';
+
+/** The coordination.k8s.io/v1 kinds. */
+export const COORDINATION_KINDS: readonly KindDeclaration[] = [leaseKind];
 
 /** Registers the coordination.k8s.io/v1 kinds. */
 @Module({})

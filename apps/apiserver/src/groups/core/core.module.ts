@@ -1,9 +1,17 @@
 /**
- * The core API group (`/api/v1`): Namespace, ConfigMap, Secret, ServiceAccount, Event.
+ * The core API group (`/api/v1`). A kind is one folder here (schema, strategy, declaration);
+ * CORE_KINDS is the one list of the group's kinds.
  */
 import { Inject, Module } from '@nestjs/common';
-import type { KindRegistry } from '@app/registry';
-import { CORE_KINDS } from './core.kinds.js';
+import type { KindDeclaration, KindRegistry } from '@app/registry';
+import { configMapKind } from './configmap/configmap.kind.js';
+import { eventKind } from './event/event.kind.js';
+import { namespaceKind } from './namespace/namespace.kind.js';
+import { secretKind } from './secret/secret.kind.js';
+import { serviceAccountKind } from './serviceaccount/serviceaccount.kind.js';
+
+/** The core/v1 kinds. */
+export const CORE_KINDS: readonly KindDeclaration[] = [namespaceKind, configMapKind, secretKind, serviceAccountKind, eventKind];
 
 /** Registers the core/v1 kinds. */
 @Module({})
