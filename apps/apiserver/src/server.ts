@@ -124,7 +124,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
   const storage = cluster.cs.storage;
   const registry = new KindRegistry();
   const machinery = createMachinery();
-  const codecs = createWireCodecs();
+  const codecs = createWireCodecs(registry);
 
   const nsDecl = (): KindDeclaration => registry.lookup('', 'v1', 'namespaces') as KindDeclaration;
   const admission = new AdmissionChain([

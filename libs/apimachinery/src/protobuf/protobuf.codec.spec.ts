@@ -13,10 +13,46 @@ import {
   encodeWatchEventFrame,
   isProtobufMediaType,
   messageNameFor,
+  protobufRoot,
+  type ProtobufKinds,
 } from './protobuf.codec.js';
-import { registeredKinds } from './protobuf.registry.js';
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
+
+/** Proto package of each apiVersion these tests use (the server takes messages from its registry). */
+const PACKAGES: Record<string, string> = {
+  v1: 'k8s.io.api.core.v1',
+  'authentication.k8s.io/v1': 'k8s.io.api.authentication.v1',
+  'authorization.k8s.io/v1': 'k8s.io.api.authorization.v1',
+  'certificates.k8s.io/v1': 'k8s.io.api.certificates.v1',
+  'coordination.k8s.io/v1': 'k8s.io.api.coordination.v1',
+  'rbac.authorization.k8s.io/v1': 'k8s.io.api.rbac.v1',
+};
+
+/** A served-kinds table as the server's registry gives one: any message of those packages. */
+const kinds: ProtobufKinds = {
+  messageFor(apiVersion, kind) {
+    const pkg = PACKAGES[apiVersion];
+    if (!pkg) return undefined;
+    try {
+      protobufRoot().lookupType(`${pkg}.${kind}`);
+      return `${pkg}.${kind}`;
+    } catch {
+      return undefined;
+    }
+  },
+  servesGroupVersion: (apiVersion) => apiVersion in PACKAGES,
+};
+
+/** The message of a test object, as a declaration would name it. */
+function messageOf(obj: JsonObject): string | undefined {
+  return kinds.messageFor(String(obj.apiVersion ?? ''), String(obj.kind ?? ''));
+}
+
+/** encodeProtobuf with the object's message. */
+function enc(obj: JsonObject): Uint8Array {
+  return encodeProtobuf(obj, messageOf(obj));
+}
 
 function fixture(name: string): Uint8Array {
   return readFileSync(new URL(`./fixtures/${name}.bin`, import.meta.url));
@@ -27,7 +63,7 @@ function hex(bytes: Uint8Array): string {
 }
 
 function roundTrip(obj: JsonObject): JsonObject {
-  return decodeProtobuf(encodeProtobuf(obj)).object;
+  return decodeProtobuf(enc(obj), kinds).object;
 }
 
 /**
@@ -429,7 +465,7 @@ describe('kubectl 1.32 request bodies (captured fixtures)', () => {
   };
 
   it.each(Object.keys(expected))('%s decodes to the JSON kubectl meant', (name) => {
-    const decoded = decodeProtobuf(fixture(name));
+    const decoded = decodeProtobuf(fixture(name), kinds);
     expect(decoded.object).toEqual(expected[name]);
     expect(decoded.apiVersion).toBe(expected[name]!.apiVersion);
     expect(decoded.kind).toBe(expected[name]!.kind);
@@ -438,7 +474,7 @@ describe('kubectl 1.32 request bodies (captured fixtures)', () => {
   });
 
   it('certificate approve: the PUT .../approval body keeps the server object and adds the condition', () => {
-    const { object } = decodeProtobuf(fixture('csr-approval'));
+    const { object } = decodeProtobuf(fixture('csr-approval'), kinds);
     expect(object).toMatchObject({
       apiVersion: 'certificates.k8s.io/v1',
       kind: 'CertificateSigningRequest',
@@ -477,7 +513,7 @@ describe('kubectl 1.32 request bodies (captured fixtures)', () => {
 
 describe('envelope', () => {
   it('matches a hand-computed vector byte for byte', () => {
-    const bytes = encodeProtobuf({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } });
+    const bytes = enc({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } });
     const expected = [
       '6b387300', // magic "k8s\0"
       '0a0f', // Unknown.typeMeta, 15 bytes
@@ -489,7 +525,7 @@ describe('envelope', () => {
       '2200', // contentType ""
     ].join('');
     expect(hex(bytes)).toBe(expected);
-    expect(decodeProtobuf(bytes)).toEqual({
+    expect(decodeProtobuf(bytes, kinds)).toEqual({
       apiVersion: 'v1',
       kind: 'Namespace',
       object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } },
@@ -502,7 +538,7 @@ describe('envelope', () => {
 
   it('accepts an explicit message name and the protobuf contentType', () => {
     const bytes = encodeProtobuf({ apiVersion: 'v1', kind: 'ConfigMap', data: { a: 'b' } }, 'k8s.io.api.core.v1.ConfigMap');
-    expect(decodeProtobuf(bytes).object).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', data: { a: 'b' } });
+    expect(decodeProtobuf(bytes, kinds).object).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', data: { a: 'b' } });
   });
 });
 
@@ -511,9 +547,19 @@ describe('round trips JSON -> protobuf -> JSON', () => {
     expect(roundTrip(obj)).toEqual(withoutItemTypeMeta(obj));
   });
 
-  it('covers every registered kind', () => {
-    const covered = new Set(everyKind.map((o) => `${o.apiVersion} ${o.kind}`));
-    for (const { apiVersion, kind } of registeredKinds()) expect(covered).toContain(`${apiVersion} ${kind}`);
+  it('covers every kind and list message of the API packages loaded', () => {
+    const covered = new Set(everyKind.map((o) => messageOf(o)));
+    const roots: string[] = [];
+    for (const pkg of Object.values(PACKAGES)) {
+      const ns = protobufRoot().lookup(pkg) as unknown as { nestedArray: { name: string; fields?: Record<string, unknown> }[] };
+      for (const t of ns.nestedArray) {
+        // A root kind's message has ObjectMeta (or, for a List, ListMeta) as its field `metadata`.
+        const meta = (t.fields?.metadata as { type?: string } | undefined)?.type;
+        if (meta?.endsWith('v1.ObjectMeta') || meta?.endsWith('v1.ListMeta')) roots.push(`${pkg}.${t.name}`);
+      }
+    }
+    expect(roots.length).toBeGreaterThan(20);
+    for (const r of roots) expect(covered).toContain(r);
   });
 });
 
@@ -598,10 +644,10 @@ describe('Kubernetes JSON rules', () => {
   it('RawExtension holds embedded JSON or an embedded protobuf envelope', () => {
     const ev = decodeMessage(`${META}.WatchEvent`, encodeMessage(`${META}.WatchEvent`, { type: 'ADDED', object: { a: 1 } }));
     expect(ev).toEqual({ type: 'ADDED', object: { a: 1 } });
-    const embedded = encodeProtobuf(configMap);
+    const embedded = enc(configMap);
     const rawExt = Buffer.concat([Buffer.from([0x0a]), varint(embedded.length), embedded]);
     const raw = Buffer.concat([Buffer.from('0a05', 'hex'), Buffer.from('ADDED'), Buffer.from([0x12]), varint(rawExt.length), rawExt]);
-    expect(decodeMessage(`${META}.WatchEvent`, raw)).toEqual({ type: 'ADDED', object: configMap });
+    expect(decodeMessage(`${META}.WatchEvent`, raw, kinds)).toEqual({ type: 'ADDED', object: configMap });
   });
 
   it('map<string, ExtraValue> is a map of string arrays', () => {
@@ -629,24 +675,24 @@ function varint(n: number): Buffer {
 
 describe('watch frames', () => {
   it('are a 4-byte big-endian length and a WatchEvent whose object is an envelope', () => {
-    const frame = encodeWatchEventFrame('ADDED', configMap);
+    const frame = encodeWatchEventFrame('ADDED', configMap, messageOf(configMap));
     const len = new DataView(frame.buffer, frame.byteOffset).getUint32(0, false);
     expect(len).toBe(frame.length - 4);
     const event = frame.subarray(4);
     // WatchEvent.type "ADDED", then field 2 (object) holding RawExtension.raw = envelope.
     expect(hex(event.subarray(0, 7))).toBe('0a05' + Buffer.from('ADDED').toString('hex'));
-    const envelope = encodeProtobuf(configMap);
+    const envelope = enc(configMap);
     expect(hex(event.subarray(event.length - envelope.length))).toBe(hex(envelope));
   });
 
   it('decode a stream split at any point', () => {
-    const a = encodeWatchEventFrame('ADDED', configMap);
-    const b = encodeWatchEventFrame('DELETED', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } });
+    const a = encodeWatchEventFrame('ADDED', configMap, messageOf(configMap));
+    const b = encodeWatchEventFrame('DELETED', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } }, messageOf({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } }));
     const all = Buffer.concat([a, b]);
-    const first = decodeWatchEventFrames(all.subarray(0, a.length + 3));
+    const first = decodeWatchEventFrames(all.subarray(0, a.length + 3), kinds);
     expect(first.events).toEqual([{ type: 'ADDED', object: configMap }]);
     expect(first.rest.length).toBe(3);
-    const second = decodeWatchEventFrames(Buffer.concat([first.rest, all.subarray(a.length + 3)]));
+    const second = decodeWatchEventFrames(Buffer.concat([first.rest, all.subarray(a.length + 3)]), kinds);
     expect(second.events).toEqual([{ type: 'DELETED', object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } } }]);
     expect(second.rest.length).toBe(0);
   });
@@ -655,12 +701,12 @@ describe('watch frames', () => {
 describe('errors', () => {
   it('unknown kinds: 415 when decoding, 406 when encoding', () => {
     const body = encodeProtobuf({ apiVersion: 'example.com/v1', kind: 'Widget' }, 'k8s.io.api.core.v1.ConfigMap');
-    expect(codeOf(() => decodeProtobuf(body))).toBe(415);
+    expect(codeOf(() => decodeProtobuf(body, kinds))).toBe(415);
     expect(codeOf(() => encodeProtobuf({ apiVersion: 'example.com/v1', kind: 'Widget' }))).toBe(406);
     expect(codeOf(() => encodeProtobuf({ kind: 'ConfigMap' }))).toBe(406);
     const err = (() => {
       try {
-        decodeProtobuf(body);
+        decodeProtobuf(body, kinds);
       } catch (e) {
         return e as ProtobufCodecError;
       }
@@ -670,35 +716,46 @@ describe('errors', () => {
   });
 
   it('bad bytes are 400', () => {
-    expect(codeOf(() => decodeProtobuf(Buffer.from('{"kind":"ConfigMap"}')))).toBe(400);
-    expect(codeOf(() => decodeProtobuf(Uint8Array.of(0x6b, 0x38, 0x73)))).toBe(400);
-    const good = encodeProtobuf(configMap);
-    expect(codeOf(() => decodeProtobuf(good.subarray(0, good.length - 10)))).toBe(400);
-    expect(codeOf(() => decodeProtobuf(Buffer.concat([Buffer.from(PROTOBUF_MAGIC), Buffer.from([0x0a, 0xff, 0xff])])))).toBe(400);
+    expect(codeOf(() => decodeProtobuf(Buffer.from('{"kind":"ConfigMap"}'), kinds))).toBe(400);
+    expect(codeOf(() => decodeProtobuf(Uint8Array.of(0x6b, 0x38, 0x73), kinds))).toBe(400);
+    const good = enc(configMap);
+    expect(codeOf(() => decodeProtobuf(good.subarray(0, good.length - 10), kinds))).toBe(400);
+    expect(codeOf(() => decodeProtobuf(Buffer.concat([Buffer.from(PROTOBUF_MAGIC), Buffer.from([0x0a, 0xff, 0xff])]), kinds))).toBe(400);
   });
 
   it('an envelope with a contentEncoding is 415', () => {
-    const good = encodeProtobuf({ apiVersion: 'v1', kind: 'Namespace' });
+    const good = enc({ apiVersion: 'v1', kind: 'Namespace' });
     const withGzip = Buffer.concat([good.subarray(0, good.length - 4), Buffer.from('1a04677a69702200', 'hex')]);
-    expect(codeOf(() => decodeProtobuf(withGzip))).toBe(415);
+    expect(codeOf(() => decodeProtobuf(withGzip, kinds))).toBe(415);
   });
 
   it('JSON values of the wrong type are 400 for messages, 500 for stored objects', () => {
     expect(codeOf(() => encodeMessage('k8s.io.api.core.v1.ConfigMap', { data: { a: 1 } }))).toBe(400);
     expect(codeOf(() => encodeMessage('k8s.io.api.core.v1.ConfigMap', { immutable: 'yes' }))).toBe(400);
     expect(codeOf(() => encodeMessage('k8s.io.api.core.v1.Event', { eventTime: 'soon' }))).toBe(400);
-    expect(codeOf(() => encodeProtobuf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: 'x' }))).toBe(500);
+    expect(codeOf(() => enc({ apiVersion: 'v1', kind: 'ConfigMap', metadata: 'x' }))).toBe(500);
   });
 });
 
 describe('registry and media types', () => {
-  it('maps GVKs to messages, including meta/v1 kinds in every group', () => {
-    expect(messageNameFor('v1', 'ConfigMap')).toBe('k8s.io.api.core.v1.ConfigMap');
-    expect(messageNameFor('v1', 'Status')).toBe(`${META}.Status`);
-    expect(messageNameFor('meta.k8s.io/v1', 'DeleteOptions')).toBe(`${META}.DeleteOptions`);
-    expect(messageNameFor('rbac.authorization.k8s.io/v1', 'ClusterRole')).toBe('k8s.io.api.rbac.v1.ClusterRole');
-    expect(messageNameFor('v1', 'Widget')).toBeUndefined();
-    expect(messageNameFor('apps/v1', 'Deployment')).toBeUndefined();
+  it("maps GVKs to the served kinds' messages, and meta/v1 kinds in every served group version", () => {
+    expect(messageNameFor(kinds, 'v1', 'ConfigMap')).toBe('k8s.io.api.core.v1.ConfigMap');
+    expect(messageNameFor(kinds, 'v1', 'Status')).toBe(`${META}.Status`);
+    expect(messageNameFor(kinds, 'meta.k8s.io/v1', 'DeleteOptions')).toBe(`${META}.DeleteOptions`);
+    expect(messageNameFor(kinds, 'rbac.authorization.k8s.io/v1', 'ClusterRole')).toBe('k8s.io.api.rbac.v1.ClusterRole');
+    expect(messageNameFor(kinds, 'v1', 'Widget')).toBeUndefined();
+    expect(messageNameFor(kinds, 'apps/v1', 'Deployment')).toBeUndefined();
+    expect(messageNameFor(kinds, 'apps/v1', 'Status')).toBeUndefined();
+  });
+
+  it('decodes only kinds the served-kinds table names: an unserved message is 415', () => {
+    const lease = enc({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l' } });
+    const coreOnly: ProtobufKinds = {
+      messageFor: (apiVersion, kind) => (apiVersion === 'v1' ? kinds.messageFor(apiVersion, kind) : undefined),
+      servesGroupVersion: (apiVersion) => apiVersion === 'v1',
+    };
+    expect(decodeProtobuf(lease, kinds).object).toEqual({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l' } });
+    expect(codeOf(() => decodeProtobuf(lease, coreOnly))).toBe(415);
   });
 
   it('recognises the protobuf media type with parameters', () => {
