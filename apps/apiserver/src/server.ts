@@ -14,11 +14,11 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors, StatusError } from '@app/apimachinery';
-import { PRIVILEGED_GROUP, authenticateClientCert } from '@app/auth';
+import { authenticateClientCert } from '@app/auth';
 import { AdmissionChain, NamespaceLifecycle } from '@app/admission';
 import { GarbageCollector, LeaderElector, NamespaceController } from '@app/controllers';
 import { GenericStore, KindRegistry, objectKey, type KindDeclaration, type UserInfo } from '@app/registry';
-import { setContinueTokenKey, StorageError, type Storage } from '@app/storage';
+import { setContinueTokenKey, type Storage } from '@app/storage';
 import { randomBytes } from 'node:crypto';
 import { openClusterNode, resolvePeerTls } from './cluster/cluster.node.js';
 import { registerClusterRoutes } from './cluster/cluster.routes.js';
@@ -38,12 +38,10 @@ import { ResourceHandler, type Query } from './http/resource.handler.js';
 import { OpenApiService } from './http/openapi.js';
 import { ApiMetrics } from './observability/metrics.js';
 import { createMachinery, createWireCodecs } from './wiring/machinery.js';
+import { createInitialObjects } from './bootstrap/initial-objects.js';
 
 /** The Kubernetes API level this server implements (kubectl front-ends pick their client by it). */
 export const KUBE_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0+kapi' };
-
-/** Namespaces created at first start. */
-export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 /** A running node. */
 export interface RunningServer {
@@ -390,28 +388,8 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
 
   await app.listen(cfg.securePort, cfg.bindAddress);
 
-  // First start: the system namespaces. In a cluster this needs a quorum: retry (any node may
-  // create them; the others get 409) until the peers are up.
-  const nsStore = storeFor(nsDecl());
-  for (const name of SYSTEM_NAMESPACES) {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const existing = await storage.get(objectKey(nsDecl(), '', name), { mode: 'MostRecent' });
-        if (existing) break;
-        await nsStore.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, {
-          ctx: { user: { username: 'system:apiserver', groups: [PRIVILEGED_GROUP] }, dryRun: false, warnings: [], now: () => new Date() },
-          fieldValidation: 'Strict',
-        });
-        break;
-      } catch (e) {
-        if (e instanceof StatusError && e.code === 409) break;
-        const unavailable = (e instanceof StatusError && (e.code === 503 || e.code === 504)) || (e instanceof StorageError && e.code === 'Unavailable');
-        if (!unavailable) throw e;
-        if (attempt % 10 === 0) process.stderr.write(`waiting for a Raft quorum to create namespace ${name}: ${(e as Error).message}\n`);
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    }
-  }
+  // First start: every kind's initial objects (system namespaces, built-in PriorityClasses).
+  await createInitialObjects({ kinds: registry.all(), storage, create: (decl, ns, obj, opts) => storeFor(decl).create(ns, obj, opts) });
 
   const kubeconfigPath = path.join(dataDir, 'admin.kubeconfig');
   await writeKubeconfig(kubeconfigPath, { server: url, caPem: pki.caPem, certPem: pki.adminCertPem, keyPem: pki.adminKeyPem });

@@ -6,6 +6,9 @@ import { asMap, str } from '../core.helpers.js';
 import { NamespaceSchema } from './namespace.schema.js';
 import { namespaceStrategy } from './namespace.strategy.js';
 
+/** Namespaces created at first start. */
+export const SYSTEM_NAMESPACES: readonly string[] = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
 /** The Namespace declaration. */
 export const namespaceKind: KindDeclaration = {
   group: '',
@@ -22,4 +25,5 @@ export const namespaceKind: KindDeclaration = {
   verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
   tableColumns: [{ name: 'Status', type: 'string', priority: 0, description: 'The status of the namespace', cell: (o) => asMap(o.status).phase ?? '' }],
   fieldSelectors: { 'status.phase': str((o) => asMap(o.status).phase) },
+  initialObjects: SYSTEM_NAMESPACES.map((name) => ({ metadata: { name } })),
 };
