@@ -7,6 +7,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import type { KindRegistry } from '@app/registry';
 import { CoreGroupModule } from './groups/core/core.module.js';
 import { CoordinationGroupModule } from './groups/coordination/coordination.module.js';
+import { SchedulingGroupModule } from './groups/scheduling/scheduling.module.js';
 
 /** Injection token of the KindRegistry. */
 export const KIND_REGISTRY = Symbol.for('kapi.KindRegistry');
@@ -25,7 +26,7 @@ export class AppModule {
       global: true,
       providers: [{ provide: KIND_REGISTRY, useValue: opts.registry }],
       exports: [KIND_REGISTRY],
-      imports: [CoreGroupModule, CoordinationGroupModule],
+      imports: [CoreGroupModule, CoordinationGroupModule, SchedulingGroupModule],
     };
   }
 }

@@ -2,6 +2,7 @@ import { StatusError } from '@app/apimachinery';
 import { objectKey, type KindDeclaration } from '@app/registry';
 import { StorageError, type KubeObject } from '@app/storage';
 import { CORE_KINDS } from '../groups/core/core.module.js';
+import { SCHEDULING_KINDS } from '../groups/scheduling/scheduling.module.js';
 import { createInitialObjects } from './initial-objects.js';
 
 describe('createInitialObjects', () => {
@@ -10,7 +11,7 @@ describe('createInitialObjects', () => {
     const created: string[] = [];
     let unavailableOnce = true;
     await createInitialObjects({
-      kinds: CORE_KINDS,
+      kinds: [...CORE_KINDS, ...SCHEDULING_KINDS],
       storage: { get: async (key: string) => stored.get(key) },
       retryDelayMs: 1,
       log: () => undefined,
@@ -28,13 +29,15 @@ describe('createInitialObjects', () => {
     expect(created).toEqual([
       'v1 Namespace kube-system',
       'v1 Namespace kube-public',
+      'scheduling.k8s.io/v1 PriorityClass system-node-critical',
+      'scheduling.k8s.io/v1 PriorityClass system-cluster-critical',
     ]);
   });
 
   it('rethrows any other error', async () => {
     await expect(
       createInitialObjects({
-        kinds: CORE_KINDS,
+        kinds: SCHEDULING_KINDS,
         storage: { get: async () => undefined },
         create: async () => {
           throw new StatusError(422, 'Invalid', 'bad');

@@ -11,6 +11,7 @@ const AUTHZ = 'k8s.io.api.authorization.v1';
 const CERTS = 'k8s.io.api.certificates.v1';
 const COORD = 'k8s.io.api.coordination.v1';
 const RBAC = 'k8s.io.api.rbac.v1';
+const SCHED = 'k8s.io.api.scheduling.v1';
 
 /**
  * meta/v1 kinds. Kubernetes registers them ("unversioned" types) in every group version, so
@@ -123,6 +124,9 @@ export const KEEP_ZERO: ReadonlySet<string> = new Set([
   `${COORD}.LeaseSpec.leaseTransitions`,
   `${COORD}.LeaseSpec.strategy`,
   `${COORD}.LeaseSpec.preferredHolder`,
+  // scheduling/v1: value has no omitempty, preemptionPolicy is a pointer
+  `${SCHED}.PriorityClass.value`,
+  `${SCHED}.PriorityClass.preemptionPolicy`,
   // rbac/v1 without omitempty
   `${RBAC}.RoleRef.apiGroup`,
   `${RBAC}.RoleRef.kind`,
