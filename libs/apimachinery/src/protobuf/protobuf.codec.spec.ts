@@ -27,6 +27,7 @@ const PACKAGES: Record<string, string> = {
   'certificates.k8s.io/v1': 'k8s.io.api.certificates.v1',
   'coordination.k8s.io/v1': 'k8s.io.api.coordination.v1',
   'rbac.authorization.k8s.io/v1': 'k8s.io.api.rbac.v1',
+  'scheduling.k8s.io/v1': 'k8s.io.api.scheduling.v1',
 };
 
 /** A served-kinds table as the server's registry gives one: any message of those packages. */
@@ -337,6 +338,21 @@ const everyKind: JsonObject[] = [
   { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequestList', metadata: listMeta, items: [csr] },
   lease,
   { apiVersion: 'coordination.k8s.io/v1', kind: 'LeaseList', metadata: listMeta, items: [lease] },
+  {
+    apiVersion: 'scheduling.k8s.io/v1',
+    kind: 'PriorityClass',
+    metadata: fullMeta('critical'),
+    value: 1000,
+    globalDefault: true,
+    description: 'd',
+    preemptionPolicy: 'Never',
+  },
+  {
+    apiVersion: 'scheduling.k8s.io/v1',
+    kind: 'PriorityClassList',
+    metadata: listMeta,
+    items: [{ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: fullMeta('zero'), value: 0, preemptionPolicy: 'PreemptLowerPriority' }],
+  },
   { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: fullMeta('r', 'default'), rules: [rule] },
   {
     apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -584,6 +600,11 @@ describe('Kubernetes JSON rules', () => {
     expect(
       roundTrip({ apiVersion: 'v1', kind: 'ServiceAccount', automountServiceAccountToken: false }).automountServiceAccountToken,
     ).toBe(false);
+  });
+
+  it('keeps PriorityClass value 0 (no omitempty) and drops globalDefault false (omitempty)', () => {
+    const pc = { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'p' }, value: 0, globalDefault: false };
+    expect(roundTrip(pc)).toEqual({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'p' }, value: 0 });
   });
 
   it('Time drops sub-second precision, MicroTime keeps microseconds', () => {
