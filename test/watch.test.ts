@@ -9,7 +9,7 @@
 import { jest } from '@jest/globals';
 import * as http2 from 'node:http2';
 import * as https from 'node:https';
-import { decodeWatchEventFrames } from '@app/apimachinery';
+import { decodeWatchEventFrames, type ProtobufKinds } from '@app/apimachinery';
 import { request, request2, startServer, type ServerHandle } from './support/server.js';
 
 jest.setTimeout(120_000);
@@ -355,7 +355,11 @@ describe('watch (one node)', () => {
     });
     expect(raw.status).toBe(200);
     expect(raw.type).toBe('application/vnd.kubernetes.protobuf;stream=watch');
-    const { events, rest } = decodeWatchEventFrames(new Uint8Array(raw.body));
+    const configMaps: ProtobufKinds = {
+      messageFor: (apiVersion, kind) => (apiVersion === 'v1' && kind === 'ConfigMap' ? 'k8s.io.api.core.v1.ConfigMap' : undefined),
+      servesGroupVersion: (apiVersion) => apiVersion === 'v1',
+    };
+    const { events, rest } = decodeWatchEventFrames(new Uint8Array(raw.body), configMaps);
     expect(rest.length).toBe(0);
     expect(events[0]!.type).toBe('ADDED');
     expect(events.length).toBeGreaterThanOrEqual(2); // bookmarks every 400 ms and at the end

@@ -22,7 +22,6 @@ import { DEFAULT_CONNECTION_LIMITS } from './http/connection.guard.js';
 import { CLUSTER_NODE, STORAGE, type ServerEndpoint } from './tokens.js';
 
 export { KUBE_VERSION } from './http/version.js';
-export { SYSTEM_NAMESPACES } from './bootstrap/bootstrap.module.js';
 
 /** A running node. */
 export interface RunningServer {

@@ -157,4 +157,10 @@ export interface KindDeclaration {
    * OrphanDependents, or Unsupported (the kind's objects are never owners).
    */
   defaultGarbageCollectionPolicy?: 'DeleteDependents' | 'OrphanDependents' | 'Unsupported';
+  /**
+   * Objects that exist from the first start on (the system namespaces, the built-in
+   * PriorityClasses): created through the kind's store when missing, before the node reports
+   * ready. apiVersion and kind may be left out; a namespaced object names its namespace.
+   */
+  initialObjects?: KubeObject[];
 }

@@ -6,22 +6,18 @@
 import * as path from 'node:path';
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { StatusError } from '@app/apimachinery';
-import { PRIVILEGED_GROUP } from '@app/auth';
-import { KindRegistry, objectKey, type KindDeclaration } from '@app/registry';
-import { StorageError, type Storage } from '@app/storage';
+import { KindRegistry } from '@app/registry';
+import type { Storage } from '@app/storage';
 import { writeKubeconfig } from '@app/pki';
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import type { ServerConfig } from '../config/flags.js';
 import { CLUSTER_NODE, PKI, SERVER_CONFIG, SERVER_ENDPOINT, STORAGE, STORES, type PkiMaterial, type ServerEndpoint, type StoreFactory } from '../tokens.js';
+import { createInitialObjects } from './initial-objects.js';
 import { PostStartHook, PostStartHooks, type PostStartHookProvider } from './post-start-hook.js';
 
-/** Namespaces created at first start. */
-export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
-
 /**
- * Creates the system namespaces when missing. In a cluster this needs a quorum: it retries
- * while storage is unavailable (any node may create them; the others get 409).
+ * Creates every served kind's `initialObjects` that do not exist yet (the system namespaces, the
+ * built-in PriorityClasses): bootstrap/initial-objects.ts, waiting for a quorum in a cluster.
  */
 @PostStartHook({ name: 'initial-objects', order: 100 })
 @Injectable()
@@ -33,26 +29,11 @@ export class InitialObjects implements PostStartHookProvider {
   ) {}
 
   async runPostStartHook(): Promise<void> {
-    const decl = this.registry.lookup('', 'v1', 'namespaces') as KindDeclaration;
-    const store = this.stores.storeFor(decl);
-    for (const name of SYSTEM_NAMESPACES) {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          if (await this.storage.get(objectKey(decl, '', name), { mode: 'MostRecent' })) break;
-          await store.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, {
-            ctx: { user: { username: 'system:apiserver', groups: [PRIVILEGED_GROUP] }, dryRun: false, warnings: [], now: () => new Date() },
-            fieldValidation: 'Strict',
-          });
-          break;
-        } catch (e) {
-          if (e instanceof StatusError && e.code === 409) break;
-          const unavailable = (e instanceof StatusError && (e.code === 503 || e.code === 504)) || (e instanceof StorageError && e.code === 'Unavailable');
-          if (!unavailable) throw e;
-          if (attempt % 10 === 0) process.stderr.write(`waiting for a Raft quorum to create namespace ${name}: ${(e as Error).message}\n`);
-          await new Promise((r) => setTimeout(r, 500));
-        }
-      }
-    }
+    await createInitialObjects({
+      kinds: this.registry.all(),
+      storage: this.storage,
+      create: (decl, ns, obj, opts) => this.stores.storeFor(decl).create(ns, obj, opts),
+    });
   }
 }
 

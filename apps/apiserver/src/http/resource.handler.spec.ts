@@ -62,7 +62,7 @@ beforeAll(async () => {
   const handler = new ResourceHandler({
     registry,
     storeFor: (d) => stores.get(d) ?? stores.set(d, new GenericStore(d, { storage, machinery, admission: NO_ADMISSION })).get(d)!,
-    codecs: createWireCodecs(),
+    codecs: createWireCodecs(registry),
     maxWatchSeconds: 60,
     bookmarkIntervalMs: 60_000,
   });

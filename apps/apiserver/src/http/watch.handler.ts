@@ -77,10 +77,11 @@ export function encodeEventLine(type: string, object: object, formatKey: string,
 /**
  * The protobuf watch frame of `{type, object}` (length-prefixed meta/v1 WatchEvent whose raw
  * object is the enveloped protobuf; stream type `application/vnd.kubernetes.protobuf;
- * stream=watch`), encoded once per object and type.
+ * stream=watch`), encoded once per object and type. `messageName` is the watched kind's
+ * protobuf message (ERROR Status events need none).
  */
-export function encodeEventFrame(type: string, object: object): Buffer {
-  return cachedEncoding(object, `${type}|protobuf`, () => Buffer.from(encodeWatchEventFrame(type, object as JsonObject)));
+export function encodeEventFrame(type: string, object: object, messageName?: string): Buffer {
+  return cachedEncoding(object, `${type}|protobuf`, () => Buffer.from(encodeWatchEventFrame(type, object as JsonObject, messageName)));
 }
 
 /** Bytes queued on the response and its transport, not yet taken by the client. */
@@ -171,7 +172,7 @@ export async function serveWatch(
 
   const line = (type: string, obj: KubeObject | Record<string, unknown>): Buffer => {
     // protobufOk: the kind has a protobuf message; Status and bookmarks encode as well.
-    if (fmt.kind === 'protobuf') return encodeEventFrame(type, obj);
+    if (fmt.kind === 'protobuf') return encodeEventFrame(type, obj, decl.protobufMessage);
     if (fmt.kind === 'table' && type !== 'BOOKMARK' && type !== 'ERROR') {
       // Table rows carry per-watcher state (column headers only on the first): not shared.
       const object = toTable(decl, [obj as KubeObject], {

@@ -49,7 +49,7 @@ export class GenericStores implements StoreFactory {
   providers: [
     { provide: KindRegistry, useFactory: collectKinds, inject: [DiscoveryService] },
     { provide: MACHINERY, useFactory: createMachinery },
-    { provide: WIRE_CODECS, useFactory: createWireCodecs },
+    { provide: WIRE_CODECS, useFactory: createWireCodecs, inject: [KindRegistry] },
     { provide: STORES, useClass: GenericStores },
   ],
   exports: [KindRegistry, MACHINERY, WIRE_CODECS, STORES],

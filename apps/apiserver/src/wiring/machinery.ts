@@ -20,9 +20,10 @@ import {
   validateObjectMetaCreate,
   validateObjectMetaUpdate,
   validateSchema,
+  type ProtobufKinds,
 } from '@app/apimachinery';
 import { Errors } from '@app/apimachinery';
-import type { Machinery } from '@app/registry';
+import type { KindRegistry, Machinery } from '@app/registry';
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -81,15 +82,43 @@ function hasProtobufMessage(messageName: string): boolean {
   return known;
 }
 
-/** The WireCodecs port on libs/apimachinery. */
-export function createWireCodecs(): WireCodecs {
+/**
+ * The registry as the protobuf codec's kind table: a served kind's message is its declaration's
+ * protobufMessage (its List: that name + "List"), so a kind is served in protobuf exactly when
+ * its declaration says so.
+ */
+export function registryProtobufKinds(registry: KindRegistry): ProtobufKinds {
+  const split = (apiVersion: string): [string, string] => {
+    const i = apiVersion.indexOf('/');
+    return i < 0 ? ['', apiVersion] : [apiVersion.slice(0, i), apiVersion.slice(i + 1)];
+  };
+  return {
+    messageFor(apiVersion, kind) {
+      const [group, version] = split(apiVersion);
+      const decl = registry.lookupKind(group, version, kind);
+      if (decl) return decl.protobufMessage;
+      for (const d of registry.kindsOf(group, version)) {
+        if (d.protobufMessage && (d.listKind ?? `${d.kind}List`) === kind) return `${d.protobufMessage}List`;
+      }
+      return undefined;
+    },
+    servesGroupVersion(apiVersion) {
+      const [group, version] = split(apiVersion);
+      return registry.hasGroupVersion(group, version);
+    },
+  };
+}
+
+/** The WireCodecs port on libs/apimachinery; protobuf bodies are resolved through `registry`. */
+export function createWireCodecs(registry: KindRegistry): WireCodecs {
+  const kinds = registryProtobufKinds(registry);
   return {
     parseJson: (text) => parseJsonStrict(text),
     parseYaml: (text) => {
       const d = decodeYaml(text);
       return { value: d.value, duplicates: d.duplicates.map((x) => x.path) };
     },
-    decodeProtobuf: (body) => decodeProtobuf(body),
+    decodeProtobuf: (body) => decodeProtobuf(body, kinds),
     encodeProtobuf: (obj, messageName) => encodeProtobuf(obj as never, messageName),
     hasProtobuf: (messageName) => messageName !== undefined && hasProtobufMessage(messageName),
   };

@@ -14,12 +14,12 @@
  * "raw" serializer with the length-delimited framer), whose object.raw is the full
  * envelope-encoded object.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { StatusError } from '../errors.js';
-import { KEEP_ZERO, messageNameFor } from './protobuf.registry.js';
+import { KEEP_ZERO, messageNameFor, metaMessageFor, type ProtobufKinds } from './protobuf.registry.js';
 import {
   WireValueError,
   formatGoDuration,
@@ -29,7 +29,10 @@ import {
   parseRfc3339,
 } from './protobuf.wellknown.js';
 
-export { messageNameFor, registeredKinds } from './protobuf.registry.js';
+export { messageNameFor, metaMessageFor, type ProtobufKinds } from './protobuf.registry.js';
+
+/** No served kinds: only meta/v1 kinds resolve (the default for bare messages). */
+const META_ONLY: ProtobufKinds = { messageFor: () => undefined, servesGroupVersion: () => false };
 
 /** The media type of protobuf request and response bodies. */
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
@@ -72,14 +75,21 @@ export interface DecodedWatchEvent {
   object: JsonObject;
 }
 
-const PROTO_FILES = [
-  'k8s.io/api/core/v1/generated.proto',
-  'k8s.io/api/authentication/v1/generated.proto',
-  'k8s.io/api/authorization/v1/generated.proto',
-  'k8s.io/api/certificates/v1/generated.proto',
-  'k8s.io/api/coordination/v1/generated.proto',
-  'k8s.io/api/rbac/v1/generated.proto',
-];
+/**
+ * The API packages' .proto files under proto/: every k8s.io/api/<group>/<version>/generated.proto,
+ * so a new group's file is picked up without a list to extend (it imports what it needs).
+ */
+function apiProtoFiles(protoDir: string): string[] {
+  const base = join(protoDir, 'k8s.io', 'api');
+  const out: string[] = [];
+  for (const group of readdirSync(base).sort()) {
+    if (!statSync(join(base, group)).isDirectory()) continue;
+    for (const version of readdirSync(join(base, group)).sort()) {
+      if (existsSync(join(base, group, version, 'generated.proto'))) out.push(`k8s.io/api/${group}/${version}/generated.proto`);
+    }
+  }
+  return out;
+}
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 
@@ -105,7 +115,7 @@ export function protobufRoot(): protobuf.Root {
     const protoDir = findProtoDir();
     const r = new protobuf.Root();
     r.resolvePath = (_origin: string, target: string) => join(protoDir, target);
-    r.loadSync(PROTO_FILES, { keepCase: true });
+    r.loadSync(apiProtoFiles(protoDir), { keepCase: true });
     r.resolveAll();
     root = r;
   }
@@ -121,6 +131,14 @@ function lookup(name: string): protobuf.Type {
 }
 
 type Special = 'time' | 'microtime' | 'duration' | 'quantity' | 'intorstring' | 'fieldsv1' | 'raw' | 'items';
+
+/**
+ * Whether a message's JSON form is not an object of its fields (Time, Duration, Quantity,
+ * IntOrString, FieldsV1, RawExtension, ExtraValue/Verbs): such values are compared as a whole.
+ */
+export function isValueMessage(type: protobuf.Type): boolean {
+  return specialOf(type) !== undefined;
+}
 
 /** Messages whose JSON form is not an object of their fields. */
 function specialOf(type: protobuf.Type): Special | undefined {
@@ -168,9 +186,9 @@ function bytesToBase64(v: unknown): string {
 }
 
 /** Parses embedded bytes: an enveloped protobuf object or JSON text. */
-function decodeEmbedded(raw: Uint8Array): JsonValue {
+function decodeEmbedded(raw: Uint8Array, kinds: ProtobufKinds): JsonValue {
   if (raw.length === 0) return null;
-  if (hasMagic(raw)) return decodeProtobuf(raw).object;
+  if (hasMagic(raw)) return decodeProtobuf(raw, kinds).object;
   try {
     return JSON.parse(Buffer.from(raw).toString('utf8')) as JsonValue;
   } catch {
@@ -197,7 +215,7 @@ function isZero(v: JsonValue): boolean {
   return v === '' || v === 0 || v === false;
 }
 
-function specialToJson(kind: Special, m: Decoded): JsonValue | undefined {
+function specialToJson(kind: Special, m: Decoded, kinds: ProtobufKinds): JsonValue | undefined {
   switch (kind) {
     case 'time':
     case 'microtime': {
@@ -214,24 +232,24 @@ function specialToJson(kind: Special, m: Decoded): JsonValue | undefined {
     case 'intorstring':
       return toNumber(m.type ?? 0) === 1 ? String(m.strVal ?? '') : Number(m.intVal ?? 0);
     case 'fieldsv1':
-      return m.Raw == null ? {} : decodeEmbedded(m.Raw as Uint8Array);
+      return m.Raw == null ? {} : decodeEmbedded(m.Raw as Uint8Array, kinds);
     case 'raw':
-      return m.raw == null ? null : decodeEmbedded(m.raw as Uint8Array);
+      return m.raw == null ? null : decodeEmbedded(m.raw as Uint8Array, kinds);
     case 'items':
       return Array.isArray(m.items) ? (m.items as string[]).slice() : [];
   }
 }
 
-function valueToJson(field: protobuf.Field, v: unknown): JsonValue | undefined {
-  if (field.resolvedType instanceof protobuf.Type) return messageToJson(field.resolvedType, v as Decoded);
+function valueToJson(field: protobuf.Field, v: unknown, kinds: ProtobufKinds): JsonValue | undefined {
+  if (field.resolvedType instanceof protobuf.Type) return messageToJson(field.resolvedType, v as Decoded, kinds);
   if (field.resolvedType instanceof protobuf.Enum) return v as number;
   return scalarToJson(field, v);
 }
 
 /** Converts a decoded message to JSON; undefined means "absent" (e.g. a zero Time). */
-function messageToJson(type: protobuf.Type, m: Decoded): JsonValue | undefined {
+function messageToJson(type: protobuf.Type, m: Decoded, kinds: ProtobufKinds): JsonValue | undefined {
   const special = specialOf(type);
-  if (special) return specialToJson(special, m);
+  if (special) return specialToJson(special, m, kinds);
   const out: JsonObject = {};
   const typeName = type.fullName.slice(1);
   for (const field of type.fieldsArray) {
@@ -243,7 +261,7 @@ function messageToJson(type: protobuf.Type, m: Decoded): JsonValue | undefined {
       if (entries.length === 0) continue;
       const obj: JsonObject = {};
       for (const [k, item] of entries) {
-        const j = valueToJson(field, item);
+        const j = valueToJson(field, item, kinds);
         obj[k] = j === undefined ? null : j;
       }
       out[field.name] = obj;
@@ -251,9 +269,9 @@ function messageToJson(type: protobuf.Type, m: Decoded): JsonValue | undefined {
       const arr = v as unknown[];
       // A list kind's items are always printed (the apiserver answers `"items": []`).
       if (arr.length === 0 && !(field.name === 'items' && type.name.endsWith('List'))) continue;
-      out[field.name] = arr.map((item) => valueToJson(field, item) ?? null);
+      out[field.name] = arr.map((item) => valueToJson(field, item, kinds) ?? null);
     } else {
-      const j = valueToJson(field, v);
+      const j = valueToJson(field, v, kinds);
       if (j === undefined) continue;
       if (!(field.resolvedType instanceof protobuf.Type) && isZero(j) && !KEEP_ZERO.has(`${typeName}.${field.name}`)) continue;
       out[field.name] = j;
@@ -266,8 +284,9 @@ function messageToJson(type: protobuf.Type, m: Decoded): JsonValue | undefined {
  * Decodes a message (no envelope) of the named type to its Kubernetes JSON value: an object for
  * ordinary messages, a string/number/array for the special value types (Time, Quantity,
  * IntOrString, ...), undefined for a zero Time. Throws ProtobufCodecError(400) on malformed bytes.
+ * `kinds` resolves embedded enveloped objects (RawExtension); without it only meta/v1 kinds do.
  */
-export function decodeValue(messageName: string, bytes: Uint8Array): JsonValue | undefined {
+export function decodeValue(messageName: string, bytes: Uint8Array, kinds: ProtobufKinds = META_ONLY): JsonValue | undefined {
   const type = lookup(messageName);
   let msg: Decoded;
   try {
@@ -276,7 +295,7 @@ export function decodeValue(messageName: string, bytes: Uint8Array): JsonValue |
     throw new ProtobufCodecError(400, `malformed ${type.name} protobuf: ${(e as Error).message}`);
   }
   try {
-    return messageToJson(type, msg);
+    return messageToJson(type, msg, kinds);
   } catch (e) {
     if (e instanceof WireValueError) throw new ProtobufCodecError(400, e.message);
     throw e;
@@ -284,8 +303,8 @@ export function decodeValue(messageName: string, bytes: Uint8Array): JsonValue |
 }
 
 /** decodeValue for ordinary messages: always a JSON object ({} if the value was not one). */
-export function decodeMessage(messageName: string, bytes: Uint8Array): JsonObject {
-  const j = decodeValue(messageName, bytes);
+export function decodeMessage(messageName: string, bytes: Uint8Array, kinds: ProtobufKinds = META_ONLY): JsonObject {
+  const j = decodeValue(messageName, bytes, kinds);
   return j !== null && j !== undefined && typeof j === 'object' && !Array.isArray(j) ? j : {};
 }
 
@@ -420,11 +439,12 @@ function hasMagic(body: Uint8Array): boolean {
 
 /**
  * Decodes an enveloped request body ("k8s\0" + runtime.Unknown) to `{apiVersion, kind, object}`;
- * `object` is Kubernetes JSON with apiVersion and kind set. Errors: 400 for missing magic or
- * malformed bytes, 415 for an apiVersion/kind with no protobuf form or a non-protobuf
+ * `object` is Kubernetes JSON with apiVersion and kind set. The message is the one `kinds` (the
+ * server's served kinds) names for the envelope's apiVersion/kind. Errors: 400 for missing magic
+ * or malformed bytes, 415 for an apiVersion/kind with no protobuf form or a non-protobuf
  * contentType / any contentEncoding inside the envelope.
  */
-export function decodeProtobuf(body: Uint8Array): DecodedObject {
+export function decodeProtobuf(body: Uint8Array, kinds: ProtobufKinds): DecodedObject {
   if (!hasMagic(body)) {
     throw new ProtobufCodecError(400, 'provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]');
   }
@@ -438,10 +458,10 @@ export function decodeProtobuf(body: Uint8Array): DecodedObject {
   if (unknown.contentType && unknown.contentType !== PROTOBUF_MEDIA_TYPE) {
     throw new ProtobufCodecError(415, `unsupported embedded contentType ${JSON.stringify(unknown.contentType)}`);
   }
-  const name = messageNameFor(apiVersion, kind);
+  const name = messageNameFor(kinds, apiVersion, kind);
   if (!name) throw new ProtobufCodecError(415, `no protobuf form for ${apiVersion || '<none>'}, Kind=${kind || '<none>'}`);
   const raw = (unknown.raw as Uint8Array | undefined) ?? new Uint8Array(0);
-  const object = { apiVersion, kind, ...decodeMessage(name, raw) };
+  const object = { apiVersion, kind, ...decodeMessage(name, raw, kinds) };
   return { apiVersion, kind, object };
 }
 
@@ -455,15 +475,16 @@ function decodeRaw(messageName: string, bytes: Uint8Array): Decoded {
 }
 
 /**
- * Encodes a JSON object with the envelope. `messageName` defaults to the registry's message for
- * obj.apiVersion/obj.kind; with neither, throws ProtobufCodecError(406) so the caller can answer
- * Not Acceptable (or fall back to JSON when the client also accepts it). The envelope carries
- * empty contentEncoding and contentType, as Kubernetes writes them.
+ * Encodes a JSON object with the envelope. `messageName` is the served kind's message (its
+ * declaration's protobufMessage); meta/v1 kinds (Status, ...) always use their own. With neither,
+ * throws ProtobufCodecError(406) so the caller can answer Not Acceptable (or fall back to JSON
+ * when the client also accepts it). The envelope carries empty contentEncoding and contentType,
+ * as Kubernetes writes them.
  */
 export function encodeProtobuf(obj: JsonObject, messageName?: string): Uint8Array {
   const apiVersion = typeof obj.apiVersion === 'string' ? obj.apiVersion : '';
   const kind = typeof obj.kind === 'string' ? obj.kind : '';
-  const name = messageName ?? messageNameFor(apiVersion, kind);
+  const name = metaMessageFor(kind) ?? messageName;
   if (!name) throw new ProtobufCodecError(406, `no protobuf form for ${apiVersion || '<none>'}, Kind=${kind || '<none>'}`);
   let raw: Uint8Array;
   try {
@@ -491,10 +512,12 @@ export function isProtobufMediaType(mediaType: string | undefined): boolean {
 
 /**
  * One frame of a protobuf watch stream: 4-byte big-endian length, then a meta/v1 WatchEvent
- * (no envelope) whose object.raw is encodeProtobuf(object). Errors as encodeProtobuf.
+ * (no envelope) whose object.raw is encodeProtobuf(object, messageName): `messageName` is the
+ * watched kind's message (ERROR events carry a meta/v1 Status, which needs none). Errors as
+ * encodeProtobuf.
  */
-export function encodeWatchEventFrame(type: string, object: JsonObject): Uint8Array {
-  const raw = encodeProtobuf(object);
+export function encodeWatchEventFrame(type: string, object: JsonObject, messageName?: string): Uint8Array {
+  const raw = encodeProtobuf(object, messageName);
   const event = lookup(`${META}.WatchEvent`).encode({ type, object: { raw } }).finish();
   const out = new Uint8Array(4 + event.length);
   new DataView(out.buffer).setUint32(0, event.length, false);
@@ -504,9 +527,10 @@ export function encodeWatchEventFrame(type: string, object: JsonObject): Uint8Ar
 
 /**
  * Splits a buffer of watch frames into events; bytes after the last whole frame are returned
- * in `rest` so a streaming reader can prepend them to the next chunk.
+ * in `rest` so a streaming reader can prepend them to the next chunk. `kinds` resolves the
+ * objects' messages as in decodeProtobuf.
  */
-export function decodeWatchEventFrames(buf: Uint8Array): { events: DecodedWatchEvent[]; rest: Uint8Array } {
+export function decodeWatchEventFrames(buf: Uint8Array, kinds: ProtobufKinds): { events: DecodedWatchEvent[]; rest: Uint8Array } {
   const events: DecodedWatchEvent[] = [];
   let off = 0;
   while (buf.length - off >= 4) {
@@ -514,7 +538,7 @@ export function decodeWatchEventFrames(buf: Uint8Array): { events: DecodedWatchE
     if (buf.length - off - 4 < len) break;
     const ev = decodeRaw(`${META}.WatchEvent`, buf.subarray(off + 4, off + 4 + len));
     const rawObj = (ev.object as Decoded | undefined)?.raw as Uint8Array | undefined;
-    const object = rawObj && rawObj.length > 0 ? decodeEmbedded(rawObj) : null;
+    const object = rawObj && rawObj.length > 0 ? decodeEmbedded(rawObj, kinds) : null;
     if (object === null || typeof object !== 'object' || Array.isArray(object)) {
       throw new ProtobufCodecError(400, 'watch event without an object');
     }

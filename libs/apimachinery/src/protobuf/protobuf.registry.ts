@@ -1,6 +1,7 @@
 /**
- * Which protobuf message carries which group/version/kind, and which scalar fields keep their
- * zero value in JSON. Both are facts about Kubernetes' Go types that a .proto file cannot say.
+ * Resolving envelope kinds to protobuf messages (through the server's served kinds), and which
+ * scalar fields keep their zero value in JSON: a fact about Kubernetes' Go types that a .proto
+ * file cannot say.
  */
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
@@ -10,34 +11,7 @@ const AUTHZ = 'k8s.io.api.authorization.v1';
 const CERTS = 'k8s.io.api.certificates.v1';
 const COORD = 'k8s.io.api.coordination.v1';
 const RBAC = 'k8s.io.api.rbac.v1';
-
-/** Proto package of each apiVersion whose kinds live in one package. */
-const PACKAGES: Record<string, string> = {
-  v1: CORE,
-  'authentication.k8s.io/v1': AUTHN,
-  'authorization.k8s.io/v1': AUTHZ,
-  'certificates.k8s.io/v1': CERTS,
-  'coordination.k8s.io/v1': COORD,
-  'rbac.authorization.k8s.io/v1': RBAC,
-};
-
-/** Kinds served per apiVersion (the message has the kind's name in that package). */
-const KINDS: Record<string, readonly string[]> = {
-  v1: [
-    'ConfigMap', 'ConfigMapList', 'Secret', 'SecretList', 'Namespace', 'NamespaceList',
-    'ServiceAccount', 'ServiceAccountList', 'Event', 'EventList',
-  ],
-  'authentication.k8s.io/v1': ['TokenRequest', 'TokenReview', 'SelfSubjectReview'],
-  'authorization.k8s.io/v1': [
-    'SelfSubjectAccessReview', 'SubjectAccessReview', 'LocalSubjectAccessReview', 'SelfSubjectRulesReview',
-  ],
-  'certificates.k8s.io/v1': ['CertificateSigningRequest', 'CertificateSigningRequestList'],
-  'coordination.k8s.io/v1': ['Lease', 'LeaseList'],
-  'rbac.authorization.k8s.io/v1': [
-    'Role', 'RoleList', 'ClusterRole', 'ClusterRoleList', 'RoleBinding', 'RoleBindingList',
-    'ClusterRoleBinding', 'ClusterRoleBindingList',
-  ],
-};
+const SCHED = 'k8s.io.api.scheduling.v1';
 
 /**
  * meta/v1 kinds. Kubernetes registers them ("unversioned" types) in every group version, so
@@ -50,23 +24,30 @@ const META_KINDS: readonly string[] = [
 ];
 
 /**
- * Full protobuf message name (no leading dot) for an apiVersion/kind, or undefined when the server
- * has no protobuf form for it (custom resources, unknown kinds: the caller answers 415/406).
+ * Which protobuf message carries a served kind. The server implements it on its KindRegistry
+ * (each declaration's protobufMessage), so the codec has no table of kinds of its own.
  */
-export function messageNameFor(apiVersion: string, kind: string): string | undefined {
-  const pkg = PACKAGES[apiVersion];
-  if (pkg && KINDS[apiVersion]?.includes(kind)) return `${pkg}.${kind}`;
-  if (META_KINDS.includes(kind) && (pkg !== undefined || apiVersion === 'meta.k8s.io/v1')) return `${META}.${kind}`;
-  return undefined;
+export interface ProtobufKinds {
+  /** Full message name (no leading dot) of a served kind or of its List; undefined when none. */
+  messageFor(apiVersion: string, kind: string): string | undefined;
+  /** Whether the apiVersion is served at all (meta/v1 kinds are accepted in every served one). */
+  servesGroupVersion(apiVersion: string): boolean;
 }
 
-/** Every (apiVersion, kind, message) triple the registry knows, for discovery and tests. */
-export function registeredKinds(): { apiVersion: string; kind: string; message: string }[] {
-  const out: { apiVersion: string; kind: string; message: string }[] = [];
-  for (const [apiVersion, kinds] of Object.entries(KINDS)) {
-    for (const kind of kinds) out.push({ apiVersion, kind, message: `${PACKAGES[apiVersion]}.${kind}` });
-  }
-  return out;
+/** The meta/v1 message of a meta kind (Status, DeleteOptions, ...), whatever its apiVersion. */
+export function metaMessageFor(kind: string): string | undefined {
+  return META_KINDS.includes(kind) ? `${META}.${kind}` : undefined;
+}
+
+/**
+ * The message for an apiVersion/kind found in an envelope: the served kind's, else a meta/v1
+ * kind in a served group version (or meta.k8s.io/v1). Undefined: no protobuf form (415/406).
+ */
+export function messageNameFor(kinds: ProtobufKinds, apiVersion: string, kind: string): string | undefined {
+  const served = kinds.messageFor(apiVersion, kind);
+  if (served) return served;
+  if (apiVersion === 'meta.k8s.io/v1' || kinds.servesGroupVersion(apiVersion)) return metaMessageFor(kind);
+  return undefined;
 }
 
 /**
@@ -143,6 +124,9 @@ export const KEEP_ZERO: ReadonlySet<string> = new Set([
   `${COORD}.LeaseSpec.leaseTransitions`,
   `${COORD}.LeaseSpec.strategy`,
   `${COORD}.LeaseSpec.preferredHolder`,
+  // scheduling/v1: value has no omitempty, preemptionPolicy is a pointer
+  `${SCHED}.PriorityClass.value`,
+  `${SCHED}.PriorityClass.preemptionPolicy`,
   // rbac/v1 without omitempty
   `${RBAC}.RoleRef.apiGroup`,
   `${RBAC}.RoleRef.kind`,

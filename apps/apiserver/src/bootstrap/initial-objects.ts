@@ -1,0 +1,62 @@
+/**
+ * First start: every served kind's `initialObjects` (the system namespaces, the built-in
+ * PriorityClasses, ...) are created unless they exist. In a cluster this needs a quorum, so an
+ * unavailable store is retried until the peers are up; any node may create an object, the
+ * others then get 409 and move on.
+ */
+import { StatusError } from '@app/apimachinery';
+import { PRIVILEGED_GROUP } from '@app/auth';
+import { objectKey, type KindDeclaration, type RequestContext } from '@app/registry';
+import { StorageError, type KubeObject, type Storage } from '@app/storage';
+
+/** What creating the initial objects needs from the node. */
+export interface InitialObjectsDeps {
+  /** The served kinds, in registration order (namespaces before namespaced objects). */
+  kinds: readonly KindDeclaration[];
+  storage: Pick<Storage, 'get'>;
+  /** Creates through the kind's store (strategy, defaults, validation, admission). */
+  create(decl: KindDeclaration, namespace: string, obj: KubeObject, opts: { ctx: RequestContext; fieldValidation: 'Strict' }): Promise<unknown>;
+  /** Pause between attempts while the store is unavailable. Default 500 ms. */
+  retryDelayMs?: number;
+  /** Progress lines while waiting (default: stderr, every tenth attempt). */
+  log?(line: string): void;
+}
+
+function unavailable(e: unknown): boolean {
+  return (e instanceof StatusError && (e.code === 503 || e.code === 504)) || (e instanceof StorageError && e.code === 'Unavailable');
+}
+
+/**
+ * Creates each declaration's initialObjects that does not exist yet, in declaration order.
+ * Resolves once all exist; rethrows any error other than 409 (already created elsewhere) and an
+ * unavailable store (retried).
+ */
+export async function createInitialObjects(deps: InitialObjectsDeps): Promise<void> {
+  const delay = deps.retryDelayMs ?? 500;
+  const log = deps.log ?? ((line: string) => process.stderr.write(line + '\n'));
+  for (const decl of deps.kinds) {
+    const apiVersion = decl.group ? `${decl.group}/${decl.version}` : decl.version;
+    for (const initial of decl.initialObjects ?? []) {
+      const name = initial.metadata.name ?? '';
+      const namespace = decl.namespaced ? (initial.metadata.namespace ?? 'default') : '';
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const existing = await deps.storage.get(objectKey(decl, namespace, name), { mode: 'MostRecent' });
+          if (existing) break;
+          // A fresh copy each attempt: the store fills in metadata on the object it is given.
+          const obj = { ...structuredClone(initial), apiVersion, kind: decl.kind };
+          await deps.create(decl, namespace, obj, {
+            ctx: { user: { username: 'system:apiserver', groups: [PRIVILEGED_GROUP] }, dryRun: false, warnings: [], now: () => new Date() },
+            fieldValidation: 'Strict',
+          });
+          break;
+        } catch (e) {
+          if (e instanceof StatusError && e.code === 409) break;
+          if (!unavailable(e)) throw e;
+          if (attempt % 10 === 0) log(`waiting for a Raft quorum to create ${decl.plural} ${name}: ${(e as Error).message}`);
+          await new Promise((r) => setTimeout(r, delay));
+        }
+      }
+    }
+  }
+}

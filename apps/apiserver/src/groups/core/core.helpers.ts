@@ -1,0 +1,22 @@
+/**
+ * Small object helpers the core kinds' strategies and table columns share.
+ */
+import type { KubeObject } from '@app/storage';
+
+/** `v` as a plain object, or an empty one when it is not an object. */
+export function asMap(v: unknown): Record<string, unknown> {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+/** Number of keys of an object value (0 for anything else). */
+export function count(v: unknown): number {
+  return v && typeof v === 'object' ? Object.keys(v).length : 0;
+}
+
+/** A field-selector getter that prints a value as a string ('' when absent). */
+export const str =
+  (get: (o: KubeObject) => unknown) =>
+  (o: KubeObject): string => {
+    const v = get(o);
+    return v === undefined || v === null ? '' : String(v);
+  };

@@ -1,0 +1,57 @@
+/**
+ * Namespace behaviour (pkg/registry/core/namespace): the "kubernetes" finalizer on create,
+ * spec.finalizers only through the finalize subresource, DNS-label names, phase Terminating on
+ * delete, and the built-in namespaces cannot be deleted.
+ */
+import { Errors } from '@app/apimachinery';
+import type { Strategy } from '@app/registry';
+import { asMap } from '../core.helpers.js';
+
+/** Namespaces whose delete is refused (Kubernetes' namespace lifecycle admission). */
+export const UNDELETABLE_NAMESPACES: readonly string[] = ['default', 'kube-system', 'kube-public'];
+
+/** The Namespace strategy. */
+export const namespaceStrategy: Strategy = {
+  prepareForCreate(obj) {
+    // Kubernetes always sets the "kubernetes" finalizer so the namespace controller can empty it.
+    const spec = asMap(obj.spec);
+    const fins = Array.isArray(spec.finalizers) ? (spec.finalizers as string[]) : [];
+    if (!fins.includes('kubernetes')) fins.push('kubernetes');
+    obj.spec = { ...spec, finalizers: fins };
+    obj.status = { phase: 'Active' };
+  },
+  prepareForUpdate(obj, old) {
+    // spec.finalizers change only through the finalize subresource.
+    obj.spec = { ...asMap(obj.spec), finalizers: asMap(old.spec).finalizers };
+    if (asMap(obj.spec).finalizers === undefined) delete asMap(obj.spec).finalizers;
+  },
+  validate(obj) {
+    const name = obj.metadata.name ?? '';
+    if (name && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
+      return [
+        {
+          type: 'FieldValueInvalid',
+          field: 'metadata.name',
+          value: name,
+          detail:
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        },
+      ];
+    }
+    if (name.length > 63) return [{ type: 'FieldValueTooLong', field: 'metadata.name', detail: 'must be no more than 63 characters' }];
+    return [];
+  },
+  pendingFinalizers(obj) {
+    const f = asMap(obj.spec).finalizers;
+    return Array.isArray(f) ? (f as string[]) : [];
+  },
+  prepareForDelete(obj) {
+    obj.status = { ...asMap(obj.status), phase: 'Terminating' };
+  },
+  validateDelete(obj) {
+    const name = obj.metadata.name ?? '';
+    if (UNDELETABLE_NAMESPACES.includes(name)) {
+      throw Errors.forbidden({ group: '', resource: 'namespaces' }, name, 'this namespace may not be deleted');
+    }
+  },
+};

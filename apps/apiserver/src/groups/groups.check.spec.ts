@@ -1,0 +1,70 @@
+import { readdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineSchema, keepZeroMismatches, objectRootSchema, resolveSchema } from '@app/apimachinery';
+import type { KindDeclaration } from '@app/registry';
+import { protobufKindProblems } from './groups.check.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Every declaration exported by every group module (groups/<group>/<group>.module.ts). */
+async function servedKinds(): Promise<KindDeclaration[]> {
+  const out: KindDeclaration[] = [];
+  for (const group of readdirSync(here, { withFileTypes: true })) {
+    if (!group.isDirectory()) continue;
+    const mod = (await import(`./${group.name}/${group.name}.module.js`)) as Record<string, unknown>;
+    for (const v of Object.values(mod)) {
+      if (Array.isArray(v)) out.push(...(v as KindDeclaration[]).filter((d) => d && typeof d === 'object' && 'kind' in d && 'schema' in d));
+    }
+  }
+  return out;
+}
+
+describe('served kinds and protobuf', () => {
+  it('finds the kinds of every group module', async () => {
+    const kinds = (await servedKinds()).map((d) => `${d.group}/${d.kind}`);
+    expect(kinds).toEqual(expect.arrayContaining(['/Namespace', '/ConfigMap', 'coordination.k8s.io/Lease']));
+  });
+
+  it('every served kind has a protobuf message whose fields match its schema', async () => {
+    expect(protobufKindProblems(await servedKinds())).toEqual([]);
+  });
+
+  it('KEEP_ZERO names only scalar fields of loaded messages', () => {
+    expect(keepZeroMismatches()).toEqual([]);
+  });
+
+  it('reports a kind without a message, a missing message, and fields on one side only', async () => {
+    const cm = (await servedKinds()).find((d) => d.kind === 'ConfigMap')!;
+    const schema = defineSchema(
+      'test.Drifted',
+      objectRootSchema({ group: '', version: 'v1', kind: 'ConfigMap' }, 'drifted', {
+        data: { type: 'object', additionalProperties: { type: 'string' } },
+        immutable: { type: 'string' },
+        extra: { type: 'string' },
+      }),
+    );
+    const problems = protobufKindProblems([
+      { ...cm, protobufMessage: undefined },
+      { ...cm, protobufMessage: 'k8s.io.api.core.v1.Nope' },
+      { ...cm, schema },
+    ]);
+    expect(problems).toEqual([
+      'core/v1 ConfigMap: no protobufMessage',
+      'core/v1 ConfigMap: no message k8s.io.api.core.v1.Nope in proto/',
+      'core/v1 ConfigMap: k8s.io.api.core.v1.ConfigMap.extra: in the schema, not in message k8s.io.api.core.v1.ConfigMap',
+      'core/v1 ConfigMap: k8s.io.api.core.v1.ConfigMap.immutable: bool but schema type string',
+      'core/v1 ConfigMap: k8s.io.api.core.v1.ConfigMap.binaryData: in message k8s.io.api.core.v1.ConfigMap, not in the schema',
+    ]);
+  });
+
+  it('compares nested messages: a spec field missing from the schema is reported', async () => {
+    const lease = (await servedKinds()).find((d) => d.kind === 'Lease')!;
+    const resolved = resolveSchema(lease.schema.properties!.spec!);
+    const { renewTime: _dropped, ...rest } = resolved.properties!;
+    const schema = { ...lease.schema, properties: { ...lease.schema.properties, spec: { ...resolved, properties: rest } } };
+    expect(protobufKindProblems([{ ...lease, schema }])).toEqual([
+      'coordination.k8s.io/v1 Lease: k8s.io.api.coordination.v1.Lease.spec.renewTime: in message k8s.io.api.coordination.v1.LeaseSpec, not in the schema',
+    ]);
+  });
+});

@@ -1,0 +1,35 @@
+/**
+ * Checks over the declarations of every group module: each served kind names a protobuf message
+ * (and its List) that proto/ defines, and that message has the same fields as the kind's schema.
+ * A kind missing here would otherwise surface as a 415 on the first protobuf body.
+ */
+import { protobufRoot, protobufSchemaMismatches } from '@app/apimachinery';
+import type { KindDeclaration } from '@app/registry';
+
+function defined(messageName: string): boolean {
+  try {
+    protobufRoot().lookupType(messageName);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Every protobuf inconsistency of `decls`, one line each; empty when all agree. */
+export function protobufKindProblems(decls: readonly KindDeclaration[]): string[] {
+  const out: string[] = [];
+  for (const d of decls) {
+    const id = `${d.group || 'core'}/${d.version} ${d.kind}`;
+    if (!d.protobufMessage) {
+      out.push(`${id}: no protobufMessage`);
+      continue;
+    }
+    if (!defined(d.protobufMessage)) {
+      out.push(`${id}: no message ${d.protobufMessage} in proto/`);
+      continue;
+    }
+    if (!defined(`${d.protobufMessage}List`)) out.push(`${id}: no list message ${d.protobufMessage}List in proto/`);
+    for (const m of protobufSchemaMismatches(d.protobufMessage, d.schema)) out.push(`${id}: ${m}`);
+  }
+  return out;
+}
