@@ -18,6 +18,9 @@ const shared = {
 export default {
   // Process-starting tests need long timeouts; jest 29 reads testTimeout only at the top level.
   testTimeout: 180_000,
+  // run.reporter records the running files (printed by .ci/run when its timeout fires) and
+  // prints one line at the end naming what KAPI_TEST_WITHOUT left uncovered (docs/testing.md).
+  reporters: ['default', '<rootDir>/test/support/run.reporter.mjs'],
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/cluster/**/*.spec.ts', '<rootDir>/bench/**/*.spec.ts'] },
     { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.test.ts'], slowTestThreshold: 60 },

@@ -166,37 +166,12 @@ export class TcpFaultProxy {
 // ---------------------------------------------------------------------------------------------
 // Network namespaces
 
-/** Result of {@link probeNetns}. */
-export interface NetnsSupport {
-  readonly available: boolean;
-  /** Why not, when unavailable. */
-  readonly reason?: string;
-}
-
 function ip(args: readonly string[]): string {
   return execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/**
- * Whether this machine lets us create namespaces and veth pairs: tries it with a throwaway
- * namespace and pair, removed again. Needs root (CAP_NET_ADMIN) and iproute2.
- */
-export function probeNetns(): NetnsSupport {
-  const tag = `kp${process.pid.toString(36)}`;
-  try {
-    if (typeof process.getuid === 'function' && process.getuid() !== 0) return { available: false, reason: 'not root' };
-    ip(['netns', 'add', tag]);
-    try {
-      ip(['link', 'add', `${tag}a`, 'type', 'veth', 'peer', 'name', `${tag}b`]);
-      ip(['link', 'del', `${tag}a`]);
-    } finally {
-      ip(['netns', 'del', tag]);
-    }
-    return { available: true };
-  } catch (e) {
-    return { available: false, reason: (e as Error).message.split('\n')[0] };
-  }
-}
+/** Whether namespaces can be made here; lives with the other prerequisites (support/prereq.ts). */
+export { probeNetns } from '../support/prereq.js';
 
 /** One node's namespace in a {@link NetnsLab}. */
 export interface NetnsNode {
