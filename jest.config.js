@@ -2,6 +2,9 @@
  * Jest runs TypeScript sources directly as ES modules (ts-jest, transpile only).
  * Unit tests sit beside the code (`*.spec.ts`); tests that start processes live in
  * test/ (`*.test.ts`) and use the build in dist/ (npm test builds first).
+ * Types are checked by `npm run typecheck` (tsc over sources, specs and test/), which `npm test`
+ * runs first: with isolatedModules ts-jest's diagnostics see syntax only, and full type-aware
+ * diagnostics made libs/apimachinery's specs take 32 s instead of 6 s.
  */
 const shared = {
   testEnvironment: 'node',
