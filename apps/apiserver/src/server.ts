@@ -441,6 +441,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
       garbageCollector = undefined;
     },
   });
+  metrics.garbageCollectorSource = () => garbageCollector;
   elector.start();
   cluster.startBackground();
   ready = true;
