@@ -194,9 +194,8 @@ describe('launchCluster (with a stand-in node program)', () => {
     const t = await topology();
     const lines: string[] = [];
     const cluster = await launchCluster({ topology: t, serverEntry: entry, haproxy: null, log: (l) => lines.push(l), graceMs: 300 });
-    const started = Date.now();
+    // stop() returns at all (the test's timeout bounds it) and each child died of SIGKILL.
     await cluster.stop();
-    expect(Date.now() - started).toBeLessThan(5_000);
     const exits = await Promise.all(cluster.members.map((m) => m.exited));
     expect(exits.map((e) => e.signal)).toEqual(['SIGKILL', 'SIGKILL', 'SIGKILL']);
     expect(lines.filter((l) => l.includes('SIGKILL'))).toHaveLength(3);

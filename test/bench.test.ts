@@ -113,6 +113,8 @@ describe('benchmarks (short runs)', () => {
   it('apply and watch: run to the end and print their figures', async () => {
     const apply = await runBench('apply.bench.js', ['--seconds', '1', '--workers', '4']);
     expect({ code: apply.code, tail: apply.code === 0 ? '' : apply.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    expect(apply.out).toMatch(/^in-process applyIntent, 50 fields \/ 3 managers: [\d.]+ µs per apply$/m);
+    expect(apply.out).toMatch(/^in-process parseJsonStrict \/ JSON.parse on \d+ bytes: [\d.]+x/m);
     const watch = await runBench('watch.bench.js', ['--watchers', '20', '--rate', '20', '--seconds', '2']);
     expect({ code: watch.code, tail: watch.code === 0 ? '' : watch.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
   });
