@@ -91,12 +91,12 @@ export class MissingPrerequisiteError extends Error {
   }
 }
 
-function available(p: Prerequisite): { ok: boolean; reason: string } {
+function available(p: Prerequisite, env: NodeJS.ProcessEnv): { ok: boolean; reason: string } {
   if (p === 'netns') {
     const r = probeNetns();
     return { ok: r.available, reason: r.reason ?? '' };
   }
-  return onPath(p) !== undefined ? { ok: true, reason: '' } : { ok: false, reason: `no \`${p}\` executable on PATH` };
+  return onPath(p, env) !== undefined ? { ok: true, reason: '' } : { ok: false, reason: `no \`${p}\` executable on PATH` };
 }
 
 /** The repository root: the nearest ancestor of this file with a package.json, outside dist/. */
@@ -111,8 +111,7 @@ function repoRoot(): string {
 }
 
 /** Records that `needs` was not covered because `p` was opted out (read by the run reporter). */
-export function recordUncovered(p: Prerequisite, needs: string): void {
-  const dir = path.join(repoRoot(), UNCOVERED_DIR);
+export function recordUncovered(p: Prerequisite, needs: string, dir = path.join(repoRoot(), UNCOVERED_DIR)): void {
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${process.pid}-${randomBytes(4).toString('hex')}.json`);
   writeFileSync(file, JSON.stringify({ prerequisite: p, needs }));
@@ -123,14 +122,16 @@ export function recordUncovered(p: Prerequisite, needs: string): void {
  * KAPI_TEST_WITHOUT: records `needs` (what goes untested, in words) as not covered and returns
  * false, so the caller takes its documented reduced path. Missing and not opted out: throws
  * {@link MissingPrerequisiteError} naming what to install. Call it inside a test or hook, so
- * the failure is reported against that test.
+ * the failure is reported against that test. `opts` replace the environment and the record
+ * directory (for the helper's own test).
  */
-export function prerequisite(p: Prerequisite, needs: string): boolean {
-  const skip = optedOut();
-  const a = available(p);
+export function prerequisite(p: Prerequisite, needs: string, opts: { env?: NodeJS.ProcessEnv; recordDir?: string } = {}): boolean {
+  const env = opts.env ?? process.env;
+  const skip = optedOut(env);
+  const a = available(p, env);
   if (a.ok) return true;
   if (skip.has(p)) {
-    recordUncovered(p, needs);
+    recordUncovered(p, needs, opts.recordDir);
     return false;
   }
   throw new MissingPrerequisiteError(p, a.reason, needs);
