@@ -5,7 +5,9 @@
  * and one-way partitions.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import * as net from 'node:net';
+import { waitFor } from '../support/net.helper.js';
 import { prerequisite } from '../support/prereq.js';
 import { NetnsLab, TcpFaultProxy, pause, resume } from './faults.js';
 
@@ -103,19 +105,22 @@ describe('TcpFaultProxy', () => {
 describe('process faults', () => {
   it('SIGSTOP freezes a process and SIGCONT resumes it', async () => {
     const child = spawn(process.execPath, ['-e', 'setInterval(() => process.stdout.write("t"), 20)'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    let ticks = 0;
-    child.stdout!.on('data', (d: Buffer) => (ticks += d.length));
     const target = { pid: child.pid, kill: async () => undefined, start: async () => undefined };
+    // The kernel's own view (/proc/<pid>/stat, the field after the name): T = stopped by a signal.
+    const state = (): string => {
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    };
+    const nextTick = (): Promise<unknown> => new Promise((r) => child.stdout!.once('data', r));
     try {
-      await new Promise((r) => setTimeout(r, 300));
+      await nextTick();
+      expect(state()).not.toBe('T');
       pause(target);
-      await new Promise((r) => setTimeout(r, 100)); // flush what was in flight
-      const frozen = ticks;
-      await new Promise((r) => setTimeout(r, 300));
-      expect(ticks).toBe(frozen);
+      await waitFor('the child to be stopped', async () => state() === 'T', 10_000);
       resume(target);
-      await new Promise((r) => setTimeout(r, 300));
-      expect(ticks).toBeGreaterThan(frozen);
+      await waitFor('the child to run again', async () => state() !== 'T', 10_000);
+      // ... and its timer goes on.
+      await nextTick();
     } finally {
       child.kill('SIGKILL');
     }

@@ -3,7 +3,8 @@
  *  - process faults: kill -9, SIGSTOP/SIGCONT (a paused node looks alive at the TCP level but
  *    answers nothing, like a long GC pause or a VM freeze), restart;
  *  - a TCP fault proxy (node:net) in front of a port: pass, delay, drop (refuse/reset), or
- *    black-hole, one way or both; works anywhere, used when namespaces are not available;
+ *    black-hole, one way or both; works anywhere, but it sees only the connections into its port,
+ *    not who dials, so it cannot cut one node off from some peers and not others;
  *  - network namespaces (root + `ip netns`): each node in its own namespace on a bridge, with
  *    isolation by taking its veth down and pairwise partitions by blackhole routes (this machine
  *    has no iptables/nft; `ip route add blackhole` needs only iproute2).
