@@ -33,7 +33,8 @@ import { clusterTopology, findExecutable } from '../../cluster/launcher.js';
 import { createPki } from '../../cluster/pki.js';
 import { delay, getFreePort, startServer, type HttpTarget, type ServerHandle } from '../support/server.js';
 import { prerequisite, recordUncovered } from '../support/prereq.js';
-import { NetnsLab, pause, resume } from './faults.js';
+import { faultKinds, loopbackNetwork, netnsNetwork, type FaultKind, type Network } from './chaos.network.js';
+import { pause, resume } from './faults.js';
 import { checkHistory, formatFailure, type KeyOp } from './linearizability.js';
 import { checkWatch, nowNs, runWorkload, startWatcher, type RecordedOp, type Watcher } from './workload.js';
 
@@ -46,6 +47,7 @@ const PAGES_NS = 'chaos3-pages';
 /** Objects written on the majority and then updated/deleted through the minority side. */
 const MINORITY_NS = 'chaos3-minority';
 const NAMES = ['n1', 'n2', 'n3'] as const;
+const NETNS_NEEDS = 'three-node chaos: partition-leader and isolate-follower, with the minority read and write checks (test/chaos/cluster.chaos.test.ts)';
 /** Low snapshot interval so that a follower down a few seconds needs a snapshot to catch up. */
 const SNAPSHOT_COUNT = 60;
 const SNAPSHOT_CATCHUP = 10;
@@ -61,13 +63,6 @@ const ENV: Record<string, string> = {
   KAPI_SNAPSHOT_COUNT: String(SNAPSHOT_COUNT),
   KAPI_SNAPSHOT_CATCHUP_ENTRIES: String(SNAPSHOT_CATCHUP),
 };
-const FAULTS = ['kill-leader', 'kill-follower', 'pause-leader', 'partition-leader', 'isolate-follower', 'restart-all', 'snapshot-catchup'] as const;
-type FaultKind = (typeof FAULTS)[number];
-/** Faults that cut nodes off from each other: only namespaces can do that exactly (a proxy in
- * front of a peer port sees its node's inbound connections, not who dials, so it cannot cut one
- * node from the two others without cutting those two apart as well). */
-const NETWORK_FAULTS: readonly FaultKind[] = ['partition-leader', 'isolate-follower'];
-const NETNS_NEEDS = 'three-node chaos: partition-leader and isolate-follower, with the minority read and write checks (test/chaos/cluster.chaos.test.ts)';
 
 /** One injected fault and what was measured around it. */
 interface FaultRecord {
@@ -89,59 +84,6 @@ interface FaultRecord {
   notes: string[];
 }
 
-/** How the nodes are networked and how partitions are made. */
-interface Network {
-  readonly mode: 'netns' | 'loopback';
-  /** Address node i binds and the test dials. */
-  host(i: number): string;
-  /** Peer address of node i in --initial-cluster. */
-  peerAddress(i: number, listenPort: number): Promise<string>;
-  wrap(i: number): string[] | undefined;
-  /** Cuts every node in `a` off from every node in `b`, both directions. */
-  cut(a: readonly number[], b: readonly number[]): void;
-  heal(): void;
-  cleanup(): Promise<void>;
-}
-
-function netnsNetwork(): Network {
-  // A subnet per test process, so that two runs on one machine do not share routes.
-  const lab = new NetnsLab(3, 60 + (process.pid % 150));
-  lab.create();
-  return {
-    mode: 'netns',
-    host: (i) => lab.nodes[i]!.address,
-    peerAddress: async (i, port) => `${lab.nodes[i]!.address}:${port}`,
-    wrap: (i) => lab.wrapper(lab.nodes[i]!.name),
-    cut: (a, b) => {
-      for (const x of a) for (const y of b) lab.partition(lab.nodes[x]!.name, lab.nodes[y]!.name, true);
-    },
-    heal: () => lab.heal(),
-    cleanup: async () => lab.cleanup(),
-  };
-}
-
-/**
- * Loopback, for a run that opted out of namespaces: the nodes dial each other directly and the
- * faults that need a cut between nodes are not run (NETWORK_FAULTS), so `cut` is never called.
- */
-function loopbackNetwork(): Network {
-  return {
-    mode: 'loopback',
-    host: () => '127.0.0.1',
-    peerAddress: async (_i, port) => `127.0.0.1:${port}`,
-    wrap: () => undefined,
-    cut: () => {
-      throw new Error('loopback network: nodes cannot be cut off from each other');
-    },
-    heal: () => undefined,
-    cleanup: async () => undefined,
-  };
-}
-
-/** The faults this network can inject, in order. */
-function faultKinds(net: Network): readonly FaultKind[] {
-  return net.mode === 'netns' ? FAULTS : FAULTS.filter((k) => !NETWORK_FAULTS.includes(k));
-}
 
 // -------------------------------------------------------------------------------------------
 // Control-plane requests of the test itself: a private pool per target, so that a ServerHandle
