@@ -9,7 +9,6 @@ import {
   TopologyError,
   balancerUrl,
   clusterTopology,
-  findExecutable,
   initialClusterFlag,
   kubeconfigLayout,
   launchCluster,
@@ -21,6 +20,7 @@ import {
 import { certificateCoversHost, ensurePki, loadPki } from '@app/pki';
 import { readKubeconfig } from '@app/pki';
 import { getFreePorts } from '../test/support/net.helper.js';
+import { prerequisite } from '../test/support/prereq.js';
 
 describe('clusterTopology (local)', () => {
   it('defaults to three nodes n1..n3 on 127.0.0.1, HTTPS 6444-6446, peers 2381-2383, balancer 6443 (issue 4 item 7)', () => {
@@ -194,9 +194,8 @@ describe('launchCluster (with a stand-in node program)', () => {
     const t = await topology();
     const lines: string[] = [];
     const cluster = await launchCluster({ topology: t, serverEntry: entry, haproxy: null, log: (l) => lines.push(l), graceMs: 300 });
-    const started = Date.now();
+    // stop() returns at all (the test's timeout bounds it) and each child died of SIGKILL.
     await cluster.stop();
-    expect(Date.now() - started).toBeLessThan(5_000);
     const exits = await Promise.all(cluster.members.map((m) => m.exited));
     expect(exits.map((e) => e.signal)).toEqual(['SIGKILL', 'SIGKILL', 'SIGKILL']);
     expect(lines.filter((l) => l.includes('SIGKILL'))).toHaveLength(3);
@@ -276,14 +275,16 @@ describe('launchCluster (with a stand-in node program)', () => {
     await expect(launchCluster({ topology: clusterTopology({ target: 'compose' }), serverEntry: entry, haproxy: null })).rejects.toThrow(/local topology/);
   });
 
-  it('puts haproxy in front when installed (TCP passthrough, /readyz checks), else says so and defaults to n1', async () => {
+  it('puts haproxy in front (TCP passthrough, /readyz checks); without haproxy says so and defaults to n1', async () => {
+    // haproxy is a test prerequisite: missing, this fails, unless KAPI_TEST_WITHOUT=haproxy,
+    // which runs the launcher's not-installed path and reports the balancer as not covered.
+    const balanced = prerequisite('haproxy', 'the launcher starting haproxy in front of the nodes (cluster/launcher.spec.ts)');
     const t = await topology();
     const lines: string[] = [];
-    const bin = findExecutable('haproxy');
     const cluster = await launchCluster({ topology: t, serverEntry: entry, log: (l) => lines.push(l), readyTimeoutMs: 15_000 });
     try {
       const kc = await readKubeconfig(t.kubeconfigPath);
-      if (bin !== undefined) {
+      if (balanced) {
         expect(cluster.balanced).toBe(true);
         expect(cluster.members.map((m) => m.name)).toEqual(['n1', 'n2', 'n3', 'lb']);
         expect(kc.contextName).toBe('lb');

@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { median, roundOrder } from '../bench/cluster.bench.js';
+import { prerequisite } from './support/prereq.js';
 import { repoRoot } from './support/server.js';
 
 function runBench(script: string, args: readonly string[]): Promise<{ code: number | null; out: string }> {
@@ -45,7 +46,8 @@ describe('benchmarks (short runs)', () => {
     expect([0, 1, 2, 3].map((r) => roundOrder(['s', 'lb', 'd'], r).join(','))).toEqual(['s,lb,d', 'lb,d,s', 'd,s,lb', 's,lb,d']);
   });
 
-  it('cluster: measures the single node, the cluster through the balancer (when haproxy is installed) and direct, with a ratio per round', async () => {
+  it('cluster: measures the single node, the cluster through the balancer and direct, with a ratio per round', async () => {
+    const balanced = prerequisite('haproxy', 'the cluster benchmark through the balancer (test/bench.test.ts)');
     const json = join(dir, 'cluster.json');
     const r = await runBench('cluster.bench.js', ['--seconds', '1', '--warm-up-seconds', '1', '--rounds', '2', '--concurrency', '12', '--json-out', json]);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
@@ -53,7 +55,9 @@ describe('benchmarks (short runs)', () => {
     expect(report.failure).toBeNull();
     expect(report.rounds).toBe(2);
     const names = report.phases.map((p) => p.name);
-    expect(names).toEqual(expect.arrayContaining(['single node: creates', 'single node: gets', 'cluster direct n1-n3: creates', 'cluster direct n1-n3: gets']));
+    const expected = ['single node: creates', 'single node: gets', 'cluster direct n1-n3: creates', 'cluster direct n1-n3: gets'];
+    if (balanced) expected.push('cluster via haproxy: creates', 'cluster via haproxy: gets');
+    expect(names).toEqual(expect.arrayContaining(expected));
     for (const p of report.phases) {
       expect(p.errors).toBe(0);
       expect(p.requests).toBeGreaterThan(0);
@@ -65,9 +69,8 @@ describe('benchmarks (short runs)', () => {
     expect(direct.value).toBeGreaterThan(0);
     expect(direct.target).toBe('>= 0.6');
     expect(r.out).toMatch(/cluster direct n1-n3 creates \/ single\s+= [\d.]+%/);
-    if (names.includes('cluster via haproxy: creates')) {
-      expect(report.ratios.find((x) => x.name === 'cluster via haproxy creates / single')?.perRound).toHaveLength(2);
-    }
+    if (balanced) expect(report.ratios.find((x) => x.name === 'cluster via haproxy creates / single')?.perRound).toHaveLength(2);
+    else expect(r.out).toContain('haproxy is not installed: no balancer phases');
   });
 
   it('api: measures the server and the bare Fastify ceiling', async () => {
@@ -97,17 +100,21 @@ describe('benchmarks (short runs)', () => {
     expect(r.out).toMatch(/import peak RSS, S -> 2S: -?[\d.]+% of the added snapshot bytes/);
   });
 
-  it('raft: our Raft (and etcd, when installed) with three members and with one, and the share of throughput three keep', async () => {
+  it('raft: our Raft and etcd with three members and with one, and the share of throughput three keep', async () => {
+    const etcd = prerequisite('etcd', 'the Raft benchmark comparison against etcd (test/bench.test.ts)');
     const r = await runBench('raft.bench.js', ['--seconds', '1']);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
     expect(r.out).toMatch(/^kapi raft  c=64 1 member +[\d.]+ ops\/s/m);
-    const etcd = /^etcd /m.test(r.out);
+    if (etcd) expect(r.out).toMatch(/^etcd +c=64 1 member +[\d.]+ ops\/s/m);
+    else expect(r.out).toContain('etcd not installed (apt-get install etcd-server): no comparison');
     expect(r.out).toMatch(etcd ? /^3 members \/ 1 member throughput c=64: kapi raft [\d.]+%, etcd [\d.]+%$/m : /^3 members \/ 1 member throughput c=64: kapi raft [\d.]+%$/m);
   });
 
   it('apply and watch: run to the end and print their figures', async () => {
     const apply = await runBench('apply.bench.js', ['--seconds', '1', '--workers', '4']);
     expect({ code: apply.code, tail: apply.code === 0 ? '' : apply.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    expect(apply.out).toMatch(/^in-process applyIntent, 50 fields \/ 3 managers: [\d.]+ µs per apply$/m);
+    expect(apply.out).toMatch(/^in-process parseJsonStrict \/ JSON.parse on \d+ bytes: [\d.]+x/m);
     const watch = await runBench('watch.bench.js', ['--watchers', '20', '--rate', '20', '--seconds', '2']);
     expect({ code: watch.code, tail: watch.code === 0 ? '' : watch.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
   });

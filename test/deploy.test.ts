@@ -4,8 +4,9 @@
  * 1. docker-compose.yml, the Dockerfile and cluster/haproxy.cfg against the topology the launcher
  *    uses (clusterTopology in cluster/launcher.ts), so the compose deployment and `npm run
  *    cluster` cannot drift. No Docker engine runs here, so this is the compose file's test.
- * 2. `node dist/cluster/launcher.cli.js` for real: three server processes (plus haproxy when
- *    installed) on free ports, real kubectl through the generated kubeconfig, then SIGINT and
+ * 2. `node dist/cluster/launcher.cli.js` for real: three server processes and haproxy (a test
+ *    prerequisite, test/support/prereq.ts; KAPI_TEST_WITHOUT=haproxy runs the launcher's
+ *    no-balancer path instead and reports the balancer as not covered) on free ports, real kubectl through the generated kubeconfig, then SIGINT and
  *    every child gone. It does not assume replication (J1's Raft tests cover that): writes are
  *    read back from the node that took them.
  */
@@ -19,11 +20,11 @@ import { haproxyConfig } from '../cluster/haproxy.js';
 import {
   type ClusterTopology,
   clusterTopology,
-  findExecutable,
   nodeArgs,
   pkiCliArgs,
 } from '../cluster/launcher.js';
 import { certificateCoversHost, loadPki } from '@app/pki';
+import { prerequisite } from './support/prereq.js';
 import { type KubectlTarget, delay, getFreePort, getFreePorts, repoRoot, runKubectl } from './support/server.js';
 
 const root = repoRoot();
@@ -159,7 +160,9 @@ describe('npm run cluster (dist/cluster/launcher.cli.js)', () => {
     await fs.rm(base, { recursive: true, force: true });
   });
 
-  it('starts three nodes (and haproxy when installed), serves kubectl on every context, starts a killed node again, and stops everything on SIGINT', async () => {
+  it('starts three nodes and haproxy, serves kubectl on every context, starts a killed node again, and stops everything on SIGINT', async () => {
+    // Decided before anything starts: a missing haproxy fails here, not as a changed expectation.
+    const balanced = prerequisite('haproxy', 'the launcher with its balancer: the lb context and haproxy health checks (test/deploy.test.ts)');
     const ports = await getFreePorts(7);
     const [lbPort, ...rest] = ports;
     const secure = rest.slice(0, 3);
@@ -185,9 +188,9 @@ describe('npm run cluster (dist/cluster/launcher.cli.js)', () => {
     // Prefixed node logs: each server printed its own ready line.
     for (const n of ['n1', 'n2', 'n3']) expect(out).toMatch(new RegExp(`^\\[${n}\\] Admin kubeconfig: ${dir}/${n}/admin.kubeconfig$`, 'm'));
     const pids = [...out.matchAll(/^ {2}(n\d|lb)\s+https:\/\/127\.0\.0\.1:(\d+)\s+pid (\d+)/gm)].map((m) => ({ name: m[1]!, port: Number(m[2]), pid: Number(m[3]) }));
-    const balanced = findExecutable('haproxy') !== undefined;
     expect(pids.map((p) => p.name)).toEqual(balanced ? ['n1', 'n2', 'n3', 'lb'] : ['n1', 'n2', 'n3']);
     expect(pids.map((p) => p.port)).toEqual(balanced ? [...secure, lbPort] : secure);
+    expect(out).toContain(balanced ? 'Cluster ready: 3 nodes behind haproxy' : 'Cluster ready: 3 nodes (no load balancer: haproxy is not installed)');
     for (const p of pids) expect(alive(p.pid)).toBe(true);
 
     // One shared PKI whose serving certificate covers every node and the balancer.

@@ -226,14 +226,13 @@ describe('watch (one node)', () => {
     await mkns(server, 'wb');
     await mkns(server, 'other');
     const rv = await create(server, 'wb', cm('a'));
-    const t0 = Date.now();
     const w = watch(`/api/v1/namespaces/wb/configmaps?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=2`);
     await w.started();
     // Writes elsewhere move the announced revision although no event is sent for them.
     const otherRv = await create(server, 'other', cm(`o-${Date.now()}`));
     const end = await w.done;
+    // Ended by the server (timeoutSeconds), cleanly, after several bookmark periods.
     expect(end.complete).toBe(true);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
     const bms = w.events.filter((e) => e.type === 'BOOKMARK');
     expect(w.events.every((e) => e.type === 'BOOKMARK')).toBe(true);
     expect(bms.length).toBeGreaterThanOrEqual(3); // ~every 400 ms plus the closing one
@@ -252,8 +251,8 @@ describe('watch (one node)', () => {
     const w = watch(`/api/v1/namespaces/wt/configmaps?watch=1&resourceVersion=${rv}&timeoutSeconds=1`);
     const end = await w.done;
     expect(end.complete).toBe(true);
+    // Not before the timeout (a lower bound only: load can make the end later, never earlier).
     expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
-    expect(Date.now() - t0).toBeLessThan(5000);
     expect(w.events).toEqual([]);
   });
 

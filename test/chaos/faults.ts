@@ -3,7 +3,8 @@
  *  - process faults: kill -9, SIGSTOP/SIGCONT (a paused node looks alive at the TCP level but
  *    answers nothing, like a long GC pause or a VM freeze), restart;
  *  - a TCP fault proxy (node:net) in front of a port: pass, delay, drop (refuse/reset), or
- *    black-hole, one way or both; works anywhere, used when namespaces are not available;
+ *    black-hole, one way or both; works anywhere, but it sees only the connections into its port,
+ *    not who dials, so it cannot cut one node off from some peers and not others;
  *  - network namespaces (root + `ip netns`): each node in its own namespace on a bridge, with
  *    isolation by taking its veth down and pairwise partitions by blackhole routes (this machine
  *    has no iptables/nft; `ip route add blackhole` needs only iproute2).
@@ -166,37 +167,12 @@ export class TcpFaultProxy {
 // ---------------------------------------------------------------------------------------------
 // Network namespaces
 
-/** Result of {@link probeNetns}. */
-export interface NetnsSupport {
-  readonly available: boolean;
-  /** Why not, when unavailable. */
-  readonly reason?: string;
-}
-
 function ip(args: readonly string[]): string {
   return execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/**
- * Whether this machine lets us create namespaces and veth pairs: tries it with a throwaway
- * namespace and pair, removed again. Needs root (CAP_NET_ADMIN) and iproute2.
- */
-export function probeNetns(): NetnsSupport {
-  const tag = `kp${process.pid.toString(36)}`;
-  try {
-    if (typeof process.getuid === 'function' && process.getuid() !== 0) return { available: false, reason: 'not root' };
-    ip(['netns', 'add', tag]);
-    try {
-      ip(['link', 'add', `${tag}a`, 'type', 'veth', 'peer', 'name', `${tag}b`]);
-      ip(['link', 'del', `${tag}a`]);
-    } finally {
-      ip(['netns', 'del', tag]);
-    }
-    return { available: true };
-  } catch (e) {
-    return { available: false, reason: (e as Error).message.split('\n')[0] };
-  }
-}
+/** Whether namespaces can be made here; lives with the other prerequisites (support/prereq.ts). */
+export { probeNetns } from '../support/prereq.js';
 
 /** One node's namespace in a {@link NetnsLab}. */
 export interface NetnsNode {

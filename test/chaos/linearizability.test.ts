@@ -216,14 +216,14 @@ function generate(n: number, clients: number, seed: number, unknownRate = 0.01):
 }
 
 describe('scale', () => {
-  it('checks 4000 concurrent ops (8 clients, some unknown outcomes) in seconds', () => {
+  it('checks 4000 concurrent ops (8 clients, some unknown outcomes) in a near-linear number of search steps', () => {
     const h = generate(4000, 8, 42, 0.05);
-    const t0 = Date.now();
     const r = checkKey('k', h, { unknownWindow: 30 });
-    const ms = Date.now() - t0;
     expect(r.timedOut).toBe(false);
     expect(r.ok).toBe(true);
-    expect(ms).toBeLessThan(10_000);
+    // Search steps, not wall time: the same on any machine (this seeded history takes ~10.5 per
+    // op); an exponential blow-up of the search shows here as a multiple.
+    expect(r.steps).toBeLessThan(25 * h.length);
   });
 
   it('finds one corrupted read among 3000 ops and shrinks it to a handful', () => {
@@ -233,10 +233,9 @@ describe('scale', () => {
     expect(idx).toBeGreaterThan(0);
     const bad = h[idx]!;
     h[idx] = { ...bad, output: ok((bad.output as { rv: number }).rv, 'never-written') };
-    const t0 = Date.now();
-    const r = checkKey('k', h, { minimizeBudgetMs: 4000, unknownWindow: 30 });
+    // No time budget: the shrink runs to its end, so the result does not depend on the machine.
+    const r = checkKey('k', h, { minimizeBudgetMs: Number.POSITIVE_INFINITY, unknownWindow: 30 });
     expect(r.ok).toBe(false);
-    expect(Date.now() - t0).toBeLessThan(15_000);
     expect(r.counterexample!.some((o) => o.id === bad.id)).toBe(true);
     expect(r.counterexample!.length).toBeLessThanOrEqual(10);
   });

@@ -2,7 +2,7 @@
  * Real processes: 3 Raft nodes (dist/test/support/raft-node.js) on loopback with real gRPC and
  * LevelDB (fsync on). Elect, replicate, kill -9 the leader, re-elect, restart it and catch up by
  * log; kill a follower, write past a low compaction threshold, restart it and catch up by snapshot.
- * Peer traffic is mutual TLS from a cluster PKI (cluster/pki.ts); an impostor with another CA on a
+ * Peer traffic is mutual TLS from a cluster PKI (libs/pki); an impostor with another CA on a
  * member's address gets nothing.
  */
 import { type ChildProcess, spawn } from 'node:child_process';

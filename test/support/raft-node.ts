@@ -8,7 +8,7 @@
  *   POST /transfer?to=N        -> leadership transfer request
  * Usage: node raft-node.js --id 1 --data-dir D --peers 1=127.0.0.1:7001,2=...,3=...
  *        --http-port 8001 [--snapshot-entries 100] [--keep-entries 10] [--no-fsync]
- *        [--pki-dir P]  peer traffic is mutual TLS with P's peer.crt/peer.key/ca.crt (cluster/pki.ts);
+ *        [--pki-dir P]  peer traffic is mutual TLS with P's peer.crt/peer.key/ca.crt (libs/pki);
  *                       without it the transport is plaintext (explicitly: tests and benchmark only)
  *        [--kv-port P]  a binary put protocol for the benchmark (lighter than HTTP):
  *          request  [u32 len][u32 id][u16 keyLen][key][value]   (len counts what follows it)

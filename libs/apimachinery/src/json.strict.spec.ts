@@ -51,25 +51,4 @@ describe('parseJsonStrict', () => {
     expect(syntax('['.repeat(20000)).message).toBe('exceeded max depth');
     expect(parseJsonStrict('['.repeat(1000) + ']'.repeat(1000)).duplicates).toEqual([]);
   });
-
-  it('stays within a few times JSON.parse on a 10 KB object', () => {
-    const obj: Record<string, unknown> = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', labels: { a: 'b' } }, data: {} };
-    for (let i = 0; i < 200; i++) (obj.data as Record<string, string>)[`key-${i}`] = `value number ${i} with some text`;
-    (obj as { list: unknown[] }).list = Array.from({ length: 50 }, (_, i) => ({ name: `n${i}`, port: i, on: i % 2 === 0 }));
-    const text = JSON.stringify(obj);
-    expect(text.length).toBeGreaterThan(10000);
-    const time = (f: () => void): number => {
-      for (let i = 0; i < 200; i++) f();
-      const t = process.hrtime.bigint();
-      for (let i = 0; i < 1000; i++) f();
-      return Number(process.hrtime.bigint() - t);
-    };
-    const native = time(() => JSON.parse(text));
-    const strict = time(() => parseJsonStrict(text));
-    // eslint-disable-next-line no-console
-    console.log(`parseJsonStrict/JSON.parse on ${text.length} bytes: ${(strict / native).toFixed(2)}x (${strict / 1e6} ms vs ${native / 1e6} ms per 1000)`);
-    // Standalone (node, no jest VM) this measures ~1.9x; under jest's vm-modules sandbox hand-written
-    // parsers run several times slower while the native JSON.parse does not, so the bound is loose.
-    expect(strict / native).toBeLessThan(80);
-  });
 });

@@ -184,6 +184,24 @@ describe('GarbageCollector on custom kinds', () => {
     await eventually('dependents gone', async () => !(await find(WIDGET, 'd1')) && !(await find(WIDGET, 'd2')));
   });
 
+  it('reports a revision as processed only once the work it caused is done', async () => {
+    const g = await startGc();
+    const owner = await make(WIDGET, 'owner');
+    await make(WIDGET, 'dep', { ownerReferences: [ref(owner)] });
+    const gone = await del(WIDGET, 'owner');
+    const rv = Number(gone.object.metadata.resourceVersion);
+    await eventually('owner deletion processed', async () => g.processedRevision >= rv);
+    // No poll here: reaching the revision means the dependent's deletion is already done.
+    expect(await find(WIDGET, 'dep')).toBeUndefined();
+    // A write that gives the collector nothing to do is processed without a work item.
+    await g.whenIdle();
+    const items = g.itemsProcessed;
+    expect(items).toBeGreaterThan(0);
+    const plain = await make(WIDGET, 'plain');
+    await eventually('plain write processed', async () => g.processedRevision >= Number(plain.metadata.resourceVersion));
+    expect(g.itemsProcessed).toBe(items);
+  });
+
   it('Foreground: the owner waits for a blocking dependent held by a finalizer', async () => {
     await startGc();
     const owner = await make(WIDGET, 'owner');

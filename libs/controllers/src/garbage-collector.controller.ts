@@ -82,6 +82,10 @@ export class GarbageCollector {
   private kindsVersion = -1;
   private readonly kinds = new Map<string, KindDeclaration>();
   private idleWaiters: Array<() => void> = [];
+  /** Revision of the last storage event (or initial list) applied to the graph. */
+  private seenRevision = 0;
+  private processed = 0;
+  private items = 0;
 
   constructor(private readonly deps: GarbageCollectorDeps) {
     this.queue = new WorkQueue(() => this.schedulePump());
@@ -115,11 +119,33 @@ export class GarbageCollector {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /**
+   * The storage revision up to which the collector has finished: every event at or below it is
+   * in the graph and all work it caused is done (nothing queued, in flight or waiting to retry).
+   * It only grows; 0 before the first sync. A caller that wrote at revision R and sees this at
+   * >= R knows the collector has judged that write (served as a metric, see the server).
+   */
+  get processedRevision(): number {
+    return this.processed;
+  }
+
+  /** Work items handled so far (each attempt, retries included). */
+  get itemsProcessed(): number {
+    return this.items;
+  }
+
+  /** Moves {@link processedRevision} up to the last seen event when no work is outstanding. */
+  private advance(): void {
+    if (this.stopped || this.queue.length > 0 || this.inFlight > 0 || this.retryTimers.size > 0) return;
+    if (this.seenRevision > this.processed) this.processed = this.seenRevision;
+  }
+
   private isIdle(): boolean {
     return this.stopped || (this.queue.length === 0 && this.inFlight === 0);
   }
 
   private notifyIdle(): void {
+    this.advance();
     if (!this.isIdle()) return;
     const w = this.idleWaiters;
     this.idleWaiters = [];
@@ -142,6 +168,8 @@ export class GarbageCollector {
     for (const uid of this.graph.uids()) {
       if (!seen.has(uid)) for (const w of this.graph.removeUid(uid)) this.enqueue(w);
     }
+    this.seenRevision = Math.max(this.seenRevision, res.revision);
+    this.advance();
     if (this.stopped) return;
     this.watch = this.deps.storage.watch(
       { key: REGISTRY_PREFIX, recursive: true, afterRevision: res.revision },
@@ -173,6 +201,8 @@ export class GarbageCollector {
     if (this.stopped) return;
     const work = e.type === 'DELETED' ? this.graph.remove(e.object) : this.graph.upsert(e.object);
     for (const w of work) this.enqueue(w);
+    this.seenRevision = Math.max(this.seenRevision, e.revision);
+    this.advance();
   }
 
   private enqueue(w: WorkItem): void {
@@ -195,6 +225,7 @@ export class GarbageCollector {
       const key = this.queue.take();
       if (key === undefined) break;
       this.inFlight++;
+      this.items++;
       this.process(key)
         .then(
           () => this.failures.delete(key),

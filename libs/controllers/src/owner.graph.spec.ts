@@ -167,16 +167,18 @@ describe('OwnerGraph', () => {
     expect(g.resyncWork()).toHaveLength(3);
   });
 
-  it('handles thousands of dependents without rescanning the graph per event', () => {
+  it('keeps thousands of dependents of one owner: repeated events change nothing, the owner going hands out each once', () => {
+    // The per-event cost is measured with every write in api.bench (the collector runs there).
     const g = new OwnerGraph();
     g.upsert(obj('o', 'uo'));
     for (let i = 0; i < 5000; i++) g.upsert(obj(`d${i}`, `u${i}`, { owners: [ref('o', 'uo', { blockOwnerDeletion: true })] }));
     expect(g.size).toBe(5001);
-    const t0 = process.hrtime.bigint();
     for (let i = 0; i < 5000; i++) g.upsert(obj(`d${i}`, `u${i}`, { owners: [ref('o', 'uo', { blockOwnerDeletion: true })] }));
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    expect(ms).toBeLessThan(2000);
-    expect(g.remove(obj('o', 'uo'))).toHaveLength(5000);
+    expect(g.size).toBe(5001);
+    expect(g.blockingDependentsOf('uo')).toHaveLength(5000);
+    const work = g.remove(obj('o', 'uo'));
+    expect(work).toHaveLength(5000);
+    expect(new Set(work.map((w) => w.uid)).size).toBe(5000);
   });
 });
 

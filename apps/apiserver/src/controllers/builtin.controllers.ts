@@ -6,6 +6,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { GarbageCollector, NamespaceController } from '@app/controllers';
 import { KindRegistry } from '@app/registry';
 import type { Storage } from '@app/storage';
+import { ApiMetrics } from '../observability/metrics.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
 
@@ -32,7 +33,10 @@ export class NamespaceControllerRunner implements ControllerRunner {
   }
 }
 
-/** The garbage collector (owner references, cascading deletion). */
+/**
+ * The garbage collector (owner references, cascading deletion). Its progress is on /metrics
+ * (kapi_garbage_collector_processed_revision, ..._items_processed_total) while it runs here.
+ */
 @ManagedController({ name: 'garbage-collector' })
 @Injectable()
 export class GarbageCollectorRunner implements ControllerRunner {
@@ -42,7 +46,10 @@ export class GarbageCollectorRunner implements ControllerRunner {
     private readonly registry: KindRegistry,
     @Inject(STORAGE) private readonly storage: Storage,
     @Inject(STORES) private readonly stores: StoreFactory,
-  ) {}
+    metrics: ApiMetrics,
+  ) {
+    metrics.garbageCollectorSource = () => this.controller;
+  }
 
   start(): void {
     this.controller = new GarbageCollector({ registry: this.registry, storage: this.storage, storeFor: (d) => this.stores.storeFor(d) });

@@ -16,11 +16,18 @@ describe('content negotiation', () => {
     expect(negotiateOutput('application/vnd.kubernetes.protobuf', true)).toEqual({ kind: 'protobuf' });
   });
   it('answers 406 when nothing acceptable can be produced (custom resources have no protobuf)', () => {
-    expect(() => negotiateOutput('application/vnd.kubernetes.protobuf', false)).toThrow(StatusError);
-    try {
-      negotiateOutput('text/html', true);
-    } catch (e) {
-      expect((e as StatusError).code).toBe(406);
+    for (const [accept, protobuf] of [
+      ['application/vnd.kubernetes.protobuf', false],
+      ['text/html', true],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        negotiateOutput(accept, protobuf);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(StatusError);
+      expect({ accept, code: (thrown as StatusError).code, reason: (thrown as StatusError).reason }).toEqual({ accept, code: 406, reason: 'NotAcceptable' });
     }
   });
   it('honours q values', () => {

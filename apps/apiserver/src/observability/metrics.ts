@@ -40,6 +40,26 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  /** The garbage collector running on this node, if any (controllers/builtin.controllers.ts). */
+  garbageCollectorSource: (() => { readonly processedRevision: number; readonly itemsProcessed: number } | undefined) | undefined;
+  readonly gcProcessedRevision = new Gauge({
+    name: 'kapi_garbage_collector_processed_revision',
+    help: 'Storage revision up to which the garbage collector on this node has applied every event and finished the work it caused (0 where it does not run).',
+    registers: [this.registry],
+    collect: () => {
+      this.gcProcessedRevision.set(this.garbageCollectorSource?.()?.processedRevision ?? 0);
+    },
+  });
+  readonly gcItems = new Counter({
+    name: 'kapi_garbage_collector_items_processed_total',
+    help: 'Work items (attempts, retries included) the garbage collector on this node has handled since it started leading.',
+    registers: [this.registry],
+    collect: () => {
+      this.gcItems.reset();
+      this.gcItems.inc(this.garbageCollectorSource?.()?.itemsProcessed ?? 0);
+    },
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
