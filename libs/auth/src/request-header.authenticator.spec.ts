@@ -4,12 +4,14 @@ import * as x509 from '@peculiar/x509';
 import { chainVerifies, commonName, parseCaBundle } from './cert.chain.js';
 import { userFromHeaders } from './request-header.authenticator.js';
 
-const crypto = webcrypto as unknown as Crypto;
+type CryptoKey = webcrypto.CryptoKey;
+const crypto = webcrypto as unknown as Parameters<typeof x509.X509CertificateGenerator.create>[1];
+const subtle = webcrypto.subtle;
 const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 const DAY = 86_400_000;
 
 async function ca(name: string): Promise<{ cert: x509.X509Certificate; key: CryptoKey }> {
-  const keys = await crypto.subtle.generateKey(alg, true, ['sign', 'verify']);
+  const keys = (await subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const cert = await x509.X509CertificateGenerator.createSelfSigned(
     {
       serialNumber: '01',
@@ -26,7 +28,7 @@ async function ca(name: string): Promise<{ cert: x509.X509Certificate; key: Cryp
 }
 
 async function leaf(issuer: { cert: x509.X509Certificate; key: CryptoKey }, cn: string, opts: { usage?: string; notAfter?: Date } = {}): Promise<X509Certificate> {
-  const keys = await crypto.subtle.generateKey(alg, true, ['sign', 'verify']);
+  const keys = (await subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const cert = await x509.X509CertificateGenerator.create(
     {
       serialNumber: '02',
