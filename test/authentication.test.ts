@@ -44,6 +44,8 @@ describe('authentication', () => {
   let signingKey: CryptoKey;
   let publicPem: string;
   const webhookCalls = new Map<string, number>();
+  /** Credentials the tests sent, none of which may show in the server's output. */
+  const sent: string[] = ['static-good', 'static-bad', 'webhook-good', 'webhook-denied'];
 
   const sign = (claims: JWTPayload, opts: { alg?: string; key?: CryptoKey | Uint8Array; exp?: number } = {}): Promise<string> => {
     const now = Math.floor(Date.now() / 1000);
@@ -190,6 +192,7 @@ describe('authentication', () => {
   describe('OIDC', () => {
     it('a good id_token is its prefixed subject, through kubectl and raw HTTPS', async () => {
       const token = await sign({ sub: 'alice', groups: ['dev'] });
+      sent.push(token);
       const r = await tokenCli(token);
       expect(r.stderr).toContain(`User "${idp.url}#alice" cannot list resource "namespaces"`);
       expect(await identityOf({ identity: 'anonymous', token })).toBe(`${idp.url}#alice`);
@@ -240,6 +243,12 @@ describe('authentication', () => {
       expect(await identityOf({ identity: 'anonymous' }, '/version')).toBe('system:anonymous');
       expect(await identityOf({ identity: 'anonymous' })).toBe('401');
     });
+  });
+
+  it('no credential used above appears in the server\'s output', () => {
+    const out = server.stdout + server.stderr;
+    expect(sent.length).toBeGreaterThan(4);
+    for (const secret of sent) expect(out).not.toContain(secret);
   });
 });
 

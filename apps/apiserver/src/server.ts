@@ -69,7 +69,7 @@ async function extraClientCas(cfg: ServerConfig): Promise<string[]> {
   try {
     return [await readFile(file, 'utf8')];
   } catch (e) {
-    throw new Error(`--requestheader-client-ca-file=${file}: ${(e as Error).message}`);
+    throw new Error(`--requestheader-client-ca-file=${file}: ${(e as Error).message}`, { cause: e });
   }
 }
 

@@ -79,4 +79,16 @@ describe('OIDC', () => {
     await rejects(await p.sign({ iss: ISSUER, aud: 'kapi', sub: 'alice' }, { kid: 'k2' }));
     expect(p.fetched.filter((u) => u === JWKS_URI)).toHaveLength(1);
   });
+
+  it('fetches the key set again for a key ID it does not know (a rotated key)', async () => {
+    const p = await provider();
+    const rotated = await generateKeyPair('RS256', { extractable: true });
+    let keys: object[] = [{ ...(await exportJWK((await generateKeyPair('RS256', { extractable: true })).publicKey)), kid: 'old', alg: 'RS256' }];
+    const fetchJson = (url: string): Promise<unknown> => (url === JWKS_URI ? Promise.resolve({ keys }) : p.fetchJson(url));
+    const a = new OidcAuthenticator({ issuerUrl: ISSUER, clientId: 'kapi', usernamePrefix: '-', fetchJson, minRefetchMs: 0 });
+    const token = await new SignJWT({ iss: ISSUER, aud: 'kapi', sub: 'alice' }).setProtectedHeader({ alg: 'RS256', kid: 'new' }).setExpirationTime('5m').sign(rotated.privateKey);
+    await expect(a.authenticate(bearer(token))).rejects.toMatchObject({ code: 401 });
+    keys = [{ ...(await exportJWK(rotated.publicKey)), kid: 'new', alg: 'RS256' }];
+    expect(await a.authenticate(bearer(token))).toEqual({ username: 'alice', groups: [] });
+  });
 });

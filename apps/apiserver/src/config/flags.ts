@@ -88,7 +88,11 @@ const refuseAdmission = (value: string): string | undefined => {
 };
 const refuseTrue = (what: string) => (value: string): string | undefined => (value === 'true' ? `${what} is not built into this server` : undefined);
 const refuseServiceAccountTokens = notBuilt('service account token authentication');
-/** Families of flags refused whatever their value (authentication and audit methods not built). */
+/**
+ * Families of flags refused whatever their value: the settings of the built authentication
+ * methods are in FLAGS, any other of their family is one this build does not know; webhook
+ * authorization and auditing are not built.
+ */
 const REFUSED_PREFIXES: ReadonlyArray<[string, string]> = [
   ['oidc-', 'this OpenID Connect setting'],
   ['requestheader-', 'this request header (front proxy) setting'],

@@ -23,7 +23,7 @@ export const METHOD_ORDER = {
 
 /** A start error of a method: names the flag (and its value, a path: never a credential). */
 export function flagStartError(cfg: ServerConfig, flag: string, e: unknown): Error {
-  return new Error(`--${flag}=${cfg.raw[flag]}: ${(e as Error)?.message ?? String(e)}`);
+  return new Error(`--${flag}=${cfg.raw[flag]}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
 }
 
 /** The comma-separated list of every value of a string-slice flag (kube's flags repeat or take commas). */
