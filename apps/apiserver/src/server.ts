@@ -4,7 +4,7 @@
  * is the composition's entry and the transport settings of the listening socket.
  */
 import 'reflect-metadata';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -56,15 +56,31 @@ async function nodePki(cfg: ServerConfig, dataDir: string, endpoint: ServerEndpo
   return loadPki(own);
 }
 
+/**
+ * The CA bundles the TLS layer accepts client certificates from besides the cluster CA: the
+ * front proxy's (--requestheader-client-ca-file), so that a proxy can present its certificate.
+ * The authentication methods check which CA a certificate chains to (pipeline/x509.method.ts,
+ * pipeline/request-header.method.ts).
+ */
+async function extraClientCas(cfg: ServerConfig): Promise<string[]> {
+  const file = cfg.raw['requestheader-client-ca-file'];
+  if (file === undefined) return [];
+  try {
+    return [await readFile(file, 'utf8')];
+  } catch (e) {
+    throw new Error(`--requestheader-client-ca-file=${file}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
 /** The Fastify adapter: HTTPS with HTTP/2 and HTTP/1.1, client certificates requested, kube's limits. */
-function httpsAdapter(cfg: ServerConfig, pki: PkiMaterial): FastifyAdapter {
+function httpsAdapter(cfg: ServerConfig, pki: PkiMaterial, extraCas: readonly string[]): FastifyAdapter {
   return new FastifyAdapter({
     http2: true,
     https: {
       allowHTTP1: true,
       key: pki.servingKeyPem,
       cert: pki.servingCertPem,
-      ca: [pki.caPem],
+      ca: [pki.caPem, ...extraCas],
       requestCert: true,
       rejectUnauthorized: false,
       minVersion: 'TLSv1.2',
@@ -94,7 +110,7 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
   const endpoint = serverEndpoint(cfg);
   const pki = await nodePki(cfg, dataDir, endpoint);
 
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(cfg, pki, endpoint), httpsAdapter(cfg, pki), {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(cfg, pki, endpoint), httpsAdapter(cfg, pki, await extraClientCas(cfg)), {
     logger: ['error', 'warn'],
     abortOnError: false,
   });

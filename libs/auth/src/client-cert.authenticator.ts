@@ -3,7 +3,9 @@
  * client CA (requestCert; the handshake does not fail without a certificate so other methods
  * can run); the user is the certificate's CN and the groups its O values, as in Kubernetes.
  */
+import type { X509Certificate } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
+import { chainVerifies, peerChain } from './cert.chain.js';
 import type { AuthenticationRequest, Authenticator } from './authenticator.port.js';
 import { AUTHENTICATED_GROUP, type UserInfo } from './user.info.js';
 
@@ -34,9 +36,25 @@ export function authenticateClientCert(socket: TLSSocket | undefined): UserInfo 
   return user ?? undefined;
 }
 
-/** The x509 method of the authenticator chain (`--client-ca-file`; today the cluster CA). */
+/**
+ * The x509 method of the authenticator chain (`--client-ca-file`; today the cluster CA). When
+ * the TLS layer trusts more CAs than the client CA (the front proxy's CA), `roots` narrows the
+ * certificates accepted to those chaining to the client CA: a proxy's certificate is not a user.
+ */
 export class ClientCertAuthenticator implements Authenticator {
+  private readonly ofClientCa = new WeakMap<object, boolean>();
+
+  constructor(private readonly roots?: readonly X509Certificate[]) {}
+
   authenticate(req: AuthenticationRequest): UserInfo | undefined {
-    return authenticateClientCert(req.socket);
+    const user = authenticateClientCert(req.socket);
+    if (!user || !this.roots) return user;
+    let ok = this.ofClientCa.get(req.socket!);
+    if (ok === undefined) {
+      const chain = peerChain(req.socket);
+      ok = chain !== undefined && chainVerifies(chain.leaf, chain.intermediates, this.roots);
+      this.ofClientCa.set(req.socket!, ok);
+    }
+    return ok ? user : undefined;
   }
 }

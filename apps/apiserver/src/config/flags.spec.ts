@@ -11,7 +11,41 @@ describe('parseFlags', () => {
   });
   it('records flags of later capabilities that grant or protect nothing as unsupported (a warning)', () => {
     const c = parseFlags(['--runtime-config', 'api/all=true', '--feature-gates=X=true', '--anonymous-auth=false', '--cluster-signing-duration', '8760h']);
-    expect(c.unsupported).toEqual(['runtime-config', 'feature-gates', 'anonymous-auth', 'cluster-signing-duration']);
+    expect(c.unsupported).toEqual(['runtime-config', 'feature-gates', 'cluster-signing-duration']);
+    expect(c.raw['anonymous-auth']).toBe('false');
+  });
+
+  describe('authentication flags', () => {
+    it('are parsed; repeatable ones keep every value', () => {
+      const c = parseFlags([
+        '--token-auth-file=/t.csv',
+        '--oidc-issuer-url=https://idp.example',
+        '--oidc-client-id=kapi',
+        '--oidc-required-claim=a=1',
+        '--oidc-required-claim',
+        'b=2',
+        '--requestheader-client-ca-file=/ca',
+        '--requestheader-username-headers=X-Remote-User',
+        '--authentication-token-webhook-config-file=/w',
+        '--authentication-token-webhook-cache-ttl=30s',
+        '--authentication-token-webhook-version=v1beta1',
+        '--anonymous-auth',
+      ]);
+      expect(c.rawAll['oidc-required-claim']).toEqual(['a=1', 'b=2']);
+      expect(c.raw).toMatchObject({ 'token-auth-file': '/t.csv', 'anonymous-auth': 'true', 'authentication-token-webhook-version': 'v1beta1' });
+      expect(c.unsupported).toEqual([]);
+    });
+    it('refuses settings that cannot work together or have the wrong form', () => {
+      expect(() => parseFlags(['--oidc-issuer-url=http://idp', '--oidc-client-id=k'])).toThrow('--oidc-issuer-url=http://idp: must be an https:// URL');
+      expect(() => parseFlags(['--oidc-issuer-url=https://idp'])).toThrow('--oidc-client-id is required');
+      expect(() => parseFlags(['--oidc-client-id=k'])).toThrow('--oidc-issuer-url is required');
+      expect(() => parseFlags(['--requestheader-client-ca-file=/ca'])).toThrow('--requestheader-username-headers is required');
+      expect(() => parseFlags(['--requestheader-username-headers=X-Remote-User'])).toThrow('--requestheader-client-ca-file is required');
+      expect(() => parseFlags(['--authentication-token-webhook-cache-ttl=1m'])).toThrow('--authentication-token-webhook-config-file is required');
+      expect(() => parseFlags(['--authentication-token-webhook-config-file=/w', '--authentication-token-webhook-version=v2'])).toThrow('must be v1 or v1beta1');
+      expect(() => parseFlags(['--authentication-token-webhook-config-file=/w', '--authentication-token-webhook-cache-ttl=soon'])).toThrow(FlagError);
+      expect(() => parseFlags(['--anonymous-auth=maybe'])).toThrow('must be true or false');
+    });
   });
 
   describe('security-relevant flags fail closed, naming the flag', () => {
@@ -43,12 +77,9 @@ describe('parseFlags', () => {
       expect(c.raw['authorization-mode']).toBe('AlwaysAllow');
     });
     it('authentication methods not built', () => {
-      refused(['--token-auth-file=/tokens.csv'], 'token-auth-file');
-      refused(['--oidc-issuer-url', 'https://x'], 'oidc-issuer-url');
-      refused(['--oidc-client-id=k'], 'oidc-client-id');
-      refused(['--requestheader-client-ca-file=/ca'], 'requestheader-client-ca-file');
-      refused(['--requestheader-username-headers=X-Remote-User'], 'requestheader-username-headers');
-      refused(['--authentication-token-webhook-config-file=/w'], 'authentication-token-webhook-config-file');
+      refused(['--oidc-unknown-setting=x'], 'oidc-unknown-setting');
+      refused(['--requestheader-unknown-setting=x'], 'requestheader-unknown-setting');
+      refused(['--authentication-token-webhook-unknown=x'], 'authentication-token-webhook-unknown');
       refused(['--enable-bootstrap-token-auth'], 'enable-bootstrap-token-auth');
       refused(['--enable-bootstrap-token-auth=true'], 'enable-bootstrap-token-auth');
       expect(parseFlags(['--enable-bootstrap-token-auth=false']).unsupported).toEqual([]);

@@ -45,8 +45,10 @@ export interface ServerConfig {
   maxMutatingRequestsInflight: number;
   /** Flags accepted for compatibility that this build does not act on yet (not security-relevant; main.ts warns). */
   unsupported: string[];
-  /** Everything that was passed, by flag name (for components that read their own flags). */
+  /** Everything that was passed, by flag name (for components that read their own flags); a repeated flag keeps its last value. */
   raw: Record<string, string>;
+  /** Every value of every flag passed, in order (repeatable flags such as --oidc-required-claim). */
+  rawAll: Record<string, string[]>;
 }
 
 interface FlagSpec {
@@ -86,11 +88,15 @@ const refuseAdmission = (value: string): string | undefined => {
 };
 const refuseTrue = (what: string) => (value: string): string | undefined => (value === 'true' ? `${what} is not built into this server` : undefined);
 const refuseServiceAccountTokens = notBuilt('service account token authentication');
-/** Families of flags refused whatever their value (authentication and audit methods not built). */
+/**
+ * Families of flags refused whatever their value: the settings of the built authentication
+ * methods are in FLAGS, any other of their family is one this build does not know; webhook
+ * authorization and auditing are not built.
+ */
 const REFUSED_PREFIXES: ReadonlyArray<[string, string]> = [
-  ['oidc-', 'OpenID Connect token authentication'],
-  ['requestheader-', 'request header (front proxy) authentication'],
-  ['authentication-token-webhook-', 'webhook token authentication'],
+  ['oidc-', 'this OpenID Connect setting'],
+  ['requestheader-', 'this request header (front proxy) setting'],
+  ['authentication-token-webhook-', 'this webhook token authentication setting'],
   ['authorization-webhook-', 'webhook authorization'],
   ['audit-', 'auditing'],
 ];
@@ -125,8 +131,26 @@ const FLAGS: Record<string, FlagSpec> = {
   'runtime-config': { key: 'runtime-config', kind: 'string', unsupported: true },
   'authorization-mode': { key: 'authorization-mode', kind: 'string', refuse: refuseAuthorization },
   'authorization-policy-file': { key: 'authorization-policy-file', kind: 'string', refuse: notBuilt('ABAC authorization') },
-  'anonymous-auth': { key: 'anonymous-auth', kind: 'bool', unsupported: true },
-  'token-auth-file': { key: 'token-auth-file', kind: 'string', refuse: notBuilt('static token file authentication') },
+  // Authentication methods (pipeline/*.method.ts read their flags from `raw` / `rawAll`).
+  'anonymous-auth': { key: 'anonymous-auth', kind: 'bool' },
+  'token-auth-file': { key: 'token-auth-file', kind: 'string' },
+  'requestheader-client-ca-file': { key: 'requestheader-client-ca-file', kind: 'string' },
+  'requestheader-allowed-names': { key: 'requestheader-allowed-names', kind: 'string' },
+  'requestheader-username-headers': { key: 'requestheader-username-headers', kind: 'string' },
+  'requestheader-group-headers': { key: 'requestheader-group-headers', kind: 'string' },
+  'requestheader-extra-headers-prefix': { key: 'requestheader-extra-headers-prefix', kind: 'string' },
+  'oidc-issuer-url': { key: 'oidc-issuer-url', kind: 'string' },
+  'oidc-client-id': { key: 'oidc-client-id', kind: 'string' },
+  'oidc-username-claim': { key: 'oidc-username-claim', kind: 'string' },
+  'oidc-username-prefix': { key: 'oidc-username-prefix', kind: 'string' },
+  'oidc-groups-claim': { key: 'oidc-groups-claim', kind: 'string' },
+  'oidc-groups-prefix': { key: 'oidc-groups-prefix', kind: 'string' },
+  'oidc-required-claim': { key: 'oidc-required-claim', kind: 'string' },
+  'oidc-ca-file': { key: 'oidc-ca-file', kind: 'string' },
+  'oidc-signing-algs': { key: 'oidc-signing-algs', kind: 'string' },
+  'authentication-token-webhook-config-file': { key: 'authentication-token-webhook-config-file', kind: 'string' },
+  'authentication-token-webhook-cache-ttl': { key: 'authentication-token-webhook-cache-ttl', kind: 'string' },
+  'authentication-token-webhook-version': { key: 'authentication-token-webhook-version', kind: 'string' },
   'service-account-key-file': { key: 'service-account-key-file', kind: 'string', refuse: refuseServiceAccountTokens },
   'service-account-signing-key-file': { key: 'service-account-signing-key-file', kind: 'string', refuse: refuseServiceAccountTokens },
   'service-account-issuer': { key: 'service-account-issuer', kind: 'string', refuse: refuseServiceAccountTokens },
@@ -162,6 +186,7 @@ export function parseFlags(argv: string[]): ServerConfig {
     maxMutatingRequestsInflight: 200,
     unsupported: [],
     raw: {},
+    rawAll: {},
   };
   const out = cfg as unknown as Record<string, unknown>;
   for (let i = 0; i < argv.length; i++) {
@@ -180,6 +205,7 @@ export function parseFlags(argv: string[]): ServerConfig {
       value = argv[++i];
     }
     cfg.raw[name] = value;
+    (cfg.rawAll[name] ??= []).push(value);
     if (spec.kind === 'bool' && value !== 'true' && value !== 'false') throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: must be true or false`);
     const refused = spec.refuse?.(value);
     if (refused !== undefined) throw new FlagError(`--${name}=${value}: ${refused}; refusing to start rather than run without it`);
@@ -202,7 +228,6 @@ export function parseFlags(argv: string[]): ServerConfig {
       if (!(ms > 0) || ms > 2 ** 31 - 1) throw new FlagError(`--${name} must be a positive duration of at most 596h31m23s, such as 1m0s`);
       out[spec.key] = ms;
     } else if (spec.kind === 'bool') {
-      if (value !== 'true' && value !== 'false') throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: must be true or false`);
       out[spec.key] = value === 'true';
     } else {
       out[spec.key] = value;
@@ -214,5 +239,45 @@ export function parseFlags(argv: string[]): ServerConfig {
     throw new FlagError(`--initial-cluster-state must be new or existing`);
   }
   if (cfg.maxRequestBodyBytes < 1024) throw new FlagError(`--max-request-body-bytes must be at least 1024`);
+  checkAuthenticationFlags(cfg.raw);
   return cfg;
+}
+
+/**
+ * The authentication flags that must go together or have a fixed form (what kube-apiserver
+ * checks before it starts). Files are read later, by the methods (pipeline/*.method.ts).
+ */
+function checkAuthenticationFlags(raw: Record<string, string>): void {
+  const issuer = raw['oidc-issuer-url'];
+  const oidcGiven = Object.keys(raw).some((k) => k.startsWith('oidc-'));
+  if (oidcGiven && !issuer) throw new FlagError('--oidc-issuer-url is required when any --oidc-* flag is given');
+  if (issuer !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(issuer);
+    } catch {
+      url = undefined;
+    }
+    if (url?.protocol !== 'https:') throw new FlagError(`--oidc-issuer-url=${issuer}: must be an https:// URL`);
+    if (!raw['oidc-client-id']) throw new FlagError('--oidc-client-id is required with --oidc-issuer-url');
+  }
+  const rh = Object.keys(raw).filter((k) => k.startsWith('requestheader-'));
+  if (rh.length > 0) {
+    if (!raw['requestheader-client-ca-file']) throw new FlagError('--requestheader-client-ca-file is required when any --requestheader-* flag is given');
+    if (!raw['requestheader-username-headers']?.trim()) throw new FlagError('--requestheader-username-headers is required with --requestheader-client-ca-file');
+  }
+  const webhookGiven = Object.keys(raw).some((k) => k.startsWith('authentication-token-webhook-'));
+  if (webhookGiven && !raw['authentication-token-webhook-config-file']) {
+    throw new FlagError('--authentication-token-webhook-config-file is required when any --authentication-token-webhook-* flag is given');
+  }
+  const version = raw['authentication-token-webhook-version'];
+  if (version !== undefined && version !== 'v1' && version !== 'v1beta1') throw new FlagError(`--authentication-token-webhook-version=${version}: must be v1 or v1beta1`);
+  const ttl = raw['authentication-token-webhook-cache-ttl'];
+  if (ttl !== undefined) {
+    try {
+      if (parseGoDuration(ttl) < 0) throw new Error('must not be negative');
+    } catch (e) {
+      throw new FlagError(`--authentication-token-webhook-cache-ttl=${ttl}: ${(e as Error).message}`);
+    }
+  }
 }

@@ -15,11 +15,12 @@ import type { ClusterNode } from '../cluster/cluster.node.js';
 import { registerClusterRoutes } from '../cluster/cluster.routes.js';
 import type { ServerConfig } from '../config/flags.js';
 import { ApiMetrics } from '../observability/metrics.js';
+import { AnonymousAccess } from '../pipeline/anonymous.method.js';
 import { AUDIT_SINK, type AuditSink } from '../pipeline/audit.port.js';
 import { FLOW_CONTROL, type FlowControl } from '../pipeline/flow-control.port.js';
 import { createPipeline } from '../pipeline/pipeline.js';
 import { stateOf, type RequestState } from '../pipeline/request-state.js';
-import { PUBLIC_HEALTH_PATHS, registerHealthRoutes } from '../health/health.routes.js';
+import { registerHealthRoutes } from '../health/health.routes.js';
 import { NodeHealth } from '../health/node-health.js';
 import { CLUSTER_NODE, SERVER_CONFIG, SERVER_ENDPOINT, STORES, WIRE_CODECS, type ServerEndpoint, type StoreFactory } from '../tokens.js';
 import type { WireCodecs } from './codec.js';
@@ -31,12 +32,8 @@ import { ResourceHandler } from './resource.handler.js';
 import { notFoundError, sendDocument, sendStatus, toStatusError } from './status.js';
 import { serveVersion } from './version.js';
 
-const PUBLIC_INFO_PATHS = new Set(['/version', ...PUBLIC_HEALTH_PATHS]);
-
-/** Paths a request without credentials may reach (kube's anonymous access limited to these endpoints). */
-export function isPublicInfoPath(path: string): boolean {
-  return PUBLIC_INFO_PATHS.has(path);
-}
+/** Paths a request without credentials may reach by default (`--anonymous-auth`, pipeline/anonymous.method.ts). */
+export { isPublicInfoPath } from '../pipeline/anonymous.method.js';
 
 /** The pipeline's ports, injected together. */
 @Injectable()
@@ -46,6 +43,7 @@ export class PipelinePorts {
     @Inject(AUTHORIZER) readonly authorizer: Authorizer,
     @Inject(AUDIT_SINK) readonly audit: AuditSink,
     @Inject(FLOW_CONTROL) readonly flowControl: FlowControl,
+    readonly anonymous: AnonymousAccess,
   ) {}
 }
 
@@ -81,7 +79,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
     const { cfg, metrics } = this;
     const pipeline = createPipeline({
       ...this.ports,
-      anonymousAllowed: isPublicInfoPath,
+      anonymousAllowed: this.ports.anonymous.allowed,
       requestTimeoutMs: cfg.requestTimeoutMs,
       maxRequestBodyBytes: cfg.maxRequestBodyBytes,
       onDropped: (kind) => metrics.dropped.inc({ request_kind: kind }),

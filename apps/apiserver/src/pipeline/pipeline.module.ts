@@ -1,27 +1,31 @@
 /**
  * The ports of the request pipeline as providers, chosen from the flags:
- * - AUTHENTICATOR: the union of the authentication methods, each a provider marked with
- *   `@AuthenticationMethod({ name, order })` (x509 client certificates today);
+ * - AUTHENTICATOR: the union of the authentication methods, each a provider in its own
+ *   `*.method.ts` marked with `@AuthenticationMethod({ name, order })`: request header, x509,
+ *   static token file, OIDC, webhook, then the refusal of an unaccepted bearer token;
+ * - AnonymousAccess: where a request without credentials may go (`--anonymous-auth`);
  * - AUTHORIZER: the `--authorization-mode` list (default AlwaysAllow);
  * - AUDIT_SINK: none (audit logging is not built; its flags are refused at start);
  * - FLOW_CONTROL: the in-flight limits (--max-requests-inflight, --max-mutating-requests-inflight).
  */
 import { Global, Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
-import { AUTHENTICATOR, AuthenticatorChain, ClientCertAuthenticator, type AuthenticationRequest, type Authenticator, type UserInfo } from '@app/auth';
+import { AUTHENTICATOR, AuthenticatorChain, type AuthenticationRequest, type Authenticator, type UserInfo } from '@app/auth';
 import { AUTHORIZER, authorizerForModes } from '@app/authz';
 import type { ServerConfig } from '../config/flags.js';
 import { SERVER_CONFIG } from '../tokens.js';
+import { AnonymousAccess } from './anonymous.method.js';
 import { AUDIT_SINK, NO_AUDIT } from './audit.port.js';
+import { AuthenticationMethod } from './authentication-method.js';
 import { FLOW_CONTROL, MaxInflightFlowControl } from './flow-control.port.js';
+import { OidcMethod } from './oidc.method.js';
+import { RequestHeaderMethod } from './request-header.method.js';
+import { TokenFileMethod } from './token-file.method.js';
+import { UnrecognizedBearerTokenMethod } from './unrecognized-token.method.js';
+import { WebhookMethod } from './webhook.method.js';
+import { X509Method } from './x509.method.js';
 
-/** Marks a provider as an authentication method of the chain; lower `order` is asked first. */
-export const AuthenticationMethod = DiscoveryService.createDecorator<{ name: string; order: number }>();
-
-/** x509 client certificates verified against the client CA. */
-@AuthenticationMethod({ name: 'x509', order: 100 })
-@Injectable()
-export class X509Method extends ClientCertAuthenticator {}
+export { AuthenticationMethod } from './authentication-method.js';
 
 /** The chain of the discovered methods; filled in onModuleInit, before any request is served. */
 @Injectable()
@@ -56,7 +60,13 @@ function authorizationModes(cfg: ServerConfig): string[] {
 @Module({
   imports: [DiscoveryModule],
   providers: [
+    RequestHeaderMethod,
     X509Method,
+    TokenFileMethod,
+    OidcMethod,
+    WebhookMethod,
+    UnrecognizedBearerTokenMethod,
+    AnonymousAccess,
     DiscoveredAuthenticators,
     { provide: AUTHENTICATOR, useExisting: DiscoveredAuthenticators },
     { provide: AUTHORIZER, useFactory: (cfg: ServerConfig) => authorizerForModes(authorizationModes(cfg)), inject: [SERVER_CONFIG] },
@@ -67,6 +77,6 @@ function authorizationModes(cfg: ServerConfig): string[] {
       inject: [SERVER_CONFIG],
     },
   ],
-  exports: [AUTHENTICATOR, AUTHORIZER, AUDIT_SINK, FLOW_CONTROL],
+  exports: [AUTHENTICATOR, AnonymousAccess, AUTHORIZER, AUDIT_SINK, FLOW_CONTROL],
 })
 export class PipelineModule {}

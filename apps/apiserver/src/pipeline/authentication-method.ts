@@ -1,0 +1,37 @@
+/**
+ * The marker of an authentication method: a provider decorated with
+ * `@AuthenticationMethod({ name, order })` joins the AUTHENTICATOR chain (pipeline.module.ts
+ * DiscoveredAuthenticators), asked in ascending `order`. The orders follow kube-apiserver's
+ * union: request header, x509, static token, (bootstrap token, service account), OIDC, webhook.
+ * A method whose flags are not given stays in the chain and answers undefined.
+ */
+import { DiscoveryService } from '@nestjs/core';
+import type { ServerConfig } from '../config/flags.js';
+
+/** Marks a provider as an authentication method of the chain; lower `order` is asked first. */
+export const AuthenticationMethod = DiscoveryService.createDecorator<{ name: string; order: number }>();
+
+/** The orders of the methods (gaps for bootstrap and service account tokens). */
+export const METHOD_ORDER = {
+  requestHeader: 50,
+  x509: 100,
+  tokenFile: 200,
+  oidc: 400,
+  webhook: 500,
+  unrecognizedBearerToken: 1000,
+} as const;
+
+/** A start error of a method: names the flag (and its value, a path: never a credential). */
+export function flagStartError(cfg: ServerConfig, flag: string, e: unknown): Error {
+  return new Error(`--${flag}=${cfg.raw[flag]}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+}
+
+/** The comma-separated list of every value of a string-slice flag (kube's flags repeat or take commas). */
+export function listFlag(cfg: ServerConfig, flag: string): string[] {
+  return (cfg.rawAll?.[flag] ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+}
+
+/** Whether a bearer token method (static token, OIDC, webhook) is configured. */
+export function tokenMethodsConfigured(cfg: ServerConfig): boolean {
+  return cfg.raw['token-auth-file'] !== undefined || cfg.raw['oidc-issuer-url'] !== undefined || cfg.raw['authentication-token-webhook-config-file'] !== undefined;
+}
