@@ -275,27 +275,23 @@ describe('launchCluster (with a stand-in node program)', () => {
     await expect(launchCluster({ topology: clusterTopology({ target: 'compose' }), serverEntry: entry, haproxy: null })).rejects.toThrow(/local topology/);
   });
 
-  it('puts haproxy in front (TCP passthrough, /readyz checks); without haproxy says so and defaults to n1', async () => {
-    // haproxy is a test prerequisite: missing, this fails, unless KAPI_TEST_WITHOUT=haproxy,
-    // which runs the launcher's not-installed path and reports the balancer as not covered.
-    const balanced = prerequisite('haproxy', 'the launcher starting haproxy in front of the nodes (cluster/launcher.spec.ts)');
+  it('puts haproxy (found on PATH) in front: TCP passthrough, /readyz checks, the lb context', async () => {
+    // haproxy is a test prerequisite: missing, this fails naming it, unless
+    // KAPI_TEST_WITHOUT=haproxy, which reports the balancer as not covered. The path without a
+    // balancer (n1 the default context) is the first test's.
+    if (!prerequisite('haproxy', 'the launcher starting haproxy in front of the nodes (cluster/launcher.spec.ts)')) return;
     const t = await topology();
     const lines: string[] = [];
     const cluster = await launchCluster({ topology: t, serverEntry: entry, log: (l) => lines.push(l), readyTimeoutMs: 15_000 });
     try {
       const kc = await readKubeconfig(t.kubeconfigPath);
-      if (balanced) {
-        expect(cluster.balanced).toBe(true);
-        expect(cluster.members.map((m) => m.name)).toEqual(['n1', 'n2', 'n3', 'lb']);
-        expect(kc.contextName).toBe('lb');
-        expect(kc.server).toBe(balancerUrl(t));
-        // Passthrough: the TLS handshake through the balancer is the node's, verified with the CA.
-        expect(await probeReady(kc.server, { caPem: kc.caPem, certPem: kc.certPem, keyPem: kc.keyPem })).toBe(true);
-      } else {
-        expect(cluster.balanced).toBe(false);
-        expect(kc.contextName).toBe('n1');
-        expect(lines.some((l) => l.includes('haproxy is not installed'))).toBe(true);
-      }
+      expect(cluster.balanced).toBe(true);
+      expect(cluster.members.map((m) => m.name)).toEqual(['n1', 'n2', 'n3', 'lb']);
+      expect(lines.some((l) => l.startsWith('[launcher] haproxy ') && l.includes(` on ${balancerUrl(t)} `))).toBe(true);
+      expect(kc.contextName).toBe('lb');
+      expect(kc.server).toBe(balancerUrl(t));
+      // Passthrough: the TLS handshake through the balancer is the node's, verified with the CA.
+      expect(await probeReady(kc.server, { caPem: kc.caPem, certPem: kc.certPem, keyPem: kc.keyPem })).toBe(true);
     } finally {
       await cluster.stop();
     }

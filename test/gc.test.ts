@@ -65,7 +65,8 @@ async function read(p: string): Promise<Obj | undefined> {
   return r.json<Obj>();
 }
 
-const gone = (p: string) => waitFor(`${p} to be gone`, async () => (await read(p)) === undefined);
+/** Asserts that the object at `p` disappears (404) within waitFor's bound; throws naming it otherwise. */
+const expectGone = (p: string) => waitFor(`${p} to be gone`, async () => (await read(p)) === undefined);
 
 /** A value from /metrics (unlabelled series), or undefined when absent. */
 async function metric(name: string): Promise<number | undefined> {
@@ -97,8 +98,8 @@ describe('kubectl delete --cascade', () => {
     const r = await k(['delete', 'cm', 'bg-owner', '-n', NS, '--cascade=background']);
     expect(r.stdout).toContain('configmap "bg-owner" deleted');
     expect(await read(path('configmaps', 'bg-owner'))).toBeUndefined();
-    await gone(path('configmaps', 'bg-dep'));
-    await gone(path('secrets', 'bg-secret'));
+    await expectGone(path('configmaps', 'bg-dep'));
+    await expectGone(path('secrets', 'bg-secret'));
   });
 
   it('default propagation for ConfigMaps is background (orphanDependents defaults false)', async () => {
@@ -106,7 +107,7 @@ describe('kubectl delete --cascade', () => {
     await create('configmaps', 'def-dep', { ownerReferences: [refTo(owner)] });
     const r = await request(server, 'DELETE', path('configmaps', 'def-owner'));
     expect(r.status).toBe(200);
-    await gone(path('configmaps', 'def-dep'));
+    await expectGone(path('configmaps', 'def-dep'));
   });
 
   it('foreground: the owner stays Terminating with foregroundDeletion until its blocking dependents are gone', async () => {
@@ -121,15 +122,15 @@ describe('kubectl delete --cascade', () => {
     expect(o?.metadata.deletionTimestamp).toBeDefined();
     expect(o?.metadata.finalizers).toEqual(['foregroundDeletion']);
     // Dependents are deleted; the held one is Terminating.
-    await gone(path('secrets', 'fg-secret'));
-    await gone(path('configmaps', 'fg-loose'));
+    await expectGone(path('secrets', 'fg-secret'));
+    await expectGone(path('configmaps', 'fg-loose'));
     await waitFor('blocker terminating', async () => (await read(path('configmaps', 'fg-blocker')))?.metadata.deletionTimestamp);
     await gcCaughtUp();
     expect((await read(path('configmaps', 'fg-owner')))?.metadata.finalizers).toEqual(['foregroundDeletion']);
     // Release the blocker: it goes, then the owner.
     await k(['patch', 'cm', 'fg-blocker', '-n', NS, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
-    await gone(path('configmaps', 'fg-blocker'));
-    await gone(path('configmaps', 'fg-owner'));
+    await expectGone(path('configmaps', 'fg-blocker'));
+    await expectGone(path('configmaps', 'fg-owner'));
   });
 
   it('foreground: kubectl waits for the owner to be removed', async () => {
@@ -163,13 +164,13 @@ describe('kubectl delete --cascade', () => {
 describe('owner identity and dangling references', () => {
   it('a dependent whose owner never existed is deleted', async () => {
     await create('configmaps', 'dangling', { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: '00000000-0000-0000-0000-000000000001' }] });
-    await gone(path('configmaps', 'dangling'));
+    await expectGone(path('configmaps', 'dangling'));
   });
 
   it('an owner with the same name but another uid counts as absent', async () => {
     await create('configmaps', 'same-name');
     await create('configmaps', 'wrong-uid-dep', { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'same-name', uid: '00000000-0000-0000-0000-000000000002' }] });
-    await gone(path('configmaps', 'wrong-uid-dep'));
+    await expectGone(path('configmaps', 'wrong-uid-dep'));
     expect(await read(path('configmaps', 'same-name'))).toBeDefined();
   });
 
@@ -188,7 +189,7 @@ describe('owner identity and dangling references', () => {
   it('a namespaced owner reference resolves only within the dependent namespace', async () => {
     const elsewhere = await create('configmaps', 'ns-owner', {}, 'gc-other');
     await create('configmaps', 'cross-ns-dep', { ownerReferences: [refTo(elsewhere)] });
-    await gone(path('configmaps', 'cross-ns-dep'));
+    await expectGone(path('configmaps', 'cross-ns-dep'));
     expect(await read(path('configmaps', 'ns-owner', 'gc-other'))).toBeDefined();
   });
 
@@ -202,8 +203,8 @@ describe('owner identity and dangling references', () => {
     expect(await read(path('configmaps', 'owned-by-ns'))).toBeDefined();
     expect(await read(path('secrets', 'owned-by-ns'))).toBeDefined();
     await k(['delete', 'ns', 'gc-cluster-owner', '--timeout=30s']);
-    await gone(path('configmaps', 'owned-by-ns'));
-    await gone(path('secrets', 'owned-by-ns'));
+    await expectGone(path('configmaps', 'owned-by-ns'));
+    await expectGone(path('secrets', 'owned-by-ns'));
   });
 
   it('deletes a chain (owner -> dependent -> grand-dependent)', async () => {
@@ -211,8 +212,8 @@ describe('owner identity and dangling references', () => {
     const b = await create('configmaps', 'chain-b', { ownerReferences: [refTo(a)] });
     await create('secrets', 'chain-c', { ownerReferences: [refTo(b)] });
     await k(['delete', 'cm', 'chain-a', '-n', NS]);
-    await gone(path('configmaps', 'chain-b'));
-    await gone(path('secrets', 'chain-c'));
+    await expectGone(path('configmaps', 'chain-b'));
+    await expectGone(path('secrets', 'chain-c'));
   });
 });
 

@@ -57,7 +57,8 @@ describe('client-node informer', () => {
   beforeAll(async () => {
     server = await startServer({ args: ['--compaction-interval', '1', '--min-request-timeout', '2'] });
     for (const n of [ns, 'noise']) {
-      expect((await request(server, 'POST', '/api/v1/namespaces', { body: { metadata: { name: n } } })).status).toBe(201);
+      const r = await request(server, 'POST', '/api/v1/namespaces', { body: { metadata: { name: n } } });
+      if (r.status !== 201) throw new Error(`setup: creating namespace ${n} answered ${r.status}: ${r.body}`);
     }
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(server.kubeconfig);

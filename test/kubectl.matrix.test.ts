@@ -132,7 +132,8 @@ describe.each(VERSIONS)('kubectl %s', (version) => {
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
-    const waitFor = async (re: RegExp, ms = 20_000) => {
+    // Asserts that `re` shows up in kubectl's output within `ms`; throws with the output otherwise.
+    const expectPrinted = async (re: RegExp, ms = 20_000) => {
       const end = Date.now() + ms;
       while (!re.test(out)) {
         if (Date.now() > end) throw new Error(`timed out waiting for ${re} in:\n${out}`);
@@ -140,9 +141,9 @@ describe.each(VERSIONS)('kubectl %s', (version) => {
       }
     };
     try {
-      await waitFor(/^created\s+/m);
+      await expectPrinted(/^created\s+/m);
       await k(['create', 'cm', 'watched', '-n', ns, '--from-literal=a=1']);
-      await waitFor(/^watched\s+1\s+/m);
+      await expectPrinted(/^watched\s+1\s+/m);
     } finally {
       child.kill('SIGTERM');
     }

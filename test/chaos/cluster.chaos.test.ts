@@ -219,7 +219,7 @@ describe('three-node chaos', () => {
     }
     for (const ns of [NS, PAGES_NS, MINORITY_NS]) {
       const r = await ctl(nodes[0]!, 'POST', '/api/v1/namespaces', { body: { metadata: { name: ns } }, timeoutMs: 15_000 });
-      expect(r.status).toBe(201);
+      if (r.status !== 201) throw new Error(`setup: creating namespace ${ns} answered ${r.status}${'text' in r ? `: ${r.text}` : ''}`);
     }
   }, 180_000);
 

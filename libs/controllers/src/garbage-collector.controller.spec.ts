@@ -130,7 +130,8 @@ async function find(decl: KindDeclaration, name: string, ns = 'a'): Promise<Kube
   }
 }
 
-async function eventually(what: string, fn: () => Promise<boolean>, ms = 5000): Promise<void> {
+/** Asserts that `fn` turns true within `ms` (polled); throws `timed out: <what>` otherwise. */
+async function expectEventually(what: string, fn: () => Promise<boolean>, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await fn())) {
     if (Date.now() > end) throw new Error(`timed out: ${what}`);
@@ -181,7 +182,7 @@ describe('GarbageCollector on custom kinds', () => {
     await make(WIDGET, 'd1', { ownerReferences: [ref(owner)] });
     await make(WIDGET, 'd2', { ownerReferences: [ref(owner)] });
     await del(WIDGET, 'owner');
-    await eventually('dependents gone', async () => !(await find(WIDGET, 'd1')) && !(await find(WIDGET, 'd2')));
+    await expectEventually('dependents gone', async () => !(await find(WIDGET, 'd1')) && !(await find(WIDGET, 'd2')));
   });
 
   it('reports a revision as processed only once the work it caused is done', async () => {
@@ -190,7 +191,7 @@ describe('GarbageCollector on custom kinds', () => {
     await make(WIDGET, 'dep', { ownerReferences: [ref(owner)] });
     const gone = await del(WIDGET, 'owner');
     const rv = Number(gone.object.metadata.resourceVersion);
-    await eventually('owner deletion processed', async () => g.processedRevision >= rv);
+    await expectEventually('owner deletion processed', async () => g.processedRevision >= rv);
     // No poll here: reaching the revision means the dependent's deletion is already done.
     expect(await find(WIDGET, 'dep')).toBeUndefined();
     // A write that gives the collector nothing to do is processed without a work item.
@@ -198,7 +199,7 @@ describe('GarbageCollector on custom kinds', () => {
     const items = g.itemsProcessed;
     expect(items).toBeGreaterThan(0);
     const plain = await make(WIDGET, 'plain');
-    await eventually('plain write processed', async () => g.processedRevision >= Number(plain.metadata.resourceVersion));
+    await expectEventually('plain write processed', async () => g.processedRevision >= Number(plain.metadata.resourceVersion));
     expect(g.itemsProcessed).toBe(items);
   });
 
@@ -208,12 +209,12 @@ describe('GarbageCollector on custom kinds', () => {
     await make(WIDGET, 'blocker', { ownerReferences: [ref(owner, { blockOwnerDeletion: true })], finalizers: ['example.com/hold'] });
     await make(WIDGET, 'loose', { ownerReferences: [ref(owner)] });
     await del(WIDGET, 'owner', { propagationPolicy: 'Foreground' });
-    await eventually('loose gone, blocker terminating', async () => !(await find(WIDGET, 'loose')) && (await find(WIDGET, 'blocker'))?.metadata.deletionTimestamp !== undefined);
+    await expectEventually('loose gone, blocker terminating', async () => !(await find(WIDGET, 'loose')) && (await find(WIDGET, 'blocker'))?.metadata.deletionTimestamp !== undefined);
     await gc!.whenIdle();
     expect((await find(WIDGET, 'owner'))?.metadata.finalizers).toEqual(['foregroundDeletion']);
     const b = (await find(WIDGET, 'blocker'))!;
     await storeFor(WIDGET).update('a', 'blocker', { ...b, metadata: { ...b.metadata, finalizers: [] } }, { ctx: ctx(), fieldValidation: 'Strict' });
-    await eventually('owner removed', async () => !(await find(WIDGET, 'owner')));
+    await expectEventually('owner removed', async () => !(await find(WIDGET, 'owner')));
   });
 
   it('Orphan: dependents lose the reference and stay', async () => {
@@ -222,7 +223,7 @@ describe('GarbageCollector on custom kinds', () => {
     const other = await make(WIDGET, 'other');
     await make(WIDGET, 'dep', { ownerReferences: [ref(owner), ref(other)] });
     await del(WIDGET, 'owner', { propagationPolicy: 'Orphan' });
-    await eventually('owner removed', async () => !(await find(WIDGET, 'owner')));
+    await expectEventually('owner removed', async () => !(await find(WIDGET, 'owner')));
     const dep = await find(WIDGET, 'dep');
     expect((dep?.metadata.ownerReferences as Array<{ name: string }>).map((r) => r.name)).toEqual(['other']);
   });
@@ -235,14 +236,14 @@ describe('GarbageCollector on custom kinds', () => {
     await gc!.whenIdle();
     expect(await find(WIDGET, 'in-b', 'b')).toBeDefined();
     await del(FLEET, 'fleet');
-    await eventually('both gone', async () => !(await find(WIDGET, 'in-a', 'a')) && !(await find(WIDGET, 'in-b', 'b')));
+    await expectEventually('both gone', async () => !(await find(WIDGET, 'in-a', 'a')) && !(await find(WIDGET, 'in-b', 'b')));
   });
 
   it('a cluster-scoped dependent cannot have a namespaced owner: the reference is dangling', async () => {
     await startGc();
     const w = await make(WIDGET, 'ns-owner');
     await make(FLEET, 'bad-fleet', { ownerReferences: [ref(w)] });
-    await eventually('fleet collected', async () => !(await find(FLEET, 'bad-fleet')));
+    await expectEventually('fleet collected', async () => !(await find(FLEET, 'bad-fleet')));
     expect(await find(WIDGET, 'ns-owner')).toBeDefined();
   });
 
@@ -252,7 +253,7 @@ describe('GarbageCollector on custom kinds', () => {
     await del(WIDGET, 'gone-owner');
     expect(await find(WIDGET, 'left')).toBeDefined();
     await startGc();
-    await eventually('left collected', async () => !(await find(WIDGET, 'left')));
+    await expectEventually('left collected', async () => !(await find(WIDGET, 'left')));
   });
 
   it('never deletes on account of an owner kind the server does not serve', async () => {
@@ -273,7 +274,7 @@ describe('NamespaceController on custom kinds', () => {
     await make(WIDGET, 'w1', {}, 'team');
     await make(WIDGET, 'held', { finalizers: ['example.com/hold'] }, 'team');
     await nsStore.delete('', 'team', {}, ctx());
-    await eventually('conditions', async () => {
+    await expectEventually('conditions', async () => {
       const ns = await nsStore.get('', 'team');
       const c = ((ns.status as { conditions?: Array<{ type: string; message: string }> }).conditions ?? []).find((x) => x.type === 'NamespaceContentRemaining');
       return c?.message === 'Some resources are remaining: widgets.example.com has 1 resource instances';
@@ -281,7 +282,7 @@ describe('NamespaceController on custom kinds', () => {
     expect(await find(WIDGET, 'w1', 'team')).toBeUndefined();
     const held = (await find(WIDGET, 'held', 'team'))!;
     await storeFor(WIDGET).update('team', 'held', { ...held, metadata: { ...held.metadata, finalizers: [] } }, { ctx: ctx(), fieldValidation: 'Strict' });
-    await eventually('namespace removed', async () => {
+    await expectEventually('namespace removed', async () => {
       try {
         await nsStore.get('', 'team');
         return false;

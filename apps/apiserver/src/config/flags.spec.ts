@@ -49,7 +49,8 @@ describe('parseFlags', () => {
   });
 
   describe('security-relevant flags fail closed, naming the flag', () => {
-    const refused = (argv: string[], flag: string): void => {
+    /** Asserts that parsing `argv` refuses to start with a FlagError naming `--flag`. */
+    const expectRefused = (argv: string[], flag: string): void => {
       let err: unknown;
       try {
         parseFlags(argv);
@@ -60,13 +61,13 @@ describe('parseFlags', () => {
       expect((err as Error).message).toMatch(new RegExp(`^--${flag}=.*not built into this server.*refusing to start`));
     };
     it('--authorization-mode naming a mode that is not built', () => {
-      refused(['--authorization-mode=RBAC'], 'authorization-mode');
-      refused(['--authorization-mode', 'Node,RBAC'], 'authorization-mode');
-      refused(['--authorization-mode=AlwaysAllow,Webhook'], 'authorization-mode');
+      expectRefused(['--authorization-mode=RBAC'], 'authorization-mode');
+      expectRefused(['--authorization-mode', 'Node,RBAC'], 'authorization-mode');
+      expectRefused(['--authorization-mode=AlwaysAllow,Webhook'], 'authorization-mode');
       expect(() => parseFlags(['--authorization-mode='])).toThrow('--authorization-mode=: give at least one authorization mode');
       expect(() => parseFlags(['--authorization-mode=RBAC'])).toThrow('authorization mode "RBAC" is not built into this server (built: AlwaysAllow, AlwaysDeny)');
-      refused(['--authorization-policy-file=/p.jsonl'], 'authorization-policy-file');
-      refused(['--authorization-webhook-config-file=/w.yaml'], 'authorization-webhook-config-file');
+      expectRefused(['--authorization-policy-file=/p.jsonl'], 'authorization-policy-file');
+      expectRefused(['--authorization-webhook-config-file=/w.yaml'], 'authorization-webhook-config-file');
     });
     it('--authorization-mode=AlwaysDeny and AlwaysAllow are accepted', () => {
       expect(parseFlags(['--authorization-mode=AlwaysDeny,AlwaysAllow']).raw['authorization-mode']).toBe('AlwaysDeny,AlwaysAllow');
@@ -77,29 +78,29 @@ describe('parseFlags', () => {
       expect(c.raw['authorization-mode']).toBe('AlwaysAllow');
     });
     it('authentication methods not built', () => {
-      refused(['--oidc-unknown-setting=x'], 'oidc-unknown-setting');
-      refused(['--requestheader-unknown-setting=x'], 'requestheader-unknown-setting');
-      refused(['--authentication-token-webhook-unknown=x'], 'authentication-token-webhook-unknown');
-      refused(['--enable-bootstrap-token-auth'], 'enable-bootstrap-token-auth');
-      refused(['--enable-bootstrap-token-auth=true'], 'enable-bootstrap-token-auth');
+      expectRefused(['--oidc-unknown-setting=x'], 'oidc-unknown-setting');
+      expectRefused(['--requestheader-unknown-setting=x'], 'requestheader-unknown-setting');
+      expectRefused(['--authentication-token-webhook-unknown=x'], 'authentication-token-webhook-unknown');
+      expectRefused(['--enable-bootstrap-token-auth'], 'enable-bootstrap-token-auth');
+      expectRefused(['--enable-bootstrap-token-auth=true'], 'enable-bootstrap-token-auth');
       expect(parseFlags(['--enable-bootstrap-token-auth=false']).unsupported).toEqual([]);
-      refused(['--service-account-key-file=/sa.pub'], 'service-account-key-file');
-      refused(['--service-account-signing-key-file=/sa.key'], 'service-account-signing-key-file');
-      refused(['--service-account-issuer=https://kubernetes.default.svc'], 'service-account-issuer');
-      refused(['--client-ca-file=/ca.crt'], 'client-ca-file');
-      refused(['--tls-cert-file=/s.crt'], 'tls-cert-file');
-      refused(['--tls-private-key-file=/s.key'], 'tls-private-key-file');
+      expectRefused(['--service-account-key-file=/sa.pub'], 'service-account-key-file');
+      expectRefused(['--service-account-signing-key-file=/sa.key'], 'service-account-signing-key-file');
+      expectRefused(['--service-account-issuer=https://kubernetes.default.svc'], 'service-account-issuer');
+      expectRefused(['--client-ca-file=/ca.crt'], 'client-ca-file');
+      expectRefused(['--tls-cert-file=/s.crt'], 'tls-cert-file');
+      expectRefused(['--tls-private-key-file=/s.key'], 'tls-private-key-file');
     });
     it('auditing', () => {
-      refused(['--audit-log-path=/var/log/audit.log'], 'audit-log-path');
-      refused(['--audit-policy-file', '/p.yaml'], 'audit-policy-file');
-      refused(['--audit-webhook-config-file=/w'], 'audit-webhook-config-file');
+      expectRefused(['--audit-log-path=/var/log/audit.log'], 'audit-log-path');
+      expectRefused(['--audit-policy-file', '/p.yaml'], 'audit-policy-file');
+      expectRefused(['--audit-webhook-config-file=/w'], 'audit-webhook-config-file');
     });
     it('admission plugins not built, and admission configuration', () => {
-      refused(['--enable-admission-plugins=NamespaceLifecycle,PodSecurity'], 'enable-admission-plugins');
+      expectRefused(['--enable-admission-plugins=NamespaceLifecycle,PodSecurity'], 'enable-admission-plugins');
       expect(() => parseFlags(['--enable-admission-plugins=ServiceAccount'])).toThrow('admission plugin "ServiceAccount" is not built');
       expect(parseFlags(['--enable-admission-plugins=NamespaceLifecycle']).unsupported).toEqual([]);
-      refused(['--admission-control-config-file=/a.yaml'], 'admission-control-config-file');
+      expectRefused(['--admission-control-config-file=/a.yaml'], 'admission-control-config-file');
     });
     it('a bad boolean is a bad value, not a refusal', () => {
       expect(() => parseFlags(['--enable-bootstrap-token-auth=yes'])).toThrow('invalid value "yes" for --enable-bootstrap-token-auth: must be true or false');

@@ -120,32 +120,30 @@ export async function serveWatch(
   const pred = name ? (o: KubeObject) => o.metadata.name === name && (!predicate || predicate(o)) : predicate;
   const rv = params.resourceVersion;
 
-  // Where the stream starts, and which state goes first as ADDED events.
-  let initial: KubeObject[] = [];
-  let after: number;
-  let initialEnd = false;
+  // Where the stream starts (`after`), which state goes first as ADDED events, and whether a
+  // BOOKMARK marks the end of that state. Returned as values rather than assigned from a
+  // closure, so no long-lived closure of this watch keeps the initial list alive once sent.
   // unset: Most Recent; "0": Any; N: not older than N.
   const consistency: ReadConsistency = rv === undefined ? { mode: 'MostRecent' } : rv === 0 ? { mode: 'Any' } : { mode: 'NotOlderThan', revision: rv };
-  const listInitial = async (): Promise<void> => {
+  const listInitial = async (): Promise<{ initial: KubeObject[]; after: number }> => {
     const list = await store.list(ns, { ...selectors, consistency });
-    initial = name ? list.items.filter((o) => o.metadata.name === name) : list.items;
-    after = Number(list.resourceVersion);
+    return { initial: name ? list.items.filter((o) => o.metadata.name === name) : list.items, after: Number(list.resourceVersion) };
   };
-  if (params.sendInitialEvents === true) {
-    // Streaming list: unset = consistent read, "0" = any, N = not older than N.
-    await listInitial();
-    initialEnd = true;
-  } else if (params.sendInitialEvents === false) {
-    // No initial state: from N, or from "now" when unset/"0".
-    if (rv === undefined || rv === 0) {
+  const start = async (): Promise<{ initial: KubeObject[]; after: number; initialEnd: boolean }> => {
+    if (params.sendInitialEvents === true) {
+      // Streaming list: unset = consistent read, "0" = any, N = not older than N.
+      return { ...(await listInitial()), initialEnd: true };
+    }
+    if (params.sendInitialEvents === false) {
+      // No initial state: from N, or from "now" when unset/"0".
+      if (rv !== undefined && rv !== 0) return { initial: [], after: rv, initialEnd: false };
       // Only the revision is needed: a one-item page read Most Recent ("0": Any).
-      after = Number((await store.list(ns, { consistency, limit: 1 })).resourceVersion);
-    } else after = rv;
-  } else if (rv === undefined || rv === 0) {
-    await listInitial();
-  } else {
-    after = rv;
-  }
+      return { initial: [], after: Number((await store.list(ns, { consistency, limit: 1 })).resourceVersion), initialEnd: false };
+    }
+    if (rv === undefined || rv === 0) return { ...(await listInitial()), initialEnd: false };
+    return { initial: [], after: rv, initialEnd: false };
+  };
+  const { initial, after, initialEnd } = await start();
 
   const timeoutMs = Math.min(
     MAX_TIMER_MS,
@@ -164,8 +162,10 @@ export async function serveWatch(
   (raw as unknown as { flushHeaders?: () => void }).flushHeaders?.();
   let headersSent = false;
   let closed = false;
-  let lastRevision = after!;
-  let handle: WatchHandle | undefined;
+  let lastRevision = after;
+  // Set once the store watch starts (after the initial events); the closures below read it
+  // earlier, when the client goes away first.
+  let handle: WatchHandle | undefined = undefined;
   const timers: NodeJS.Timeout[] = [];
   const apiVersion = apiVersionOf(decl);
   const formatKey = fmt.kind === 'partial' ? `partial/${fmt.version}` : 'json';
@@ -264,11 +264,10 @@ export async function serveWatch(
       });
     }
   }
-  initial = [];
   if (closed) return;
-  if (initialEnd) write(bookmark(after!, { [INITIAL_EVENTS_END_ANNOTATION]: 'true' }));
+  if (initialEnd) write(bookmark(after, { [INITIAL_EVENTS_END_ANNOTATION]: 'true' }));
 
-  handle = store.watch(ns, name, after!, pred, {
+  handle = store.watch(ns, name, after, pred, {
     event: (e: WatchEventOut) => {
       lastRevision = e.revision;
       write(line(e.type, e.object));
