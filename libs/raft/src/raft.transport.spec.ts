@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { createPki, loadPki } from '../../../cluster/pki.js';
-import { GrpcTransport, type PeerTls, TransportConfigError, findRaftProto, fromWire, raftService, toWire } from './raft.transport.js';
+import { GrpcTransport } from './raft.transport.js';
+import { type PeerTls, TransportConfigError } from './raft.peer-tls.js';
+import { findRaftProto, fromWire, raftService, toWire } from './raft.wire-codec.js';
 import { type Message, msg } from './raft.types.js';
 
 let pkiRoot: string;
