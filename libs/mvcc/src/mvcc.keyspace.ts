@@ -8,6 +8,7 @@
  */
 import { ClassicLevel } from 'classic-level';
 import { BinReader, BinWriter, CodecError } from './mvcc.codec.js';
+import { KeyIndex } from './mvcc.key-index.js';
 import { MvccError, type KeyValue, type MvccEvent } from './mvcc.types.js';
 
 /** The store's database: UTF-8 keys, binary values. */
@@ -161,11 +162,19 @@ export class Cursor {
   private pos = 0;
   private done = false;
 
-  constructor(private readonly it: { nextv(n: number): Promise<[string, Buffer][]>; close(): Promise<void> }) {}
+  /**
+   * Reads `first` entries at first, then twice as many each time up to 1000: a small page reads
+   * little beyond what it returns, a long walk few times.
+   */
+  constructor(
+    private readonly it: { nextv(n: number): Promise<[string, Buffer][]>; close(): Promise<void> },
+    private chunk = 1000,
+  ) {}
 
   async peek(): Promise<[string, Buffer] | undefined> {
     if (this.pos >= this.buf.length && !this.done) {
-      this.buf = await this.it.nextv(1000);
+      this.buf = await this.it.nextv(this.chunk);
+      this.chunk = Math.min(1000, this.chunk * 2);
       this.pos = 0;
       if (this.buf.length === 0) this.done = true;
     }
@@ -181,16 +190,16 @@ export class Cursor {
   }
 }
 
-/** Reads the names of all current keys (the `k:` keyspace, keys only). */
-export async function readLiveKeys(db: Db): Promise<Set<string>> {
-  const keys = new Set<string>();
+/** Reads the names of all current keys (the `k:` keyspace, keys only) into a key index. */
+export async function readLiveKeys(db: Db): Promise<KeyIndex> {
+  const keys: string[] = [];
   const it = db.keys({ gte: LATEST, lt: prefixEnd(LATEST) });
   try {
     for (let chunk = await it.nextv(4096); chunk.length > 0; chunk = await it.nextv(4096)) {
-      for (const k of chunk) keys.add(k.slice(LATEST.length));
+      for (const k of chunk) keys.push(k.slice(LATEST.length));
     }
   } finally {
     await it.close();
   }
-  return keys;
+  return KeyIndex.from(keys);
 }

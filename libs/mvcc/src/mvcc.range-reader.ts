@@ -19,6 +19,7 @@ import {
   historyKey,
   prefixEnd,
 } from './mvcc.keyspace.js';
+import { type KeyIndex, compareKeys } from './mvcc.key-index.js';
 import type { KeyValue, MvccEvent } from './mvcc.types.js';
 
 /** Options of `MvccStore.range`. */
@@ -38,12 +39,29 @@ export interface RangeResult {
   kvs: KeyValue[];
   /** The revision the range was read at. */
   revision: number;
-  /** Keys in range after the last returned key, before filtering (0 when the scan finished). */
-  remaining: number;
+  /**
+   * Keys in range after the last returned key, before filtering (0 when the scan finished);
+   * undefined when it cannot be known cheaply (see MvccStore.range).
+   */
+  remaining?: number;
   /** True when the page stopped at `limit` and keys follow. */
   more: boolean;
 }
 
+/**
+ * The store's in-memory key index as of `revision`, or undefined when it describes another
+ * revision (a batch in flight or landed since) or is disabled. Asked synchronously right before
+ * a count, since the index moves with every applied batch.
+ */
+export type KeyIndexAt = (revision: number) => KeyIndex | undefined;
+
+/**
+ * Most events a count at a past revision reads, per page of `limit`: beyond it remaining is left
+ * undefined, so the count costs at most in proportion to the page.
+ */
+function countBudget(limit: number): number {
+  return Math.max(1000, 2 * (Number.isFinite(limit) ? limit : 0));
+}
 
 /** LevelDB bounds of a range's first key in `space`: after `startAfter` when it is within the range. */
 function lowerBound(space: string, prefix: string, startAfter: string | undefined): { gt?: string; gte?: string } {
@@ -54,118 +72,126 @@ function lowerBound(space: string, prefix: string, startAfter: string | undefine
   return { gte: space + prefix };
 }
 
+/** Entries to read ahead for a page of `limit`: the page and one more (whether keys follow). */
+function readAhead(limit: number): number {
+  return Number.isFinite(limit) ? Math.min(1000, limit + 1) : 1000;
+}
+
 /**
  * A range at the current revision: the latest keyspace from the start key, up to `limit` keys
- * that pass the filter; then the keys after the last one are counted for `remaining`.
+ * that pass the filter, and one key more to learn whether keys follow. Costs the keys walked
+ * (the page, plus those the filter rejected), never the rest of the range: `remaining` comes
+ * from `count` (the in-memory key index), and is undefined when that has no answer.
  */
-export async function rangeLatest(db: Db, snap: Snapshot, prefix: string, opts: RangeOptions, revision: number): Promise<RangeResult> {
+export async function rangeLatest(db: Db, snap: Snapshot, prefix: string, opts: RangeOptions, revision: number, index?: KeyIndexAt): Promise<RangeResult> {
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
-  const lt = LATEST + prefixEnd(prefix);
-  const it = db.iterator({ ...lowerBound(LATEST, prefix, opts.startAfter), lt, snapshot: snap });
+  const cur = new Cursor(db.iterator({ ...lowerBound(LATEST, prefix, opts.startAfter), lt: LATEST + prefixEnd(prefix), snapshot: snap }), readAhead(limit));
   const kvs: KeyValue[] = [];
-  let lastKey: string | undefined;
-  let full = false;
+  let more = false;
   try {
-    outer: for (;;) {
-      const chunk = await it.nextv(Math.min(1000, Number.isFinite(limit) ? Math.max(limit - kvs.length, 16) : 1000));
-      if (chunk.length === 0) break;
-      for (const [k, v] of chunk) {
-        const kv = decodeLatest(k.slice(LATEST.length), v);
-        lastKey = kv.key;
-        if (opts.filter && !opts.filter(kv)) continue;
-        kvs.push(kv);
-        if (kvs.length >= limit) {
-          full = true;
-          break outer;
-        }
+    for (let e = await cur.peek(); e; e = await cur.peek()) {
+      if (kvs.length >= limit) {
+        more = true;
+        break;
       }
+      cur.advance();
+      const kv = decodeLatest(e[0].slice(LATEST.length), e[1]);
+      if (opts.filter && !opts.filter(kv)) continue;
+      kvs.push(kv);
     }
   } finally {
-    await it.close();
+    await cur.close();
   }
-  let remaining = 0;
-  if (full && lastKey !== undefined) {
-    const keys = db.keys({ gt: LATEST + lastKey, lt, snapshot: snap });
-    try {
-      for (;;) {
-        const chunk = await keys.nextv(1000);
-        if (chunk.length === 0) break;
-        remaining += chunk.length;
-      }
-    } finally {
-      await keys.close();
-    }
-  }
-  return { kvs, revision, remaining, more: remaining > 0 };
+  const remaining = more ? index?.(revision)?.countBetween(kvs[kvs.length - 1]!.key, prefixEnd(prefix)) : 0;
+  return { kvs, revision, remaining, more };
 }
 
 /**
  * A range at a past revision: per key, the current version (`k:`) when it was written at or
- * before `at`, else the newest superseded version or tombstone (`h:`) at or before `at`.
- * Both keyspaces are walked once, in key order, side by side.
+ * before `at`, else the newest superseded version or tombstone (`h:`) at or before `at`. Both
+ * keyspaces are walked side by side in key order from the start key, and the walk stops at the
+ * first live key after a full page: it costs the page (and the keys before it that were absent
+ * at `at`, or that the filter rejected), plus their history versions, never the rest of the
+ * range. `remaining` is the key index's count at `revision` (the snapshot's), corrected by the
+ * events since `at` (countAt); undefined when those are more than the page's budget.
  */
-export async function rangeHistory(db: Db, snap: Snapshot, prefix: string, opts: RangeOptions, at: number): Promise<RangeResult> {
+export async function rangeHistory(db: Db, snap: Snapshot, prefix: string, opts: RangeOptions, at: number, revision: number, index?: KeyIndexAt): Promise<RangeResult> {
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
-  const it = db.iterator({ ...lowerBound(HISTORY, prefix, opts.startAfter), lt: HISTORY + prefixEnd(prefix), snapshot: snap });
-  const cur = new Cursor(db.iterator({ ...lowerBound(LATEST, prefix, opts.startAfter), lt: LATEST + prefixEnd(prefix), snapshot: snap }));
+  const ahead = readAhead(limit);
+  const hist = new Cursor(db.iterator({ ...lowerBound(HISTORY, prefix, opts.startAfter), lt: HISTORY + prefixEnd(prefix), snapshot: snap }), ahead);
+  const cur = new Cursor(db.iterator({ ...lowerBound(LATEST, prefix, opts.startAfter), lt: LATEST + prefixEnd(prefix), snapshot: snap }), ahead);
   const kvs: KeyValue[] = [];
-  let remaining = 0;
-  let full = false;
-  const take = (kv: KeyValue | undefined): void => {
-    if (!kv) return;
-    if (full) {
-      remaining++;
-      return;
-    }
-    if (opts.filter && !opts.filter(kv)) return;
-    kvs.push(kv);
-    if (kvs.length >= limit) full = true;
-  };
-  // Current versions of keys before `key` (all when undefined): keys without history.
-  const currentBefore = async (key: string | undefined): Promise<void> => {
-    for (;;) {
-      const e = await cur.peek();
-      if (!e || (key !== undefined && e[0] >= LATEST + key)) return;
-      cur.advance();
-      const kv = decodeLatest(e[0].slice(LATEST.length), e[1]);
-      if (kv.modRevision <= at) take(kv);
-    }
-  };
-  const finish = async (key: string, best: Buffer | undefined): Promise<void> => {
-    await currentBefore(key);
-    const e = await cur.peek();
-    if (e && e[0] === LATEST + key) {
-      cur.advance();
-      const kv = decodeLatest(key, e[1]);
-      if (kv.modRevision <= at) return take(kv);
-    }
-    if (best !== undefined) take(decodeHistory(key, best));
-  };
+  let more = false;
   try {
-    let groupKey: string | undefined;
-    let best: Buffer | undefined;
     for (;;) {
-      const chunk = await it.nextv(1000);
-      if (chunk.length === 0) break;
-      for (const [k, v] of chunk) {
-        const sep = k.lastIndexOf('\u0000');
-        const key = k.slice(HISTORY.length, sep);
-        const rev = parseInt(k.slice(sep + 1), 16);
-        if (key !== groupKey) {
-          if (groupKey !== undefined) await finish(groupKey, best);
-          groupKey = key;
-          best = undefined;
-        }
-        if (rev <= at) best = v;
+      const c = await cur.peek();
+      const h = await hist.peek();
+      if (!c && !h) break;
+      const ckey = c ? c[0].slice(LATEST.length) : undefined;
+      const hkey = h ? h[0].slice(HISTORY.length, h[0].lastIndexOf('\u0000')) : undefined;
+      const key = ckey === undefined || (hkey !== undefined && compareKeys(hkey, ckey) < 0) ? hkey! : ckey;
+      // The key's history: its newest superseded version (or tombstone) at or before `at`.
+      let best: Buffer | undefined;
+      for (let e = hkey === key ? h : undefined; e; e = await hist.peek()) {
+        const sep = e[0].lastIndexOf('\u0000');
+        if (sep - HISTORY.length !== key.length || !e[0].startsWith(key, HISTORY.length)) break;
+        if (parseInt(e[0].slice(sep + 1), 16) <= at) best = e[1];
+        hist.advance();
       }
+      let kv: KeyValue | undefined;
+      if (ckey === key) {
+        cur.advance();
+        const current = decodeLatest(key, c![1]);
+        if (current.modRevision <= at) kv = current;
+      }
+      if (!kv && best !== undefined) kv = decodeHistory(key, best);
+      if (!kv) continue;
+      if (kvs.length >= limit) {
+        more = true;
+        break;
+      }
+      if (opts.filter && !opts.filter(kv)) continue;
+      kvs.push(kv);
     }
-    if (groupKey !== undefined) await finish(groupKey, best);
-    await currentBefore(undefined);
   } finally {
-    await it.close();
+    await hist.close();
     await cur.close();
   }
-  return { kvs, revision: at, remaining, more: remaining > 0 };
+  const remaining = more && index ? await countAt(db, snap, { after: kvs[kvs.length - 1]!.key, before: prefixEnd(prefix) }, at, revision, countBudget(limit), index) : 0;
+  return { kvs, revision: at, remaining: more ? remaining : 0, more };
+}
+
+/**
+ * The number of keys live at `at` in (after, before): the key index's count at `revision`, plus
+ * each key the events in (`at`, `revision`] touched that was live at `at` and is not now, minus
+ * each that is live now and was not at `at`. A key's first event after `at` tells whether it
+ * was live at `at`: a delete, or a put over an earlier version. Reads at most `budget` events;
+ * undefined when there are more, or when the index no longer describes `revision`.
+ */
+async function countAt(db: Db, snap: Snapshot, range: { after: string; before: string }, at: number, revision: number, budget: number, index: KeyIndexAt): Promise<number | undefined> {
+  // Every revision has at least one event: too many revisions, too many events.
+  if (revision - at > budget || index(revision) === undefined) return undefined;
+  const liveAt = new Map<string, boolean>();
+  const it = db.iterator({ gte: EVENTS + hex(at + 1), lt: EVENTS + hex(revision + 1), limit: budget + 1, snapshot: snap });
+  try {
+    const entries = await it.all();
+    if (entries.length > budget) return undefined;
+    for (const [k, v] of entries) {
+      const e = decodeEvent(v, parseInt(k.slice(EVENTS.length, EVENTS.length + 16), 16), (key) => !liveAt.has(key));
+      if (!e) continue;
+      liveAt.set(e.key, e.type === 'delete' || ('prevRevision' in e ? e.prevRevision > 0 : e.prevValue !== undefined));
+    }
+  } finally {
+    await it.close();
+  }
+  const keys = index(revision);
+  if (!keys) return undefined;
+  let n = keys.countBetween(range.after, range.before);
+  for (const [key, live] of liveAt) {
+    if (compareKeys(key, range.after) <= 0 || compareKeys(key, range.before) >= 0) continue;
+    n += (live ? 1 : 0) - (keys.has(key) ? 1 : 0);
+  }
+  return n;
 }
 
 /**

@@ -17,21 +17,17 @@ import { EventBus, type EventListener } from './event.bus.js';
 import { MvccCompactor } from './mvcc.compactor.js';
 import { type BatchOp, type Db, type Snapshot, EVENTS, LATEST, META_APPLIED, META_COMPACTED, META_IMPORTING, META_REV } from './mvcc.keyspace.js';
 import { clearExcept, decodeLatest, encodeEventRef, encodeHistory, encodeLatest, hex, historyKey, readLiveKeys } from './mvcc.keyspace.js';
+import { KeyIndex } from './mvcc.key-index.js';
 import { LatestCache } from './mvcc.latest-cache.js';
 import { type RangeOptions, type RangeResult, historyVersionAt, rangeHistory, rangeLatest, readEvents } from './mvcc.range-reader.js';
 import { type SnapshotHeader, type SnapshotSource, exportSnapshotPieces, exportToFile, exportToMemory, readSnapshot, writeSnapshotRecords } from './mvcc.snapshot-format.js';
 import { RevisionWaiters } from './mvcc.revision-waiters.js';
 import { MvccError, validateCommand, type ApplyEntry, type KeyValue, type MvccEvent, type OpResult, type TxnCommand, type TxnResult } from './mvcc.types.js';
 
-export { prefixEnd } from './mvcc.keyspace.js';
-export type { SnapshotSource } from './mvcc.snapshot-format.js';
-export type { RangeOptions, RangeResult } from './mvcc.range-reader.js';
-
 /**
- * LevelDB memtable size (default 4 MiB). Every write goes to the memtable and is flushed to a
- * level-0 file when it is full; larger memtables mean fewer, larger flushes and less merging
- * work for the background compaction thread, which on the 3-node bench on 2 cores was a tenth
- * of the CPU. Costs up to twice this in memory (the memtable being flushed plus the new one).
+ * LevelDB memtable size (default 4 MiB). Larger memtables mean fewer, larger level-0 flushes and
+ * less merging work for the background compaction thread, which on the 3-node bench on 2 cores
+ * was a tenth of the CPU. Costs up to twice this in memory (the memtable being flushed too).
  */
 const WRITE_BUFFER_BYTES = 32 * 1024 * 1024;
 
@@ -42,8 +38,8 @@ export interface MvccStoreOptions {
   /** Most entries the latest-value cache holds (default 50,000). */
   cacheMaxEntries?: number;
   /**
-   * Keep the set of live keys in memory (default true; see MvccStore.liveKeys). Off, every
-   * write of a key missing from the latest-value cache reads LevelDB first.
+   * Keep the live keys in memory (default true; see MvccStore.liveKeys). Off, every write of a
+   * key missing from the latest-value cache reads LevelDB first, and ranges count no remaining.
    */
   keyIndex?: boolean;
 }
@@ -69,10 +65,11 @@ export class MvccStore {
    * Every key that has a current version (etcd keeps its key index in memory the same way),
    * loaded at open and after a snapshot import, updated with each written batch. A key not in
    * it does not exist: a create (the common write: a new name) then needs no LevelDB lookup
-   * before it is applied, on every replica, and a read of a missing key answers at once.
-   * Undefined when disabled (MvccStoreOptions.keyIndex). Costs the keys' strings in memory.
+   * before it is applied, on every replica, and a read of a missing key answers at once. Kept
+   * in key order, it also counts a page's remaining keys (range()). Undefined when disabled
+   * (MvccStoreOptions.keyIndex). Costs the keys' strings in memory.
    */
-  private liveKeys: Set<string> | undefined;
+  private liveKeys: KeyIndex | undefined;
   /** Compaction and the purge of compacted history (see MvccCompactor). */
   private readonly compactor: MvccCompactor;
   /**
@@ -108,7 +105,7 @@ export class MvccStore {
     });
   }
 
-  /** Purges that failed (they are retried with the next compaction). */
+  /** Purges that failed (retried with the next compaction). */
   get purgeErrors(): number {
     return this.compactor.purgeErrors;
   }
@@ -422,8 +419,12 @@ export class MvccStore {
   }
 
   /**
-   * Key-ordered values under `prefix` at one revision. At the current revision only the latest
-   * keyspace is read; at an older revision the history keyspace of the prefix is scanned.
+   * Key-ordered values under `prefix` at one revision, from `startAfter` on. A page costs what
+   * it walks (the page, the keys the filter rejected, one key more), not the rest of the range:
+   * at the current revision the latest keyspace is read, at an older one the latest and
+   * history keyspaces side by side. `remaining` comes from the key index at the current
+   * revision when it describes the read's revision; otherwise (a past revision, a write landing
+   * meanwhile, the index disabled) it is undefined.
    */
   async range(prefix: string, opts: RangeOptions = {}): Promise<RangeResult> {
     if (this.importGate) await this.importGate;
@@ -431,7 +432,9 @@ export class MvccStore {
     try {
       const at = opts.atRevision ?? revision;
       this.checkRevision(at, revision);
-      return at === revision ? await rangeLatest(this.db, snap, prefix, opts, revision) : await rangeHistory(this.db, snap, prefix, opts, at);
+      // The key index counts the snapshot's keys while no batch is in flight or landed since.
+      const index = (r: number) => (!this.writing && this.revision === r ? this.liveKeys : undefined);
+      return at === revision ? await rangeLatest(this.db, snap, prefix, opts, revision, index) : await rangeHistory(this.db, snap, prefix, opts, at, revision, index);
     } finally {
       await snap.close();
     }
@@ -569,7 +572,7 @@ export class MvccStore {
         this.latestCache.clear();
       }
       const { header, liveKeys } = imported;
-      if (this.liveKeys) this.liveKeys = liveKeys;
+      if (this.liveKeys && liveKeys) this.liveKeys = KeyIndex.from(liveKeys);
       this.revision = header.revision;
       this.applied = header.applied;
       this.compacted = header.compacted;
