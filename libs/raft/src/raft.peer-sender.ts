@@ -16,6 +16,7 @@ export interface PeerSenderHost {
   readonly events: {
     onUnreachable?(id: NodeId): void;
     onSnapshotStatus?(id: NodeId, failed: boolean): void;
+    onConnectionLost?(id: NodeId): void;
   };
   readonly snapshotTransfers: { readonly sent: Map<NodeId, SnapshotTransferCounts> };
   channelCredentials(): grpc.ChannelCredentials;
@@ -92,6 +93,7 @@ export class PeerSender {
     this.waitingDrain = false;
     if (this.closed) return;
     this.t.events.onUnreachable?.(this.id);
+    this.t.events.onConnectionLost?.(this.id);
     if (this.retryTimer) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;

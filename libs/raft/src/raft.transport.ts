@@ -19,6 +19,11 @@ export interface TransportEvents {
   onUnreachable?(id: NodeId): void;
   /** A snapshot send finished (RawNode.reportSnapshot). */
   onSnapshotStatus?(id: NodeId, failed: boolean): void;
+  /**
+   * A connection with a peer broke: our stream to it failed or was refused, or its stream to us
+   * ended with an error (RawNode.reportConnectionLost: a follower may campaign early).
+   */
+  onConnectionLost?(id: NodeId): void;
 }
 
 /** Options of GrpcTransport. */
@@ -119,12 +124,19 @@ export class GrpcTransport implements RaftTransport {
         // follower's stream carries small acks, each pinning an 8 KiB Buffer pool slab: tens of
         // MiB held per stream and an old-generation GC load paid on every write (docs/performance.md).
         call.sendMetadata(new grpc.Metadata());
+        // The peer this stream comes from, once a message told (one stream per sending peer).
+        let from = 0;
         call.on('data', (batch: Message[]) => {
           if (this.stopped) return;
-          for (const m of batch) this.events.onMessage(m);
+          for (const m of batch) {
+            from = m.from;
+            this.events.onMessage(m);
+          }
         });
         call.on('end', () => cb(null, {}));
-        call.on('error', () => undefined);
+        call.on('error', () => {
+          if (from > 0 && !this.stopped) this.events.onConnectionLost?.(from);
+        });
       },
       Snapshot: (call: grpc.ServerReadableStream<WireChunk, object>, cb: grpc.sendUnaryData<object>) =>
         receiveSnapshot(call, cb, {

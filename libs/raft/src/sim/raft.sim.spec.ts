@@ -15,7 +15,7 @@ const steps = Number(process.env.SIM_STEPS ?? 500);
 describe('raft deterministic simulation', () => {
   it(one !== undefined ? `replays seed ${one}` : `keeps every invariant for seeds ${base}..${base + count - 1}`, () => {
     const seeds = one !== undefined ? [one] : Array.from({ length: count }, (_, i) => base + i);
-    const total: SimStats = { elections: 0, writesCommitted: 0, readsServed: 0, crashes: 0, partitions: 0, snapshotsSent: 0, confChanges: 0, transfers: 0, messages: 0 };
+    const total: SimStats = { elections: 0, writesCommitted: 0, readsServed: 0, crashes: 0, partitions: 0, snapshotsSent: 0, confChanges: 0, transfers: 0, messages: 0, connectionLosses: 0 };
     for (const seed of seeds) {
       let s: SimStats;
       try {
@@ -37,6 +37,7 @@ describe('raft deterministic simulation', () => {
       expect(total.confChanges).toBeGreaterThan(0);
       expect(total.readsServed).toBeGreaterThan(0);
       expect(total.transfers).toBeGreaterThan(0);
+      expect(total.connectionLosses).toBeGreaterThan(0);
     }
     if (process.env.SIM_VERBOSE) console.log(JSON.stringify(total));
   });
