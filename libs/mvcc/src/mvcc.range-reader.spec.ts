@@ -119,4 +119,21 @@ describe('range reads cost the page, not the collection', () => {
     expect(n).toBeGreaterThan(1000);
     expect(n).toBeLessThan(N - 800);
   });
+
+  it('leaves remaining undefined without the key index, at the current and at a past revision', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'mvcc-range-noindex-'));
+    const s = await MvccStore.open(d, { keyIndex: false });
+    try {
+      for (let i = 1; i <= 5; i++) await s.apply(i, put(key(i), 'v'));
+      const cur = await s.range('/r/', { limit: 2 });
+      expect([cur.more, cur.remaining]).toEqual([true, undefined]);
+      const past = await s.range('/r/', { limit: 2, atRevision: 4 });
+      expect([past.more, past.remaining]).toEqual([true, undefined]);
+      const last = await s.range('/r/', { limit: 10, atRevision: 4 });
+      expect([last.kvs.length, last.more, last.remaining]).toEqual([4, false, 0]);
+    } finally {
+      await s.close();
+      await rm(d, { recursive: true, force: true });
+    }
+  });
 });

@@ -157,8 +157,9 @@ export async function rangeHistory(db: Db, snap: Snapshot, prefix: string, opts:
     await hist.close();
     await cur.close();
   }
-  const remaining = more && index ? await countAt(db, snap, { after: kvs[kvs.length - 1]!.key, before: prefixEnd(prefix) }, at, revision, countBudget(limit), index) : 0;
-  return { kvs, revision: at, remaining: more ? remaining : 0, more };
+  const after = kvs[kvs.length - 1]?.key;
+  const remaining = !more ? 0 : index && after !== undefined ? await countAt(db, snap, { after, before: prefixEnd(prefix) }, at, revision, countBudget(limit), index) : undefined;
+  return { kvs, revision: at, remaining, more };
 }
 
 /**
