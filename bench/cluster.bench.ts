@@ -13,9 +13,14 @@
  * another node than the one that took the write: with a replicated store that is the point (any
  * node answers); with independent nodes they fail, and the errors column shows it.
  *
+ * After the rounds, failover: --kills N times (default 10; 0 skips), kill -9 of the leader, then
+ * the time until a create through one of the other nodes is acknowledged; the launcher starts
+ * the killed node again, and the next kill waits until every node is ready. Median and maximum
+ * are printed (target: median <= 1 s).
+ *
  * Flags: --seconds N (env BENCH_SECONDS, default 5), --warm-up-seconds N (env
  * BENCH_WARMUP_SECONDS, default 6), --concurrency N (env BENCH_CONCURRENCY, default 64),
- * --rounds N (env BENCH_ROUNDS, default 5), --json-out FILE. Exit code 0 when every phase ran without errors, else 1
+ * --rounds N (env BENCH_ROUNDS, default 5), --kills N, --json-out FILE. Exit code 0 when every phase ran without errors, else 1
  * (the target is reported, not enforced).
  */
 import { promises as fs, readFileSync } from 'node:fs';
@@ -231,6 +236,8 @@ interface Options {
   readonly concurrency: number;
   /** Measured rounds; every round measures every system once per kind. */
   readonly rounds: number;
+  /** kill -9 of the leader in the failover phase (0: none). */
+  readonly kills: number;
   readonly jsonOut?: string;
 }
 
@@ -256,6 +263,7 @@ async function runBench(o: Options): Promise<number> {
   let single: ServerHandle | undefined;
   let cluster: RunningCluster | undefined;
   let leader: string | undefined;
+  const failovers: number[] = [];
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'kapi-cluster-bench-'));
   log(`${o.rounds} interleaved rounds of ${o.seconds} s phases after ${o.warmUpSeconds} s of warm-up per system, ${o.concurrency} requests in flight, ${os.cpus().length} CPUs`);
   try {
@@ -274,6 +282,8 @@ async function runBench(o: Options): Promise<number> {
       topology: t,
       serverEntry: path.join(repoRoot(), 'dist', 'apps', 'apiserver', 'src', 'main.js'),
       readyTimeoutMs: 60_000,
+      // The failover phase kills the leader; the launcher brings it back.
+      restart: true,
       // Node logs would interleave with the table; keep only the launcher's own lines.
       log: (line) => {
         if (line.startsWith('[launcher]')) log(line);
@@ -319,6 +329,7 @@ async function runBench(o: Options): Promise<number> {
       const target = { url: `https://${t.clientHost}:${n.securePort}`, caPem: pki.caPem, adminCertPem: pki.adminCertPem, adminKeyPem: pki.adminKeyPem };
       if ((await metricValue(target, 'etcd_server_is_leader').catch(() => 0)) === 1) leader = t.nodes[i]!.name;
     }
+    if (o.kills > 0) failovers.push(...(await measureFailover(cluster, t, cTls, o.kills)));
     // The row shown per phase is its median round (so its latencies are a measured round's).
     for (const name of rounds[0]!.map((x) => x.name)) {
       const all = rounds.map((round) => round.find((x) => x.name === name)!);
@@ -385,14 +396,66 @@ async function runBench(o: Options): Promise<number> {
     log(`host CPU stolen by the hypervisor: median ${pct(median(steal))}, max ${pct(Math.max(...steal))} of the measured phases; idle during creates: ${idles.map((x) => `${x.label} ${pct(median(x.v))}`).join(', ')}`);
     if (median(steal) >= 0.05) log(`warning: the hypervisor took ${pct(median(steal))} of this machine's CPU time (median over the phases): these figures are not comparable with a run on a quiet host`);
   }
+  if (failovers.length > 0) {
+    const sorted = [...failovers].sort((a, b) => a - b);
+    const m = median(sorted);
+    log(`failover (kill -9 of the leader to the first acknowledged create), ${sorted.length} kills: median ${m.toFixed(0)} ms, max ${sorted[sorted.length - 1]!.toFixed(0)} ms (target median <= ${FAILOVER_TARGET_MS} ms: ${m <= FAILOVER_TARGET_MS ? 'MET' : 'NOT MET'}); all: ${sorted.map((x) => x.toFixed(0)).join(', ')}`);
+  }
   if (failure !== undefined) log(`bench failed: ${failure}`);
   if (o.jsonOut !== undefined) {
     await fs.mkdir(path.dirname(path.resolve(o.jsonOut)), { recursive: true });
-    const report = { startedAt: new Date().toISOString(), node: process.version, cpus: os.cpus().length, seconds: o.seconds, concurrency: o.concurrency, rounds: rounds.length, phases: rows, allRounds: rounds, ratios, failure: failure ?? null };
+    const report = { startedAt: new Date().toISOString(), node: process.version, cpus: os.cpus().length, seconds: o.seconds, concurrency: o.concurrency, rounds: rounds.length, phases: rows, allRounds: rounds, ratios, failoverMs: failovers, failure: failure ?? null };
     await fs.writeFile(o.jsonOut, `${JSON.stringify(report, null, 2)}\n`);
     log(`results written to ${o.jsonOut}`);
   }
   return failure !== undefined || all.some((r) => r.errors > 0) ? 1 : 0;
+}
+
+/** Median failover time the cluster must keep after kill -9 of the leader, in ms. */
+export const FAILOVER_TARGET_MS = 1000;
+
+/**
+ * Kills the leader `kills` times (SIGKILL) and returns, per kill, the ms until a create through
+ * one of the other nodes was acknowledged. Before each kill, waits until every node answers
+ * /readyz and one of them reports itself leader (the launcher restarted the previous victim).
+ */
+async function measureFailover(cluster: RunningCluster, t: ClusterTopology, tls: Tls, kills: number): Promise<number[]> {
+  const out: number[] = [];
+  const targets = t.nodes.map((n) => ({ url: `https://${t.clientHost}:${n.securePort}`, caPem: tls.ca, adminCertPem: tls.cert, adminKeyPem: tls.key }));
+  const pools = t.nodes.map((n) => new LeanPool(`https://${t.clientHost}:${n.securePort}`, { connections: 1, tls, timeoutMs: 15_000 }));
+  try {
+    for (let k = 0; k < kills; k++) {
+      let lead = -1;
+      for (let waited = 0; lead < 0; waited += 200) {
+        if (waited > 120_000) throw new Error('failover: the cluster did not come back with a leader');
+        const flags = await Promise.all(targets.map((x) => metricValue(x, 'etcd_server_is_leader').catch(() => NaN)));
+        if (flags.every((f) => !Number.isNaN(f))) lead = flags.indexOf(1);
+        if (lead < 0) await new Promise((r) => setTimeout(r, 200));
+      }
+      const victim = cluster.members.find((m) => m.kind === 'node' && m.name === t.nodes[lead]!.name)!;
+      const survivors = pools.filter((_, i) => i !== lead);
+      const started = performance.now();
+      victim.process.kill('SIGKILL');
+      // One create at a time per survivor, retried until one is acknowledged.
+      const first = await Promise.any(
+        survivors.map(async (p, i) => {
+          for (let n = 0; ; n++) {
+            const name = `failover-${k}-${i}-${n}-${Date.now().toString(36)}`;
+            const res = await p.request({ method: 'POST', path: CM_PATH, headers: { 'content-type': 'application/json' }, body: body(name) }).catch(() => undefined);
+            if (res) await res.body.text();
+            if (res?.statusCode === 201) return performance.now() - started;
+            if (performance.now() - started > 60_000) throw new Error('no create acknowledged within 60 s');
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        }),
+      );
+      out.push(first);
+      log(`failover ${k + 1}/${kills}: killed ${t.nodes[lead]!.name}, first create acknowledged after ${first.toFixed(0)} ms`);
+    }
+  } finally {
+    await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
+  }
+  return out;
 }
 
 function positive(raw: string | undefined, fallback: number, what: string): number {
@@ -407,13 +470,14 @@ if (isEntryPoint(import.meta.url)) {
     const { values } = parseArgs({
       args: process.argv.slice(2),
       strict: true,
-      options: { seconds: { type: 'string' }, 'warm-up-seconds': { type: 'string' }, concurrency: { type: 'string' }, rounds: { type: 'string' }, 'json-out': { type: 'string' } },
+      options: { seconds: { type: 'string' }, 'warm-up-seconds': { type: 'string' }, concurrency: { type: 'string' }, rounds: { type: 'string' }, kills: { type: 'string' }, 'json-out': { type: 'string' } },
     });
     const code = await runBench({
       seconds: positive(values.seconds ?? process.env.BENCH_SECONDS, 5, 'seconds'),
       warmUpSeconds: positive(values['warm-up-seconds'] ?? process.env.BENCH_WARMUP_SECONDS, 6, 'warm-up-seconds'),
       concurrency: Math.round(positive(values.concurrency ?? process.env.BENCH_CONCURRENCY, 64, 'concurrency')),
       rounds: Math.round(positive(values.rounds ?? process.env.BENCH_ROUNDS, 5, 'rounds')),
+      kills: values.kills === '0' ? 0 : Math.round(positive(values.kills, 10, 'kills')),
       ...(values['json-out'] !== undefined ? { jsonOut: values['json-out'] } : {}),
     });
     process.exit(code);

@@ -24,6 +24,7 @@ function runBench(script: string, args: readonly string[]): Promise<{ code: numb
 
 interface ClusterReport {
   rounds: number;
+  failoverMs: number[];
   phases: { name: string; requests: number; errors: number; perSecond: number }[];
   allRounds: { name: string }[][];
   ratios: { name: string; value: number; perRound: number[]; target?: string; met?: boolean }[];
@@ -49,7 +50,7 @@ describe('benchmarks (short runs)', () => {
   it('cluster: measures the single node, the cluster through the balancer and direct, with a ratio per round', async () => {
     const balanced = prerequisite('haproxy', 'the cluster benchmark through the balancer (test/bench.test.ts)');
     const json = join(dir, 'cluster.json');
-    const r = await runBench('cluster.bench.js', ['--seconds', '1', '--warm-up-seconds', '1', '--rounds', '2', '--concurrency', '12', '--json-out', json]);
+    const r = await runBench('cluster.bench.js', ['--seconds', '1', '--warm-up-seconds', '1', '--rounds', '2', '--concurrency', '12', '--kills', '2', '--json-out', json]);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
     const report = JSON.parse(await readFile(json, 'utf8')) as ClusterReport;
     expect(report.failure).toBeNull();
@@ -75,6 +76,34 @@ describe('benchmarks (short runs)', () => {
       balancerRatioRounds: report.ratios.find((x) => x.name === 'cluster via haproxy creates / single')?.perRound.length,
       saysNotInstalled: r.out.includes('haproxy is not installed: no balancer phases'),
     }).toEqual(balanced ? { balancerRatioRounds: 2, saysNotInstalled: false } : { balancerRatioRounds: undefined, saysNotInstalled: true });
+    // Two kills of the leader, each followed by an acknowledged create through another node.
+    expect(report.failoverMs).toHaveLength(2);
+    expect(r.out).toMatch(/failover \(kill -9 of the leader to the first acknowledged create\), 2 kills: median \d+ ms/);
+  });
+
+  it('scale: pages through the collection, reads pages at the current and a past revision, restarts, and compares with etcd when installed', async () => {
+    const json = join(dir, 'scale.json');
+    const r = await runBench('scale.bench.js', ['--objects', '300', '--namespaces', '3', '--limit', '50', '--json-out', json]);
+    expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    const report = JSON.parse(await readFile(json, 'utf8')) as { figures: { name: string; value: number }[]; failure: string | null };
+    expect(report.failure).toBeNull();
+    const names = report.figures.map((f) => f.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'unpaginated list',
+        'paged list (limit 50, 6 pages)',
+        'page at the current revision (limit 50)',
+        'page at a past revision (Exact, limit 50)',
+        'Exact list of one namespace (limit 50)',
+        'cold start to ready',
+        'RSS after start',
+        'bytes on disk',
+      ]),
+    );
+    // The past page counts what follows it (the key index, corrected by the events since).
+    expect(report.figures.find((f) => f.name === 'remainingItemCount of the past page')?.value).toBe(250);
+    expect(r.out).toMatch(/paged \/ unpaginated\s+[\d.]+ x/);
+    expect(r.out).toMatch(/etcd: (not installed, skipped|paged get --limit 50 --rev \(6 pages\))/);
   });
 
   it('api: measures the server and the bare Fastify ceiling', async () => {

@@ -141,7 +141,7 @@ async function main(): Promise<void> {
   }
   const transport = new GrpcTransport(
     { id, listen: peers.get(id)!, peers, ...(tls ? { tls } : { insecure: true }) },
-    { onMessage: (m) => node.step(m), onUnreachable: (p) => node.reportUnreachable(p), onSnapshotStatus: (p, f) => node.reportSnapshot(p, f) },
+    { onMessage: (m) => node.step(m), onUnreachable: (p) => node.reportUnreachable(p), onConnectionLost: (p) => node.reportConnectionLost(p), onSnapshotStatus: (p, f) => node.reportSnapshot(p, f) },
   );
   node.setTransport(transport);
   await transport.start();

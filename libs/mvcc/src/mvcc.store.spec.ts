@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { BinWriter } from './mvcc.codec.js';
-import { MvccStore, type SnapshotSource } from './mvcc.store.js';
+import { MvccStore } from './mvcc.store.js';
+import type { SnapshotSource } from './mvcc.snapshot-format.js';
 import { MvccError, decodeCommand, encodeCommand, type MvccEvent, type TxnCommand } from './mvcc.types.js';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);

@@ -74,6 +74,12 @@ export interface TxnResult {
   error?: string;
 }
 
+/** One entry to apply (MvccStore.applyBatch): a command, or only an index advance (Raft no-op/config entries). */
+export interface ApplyEntry {
+  index: number;
+  command?: TxnCommand;
+}
+
 /** A change emitted by the store for every applied write, in revision order. */
 export interface MvccEvent {
   type: 'put' | 'delete';

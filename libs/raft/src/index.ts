@@ -9,5 +9,8 @@ export * from './raft.core.js';
 export * from './raft.rawnode.js';
 export * from './raft.leveldb-storage.js';
 export * from './raft.transport.js';
+export { type WireEntry, type WireMessage, type WireChunk, findProtoFile, findRaftProto, fromWire, raftService, toWire } from './raft.wire-codec.js';
+export { type PeerTls, type PeerCredentials, TransportConfigError, peerCredentials } from './raft.peer-tls.js';
+export { type SnapshotTransferCounts } from './raft.snapshot-stream.js';
 export * from './raft.node.js';
 export * from './raft.leader-state.js';

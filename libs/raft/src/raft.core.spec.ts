@@ -365,6 +365,69 @@ describe('Raft core scenarios', () => {
     expect(net.raft(1).role).toBe('follower');
   });
 
+  it('campaigns within 3 heartbeats once the transport saw the leader connection break (early pre-vote; docs/raft.md "Early campaign")', () => {
+    const net = new Net([1, 2, 3], { preVote: true, checkQuorum: true });
+    net.elect(1);
+    const term = net.raft(1).term;
+    net.isolate(1);
+    net.n(2).raw.reportConnectionLost(1);
+    net.n(3).raw.reportConnectionLost(1);
+    // The election timeout is 10 ticks (randomized to [10, 20)); the grace is 2 heartbeats plus
+    // up to one more, so a new leader stands after at most 3 ticks of silence.
+    for (let i = 0; i < 3; i++) {
+      net.tick(2);
+      net.tick(3);
+      net.settle();
+    }
+    const leaders = [2, 3].filter((id) => net.raft(id).role === 'leader');
+    expect(leaders).toHaveLength(1);
+    expect(net.raft(leaders[0]!).term).toBe(term + 1);
+  });
+
+  it('a spurious connection-lost signal does not disturb a live leader (early pre-vote is safe)', () => {
+    const net = new Net([1, 2, 3], { preVote: true, checkQuorum: true });
+    net.elect(1);
+    const term = net.raft(1).term;
+    net.n(2).raw.reportConnectionLost(1);
+    net.n(3).raw.reportConnectionLost(1);
+    for (let i = 0; i < 40; i++) {
+      for (const id of [1, 2, 3]) net.tick(id);
+      net.settle();
+    }
+    expect(net.raft(1).role).toBe('leader');
+    expect(net.raft(1).term).toBe(term);
+    expect(net.raft(2).term).toBe(term);
+  });
+
+  it('a follower cut from a leader that still reaches the others cannot take over early (pre-vote rejected in lease)', () => {
+    const net = new Net([1, 2, 3], { preVote: true, checkQuorum: true });
+    net.elect(1);
+    const term = net.raft(1).term;
+    net.filter = (m) => !((m.from === 1 && m.to === 2) || (m.from === 2 && m.to === 1));
+    net.n(2).raw.reportConnectionLost(1);
+    for (let i = 0; i < 40; i++) {
+      for (const id of [1, 2, 3]) net.tick(id);
+      net.settle();
+    }
+    expect(net.raft(1).role).toBe('leader');
+    expect(net.raft(1).term).toBe(term);
+    expect(net.raft(3).lead).toBe(1);
+  });
+
+  it('ignores the signal without pre-vote and check-quorum: the election timeout decides', () => {
+    const net = new Net([1, 2, 3]);
+    net.elect(1);
+    net.isolate(1);
+    net.n(2).raw.reportConnectionLost(1);
+    net.n(3).raw.reportConnectionLost(1);
+    for (let i = 0; i < 5; i++) {
+      net.tick(2);
+      net.tick(3);
+      net.settle();
+    }
+    expect([net.raft(2).role, net.raft(3).role]).toEqual(['follower', 'follower']);
+  });
+
   it('transfers leadership with TimeoutNow and refuses proposals meanwhile (Reference: thesis section 3.10)', () => {
     const net = new Net([1, 2, 3]);
     net.elect(1);

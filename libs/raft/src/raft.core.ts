@@ -80,6 +80,13 @@ export class Raft {
   electionElapsed = 0;
   private heartbeatElapsed = 0;
   private randomizedElectionTimeout = 0;
+  /**
+   * Set by leaderConnectionLost() while this follower's transport reported the connection to
+   * its leader broken and nothing has come from the leader since; `leaderLostTimeout` is the
+   * tick count without leader traffic after which it campaigns early (see tickElection).
+   */
+  private leaderLost = false;
+  private leaderLostTimeout = 0;
   leadTransferee: NodeId = NONE;
   /** Index of the newest conf change proposed; a new one waits until it is applied. */
   pendingConfIndex = 0;
@@ -261,6 +268,7 @@ export class Raft {
       this.prs.set(id, fresh);
     }
     this.pendingConfIndex = 0;
+    this.leaderLost = false;
     this.readOnly.reset();
     this.pendingReadIndexMessages = [];
   }
@@ -356,13 +364,53 @@ export class Raft {
     else this.tickElection();
   }
 
-  /** Followers and candidates: start an election after the randomized timeout (section 5.2). */
+  /**
+   * Followers and candidates: start an election after the randomized timeout (section 5.2), or
+   * earlier when the connection to the leader broke and the leader stayed silent since (see
+   * leaderConnectionLost).
+   */
   tickElection(): void {
     this.electionElapsed++;
-    if (this.promotable() && this.electionElapsed >= this.randomizedElectionTimeout) {
+    const early = this.leaderSuspected() && this.electionElapsed >= this.leaderLostTimeout;
+    if (this.promotable() && (early || this.electionElapsed >= this.randomizedElectionTimeout)) {
       this.electionElapsed = 0;
+      this.leaderLost = false;
       this.step(msg({ type: 'hup', from: this.id }));
     }
+  }
+
+  /**
+   * Input from the transport: the connection to peer `id` broke (reset or refused). When `id`
+   * is this follower's leader, the follower campaigns (pre-vote) once the leader has also been
+   * silent for a short grace, 2 heartbeats plus half a heartbeat per voter of lower id (the
+   * survivors of a crash otherwise campaign on the same tick and split the vote), instead of
+   * after the randomized election timeout; and it no longer ignores others' pre-votes as "in lease" once
+   * the 2 heartbeats passed. Only with pre-vote and check-quorum both on.
+   *
+   * Why this is safe and never disrupts a live leader (docs/raft.md "Early campaign"): it only
+   * changes WHEN a follower campaigns and whether it honours another's pre-vote, never how
+   * votes are counted, so election safety (one leader per term, section 5.2) and log matching
+   * are untouched. A pre-vote raises no term, and a pre-vote wins only with a quorum of nodes
+   * whose own lease lapsed: each node heard nothing from the leader for 2 heartbeats after its
+   * own transport saw the leader's connection break, or for the full election timeout. A live
+   * leader heartbeats every heartbeat interval to every node it can reach; any message from it
+   * clears the signal (stepFollower), so a quorum can only grant while the leader cannot reach
+   * that quorum, and then check-quorum steps it down anyway. Reads stay linearizable because
+   * they use ReadIndex (a quorum round), never a leader lease.
+   */
+  leaderConnectionLost(id: NodeId): void {
+    if (!this.preVote || !this.checkQuorum || this.role !== 'follower' || id === NONE || this.lead !== id) return;
+    if (this.leaderLost) return;
+    this.leaderLost = true;
+    // Staggered by rank among the other voters: the survivors of a crash see the break at
+    // about the same time and would otherwise campaign on the same tick and split the vote.
+    const rank = [...this.voters].filter((v) => v !== id && v < this.id).length;
+    this.leaderLostTimeout = 2 * this.heartbeatTimeout + rank * Math.max(1, Math.ceil(this.heartbeatTimeout / 2));
+  }
+
+  /** True when the leader's connection was reported lost and it has been silent for 2 heartbeats. */
+  private leaderSuspected(): boolean {
+    return this.leaderLost && this.role === 'follower' && this.electionElapsed >= 2 * this.heartbeatTimeout;
   }
 
   /** Leaders: heartbeats every heartbeatTick; check-quorum and transfer timeout every election timeout. */
@@ -453,7 +501,7 @@ export class Raft {
     } else if (m.term > this.term) {
       if (m.type === 'vote' || m.type === 'preVote') {
         const force = m.context === CAMPAIGN_TRANSFER;
-        const inLease = this.checkQuorum && this.lead !== NONE && this.electionElapsed < this.electionTimeout;
+        const inLease = this.checkQuorum && this.lead !== NONE && this.electionElapsed < this.electionTimeout && !this.leaderSuspected();
         // Thesis section 4.2.3: ignore vote requests while we believe a leader is alive, so a
         // removed or partitioned server cannot disrupt the cluster.
         if (!force && inLease) return;
@@ -701,16 +749,19 @@ export class Raft {
         return;
       case 'app':
         this.electionElapsed = 0;
+        this.leaderLost = false;
         this.lead = m.from;
         this.handleAppend(m);
         return;
       case 'heartbeat':
         this.electionElapsed = 0;
+        this.leaderLost = false;
         this.lead = m.from;
         this.handleHeartbeat(m);
         return;
       case 'snap':
         this.electionElapsed = 0;
+        this.leaderLost = false;
         this.lead = m.from;
         this.handleSnapshot(m);
         return;

@@ -298,6 +298,11 @@ export class RaftNode {
     if (!this.stopped) this.raw.reportUnreachable(id);
   }
 
+  /** The transport saw the connection to `id` break (see RawNode.reportConnectionLost). */
+  reportConnectionLost(id: NodeId): void {
+    if (!this.stopped) this.raw.reportConnectionLost(id);
+  }
+
   reportSnapshot(id: NodeId, failed: boolean): void {
     if (this.stopped) return;
     this.raw.reportSnapshot(id, failed);

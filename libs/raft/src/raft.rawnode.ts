@@ -90,6 +90,15 @@ export class RawNode {
     this.raft.step(msg({ type: 'unreachable', from: id }));
   }
 
+  /**
+   * Reports that the transport saw the connection to `id` break (reset or refused): when `id`
+   * is this follower's leader, it may campaign early (Raft.leaderConnectionLost). Produces no
+   * Ready by itself.
+   */
+  reportConnectionLost(id: number): void {
+    this.raft.leaderConnectionLost(id);
+  }
+
   status(): RaftStatus {
     return this.raft.status();
   }

@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { createPki, loadPki } from '@app/pki';
-import { GrpcTransport, type PeerTls, TransportConfigError, findRaftProto, fromWire, raftService, toWire } from './raft.transport.js';
+import { GrpcTransport } from './raft.transport.js';
+import { type PeerTls, TransportConfigError } from './raft.peer-tls.js';
+import { findRaftProto, fromWire, raftService, toWire } from './raft.wire-codec.js';
 import { type Message, msg } from './raft.types.js';
 
 let pkiRoot: string;
@@ -187,6 +189,32 @@ describe('GrpcTransport', () => {
       await rm(sendDir, { recursive: true, force: true });
       await rm(recvDir, { recursive: true, force: true });
     }
+  }, 20000);
+
+  it('reports a lost connection when a peer goes away, and none while it is up', async () => {
+    const [p1, p2] = [await freePort(), await freePort()];
+    const peers = new Map([
+      [1, `127.0.0.1:${p1}`],
+      [2, `127.0.0.1:${p2}`],
+    ]);
+    const lost: number[] = [];
+    const got: Message[] = [];
+    const t1 = new GrpcTransport({ id: 1, listen: `127.0.0.1:${p1}`, peers, minBackoffMs: 20, tls: tlsA }, { onMessage: () => undefined });
+    const t2 = new GrpcTransport({ id: 2, listen: `127.0.0.1:${p2}`, peers, minBackoffMs: 20, tls: tlsA }, { onMessage: (m) => got.push(m), onConnectionLost: (id) => lost.push(id) });
+    await t1.start();
+    await t2.start();
+    // Traffic both ways, as between a leader (1) and its follower (2).
+    t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
+    await waitFor(() => got.length === 1);
+    t2.send([msg({ type: 'heartbeatResp', from: 2, to: 1, term: 1 })]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(lost).toEqual([]);
+    await t1.stop();
+    // The follower's stream to 1 breaks, and reconnecting is refused.
+    t2.send([msg({ type: 'heartbeatResp', from: 2, to: 1, term: 1 })]);
+    await waitFor(() => lost.includes(1));
+    expect(new Set(lost)).toEqual(new Set([1]));
+    await t2.stop();
   }, 20000);
 
   it('drops and reports unreachable when a peer queue is full (bounded memory)', async () => {

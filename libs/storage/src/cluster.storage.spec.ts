@@ -258,6 +258,8 @@ describe('openClusterStorage (snapshot catch-up over gRPC)', () => {
       const down = nodes.findIndex((n) => n!.node.status().role !== 'leader');
       await nodes[down]!.close();
       nodes[down] = undefined;
+      // With 10 ms ticks a busy machine may move leadership meanwhile: wait for the two to agree.
+      await waitFor(() => nodes.some((n) => n?.node.status().role === 'leader'));
       const leader = nodes.find((n) => n?.node.status().role === 'leader')!;
       for (let i = 0; i < 60; i++) await leader.storage.create(key(`k${i}`), cm(`k${i}`, `${i}`));
       await leader.storage.guaranteedUpdate(key('k0'), (o) => ({ ...o, data: { v: 'updated' } }));

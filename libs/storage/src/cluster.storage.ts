@@ -117,6 +117,7 @@ export async function openClusterStorage(o: ClusterStorageOptions): Promise<Clus
         {
           onMessage: (m) => node.step(m),
           onUnreachable: (p) => node.reportUnreachable(p),
+          onConnectionLost: (p) => node.reportConnectionLost(p),
           onSnapshotStatus: (p, failed) => node.reportSnapshot(p, failed),
         },
       );

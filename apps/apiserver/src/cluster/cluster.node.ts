@@ -118,7 +118,9 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     bootstrapVoters,
     snapshotEntries: snapshotEntries && snapshotEntries > 0 ? snapshotEntries : undefined,
     keepEntries: cfg.snapshotCatchupEntries ?? envInt('KAPI_SNAPSHOT_CATCHUP_ENTRIES'),
-    tickMs: envInt('KAPI_RAFT_TICK_MS') ?? 100,
+    // One tick per heartbeat, as etcd: the election timeout is a whole number of heartbeats.
+    tickMs: envInt('KAPI_RAFT_TICK_MS') ?? cfg.heartbeatIntervalMs,
+    electionTick: Math.max(5, Math.round(cfg.electionTimeoutMs / (envInt('KAPI_RAFT_TICK_MS') ?? cfg.heartbeatIntervalMs))),
     compactionIntervalMs: cfg.compactionIntervalSeconds * 1000,
     readTimeoutMs: envInt('KAPI_READ_INDEX_TIMEOUT_MS'),
   });

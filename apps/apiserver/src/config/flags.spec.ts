@@ -112,6 +112,12 @@ describe('parseFlags', () => {
     expect(() => parseFlags(['--secure-port'])).toThrow('needs an argument');
     expect(() => parseFlags(['stray'])).toThrow('unexpected argument');
   });
+  it("takes etcd's --heartbeat-interval and --election-timeout in ms, the timeout at least 5 heartbeats", () => {
+    expect(parseFlags([])).toMatchObject({ heartbeatIntervalMs: 100, electionTimeoutMs: 1000 });
+    expect(parseFlags(['--heartbeat-interval=50', '--election-timeout', '500'])).toMatchObject({ heartbeatIntervalMs: 50, electionTimeoutMs: 500 });
+    expect(() => parseFlags(['--heartbeat-interval=300'])).toThrow('at least 5 times --heartbeat-interval');
+    expect(() => parseFlags(['--heartbeat-interval=0'])).toThrow(FlagError);
+  });
   it('takes --request-timeout as a Go duration, positive only', () => {
     expect(parseFlags([]).requestTimeoutMs).toBe(60_000);
     expect(parseFlags(['--request-timeout=1m30s']).requestTimeoutMs).toBe(90_000);

@@ -26,6 +26,10 @@ export interface ServerConfig {
   snapshotCount?: number;
   /** Raft entries kept behind a snapshot for slow followers; default min(5000, snapshot count). */
   snapshotCatchupEntries?: number;
+  /** Raft heartbeat interval in ms (etcd's --heartbeat-interval); default 100. */
+  heartbeatIntervalMs: number;
+  /** Raft election timeout in ms (etcd's --election-timeout), at least 5 heartbeat intervals; default 1000. */
+  electionTimeoutMs: number;
   /** Raft peer TLS (etcd's flags): certificate, key and the CA peers must chain to; each defaults to the node's PKI (peer.crt, peer.key, ca.crt). */
   peerCertFile?: string;
   peerKeyFile?: string;
@@ -113,6 +117,8 @@ const FLAGS: Record<string, FlagSpec> = {
   'initial-cluster-state': { key: 'initialClusterState', kind: 'string' },
   'snapshot-count': { key: 'snapshotCount', kind: 'int' },
   'snapshot-catchup-entries': { key: 'snapshotCatchupEntries', kind: 'int' },
+  'heartbeat-interval': { key: 'heartbeatIntervalMs', kind: 'int' },
+  'election-timeout': { key: 'electionTimeoutMs', kind: 'int' },
   'tls-cert-file': { key: 'tls-cert-file', kind: 'string', refuse: notBuilt('a serving certificate from a file (the PKI of --pki-dir or <data-dir>/pki serves)') },
   'peer-cert-file': { key: 'peerCertFile', kind: 'string' },
   'peer-key-file': { key: 'peerKeyFile', kind: 'string' },
@@ -177,6 +183,8 @@ export function parseFlags(argv: string[]): ServerConfig {
     securePort: 6443,
     bindAddress: '127.0.0.1',
     listenPeerPort: 2380,
+    heartbeatIntervalMs: 100,
+    electionTimeoutMs: 1000,
     compactionIntervalSeconds: 300,
     minRequestTimeoutSeconds: 1800,
     requestTimeoutMs: 60_000,
@@ -240,6 +248,8 @@ export function parseFlags(argv: string[]): ServerConfig {
   }
   if (cfg.maxRequestBodyBytes < 1024) throw new FlagError(`--max-request-body-bytes must be at least 1024`);
   checkAuthenticationFlags(cfg.raw);
+  // etcd's rule: an election timeout of fewer than 5 heartbeats elects on a late heartbeat.
+  if (cfg.heartbeatIntervalMs < 1 || cfg.electionTimeoutMs < 5 * cfg.heartbeatIntervalMs) throw new FlagError(`--election-timeout must be at least 5 times --heartbeat-interval (at least 1)`);
   return cfg;
 }
 

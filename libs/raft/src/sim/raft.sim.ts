@@ -39,6 +39,8 @@ export interface SimStats {
   confChanges: number;
   transfers: number;
   messages: number;
+  /** "Connection lost" signals fed to nodes (on crashes, cuts, and spurious ones). */
+  connectionLosses: number;
 }
 
 /** A violated invariant; the message names the seed so the run can be replayed with SEED=. */
@@ -103,6 +105,7 @@ export class RaftSim {
     readsServed: 0,
     crashes: 0,
     partitions: 0,
+    connectionLosses: 0,
     snapshotsSent: 0,
     confChanges: 0,
     transfers: 0,
@@ -217,6 +220,15 @@ export class RaftSim {
     n.raw = undefined;
     n.downUntil = this.now + this.rng.int(5, 80);
     this.stats.crashes++;
+    // The survivors' transports see the connections to the crashed node break (a reset).
+    for (const m of this.up()) this.connectionLost(m, n.id);
+  }
+
+  /** Feeds `n` the transport's signal that its connection to `peer` broke. */
+  private connectionLost(n: SimNode, peer: NodeId): void {
+    this.trace(`connection lost ${n.id} -> ${peer}`);
+    this.stats.connectionLosses++;
+    n.raw!.reportConnectionLost(peer);
   }
 
   /** Runs the whole scenario; throws SimFailure on any violated invariant. */
@@ -274,6 +286,11 @@ export class RaftSim {
         // Symmetric: split into two random sides.
         const side = new Set(ids.filter(() => r.chance(0.5)));
         for (const a of ids) for (const b of ids) if (side.has(a) !== side.has(b)) this.cuts.set(`${a}>${b}`, until);
+        // A cut breaks connections too: the receiving side may see the reset.
+        for (const b of ids) {
+          const n = this.nodes.get(b)!;
+          if (n.raw && r.chance(0.5)) this.connectionLost(n, r.pick(ids.filter((a) => side.has(a) !== side.has(b))) ?? b);
+        }
       } else {
         // One-way: a node can send but not receive from some others (or the reverse).
         const a = r.pick(ids);
@@ -290,6 +307,16 @@ export class RaftSim {
       }
     }
     if (lead && r.chance(0.01)) this.confChange(lead);
+    // A spurious signal (a connection reset while the peer lives on, often its leader): the
+    // leader must not be disrupted, and no invariant may break.
+    if (r.chance(0.02)) {
+      const ups = this.up();
+      if (ups.length > 1) {
+        const n = r.pick(ups);
+        const lead = n.raw!.raft.lead;
+        this.connectionLost(n, lead !== 0 && r.chance(0.8) ? lead : r.pick(ups).id);
+      }
+    }
     for (const n of this.nodes.values()) if (n.raw && r.chance(0.03)) this.compact(n);
   }
 

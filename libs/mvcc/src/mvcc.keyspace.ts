@@ -1,0 +1,205 @@
+/**
+ * The store's LevelDB keyspaces and record formats (docs/storage.md "Key layout"):
+ *   m:rev, m:applied, m:compacted     counters (decimal strings)
+ *   m:importing                       present while a snapshot import rewrites the database
+ *   k:<key>                           latest live state: one get per current read
+ *   h:<key>\0<rev:16 hex>             every superseded version (or tombstone) of a key
+ *   e:<rev:16 hex><seq:4 hex>         the event log in revision order: watch replay
+ */
+import { ClassicLevel } from 'classic-level';
+import { BinReader, BinWriter, CodecError } from './mvcc.codec.js';
+import { KeyIndex } from './mvcc.key-index.js';
+import { MvccError, type KeyValue, type MvccEvent } from './mvcc.types.js';
+
+/** The store's database: UTF-8 keys, binary values. */
+export type Db = ClassicLevel<string, Buffer>;
+/** A LevelDB snapshot of the store's database. */
+export type Snapshot = ReturnType<Db['snapshot']>;
+/** One write of a LevelDB batch. */
+export type BatchOp = { type: 'put'; key: string; value: Buffer } | { type: 'del'; key: string };
+
+/** Counter keys: current revision, applied log index, compacted revision. */
+export const META_REV = 'm:rev';
+/** See META_REV. */
+export const META_APPLIED = 'm:applied';
+/** See META_REV. */
+export const META_COMPACTED = 'm:compacted';
+/** Written (synced) before a snapshot import touches the data, deleted by its last batch. */
+export const META_IMPORTING = 'm:importing';
+/** Prefix of the latest keyspace (current versions). */
+export const LATEST = 'k:';
+/** Prefix of the history keyspace (superseded versions and tombstones). */
+export const HISTORY = 'h:';
+/** Prefix of the event log. */
+export const EVENTS = 'e:';
+/** Bytes of a latest record's metadata: createRevision, modRevision, version (float64 each). */
+export const HEADER = 24;
+
+/** Fixed-width hex so that LevelDB's bytewise order is numeric order. */
+export function hex(n: number, width = 16): string {
+  return n.toString(16).padStart(width, '0');
+}
+
+/** Smallest string greater than every string starting with `prefix` (empty prefix: everything). */
+export function prefixEnd(prefix: string): string {
+  if (prefix.length === 0) return '\u{10FFFF}';
+  const last = prefix.charCodeAt(prefix.length - 1);
+  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
+}
+
+/** Latest record: metadata header, then the value. */
+export function encodeLatest(kv: KeyValue): Buffer {
+  const b = Buffer.allocUnsafe(HEADER + kv.value.length);
+  b.writeDoubleBE(kv.createRevision, 0);
+  b.writeDoubleBE(kv.modRevision, 8);
+  b.writeDoubleBE(kv.version, 16);
+  b.set(kv.value, HEADER);
+  return b;
+}
+
+/** Decodes encodeLatest output; a truncated record is MvccError('Corrupt'). */
+export function decodeLatest(key: string, b: Buffer): KeyValue {
+  if (b.length < HEADER) throw new MvccError('Corrupt', `latest record of ${key} is truncated`);
+  return {
+    key,
+    createRevision: b.readDoubleBE(0),
+    modRevision: b.readDoubleBE(8),
+    version: b.readDoubleBE(16),
+    value: new Uint8Array(b.subarray(HEADER)),
+  };
+}
+
+/** History record: flag (1 = put, 0 = tombstone) + latest record. */
+export function encodeHistory(kv: KeyValue, tombstone: boolean): Buffer {
+  const b = Buffer.allocUnsafe(1 + HEADER + kv.value.length);
+  b[0] = tombstone ? 0 : 1;
+  b.writeDoubleBE(kv.createRevision, 1);
+  b.writeDoubleBE(kv.modRevision, 9);
+  b.writeDoubleBE(kv.version, 17);
+  b.set(kv.value, 1 + HEADER);
+  return b;
+}
+
+/** Decodes encodeHistory output: undefined for a tombstone. */
+export function decodeHistory(key: string, b: Buffer): KeyValue | undefined {
+  if (b.length < 1 + HEADER) throw new MvccError('Corrupt', `history record of ${key} is truncated`);
+  if (b[0] === 0) return undefined;
+  return decodeLatest(key, b.subarray(1));
+}
+
+/** Reads a version of the older self-contained event format (metadata, then the value). */
+export function readKv(r: BinReader, key: string): KeyValue {
+  return { key, createRevision: r.num(), modRevision: r.num(), version: r.num(), value: r.bytes() };
+}
+
+/**
+ * Event record (key `e:<revision><seq>`): the key, the kind (3 = put, 4 = delete) and the
+ * revision of the key's previous version (0: none). The values themselves are the history
+ * records at those revisions, which compaction keeps for every event it keeps; so an event
+ * costs a few dozen bytes instead of a third copy of the object (fewer bytes for LevelDB to
+ * write and compact on every replica). Kinds 1 and 2 are the earlier self-contained format,
+ * still read.
+ */
+export function encodeEventRef(key: string, type: 'put' | 'delete', prevRevision: number): Buffer {
+  return new BinWriter(24 + 3 * key.length).str(key).u8(type === 'put' ? 3 : 4).num(prevRevision).finish();
+}
+
+/** An event record whose values are still to be read from the history keyspace. */
+export interface EventRef {
+  readonly key: string;
+  readonly type: 'put' | 'delete';
+  readonly revision: number;
+  readonly prevRevision: number;
+}
+
+/** Decodes an event record; returns undefined (cheaply) when `keep` rejects its key. */
+export function decodeEvent(b: Buffer, revision: number, keep: (key: string) => boolean): MvccEvent | EventRef | undefined {
+  try {
+    const r = new BinReader(b);
+    const key = r.str();
+    if (!keep(key)) return undefined;
+    const kind = r.u8();
+    if (kind === 3 || kind === 4) return { key, type: kind === 3 ? 'put' : 'delete', revision, prevRevision: r.num() };
+    if (kind !== 1 && kind !== 2) throw new CodecError(`unknown event kind ${kind}`);
+    const type = kind === 1 ? 'put' : 'delete';
+    const value = readKv(r, key);
+    const prevValue = r.u8() === 1 ? readKv(r, key) : undefined;
+    return prevValue ? { type, key, value, prevValue, revision } : { type, key, value, revision };
+  } catch (e) {
+    if (e instanceof CodecError) throw new MvccError('Corrupt', `event at revision ${revision}: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Key of `key`'s version written at `revision` in the history keyspace. */
+export function historyKey(key: string, revision: number): string {
+  return `${HISTORY}${key}\u0000${hex(revision)}`;
+}
+
+/** A history record with its metadata, tombstones included (a delete event's value is one). */
+export function decodeHistoryRecord(key: string, revision: number, b: Buffer | undefined): KeyValue {
+  if (b === undefined) throw new MvccError('Corrupt', `history record of ${key} at revision ${revision} is missing`);
+  if (b.length < 1 + HEADER) throw new MvccError('Corrupt', `history record of ${key} is truncated`);
+  return decodeLatest(key, b.subarray(1));
+}
+
+/** The current version of `key` as the value of the event at `revision`. */
+export function currentRecord(key: string, revision: number, b: Buffer | undefined): KeyValue {
+  const kv = b === undefined ? undefined : decodeLatest(key, b);
+  if (!kv || kv.modRevision !== revision) throw new MvccError('Corrupt', `version of ${key} at revision ${revision} is in neither history nor the current keyspace`);
+  return kv;
+}
+
+/** Deletes every record but `keep` (LevelDB's clear deletes in small batches: bounded memory). */
+export async function clearExcept(db: Db, keep: string): Promise<void> {
+  await db.clear({ lt: keep });
+  await db.clear({ gt: keep });
+}
+
+/** Look-ahead over a LevelDB iterator, read in chunks. */
+export class Cursor {
+  private buf: [string, Buffer][] = [];
+  private pos = 0;
+  private done = false;
+
+  /**
+   * Reads `first` entries at first, then twice as many each time up to 1000: a small page reads
+   * little beyond what it returns, a long walk few times.
+   */
+  constructor(
+    private readonly it: { nextv(n: number): Promise<[string, Buffer][]>; close(): Promise<void> },
+    private chunk = 1000,
+  ) {}
+
+  async peek(): Promise<[string, Buffer] | undefined> {
+    if (this.pos >= this.buf.length && !this.done) {
+      this.buf = await this.it.nextv(this.chunk);
+      this.chunk = Math.min(1000, this.chunk * 2);
+      this.pos = 0;
+      if (this.buf.length === 0) this.done = true;
+    }
+    return this.buf[this.pos];
+  }
+
+  advance(): void {
+    this.pos++;
+  }
+
+  close(): Promise<void> {
+    return this.it.close();
+  }
+}
+
+/** Reads the names of all current keys (the `k:` keyspace, keys only) into a key index. */
+export async function readLiveKeys(db: Db): Promise<KeyIndex> {
+  const keys: string[] = [];
+  const it = db.keys({ gte: LATEST, lt: prefixEnd(LATEST) });
+  try {
+    for (let chunk = await it.nextv(4096); chunk.length > 0; chunk = await it.nextv(4096)) {
+      for (const k of chunk) keys.push(k.slice(LATEST.length));
+    }
+  } finally {
+    await it.close();
+  }
+  return KeyIndex.from(keys);
+}
