@@ -1,6 +1,7 @@
 import { unlink } from 'node:fs/promises';
 import { LevelDbRaftStorage } from './raft.leveldb-storage.js';
 import { LeaderStateSignal, leaderStateOf, type LeaderState } from './raft.leader-state.js';
+import { isDurabilityFree, type PendingProposal, type PendingRead, type RaftNodeOptions, type StateMachine } from './raft.node.types.js';
 import { RawNode } from './raft.rawnode.js';
 import type { RaftTransport } from './raft.transport.js';
 import {
@@ -16,109 +17,11 @@ import {
   isRaftError,
 } from './raft.types.js';
 
-/** A committed entry as the state machine sees it (the driver's envelope removed). */
-export interface AppliedEntry {
-  readonly index: number;
-  readonly term: number;
-  readonly data: Uint8Array;
-}
-
-/**
- * A state-machine snapshot. `index`/`term` are of the last entry it includes. With `file`, the
- * data is in that file and `data` is empty (see Snapshot.file): snapshot() hands the file over
- * to the node, restore() reads it and leaves it in place.
- */
-export interface StateMachineSnapshot {
-  readonly index: number;
-  readonly term: number;
-  readonly data: Uint8Array;
-  readonly file?: string;
-}
-
-/**
- * The replicated application (for example the MVCC store). Contract:
- *  - apply() is called once per committed entry, in index order, never concurrently; its
- *    result is handed to the proposer of that entry. It must be deterministic.
- *  - appliedIndex() is the last index whose effects are durable in the state machine (a
- *    durable store may return a value that survives restarts; entries up to it are skipped
- *    on replay, a volatile one returns 0 after a restart and gets everything again).
- *  - snapshot() captures the state at its own applied index (the index it returns); it may run
- *    while later entries are applied. restore() replaces the state.
- *  - sync(), for a durable state machine only: makes every applied entry durable and returns
- *    the durable applied index. With it, the Raft snapshots kept on disk hold only metadata
- *    (index, term, membership: the state machine itself is the snapshot, as in etcd), so
- *    compacting the log costs one fsync instead of a copy of the whole state; the data is
- *    exported only when a follower needs it. Without it, every snapshot stores the exported
- *    state (a volatile state machine rebuilds from it after a restart).
- */
-export interface StateMachine {
-  apply(entry: AppliedEntry): Promise<unknown>;
-  appliedIndex(): number;
-  snapshot(): Promise<StateMachineSnapshot>;
-  restore(snapshot: StateMachineSnapshot): Promise<void>;
-  sync?(): Promise<number>;
-}
+export * from './raft.node.types.js';
 
 const NO_DATA = new Uint8Array(0);
-
-/** Options of RaftNode. */
-export interface RaftNodeOptions {
-  id: NodeId;
-  storage: LevelDbRaftStorage;
-  stateMachine: StateMachine;
-  /** Set with setTransport() when the transport needs the node first. */
-  transport?: RaftTransport;
-  /** Founding voters, used only when the storage is empty. */
-  bootstrapVoters?: readonly NodeId[];
-  tickMs?: number;
-  electionTick?: number;
-  heartbeatTick?: number;
-  /** Take a snapshot after this many applied entries (default 10000). */
-  snapshotEntries?: number;
-  /** Entries kept in the log behind a snapshot for slow followers (default 1000). */
-  keepEntries?: number;
-  /** Proposals and reads fail with ErrTimeout after this many ms (default 10000). */
-  requestTimeoutMs?: number;
-  /**
-   * Appends with entries in flight to one follower before the leader waits for an answer
-   * (default 1). Every append costs the follower a Ready, an fsync (~30 µs of CPU here, and
-   * kernel journal work besides) and an answer; with a small window, entries proposed while it
-   * is full leave together in the next append, so under load the batches grow instead of the
-   * message count (idle latency is unchanged: the first append leaves at once). On the 3-node
-   * bench a window of 2 gave ~10% more creates/s than 256, and 1 another 2-5% over 2 in
-   * interleaved A/B runs (~10 entries per append instead of ~5). A lost append is re-sent on the
-   * next heartbeat answer, which frees the window (etcd's rule).
-   */
-  maxInflightMsgs?: number;
-  random?: () => number;
-}
-
-interface PendingProposal {
-  resolve(v: { index: number; term: number; result: unknown }): void;
-  reject(e: Error): void;
-  timer: NodeJS.Timeout;
-  /** Proposed while this node was leader at this term (0 when forwarded). */
-  leaderTerm: number;
-}
-
-interface PendingRead {
-  resolve(index: number): void;
-  reject(e: Error): void;
-  timer: NodeJS.Timeout;
-  index: number;
-}
-
 const HEADER = 12;
 const EMPTY_MESSAGES: readonly Message[] = [];
-
-/**
- * Messages that carry no promise about the sender's persisted state (a forwarded proposal, a
- * ReadIndex request or answer): they may leave before the Ready's entries and hard state are
- * durable. Votes and append/heartbeat answers may not (they acknowledge what is on disk).
- */
-function isDurabilityFree(m: Message): boolean {
-  return m.type === 'prop' || m.type === 'readIndex' || m.type === 'readIndexResp';
-}
 
 /**
  * The node driver: owns a RawNode, ticks it from a timer and runs the loop of the Ready
