@@ -4,8 +4,7 @@
  * replica first (cheap, possibly stale) and confirms a miss with a Most Recent read, as
  * Kubernetes does with its informer cache and live lookup.
  */
-import { Errors, StatusError } from '@app/apimachinery';
-import type { KubeObject } from '@app/storage';
+import { Errors, StatusError, type KubeObject } from '@app/apimachinery';
 import type { Admission, AdmissionAttributes } from '@app/registry';
 
 /** Reads a namespace: `fresh` asks for a Most Recent read. */

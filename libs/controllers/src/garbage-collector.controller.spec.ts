@@ -6,22 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  applyDefaults,
-  applyJsonPatch,
-  applyMergePatch,
-  findUnknownFields,
-  generateName,
-  parseFieldSelector,
-  parseLabelSelector,
-  prune,
-  StatusError,
-  validateObjectMetaCreate,
-  validateObjectMetaUpdate,
-  validateSchema,
-} from '@app/apimachinery';
+import { applyDefaults, applyJsonPatch, applyMergePatch, findUnknownFields, generateName, parseFieldSelector, parseLabelSelector, prune, StatusError, validateObjectMetaCreate, validateObjectMetaUpdate, validateSchema, type KubeObject } from '@app/apimachinery';
 import { finalizeSubresource, GenericStore, KindRegistry, NO_ADMISSION, statusSubresource, type DeleteOptions, type KindDeclaration, type Machinery, type RequestContext } from '@app/registry';
-import { openLocalStorage, type KubeObject, type MvccStorage } from '@app/storage';
+import { openLocalStorage, type MvccStorage } from '@app/storage';
 import { GarbageCollector } from './garbage-collector.controller.js';
 import { NamespaceController } from './namespace.controller.js';
 

@@ -22,8 +22,8 @@
  * watch fails (e.g. compacted history). Dry-run requests never reach storage, so they are
  * never seen here.
  */
-import { StatusError } from '@app/apimachinery';
-import type { KubeObject, Storage, StorageEvent, WatchHandle } from '@app/storage';
+import { StatusError, type KubeObject } from '@app/apimachinery';
+import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
 import type { GenericStore, KindDeclaration, KindRegistry, RequestContext } from '@app/registry';
 import {
   decideDependent,

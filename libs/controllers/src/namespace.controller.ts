@@ -13,8 +13,8 @@
  * backoff retry while content remains; and a slow periodic resync. One recursive storage watch
  * over `/registry/` feeds all of them; work goes through a deduplicating queue.
  */
-import { StatusError } from '@app/apimachinery';
-import type { KubeObject, Storage, StorageEvent, WatchHandle } from '@app/storage';
+import { StatusError, type KubeObject } from '@app/apimachinery';
+import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
 import { collectionPrefix, verbsOf, type GenericStore, type KindDeclaration, type KindRegistry, type RequestContext } from '@app/registry';
 import { finalizersOf } from './owner.graph.js';
 import { WorkQueue } from './work.queue.js';

@@ -1,4 +1,3 @@
-import type { KubeObject } from '@app/storage';
 import {
   decideDependent,
   FINALIZER_FOREGROUND,
@@ -11,6 +10,7 @@ import {
   type OwnerReference,
   type WorkItem,
 } from './owner.graph.js';
+import type { KubeObject } from '@app/apimachinery';
 
 interface Opts {
   ns?: string;

@@ -11,7 +11,7 @@
  * namespace only; a cluster-scoped dependent can only have cluster-scoped owners (a namespaced
  * owner reference from it never resolves and counts as absent).
  */
-import type { KubeObject } from '@app/storage';
+import type { KubeObject } from '@app/apimachinery';
 
 /** The finalizer that makes the garbage collector orphan an owner's dependents. */
 export const FINALIZER_ORPHAN = 'orphan';

@@ -4,7 +4,7 @@
  */
 import type { LevelDbRaftStorage } from './raft.leveldb-storage.js';
 import type { RaftTransport } from './raft.transport.js';
-import type { ConfState, Message, NodeId } from './raft.types.js';
+import type { Message, NodeId } from './raft.types.js';
 
 /** A committed entry as the state machine sees it (the driver's envelope removed). */
 export interface AppliedEntry {

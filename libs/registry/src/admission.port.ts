@@ -3,8 +3,8 @@
  * after defaulting of the request, then schema and strategy validation, then validating plugins.
  * libs/admission implements it; a plugin that rejects throws a StatusError.
  */
-import type { KubeObject } from '@app/storage';
 import type { KindDeclaration, RequestContext } from './kind.types.js';
+import type { KubeObject } from '@app/apimachinery';
 
 /** What an admission plugin sees (Kubernetes admission.Attributes). */
 export interface AdmissionAttributes {

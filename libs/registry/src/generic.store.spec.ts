@@ -4,8 +4,7 @@
  * is kube-apiserver's (write.pipeline.ts): schema defaults, mutating admission, prepare,
  * validation, validating admission, canonicalize, storage.
  */
-import { StatusError } from '@app/apimachinery';
-import type { KubeObject } from '@app/storage';
+import { StatusError, type KubeObject } from '@app/apimachinery';
 import type { Admission, AdmissionAttributes } from './admission.port.js';
 import { GenericStore } from './generic.store.js';
 import { objectKey } from './kind.registry.js';

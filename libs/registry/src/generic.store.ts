@@ -12,8 +12,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { applyIntent, Errors, StatusError, validateApplyFieldManager } from '@app/apimachinery';
-import { NO_CHANGE, StorageError, type KubeObject, type Storage, type WatchHandle } from '@app/storage';
+import { applyIntent, Errors, StatusError, validateApplyFieldManager, type KubeObject } from '@app/apimachinery';
+import { NO_CHANGE, StorageError, type Storage, type WatchHandle } from '@app/storage';
 import type { Admission } from './admission.port.js';
 import { deleteEach, deleteObject, removeIfFinalized, type StoreCore } from './store.deletion.js';
 import { apiVersionOf, collectionPrefix, objectKey } from './kind.registry.js';

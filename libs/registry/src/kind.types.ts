@@ -2,16 +2,12 @@
  * A kind is data: this declaration is everything the generic registry, discovery, OpenAPI,
  * the codecs and Table output need to serve it. Built-in kinds and custom resources alike.
  */
-import type { FieldError } from '@app/apimachinery';
+import type { FieldError, KubeObject } from '@app/apimachinery';
 import type { JSONSchemaProps } from '@app/apimachinery';
-import type { KubeObject } from '@app/storage';
 import type { UserInfo } from '@app/auth';
 
 /** Kubernetes verbs as listed in discovery. */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
-
-/** Who is asking (defined by @app/auth; re-exported for the kinds' strategies). */
-export type { UserInfo } from '@app/auth';
 
 /** Per-request context handed to strategy hooks. */
 export interface RequestContext {

@@ -3,8 +3,9 @@
  * CreateOptions/UpdateOptions/PatchOptions, DeleteOptions). The HTTP layer parses and validates
  * the query parameters and bodies into these once; the store trusts them and parses nothing.
  */
-import type { KubeObject, ReadConsistency } from '@app/storage';
+import type { ReadConsistency } from '@app/storage';
 import type { RequestContext } from './kind.types.js';
+import type { KubeObject } from '@app/apimachinery';
 
 /** fieldValidation query parameter values (conventions "Query parameters"). */
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';

@@ -3,34 +3,8 @@
  * real one, and a Machinery on the real @app/apimachinery functions; both append every call to
  * a shared log so a spec can pin the order of the hooks. Not exported from the library.
  */
-import {
-  applyDefaults,
-  applyJsonPatch,
-  applyMergePatch,
-  applyStrategicMergePatch,
-  findUnknownFields,
-  generateName,
-  parseFieldSelector,
-  parseLabelSelector,
-  prune,
-  validateObjectMetaCreate,
-  validateObjectMetaUpdate,
-  validateSchema,
-} from '@app/apimachinery';
-import {
-  NO_CHANGE,
-  StorageError,
-  type KubeObject,
-  type ListOptions,
-  type ListResult,
-  type Preconditions,
-  type ReadConsistency,
-  type Storage,
-  type StorageEvent,
-  type TryUpdate,
-  type WatchOptions,
-  type WatchSink,
-} from '@app/storage';
+import { applyDefaults, applyJsonPatch, applyMergePatch, applyStrategicMergePatch, findUnknownFields, generateName, parseFieldSelector, parseLabelSelector, prune, validateObjectMetaCreate, validateObjectMetaUpdate, validateSchema, type KubeObject } from '@app/apimachinery';
+import { NO_CHANGE, StorageError, type ListOptions, type ListResult, type Preconditions, type ReadConsistency, type Storage, type StorageEvent, type TryUpdate, type WatchOptions, type WatchSink } from '@app/storage';
 import type { Machinery } from './machinery.port.js';
 
 /** An in-memory Storage recording `storage.<call>` (and `storage.commit` per write) in `log`. */

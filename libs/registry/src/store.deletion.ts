@@ -3,8 +3,8 @@
  * DeleteCollection and the finalizer bookkeeping around them), on top of a store's core.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { Errors, StatusError } from '@app/apimachinery';
-import { NO_CHANGE, StorageError, type KubeObject, type Storage } from '@app/storage';
+import { Errors, StatusError, type KubeObject } from '@app/apimachinery';
+import { NO_CHANGE, StorageError, type Storage } from '@app/storage';
 import type { Admission } from './admission.port.js';
 import type { KindDeclaration, RequestContext } from './kind.types.js';
 import type { DeleteOptions } from './request.options.js';

@@ -4,8 +4,8 @@
  * to the stored state, so a client cannot change spec through /status or status through
  * /finalize.
  */
-import type { KubeObject } from '@app/storage';
 import type { KindDeclaration, SubresourceDeclaration, SubresourceStrategy } from './kind.types.js';
+import type { KubeObject } from '@app/apimachinery';
 
 function asMap(v: unknown): Record<string, unknown> {
   return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};

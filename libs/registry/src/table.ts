@@ -3,8 +3,8 @@
  * Name comes first and Age last, as Kubernetes' printers do. Without declared columns the
  * conventions document's default applies: Name and Created At.
  */
-import type { KubeObject } from '@app/storage';
 import type { KindDeclaration, TableColumn } from './kind.types.js';
+import type { KubeObject } from '@app/apimachinery';
 
 /** meta/v1 TableColumnDefinition. */
 export interface TableColumnDefinition {

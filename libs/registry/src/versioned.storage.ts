@@ -4,8 +4,9 @@
  * request version and the storage version). Keys carry no version, so every served version of a
  * kind shares its objects.
  */
-import { NO_CHANGE, type KubeObject, type ListOptions, type Storage, type StorageEvent, type TryUpdate } from '@app/storage';
+import { NO_CHANGE, type ListOptions, type Storage, type StorageEvent, type TryUpdate } from '@app/storage';
 import type { Conversion } from './kind.types.js';
+import type { KubeObject } from '@app/apimachinery';
 
 /**
  * Wraps `inner` so `served` objects are stored at `conversion.storageVersion`. Predicates and

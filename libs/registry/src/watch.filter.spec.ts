@@ -3,12 +3,12 @@
  * entering the selection is ADDED, one leaving it DELETED (with its last matching content at
  * the leaving revision), one staying MODIFIED; events of objects never selected are dropped.
  */
-import type { KubeObject } from '@app/storage';
 import { NO_ADMISSION } from './admission.port.js';
 import { GenericStore } from './generic.store.js';
 import type { KindDeclaration, RequestContext } from './kind.types.js';
 import { FakeStorage, recordingMachinery } from './storage.fake.js';
 import type { WatchEventOut } from './watch.filter.js';
+import type { KubeObject } from '@app/apimachinery';
 
 const DECL: KindDeclaration = {
   group: '',

@@ -3,8 +3,8 @@
  * sees (Kubernetes' cacheWatcher.convertToWatchEvent), judged on the old and new state. A
  * MODIFIED that enters the selection becomes ADDED, one that leaves it becomes DELETED.
  */
-import { Errors, StatusError } from '@app/apimachinery';
-import type { KubeObject, StorageError, StorageEvent, WatchSink } from '@app/storage';
+import { Errors, StatusError, type KubeObject } from '@app/apimachinery';
+import type { StorageError, StorageEvent, WatchSink } from '@app/storage';
 
 /** A watch event after selector filtering. */
 export interface WatchEventOut {

@@ -16,8 +16,7 @@
  *   6. managed fields (Update operations)
  *   then storage (or a REST-only kind's handler).
  */
-import { Errors, FieldSet, setManagedFields, trackUpdate, type FieldError } from '@app/apimachinery';
-import type { KubeObject } from '@app/storage';
+import { Errors, FieldSet, setManagedFields, trackUpdate, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { Admission, AdmissionAttributes } from './admission.port.js';
 import type { KindDeclaration, SubresourceStrategy } from './kind.types.js';
 import type { Machinery } from './machinery.port.js';

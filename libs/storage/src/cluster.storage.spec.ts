@@ -8,7 +8,8 @@ import { openClusterStorage, type ClusterStorage } from './cluster.storage.js';
 import { LevelDbRaftStorage, type RaftNode } from '@app/raft';
 import { MvccStateMachine, emptyMvccSnapshot, mvccSnapshotHeader } from './mvcc.state-machine.js';
 import { RaftProposer } from './raft.proposer.js';
-import { StorageError, type KubeObject } from './storage.interface.js';
+import type { KubeObject } from '@app/apimachinery';
+import { StorageError } from './storage.interface.js';
 import { objectKey } from './storage.keys.js';
 
 const cm = (name: string, v = '1'): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', uid: `u-${name}` }, data: { v } });

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MvccStore } from '@app/mvcc';
 import { openLocalStorage, type MvccStorage } from './mvcc.storage.js';
-import { NO_CHANGE, StorageError, type KubeObject, type StorageEvent } from './storage.interface.js';
+import type { KubeObject } from '@app/apimachinery';
+import { NO_CHANGE, StorageError, type StorageEvent } from './storage.interface.js';
 import { collectionPrefix, objectKey } from './storage.keys.js';
 
 const cm = (name: string, data: Record<string, string> = {}, ns = 'default'): KubeObject => ({

@@ -6,11 +6,11 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { KubeObject } from '@app/apimachinery';
 import { LocalProposer, MvccError, compactCommand, MvccStore, type KeyValue, type MvccEvent, type Proposer, type TxnCommand, type TxnResult } from '@app/mvcc';
 import {
   NO_CHANGE,
   StorageError,
-  type KubeObject,
   type ListOptions,
   type ListResult,
   type Preconditions,

@@ -7,9 +7,6 @@
 
 import type { KubeObject } from '@app/apimachinery';
 
-/** The API object type (defined in @app/apimachinery). */
-export type { KubeObject };
-
 /**
  * Read consistency (conventions: "Resource versions").
  * - MostRecent: linearizable (quorum ReadIndex, then local read).

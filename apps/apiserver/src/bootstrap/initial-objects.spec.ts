@@ -1,6 +1,6 @@
-import { StatusError } from '@app/apimachinery';
+import { StatusError, type KubeObject } from '@app/apimachinery';
 import { objectKey, type KindDeclaration } from '@app/registry';
-import { StorageError, type KubeObject } from '@app/storage';
+import { StorageError } from '@app/storage';
 import { CORE_KINDS } from '../groups/core/core.module.js';
 import { SCHEDULING_KINDS } from '../groups/scheduling/scheduling.module.js';
 import { createInitialObjects } from './initial-objects.js';

@@ -4,10 +4,10 @@
  * unavailable store is retried until the peers are up; any node may create an object, the
  * others then get 409 and move on.
  */
-import { StatusError } from '@app/apimachinery';
+import { StatusError, type KubeObject } from '@app/apimachinery';
 import { PRIVILEGED_GROUP } from '@app/auth';
 import { objectKey, type KindDeclaration, type RequestContext } from '@app/registry';
-import { StorageError, type KubeObject, type Storage } from '@app/storage';
+import { StorageError, type Storage } from '@app/storage';
 
 /** What creating the initial objects needs from the node. */
 export interface InitialObjectsDeps {

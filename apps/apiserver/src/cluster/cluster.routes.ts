@@ -14,8 +14,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors, StatusError } from '@app/apimachinery';
-import { PRIVILEGED_GROUP } from '@app/auth';
-import type { UserInfo } from '@app/registry';
+import { PRIVILEGED_GROUP, type UserInfo } from '@app/auth';
 import { ClusterConfigError } from './cluster.ids.js';
 import { MembershipConflictError, NotLeaderError, type ClusterMembership } from './cluster.members.js';
 

@@ -7,7 +7,7 @@
 import { PRIVILEGED_GROUP } from '@app/auth';
 import type { LeaseLock, LeaseRecord } from '@app/controllers';
 import type { GenericStore } from '@app/registry';
-import type { KubeObject } from '@app/storage';
+import type { KubeObject } from '@app/apimachinery';
 
 const ctx = () => ({ user: { username: 'system:kube-controller-manager', groups: [PRIVILEGED_GROUP] }, dryRun: false, warnings: [] as string[], now: () => new Date() });
 

@@ -3,8 +3,7 @@
  * JSON, YAML, protobuf, Table and PartialObjectMetadata out. The protobuf wire codec itself
  * lives in libs/apimachinery; this file only decides which one to use.
  */
-import { Errors, StatusError } from '@app/apimachinery';
-import type { KubeObject } from '@app/storage';
+import { Errors, StatusError, type KubeObject } from '@app/apimachinery';
 import { type KindDeclaration, partialObjectMetadata, toTable, apiVersionOf } from '@app/registry';
 import { stringify as yamlStringify } from 'yaml';
 import { bodyFormatOf, JSON_TYPE, PROTOBUF, YAML_TYPE, type OutputFormat } from './negotiation.js';

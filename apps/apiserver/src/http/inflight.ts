@@ -9,8 +9,7 @@
  * 0 means no limit. The health checks, /version and /metrics are outside it (they are not API
  * requests).
  */
-import { PRIVILEGED_GROUP } from '@app/auth';
-import type { UserInfo } from '@app/registry';
+import { PRIVILEGED_GROUP, type UserInfo } from '@app/auth';
 import type { RequestInfo } from './request-info.js';
 
 export type RequestKind = 'readOnly' | 'mutating';

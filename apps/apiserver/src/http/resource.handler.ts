@@ -5,24 +5,14 @@
  * are parsed and validated once (options.dto.ts) into the typed options the store takes.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Errors, fieldManagerFor, StatusError } from '@app/apimachinery';
-import type { KubeObject } from '@app/storage';
-import {
-  GenericStore,
-  subresourceOf,
-  type KindDeclaration,
-  type KindRegistry,
-  type RequestContext,
-  type SubresourceRestHandler,
-  type UserInfo,
-  verbsOf,
-  type Verb,
-} from '@app/registry';
+import { Errors, fieldManagerFor, StatusError, type KubeObject } from '@app/apimachinery';
+import { GenericStore, subresourceOf, type KindDeclaration, type KindRegistry, type RequestContext, type SubresourceRestHandler, verbsOf, type Verb } from '@app/registry';
 import { decodeBody, encodeObject, encodeList, type WireCodecs } from './codec.js';
 import { negotiateOutput } from './negotiation.js';
 import { serveWatch } from './watch.handler.js';
 import { DeleteOptionsQueryDto, GetOptionsDto, ListOptionsDto, validateOptions, WriteOptionsDto, type Query } from './options.dto.js';
 import { namespaceIsTheObject, type RequestInfo } from './request-info.js';
+import type { UserInfo } from '@app/auth';
 
 export type { Query } from './options.dto.js';
 

@@ -10,8 +10,8 @@
  * shared event object and written to every watcher that receives it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { encodeWatchEventFrame, Errors, type JsonObject, type StatusError } from '@app/apimachinery';
-import type { KubeObject, ReadConsistency, WatchHandle } from '@app/storage';
+import { encodeWatchEventFrame, Errors, type JsonObject, type StatusError, type KubeObject } from '@app/apimachinery';
+import type { ReadConsistency, WatchHandle } from '@app/storage';
 import { apiVersionOf, toTable, type GenericStore, type KindDeclaration, type WatchEventOut, type WatchOptions } from '@app/registry';
 import { negotiateOutput, type OutputFormat } from './negotiation.js';
 import { envInt } from '../config/env.js';

@@ -1,7 +1,7 @@
 /**
  * Small object helpers the core kinds' strategies and table columns share.
  */
-import type { KubeObject } from '@app/storage';
+import type { KubeObject } from '@app/apimachinery';
 
 /** `v` as a plain object, or an empty one when it is not an object. */
 export function asMap(v: unknown): Record<string, unknown> {

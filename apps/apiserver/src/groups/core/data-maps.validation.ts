@@ -3,8 +3,7 @@
  * ValidateConfigMap/ValidateSecret): key syntax, a key in only one map, the total size limit,
  * and the `immutable` flag.
  */
-import type { FieldError } from '@app/apimachinery';
-import type { KubeObject } from '@app/storage';
+import type { FieldError, KubeObject } from '@app/apimachinery';
 import { asMap } from './core.helpers.js';
 
 /** Total size limit of ConfigMap and Secret data (Kubernetes MaxSecretSize / TotalSizeLimitBytes: 1 MiB). */

@@ -1,8 +1,7 @@
 /**
  * Lease behaviour: Kubernetes' ValidateLeaseSpec (pkg/apis/coordination/validation).
  */
-import type { FieldError } from '@app/apimachinery';
-import type { KubeObject } from '@app/storage';
+import type { FieldError, KubeObject } from '@app/apimachinery';
 import type { Strategy } from '@app/registry';
 
 /** The spec of a Lease as a plain object ({} when absent). */

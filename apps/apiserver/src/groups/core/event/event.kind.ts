@@ -2,10 +2,10 @@
  * core/v1 Event: its declaration, with kubectl's columns and the field selectors Kubernetes
  * offers for events (pkg/registry/core/event).
  */
-import type { KubeObject } from '@app/storage';
 import { ageOf, humanDuration, type KindDeclaration } from '@app/registry';
 import { asMap, str } from '../core.helpers.js';
 import { EventSchema } from './event.schema.js';
+import type { KubeObject } from '@app/apimachinery';
 
 /** When an event was last seen: series, lastTimestamp, eventTime, then creation. */
 function eventTime(o: KubeObject): string | undefined {

@@ -1,6 +1,5 @@
-import { StatusError } from '@app/apimachinery';
+import { StatusError, type KubeObject } from '@app/apimachinery';
 import type { RequestContext } from '@app/registry';
-import type { KubeObject } from '@app/storage';
 import { namespaceStrategy } from './namespace.strategy.js';
 
 const ctx: RequestContext = { user: { username: 'u', groups: [] }, dryRun: false, warnings: [], now: () => new Date() };

@@ -1,6 +1,6 @@
 import type { RequestContext } from '@app/registry';
-import type { KubeObject } from '@app/storage';
 import { secretStrategy } from './secret.strategy.js';
+import type { KubeObject } from '@app/apimachinery';
 
 const ctx: RequestContext = { user: { username: 'u', groups: [] }, dryRun: false, warnings: [], now: () => new Date() };
 

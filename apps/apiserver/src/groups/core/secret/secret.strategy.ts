@@ -3,8 +3,7 @@
  * merged into data, type defaulting to Opaque and immutable, the keys each well-known type needs,
  * and stringData never returned.
  */
-import type { FieldError } from '@app/apimachinery';
-import type { KubeObject } from '@app/storage';
+import type { FieldError, KubeObject } from '@app/apimachinery';
 import type { Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { b64Len, validateDataMaps, validateImmutable } from '../data-maps.validation.js';

@@ -4,10 +4,9 @@
  * reserved for the built-in classes with their exact value and globalDefault, value and
  * preemptionPolicy cannot change, and the built-in classes cannot be deleted.
  */
-import type { FieldError } from '@app/apimachinery';
+import type { FieldError, KubeObject } from '@app/apimachinery';
 import { Errors } from '@app/apimachinery';
 import type { Strategy } from '@app/registry';
-import type { KubeObject } from '@app/storage';
 
 /** Highest value a user-defined class may have (scheduling.HighestUserDefinablePriority). */
 export const HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000;
