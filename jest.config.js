@@ -30,8 +30,18 @@ export default {
   // prints one line at the end naming what KAPI_TEST_WITHOUT left uncovered (docs/testing.md).
   reporters: ['default', '<rootDir>/test/support/run.reporter.mjs'],
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/cluster/**/*.spec.ts', '<rootDir>/bench/**/*.spec.ts'] },
-    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.test.ts'], testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/client-node-2/'], slowTestThreshold: 60 },
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/cluster/**/*.spec.ts', '<rootDir>/bench/**/*.spec.ts'],
+    },
+    {
+      ...shared,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/client-node-2/'],
+      slowTestThreshold: 60,
+    },
     ...(nodeMajor >= 22 ? [{ ...shared, displayName: 'client-node-2', testMatch: ['<rootDir>/test/client-node-2/**/*.test.ts'], slowTestThreshold: 60 }] : []),
   ],
 };

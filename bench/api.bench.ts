@@ -145,7 +145,13 @@ function ceilingPayload(): Record<string, unknown> {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: 'ceiling', namespace: 'default', uid: '6f1c1f3e-6d7a-4f44-9a35-0f4f5f0d1c2b', resourceVersion: '12345', creationTimestamp: '2026-01-01T00:00:00Z' },
+    metadata: {
+      name: 'ceiling',
+      namespace: 'default',
+      uid: '6f1c1f3e-6d7a-4f44-9a35-0f4f5f0d1c2b',
+      resourceVersion: '12345',
+      creationTimestamp: '2026-01-01T00:00:00Z',
+    },
     data,
   };
 }
@@ -239,7 +245,12 @@ async function seed(pool: BenchClient, count: number, concurrency: number, make:
   const worker = async (): Promise<void> => {
     while (i < count) {
       const r = make(i++);
-      const res = await pool.request({ method: r.method, path: r.path, headers: { 'content-type': 'application/json' }, ...(r.body !== undefined ? { body: r.body } : {}) });
+      const res = await pool.request({
+        method: r.method,
+        path: r.path,
+        headers: { 'content-type': 'application/json' },
+        ...(r.body !== undefined ? { body: r.body } : {}),
+      });
       const text = await res.body.text();
       if (!ok.includes(res.statusCode)) throw new Error(`seeding ${r.method} ${r.path} -> ${res.statusCode} ${text.slice(0, 200)}`);
     }
@@ -264,7 +275,14 @@ async function runBench(o: BenchOptions): Promise<number> {
         log(`API server ready at ${server.url} (pid ${server.pid})`);
         // The ceiling uses the server's own serving certificate when it keeps its PKI in its data dir.
         for (const d of [path.join(server.dataDir, 'pki'), server.dataDir]) {
-          if (pkiDir === undefined && (await fs.access(path.join(d, 'apiserver.crt')).then(() => true, () => false))) pkiDir = d;
+          if (
+            pkiDir === undefined &&
+            (await fs.access(path.join(d, 'apiserver.crt')).then(
+              () => true,
+              () => false,
+            ))
+          )
+            pkiDir = d;
         }
       } catch (e) {
         // Still measure the ceiling, so a run always says something useful.
@@ -296,10 +314,18 @@ async function runBench(o: BenchOptions): Promise<number> {
       const created: string[] = [];
       const cmPath = '/api/v1/namespaces/default/configmaps';
       // Warm the server's JIT with a short burst of creates (their objects are reused by gets).
-      await runPhase('warm-up', pool, Math.min(1, o.seconds), o.concurrency, (i) => {
-        const name = `bench-${run}-w${i}`;
-        return { method: 'POST', path: cmPath, body: configMapBody('default', name), tag: name };
-      }, [201], (r) => created.push(r.tag!));
+      await runPhase(
+        'warm-up',
+        pool,
+        Math.min(1, o.seconds),
+        o.concurrency,
+        (i) => {
+          const name = `bench-${run}-w${i}`;
+          return { method: 'POST', path: cmPath, body: configMapBody('default', name), tag: name };
+        },
+        [201],
+        (r) => created.push(r.tag!),
+      );
       const creates = await runPhase(
         'creates (POST configmap)',
         pool,
@@ -315,13 +341,39 @@ async function runBench(o: BenchOptions): Promise<number> {
       results.push({ ...creates, rssMiB: rssMiB(server.pid) });
       const names = created; // only the ones the server acknowledged with 201
       if (names.length === 0) throw new Error('no ConfigMap was created; skipping gets and lists');
-      const gets = await runPhase('gets (GET configmap)', pool, o.seconds, o.concurrency, (i) => ({ method: 'GET', path: `${cmPath}/${names[i % names.length]}` }), [200]);
+      const gets = await runPhase(
+        'gets (GET configmap)',
+        pool,
+        o.seconds,
+        o.concurrency,
+        (i) => ({ method: 'GET', path: `${cmPath}/${names[i % names.length]}` }),
+        [200],
+      );
       results.push({ ...gets, rssMiB: rssMiB(server.pid) });
 
       const ns = `bench-list-${run}`;
-      await seed(pool, 1, 1, () => ({ method: 'POST', path: '/api/v1/namespaces', body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }) }), [201, 409]);
-      await seed(pool, 100, o.concurrency, (i) => ({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: configMapBody(ns, `item-${i}`) }), [201]);
-      const lists = await runPhase('lists (GET 100 configmaps)', pool, o.seconds, o.concurrency, () => ({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps` }), [200]);
+      await seed(
+        pool,
+        1,
+        1,
+        () => ({ method: 'POST', path: '/api/v1/namespaces', body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }) }),
+        [201, 409],
+      );
+      await seed(
+        pool,
+        100,
+        o.concurrency,
+        (i) => ({ method: 'POST', path: `/api/v1/namespaces/${ns}/configmaps`, body: configMapBody(ns, `item-${i}`) }),
+        [201],
+      );
+      const lists = await runPhase(
+        'lists (GET 100 configmaps)',
+        pool,
+        o.seconds,
+        o.concurrency,
+        () => ({ method: 'GET', path: `/api/v1/namespaces/${ns}/configmaps` }),
+        [200],
+      );
       results.push({ ...lists, rssMiB: rssMiB(server.pid) });
     }
   } catch (e) {

@@ -37,8 +37,19 @@ interface Worker {
   latest: { metadata: Record<string, unknown> } & Record<string, unknown>;
 }
 
-async function call(pool: Pool, method: 'GET' | 'POST' | 'PUT' | 'PATCH', path: string, body: string | undefined, contentType = 'application/json'): Promise<{ status: number; text: string }> {
-  const res = await pool.request({ method, path, headers: { 'content-type': contentType, accept: 'application/json' }, ...(body !== undefined ? { body } : {}) });
+async function call(
+  pool: Pool,
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH',
+  path: string,
+  body: string | undefined,
+  contentType = 'application/json',
+): Promise<{ status: number; text: string }> {
+  const res = await pool.request({
+    method,
+    path,
+    headers: { 'content-type': contentType, accept: 'application/json' },
+    ...(body !== undefined ? { body } : {}),
+  });
   return { status: res.statusCode, text: await res.body.text() };
 }
 
@@ -59,7 +70,16 @@ async function phase(name: string, seconds: number, workers: Worker[], step: (w:
   );
   const elapsed = (performance.now() - t0) / 1000;
   lat.sort((a, b) => a - b);
-  return { name, seconds: elapsed, requests: lat.length, errors, perSecond: lat.length / elapsed, p50Ms: percentile(lat, 0.5), p99Ms: percentile(lat, 0.99), sampleErrors: [] };
+  return {
+    name,
+    seconds: elapsed,
+    requests: lat.length,
+    errors,
+    perSecond: lat.length / elapsed,
+    p50Ms: percentile(lat, 0.5),
+    p99Ms: percentile(lat, 0.99),
+    sampleErrors: [],
+  };
 }
 
 /** Mean ns per call of `f` over `n` calls, after `warm` calls to let the JIT settle. */
@@ -74,14 +94,28 @@ function nsPerCall(f: () => void, n: number, warm = 200): number {
 export function inProcessFigures(): string[] {
   const schema: JSONSchemaProps = {
     type: 'object',
-    properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { allOf: [ObjectMetaSchema] }, data: { type: 'object', additionalProperties: { type: 'string' } } },
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { allOf: [ObjectMetaSchema] },
+      data: { type: 'object', additionalProperties: { type: 'string' } },
+    },
   };
   const now = new Date(0);
   const cm = (d: Record<string, string>): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: NS }, data: d });
   const apply = (live: Record<string, unknown> | undefined, d: Record<string, string>, manager: string) =>
     applyIntent({ live, intent: cm(d), manager, force: false, schema, apiVersion: 'v1', now }).object;
-  let live = apply(undefined, data(0, (i) => i % MANAGERS === 0), 'manager-0');
-  for (let m = 1; m < MANAGERS; m++) live = apply(live, data(0, (i) => i % MANAGERS === m), `manager-${m}`);
+  let live = apply(
+    undefined,
+    data(0, (i) => i % MANAGERS === 0),
+    'manager-0',
+  );
+  for (let m = 1; m < MANAGERS; m++)
+    live = apply(
+      live,
+      data(0, (i) => i % MANAGERS === m),
+      `manager-${m}`,
+    );
   const intent = data(1, (i) => i % MANAGERS === 1);
   const applyNs = nsPerCall(() => apply(live, intent, 'manager-1'), 2000);
 
@@ -104,7 +138,11 @@ async function main(): Promise<number> {
   for (const line of inProcessFigures()) process.stdout.write(`${line}\n`);
   process.stdout.write('starting API server...\n');
   const server = await startServer();
-  const pool = new Pool(server.url, { connections: nWorkers, pipelining: 1, connect: { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem } });
+  const pool = new Pool(server.url, {
+    connections: nWorkers,
+    pipelining: 1,
+    connect: { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem },
+  });
   try {
     await call(pool, 'POST', '/api/v1/namespaces', JSON.stringify({ metadata: { name: NS } }));
     // Apply targets start without data: the three managers own their fields from their first apply.
@@ -129,7 +167,13 @@ async function main(): Promise<number> {
     const applies = await phase('applies (3 managers)', seconds, appliers, async (w, seq) => {
       const m = seq % MANAGERS;
       const intent = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: w.name, namespace: NS }, data: data(seq, (i) => i % MANAGERS === m) };
-      const r = await call(pool, 'PATCH', `/api/v1/namespaces/${NS}/configmaps/${w.name}?fieldManager=manager-${m}`, JSON.stringify(intent), 'application/apply-patch+yaml');
+      const r = await call(
+        pool,
+        'PATCH',
+        `/api/v1/namespaces/${NS}/configmaps/${w.name}?fieldManager=manager-${m}`,
+        JSON.stringify(intent),
+        'application/apply-patch+yaml',
+      );
       return r.status === 200;
     });
     process.stdout.write(`\n${formatTable([updates, applies])}\n\n`);

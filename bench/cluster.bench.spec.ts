@@ -31,8 +31,17 @@ describe('cluster bench helpers', () => {
     expect(readProcessCpuMs(undefined, '4242 (node) S 1')).toBeUndefined();
     expect(readProcessCpuMs(undefined)).toBeUndefined();
     expect(readProcessCpuMs(process.pid)).toBeGreaterThan(0);
-    const before = new Map([['n1', 1000], ['n2', 2000], ['gone', 5]]);
-    const after = new Map<string, number | undefined>([['n1', 1500], ['n2', 2100], ['gone', undefined], ['new', 7]]);
+    const before = new Map([
+      ['n1', 1000],
+      ['n2', 2000],
+      ['gone', 5],
+    ]);
+    const after = new Map<string, number | undefined>([
+      ['n1', 1500],
+      ['n2', 2100],
+      ['gone', undefined],
+      ['new', 7],
+    ]);
     expect(cpuPerRequest(before, after, 1000)).toEqual({ n1: 500, n2: 100 });
     expect(cpuPerRequest(before, after, 0)).toEqual({});
   });

@@ -97,7 +97,11 @@ export function readHostCpu(text?: string): HostCpu | undefined {
   const line = t.split('\n').find((l) => l.startsWith('cpu '));
   if (!line) return undefined;
   // user nice system idle iowait irq softirq steal [guest guest_nice: already counted in user]
-  const v = line.trim().split(/\s+/).slice(1, 9).map((x) => Number(x) || 0);
+  const v = line
+    .trim()
+    .split(/\s+/)
+    .slice(1, 9)
+    .map((x) => Number(x) || 0);
   return { total: v.reduce((a, b) => a + b, 0), idle: (v[3] ?? 0) + (v[4] ?? 0), steal: v[7] ?? 0 };
 }
 
@@ -123,7 +127,10 @@ export function readProcessCpuMs(pid: number | undefined, text?: string, ticksPe
     }
   }
   // The command name (field 2) is parenthesized and may contain spaces: count from after it.
-  const fields = t.slice(t.lastIndexOf(')') + 2).trim().split(/\s+/);
+  const fields = t
+    .slice(t.lastIndexOf(')') + 2)
+    .trim()
+    .split(/\s+/);
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
@@ -265,7 +272,9 @@ async function runBench(o: Options): Promise<number> {
   let leader: string | undefined;
   const failovers: number[] = [];
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'kapi-cluster-bench-'));
-  log(`${o.rounds} interleaved rounds of ${o.seconds} s phases after ${o.warmUpSeconds} s of warm-up per system, ${o.concurrency} requests in flight, ${os.cpus().length} CPUs`);
+  log(
+    `${o.rounds} interleaved rounds of ${o.seconds} s phases after ${o.warmUpSeconds} s of warm-up per system, ${o.concurrency} requests in flight, ${os.cpus().length} CPUs`,
+  );
   try {
     log('starting a single node...');
     single = await startServer({ readyTimeoutMs: 60_000 });
@@ -277,7 +286,12 @@ async function runBench(o: Options): Promise<number> {
 
     log('starting a three-node cluster...');
     const p = await getFreePorts(7);
-    const t: ClusterTopology = clusterTopology({ baseDir: path.join(base, 'cluster'), securePorts: p.slice(0, 3), peerPorts: p.slice(3, 6), balancerPort: p[6]! });
+    const t: ClusterTopology = clusterTopology({
+      baseDir: path.join(base, 'cluster'),
+      securePorts: p.slice(0, 3),
+      peerPorts: p.slice(3, 6),
+      balancerPort: p[6]!,
+    });
     cluster = await launchCluster({
       topology: t,
       serverEntry: path.join(repoRoot(), 'dist', 'apps', 'apiserver', 'src', 'main.js'),
@@ -306,7 +320,13 @@ async function runBench(o: Options): Promise<number> {
     }
     const direct = t.nodes.map((n) => pool(`https://${t.clientHost}:${n.securePort}`, cTls, Math.ceil(o.concurrency / t.nodes.length)));
     pools.push(...direct);
-    systems.push({ label: 'cluster direct n1-n3', targets: direct, created: direct.map(() => []), rss: clusterRss, processes: clusterProcesses.filter((x) => x.label !== 'haproxy') });
+    systems.push({
+      label: 'cluster direct n1-n3',
+      targets: direct,
+      created: direct.map(() => []),
+      rss: clusterRss,
+      processes: clusterProcesses.filter((x) => x.label !== 'haproxy'),
+    });
 
     log('warming up...');
     for (const sys of systems) {
@@ -393,18 +413,37 @@ async function runBench(o: Options): Promise<number> {
     const steal = measured.map((r) => r.host!.steal);
     const idle = (prefix: string) => measured.filter((r) => r.name.startsWith(prefix) && r.name.endsWith('creates')).map((r) => r.host!.idle);
     const idles = ['single node', 'cluster via haproxy', 'cluster direct n1-n3'].map((label) => ({ label, v: idle(label) })).filter((x) => x.v.length > 0);
-    log(`host CPU stolen by the hypervisor: median ${pct(median(steal))}, max ${pct(Math.max(...steal))} of the measured phases; idle during creates: ${idles.map((x) => `${x.label} ${pct(median(x.v))}`).join(', ')}`);
-    if (median(steal) >= 0.05) log(`warning: the hypervisor took ${pct(median(steal))} of this machine's CPU time (median over the phases): these figures are not comparable with a run on a quiet host`);
+    log(
+      `host CPU stolen by the hypervisor: median ${pct(median(steal))}, max ${pct(Math.max(...steal))} of the measured phases; idle during creates: ${idles.map((x) => `${x.label} ${pct(median(x.v))}`).join(', ')}`,
+    );
+    if (median(steal) >= 0.05)
+      log(
+        `warning: the hypervisor took ${pct(median(steal))} of this machine's CPU time (median over the phases): these figures are not comparable with a run on a quiet host`,
+      );
   }
   if (failovers.length > 0) {
     const sorted = [...failovers].sort((a, b) => a - b);
     const m = median(sorted);
-    log(`failover (kill -9 of the leader to the first acknowledged create), ${sorted.length} kills: median ${m.toFixed(0)} ms, max ${sorted[sorted.length - 1]!.toFixed(0)} ms (target median <= ${FAILOVER_TARGET_MS} ms: ${m <= FAILOVER_TARGET_MS ? 'MET' : 'NOT MET'}); all: ${sorted.map((x) => x.toFixed(0)).join(', ')}`);
+    log(
+      `failover (kill -9 of the leader to the first acknowledged create), ${sorted.length} kills: median ${m.toFixed(0)} ms, max ${sorted[sorted.length - 1]!.toFixed(0)} ms (target median <= ${FAILOVER_TARGET_MS} ms: ${m <= FAILOVER_TARGET_MS ? 'MET' : 'NOT MET'}); all: ${sorted.map((x) => x.toFixed(0)).join(', ')}`,
+    );
   }
   if (failure !== undefined) log(`bench failed: ${failure}`);
   if (o.jsonOut !== undefined) {
     await fs.mkdir(path.dirname(path.resolve(o.jsonOut)), { recursive: true });
-    const report = { startedAt: new Date().toISOString(), node: process.version, cpus: os.cpus().length, seconds: o.seconds, concurrency: o.concurrency, rounds: rounds.length, phases: rows, allRounds: rounds, ratios, failoverMs: failovers, failure: failure ?? null };
+    const report = {
+      startedAt: new Date().toISOString(),
+      node: process.version,
+      cpus: os.cpus().length,
+      seconds: o.seconds,
+      concurrency: o.concurrency,
+      rounds: rounds.length,
+      phases: rows,
+      allRounds: rounds,
+      ratios,
+      failoverMs: failovers,
+      failure: failure ?? null,
+    };
     await fs.writeFile(o.jsonOut, `${JSON.stringify(report, null, 2)}\n`);
     log(`results written to ${o.jsonOut}`);
   }
@@ -441,7 +480,9 @@ async function measureFailover(cluster: RunningCluster, t: ClusterTopology, tls:
         survivors.map(async (p, i) => {
           for (let n = 0; ; n++) {
             const name = `failover-${k}-${i}-${n}-${Date.now().toString(36)}`;
-            const res = await p.request({ method: 'POST', path: CM_PATH, headers: { 'content-type': 'application/json' }, body: body(name) }).catch(() => undefined);
+            const res = await p
+              .request({ method: 'POST', path: CM_PATH, headers: { 'content-type': 'application/json' }, body: body(name) })
+              .catch(() => undefined);
             if (res) await res.body.text();
             if (res?.statusCode === 201) return performance.now() - started;
             if (performance.now() - started > 60_000) throw new Error('no create acknowledged within 60 s');
@@ -470,7 +511,14 @@ if (isEntryPoint(import.meta.url)) {
     const { values } = parseArgs({
       args: process.argv.slice(2),
       strict: true,
-      options: { seconds: { type: 'string' }, 'warm-up-seconds': { type: 'string' }, concurrency: { type: 'string' }, rounds: { type: 'string' }, kills: { type: 'string' }, 'json-out': { type: 'string' } },
+      options: {
+        seconds: { type: 'string' },
+        'warm-up-seconds': { type: 'string' },
+        concurrency: { type: 'string' },
+        rounds: { type: 'string' },
+        kills: { type: 'string' },
+        'json-out': { type: 'string' },
+      },
     });
     const code = await runBench({
       seconds: positive(values.seconds ?? process.env.BENCH_SECONDS, 5, 'seconds'),

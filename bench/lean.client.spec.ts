@@ -8,7 +8,11 @@ import { LeanPool, decodeChunked, parseHead } from './lean.client.js';
 
 describe('parseHead', () => {
   it('reads the status, Content-Length and Connection', () => {
-    expect(parseHead('HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 42', 'POST')).toEqual({ status: 201, length: 42, close: false });
+    expect(parseHead('HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 42', 'POST')).toEqual({
+      status: 201,
+      length: 42,
+      close: false,
+    });
     expect(parseHead('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close', 'GET')).toEqual({ status: 200, length: -1, close: true });
     expect(parseHead('HTTP/1.0 200 OK\r\ncontent-length: 0', 'GET').close).toBe(true);
     expect(parseHead('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\ncontent-length: 0', 'GET').keepAliveMs).toBe(5000);
@@ -48,31 +52,34 @@ describe('LeanPool against a real TLS server', () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'lean-client-'));
     await ensurePki(dir, { hosts: ['127.0.0.1'] });
     pki = await loadPki(dir);
-    server = https.createServer({ ca: pki.caPem, cert: pki.servingCertPem, key: pki.servingKeyPem, requestCert: true, rejectUnauthorized: true }, (req, res) => {
-      sockets.add(req.socket);
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (d: string) => (body += d));
-      req.on('end', () => {
-        const cn = (req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN;
-        if (req.url === '/echo') {
-          res.writeHead(201, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ method: req.method, body, cn, type: req.headers['content-type'] }));
-        } else if (req.url === '/chunked') {
-          res.writeHead(200, { 'transfer-encoding': 'chunked' });
-          res.write('a'.repeat(70_000));
-          setTimeout(() => res.end('tail'), 10);
-        } else if (req.url === '/close') {
-          res.writeHead(200, { 'content-length': 2, connection: 'close' });
-          res.end('ok');
-        } else if (req.url === '/hang') {
-          // never answers
-        } else {
-          res.writeHead(404, { 'content-length': 0 });
-          res.end();
-        }
-      });
-    });
+    server = https.createServer(
+      { ca: pki.caPem, cert: pki.servingCertPem, key: pki.servingKeyPem, requestCert: true, rejectUnauthorized: true },
+      (req, res) => {
+        sockets.add(req.socket);
+        let body = '';
+        req.setEncoding('utf8');
+        req.on('data', (d: string) => (body += d));
+        req.on('end', () => {
+          const cn = (req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN;
+          if (req.url === '/echo') {
+            res.writeHead(201, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ method: req.method, body, cn, type: req.headers['content-type'] }));
+          } else if (req.url === '/chunked') {
+            res.writeHead(200, { 'transfer-encoding': 'chunked' });
+            res.write('a'.repeat(70_000));
+            setTimeout(() => res.end('tail'), 10);
+          } else if (req.url === '/close') {
+            res.writeHead(200, { 'content-length': 2, connection: 'close' });
+            res.end('ok');
+          } else if (req.url === '/hang') {
+            // never answers
+          } else {
+            res.writeHead(404, { 'content-length': 0 });
+            res.end();
+          }
+        });
+      },
+    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -89,7 +96,9 @@ describe('LeanPool against a real TLS server', () => {
     const pool = new LeanPool(origin, { connections: 2, tls: tls() });
     sockets.clear();
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => pool.request({ method: 'POST', path: '/echo', headers: { 'content-type': 'application/json' }, body: `{"i":${i},"s":"é"}` })),
+      Array.from({ length: 20 }, (_, i) =>
+        pool.request({ method: 'POST', path: '/echo', headers: { 'content-type': 'application/json' }, body: `{"i":${i},"s":"é"}` }),
+      ),
     );
     for (const [i, a] of answers.entries()) {
       expect(a.statusCode).toBe(201);

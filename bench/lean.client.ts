@@ -81,7 +81,10 @@ export function parseHead(head: string, method: string): { status: number; lengt
     const colon = line.indexOf(':');
     if (colon < 0) continue;
     const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim().toLowerCase();
+    const value = line
+      .slice(colon + 1)
+      .trim()
+      .toLowerCase();
     if (name === 'content-length') {
       length = Number(value);
       if (!Number.isSafeInteger(length) || length < 0) throw new Error(`bad content-length ${JSON.stringify(value)}`);

@@ -15,7 +15,14 @@ export async function benchCreates(concurrency: number, seconds: number): Promis
   const dir = await mkdtemp(join(tmpdir(), 'mvcc-bench-'));
   const store = await MvccStore.open(dir);
   const proposer = new LocalProposer(store, { sync: true });
-  const value = new TextEncoder().encode(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default', uid: '0d7f0c1e-8c55-4f2e-9a59-6d3b7f3f1c2a' }, data: { k: 'v'.repeat(160) } }));
+  const value = new TextEncoder().encode(
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'x', namespace: 'default', uid: '0d7f0c1e-8c55-4f2e-9a59-6d3b7f3f1c2a' },
+      data: { k: 'v'.repeat(160) },
+    }),
+  );
   let total = 0;
   const deadline = Date.now() + seconds * 1000;
   const worker = async (w: number): Promise<void> => {
@@ -40,5 +47,7 @@ if (isEntryPoint(import.meta.url)) {
   const concurrency = Number(process.argv[2] ?? 64);
   const seconds = Number(process.argv[3] ?? 3);
   const r = await benchCreates(concurrency, seconds);
-  process.stdout.write(`${concurrency} proposers, ${seconds}s: ${r.total} fsynced creates, ${r.perSecond.toFixed(0)}/s, ${r.batches} batches (${(r.total / r.batches).toFixed(1)} per batch)\n`);
+  process.stdout.write(
+    `${concurrency} proposers, ${seconds}s: ${r.total} fsynced creates, ${r.perSecond.toFixed(0)}/s, ${r.batches} batches (${(r.total / r.batches).toFixed(1)} per batch)\n`,
+  );
 }

@@ -122,9 +122,27 @@ async function benchKapi(dir: string, members: number): Promise<Result[]> {
   const peers = ids.map((id, i) => `${id}=127.0.0.1:${peerPorts[i]}`).join(',');
   const script = resolve('dist/test/support/raft-node.js');
   const children = ids.map((id, i) =>
-    spawn(process.execPath, [script, '--id', String(id), '--data-dir', join(dir, `kapi${members}-${id}`), '--peers', peers, '--http-port', String(http[i]), '--kv-port', String(kvPorts[i]), '--tick-ms', '100'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    }),
+    spawn(
+      process.execPath,
+      [
+        script,
+        '--id',
+        String(id),
+        '--data-dir',
+        join(dir, `kapi${members}-${id}`),
+        '--peers',
+        peers,
+        '--http-port',
+        String(http[i]),
+        '--kv-port',
+        String(kvPorts[i]),
+        '--tick-ms',
+        '100',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    ),
   );
   try {
     await Promise.all(children.map((c) => waitReady(c, 'READY')));
@@ -176,16 +194,26 @@ async function benchEtcd(dir: string, bin: string, members: number): Promise<Res
     spawn(
       bin,
       [
-        '--name', n,
-        '--data-dir', join(dir, n),
-        '--listen-peer-urls', `http://127.0.0.1:${peer[i]}`,
-        '--initial-advertise-peer-urls', `http://127.0.0.1:${peer[i]}`,
-        '--listen-client-urls', `http://127.0.0.1:${client[i]}`,
-        '--advertise-client-urls', `http://127.0.0.1:${client[i]}`,
-        '--initial-cluster', cluster,
-        '--initial-cluster-state', 'new',
-        '--initial-cluster-token', 'bench',
-        '--log-level', 'error',
+        '--name',
+        n,
+        '--data-dir',
+        join(dir, n),
+        '--listen-peer-urls',
+        `http://127.0.0.1:${peer[i]}`,
+        '--initial-advertise-peer-urls',
+        `http://127.0.0.1:${peer[i]}`,
+        '--listen-client-urls',
+        `http://127.0.0.1:${client[i]}`,
+        '--advertise-client-urls',
+        `http://127.0.0.1:${client[i]}`,
+        '--initial-cluster',
+        cluster,
+        '--initial-cluster-state',
+        'new',
+        '--initial-cluster-token',
+        'bench',
+        '--log-level',
+        'error',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.arch === 'arm64' ? 'arm64' : '' } },
     ),
@@ -196,9 +224,12 @@ async function benchEtcd(dir: string, bin: string, members: number): Promise<Res
     const def = grpc.loadPackageDefinition(protoLoader.loadSync(protoFile, { longs: Number })) as unknown as {
       etcdserverpb: { KV: grpc.ServiceClientConstructor; Maintenance: grpc.ServiceClientConstructor };
     };
-    const clients = client.map((p) => new def.etcdserverpb.KV(`127.0.0.1:${p}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
-      Put(req: { key: Buffer; value: Buffer }, cb: (e: grpc.ServiceError | null) => void): void;
-    });
+    const clients = client.map(
+      (p) =>
+        new def.etcdserverpb.KV(`127.0.0.1:${p}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+          Put(req: { key: Buffer; value: Buffer }, cb: (e: grpc.ServiceError | null) => void): void;
+        },
+    );
     const value = Buffer.from(VALUE);
     // etcd forwards proposals to its leader internally; wait until a Put succeeds.
     const put1 = (c: (typeof clients)[number], i: number) =>
@@ -226,7 +257,9 @@ async function benchEtcd(dir: string, bin: string, members: number): Promise<Res
 
 /** Index of the member that leads, from each member's Maintenance.Status (leader vs own member id). */
 async function etcdLeader(ctor: grpc.ServiceClientConstructor, ports: readonly number[]): Promise<number> {
-  type StatusClient = grpc.Client & { Status(req: object, cb: (e: grpc.ServiceError | null, r?: { header: { memberId: number }; leader: number }) => void): void };
+  type StatusClient = grpc.Client & {
+    Status(req: object, cb: (e: grpc.ServiceError | null, r?: { header: { memberId: number }; leader: number }) => void): void;
+  };
   for (let attempt = 0; attempt < 100; attempt++) {
     for (const [i, port] of ports.entries()) {
       const c = new ctor(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as StatusClient;

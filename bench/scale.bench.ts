@@ -59,7 +59,12 @@ function log(line: string): void {
 /** The ConfigMap body of object `i` (about 1 KiB). */
 function configMap(ns: string, i: number): string {
   // The label matches 1 object in 100: a selective selector's page walks about 100 objects per item.
-  return JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns, labels: { mod: String(i % 100) } }, data: { payload: `${i}:`.padEnd(1000, 'x') } });
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `cm-${i}`, namespace: ns, labels: { mod: String(i % 100) } },
+    data: { payload: `${i}:`.padEnd(1000, 'x') },
+  });
 }
 
 /** Runs `count` tasks with `concurrency` in flight. */
@@ -111,7 +116,12 @@ async function benchServer(o: ScaleOptions, figures: ScaleFigure[]): Promise<voi
     log(`${name.padEnd(52)} ${unit === 'ms' || unit === 'MiB' ? value.toFixed(1) : String(Math.round(value * 100) / 100)} ${unit}`);
   };
   const server: ServerHandle = await startServer({ readyTimeoutMs: 120_000 });
-  const pool = new LeanPool(server.url, { connections: 64, tls: { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem }, timeoutMs: 300_000, maxResponseBytes: 1 << 30 });
+  const pool = new LeanPool(server.url, {
+    connections: 64,
+    tls: { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem },
+    timeoutMs: 300_000,
+    maxResponseBytes: 1 << 30,
+  });
   // Lists through Node's https with a keep-alive agent: responses of 100+ MiB are collected as
   // chunks and joined once.
   const agent = new https.Agent({ keepAlive: true, maxSockets: 4, ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem });
@@ -142,7 +152,9 @@ async function benchServer(o: ScaleOptions, figures: ScaleFigure[]): Promise<voi
     const nss = Array.from({ length: o.namespaces }, (_, i) => `scale-${i}`);
     for (const ns of nss) await post('/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }));
     log(`creating ${o.objects} ConfigMaps in ${o.namespaces} namespaces...`);
-    const [, createMs] = await timed(() => pooled(o.objects, 64, (i) => post(`/api/v1/namespaces/${nss[i % nss.length]}/configmaps`, configMap(nss[i % nss.length]!, i))));
+    const [, createMs] = await timed(() =>
+      pooled(o.objects, 64, (i) => post(`/api/v1/namespaces/${nss[i % nss.length]}/configmaps`, configMap(nss[i % nss.length]!, i))),
+    );
     add('creates', (o.objects / createMs) * 1000, '/s');
 
     const load = sampleRss(server.pid);
@@ -181,7 +193,8 @@ async function benchServer(o: ScaleOptions, figures: ScaleFigure[]): Promise<voi
     add('past page / current page', median(pastTimes) / median(currentTimes), 'x');
     add('remainingItemCount of the past page', remaining ?? -1, 'items');
     const nsTimes: number[] = [];
-    for (let i = 0; i < 5; i++) nsTimes.push((await timed(() => get(`/api/v1/namespaces/${nss[0]}/configmaps?limit=${o.limit}&resourceVersion=${past}&resourceVersionMatch=Exact`)))[1]);
+    for (let i = 0; i < 5; i++)
+      nsTimes.push((await timed(() => get(`/api/v1/namespaces/${nss[0]}/configmaps?limit=${o.limit}&resourceVersion=${past}&resourceVersionMatch=Exact`)))[1]);
     add(`Exact list of one namespace (limit ${o.limit})`, median(nsTimes), 'ms');
     // Selectors filter after the walk: a page of a 1% selector walks about 100 keys per item.
     const selTimes: number[] = [];
@@ -193,7 +206,8 @@ async function benchServer(o: ScaleOptions, figures: ScaleFigure[]): Promise<voi
     }
     add(`page with a 1% label selector (limit ${o.limit}, ${selItems} items)`, median(selTimes), 'ms');
     const selPast: number[] = [];
-    for (let i = 0; i < 3; i++) selPast.push((await timed(() => get(`/api/v1/configmaps?limit=${o.limit}&labelSelector=mod%3D7&resourceVersion=${past}&resourceVersionMatch=Exact`)))[1]);
+    for (let i = 0; i < 3; i++)
+      selPast.push((await timed(() => get(`/api/v1/configmaps?limit=${o.limit}&labelSelector=mod%3D7&resourceVersion=${past}&resourceVersionMatch=Exact`)))[1]);
     add(`  the same at a past revision (Exact)`, median(selPast), 'ms');
     add('RSS under the list load (highest sampled)', load.stop(), 'MiB');
 
@@ -230,17 +244,35 @@ async function benchEtcd(o: ScaleOptions, figures: ScaleFigure[]): Promise<void>
   const etcd: ChildProcess = spawn(
     'etcd',
     [
-      '--name', 'scale', '--data-dir', path.join(dir, 'data'),
-      '--listen-client-urls', endpoint, '--advertise-client-urls', endpoint,
-      '--listen-peer-urls', `http://127.0.0.1:${peer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
-      '--initial-cluster', `scale=http://127.0.0.1:${peer}`, '--quota-backend-bytes', String(8 << 30),
+      '--name',
+      'scale',
+      '--data-dir',
+      path.join(dir, 'data'),
+      '--listen-client-urls',
+      endpoint,
+      '--advertise-client-urls',
+      endpoint,
+      '--listen-peer-urls',
+      `http://127.0.0.1:${peer}`,
+      '--initial-advertise-peer-urls',
+      `http://127.0.0.1:${peer}`,
+      '--initial-cluster',
+      `scale=http://127.0.0.1:${peer}`,
+      '--quota-backend-bytes',
+      String(8 << 30),
     ],
     { stdio: 'ignore' },
   );
   const ctl = (args: string[]) => run('etcdctl', [`--endpoints=${endpoint}`, ...args], { env: { ...process.env, ETCDCTL_API: '3' }, maxBuffer: 1 << 30 });
   try {
     for (let i = 0; ; i++) {
-      if (await ctl(['endpoint', 'health']).then(() => true, () => false)) break;
+      if (
+        await ctl(['endpoint', 'health']).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
       if (i > 100) throw new Error('etcd did not become healthy');
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -249,7 +281,10 @@ async function benchEtcd(o: ScaleOptions, figures: ScaleFigure[]): Promise<void>
     log(`etcd: loading ${o.objects} keys through the JSON gateway...`);
     await pooled(o.objects, 64, async (i) => {
       const ns = `scale-${i % o.namespaces}`;
-      const res = await fetch(`${endpoint}/v3/kv/put`, { method: 'POST', body: JSON.stringify({ key: b64(`${prefix}${ns}/cm-${i}`), value: b64(configMap(ns, i)) }) });
+      const res = await fetch(`${endpoint}/v3/kv/put`, {
+        method: 'POST',
+        body: JSON.stringify({ key: b64(`${prefix}${ns}/cm-${i}`), value: b64(configMap(ns, i)) }),
+      });
       if (!res.ok) throw new Error(`etcd put -> ${res.status}`);
       await res.arrayBuffer();
     });
@@ -281,7 +316,8 @@ async function benchEtcd(o: ScaleOptions, figures: ScaleFigure[]): Promise<void>
     add(`paged get --limit ${o.limit} --rev (${pages} pages)`, pagedMs, 'ms');
     add('paged / unpaginated', pagedMs / listMs, 'x');
     const pageTimes: number[] = [];
-    for (let i = 0; i < 5; i++) pageTimes.push((await timed(() => ctl(['get', '--prefix', prefix, '--limit', String(o.limit), '--rev', String(rev), '-w', 'json'])))[1]);
+    for (let i = 0; i < 5; i++)
+      pageTimes.push((await timed(() => ctl(['get', '--prefix', prefix, '--limit', String(o.limit), '--rev', String(rev), '-w', 'json'])))[1]);
     add(`one page --limit ${o.limit} --rev (incl. process)`, median(pageTimes), 'ms');
     add('bytes on disk', (await du(path.join(dir, 'data'))) / (1 << 20), 'MiB');
   } finally {

@@ -43,12 +43,20 @@ async function buildStore(dir: string, bytes: number): Promise<void> {
   const enc = new TextEncoder();
   const value = (i: number, gen: number): Uint8Array => {
     // Varied content (LevelDB compresses blocks): a random-looking payload per object.
-    const payload = Buffer.alloc(VALUE_BYTES / 2, `${i}-${gen}-`).toString('hex').slice(0, VALUE_BYTES - 200);
-    return enc.encode(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'bench', uid: `uid-${i}` }, data: { payload } }));
+    const payload = Buffer.alloc(VALUE_BYTES / 2, `${i}-${gen}-`)
+      .toString('hex')
+      .slice(0, VALUE_BYTES - 200);
+    return enc.encode(
+      JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'bench', uid: `uid-${i}` }, data: { payload } }),
+    );
   };
   const count = Math.ceil(bytes / (VALUE_BYTES * (1 + 1 / UPDATE_EVERY)));
   let index = 0;
-  const put = (i: number, gen: number): TxnCommand => ({ compares: [], success: [{ type: 'put', key: `/registry/core/configmaps/bench/cm-${i}`, value: value(i, gen) }], failure: [] });
+  const put = (i: number, gen: number): TxnCommand => ({
+    compares: [],
+    success: [{ type: 'put', key: `/registry/core/configmaps/bench/cm-${i}`, value: value(i, gen) }],
+    failure: [],
+  });
   for (let i = 0; i < count; i += 1000) {
     const batch = [];
     for (let j = i; j < Math.min(count, i + 1000); j++) batch.push({ index: ++index, command: put(j, 0) });
@@ -152,7 +160,8 @@ async function main(): Promise<number> {
     const added = sizes[1]!.snapshotBytes - sizes[0]!.snapshotBytes;
     const growth = (op: 'export' | 'import'): number => (sizes[1]![op].peakRssGrowth - sizes[0]![op].peakRssGrowth) / added;
     const verdicts = (['export', 'import'] as const).map((op) => ({ op, share: growth(op), met: growth(op) <= 0.25 }));
-    for (const v of verdicts) lines.push(`${v.op} peak RSS, S -> 2S: ${(v.share * 100).toFixed(1)}% of the added snapshot bytes   (target <= 25%)   ${v.met ? 'MET' : 'NOT MET'}`);
+    for (const v of verdicts)
+      lines.push(`${v.op} peak RSS, S -> 2S: ${(v.share * 100).toFixed(1)}% of the added snapshot bytes   (target <= 25%)   ${v.met ? 'MET' : 'NOT MET'}`);
     process.stdout.write(lines.join('\n') + '\n');
     if (values['json-out']) await writeFile(values['json-out'], JSON.stringify({ sizes, verdicts }, null, 2));
     return 0;

@@ -109,7 +109,12 @@ export async function runWatchBench(opts: WatchBenchOptions): Promise<WatchBench
   const pool = new Pool(server.url, { connect: { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem }, connections: 8 });
   try {
     const send = async (method: string, path: string, body?: unknown) => {
-      const r = await pool.request({ method: method as 'POST', path, headers: { 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+      const r = await pool.request({
+        method: method as 'POST',
+        path,
+        headers: { 'content-type': 'application/json' },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
       const text = await r.body.text();
       return { status: r.statusCode, text };
     };
@@ -131,7 +136,12 @@ export async function runWatchBench(opts: WatchBenchOptions): Promise<WatchBench
         sessions.push(s);
       }
       watchers.push(
-        new Watcher(sessions[sessions.length - 1]!, path, () => ready++, (e) => failures.push(e.message)),
+        new Watcher(
+          sessions[sessions.length - 1]!,
+          path,
+          () => ready++,
+          (e) => failures.push(e.message),
+        ),
       );
     }
     const openDeadline = Date.now() + 60_000;
@@ -155,7 +165,10 @@ export async function runWatchBench(opts: WatchBenchOptions): Promise<WatchBench
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const name = `bw-${i}`;
       inflight.push(
-        send('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name, labels: { bench: 'watch' } }, data: { i: String(i), payload: 'x'.repeat(256) } }).then(
+        send('POST', `/api/v1/namespaces/${NS}/configmaps`, {
+          metadata: { name, labels: { bench: 'watch' } },
+          data: { i: String(i), payload: 'x'.repeat(256) },
+        }).then(
           (r) => {
             if (r.status === 201) {
               acked.set(name, performance.now());

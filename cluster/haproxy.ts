@@ -77,7 +77,16 @@ export function haproxyConfig(t: ClusterTopology, opts: HaproxyOptions = {}): st
     '',
   ];
   if (compose) {
-    lines.push('resolvers docker', `    nameserver dns1 ${DOCKER_DNS}`, '    resolve_retries 3', '    timeout resolve 1s', '    timeout retry 1s', '    hold valid 10s', '    hold other 10s', '');
+    lines.push(
+      'resolvers docker',
+      `    nameserver dns1 ${DOCKER_DNS}`,
+      '    resolve_retries 3',
+      '    timeout resolve 1s',
+      '    timeout retry 1s',
+      '    hold valid 10s',
+      '    hold other 10s',
+      '',
+    );
   }
   lines.push(
     `frontend ${t.balancer.name}`,

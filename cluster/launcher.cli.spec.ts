@@ -18,8 +18,22 @@ describe('parseLauncherArgs', () => {
 
   it('takes a base dir, first ports or port lists, the balancer port and timeouts', () => {
     const a = parseLauncherArgs([
-      '--base-dir', '/tmp/k', '--secure-port', '7001,7003,7005', '--peer-port', '8000', '--lb-port', '7000',
-      '--no-lb', '--grace', '0.5', '--ready-timeout', '5', '--server-arg=--compaction-interval=0', '--haproxy', '/opt/haproxy',
+      '--base-dir',
+      '/tmp/k',
+      '--secure-port',
+      '7001,7003,7005',
+      '--peer-port',
+      '8000',
+      '--lb-port',
+      '7000',
+      '--no-lb',
+      '--grace',
+      '0.5',
+      '--ready-timeout',
+      '5',
+      '--server-arg=--compaction-interval=0',
+      '--haproxy',
+      '/opt/haproxy',
     ]);
     expect(a.topology.nodes.map((n) => [n.securePort, n.peerPort, n.dataDir])).toEqual([
       [7001, 8000, '/tmp/k/n1'],

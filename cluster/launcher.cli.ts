@@ -23,14 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { haproxyConfig } from './haproxy.js';
 import { isEntryPoint } from './entry-point.js';
-import {
-  type ClusterTopology,
-  LaunchError,
-  type TopologyOptions,
-  TopologyError,
-  clusterTopology,
-  launchCluster,
-} from './launcher.js';
+import { type ClusterTopology, LaunchError, type TopologyOptions, TopologyError, clusterTopology, launchCluster } from './launcher.js';
 
 /** Usage text, printed on --help and usage errors. */
 export const LAUNCHER_USAGE = [
@@ -73,7 +66,8 @@ function portList(raw: string | undefined, flag: string): number | number[] | un
 function seconds(raw: string | undefined, fallback: number, flag: string): number {
   if (raw === undefined) return fallback * 1000;
   const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0) throw new LauncherUsageError(`${flag} must be a positive number of seconds, got ${JSON.stringify(raw)}`);
+  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0)
+    throw new LauncherUsageError(`${flag} must be a positive number of seconds, got ${JSON.stringify(raw)}`);
   return Math.round(n * 1000);
 }
 
@@ -210,10 +204,15 @@ export async function runLauncherCli(argv: readonly string[]): Promise<number> {
     const t = cluster.topology;
     const out = (l: string): void => void process.stdout.write(`${l}\n`);
     out('');
-    out(`Cluster ready: ${t.nodes.length} nodes${cluster.balanced ? ' behind haproxy' : args.noBalancer ? ' (no load balancer: --no-lb)' : ' (no load balancer: haproxy is not installed)'}`);
-    for (const m of cluster.members) out(`  ${m.name.padEnd(4)} ${m.url}  pid ${m.process.pid}${m.kind === 'node' ? `  data ${t.nodes.find((n) => n.name === m.name)?.dataDir}` : ''}`);
+    out(
+      `Cluster ready: ${t.nodes.length} nodes${cluster.balanced ? ' behind haproxy' : args.noBalancer ? ' (no load balancer: --no-lb)' : ' (no load balancer: haproxy is not installed)'}`,
+    );
+    for (const m of cluster.members)
+      out(`  ${m.name.padEnd(4)} ${m.url}  pid ${m.process.pid}${m.kind === 'node' ? `  data ${t.nodes.find((n) => n.name === m.name)?.dataDir}` : ''}`);
     out(`  PKI  ${t.pkiDir}`);
-    out(`  contexts: ${cluster.balanced ? `${t.balancer.name} (default), ` : ''}${t.nodes.map((n) => n.name).join(', ')}${cluster.balanced ? '' : ` (default ${t.nodes[0]!.name})`}`);
+    out(
+      `  contexts: ${cluster.balanced ? `${t.balancer.name} (default), ` : ''}${t.nodes.map((n) => n.name).join(', ')}${cluster.balanced ? '' : ` (default ${t.nodes[0]!.name})`}`,
+    );
     out(`  try: KUBECONFIG=${path.relative(process.cwd(), cluster.kubeconfigPath) || cluster.kubeconfigPath} kubectl get ns`);
     out('Press Ctrl-C to stop.');
     out(`Admin kubeconfig: ${cluster.kubeconfigPath}`);
@@ -255,7 +254,6 @@ export async function runLauncherCli(argv: readonly string[]): Promise<number> {
     process.removeListener('SIGTERM', handler);
   }
 }
-
 
 if (isEntryPoint(import.meta.url)) {
   process.exitCode = await runLauncherCli(process.argv.slice(2));

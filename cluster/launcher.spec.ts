@@ -47,7 +47,10 @@ describe('clusterTopology (local)', () => {
 
   it('accepts explicit port lists and a node count', () => {
     const t = clusterTopology({ baseDir: '/b', nodes: 2, securePorts: [7001, 7005], peerPorts: 8001, balancerPort: 9000 });
-    expect(t.nodes.map((n) => [n.securePort, n.peerPort])).toEqual([[7001, 8001], [7005, 8002]]);
+    expect(t.nodes.map((n) => [n.securePort, n.peerPort])).toEqual([
+      [7001, 8001],
+      [7005, 8002],
+    ]);
     expect(initialClusterFlag(t)).toBe('n1=127.0.0.1:8001,n2=127.0.0.1:8002');
   });
 
@@ -68,16 +71,40 @@ describe('nodeArgs', () => {
   it('emits the cluster node contract of DESIGN.md "Contracts" for the launcher', () => {
     const t = clusterTopology({ baseDir: '/d' });
     expect(nodeArgs(t, 'n2')).toEqual([
-      '--name', 'n2', '--data-dir', '/d/n2', '--pki-dir', '/d/pki', '--secure-port', '6445', '--listen-peer-port', '2382',
-      '--initial-cluster', 'n1=127.0.0.1:2381,n2=127.0.0.1:2382,n3=127.0.0.1:2383', '--bind-address', '127.0.0.1',
+      '--name',
+      'n2',
+      '--data-dir',
+      '/d/n2',
+      '--pki-dir',
+      '/d/pki',
+      '--secure-port',
+      '6445',
+      '--listen-peer-port',
+      '2382',
+      '--initial-cluster',
+      'n1=127.0.0.1:2381,n2=127.0.0.1:2382,n3=127.0.0.1:2383',
+      '--bind-address',
+      '127.0.0.1',
     ]);
   });
 
   it('emits the same flags for compose, with service names as peers and 0.0.0.0 as bind address', () => {
     const t = clusterTopology({ target: 'compose' });
     expect(nodeArgs(t, t.nodes[0]!)).toEqual([
-      '--name', 'n1', '--data-dir', `${COMPOSE_BASE_DIR}/n1`, '--pki-dir', `${COMPOSE_BASE_DIR}/pki`, '--secure-port', '6444',
-      '--listen-peer-port', '2381', '--initial-cluster', 'n1=n1:2381,n2=n2:2382,n3=n3:2383', '--bind-address', '0.0.0.0',
+      '--name',
+      'n1',
+      '--data-dir',
+      `${COMPOSE_BASE_DIR}/n1`,
+      '--pki-dir',
+      `${COMPOSE_BASE_DIR}/pki`,
+      '--secure-port',
+      '6444',
+      '--listen-peer-port',
+      '2381',
+      '--initial-cluster',
+      'n1=n1:2381,n2=n2:2382,n3=n3:2383',
+      '--bind-address',
+      '0.0.0.0',
     ]);
     const flags = (a: string[]): string[] => a.filter((x) => x.startsWith('--'));
     expect(flags(nodeArgs(t, 'n3'))).toEqual(flags(nodeArgs(clusterTopology(), 'n3')));
@@ -127,7 +154,6 @@ srv.listen(Number(flag('--secure-port')), flag('--bind-address'), () => console.
 process.on('SIGTERM', () => { if (process.env.FAKE_NODE_STUBBORN !== '1') process.exit(0); });
 process.on('SIGINT', () => process.exit(0));
 `;
-
 
 const isAlive = (pid: number | undefined): boolean => {
   if (pid === undefined) return false;

@@ -185,13 +185,20 @@ export function nodeArgs(t: ClusterTopology, node: ClusterNode | string): string
   const n = t.nodes.find((x) => x.name === name);
   if (n === undefined) throw new TopologyError(`no node ${JSON.stringify(name)} in the topology`);
   return [
-    '--name', n.name,
-    '--data-dir', n.dataDir,
-    '--pki-dir', t.pkiDir,
-    '--secure-port', String(n.securePort),
-    '--listen-peer-port', String(n.peerPort),
-    '--initial-cluster', initialClusterFlag(t),
-    '--bind-address', t.bindAddress,
+    '--name',
+    n.name,
+    '--data-dir',
+    n.dataDir,
+    '--pki-dir',
+    t.pkiDir,
+    '--secure-port',
+    String(n.securePort),
+    '--listen-peer-port',
+    String(n.peerPort),
+    '--initial-cluster',
+    initialClusterFlag(t),
+    '--bind-address',
+    t.bindAddress,
   ];
 }
 
@@ -308,9 +315,7 @@ export function findExecutable(name: string, envPath: string = process.env.PATH 
 async function assertPortFree(host: string, port: number, what: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const srv = net.createServer();
-    srv.once('error', (e: NodeJS.ErrnoException) =>
-      reject(new LaunchError(`${what} port ${host}:${port} is not available (${e.code ?? e.message})`)),
-    );
+    srv.once('error', (e: NodeJS.ErrnoException) => reject(new LaunchError(`${what} port ${host}:${port} is not available (${e.code ?? e.message})`)));
     srv.listen({ host, port, exclusive: true }, () => srv.close(() => resolve()));
   });
 }
@@ -397,16 +402,26 @@ export async function launchCluster(opts: LaunchOptions): Promise<RunningCluster
   // The launcher must never leave servers behind, even when it dies of an exception.
   process.once('exit', killAll);
 
-  const start = (name: string, kind: 'node' | 'balancer', url: string, cmd: string, args: readonly string[], slot = members.length, lastDelayMs = 0): ClusterMember => {
+  const start = (
+    name: string,
+    kind: 'node' | 'balancer',
+    url: string,
+    cmd: string,
+    args: readonly string[],
+    slot = members.length,
+    lastDelayMs = 0,
+  ): ClusterMember => {
     const startedAt = Date.now();
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
     const tail: string[] = [];
     tails.set(name, tail);
-    const emit = (stream: 'out' | 'err') => (line: string): void => {
-      tail.push(line);
-      if (tail.length > 30) tail.shift();
-      log(`[${name}] ${line}`, stream);
-    };
+    const emit =
+      (stream: 'out' | 'err') =>
+      (line: string): void => {
+        tail.push(line);
+        if (tail.length > 30) tail.shift();
+        log(`[${name}] ${line}`, stream);
+      };
     forwardLines(child.stdout, emit('out'));
     forwardLines(child.stderr, emit('err'));
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {

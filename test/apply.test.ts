@@ -60,7 +60,10 @@ describe('kubectl apply --server-side', () => {
   });
 
   it('conflicts with a second manager, shares equal values, and --force-conflicts takes ownership', async () => {
-    const conflict = await k(['apply', '--server-side', '--field-manager', 'ci', '-f', '-'], { input: manifest('4').replace('  b: "2"\n', ''), expectFail: true });
+    const conflict = await k(['apply', '--server-side', '--field-manager', 'ci', '-f', '-'], {
+      input: manifest('4').replace('  b: "2"\n', ''),
+      expectFail: true,
+    });
     expect(conflict.stderr).toContain('Apply failed with 1 conflict: conflict with "kubectl": .data.a');
     const raw = await request(server, 'PATCH', '/api/v1/namespaces/ssa/configmaps/app?fieldManager=ci', {
       body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app' }, data: { a: '4' } }),

@@ -17,7 +17,10 @@ import { kubectl, request, startServer, type ServerHandle } from './support/serv
 const NAMESPACES = '/api/v1/namespaces';
 
 /** An HTTPS server on 127.0.0.1 answering with `handle`; resolves once it listens. */
-async function listen(tls: https.ServerOptions, handle: (path: string, body: string, req: import('node:http').IncomingMessage) => { status: number; body: unknown }): Promise<{ server: https.Server; url: string }> {
+async function listen(
+  tls: https.ServerOptions,
+  handle: (path: string, body: string, req: import('node:http').IncomingMessage) => { status: number; body: unknown },
+): Promise<{ server: https.Server; url: string }> {
   const server = https.createServer(tls, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -63,7 +66,9 @@ describe('authentication', () => {
     return /User "([^"]*)"/.exec(r.json<{ message: string }>().message)![1]!;
   };
   const tokenCli = (token: string, args: string[] = ['get', '--raw', NAMESPACES]) =>
-    kubectl({ kubeconfig: tokenKubeconfig, kubectlCacheDir: server.kubectlCacheDir, homeDir: server.homeDir }, ['--token', token, ...args], { expectFail: 'any' });
+    kubectl({ kubeconfig: tokenKubeconfig, kubectlCacheDir: server.kubectlCacheDir, homeDir: server.homeDir }, ['--token', token, ...args], {
+      expectFail: 'any',
+    });
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kapi-authn-'));
@@ -173,7 +178,7 @@ describe('authentication', () => {
   describe('authenticating proxy', () => {
     const headers = { 'X-Remote-User': 'proxied-user', 'X-Remote-Group': 'team-a' };
 
-    it('honours the headers on a connection with the proxy\'s client certificate', async () => {
+    it("honours the headers on a connection with the proxy's client certificate", async () => {
       expect(await identityOf({ identity: proxy, headers })).toBe('proxied-user');
     });
 
@@ -184,7 +189,7 @@ describe('authentication', () => {
       expect((await request(server, 'GET', NAMESPACES, { headers })).status).toBe(200);
     });
 
-    it('the proxy\'s certificate alone is no user (it chains to the proxy CA, not the client CA)', async () => {
+    it("the proxy's certificate alone is no user (it chains to the proxy CA, not the client CA)", async () => {
       expect(await identityOf({ identity: proxy })).toBe('401');
     });
   });
@@ -216,7 +221,7 @@ describe('authentication', () => {
   });
 
   describe('webhook', () => {
-    it('an allowed token is the webhook\'s user; a denied one is 401; both answers are cached for the TTL', async () => {
+    it("an allowed token is the webhook's user; a denied one is 401; both answers are cached for the TTL", async () => {
       expect(await identityOf({ identity: 'anonymous', token: 'webhook-good' })).toBe('webhook-user');
       expect(await identityOf({ identity: 'anonymous', token: 'webhook-good' })).toBe('webhook-user');
       expect(await identityOf({ identity: 'anonymous', token: 'webhook-denied' })).toBe('401');
@@ -245,7 +250,7 @@ describe('authentication', () => {
     });
   });
 
-  it('no credential used above appears in the server\'s output', () => {
+  it("no credential used above appears in the server's output", () => {
     const out = server.stdout + server.stderr;
     expect(sent.length).toBeGreaterThan(4);
     for (const secret of sent) expect(out).not.toContain(secret);

@@ -50,7 +50,20 @@ describe('benchmarks (short runs)', () => {
   it('cluster: measures the single node, the cluster through the balancer and direct, with a ratio per round', async () => {
     const balanced = prerequisite('haproxy', 'the cluster benchmark through the balancer (test/bench.test.ts)');
     const json = join(dir, 'cluster.json');
-    const r = await runBench('cluster.bench.js', ['--seconds', '1', '--warm-up-seconds', '1', '--rounds', '2', '--concurrency', '12', '--kills', '2', '--json-out', json]);
+    const r = await runBench('cluster.bench.js', [
+      '--seconds',
+      '1',
+      '--warm-up-seconds',
+      '1',
+      '--rounds',
+      '2',
+      '--concurrency',
+      '12',
+      '--kills',
+      '2',
+      '--json-out',
+      json,
+    ]);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
     const report = JSON.parse(await readFile(json, 'utf8')) as ClusterReport;
     expect(report.failure).toBeNull();
@@ -110,7 +123,11 @@ describe('benchmarks (short runs)', () => {
     const json = join(dir, 'api.json');
     const r = await runBench('api.bench.js', ['--seconds', '1', '--concurrency', '8', '--json-out', json]);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
-    const report = JSON.parse(await readFile(json, 'utf8')) as { phases: { name: string; requests: number; errors: number }[]; targets: { name: string }[]; failure: string | null };
+    const report = JSON.parse(await readFile(json, 'utf8')) as {
+      phases: { name: string; requests: number; errors: number }[];
+      targets: { name: string }[];
+      failure: string | null;
+    };
     expect(report.failure).toBeNull();
     expect(report.phases.length).toBeGreaterThanOrEqual(3);
     for (const p of report.phases) {
@@ -124,7 +141,10 @@ describe('benchmarks (short runs)', () => {
     const json = join(dir, 'snapshot.json');
     const r = await runBench('snapshot.bench.js', ['--megabytes', '4', '--json-out', json]);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
-    const report = JSON.parse(await readFile(json, 'utf8')) as { sizes: { snapshotBytes: number; copyMs: number; export: { ms: number }; import: { ms: number } }[]; verdicts: { op: string }[] };
+    const report = JSON.parse(await readFile(json, 'utf8')) as {
+      sizes: { snapshotBytes: number; copyMs: number; export: { ms: number }; import: { ms: number } }[];
+      verdicts: { op: string }[];
+    };
     expect(report.sizes).toHaveLength(2);
     // The second size holds about twice the data of the first.
     expect(report.sizes[1]!.snapshotBytes / report.sizes[0]!.snapshotBytes).toBeGreaterThan(1.8);
@@ -140,7 +160,9 @@ describe('benchmarks (short runs)', () => {
     expect(r.out).toMatch(/^kapi raft {2}c=64 1 member +[\d.]+ ops\/s/m);
     // With etcd its figures; without it (opted out on a machine that lacks it) a line saying why.
     expect(r.out).toMatch(etcd ? /^etcd +c=64 1 member +[\d.]+ ops\/s/m : /^etcd not installed \(apt-get install etcd-server\): no comparison$/m);
-    expect(r.out).toMatch(etcd ? /^3 members \/ 1 member throughput c=64: kapi raft [\d.]+%, etcd [\d.]+%$/m : /^3 members \/ 1 member throughput c=64: kapi raft [\d.]+%$/m);
+    expect(r.out).toMatch(
+      etcd ? /^3 members \/ 1 member throughput c=64: kapi raft [\d.]+%, etcd [\d.]+%$/m : /^3 members \/ 1 member throughput c=64: kapi raft [\d.]+%$/m,
+    );
   });
 
   it('apply and watch: run to the end and print their figures', async () => {

@@ -27,7 +27,18 @@ describe('compaction in a 3-node cluster', () => {
     const ports = new Map<string, number>();
     for (const n of NAMES) ports.set(n, await getFreePort());
     const initial = NAMES.map((n) => `${n}=127.0.0.1:${ports.get(n)}`).join(',');
-    const args = (n: string) => ['--name', n, '--pki-dir', join(dir, 'pki'), '--listen-peer-port', String(ports.get(n)), '--initial-cluster', initial, '--compaction-interval', '1'];
+    const args = (n: string) => [
+      '--name',
+      n,
+      '--pki-dir',
+      join(dir, 'pki'),
+      '--listen-peer-port',
+      String(ports.get(n)),
+      '--initial-cluster',
+      initial,
+      '--compaction-interval',
+      '1',
+    ];
     nodes.push(...(await Promise.all(NAMES.map((n) => startServer({ args: args(n), dataDir: join(dir, n), readyTimeoutMs: 40_000 })))));
   });
 
@@ -42,7 +53,9 @@ describe('compaction in a 3-node cluster', () => {
     // ~60 writes/s spread over the three nodes: the revision moves between any two timer ticks.
     const writer = (async () => {
       for (let i = 0; writing; i++) {
-        const r = await request(nodes[i % 3]!, 'POST', CM, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c-${i}` }, data: { i: String(i) } } });
+        const r = await request(nodes[i % 3]!, 'POST', CM, {
+          body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c-${i}` }, data: { i: String(i) } },
+        });
         if (r.status === 201) written++;
         await delay(15);
       }

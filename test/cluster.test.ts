@@ -46,7 +46,17 @@ function rawPost(target: ServerHandle, path: string, body: unknown): Promise<{ s
   return new Promise((resolve, reject) => {
     const u = new URL(path, target.url);
     const req = https.request(
-      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', ca: target.caPem, cert: target.adminCertPem, key: target.adminKeyPem, agent: false, headers: { 'content-type': 'application/json' } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        ca: target.caPem,
+        cert: target.adminCertPem,
+        key: target.adminKeyPem,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8').on('data', (c: string) => (text += c));
@@ -95,7 +105,8 @@ describe('replicated cluster (3 real nodes)', () => {
     if (r.status === 201 && ns === 'default') acked.set(name, v);
     return r;
   };
-  const members = async (on: ServerHandle, local = false): Promise<Members> => (await request(on, 'GET', `/cluster/members${local ? '?local=true' : ''}`)).json<Members>();
+  const members = async (on: ServerHandle, local = false): Promise<Members> =>
+    (await request(on, 'GET', `/cluster/members${local ? '?local=true' : ''}`)).json<Members>();
   const leaderName = async (among: string[]): Promise<string> => {
     for (let i = 0; i < 100; i++) {
       for (const n of among) {
@@ -156,7 +167,9 @@ describe('replicated cluster (3 real nodes)', () => {
         ChangeMember(req: object, cb: (e: grpc.ServiceError | null) => void): void;
         close(): void;
       };
-      const removal = await new Promise<grpc.ServiceError | null>((resolve) => adminClient.ChangeMember({ op: 'remove', name: follower, requestedBy: 'mallory' }, resolve));
+      const removal = await new Promise<grpc.ServiceError | null>((resolve) =>
+        adminClient.ChangeMember({ op: 'remove', name: follower, requestedBy: 'mallory' }, resolve),
+      );
       expect(removal?.code).toBe(grpc.status.PERMISSION_DENIED);
       adminClient.close();
       // An append from a forged leader of a later term.
@@ -175,7 +188,12 @@ describe('replicated cluster (3 real nodes)', () => {
     }
     // Nothing moved: the same three voters, the same leader, writes go on.
     const m = await members(node(follower));
-    expect(m.members.filter((x) => x.role === 'voter').map((x) => x.name).sort()).toEqual([...NAMES].sort());
+    expect(
+      m.members
+        .filter((x) => x.role === 'voter')
+        .map((x) => x.name)
+        .sort(),
+    ).toEqual([...NAMES].sort());
     expect(m.leader).toBe(leader);
     expect((await create(node(follower), 'after-peer-probe')).status).toBe(201);
   });
@@ -305,7 +323,10 @@ describe('replicated cluster (3 real nodes)', () => {
     // that does not exist (409).
     const self = await request(follower, 'DELETE', `/cluster/members/${leaderNm}`);
     expect(self.status).toBe(409);
-    expect(self.json<{ reason: string; message: string }>()).toMatchObject({ reason: 'Conflict', message: expect.stringContaining(`${leaderNm} is the leader`) });
+    expect(self.json<{ reason: string; message: string }>()).toMatchObject({
+      reason: 'Conflict',
+      message: expect.stringContaining(`${leaderNm} is the leader`),
+    });
     expect((await request(follower, 'DELETE', '/cluster/members/nobody')).status).toBe(409);
     expect((await members(leader)).members.map((m) => m.name)).toContain(leaderNm);
     // Raw https: the harness closes its pooled clients while it waits for n4 to become ready.
@@ -359,7 +380,9 @@ describe('replicated cluster (3 real nodes)', () => {
       }
       return status;
     };
-    expect(await retry(() => request(on, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } } }), [201, 409])).not.toBe(0);
+    expect(
+      await retry(() => request(on, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } } }), [201, 409]),
+    ).not.toBe(0);
     expect([201, 409]).toContain(await retry(() => create(on, 'inside', 'x', 'doomed'), [201, 409]));
     expect(await retry(() => request(on, 'DELETE', '/api/v1/namespaces/doomed'), [200, 202])).toBe(200);
     let gone = false;

@@ -19,14 +19,23 @@ describe('connection time limits', () => {
   let server: ServerHandle;
 
   beforeAll(async () => {
-    server = await startServer({ env: { KAPI_READ_HEADER_TIMEOUT_MS: String(HEADER_MS), KAPI_IDLE_TIMEOUT_MS: String(IDLE_MS), KAPI_BODY_TIMEOUT_MS: String(BODY_MS) } });
+    server = await startServer({
+      env: { KAPI_READ_HEADER_TIMEOUT_MS: String(HEADER_MS), KAPI_IDLE_TIMEOUT_MS: String(IDLE_MS), KAPI_BODY_TIMEOUT_MS: String(BODY_MS) },
+    });
   });
 
   afterAll(async () => {
     await server?.cleanup();
   });
 
-  const tlsOpts = () => ({ host: '127.0.0.1', port: server.port, ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem, servername: 'localhost' });
+  const tlsOpts = () => ({
+    host: '127.0.0.1',
+    port: server.port,
+    ca: server.caPem,
+    cert: server.adminCertPem,
+    key: server.adminKeyPem,
+    servername: 'localhost',
+  });
 
   /** A raw HTTP/1.1-over-TLS connection, with the admin's certificate unless `anonymous`. */
   const openTls = (anonymous = false): Promise<tls.TLSSocket> =>
@@ -77,7 +86,9 @@ describe('connection time limits', () => {
           }
         });
       });
-      socket.write('POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"kind":"C');
+      socket.write(
+        'POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"kind":"C',
+      );
       expect(await got).toMatch(/^HTTP\/1\.1 401 /);
     } finally {
       socket.destroy();
@@ -94,7 +105,9 @@ describe('connection time limits', () => {
       const stream = session.request({ ':method': 'POST', ':path': CM, 'content-type': 'application/json' });
       stream.write('{"kind":"C');
       stream.on('error', () => undefined);
-      const h2 = new Promise<{ ms: number; code: number }>((resolve) => stream.once('close', () => resolve({ ms: Date.now() - t0, code: stream.rstCode ?? -1 })));
+      const h2 = new Promise<{ ms: number; code: number }>((resolve) =>
+        stream.once('close', () => resolve({ ms: Date.now() - t0, code: stream.rstCode ?? -1 })),
+      );
       const h1 = await closedAfter(socket, t0);
       expect(h1).toBeGreaterThanOrEqual(BODY_MS - 200);
       const r = await h2;

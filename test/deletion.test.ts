@@ -47,7 +47,6 @@ async function get(path: string): Promise<HttpResponse> {
   return request(server, 'GET', path);
 }
 
-
 describe('finalizers and Terminating', () => {
   it('a delete with finalizers marks the object Terminating; it stays readable with both deletion fields', async () => {
     const created = await createCm('held', { finalizers: ['example.com/a', 'example.com/b'] });
@@ -81,11 +80,22 @@ describe('finalizers and Terminating', () => {
 
   it('the finalizer list is shared and reorderable, but gains no new entry once terminating (422, Kubernetes message)', async () => {
     const cur = (await get(cmPath('held'))).json<Obj>();
-    const reordered = await request(server, 'PUT', cmPath('held'), { body: { ...cur, metadata: { ...cur.metadata, finalizers: ['example.com/b', 'example.com/a'] } } });
+    const reordered = await request(server, 'PUT', cmPath('held'), {
+      body: { ...cur, metadata: { ...cur.metadata, finalizers: ['example.com/b', 'example.com/a'] } },
+    });
     expect(reordered.status).toBe(200);
     expect(reordered.json<Obj>().metadata.finalizers).toEqual(['example.com/b', 'example.com/a']);
     const add = await k(
-      ['patch', 'cm', 'held', '-n', NS, '--type=json', '-p', '[{"op":"add","path":"/metadata/finalizers/-","value":"example.com/z"},{"op":"add","path":"/metadata/finalizers/-","value":"example.com/c"}]'],
+      [
+        'patch',
+        'cm',
+        'held',
+        '-n',
+        NS,
+        '--type=json',
+        '-p',
+        '[{"op":"add","path":"/metadata/finalizers/-","value":"example.com/z"},{"op":"add","path":"/metadata/finalizers/-","value":"example.com/c"}]',
+      ],
       { expectFail: true },
     );
     expect(add.stderr).toContain(
@@ -156,7 +166,10 @@ describe('preconditions', () => {
     const r = await request(server, 'DELETE', cmPath('pre-fin'), { body: { preconditions: { uid: 'nope' } } });
     expect(r.status).toBe(409);
     expect((await get(cmPath('pre-fin'))).json<Obj>().metadata.deletionTimestamp).toBeUndefined();
-    await request(server, 'PATCH', cmPath('pre-fin'), { body: { metadata: { finalizers: null } }, headers: { 'content-type': 'application/merge-patch+json' } });
+    await request(server, 'PATCH', cmPath('pre-fin'), {
+      body: { metadata: { finalizers: null } },
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
   });
 
   it('rejects orphanDependents together with propagationPolicy (422, DeleteOptions validation)', async () => {
@@ -174,7 +187,13 @@ describe('delete response bodies: Status vs object, 200 vs 202', () => {
     const o = await createCm('body1');
     const r = await request(server, 'DELETE', cmPath('body1'));
     expect(r.status).toBe(200);
-    expect(r.json()).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: 'body1', kind: 'configmaps', uid: o.metadata.uid } });
+    expect(r.json()).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: { name: 'body1', kind: 'configmaps', uid: o.metadata.uid },
+    });
   });
 
   it('ConfigMap: 202 Status only when not removed at once and orphanDependents=false', async () => {
@@ -197,7 +216,8 @@ describe('delete response bodies: Status vs object, 200 vs 202', () => {
     expect(r.status).toBe(200);
     expect(r.json()).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'robot' } });
     expect(
-      (await request(server, 'POST', sa, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot2', finalizers: ['example.com/x'] } } })).status,
+      (await request(server, 'POST', sa, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot2', finalizers: ['example.com/x'] } } }))
+        .status,
     ).toBe(201);
     const t = await request(server, 'DELETE', `${sa}/robot2`, { body: { orphanDependents: false } });
     expect(t.status).toBe(202);

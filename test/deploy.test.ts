@@ -17,12 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { haproxyConfig } from '../cluster/haproxy.js';
-import {
-  type ClusterTopology,
-  clusterTopology,
-  nodeArgs,
-  pkiCliArgs,
-} from '../cluster/launcher.js';
+import { type ClusterTopology, clusterTopology, nodeArgs, pkiCliArgs } from '../cluster/launcher.js';
 import { certificateCoversHost, loadPki } from '@app/pki';
 import { prerequisite } from './support/prereq.js';
 import { type KubectlTarget, delay, getFreePort, getFreePorts, repoRoot, runKubectl } from './support/server.js';
@@ -118,12 +113,14 @@ describe('docker-compose.yml matches the launcher topology', () => {
   it('commits cluster/haproxy.cfg exactly as generated for the compose topology, one backend per node', () => {
     const committed = readFileSync(path.join(root, 'cluster', 'haproxy.cfg'), 'utf8');
     expect(committed).toBe(haproxyConfig(t));
-    const backends = committed.split('\n').filter((l) => /^\s+server /.test(l)).map((l) => l.trim().split(/\s+/).slice(1, 3).join(' '));
+    const backends = committed
+      .split('\n')
+      .filter((l) => /^\s+server /.test(l))
+      .map((l) => l.trim().split(/\s+/).slice(1, 3).join(' '));
     expect(backends).toEqual(t.nodes.map((n) => `${n.name} ${n.name}:${n.securePort}`));
     expect(committed).toContain(`bind 0.0.0.0:${t.balancer.port}`);
   });
 });
-
 
 function alive(pid: number): boolean {
   try {
@@ -187,7 +184,11 @@ describe('npm run cluster (dist/cluster/launcher.cli.js)', () => {
 
     // Prefixed node logs: each server printed its own ready line.
     for (const n of ['n1', 'n2', 'n3']) expect(out).toMatch(new RegExp(`^\\[${n}\\] Admin kubeconfig: ${dir}/${n}/admin.kubeconfig$`, 'm'));
-    const pids = [...out.matchAll(/^ {2}(n\d|lb)\s+https:\/\/127\.0\.0\.1:(\d+)\s+pid (\d+)/gm)].map((m) => ({ name: m[1]!, port: Number(m[2]), pid: Number(m[3]) }));
+    const pids = [...out.matchAll(/^ {2}(n\d|lb)\s+https:\/\/127\.0\.0\.1:(\d+)\s+pid (\d+)/gm)].map((m) => ({
+      name: m[1]!,
+      port: Number(m[2]),
+      pid: Number(m[3]),
+    }));
     expect(pids.map((p) => p.name)).toEqual(balanced ? ['n1', 'n2', 'n3', 'lb'] : ['n1', 'n2', 'n3']);
     expect(pids.map((p) => p.port)).toEqual(balanced ? [...secure, lbPort] : secure);
     expect(out).toContain(balanced ? 'Cluster ready: 3 nodes behind haproxy' : 'Cluster ready: 3 nodes (no load balancer: haproxy is not installed)');
@@ -264,7 +265,17 @@ describe('npm run cluster (dist/cluster/launcher.cli.js)', () => {
     try {
       const r = spawnSync(
         process.execPath,
-        [launcher, '--base-dir', path.join(base, 'busy'), '--secure-port', [taken, others[0], others[1]].join(','), '--peer-port', others.slice(2, 5).join(','), '--lb-port', String(others[5])],
+        [
+          launcher,
+          '--base-dir',
+          path.join(base, 'busy'),
+          '--secure-port',
+          [taken, others[0], others[1]].join(','),
+          '--peer-port',
+          others.slice(2, 5).join(','),
+          '--lb-port',
+          String(others[5]),
+        ],
         { encoding: 'utf8', timeout: 30_000 },
       );
       expect(r.status).toBe(1);

@@ -163,13 +163,17 @@ describe('kubectl delete --cascade', () => {
 
 describe('owner identity and dangling references', () => {
   it('a dependent whose owner never existed is deleted', async () => {
-    await create('configmaps', 'dangling', { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: '00000000-0000-0000-0000-000000000001' }] });
+    await create('configmaps', 'dangling', {
+      ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: '00000000-0000-0000-0000-000000000001' }],
+    });
     await expectGone(path('configmaps', 'dangling'));
   });
 
   it('an owner with the same name but another uid counts as absent', async () => {
     await create('configmaps', 'same-name');
-    await create('configmaps', 'wrong-uid-dep', { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'same-name', uid: '00000000-0000-0000-0000-000000000002' }] });
+    await create('configmaps', 'wrong-uid-dep', {
+      ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'same-name', uid: '00000000-0000-0000-0000-000000000002' }],
+    });
     await expectGone(path('configmaps', 'wrong-uid-dep'));
     expect(await read(path('configmaps', 'same-name'))).toBeDefined();
   });
@@ -226,7 +230,8 @@ describe('scale and idleness', () => {
     }
     // kubectl fails when the owner is not removed within its --timeout.
     await k(['delete', 'cm', 'big-owner', '-n', NS, '--cascade=foreground', '--timeout=120s'], { timeoutMs: 130_000 });
-    const count = async () => (await request(server, 'GET', `/api/v1/namespaces/${NS}/configmaps?labelSelector=big%3Dyes`)).json<{ items: unknown[] }>().items.length;
+    const count = async () =>
+      (await request(server, 'GET', `/api/v1/namespaces/${NS}/configmaps?labelSelector=big%3Dyes`)).json<{ items: unknown[] }>().items.length;
     expect(await count()).toBe(0);
     // Idle: once caught up, writes that give the collector nothing to judge cause no work items
     // (a busy loop, e.g. work re-queued forever, would count up between the two barriers).

@@ -65,7 +65,9 @@ describe('one node: health endpoints and /version', () => {
     const live = await request(server, 'GET', '/livez?verbose', { identity: 'anonymous' });
     expect(live.body).toBe('[+]ping ok\n[+]eventloop ok\n[+]storage ok\nlivez check passed\n');
     const ready = await request(server, 'GET', '/readyz?verbose', { identity: 'anonymous' });
-    expect(ready.body).toBe('[+]ping ok\n[+]storage ok\n[+]raft ok\n[+]poststarthook/initial-objects ok\n[+]poststarthook/admin-kubeconfig ok\n[+]poststarthook/start-controllers ok\n[+]poststarthook/cluster-registration ok\n[+]shutdown ok\nreadyz check passed\n');
+    expect(ready.body).toBe(
+      '[+]ping ok\n[+]storage ok\n[+]raft ok\n[+]poststarthook/initial-objects ok\n[+]poststarthook/admin-kubeconfig ok\n[+]poststarthook/start-controllers ok\n[+]poststarthook/cluster-registration ok\n[+]shutdown ok\nreadyz check passed\n',
+    );
     const health = await request(server, 'GET', '/healthz?verbose', { identity: 'anonymous' });
     expect(health.body.split('\n').filter((l) => l.startsWith('[+]'))).toEqual([
       '[+]ping ok',
@@ -133,7 +135,16 @@ describe('readiness of a node in a minority (3 real nodes)', () => {
   const peerPorts = new Map<string, number>();
   let initial = '';
   let alone: ChildProcess | undefined;
-  const args = (name: string): string[] => ['--name', name, '--pki-dir', join(dir, 'pki'), '--listen-peer-port', String(peerPorts.get(name)), '--initial-cluster', initial];
+  const args = (name: string): string[] => [
+    '--name',
+    name,
+    '--pki-dir',
+    join(dir, 'pki'),
+    '--listen-peer-port',
+    String(peerPorts.get(name)),
+    '--initial-cluster',
+    initial,
+  ];
   const readyz = (t: HttpTarget, q = '?verbose'): Promise<HttpResponse> => request(t, 'GET', `/readyz${q}`, { identity: 'anonymous', timeoutMs: 2_000 });
 
   beforeAll(async () => {
@@ -186,10 +197,14 @@ describe('readiness of a node in a minority (3 real nodes)', () => {
 
     // The partition heals: one peer back makes a majority of three.
     await nodes.get('n2')!.start();
-    const healed = await until('n1 ready once n2 is back', async () => {
-      const r = await readyz(target);
-      return r.status === 200 ? r : undefined;
-    }, 30_000);
+    const healed = await until(
+      'n1 ready once n2 is back',
+      async () => {
+        const r = await readyz(target);
+        return r.status === 200 ? r : undefined;
+      },
+      30_000,
+    );
     expect(healed.body).toContain('[+]raft ok\n[+]poststarthook/initial-objects ok\n');
   });
 });

@@ -5,7 +5,6 @@
 import { spawn } from 'node:child_process';
 import { kubectl, startServer, type ServerHandle } from './support/server.js';
 
-
 let server: ServerHandle;
 
 beforeAll(async () => {

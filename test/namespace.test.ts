@@ -101,14 +101,26 @@ describe('namespace deletion', () => {
       'NamespaceFinalizersRemaining',
     ]);
     const by = (t: string) => conds.find((c) => c.type === t)!;
-    expect(by('NamespaceDeletionDiscoveryFailure')).toMatchObject({ status: 'False', reason: 'ResourcesDiscovered', message: 'All resources successfully discovered' });
-    expect(by('NamespaceDeletionGroupVersionParsingFailure')).toMatchObject({ status: 'False', reason: 'ParsedGroupVersions', message: 'All legacy kube types successfully parsed' });
+    expect(by('NamespaceDeletionDiscoveryFailure')).toMatchObject({
+      status: 'False',
+      reason: 'ResourcesDiscovered',
+      message: 'All resources successfully discovered',
+    });
+    expect(by('NamespaceDeletionGroupVersionParsingFailure')).toMatchObject({
+      status: 'False',
+      reason: 'ParsedGroupVersions',
+      message: 'All legacy kube types successfully parsed',
+    });
     expect(by('NamespaceDeletionContentFailure')).toMatchObject({
       status: 'False',
       reason: 'ContentDeleted',
       message: 'All content successfully deleted, may be waiting on finalization',
     });
-    expect(by('NamespaceContentRemaining')).toMatchObject({ status: 'True', reason: 'SomeResourcesRemain', message: 'Some resources are remaining: configmaps. has 1 resource instances' });
+    expect(by('NamespaceContentRemaining')).toMatchObject({
+      status: 'True',
+      reason: 'SomeResourcesRemain',
+      message: 'Some resources are remaining: configmaps. has 1 resource instances',
+    });
     expect(by('NamespaceFinalizersRemaining')).toMatchObject({
       status: 'True',
       reason: 'SomeFinalizersRemain',

@@ -31,7 +31,16 @@ function getBytes(path: string, accept: string): Promise<{ status: number; type:
   return new Promise((resolve, reject) => {
     const u = new URL(path, server.url);
     const req = https.request(
-      { host: u.hostname, port: u.port, path: u.pathname, ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem, agent: false, headers: { accept } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        ca: server.caPem,
+        cert: server.adminCertPem,
+        key: server.adminKeyPem,
+        agent: false,
+        headers: { accept },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -66,7 +75,13 @@ description: "Batch jobs that may preempt others."
     expect(r.stdout).toMatch(/^NAME\s+VALUE\s+GLOBAL-DEFAULT\s+AGE\s+PREEMPTIONPOLICY$/m);
     expect(r.stdout).toMatch(/^batch-high\s+1000000\s+false\s+\d+s\s+PreemptLowerPriority$/m);
     const obj = JSON.parse((await k(['get', 'priorityclass', 'batch-high', '-o', 'json'])).stdout);
-    expect(obj).toMatchObject({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', value: 1000000, preemptionPolicy: 'PreemptLowerPriority', description: 'Batch jobs that may preempt others.' });
+    expect(obj).toMatchObject({
+      apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass',
+      value: 1000000,
+      preemptionPolicy: 'PreemptLowerPriority',
+      description: 'Batch jobs that may preempt others.',
+    });
   });
 
   it('is explained from its OpenAPI schema', async () => {
@@ -84,9 +99,14 @@ description: "Batch jobs that may preempt others."
     expect(tooHigh.stderr).toContain(
       'error: failed to create priorityclass: PriorityClass.scheduling.k8s.io "too-high" is invalid: value: Forbidden: maximum allowed value of a user defined priority is 1000000000',
     );
-    const reserved = await k(['create', '-f', '-'], { input: 'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: system-mine\nvalue: 5\n', expectFail: true });
+    const reserved = await k(['create', '-f', '-'], {
+      input: 'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: system-mine\nvalue: 5\n',
+      expectFail: true,
+    });
     expect(reserved.stderr).toContain('The PriorityClass "system-mine" is invalid: metadata.name: Forbidden:');
-    expect(reserved.stderr).toContain("priority class names with 'system-' prefix are reserved for system use only. error: system-mine is not a known system priority class");
+    expect(reserved.stderr).toContain(
+      "priority class names with 'system-' prefix are reserved for system use only. error: system-mine is not a known system priority class",
+    );
   });
 
   it('keeps value immutable', async () => {
@@ -96,13 +116,18 @@ description: "Batch jobs that may preempt others."
 
   it('refuses deleting system-node-critical', async () => {
     const r = await k(['delete', 'priorityclass', 'system-node-critical'], { expectFail: true });
-    expect(r.stderr).toContain('Error from server (Forbidden): priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted');
+    expect(r.stderr).toContain(
+      'Error from server (Forbidden): priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted',
+    );
     expect((await k(['get', 'pc', 'system-node-critical'])).stdout).toMatch(/^system-node-critical\s+2000001000/m);
     expect((await k(['delete', 'pc', 'batch-high'])).stdout).toContain('priorityclass.scheduling.k8s.io "batch-high" deleted');
   });
 
   it('creates one from a protobuf body and answers in protobuf', async () => {
-    const body = encodeProtobuf({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'from-protobuf' }, value: 42, preemptionPolicy: 'Never' }, MESSAGE);
+    const body = encodeProtobuf(
+      { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'from-protobuf' }, value: 42, preemptionPolicy: 'Never' },
+      MESSAGE,
+    );
     const r = await request(server, 'POST', '/apis/scheduling.k8s.io/v1/priorityclasses', {
       body: Buffer.from(body),
       headers: { 'content-type': 'application/vnd.kubernetes.protobuf', accept: 'application/json' },

@@ -69,7 +69,9 @@ describe('request deadline', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string } } });
-    expect(events).toContainEqual(expect.objectContaining({ type: 'ADDED', object: expect.objectContaining({ metadata: expect.objectContaining({ name: 'after-deadline' }) }) }));
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'ADDED', object: expect.objectContaining({ metadata: expect.objectContaining({ name: 'after-deadline' }) }) }),
+    );
   });
 
   it("takes kubectl's --request-timeout, which it sends as the timeout parameter", async () => {

@@ -186,15 +186,30 @@ describe('resource versions on one node (compaction off)', () => {
     });
     it('limit and continue, rv non-zero: 400', async () => {
       const p1 = (await list(server, ns, 'limit=1')).json<ListBody>();
-      expectStatus(await list(server, ns, `limit=1&resourceVersion=${rv0}&continue=${p1.metadata.continue}`), 400, 'BadRequest', 'specifying resource version is not allowed when using continue');
+      expectStatus(
+        await list(server, ns, `limit=1&resourceVersion=${rv0}&continue=${p1.metadata.continue}`),
+        400,
+        'BadRequest',
+        'specifying resource version is not allowed when using continue',
+      );
     });
     // Row: Exact.
     it('Exact, rv unset: invalid (400)', async () => {
-      expectStatus(await list(server, ns, 'resourceVersionMatch=Exact'), 400, 'BadRequest', 'resourceVersionMatch is forbidden unless resourceVersion is provided');
+      expectStatus(
+        await list(server, ns, 'resourceVersionMatch=Exact'),
+        400,
+        'BadRequest',
+        'resourceVersionMatch is forbidden unless resourceVersion is provided',
+      );
       expectStatus(await list(server, ns, 'resourceVersionMatch=Exact&limit=1'), 400, 'BadRequest');
     });
     it('Exact, rv "0": invalid (400)', async () => {
-      expectStatus(await list(server, ns, 'resourceVersionMatch=Exact&resourceVersion=0'), 400, 'BadRequest', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+      expectStatus(
+        await list(server, ns, 'resourceVersionMatch=Exact&resourceVersion=0'),
+        400,
+        'BadRequest',
+        'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+      );
       expectStatus(await list(server, ns, 'resourceVersionMatch=Exact&resourceVersion=0&limit=1'), 400, 'BadRequest');
     });
     it('Exact, rv non-zero: the list at exactly that revision, with or without limit', async () => {
@@ -208,7 +223,12 @@ describe('resource versions on one node (compaction off)', () => {
     });
     // Row: NotOlderThan.
     it('NotOlderThan, rv unset: invalid (400)', async () => {
-      expectStatus(await list(server, ns, 'resourceVersionMatch=NotOlderThan'), 400, 'BadRequest', 'resourceVersionMatch is forbidden unless resourceVersion is provided');
+      expectStatus(
+        await list(server, ns, 'resourceVersionMatch=NotOlderThan'),
+        400,
+        'BadRequest',
+        'resourceVersionMatch is forbidden unless resourceVersion is provided',
+      );
       expectStatus(await list(server, ns, 'resourceVersionMatch=NotOlderThan&limit=1'), 400, 'BadRequest');
     });
     it('NotOlderThan, rv "0": Any', async () => {
@@ -345,7 +365,12 @@ describe('history and compaction (--compaction-interval 1)', () => {
   it('Exact on a compacted revision is 410 Gone (Expired)', async () => {
     const rv = (await list(server, ns, '')).json<ListBody>().metadata.resourceVersion;
     await until(async () => (await list(server, ns, `resourceVersion=${rv}&resourceVersionMatch=Exact`)).status === 410);
-    const s = expectStatus(await list(server, ns, `resourceVersion=${rv}&resourceVersionMatch=Exact`), 410, 'Expired', 'The resourceVersion for the provided list is too old.');
+    const s = expectStatus(
+      await list(server, ns, `resourceVersion=${rv}&resourceVersionMatch=Exact`),
+      410,
+      'Expired',
+      'The resourceVersion for the provided list is too old.',
+    );
     expect(s.code).toBe(410);
     // The legacy form (rv + limit = Exact) expires the same way.
     expectStatus(await list(server, ns, `resourceVersion=${rv}&limit=2`), 410, 'Expired');

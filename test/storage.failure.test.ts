@@ -41,7 +41,10 @@ describe('a node whose storage write fails', () => {
     const refused: number[] = [];
     for (let i = 0; i < 40 && limited.exited === undefined; i++) {
       const name = `big-${i}`;
-      const r = await request(limited, 'POST', CM, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: VALUE } }, timeoutMs: 20_000 }).catch(() => undefined);
+      const r = await request(limited, 'POST', CM, {
+        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: VALUE } },
+        timeoutMs: 20_000,
+      }).catch(() => undefined);
       if (r?.status === 201) acked.push(name);
       else if (r !== undefined) refused.push(r.status);
     }
@@ -63,6 +66,8 @@ describe('a node whose storage write fails', () => {
       expect(r.status).toBe(200);
       expect(r.json<{ data: { v: string } }>().data.v.length).toBe(VALUE.length);
     }
-    expect((await request(again, 'POST', CM, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after' }, data: { v: 'ok' } } })).status).toBe(201);
+    expect((await request(again, 'POST', CM, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after' }, data: { v: 'ok' } } })).status).toBe(
+      201,
+    );
   });
 });

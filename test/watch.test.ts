@@ -323,7 +323,10 @@ describe('watch (one node)', () => {
     await create(server, 'w2', cm('a'));
     const r = await request2(server, 'GET', '/api/v1/namespaces/w2/configmaps?watch=1&timeoutSeconds=1');
     expect(r.status).toBe(200);
-    const lines = r.body.trim().split('\n').map((l) => JSON.parse(l) as Ev);
+    const lines = r.body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Ev);
     expect(summary(lines)).toEqual(['ADDED a']);
   });
 

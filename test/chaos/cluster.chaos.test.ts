@@ -84,7 +84,6 @@ interface FaultRecord {
   notes: string[];
 }
 
-
 // -------------------------------------------------------------------------------------------
 // Control-plane requests of the test itself: a private pool per target, so that a ServerHandle
 // stop (which destroys the harness's shared pools) never cuts them, and every call is bounded.
@@ -195,7 +194,9 @@ describe('three-node chaos', () => {
     );
     nodes.push(...started);
 
-    const haproxyBin = prerequisite('haproxy', 'three-node chaos: the workload through the balancer (test/chaos/cluster.chaos.test.ts)') ? findExecutable('haproxy') : undefined;
+    const haproxyBin = prerequisite('haproxy', 'three-node chaos: the workload through the balancer (test/chaos/cluster.chaos.test.ts)')
+      ? findExecutable('haproxy')
+      : undefined;
     if (haproxyBin === undefined) {
       balancerNote = 'without haproxy (KAPI_TEST_WITHOUT)';
     } else {
@@ -206,7 +207,12 @@ describe('three-node chaos', () => {
       await fs.writeFile(cfg, haproxyConfig(topology));
       haproxy = spawn(haproxyBin, ['-f', cfg, '-db', '-q'], { stdio: ['ignore', 'ignore', 'pipe'] });
       process.once('exit', killHaproxy);
-      const lb: HttpTarget = { url: `https://127.0.0.1:${lbPort}`, caPem: nodes[0]!.caPem, adminCertPem: nodes[0]!.adminCertPem, adminKeyPem: nodes[0]!.adminKeyPem };
+      const lb: HttpTarget = {
+        url: `https://127.0.0.1:${lbPort}`,
+        caPem: nodes[0]!.caPem,
+        adminCertPem: nodes[0]!.adminCertPem,
+        adminKeyPem: nodes[0]!.adminKeyPem,
+      };
       for (let i = 0; i < 100; i++) {
         const r = await ctl(lb, 'GET', '/readyz', { timeoutMs: 1000 });
         if (r.status === 200) {
@@ -286,7 +292,11 @@ describe('three-node chaos', () => {
         const members = await ctl(n, 'GET', '/cluster/members?local=true', { timeoutMs: 2000 });
         const text = (r: CtlResponse | { status: string }): string => `${r.status} ${isOk(r) ? r.text.replace(/\s+/g, ' ').slice(0, 400) : ''}`;
         // Server log lines without stack frames.
-        const log = n.stderr.split('\n').filter((l) => l.trim() !== '' && !/^\s+at /.test(l) && !/^\s*\d+ \|/.test(l) && !/^\s*[|>]/.test(l)).slice(-12).join('\n    ');
+        const log = n.stderr
+          .split('\n')
+          .filter((l) => l.trim() !== '' && !/^\s+at /.test(l) && !/^\s*\d+ \|/.test(l) && !/^\s*[|>]/.test(l))
+          .slice(-12)
+          .join('\n    ');
         return `${NAMES[i]} pid=${n.pid ?? '-'} exited=${JSON.stringify(n.exited)}\n  readyz: ${text(ready)}\n  members: ${text(members)}\n  log:\n    ${log}`;
       }),
     );
@@ -340,7 +350,10 @@ describe('three-node chaos', () => {
     const timeoutMs = READ_INDEX_TIMEOUT_MS + 4000;
     const put = await ctl(nodes[i]!, 'PUT', `${base}/${name}`, { body: { metadata: { name, resourceVersion: rv }, data: { v: 'from-minority' } }, timeoutMs });
     into.push(`PUT ${put.status}`);
-    const del = await ctl(nodes[i]!, 'DELETE', `${base}/${name}`, { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: rv } }, timeoutMs });
+    const del = await ctl(nodes[i]!, 'DELETE', `${base}/${name}`, {
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: rv } },
+      timeoutMs,
+    });
     into.push(`DELETE ${del.status}`);
   }
 
@@ -354,7 +367,16 @@ describe('three-node chaos', () => {
       const startRv = Number((first as CtlResponse).json<ListObj>().metadata.resourceVersion);
       // One watcher per node, starting there; on failure it moves to the next node and resumes
       // from its last revision (list on one node, watch on another).
-      watchers.push(...NAMES.map((_, i) => startWatcher([0, 1, 2].map((k) => nodes[(i + k) % 3]!), NS, startRv, origin)));
+      watchers.push(
+        ...NAMES.map((_, i) =>
+          startWatcher(
+            [0, 1, 2].map((k) => nodes[(i + k) % 3]!),
+            NS,
+            startRv,
+            origin,
+          ),
+        ),
+      );
 
       const faults: FaultRecord[] = [];
       const active = new Set<FaultRecord>();
@@ -393,7 +415,17 @@ describe('three-node chaos', () => {
             const leader = await leaderIndex();
             const follower = (leader + 1 + (round % 2)) % 3;
             const target = kind.endsWith('leader') ? leader : kind === 'restart-all' ? -1 : follower;
-            const f: FaultRecord = { kind, round, node: target < 0 ? 'all' : NAMES[target]!, start: nowNs(origin), end: 0, failed: 0, minorityReads: [], minorityWrites: [], notes: [] };
+            const f: FaultRecord = {
+              kind,
+              round,
+              node: target < 0 ? 'all' : NAMES[target]!,
+              start: nowNs(origin),
+              end: 0,
+              failed: 0,
+              minorityReads: [],
+              minorityWrites: [],
+              notes: [],
+            };
             faults.push(f);
             active.add(f);
             const others = [0, 1, 2].filter((i) => i !== target);
@@ -481,10 +513,29 @@ describe('three-node chaos', () => {
             const call = nowNs(origin);
             const r = await ctl(nodes[n]!, 'GET', `/api/v1/namespaces/${NS}/configmaps/${key}`, { timeoutMs: 10_000 });
             const ret = nowNs(origin);
-            if (r.status === 404) finalOps.push({ id: id++, key, client: -1 - n, call, ret, input: { kind: 'get' }, output: { kind: 'notFound' }, note: `final read on ${NAMES[n]}` });
+            if (r.status === 404)
+              finalOps.push({
+                id: id++,
+                key,
+                client: -1 - n,
+                call,
+                ret,
+                input: { kind: 'get' },
+                output: { kind: 'notFound' },
+                note: `final read on ${NAMES[n]}`,
+              });
             else if (r.status === 200) {
               const o = (r as CtlResponse).json<{ metadata: { resourceVersion: string }; data?: { v?: string } }>();
-              finalOps.push({ id: id++, key, client: -1 - n, call, ret, input: { kind: 'get' }, output: { kind: 'ok', rv: Number(o.metadata.resourceVersion), value: o.data?.v ?? '' }, note: `final read on ${NAMES[n]}` });
+              finalOps.push({
+                id: id++,
+                key,
+                client: -1 - n,
+                call,
+                ret,
+                input: { kind: 'get' },
+                output: { kind: 'ok', rv: Number(o.metadata.resourceVersion), value: o.data?.v ?? '' },
+                note: `final read on ${NAMES[n]}`,
+              });
             } else {
               await delay(300);
               continue;
@@ -523,16 +574,23 @@ describe('three-node chaos', () => {
       expect(page1.status).toBe(200);
       const p1 = page1.json<ListObj>();
       expect(p1.metadata.continue).toBeTruthy();
-      const page2 = (await ctl(nodes[1]!, 'GET', `${pagesPath}?limit=2&continue=${encodeURIComponent(p1.metadata.continue!)}`, { timeoutMs: 10_000 })) as CtlResponse;
+      const page2 = (await ctl(nodes[1]!, 'GET', `${pagesPath}?limit=2&continue=${encodeURIComponent(p1.metadata.continue!)}`, {
+        timeoutMs: 10_000,
+      })) as CtlResponse;
       expect(page2.status).toBe(200);
       const p2 = page2.json<ListObj>();
-      const page3 = (await ctl(nodes[2]!, 'GET', `${pagesPath}?continue=${encodeURIComponent(p2.metadata.continue ?? '')}`, { timeoutMs: 10_000 })) as CtlResponse;
+      const page3 = (await ctl(nodes[2]!, 'GET', `${pagesPath}?continue=${encodeURIComponent(p2.metadata.continue ?? '')}`, {
+        timeoutMs: 10_000,
+      })) as CtlResponse;
       expect(page3.status).toBe(200);
       const paged = [...p1.items, ...p2.items, ...page3.json<ListObj>().items].map((o) => o.metadata.name);
       expect(paged).toEqual(['page-0', 'page-1', 'page-2', 'page-3', 'page-4']);
 
       // Every watcher catches up to a fresh write, then stops.
-      const probe = await ctl(nodes[0]!, 'POST', `/api/v1/namespaces/${NS}/configmaps`, { body: { metadata: { name: 'chaos-probe' }, data: { v: 'probe' } }, timeoutMs: 10_000 });
+      const probe = await ctl(nodes[0]!, 'POST', `/api/v1/namespaces/${NS}/configmaps`, {
+        body: { metadata: { name: 'chaos-probe' }, data: { v: 'probe' } },
+        timeoutMs: 10_000,
+      });
       expect(probe.status).toBe(201);
       const deadline = Date.now() + 20_000;
       while (Date.now() < deadline && !watchers.every((w) => w.events.some((e) => e.key === 'chaos-probe'))) await delay(100);
@@ -543,14 +601,29 @@ describe('three-node chaos', () => {
       // or never; a partitioned old leader's entry is overwritten once it rejoins.
       const check = checkHistory(history, { unknownWindow: 20e9 });
       const checkMs = Date.now() - t0;
-      const watchProblems = watchers.map((w, i) => [...w.problems, ...checkWatch(w.events.filter((e) => e.key !== 'chaos-probe'), history, startRv)].map((p) => `watcher ${NAMES[i]}: ${p}`)).flat();
+      const watchProblems = watchers
+        .map((w, i) =>
+          [
+            ...w.problems,
+            ...checkWatch(
+              w.events.filter((e) => e.key !== 'chaos-probe'),
+              history,
+              startRv,
+            ),
+          ].map((p) => `watcher ${NAMES[i]}: ${p}`),
+        )
+        .flat();
 
       if (process.env.CHAOS_DUMP !== undefined) {
         // For post-mortems: every op and fault, times in ns since the origin.
         await fs.writeFile(process.env.CHAOS_DUMP, JSON.stringify({ faults, ops: result.ops.map(({ keyOps: _k, ...o }) => o), finalOps }, null, 0));
       }
       const n = (p: (o: RecordedOp) => boolean): number => result.ops.filter(p).length;
-      const failover = faults.filter((f) => f.kind === 'kill-leader').map((f) => f.firstWriteMs).filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+      const failover = faults
+        .filter((f) => f.kind === 'kill-leader')
+        .map((f) => f.firstWriteMs)
+        .filter((x): x is number => x !== undefined)
+        .sort((a, b) => a - b);
       const fmt = (x: number | undefined): string => (x === undefined ? '-' : x.toFixed(0));
       console.log(
         [
@@ -585,7 +658,8 @@ describe('three-node chaos', () => {
       const writes = faults.flatMap((f) => f.minorityWrites.map((w) => `${f.kind} r${f.round} on ${f.node}: ${w}`));
       violations.push(...writes.filter((w) => / (200|404|409)$|never/.test(w)).map((w) => `minority gave a definite answer to a write: ${w}`));
       for (const f of faults) {
-        if (f.kind === 'snapshot-catchup' && !f.notes.some((x) => /snapshots restored [1-9]/.test(x))) violations.push(`r${f.round} snapshot-catchup: ${f.node} did not install a snapshot (${f.notes.join('; ')})`);
+        if (f.kind === 'snapshot-catchup' && !f.notes.some((x) => /snapshots restored [1-9]/.test(x)))
+          violations.push(`r${f.round} snapshot-catchup: ${f.node} did not install a snapshot (${f.notes.join('; ')})`);
       }
       violations.push(...check.keys.filter((k) => !k.ok).map((k) => formatFailure(k)));
       violations.push(...watchProblems);

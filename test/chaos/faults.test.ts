@@ -145,7 +145,12 @@ describe('network namespaces', () => {
       }
       expect((await roundTrip2(b!.address, 'root->b', 2000)).got).toBe('root->b');
       // a -> b across the bridge, from inside a's namespace
-      const fromA = (): Promise<string> => runIn(lab, 'n1', `const s=require('net').connect(7000,'${b!.address}',()=>s.write('a->b'));s.on('data',d=>{console.log(String(d));process.exit(0)});s.on('error',e=>{console.log('ERR '+e.code);process.exit(0)});setTimeout(()=>{console.log('TIMEOUT');process.exit(0)},800)`);
+      const fromA = (): Promise<string> =>
+        runIn(
+          lab,
+          'n1',
+          `const s=require('net').connect(7000,'${b!.address}',()=>s.write('a->b'));s.on('data',d=>{console.log(String(d));process.exit(0)});s.on('error',e=>{console.log('ERR '+e.code);process.exit(0)});setTimeout(()=>{console.log('TIMEOUT');process.exit(0)},800)`,
+        );
       expect(await fromA()).toBe('a->b');
       lab.partition('n1', 'n2', false);
       expect(await fromA()).not.toBe('a->b');

@@ -301,7 +301,10 @@ export class NetnsLab {
   cleanup(): void {
     if (!this.created) return;
     for (const n of this.nodes) {
-      for (const args of [['link', 'del', n.hostIf], ['netns', 'del', n.ns]]) {
+      for (const args of [
+        ['link', 'del', n.hostIf],
+        ['netns', 'del', n.ns],
+      ]) {
         try {
           ip(args);
         } catch {

@@ -204,7 +204,7 @@ function generate(n: number, clients: number, seed: number, unknownRate = 0.01):
         if (applied) exists = false;
       }
     }
-    if (isUnknown && (input.kind !== 'get')) {
+    if (isUnknown && input.kind !== 'get') {
       if (!applied) {
         // never happened: no effect, result unknown to the client
       }

@@ -183,7 +183,11 @@ function candidatesOf(ops: readonly KeyOp[]): Map<string, Rev[]> {
     }
   }
   const r = new Map<string, Rev[]>();
-  for (const [v, set] of m) r.set(v, [...set].sort((a, b) => a - b));
+  for (const [v, set] of m)
+    r.set(
+      v,
+      [...set].sort((a, b) => a - b),
+    );
   return r;
 }
 
@@ -205,7 +209,14 @@ function search(ops: readonly KeyOp[], maxSteps: number, window: number): Search
   for (let i = 0; i < n; i++) {
     const o = ops[i]!;
     const call: Entry = { op: i, isCall: true, time: o.call, match: undefined, prev: undefined, next: undefined };
-    const ret: Entry = { op: i, isCall: false, time: o.output.kind === 'unknown' ? o.call + window : Math.max(o.ret, o.call), match: undefined, prev: undefined, next: undefined };
+    const ret: Entry = {
+      op: i,
+      isCall: false,
+      time: o.output.kind === 'unknown' ? o.call + window : Math.max(o.ret, o.call),
+      match: undefined,
+      prev: undefined,
+      next: undefined,
+    };
     call.match = ret;
     entries.push(call, ret);
   }
@@ -362,7 +373,12 @@ function minimize(ops: readonly KeyOp[], maxSteps: number, window: number, budge
   }
   let cur = fails(sorted.slice(0, hi)) ? sorted.slice(0, hi) : sorted;
   const culprit = cur[cur.length - 1]!;
-  const contextOk = (h: readonly KeyOp[]): boolean => search(h.filter((o) => o !== culprit), maxSteps, window).ok;
+  const contextOk = (h: readonly KeyOp[]): boolean =>
+    search(
+      h.filter((o) => o !== culprit),
+      maxSteps,
+      window,
+    ).ok;
   const strict = contextOk(cur);
   let chunk = Math.max(1, cur.length >>> 1);
   for (;;) {
@@ -444,7 +460,10 @@ export function formatFailure(r: KeyCheckResult, nsPerUnit = 1e6): string {
   const t = (v: number): string => (Number.isFinite(v) ? ((v - t0) / nsPerUnit).toFixed(3) : 'inf');
   const lines = [
     `key ${r.key}: NOT linearizable (${r.ops} ops; minimal failing sub-history of ${ex.length}):`,
-    ...ex.map((o) => `  #${o.id} client ${o.client} [${t(o.call)} .. ${o.output.kind === 'unknown' ? 'inf' : t(o.ret)}] ${fmtInput(o.input)} -> ${fmtOutput(o.output)}${o.note ? `  (${o.note})` : ''}`),
+    ...ex.map(
+      (o) =>
+        `  #${o.id} client ${o.client} [${t(o.call)} .. ${o.output.kind === 'unknown' ? 'inf' : t(o.ret)}] ${fmtInput(o.input)} -> ${fmtOutput(o.output)}${o.note ? `  (${o.note})` : ''}`,
+    ),
     `  no order of these ops, each placed between its call and return, explains every result.`,
   ];
   if (r.longestPartial !== undefined && r.longestPartial.length > 0) {

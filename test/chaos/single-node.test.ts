@@ -99,7 +99,15 @@ it(
       if (r.status === 404) finalOps.push({ id: id++, key, client: -1, call, ret, input: { kind: 'get' }, output: { kind: 'notFound' } });
       else {
         const o = r.json<{ metadata: { resourceVersion: string }; data: { v: string } }>();
-        finalOps.push({ id: id++, key, client: -1, call, ret, input: { kind: 'get' }, output: { kind: 'ok', rv: Number(o.metadata.resourceVersion), value: o.data.v } });
+        finalOps.push({
+          id: id++,
+          key,
+          client: -1,
+          call,
+          ret,
+          input: { kind: 'get' },
+          output: { kind: 'ok', rv: Number(o.metadata.resourceVersion), value: o.data.v },
+        });
       }
     }
     const history = [...result.history, ...finalOps];
@@ -121,10 +129,20 @@ it(
     // so within its timeout (2 s) plus slack.
     const check = checkHistory(history, { unknownWindow: 5e9 });
     const checkMs = Date.now() - t0;
-    const watchProblems = [...watcher.problems, ...checkWatch(watcher.events.filter((e) => e.key !== 'chaos-probe'), history, startRv)];
+    const watchProblems = [
+      ...watcher.problems,
+      ...checkWatch(
+        watcher.events.filter((e) => e.key !== 'chaos-probe'),
+        history,
+        startRv,
+      ),
+    ];
 
     const n = (p: (o: RecordedOp) => boolean): number => result.ops.filter(p).length;
-    const recov = faults.map((f) => f.firstWriteMs).filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+    const recov = faults
+      .map((f) => f.firstWriteMs)
+      .filter((x): x is number => x !== undefined)
+      .sort((a, b) => a - b);
     // Figures for the log (the issue asks for them).
     console.log(
       [

@@ -80,7 +80,14 @@ function privateAgent(t: HttpTarget, connections: number): Agent {
   return new Agent({ connect: { ca: t.caPem, cert: t.adminCertPem, key: t.adminKeyPem }, connections, keepAliveTimeout: 10_000 });
 }
 
-async function call(agent: Agent, t: HttpTarget, method: string, path: string, body: unknown, timeoutMs: number): Promise<{ status: number; json: unknown } | { error: string; refused: boolean }> {
+async function call(
+  agent: Agent,
+  t: HttpTarget,
+  method: string,
+  path: string,
+  body: unknown,
+  timeoutMs: number,
+): Promise<{ status: number; json: unknown } | { error: string; refused: boolean }> {
   try {
     const res = await undiciRequest(new URL(path, t.url), {
       method,
@@ -145,10 +152,27 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
       const callT = nowNs(o.origin);
       let r: Awaited<ReturnType<typeof call>>;
       const a = agents.get(target)!;
-      if (kind === 'create') r = await call(a, target, 'POST', base, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: key }, data: { v: value } }, timeout);
+      if (kind === 'create')
+        r = await call(a, target, 'POST', base, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: key }, data: { v: value } }, timeout);
       else if (kind === 'get') r = await call(a, target, 'GET', `${base}/${key}`, undefined, timeout);
-      else if (kind === 'update') r = await call(a, target, 'PUT', `${base}/${key}`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: key, resourceVersion: String(pre) }, data: { v: value } }, timeout);
-      else if (kind === 'delete') r = await call(a, target, 'DELETE', `${base}/${key}`, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: String(pre) } }, timeout);
+      else if (kind === 'update')
+        r = await call(
+          a,
+          target,
+          'PUT',
+          `${base}/${key}`,
+          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: key, resourceVersion: String(pre) }, data: { v: value } },
+          timeout,
+        );
+      else if (kind === 'delete')
+        r = await call(
+          a,
+          target,
+          'DELETE',
+          `${base}/${key}`,
+          { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: String(pre) } },
+          timeout,
+        );
       else r = await call(a, target, 'GET', base, undefined, timeout);
       const retT = nowNs(o.origin);
       const keyOps: KeyOp[] = [];
@@ -158,7 +182,15 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
         keyOps.push({ id: kid++, key: kk, client: c, call: callT, ret: retT, input, output, note: `${kind} via ${target.url} -> ${status}` });
       };
       const input: OpInput | undefined =
-        kind === 'create' ? { kind: 'create', value } : kind === 'get' ? { kind: 'get' } : kind === 'update' ? { kind: 'update', value, precondition: pre } : kind === 'delete' ? { kind: 'delete', precondition: pre } : undefined;
+        kind === 'create'
+          ? { kind: 'create', value }
+          : kind === 'get'
+            ? { kind: 'get' }
+            : kind === 'update'
+              ? { kind: 'update', value, precondition: pre }
+              : kind === 'delete'
+                ? { kind: 'delete', precondition: pre }
+                : undefined;
       if ('error' in r) {
         status = r.error;
         outcome = r.refused ? 'dropped' : 'unknown';
@@ -176,7 +208,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
         } else if (kind === 'list') {
           if (s === 200) {
             outcome = 'ok';
-            const items = ((r.json as { items?: ObjMeta[] } | undefined)?.items ?? []);
+            const items = (r.json as { items?: ObjMeta[] } | undefined)?.items ?? [];
             const seen = new Map<string, ObjMeta>();
             for (const it of items) if (it.metadata?.name !== undefined) seen.set(it.metadata.name, it);
             // A list is a read of every key; checked per key (not as one atomic snapshot).
@@ -299,9 +331,17 @@ export function startWatcher(endpoints: readonly HttpTarget[], namespace: string
               break;
             }
             const rv = rvOf(ev.object) ?? -1;
-            if (rv <= last) problems.push(`revision went backwards or repeated: ${rv} after ${last} (${ev.type} ${ev.object.metadata?.name}, connection ${conn})`);
+            if (rv <= last)
+              problems.push(`revision went backwards or repeated: ${rv} after ${last} (${ev.type} ${ev.object.metadata?.name}, connection ${conn})`);
             last = Math.max(last, rv);
-            events.push({ type: ev.type as SeenEvent['type'], key: ev.object.metadata?.name ?? '', rv, value: ev.object.data?.v ?? '', at: nowNs(origin), connection: conn });
+            events.push({
+              type: ev.type as SeenEvent['type'],
+              key: ev.object.metadata?.name ?? '',
+              rv,
+              value: ev.object.data?.v ?? '',
+              at: nowNs(origin),
+              connection: conn,
+            });
           }
         }
       } catch {
@@ -344,7 +384,8 @@ export function checkWatch(events: readonly SeenEvent[], history: readonly KeyOp
     if ((o.input.kind === 'create' || o.input.kind === 'update') && o.output.kind === 'ok' && o.output.rv !== undefined && o.output.rv > fromRv) {
       const e = byRv.get(o.output.rv);
       if (e === undefined) problems.push(`acknowledged ${o.input.kind} of ${o.key} at rv ${o.output.rv} never seen by the watch`);
-      else if (e.key !== o.key || e.value !== o.input.value || e.type === 'DELETED') problems.push(`event at rv ${o.output.rv} is ${e.type} ${e.key}=${e.value}, expected ${o.key}=${o.input.value}`);
+      else if (e.key !== o.key || e.value !== o.input.value || e.type === 'DELETED')
+        problems.push(`event at rv ${o.output.rv} is ${e.type} ${e.key}=${e.value}, expected ${o.key}=${o.input.value}`);
     }
   }
   for (const o of history) {
@@ -356,7 +397,8 @@ export function checkWatch(events: readonly SeenEvent[], history: readonly KeyOp
   }
   const present = new Map<string, boolean>();
   for (const e of events) {
-    if (e.type !== 'DELETED' && !written.has(`${e.key}\0${e.value}`)) problems.push(`event ${e.type} ${e.key}=${e.value} at rv ${e.rv} carries a value no client wrote`);
+    if (e.type !== 'DELETED' && !written.has(`${e.key}\0${e.value}`))
+      problems.push(`event ${e.type} ${e.key}=${e.value} at rv ${e.rv} carries a value no client wrote`);
     const was = present.get(e.key);
     if (was !== undefined) {
       if (e.type === 'ADDED' && was) problems.push(`ADDED ${e.key} at rv ${e.rv} while it existed`);

@@ -31,7 +31,8 @@ let core: k8s.CoreV1Api;
 const createNs = async (name: string) => {
   await core.createNamespace({ body: { metadata: { name } } });
 };
-const createCm = (namespace: string, name: string, data: Record<string, string> = {}) => core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data } });
+const createCm = (namespace: string, name: string, data: Record<string, string> = {}) =>
+  core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data } });
 
 beforeAll(async () => {
   server = await startServer({ args: ['--compaction-interval', '1', '--min-request-timeout', '2'] });
@@ -94,7 +95,9 @@ describe('client-node 2.x', () => {
     const first = (await objects.patch(spec({ a: '1' }), undefined, undefined, 'first', false, k8s.PatchStrategy.ServerSideApply)) as Cm;
     expect(first.data).toEqual({ a: '1' });
     expect(first.metadata?.managedFields).toEqual(expect.arrayContaining([expect.objectContaining({ manager: 'first', operation: 'Apply' })]));
-    await expect(objects.patch(spec({ a: '2' }), undefined, undefined, 'second', false, k8s.PatchStrategy.ServerSideApply)).rejects.toMatchObject({ code: 409 });
+    await expect(objects.patch(spec({ a: '2' }), undefined, undefined, 'second', false, k8s.PatchStrategy.ServerSideApply)).rejects.toMatchObject({
+      code: 409,
+    });
     const forced = (await objects.patch(spec({ a: '2' }), undefined, undefined, 'second', true, k8s.PatchStrategy.ServerSideApply)) as Cm;
     expect(forced.data).toEqual({ a: '2' });
     expect(forced.metadata?.managedFields?.find((f) => f.manager === 'second')?.operation).toBe('Apply');
@@ -116,7 +119,10 @@ describe('client-node 2.x', () => {
     );
     try {
       await createCm('watching', 'w', { v: '1' });
-      await core.patchNamespacedConfigMap({ name: 'w', namespace: 'watching', body: { data: { v: '2' } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+      await core.patchNamespacedConfigMap(
+        { name: 'w', namespace: 'watching', body: { data: { v: '2' } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
       await core.deleteNamespacedConfigMap({ name: 'w', namespace: 'watching' });
       await until('three events', () => events.length >= 3);
       expect(events).toEqual(['ADDED w 1', 'MODIFIED w 2', 'DELETED w 2']);
@@ -149,7 +155,10 @@ describe('client-node 2.x', () => {
       await informer.start();
       await until('initial list', () => seen.length >= 2);
       expect([...seen].sort()).toEqual(['add a 0', 'add b 0']);
-      await core.patchNamespacedConfigMap({ name: 'a', namespace: ns, body: { data: { v: '1' } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+      await core.patchNamespacedConfigMap(
+        { name: 'a', namespace: ns, body: { data: { v: '1' } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
       await until('live update', () => seen.includes('update a 1'));
 
       const rvBefore = (informer as unknown as k8s.ListWatch<Cm>).latestResourceVersion();
@@ -172,7 +181,10 @@ describe('client-node 2.x', () => {
       expect(seen.slice(mark, mark + 2).sort()).toEqual(['add c new', 'delete b 0']);
       expect(cache()).toEqual({ a: '1', c: 'new' });
 
-      await core.patchNamespacedConfigMap({ name: 'c', namespace: ns, body: { data: { v: 'after' } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+      await core.patchNamespacedConfigMap(
+        { name: 'c', namespace: ns, body: { data: { v: 'after' } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
       await until('live events after relist', () => seen.includes('update c after'));
       expect(cache()).toEqual({ a: '1', c: 'after' });
       expect(errors.filter((e) => (e as Error).name !== 'AbortError')).toEqual([]);

@@ -46,7 +46,25 @@ describe('raft: three real processes', () => {
   async function startProc(p: Proc): Promise<void> {
     const child = spawn(
       process.execPath,
-      [SCRIPT, '--id', String(p.id), '--data-dir', join(dir, p.data ?? `n${p.id}`), '--peers', peers, '--http-port', String(p.http), '--snapshot-entries', '20', '--keep-entries', '5', '--tick-ms', '50', '--pki-dir', join(dir, p.pki ?? 'pki')],
+      [
+        SCRIPT,
+        '--id',
+        String(p.id),
+        '--data-dir',
+        join(dir, p.data ?? `n${p.id}`),
+        '--peers',
+        peers,
+        '--http-port',
+        String(p.http),
+        '--snapshot-entries',
+        '20',
+        '--keep-entries',
+        '5',
+        '--tick-ms',
+        '50',
+        '--pki-dir',
+        join(dir, p.pki ?? 'pki'),
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     p.child = child;

@@ -31,7 +31,8 @@ export function optedOut(env: NodeJS.ProcessEnv = process.env): Set<Prerequisite
   for (const raw of (env.KAPI_TEST_WITHOUT ?? '').split(',')) {
     const name = raw.trim();
     if (name === '') continue;
-    if (name !== 'haproxy' && name !== 'etcd' && name !== 'netns') throw new Error(`KAPI_TEST_WITHOUT: unknown prerequisite ${JSON.stringify(name)} (known: haproxy, etcd, netns)`);
+    if (name !== 'haproxy' && name !== 'etcd' && name !== 'netns')
+      throw new Error(`KAPI_TEST_WITHOUT: unknown prerequisite ${JSON.stringify(name)} (known: haproxy, etcd, netns)`);
     out.add(name);
   }
   return out;

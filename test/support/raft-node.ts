@@ -141,7 +141,12 @@ async function main(): Promise<void> {
   }
   const transport = new GrpcTransport(
     { id, listen: peers.get(id)!, peers, ...(tls ? { tls } : { insecure: true }) },
-    { onMessage: (m) => node.step(m), onUnreachable: (p) => node.reportUnreachable(p), onConnectionLost: (p) => node.reportConnectionLost(p), onSnapshotStatus: (p, f) => node.reportSnapshot(p, f) },
+    {
+      onMessage: (m) => node.step(m),
+      onUnreachable: (p) => node.reportUnreachable(p),
+      onConnectionLost: (p) => node.reportConnectionLost(p),
+      onSnapshotStatus: (p, f) => node.reportSnapshot(p, f),
+    },
   );
   node.setTransport(transport);
   await transport.start();
@@ -151,7 +156,8 @@ async function main(): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
     void (async () => {
       try {
-        if (url.pathname === '/status') return reply(res, 200, { ...node.status(), snapshotIndex: storage.snapshot().metadata.index, firstIndex: storage.firstIndex() });
+        if (url.pathname === '/status')
+          return reply(res, 200, { ...node.status(), snapshotIndex: storage.snapshot().metadata.index, firstIndex: storage.firstIndex() });
         if (url.pathname === '/put' && req.method === 'POST') {
           const k = url.searchParams.get('k') ?? '';
           const v = await body(req);

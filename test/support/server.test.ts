@@ -69,7 +69,14 @@ describe('startServer (against the fake server)', () => {
 
     const echo = await request(h, 'POST', '/echo?x=1', { body: { a: 1 } });
     expect(echo.status).toBe(200);
-    expect(echo.json()).toMatchObject({ method: 'POST', path: '/echo?x=1', body: '{"a":1}', contentType: 'application/json', cn: 'kubernetes-admin', httpVersion: '1.1' });
+    expect(echo.json()).toMatchObject({
+      method: 'POST',
+      path: '/echo?x=1',
+      body: '{"a":1}',
+      contentType: 'application/json',
+      cn: 'kubernetes-admin',
+      httpVersion: '1.1',
+    });
     const anon = await request(h, 'GET', '/echo', { identity: 'anonymous' });
     expect(anon.json()).toMatchObject({ cn: null });
 

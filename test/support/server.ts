@@ -70,7 +70,10 @@ class LogBuffer {
     return this.text;
   }
   tail(lines = 40): string {
-    return this.text.split('\n').slice(-lines - 1).join('\n');
+    return this.text
+      .split('\n')
+      .slice(-lines - 1)
+      .join('\n');
   }
 }
 
@@ -222,9 +225,7 @@ export class ServerHandle implements HttpTarget, KubectlTarget {
     for (const d of pkiDirs) {
       if (d === undefined) continue;
       try {
-        const [caPem, adminCertPem, adminKeyPem] = await Promise.all(
-          ['ca.crt', 'admin.crt', 'admin.key'].map((f) => fs.readFile(path.join(d, f), 'utf8')),
-        );
+        const [caPem, adminCertPem, adminKeyPem] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => fs.readFile(path.join(d, f), 'utf8')));
         if (caPem!.includes('END CERTIFICATE') && adminKeyPem!.includes('END')) {
           return { caPem: caPem!, adminCertPem: adminCertPem!, adminKeyPem: adminKeyPem!, source: d };
         }

@@ -30,7 +30,9 @@ describe('Status errors (k8s.io/apimachinery/pkg/api/errors)', () => {
     expect(fieldErrorMessage({ type: 'FieldValueNotSupported', field: 'spec.x', value: 'a', detail: 'supported values: "b"' })).toBe(
       'spec.x: Unsupported value: "a": supported values: "b"',
     );
-    expect(fieldErrorMessage({ type: 'FieldValueForbidden', field: 'immutable', detail: 'field is immutable' })).toBe('immutable: Forbidden: field is immutable');
+    expect(fieldErrorMessage({ type: 'FieldValueForbidden', field: 'immutable', detail: 'field is immutable' })).toBe(
+      'immutable: Forbidden: field is immutable',
+    );
   });
   it('carries Retry-After for 504 Too large resource version and 429', () => {
     const e = Errors.tooLargeResourceVersion(100, 7, 2);

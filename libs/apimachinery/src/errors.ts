@@ -127,10 +127,11 @@ export function fieldErrorMessage(e: FieldError): string {
     FieldValueTypeInvalid: 'Invalid value',
     InternalError: 'Internal error',
   };
-  const withValue = e.type === 'FieldValueInvalid' || e.type === 'FieldValueNotSupported' || e.type === 'FieldValueDuplicate' || e.type === 'FieldValueTypeInvalid';
+  const withValue =
+    e.type === 'FieldValueInvalid' || e.type === 'FieldValueNotSupported' || e.type === 'FieldValueDuplicate' || e.type === 'FieldValueTypeInvalid';
   let s = `${e.field}: ${label[e.type]}`;
   if (withValue && e.value !== undefined) {
-    s += `: ${typeof e.value === 'string' ? JSON.stringify(e.value) : JSON.stringify(e.value) ?? String(e.value)}`;
+    s += `: ${typeof e.value === 'string' ? JSON.stringify(e.value) : (JSON.stringify(e.value) ?? String(e.value))}`;
   }
   if (e.detail) s += `: ${e.detail}`;
   return s;
@@ -183,9 +184,14 @@ export const Errors = {
     return new StatusError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`);
   },
   unsupportedMediaType(contentType: string, supported: string[]): StatusError {
-    return new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${supported.join(', ')}`, {
-      causes: [{ reason: 'UnsupportedMediaType', message: contentType }],
-    });
+    return new StatusError(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: ${supported.join(', ')}`,
+      {
+        causes: [{ reason: 'UnsupportedMediaType', message: contentType }],
+      },
+    );
   },
   tooLarge(message = 'the server has received a request that is too large'): StatusError {
     return new StatusError(413, 'RequestEntityTooLarge', message);

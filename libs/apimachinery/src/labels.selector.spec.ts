@@ -90,7 +90,9 @@ describe('label selectors (k8s.io/apimachinery/pkg/labels)', () => {
     });
     expect(s.matches(l)).toBe(true);
     expect(s.matches({ ...l, tier: 'x' })).toBe(false);
-    expect(() => labelSelectorFromStruct({ matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] })).toThrow('"Gt" is not a valid label selector operator');
+    expect(() => labelSelectorFromStruct({ matchExpressions: [{ key: 'a', operator: 'Gt', values: ['1'] }] })).toThrow(
+      '"Gt" is not a valid label selector operator',
+    );
     expect(() => labelSelectorFromStruct({ matchExpressions: [{ key: 'a', operator: 'In', values: [] }] })).toThrow(
       "values: Invalid value: []string{}: for 'in', 'notin' operators, values set can't be empty",
     );

@@ -41,7 +41,9 @@ describe('JSON patch (RFC 6902) with kube-apiserver errors', () => {
     expect(fail(doc, [{ op: 'remove', path: '/spec/nodeSelector' }]).details?.causes?.[0].message).toBe(
       'remove operation does not apply: doc is missing path: "/spec/nodeSelector": missing value',
     );
-    expect(fail(doc, [{ op: 'add', path: '/a/b', value: 1 }]).details?.causes?.[0].message).toBe('add operation does not apply: doc is missing path: "/a/b": missing value');
+    expect(fail(doc, [{ op: 'add', path: '/a/b', value: 1 }]).details?.causes?.[0].message).toBe(
+      'add operation does not apply: doc is missing path: "/a/b": missing value',
+    );
     expect(fail(doc, [{ op: 'replace', path: '/nope', value: 1 }]).details?.causes?.[0].message).toBe(
       'replace operation does not apply: doc is missing key: /nope: missing value',
     );
@@ -53,7 +55,10 @@ describe('JSON patch (RFC 6902) with kube-apiserver errors', () => {
 
   it('is atomic: a later failure leaves no partial result', () => {
     const input = { a: 1 };
-    fail(input, [{ op: 'replace', path: '/a', value: 2 }, { op: 'test', path: '/a', value: 3 }]);
+    fail(input, [
+      { op: 'replace', path: '/a', value: 2 },
+      { op: 'test', path: '/a', value: 3 },
+    ]);
     expect(input).toEqual({ a: 1 });
   });
 

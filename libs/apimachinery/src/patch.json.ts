@@ -47,7 +47,8 @@ export function decodeJsonPatch(body: unknown): JsonPatchOperation[] {
     throw Errors.badRequest(`json: cannot unmarshal ${kind} into Go value of type jsonpatch.Patch`);
   }
   for (const op of body) {
-    if (!isJsonObject(op)) throw Errors.badRequest(`json: cannot unmarshal ${Array.isArray(op) ? 'array' : typeof op} into Go value of type jsonpatch.operation`);
+    if (!isJsonObject(op))
+      throw Errors.badRequest(`json: cannot unmarshal ${Array.isArray(op) ? 'array' : typeof op} into Go value of type jsonpatch.operation`);
   }
   if (body.length > MAX_JSON_PATCH_OPERATIONS) {
     throw Errors.tooLarge(`The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${body.length}`);

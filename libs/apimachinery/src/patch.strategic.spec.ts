@@ -113,7 +113,19 @@ describe('strategic merge patch', () => {
   });
 
   it('merges nested lists by their own merge key through $ref/allOf', () => {
-    const out = smp(live, { spec: { containers: [{ name: 'a', env: [{ name: 'Y', value: '2' }, { name: 'X', value: '9' }] }] } });
+    const out = smp(live, {
+      spec: {
+        containers: [
+          {
+            name: 'a',
+            env: [
+              { name: 'Y', value: '2' },
+              { name: 'X', value: '9' },
+            ],
+          },
+        ],
+      },
+    });
     const a = ((out.spec as J).containers as J[])[0];
     expect(a.env).toEqual([
       { name: 'Y', value: '2' },
@@ -123,7 +135,14 @@ describe('strategic merge patch', () => {
   });
 
   it('new merge-list items are appended after server items; atomic lists are replaced', () => {
-    const out = smp(live, { spec: { containers: [{ name: 'c', image: 'c:1', args: ['--y'] }, { name: 'a', args: ['--z'] }] } });
+    const out = smp(live, {
+      spec: {
+        containers: [
+          { name: 'c', image: 'c:1', args: ['--y'] },
+          { name: 'a', args: ['--z'] },
+        ],
+      },
+    });
     const cs = (out.spec as J).containers as J[];
     expect(cs.map((c) => c.name)).toEqual(['c', 'a', 'b', 'sidecar']);
     expect(cs[1].args).toEqual(['--z']);
@@ -157,7 +176,10 @@ describe('strategic merge patch', () => {
   });
 
   it('fields the original lacks get directives and nulls stripped', () => {
-    const out = smp({}, { spec: { '$setElementOrder/containers': [{ name: 'a' }], containers: [{ name: 'a', image: null, env: [{ name: 'E', value: 'v' }] }] } });
+    const out = smp(
+      {},
+      { spec: { '$setElementOrder/containers': [{ name: 'a' }], containers: [{ name: 'a', image: null, env: [{ name: 'E', value: 'v' }] }] } },
+    );
     expect(out).toEqual({ spec: { containers: [{ name: 'a', env: [{ name: 'E', value: 'v' }] }] } });
   });
 
@@ -175,8 +197,26 @@ describe('strategic merge patch', () => {
         atomic: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'atomic' },
       },
     };
-    const out = smp({ items: [{ id: 1, v: 'a' }, { id: 2, v: 'b' }], tags: ['x'], atomic: ['p'] }, { items: [{ id: 2, v: 'B' }], tags: ['y'], atomic: ['q'] }, crd);
-    expect(out).toEqual({ items: [{ id: 1, v: 'a' }, { id: 2, v: 'B' }], tags: ['y', 'x'], atomic: ['q'] }); // patch items first, as mergeSortedSlice orders them
+    const out = smp(
+      {
+        items: [
+          { id: 1, v: 'a' },
+          { id: 2, v: 'b' },
+        ],
+        tags: ['x'],
+        atomic: ['p'],
+      },
+      { items: [{ id: 2, v: 'B' }], tags: ['y'], atomic: ['q'] },
+      crd,
+    );
+    expect(out).toEqual({
+      items: [
+        { id: 1, v: 'a' },
+        { id: 2, v: 'B' },
+      ],
+      tags: ['y', 'x'],
+      atomic: ['q'],
+    }); // patch items first, as mergeSortedSlice orders them
   });
 
   it('errors map to the status kube-apiserver returns', () => {

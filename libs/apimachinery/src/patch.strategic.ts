@@ -100,7 +100,10 @@ class SchemaLookup {
   strategies(raw: JSONSchemaProps | undefined, resolved: JSONSchemaProps | undefined): string[] {
     const s = raw?.['x-kubernetes-patch-strategy'] ?? resolved?.['x-kubernetes-patch-strategy'];
     if (!s) return [];
-    const list = s.split(',').map((x) => x.trim()).filter(Boolean);
+    const list = s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
     // extractRetainKeysPatchStrategy: at most two strategies, the second only retainKeys.
     return list.filter((x) => x !== 'retainKeys');
   }
@@ -197,7 +200,14 @@ function sortByOrder(items: unknown[], order: unknown[], mergeKey: string, kind:
  * `serverOrder`, then interleaved: a server-only item goes first only when both it and the next
  * patch item appear in `serverOrder` and it comes earlier there.
  */
-function normalizeElementOrder(patchItems: unknown[], serverOnly: unknown[], patchOrder: unknown[], serverOrder: unknown[], mergeKey: string, kind: Kind): unknown[] {
+function normalizeElementOrder(
+  patchItems: unknown[],
+  serverOnly: unknown[],
+  patchOrder: unknown[],
+  serverOrder: unknown[],
+  mergeKey: string,
+  kind: Kind,
+): unknown[] {
   const right = sortByOrder(patchItems, patchOrder, mergeKey, kind);
   const left = sortByOrder(serverOnly, serverOrder, mergeKey, kind);
   const out: unknown[] = [];
@@ -361,7 +371,12 @@ class Merger {
   }
 
   /** mergeSliceWithSpecialElements: `$patch: delete` removes by key, `$patch: replace` drops the original. */
-  private specialElements(original: unknown[], patch: unknown[], mergeKey: string, items: JSONSchemaProps | undefined): { original: unknown[]; patch: unknown[] } {
+  private specialElements(
+    original: unknown[],
+    patch: unknown[],
+    mergeKey: string,
+    items: JSONSchemaProps | undefined,
+  ): { original: unknown[]; patch: unknown[] } {
     const plain: unknown[] = [];
     let replace = false;
     let orig = original;

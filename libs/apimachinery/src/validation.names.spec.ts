@@ -49,7 +49,9 @@ describe('validation.names (apimachinery/pkg/util/validation)', () => {
       "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
     ]);
     expect(isQualifiedName('Bad_Prefix/a')[0]).toMatch(/^prefix part a lowercase RFC 1123 subdomain/);
-    expect(isQualifiedName('a/b/c')[0]).toMatch(/^a qualified name must consist.* with an optional DNS subdomain prefix and '\/' \(e\.g\. 'example\.com\/MyName'\)$/);
+    expect(isQualifiedName('a/b/c')[0]).toMatch(
+      /^a qualified name must consist.* with an optional DNS subdomain prefix and '\/' \(e\.g\. 'example\.com\/MyName'\)$/,
+    );
     expect(isQualifiedName('a'.repeat(64))).toEqual(['name part must be no more than 63 characters']);
   });
 

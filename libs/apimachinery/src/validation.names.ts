@@ -34,12 +34,14 @@ export const QUALIFIED_NAME_MAX_LENGTH = 63;
 export const LABEL_VALUE_MAX_LENGTH = 63;
 
 const DNS1123_LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const DNS1123_LABEL_ERR = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+const DNS1123_LABEL_ERR =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
 const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;
 const DNS1123_SUBDOMAIN_ERR =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 const DNS1035_LABEL_FMT = '[a-z]([-a-z0-9]*[a-z0-9])?';
-const DNS1035_LABEL_ERR = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+const DNS1035_LABEL_ERR =
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
 const QNAME_CHAR = '[A-Za-z0-9]';
 const QNAME_EXT_CHAR = '[-A-Za-z0-9_.]';
 const QUALIFIED_NAME_FMT = `(${QNAME_CHAR}${QNAME_EXT_CHAR}*)?${QNAME_CHAR}`;

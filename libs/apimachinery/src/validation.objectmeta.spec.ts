@@ -29,7 +29,10 @@ describe('validateObjectMetaCreate (apimachinery/pkg/api/validation/objectmeta.g
   });
 
   it('labels and annotations', () => {
-    const errs = validateObjectMetaCreate({ name: 'a', labels: { 'bad key!': 'v', ok: '-bad' }, annotations: { 'Example.COM/Key': 'x' } }, { namespaced: false });
+    const errs = validateObjectMetaCreate(
+      { name: 'a', labels: { 'bad key!': 'v', ok: '-bad' }, annotations: { 'Example.COM/Key': 'x' } },
+      { namespaced: false },
+    );
     expect(fields(errs)).toEqual(['metadata.labels', 'metadata.labels']);
     const big = validateObjectMetaCreate({ name: 'a', annotations: { k: 'x'.repeat(256 * 1024) } }, { namespaced: false });
     expect(big.map(fieldErrorMessage)).toEqual(['metadata.annotations: Too long: may not be more than 262144 bytes']);
@@ -62,11 +65,16 @@ describe('validateObjectMetaCreate (apimachinery/pkg/api/validation/objectmeta.g
     );
     expect(fields(validateObjectMetaCreate({ name: 'a', finalizers: ['a b'] }, { namespaced: false }))).toEqual(['metadata.finalizers']);
     const kube = validateObjectMetaCreate({ name: 'a', finalizers: ['custom'] }, { namespaced: false, kubeFinalizers: true });
-    expect(kube.map(fieldErrorMessage)).toEqual(['metadata.finalizers[0]: Invalid value: "custom": name is neither a standard finalizer name nor is it fully qualified']);
+    expect(kube.map(fieldErrorMessage)).toEqual([
+      'metadata.finalizers[0]: Invalid value: "custom": name is neither a standard finalizer name nor is it fully qualified',
+    ]);
   });
 
   it('generation and managedFields', () => {
-    const errs = validateObjectMetaCreate({ name: 'a', generation: -1, managedFields: [{ manager: 'm', operation: 'Patch', fieldsType: 'FieldsV2' }] }, { namespaced: false });
+    const errs = validateObjectMetaCreate(
+      { name: 'a', generation: -1, managedFields: [{ manager: 'm', operation: 'Patch', fieldsType: 'FieldsV2' }] },
+      { namespaced: false },
+    );
     expect(errs.map((e) => `${e.field}: ${e.detail}`)).toEqual([
       'metadata.generation: must be greater than or equal to 0',
       'metadata.managedFields[0].operation: must be `Apply` or `Update`',
@@ -75,12 +83,24 @@ describe('validateObjectMetaCreate (apimachinery/pkg/api/validation/objectmeta.g
   });
 
   it('survives garbage input without throwing', () => {
-    expect(() => validateObjectMetaCreate({ name: 'a', labels: 5, annotations: [], finalizers: 'x', ownerReferences: {} } as unknown as ObjectMetaLike, { namespaced: false })).not.toThrow();
+    expect(() =>
+      validateObjectMetaCreate({ name: 'a', labels: 5, annotations: [], finalizers: 'x', ownerReferences: {} } as unknown as ObjectMetaLike, {
+        namespaced: false,
+      }),
+    ).not.toThrow();
   });
 });
 
 describe('validateObjectMetaUpdate', () => {
-  const old: ObjectMetaLike = { name: 'a', namespace: 'ns', uid: 'u1', resourceVersion: '5', generation: 2, creationTimestamp: '2024-01-01T00:00:00Z', generateName: 'a-' };
+  const old: ObjectMetaLike = {
+    name: 'a',
+    namespace: 'ns',
+    uid: 'u1',
+    resourceVersion: '5',
+    generation: 2,
+    creationTimestamp: '2024-01-01T00:00:00Z',
+    generateName: 'a-',
+  };
 
   it('accepts label changes and a changed generateName', () => {
     expect(validateObjectMetaUpdate({ ...old, labels: { x: 'y' }, generateName: 'b-' }, old)).toEqual([]);

@@ -196,7 +196,8 @@ export function validateManagedFields(entries: unknown, path: string): FieldErro
     const e = (typeof raw === 'object' && raw !== null ? raw : {}) as ManagedFieldsEntryLike;
     const p = `${path}[${i}]`;
     if (e.operation !== 'Apply' && e.operation !== 'Update') errs.push(invalid(`${p}.operation`, e.operation ?? '', 'must be `Apply` or `Update`'));
-    if (e.fieldsType !== undefined && e.fieldsType !== '' && e.fieldsType !== 'FieldsV1') errs.push(invalid(`${p}.fieldsType`, e.fieldsType, 'must be `FieldsV1`'));
+    if (e.fieldsType !== undefined && e.fieldsType !== '' && e.fieldsType !== 'FieldsV1')
+      errs.push(invalid(`${p}.fieldsType`, e.fieldsType, 'must be `FieldsV1`'));
     if (typeof e.manager === 'string' && e.manager.length > FIELD_MANAGER_MAX_LENGTH) {
       errs.push({ type: 'FieldValueTooLong', field: `${p}.manager`, value: e.manager, detail: `may not be more than ${FIELD_MANAGER_MAX_LENGTH} bytes` });
     }

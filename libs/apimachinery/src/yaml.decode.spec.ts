@@ -33,7 +33,10 @@ describe('decodeYaml (sigs.k8s.io/yaml semantics)', () => {
 
   it('bounds alias expansion (billion laughs)', () => {
     let text = 'a0: &a0 [x,x,x,x,x,x,x,x,x,x]\n';
-    for (let i = 1; i < 9; i++) text += `a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(',')}]\n`;
+    for (let i = 1; i < 9; i++)
+      text += `a${i}: &a${i} [${Array(10)
+        .fill(`*a${i - 1}`)
+        .join(',')}]\n`;
     expect(() => decodeYaml(text)).toThrow(YamlDecodeError);
   });
 

@@ -15,8 +15,16 @@ async function provider() {
     return Promise.reject(new Error('not found'));
   };
   const now = Math.floor(Date.now() / 1000);
-  const sign = (claims: JWTPayload, header: { kid?: string } = { kid: 'k1' }, times: { iat: number; exp: number } = { iat: now, exp: now + 300 }): Promise<string> =>
-    new SignJWT(claims).setProtectedHeader({ alg: 'RS256', ...header }).setIssuedAt(times.iat).setExpirationTime(times.exp).sign(privateKey);
+  const sign = (
+    claims: JWTPayload,
+    header: { kid?: string } = { kid: 'k1' },
+    times: { iat: number; exp: number } = { iat: now, exp: now + 300 },
+  ): Promise<string> =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', ...header })
+      .setIssuedAt(times.iat)
+      .setExpirationTime(times.exp)
+      .sign(privateKey);
   return { fetchJson, fetched, sign, publicKey };
 }
 
@@ -37,11 +45,18 @@ describe('OIDC', () => {
 
   it('reads user and groups from claims, with prefixes, required claims and email_verified', () => {
     const base = { issuerUrl: ISSUER, clientId: 'kapi' };
-    expect(oidcUserFromClaims({ sub: 's1', groups: ['a', 'b'] }, { ...base, groupsClaim: 'groups', groupsPrefix: 'oidc:' })).toEqual({ username: `${ISSUER}#s1`, groups: ['oidc:a', 'oidc:b'] });
+    expect(oidcUserFromClaims({ sub: 's1', groups: ['a', 'b'] }, { ...base, groupsClaim: 'groups', groupsPrefix: 'oidc:' })).toEqual({
+      username: `${ISSUER}#s1`,
+      groups: ['oidc:a', 'oidc:b'],
+    });
     expect(oidcUserFromClaims({ email: 'e@x', email_verified: true }, { ...base, usernameClaim: 'email' })).toEqual({ username: 'e@x', groups: [] });
-    expect(() => oidcUserFromClaims({ email: 'e@x', email_verified: false }, { ...base, usernameClaim: 'email' })).toThrow(expect.objectContaining({ code: 401 }));
+    expect(() => oidcUserFromClaims({ email: 'e@x', email_verified: false }, { ...base, usernameClaim: 'email' })).toThrow(
+      expect.objectContaining({ code: 401 }),
+    );
     expect(() => oidcUserFromClaims({ sub: 's1', groups: 5 }, { ...base, groupsClaim: 'groups' })).toThrow(expect.objectContaining({ code: 401 }));
-    expect(() => oidcUserFromClaims({ sub: 's1', hd: 'other' }, { ...base, requiredClaims: { hd: 'example.com' } })).toThrow(expect.objectContaining({ code: 401 }));
+    expect(() => oidcUserFromClaims({ sub: 's1', hd: 'other' }, { ...base, requiredClaims: { hd: 'example.com' } })).toThrow(
+      expect.objectContaining({ code: 401 }),
+    );
     expect(() => oidcUserFromClaims({}, base)).toThrow(expect.objectContaining({ code: 401 }));
   });
 
@@ -73,7 +88,10 @@ describe('OIDC', () => {
     const none = `${base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${base64url.encode(JSON.stringify({ iss: ISSUER, aud: 'kapi', sub: 'alice', exp: 4e9 }))}.`;
     await rejects(none);
     const publicPem = await exportSPKI(p.publicKey);
-    const hs = await new SignJWT({ iss: ISSUER, aud: 'kapi', sub: 'alice' }).setProtectedHeader({ alg: 'HS256', kid: 'k1' }).setExpirationTime('5m').sign(Buffer.from(publicPem));
+    const hs = await new SignJWT({ iss: ISSUER, aud: 'kapi', sub: 'alice' })
+      .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+      .setExpirationTime('5m')
+      .sign(Buffer.from(publicPem));
     await rejects(hs);
     // Unknown key ID within the refetch interval: refused without asking the provider again.
     await rejects(await p.sign({ iss: ISSUER, aud: 'kapi', sub: 'alice' }, { kid: 'k2' }));
@@ -86,7 +104,10 @@ describe('OIDC', () => {
     let keys: object[] = [{ ...(await exportJWK((await generateKeyPair('RS256', { extractable: true })).publicKey)), kid: 'old', alg: 'RS256' }];
     const fetchJson = (url: string): Promise<unknown> => (url === JWKS_URI ? Promise.resolve({ keys }) : p.fetchJson(url));
     const a = new OidcAuthenticator({ issuerUrl: ISSUER, clientId: 'kapi', usernamePrefix: '-', fetchJson, minRefetchMs: 0 });
-    const token = await new SignJWT({ iss: ISSUER, aud: 'kapi', sub: 'alice' }).setProtectedHeader({ alg: 'RS256', kid: 'new' }).setExpirationTime('5m').sign(rotated.privateKey);
+    const token = await new SignJWT({ iss: ISSUER, aud: 'kapi', sub: 'alice' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'new' })
+      .setExpirationTime('5m')
+      .sign(rotated.privateKey);
     await expect(a.authenticate(bearer(token))).rejects.toMatchObject({ code: 401 });
     keys = [{ ...(await exportJWK(rotated.publicKey)), kid: 'new', alg: 'RS256' }];
     expect(await a.authenticate(bearer(token))).toEqual({ username: 'alice', groups: [] });

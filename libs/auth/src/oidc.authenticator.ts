@@ -108,7 +108,8 @@ export class OidcAuthenticator implements Authenticator {
     this.loading ??= (async () => {
       try {
         if (!this.jwksUri) {
-          const doc = (await this.opts.fetchJson(`${this.opts.issuerUrl.replace(/\/$/, '')}/.well-known/openid-configuration`)) as { issuer?: unknown; jwks_uri?: unknown } | undefined;
+          const doc = (await this.opts.fetchJson(`${this.opts.issuerUrl.replace(/\/$/, '')}/.well-known/openid-configuration`)) as
+            { issuer?: unknown; jwks_uri?: unknown } | undefined;
           if (doc?.issuer !== this.opts.issuerUrl) throw new Error('discovery document names another issuer');
           if (typeof doc.jwks_uri !== 'string' || !doc.jwks_uri.startsWith('https://')) throw new Error('discovery document has no https jwks_uri');
           this.jwksUri = doc.jwks_uri;

@@ -27,7 +27,11 @@ async function ca(name: string): Promise<{ cert: x509.X509Certificate; key: Cryp
   return { cert, key: keys.privateKey };
 }
 
-async function leaf(issuer: { cert: x509.X509Certificate; key: CryptoKey }, cn: string, opts: { usage?: string; notAfter?: Date } = {}): Promise<X509Certificate> {
+async function leaf(
+  issuer: { cert: x509.X509Certificate; key: CryptoKey },
+  cn: string,
+  opts: { usage?: string; notAfter?: Date } = {},
+): Promise<X509Certificate> {
   const keys = (await subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const cert = await x509.X509CertificateGenerator.create(
     {
@@ -47,7 +51,7 @@ async function leaf(issuer: { cert: x509.X509Certificate; key: CryptoKey }, cn: 
 }
 
 describe('peer chain verification', () => {
-  it('accepts a client certificate of the CA only: not another CA\'s, not an expired one, not a serving-only one', async () => {
+  it("accepts a client certificate of the CA only: not another CA's, not an expired one, not a serving-only one", async () => {
     const proxyCa = await ca('front-proxy-ca');
     const otherCa = await ca('cluster-ca');
     const roots = parseCaBundle(proxyCa.cert.toString('pem'));
@@ -69,7 +73,13 @@ describe('identity from proxy headers', () => {
 
   it('takes the first user-name header with a value, all groups, extras with percent-decoded lower-case keys', () => {
     const user = userFromHeaders(
-      { 'x-other-user': 'bob', 'x-remote-group': ['dev', 'ops, qa'], 'x-remote-extra-scopes': 'a, b', 'x-remote-extra-acme.com%2fproject': 'p1', 'x-remote-extra-': 'none' },
+      {
+        'x-other-user': 'bob',
+        'x-remote-group': ['dev', 'ops, qa'],
+        'x-remote-extra-scopes': 'a, b',
+        'x-remote-extra-acme.com%2fproject': 'p1',
+        'x-remote-extra-': 'none',
+      },
       opts,
     );
     expect(user).toEqual({ username: 'bob', groups: ['dev', 'ops', 'qa'], extra: { scopes: ['a', 'b'], 'acme.com/project': ['p1'] } });

@@ -30,7 +30,10 @@ function values(headers: IncomingHttpHeaders, name: string): string[] {
   const v = headers[name.toLowerCase()];
   if (v === undefined) return [];
   const all = Array.isArray(v) ? v : [v];
-  return all.flatMap((x) => x.split(',')).map((x) => x.trim()).filter((x) => x !== '');
+  return all
+    .flatMap((x) => x.split(','))
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
 }
 
 function percentDecode(s: string): string {
@@ -45,7 +48,10 @@ function percentDecode(s: string): string {
  * The identity the headers carry (pure: the connection is checked by the caller). Undefined when
  * no user-name header has a value.
  */
-export function userFromHeaders(headers: IncomingHttpHeaders, opts: Pick<RequestHeaderOptions, 'usernameHeaders' | 'groupHeaders' | 'extraHeaderPrefixes'>): UserInfo | undefined {
+export function userFromHeaders(
+  headers: IncomingHttpHeaders,
+  opts: Pick<RequestHeaderOptions, 'usernameHeaders' | 'groupHeaders' | 'extraHeaderPrefixes'>,
+): UserInfo | undefined {
   let username: string | undefined;
   for (const h of opts.usernameHeaders) {
     const v = headers[h.toLowerCase()];

@@ -21,7 +21,9 @@ describe('token file', () => {
   });
 
   it('names the line of a malformed record and never the token', () => {
-    expect(() => parseTokenFile('t1,alice,u1\nsecret,bob')).toThrow(new TokenFileError('line 2: must have at least 3 columns (token, user name, user uid), found 2'));
+    expect(() => parseTokenFile('t1,alice,u1\nsecret,bob')).toThrow(
+      new TokenFileError('line 2: must have at least 3 columns (token, user name, user uid), found 2'),
+    );
     expect(() => parseTokenFile('secret,bob,u,"dev')).toThrow('line 1: unterminated quoted field');
     expect(() => parseTokenFile(',bob,u')).toThrow('line 1: empty token');
     expect(() => parseTokenFile('secret,,u')).toThrow('line 1: empty user name');

@@ -64,7 +64,16 @@ export function parseTokenFile(text: string): Map<string, UserInfo> {
     const [token, username, uid, groups] = f as [string, string, string, string | undefined];
     if (token === '') throw new TokenFileError(`line ${lineNo}: empty token`);
     if (username === '') throw new TokenFileError(`line ${lineNo}: empty user name`);
-    const user: UserInfo = { username, uid, groups: groups ? groups.split(',').map((g) => g.trim()).filter((g) => g !== '') : [] };
+    const user: UserInfo = {
+      username,
+      uid,
+      groups: groups
+        ? groups
+            .split(',')
+            .map((g) => g.trim())
+            .filter((g) => g !== '')
+        : [],
+    };
     users.set(token, user);
   });
   return users;

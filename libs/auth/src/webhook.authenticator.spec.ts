@@ -45,7 +45,10 @@ describe('webhook token authentication', () => {
         const r = review as (typeof posted)[number];
         posted.push(r);
         const ok = r.spec.token === 'good';
-        return Promise.resolve({ status: 200, body: { apiVersion: r.apiVersion, kind: 'TokenReview', status: ok ? { authenticated: true, user: { username: 'jane' } } : { authenticated: false } } });
+        return Promise.resolve({
+          status: 200,
+          body: { apiVersion: r.apiVersion, kind: 'TokenReview', status: ok ? { authenticated: true, user: { username: 'jane' } } : { authenticated: false } },
+        });
       },
     });
     expect(await a.authenticate(bearer('good'))).toEqual({ username: 'jane', groups: [] });
@@ -67,7 +70,10 @@ describe('webhook token authentication', () => {
       cacheTtlMs: 120_000,
       post: () => {
         calls++;
-        return Promise.resolve({ status: 200, body: { apiVersion: 'authentication.k8s.io/v1beta1', kind: 'TokenReview', status: { authenticated: true, user: { username: 'x' } } } });
+        return Promise.resolve({
+          status: 200,
+          body: { apiVersion: 'authentication.k8s.io/v1beta1', kind: 'TokenReview', status: { authenticated: true, user: { username: 'x' } } },
+        });
       },
     });
     await expect(a.authenticate(bearer('t'))).rejects.toMatchObject({ code: 401 });

@@ -58,7 +58,12 @@ export function parseWebhookKubeconfig(text: string, dir: string): WebhookTarget
   }
   const server = cluster.server;
   if (typeof server !== 'string' || !server.startsWith('https://')) throw new Error('the cluster has no https server URL');
-  const target: WebhookTarget = { server, caPem: pem(cluster, 'certificate-authority', dir), certPem: pem(user, 'client-certificate', dir), keyPem: pem(user, 'client-key', dir) };
+  const target: WebhookTarget = {
+    server,
+    caPem: pem(cluster, 'certificate-authority', dir),
+    certPem: pem(user, 'client-certificate', dir),
+    keyPem: pem(user, 'client-key', dir),
+  };
   if ((target.certPem === undefined) !== (target.keyPem === undefined)) throw new Error('the user needs both a client certificate and a client key');
   return target;
 }

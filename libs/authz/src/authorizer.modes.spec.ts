@@ -58,6 +58,8 @@ describe('forbidden message', () => {
       details: { name: 'p', kind: 'pods' },
       code: 403,
     });
-    expect(forbiddenError(attrs({ isResourceRequest: false, path: '/metrics', resource: '' })).message).toBe('forbidden: User "alice" cannot get path "/metrics"');
+    expect(forbiddenError(attrs({ isResourceRequest: false, path: '/metrics', resource: '' })).message).toBe(
+      'forbidden: User "alice" cannot get path "/metrics"',
+    );
   });
 });

@@ -60,7 +60,8 @@ export const AUTHORIZATION_MODES: Record<string, () => Authorizer> = {
 export function authorizerForModes(modes: readonly string[]): Authorizer {
   const list = modes.map((name) => {
     const make = AUTHORIZATION_MODES[name];
-    if (!make) throw new Error(`--authorization-mode: unsupported mode ${JSON.stringify(name)}; this build supports ${Object.keys(AUTHORIZATION_MODES).join(', ')}`);
+    if (!make)
+      throw new Error(`--authorization-mode: unsupported mode ${JSON.stringify(name)}; this build supports ${Object.keys(AUTHORIZATION_MODES).join(', ')}`);
     return make();
   });
   return new AuthorizerUnion([new PrivilegedGroupAuthorizer(), ...list]);

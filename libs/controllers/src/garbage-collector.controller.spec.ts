@@ -6,8 +6,32 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyDefaults, applyJsonPatch, applyMergePatch, findUnknownFields, generateName, parseFieldSelector, parseLabelSelector, prune, StatusError, validateObjectMetaCreate, validateObjectMetaUpdate, validateSchema, type KubeObject } from '@app/apimachinery';
-import { finalizeSubresource, GenericStore, KindRegistry, NO_ADMISSION, statusSubresource, type DeleteOptions, type KindDeclaration, type Machinery, type RequestContext } from '@app/registry';
+import {
+  applyDefaults,
+  applyJsonPatch,
+  applyMergePatch,
+  findUnknownFields,
+  generateName,
+  parseFieldSelector,
+  parseLabelSelector,
+  prune,
+  StatusError,
+  validateObjectMetaCreate,
+  validateObjectMetaUpdate,
+  validateSchema,
+  type KubeObject,
+} from '@app/apimachinery';
+import {
+  finalizeSubresource,
+  GenericStore,
+  KindRegistry,
+  NO_ADMISSION,
+  statusSubresource,
+  type DeleteOptions,
+  type KindDeclaration,
+  type Machinery,
+  type RequestContext,
+} from '@app/registry';
 import { openLocalStorage, type MvccStorage } from '@app/storage';
 import { GarbageCollector } from './garbage-collector.controller.js';
 import { NamespaceController } from './namespace.controller.js';
@@ -39,8 +63,24 @@ const machinery: Machinery = {
 
 const anySchema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } as KindDeclaration['schema'];
 
-const WIDGET: KindDeclaration = { group: 'example.com', version: 'v1', kind: 'Widget', plural: 'widgets', singular: 'widget', namespaced: true, schema: anySchema };
-const FLEET: KindDeclaration = { group: 'example.com', version: 'v1', kind: 'Fleet', plural: 'fleets', singular: 'fleet', namespaced: false, schema: anySchema };
+const WIDGET: KindDeclaration = {
+  group: 'example.com',
+  version: 'v1',
+  kind: 'Widget',
+  plural: 'widgets',
+  singular: 'widget',
+  namespaced: true,
+  schema: anySchema,
+};
+const FLEET: KindDeclaration = {
+  group: 'example.com',
+  version: 'v1',
+  kind: 'Fleet',
+  plural: 'fleets',
+  singular: 'fleet',
+  namespaced: false,
+  schema: anySchema,
+};
 /** A minimal Namespace: the `kubernetes` spec finalizer, Terminating on delete. */
 const NAMESPACE: KindDeclaration = {
   group: '',
@@ -56,7 +96,7 @@ const NAMESPACE: KindDeclaration = {
       o.spec = { finalizers: ['kubernetes'] };
       o.status = { phase: 'Active' };
     },
-    pendingFinalizers: (o) => ((o.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []),
+    pendingFinalizers: (o) => (o.spec as { finalizers?: string[] } | undefined)?.finalizers ?? [],
     prepareForDelete(o) {
       o.status = { ...(o.status as object), phase: 'Terminating' };
     },
@@ -105,7 +145,11 @@ async function startGc(): Promise<GarbageCollector> {
 }
 
 async function make(decl: KindDeclaration, name: string, meta: Record<string, unknown> = {}, ns = 'a'): Promise<KubeObject> {
-  return storeFor(decl).create(decl.namespaced ? ns : '', { apiVersion: 'example.com/v1', kind: decl.kind, metadata: { name, ...meta } }, { ctx: ctx(), fieldValidation: 'Strict' });
+  return storeFor(decl).create(
+    decl.namespaced ? ns : '',
+    { apiVersion: 'example.com/v1', kind: decl.kind, metadata: { name, ...meta } },
+    { ctx: ctx(), fieldValidation: 'Strict' },
+  );
 }
 
 async function find(decl: KindDeclaration, name: string, ns = 'a'): Promise<KubeObject | undefined> {
@@ -126,7 +170,13 @@ async function expectEventually(what: string, fn: () => Promise<boolean>, ms = 5
   }
 }
 
-const ref = (o: KubeObject, extra: Record<string, unknown> = {}) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, uid: o.metadata.uid, ...extra });
+const ref = (o: KubeObject, extra: Record<string, unknown> = {}) => ({
+  apiVersion: o.apiVersion,
+  kind: o.kind,
+  name: o.metadata.name,
+  uid: o.metadata.uid,
+  ...extra,
+});
 const del = (decl: KindDeclaration, name: string, opts: DeleteOptions = {}, ns = 'a') => storeFor(decl).delete(decl.namespaced ? ns : '', name, opts, ctx());
 
 describe('GenericStore.delete propagation finalizers', () => {
@@ -196,7 +246,10 @@ describe('GarbageCollector on custom kinds', () => {
     await make(WIDGET, 'blocker', { ownerReferences: [ref(owner, { blockOwnerDeletion: true })], finalizers: ['example.com/hold'] });
     await make(WIDGET, 'loose', { ownerReferences: [ref(owner)] });
     await del(WIDGET, 'owner', { propagationPolicy: 'Foreground' });
-    await expectEventually('loose gone, blocker terminating', async () => !(await find(WIDGET, 'loose')) && (await find(WIDGET, 'blocker'))?.metadata.deletionTimestamp !== undefined);
+    await expectEventually(
+      'loose gone, blocker terminating',
+      async () => !(await find(WIDGET, 'loose')) && (await find(WIDGET, 'blocker'))?.metadata.deletionTimestamp !== undefined,
+    );
     await gc!.whenIdle();
     expect((await find(WIDGET, 'owner'))?.metadata.finalizers).toEqual(['foregroundDeletion']);
     const b = (await find(WIDGET, 'blocker'))!;

@@ -247,10 +247,13 @@ export class GarbageCollector {
     const n = (this.failures.get(key) ?? 0) + 1;
     this.failures.set(key, n);
     if (n === 1 || n % 10 === 0) this.log(`${key}: ${(err as Error)?.message ?? String(err)} (retry ${n})`);
-    const t = setTimeout(() => {
-      this.retryTimers.delete(t);
-      this.queue.add(key);
-    }, Math.min(100 * 2 ** (n - 1), 30_000));
+    const t = setTimeout(
+      () => {
+        this.retryTimers.delete(t);
+        this.queue.add(key);
+      },
+      Math.min(100 * 2 ** (n - 1), 30_000),
+    );
     t.unref();
     this.retryTimers.add(t);
   }
@@ -439,4 +442,3 @@ export class GarbageCollector {
     throw new Error(`${id.kind} ${id.namespace ? `${id.namespace}/` : ''}${id.name}: too many conflicting writes`);
   }
 }
-

@@ -107,6 +107,16 @@ describe('LeaderElector', () => {
   });
 
   it('rejects a renew deadline not below the lease duration', () => {
-    expect(() => new LeaderElector({ lock: new MemoryLock(), identity: 'x', leaseDurationMs: 5000, renewDeadlineMs: 5000, onStartedLeading() {}, onStoppedLeading() {} })).toThrow(RangeError);
+    expect(
+      () =>
+        new LeaderElector({
+          lock: new MemoryLock(),
+          identity: 'x',
+          leaseDurationMs: 5000,
+          renewDeadlineMs: 5000,
+          onStartedLeading() {},
+          onStoppedLeading() {},
+        }),
+    ).toThrow(RangeError);
   });
 });

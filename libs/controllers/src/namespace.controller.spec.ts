@@ -13,7 +13,11 @@ describe('namespaceConditions', () => {
       message: 'All content successfully removed',
       lastTransitionTime: '2026-01-01T00:00:00Z',
     });
-    expect(c.find((x) => x.type === 'NamespaceFinalizersRemaining')).toMatchObject({ status: 'False', reason: 'ContentHasNoFinalizers', message: 'All content-preserving finalizers finished' });
+    expect(c.find((x) => x.type === 'NamespaceFinalizersRemaining')).toMatchObject({
+      status: 'False',
+      reason: 'ContentHasNoFinalizers',
+      message: 'All content-preserving finalizers finished',
+    });
   });
 
   it('formats remaining resources and finalizers like Kubernetes, sorted', () => {
@@ -27,7 +31,8 @@ describe('namespaceConditions', () => {
     expect(c.find((x) => x.type === 'NamespaceContentRemaining')).toMatchObject({
       status: 'True',
       reason: 'SomeResourcesRemain',
-      message: 'Some resources are remaining: configmaps. has 2 resource instances, secrets. has 1 resource instances, widgets.example.com has 3 resource instances',
+      message:
+        'Some resources are remaining: configmaps. has 2 resource instances, secrets. has 1 resource instances, widgets.example.com has 3 resource instances',
     });
     expect(c.find((x) => x.type === 'NamespaceFinalizersRemaining')).toMatchObject({
       status: 'True',

@@ -98,11 +98,17 @@ export function namespaceConditions(totals: ContentTotals, previous: NamespaceCo
       message: `Failed to delete all resource types, ${totals.errors.length} remaining: ${aggregate(totals.errors)}`,
     });
   }
-  const remaining = [...totals.remaining].filter(([, n]) => n > 0).map(([r, n]) => `${r} has ${n} resource instances`).sort();
+  const remaining = [...totals.remaining]
+    .filter(([, n]) => n > 0)
+    .map(([r, n]) => `${r} has ${n} resource instances`)
+    .sort();
   if (remaining.length) {
     fresh.set('NamespaceContentRemaining', { status: 'True', reason: 'SomeResourcesRemain', message: `Some resources are remaining: ${remaining.join(', ')}` });
   }
-  const fins = [...totals.finalizers].filter(([, n]) => n > 0).map(([f, n]) => `${f} in ${n} resource instances`).sort();
+  const fins = [...totals.finalizers]
+    .filter(([, n]) => n > 0)
+    .map(([f, n]) => `${f} in ${n} resource instances`)
+    .sort();
   if (fins.length) {
     fresh.set('NamespaceFinalizersRemaining', {
       status: 'True',
@@ -113,7 +119,13 @@ export function namespaceConditions(totals: ContentTotals, previous: NamespaceCo
   return NAMESPACE_CONDITION_TYPES.map(({ type, okReason, okMessage }) => {
     const c = fresh.get(type) ?? { status: 'False' as const, reason: okReason, message: okMessage };
     const prev = previous.find((p) => p.type === type);
-    return { type, status: c.status, lastTransitionTime: prev && prev.status === c.status && prev.lastTransitionTime ? prev.lastTransitionTime : now, reason: c.reason, message: c.message };
+    return {
+      type,
+      status: c.status,
+      lastTransitionTime: prev && prev.status === c.status && prev.lastTransitionTime ? prev.lastTransitionTime : now,
+      reason: c.reason,
+      message: c.message,
+    };
   });
 }
 
@@ -270,9 +282,12 @@ export class NamespaceController {
   private retry(name: string): void {
     const n = (this.attempts.get(name) ?? 0) + 1;
     this.attempts.set(name, n);
-    this.later(() => {
-      if (this.terminating.has(name)) this.queue.add(name);
-    }, Math.min((this.deps.retryMs ?? 1000) * 2 ** (n - 1), 30_000));
+    this.later(
+      () => {
+        if (this.terminating.has(name)) this.queue.add(name);
+      },
+      Math.min((this.deps.retryMs ?? 1000) * 2 ** (n - 1), 30_000),
+    );
   }
 
   /** One pass over a terminating namespace. True when finished (finalized, gone, or not ours). */
@@ -386,11 +401,16 @@ export class NamespaceController {
       const fins = specFinalizers(cur);
       if (!fins.includes(NAMESPACE_FINALIZER)) return;
       try {
-        await nsStore.update('', name, { ...cur, spec: { ...(cur.spec as object), finalizers: fins.filter((f) => f !== NAMESPACE_FINALIZER) } }, {
-          ctx: ctx(),
-          fieldValidation: 'Ignore',
-          subresource: 'finalize',
-        });
+        await nsStore.update(
+          '',
+          name,
+          { ...cur, spec: { ...(cur.spec as object), finalizers: fins.filter((f) => f !== NAMESPACE_FINALIZER) } },
+          {
+            ctx: ctx(),
+            fieldValidation: 'Ignore',
+            subresource: 'finalize',
+          },
+        );
         return;
       } catch (e) {
         if (e instanceof StatusError && e.code === 404) return;

@@ -17,12 +17,16 @@ describe('writeBatch', () => {
     const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
     await db.open();
     await db.put('gone', new Uint8Array([9]));
-    await writeBatch(db, [
-      { type: 'put', key: 'a', value: Buffer.from('one') },
-      { type: 'put', key: 'b', value: new Uint8Array([1, 2, 3]) },
-      { type: 'put', key: 'empty', value: new Uint8Array(0) },
-      { type: 'del', key: 'gone' },
-    ], true);
+    await writeBatch(
+      db,
+      [
+        { type: 'put', key: 'a', value: Buffer.from('one') },
+        { type: 'put', key: 'b', value: new Uint8Array([1, 2, 3]) },
+        { type: 'put', key: 'empty', value: new Uint8Array(0) },
+        { type: 'del', key: 'gone' },
+      ],
+      true,
+    );
     expect(Buffer.from((await db.get('a'))!).toString()).toBe('one');
     expect([...(await db.get('b'))!]).toEqual([1, 2, 3]);
     expect((await db.get('empty'))!.length).toBe(0);

@@ -60,7 +60,9 @@ describe('LocalProposer (group commit)', () => {
   });
 
   it('rejects malformed and post-close proposals with typed errors', async () => {
-    await expect(proposer.propose({ compares: [], success: [{ type: 'put', key: '', value: enc('x') }], failure: [] })).rejects.toMatchObject({ code: 'InvalidCommand' });
+    await expect(proposer.propose({ compares: [], success: [{ type: 'put', key: '', value: enc('x') }], failure: [] })).rejects.toMatchObject({
+      code: 'InvalidCommand',
+    });
     await proposer.close();
     await expect(proposer.propose({ compares: [], success: [], failure: [] })).rejects.toMatchObject({ code: 'Closed' });
   });

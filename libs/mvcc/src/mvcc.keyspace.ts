@@ -101,7 +101,11 @@ export function readKv(r: BinReader, key: string): KeyValue {
  * still read.
  */
 export function encodeEventRef(key: string, type: 'put' | 'delete', prevRevision: number): Buffer {
-  return new BinWriter(24 + 3 * key.length).str(key).u8(type === 'put' ? 3 : 4).num(prevRevision).finish();
+  return new BinWriter(24 + 3 * key.length)
+    .str(key)
+    .u8(type === 'put' ? 3 : 4)
+    .num(prevRevision)
+    .finish();
 }
 
 /** An event record whose values are still to be read from the history keyspace. */
@@ -146,7 +150,8 @@ export function decodeHistoryRecord(key: string, revision: number, b: Buffer | u
 /** The current version of `key` as the value of the event at `revision`. */
 export function currentRecord(key: string, revision: number, b: Buffer | undefined): KeyValue {
   const kv = b === undefined ? undefined : decodeLatest(key, b);
-  if (!kv || kv.modRevision !== revision) throw new MvccError('Corrupt', `version of ${key} at revision ${revision} is in neither history nor the current keyspace`);
+  if (!kv || kv.modRevision !== revision)
+    throw new MvccError('Corrupt', `version of ${key} at revision ${revision} is in neither history nor the current keyspace`);
   return kv;
 }
 

@@ -115,7 +115,15 @@ export async function rangeLatest(db: Db, snap: Snapshot, prefix: string, opts: 
  * range. `remaining` is the key index's count at `revision` (the snapshot's), corrected by the
  * events since `at` (countAt); undefined when those are more than the page's budget.
  */
-export async function rangeHistory(db: Db, snap: Snapshot, prefix: string, opts: RangeOptions, at: number, revision: number, index?: KeyIndexAt): Promise<RangeResult> {
+export async function rangeHistory(
+  db: Db,
+  snap: Snapshot,
+  prefix: string,
+  opts: RangeOptions,
+  at: number,
+  revision: number,
+  index?: KeyIndexAt,
+): Promise<RangeResult> {
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
   const ahead = readAhead(limit);
   const hist = new Cursor(db.iterator({ ...lowerBound(HISTORY, prefix, opts.startAfter), lt: HISTORY + prefixEnd(prefix), snapshot: snap }), ahead);
@@ -158,7 +166,11 @@ export async function rangeHistory(db: Db, snap: Snapshot, prefix: string, opts:
     await cur.close();
   }
   const after = kvs[kvs.length - 1]?.key;
-  const remaining = !more ? 0 : index && after !== undefined ? await countAt(db, snap, { after, before: prefixEnd(prefix) }, at, revision, countBudget(limit), index) : undefined;
+  const remaining = !more
+    ? 0
+    : index && after !== undefined
+      ? await countAt(db, snap, { after, before: prefixEnd(prefix) }, at, revision, countBudget(limit), index)
+      : undefined;
   return { kvs, revision: at, remaining, more };
 }
 
@@ -169,7 +181,15 @@ export async function rangeHistory(db: Db, snap: Snapshot, prefix: string, opts:
  * was live at `at`: a delete, or a put over an earlier version. Reads at most `budget` events;
  * undefined when there are more, or when the index no longer describes `revision`.
  */
-async function countAt(db: Db, snap: Snapshot, range: { after: string; before: string }, at: number, revision: number, budget: number, index: KeyIndexAt): Promise<number | undefined> {
+async function countAt(
+  db: Db,
+  snap: Snapshot,
+  range: { after: string; before: string },
+  at: number,
+  revision: number,
+  budget: number,
+  index: KeyIndexAt,
+): Promise<number | undefined> {
   // Every revision has at least one event: too many revisions, too many events.
   if (revision - at > budget || index(revision) === undefined) return undefined;
   const liveAt = new Map<string, boolean>();
@@ -202,8 +222,7 @@ async function countAt(db: Db, snap: Snapshot, range: { after: string; before: s
  */
 export async function readEvents(db: Db, snap: Snapshot, afterRevision: number, match: { prefix?: string; key?: string }): Promise<MvccEvent[]> {
   const events: MvccEvent[] = [];
-  const keep =
-    match.key !== undefined ? (k: string) => k === match.key : match.prefix ? (k: string) => k.startsWith(match.prefix!) : () => true;
+  const keep = match.key !== undefined ? (k: string) => k === match.key : match.prefix ? (k: string) => k.startsWith(match.prefix!) : () => true;
   const it = db.iterator({ gte: EVENTS + hex(Math.max(afterRevision + 1, 0)), lt: EVENTS + '\u007f', snapshot: snap });
   try {
     for (;;) {

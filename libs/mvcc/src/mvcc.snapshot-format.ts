@@ -5,7 +5,21 @@
  */
 import { type FileHandle, open as openFile, unlink } from 'node:fs/promises';
 import { BinReader, BinWriter, CodecError } from './mvcc.codec.js';
-import { type BatchOp, type Db, type Snapshot, EVENTS, HISTORY, LATEST, META_APPLIED, META_COMPACTED, META_IMPORTING, META_REV, clearExcept, encodeLatest, prefixEnd } from './mvcc.keyspace.js';
+import {
+  type BatchOp,
+  type Db,
+  type Snapshot,
+  EVENTS,
+  HISTORY,
+  LATEST,
+  META_APPLIED,
+  META_COMPACTED,
+  META_IMPORTING,
+  META_REV,
+  clearExcept,
+  encodeLatest,
+  prefixEnd,
+} from './mvcc.keyspace.js';
 import { MvccError, type KeyValue } from './mvcc.types.js';
 
 /** First field of every snapshot. */
@@ -237,7 +251,7 @@ export async function readSnapshot(source: SnapshotSource, onRecord?: (key: stri
 
 /** Writes all of `data` at the file's position (one write may take only part of it). */
 async function writeFully(fh: FileHandle, data: Buffer): Promise<void> {
-  for (let at = 0; at < data.length; ) at += (await fh.write(data, at)).bytesWritten;
+  for (let at = 0; at < data.length;) at += (await fh.write(data, at)).bytesWritten;
 }
 
 /**

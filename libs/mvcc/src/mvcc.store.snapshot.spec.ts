@@ -109,7 +109,12 @@ describe('MvccStore snapshots', () => {
     // Format 1: the live state only (still read).
     const w = new BinWriter();
     w.str('kapi-mvcc-snapshot').u8(1).num(9).num(12);
-    w.u8(1).str('/f/a').num(2).num(9).num(3).bytes(enc('ä'.repeat(20)));
+    w.u8(1)
+      .str('/f/a')
+      .num(2)
+      .num(9)
+      .num(3)
+      .bytes(enc('ä'.repeat(20)));
     w.u8(1).str('/f/b').num(4).num(4).num(1).bytes(enc(''));
     const legacy = new Uint8Array(w.u8(0).finish());
     const importInto = async (data: Uint8Array, source: () => SnapshotSource) => {
@@ -254,5 +259,4 @@ describe('MvccStore snapshots', () => {
       await other.close();
     }
   });
-
 });

@@ -39,7 +39,11 @@ describe('MvccStore', () => {
   });
 
   it('evaluates compares: absent, modRevision; failure branch returns fresh state', async () => {
-    const create: TxnCommand = { compares: [{ key: '/k', target: 'absent' }], success: [{ type: 'put', key: '/k', value: enc('v1') }], failure: [{ type: 'get', key: '/k' }] };
+    const create: TxnCommand = {
+      compares: [{ key: '/k', target: 'absent' }],
+      success: [{ type: 'put', key: '/k', value: enc('v1') }],
+      failure: [{ type: 'get', key: '/k' }],
+    };
     expect((await apply(create)).succeeded).toBe(true);
     const again = await apply(create);
     expect(again.succeeded).toBe(false);
@@ -215,7 +219,10 @@ describe('MvccStore', () => {
     await apply(put('/p/c', '1')); // 5
     await apply(put('/p/a', '3')); // 6: supersedes a@2, which is live at 5
     await apply(put('/p/c', '2')); // 7: supersedes c@5, live at 5
-    const records = async () => (await db.keys({ gte: 'e:', lt: 'i' }).all()).filter((k) => k.startsWith('e:') || k.startsWith('h:')).map((k) => (k.startsWith('h:') ? k.replace('\u0000', '@').replace(/@0+/, '@') : `e:${parseInt(k.slice(2, 18), 16)}`));
+    const records = async () =>
+      (await db.keys({ gte: 'e:', lt: 'i' }).all())
+        .filter((k) => k.startsWith('e:') || k.startsWith('h:'))
+        .map((k) => (k.startsWith('h:') ? k.replace('\u0000', '@').replace(/@0+/, '@') : `e:${parseInt(k.slice(2, 18), 16)}`));
     expect(await records()).toEqual(['e:1', 'e:2', 'e:3', 'e:4', 'e:5', 'e:6', 'e:7', 'h:/p/a@1', 'h:/p/a@2', 'h:/p/b@3', 'h:/p/b@4', 'h:/p/c@5']);
     await store.compact(5);
     // Kept: the events after 5 and the versions live at 5 that were superseded later.
@@ -244,7 +251,10 @@ describe('MvccStore', () => {
     for (let i = 0; i < 4; i++) await apply(put('/q/a', `v${i}`)); // revisions 1-4
     const cmd = (r: number): TxnCommand => ({ compares: [], success: [], failure: [], compact: r });
     expect(decodeCommand(encodeCommand(cmd(3)))).toEqual(cmd(3));
-    await expect(store.apply(++index, { ...cmd(2), success: [{ type: 'get', key: '/q/a' }] })).resolves.toMatchObject({ succeeded: false, error: expect.stringMatching(/compaction carries no/) });
+    await expect(store.apply(++index, { ...cmd(2), success: [{ type: 'get', key: '/q/a' }] })).resolves.toMatchObject({
+      succeeded: false,
+      error: expect.stringMatching(/compaction carries no/),
+    });
     // Beyond the current revision at its position: a no-op, like a stale one.
     expect(await apply(cmd(9))).toMatchObject({ succeeded: false, revision: 4 });
     expect(await apply(cmd(3))).toMatchObject({ succeeded: true, revision: 4, results: [] });
@@ -428,7 +438,11 @@ describe('MvccStore', () => {
       reads.n = 0; // the counters open() reads
       return { s, reads };
     };
-    const create = (key: string, v: string): TxnCommand => ({ compares: [{ key, target: 'absent' }], success: [{ type: 'put', key, value: enc(v) }], failure: [] });
+    const create = (key: string, v: string): TxnCommand => ({
+      compares: [{ key, target: 'absent' }],
+      success: [{ type: 'put', key, value: enc(v) }],
+      failure: [],
+    });
     const dir2 = await mkdtemp(join(tmpdir(), 'mvcc-'));
     const dir3 = await mkdtemp(join(tmpdir(), 'mvcc-'));
     let i = 0;
@@ -492,8 +506,14 @@ describe('MvccStore', () => {
 
   it('encodes and decodes commands; rejects garbage with a typed error', () => {
     const cmd: TxnCommand = {
-      compares: [{ key: '/a', target: 'modRevision', value: 7 }, { key: '/b', target: 'absent' }],
-      success: [{ type: 'put', key: '/a', value: enc('ü') }, { type: 'delete', key: '/b' }],
+      compares: [
+        { key: '/a', target: 'modRevision', value: 7 },
+        { key: '/b', target: 'absent' },
+      ],
+      success: [
+        { type: 'put', key: '/a', value: enc('ü') },
+        { type: 'delete', key: '/b' },
+      ],
       failure: [{ type: 'get', key: '/a' }],
     };
     const back = decodeCommand(encodeCommand(cmd));

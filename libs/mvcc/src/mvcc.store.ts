@@ -20,7 +20,15 @@ import { clearExcept, decodeLatest, encodeEventRef, encodeHistory, encodeLatest,
 import { KeyIndex } from './mvcc.key-index.js';
 import { LatestCache } from './mvcc.latest-cache.js';
 import { type RangeOptions, type RangeResult, historyVersionAt, rangeHistory, rangeLatest, readEvents } from './mvcc.range-reader.js';
-import { type SnapshotHeader, type SnapshotSource, exportSnapshotPieces, exportToFile, exportToMemory, readSnapshot, writeSnapshotRecords } from './mvcc.snapshot-format.js';
+import {
+  type SnapshotHeader,
+  type SnapshotSource,
+  exportSnapshotPieces,
+  exportToFile,
+  exportToMemory,
+  readSnapshot,
+  writeSnapshotRecords,
+} from './mvcc.snapshot-format.js';
 import { RevisionWaiters } from './mvcc.revision-waiters.js';
 import { MvccError, validateCommand, type ApplyEntry, type KeyValue, type MvccEvent, type OpResult, type TxnCommand, type TxnResult } from './mvcc.types.js';
 
@@ -397,7 +405,8 @@ export class MvccStore {
       throw new MvccError('FutureRevision', `invalid revision ${atRevision}`, current);
     }
     if (atRevision > current) throw new MvccError('FutureRevision', `revision ${atRevision} is not applied yet (current ${current})`, current);
-    if (atRevision < this.compacted) throw new MvccError('Compacted', `revision ${atRevision} has been compacted (compacted ${this.compacted})`, this.compacted);
+    if (atRevision < this.compacted)
+      throw new MvccError('Compacted', `revision ${atRevision} has been compacted (compacted ${this.compacted})`, this.compacted);
   }
 
   /**
@@ -434,7 +443,9 @@ export class MvccStore {
       this.checkRevision(at, revision);
       // The key index counts the snapshot's keys while no batch is in flight or landed since.
       const index = (r: number) => (!this.writing && this.revision === r ? this.liveKeys : undefined);
-      return at === revision ? await rangeLatest(this.db, snap, prefix, opts, revision, index) : await rangeHistory(this.db, snap, prefix, opts, at, revision, index);
+      return at === revision
+        ? await rangeLatest(this.db, snap, prefix, opts, revision, index)
+        : await rangeHistory(this.db, snap, prefix, opts, at, revision, index);
     } finally {
       await snap.close();
     }
@@ -505,7 +516,8 @@ export class MvccStore {
    */
   private exportTo(write: (piece: Buffer) => Promise<void> | void): Promise<SnapshotHeader & { bytes: number }> {
     // In the queue, so the counters describe exactly the data the snapshot holds.
-    const take = () => this.exclusive(async () => ({ snap: this.db.snapshot(), header: { revision: this.revision, applied: this.applied, compacted: this.compacted } }));
+    const take = () =>
+      this.exclusive(async () => ({ snap: this.db.snapshot(), header: { revision: this.revision, applied: this.applied, compacted: this.compacted } }));
     return exportSnapshotPieces(this.db, take, write);
   }
 
@@ -566,7 +578,12 @@ export class MvccStore {
       try {
         imported = await writeSnapshotRecords(this.db, open(), importing, (ops, sync) => this.writeBatch(ops, sync), this.liveKeys !== undefined);
       } catch (e) {
-        fail(new MvccError('Corrupt', `a snapshot import failed midway (${e instanceof Error ? e.message : String(e)}): import again, or reopen the store (empty)`));
+        fail(
+          new MvccError(
+            'Corrupt',
+            `a snapshot import failed midway (${e instanceof Error ? e.message : String(e)}): import again, or reopen the store (empty)`,
+          ),
+        );
         throw e;
       } finally {
         this.latestCache.clear();

@@ -29,10 +29,7 @@ export type Compare =
   | { key: string; target: 'present' };
 
 /** An operation of a transaction branch. `get` returns current state (etcd's failure-branch Range). */
-export type Op =
-  | { type: 'put'; key: string; value: Uint8Array }
-  | { type: 'delete'; key: string }
-  | { type: 'get'; key: string };
+export type Op = { type: 'put'; key: string; value: Uint8Array } | { type: 'delete'; key: string } | { type: 'get'; key: string };
 
 /**
  * The replicated command: if every compare holds run `success`, else `failure`. A command with

@@ -5,17 +5,7 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import {
-  PkiError,
-  certificateCoversHost,
-  createPki,
-  ensurePki,
-  issueClientCertificate,
-  loadPki,
-  pkiPaths,
-  readKubeconfig,
-  servingSans,
-} from './pki.js';
+import { PkiError, certificateCoversHost, createPki, ensurePki, issueClientCertificate, loadPki, pkiPaths, readKubeconfig, servingSans } from './pki.js';
 
 let tmp: string;
 beforeEach(async () => {
@@ -129,14 +119,11 @@ describe('createPki', () => {
     try {
       const port = (server.address() as AddressInfo).port;
       const body = await new Promise<string>((resolve, reject) => {
-        const req = https.request(
-          { host: 'localhost', port, path: '/', ca: m.caPem, cert: m.adminCertPem, key: m.adminKeyPem },
-          (res) => {
-            let s = '';
-            res.on('data', (c: Buffer) => (s += c.toString()));
-            res.on('end', () => resolve(s));
-          },
-        );
+        const req = https.request({ host: 'localhost', port, path: '/', ca: m.caPem, cert: m.adminCertPem, key: m.adminKeyPem }, (res) => {
+          let s = '';
+          res.on('data', (c: Buffer) => (s += c.toString()));
+          res.on('end', () => resolve(s));
+        });
         req.on('error', reject);
         req.end();
       });

@@ -313,7 +313,12 @@ const SUBJECT_NAME = /^[A-Za-z0-9:._@-]{1,253}$/;
  * `kubeadm kubeconfig user` does. Nothing is written. Names outside [A-Za-z0-9:._@-] are a
  * PkiError.
  */
-export async function issueClientCertificate(dir: string, user: string, groups: readonly string[] = [], now = new Date()): Promise<{ certPem: string; keyPem: string }> {
+export async function issueClientCertificate(
+  dir: string,
+  user: string,
+  groups: readonly string[] = [],
+  now = new Date(),
+): Promise<{ certPem: string; keyPem: string }> {
   for (const n of [user, ...groups]) if (!SUBJECT_NAME.test(n)) throw new PkiError(`invalid user or group name ${JSON.stringify(n)}`);
   const paths = pkiPaths(dir);
   const caPem = await fs.readFile(paths.caCert, 'utf8');
@@ -369,10 +374,7 @@ export async function ensurePki(dir: string, opts: PkiOptions = {}): Promise<Pki
           signingAlgorithm: ECDSA_SHA256,
           extensions: [
             new x509.BasicConstraintsExtension(true, undefined, true),
-            new x509.KeyUsagesExtension(
-              x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
-              true,
-            ),
+            new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
             await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, xc),
           ],
         },
@@ -400,12 +402,7 @@ export async function ensurePki(dir: string, opts: PkiOptions = {}): Promise<Pki
       return signerCache;
     };
 
-    const issue = async (
-      certFile: string,
-      keyFile: string,
-      subject: string,
-      extensions: x509.Extension[],
-    ): Promise<{ certPem: string; keyPem: string }> => {
+    const issue = async (certFile: string, keyFile: string, subject: string, extensions: x509.Extension[]): Promise<{ certPem: string; keyPem: string }> => {
       const { certPem, keyPem } = await signLeaf(await signer(), subject, extensions, now);
       await put(keyFile, keyPem, 0o600);
       await put(certFile, certPem, 0o644);
@@ -456,7 +453,9 @@ export async function ensurePki(dir: string, opts: PkiOptions = {}): Promise<Pki
     } else if (!hasSaPub) {
       let pub: string;
       try {
-        pub = createPublicKey(await fs.readFile(paths.saKey, 'utf8')).export({ type: 'spki', format: 'pem' }).toString();
+        pub = createPublicKey(await fs.readFile(paths.saKey, 'utf8'))
+          .export({ type: 'spki', format: 'pem' })
+          .toString();
       } catch (e) {
         throw new PkiError(`${paths.saKey} is not a readable private key: ${(e as Error).message}`);
       }
@@ -505,7 +504,9 @@ export async function loadPki(dir: string): Promise<PkiMaterial> {
   const settled = await Promise.allSettled([p.caCert, p.servingCert, p.servingKey, p.adminCert, p.adminKey, p.peerCert, p.peerKey, p.saKey, p.saPub].map(read));
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
-  const [caPem, servingCertPem, servingKeyPem, adminCertPem, adminKeyPem, peerCertPem, peerKeyPem, saKeyPem, saPubPem] = settled.map((r) => (r as PromiseFulfilledResult<string>).value);
+  const [caPem, servingCertPem, servingKeyPem, adminCertPem, adminKeyPem, peerCertPem, peerKeyPem, saKeyPem, saPubPem] = settled.map(
+    (r) => (r as PromiseFulfilledResult<string>).value,
+  );
   return {
     caPem: caPem!,
     servingCertPem: servingCertPem!,

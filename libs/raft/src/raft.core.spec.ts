@@ -111,7 +111,9 @@ class Net {
   }
 
   data(id: NodeId): string[] {
-    return this.n(id).applied.filter((e) => e.type === 'normal' && e.data.length > 0).map((e) => new TextDecoder().decode(e.data));
+    return this.n(id)
+      .applied.filter((e) => e.type === 'normal' && e.data.length > 0)
+      .map((e) => new TextDecoder().decode(e.data));
   }
 }
 

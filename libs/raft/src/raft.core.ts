@@ -532,10 +532,7 @@ export class Raft {
         return;
       case 'vote':
       case 'preVote': {
-        const canVote =
-          this.vote === m.from ||
-          (this.vote === NONE && this.lead === NONE) ||
-          (m.type === 'preVote' && m.term > this.term);
+        const canVote = this.vote === m.from || (this.vote === NONE && this.lead === NONE) || (m.type === 'preVote' && m.term > this.term);
         const respType = m.type === 'vote' ? 'voteResp' : 'preVoteResp';
         // Election restriction, paper section 5.4.1.
         if (canVote && this.raftLog.isUpToDate(m.index, m.logTerm)) {
@@ -915,5 +912,4 @@ export class Raft {
   quorumSize(): number {
     return (this.voters.size >> 1) + 1;
   }
-
 }

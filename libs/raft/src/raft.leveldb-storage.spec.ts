@@ -110,7 +110,10 @@ describe('LevelDbRaftStorage', () => {
     // A follower's log 2..300 of an old term; the leader's snapshot at 200 (term 5) replaces it,
     // and the leader sends 201..202 of its own term with it.
     await s.save({ entries: Array.from({ length: 299 }, (_, k) => ent(k + 2, 2, `old${k + 2}`)) });
-    await s.save({ snapshot: { metadata: { index: 200, term: 5, confState: { voters: [1, 2], learners: [] } }, data: bytes('s200') }, entries: [ent(201, 5, 'n201'), ent(202, 5, 'n202')] });
+    await s.save({
+      snapshot: { metadata: { index: 200, term: 5, confState: { voters: [1, 2], learners: [] } }, data: bytes('s200') },
+      entries: [ent(201, 5, 'n201'), ent(202, 5, 'n202')],
+    });
     expect([s.firstIndex(), s.lastIndex()]).toEqual([201, 202]);
     await s.compacted();
     await s.close();
@@ -161,7 +164,10 @@ describe('LevelDbRaftStorage', () => {
       // createSnapshot replacing a file snapshot deletes the file too.
       const f40 = join(files, 'recv-40.snap');
       writeFileSync(f40, 'state@40');
-      await r.save({ snapshot: { metadata: { index: 40, term: 4, confState: cs }, data: new Uint8Array(0), file: f40 }, entries: [ent(41, 4, 'c'), ent(42, 4, 'd')] });
+      await r.save({
+        snapshot: { metadata: { index: 40, term: 4, confState: cs }, data: new Uint8Array(0), file: f40 },
+        entries: [ent(41, 4, 'c'), ent(42, 4, 'd')],
+      });
       await r.createSnapshot(41, cs, new Uint8Array(0));
       expect(existsSync(f40)).toBe(false);
       await r.close();

@@ -157,7 +157,8 @@ export class LevelDbRaftStorage implements RaftStorage {
    * up from the log rather than by snapshot.
    */
   async createSnapshot(i: number, confState: ConfState, data: Uint8Array, compactTo: number = i): Promise<Snapshot> {
-    if (i <= this.mem.snapshot().metadata.index) throw new RaftError('ErrSnapOutOfDate', `snapshot at ${i} not newer than ${this.mem.snapshot().metadata.index}`);
+    if (i <= this.mem.snapshot().metadata.index)
+      throw new RaftError('ErrSnapOutOfDate', `snapshot at ${i} not newer than ${this.mem.snapshot().metadata.index}`);
     const snap: Snapshot = { metadata: { index: i, term: this.mem.term(i), confState }, data };
     const upTo = Math.min(compactTo, i);
     const from = this.mem.firstIndex();
@@ -222,7 +223,7 @@ function unseal(key: string, raw: Uint8Array): Uint8Array {
   if (raw.length < 5) throw new RaftError('ErrCorrupt', `record ${key} is truncated`);
   const body = raw.subarray(4);
   const want = new DataView(raw.buffer, raw.byteOffset, raw.byteLength).getUint32(0);
-  if ((crc32(body) >>> 0) !== want) throw new RaftError('ErrCorrupt', `checksum mismatch in record ${key}`);
+  if (crc32(body) >>> 0 !== want) throw new RaftError('ErrCorrupt', `checksum mismatch in record ${key}`);
   if (body[0] !== VERSION) throw new RaftError('ErrCorrupt', `record ${key} has unknown version ${body[0]}`);
   return body;
 }

@@ -76,7 +76,16 @@ describe('RaftNode driver', () => {
 
   async function startNode(net: LocalNet, id: NodeId, voters: NodeId[] | undefined, sm = new KvMachine(), snapshotEntries = 10_000) {
     const storage = await LevelDbRaftStorage.open(join(dir, `n${id}`), { sync: false });
-    const node = await RaftNode.create({ id, storage, stateMachine: sm, transport: net.transport(id), bootstrapVoters: voters, tickMs: 10, snapshotEntries, keepEntries: 2 });
+    const node = await RaftNode.create({
+      id,
+      storage,
+      stateMachine: sm,
+      transport: net.transport(id),
+      bootstrapVoters: voters,
+      tickMs: 10,
+      snapshotEntries,
+      keepEntries: 2,
+    });
     net.nodes.set(id, node);
     node.start();
     open.push({ node, storage });
@@ -176,7 +185,15 @@ describe('RaftNode driver', () => {
       return save(rd, mustSync);
     };
     const sm3 = new KvMachine();
-    const n3 = await RaftNode.create({ id: 3, storage, stateMachine: sm3, transport: net.transport(3), bootstrapVoters: [1, 2, 3], tickMs: 10, electionTick: 1000 });
+    const n3 = await RaftNode.create({
+      id: 3,
+      storage,
+      stateMachine: sm3,
+      transport: net.transport(3),
+      bootstrapVoters: [1, 2, 3],
+      tickMs: 10,
+      electionTick: 1000,
+    });
     net.nodes.set(3, n3);
     n3.start();
     open.push({ node: n3, storage });
@@ -192,7 +209,9 @@ describe('RaftNode driver', () => {
     const b = await leader.propose(enc('b=2'));
     const term = leader.status().term;
     const append = (after: number, upTo: number, commit: number) =>
-      n3.step(msg({ type: 'app', from: leader.id, to: 3, term, logTerm: ls.term(after), index: after, entries: ls.entries(after + 1, upTo + 1, 1 << 30), commit }));
+      n3.step(
+        msg({ type: 'app', from: leader.id, to: 3, term, logTerm: ls.term(after), index: after, entries: ls.entries(after + 1, upTo + 1, 1 << 30), commit }),
+      );
     // 1. The entries up to A, without a newer commit: saved, not applied.
     append(prev, a.index, prev);
     await until(() => storage.lastIndex() >= a.index);

@@ -49,7 +49,6 @@ export interface StateMachine {
   sync?(): Promise<number>;
 }
 
-
 /** Options of RaftNode. */
 export interface RaftNodeOptions {
   id: NodeId;

@@ -49,7 +49,10 @@ function allowedPeerNames(tls: PeerTls): Set<string> {
   } catch (e) {
     throw new TransportConfigError(`peer TLS material is unusable: ${(e as Error).message}`);
   }
-  const cn = own.subject.split('\n').find((l) => l.startsWith('CN='))?.slice(3);
+  const cn = own.subject
+    .split('\n')
+    .find((l) => l.startsWith('CN='))
+    ?.slice(3);
   if (!cn) throw new TransportConfigError('the peer certificate has no common name: name the allowed peer common names');
   return new Set([cn]);
 }
@@ -90,7 +93,10 @@ export function peerCredentials(tls: PeerTls | undefined, insecure: boolean | un
       // server must also be a peer, not another certificate of the CA.
       client = grpc.credentials.createSsl(pem(ca), pem(key), pem(cert), {
         checkServerIdentity: (host, c) =>
-          checkServerIdentity(host, c) ?? (peerCertificateAllowed(c, allowed) ? undefined : new Error(`peer certificate CN ${JSON.stringify(commonNames(c.subject).join(','))} is not an allowed peer name`)),
+          checkServerIdentity(host, c) ??
+          (peerCertificateAllowed(c, allowed)
+            ? undefined
+            : new Error(`peer certificate CN ${JSON.stringify(commonNames(c.subject).join(','))} is not an allowed peer name`)),
       });
     } catch (e) {
       throw new TransportConfigError(`peer TLS material is unusable: ${(e as Error).message}`);
@@ -112,4 +118,3 @@ export function peerCredentials(tls: PeerTls | undefined, insecure: boolean | un
   if (insecure === true) return { server: grpc.ServerCredentials.createInsecure(), client: grpc.credentials.createInsecure(), serverOptions };
   throw new TransportConfigError('the peer transport needs TLS material (tls) or an explicit insecure: true');
 }
-

@@ -16,9 +16,36 @@ describe('quorum (Raft paper sections 5.2 and 5.3: majorities)', () => {
 
   it('decides elections as won, lost or pending', () => {
     const v = new Set([1, 2, 3, 4, 5]);
-    expect(voteResult(v, new Map([[1, true], [2, true]]))).toBe('pending');
-    expect(voteResult(v, new Map([[1, true], [2, true], [3, true]]))).toBe('won');
-    expect(voteResult(v, new Map([[1, true], [2, false], [3, false], [4, false]]))).toBe('lost');
+    expect(
+      voteResult(
+        v,
+        new Map([
+          [1, true],
+          [2, true],
+        ]),
+      ),
+    ).toBe('pending');
+    expect(
+      voteResult(
+        v,
+        new Map([
+          [1, true],
+          [2, true],
+          [3, true],
+        ]),
+      ),
+    ).toBe('won');
+    expect(
+      voteResult(
+        v,
+        new Map([
+          [1, true],
+          [2, false],
+          [3, false],
+          [4, false],
+        ]),
+      ),
+    ).toBe('lost');
     expect(hasQuorum(v, (id) => id <= 3)).toBe(true);
     expect(hasQuorum(v, (id) => id <= 2)).toBe(false);
   });

@@ -134,8 +134,7 @@ export class RawNode {
     const readStates = r.readStates;
     if (readStates.length > 0) r.readStates = [];
     // Term, vote and entries must be fsynced; a commit-only change need not be (etcd's MustSync).
-    const mustSync =
-      entries.length > 0 || (hardState !== undefined && (hardState.term !== this.prevHard.term || hardState.vote !== this.prevHard.vote));
+    const mustSync = entries.length > 0 || (hardState !== undefined && (hardState.term !== this.prevHard.term || hardState.vote !== this.prevHard.vote));
     // Thesis 10.2.1: a leader may send its appends while writing its own disk, since it counts
     // itself only after advance(). Not when this Ready changes term or vote (a vote must be
     // durable before anyone sees it) or installs a snapshot.

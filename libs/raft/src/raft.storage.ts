@@ -1,13 +1,4 @@
-import {
-  type ConfState,
-  type Entry,
-  type HardState,
-  type Snapshot,
-  EMPTY_DATA,
-  EMPTY_HARD_STATE,
-  RaftError,
-  entrySize,
-} from './raft.types.js';
+import { type ConfState, type Entry, type HardState, type Snapshot, EMPTY_DATA, EMPTY_HARD_STATE, RaftError, entrySize } from './raft.types.js';
 
 /**
  * Read-only storage port the core reads stable state through (etcd raft's Storage). Writing

@@ -95,10 +95,13 @@ describe('GrpcTransport', () => {
     ]);
     const got: Message[] = [];
     const snapStatus: boolean[] = [];
-    const t1 = new GrpcTransport({ id: 1, listen: `127.0.0.1:${p1}`, peers, snapshotChunkBytes: 1000, minBackoffMs: 20, tls: tlsA }, {
-      onMessage: () => undefined,
-      onSnapshotStatus: (_id, failed) => snapStatus.push(failed),
-    });
+    const t1 = new GrpcTransport(
+      { id: 1, listen: `127.0.0.1:${p1}`, peers, snapshotChunkBytes: 1000, minBackoffMs: 20, tls: tlsA },
+      {
+        onMessage: () => undefined,
+        onSnapshotStatus: (_id, failed) => snapStatus.push(failed),
+      },
+    );
     await t1.start();
     // Peer 2 is not up yet: the first messages wait in the bounded queue / get retried.
     t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
@@ -107,7 +110,10 @@ describe('GrpcTransport', () => {
     expect(t1.secure && t2.secure).toBe(true);
     await t2.start();
     const batch: Message[] = [];
-    for (let i = 0; i < 100; i++) batch.push(msg({ type: 'app', from: 1, to: 2, term: 1, index: i, entries: [{ term: 1, index: i + 1, type: 'normal', data: new Uint8Array(10).fill(i) }] }));
+    for (let i = 0; i < 100; i++)
+      batch.push(
+        msg({ type: 'app', from: 1, to: 2, term: 1, index: i, entries: [{ term: 1, index: i + 1, type: 'normal', data: new Uint8Array(10).fill(i) }] }),
+      );
     t1.send(batch);
     await waitFor(() => got.filter((m) => m.type === 'app').length === 100);
     expect(got.filter((m) => m.type === 'app').map((m) => m.index)).toEqual(batch.map((m) => m.index));
@@ -132,7 +138,10 @@ describe('GrpcTransport', () => {
     const [sendDir, recvDir] = [await mkdtemp(join(tmpdir(), 'snap-send-')), await mkdtemp(join(tmpdir(), 'snap-recv-'))];
     const got: Message[] = [];
     const snapStatus: boolean[] = [];
-    const t1 = new GrpcTransport({ id: 1, listen: `127.0.0.1:${p1}`, peers, snapshotChunkBytes: 4096, tls: tlsA }, { onMessage: () => undefined, onSnapshotStatus: (_id, failed) => snapStatus.push(failed) });
+    const t1 = new GrpcTransport(
+      { id: 1, listen: `127.0.0.1:${p1}`, peers, snapshotChunkBytes: 4096, tls: tlsA },
+      { onMessage: () => undefined, onSnapshotStatus: (_id, failed) => snapStatus.push(failed) },
+    );
     const t2 = new GrpcTransport({ id: 2, listen: `127.0.0.1:${p2}`, peers, tls: tlsA, snapshotDir: recvDir }, { onMessage: (m) => got.push(m) });
     try {
       await t1.start();
@@ -155,10 +164,18 @@ describe('GrpcTransport', () => {
 
       // A transfer that stops before its last chunk is refused, and its partial file removed.
       const Client = grpc.makeGenericClientConstructor(raftService(findRaftProto()), 'RaftTransport');
-      const client = new Client(`127.0.0.1:${p2}`, grpc.credentials.createSsl(Buffer.from(tlsA.ca as string), Buffer.from(tlsA.key as string), Buffer.from(tlsA.cert as string)), { 'grpc.enable_retries': 0 });
+      const client = new Client(
+        `127.0.0.1:${p2}`,
+        grpc.credentials.createSsl(Buffer.from(tlsA.ca as string), Buffer.from(tlsA.key as string), Buffer.from(tlsA.cert as string)),
+        { 'grpc.enable_retries': 0 },
+      );
       const status = await new Promise<grpc.ServiceError | null>((resolve) => {
         const call = (client as unknown as { Snapshot(cb: (e: grpc.ServiceError | null) => void): grpc.ClientWritableStream<unknown> }).Snapshot(resolve);
-        call.write({ header: toWire(msg({ type: 'snap', from: 1, to: 2, term: 3, snapshot: { metadata, data: new Uint8Array(0) } })), data: new Uint8Array(5000), last: false });
+        call.write({
+          header: toWire(msg({ type: 'snap', from: 1, to: 2, term: 3, snapshot: { metadata, data: new Uint8Array(0) } })),
+          data: new Uint8Array(5000),
+          last: false,
+        });
         call.end();
       });
       client.close();
@@ -200,7 +217,10 @@ describe('GrpcTransport', () => {
     const lost: number[] = [];
     const got: Message[] = [];
     const t1 = new GrpcTransport({ id: 1, listen: `127.0.0.1:${p1}`, peers, minBackoffMs: 20, tls: tlsA }, { onMessage: () => undefined });
-    const t2 = new GrpcTransport({ id: 2, listen: `127.0.0.1:${p2}`, peers, minBackoffMs: 20, tls: tlsA }, { onMessage: (m) => got.push(m), onConnectionLost: (id) => lost.push(id) });
+    const t2 = new GrpcTransport(
+      { id: 2, listen: `127.0.0.1:${p2}`, peers, minBackoffMs: 20, tls: tlsA },
+      { onMessage: (m) => got.push(m), onConnectionLost: (id) => lost.push(id) },
+    );
     await t1.start();
     await t2.start();
     // Traffic both ways, as between a leader (1) and its follower (2).
@@ -277,10 +297,13 @@ describe('GrpcTransport', () => {
     const got: Message[][] = [[], []];
     const unreachable: number[][] = [[], []];
     const mk = (id: number, port: number, host: string, tls: PeerTls | undefined) =>
-      new GrpcTransport({ id, listen: `${host}:${port}`, peers, minBackoffMs: 20, maxBackoffMs: 100, ...(tls ? { tls } : { insecure: true }) }, {
-        onMessage: (m) => got[id - 1]!.push(m),
-        onUnreachable: (p) => unreachable[id - 1]!.push(p),
-      });
+      new GrpcTransport(
+        { id, listen: `${host}:${port}`, peers, minBackoffMs: 20, maxBackoffMs: 100, ...(tls ? { tls } : { insecure: true }) },
+        {
+          onMessage: (m) => got[id - 1]!.push(m),
+          onUnreachable: (p) => unreachable[id - 1]!.push(p),
+        },
+      );
     const t1 = mk(1, p1, '127.0.0.1', tls1);
     const t2 = mk(2, p2, host2, tls2);
     await t1.start();
@@ -326,10 +349,15 @@ describe('GrpcTransport', () => {
     const { t1, t2, got } = await pair(tlsA, tlsA);
     const Client = grpc.makeGenericClientConstructor(raftService(findRaftProto()), 'RaftTransport');
     const addr = (t2 as unknown as { opts: { listen: string } }).opts.listen;
-    const client = new Client(addr, grpc.credentials.createSsl(Buffer.from(tlsA.ca), Buffer.from(adminA.key), Buffer.from(adminA.cert)), { 'grpc.enable_retries': 0 });
+    const client = new Client(addr, grpc.credentials.createSsl(Buffer.from(tlsA.ca), Buffer.from(adminA.key), Buffer.from(adminA.cert)), {
+      'grpc.enable_retries': 0,
+    });
     try {
       type Writable = grpc.ClientWritableStream<unknown>;
-      const calls = client as unknown as { Stream(cb: (e: grpc.ServiceError | null) => void): Writable; Snapshot(cb: (e: grpc.ServiceError | null) => void): Writable };
+      const calls = client as unknown as {
+        Stream(cb: (e: grpc.ServiceError | null) => void): Writable;
+        Snapshot(cb: (e: grpc.ServiceError | null) => void): Writable;
+      };
       const outcome = (open: (cb: (e: grpc.ServiceError | null) => void) => Writable, write: unknown) =>
         new Promise<grpc.ServiceError | null>((resolve) => {
           const s = open(resolve);
@@ -367,6 +395,8 @@ describe('GrpcTransport', () => {
     expect(unreachable[1]).toContain(1);
     await t1.stop();
     await t2.stop();
-    expect(() => new GrpcTransport({ id: 1, listen: '127.0.0.1:0', peers: new Map(), tls: { ...tlsA, allowedCN: [] } }, { onMessage: () => undefined })).toThrow(TransportConfigError);
+    expect(
+      () => new GrpcTransport({ id: 1, listen: '127.0.0.1:0', peers: new Map(), tls: { ...tlsA, allowedCN: [] } }, { onMessage: () => undefined }),
+    ).toThrow(TransportConfigError);
   }, 20000);
 });

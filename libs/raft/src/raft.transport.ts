@@ -199,4 +199,3 @@ export class GrpcTransport implements RaftTransport {
     this.server.forceShutdown();
   }
 }
-

@@ -110,7 +110,13 @@ export function toWire(m: Message): WireMessage {
     reject: m.reject,
     rejectHint: m.rejectHint,
     context: m.context,
-    snapshot: m.snapshot ? { index: m.snapshot.metadata.index, term: m.snapshot.metadata.term, confState: { voters: [...m.snapshot.metadata.confState.voters], learners: [...m.snapshot.metadata.confState.learners] } } : null,
+    snapshot: m.snapshot
+      ? {
+          index: m.snapshot.metadata.index,
+          term: m.snapshot.metadata.term,
+          confState: { voters: [...m.snapshot.metadata.confState.voters], learners: [...m.snapshot.metadata.confState.learners] },
+        }
+      : null,
   };
 }
 
@@ -130,7 +136,11 @@ export function fromWire(w: WireMessage, snapshotData?: Uint8Array): Message | u
   if (type === 'snap') {
     if (!w.snapshot) return undefined;
     snapshot = {
-      metadata: { index: num(w.snapshot.index), term: num(w.snapshot.term), confState: { voters: (w.snapshot.confState?.voters ?? []).map(num), learners: (w.snapshot.confState?.learners ?? []).map(num) } },
+      metadata: {
+        index: num(w.snapshot.index),
+        term: num(w.snapshot.term),
+        confState: { voters: (w.snapshot.confState?.voters ?? []).map(num), learners: (w.snapshot.confState?.learners ?? []).map(num) },
+      },
       data: snapshotData ?? EMPTY_DATA,
     };
   }
@@ -157,7 +167,9 @@ export function fromWire(w: WireMessage, snapshotData?: Uint8Array): Message | u
  * and those `accept` refuses, already dropped), so each message is converted once per direction.
  */
 export function raftService(protoPath: string, accept: (m: Message) => boolean = () => true): grpc.ServiceDefinition {
-  const methods = protoLoader.loadSync(protoPath, { keepCase: false, longs: Number, enums: String, defaults: true })['kapi.raft.v1.RaftTransport'] as grpc.ServiceDefinition;
+  const methods = protoLoader.loadSync(protoPath, { keepCase: false, longs: Number, enums: String, defaults: true })[
+    'kapi.raft.v1.RaftTransport'
+  ] as grpc.ServiceDefinition;
   const root = protobuf.loadSync(protoPath);
   const batchType = root.lookupType('kapi.raft.v1.MessageBatch');
   const chunkType = root.lookupType('kapi.raft.v1.SnapshotChunk');

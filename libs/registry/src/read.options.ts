@@ -70,8 +70,7 @@ export interface ListQuery {
 export function resolveListOptions(q: ListQuery): ListOptions {
   const rv = parseResourceVersion(q.resourceVersion);
   const match = q.resourceVersionMatch || undefined;
-  const forbidden = (detail: string): StatusError =>
-    Errors.badRequest(`ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: ${detail}`);
+  const forbidden = (detail: string): StatusError => Errors.badRequest(`ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: ${detail}`);
   if (match !== undefined && match !== 'Exact' && match !== 'NotOlderThan') {
     throw Errors.badRequest(
       `ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan", ""`,
@@ -127,7 +126,8 @@ export function resolveWatchOptions(q: WatchQuery): WatchOptions {
     errs.push('resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
   }
   if (match !== undefined) {
-    if (sendInitialEvents === undefined) errs.push('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+    if (sendInitialEvents === undefined)
+      errs.push('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
     if (match !== 'NotOlderThan') errs.push(`resourceVersionMatch: Unsupported value: ${JSON.stringify(match)}: supported values: "NotOlderThan"`);
     if (q.continue) errs.push('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided');
   }

@@ -3,8 +3,34 @@
  * real one, and a Machinery on the real @app/apimachinery functions; both append every call to
  * a shared log so a spec can pin the order of the hooks. Not exported from the library.
  */
-import { applyDefaults, applyJsonPatch, applyMergePatch, applyStrategicMergePatch, findUnknownFields, generateName, parseFieldSelector, parseLabelSelector, prune, validateObjectMetaCreate, validateObjectMetaUpdate, validateSchema, type KubeObject } from '@app/apimachinery';
-import { NO_CHANGE, StorageError, type ListOptions, type ListResult, type Preconditions, type ReadConsistency, type Storage, type StorageEvent, type TryUpdate, type WatchOptions, type WatchSink } from '@app/storage';
+import {
+  applyDefaults,
+  applyJsonPatch,
+  applyMergePatch,
+  applyStrategicMergePatch,
+  findUnknownFields,
+  generateName,
+  parseFieldSelector,
+  parseLabelSelector,
+  prune,
+  validateObjectMetaCreate,
+  validateObjectMetaUpdate,
+  validateSchema,
+  type KubeObject,
+} from '@app/apimachinery';
+import {
+  NO_CHANGE,
+  StorageError,
+  type ListOptions,
+  type ListResult,
+  type Preconditions,
+  type ReadConsistency,
+  type Storage,
+  type StorageEvent,
+  type TryUpdate,
+  type WatchOptions,
+  type WatchSink,
+} from '@app/storage';
 import type { Machinery } from './machinery.port.js';
 
 /** An in-memory Storage recording `storage.<call>` (and `storage.commit` per write) in `log`. */
@@ -28,7 +54,8 @@ export class FakeStorage implements Storage {
     const cur = this.out(key);
     if (!cur) throw new StorageError('KeyNotFound', key, 'not found');
     if (pre?.uid !== undefined && pre.uid !== cur.metadata.uid) throw new StorageError('Conflict', key, 'uid precondition failed');
-    if (pre?.resourceVersion !== undefined && pre.resourceVersion !== cur.metadata.resourceVersion) throw new StorageError('Conflict', key, 'rv precondition failed');
+    if (pre?.resourceVersion !== undefined && pre.resourceVersion !== cur.metadata.resourceVersion)
+      throw new StorageError('Conflict', key, 'rv precondition failed');
   }
 
   private emit(e: Omit<StorageEvent, 'revision'>): void {
@@ -131,10 +158,12 @@ export class FakeStorage implements Storage {
 
 /** The real machinery functions, each call appended to `log` as `machinery.<name>`. */
 export function recordingMachinery(log: string[]): Machinery {
-  const rec = <A extends unknown[], R>(name: string, f: (...a: A) => R) => (...a: A): R => {
-    log.push(`machinery.${name}`);
-    return f(...a);
-  };
+  const rec =
+    <A extends unknown[], R>(name: string, f: (...a: A) => R) =>
+    (...a: A): R => {
+      log.push(`machinery.${name}`);
+      return f(...a);
+    };
   return {
     validateSchema: rec('validateSchema', (obj, schema) => validateSchema(obj, schema)),
     findUnknownFields: rec('findUnknownFields', (obj, schema) => findUnknownFields(obj, schema)),
@@ -153,6 +182,8 @@ export function recordingMachinery(log: string[]): Machinery {
     },
     mergePatch: rec('mergePatch', (t, p) => applyMergePatch(t, p)),
     jsonPatch: rec('jsonPatch', (t, p) => applyJsonPatch(t, p)),
-    strategicMergePatch: rec('strategicMergePatch', (t, p, schema) => applyStrategicMergePatch(t as Record<string, unknown>, p as Record<string, unknown>, schema)),
+    strategicMergePatch: rec('strategicMergePatch', (t, p, schema) =>
+      applyStrategicMergePatch(t as Record<string, unknown>, p as Record<string, unknown>, schema),
+    ),
   };
 }

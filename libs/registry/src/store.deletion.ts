@@ -126,7 +126,13 @@ export async function deleteEach(core: StoreCore, ns: string, items: KubeObject[
   let n = 0;
   for (const item of items) {
     try {
-      await deleteObject(core, core.decl.namespaced ? (item.metadata.namespace ?? ns) : '', item.metadata.name as string, { ...options, preconditions: undefined }, ctx);
+      await deleteObject(
+        core,
+        core.decl.namespaced ? (item.metadata.namespace ?? ns) : '',
+        item.metadata.name as string,
+        { ...options, preconditions: undefined },
+        ctx,
+      );
       n++;
     } catch (e) {
       if (e instanceof StatusError && e.code === 404) continue;

@@ -26,12 +26,17 @@ it('turns label changes into ADDED, MODIFIED and DELETED for a selecting watcher
   const store = new GenericStore(DECL, { storage: new FakeStorage(log), machinery: recordingMachinery(log), admission: NO_ADMISSION });
   const events: WatchEventOut[] = [];
   const { predicate } = store.selectorPredicate({ labelSelector: 'team=a' });
-  const handle = store.watch('ns', undefined, 0, predicate, { event: (e) => events.push(e), error: (e) => events.push({ type: 'ERROR', object: e.toStatus() as unknown as KubeObject, revision: 0 }) });
+  const handle = store.watch('ns', undefined, 0, predicate, {
+    event: (e) => events.push(e),
+    error: (e) => events.push({ type: 'ERROR', object: e.toStatus() as unknown as KubeObject, revision: 0 }),
+  });
   const opts = { ctx: ctx(), fieldValidation: 'Strict' as const };
   const put = async (labels: Record<string, string>, data: string) => {
     const cur = await store.get('ns', 'x').catch(() => undefined);
     const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', labels }, data: { d: data } };
-    return cur ? (await store.update('ns', 'x', { ...body, metadata: { ...body.metadata, resourceVersion: cur.metadata.resourceVersion } }, opts)).object : store.create('ns', body, opts);
+    return cur
+      ? (await store.update('ns', 'x', { ...body, metadata: { ...body.metadata, resourceVersion: cur.metadata.resourceVersion } }, opts)).object
+      : store.create('ns', body, opts);
   };
   await put({ team: 'b' }, '1'); // never selected: dropped
   await put({ team: 'a' }, '2'); // enters: ADDED

@@ -12,7 +12,12 @@ import type { KubeObject } from '@app/apimachinery';
 import { StorageError } from './storage.interface.js';
 import { objectKey } from './storage.keys.js';
 
-const cm = (name: string, v = '1'): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', uid: `u-${name}` }, data: { v } });
+const cm = (name: string, v = '1'): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'default', uid: `u-${name}` },
+  data: { v },
+});
 const key = (name: string): string => objectKey({ group: '', resource: 'configmaps', namespace: 'default', name });
 const put = (k: string, v: string): TxnCommand => ({ compares: [], success: [{ type: 'put', key: k, value: new TextEncoder().encode(v) }], failure: [] });
 
@@ -68,7 +73,9 @@ describe('MvccStateMachine', () => {
 
   it('snapshots at its applied index and restores, including the empty founding snapshot', async () => {
     const sm = new MvccStateMachine(store);
-    await (await sm.apply({ index: 5, term: 1, data: encodeCommand(put('a', 'x')) })).deferred;
+    await (
+      await sm.apply({ index: 5, term: 1, data: encodeCommand(put('a', 'x')) })
+    ).deferred;
     const snap = await sm.snapshot();
     expect(snap.index).toBe(5);
     expect(mvccSnapshotHeader(snap.data)).toEqual({ revision: 1, appliedIndex: 5 });
@@ -167,7 +174,11 @@ describe('openClusterStorage (single-node Raft group)', () => {
     await writeFile(join(dir, 'snap', 'recv-2.snap'), 'cut off');
     await rm(otherDir, { recursive: true, force: true });
     const rs = await LevelDbRaftStorage.open(join(dir, 'raft'));
-    await rs.save({ snapshot: { metadata: { index: exported.index, term: exported.term, confState: { voters: [7], learners: [] } }, data: new Uint8Array(0), file: received }, hardState: { term: exported.term, vote: 0, commit: exported.index }, entries: [] });
+    await rs.save({
+      snapshot: { metadata: { index: exported.index, term: exported.term, confState: { voters: [7], learners: [] } }, data: new Uint8Array(0), file: received },
+      hardState: { term: exported.term, vote: 0, commit: exported.index },
+      entries: [],
+    });
     await rs.close();
 
     cs = await open();
@@ -213,7 +224,18 @@ describe('openClusterStorage (three nodes over gRPC)', () => {
     const nodes: ClusterStorage[] = [];
     try {
       for (let i = 0; i < 3; i++) {
-        nodes.push(await openClusterStorage({ dataDir: dirs[i]!, nodeId: i + 1, bootstrapVoters: [1, 2, 3], listen: peers.get(i + 1)!, peers, insecurePeers: true, tickMs: 10, compactionIntervalMs: 0 }));
+        nodes.push(
+          await openClusterStorage({
+            dataDir: dirs[i]!,
+            nodeId: i + 1,
+            bootstrapVoters: [1, 2, 3],
+            listen: peers.get(i + 1)!,
+            peers,
+            insecurePeers: true,
+            tickMs: 10,
+            compactionIntervalMs: 0,
+          }),
+        );
       }
       await waitFor(() => nodes.some((n) => n.node.status().role === 'leader'));
       const leader = nodes.find((n) => n.node.status().role === 'leader')!;
@@ -250,7 +272,18 @@ describe('openClusterStorage (snapshot catch-up over gRPC)', () => {
     const peers = new Map(ports.map((p, i) => [i + 1, `127.0.0.1:${p}`] as [number, string]));
     const dirs = await Promise.all([1, 2, 3].map((i) => mkdtemp(join(tmpdir(), `cluster-snap-${i}-`))));
     const open = (i: number): Promise<ClusterStorage> =>
-      openClusterStorage({ dataDir: dirs[i]!, nodeId: i + 1, bootstrapVoters: [1, 2, 3], listen: peers.get(i + 1)!, peers, insecurePeers: true, tickMs: 10, compactionIntervalMs: 0, snapshotEntries: 20, keepEntries: 5 });
+      openClusterStorage({
+        dataDir: dirs[i]!,
+        nodeId: i + 1,
+        bootstrapVoters: [1, 2, 3],
+        listen: peers.get(i + 1)!,
+        peers,
+        insecurePeers: true,
+        tickMs: 10,
+        compactionIntervalMs: 0,
+        snapshotEntries: 20,
+        keepEntries: 5,
+      });
     const nodes: (ClusterStorage | undefined)[] = [];
     try {
       for (let i = 0; i < 3; i++) nodes.push(await open(i));

@@ -139,7 +139,10 @@ export class MvccStateMachine implements StateMachine {
         const batch = this.queue.splice(0, this.maxBatch);
         let results: (TxnResult | undefined)[];
         try {
-          results = await this.store.applyBatch(batch.map((q) => q.entry), { sync: false });
+          results = await this.store.applyBatch(
+            batch.map((q) => q.entry),
+            { sync: false },
+          );
         } catch (e) {
           this.failed = e instanceof Error ? e : new Error(String(e));
           for (const q of [...batch, ...this.queue.splice(0)]) q.reject(this.failed);

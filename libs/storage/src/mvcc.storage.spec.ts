@@ -39,7 +39,9 @@ describe('MvccStorage', () => {
 
   it('builds registry keys and rejects bad segments', () => {
     expect(key('a')).toBe('/registry/core/configmaps/default/a');
-    expect(objectKey({ group: 'rbac.authorization.k8s.io', resource: 'clusterroles', name: 'admin' })).toBe('/registry/rbac.authorization.k8s.io/clusterroles/admin');
+    expect(objectKey({ group: 'rbac.authorization.k8s.io', resource: 'clusterroles', name: 'admin' })).toBe(
+      '/registry/rbac.authorization.k8s.io/clusterroles/admin',
+    );
     expect(() => objectKey({ group: '', resource: 'pods', name: 'a/b' })).toThrow(TypeError);
   });
 
@@ -98,7 +100,13 @@ describe('MvccStorage', () => {
 
   describe('list', () => {
     beforeEach(async () => {
-      for (const [ns, name] of [['a', 'x'], ['a', 'y'], ['b', 'x'], ['b', 'y'], ['c', 'z']] as const) {
+      for (const [ns, name] of [
+        ['a', 'x'],
+        ['a', 'y'],
+        ['b', 'x'],
+        ['b', 'y'],
+        ['c', 'z'],
+      ] as const) {
         await storage.create(key(name, ns), cm(name, { ns }, ns));
       }
     });
@@ -299,7 +307,13 @@ describe('MvccStorage', () => {
         await until(() => w.events.length === 4);
         await storage.create(key('e'), cm('e'));
         await until(() => w.events.length === 5);
-        expect(w.events.map((e) => `${e.type}:${e.object.metadata.name}@${e.revision}`)).toEqual(['ADDED:a@1', 'ADDED:b@2', 'ADDED:c@3', 'ADDED:d@4', 'ADDED:e@5']);
+        expect(w.events.map((e) => `${e.type}:${e.object.metadata.name}@${e.revision}`)).toEqual([
+          'ADDED:a@1',
+          'ADDED:b@2',
+          'ADDED:c@3',
+          'ADDED:d@4',
+          'ADDED:e@5',
+        ]);
         expect(w.events[2]!.object.data).toEqual({ from: 'leader' });
         expect(w.errors).toEqual([]);
         // The leader compacted past this watch's position: nothing to go on from.
@@ -322,8 +336,18 @@ describe('MvccStorage', () => {
       await until(() => w.events.length === 3);
       const [added, modified, deleted] = w.events;
       expect(added).toMatchObject({ type: 'ADDED', revision: 1 });
-      expect(modified).toMatchObject({ type: 'MODIFIED', revision: 2, object: { data: { v: '2' } }, prevObject: { data: { v: '1' }, metadata: { resourceVersion: '1' } } });
-      expect(deleted).toMatchObject({ type: 'DELETED', revision: 3, object: { data: { v: '2' }, metadata: { resourceVersion: '3' } }, prevObject: { metadata: { resourceVersion: '2' } } });
+      expect(modified).toMatchObject({
+        type: 'MODIFIED',
+        revision: 2,
+        object: { data: { v: '2' } },
+        prevObject: { data: { v: '1' }, metadata: { resourceVersion: '1' } },
+      });
+      expect(deleted).toMatchObject({
+        type: 'DELETED',
+        revision: 3,
+        object: { data: { v: '2' }, metadata: { resourceVersion: '3' } },
+        prevObject: { metadata: { resourceVersion: '2' } },
+      });
     });
 
     it('a non-recursive watch sees exactly one key (not keys it prefixes)', async () => {

@@ -187,7 +187,13 @@ export class MvccStorage implements Storage {
         await this.waitFor(key, c.revision);
         if (c.revision < this.store.compactedRevision()) {
           const current = this.store.currentRevision();
-          throw new StorageError('Compacted', key, `The resourceVersion ${c.revision} is too old (compacted ${this.store.compactedRevision()})`, current, c.revision);
+          throw new StorageError(
+            'Compacted',
+            key,
+            `The resourceVersion ${c.revision} is too old (compacted ${this.store.compactedRevision()})`,
+            current,
+            c.revision,
+          );
         }
         return c.revision;
     }

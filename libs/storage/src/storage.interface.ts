@@ -14,11 +14,7 @@ import type { KubeObject } from '@app/apimachinery';
  * - NotOlderThan: wait (bounded) until the local store applied `revision`, then read latest.
  * - Exact: MVCC read at `revision` (Compacted error when it is below the compacted revision).
  */
-export type ReadConsistency =
-  | { mode: 'MostRecent' }
-  | { mode: 'Any' }
-  | { mode: 'NotOlderThan'; revision: number }
-  | { mode: 'Exact'; revision: number };
+export type ReadConsistency = { mode: 'MostRecent' } | { mode: 'Any' } | { mode: 'NotOlderThan'; revision: number } | { mode: 'Exact'; revision: number };
 
 /** Why a storage call failed. The registry maps these to Status errors naming the resource. */
 export type StorageErrorCode =

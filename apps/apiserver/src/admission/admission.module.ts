@@ -27,7 +27,12 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const disabled = new Set((this.cfg.raw['disable-admission-plugins'] ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+    const disabled = new Set(
+      (this.cfg.raw['disable-admission-plugins'] ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    );
     const found = this.discovery
       .getProviders({ metadataKey: AdmissionPlugin.KEY })
       .map((w) => ({ meta: this.discovery.getMetadataByDecorator(AdmissionPlugin, w)!, plugin: w.instance as Admission }))

@@ -23,7 +23,10 @@ describe('membership forwarding', () => {
     const t = new GrpcTransport({ id: 1, listen: '127.0.0.1:0', peers: new Map(), insecure: true }, { onMessage: () => undefined });
     const client = new ClusterAdminClient(t);
     try {
-      const p = client.forward({ op: 'remove', name: 'n4', requestedBy: 'admin' }, { name: 'n2', peerURL: `127.0.0.1:${port}`, clientURL: 'https://127.0.0.1:6445' });
+      const p = client.forward(
+        { op: 'remove', name: 'n4', requestedBy: 'admin' },
+        { name: 'n2', peerURL: `127.0.0.1:${port}`, clientURL: 'https://127.0.0.1:6445' },
+      );
       await expect(p).rejects.toBeInstanceOf(NotLeaderError);
       await expect(p).rejects.toMatchObject({ leaderName: 'n2', leaderURL: 'https://127.0.0.1:6445' });
     } finally {

@@ -45,7 +45,9 @@ const FORWARD_DEADLINE_MS = 120_000;
 let cached: grpc.ServiceDefinition | undefined;
 /** The ClusterAdmin service of proto/cluster.proto. */
 export function clusterAdminService(): grpc.ServiceDefinition {
-  cached ??= protoLoader.loadSync(findProtoFile('cluster.proto'), { keepCase: false, defaults: true })['kapi.cluster.v1.ClusterAdmin'] as grpc.ServiceDefinition;
+  cached ??= protoLoader.loadSync(findProtoFile('cluster.proto'), { keepCase: false, defaults: true })[
+    'kapi.cluster.v1.ClusterAdmin'
+  ] as grpc.ServiceDefinition;
   return cached;
 }
 
@@ -87,7 +89,8 @@ export function serveClusterAdmin(transport: GrpcTransport, membership: ClusterM
         );
       };
       // Quoted: both strings come from the network.
-      if (req.op === 'add' || req.op === 'remove') log(`membership: ${req.op} ${JSON.stringify(req.name)} forwarded by a peer for user ${JSON.stringify(req.requestedBy)}`);
+      if (req.op === 'add' || req.op === 'remove')
+        log(`membership: ${req.op} ${JSON.stringify(req.name)} forwarded by a peer for user ${JSON.stringify(req.requestedBy)}`);
       if (req.op === 'add') done(membership.add(req.name, req.peerUrl, { forwarded: true }));
       else if (req.op === 'remove') done(membership.remove(req.name, { forwarded: true }));
       else cb(null, replyForError(new ClusterConfigError(`unknown membership operation "${req.op}"`)));
@@ -121,7 +124,13 @@ export class ClusterAdminClient {
     const reply = await new Promise<WireReply>((resolve, reject) => {
       client.ChangeMember(req, { deadline: Date.now() + FORWARD_DEADLINE_MS }, (err, r) => {
         if (err || !r) {
-          reject(new NotLeaderError(`not the leader, and the leader ${leader.name} could not be reached to forward the change: ${err?.details || err?.message || 'no reply'}`, leader.name, leader.clientURL));
+          reject(
+            new NotLeaderError(
+              `not the leader, and the leader ${leader.name} could not be reached to forward the change: ${err?.details || err?.message || 'no reply'}`,
+              leader.name,
+              leader.clientURL,
+            ),
+          );
         } else resolve(r);
       });
     });

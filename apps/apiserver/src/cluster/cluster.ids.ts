@@ -41,7 +41,10 @@ export function validateNodeName(name: string): string | undefined {
  * (etcd writes `--initial-cluster n1=http://10.0.0.1:2380`).
  */
 export function normalizePeerAddress(raw: string): string {
-  const s = raw.trim().replace(/^[a-z]+:\/\//i, '').replace(/\/+$/, '');
+  const s = raw
+    .trim()
+    .replace(/^[a-z]+:\/\//i, '')
+    .replace(/\/+$/, '');
   const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(s);
   if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw new ClusterConfigError(`invalid peer address ${JSON.stringify(raw)}: want host:port`);
   return `${m[1]}:${m[2]}`;
@@ -51,7 +54,10 @@ export function normalizePeerAddress(raw: string): string {
 export function parseInitialCluster(value: string): ClusterMemberSpec[] {
   const out: ClusterMemberSpec[] = [];
   const ids = new Map<number, string>();
-  for (const part of value.split(',').map((p) => p.trim()).filter((p) => p.length > 0)) {
+  for (const part of value
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0)) {
     const eq = part.indexOf('=');
     if (eq <= 0) throw new ClusterConfigError(`invalid --initial-cluster entry ${JSON.stringify(part)}: want name=host:port`);
     const name = part.slice(0, eq);

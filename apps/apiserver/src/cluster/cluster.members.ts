@@ -219,7 +219,10 @@ export class ClusterMembership {
     // --initial-cluster address.
     const founding = this.o.initial.find((m) => m.id === st.lead);
     const leader: MemberRecord | undefined =
-      st.lead === 0 ? undefined : ((await this.records()).find((r) => r.id === st.lead) ?? (founding && { name: founding.name, id: founding.id, peerURL: founding.peerAddress, role: 'voter' }));
+      st.lead === 0
+        ? undefined
+        : ((await this.records()).find((r) => r.id === st.lead) ??
+          (founding && { name: founding.name, id: founding.id, peerURL: founding.peerAddress, role: 'voter' }));
     if (leader && this.forwarder && !opts.forwarded) return leader;
     throw new NotLeaderError(
       leader ? `not the leader: membership changes go to ${leader.name}${leader.clientURL ? ` at ${leader.clientURL}` : ''}` : 'no leader known; retry later',

@@ -34,9 +34,16 @@ export function membershipError(e: unknown): StatusError {
 }
 
 /** Registers the routes on `scope`; `authenticate` returns the caller or throws 401. */
-export function registerClusterRoutes(scope: FastifyInstance, membership: () => ClusterMembership | undefined, authenticate: (req: FastifyRequest) => UserInfo): void {
+export function registerClusterRoutes(
+  scope: FastifyInstance,
+  membership: () => ClusterMembership | undefined,
+  authenticate: (req: FastifyRequest) => UserInfo,
+): void {
   const send = (reply: FastifyReply, code: number, body: unknown): void => {
-    reply.code(code).header('Content-Type', 'application/json').send(Buffer.from(JSON.stringify(body)));
+    reply
+      .code(code)
+      .header('Content-Type', 'application/json')
+      .send(Buffer.from(JSON.stringify(body)));
   };
   const admin = (req: FastifyRequest): UserInfo => {
     const u = authenticate(req);

@@ -9,7 +9,12 @@ import type { LeaseLock, LeaseRecord } from '@app/controllers';
 import type { GenericStore } from '@app/registry';
 import type { KubeObject } from '@app/apimachinery';
 
-const ctx = () => ({ user: { username: 'system:kube-controller-manager', groups: [PRIVILEGED_GROUP] }, dryRun: false, warnings: [] as string[], now: () => new Date() });
+const ctx = () => ({
+  user: { username: 'system:kube-controller-manager', groups: [PRIVILEGED_GROUP] },
+  dryRun: false,
+  warnings: [] as string[],
+  now: () => new Date(),
+});
 
 /** A LeaseLock on Lease `ns/name` of `store` (the leases store). */
 export function leaseLockFor(store: GenericStore, ns: string, name: string): LeaseLock {

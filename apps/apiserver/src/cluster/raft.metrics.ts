@@ -57,7 +57,11 @@ export class RaftMetrics {
       return Math.max(0, s.commit - s.applied);
     });
     gauge('kapi_raft_last_index', 'Index of the last entry in the local Raft log.', () => status().lastIndex);
-    gauge('kapi_raft_snapshot_index', 'Index of the latest Raft snapshot (the log is compacted up to about it).', () => cs.raftStorage.snapshot().metadata.index);
+    gauge(
+      'kapi_raft_snapshot_index',
+      'Index of the latest Raft snapshot (the log is compacted up to about it).',
+      () => cs.raftStorage.snapshot().metadata.index,
+    );
     gauge('etcd_mvcc_db_total_size_in_bytes', 'Total size of the underlying databases (MVCC store and Raft log) in bytes.', () => dirSize(dataDir));
     gauge('etcd_debugging_mvcc_current_revision', 'The current revision of the store.', () => cs.store.currentRevision());
     gauge('etcd_debugging_mvcc_compact_revision', 'The revision of the last compaction in the store.', () => cs.store.compactedRevision());
@@ -99,9 +103,19 @@ export class RaftMetrics {
     transferCounter('kapi_raft_snapshot_sent_bytes_total', 'Bytes of the snapshots sent to a peer in full.', 'sent', (c) => c.bytes);
     transferCounter('kapi_raft_snapshot_send_seconds_total', 'Time spent sending the snapshots sent to a peer in full.', 'sent', (c) => c.seconds);
     transferCounter('etcd_network_snapshot_receive_success', 'Snapshots received from a peer in full and stored.', 'received', (c) => c.success);
-    transferCounter('etcd_network_snapshot_receive_failures', 'Snapshot receptions from a peer that failed (cut off, or not stored).', 'received', (c) => c.failures);
+    transferCounter(
+      'etcd_network_snapshot_receive_failures',
+      'Snapshot receptions from a peer that failed (cut off, or not stored).',
+      'received',
+      (c) => c.failures,
+    );
     transferCounter('kapi_raft_snapshot_received_bytes_total', 'Bytes of the snapshots received from a peer in full.', 'received', (c) => c.bytes);
-    transferCounter('kapi_raft_snapshot_receive_seconds_total', 'Time spent receiving the snapshots received from a peer in full.', 'received', (c) => c.seconds);
+    transferCounter(
+      'kapi_raft_snapshot_receive_seconds_total',
+      'Time spent receiving the snapshots received from a peer in full.',
+      'received',
+      (c) => c.seconds,
+    );
     new Counter({
       name: 'kapi_raft_snapshots_taken_total',
       help: 'Exports of the whole store for a peer that needed a snapshot.',

@@ -13,7 +13,9 @@ describe('envInt', () => {
   it('refuses 0, out-of-bounds and non-integer values, naming the variable', () => {
     expect(() => envInt('KAPI_SNAPSHOT_COUNT', { KAPI_SNAPSHOT_COUNT: '0' })).toThrow('invalid value 0 for KAPI_SNAPSHOT_COUNT: must be from 1 to');
     expect(() => envInt('KAPI_RAFT_TICK_MS', { KAPI_RAFT_TICK_MS: '5000' })).toThrow(EnvError);
-    expect(() => envInt('KAPI_LEASE_DURATION_MS', { KAPI_LEASE_DURATION_MS: '15s' })).toThrow('invalid value "15s" for KAPI_LEASE_DURATION_MS: must be an integer');
+    expect(() => envInt('KAPI_LEASE_DURATION_MS', { KAPI_LEASE_DURATION_MS: '15s' })).toThrow(
+      'invalid value "15s" for KAPI_LEASE_DURATION_MS: must be an integer',
+    );
     expect(() => envInt('KAPI_LEASE_DURATION_MS', { KAPI_LEASE_DURATION_MS: '-1' })).toThrow('KAPI_LEASE_DURATION_MS');
     expect(() => envInt('KAPI_IDLE_TIMEOUT_MS', { KAPI_IDLE_TIMEOUT_MS: '1e5' })).toThrow('KAPI_IDLE_TIMEOUT_MS');
   });
@@ -52,7 +54,9 @@ describe('validateEnv', () => {
 
   it("keeps client-go's order of the Lease timings", () => {
     expect(() => validateEnv({ KAPI_LEASE_DURATION_MS: '5000' })).toThrow('KAPI_LEASE_RENEW_DEADLINE_MS (10000) must be below KAPI_LEASE_DURATION_MS (5000)');
-    expect(() => validateEnv({ KAPI_LEASE_RETRY_PERIOD_MS: '10000' })).toThrow('KAPI_LEASE_RETRY_PERIOD_MS (10000) must be below KAPI_LEASE_RENEW_DEADLINE_MS (10000)');
+    expect(() => validateEnv({ KAPI_LEASE_RETRY_PERIOD_MS: '10000' })).toThrow(
+      'KAPI_LEASE_RETRY_PERIOD_MS (10000) must be below KAPI_LEASE_RENEW_DEADLINE_MS (10000)',
+    );
   });
 
   it('warns of KAPI_ names it does not read', () => {

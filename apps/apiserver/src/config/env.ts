@@ -23,19 +23,123 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Every `KAPI_*` variable the server reads. envInt refuses any other name. */
 export const KAPI_ENV: readonly EnvVar[] = [
-  { name: 'KAPI_RAFT_TICK_MS', meaning: 'Raft tick: heartbeats every tick, elections after 10-20 ticks; readiness needs a message from the leader within 10 ticks', unit: 'ms', min: 10, max: 1_000, productionDefault: '100', use: 'tuning' },
-  { name: 'KAPI_READ_INDEX_TIMEOUT_MS', meaning: 'bound of the ReadIndex round of a Most Recent read (504 after it)', unit: 'ms', min: 100, max: 60_000, productionDefault: '5000', use: 'tuning' },
-  { name: 'KAPI_SNAPSHOT_COUNT', meaning: 'applied Raft entries between snapshots (--snapshot-count wins)', unit: 'entries', min: 1, max: 100_000_000, productionDefault: '10000', use: 'tuning' },
-  { name: 'KAPI_SNAPSHOT_CATCHUP_ENTRIES', meaning: 'Raft entries kept behind a snapshot for slow followers (--snapshot-catchup-entries wins)', unit: 'entries', min: 1, max: 100_000_000, productionDefault: 'min(5000, snapshot count)', use: 'tuning' },
-  { name: 'KAPI_LEASE_DURATION_MS', meaning: 'controller election: Lease duration (client-go leaseDuration)', unit: 'ms', min: 1_000, max: 3_600_000, productionDefault: '15000', use: 'tuning' },
-  { name: 'KAPI_LEASE_RENEW_DEADLINE_MS', meaning: 'controller election: the holder gives up after failing to renew this long; below the Lease duration', unit: 'ms', min: 500, max: 3_600_000, productionDefault: '10000', use: 'tuning' },
-  { name: 'KAPI_LEASE_RETRY_PERIOD_MS', meaning: 'controller election: interval between attempts to acquire or renew; below the renew deadline', unit: 'ms', min: 100, max: 600_000, productionDefault: '2000', use: 'tuning' },
-  { name: 'KAPI_READ_HEADER_TIMEOUT_MS', meaning: "a connection's TLS handshake and first request headers must arrive within this", unit: 'ms', min: 100, max: 3_600_000, productionDefault: '32000', use: 'tuning' },
-  { name: 'KAPI_IDLE_TIMEOUT_MS', meaning: 'a connection with no request or stream open is closed after this', unit: 'ms', min: 100, max: 86_400_000, productionDefault: '90000', use: 'tuning' },
-  { name: 'KAPI_BODY_TIMEOUT_MS', meaning: 'a request body must arrive within this', unit: 'ms', min: 100, max: MAX_TIMER_MS, productionDefault: '--request-timeout (60000)', use: 'tuning' },
-  { name: 'KAPI_WATCH_MAX_BUFFER_BYTES', meaning: "a watcher whose unsent events pass this is cut off unless it catches up within the grace", unit: 'bytes', min: 65_536, max: 1_073_741_824, productionDefault: '8388608', use: 'tuning' },
-  { name: 'KAPI_WATCH_SLOW_GRACE_MS', meaning: 'grace given to a watcher over the buffer bound', unit: 'ms', min: 100, max: 600_000, productionDefault: '5000', use: 'tuning' },
-  { name: 'KAPI_WATCH_BOOKMARK_INTERVAL_MS', meaning: 'interval of watch bookmarks (kube-apiserver: 1 minute, fixed)', unit: 'ms', min: 100, max: 3_600_000, productionDefault: '60000', use: 'test' },
+  {
+    name: 'KAPI_RAFT_TICK_MS',
+    meaning: 'Raft tick: heartbeats every tick, elections after 10-20 ticks; readiness needs a message from the leader within 10 ticks',
+    unit: 'ms',
+    min: 10,
+    max: 1_000,
+    productionDefault: '100',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_READ_INDEX_TIMEOUT_MS',
+    meaning: 'bound of the ReadIndex round of a Most Recent read (504 after it)',
+    unit: 'ms',
+    min: 100,
+    max: 60_000,
+    productionDefault: '5000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_SNAPSHOT_COUNT',
+    meaning: 'applied Raft entries between snapshots (--snapshot-count wins)',
+    unit: 'entries',
+    min: 1,
+    max: 100_000_000,
+    productionDefault: '10000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_SNAPSHOT_CATCHUP_ENTRIES',
+    meaning: 'Raft entries kept behind a snapshot for slow followers (--snapshot-catchup-entries wins)',
+    unit: 'entries',
+    min: 1,
+    max: 100_000_000,
+    productionDefault: 'min(5000, snapshot count)',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_LEASE_DURATION_MS',
+    meaning: 'controller election: Lease duration (client-go leaseDuration)',
+    unit: 'ms',
+    min: 1_000,
+    max: 3_600_000,
+    productionDefault: '15000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_LEASE_RENEW_DEADLINE_MS',
+    meaning: 'controller election: the holder gives up after failing to renew this long; below the Lease duration',
+    unit: 'ms',
+    min: 500,
+    max: 3_600_000,
+    productionDefault: '10000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_LEASE_RETRY_PERIOD_MS',
+    meaning: 'controller election: interval between attempts to acquire or renew; below the renew deadline',
+    unit: 'ms',
+    min: 100,
+    max: 600_000,
+    productionDefault: '2000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_READ_HEADER_TIMEOUT_MS',
+    meaning: "a connection's TLS handshake and first request headers must arrive within this",
+    unit: 'ms',
+    min: 100,
+    max: 3_600_000,
+    productionDefault: '32000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_IDLE_TIMEOUT_MS',
+    meaning: 'a connection with no request or stream open is closed after this',
+    unit: 'ms',
+    min: 100,
+    max: 86_400_000,
+    productionDefault: '90000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_BODY_TIMEOUT_MS',
+    meaning: 'a request body must arrive within this',
+    unit: 'ms',
+    min: 100,
+    max: MAX_TIMER_MS,
+    productionDefault: '--request-timeout (60000)',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_WATCH_MAX_BUFFER_BYTES',
+    meaning: 'a watcher whose unsent events pass this is cut off unless it catches up within the grace',
+    unit: 'bytes',
+    min: 65_536,
+    max: 1_073_741_824,
+    productionDefault: '8388608',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_WATCH_SLOW_GRACE_MS',
+    meaning: 'grace given to a watcher over the buffer bound',
+    unit: 'ms',
+    min: 100,
+    max: 600_000,
+    productionDefault: '5000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_WATCH_BOOKMARK_INTERVAL_MS',
+    meaning: 'interval of watch bookmarks (kube-apiserver: 1 minute, fixed)',
+    unit: 'ms',
+    min: 100,
+    max: 3_600_000,
+    productionDefault: '60000',
+    use: 'test',
+  },
 ];
 
 /**
@@ -82,7 +186,8 @@ export function validateEnv(env: NodeJS.ProcessEnv = process.env): string[] {
   if (retry >= renew) throw new EnvError(`KAPI_LEASE_RETRY_PERIOD_MS (${retry}) must be below KAPI_LEASE_RENEW_DEADLINE_MS (${renew})`);
   const warnings: string[] = [];
   for (const k of Object.keys(env).sort()) {
-    if (k.startsWith('KAPI_') && !byName.has(k) && !KAPI_NON_SERVER_NAMES.includes(k)) warnings.push(`environment variable ${k} is not read by this server (see docs/tuning.md)`);
+    if (k.startsWith('KAPI_') && !byName.has(k) && !KAPI_NON_SERVER_NAMES.includes(k))
+      warnings.push(`environment variable ${k} is not read by this server (see docs/tuning.md)`);
   }
   return warnings;
 }

@@ -65,7 +65,9 @@ describe('parseFlags', () => {
       expectRefused(['--authorization-mode', 'Node,RBAC'], 'authorization-mode');
       expectRefused(['--authorization-mode=AlwaysAllow,Webhook'], 'authorization-mode');
       expect(() => parseFlags(['--authorization-mode='])).toThrow('--authorization-mode=: give at least one authorization mode');
-      expect(() => parseFlags(['--authorization-mode=RBAC'])).toThrow('authorization mode "RBAC" is not built into this server (built: AlwaysAllow, AlwaysDeny)');
+      expect(() => parseFlags(['--authorization-mode=RBAC'])).toThrow(
+        'authorization mode "RBAC" is not built into this server (built: AlwaysAllow, AlwaysDeny)',
+      );
       expectRefused(['--authorization-policy-file=/p.jsonl'], 'authorization-policy-file');
       expectRefused(['--authorization-webhook-config-file=/w.yaml'], 'authorization-webhook-config-file');
     });

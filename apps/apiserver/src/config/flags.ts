@@ -77,7 +77,11 @@ export const BUILT_STORAGE_BACKENDS: readonly string[] = ['builtin'];
 export const BUILT_ADMISSION_PLUGINS: readonly string[] = ['NamespaceLifecycle'];
 
 const notBuilt = (what: string) => (): string => `${what} is not built into this server`;
-const listOf = (value: string): string[] => value.split(',').map((x) => x.trim()).filter((x) => x !== '');
+const listOf = (value: string): string[] =>
+  value
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
 const refuseAuthorization = (value: string): string | undefined => {
   const modes = listOf(value);
   if (modes.length === 0) return 'give at least one authorization mode';
@@ -90,7 +94,10 @@ const refuseAdmission = (value: string): string | undefined => {
   if (missing.length === 0) return undefined;
   return `admission plugin ${missing.map((m) => JSON.stringify(m)).join(', ')} is not built into this server (built, always on: ${BUILT_ADMISSION_PLUGINS.join(', ')})`;
 };
-const refuseTrue = (what: string) => (value: string): string | undefined => (value === 'true' ? `${what} is not built into this server` : undefined);
+const refuseTrue =
+  (what: string) =>
+  (value: string): string | undefined =>
+    value === 'true' ? `${what} is not built into this server` : undefined;
 const refuseServiceAccountTokens = notBuilt('service account token authentication');
 /**
  * Families of flags refused whatever their value: the settings of the built authentication
@@ -119,13 +126,25 @@ const FLAGS: Record<string, FlagSpec> = {
   'snapshot-catchup-entries': { key: 'snapshotCatchupEntries', kind: 'int' },
   'heartbeat-interval': { key: 'heartbeatIntervalMs', kind: 'int' },
   'election-timeout': { key: 'electionTimeoutMs', kind: 'int' },
-  'tls-cert-file': { key: 'tls-cert-file', kind: 'string', refuse: notBuilt('a serving certificate from a file (the PKI of --pki-dir or <data-dir>/pki serves)') },
+  'tls-cert-file': {
+    key: 'tls-cert-file',
+    kind: 'string',
+    refuse: notBuilt('a serving certificate from a file (the PKI of --pki-dir or <data-dir>/pki serves)'),
+  },
   'peer-cert-file': { key: 'peerCertFile', kind: 'string' },
   'peer-key-file': { key: 'peerKeyFile', kind: 'string' },
   'peer-trusted-ca-file': { key: 'peerTrustedCaFile', kind: 'string' },
   'peer-cert-allowed-cn': { key: 'peerCertAllowedCn', kind: 'string' },
-  'tls-private-key-file': { key: 'tls-private-key-file', kind: 'string', refuse: notBuilt('a serving key from a file (the PKI of --pki-dir or <data-dir>/pki serves)') },
-  'client-ca-file': { key: 'client-ca-file', kind: 'string', refuse: notBuilt('a client CA from a file (client certificates are checked against the PKI\'s ca.crt)') },
+  'tls-private-key-file': {
+    key: 'tls-private-key-file',
+    kind: 'string',
+    refuse: notBuilt('a serving key from a file (the PKI of --pki-dir or <data-dir>/pki serves)'),
+  },
+  'client-ca-file': {
+    key: 'client-ca-file',
+    kind: 'string',
+    refuse: notBuilt("a client CA from a file (client certificates are checked against the PKI's ca.crt)"),
+  },
   'compaction-interval': { key: 'compactionIntervalSeconds', kind: 'int' },
   'min-request-timeout': { key: 'minRequestTimeoutSeconds', kind: 'int' },
   'request-timeout': { key: 'requestTimeoutMs', kind: 'duration' },
@@ -165,7 +184,10 @@ const FLAGS: Record<string, FlagSpec> = {
   'storage-backend': {
     key: 'storage-backend',
     kind: 'string',
-    refuse: (v) => (BUILT_STORAGE_BACKENDS.includes(v) ? undefined : `storage backend ${JSON.stringify(v)} is not built into this server (built: ${BUILT_STORAGE_BACKENDS.join(', ')})`),
+    refuse: (v) =>
+      BUILT_STORAGE_BACKENDS.includes(v)
+        ? undefined
+        : `storage backend ${JSON.stringify(v)} is not built into this server (built: ${BUILT_STORAGE_BACKENDS.join(', ')})`,
   },
   'admission-control-config-file': { key: 'admission-control-config-file', kind: 'string', refuse: notBuilt('admission plugin configuration') },
   'cluster-signing-duration': { key: 'cluster-signing-duration', kind: 'string', unsupported: true },
@@ -214,7 +236,8 @@ export function parseFlags(argv: string[]): ServerConfig {
     }
     cfg.raw[name] = value;
     (cfg.rawAll[name] ??= []).push(value);
-    if (spec.kind === 'bool' && value !== 'true' && value !== 'false') throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: must be true or false`);
+    if (spec.kind === 'bool' && value !== 'true' && value !== 'false')
+      throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: must be true or false`);
     const refused = spec.refuse?.(value);
     if (refused !== undefined) throw new FlagError(`--${name}=${value}: ${refused}; refusing to start rather than run without it`);
     if (spec.refuse) continue;
@@ -249,7 +272,8 @@ export function parseFlags(argv: string[]): ServerConfig {
   if (cfg.maxRequestBodyBytes < 1024) throw new FlagError(`--max-request-body-bytes must be at least 1024`);
   checkAuthenticationFlags(cfg.raw);
   // etcd's rule: an election timeout of fewer than 5 heartbeats elects on a late heartbeat.
-  if (cfg.heartbeatIntervalMs < 1 || cfg.electionTimeoutMs < 5 * cfg.heartbeatIntervalMs) throw new FlagError(`--election-timeout must be at least 5 times --heartbeat-interval (at least 1)`);
+  if (cfg.heartbeatIntervalMs < 1 || cfg.electionTimeoutMs < 5 * cfg.heartbeatIntervalMs)
+    throw new FlagError(`--election-timeout must be at least 5 times --heartbeat-interval (at least 1)`);
   return cfg;
 }
 
@@ -281,7 +305,8 @@ function checkAuthenticationFlags(raw: Record<string, string>): void {
     throw new FlagError('--authentication-token-webhook-config-file is required when any --authentication-token-webhook-* flag is given');
   }
   const version = raw['authentication-token-webhook-version'];
-  if (version !== undefined && version !== 'v1' && version !== 'v1beta1') throw new FlagError(`--authentication-token-webhook-version=${version}: must be v1 or v1beta1`);
+  if (version !== undefined && version !== 'v1' && version !== 'v1beta1')
+    throw new FlagError(`--authentication-token-webhook-version=${version}: must be v1 or v1beta1`);
   const ttl = raw['authentication-token-webhook-cache-ttl'];
   if (ttl !== undefined) {
     try {

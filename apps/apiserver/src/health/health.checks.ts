@@ -35,7 +35,11 @@ export interface HealthAnswer {
  * Runs `checks` for `endpoint` with the request's `verbose` flag and `exclude` names, and builds
  * the answer kube-apiserver's root health handler gives.
  */
-export function runHealthChecks(endpoint: HealthEndpoint, checks: readonly HealthCheck[], opts: { verbose: boolean; exclude: readonly string[] }): HealthAnswer {
+export function runHealthChecks(
+  endpoint: HealthEndpoint,
+  checks: readonly HealthCheck[],
+  opts: { verbose: boolean; exclude: readonly string[] },
+): HealthAnswer {
   const excluded = new Set(opts.exclude);
   const lines: string[] = [];
   const failures: string[] = [];
@@ -52,7 +56,12 @@ export function runHealthChecks(endpoint: HealthEndpoint, checks: readonly Healt
     }
   }
   if (excluded.size > 0) {
-    lines.push(`warn: some health checks cannot be excluded: no matches for ${[...excluded].sort().map((n) => JSON.stringify(n)).join(',')}`);
+    lines.push(
+      `warn: some health checks cannot be excluded: no matches for ${[...excluded]
+        .sort()
+        .map((n) => JSON.stringify(n))
+        .join(',')}`,
+    );
   }
   // A failure is always verbose (as kube's): the operator sees which check failed.
   if (failures.length > 0) return { status: 500, body: `${lines.join('\n')}\n${endpoint} check failed\n`, failures };

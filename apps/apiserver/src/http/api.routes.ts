@@ -129,7 +129,10 @@ export class ApiRoutes implements BeforeApplicationShutdown {
       scope.get('/version', async (_req, reply) => serveVersion(reply));
       registerHealthRoutes(scope, { sets: this.health.sets, log: (line) => process.stderr.write(`${cfg.name}: ${line}\n`) });
       scope.get('/metrics', async (_req, reply) => {
-        reply.code(200).header('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics());
+        reply
+          .code(200)
+          .header('Content-Type', metrics.registry.contentType)
+          .send(await metrics.registry.metrics());
       });
       const serveOpenApi = async (req: FastifyRequest, reply: FastifyReply) => {
         const s = stateOf(req)!;
@@ -141,7 +144,11 @@ export class ApiRoutes implements BeforeApplicationShutdown {
       scope.get('/openapi/v2', serveOpenApi);
       scope.get('/openapi/v3', serveOpenApi);
       scope.get('/openapi/v3/*', serveOpenApi);
-      registerClusterRoutes(scope, () => this.node.membership, (req) => stateOf(req)!.user!);
+      registerClusterRoutes(
+        scope,
+        () => this.node.membership,
+        (req) => stateOf(req)!.user!,
+      );
 
       const serveApi = async (req: FastifyRequest, reply: FastifyReply, s: RequestState): Promise<void> => {
         if (s.info.isResourceRequest) return handler.handle(req, reply, s.info, s.query, s.user!, req.query as Record<string, unknown>);

@@ -3,7 +3,12 @@ import { clientErrorResponse } from './client-error.js';
 describe('clientErrorResponse', () => {
   const parse = (raw: string) => {
     const [head, body] = raw.split('\r\n\r\n');
-    return { status: head!.split('\r\n')[0], headers: head!.split('\r\n').slice(1), body: JSON.parse(body!) as Record<string, unknown>, length: Buffer.byteLength(body!) };
+    return {
+      status: head!.split('\r\n')[0],
+      headers: head!.split('\r\n').slice(1),
+      body: JSON.parse(body!) as Record<string, unknown>,
+      length: Buffer.byteLength(body!),
+    };
   };
 
   it('answers oversized headers with a 431 Status and closes the connection', () => {

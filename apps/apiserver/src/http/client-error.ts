@@ -12,7 +12,8 @@ import { StatusError } from '@app/apimachinery';
 export function clientErrorResponse(err: { code?: string }): string | undefined {
   if (err.code === 'ECONNRESET') return undefined;
   let se: StatusError;
-  if (err.code === 'HPE_HEADER_OVERFLOW') se = new StatusError(431, '', 'the request headers are too large (the request line and headers together may take 1 MiB)');
+  if (err.code === 'HPE_HEADER_OVERFLOW')
+    se = new StatusError(431, '', 'the request headers are too large (the request line and headers together may take 1 MiB)');
   else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') se = new StatusError(408, '', 'the request was not received in time');
   else se = new StatusError(400, 'BadRequest', 'the request could not be parsed as HTTP/1.1');
   const body = JSON.stringify(se.toStatus());

@@ -101,7 +101,12 @@ export function guardConnections(server: Http2SecureServer, limits: ConnectionLi
     if (!t) return;
     t.begin();
     res.once('close', () => t.end());
-    bodyDeadline(limits.bodyTimeoutMs, () => req.complete, req, () => req.socket.destroy());
+    bodyDeadline(
+      limits.bodyTimeoutMs,
+      () => req.complete,
+      req,
+      () => req.socket.destroy(),
+    );
   });
 
   server.on('session', (session: Http2Session) => {
@@ -117,7 +122,12 @@ export function guardConnections(server: Http2SecureServer, limits: ConnectionLi
     session.on('stream', (stream: ServerHttp2Stream) => {
       t.begin();
       stream.once('close', () => t.end());
-      bodyDeadline(limits.bodyTimeoutMs, () => stream.endAfterHeaders || stream.readableEnded, stream, () => stream.close(http2constants.NGHTTP2_CANCEL));
+      bodyDeadline(
+        limits.bodyTimeoutMs,
+        () => stream.endAfterHeaders || stream.readableEnded,
+        stream,
+        () => stream.close(http2constants.NGHTTP2_CANCEL),
+      );
     });
     session.once('close', () => t.clear());
   });

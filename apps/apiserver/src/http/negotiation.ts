@@ -18,11 +18,7 @@ export const YAML_TYPE = 'application/yaml';
 
 /** How a response is rendered. */
 export type OutputFormat =
-  | { kind: 'json' }
-  | { kind: 'yaml' }
-  | { kind: 'protobuf' }
-  | { kind: 'table'; version: 'v1' | 'v1beta1' }
-  | { kind: 'partial'; version: 'v1' | 'v1beta1' }; // PartialObjectMetadata(List)
+  { kind: 'json' } | { kind: 'yaml' } | { kind: 'protobuf' } | { kind: 'table'; version: 'v1' | 'v1beta1' } | { kind: 'partial'; version: 'v1' | 'v1beta1' }; // PartialObjectMetadata(List)
 
 /** Parses an Accept header; an absent or empty header means application/json. */
 export function parseAccept(header: string | undefined): MediaRange[] {
@@ -38,14 +34,20 @@ export function parseAccept(header: string | undefined): MediaRange[] {
       const eq = p.indexOf('=');
       if (eq < 0) continue;
       const k = p.slice(0, eq).trim().toLowerCase();
-      const v = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
+      const v = p
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"|"$/g, '');
       if (k === 'q') q = Number(v) || 0;
       else params[k] = v;
     }
     out.push({ type, params, q });
   }
   // Stable sort by q (client order preserved among equals).
-  return out.map((m, i) => ({ m, i })).sort((a, b) => b.m.q - a.m.q || a.i - b.i).map((x) => x.m);
+  return out
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => b.m.q - a.m.q || a.i - b.i)
+    .map((x) => x.m);
 }
 
 function isJsonLike(type: string): boolean {

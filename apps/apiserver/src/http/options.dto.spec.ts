@@ -45,14 +45,20 @@ describe('typed options', () => {
     expect(statusOf(() => list({ resourceVersionMatch: 'Exact' })).message).toBe(
       'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
     );
-    expect(statusOf(() => list({ resourceVersionMatch: 'Exact', resourceVersion: '0' })).message).toContain('resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+    expect(statusOf(() => list({ resourceVersionMatch: 'Exact', resourceVersion: '0' })).message).toContain(
+      'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+    );
     expect(statusOf(() => list({ continue: 'not-a-token' })).code).toBe(400);
   });
 
   it('watch: reads resourceVersion, bookmarks, timeout and sendInitialEvents', () => {
     const watch = (q: Record<string, string>) => validateOptions(ListOptionsDto, q).toWatchOptions();
     expect(watch({})).toEqual({ resourceVersion: undefined, sendInitialEvents: undefined, allowWatchBookmarks: false, timeoutSeconds: undefined });
-    expect(watch({ resourceVersion: '0', allowWatchBookmarks: 'true', timeoutSeconds: '0' })).toMatchObject({ resourceVersion: 0, allowWatchBookmarks: true, timeoutSeconds: undefined });
+    expect(watch({ resourceVersion: '0', allowWatchBookmarks: 'true', timeoutSeconds: '0' })).toMatchObject({
+      resourceVersion: 0,
+      allowWatchBookmarks: true,
+      timeoutSeconds: undefined,
+    });
     expect(watch({ resourceVersion: '12', timeoutSeconds: '30' })).toMatchObject({ resourceVersion: 12, timeoutSeconds: 30 });
     expect(watch({ sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' }).sendInitialEvents).toBe(true);
     expect(watch({ sendInitialEvents: 'false', resourceVersionMatch: 'NotOlderThan', resourceVersion: '3' }).sendInitialEvents).toBe(false);
@@ -96,7 +102,9 @@ describe('typed options', () => {
     expect(statusOf(() => del({}, { dryRun: ['Nope'] })).message).toBe('dryRun: Unsupported value: "Nope": supported values: "All"');
     const both = statusOf(() => del({ orphanDependents: 'false' }, { propagationPolicy: 'Background' }));
     expect(both.code).toBe(422);
-    expect(both.message).toBe('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set');
+    expect(both.message).toBe(
+      'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set',
+    );
     expect(statusOf(() => del({}, { kind: 'Pod' })).code).toBe(400);
   });
 });

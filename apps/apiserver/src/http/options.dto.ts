@@ -213,7 +213,12 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
     if (opts.dryRun?.length) dryRunFrom(opts.dryRun);
     const errs: FieldError[] = [];
     if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) {
-      errs.push({ type: 'FieldValueInvalid', field: 'propagationPolicy', value: opts.propagationPolicy, detail: 'orphanDependents and deletionPropagation cannot be both set' });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: 'propagationPolicy',
+        value: opts.propagationPolicy,
+        detail: 'orphanDependents and deletionPropagation cannot be both set',
+      });
     }
     if (opts.propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
       errs.push({

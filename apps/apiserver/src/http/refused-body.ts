@@ -30,11 +30,7 @@ export interface RefusedBodyOptions {
 const DEFAULT_LINGER_MS = 2_000;
 
 /** Call before the answer is sent; see the file comment. */
-export function discardRefusedBody(
-  raw: IncomingMessage | Http2ServerRequest,
-  res: ServerResponse | Http2ServerResponse,
-  opts: RefusedBodyOptions,
-): void {
+export function discardRefusedBody(raw: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse, opts: RefusedBodyOptions): void {
   if ((raw as Http2ServerRequest).stream !== undefined) return;
   const req = raw as IncomingMessage;
   const lengthHeader = req.headers['content-length'];

@@ -14,7 +14,12 @@ describe('parseRequestInfo (Kubernetes RequestInfoFactory rules)', () => {
   });
   it('treats /namespaces/{name} as the namespace resource and keeps status/finalize as subresources', () => {
     expect(parseRequestInfo('GET', '/api/v1/namespaces/foo', {})).toMatchObject({ resource: 'namespaces', name: 'foo', namespace: 'foo' });
-    expect(parseRequestInfo('PUT', '/api/v1/namespaces/foo/finalize', {})).toMatchObject({ resource: 'namespaces', name: 'foo', subresource: 'finalize', verb: 'update' });
+    expect(parseRequestInfo('PUT', '/api/v1/namespaces/foo/finalize', {})).toMatchObject({
+      resource: 'namespaces',
+      name: 'foo',
+      subresource: 'finalize',
+      verb: 'update',
+    });
     expect(parseRequestInfo('GET', '/api/v1/namespaces', {})).toMatchObject({ resource: 'namespaces', verb: 'list', namespace: '' });
   });
   it('parses named groups and subresources', () => {

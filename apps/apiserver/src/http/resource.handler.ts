@@ -6,7 +6,16 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors, fieldManagerFor, StatusError, type KubeObject } from '@app/apimachinery';
-import { GenericStore, subresourceOf, type KindDeclaration, type KindRegistry, type RequestContext, type SubresourceRestHandler, verbsOf, type Verb } from '@app/registry';
+import {
+  GenericStore,
+  subresourceOf,
+  type KindDeclaration,
+  type KindRegistry,
+  type RequestContext,
+  type SubresourceRestHandler,
+  verbsOf,
+  type Verb,
+} from '@app/registry';
 import { decodeBody, encodeObject, encodeList, type WireCodecs } from './codec.js';
 import { negotiateOutput } from './negotiation.js';
 import { serveWatch } from './watch.handler.js';
@@ -48,7 +57,11 @@ export class ResourceHandler {
   constructor(private readonly deps: ResourceHandlerDeps) {}
 
   private send(reply: FastifyReply, code: number, contentType: string, body: string | Buffer, ctx: RequestContext): void {
-    if (ctx.warnings.length) reply.header('Warning', ctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+    if (ctx.warnings.length)
+      reply.header(
+        'Warning',
+        ctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+      );
     reply.code(code).header('Content-Type', contentType).send(body);
   }
 

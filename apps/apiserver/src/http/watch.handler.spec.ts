@@ -31,9 +31,20 @@ describe('encodeEventFrame', () => {
     const f1 = encodeEventFrame('ADDED', cm, message);
     expect(encodeEventFrame('ADDED', cm, message)).toBe(f1);
     const bookmark = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { resourceVersion: '9' } };
-    const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'too old resource version: 1 (3)', reason: 'Expired', code: 410 };
+    const status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'too old resource version: 1 (3)',
+      reason: 'Expired',
+      code: 410,
+    };
     const all = Buffer.concat([f1, encodeEventFrame('BOOKMARK', bookmark, message), encodeEventFrame('ERROR', status, message)]);
-    const kinds = { messageFor: (v: string, k: string) => (v === 'v1' && k === 'ConfigMap' ? message : undefined), servesGroupVersion: (v: string) => v === 'v1' };
+    const kinds = {
+      messageFor: (v: string, k: string) => (v === 'v1' && k === 'ConfigMap' ? message : undefined),
+      servesGroupVersion: (v: string) => v === 'v1',
+    };
     const { events, rest } = decodeWatchEventFrames(all, kinds);
     expect(rest.length).toBe(0);
     expect(events.map((e) => e.type)).toEqual(['ADDED', 'BOOKMARK', 'ERROR']);

@@ -28,10 +28,15 @@ export function flagStartError(cfg: ServerConfig, flag: string, e: unknown): Err
 
 /** The comma-separated list of every value of a string-slice flag (kube's flags repeat or take commas). */
 export function listFlag(cfg: ServerConfig, flag: string): string[] {
-  return (cfg.rawAll?.[flag] ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  return (cfg.rawAll?.[flag] ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 }
 
 /** Whether a bearer token method (static token, OIDC, webhook) is configured. */
 export function tokenMethodsConfigured(cfg: ServerConfig): boolean {
-  return cfg.raw['token-auth-file'] !== undefined || cfg.raw['oidc-issuer-url'] !== undefined || cfg.raw['authentication-token-webhook-config-file'] !== undefined;
+  return (
+    cfg.raw['token-auth-file'] !== undefined || cfg.raw['oidc-issuer-url'] !== undefined || cfg.raw['authentication-token-webhook-config-file'] !== undefined
+  );
 }

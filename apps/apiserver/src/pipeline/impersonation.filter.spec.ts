@@ -54,7 +54,9 @@ describe('impersonation', () => {
     const err = await impersonate(alice, { user: 'bob', groups: ['system:masters'], extra: {} }, authz).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StatusError);
     expect((err as StatusError).code).toBe(403);
-    expect((err as StatusError).message).toBe('groups "system:masters" is forbidden: User "alice" cannot impersonate resource "groups" in API group "" at the cluster scope');
+    expect((err as StatusError).message).toBe(
+      'groups "system:masters" is forbidden: User "alice" cannot impersonate resource "groups" in API group "" at the cluster scope',
+    );
   });
 
   it('refuses groups without a user with 400', async () => {

@@ -53,7 +53,12 @@ export function readImpersonation(headers: IncomingHttpHeaders): ImpersonationRe
   return any ? out : undefined;
 }
 
-function check(user: UserInfo, resource: string, name: string, opts: { apiGroup?: string; namespace?: string; subresource?: string } = {}): AuthorizationAttributes {
+function check(
+  user: UserInfo,
+  resource: string,
+  name: string,
+  opts: { apiGroup?: string; namespace?: string; subresource?: string } = {},
+): AuthorizationAttributes {
   return {
     user,
     verb: 'impersonate',

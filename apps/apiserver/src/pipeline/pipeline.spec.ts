@@ -70,12 +70,27 @@ afterAll(async () => {
 
 describe('request pipeline', () => {
   it('lists its stages in kube-apiserver order', () => {
-    expect(PIPELINE_STAGES).toEqual(['panic-recovery', 'request-info', 'deadline', 'authentication', 'audit', 'impersonation', 'flow-control', 'authorization', 'body-limit', 'route']);
+    expect(PIPELINE_STAGES).toEqual([
+      'panic-recovery',
+      'request-info',
+      'deadline',
+      'authentication',
+      'audit',
+      'impersonation',
+      'flow-control',
+      'authorization',
+      'body-limit',
+      'route',
+    ]);
   });
 
   it('runs authentication, impersonation, flow control and authorization in that order before the route', async () => {
     const { fastify, calls, released } = await serverWith();
-    const res = await fastify.inject({ method: 'GET', url: '/api/v1/namespaces/ns1/configmaps/c1?timeout=5s', headers: { 'x-user': 'alice', 'impersonate-user': 'bob' } });
+    const res = await fastify.inject({
+      method: 'GET',
+      url: '/api/v1/namespaces/ns1/configmaps/c1?timeout=5s',
+      headers: { 'x-user': 'alice', 'impersonate-user': 'bob' },
+    });
     expect(res.statusCode).toBe(200);
     expect(calls).toEqual(['authentication', 'authorize:impersonate:alice:users:bob', 'flow-control:bob', 'authorize:get:bob:configmaps:c1', 'route']);
     const body = res.json();
@@ -120,7 +135,7 @@ describe('request pipeline', () => {
     expect(calls).toEqual(['authentication', 'flow-control:alice', 'dropped']);
   });
 
-  it('answers a denied request with kube-apiserver\'s Forbidden wording', async () => {
+  it("answers a denied request with kube-apiserver's Forbidden wording", async () => {
     const { fastify, calls, released } = await serverWith({ deny: (a) => a.verb === 'list' });
     const res = await fastify.inject({ method: 'GET', url: '/apis/apps/v1/namespaces/prod/deployments', headers: { 'x-user': 'alice' } });
     expect(res.statusCode).toBe(403);
@@ -135,14 +150,23 @@ describe('request pipeline', () => {
 
   it('refuses a declared body over the limit with 413 after authorization', async () => {
     const { fastify, calls } = await serverWith();
-    const res = await fastify.inject({ method: 'POST', url: '/api/v1/namespaces/a/configmaps', headers: { 'x-user': 'alice', 'content-type': 'application/json' }, payload: 'x'.repeat(200) });
+    const res = await fastify.inject({
+      method: 'POST',
+      url: '/api/v1/namespaces/a/configmaps',
+      headers: { 'x-user': 'alice', 'content-type': 'application/json' },
+      payload: 'x'.repeat(200),
+    });
     expect(res.statusCode).toBe(413);
     expect(calls).toEqual(['authentication', 'flow-control:alice', 'authorize:create:alice:configmaps:']);
   });
 
   it('records a RequestReceived and a ResponseComplete audit event with the impersonated user', async () => {
     const { fastify, audits } = await serverWith();
-    await fastify.inject({ method: 'DELETE', url: '/api/v1/namespaces/a/secrets/s', headers: { 'x-user': 'alice', 'impersonate-user': 'bob', 'impersonate-group': 'devs' } });
+    await fastify.inject({
+      method: 'DELETE',
+      url: '/api/v1/namespaces/a/secrets/s',
+      headers: { 'x-user': 'alice', 'impersonate-user': 'bob', 'impersonate-group': 'devs' },
+    });
     await new Promise((r) => setImmediate(r));
     expect(audits.map((a) => a.stage)).toEqual(['RequestReceived', 'ResponseComplete']);
     expect(audits[1]).toMatchObject({

@@ -132,7 +132,16 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
       sourceIPs: [req.ip],
       userAgent: req.headers['user-agent'],
       ...(s.info.isResourceRequest
-        ? { objectRef: { resource: s.info.resource, namespace: s.info.namespace || undefined, name: s.info.name || undefined, apiGroup: s.info.apiGroup, apiVersion: s.info.apiVersion, subresource: s.info.subresource || undefined } }
+        ? {
+            objectRef: {
+              resource: s.info.resource,
+              namespace: s.info.namespace || undefined,
+              name: s.info.name || undefined,
+              apiGroup: s.info.apiGroup,
+              apiVersion: s.info.apiVersion,
+              subresource: s.info.subresource || undefined,
+            },
+          }
         : {}),
       ...(code !== undefined ? { responseStatus: { code } } : {}),
       requestReceivedTimestamp: received,

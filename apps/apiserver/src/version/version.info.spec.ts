@@ -30,7 +30,18 @@ describe('readBuildInfo', () => {
 
 describe('versionBody', () => {
   it("carries the API level and the build's record", () => {
-    const b = versionBody({ major: '1', minor: '32', gitVersion: 'v1.32.0+kapi' }, { gitCommit: 'b'.repeat(40), gitTreeState: 'clean', buildDate: '2026-01-02T03:04:05Z' });
-    expect(b).toMatchObject({ major: '1', minor: '32', gitVersion: 'v1.32.0+kapi', gitCommit: 'b'.repeat(40), gitTreeState: 'clean', buildDate: '2026-01-02T03:04:05Z', compiler: 'tsc' });
+    const b = versionBody(
+      { major: '1', minor: '32', gitVersion: 'v1.32.0+kapi' },
+      { gitCommit: 'b'.repeat(40), gitTreeState: 'clean', buildDate: '2026-01-02T03:04:05Z' },
+    );
+    expect(b).toMatchObject({
+      major: '1',
+      minor: '32',
+      gitVersion: 'v1.32.0+kapi',
+      gitCommit: 'b'.repeat(40),
+      gitTreeState: 'clean',
+      buildDate: '2026-01-02T03:04:05Z',
+      compiler: 'tsc',
+    });
   });
 });

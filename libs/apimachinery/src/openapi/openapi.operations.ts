@@ -68,7 +68,13 @@ const q = (name: string, type: ParamModel['type'], description: string): ParamMo
 
 const P = {
   name: (kind: string): ParamModel => ({ name: 'name', in: 'path', type: 'string', required: true, description: `name of the ${kind}` }),
-  namespace: { name: 'namespace', in: 'path', type: 'string', required: true, description: 'object name and auth scope, such as for teams and projects' } as ParamModel,
+  namespace: {
+    name: 'namespace',
+    in: 'path',
+    type: 'string',
+    required: true,
+    description: 'object name and auth scope, such as for teams and projects',
+  } as ParamModel,
   pretty: q('pretty', 'string', "If 'true', the output is pretty-printed."),
   allowWatchBookmarks: q('allowWatchBookmarks', 'boolean', 'Ask for BOOKMARK watch events; the server may ignore it.'),
   continue: q('continue', 'string', 'Token from a previous chunked list to fetch the next chunk.'),
@@ -209,7 +215,14 @@ export function kindPaths(k: OpenAPIKind, defs: KindDefinitionNames): PathModel[
   }
   if (verbs.has('get')) {
     item.operations.push(
-      op({ method: 'get', operationId: `read${gv}${ns}${K}`, description: `read the specified ${K}`, action: 'get', params: [], responses: ok(defs.kind, ['200', 'OK']) }),
+      op({
+        method: 'get',
+        operationId: `read${gv}${ns}${K}`,
+        description: `read the specified ${K}`,
+        action: 'get',
+        params: [],
+        responses: ok(defs.kind, ['200', 'OK']),
+      }),
     );
   }
   if (verbs.has('update')) {
@@ -322,7 +335,14 @@ export function kindPaths(k: OpenAPIKind, defs: KindDefinitionNames): PathModel[
     const status: PathModel = { path: `${scope}/${k.plural}/{name}/status`, params: [P.name(K), ...nsParams, P.pretty], operations: [] };
     if (verbs.has('get')) {
       status.operations.push(
-        op({ method: 'get', operationId: `read${gv}${ns}${K}Status`, description: `read status of the specified ${K}`, action: 'get', params: [], responses: ok(defs.kind, ['200', 'OK']) }),
+        op({
+          method: 'get',
+          operationId: `read${gv}${ns}${K}Status`,
+          description: `read status of the specified ${K}`,
+          action: 'get',
+          params: [],
+          responses: ok(defs.kind, ['200', 'OK']),
+        }),
       );
     }
     if (verbs.has('update')) {

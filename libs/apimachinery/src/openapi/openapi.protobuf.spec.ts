@@ -65,7 +65,12 @@ describe('OpenAPI v2 as gnostic protobuf', () => {
   });
 
   it('keeps an empty properties object present, as kubectl tells objects from maps by it', () => {
-    const m = decode(encodeOpenAPIV2Protobuf({ swagger: '2.0', definitions: { E: { type: 'object', properties: {} }, M: { type: 'object' }, F: { additionalProperties: false } } }));
+    const m = decode(
+      encodeOpenAPIV2Protobuf({
+        swagger: '2.0',
+        definitions: { E: { type: 'object', properties: {} }, M: { type: 'object' }, F: { additionalProperties: false } },
+      }),
+    );
     const defs = m.definitions.additional_properties as Msg[];
     expect(find(defs, 'E').properties).toEqual({});
     expect(find(defs, 'M').properties).toBeUndefined();
@@ -90,6 +95,8 @@ describe('OpenAPI v2 as gnostic protobuf', () => {
   });
 
   it('is deterministic', () => {
-    expect(encodeOpenAPIV2Protobuf(json).equals(encodeOpenAPIV2Protobuf(buildOpenAPIV2Document([cronTab], { title: 'Kubernetes', version: 'v1.33.0' })))).toBe(true);
+    expect(encodeOpenAPIV2Protobuf(json).equals(encodeOpenAPIV2Protobuf(buildOpenAPIV2Document([cronTab], { title: 'Kubernetes', version: 'v1.33.0' })))).toBe(
+      true,
+    );
   });
 });

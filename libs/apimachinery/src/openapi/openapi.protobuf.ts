@@ -82,7 +82,8 @@ function pick(o: Obj, fields: Record<string, [string, (v: Json) => unknown]>): M
   return m;
 }
 
-const externalDocs = (v: Json): Msg | undefined => (isObj(v) ? { ...pick(v, { description: ['description', str], url: ['url', str] }), vendor_extension: extensions(v) } : undefined);
+const externalDocs = (v: Json): Msg | undefined =>
+  isObj(v) ? { ...pick(v, { description: ['description', str], url: ['url', str] }), vendor_extension: extensions(v) } : undefined;
 const anyList = (v: Json): Msg[] | undefined => (Array.isArray(v) ? v.map(any) : undefined);
 
 /** The validation keywords shared by parameters, headers and primitive items. */
@@ -142,7 +143,22 @@ function schema(v: Json): Msg {
     properties: ['properties', (p) => (isObj(p) ? { additional_properties: named(p, schema) } : undefined)],
     discriminator: ['discriminator', str],
     readOnly: ['read_only', bool],
-    xml: ['xml', (x) => (isObj(x) ? { ...pick(x, { name: ['name', str], namespace: ['namespace', str], prefix: ['prefix', str], attribute: ['attribute', bool], wrapped: ['wrapped', bool] }), vendor_extension: extensions(x) } : undefined)],
+    xml: [
+      'xml',
+      (x) =>
+        isObj(x)
+          ? {
+              ...pick(x, {
+                name: ['name', str],
+                namespace: ['namespace', str],
+                prefix: ['prefix', str],
+                attribute: ['attribute', bool],
+                wrapped: ['wrapped', bool],
+              }),
+              vendor_extension: extensions(x),
+            }
+          : undefined,
+    ],
     externalDocs: ['external_docs', externalDocs],
     example: ['example', any],
   });
@@ -165,7 +181,8 @@ function parameter(v: Json): Msg | undefined {
   }
   const sub = SUB_SCHEMA[String(v.in)];
   if (!sub) return undefined;
-  const allowEmpty = sub === 'query_parameter_sub_schema' || sub === 'form_data_parameter_sub_schema' ? pick(v, { allowEmptyValue: ['allow_empty_value', bool] }) : {};
+  const allowEmpty =
+    sub === 'query_parameter_sub_schema' || sub === 'form_data_parameter_sub_schema' ? pick(v, { allowEmptyValue: ['allow_empty_value', bool] }) : {};
   return { non_body_parameter: { [sub]: { ...head, ...allowEmpty, ...primitiveFields(v), vendor_extension: extensions(v) } } };
 }
 
@@ -228,7 +245,15 @@ function operation(v: Json): Msg | undefined {
     parameters: ['parameters', parametersList],
     responses: [
       'responses',
-      (r) => (isObj(r) ? { response_code: Object.entries(r).filter(([k]) => !k.startsWith('x-')).map(([name, value]) => ({ name, value: responseValue(value) })), vendor_extension: extensions(r) } : undefined),
+      (r) =>
+        isObj(r)
+          ? {
+              response_code: Object.entries(r)
+                .filter(([k]) => !k.startsWith('x-'))
+                .map(([name, value]) => ({ name, value: responseValue(value) })),
+              vendor_extension: extensions(r),
+            }
+          : undefined,
     ],
     schemes: ['schemes', strs],
     deprecated: ['deprecated', bool],
@@ -306,8 +331,15 @@ export function openAPIV2ToMessage(doc: Record<string, unknown>): Record<string,
                 version: ['version', str],
                 description: ['description', str],
                 termsOfService: ['terms_of_service', str],
-                contact: ['contact', (c) => (isObj(c) ? { ...pick(c, { name: ['name', str], url: ['url', str], email: ['email', str] }), vendor_extension: extensions(c) } : undefined)],
-                license: ['license', (l) => (isObj(l) ? { ...pick(l, { name: ['name', str], url: ['url', str] }), vendor_extension: extensions(l) } : undefined)],
+                contact: [
+                  'contact',
+                  (c) =>
+                    isObj(c) ? { ...pick(c, { name: ['name', str], url: ['url', str], email: ['email', str] }), vendor_extension: extensions(c) } : undefined,
+                ],
+                license: [
+                  'license',
+                  (l) => (isObj(l) ? { ...pick(l, { name: ['name', str], url: ['url', str] }), vendor_extension: extensions(l) } : undefined),
+                ],
               }),
               vendor_extension: extensions(i),
             }
@@ -320,7 +352,15 @@ export function openAPIV2ToMessage(doc: Record<string, unknown>): Record<string,
     produces: ['produces', strs],
     paths: [
       'paths',
-      (p) => (isObj(p) ? { vendor_extension: extensions(p), path: Object.entries(p).filter(([k]) => !k.startsWith('x-')).map(([name, value]) => ({ name, value: pathItem(value) })) } : undefined),
+      (p) =>
+        isObj(p)
+          ? {
+              vendor_extension: extensions(p),
+              path: Object.entries(p)
+                .filter(([k]) => !k.startsWith('x-'))
+                .map(([name, value]) => ({ name, value: pathItem(value) })),
+            }
+          : undefined,
     ],
     definitions: ['definitions', (d) => ({ additional_properties: named(d, schema) })],
     parameters: ['parameters', (d) => ({ additional_properties: named(d, (p) => parameter(p) ?? {}) })],
@@ -331,7 +371,10 @@ export function openAPIV2ToMessage(doc: Record<string, unknown>): Record<string,
       'tags',
       (t) =>
         Array.isArray(t)
-          ? t.filter(isObj).map((x) => ({ ...pick(x, { name: ['name', str], description: ['description', str], externalDocs: ['external_docs', externalDocs] }), vendor_extension: extensions(x) }))
+          ? t.filter(isObj).map((x) => ({
+              ...pick(x, { name: ['name', str], description: ['description', str], externalDocs: ['external_docs', externalDocs] }),
+              vendor_extension: extensions(x),
+            }))
           : undefined,
     ],
     externalDocs: ['external_docs', externalDocs],

@@ -103,14 +103,20 @@ describe('OpenAPIPublisher', () => {
     expect(stale).toMatchObject({ status: 301, headers: { Location: `/openapi/v3/apis/stable.example.com/v1?hash=${doc.hash}` } });
     expect(pub.handle({ path: '/openapi/v3/apis/stable.example.com/v1', ifNoneMatch: `"${doc.hash}"` }).status).toBe(304);
     expect(pub.handle({ path: '/openapi/v3/apis/nope/v1' }).status).toBe(404);
-    expect(pub.handle({ path: '/openapi/v3/apis/stable.example.com/v1', accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' }).status).toBe(406);
+    expect(pub.handle({ path: '/openapi/v3/apis/stable.example.com/v1', accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' }).status).toBe(
+      406,
+    );
   });
 
   it('serves /openapi/v2 as gnostic protobuf when Accept prefers it, with the JSON ETag, Vary and 304', () => {
     const json = pub.handle({ path: '/openapi/v2' });
     const etag = json.headers.ETag;
     expect(etag).toBe(`"${createHash('sha512').update(json.body).digest('hex').toUpperCase()}"`);
-    for (const accept of ['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', 'application/json;q=0.5, application/com.github.proto-openapi.spec.v2.v1.0+protobuf']) {
+    for (const accept of [
+      'application/com.github.proto-openapi.spec.v2@v1.0+protobuf',
+      'application/com.github.proto-openapi.spec.v2.v1.0+protobuf',
+      'application/json;q=0.5, application/com.github.proto-openapi.spec.v2.v1.0+protobuf',
+    ]) {
       const pb = pub.handle({ path: '/openapi/v2', accept });
       expect(pb.status).toBe(200);
       expect(pb.headers).toEqual({ 'Content-Type': 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', ETag: etag, Vary: 'Accept' });
@@ -119,7 +125,9 @@ describe('OpenAPIPublisher', () => {
       expect(pub.handle({ path: '/openapi/v2', accept, ifNoneMatch: etag })).toEqual({ status: 304, headers: pb.headers, body: '' });
     }
     expect(pub.handle({ path: '/openapi/v2', accept: '*/*' }).headers['Content-Type']).toBe('application/json');
-    expect(pub.handle({ path: '/openapi/v2', accept: 'application/json, application/com.github.proto-openapi.spec.v2.v1.0+protobuf' }).headers['Content-Type']).toBe('application/json');
+    expect(
+      pub.handle({ path: '/openapi/v2', accept: 'application/json, application/com.github.proto-openapi.spec.v2.v1.0+protobuf' }).headers['Content-Type'],
+    ).toBe('application/json');
     expect(pub.handle({ path: '/openapi/v2', accept: 'application/yaml' }).status).toBe(406);
     expect(pub.handle({ path: '/openapi/v2', accept: 'application/json;q=0' }).status).toBe(406);
   });
@@ -167,7 +175,9 @@ describe('OpenAPIPublisher', () => {
       'application/merge-patch+json',
       'application/strategic-merge-patch+json',
     ]);
-    expect(item.patch.requestBody.content['application/merge-patch+json'].schema).toEqual({ $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' });
+    expect(item.patch.requestBody.content['application/merge-patch+json'].schema).toEqual({
+      $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch',
+    });
     expect(item.delete.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Status');
     expect(item.parameters.map((p: Doc) => p.name)).toEqual(['name', 'namespace', 'pretty']);
     const coll = doc.paths[`${base}/namespaces/{namespace}/crontabs`];
@@ -195,7 +205,9 @@ describe('OpenAPIPublisher', () => {
     const doc = JSON.parse(res.body as string);
     expect(doc.swagger).toBe('2.0');
     expect(doc.info.version).toBe('v1.33.0');
-    expect(doc.definitions['com.example.stable.v1.CronTab']['x-kubernetes-group-version-kind']).toEqual([{ group: 'stable.example.com', version: 'v1', kind: 'CronTab' }]);
+    expect(doc.definitions['com.example.stable.v1.CronTab']['x-kubernetes-group-version-kind']).toEqual([
+      { group: 'stable.example.com', version: 'v1', kind: 'CronTab' },
+    ]);
     expect(doc.definitions['com.example.stable.v1.CronTab'].properties.metadata).toEqual({
       $ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta',
       description: "Standard object's metadata.",
@@ -203,7 +215,12 @@ describe('OpenAPIPublisher', () => {
     expect(doc.definitions['com.example.stable.v1.Widget'].properties.size).toEqual({ type: 'integer' }); // no nullable in 2.0
     const patch = doc.paths['/apis/stable.example.com/v1/namespaces/{namespace}/crontabs/{name}'].patch;
     expect(patch.consumes).toHaveLength(4);
-    expect(patch.parameters[0]).toEqual({ name: 'body', in: 'body', required: true, schema: { $ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' } });
+    expect(patch.parameters[0]).toEqual({
+      name: 'body',
+      in: 'body',
+      required: true,
+      schema: { $ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' },
+    });
     expect(patch.parameters.map((p: Doc) => p.name)).toContain('fieldValidation');
     for (const ref of allRefs(doc)) expect(() => resolve(doc, ref)).not.toThrow();
   });

@@ -17,14 +17,7 @@
 import { groupVersionPath, type OpenAPIKind } from './openapi.kinds.js';
 import { encodeOpenAPIV2Protobuf, OPENAPI_V2_PROTOBUF_MEDIA_TYPE, OPENAPI_V2_PROTOBUF_MEDIA_TYPE_DEPRECATED } from './openapi.protobuf.js';
 import { buildOpenAPIV2Document } from './openapi.v2.js';
-import {
-  buildOpenAPIV3Discovery,
-  buildOpenAPIV3Document,
-  kindsByGroupVersion,
-  publish,
-  type OpenAPIInfo,
-  type PublishedDocument,
-} from './openapi.v3.js';
+import { buildOpenAPIV3Discovery, buildOpenAPIV3Document, kindsByGroupVersion, publish, type OpenAPIInfo, type PublishedDocument } from './openapi.v3.js';
 
 /** An HTTP answer for an OpenAPI endpoint. */
 export interface OpenAPIResponse {
@@ -187,7 +180,9 @@ function serve(doc: PublishedDocument, req: OpenAPIRequest, immutable: boolean, 
   if (immutable) {
     headers['Cache-Control'] = 'public, immutable';
     const now = req.now ?? new Date();
-    headers.Expires = new Date(Date.UTC(now.getUTCFullYear() + 1, now.getUTCMonth(), now.getUTCDate(), now.getUTCHours(), now.getUTCMinutes(), now.getUTCSeconds())).toUTCString();
+    headers.Expires = new Date(
+      Date.UTC(now.getUTCFullYear() + 1, now.getUTCMonth(), now.getUTCDate(), now.getUTCHours(), now.getUTCMinutes(), now.getUTCSeconds()),
+    ).toUTCString();
   }
   if (req.ifNoneMatch !== undefined && req.ifNoneMatch.split(',').some((t) => t.trim() === etag || t.trim() === '*')) {
     return { status: 304, headers, body: '' };

@@ -242,9 +242,7 @@ describe('Kubernetes JSON rules', () => {
       immutable: false,
     });
     expect(roundTrip({ apiVersion: 'v1', kind: 'ConfigMap' })).toEqual({ apiVersion: 'v1', kind: 'ConfigMap' });
-    expect(
-      roundTrip({ apiVersion: 'v1', kind: 'ServiceAccount', automountServiceAccountToken: false }).automountServiceAccountToken,
-    ).toBe(false);
+    expect(roundTrip({ apiVersion: 'v1', kind: 'ServiceAccount', automountServiceAccountToken: false }).automountServiceAccountToken).toBe(false);
   });
 
   it('keeps PriorityClass value 0 (no omitempty) and drops globalDefault false (omitempty)', () => {
@@ -353,7 +351,11 @@ describe('watch frames', () => {
 
   it('decode a stream split at any point', () => {
     const a = encodeWatchEventFrame('ADDED', configMap, messageOf(configMap));
-    const b = encodeWatchEventFrame('DELETED', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } }, messageOf({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } }));
+    const b = encodeWatchEventFrame(
+      'DELETED',
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } },
+      messageOf({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } }),
+    );
     const all = Buffer.concat([a, b]);
     const first = decodeWatchEventFrames(all.subarray(0, a.length + 3), kinds);
     expect(first.events).toEqual([{ type: 'ADDED', object: configMap }]);

@@ -20,14 +20,7 @@ import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { StatusError } from '../errors.js';
 import { KEEP_ZERO, messageNameFor, metaMessageFor, type ProtobufKinds } from './protobuf.registry.js';
-import {
-  WireValueError,
-  formatGoDuration,
-  formatMicroTime,
-  formatTime,
-  parseGoDuration,
-  parseRfc3339,
-} from './protobuf.wellknown.js';
+import { WireValueError, formatGoDuration, formatMicroTime, formatTime, parseGoDuration, parseRfc3339 } from './protobuf.wellknown.js';
 
 export { messageNameFor, metaMessageFor, type ProtobufKinds } from './protobuf.registry.js';
 
@@ -53,11 +46,7 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObj
  */
 export class ProtobufCodecError extends StatusError {
   constructor(code: 400 | 406 | 415 | 500, message: string) {
-    super(
-      code,
-      code === 415 ? 'UnsupportedMediaType' : code === 406 ? 'NotAcceptable' : code === 400 ? 'BadRequest' : 'InternalError',
-      message,
-    );
+    super(code, code === 415 ? 'UnsupportedMediaType' : code === 406 ? 'NotAcceptable' : code === 400 ? 'BadRequest' : 'InternalError', message);
     this.name = 'ProtobufCodecError';
   }
 }
@@ -493,9 +482,7 @@ export function encodeProtobuf(obj: JsonObject, messageName?: string): Uint8Arra
     if (e instanceof ProtobufCodecError && e.code === 400) throw new ProtobufCodecError(500, e.message);
     throw e;
   }
-  const env = lookup('k8s.io.apimachinery.pkg.runtime.Unknown')
-    .encode({ typeMeta: { apiVersion, kind }, raw, contentEncoding: '', contentType: '' })
-    .finish();
+  const env = lookup('k8s.io.apimachinery.pkg.runtime.Unknown').encode({ typeMeta: { apiVersion, kind }, raw, contentEncoding: '', contentType: '' }).finish();
   const out = new Uint8Array(4 + env.length);
   out.set(PROTOBUF_MAGIC, 0);
   out.set(env, 4);

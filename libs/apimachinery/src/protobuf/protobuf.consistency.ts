@@ -114,7 +114,7 @@ export function keepZeroMismatches(): string[] {
     const type = lookupType(entry.slice(0, dot));
     const field = type?.fields[entry.slice(dot + 1)];
     if (!field) out.push(`${entry}: no such field`);
-    else if (field.repeated || field.map || (field.resolve().resolvedType instanceof protobuf.Type)) out.push(`${entry}: not a scalar field`);
+    else if (field.repeated || field.map || field.resolve().resolvedType instanceof protobuf.Type) out.push(`${entry}: not a scalar field`);
   }
   return out;
 }

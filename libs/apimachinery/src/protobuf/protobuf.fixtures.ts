@@ -55,9 +55,7 @@ const fullMeta = (name: string, namespace?: string): JsonObject => ({
   deletionGracePeriodSeconds: 0,
   labels: { app: 'web', tier: 'front' },
   annotations: { 'example.com/note': 'hi' },
-  ownerReferences: [
-    { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: 'u-o', controller: false, blockOwnerDeletion: true },
-  ],
+  ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: 'u-o', controller: false, blockOwnerDeletion: true }],
   finalizers: ['kubernetes', 'example.com/f'],
   managedFields: [
     {
@@ -117,9 +115,7 @@ const serviceAccount: JsonObject = {
   apiVersion: 'v1',
   kind: 'ServiceAccount',
   metadata: fullMeta('sa', 'default'),
-  secrets: [
-    { kind: 'Secret', namespace: 'default', name: 'tok', uid: 'u', apiVersion: 'v1', resourceVersion: '1', fieldPath: 'x' },
-  ],
+  secrets: [{ kind: 'Secret', namespace: 'default', name: 'tok', uid: 'u', apiVersion: 'v1', resourceVersion: '1', fieldPath: 'x' }],
   imagePullSecrets: [{ name: 'regcred' }],
   automountServiceAccountToken: false,
 };
@@ -311,9 +307,7 @@ export const everyKind: JsonObject[] = [
     metadata: fullMeta('cr'),
     rules: [rule],
     aggregationRule: {
-      clusterRoleSelectors: [
-        { matchLabels: { agg: 'true' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] },
-      ],
+      clusterRoleSelectors: [{ matchLabels: { agg: 'true' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] }],
     },
   },
   {

@@ -18,9 +18,20 @@ const SCHED = 'k8s.io.api.scheduling.v1';
  * e.g. `v1 Status` and `meta.k8s.io/v1 DeleteOptions` are both accepted.
  */
 const META_KINDS: readonly string[] = [
-  'Status', 'DeleteOptions', 'CreateOptions', 'UpdateOptions', 'PatchOptions', 'GetOptions',
-  'ListOptions', 'WatchEvent', 'APIResourceList', 'APIGroupList', 'APIGroup', 'APIVersions',
-  'PartialObjectMetadata', 'PartialObjectMetadataList',
+  'Status',
+  'DeleteOptions',
+  'CreateOptions',
+  'UpdateOptions',
+  'PatchOptions',
+  'GetOptions',
+  'ListOptions',
+  'WatchEvent',
+  'APIResourceList',
+  'APIGroupList',
+  'APIGroup',
+  'APIVersions',
+  'PartialObjectMetadata',
+  'PartialObjectMetadataList',
 ];
 
 /**

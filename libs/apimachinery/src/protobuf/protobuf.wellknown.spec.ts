@@ -1,11 +1,4 @@
-import {
-  WireValueError,
-  formatGoDuration,
-  formatMicroTime,
-  formatTime,
-  parseGoDuration,
-  parseRfc3339,
-} from './protobuf.wellknown.js';
+import { WireValueError, formatGoDuration, formatMicroTime, formatTime, parseGoDuration, parseRfc3339 } from './protobuf.wellknown.js';
 
 describe('RFC 3339 times (metav1.Time / MicroTime JSON)', () => {
   it('parses UTC and offsets to epoch seconds, keeping nanoseconds', () => {

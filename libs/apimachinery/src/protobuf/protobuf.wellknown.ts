@@ -74,8 +74,8 @@ export function formatMicroTime(ts: WireTimestamp): string {
 const UNIT_NANOS: Record<string, number> = {
   ns: 1,
   us: 1e3,
-  'µs': 1e3,
-  'μs': 1e3,
+  µs: 1e3,
+  μs: 1e3,
   ms: 1e6,
   s: 1e9,
   m: 60e9,

@@ -56,7 +56,12 @@ export interface PatchMeta {
 export function patchMeta(schema: JSONSchemaProps, defs?: SchemaDefinitions): PatchMeta {
   const s = safeResolve(schema, defs) ?? schema;
   const raw = s['x-kubernetes-patch-strategy'];
-  const strategies = raw ? raw.split(',').map((x) => x.trim()).filter(Boolean) : [];
+  const strategies = raw
+    ? raw
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)
+    : [];
   const mergeKey = s['x-kubernetes-patch-merge-key'];
   return mergeKey ? { strategies, mergeKey } : { strategies };
 }

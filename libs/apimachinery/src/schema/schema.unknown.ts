@@ -26,11 +26,7 @@ export interface UnknownFieldOptions {
 /** True when the schema accepts any value below it (no structure declared at all). */
 function isAny(s: JSONSchemaProps): boolean {
   return (
-    s.type === undefined &&
-    s.properties === undefined &&
-    s.items === undefined &&
-    s.additionalProperties === undefined &&
-    !s['x-kubernetes-embedded-resource']
+    s.type === undefined && s.properties === undefined && s.items === undefined && s.additionalProperties === undefined && !s['x-kubernetes-embedded-resource']
   );
 }
 

@@ -49,7 +49,10 @@ describe('validateSchema', () => {
         port: 'http',
         data: { 'a.b': 'x' },
         tags: ['x', 'y'],
-        ports: [{ name: 'a', port: 1 }, { name: 'b', port: 1 }],
+        ports: [
+          { name: 'a', port: 1 },
+          { name: 'b', port: 1 },
+        ],
         free: { anything: { goes: [1] } },
         template: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: {} },
       }),

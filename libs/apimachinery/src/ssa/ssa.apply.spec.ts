@@ -51,7 +51,16 @@ describe('server-side apply', () => {
   });
 
   it('rule 1: an intent of another apiVersion is 400 with the Kubernetes wording', () => {
-    const e = catchStatus(() => applyIntent({ intent: { apiVersion: 'apps/v1beta1', kind: 'Deployment', metadata: { name: 'd' } }, manager: 'm', force: false, schema: deploymentSchema, apiVersion: 'apps/v1', now: T0 }));
+    const e = catchStatus(() =>
+      applyIntent({
+        intent: { apiVersion: 'apps/v1beta1', kind: 'Deployment', metadata: { name: 'd' } },
+        manager: 'm',
+        force: false,
+        schema: deploymentSchema,
+        apiVersion: 'apps/v1',
+        now: T0,
+      }),
+    );
     expect(e.code).toBe(400);
     expect(e.message).toBe('Incorrect version specified in apply patch. Specified patch version: apps/v1beta1, expected: apps/v1');
   });
@@ -62,9 +71,9 @@ describe('server-side apply', () => {
     expect(e.code).toBe(400);
     expect(e.message).toContain('.spec.template.spec.containers: element 0: associative list with keys has an element that omits key field "name"');
     const dup = { ...d, spec: { template: { spec: { containers: [{ name: 'a' }, { name: 'a' }] } } } };
-    expect(catchStatus(() => applyIntent({ intent: dup, manager: 'm', force: false, schema: deploymentSchema, apiVersion: 'apps/v1', now: T0 })).message).toContain(
-      'duplicate entries for key [name="a"]',
-    );
+    expect(
+      catchStatus(() => applyIntent({ intent: dup, manager: 'm', force: false, schema: deploymentSchema, apiVersion: 'apps/v1', now: T0 })).message,
+    ).toContain('duplicate entries for key [name="a"]');
   });
 
   it('rule 9: create via apply (no live object) records one Apply entry without name/namespace', () => {
@@ -133,7 +142,23 @@ describe('server-side apply', () => {
 
   it('rule 4: several conflicts are grouped by manager, sorted', () => {
     let live = apply(undefined, cm({ a: '1', b: '2' }), 'zeta').object;
-    live = { ...live, metadata: { ...(live.metadata as Obj), managedFields: [...((live.metadata as Obj).managedFields as ManagedFieldsEntry[]), { manager: 'alpha', operation: 'Update', apiVersion: 'v1', time: '2024-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:a': {} } } }] } };
+    live = {
+      ...live,
+      metadata: {
+        ...(live.metadata as Obj),
+        managedFields: [
+          ...((live.metadata as Obj).managedFields as ManagedFieldsEntry[]),
+          {
+            manager: 'alpha',
+            operation: 'Update',
+            apiVersion: 'v1',
+            time: '2024-01-01T00:00:00Z',
+            fieldsType: 'FieldsV1',
+            fieldsV1: { 'f:data': { 'f:a': {} } },
+          },
+        ],
+      },
+    };
     const e = catchStatus(() => apply(live, cm({ a: 'x', b: 'y' }), 'me'));
     expect(e.message).toBe('Apply failed with 3 conflicts: conflicts with "alpha" using v1:\n- .data.a\nconflicts with "zeta":\n- .data.a\n- .data.b');
     expect(e.toStatus().details!.causes).toHaveLength(3);
@@ -161,13 +186,22 @@ describe('server-side apply', () => {
     const edited: Obj = { ...applied.object, data: { key: 'edited' } };
     const mf = trackUpdate({ old: applied.object, new: edited, manager: 'kubectl-edit', schema: configMapSchema, apiVersion: 'v1', now: T1 });
     expect(mf.find((e) => e.manager === 'applier')).toBeUndefined();
-    expect(mf).toEqual([{ manager: 'kubectl-edit', operation: 'Update', apiVersion: 'v1', time: '2024-05-01T11:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:key': {} } } }]);
+    expect(mf).toEqual([
+      {
+        manager: 'kubectl-edit',
+        operation: 'Update',
+        apiVersion: 'v1',
+        time: '2024-05-01T11:00:00Z',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:data': { 'f:key': {} } },
+      },
+    ]);
     // The applier now conflicts with the editor when it re-applies its old value.
     const e = catchStatus(() => apply({ ...edited, metadata: { ...(edited.metadata as Obj), managedFields: mf } }, cm({ key: 'v' }), 'applier'));
     expect(e.message).toBe('Apply failed with 1 conflict: conflict with "kubectl-edit" using v1: .data.key');
   });
 
-  it('rule 4: a manager\'s own Update entry is a different manager for conflicts', () => {
+  it("rule 4: a manager's own Update entry is a different manager for conflicts", () => {
     const live = createdByUpdate(cm({ key: 'v' }), 'tool');
     const e = catchStatus(() => apply(live, cm({ key: 'w' }), 'tool'));
     expect(e.message).toBe('Apply failed with 1 conflict: conflict with "tool" using v1: .data.key');
@@ -203,7 +237,12 @@ describe('server-side apply', () => {
 
   it('rule 6: list item order follows structured-merge-diff (config order, live-only items in place)', () => {
     const opts = { schema: deploymentSchema, apiVersion: 'apps/v1' };
-    const d = (names: string[]) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { template: { spec: { containers: names.map((name) => ({ name })) } } } });
+    const d = (names: string[]) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'd' },
+      spec: { template: { spec: { containers: names.map((name) => ({ name })) } } },
+    });
     const live = apply(undefined, d(['a', 'b', 'c']), 'x', opts).object;
     const r = apply(live, d(['c', 'a']), 'y', opts);
     expect(((((r.object.spec as Obj).template as Obj).spec as Obj).containers as Obj[]).map((c) => c.name)).toEqual(['b', 'c', 'a']);
@@ -219,9 +258,16 @@ describe('server-side apply', () => {
       metadata: { name: 'd', managedFields: 'garbage' },
       spec: { template: { spec: { containers: [{ image: 'no-name' }, { name: 'dup' }, { name: 'dup' }] } } },
     };
-    const r = apply(live, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { template: { spec: { containers: [{ name: 'ok' }] } } } }, 'm', opts);
+    const r = apply(
+      live,
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { template: { spec: { containers: [{ name: 'ok' }] } } } },
+      'm',
+      opts,
+    );
     expect((((r.object.spec as Obj).template as Obj).spec as Obj).containers).toEqual([{ name: 'ok' }]);
-    expect(() => trackUpdate({ old: live, new: { ...live, spec: 'scalar now' }, manager: 'm', schema: deploymentSchema, apiVersion: 'apps/v1', now: T0 })).not.toThrow();
+    expect(() =>
+      trackUpdate({ old: live, new: { ...live, spec: 'scalar now' }, manager: 'm', schema: deploymentSchema, apiVersion: 'apps/v1', now: T0 }),
+    ).not.toThrow();
     expect(catchStatus(() => apply(undefined, [] as unknown as Obj, 'm')).code).toBe(400);
     const setOfObjects = { apiVersion: 'ex.io/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { tags: [{ no: 1 }] } };
     expect(catchStatus(() => apply(undefined, setOfObjects, 'm', { schema: widgetSchema('granular'), apiVersion: 'ex.io/v1' })).code).toBe(400);
@@ -236,7 +282,10 @@ describe('server-side apply', () => {
     };
     const r = applyIntent({ intent, manager: 'm', force: false, schema: deploymentSchema, apiVersion: 'apps/v1', now: T0 });
     const ports = ((((r.managedFields[0].fieldsV1 as Obj)['f:spec'] as Obj)['f:template'] as Obj)['f:spec'] as Obj)['f:containers'] as Obj;
-    expect(Object.keys((ports['k:{"name":"c"}'] as Obj)['f:ports'] as Obj)).toEqual(['k:{"containerPort":53,"protocol":"TCP"}', 'k:{"containerPort":53,"protocol":"UDP"}']);
+    expect(Object.keys((ports['k:{"name":"c"}'] as Obj)['f:ports'] as Obj)).toEqual([
+      'k:{"containerPort":53,"protocol":"TCP"}',
+      'k:{"containerPort":53,"protocol":"UDP"}',
+    ]);
   });
 
   it('rule 6: patchMergeKey is read as listType=map when listType is absent', () => {
@@ -265,7 +314,7 @@ describe('server-side apply', () => {
     expect(((((forced.object.spec as Obj).template as Obj).spec as Obj).containers as Obj[])[0].args).toEqual(['z']);
   });
 
-  it('rule 6: listType=set merges by value (union) and removes only the applier\'s values', () => {
+  it("rule 6: listType=set merges by value (union) and removes only the applier's values", () => {
     const opts = { schema: widgetSchema('granular'), apiVersion: 'ex.io/v1' };
     const w = (tags: string[]) => ({ apiVersion: 'ex.io/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { tags } });
     const a = apply(undefined, w(['a', 'b']), 'a', opts);
@@ -318,7 +367,15 @@ describe('server-side apply', () => {
     expect(r.object.data).toEqual({ key: 'desired', keep: 'k' });
     expect((r.object.metadata as Obj).resourceVersion).toBe('5');
     // Re-applying the same intent is a no-op that keeps the entry's time.
-    const again = applyIntent({ live: r.object, intent: cm({ key: 'desired' }), manager: 'my-controller', force: true, schema: configMapSchema, apiVersion: 'v1', now: new Date('2024-06-01T00:00:00Z') });
+    const again = applyIntent({
+      live: r.object,
+      intent: cm({ key: 'desired' }),
+      manager: 'my-controller',
+      force: true,
+      schema: configMapSchema,
+      apiVersion: 'v1',
+      now: new Date('2024-06-01T00:00:00Z'),
+    });
     expect(again.changed).toBe(false);
     expect(entry(again.object, 'my-controller')!.time).toBe('2024-05-01T11:00:00Z');
   });

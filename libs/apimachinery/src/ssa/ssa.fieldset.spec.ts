@@ -24,7 +24,9 @@ describe('FieldSet FieldsV1 encoding', () => {
   it('sorts multi-field keys by field name inside k: and orders f: < k: < v: < i:', () => {
     const d = { spec: { template: { spec: { containers: [{ name: 'a', ports: [{ protocol: 'UDP', containerPort: 53 }] }] } } } };
     const set = toFieldSet(d, deploymentSchema, true);
-    expect(set.has([f('spec'), f('template'), f('spec'), f('containers'), keyElement({ name: 'a' }), f('ports'), 'k:{"containerPort":53,"protocol":"UDP"}'])).toBe(true);
+    expect(
+      set.has([f('spec'), f('template'), f('spec'), f('containers'), keyElement({ name: 'a' }), f('ports'), 'k:{"containerPort":53,"protocol":"UDP"}']),
+    ).toBe(true);
     const mixed = FieldSet.of(['i:2'], ['v:"b"'], ['k:{"name":"x"}'], ['f:z'], ['v:1'], ['f:a'], ['v:true'], ['i:10']);
     expect(Object.keys(mixed.toFieldsV1())).toEqual(['f:a', 'f:z', 'k:{"name":"x"}', 'v:1', 'v:"b"', 'v:true', 'i:2', 'i:10']);
   });
@@ -45,7 +47,16 @@ describe('FieldSet FieldsV1 encoding', () => {
         'f:replicas': {},
         'f:selector': {},
         'f:template': {
-          'f:spec': { 'f:containers': { 'k:{"name":"nginx"}': { '.': {}, 'f:image': {}, 'f:name': {}, 'f:ports': { 'k:{"containerPort":80,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:protocol': {} } } } } },
+          'f:spec': {
+            'f:containers': {
+              'k:{"name":"nginx"}': {
+                '.': {},
+                'f:image': {},
+                'f:name': {},
+                'f:ports': { 'k:{"containerPort":80,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:protocol': {} } },
+              },
+            },
+          },
         },
       },
     };

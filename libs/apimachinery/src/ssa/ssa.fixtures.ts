@@ -13,7 +13,14 @@ const stringMap: JSONSchemaProps = { type: 'object', additionalProperties: { typ
 /** core/v1 ConfigMap. */
 export const configMapSchema: JSONSchemaProps = {
   type: 'object',
-  properties: { apiVersion: str, kind: str, metadata: meta, data: stringMap, binaryData: { type: 'object', additionalProperties: { type: 'string', format: 'byte' } }, immutable: { type: 'boolean' } },
+  properties: {
+    apiVersion: str,
+    kind: str,
+    metadata: meta,
+    data: stringMap,
+    binaryData: { type: 'object', additionalProperties: { type: 'string', format: 'byte' } },
+    immutable: { type: 'boolean' },
+  },
 };
 
 /** core/v1 Container (subset) with its real merge markers. */

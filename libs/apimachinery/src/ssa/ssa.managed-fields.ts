@@ -118,7 +118,8 @@ export function decodeManagedFields(entries: unknown): ManagedFieldsMap {
     if (e.fieldsType === undefined || e.fieldsType === '') throw new ManagedFieldsError(`missing fieldsType in managed fields entry ${i}`);
     if (e.fieldsType !== 'FieldsV1') throw new ManagedFieldsError(`invalid fieldsType ${JSON.stringify(e.fieldsType)} in managed fields entry ${i}`);
     if (e.manager !== undefined && typeof e.manager !== 'string') throw new ManagedFieldsError(`manager of managed fields entry ${i} must be a string`);
-    if (e.subresource !== undefined && typeof e.subresource !== 'string') throw new ManagedFieldsError(`subresource of managed fields entry ${i} must be a string`);
+    if (e.subresource !== undefined && typeof e.subresource !== 'string')
+      throw new ManagedFieldsError(`subresource of managed fields entry ${i} must be a string`);
     if (e.time !== undefined && e.time !== null && (typeof e.time !== 'string' || Number.isNaN(Date.parse(e.time)))) {
       throw new ManagedFieldsError(`time of managed fields entry ${i} must be an RFC 3339 timestamp`);
     }

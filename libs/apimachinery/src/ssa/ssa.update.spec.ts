@@ -71,7 +71,16 @@ describe('field ownership of updates', () => {
     const reset = upd(applied.object, withMF(cm({ a: '1', b: '2' }), [{}]), 'resetter');
     expect(reset).toEqual([]);
     const resetAndChange = upd(applied.object, withMF(cm({ a: '1', b: 'changed' }), [{}]), 'resetter');
-    expect(resetAndChange).toEqual([{ manager: 'resetter', operation: 'Update', apiVersion: 'v1', time: '2024-05-01T11:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:b': {} } } }]);
+    expect(resetAndChange).toEqual([
+      {
+        manager: 'resetter',
+        operation: 'Update',
+        apiVersion: 'v1',
+        time: '2024-05-01T11:00:00Z',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:data': { 'f:b': {} } },
+      },
+    ]);
   });
 
   it('rule 8: an empty list alone does not reset; neither does an absent or undecodable list', () => {
@@ -88,7 +97,16 @@ describe('field ownership of updates', () => {
 
   it('rule 8: a valid non-empty list sent by the client replaces the stored one', () => {
     const applied = applyIntent({ intent: cm({ a: '1' }), manager: 'applier', force: false, schema: configMapSchema, apiVersion: 'v1', now: T0 });
-    const mine: ManagedFieldsEntry[] = [{ manager: 'someone', operation: 'Update', apiVersion: 'v1', time: '2023-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:a': {} } } }];
+    const mine: ManagedFieldsEntry[] = [
+      {
+        manager: 'someone',
+        operation: 'Update',
+        apiVersion: 'v1',
+        time: '2023-01-01T00:00:00Z',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:data': { 'f:a': {} } },
+      },
+    ];
     expect(upd(applied.object, withMF(cm({ a: '1' }), mine), 'x')).toEqual(mine);
     // Through a subresource the request's list is ignored (ignoreManagedFieldsFromRequestObject).
     expect(upd(applied.object, withMF(cm({ a: '1' }), mine), 'x', T1, { subresource: 'status' })).toEqual((applied.object.metadata as Obj).managedFields);
@@ -104,7 +122,9 @@ describe('field ownership of updates', () => {
     ]);
     expect(managerIdentifier({ manager: 'm', operation: 'Update', apiVersion: 'v1' })).toBe('{"manager":"m","operation":"Update","apiVersion":"v1"}');
     expect(managerIdentifier({ manager: 'm', operation: 'Apply', apiVersion: 'v1' })).toBe('{"manager":"m","operation":"Apply"}');
-    expect(printManager(managerIdentifier({ manager: 'm', operation: 'Update', apiVersion: 'apps/v1', subresource: 'status' }))).toBe('"m" with subresource "status" using apps/v1');
+    expect(printManager(managerIdentifier({ manager: 'm', operation: 'Update', apiVersion: 'apps/v1', subresource: 'status' }))).toBe(
+      '"m" with subresource "status" using apps/v1',
+    );
   });
 
   it('caps Update entries at 10, merging the oldest into ancient-changes', () => {
@@ -129,10 +149,17 @@ describe('field ownership of updates', () => {
   });
 
   it('uses the Deployment schema: a containers item added by an update is a member with its fields', () => {
-    const d = (image: string) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { template: { spec: { containers: [{ name: 'nginx', image }] } } } });
+    const d = (image: string) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'd' },
+      spec: { template: { spec: { containers: [{ name: 'nginx', image }] } } },
+    });
     const created = withMF(d('a'), trackUpdate({ new: d('a'), manager: 'c', schema: deploymentSchema, apiVersion: 'apps/v1', now: T0 }));
     const mf = trackUpdate({ old: created, new: d('b'), manager: 'kubectl-set', schema: deploymentSchema, apiVersion: 'apps/v1', now: T1 });
-    expect(mf.find((e) => e.manager === 'kubectl-set')!.fieldsV1).toEqual({ 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"nginx"}': { 'f:image': {} } } } } } });
+    expect(mf.find((e) => e.manager === 'kubectl-set')!.fieldsV1).toEqual({
+      'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"nginx"}': { 'f:image': {} } } } } },
+    });
     expect(JSON.stringify(mf.find((e) => e.manager === 'c')!.fieldsV1)).toContain('"k:{\\"name\\":\\"nginx\\"}":{".":{},"f:name":{}}');
   });
 });

@@ -13,12 +13,31 @@ const base = Number(process.env.SEED_BASE ?? 1);
 const steps = Number(process.env.SIM_STEPS ?? 500);
 
 /** Features a run of at least 100 seeds must have exercised, or it proves nothing about them. */
-const EXERCISED_BY_LONG_RUNS: readonly (keyof SimStats)[] = ['crashes', 'partitions', 'snapshotsSent', 'confChanges', 'readsServed', 'transfers', 'connectionLosses'];
+const EXERCISED_BY_LONG_RUNS: readonly (keyof SimStats)[] = [
+  'crashes',
+  'partitions',
+  'snapshotsSent',
+  'confChanges',
+  'readsServed',
+  'transfers',
+  'connectionLosses',
+];
 
 describe('raft deterministic simulation', () => {
   it('keeps every invariant for each seed chosen by SEED, SEEDS and SEED_BASE', () => {
     const seeds = one !== undefined ? [one] : Array.from({ length: count }, (_, i) => base + i);
-    const total: SimStats = { elections: 0, writesCommitted: 0, readsServed: 0, crashes: 0, partitions: 0, snapshotsSent: 0, confChanges: 0, transfers: 0, messages: 0, connectionLosses: 0 };
+    const total: SimStats = {
+      elections: 0,
+      writesCommitted: 0,
+      readsServed: 0,
+      crashes: 0,
+      partitions: 0,
+      snapshotsSent: 0,
+      confChanges: 0,
+      transfers: 0,
+      messages: 0,
+      connectionLosses: 0,
+    };
     for (const seed of seeds) {
       let s: SimStats;
       try {

@@ -1,16 +1,6 @@
 import { RawNode } from '../raft.rawnode.js';
 import { MemoryStorage } from '../raft.storage.js';
-import {
-  type ConfState,
-  type Entry,
-  type HardState,
-  type Message,
-  type NodeId,
-  type Ready,
-  RaftError,
-  decodeConfChange,
-  isRaftError,
-} from '../raft.types.js';
+import { type ConfState, type Entry, type HardState, type Message, type NodeId, type Ready, RaftError, decodeConfChange, isRaftError } from '../raft.types.js';
 import { EventQueue } from './sim.queue.js';
 import { SimRandom } from './sim.random.js';
 
@@ -397,7 +387,9 @@ export class RaftSim {
     if (!n || !n.raw) return;
     if (!this.healing && this.cuts.has(`${m.from}>${m.to}`)) return;
     if (this.opts.trace) {
-      this.trace(`${m.from}->${m.to} ${m.type} t${m.term} i${m.index} lt${m.logTerm} c${m.commit} n${m.entries.length}${m.entries.length ? `[${m.entries[0]!.index}..${m.entries[m.entries.length - 1]!.index}]` : ''}${m.reject ? ` REJ hint${m.rejectHint}` : ''}${m.snapshot ? ` snap${m.snapshot.metadata.index}` : ''}`);
+      this.trace(
+        `${m.from}->${m.to} ${m.type} t${m.term} i${m.index} lt${m.logTerm} c${m.commit} n${m.entries.length}${m.entries.length ? `[${m.entries[0]!.index}..${m.entries[m.entries.length - 1]!.index}]` : ''}${m.reject ? ` REJ hint${m.rejectHint}` : ''}${m.snapshot ? ` snap${m.snapshot.metadata.index}` : ''}`,
+      );
     }
     n.raw.step(m);
     this.handleReady(n);
@@ -584,9 +576,15 @@ export class RaftSim {
       if (all) return;
     }
     const lead = this.leader();
-    const detail = [...this.nodes.values()].map((n) => `${n.id}:${n.raw?.raft.role}/t${n.raw?.raft.term}/c${n.raw?.raft.raftLog.committed}/a${n.smIndex}/last${n.raw?.raft.raftLog.lastIndex()}`).join(' ');
-    const prs = lead ? [...lead.raw!.raft.prs].map(([id, p]) => `${id}:${p.state}/m${p.match}/n${p.next}/ps${p.probeSent}/if${p.inflights.count}`).join(' ') : '';
-    this.fail(`no progress after healing for ${this.opts.healSteps} ticks (leader ${lead?.id ?? 'none'} marker ${marker} voters ${lead ? [...lead.raw!.raft.voters].join(',') : ''}; ${detail}; progress ${prs})`);
+    const detail = [...this.nodes.values()]
+      .map((n) => `${n.id}:${n.raw?.raft.role}/t${n.raw?.raft.term}/c${n.raw?.raft.raftLog.committed}/a${n.smIndex}/last${n.raw?.raft.raftLog.lastIndex()}`)
+      .join(' ');
+    const prs = lead
+      ? [...lead.raw!.raft.prs].map(([id, p]) => `${id}:${p.state}/m${p.match}/n${p.next}/ps${p.probeSent}/if${p.inflights.count}`).join(' ')
+      : '';
+    this.fail(
+      `no progress after healing for ${this.opts.healSteps} ticks (leader ${lead?.id ?? 'none'} marker ${marker} voters ${lead ? [...lead.raw!.raft.voters].join(',') : ''}; ${detail}; progress ${prs})`,
+    );
   }
 }
 

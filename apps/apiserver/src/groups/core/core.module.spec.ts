@@ -45,7 +45,9 @@ describe('core/v1 group', () => {
 
     // Shared meta types appear once under their Kubernetes names; every $ref resolves.
     expect(doc.components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta'].properties.finalizers['x-kubernetes-list-type']).toBe('set');
-    expect(doc.components.schemas['io.k8s.api.core.v1.Event'].properties.eventTime.allOf[0].$ref).toBe('#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime');
+    expect(doc.components.schemas['io.k8s.api.core.v1.Event'].properties.eventTime.allOf[0].$ref).toBe(
+      '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime',
+    );
     const refs: string[] = [];
     JSON.stringify(doc, (k, v) => (k === '$ref' ? (refs.push(v), v) : v));
     for (const r of refs) expect(doc.components.schemas[r.replace('#/components/schemas/', '')]).toBeDefined();

@@ -13,7 +13,11 @@ export const LeaseSpecSchema = defineSchema(`${COORD}.LeaseSpec`, {
   properties: {
     acquireTime: fieldOf(MicroTimeSchema, { description: 'When the current lease was acquired.' }),
     holderIdentity: { type: 'string', description: 'Identity of the holder of the current lease.' },
-    leaseDurationSeconds: { type: 'integer', format: 'int32', description: 'Seconds candidates wait, measured against the last observed renewTime, before forcing acquisition.' },
+    leaseDurationSeconds: {
+      type: 'integer',
+      format: 'int32',
+      description: 'Seconds candidates wait, measured against the last observed renewTime, before forcing acquisition.',
+    },
     leaseTransitions: { type: 'integer', format: 'int32', description: 'Number of transitions of the lease between holders.' },
     preferredHolder: { type: 'string', description: 'Signals to the holder that the lease should be handed over (coordinated leader election).' },
     renewTime: fieldOf(MicroTimeSchema, { description: 'When the current holder last updated the lease.' }),

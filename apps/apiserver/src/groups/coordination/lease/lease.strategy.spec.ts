@@ -9,7 +9,11 @@ describe('Lease strategy', () => {
   });
 
   it('refuses a non-positive duration, negative transitions and preferredHolder without strategy', () => {
-    const errs = leaseStrategy.validateUpdate!({ metadata: { name: 'l' }, spec: { leaseDurationSeconds: 0, leaseTransitions: -1, preferredHolder: 'b' } }, { metadata: { name: 'l' } }, ctx);
+    const errs = leaseStrategy.validateUpdate!(
+      { metadata: { name: 'l' }, spec: { leaseDurationSeconds: 0, leaseTransitions: -1, preferredHolder: 'b' } },
+      { metadata: { name: 'l' } },
+      ctx,
+    );
     expect(errs.map((e) => [e.type, e.field])).toEqual([
       ['FieldValueInvalid', 'spec.leaseDurationSeconds'],
       ['FieldValueInvalid', 'spec.leaseTransitions'],

@@ -18,5 +18,7 @@ export const configMapKind: KindDeclaration = {
   schema: ConfigMapSchema,
   protobufMessage: 'k8s.io.api.core.v1.ConfigMap',
   strategy: configMapStrategy,
-  tableColumns: [{ name: 'Data', type: 'integer', priority: 0, description: 'Number of keys in data and binaryData', cell: (o) => count(o.data) + count(o.binaryData) }],
+  tableColumns: [
+    { name: 'Data', type: 'integer', priority: 0, description: 'Number of keys in data and binaryData', cell: (o) => count(o.data) + count(o.binaryData) },
+  ],
 };

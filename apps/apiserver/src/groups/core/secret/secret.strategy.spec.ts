@@ -23,7 +23,9 @@ describe('Secret strategy', () => {
 
   it('keeps the type and, once immutable, the data', () => {
     const old = { metadata: { name: 's' }, type: 'Opaque', immutable: true, data: { a: 'eA==' } };
-    expect(secretStrategy.validateUpdate!({ ...old, type: 'kubernetes.io/ssh-auth', data: { 'ssh-privatekey': 'eA==' } }, old, ctx).map((e) => e.field)).toEqual(['type', 'data']);
+    expect(
+      secretStrategy.validateUpdate!({ ...old, type: 'kubernetes.io/ssh-auth', data: { 'ssh-privatekey': 'eA==' } }, old, ctx).map((e) => e.field),
+    ).toEqual(['type', 'data']);
     expect(secretStrategy.validateUpdate!({ ...old }, old, ctx)).toEqual([]);
   });
 

@@ -17,5 +17,7 @@ export const serviceAccountKind: KindDeclaration = {
   schema: ServiceAccountSchema,
   protobufMessage: 'k8s.io.api.core.v1.ServiceAccount',
   deleteReturnsObject: true,
-  tableColumns: [{ name: 'Secrets', type: 'integer', priority: 0, description: 'Number of secrets', cell: (o) => (Array.isArray(o.secrets) ? o.secrets.length : 0) }],
+  tableColumns: [
+    { name: 'Secrets', type: 'integer', priority: 0, description: 'Number of secrets', cell: (o) => (Array.isArray(o.secrets) ? o.secrets.length : 0) },
+  ],
 };

@@ -30,7 +30,9 @@ describe('PriorityClass strategy', () => {
 
   it('keeps value and preemptionPolicy on update; description and globalDefault may change', () => {
     const old = pc('a', 10, { preemptionPolicy: 'PreemptLowerPriority' });
-    expect(priorityClassStrategy.validateUpdate!(pc('a', 10, { preemptionPolicy: 'PreemptLowerPriority', description: 'd', globalDefault: true }), old, ctx)).toEqual([]);
+    expect(
+      priorityClassStrategy.validateUpdate!(pc('a', 10, { preemptionPolicy: 'PreemptLowerPriority', description: 'd', globalDefault: true }), old, ctx),
+    ).toEqual([]);
     const errs = priorityClassStrategy.validateUpdate!(pc('a', 11, { preemptionPolicy: 'Never' }), old, ctx);
     expect(errs).toEqual([
       { type: 'FieldValueForbidden', field: 'value', detail: 'may not be changed in an update.' },
@@ -49,7 +51,9 @@ describe('PriorityClass strategy', () => {
       }
       expect(err).toBeInstanceOf(StatusError);
       expect((err as StatusError).code).toBe(403);
-      expect((err as StatusError).message).toBe(`priorityclasses.scheduling.k8s.io "${name}" is forbidden: this is a system priority class and cannot be deleted`);
+      expect((err as StatusError).message).toBe(
+        `priorityclasses.scheduling.k8s.io "${name}" is forbidden: this is a system priority class and cannot be deleted`,
+      );
     }
   });
 
