@@ -9,12 +9,19 @@
  *   2. prepare: system metadata, then the      rest.BeforeCreate / BeforeUpdate:
  *      strategy's prepareForCreate/Update      FillObjectMetaSystemFields, PrepareFor*
  *      (or the subresource's strategy)
- *   3. validation: strategy, object meta,      strategy.Validate*, ValidateObjectMeta*
+ *   3. managed fields (Update operations)      the field manager's transformer: what the
+ *                                              request sent is decoded (`[{}]` resets), the
+ *                                              writer's ownership recorded, the list re-encoded
+ *   4. validation: strategy, object meta,      strategy.Validate*, ValidateObjectMeta*
  *      schema
- *   4. validating admission                    createValidation / updateValidation
- *   5. canonicalize                            strategy.Canonicalize
- *   6. managed fields (Update operations)
+ *   5. validating admission                    createValidation / updateValidation
+ *   6. canonicalize                            strategy.Canonicalize
  *   then storage (or a REST-only kind's handler).
+ *
+ * Managed fields come before validation, as in kube-apiserver, where the field manager rewrites
+ * the request's managedFields before the store validates: validation then only ever sees an
+ * encoded list, so the documented reset `[{}]` (and a list the decoder ignores) never fails
+ * ValidateManagedFields.
  */
 import { Errors, FieldSet, setManagedFields, trackUpdate, type FieldError } from '@app/apimachinery';
 import type { KubeObject } from '@app/storage';
@@ -69,14 +76,14 @@ export class WritePipeline {
     });
     await this.admission.admit(attrs());
     step.prepare(obj);
+    if (!opts.managedFieldsDone && !this.decl.rest) this.trackManagedFields(old, obj, opts);
     this.validate(obj, old, step);
     await this.admission.validate(attrs());
     this.decl.strategy?.canonicalize?.(obj);
-    if (!opts.managedFieldsDone && !this.decl.rest) this.trackManagedFields(old, obj, opts);
   }
 
   /**
-   * Step 3: object meta (which includes Kubernetes' ValidateNoNewFinalizers for terminating
+   * Step 4: object meta (which includes Kubernetes' ValidateNoNewFinalizers for terminating
    * objects), schema and strategy validation, one 422 listing every error.
    */
   private validate(obj: KubeObject, old: KubeObject | undefined, step: WriteStep): void {
@@ -103,7 +110,7 @@ export class WritePipeline {
     return subresource === 'status' ? undefined : FieldSet.of(['f:status']);
   }
 
-  /** Step 6: records an Update operation's field ownership (conventions, apply rules 4-5, 8). */
+  /** Step 3: records an Update operation's field ownership (conventions, apply rules 4-5, 8). */
   private trackManagedFields(old: KubeObject | undefined, obj: KubeObject, opts: WriteOptions): void {
     if (!opts.fieldManager) return;
     const entries = trackUpdate({
