@@ -17,6 +17,8 @@ export const leaseKind: KindDeclaration = {
   schema: LeaseSchema,
   protobufMessage: 'k8s.io.api.coordination.v1.Lease',
   strategy: leaseStrategy,
+  // PUT to a missing Lease creates it (leaseStrategy.AllowCreateOnUpdate): leader election relies on it.
+  allowCreateOnUpdate: true,
   // kubectl get leases: NAME HOLDER AGE (pkg/printers/internalversion printLease).
   tableColumns: [
     { name: 'Holder', type: 'string', priority: 0, description: 'The holder of the lease (spec.holderIdentity)', cell: (o) => String(leaseSpec(o).holderIdentity ?? '') },

@@ -24,6 +24,8 @@ export const eventKind: KindDeclaration = {
   namespaced: true,
   schema: EventSchema,
   protobufMessage: 'k8s.io.api.core.v1.Event',
+  // PUT to a missing Event creates it (eventStrategy.AllowCreateOnUpdate).
+  allowCreateOnUpdate: true,
   tableColumns: [
     {
       name: 'Last Seen',
