@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { applyIntent, Errors, StatusError, validateApplyFieldManager } from '@app/apimachinery';
+import { applyIntent, decodeTimes, Errors, StatusError, TimeDecodeError, validateApplyFieldManager } from '@app/apimachinery';
 import { NO_CHANGE, StorageError, type KubeObject, type Storage, type WatchHandle } from '@app/storage';
 import type { Admission } from './admission.port.js';
 import { deleteEach, deleteObject, removeIfFinalized, type StoreCore } from './store.deletion.js';
@@ -187,6 +187,22 @@ export class GenericStore implements StoreCore {
     obj.kind = this.decl.kind;
   }
 
+  /**
+   * Decode step: Time and MicroTime fields into their stored form (schema.times.ts). A body that
+   * does not decode is 400 "cannot be handled as" (the create and update handlers' decoder); a
+   * patch result that does not decode is 422 on `patch`, as kube's patcher reports it.
+   */
+  private decodeTimes(obj: KubeObject, patched = false): void {
+    try {
+      decodeTimes(obj, this.decl.schema);
+    } catch (e) {
+      if (!(e instanceof TimeDecodeError)) throw e;
+      const msg = `${this.decl.kind} in version "${this.decl.version}" cannot be handled as a ${this.decl.kind}: ${e.message}`;
+      if (!patched) throw Errors.badRequest(msg);
+      throw Errors.invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: e.path, detail: msg }]);
+    }
+  }
+
   /** Decode check: applies fieldValidation to unknown and duplicate fields, then prunes unknown fields. */
   private fieldValidation(obj: KubeObject, opts: WriteOptions): void {
     const unknown = this.deps.machinery.findUnknownFields(obj, this.decl.schema);
@@ -219,6 +235,7 @@ export class GenericStore implements StoreCore {
     if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw Errors.badRequest('the body of the request must be an object');
     if (!obj.metadata || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) obj.metadata = {};
     this.checkTypeMeta(obj);
+    this.decodeTimes(obj);
     this.fieldValidation(obj, opts);
     const meta = obj.metadata;
     // The create handler's metadata defaults (WipeObjectMetaSystemFields, the namespace check),
@@ -344,6 +361,7 @@ export class GenericStore implements StoreCore {
     if (!input || typeof input !== 'object' || Array.isArray(input)) throw Errors.badRequest('the body of the request must be an object');
     if (!input.metadata || typeof input.metadata !== 'object') input.metadata = {};
     this.checkTypeMeta(input);
+    this.decodeTimes(input);
     this.fieldValidation(input, opts);
     if ((this.decl.allowCreateOnUpdate ?? false) && !opts.subresource) {
       const existing = await this.storage.get(this.key(ns, name), { mode: 'MostRecent' }).catch((e) => this.mapError(e, name));
@@ -403,6 +421,7 @@ export class GenericStore implements StoreCore {
       }
       if (!patched || typeof patched !== 'object' || Array.isArray(patched)) throw Errors.badRequest('the patch result must be an object');
       const obj = patched as KubeObject;
+      this.decodeTimes(obj, true);
       this.fieldValidation(obj, opts);
       return this.nextState(cur, obj, ns, name, opts);
     });
@@ -425,6 +444,7 @@ export class GenericStore implements StoreCore {
     if (this.decl.namespaced && intent.metadata.namespace && intent.metadata.namespace !== ns) {
       throw Errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
+    this.decodeTimes(intent);
     this.fieldValidation(intent, opts);
     const manager = opts.fieldManagerParam as string;
     const base = {
