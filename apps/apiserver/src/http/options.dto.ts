@@ -42,14 +42,11 @@ function optionalInt(v: string | undefined): number | undefined {
 }
 
 /**
- * Every value of dryRun must be "All" (Kubernetes' ValidateDryRun). class-validator checks the
- * first value of the query; this checks every value, of the query or of a DeleteOptions body.
+ * Every value of dryRun must be "All" (Kubernetes' ValidateDryRun, part of the options'
+ * validation: 422). Checks every value, of the query (repeated parameters) or of a body.
  */
-function dryRunFrom(values: string[]): boolean {
-  for (const v of values) {
-    if (v !== 'All') throw Errors.badRequest(`dryRun: Unsupported value: ${JSON.stringify(v)}: supported values: "All"`);
-  }
-  return values.length > 0;
+function dryRunErrors(values: readonly string[]): FieldError[] {
+  return values.filter((v) => v !== 'All').map((v) => ({ type: 'FieldValueNotSupported' as const, field: 'dryRun', value: v, detail: 'supported values: "All"' }));
 }
 
 /** Query parameters every verb accepts. */
@@ -147,29 +144,59 @@ export class ListOptionsDto extends CommonOptions {
   }
 }
 
-/** create, update, patch */
+/** The options kind a write's parameters decode into (named by its 422). */
+export type WriteOptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions';
+
+const FIELD_VALIDATION = ['', 'Ignore', 'Strict', 'Warn'];
+
+/**
+ * create, update, patch. The decorators check only what decoding the query can fail on (400, as
+ * ParameterCodec.DecodeParameters); the values are then validated as kube's
+ * ValidateCreateOptions / ValidateUpdateOptions / ValidatePatchOptions do, one 422 naming the
+ * options kind (`PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: ...`).
+ */
 export class WriteOptionsDto extends CommonOptions {
   @IsOptional()
-  @IsIn(['All'], { message: 'dryRun: Unsupported value: supported values: "All"' })
+  @IsString()
   dryRun?: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(128, { message: 'fieldManager: Too long: must have at most 128 bytes' })
   fieldManager?: string;
 
   @IsOptional()
-  @IsIn(['Strict', 'Warn', 'Ignore', ''], { message: 'fieldValidation: Unsupported value: supported values: "Ignore", "Strict", "Warn"' })
+  @IsString()
   fieldValidation?: string;
 
   @IsOptional()
   @IsIn(BOOL, { message: 'force: Unsupported value: must be true or false' })
   force?: string;
 
-  /** The write parameters; `dryRunValues`: every dryRun value sent (repeated parameters). */
-  toParams(dryRunValues?: string[]): WriteParams {
+  /**
+   * The write parameters; `dryRunValues`: every dryRun value sent (repeated parameters);
+   * `kind`: which options the request decodes into; `apply`: a server-side apply patch.
+   */
+  toParams(dryRunValues: string[] | undefined, kind: WriteOptionsKind, apply = false): WriteParams {
+    const dryRun = dryRunValues ?? (this.dryRun !== undefined ? [this.dryRun] : []);
+    const errs: FieldError[] = [];
+    if (kind === 'PatchOptions' && !apply && this.force !== undefined) {
+      errs.push({ type: 'FieldValueForbidden', field: 'force', detail: 'may not be specified for non-apply patch' });
+    }
+    if (this.fieldManager !== undefined && this.fieldManager.length > 128) {
+      errs.push({ type: 'FieldValueTooLong', field: 'fieldManager', value: this.fieldManager, detail: 'may not be more than 128 bytes' });
+    }
+    errs.push(...dryRunErrors(dryRun));
+    if (this.fieldValidation !== undefined && !FIELD_VALIDATION.includes(this.fieldValidation)) {
+      errs.push({
+        type: 'FieldValueNotSupported',
+        field: 'fieldValidation',
+        value: this.fieldValidation,
+        detail: 'supported values: "", "Ignore", "Strict", "Warn"',
+      });
+    }
+    if (errs.length) throw Errors.invalid('meta.k8s.io', kind, '', errs);
     return {
-      dryRun: dryRunFrom(dryRunValues ?? (this.dryRun !== undefined ? [this.dryRun] : [])),
+      dryRun: dryRun.length > 0,
       fieldValidation: (this.fieldValidation || 'Warn') as FieldValidation,
       fieldManager: this.fieldManager,
       force: isTrue(this.force),
@@ -180,7 +207,7 @@ export class WriteOptionsDto extends CommonOptions {
 /** delete, deletecollection (query form of DeleteOptions) */
 export class DeleteOptionsQueryDto extends ListOptionsDto {
   @IsOptional()
-  @IsIn(['All'], { message: 'dryRun: Unsupported value: supported values: "All"' })
+  @IsString()
   dryRun?: string;
 
   @IsOptional()
@@ -203,14 +230,12 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
    */
   toDeleteOptions(body: unknown, dryRunValues?: string[]): DeleteOptions {
     const queryDryRun = dryRunValues ?? (this.dryRun !== undefined ? [this.dryRun] : []);
-    dryRunFrom(queryDryRun);
     const opts = body === undefined ? {} : deleteOptionsBody(body);
     const grace = optionalInt(this.gracePeriodSeconds);
     if (grace !== undefined) opts.gracePeriodSeconds = grace;
     if (this.propagationPolicy) opts.propagationPolicy = this.propagationPolicy as DeleteOptions['propagationPolicy'];
     if (this.orphanDependents !== undefined && this.orphanDependents !== '') opts.orphanDependents = isTrue(this.orphanDependents);
     if (queryDryRun.length) opts.dryRun = queryDryRun;
-    if (opts.dryRun?.length) dryRunFrom(opts.dryRun);
     const errs: FieldError[] = [];
     if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) {
       errs.push({ type: 'FieldValueInvalid', field: 'propagationPolicy', value: opts.propagationPolicy, detail: 'orphanDependents and deletionPropagation cannot be both set' });
@@ -223,6 +248,7 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
         detail: 'supported values: "Foreground", "Background", "Orphan", "nil"',
       });
     }
+    errs.push(...dryRunErrors(opts.dryRun ?? []));
     if (errs.length) throw Errors.invalid('meta.k8s.io', 'DeleteOptions', '', errs);
     return opts;
   }
