@@ -112,7 +112,9 @@ export class WritePipeline {
 
   /** Step 3: records an Update operation's field ownership (conventions, apply rules 4-5, 8). */
   private trackManagedFields(old: KubeObject | undefined, obj: KubeObject, opts: WriteOptions): void {
-    if (!opts.fieldManager) return;
+    // An empty manager (a request without User-Agent or fieldManager) still records, as kube's
+    // field manager does; only writes that name no manager at all (internal ones) skip it.
+    if (opts.fieldManager === undefined) return;
     const entries = trackUpdate({
       old,
       new: obj,

@@ -90,7 +90,7 @@ afterAll(async () => {
 });
 
 /** A real HTTP request to the test server. */
-async function json(method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown): Promise<{ statusCode: number; json<T>(): T }> {
+async function json(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown): Promise<{ statusCode: number; json<T>(): T }> {
   const r = await fetch(base + url, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
