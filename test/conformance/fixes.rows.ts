@@ -202,7 +202,7 @@ export const FIXES: RowGroup = {
         },
         {
           req: { method: 'PATCH', path: `${LEASES}/micro-ok`, body: { spec: { renewTime: 'soon' } }, headers: { 'content-type': 'application/merge-patch+json' } },
-          expect: { status: 422, reason: 'Invalid', message: /cannot be handled as a Lease: parsing time "soon"/ },
+          expect: { status: 422, reason: 'Invalid', message: /^ "" is invalid: patch: Invalid value: ".*": parsing time "soon"/ },
         },
       ],
     },

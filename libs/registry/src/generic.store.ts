@@ -38,6 +38,18 @@ function nowRfc3339(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/**
+ * Go's json.Unmarshal error for a value of the wrong type, as kube's decoder reports it:
+ * `json: cannot unmarshal string into Go struct field Lease.spec.leaseDurationSeconds of type int32`.
+ * `expected` is read from the schema validator's detail (`... must be of type integer: ...`).
+ */
+function goUnmarshalError(kind: string, field: string, actual: string, detail: string): string {
+  const goValue: Record<string, string> = { integer: 'number', number: 'number', boolean: 'bool', string: 'string', array: 'array', object: 'object' };
+  const expected = /must be of type ([a-z,]+)/.exec(detail)?.[1] ?? 'value';
+  const goType: Record<string, string> = { integer: 'int64', number: 'float64', boolean: 'bool', string: 'string', array: 'slice', object: 'struct' };
+  return `json: cannot unmarshal ${goValue[actual] ?? actual} into Go struct field ${kind}.${field} of type ${goType[expected] ?? expected}`;
+}
+
 const NOT_FOUND = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
 
 /** The generic store of one kind at one served version. */
@@ -188,28 +200,37 @@ export class GenericStore implements StoreCore {
   }
 
   /**
-   * Decode step: Time and MicroTime fields into their stored form (schema.times.ts). A body that
-   * does not decode is 400 "cannot be handled as" (the create and update handlers' decoder); a
-   * patch result that does not decode is 422 on `patch`, as kube's patcher reports it.
+   * The decode step: what kube-apiserver's decoder refuses before anything validates the object.
+   * A value of the wrong JSON type (Go's json.Unmarshal), a Time or MicroTime that does not parse
+   * (schema.times.ts), and with fieldValidation=Strict an unknown or duplicate field. How the
+   * failure is answered depends on where the object came from, as in kube's handlers:
+   *   body   (create, update) 400 `<Kind> in version "<v>" cannot be handled as a <Kind>: <err>`
+   *   patch  (JSON, merge, strategic patch result) 422 on the field `patch`
+   *   apply  (the applied intent) 400; its types are checked by validation (see conformance.md)
+   * Warn records warnings, Ignore drops unknown fields silently; either way they are pruned.
    */
-  private decodeTimes(obj: KubeObject, patched = false): void {
+  private decode(obj: KubeObject, opts: WriteOptions, source: 'body' | 'patch' | 'apply'): void {
+    const kind = this.decl.kind;
+    const fail = (err: string): never => {
+      if (source === 'patch') throw Errors.invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(obj), detail: err }]);
+      if (source === 'apply') throw Errors.badRequest(err);
+      throw Errors.badRequest(`${kind} in version "${this.decl.version}" cannot be handled as a ${kind}: ${err}`);
+    };
+    if (source !== 'apply') {
+      const typeErr = this.deps.machinery.validateSchema(obj, this.decl.schema).find((e) => e.type === 'FieldValueTypeInvalid' && e.value !== 'null');
+      if (typeErr) fail(goUnmarshalError(kind, typeErr.field, String(typeErr.value), typeErr.detail));
+    }
     try {
       decodeTimes(obj, this.decl.schema);
     } catch (e) {
       if (!(e instanceof TimeDecodeError)) throw e;
-      const msg = `${this.decl.kind} in version "${this.decl.version}" cannot be handled as a ${this.decl.kind}: ${e.message}`;
-      if (!patched) throw Errors.badRequest(msg);
-      throw Errors.invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: e.path, detail: msg }]);
+      fail(e.message);
     }
-  }
-
-  /** Decode check: applies fieldValidation to unknown and duplicate fields, then prunes unknown fields. */
-  private fieldValidation(obj: KubeObject, opts: WriteOptions): void {
     const unknown = this.deps.machinery.findUnknownFields(obj, this.decl.schema);
     const dups = opts.duplicateFields ?? [];
     if (unknown.length || dups.length) {
       const msgs = [...dups.map((d) => `duplicate field "${d}"`), ...unknown.map((u) => `unknown field "${u}"`)];
-      if (opts.fieldValidation === 'Strict') throw Errors.badRequest(`strict decoding error: ${msgs.join(', ')}`);
+      if (opts.fieldValidation === 'Strict') fail(`strict decoding error: ${msgs.join(', ')}`);
       if (opts.fieldValidation === 'Warn') opts.ctx.warnings.push(...msgs);
       if (unknown.length) this.deps.machinery.prune(obj, this.decl.schema);
     }
@@ -235,8 +256,7 @@ export class GenericStore implements StoreCore {
     if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw Errors.badRequest('the body of the request must be an object');
     if (!obj.metadata || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) obj.metadata = {};
     this.checkTypeMeta(obj);
-    this.decodeTimes(obj);
-    this.fieldValidation(obj, opts);
+    this.decode(obj, opts, 'body');
     const meta = obj.metadata;
     // The create handler's metadata defaults (WipeObjectMetaSystemFields, the namespace check),
     // then the decoder's schema defaults: all before admission sees the object.
@@ -361,8 +381,7 @@ export class GenericStore implements StoreCore {
     if (!input || typeof input !== 'object' || Array.isArray(input)) throw Errors.badRequest('the body of the request must be an object');
     if (!input.metadata || typeof input.metadata !== 'object') input.metadata = {};
     this.checkTypeMeta(input);
-    this.decodeTimes(input);
-    this.fieldValidation(input, opts);
+    this.decode(input, opts, 'body');
     if ((this.decl.allowCreateOnUpdate ?? false) && !opts.subresource) {
       const existing = await this.storage.get(this.key(ns, name), { mode: 'MostRecent' }).catch((e) => this.mapError(e, name));
       if (!existing) {
@@ -421,8 +440,7 @@ export class GenericStore implements StoreCore {
       }
       if (!patched || typeof patched !== 'object' || Array.isArray(patched)) throw Errors.badRequest('the patch result must be an object');
       const obj = patched as KubeObject;
-      this.decodeTimes(obj, true);
-      this.fieldValidation(obj, opts);
+      this.decode(obj, opts, 'patch');
       return this.nextState(cur, obj, ns, name, opts);
     });
     return res.object;
@@ -444,8 +462,7 @@ export class GenericStore implements StoreCore {
     if (this.decl.namespaced && intent.metadata.namespace && intent.metadata.namespace !== ns) {
       throw Errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
-    this.decodeTimes(intent);
-    this.fieldValidation(intent, opts);
+    this.decode(intent, opts, 'apply');
     const manager = opts.fieldManagerParam as string;
     const base = {
       apiVersion: this.apiVersion,
