@@ -283,7 +283,8 @@ export class GenericStore implements StoreCore {
       if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) {
         meta.name = this.deps.machinery.generateName(meta.generateName);
       }
-      if ('spec' in obj) meta.generation = 1;
+      const mode = this.decl.generation ?? 'spec';
+      if (mode === 'create' || (mode === 'spec' && 'spec' in obj)) meta.generation = 1;
       else delete meta.generation;
     }
     this.decl.strategy?.prepareForCreate?.(obj, ctx);
@@ -367,7 +368,7 @@ export class GenericStore implements StoreCore {
         else obj.status = structuredClone(current.status);
       }
       this.decl.strategy?.prepareForUpdate?.(obj, current, ctx);
-      if ('spec' in obj || 'spec' in current) {
+      if ((this.decl.generation ?? 'spec') === 'spec' && ('spec' in obj || 'spec' in current)) {
         if (!isDeepStrictEqual(obj.spec, current.spec)) obj.metadata.generation = ((cm.generation as number | undefined) ?? 0) + 1;
       }
     }

@@ -19,6 +19,8 @@ export const leaseKind: KindDeclaration = {
   strategy: leaseStrategy,
   // PUT to a missing Lease creates it (leaseStrategy.AllowCreateOnUpdate): leader election relies on it.
   allowCreateOnUpdate: true,
+  // leaseStrategy sets no generation.
+  generation: 'none',
   // kubectl get leases: NAME HOLDER AGE (pkg/printers/internalversion printLease).
   tableColumns: [
     { name: 'Holder', type: 'string', priority: 0, description: 'The holder of the lease (spec.holderIdentity)', cell: (o) => String(leaseSpec(o).holderIdentity ?? '') },

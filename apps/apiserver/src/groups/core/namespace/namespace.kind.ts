@@ -22,6 +22,8 @@ export const namespaceKind: KindDeclaration = {
   protobufMessage: 'k8s.io.api.core.v1.Namespace',
   strategy: namespaceStrategy,
   subresources: { status: { verbs: statusSubresource().verbs, strategy: namespaceStatusStrategy }, finalize: finalizeSubresource() },
+  // namespaceStrategy sets no generation.
+  generation: 'none',
   verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
   tableColumns: [{ name: 'Status', type: 'string', priority: 0, description: 'The status of the namespace', cell: (o) => asMap(o.status).phase ?? '' }],
   fieldSelectors: { 'status.phase': str((o) => asMap(o.status).phase) },
