@@ -25,7 +25,7 @@ import { mapStorageError } from './store.errors.js';
 import { hasStatusSubresource, subresourceOf } from './subresource.strategies.js';
 import { versionedStorage } from './versioned.storage.js';
 import { filteredWatchSink, type WatchEventSink } from './watch.filter.js';
-import { WritePipeline } from './write.pipeline.js';
+import { dedupOwnerReferences, WritePipeline } from './write.pipeline.js';
 
 /** Dependencies of a store. */
 export interface StoreDeps {
@@ -234,6 +234,7 @@ export class GenericStore implements StoreCore {
       if (opts.fieldValidation === 'Warn') opts.ctx.warnings.push(...msgs);
       if (unknown.length) this.deps.machinery.prune(obj, this.decl.schema);
     }
+    if (source === 'body') dedupOwnerReferences(obj, opts.ctx.warnings, false);
   }
 
   private checkNamespace(meta: KubeObject['metadata'], ns: string): void {

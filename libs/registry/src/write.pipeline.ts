@@ -24,12 +24,37 @@
  * ValidateManagedFields.
  */
 import { Errors, FieldSet, setManagedFields, trackUpdate, type FieldError } from '@app/apimachinery';
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '@app/storage';
 import type { Admission, AdmissionAttributes } from './admission.port.js';
 import type { KindDeclaration, SubresourceStrategy } from './kind.types.js';
 import type { Machinery } from './machinery.port.js';
 import type { WriteOptions } from './request.options.js';
 import { hasStatusSubresource } from './subresource.strategies.js';
+
+const DUPLICATE_OWNERS = '.metadata.ownerReferences contains duplicate entries';
+const DUPLICATE_OWNERS_TAIL = 'API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ';
+
+/**
+ * Drops repeated ownerReferences (an entry equal to an earlier one with the same uid) and warns,
+ * as kube's handlers do (dedupOwnerReferencesAndAddWarning): create and update bodies before
+ * mutating admission, every write again after it, with its own wording.
+ */
+export function dedupOwnerReferences(obj: KubeObject, warnings: string[], afterMutatingAdmission: boolean): void {
+  const refs = obj.metadata?.ownerReferences;
+  if (!Array.isArray(refs) || refs.length < 2) return;
+  const kept: unknown[] = [];
+  const dups: string[] = [];
+  for (const r of refs) {
+    const uid = (r as { uid?: unknown } | null)?.uid;
+    if (kept.some((k) => (k as { uid?: unknown } | null)?.uid === uid && isDeepStrictEqual(k, r))) dups.push(String(uid));
+    else kept.push(r);
+  }
+  if (!dups.length) return;
+  obj.metadata.ownerReferences = kept;
+  const head = afterMutatingAdmission ? `${DUPLICATE_OWNERS} after mutating admission happens; ` : `${DUPLICATE_OWNERS}; `;
+  warnings.push(`${head}${DUPLICATE_OWNERS_TAIL}${dups.join(', ')}`);
+}
 
 /** One write going through the pipeline. */
 export interface WriteStep {
@@ -75,6 +100,7 @@ export class WritePipeline {
       ctx: opts.ctx,
     });
     await this.admission.admit(attrs());
+    dedupOwnerReferences(obj, opts.ctx.warnings, true);
     step.prepare(obj);
     if (!opts.managedFieldsDone && !this.decl.rest) this.trackManagedFields(old, obj, opts);
     this.validate(obj, old, step);

@@ -3,9 +3,9 @@
  * spec.finalizers only through the finalize subresource, DNS-label names, phase Terminating on
  * delete, and the built-in namespaces cannot be deleted.
  */
-import { Errors, type FieldError } from '@app/apimachinery';
+import { Errors, validateKubeFinalizerNames, type FieldError } from '@app/apimachinery';
 import type { KubeObject } from '@app/storage';
-import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/registry';
+import { FINALIZE_STRATEGY, STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 
 /** Namespaces whose delete is refused (Kubernetes' namespace lifecycle admission). */
@@ -79,5 +79,16 @@ export const namespaceStatusStrategy: SubresourceStrategy = {
       return [{ type: 'FieldValueInvalid', field: 'status.Phase', value: phase, detail: "may only be 'Terminating' if `deletionTimestamp` is not empty" }];
     }
     return [];
+  },
+};
+
+/**
+ * The namespace's /finalize (ValidateNamespaceFinalizeUpdate): every spec.finalizers entry is a
+ * qualified name, and an unqualified one must be a standard finalizer (`kubernetes`, ...).
+ */
+export const namespaceFinalizeStrategy: SubresourceStrategy = {
+  prepareForUpdate: FINALIZE_STRATEGY.prepareForUpdate,
+  validateUpdate(obj: KubeObject): FieldError[] {
+    return validateKubeFinalizerNames(asMap(obj.spec).finalizers, 'spec.finalizers');
   },
 };
