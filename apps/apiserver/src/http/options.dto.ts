@@ -23,13 +23,18 @@ import {
 } from '@app/registry';
 
 const UINT = /^\d{1,15}$/;
-const BOOL = ['true', 'false', '1', '0', ''];
 
 /** First value of each query parameter. */
 export type Query = Record<string, string | undefined>;
 
+/**
+ * A boolean query parameter as kube's parameter codec reads one (Convert_Slice_string_To_bool):
+ * `0`, `f` and `false` (any case) are false, any other value true; it never fails to decode.
+ * An empty value counts as unset here.
+ */
 function isTrue(v: string | undefined): boolean {
-  return v === 'true' || v === '1';
+  if (v === undefined || v === '') return false;
+  return !(v === '0' || /^(f|false)$/i.test(v));
 }
 
 function optionalBool(v: string | undefined): boolean | undefined {
@@ -52,7 +57,8 @@ function dryRunErrors(values: readonly string[]): FieldError[] {
 /** Query parameters every verb accepts. */
 class CommonOptions {
   @IsOptional()
-  @IsIn(['true', 'false', '1', '0', ''], { message: 'pretty: Unsupported value: must be true or false' })
+  // Not validated: kube reads pretty with strconv.ParseBool and ignores anything else.
+  @IsString()
   pretty?: string;
 }
 
@@ -102,15 +108,15 @@ export class ListOptionsDto extends CommonOptions {
   timeoutSeconds?: string;
 
   @IsOptional()
-  @IsIn(BOOL, { message: 'watch: Unsupported value: must be true or false' })
+  @IsString()
   watch?: string;
 
   @IsOptional()
-  @IsIn(BOOL, { message: 'allowWatchBookmarks: Unsupported value: must be true or false' })
+  @IsString()
   allowWatchBookmarks?: string;
 
   @IsOptional()
-  @IsIn(BOOL, { message: 'sendInitialEvents: Unsupported value: must be true or false' })
+  @IsString()
   sendInitialEvents?: string;
 
   @IsOptional()
@@ -169,7 +175,7 @@ export class WriteOptionsDto extends CommonOptions {
   fieldValidation?: string;
 
   @IsOptional()
-  @IsIn(BOOL, { message: 'force: Unsupported value: must be true or false' })
+  @IsString()
   force?: string;
 
   /**
@@ -220,7 +226,7 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
   propagationPolicy?: string;
 
   @IsOptional()
-  @IsIn(BOOL, { message: 'orphanDependents: Unsupported value: must be true or false' })
+  @IsString()
   orphanDependents?: string;
 
   /**

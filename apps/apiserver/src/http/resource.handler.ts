@@ -38,8 +38,9 @@ export interface ResourceHandlerDeps {
   bookmarkIntervalMs: number;
 }
 
+/** `pretty` as kube reads it: strconv.ParseBool's true values; anything else is false, never an error. */
 function isTrue(v: string | undefined): boolean {
-  return v === 'true' || v === '1';
+  return v !== undefined && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v);
 }
 
 const NOT_FOUND = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
