@@ -47,6 +47,7 @@ function check(what: string, r: HttpResponse, e: Expect): void {
     if (typeof v === 'string') expect({ ctx, [h]: r.headers[h] }).toEqual({ ctx, [h]: v });
     else expect(r.headers[h] ?? '').toMatch(v);
   }
+  if (e.text) expect(r.body).toMatch(e.text);
   if (e.reason === undefined && e.message === undefined && e.body === undefined && e.absent === undefined) return;
   const json = r.json<Record<string, unknown>>();
   if (e.reason !== undefined) expect({ ctx, reason: json.reason }).toEqual({ ctx, reason: e.reason });

@@ -24,6 +24,8 @@ export interface Expect {
   body?: Record<string, unknown>;
   /** JSON paths (dot-separated) that must be absent from the body. */
   absent?: string[];
+  /** A pattern the raw body must match (streams, YAML, protobuf bytes as latin1). */
+  text?: RegExp;
   /** Response headers (lower-case names) and what they must equal or match. */
   headers?: Record<string, string | RegExp>;
 }

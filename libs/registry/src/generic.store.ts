@@ -47,7 +47,15 @@ function goUnmarshalError(kind: string, field: string, actual: string, detail: s
   const goValue: Record<string, string> = { integer: 'number', number: 'number', boolean: 'bool', string: 'string', array: 'array', object: 'object' };
   const expected = /must be of type ([a-z,]+)/.exec(detail)?.[1] ?? 'value';
   const goType: Record<string, string> = { integer: 'int64', number: 'float64', boolean: 'bool', string: 'string', array: 'slice', object: 'struct' };
-  return `json: cannot unmarshal ${goValue[actual] ?? actual} into Go struct field ${kind}.${field} of type ${goType[expected] ?? expected}`;
+  // Go names the struct field path: map keys and list indices are not part of it.
+  const structPath = field.replace(/\[[^\]]*\]/g, '');
+  return `json: cannot unmarshal ${goValue[actual] ?? actual} into Go struct field ${kind}.${structPath} of type ${goType[expected] ?? expected}`;
+}
+
+/** Offset Go's base64 decoder reports for input it cannot decode: the first byte outside the alphabet. */
+function firstNonBase64(s: string): number {
+  const i = s.search(/[^A-Za-z0-9+/=]/);
+  return i < 0 ? s.length : i;
 }
 
 const NOT_FOUND = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
@@ -217,8 +225,12 @@ export class GenericStore implements StoreCore {
       throw Errors.badRequest(`${kind} in version "${this.decl.version}" cannot be handled as a ${kind}: ${err}`);
     };
     if (source !== 'apply') {
-      const typeErr = this.deps.machinery.validateSchema(obj, this.decl.schema).find((e) => e.type === 'FieldValueTypeInvalid' && e.value !== 'null');
+      const errs = this.deps.machinery.validateSchema(obj, this.decl.schema);
+      const typeErr = errs.find((e) => e.type === 'FieldValueTypeInvalid' && e.value !== 'null');
       if (typeErr) fail(goUnmarshalError(kind, typeErr.field, String(typeErr.value), typeErr.detail));
+      // []byte fields decode base64 (Go's base64.CorruptInputError).
+      const byteErr = errs.find((e) => e.type === 'FieldValueInvalid' && / must be of type byte: /.test(e.detail));
+      if (byteErr) fail(`illegal base64 data at input byte ${firstNonBase64(String(byteErr.value))}`);
     }
     try {
       decodeTimes(obj, this.decl.schema);
@@ -396,7 +408,15 @@ export class GenericStore implements StoreCore {
         return { object: created, created: true };
       }
     }
-    return this.guaranteedWrite(ns, name, opts, (cur) => this.nextState(cur, input, ns, name, opts));
+    return this.guaranteedWrite(ns, name, opts, (cur) => {
+      // Store.Update: an update without resourceVersion of a kind that allows no unconditional update.
+      if (this.decl.allowUnconditionalUpdate === false && !opts.subresource && !input.metadata.resourceVersion) {
+        throw Errors.invalid(this.decl.group, this.decl.kind, name, [
+          { type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: 0, detail: 'must be specified for an update' },
+        ]);
+      }
+      return this.nextState(cur, input, ns, name, opts);
+    });
   }
 
   /** Runs one read-modify-write, then removes the object if that write finalized it. */

@@ -21,6 +21,8 @@ export const leaseKind: KindDeclaration = {
   allowCreateOnUpdate: true,
   // leaseStrategy sets no generation.
   generation: 'none',
+  // leaseStrategy.AllowUnconditionalUpdate is false: a PUT must carry resourceVersion.
+  allowUnconditionalUpdate: false,
   // kubectl get leases: NAME HOLDER AGE (pkg/printers/internalversion printLease).
   tableColumns: [
     { name: 'Holder', type: 'string', priority: 0, description: 'The holder of the lease (spec.holderIdentity)', cell: (o) => String(leaseSpec(o).holderIdentity ?? '') },
