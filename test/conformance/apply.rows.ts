@@ -113,5 +113,14 @@ export const APPLY_ROWS: RowGroup = {
       upstream: 'configmap/ap6 serverside-applied',
       kubectl: { args: ['apply', '--server-side', '-f', '-'], input: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap6\n  namespace: ${NS}\ndata:\n  x: "1"\n`, stdout: /configmap\/ap6 serverside-applied/ },
     },
+    {
+      id: 'apply-13',
+      rule: 'An applied value of the wrong type does not decode (400)',
+      source: 'upstream structuredmerge Apply (typed conversion of the patch)',
+      upstream: '500 "failed to create typed patch object (/v1, Kind=ConfigMap): .data.x: expected string, got ..."',
+      divergence: 'kube reports a type error in an applied intent as an internal error (500); we answer the client\'s mistake with the decode step\'s 400.',
+      req: { method: 'PATCH', path: `${CM}/ap7?fieldManager=a`, body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap7\ndata:\n  x: 5\n', headers: APPLY },
+      expect: { status: 400, reason: 'BadRequest', message: /cannot be handled as a ConfigMap: json: cannot unmarshal number/ },
+    },
   ],
 };

@@ -201,5 +201,13 @@ export const NEGOTIATION: RowGroup = {
       req: get(PB, CM),
       expect: { status: 200, headers: { 'content-type': PB }, text: /^k8s\u0000[\s\S]*ConfigMapList/ },
     },
+    {
+      id: 'neg-23',
+      rule: 'An error answers a YAML Status when the client accepts only YAML',
+      source: 'upstream responsewriters.ErrorNegotiated',
+      upstream: '404 application/yaml Status',
+      req: get('application/yaml', `${CM}/missing`),
+      expect: { status: 404, headers: { 'content-type': /^application\/yaml/ }, text: /reason: NotFound/ },
+    },
   ],
 };

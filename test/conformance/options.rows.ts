@@ -97,5 +97,21 @@ export const OPTIONS: RowGroup = {
       expect: { status: 201, body: { metadata: { name: 'dry-ok' } } },
       then: [{ req: { method: 'GET', path: `${CM}/dry-ok` }, expect: { status: 404 } }],
     }),
+    {
+      id: 'opts-27',
+      rule: 'watch=false is a list',
+      source: 'conventions Query parameters (watch: boolean)',
+      upstream: '200 ConfigMapList',
+      req: { method: 'GET', path: `${CM}?watch=false` },
+      expect: { status: 200, body: { kind: 'ConfigMapList' } },
+    },
+    {
+      id: 'opts-28',
+      rule: 'force=false on an apply patch is accepted',
+      source: 'conventions Query parameters (force: with apply); upstream ValidatePatchOptions',
+      upstream: '201',
+      req: { method: 'PATCH', path: `${CM}/forced?fieldManager=m&force=false`, body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: forced\n', headers: { 'content-type': 'application/apply-patch+yaml' } },
+      expect: { status: 201 },
+    },
   ],
 };

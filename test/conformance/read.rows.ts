@@ -133,7 +133,7 @@ export const READS: RowGroup = {
       id: 'read-15',
       rule: 'A watch from a resourceVersion in the future waits: the stream stays open and empty until timeoutSeconds',
       source: 'conventions Resource versions (a watch on an unrecognized version may wait)',
-      upstream: '200, empty stream ended by timeoutSeconds',
+      upstream: 'etcd watch: 200, empty stream ended by timeoutSeconds; from the watch cache: 504 "Too large resource version" after 3 s (both allowed by the document)',
       req: { method: 'GET', path: `${CM}?watch=1&resourceVersion=999999999&timeoutSeconds=1` },
       expect: { status: 200, text: /^$/ },
     },
