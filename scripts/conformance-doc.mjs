@@ -8,6 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import * as prettier from 'prettier';
 import ts from 'typescript';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -46,7 +47,9 @@ try {
     for (const r of g.rows) {
       total++;
       const o = r.divergence ? `${ours(r)} (kept divergence)` : ours(r);
-      lines.push(`| \`${r.id}\` | ${cell(r.rule)} | ${cell(r.source)} | ${cell(request(r))} | ${cell(r.upstream)} | ${cell(o)} | conformance.test.ts › ${cell(g.name)} › ${r.id} |`);
+      lines.push(
+        `| \`${r.id}\` | ${cell(r.rule)} | ${cell(r.source)} | ${cell(request(r))} | ${cell(r.upstream)} | ${cell(o)} | conformance.test.ts › ${cell(g.name)} › ${r.id} |`,
+      );
       if (r.divergence) divergences.push(`- \`${r.id}\` ${cell(r.rule)}: ${cell(r.divergence)}`);
     }
     lines.push('');
@@ -59,7 +62,9 @@ try {
   const a = doc.indexOf(begin);
   const b = doc.indexOf(end);
   if (a < 0 || b < a) throw new Error(`docs/conformance.md lacks the ${begin} / ${end} markers`);
-  writeFileSync(docPath, `${doc.slice(0, a + begin.length)}\n${lines.join('\n')}\n${doc.slice(b)}`);
+  const text = `${doc.slice(0, a + begin.length)}\n${lines.join('\n')}\n${doc.slice(b)}`;
+  const options = (await prettier.resolveConfig(docPath)) ?? {};
+  writeFileSync(docPath, await prettier.format(text, { ...options, filepath: docPath }));
   console.log(`docs/conformance.md: ${total} rows, ${divergences.length} kept divergences`);
 } finally {
   rmSync(out, { recursive: true, force: true });

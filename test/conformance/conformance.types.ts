@@ -24,8 +24,10 @@ export interface Expect {
   body?: Record<string, unknown>;
   /** JSON paths (dot-separated) that must be absent from the body. */
   absent?: string[];
-  /** A pattern the raw body must match (streams, YAML, protobuf bytes as latin1). */
+  /** A pattern the raw body must match (streams, YAML). */
   text?: RegExp;
+  /** What the raw body must start with (the protobuf envelope's magic, `k8s\u0000`). */
+  prefix?: string;
   /** Response headers (lower-case names) and what they must equal or match. */
   headers?: Record<string, string | RegExp>;
 }

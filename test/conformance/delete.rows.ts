@@ -5,7 +5,8 @@ const NS = 'cf-del';
 const CM = `/api/v1/namespaces/${NS}/configmaps`;
 const cm = (name: string, meta: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...meta }, data: { a: '1' } });
 const MERGE = { 'content-type': 'application/merge-patch+json' };
-const STATUS_DIVERGENCE = 'resources.md "Delete response bodies" prescribes a Status for ConfigMap (200 and 202 alike); kube answers the object itself whenever the delete did not remove it at once.';
+const STATUS_DIVERGENCE =
+  'resources.md "Delete response bodies" prescribes a Status for ConfigMap (200 and 202 alike); kube answers the object itself whenever the delete did not remove it at once.';
 
 /** The group. */
 export const DELETES: RowGroup = {
@@ -99,7 +100,9 @@ export const DELETES: RowGroup = {
       rule: 'ServiceAccount delete answers the deleted object',
       source: 'resources Delete response bodies (ServiceAccount: the object)',
       upstream: '200 ServiceAccount',
-      setup: [{ method: 'POST', path: `/api/v1/namespaces/${NS}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'sa1' } } }],
+      setup: [
+        { method: 'POST', path: `/api/v1/namespaces/${NS}/serviceaccounts`, body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'sa1' } } },
+      ],
       req: { method: 'DELETE', path: `/api/v1/namespaces/${NS}/serviceaccounts/sa1` },
       expect: { status: 200, body: { kind: 'ServiceAccount', metadata: { name: 'sa1' } } },
     },

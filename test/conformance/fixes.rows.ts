@@ -22,7 +22,10 @@ export const FIXES: RowGroup = {
       source: 'conventions Server-side apply 8',
       upstream: '200, managedFields emptied (fieldmanager decodeManagedFields: isResetManagedFields)',
       setup: [{ method: 'POST', path: `${CM}?fieldManager=writer`, body: cm('mf-merge') }],
-      kubectl: { args: ['patch', 'cm', 'mf-merge', '-n', NS, '--type', 'merge', '-p', '{"metadata":{"managedFields":[{}]}}'], stdout: /configmap\/mf-merge patched/ },
+      kubectl: {
+        args: ['patch', 'cm', 'mf-merge', '-n', NS, '--type', 'merge', '-p', '{"metadata":{"managedFields":[{}]}}'],
+        stdout: /configmap\/mf-merge patched/,
+      },
       then: [{ req: { method: 'GET', path: `${CM}/mf-merge` }, expect: { status: 200, absent: ['metadata.managedFields'] } }],
     },
     {
@@ -41,7 +44,7 @@ export const FIXES: RowGroup = {
       id: 'ssa-03',
       rule: 'A PUT carrying managedFields [{}] resets ownership first; the writer then owns what it changed',
       source: 'conventions Server-side apply 8',
-      upstream: '200, managedFields holds only the writer\'s Update entry',
+      upstream: "200, managedFields holds only the writer's Update entry",
       setup: [{ method: 'POST', path: `${CM}?fieldManager=writer`, body: cm('mf-put') }],
       kubectl: {
         args: ['replace', '-f', '-'],
@@ -51,7 +54,10 @@ export const FIXES: RowGroup = {
       then: [
         {
           req: { method: 'GET', path: `${CM}/mf-put` },
-          expect: { status: 200, body: { metadata: { managedFields: [{ manager: 'kubectl-replace', operation: 'Update', fieldsV1: { 'f:data': { 'f:b': {} } } }] } } },
+          expect: {
+            status: 200,
+            body: { metadata: { managedFields: [{ manager: 'kubectl-replace', operation: 'Update', fieldsV1: { 'f:data': { 'f:b': {} } } }] } },
+          },
         },
       ],
     },
@@ -69,9 +75,17 @@ export const FIXES: RowGroup = {
       rule: 'POST to an object path is 405 and creates nothing',
       source: 'conventions Verbs (create: POST on the collection); upstream installer.go routes',
       upstream: '405 MethodNotAllowed "the server does not allow this method on the requested resource"',
-      kubectl: { args: ['create', '--raw', `${CM}/foo`, '-f', '-'], input: JSON.stringify(cm('bar')), fail: true, stderr: /MethodNotAllowed|not allow this method/ },
+      kubectl: {
+        args: ['create', '--raw', `${CM}/foo`, '-f', '-'],
+        input: JSON.stringify(cm('bar')),
+        fail: true,
+        stderr: /MethodNotAllowed|not allow this method/,
+      },
       then: [
-        { req: { method: 'POST', path: `${CM}/foo`, body: cm('bar') }, expect: { status: 405, reason: 'MethodNotAllowed', message: 'the server does not allow this method on the requested resource' } },
+        {
+          req: { method: 'POST', path: `${CM}/foo`, body: cm('bar') },
+          expect: { status: 405, reason: 'MethodNotAllowed', message: 'the server does not allow this method on the requested resource' },
+        },
         { req: { method: 'GET', path: `${CM}/bar` }, expect: { status: 404, reason: 'NotFound' } },
       ],
     },
@@ -109,7 +123,10 @@ export const FIXES: RowGroup = {
         stdout: /lease.coordination.k8s.io\/leader replaced/,
       },
       then: [
-        { req: { method: 'PUT', path: `${LEASES}/leader-2`, body: lease('leader-2', { holderIdentity: 'me' }) }, expect: { status: 201, body: { spec: { holderIdentity: 'me' } } } },
+        {
+          req: { method: 'PUT', path: `${LEASES}/leader-2`, body: lease('leader-2', { holderIdentity: 'me' }) },
+          expect: { status: 201, body: { spec: { holderIdentity: 'me' } } },
+        },
         { req: { method: 'GET', path: `${LEASES}/leader` }, expect: { status: 200, body: { spec: { holderIdentity: 'me' } } } },
       ],
     },
@@ -121,7 +138,14 @@ export const FIXES: RowGroup = {
       req: {
         method: 'PUT',
         path: `/api/v1/namespaces/${NS}/events/ev-1`,
-        body: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'ev-1' }, involvedObject: { kind: 'ConfigMap', name: 'x', namespace: NS }, reason: 'Test', message: 'm' },
+        body: {
+          apiVersion: 'v1',
+          kind: 'Event',
+          metadata: { name: 'ev-1' },
+          involvedObject: { kind: 'ConfigMap', name: 'x', namespace: NS },
+          reason: 'Test',
+          message: 'm',
+        },
       },
       expect: { status: 201, body: { metadata: { name: 'ev-1' } } },
     },
@@ -148,7 +172,12 @@ export const FIXES: RowGroup = {
       source: 'upstream ValidatePatchOptions (Force != nil)',
       upstream: '422 Invalid',
       setup: [{ method: 'POST', path: CM, body: cm('force-false') }],
-      req: { method: 'PATCH', path: `${CM}/force-false?force=false`, body: [{ op: 'replace', path: '/data/a', value: '2' }], headers: { 'content-type': 'application/json-patch+json' } },
+      req: {
+        method: 'PATCH',
+        path: `${CM}/force-false?force=false`,
+        body: [{ op: 'replace', path: '/data/a', value: '2' }],
+        headers: { 'content-type': 'application/json-patch+json' },
+      },
       expect: { status: 422, reason: 'Invalid', message: /force: Forbidden/ },
     },
     {
@@ -181,7 +210,11 @@ export const FIXES: RowGroup = {
       then: [
         {
           req: { method: 'POST', path: LEASES, body: lease('micro-bad', { renewTime: '2024-01-01T10:00:00.123Z' }) },
-          expect: { status: 400, reason: 'BadRequest', message: /^Lease in version "v1" cannot be handled as a Lease: parsing time "2024-01-01T10:00:00.123Z"/ },
+          expect: {
+            status: 400,
+            reason: 'BadRequest',
+            message: /^Lease in version "v1" cannot be handled as a Lease: parsing time "2024-01-01T10:00:00.123Z"/,
+          },
         },
       ],
     },
@@ -201,7 +234,12 @@ export const FIXES: RowGroup = {
           expect: { status: 200, body: { spec: { renewTime: '2024-01-01T08:00:00.123456Z', acquireTime: '2024-01-01T07:59:59.000001Z' } } },
         },
         {
-          req: { method: 'PATCH', path: `${LEASES}/micro-ok`, body: { spec: { renewTime: 'soon' } }, headers: { 'content-type': 'application/merge-patch+json' } },
+          req: {
+            method: 'PATCH',
+            path: `${LEASES}/micro-ok`,
+            body: { spec: { renewTime: 'soon' } },
+            headers: { 'content-type': 'application/merge-patch+json' },
+          },
           expect: { status: 422, reason: 'Invalid', message: /^ "" is invalid: patch: Invalid value: ".*": parsing time "soon"/ },
         },
       ],

@@ -14,7 +14,13 @@ const MERGE = { 'content-type': 'application/merge-patch+json' };
 const cm = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, ...extra });
 const secret = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, ...extra });
 const lease = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec });
-const pc = (name: string, value: number, extra: Record<string, unknown> = {}) => ({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value, ...extra });
+const pc = (name: string, value: number, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'scheduling.k8s.io/v1',
+  kind: 'PriorityClass',
+  metadata: { name },
+  value,
+  ...extra,
+});
 const event = (name: string, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'v1',
   kind: 'Event',
@@ -36,7 +42,11 @@ export const KINDS: RowGroup = {
       source: 'resources ConfigMap (data keys)',
       upstream: '422 Invalid "data[a b]: Invalid value: \\"a b\\": a valid config key must consist of alphanumeric characters, ..."',
       req: { method: 'POST', path: CM, body: cm('k1', { data: { 'a b': '1' } }) },
-      expect: { status: 422, reason: 'Invalid', message: /data\[a b\]: Invalid value: "a b": a valid config key must consist of alphanumeric characters, '-', '_' or '\.'/ },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message: /data\[a b\]: Invalid value: "a b": a valid config key must consist of alphanumeric characters, '-', '_' or '\.'/,
+      },
     },
     {
       id: 'kind-02',
@@ -165,15 +175,27 @@ export const KINDS: RowGroup = {
       rule: 'Namespace /finalize refuses a finalizer name that is neither standard nor qualified',
       source: 'upstream ValidateNamespaceFinalizeUpdate (validateFinalizerName)',
       upstream: '422 Invalid "spec.finalizers[0]: Invalid value: \\"bogus\\": name is neither a standard finalizer name nor is it fully qualified"',
-      req: { method: 'PUT', path: '/api/v1/namespaces/cf-kinds-new/finalize', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cf-kinds-new' }, spec: { finalizers: ['bogus'] } } },
-      expect: { status: 422, reason: 'Invalid', message: /spec\.finalizers\[0\]: Invalid value: "bogus": name is neither a standard finalizer name nor is it fully qualified/ },
+      req: {
+        method: 'PUT',
+        path: '/api/v1/namespaces/cf-kinds-new/finalize',
+        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cf-kinds-new' }, spec: { finalizers: ['bogus'] } },
+      },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message: /spec\.finalizers\[0\]: Invalid value: "bogus": name is neither a standard finalizer name nor is it fully qualified/,
+      },
     },
     {
       id: 'kind-18',
       rule: 'Namespace /finalize replaces spec.finalizers',
       source: 'resources Kinds and their paths (PUT .../finalize)',
       upstream: '200, spec.finalizers as sent',
-      req: { method: 'PUT', path: '/api/v1/namespaces/cf-kinds-new/finalize', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cf-kinds-new' }, spec: { finalizers: ['example.com/x'] } } },
+      req: {
+        method: 'PUT',
+        path: '/api/v1/namespaces/cf-kinds-new/finalize',
+        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cf-kinds-new' }, spec: { finalizers: ['example.com/x'] } },
+      },
       expect: { status: 200, body: { spec: { finalizers: ['example.com/x'] } } },
     },
     {
@@ -190,7 +212,11 @@ export const KINDS: RowGroup = {
       source: 'upstream ValidateObjectMeta (validateKubeFinalizerName)',
       upstream: '422 Invalid "metadata.finalizers[0]: Invalid value: \\"hold\\": name is neither a standard finalizer name nor is it fully qualified"',
       req: { method: 'POST', path: CM, body: { ...cm('k20'), metadata: { name: 'k20', finalizers: ['hold'] } } },
-      expect: { status: 422, reason: 'Invalid', message: /metadata\.finalizers\[0\]: Invalid value: "hold": name is neither a standard finalizer name nor is it fully qualified/ },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message: /metadata\.finalizers\[0\]: Invalid value: "hold": name is neither a standard finalizer name nor is it fully qualified/,
+      },
     },
     {
       id: 'kind-21',
@@ -222,7 +248,11 @@ export const KINDS: RowGroup = {
       source: 'resources Lease (int32)',
       upstream: '400 BadRequest "Lease in version \\"v1\\" cannot be handled as a Lease: json: cannot unmarshal string into Go struct field ..."',
       req: { method: 'POST', path: LEASES, body: lease('l4', { leaseDurationSeconds: '15' }) },
-      expect: { status: 400, reason: 'BadRequest', message: /^Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal string into Go struct field Lease\.spec\.leaseDurationSeconds/ },
+      expect: {
+        status: 400,
+        reason: 'BadRequest',
+        message: /^Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal string into Go struct field Lease\.spec\.leaseDurationSeconds/,
+      },
     },
     {
       id: 'kind-25',
@@ -266,7 +296,7 @@ export const KINDS: RowGroup = {
     },
     {
       id: 'kind-30',
-      rule: 'Event involvedObject.namespace must match the Event\'s namespace',
+      rule: "Event involvedObject.namespace must match the Event's namespace",
       source: 'upstream ValidateEventCreate',
       upstream: '422 Invalid "involvedObject.namespace: Invalid value: \\"other\\": does not match event.namespace"',
       req: { method: 'POST', path: EVENTS, body: event('e1', { involvedObject: { kind: 'ConfigMap', name: 'x', namespace: 'other' } }) },
@@ -313,7 +343,11 @@ export const KINDS: RowGroup = {
       rule: 'Namespace status: an empty phase defaults to Active',
       source: 'upstream SetDefaults_NamespaceStatus, ValidateNamespaceStatusUpdate',
       upstream: '200, status.phase Active',
-      req: { method: 'PUT', path: '/api/v1/namespaces/cf-kinds-new/status', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cf-kinds-new' }, status: {} } },
+      req: {
+        method: 'PUT',
+        path: '/api/v1/namespaces/cf-kinds-new/status',
+        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cf-kinds-new' }, status: {} },
+      },
       expect: { status: 200, body: { status: { phase: 'Active' } } },
     },
     {

@@ -111,7 +111,11 @@ export const READS: RowGroup = {
       source: 'conventions Resource versions (watch: unset)',
       upstream: '200 chunked stream, ADDED r1, r2, r3',
       req: { method: 'GET', path: `${CM}?watch=true&timeoutSeconds=1` },
-      expect: { status: 200, headers: { 'transfer-encoding': 'chunked' }, text: /^\{"type":"ADDED","object":\{.*"name":"r1"[\s\S]*"name":"r2"[\s\S]*"name":"r3"/ },
+      expect: {
+        status: 200,
+        headers: { 'transfer-encoding': 'chunked' },
+        text: /^\{"type":"ADDED","object":\{.*"name":"r1"[\s\S]*"name":"r2"[\s\S]*"name":"r3"/,
+      },
     },
     {
       id: 'read-13',
@@ -133,7 +137,8 @@ export const READS: RowGroup = {
       id: 'read-15',
       rule: 'A watch from a resourceVersion in the future waits: the stream stays open and empty until timeoutSeconds',
       source: 'conventions Resource versions (a watch on an unrecognized version may wait)',
-      upstream: 'etcd watch: 200, empty stream ended by timeoutSeconds; from the watch cache: 504 "Too large resource version" after 3 s (both allowed by the document)',
+      upstream:
+        'etcd watch: 200, empty stream ended by timeoutSeconds; from the watch cache: 504 "Too large resource version" after 3 s (both allowed by the document)',
       req: { method: 'GET', path: `${CM}?watch=1&resourceVersion=999999999&timeoutSeconds=1` },
       expect: { status: 200, text: /^$/ },
     },

@@ -25,7 +25,7 @@ export const WRITES: RowGroup = {
   rows: [
     {
       id: 'write-01',
-      rule: 'A body whose kind is not the endpoint\'s is 400',
+      rule: "A body whose kind is not the endpoint's is 400",
       source: 'upstream create.go (decoder: the object provided is unrecognized)',
       upstream: '400 BadRequest',
       req: { method: 'POST', path: CM, body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'w1' } } },
@@ -33,7 +33,7 @@ export const WRITES: RowGroup = {
     },
     {
       id: 'write-02',
-      rule: 'A body whose apiVersion is not the endpoint\'s is 400',
+      rule: "A body whose apiVersion is not the endpoint's is 400",
       source: 'conventions Path shapes (apiVersion); upstream create.go AcceptsGroupVersion',
       upstream: '400 BadRequest',
       req: { method: 'POST', path: CM, body: { apiVersion: 'v2', kind: 'ConfigMap', metadata: { name: 'w2' } } },
@@ -52,7 +52,8 @@ export const WRITES: RowGroup = {
       rule: 'A create carrying resourceVersion is 400',
       source: 'upstream storage Create (ErrResourceVersionSetOnCreate)',
       upstream: '500 with reason "" and the same message (a plain storage error reaches the client as an internal error)',
-      divergence: 'A client mistake is answered with 400 BadRequest rather than kube\'s 500: the message is kube\'s, the code says whose fault it is, and clients do not retry it as a server error.',
+      divergence:
+        "A client mistake is answered with 400 BadRequest rather than kube's 500: the message is kube's, the code says whose fault it is, and clients do not retry it as a server error.",
       req: { method: 'POST', path: CM, body: { ...cm('w4'), metadata: { name: 'w4', resourceVersion: '5' } } },
       expect: { status: 400, reason: 'BadRequest', message: 'resourceVersion should not be set on objects to be created' },
     },
@@ -93,10 +94,16 @@ export const WRITES: RowGroup = {
       id: 'write-09',
       rule: 'An update with a stale resourceVersion is 409 Conflict',
       source: 'conventions Resource versions; upstream storage GuaranteedUpdate',
-      upstream: '409 Conflict "Operation cannot be fulfilled on configmaps \\"w9\\": the object has been modified; please apply your changes to the latest version and try again"',
+      upstream:
+        '409 Conflict "Operation cannot be fulfilled on configmaps \\"w9\\": the object has been modified; please apply your changes to the latest version and try again"',
       setup: [{ method: 'POST', path: CM, body: cm('w9') }],
       req: { method: 'PUT', path: `${CM}/w9`, body: { ...cm('w9', { a: '2' }), metadata: { name: 'w9', resourceVersion: '1' } } },
-      expect: { status: 409, reason: 'Conflict', message: 'Operation cannot be fulfilled on configmaps "w9": the object has been modified; please apply your changes to the latest version and try again' },
+      expect: {
+        status: 409,
+        reason: 'Conflict',
+        message:
+          'Operation cannot be fulfilled on configmaps "w9": the object has been modified; please apply your changes to the latest version and try again',
+      },
     },
     {
       id: 'write-10',
@@ -110,9 +117,15 @@ export const WRITES: RowGroup = {
       id: 'write-11',
       rule: 'A value of the wrong JSON type does not decode: 400 "cannot be handled as"',
       source: 'upstream create.go transformDecodeError',
-      upstream: '400 BadRequest "ConfigMap in version \\"v1\\" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string"',
+      upstream:
+        '400 BadRequest "ConfigMap in version \\"v1\\" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string"',
       req: { method: 'POST', path: CM, body: cm('w11', { a: 1 }) },
-      expect: { status: 400, reason: 'BadRequest', message: /^ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string$/ },
+      expect: {
+        status: 400,
+        reason: 'BadRequest',
+        message:
+          /^ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string$/,
+      },
     },
     {
       id: 'write-12',
@@ -128,7 +141,11 @@ export const WRITES: RowGroup = {
       source: 'conventions Query parameters (fieldValidation); upstream create.go (strict decoding)',
       upstream: '400 BadRequest "ConfigMap in version \\"v1\\" cannot be handled as a ConfigMap: strict decoding error: unknown field \\"bogus\\""',
       req: { method: 'POST', path: `${CM}?fieldValidation=Strict`, body: cm('w13', { a: '1' }, { bogus: 1 }) },
-      expect: { status: 400, reason: 'BadRequest', message: 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "bogus"' },
+      expect: {
+        status: 400,
+        reason: 'BadRequest',
+        message: 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "bogus"',
+      },
     },
     {
       id: 'write-14',
@@ -151,7 +168,12 @@ export const WRITES: RowGroup = {
       rule: 'fieldValidation=Strict: a duplicate field fails decoding with 400',
       source: 'upstream create.go (strict decoding: duplicate field)',
       upstream: '400 BadRequest "... strict decoding error: duplicate field \\"data\\""',
-      req: { method: 'POST', path: `${CM}?fieldValidation=Strict`, body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w16"},"data":{"a":"1"},"data":{"a":"2"}}', headers: { 'content-type': 'application/json' } },
+      req: {
+        method: 'POST',
+        path: `${CM}?fieldValidation=Strict`,
+        body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w16"},"data":{"a":"1"},"data":{"a":"2"}}',
+        headers: { 'content-type': 'application/json' },
+      },
       expect: { status: 400, reason: 'BadRequest', message: /strict decoding error: duplicate field "data"/ },
     },
     {
@@ -233,8 +255,16 @@ export const WRITES: RowGroup = {
       source: 'upstream lease strategy AllowUnconditionalUpdate false; Store.Update',
       upstream: '422 Invalid "metadata.resourceVersion: Invalid value: 0: must be specified for an update"',
       setup: [{ method: 'POST', path: LEASES, body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'w26' }, spec: {} } }],
-      req: { method: 'PUT', path: `${LEASES}/w26`, body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'w26' }, spec: { holderIdentity: 'x' } } },
-      expect: { status: 422, reason: 'Invalid', message: 'Lease.coordination.k8s.io "w26" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update' },
+      req: {
+        method: 'PUT',
+        path: `${LEASES}/w26`,
+        body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'w26' }, spec: { holderIdentity: 'x' } },
+      },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message: 'Lease.coordination.k8s.io "w26" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update',
+      },
     },
     {
       id: 'write-27',
@@ -282,7 +312,10 @@ export const WRITES: RowGroup = {
       },
       expect: {
         status: 201,
-        headers: { warning: /\.metadata\.ownerReferences contains duplicate entries; API server dedups owner references in 1\.20\+, and may reject such requests as early as 1\.24; please fix your requests; duplicate UID\(s\) observed: 11111111-1111-1111-1111-111111111111/ },
+        headers: {
+          warning:
+            /\.metadata\.ownerReferences contains duplicate entries; API server dedups owner references in 1\.20\+, and may reject such requests as early as 1\.24; please fix your requests; duplicate UID\(s\) observed: 11111111-1111-1111-1111-111111111111/,
+        },
         body: { metadata: { ownerReferences: [{ name: 'w5' }] } },
       },
     },

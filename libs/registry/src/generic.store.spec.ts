@@ -72,7 +72,13 @@ const WIDGET = (): KindDeclaration => ({
 
 const ctx = (dryRun = false): RequestContext => ({ user: { username: 'u', groups: [] }, dryRun, warnings: [], now: () => new Date('2026-01-02T03:04:05Z') });
 const store = (decl: KindDeclaration = WIDGET()) => new GenericStore(decl, { storage, machinery: recordingMachinery(log), admission });
-const widget = (name: string, extra: Partial<KubeObject> = {}): KubeObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name }, spec: {}, ...extra });
+const widget = (name: string, extra: Partial<KubeObject> = {}): KubeObject => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Widget',
+  metadata: { name },
+  spec: {},
+  ...extra,
+});
 
 /** The pipeline steps of a create, in kube-apiserver's order. */
 const CREATE_PIPELINE = [
@@ -154,26 +160,58 @@ describe('GenericStore hook order', () => {
     const s = store();
     await seed(s, 'a');
     const obj = await s.patch('ns', 'a', 'merge-patch', { spec: { size: 5 } }, { ctx: ctx(), fieldValidation: 'Strict' });
-    expect(log).toEqual(['storage.guaranteedUpdate', 'machinery.mergePatch', 'machinery.validateSchema', 'machinery.findUnknownFields', ...UPDATE_PIPELINE, 'storage.commit']);
+    expect(log).toEqual([
+      'storage.guaranteedUpdate',
+      'machinery.mergePatch',
+      'machinery.validateSchema',
+      'machinery.findUnknownFields',
+      ...UPDATE_PIPELINE,
+      'storage.commit',
+    ]);
     expect(obj.spec).toEqual({ size: 5 });
   });
 
   it('apply: the merged intent goes through the update pipeline (and the create pipeline when absent)', async () => {
     const s = store();
-    const created = await s.apply('ns', 'b', widget('b', { spec: { size: 2 } }), { ctx: ctx(), fieldValidation: 'Strict', fieldManagerParam: 'me', force: false });
+    const created = await s.apply('ns', 'b', widget('b', { spec: { size: 2 } }), {
+      ctx: ctx(),
+      fieldValidation: 'Strict',
+      fieldManagerParam: 'me',
+      force: false,
+    });
     expect(created.created).toBe(true);
-    expect(log).toEqual(['machinery.findUnknownFields', 'storage.get', 'machinery.validateSchema', 'machinery.findUnknownFields', ...CREATE_PIPELINE, 'storage.create', 'storage.commit']);
+    expect(log).toEqual([
+      'machinery.findUnknownFields',
+      'storage.get',
+      'machinery.validateSchema',
+      'machinery.findUnknownFields',
+      ...CREATE_PIPELINE,
+      'storage.create',
+      'storage.commit',
+    ]);
     log.length = 0;
-    const updated = await s.apply('ns', 'b', widget('b', { spec: { size: 4 } }), { ctx: ctx(), fieldValidation: 'Strict', fieldManagerParam: 'me', force: false });
+    const updated = await s.apply('ns', 'b', widget('b', { spec: { size: 4 } }), {
+      ctx: ctx(),
+      fieldValidation: 'Strict',
+      fieldManagerParam: 'me',
+      force: false,
+    });
     expect(log).toEqual(['machinery.findUnknownFields', 'storage.get', 'storage.guaranteedUpdate', ...UPDATE_PIPELINE, 'storage.commit']);
     expect(updated.object.spec).toEqual({ size: 4 });
-    expect((updated.object.metadata.managedFields as Array<{ manager: string; operation: string }>).map((m) => [m.manager, m.operation])).toEqual([['me', 'Apply']]);
+    expect((updated.object.metadata.managedFields as Array<{ manager: string; operation: string }>).map((m) => [m.manager, m.operation])).toEqual([
+      ['me', 'Apply'],
+    ]);
   });
 
   it('status subresource: the status strategy replaces prepareForUpdate and changes only status (+labels)', async () => {
     const s = store();
     const cur = await seed(s, 'a', { spec: { size: 2 } });
-    const res = await s.update('ns', 'a', { ...cur, spec: { size: 9 }, status: { ready: true } }, { ctx: ctx(), fieldValidation: 'Strict', subresource: 'status' });
+    const res = await s.update(
+      'ns',
+      'a',
+      { ...cur, spec: { size: 9 }, status: { ready: true } },
+      { ctx: ctx(), fieldValidation: 'Strict', subresource: 'status' },
+    );
     expect(log).toEqual([
       'machinery.validateSchema',
       'machinery.findUnknownFields',
@@ -226,7 +264,14 @@ describe('GenericStore hook order', () => {
     const s = store(decl);
     await seed(s, 'a', { metadata: { name: 'a', finalizers: ['example.com/hold'] } });
     const res = await s.delete('ns', 'a', {}, ctx());
-    expect(log).toEqual(['storage.get', 'strategy.validateDelete', 'admission.validate DELETE', 'storage.guaranteedUpdate', 'strategy.prepareForDelete', 'storage.commit']);
+    expect(log).toEqual([
+      'storage.get',
+      'strategy.validateDelete',
+      'admission.validate DELETE',
+      'storage.guaranteedUpdate',
+      'strategy.prepareForDelete',
+      'storage.commit',
+    ]);
     expect(res.deleted).toBe(false);
     expect(res.object.metadata.deletionTimestamp).toBe('2026-01-02T03:04:05Z');
     expect(res.object.status).toEqual({ phase: 'Terminating' });
@@ -282,7 +327,11 @@ describe('REST-only kinds', () => {
 
   it('create runs the same pipeline, then the REST handler instead of storage', async () => {
     const s = store(REVIEW());
-    const res = await s.create('', { apiVersion: 'example.com/v1', kind: 'EchoReview', metadata: {}, spec: { size: 4 } }, { ctx: ctx(), fieldValidation: 'Strict' });
+    const res = await s.create(
+      '',
+      { apiVersion: 'example.com/v1', kind: 'EchoReview', metadata: {}, spec: { size: 4 } },
+      { ctx: ctx(), fieldValidation: 'Strict' },
+    );
     expect(log).toEqual([
       'machinery.validateSchema',
       'machinery.findUnknownFields',
@@ -338,7 +387,11 @@ describe('multi-version kinds', () => {
   it('stores at the storage version and serves each version its own shape, round trip included', async () => {
     const v1 = store(decl('v1'));
     const v2 = store(decl('v2'));
-    const created = await v1.create('ns', { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g' }, spec: { size: 3 } }, { ctx: ctx(), fieldValidation: 'Strict' });
+    const created = await v1.create(
+      'ns',
+      { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g' }, spec: { size: 3 } },
+      { ctx: ctx(), fieldValidation: 'Strict' },
+    );
     expect(created).toMatchObject({ apiVersion: 'example.com/v1', spec: { size: 3 } });
     const raw = storage.data.get(objectKey(decl('v1'), 'ns', 'g'))!.obj;
     expect(raw).toMatchObject({ apiVersion: 'example.com/v2', spec: { replicas: '3' } });

@@ -552,7 +552,12 @@ export class GenericStore implements StoreCore {
     const key = name ? this.key(ns, name) : collectionPrefix(this.decl, ns);
     return this.storage.watch(
       { key, recursive: !name, afterRevision },
-      filteredWatchSink(predicate, (o) => this.decorate(o), sink, () => ({ requested: afterRevision, oldest: this.storage.compactedRevision() })),
+      filteredWatchSink(
+        predicate,
+        (o) => this.decorate(o),
+        sink,
+        () => ({ requested: afterRevision, oldest: this.storage.compactedRevision() }),
+      ),
     );
   }
 }

@@ -33,7 +33,8 @@ import type { WriteOptions } from './request.options.js';
 import { hasStatusSubresource } from './subresource.strategies.js';
 
 const DUPLICATE_OWNERS = '.metadata.ownerReferences contains duplicate entries';
-const DUPLICATE_OWNERS_TAIL = 'API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ';
+const DUPLICATE_OWNERS_TAIL =
+  'API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ';
 
 /**
  * Drops repeated ownerReferences (an entry equal to an earlier one with the same uid) and warns,

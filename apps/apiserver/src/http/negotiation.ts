@@ -39,14 +39,20 @@ export function parseAccept(header: string | undefined): MediaRange[] {
       const eq = p.indexOf('=');
       if (eq < 0) continue;
       const k = p.slice(0, eq).trim().toLowerCase();
-      const v = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
+      const v = p
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"|"$/g, '');
       if (k === 'q') q = Number(v) || 0;
       else params[k] = v;
     }
     out.push({ type, params, q });
   }
   // Stable sort by q (client order preserved among equals).
-  return out.map((m, i) => ({ m, i })).sort((a, b) => b.m.q - a.m.q || a.i - b.i).map((x) => x.m);
+  return out
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => b.m.q - a.m.q || a.i - b.i)
+    .map((x) => x.m);
 }
 
 function isJsonLike(type: string): boolean {
@@ -73,7 +79,8 @@ export function negotiateOutput(accept: string | undefined, protobufOk: boolean,
       if (as === 'Table' && allowTable) return { kind: 'table', version: v };
       // Which of the two fits the answer is checked when encoding (406 for the other), as kube
       // negotiates first and transforms after.
-      if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') return { kind: 'partial', version: v, list: as === 'PartialObjectMetadataList' };
+      if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList')
+        return { kind: 'partial', version: v, list: as === 'PartialObjectMetadataList' };
       continue;
     }
     if (isJsonLike(r.type)) {

@@ -42,14 +42,20 @@ describe('typed options', () => {
     expect(statusOf(() => list({ resourceVersionMatch: 'Exact' })).message).toBe(
       'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
     );
-    expect(statusOf(() => list({ resourceVersionMatch: 'Exact', resourceVersion: '0' })).message).toContain('resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+    expect(statusOf(() => list({ resourceVersionMatch: 'Exact', resourceVersion: '0' })).message).toContain(
+      'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+    );
     expect(statusOf(() => list({ continue: 'not-a-token' })).code).toBe(400);
   });
 
   it('watch: reads resourceVersion, bookmarks, timeout and sendInitialEvents', () => {
     const watch = (q: Record<string, string>) => validateOptions(ListOptionsDto, q).toWatchOptions();
     expect(watch({})).toEqual({ resourceVersion: undefined, sendInitialEvents: undefined, allowWatchBookmarks: false, timeoutSeconds: undefined });
-    expect(watch({ resourceVersion: '0', allowWatchBookmarks: 'true', timeoutSeconds: '0' })).toMatchObject({ resourceVersion: 0, allowWatchBookmarks: true, timeoutSeconds: undefined });
+    expect(watch({ resourceVersion: '0', allowWatchBookmarks: 'true', timeoutSeconds: '0' })).toMatchObject({
+      resourceVersion: 0,
+      allowWatchBookmarks: true,
+      timeoutSeconds: undefined,
+    });
     expect(watch({ resourceVersion: '12', timeoutSeconds: '30' })).toMatchObject({ resourceVersion: 12, timeoutSeconds: 30 });
     expect(watch({ sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' }).sendInitialEvents).toBe(true);
     expect(watch({ sendInitialEvents: 'false', resourceVersionMatch: 'NotOlderThan', resourceVersion: '3' }).sendInitialEvents).toBe(false);
@@ -69,8 +75,19 @@ describe('typed options', () => {
   });
 
   it('write: dryRun, fieldValidation (default Warn), fieldManager and force', () => {
-    expect(validateOptions(WriteOptionsDto, {}).toParams(undefined, 'CreateOptions')).toEqual({ dryRun: false, fieldValidation: 'Warn', fieldManager: undefined, force: false });
-    expect(validateOptions(WriteOptionsDto, { dryRun: 'All', fieldValidation: 'Strict', fieldManager: 'me', force: 'true' }).toParams(undefined, 'PatchOptions', true)).toEqual({
+    expect(validateOptions(WriteOptionsDto, {}).toParams(undefined, 'CreateOptions')).toEqual({
+      dryRun: false,
+      fieldValidation: 'Warn',
+      fieldManager: undefined,
+      force: false,
+    });
+    expect(
+      validateOptions(WriteOptionsDto, { dryRun: 'All', fieldValidation: 'Strict', fieldManager: 'me', force: 'true' }).toParams(
+        undefined,
+        'PatchOptions',
+        true,
+      ),
+    ).toEqual({
       dryRun: true,
       fieldValidation: 'Strict',
       fieldManager: 'me',
@@ -88,7 +105,9 @@ describe('typed options', () => {
     expect(force.message).toBe('PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch');
     const fv = statusOf(() => validateOptions(WriteOptionsDto, { fieldValidation: 'Loose' }).toParams(undefined, 'UpdateOptions'));
     expect(fv.code).toBe(422);
-    expect(fv.message).toBe('UpdateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loose": supported values: "", "Ignore", "Strict", "Warn"');
+    expect(fv.message).toBe(
+      'UpdateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loose": supported values: "", "Ignore", "Strict", "Warn"',
+    );
     expect(statusOf(() => validateOptions(WriteOptionsDto, { fieldManager: 'x'.repeat(129) }).toParams(undefined, 'CreateOptions')).code).toBe(422);
     // Booleans decode as kube's parameter codec reads them: only 0, f, false are false.
     expect(validateOptions(WriteOptionsDto, { force: 'maybe' }).toParams(undefined, 'PatchOptions', true).force).toBe(true);
@@ -102,10 +121,14 @@ describe('typed options', () => {
       preconditions: { uid: 'u' },
     });
     expect(del({ dryRun: 'All' }, { propagationPolicy: 'Foreground' })).toEqual({ propagationPolicy: 'Foreground', dryRun: ['All'] });
-    expect(statusOf(() => del({}, { dryRun: ['Nope'] })).message).toBe('DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "Nope": supported values: "All"');
+    expect(statusOf(() => del({}, { dryRun: ['Nope'] })).message).toBe(
+      'DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "Nope": supported values: "All"',
+    );
     const both = statusOf(() => del({ orphanDependents: 'false' }, { propagationPolicy: 'Background' }));
     expect(both.code).toBe(422);
-    expect(both.message).toBe('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set');
+    expect(both.message).toBe(
+      'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set',
+    );
     expect(statusOf(() => del({}, { kind: 'Pod' })).code).toBe(400);
   });
 });

@@ -51,7 +51,9 @@ function optionalInt(v: string | undefined): number | undefined {
  * validation: 422). Checks every value, of the query (repeated parameters) or of a body.
  */
 function dryRunErrors(values: readonly string[]): FieldError[] {
-  return values.filter((v) => v !== 'All').map((v) => ({ type: 'FieldValueNotSupported' as const, field: 'dryRun', value: v, detail: 'supported values: "All"' }));
+  return values
+    .filter((v) => v !== 'All')
+    .map((v) => ({ type: 'FieldValueNotSupported' as const, field: 'dryRun', value: v, detail: 'supported values: "All"' }));
 }
 
 /** Query parameters every verb accepts. */
@@ -244,7 +246,12 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
     if (queryDryRun.length) opts.dryRun = queryDryRun;
     const errs: FieldError[] = [];
     if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) {
-      errs.push({ type: 'FieldValueInvalid', field: 'propagationPolicy', value: opts.propagationPolicy, detail: 'orphanDependents and deletionPropagation cannot be both set' });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: 'propagationPolicy',
+        value: opts.propagationPolicy,
+        detail: 'orphanDependents and deletionPropagation cannot be both set',
+      });
     }
     if (opts.propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
       errs.push({

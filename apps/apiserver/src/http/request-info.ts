@@ -5,19 +5,7 @@
  */
 
 /** The verb of a resource request, or the lower-cased HTTP method for non-resource paths. */
-export type RequestVerb =
-  | 'get'
-  | 'list'
-  | 'watch'
-  | 'create'
-  | 'update'
-  | 'patch'
-  | 'delete'
-  | 'deletecollection'
-  | 'head'
-  | 'options'
-  | 'post'
-  | 'put';
+export type RequestVerb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'head' | 'options' | 'post' | 'put';
 
 /** Parsed request. `isResourceRequest` false for /version, /healthz, discovery roots, ... */
 export interface RequestInfo {

@@ -111,7 +111,12 @@ describe('ResourceHandler', () => {
   });
 
   it('serves declared subresources only: status on the object, scale through its REST handler, others 404', async () => {
-    const created = await json('POST', '/apis/example.com/v1/namespaces/a/widgets', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { n: 1 } });
+    const created = await json('POST', '/apis/example.com/v1/namespaces/a/widgets', {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'w' },
+      spec: { n: 1 },
+    });
     expect(created.statusCode).toBe(201);
     const cur = created.json<KubeObject>();
     const status = await json('PUT', '/apis/example.com/v1/namespaces/a/widgets/w/status', { ...cur, spec: { n: 9 }, status: { ok: true } });

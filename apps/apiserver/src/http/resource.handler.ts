@@ -60,7 +60,11 @@ export class ResourceHandler {
   constructor(private readonly deps: ResourceHandlerDeps) {}
 
   private send(reply: FastifyReply, code: number, contentType: string, body: string | Buffer, ctx: RequestContext): void {
-    if (ctx.warnings.length) reply.header('Warning', ctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+    if (ctx.warnings.length)
+      reply.header(
+        'Warning',
+        ctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+      );
     reply.code(code).header('Content-Type', contentType).send(body);
   }
 

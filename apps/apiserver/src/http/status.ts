@@ -22,7 +22,10 @@ export function sendStatus(reply: FastifyReply, err: StatusError): void {
     // Nothing acceptable (the 406 itself): JSON.
   }
   if (kind === 'protobuf') {
-    reply.code(err.code).header('Content-Type', PROTOBUF).send(Buffer.from(encodeProtobuf({ ...status, apiVersion: 'v1', kind: 'Status' } as never)));
+    reply
+      .code(err.code)
+      .header('Content-Type', PROTOBUF)
+      .send(Buffer.from(encodeProtobuf({ ...status, apiVersion: 'v1', kind: 'Status' } as never)));
   } else if (kind === 'yaml') {
     reply.code(err.code).header('Content-Type', YAML_TYPE).send(yamlStringify(status));
   } else {

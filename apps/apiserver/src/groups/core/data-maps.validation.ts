@@ -15,7 +15,8 @@ const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 /** IsConfigMapKey (apimachinery/pkg/util/validation): the detail message, or undefined when valid. */
 export function configMapKeyError(key: string): string | undefined {
   if (key.length > 253) return 'must be no more than 253 characters';
-  if (!CONFIG_KEY.test(key)) return "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
+  if (!CONFIG_KEY.test(key))
+    return "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
   if (key === '.') return "must not be '.'";
   if (key === '..') return "must not be '..'";
   if (key.startsWith('..')) return "must not start with '..'";

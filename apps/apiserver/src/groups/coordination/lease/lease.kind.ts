@@ -25,7 +25,13 @@ export const leaseKind: KindDeclaration = {
   allowUnconditionalUpdate: false,
   // kubectl get leases: NAME HOLDER AGE (pkg/printers/internalversion printLease).
   tableColumns: [
-    { name: 'Holder', type: 'string', priority: 0, description: 'The holder of the lease (spec.holderIdentity)', cell: (o) => String(leaseSpec(o).holderIdentity ?? '') },
+    {
+      name: 'Holder',
+      type: 'string',
+      priority: 0,
+      description: 'The holder of the lease (spec.holderIdentity)',
+      cell: (o) => String(leaseSpec(o).holderIdentity ?? ''),
+    },
     { name: 'Age', type: 'string', priority: 0, description: 'Time since creation', cell: (o, now) => ageOf(o, now) },
   ],
 };

@@ -22,7 +22,14 @@ describe('Event validation (legacyValidateEvent)', () => {
       'action:FieldValueRequired',
       'reason:FieldValueRequired',
     ]);
-    const ok = ev({ eventTime: '2024-01-01T00:00:00.000000Z', involvedObject: { namespace: 'team' }, reportingComponent: 'c', reportingInstance: 'i', action: 'A', reason: 'R' });
+    const ok = ev({
+      eventTime: '2024-01-01T00:00:00.000000Z',
+      involvedObject: { namespace: 'team' },
+      reportingComponent: 'c',
+      reportingInstance: 'i',
+      action: 'A',
+      reason: 'R',
+    });
     expect(validateEvent(ok)).toEqual([]);
   });
 });

@@ -22,7 +22,12 @@ export function validateEvent(o: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
   const ns = str(o.metadata.namespace);
   const involvedNs = str(asMap(o.involvedObject).namespace);
-  const mismatch = (): FieldError => ({ type: 'FieldValueInvalid', field: 'involvedObject.namespace', value: involvedNs, detail: 'does not match event.namespace' });
+  const mismatch = (): FieldError => ({
+    type: 'FieldValueInvalid',
+    field: 'involvedObject.namespace',
+    value: involvedNs,
+    detail: 'does not match event.namespace',
+  });
   if (!o.eventTime) {
     if (involvedNs === '') {
       // Old clients may leave it empty for events of the default namespace.
@@ -40,7 +45,8 @@ export function validateEvent(o: KubeObject): FieldError[] {
   required('reportingInstance', o.reportingInstance, LIMIT_128);
   required('action', o.action, LIMIT_128);
   required('reason', o.reason, LIMIT_128);
-  if (str(o.message).length > NOTE_LIMIT) errs.push({ type: 'FieldValueInvalid', field: 'message', value: '', detail: `can have at most ${NOTE_LIMIT} characters` });
+  if (str(o.message).length > NOTE_LIMIT)
+    errs.push({ type: 'FieldValueInvalid', field: 'message', value: '', detail: `can have at most ${NOTE_LIMIT} characters` });
   return errs;
 }
 

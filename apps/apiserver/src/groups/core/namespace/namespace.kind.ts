@@ -21,7 +21,10 @@ export const namespaceKind: KindDeclaration = {
   schema: NamespaceSchema,
   protobufMessage: 'k8s.io.api.core.v1.Namespace',
   strategy: namespaceStrategy,
-  subresources: { status: { verbs: statusSubresource().verbs, strategy: namespaceStatusStrategy }, finalize: { verbs: finalizeSubresource().verbs, strategy: namespaceFinalizeStrategy } },
+  subresources: {
+    status: { verbs: statusSubresource().verbs, strategy: namespaceStatusStrategy },
+    finalize: { verbs: finalizeSubresource().verbs, strategy: namespaceFinalizeStrategy },
+  },
   // namespaceStrategy sets no generation.
   generation: 'none',
   verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],

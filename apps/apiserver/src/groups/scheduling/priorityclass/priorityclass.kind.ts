@@ -23,9 +23,21 @@ export const priorityClassKind: KindDeclaration = {
   generation: 'create',
   tableColumns: [
     { name: 'Value', type: 'integer', priority: 0, description: 'The priority pods of this class receive', cell: (o) => o.value ?? 0 },
-    { name: 'Global-Default', type: 'boolean', priority: 0, description: 'Whether this is the default class of pods naming none', cell: (o) => o.globalDefault === true },
+    {
+      name: 'Global-Default',
+      type: 'boolean',
+      priority: 0,
+      description: 'Whether this is the default class of pods naming none',
+      cell: (o) => o.globalDefault === true,
+    },
     { name: 'Age', type: 'string', priority: 0, description: 'Time since creation', cell: (o, now) => ageOf(o, now) },
-    { name: 'PreemptionPolicy', type: 'string', priority: 0, description: 'Whether pods of this class may preempt lower-priority pods', cell: (o) => o.preemptionPolicy ?? '' },
+    {
+      name: 'PreemptionPolicy',
+      type: 'string',
+      priority: 0,
+      description: 'Whether pods of this class may preempt lower-priority pods',
+      cell: (o) => o.preemptionPolicy ?? '',
+    },
   ],
   initialObjects: SYSTEM_PRIORITY_CLASSES.map((c) => structuredClone(c)),
 };
