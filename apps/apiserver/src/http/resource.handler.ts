@@ -22,7 +22,7 @@ import { decodeBody, encodeObject, encodeList, type WireCodecs } from './codec.j
 import { negotiateOutput } from './negotiation.js';
 import { serveWatch } from './watch.handler.js';
 import { DeleteOptionsQueryDto, GetOptionsDto, ListOptionsDto, validateOptions, WriteOptionsDto, type Query, type WriteOptionsKind } from './options.dto.js';
-import { checkPathVerb, pathShape } from './path-verbs.js';
+import { checkPathVerb, methodNotAllowed, pathShape } from './path-verbs.js';
 import { namespaceIsTheObject, type RequestInfo } from './request-info.js';
 
 export type { Query } from './options.dto.js';
@@ -237,7 +237,7 @@ export class ResourceHandler {
         return this.send(reply, 200, 'application/json', JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }), ctx);
       }
       default:
-        throw Errors.methodNotAllowed(verb, { group: decl.group, resource: decl.plural });
+        throw methodNotAllowed();
     }
   }
 
@@ -283,7 +283,7 @@ export class ResourceHandler {
       writeOptions('UpdateOptions');
       out = await rest.update(ns, name, body(), ctx);
     }
-    if (!out) throw Errors.methodNotAllowed(verb, { group: decl.group, resource: decl.plural });
+    if (!out) throw methodNotAllowed();
     const enc = encodeObject(this.deps.codecs, decl, out, fmt, pretty);
     return this.send(reply, code, enc.contentType, enc.body, ctx);
   }
