@@ -65,7 +65,9 @@ export const FIXES: RowGroup = {
       id: 'ssa-04',
       rule: 'An empty managedFields list alone does not reset ownership',
       source: 'conventions Server-side apply 8',
-      upstream: '200, managedFields kept',
+      upstream: '200, managedFields emptied: fieldmanager isResetManagedFields also treats a non-nil empty list as a reset',
+      divergence:
+        'conventions.md "Server-side apply" 8 says an empty list alone does not reset (clients unaware of the field must not wipe it); the document wins over kube\'s code here.',
       setup: [{ method: 'POST', path: `${CM}?fieldManager=writer`, body: cm('mf-empty') }],
       req: { method: 'PATCH', path: `${CM}/mf-empty`, body: { metadata: { managedFields: [] } }, headers: { 'content-type': 'application/merge-patch+json' } },
       expect: { status: 200, body: { metadata: { managedFields: [{ manager: 'writer' }] } } },
