@@ -283,7 +283,7 @@ describe('field validation', () => {
     expect(warn.headers['warning']).toContain('unknown field \\"bogus\\"');
     expect(warn.json<Record<string, unknown>>().bogus).toBeUndefined();
     const bad = await request(server, 'POST', '/api/v1/namespaces/h/configmaps?fieldValidation=Loose', { body: cm('fv4') });
-    expect(bad.status).toBe(400);
+    expect(bad.status).toBe(422);
   });
 });
 
@@ -338,7 +338,7 @@ describe('writes', () => {
     const r = await request(server, 'POST', '/api/v1/namespaces/h/configmaps?dryRun=All', { body: cm('dry') });
     expect(r.status).toBe(201);
     expect((await request(server, 'GET', '/api/v1/namespaces/h/configmaps/dry')).status).toBe(404);
-    expect((await request(server, 'POST', '/api/v1/namespaces/h/configmaps?dryRun=Some', { body: cm('dry') })).status).toBe(400);
+    expect((await request(server, 'POST', '/api/v1/namespaces/h/configmaps?dryRun=Some', { body: cm('dry') })).status).toBe(422);
   });
   it('returns a Status on delete and 404 after', async () => {
     await request(server, 'POST', '/api/v1/namespaces/h/configmaps', { body: cm('del') });

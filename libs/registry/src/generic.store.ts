@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { applyIntent, Errors, StatusError, validateApplyFieldManager, type KubeObject } from '@app/apimachinery';
+import { applyIntent, decodeTimes, Errors, StatusError, TimeDecodeError, validateApplyFieldManager, type KubeObject } from '@app/apimachinery';
 import { NO_CHANGE, StorageError, type Storage, type WatchHandle } from '@app/storage';
 import type { Admission } from './admission.port.js';
 import { deleteEach, deleteObject, removeIfFinalized, type StoreCore } from './store.deletion.js';
@@ -25,7 +25,7 @@ import { mapStorageError } from './store.errors.js';
 import { hasStatusSubresource, subresourceOf } from './subresource.strategies.js';
 import { versionedStorage } from './versioned.storage.js';
 import { filteredWatchSink, type WatchEventSink } from './watch.filter.js';
-import { WritePipeline } from './write.pipeline.js';
+import { dedupOwnerReferences, WritePipeline } from './write.pipeline.js';
 
 /** Dependencies of a store. */
 export interface StoreDeps {
@@ -36,6 +36,26 @@ export interface StoreDeps {
 
 function nowRfc3339(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * Go's json.Unmarshal error for a value of the wrong type, as kube's decoder reports it:
+ * `json: cannot unmarshal string into Go struct field Lease.spec.leaseDurationSeconds of type int32`.
+ * `expected` is read from the schema validator's detail (`... must be of type integer: ...`).
+ */
+function goUnmarshalError(kind: string, field: string, actual: string, detail: string): string {
+  const goValue: Record<string, string> = { integer: 'number', number: 'number', boolean: 'bool', string: 'string', array: 'array', object: 'object' };
+  const expected = /must be of type ([a-z,]+)/.exec(detail)?.[1] ?? 'value';
+  const goType: Record<string, string> = { integer: 'int64', number: 'float64', boolean: 'bool', string: 'string', array: 'slice', object: 'struct' };
+  // Go names the struct field path: map keys and list indices are not part of it.
+  const structPath = field.replace(/\[[^\]]*\]/g, '');
+  return `json: cannot unmarshal ${goValue[actual] ?? actual} into Go struct field ${kind}.${structPath} of type ${goType[expected] ?? expected}`;
+}
+
+/** Offset Go's base64 decoder reports for input it cannot decode: the first byte outside the alphabet. */
+function firstNonBase64(s: string): number {
+  const i = s.search(/[^A-Za-z0-9+/=]/);
+  return i < 0 ? s.length : i;
 }
 
 const NOT_FOUND = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
@@ -187,16 +207,46 @@ export class GenericStore implements StoreCore {
     obj.kind = this.decl.kind;
   }
 
-  /** Decode check: applies fieldValidation to unknown and duplicate fields, then prunes unknown fields. */
-  private fieldValidation(obj: KubeObject, opts: WriteOptions): void {
+  /**
+   * The decode step: what kube-apiserver's decoder refuses before anything validates the object.
+   * A value of the wrong JSON type (Go's json.Unmarshal), a Time or MicroTime that does not parse
+   * (schema.times.ts), and with fieldValidation=Strict an unknown or duplicate field. How the
+   * failure is answered depends on where the object came from, as in kube's handlers:
+   *   body   (create, update) 400 `<Kind> in version "<v>" cannot be handled as a <Kind>: <err>`
+   *   patch  (JSON, merge, strategic patch result) 422 on the field `patch`
+   *   apply  (the applied intent) 400; its types are checked by validation (see conformance.md)
+   * Warn records warnings, Ignore drops unknown fields silently; either way they are pruned.
+   */
+  private decode(obj: KubeObject, opts: WriteOptions, source: 'body' | 'patch' | 'apply'): void {
+    const kind = this.decl.kind;
+    const fail = (err: string): never => {
+      if (source === 'patch') throw Errors.invalid('', '', '', [{ type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(obj), detail: err }]);
+      if (source === 'apply') throw Errors.badRequest(err);
+      throw Errors.badRequest(`${kind} in version "${this.decl.version}" cannot be handled as a ${kind}: ${err}`);
+    };
+    if (source !== 'apply') {
+      const errs = this.deps.machinery.validateSchema(obj, this.decl.schema);
+      const typeErr = errs.find((e) => e.type === 'FieldValueTypeInvalid' && e.value !== 'null');
+      if (typeErr) fail(goUnmarshalError(kind, typeErr.field, String(typeErr.value), typeErr.detail));
+      // []byte fields decode base64 (Go's base64.CorruptInputError).
+      const byteErr = errs.find((e) => e.type === 'FieldValueInvalid' && / must be of type byte: /.test(e.detail));
+      if (byteErr) fail(`illegal base64 data at input byte ${firstNonBase64(String(byteErr.value))}`);
+    }
+    try {
+      decodeTimes(obj, this.decl.schema);
+    } catch (e) {
+      if (!(e instanceof TimeDecodeError)) throw e;
+      fail(e.message);
+    }
     const unknown = this.deps.machinery.findUnknownFields(obj, this.decl.schema);
     const dups = opts.duplicateFields ?? [];
     if (unknown.length || dups.length) {
       const msgs = [...dups.map((d) => `duplicate field "${d}"`), ...unknown.map((u) => `unknown field "${u}"`)];
-      if (opts.fieldValidation === 'Strict') throw Errors.badRequest(`strict decoding error: ${msgs.join(', ')}`);
+      if (opts.fieldValidation === 'Strict') fail(`strict decoding error: ${msgs.join(', ')}`);
       if (opts.fieldValidation === 'Warn') opts.ctx.warnings.push(...msgs);
       if (unknown.length) this.deps.machinery.prune(obj, this.decl.schema);
     }
+    if (source === 'body') dedupOwnerReferences(obj, opts.ctx.warnings, false);
   }
 
   private checkNamespace(meta: KubeObject['metadata'], ns: string): void {
@@ -219,7 +269,7 @@ export class GenericStore implements StoreCore {
     if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw Errors.badRequest('the body of the request must be an object');
     if (!obj.metadata || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) obj.metadata = {};
     this.checkTypeMeta(obj);
-    this.fieldValidation(obj, opts);
+    this.decode(obj, opts, 'body');
     const meta = obj.metadata;
     // The create handler's metadata defaults (WipeObjectMetaSystemFields, the namespace check),
     // then the decoder's schema defaults: all before admission sees the object.
@@ -246,7 +296,8 @@ export class GenericStore implements StoreCore {
       if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) {
         meta.name = this.deps.machinery.generateName(meta.generateName);
       }
-      if ('spec' in obj) meta.generation = 1;
+      const mode = this.decl.generation ?? 'spec';
+      if (mode === 'create' || (mode === 'spec' && 'spec' in obj)) meta.generation = 1;
       else delete meta.generation;
     }
     this.decl.strategy?.prepareForCreate?.(obj, ctx);
@@ -330,7 +381,7 @@ export class GenericStore implements StoreCore {
         else obj.status = structuredClone(current.status);
       }
       this.decl.strategy?.prepareForUpdate?.(obj, current, ctx);
-      if ('spec' in obj || 'spec' in current) {
+      if ((this.decl.generation ?? 'spec') === 'spec' && ('spec' in obj || 'spec' in current)) {
         if (!isDeepStrictEqual(obj.spec, current.spec)) obj.metadata.generation = ((cm.generation as number | undefined) ?? 0) + 1;
       }
     }
@@ -344,7 +395,7 @@ export class GenericStore implements StoreCore {
     if (!input || typeof input !== 'object' || Array.isArray(input)) throw Errors.badRequest('the body of the request must be an object');
     if (!input.metadata || typeof input.metadata !== 'object') input.metadata = {};
     this.checkTypeMeta(input);
-    this.fieldValidation(input, opts);
+    this.decode(input, opts, 'body');
     if ((this.decl.allowCreateOnUpdate ?? false) && !opts.subresource) {
       const existing = await this.storage.get(this.key(ns, name), { mode: 'MostRecent' }).catch((e) => this.mapError(e, name));
       if (!existing) {
@@ -357,7 +408,15 @@ export class GenericStore implements StoreCore {
         return { object: created, created: true };
       }
     }
-    return this.guaranteedWrite(ns, name, opts, (cur) => this.nextState(cur, input, ns, name, opts));
+    return this.guaranteedWrite(ns, name, opts, (cur) => {
+      // Store.Update: an update without resourceVersion of a kind that allows no unconditional update.
+      if (this.decl.allowUnconditionalUpdate === false && !opts.subresource && !input.metadata.resourceVersion) {
+        throw Errors.invalid(this.decl.group, this.decl.kind, name, [
+          { type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: 0, detail: 'must be specified for an update' },
+        ]);
+      }
+      return this.nextState(cur, input, ns, name, opts);
+    });
   }
 
   /** Runs one read-modify-write, then removes the object if that write finalized it. */
@@ -403,7 +462,7 @@ export class GenericStore implements StoreCore {
       }
       if (!patched || typeof patched !== 'object' || Array.isArray(patched)) throw Errors.badRequest('the patch result must be an object');
       const obj = patched as KubeObject;
-      this.fieldValidation(obj, opts);
+      this.decode(obj, opts, 'patch');
       return this.nextState(cur, obj, ns, name, opts);
     });
     return res.object;
@@ -425,7 +484,7 @@ export class GenericStore implements StoreCore {
     if (this.decl.namespaced && intent.metadata.namespace && intent.metadata.namespace !== ns) {
       throw Errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
-    this.fieldValidation(intent, opts);
+    this.decode(intent, opts, 'apply');
     const manager = opts.fieldManagerParam as string;
     const base = {
       apiVersion: this.apiVersion,

@@ -148,6 +148,18 @@ export interface KindDeclaration {
   /** PUT to a missing name creates it (ConfigMap: false in Kubernetes; Namespace: false). */
   allowCreateOnUpdate?: boolean;
   /**
+   * false: a PUT must carry metadata.resourceVersion (422 otherwise), as for kinds whose
+   * Kubernetes strategy does not allow unconditional updates (Lease). Default true.
+   */
+  allowUnconditionalUpdate?: boolean;
+  /**
+   * How metadata.generation is kept, as the kind's Kubernetes strategy keeps it: `spec` (the
+   * default, as custom resources and workloads) sets 1 on create and bumps it when spec changes;
+   * `create` sets 1 on create and never bumps it (PriorityClass); `none` never sets it (Lease,
+   * Namespace, and every kind without spec).
+   */
+  generation?: 'spec' | 'create' | 'none';
+  /**
    * What deleting an owner does to its dependents when the request names no policy
    * (Kubernetes' GarbageCollectionPolicy): DeleteDependents (Background, the default),
    * OrphanDependents, or Unsupported (the kind's objects are never owners).

@@ -9,19 +9,52 @@
  *   2. prepare: system metadata, then the      rest.BeforeCreate / BeforeUpdate:
  *      strategy's prepareForCreate/Update      FillObjectMetaSystemFields, PrepareFor*
  *      (or the subresource's strategy)
- *   3. validation: strategy, object meta,      strategy.Validate*, ValidateObjectMeta*
+ *   3. managed fields (Update operations)      the field manager's transformer: what the
+ *                                              request sent is decoded (`[{}]` resets), the
+ *                                              writer's ownership recorded, the list re-encoded
+ *   4. validation: strategy, object meta,      strategy.Validate*, ValidateObjectMeta*
  *      schema
- *   4. validating admission                    createValidation / updateValidation
- *   5. canonicalize                            strategy.Canonicalize
- *   6. managed fields (Update operations)
+ *   5. validating admission                    createValidation / updateValidation
+ *   6. canonicalize                            strategy.Canonicalize
  *   then storage (or a REST-only kind's handler).
+ *
+ * Managed fields come before validation, as in kube-apiserver, where the field manager rewrites
+ * the request's managedFields before the store validates: validation then only ever sees an
+ * encoded list, so the documented reset `[{}]` (and a list the decoder ignores) never fails
+ * ValidateManagedFields.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { Errors, FieldSet, setManagedFields, trackUpdate, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { Admission, AdmissionAttributes } from './admission.port.js';
 import type { KindDeclaration, SubresourceStrategy } from './kind.types.js';
 import type { Machinery } from './machinery.port.js';
 import type { WriteOptions } from './request.options.js';
 import { hasStatusSubresource } from './subresource.strategies.js';
+
+const DUPLICATE_OWNERS = '.metadata.ownerReferences contains duplicate entries';
+const DUPLICATE_OWNERS_TAIL =
+  'API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ';
+
+/**
+ * Drops repeated ownerReferences (an entry equal to an earlier one with the same uid) and warns,
+ * as kube's handlers do (dedupOwnerReferencesAndAddWarning): create and update bodies before
+ * mutating admission, every write again after it, with its own wording.
+ */
+export function dedupOwnerReferences(obj: KubeObject, warnings: string[], afterMutatingAdmission: boolean): void {
+  const refs = obj.metadata?.ownerReferences;
+  if (!Array.isArray(refs) || refs.length < 2) return;
+  const kept: unknown[] = [];
+  const dups: string[] = [];
+  for (const r of refs) {
+    const uid = (r as { uid?: unknown } | null)?.uid;
+    if (kept.some((k) => (k as { uid?: unknown } | null)?.uid === uid && isDeepStrictEqual(k, r))) dups.push(String(uid));
+    else kept.push(r);
+  }
+  if (!dups.length) return;
+  obj.metadata.ownerReferences = kept;
+  const head = afterMutatingAdmission ? `${DUPLICATE_OWNERS} after mutating admission happens; ` : `${DUPLICATE_OWNERS}; `;
+  warnings.push(`${head}${DUPLICATE_OWNERS_TAIL}${dups.join(', ')}`);
+}
 
 /** One write going through the pipeline. */
 export interface WriteStep {
@@ -67,15 +100,16 @@ export class WritePipeline {
       ctx: opts.ctx,
     });
     await this.admission.admit(attrs());
+    dedupOwnerReferences(obj, opts.ctx.warnings, true);
     step.prepare(obj);
+    if (!opts.managedFieldsDone && !this.decl.rest) this.trackManagedFields(old, obj, opts);
     this.validate(obj, old, step);
     await this.admission.validate(attrs());
     this.decl.strategy?.canonicalize?.(obj);
-    if (!opts.managedFieldsDone && !this.decl.rest) this.trackManagedFields(old, obj, opts);
   }
 
   /**
-   * Step 3: object meta (which includes Kubernetes' ValidateNoNewFinalizers for terminating
+   * Step 4: object meta (which includes Kubernetes' ValidateNoNewFinalizers for terminating
    * objects), schema and strategy validation, one 422 listing every error.
    */
   private validate(obj: KubeObject, old: KubeObject | undefined, step: WriteStep): void {
@@ -102,9 +136,11 @@ export class WritePipeline {
     return subresource === 'status' ? undefined : FieldSet.of(['f:status']);
   }
 
-  /** Step 6: records an Update operation's field ownership (conventions, apply rules 4-5, 8). */
+  /** Step 3: records an Update operation's field ownership (conventions, apply rules 4-5, 8). */
   private trackManagedFields(old: KubeObject | undefined, obj: KubeObject, opts: WriteOptions): void {
-    if (!opts.fieldManager) return;
+    // An empty manager (a request without User-Agent or fieldManager) still records, as kube's
+    // field manager does; only writes that name no manager at all (internal ones) skip it.
+    if (opts.fieldManager === undefined) return;
     const entries = trackUpdate({
       old,
       new: obj,

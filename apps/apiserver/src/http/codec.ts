@@ -56,6 +56,11 @@ export function decodeBody(codecs: WireCodecs, contentType: string | undefined, 
   }
 }
 
+/** kube's errNotAcceptable of a transform the negotiated media type cannot take (406). */
+function notAcceptable(message: string): StatusError {
+  return new StatusError(406, 'NotAcceptable', message);
+}
+
 /** Encoded response payload. */
 export interface Encoded {
   contentType: string;
@@ -85,6 +90,7 @@ export function encodeObject(codecs: WireCodecs, decl: KindDeclaration, obj: Kub
       return { contentType: JSON_TYPE, body: json(t, pretty) };
     }
     case 'partial':
+      if (fmt.list) throw notAcceptable(`you requested PartialObjectMetadataList, but the requested object is not a list (*${decl.version}.${decl.kind})`);
       return { contentType: JSON_TYPE, body: json(partialObjectMetadata(obj, fmt.version), pretty) };
   }
 }
@@ -115,6 +121,7 @@ export function encodeList(
       return { contentType: JSON_TYPE, body: json(t, pretty) };
     }
     case 'partial': {
+      if (!fmt.list) throw notAcceptable(`you requested PartialObjectMetadata, but the requested object is a list (*${decl.version}.${listKind})`);
       const l = {
         kind: 'PartialObjectMetadataList',
         apiVersion: `meta.k8s.io/${fmt.version}`,

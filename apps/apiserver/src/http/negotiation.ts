@@ -18,7 +18,12 @@ export const YAML_TYPE = 'application/yaml';
 
 /** How a response is rendered. */
 export type OutputFormat =
-  { kind: 'json' } | { kind: 'yaml' } | { kind: 'protobuf' } | { kind: 'table'; version: 'v1' | 'v1beta1' } | { kind: 'partial'; version: 'v1' | 'v1beta1' }; // PartialObjectMetadata(List)
+  | { kind: 'json' }
+  | { kind: 'yaml' }
+  | { kind: 'protobuf' }
+  | { kind: 'table'; version: 'v1' | 'v1beta1' }
+  /** PartialObjectMetadata (`list` false) or PartialObjectMetadataList (`list` true). */
+  | { kind: 'partial'; version: 'v1' | 'v1beta1'; list: boolean };
 
 /** Parses an Accept header; an absent or empty header means application/json. */
 export function parseAccept(header: string | undefined): MediaRange[] {
@@ -72,7 +77,10 @@ export function negotiateOutput(accept: string | undefined, protobufOk: boolean,
       const v = r.params['v'];
       if (r.type !== JSON_TYPE || g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) continue;
       if (as === 'Table' && allowTable) return { kind: 'table', version: v };
-      if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') return { kind: 'partial', version: v };
+      // Which of the two fits the answer is checked when encoding (406 for the other), as kube
+      // negotiates first and transforms after.
+      if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList')
+        return { kind: 'partial', version: v, list: as === 'PartialObjectMetadataList' };
       continue;
     }
     if (isJsonLike(r.type)) {

@@ -23,13 +23,18 @@ import {
 } from '@app/registry';
 
 const UINT = /^\d{1,15}$/;
-const BOOL = ['true', 'false', '1', '0', ''];
 
 /** First value of each query parameter. */
 export type Query = Record<string, string | undefined>;
 
+/**
+ * A boolean query parameter as kube's parameter codec reads one (Convert_Slice_string_To_bool):
+ * `0`, `f` and `false` (any case) are false, any other value true; it never fails to decode.
+ * An empty value counts as unset here.
+ */
 function isTrue(v: string | undefined): boolean {
-  return v === 'true' || v === '1';
+  if (v === undefined || v === '') return false;
+  return !(v === '0' || /^(f|false)$/i.test(v));
 }
 
 function optionalBool(v: string | undefined): boolean | undefined {
@@ -42,20 +47,20 @@ function optionalInt(v: string | undefined): number | undefined {
 }
 
 /**
- * Every value of dryRun must be "All" (Kubernetes' ValidateDryRun). class-validator checks the
- * first value of the query; this checks every value, of the query or of a DeleteOptions body.
+ * Every value of dryRun must be "All" (Kubernetes' ValidateDryRun, part of the options'
+ * validation: 422). Checks every value, of the query (repeated parameters) or of a body.
  */
-function dryRunFrom(values: string[]): boolean {
-  for (const v of values) {
-    if (v !== 'All') throw Errors.badRequest(`dryRun: Unsupported value: ${JSON.stringify(v)}: supported values: "All"`);
-  }
-  return values.length > 0;
+function dryRunErrors(values: readonly string[]): FieldError[] {
+  return values
+    .filter((v) => v !== 'All')
+    .map((v) => ({ type: 'FieldValueNotSupported' as const, field: 'dryRun', value: v, detail: 'supported values: "All"' }));
 }
 
 /** Query parameters every verb accepts. */
 class CommonOptions {
   @IsOptional()
-  @IsIn(['true', 'false', '1', '0', ''], { message: 'pretty: Unsupported value: must be true or false' })
+  // Not validated: kube reads pretty with strconv.ParseBool and ignores anything else.
+  @IsString()
   pretty?: string;
 }
 
@@ -105,15 +110,15 @@ export class ListOptionsDto extends CommonOptions {
   timeoutSeconds?: string;
 
   @IsOptional()
-  @IsIn(BOOL, { message: 'watch: Unsupported value: must be true or false' })
+  @IsString()
   watch?: string;
 
   @IsOptional()
-  @IsIn(BOOL, { message: 'allowWatchBookmarks: Unsupported value: must be true or false' })
+  @IsString()
   allowWatchBookmarks?: string;
 
   @IsOptional()
-  @IsIn(BOOL, { message: 'sendInitialEvents: Unsupported value: must be true or false' })
+  @IsString()
   sendInitialEvents?: string;
 
   @IsOptional()
@@ -147,29 +152,59 @@ export class ListOptionsDto extends CommonOptions {
   }
 }
 
-/** create, update, patch */
+/** The options kind a write's parameters decode into (named by its 422). */
+export type WriteOptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions';
+
+const FIELD_VALIDATION = ['', 'Ignore', 'Strict', 'Warn'];
+
+/**
+ * create, update, patch. The decorators check only what decoding the query can fail on (400, as
+ * ParameterCodec.DecodeParameters); the values are then validated as kube's
+ * ValidateCreateOptions / ValidateUpdateOptions / ValidatePatchOptions do, one 422 naming the
+ * options kind (`PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: ...`).
+ */
 export class WriteOptionsDto extends CommonOptions {
   @IsOptional()
-  @IsIn(['All'], { message: 'dryRun: Unsupported value: supported values: "All"' })
+  @IsString()
   dryRun?: string;
 
   @IsOptional()
   @IsString()
-  @MaxLength(128, { message: 'fieldManager: Too long: must have at most 128 bytes' })
   fieldManager?: string;
 
   @IsOptional()
-  @IsIn(['Strict', 'Warn', 'Ignore', ''], { message: 'fieldValidation: Unsupported value: supported values: "Ignore", "Strict", "Warn"' })
+  @IsString()
   fieldValidation?: string;
 
   @IsOptional()
-  @IsIn(BOOL, { message: 'force: Unsupported value: must be true or false' })
+  @IsString()
   force?: string;
 
-  /** The write parameters; `dryRunValues`: every dryRun value sent (repeated parameters). */
-  toParams(dryRunValues?: string[]): WriteParams {
+  /**
+   * The write parameters; `dryRunValues`: every dryRun value sent (repeated parameters);
+   * `kind`: which options the request decodes into; `apply`: a server-side apply patch.
+   */
+  toParams(dryRunValues: string[] | undefined, kind: WriteOptionsKind, apply = false): WriteParams {
+    const dryRun = dryRunValues ?? (this.dryRun !== undefined ? [this.dryRun] : []);
+    const errs: FieldError[] = [];
+    if (kind === 'PatchOptions' && !apply && this.force !== undefined) {
+      errs.push({ type: 'FieldValueForbidden', field: 'force', detail: 'may not be specified for non-apply patch' });
+    }
+    if (this.fieldManager !== undefined && this.fieldManager.length > 128) {
+      errs.push({ type: 'FieldValueTooLong', field: 'fieldManager', value: this.fieldManager, detail: 'may not be more than 128 bytes' });
+    }
+    errs.push(...dryRunErrors(dryRun));
+    if (this.fieldValidation !== undefined && !FIELD_VALIDATION.includes(this.fieldValidation)) {
+      errs.push({
+        type: 'FieldValueNotSupported',
+        field: 'fieldValidation',
+        value: this.fieldValidation,
+        detail: 'supported values: "", "Ignore", "Strict", "Warn"',
+      });
+    }
+    if (errs.length) throw Errors.invalid('meta.k8s.io', kind, '', errs);
     return {
-      dryRun: dryRunFrom(dryRunValues ?? (this.dryRun !== undefined ? [this.dryRun] : [])),
+      dryRun: dryRun.length > 0,
       fieldValidation: (this.fieldValidation || 'Warn') as FieldValidation,
       fieldManager: this.fieldManager,
       force: isTrue(this.force),
@@ -180,7 +215,7 @@ export class WriteOptionsDto extends CommonOptions {
 /** delete, deletecollection (query form of DeleteOptions) */
 export class DeleteOptionsQueryDto extends ListOptionsDto {
   @IsOptional()
-  @IsIn(['All'], { message: 'dryRun: Unsupported value: supported values: "All"' })
+  @IsString()
   dryRun?: string;
 
   @IsOptional()
@@ -193,7 +228,7 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
   propagationPolicy?: string;
 
   @IsOptional()
-  @IsIn(BOOL, { message: 'orphanDependents: Unsupported value: must be true or false' })
+  @IsString()
   orphanDependents?: string;
 
   /**
@@ -203,14 +238,12 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
    */
   toDeleteOptions(body: unknown, dryRunValues?: string[]): DeleteOptions {
     const queryDryRun = dryRunValues ?? (this.dryRun !== undefined ? [this.dryRun] : []);
-    dryRunFrom(queryDryRun);
     const opts = body === undefined ? {} : deleteOptionsBody(body);
     const grace = optionalInt(this.gracePeriodSeconds);
     if (grace !== undefined) opts.gracePeriodSeconds = grace;
     if (this.propagationPolicy) opts.propagationPolicy = this.propagationPolicy as DeleteOptions['propagationPolicy'];
     if (this.orphanDependents !== undefined && this.orphanDependents !== '') opts.orphanDependents = isTrue(this.orphanDependents);
     if (queryDryRun.length) opts.dryRun = queryDryRun;
-    if (opts.dryRun?.length) dryRunFrom(opts.dryRun);
     const errs: FieldError[] = [];
     if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) {
       errs.push({
@@ -228,6 +261,7 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
         detail: 'supported values: "Foreground", "Background", "Orphan", "nil"',
       });
     }
+    errs.push(...dryRunErrors(opts.dryRun ?? []));
     if (errs.length) throw Errors.invalid('meta.k8s.io', 'DeleteOptions', '', errs);
     return opts;
   }

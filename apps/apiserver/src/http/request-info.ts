@@ -33,7 +33,8 @@ export interface RequestInfo {
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
 function isTruthyParam(v: string | undefined): boolean {
-  return v !== undefined && v !== '' && v !== '0' && v.toLowerCase() !== 'false';
+  // kube's parameter codec: 0, f and false (any case) are false, anything else true.
+  return v !== undefined && v !== '' && v !== '0' && !/^(f|false)$/i.test(v);
 }
 
 /**

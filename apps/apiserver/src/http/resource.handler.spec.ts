@@ -90,7 +90,7 @@ afterAll(async () => {
 });
 
 /** A real HTTP request to the test server. */
-async function json(method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown): Promise<{ statusCode: number; json<T>(): T }> {
+async function json(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown): Promise<{ statusCode: number; json<T>(): T }> {
   const r = await fetch(base + url, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -128,7 +128,7 @@ describe('ResourceHandler', () => {
     expect((await json('PUT', '/apis/example.com/v1/namespaces/a/widgets/w/scale', cur)).statusCode).toBe(405);
   });
 
-  it('answers bad options with 400 and Kubernetes messages, once', async () => {
+  it('answers options that do not decode with 400 and refused option values with 422, once', async () => {
     const bad = await json('GET', '/apis/example.com/v1/namespaces/a/widgets/w?resourceVersion=abc');
     expect(bad.statusCode).toBe(400);
     expect(bad.json<{ message: string }>().message).toBe('resourceVersion: Invalid value: must be a non-negative integer');
@@ -136,6 +136,18 @@ describe('ResourceHandler', () => {
     expect(match.statusCode).toBe(400);
     expect(match.json<{ message: string }>().message).toContain('resourceVersionMatch is forbidden unless resourceVersion is provided');
     const dry = await json('POST', '/apis/example.com/v1/namespaces/a/widgets?dryRun=Some', { metadata: { name: 'x' } });
-    expect(dry.json<{ message: string }>().message).toBe('dryRun: Unsupported value: supported values: "All"');
+    expect(dry.statusCode).toBe(422);
+    expect(dry.json<{ message: string }>().message).toBe('CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "Some": supported values: "All"');
+  });
+
+  it('answers 405 for a method the path has no route for, 404 for a path that names nothing', async () => {
+    const post = await json('POST', '/apis/example.com/v1/namespaces/a/widgets/w', { metadata: { name: 'other' } });
+    expect(post.statusCode).toBe(405);
+    expect(post.json<{ message: string }>().message).toBe('the server does not allow this method on the requested resource');
+    expect((await json('PUT', '/apis/example.com/v1/namespaces/a/widgets', {})).statusCode).toBe(405);
+    expect((await json('PATCH', '/apis/example.com/v1/namespaces/a/widgets', {})).statusCode).toBe(405);
+    expect((await json('DELETE', '/apis/example.com/v1/widgets')).statusCode).toBe(405);
+    expect((await json('POST', '/apis/example.com/v1/widgets', {})).statusCode).toBe(405);
+    expect((await json('GET', '/apis/example.com/v1/widgets/w')).statusCode).toBe(404);
   });
 });

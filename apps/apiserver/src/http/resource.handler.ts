@@ -19,7 +19,8 @@ import {
 import { decodeBody, encodeObject, encodeList, type WireCodecs } from './codec.js';
 import { negotiateOutput } from './negotiation.js';
 import { serveWatch } from './watch.handler.js';
-import { DeleteOptionsQueryDto, GetOptionsDto, ListOptionsDto, validateOptions, WriteOptionsDto, type Query } from './options.dto.js';
+import { DeleteOptionsQueryDto, GetOptionsDto, ListOptionsDto, validateOptions, WriteOptionsDto, type Query, type WriteOptionsKind } from './options.dto.js';
+import { checkPathVerb, methodNotAllowed, pathShape } from './path-verbs.js';
 import { namespaceIsTheObject, type RequestInfo } from './request-info.js';
 import type { UserInfo } from '@app/auth';
 
@@ -36,8 +37,9 @@ export interface ResourceHandlerDeps {
   bookmarkIntervalMs: number;
 }
 
+/** `pretty` as kube reads it: strconv.ParseBool's true values; anything else is false, never an error. */
 function isTrue(v: string | undefined): boolean {
-  return v === 'true' || v === '1';
+  return v !== undefined && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v);
 }
 
 const NOT_FOUND = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
@@ -73,15 +75,17 @@ export class ResourceHandler {
     const subDecl = subresourceOf(decl, sub);
     if (sub && !subDecl) throw NOT_FOUND();
     const verb = info.verb as Verb;
-    if (!(subDecl ? subDecl.verbs : verbsOf(decl)).includes(verb)) {
-      throw Errors.methodNotAllowed(verb, { group: decl.group, resource: decl.plural });
-    }
-    if (decl.namespaced) {
-      // A namespaced kind needs a namespace for everything but list/watch across all namespaces.
-      if (!info.namespace && !(verb === 'list' || verb === 'watch')) throw NOT_FOUND();
-    } else if (info.namespace && !namespaceIsTheObject(info)) {
-      throw NOT_FOUND();
-    }
+    // The route table first (path-verbs.ts): a path that names nothing is 404, a method the
+    // path has no route for 405, before any option or body is looked at.
+    const shape = pathShape({
+      namespaced: decl.namespaced,
+      namespace: info.namespace,
+      name: info.name,
+      subresource: sub,
+      namespaceIsObject: namespaceIsTheObject(info),
+    });
+    if (!shape) throw NOT_FOUND();
+    checkPathVerb(shape, verb, subDecl ? subDecl.verbs : verbsOf(decl));
     const ns = decl.namespaced ? info.namespace : '';
     const store = this.deps.storeFor(decl);
     const pretty = isTrue(query.pretty);
@@ -91,8 +95,8 @@ export class ResourceHandler {
     const fieldManager = fieldManagerFor(query.fieldManager, req.headers['user-agent']);
     const accept = req.headers.accept;
     const includeObject = query.includeObject;
-    const writeOptions = () => {
-      const p = validateOptions(WriteOptionsDto, query).toParams(dryRunAll);
+    const writeOptions = (kind: WriteOptionsKind, apply = false) => {
+      const p = validateOptions(WriteOptionsDto, query).toParams(dryRunAll, kind, apply);
       ctx.dryRun = p.dryRun;
       return p;
     };
@@ -130,7 +134,7 @@ export class ResourceHandler {
           protobufOk,
         );
       case 'create': {
-        const params = writeOptions();
+        const params = writeOptions('CreateOptions');
         const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
         const body = decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufOk);
         const obj = await store.create(ns, body.value as KubeObject, {
@@ -143,7 +147,7 @@ export class ResourceHandler {
         return this.send(reply, 201, enc.contentType, enc.body, ctx);
       }
       case 'update': {
-        const params = writeOptions();
+        const params = writeOptions('UpdateOptions');
         const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
         const body = decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufOk);
         const res = await store.update(ns, info.name, body.value as KubeObject, {
@@ -157,9 +161,9 @@ export class ResourceHandler {
         return this.send(reply, res.created ? 201 : 200, enc.contentType, enc.body, ctx);
       }
       case 'patch': {
-        const params = writeOptions();
-        const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
         const ct = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+        const params = writeOptions('PatchOptions', ct === 'application/apply-patch+yaml');
+        const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
         if (ct === 'application/apply-patch+yaml') {
           let intent: { value: unknown; duplicates: string[] };
           try {
@@ -232,7 +236,7 @@ export class ResourceHandler {
         return this.send(reply, 200, 'application/json', JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }), ctx);
       }
       default:
-        throw Errors.methodNotAllowed(verb, { group: decl.group, resource: decl.plural });
+        throw methodNotAllowed();
     }
   }
 
@@ -262,7 +266,7 @@ export class ResourceHandler {
     ns: string,
     name: string,
     ctx: RequestContext,
-    writeOptions: () => unknown,
+    writeOptions: (kind: WriteOptionsKind) => unknown,
     pretty: boolean,
   ): Promise<void> {
     const fmt = negotiateOutput(req.headers.accept, false, { allowTable: false });
@@ -271,14 +275,14 @@ export class ResourceHandler {
     let code = 200;
     if (verb === 'get' && rest.get) out = await rest.get(ns, name, ctx);
     else if (verb === 'create' && rest.create) {
-      writeOptions();
+      writeOptions('CreateOptions');
       out = await rest.create(ns, name, body(), ctx);
       code = 201;
     } else if (verb === 'update' && rest.update) {
-      writeOptions();
+      writeOptions('UpdateOptions');
       out = await rest.update(ns, name, body(), ctx);
     }
-    if (!out) throw Errors.methodNotAllowed(verb, { group: decl.group, resource: decl.plural });
+    if (!out) throw methodNotAllowed();
     const enc = encodeObject(this.deps.codecs, decl, out, fmt, pretty);
     return this.send(reply, code, enc.contentType, enc.body, ctx);
   }

@@ -3,12 +3,34 @@
  * own errors included) and written as a `Status` body.
  */
 import type { FastifyReply } from 'fastify';
-import { Errors, StatusError } from '@app/apimachinery';
+import { stringify as yamlStringify } from 'yaml';
+import { encodeProtobuf, Errors, StatusError } from '@app/apimachinery';
+import { negotiateOutput, PROTOBUF, YAML_TYPE } from './negotiation.js';
 
-/** Writes `err` as a JSON Status with its code and headers. */
+/**
+ * Writes `err` as a Status with its code and headers, in the media type the request accepts
+ * (kube's ErrorNegotiated): protobuf for a client that accepts only protobuf, YAML for one that
+ * accepts only YAML, JSON otherwise (and whenever nothing it lists can carry a Status).
+ */
 export function sendStatus(reply: FastifyReply, err: StatusError): void {
   if (err.headers) for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-  reply.code(err.code).header('Content-Type', 'application/json').send(JSON.stringify(err.toStatus()));
+  const status = err.toStatus() as unknown as Record<string, unknown>;
+  let kind = 'json';
+  try {
+    kind = negotiateOutput(reply.request?.headers.accept, true, { allowTable: false }).kind;
+  } catch {
+    // Nothing acceptable (the 406 itself): JSON.
+  }
+  if (kind === 'protobuf') {
+    reply
+      .code(err.code)
+      .header('Content-Type', PROTOBUF)
+      .send(Buffer.from(encodeProtobuf({ ...status, apiVersion: 'v1', kind: 'Status' } as never)));
+  } else if (kind === 'yaml') {
+    reply.code(err.code).header('Content-Type', YAML_TYPE).send(yamlStringify(status));
+  } else {
+    reply.code(err.code).header('Content-Type', 'application/json').send(JSON.stringify(status));
+  }
 }
 
 /** The 404 of a path nothing serves. */

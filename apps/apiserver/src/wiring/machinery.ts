@@ -41,8 +41,10 @@ export function createMachinery(): Machinery {
     applyDefaults: (obj, schema) => {
       applyDefaults(obj, schema);
     },
-    validateObjectMetaCreate: (meta, namespaced) => validateObjectMetaCreate(meta, { namespaced }),
-    validateObjectMetaUpdate: (meta, old) => validateObjectMetaUpdate(meta, old),
+    // Every served kind is built in, so core's ValidateObjectMeta applies: an unqualified
+    // finalizer must be a standard one (validateKubeFinalizerName).
+    validateObjectMetaCreate: (meta, namespaced) => validateObjectMetaCreate(meta, { namespaced, kubeFinalizers: true }),
+    validateObjectMetaUpdate: (meta, old) => validateObjectMetaUpdate(meta, old, { kubeFinalizers: true }),
     generateName: (base) => generateName(base),
     parseLabelSelector: (s) => {
       const sel = parseLabelSelector(s);

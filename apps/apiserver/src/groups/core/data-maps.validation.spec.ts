@@ -17,7 +17,7 @@ describe('data map rules', () => {
       { field: 'binaryData', decode: (v: unknown) => Buffer.from(String(v), 'base64').length },
     ];
     const dup = validateDataMaps({ metadata: {}, data: { k: 'v' }, binaryData: { k: 'aGk=' } }, maps);
-    expect(dup).toEqual([{ type: 'FieldValueInvalid', field: 'binaryData[k]', value: 'k', detail: 'duplicate of key present in data' }]);
+    expect(dup).toEqual([{ type: 'FieldValueInvalid', field: 'data[k]', value: 'k', detail: 'duplicate of key present in binaryData' }]);
     const big = validateDataMaps({ metadata: {}, data: { a: 'x'.repeat(MAX_DATA_BYTES), b: 'y' } }, maps);
     expect(big).toEqual([{ type: 'FieldValueTooLong', field: '', detail: `must have at most ${MAX_DATA_BYTES} bytes` }]);
     expect(validateDataMaps({ metadata: {}, data: { a: 'x'.repeat(MAX_DATA_BYTES) } }, maps)).toEqual([]);

@@ -31,18 +31,17 @@ export interface DataMap {
 /** Key rules, overlap of the maps and the total size limit, for ConfigMap and Secret. */
 export function validateDataMaps(obj: KubeObject, maps: DataMap[]): FieldError[] {
   const errs: FieldError[] = [];
-  const seen = new Map<string, string>();
   let total = 0;
-  for (const m of maps) {
+  maps.forEach((m, i) => {
     for (const [k, v] of Object.entries(asMap(obj[m.field]))) {
       const e = configMapKeyError(k);
       if (e) errs.push({ type: 'FieldValueInvalid', field: `${m.field}[${k}]`, value: k, detail: e });
-      const other = seen.get(k);
-      if (other) errs.push({ type: 'FieldValueInvalid', field: `${m.field}[${k}]`, value: k, detail: `duplicate of key present in ${other}` });
-      seen.set(k, m.field);
+      // As ValidateConfigMap: the key of the first map is reported, naming the map it repeats in.
+      const later = maps.slice(i + 1).find((o) => Object.prototype.hasOwnProperty.call(asMap(obj[o.field]), k));
+      if (later) errs.push({ type: 'FieldValueInvalid', field: `${m.field}[${k}]`, value: k, detail: `duplicate of key present in ${later.field}` });
       total += m.decode(v);
     }
-  }
+  });
   if (total > MAX_DATA_BYTES) {
     errs.push({ type: 'FieldValueTooLong', field: maps.length > 1 ? '' : maps[0].field, detail: `must have at most ${MAX_DATA_BYTES} bytes` });
   }

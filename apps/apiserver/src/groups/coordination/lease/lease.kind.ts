@@ -17,6 +17,12 @@ export const leaseKind: KindDeclaration = {
   schema: LeaseSchema,
   protobufMessage: 'k8s.io.api.coordination.v1.Lease',
   strategy: leaseStrategy,
+  // PUT to a missing Lease creates it (leaseStrategy.AllowCreateOnUpdate): leader election relies on it.
+  allowCreateOnUpdate: true,
+  // leaseStrategy sets no generation.
+  generation: 'none',
+  // leaseStrategy.AllowUnconditionalUpdate is false: a PUT must carry resourceVersion.
+  allowUnconditionalUpdate: false,
   // kubectl get leases: NAME HOLDER AGE (pkg/printers/internalversion printLease).
   tableColumns: [
     {

@@ -7,7 +7,7 @@ describe('ConfigMap strategy', () => {
   it('validates keys across data and binaryData', () => {
     expect(configMapStrategy.validate!({ metadata: { name: 'c' }, data: { ok: 'v' }, binaryData: { 'b.bin': 'aGk=' } }, ctx)).toEqual([]);
     const errs = configMapStrategy.validate!({ metadata: { name: 'c' }, data: { 'bad key': 'v', k: 'v' }, binaryData: { k: 'aGk=' } }, ctx);
-    expect(errs.map((e) => e.field)).toEqual(['data[bad key]', 'binaryData[k]']);
+    expect(errs.map((e) => e.field)).toEqual(['data[bad key]', 'data[k]']);
   });
 
   it('refuses changing data or binaryData of an immutable config map, but allows metadata changes', () => {

@@ -6,6 +6,7 @@ import { ageOf, humanDuration, type KindDeclaration } from '@app/registry';
 import { asMap, str } from '../core.helpers.js';
 import { EventSchema } from './event.schema.js';
 import type { KubeObject } from '@app/apimachinery';
+import { eventStrategy } from './event.strategy.js';
 
 /** When an event was last seen: series, lastTimestamp, eventTime, then creation. */
 function eventTime(o: KubeObject): string | undefined {
@@ -24,6 +25,9 @@ export const eventKind: KindDeclaration = {
   namespaced: true,
   schema: EventSchema,
   protobufMessage: 'k8s.io.api.core.v1.Event',
+  strategy: eventStrategy,
+  // PUT to a missing Event creates it (eventStrategy.AllowCreateOnUpdate).
+  allowCreateOnUpdate: true,
   tableColumns: [
     {
       name: 'Last Seen',

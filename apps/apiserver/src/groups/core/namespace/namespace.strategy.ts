@@ -3,8 +3,8 @@
  * spec.finalizers only through the finalize subresource, DNS-label names, phase Terminating on
  * delete, and the built-in namespaces cannot be deleted.
  */
-import { Errors } from '@app/apimachinery';
-import type { Strategy } from '@app/registry';
+import { Errors, validateKubeFinalizerNames, type FieldError, type KubeObject } from '@app/apimachinery';
+import { FINALIZE_STRATEGY, STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 
 /** Namespaces whose delete is refused (Kubernetes' namespace lifecycle admission). */
@@ -53,5 +53,41 @@ export const namespaceStrategy: Strategy = {
     if (UNDELETABLE_NAMESPACES.includes(name)) {
       throw Errors.forbidden({ group: '', resource: 'namespaces' }, name, 'this namespace may not be deleted');
     }
+  },
+};
+
+/**
+ * The namespace's /status (ValidateNamespaceStatusUpdate): the phase follows deletion, Active
+ * while deletionTimestamp is empty and Terminating once it is set, so a client cannot mark a
+ * live namespace Terminating (which would refuse every create in it). An empty phase is
+ * defaulted to Active first (SetDefaults_NamespaceStatus).
+ */
+export const namespaceStatusStrategy: SubresourceStrategy = {
+  prepareForUpdate(obj, old, ctx) {
+    STATUS_STRATEGY.prepareForUpdate(obj, old, ctx);
+    const status = asMap(obj.status);
+    if (!status.phase) obj.status = { ...status, phase: 'Active' };
+  },
+  validateUpdate(obj: KubeObject): FieldError[] {
+    const phase = asMap(obj.status).phase;
+    const deleting = obj.metadata.deletionTimestamp !== undefined && obj.metadata.deletionTimestamp !== null;
+    if (!deleting && phase !== 'Active') {
+      return [{ type: 'FieldValueInvalid', field: 'status.Phase', value: phase, detail: "may only be 'Active' if `deletionTimestamp` is empty" }];
+    }
+    if (deleting && phase !== 'Terminating') {
+      return [{ type: 'FieldValueInvalid', field: 'status.Phase', value: phase, detail: "may only be 'Terminating' if `deletionTimestamp` is not empty" }];
+    }
+    return [];
+  },
+};
+
+/**
+ * The namespace's /finalize (ValidateNamespaceFinalizeUpdate): every spec.finalizers entry is a
+ * qualified name, and an unqualified one must be a standard finalizer (`kubernetes`, ...).
+ */
+export const namespaceFinalizeStrategy: SubresourceStrategy = {
+  prepareForUpdate: FINALIZE_STRATEGY.prepareForUpdate,
+  validateUpdate(obj: KubeObject): FieldError[] {
+    return validateKubeFinalizerNames(asMap(obj.spec).finalizers, 'spec.finalizers');
   },
 };

@@ -19,6 +19,8 @@ export const priorityClassKind: KindDeclaration = {
   schema: PriorityClassSchema,
   protobufMessage: 'k8s.io.api.scheduling.v1.PriorityClass',
   strategy: priorityClassStrategy,
+  // priorityClassStrategy.PrepareForCreate sets generation 1; nothing bumps it.
+  generation: 'create',
   tableColumns: [
     { name: 'Value', type: 'integer', priority: 0, description: 'The priority pods of this class receive', cell: (o) => o.value ?? 0 },
     {

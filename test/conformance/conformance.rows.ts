@@ -1,0 +1,14 @@
+/** Every group of the conformance table, in the order docs/conformance.md lists them. */
+import type { RowGroup } from './conformance.types.js';
+import { APPLY_ROWS } from './apply.rows.js';
+import { DELETES } from './delete.rows.js';
+import { FIXES } from './fixes.rows.js';
+import { KINDS } from './kinds.rows.js';
+import { NEGOTIATION } from './negotiation.rows.js';
+import { OPTIONS } from './options.rows.js';
+import { PATHS } from './paths.rows.js';
+import { READS } from './read.rows.js';
+import { WRITES } from './write.rows.js';
+
+/** The groups. */
+export const GROUPS: RowGroup[] = [FIXES, PATHS, OPTIONS, WRITES, READS, NEGOTIATION, APPLY_ROWS, DELETES, KINDS];
