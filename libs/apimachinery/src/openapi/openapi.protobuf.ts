@@ -86,6 +86,22 @@ const externalDocs = (v: Json): Msg | undefined =>
   isObj(v) ? { ...pick(v, { description: ['description', str], url: ['url', str] }), vendor_extension: extensions(v) } : undefined;
 const anyList = (v: Json): Msg[] | undefined => (Array.isArray(v) ? v.map(any) : undefined);
 
+/** JSON Schema's validation keywords, under the names every gnostic message that has them uses. */
+const VALIDATION_KEYWORDS: Record<string, [string, (v: Json) => unknown]> = {
+  multipleOf: ['multiple_of', num],
+  maximum: ['maximum', num],
+  exclusiveMaximum: ['exclusive_maximum', bool],
+  minimum: ['minimum', num],
+  exclusiveMinimum: ['exclusive_minimum', bool],
+  maxLength: ['max_length', num],
+  minLength: ['min_length', num],
+  pattern: ['pattern', str],
+  maxItems: ['max_items', num],
+  minItems: ['min_items', num],
+  uniqueItems: ['unique_items', bool],
+  enum: ['enum', anyList],
+};
+
 /** The validation keywords shared by parameters, headers and primitive items. */
 function primitiveFields(o: Obj): Msg {
   return pick(o, {
@@ -94,18 +110,7 @@ function primitiveFields(o: Obj): Msg {
     items: ['items', primitivesItems],
     collectionFormat: ['collection_format', str],
     default: ['default', any],
-    maximum: ['maximum', num],
-    exclusiveMaximum: ['exclusive_maximum', bool],
-    minimum: ['minimum', num],
-    exclusiveMinimum: ['exclusive_minimum', bool],
-    maxLength: ['max_length', num],
-    minLength: ['min_length', num],
-    pattern: ['pattern', str],
-    maxItems: ['max_items', num],
-    minItems: ['min_items', num],
-    uniqueItems: ['unique_items', bool],
-    enum: ['enum', anyList],
-    multipleOf: ['multiple_of', num],
+    ...VALIDATION_KEYWORDS,
   });
 }
 
@@ -121,21 +126,10 @@ function schema(v: Json): Msg {
     title: ['title', str],
     description: ['description', str],
     default: ['default', any],
-    multipleOf: ['multiple_of', num],
-    maximum: ['maximum', num],
-    exclusiveMaximum: ['exclusive_maximum', bool],
-    minimum: ['minimum', num],
-    exclusiveMinimum: ['exclusive_minimum', bool],
-    maxLength: ['max_length', num],
-    minLength: ['min_length', num],
-    pattern: ['pattern', str],
-    maxItems: ['max_items', num],
-    minItems: ['min_items', num],
-    uniqueItems: ['unique_items', bool],
+    ...VALIDATION_KEYWORDS,
     maxProperties: ['max_properties', num],
     minProperties: ['min_properties', num],
     required: ['required', strs],
-    enum: ['enum', anyList],
     additionalProperties: ['additional_properties', (a) => (typeof a === 'boolean' ? { boolean: a } : isObj(a) ? { schema: schema(a) } : undefined)],
     type: ['type', (t) => (typeof t === 'string' ? { value: [t] } : Array.isArray(t) ? { value: strs(t) } : undefined)],
     items: ['items', (i) => (Array.isArray(i) ? { schema: i.map(schema) } : isObj(i) ? { schema: [schema(i)] } : undefined)],
