@@ -27,13 +27,13 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, request as undiciRequest } from 'undici7';
 import { haproxyConfig } from '../../cluster/haproxy.js';
 import { clusterTopology, findExecutable } from '../../cluster/launcher.js';
 import { createPki } from '@app/pki';
 import { delay, getFreePort, startServer, type HttpTarget, type ServerHandle } from '../support/server.js';
 import { prerequisite, recordUncovered } from '../support/prereq.js';
-import { faultKinds, loopbackNetwork, netnsNetwork, type FaultKind, type Network } from './chaos.network.js';
+import { closeCtlAgents, ctl, isOk, metric, quantile, type CtlResponse, type FaultRecord, type ListObj } from './chaos.client.js';
+import { faultKinds, loopbackNetwork, netnsNetwork, type Network } from './chaos.network.js';
 import { pause, resume } from './faults.js';
 import { checkHistory, formatFailure, type KeyOp } from './linearizability.js';
 import { checkWatch, nowNs, runWorkload, startWatcher, type RecordedOp, type Watcher } from './workload.js';
@@ -63,89 +63,6 @@ const ENV: Record<string, string> = {
   KAPI_SNAPSHOT_COUNT: String(SNAPSHOT_COUNT),
   KAPI_SNAPSHOT_CATCHUP_ENTRIES: String(SNAPSHOT_CATCHUP),
 };
-
-/** One injected fault and what was measured around it. */
-interface FaultRecord {
-  readonly kind: FaultKind;
-  readonly round: number;
-  readonly node: string;
-  /** ns since origin: injection, and the end of the settle phase after healing. */
-  readonly start: number;
-  end: number;
-  /** Injection to the first acknowledged write called after it (ms). */
-  firstWriteMs?: number;
-  /** Ops with an unknown outcome or not served (timeouts, 5xx, refused) called during the fault. */
-  failed: number;
-  /** Statuses of Most Recent reads sent to the minority side (must never be 200). */
-  readonly minorityReads: Array<number | string>;
-  /** `PUT 504`-style results of writes sent to the minority side about an object it has not
-   * seen (must never be 200, 404 or 409: any definite answer there is made without a quorum). */
-  readonly minorityWrites: string[];
-  notes: string[];
-}
-
-// -------------------------------------------------------------------------------------------
-// Control-plane requests of the test itself: a private pool per target, so that a ServerHandle
-// stop (which destroys the harness's shared pools) never cuts them, and every call is bounded.
-
-const ctlAgents = new Map<string, Agent>();
-function ctlAgent(t: HttpTarget): Agent {
-  let a = ctlAgents.get(t.url);
-  if (a === undefined) {
-    a = new Agent({ connect: { ca: t.caPem, cert: t.adminCertPem, key: t.adminKeyPem }, keepAliveTimeout: 5_000 });
-    ctlAgents.set(t.url, a);
-  }
-  return a;
-}
-
-interface CtlResponse {
-  readonly status: number;
-  readonly text: string;
-  json<T>(): T;
-}
-
-/** One bounded request; a transport failure or timeout is answered as status = error code. */
-async function ctl(t: HttpTarget, method: string, path: string, opts: { body?: unknown; timeoutMs?: number } = {}): Promise<CtlResponse | { status: string }> {
-  const timeoutMs = opts.timeoutMs ?? 3000;
-  try {
-    const res = await undiciRequest(new URL(path, t.url), {
-      method,
-      headers: opts.body !== undefined ? { 'content-type': 'application/json' } : {},
-      ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-      dispatcher: ctlAgent(t),
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = await res.body.text();
-    return { status: res.statusCode, text, json: <T>() => JSON.parse(text) as T };
-  } catch (e) {
-    const err = e as { code?: string; name?: string; cause?: { code?: string } };
-    return { status: err.code ?? err.cause?.code ?? err.name ?? 'error' };
-  }
-}
-
-function isOk(r: CtlResponse | { status: string }): r is CtlResponse {
-  return typeof r.status === 'number';
-}
-
-async function metric(t: HttpTarget, name: string): Promise<number> {
-  const r = await ctl(t, 'GET', '/metrics');
-  if (!isOk(r) || r.status !== 200) return NaN;
-  const line = r.text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line !== undefined ? Number(line.split(' ')[1]) : NaN;
-}
-
-/** Nearest-rank quantile of ascending values (p50 of [a, b] is a). */
-function quantile(sorted: readonly number[], q: number): number | undefined {
-  if (sorted.length === 0) return undefined;
-  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
-}
-
-interface ListObj {
-  metadata: { resourceVersion: string; continue?: string };
-  items: Array<{ metadata: { name: string; resourceVersion: string }; data?: Record<string, string> }>;
-}
 
 describe('three-node chaos', () => {
   let dir = '';
@@ -257,7 +174,7 @@ describe('three-node chaos', () => {
     }
     process.removeListener('exit', killHaproxy);
     await network?.cleanup();
-    await Promise.all([...ctlAgents.values()].map((a) => a.destroy().catch(() => undefined)));
+    await closeCtlAgents();
     if (dir !== '') await fs.rm(dir, { recursive: true, force: true });
   }, 60_000);
 

@@ -15,6 +15,7 @@ import { ClassicLevel } from 'classic-level';
 import { writeBatch } from '@app/level';
 import { EventBus, type EventListener } from './event.bus.js';
 import { MvccCompactor } from './mvcc.compactor.js';
+import { WRITE_BUFFER_BYTES, type MvccStoreOptions } from './mvcc.options.js';
 import { type BatchOp, type Db, type Snapshot, EVENTS, LATEST, META_APPLIED, META_COMPACTED, META_IMPORTING, META_REV } from './mvcc.keyspace.js';
 import { clearExcept, decodeLatest, encodeEventRef, encodeHistory, encodeLatest, hex, historyKey, readLiveKeys } from './mvcc.keyspace.js';
 import { KeyIndex } from './mvcc.key-index.js';
@@ -31,26 +32,6 @@ import {
 } from './mvcc.snapshot-format.js';
 import { RevisionWaiters } from './mvcc.revision-waiters.js';
 import { MvccError, validateCommand, type ApplyEntry, type KeyValue, type MvccEvent, type OpResult, type TxnCommand, type TxnResult } from './mvcc.types.js';
-
-/**
- * LevelDB memtable size (default 4 MiB). Larger memtables mean fewer, larger level-0 flushes and
- * less merging work for the background compaction thread, which on the 3-node bench on 2 cores
- * was a tenth of the CPU. Costs up to twice this in memory (the memtable being flushed too).
- */
-const WRITE_BUFFER_BYTES = 32 * 1024 * 1024;
-
-/** Options of `MvccStore.open`. */
-export interface MvccStoreOptions {
-  /** Pre-built database (tests); otherwise one is opened at `dir`. */
-  db?: Db;
-  /** Most entries the latest-value cache holds (default 50,000). */
-  cacheMaxEntries?: number;
-  /**
-   * Keep the live keys in memory (default true; see MvccStore.liveKeys). Off, every write of a
-   * key missing from the latest-value cache reads LevelDB first, and ranges count no remaining.
-   */
-  keyIndex?: boolean;
-}
 
 /**
  * A multi-version key-value store whose state changes only by applying numbered commands.
