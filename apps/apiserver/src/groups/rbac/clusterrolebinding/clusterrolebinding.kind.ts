@@ -1,0 +1,22 @@
+/** rbac.authorization.k8s.io/v1 ClusterRoleBinding: its declaration, with kubectl's binding columns. */
+import type { KindDeclaration } from '@app/registry';
+import { BINDING_COLUMNS } from '../rbac.columns.js';
+import { RBAC_GROUP } from '../rbac.schema.js';
+import { ClusterRoleBindingSchema } from './clusterrolebinding.schema.js';
+import { clusterRoleBindingStrategy } from './clusterrolebinding.strategy.js';
+
+/** The ClusterRoleBinding declaration. */
+export const clusterRoleBindingKind: KindDeclaration = {
+  group: RBAC_GROUP,
+  version: 'v1',
+  kind: 'ClusterRoleBinding',
+  plural: 'clusterrolebindings',
+  singular: 'clusterrolebinding',
+  namespaced: false,
+  nameValidation: 'pathSegment',
+  schema: ClusterRoleBindingSchema,
+  protobufMessage: 'k8s.io.api.rbac.v1.ClusterRoleBinding',
+  strategy: clusterRoleBindingStrategy,
+  generation: 'none',
+  tableColumns: BINDING_COLUMNS,
+};
