@@ -4,3 +4,4 @@ export * from './forbidden.message.js';
 export * from './rbac.rules.js';
 export * from './rbac.policy.js';
 export * from './rbac.authorizer.js';
+export * from './rbac.aggregation.js';

@@ -3,6 +3,7 @@
  * (pkg/printers/internalversion clusterRoleColumnDefinitions), the table's default columns.
  */
 import type { KindDeclaration } from '@app/registry';
+import { BOOTSTRAP_CLUSTER_ROLES } from '../rbac.bootstrap-policy.js';
 import { RBAC_GROUP } from '../rbac.schema.js';
 import { ClusterRoleSchema } from './clusterrole.schema.js';
 import { clusterRoleStrategy } from './clusterrole.strategy.js';
@@ -20,4 +21,6 @@ export const clusterRoleKind: KindDeclaration = {
   protobufMessage: 'k8s.io.api.rbac.v1.ClusterRole',
   strategy: clusterRoleStrategy,
   generation: 'none',
+  // The bootstrap policy, created at first start as kube-apiserver creates it.
+  initialObjects: BOOTSTRAP_CLUSTER_ROLES.map((o) => structuredClone(o)),
 };
