@@ -104,4 +104,50 @@ describe('RBAC', () => {
     expect(r.stderr).toContain('roleRef: Invalid value');
     expect(r.stderr).toContain('cannot change roleRef');
   });
+
+  it('refuses escalation: a role granting more than alice holds, a binding to a stronger role; escalate and bind allow it', async () => {
+    await kubectl(server, [
+      'create',
+      'role',
+      'rbac-admin',
+      '-n',
+      'team',
+      '--verb=create,get,list,update,patch,delete',
+      '--resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io',
+    ]);
+    await kubectl(server, ['create', 'rolebinding', 'alice-rbac', '-n', 'team', '--role=rbac-admin', '--user=alice']);
+    await eventuallyAllowed(['get', 'roles', '-n', 'team']);
+    // Within what she holds (get/list configmaps in team) she may grant; `*` would include escalate and bind.
+    await kubectl(server, ['--kubeconfig', alice, 'create', 'role', 'cm-get', '-n', 'team', '--verb=get', '--resource=configmaps']);
+    const role = await kubectl(server, ['--kubeconfig', alice, 'create', 'role', 'secrets', '-n', 'team', '--verb=get,list', '--resource=secrets'], {
+      expectFail: true,
+    });
+    expect(role.stderr).toContain(
+      'Error from server (Forbidden): roles.rbac.authorization.k8s.io "secrets" is forbidden: user "alice" (groups=["dev" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get" "list"]}',
+    );
+    const binding = await kubectl(
+      server,
+      ['--kubeconfig', alice, 'create', 'rolebinding', 'bob-admin', '-n', 'team', '--clusterrole=cluster-admin', '--user=bob'],
+      {
+        expectFail: true,
+      },
+    );
+    expect(binding.stderr).toContain(
+      'rolebindings.rbac.authorization.k8s.io "bob-admin" is forbidden: user "alice" (groups=["dev" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:',
+    );
+    await kubectl(server, ['--kubeconfig', alice, 'create', 'rolebinding', 'bob-cm', '-n', 'team', '--role=cm-get', '--user=bob']);
+    // The escalate and bind verbs lift the check.
+    await kubectl(server, [
+      'create',
+      'role',
+      'escalator',
+      '-n',
+      'team',
+      '--verb=escalate,bind',
+      '--resource=roles.rbac.authorization.k8s.io,clusterroles.rbac.authorization.k8s.io',
+    ]);
+    await kubectl(server, ['create', 'rolebinding', 'alice-escalate', '-n', 'team', '--role=escalator', '--user=alice']);
+    await eventuallyAllowed(['create', 'role', 'secrets', '-n', 'team', '--verb=get,list', '--resource=secrets']);
+    await kubectl(server, ['--kubeconfig', alice, 'create', 'rolebinding', 'bob-admin', '-n', 'team', '--clusterrole=cluster-admin', '--user=bob']);
+  });
 });

@@ -5,3 +5,4 @@ export * from './rbac.rules.js';
 export * from './rbac.policy.js';
 export * from './rbac.authorizer.js';
 export * from './rbac.aggregation.js';
+export * from './rbac.escalation.js';
