@@ -113,11 +113,11 @@ describe('start-up refusals', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('--authorization-mode=RBAC is refused with the flag named, before anything starts', async () => {
+  it('--authorization-mode=Node is refused with the flag named, before anything starts', async () => {
     const port = await getFreePort();
-    const r = await runToExit(['--data-dir', join(dir, 'rbac'), '--secure-port', String(port), '--authorization-mode=RBAC']);
+    const r = await runToExit(['--data-dir', join(dir, 'node'), '--secure-port', String(port), '--authorization-mode=Node']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('error: --authorization-mode=RBAC: authorization mode "RBAC" is not built into this server');
+    expect(r.stderr).toContain('error: --authorization-mode=Node: authorization mode "Node" is not built into this server');
   });
 
   it('an out-of-bounds KAPI_ variable is refused with the variable named', async () => {

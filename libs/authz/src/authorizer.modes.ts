@@ -5,6 +5,8 @@
  */
 import { PRIVILEGED_GROUP } from '@app/auth';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.port.js';
+import { RBACAuthorizer } from './rbac.authorizer.js';
+import type { RbacPolicy } from './rbac.policy.js';
 
 const ALLOW: AuthorizationDecision = Object.freeze({ decision: 'Allow' });
 
@@ -47,22 +49,31 @@ export class AuthorizerUnion implements Authorizer {
   }
 }
 
+/** What modes with a policy read: the RBAC policy the server keeps current from storage. */
+export interface AuthorizationModeContext {
+  rbac?: RbacPolicy;
+}
+
 /** The authorization modes this build can run, by their `--authorization-mode` names. */
-export const AUTHORIZATION_MODES: Record<string, () => Authorizer> = {
+export const AUTHORIZATION_MODES: Record<string, (ctx: AuthorizationModeContext) => Authorizer> = {
   AlwaysAllow: () => new AlwaysAllowAuthorizer(),
   AlwaysDeny: () => new AlwaysDenyAuthorizer(),
+  RBAC: (ctx) => {
+    if (!ctx.rbac) throw new Error('--authorization-mode: RBAC needs the RBAC policy of the server');
+    return new RBACAuthorizer(ctx.rbac);
+  },
 };
 
 /**
  * The authorizer for an `--authorization-mode` list: system:masters first, then the modes in
  * order. Throws on a mode this build does not have.
  */
-export function authorizerForModes(modes: readonly string[]): Authorizer {
+export function authorizerForModes(modes: readonly string[], ctx: AuthorizationModeContext = {}): Authorizer {
   const list = modes.map((name) => {
     const make = AUTHORIZATION_MODES[name];
     if (!make)
       throw new Error(`--authorization-mode: unsupported mode ${JSON.stringify(name)}; this build supports ${Object.keys(AUTHORIZATION_MODES).join(', ')}`);
-    return make();
+    return make(ctx);
   });
   return new AuthorizerUnion([new PrivilegedGroupAuthorizer(), ...list]);
 }

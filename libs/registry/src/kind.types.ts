@@ -115,6 +115,11 @@ export interface KindDeclaration {
   shortNames?: string[];
   categories?: string[];
   namespaced: boolean;
+  /**
+   * The rule of metadata.name: DNS subdomain (the default) or `pathSegment` (path.IsValidPathSegmentName,
+   * RBAC's rule: anything but '.', '..', '/' and '%', so names like `system:basic-user` work).
+   */
+  nameValidation?: 'dnsSubdomain' | 'pathSegment';
   /** OpenAPI v3 structural schema of the whole object (apiVersion, kind, metadata, ...). */
   schema: JSONSchemaProps;
   /** Fully-qualified protobuf message name, e.g. 'k8s.io.api.core.v1.ConfigMap'; absent = JSON only. */

@@ -30,7 +30,8 @@ export interface Machinery {
   prune(obj: unknown, schema: JSONSchemaProps): void;
   /** Sets schema defaults where absent (in place). */
   applyDefaults(obj: unknown, schema: JSONSchemaProps): void;
-  validateObjectMetaCreate(meta: Record<string, unknown>, namespaced: boolean): FieldError[];
+  /** `pathSegmentNames`: the kind's names follow path.IsValidPathSegmentName instead of DNS subdomain. */
+  validateObjectMetaCreate(meta: Record<string, unknown>, namespaced: boolean, pathSegmentNames?: boolean): FieldError[];
   validateObjectMetaUpdate(meta: Record<string, unknown>, old: Record<string, unknown>): FieldError[];
   /** `base` + 5 random characters, truncated to stay a valid name. */
   generateName(base: string): string;

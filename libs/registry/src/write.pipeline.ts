@@ -117,7 +117,7 @@ export class WritePipeline {
     const ctx = step.opts.ctx;
     const errs: FieldError[] = [];
     if (old) errs.push(...m.validateObjectMetaUpdate(obj.metadata, old.metadata));
-    else if (!this.decl.rest) errs.push(...m.validateObjectMetaCreate(obj.metadata, this.decl.namespaced));
+    else if (!this.decl.rest) errs.push(...m.validateObjectMetaCreate(obj.metadata, this.decl.namespaced, this.decl.nameValidation === 'pathSegment'));
     errs.push(...m.validateSchema(obj, this.decl.schema));
     const s = this.decl.strategy;
     if (old) {

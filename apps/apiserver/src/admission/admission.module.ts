@@ -13,6 +13,7 @@ import type { ServerConfig } from '../config/flags.js';
 import { ADMISSION, SERVER_CONFIG } from '../tokens.js';
 import { NamespaceLifecyclePlugin } from './namespace-lifecycle.provider.js';
 import { AdmissionPlugin } from './admission.plugin.js';
+import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
 
 /** The chain of the discovered plugins; filled in onModuleInit, before any request is served. */
 @Injectable()
@@ -36,7 +37,7 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
     const found = this.discovery
       .getProviders({ metadataKey: AdmissionPlugin.KEY })
       .map((w) => ({ meta: this.discovery.getMetadataByDecorator(AdmissionPlugin, w)!, plugin: w.instance as Admission }))
-      .filter((p) => !disabled.has(p.meta.name))
+      .filter((p) => p.meta.required === true || !disabled.has(p.meta.name))
       .sort((a, b) => a.meta.order - b.meta.order);
     this.names = found.map((p) => p.meta.name);
     this.chain = new AdmissionChain(found.map((p) => p.plugin));
@@ -55,7 +56,7 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
 @Global()
 @Module({
   imports: [DiscoveryModule],
-  providers: [DiscoveredAdmission, { provide: ADMISSION, useExisting: DiscoveredAdmission }, NamespaceLifecyclePlugin],
+  providers: [DiscoveredAdmission, { provide: ADMISSION, useExisting: DiscoveredAdmission }, NamespaceLifecyclePlugin, RbacEscalationPlugin],
   exports: [ADMISSION],
 })
 export class AdmissionModule {}

@@ -5,5 +5,8 @@
  */
 import { DiscoveryService } from '@nestjs/core';
 
-/** The decorator and its metadata. */
-export const AdmissionPlugin = DiscoveryService.createDecorator<{ name: string; order: number }>();
+/**
+ * The decorator and its metadata. `required`: part of the server's own checks (kube does them
+ * in the storage, not as a plugin), so `--disable-admission-plugins` cannot turn it off.
+ */
+export const AdmissionPlugin = DiscoveryService.createDecorator<{ name: string; order: number; required?: boolean }>();

@@ -61,18 +61,20 @@ describe('parseFlags', () => {
       expect((err as Error).message).toMatch(new RegExp(`^--${flag}=.*not built into this server.*refusing to start`));
     };
     it('--authorization-mode naming a mode that is not built', () => {
-      expectRefused(['--authorization-mode=RBAC'], 'authorization-mode');
+      expectRefused(['--authorization-mode=Node'], 'authorization-mode');
       expectRefused(['--authorization-mode', 'Node,RBAC'], 'authorization-mode');
       expectRefused(['--authorization-mode=AlwaysAllow,Webhook'], 'authorization-mode');
       expect(() => parseFlags(['--authorization-mode='])).toThrow('--authorization-mode=: give at least one authorization mode');
-      expect(() => parseFlags(['--authorization-mode=RBAC'])).toThrow(
-        'authorization mode "RBAC" is not built into this server (built: AlwaysAllow, AlwaysDeny)',
+      expect(() => parseFlags(['--authorization-mode=Node,RBAC'])).toThrow(
+        'authorization mode "Node" is not built into this server (built: AlwaysAllow, AlwaysDeny, RBAC)',
       );
       expectRefused(['--authorization-policy-file=/p.jsonl'], 'authorization-policy-file');
       expectRefused(['--authorization-webhook-config-file=/w.yaml'], 'authorization-webhook-config-file');
     });
-    it('--authorization-mode=AlwaysDeny and AlwaysAllow are accepted', () => {
+    it('--authorization-mode=AlwaysDeny, AlwaysAllow and RBAC are accepted', () => {
       expect(parseFlags(['--authorization-mode=AlwaysDeny,AlwaysAllow']).raw['authorization-mode']).toBe('AlwaysDeny,AlwaysAllow');
+      expect(parseFlags(['--authorization-mode=RBAC']).raw['authorization-mode']).toBe('RBAC');
+      expect(parseFlags(['--authorization-mode=RBAC,AlwaysDeny']).raw['authorization-mode']).toBe('RBAC,AlwaysDeny');
     });
     it('--authorization-mode=AlwaysAllow (the default of this build) is accepted', () => {
       const c = parseFlags(['--authorization-mode=AlwaysAllow']);

@@ -16,6 +16,7 @@ import { envInt } from '../config/env.js';
 import { PostStartHook, type PostStartHookProvider } from '../bootstrap/post-start-hook.js';
 import { SERVER_CONFIG, STORES, type StoreFactory } from '../tokens.js';
 import { GarbageCollectorRunner, NamespaceControllerRunner } from './builtin.controllers.js';
+import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controller.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
 
 /** Elects this node or not, and starts or stops every discovered controller accordingly. */
@@ -72,6 +73,6 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
 /** The controller manager and the built-in controllers. */
 @Module({
   imports: [DiscoveryModule],
-  providers: [ControllerManager, NamespaceControllerRunner, GarbageCollectorRunner],
+  providers: [ControllerManager, NamespaceControllerRunner, GarbageCollectorRunner, ClusterRoleAggregationRunner],
 })
 export class ControllersModule {}

@@ -4,7 +4,8 @@
  */
 import { CoordinationGroupModule } from './coordination/coordination.module.js';
 import { CoreGroupModule } from './core/core.module.js';
+import { RbacGroupModule } from './rbac/rbac.module.js';
 import { SchedulingGroupModule } from './scheduling/scheduling.module.js';
 
 /** Every group module, in the order their groups are listed in discovery. */
-export const API_GROUP_MODULES = [CoreGroupModule, CoordinationGroupModule, SchedulingGroupModule];
+export const API_GROUP_MODULES = [CoreGroupModule, CoordinationGroupModule, SchedulingGroupModule, RbacGroupModule];

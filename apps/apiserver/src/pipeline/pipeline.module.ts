@@ -4,7 +4,8 @@
  *   `*.method.ts` marked with `@AuthenticationMethod({ name, order })`: request header, x509,
  *   static token file, OIDC, webhook, then the refusal of an unaccepted bearer token;
  * - AnonymousAccess: where a request without credentials may go (`--anonymous-auth`);
- * - AUTHORIZER: the `--authorization-mode` list (default AlwaysAllow);
+ * - AUTHORIZER: the `--authorization-mode` list (default AlwaysAllow); RBAC reads the policy
+ *   RbacPolicyWatcher keeps current from storage watches;
  * - AUDIT_SINK: none (audit logging is not built; its flags are refused at start);
  * - FLOW_CONTROL: the in-flight limits (--max-requests-inflight, --max-mutating-requests-inflight).
  */
@@ -19,6 +20,7 @@ import { AUDIT_SINK, NO_AUDIT } from './audit.port.js';
 import { AuthenticationMethod } from './authentication-method.js';
 import { FLOW_CONTROL, MaxInflightFlowControl } from './flow-control.port.js';
 import { OidcMethod } from './oidc.method.js';
+import { RbacPolicyWatcher } from './rbac-policy.watcher.js';
 import { RequestHeaderMethod } from './request-header.method.js';
 import { TokenFileMethod } from './token-file.method.js';
 import { UnrecognizedBearerTokenMethod } from './unrecognized-token.method.js';
@@ -69,7 +71,12 @@ function authorizationModes(cfg: ServerConfig): string[] {
     AnonymousAccess,
     DiscoveredAuthenticators,
     { provide: AUTHENTICATOR, useExisting: DiscoveredAuthenticators },
-    { provide: AUTHORIZER, useFactory: (cfg: ServerConfig) => authorizerForModes(authorizationModes(cfg)), inject: [SERVER_CONFIG] },
+    RbacPolicyWatcher,
+    {
+      provide: AUTHORIZER,
+      useFactory: (cfg: ServerConfig, rbac: RbacPolicyWatcher) => authorizerForModes(authorizationModes(cfg), { rbac: rbac.policy }),
+      inject: [SERVER_CONFIG, RbacPolicyWatcher],
+    },
     { provide: AUDIT_SINK, useValue: NO_AUDIT },
     {
       provide: FLOW_CONTROL,
@@ -77,6 +84,6 @@ function authorizationModes(cfg: ServerConfig): string[] {
       inject: [SERVER_CONFIG],
     },
   ],
-  exports: [AUTHENTICATOR, AnonymousAccess, AUTHORIZER, AUDIT_SINK, FLOW_CONTROL],
+  exports: [AUTHENTICATOR, AnonymousAccess, AUTHORIZER, RbacPolicyWatcher, AUDIT_SINK, FLOW_CONTROL],
 })
 export class PipelineModule {}

@@ -12,6 +12,7 @@ import {
   encodeProtobuf,
   findUnknownFields,
   generateName,
+  nameIsPathSegment,
   parseFieldSelector,
   parseJsonStrict,
   parseLabelSelector,
@@ -43,7 +44,8 @@ export function createMachinery(): Machinery {
     },
     // Every served kind is built in, so core's ValidateObjectMeta applies: an unqualified
     // finalizer must be a standard one (validateKubeFinalizerName).
-    validateObjectMetaCreate: (meta, namespaced) => validateObjectMetaCreate(meta, { namespaced, kubeFinalizers: true }),
+    validateObjectMetaCreate: (meta, namespaced, pathSegmentNames) =>
+      validateObjectMetaCreate(meta, { namespaced, kubeFinalizers: true, nameValidator: pathSegmentNames ? nameIsPathSegment : undefined }),
     validateObjectMetaUpdate: (meta, old) => validateObjectMetaUpdate(meta, old, { kubeFinalizers: true }),
     generateName: (base) => generateName(base),
     parseLabelSelector: (s) => {

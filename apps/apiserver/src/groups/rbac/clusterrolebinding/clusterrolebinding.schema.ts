@@ -1,0 +1,16 @@
+/** Schema of rbac.authorization.k8s.io/v1 ClusterRoleBinding (k8s.io/api/rbac/v1 types.go). */
+import { defineSchema, objectRootSchema, type JSONSchemaProps } from '@app/apimachinery';
+import { bindingFields, RBAC_DEF, RBAC_GROUP } from '../rbac.schema.js';
+
+/** rbac/v1 ClusterRoleBinding. */
+export const ClusterRoleBindingSchema: JSONSchemaProps = defineSchema(
+  `${RBAC_DEF}.ClusterRoleBinding`,
+  objectRootSchema(
+    { group: RBAC_GROUP, version: 'v1', kind: 'ClusterRoleBinding' },
+    'Grants the permissions of a role to a list of subjects.',
+    bindingFields(),
+    {
+      required: ['roleRef'],
+    },
+  ),
+);

@@ -1,0 +1,22 @@
+/** rbac.authorization.k8s.io/v1 RoleBinding: its declaration, with kubectl's binding columns. */
+import type { KindDeclaration } from '@app/registry';
+import { BINDING_COLUMNS } from '../rbac.columns.js';
+import { RBAC_GROUP } from '../rbac.schema.js';
+import { RoleBindingSchema } from './rolebinding.schema.js';
+import { roleBindingStrategy } from './rolebinding.strategy.js';
+
+/** The RoleBinding declaration. */
+export const roleBindingKind: KindDeclaration = {
+  group: RBAC_GROUP,
+  version: 'v1',
+  kind: 'RoleBinding',
+  plural: 'rolebindings',
+  singular: 'rolebinding',
+  namespaced: true,
+  nameValidation: 'pathSegment',
+  schema: RoleBindingSchema,
+  protobufMessage: 'k8s.io.api.rbac.v1.RoleBinding',
+  strategy: roleBindingStrategy,
+  generation: 'none',
+  tableColumns: BINDING_COLUMNS,
+};

@@ -1,0 +1,100 @@
+/**
+ * Keeps the in-memory RBAC policy (@app/authz RbacPolicy) current on every node: lists the four
+ * RBAC kinds at one revision, then watches the group's keys from that revision, so a RoleBinding
+ * written through any node of a cluster is in every node's policy as soon as the node applies
+ * the write. A failed watch (compaction, storage closing) relists after a second.
+ */
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import type { KubeObject } from '@app/apimachinery';
+import { RbacPolicy, type RbacKind, type RbacObject } from '@app/authz';
+import { collectionPrefix } from '@app/registry';
+import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
+import { STORAGE } from '../tokens.js';
+
+const GROUP = 'rbac.authorization.k8s.io';
+/** The four kinds by plural, with their scope. */
+const KINDS: ReadonlyArray<{ kind: RbacKind; plural: string; namespaced: boolean }> = [
+  { kind: 'ClusterRole', plural: 'clusterroles', namespaced: false },
+  { kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false },
+  { kind: 'Role', plural: 'roles', namespaced: true },
+  { kind: 'RoleBinding', plural: 'rolebindings', namespaced: true },
+];
+const GROUP_PREFIX = `/registry/${GROUP}/`;
+
+/** The RBAC policy of this node and the list-then-watch that feeds it. */
+@Injectable()
+export class RbacPolicyWatcher implements OnApplicationBootstrap, OnApplicationShutdown {
+  /** The policy the RBAC authorizer and the escalation checks read. */
+  readonly policy = new RbacPolicy();
+  private watch: WatchHandle | undefined;
+  private stopped = false;
+  private retry: NodeJS.Timeout | undefined;
+  private synced = false;
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(@Inject(STORAGE) private readonly storage: Storage) {}
+
+  onApplicationBootstrap(): void {
+    // Not awaited: a cluster's first list may wait for a quorum that forms after this node listens.
+    this.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.watch?.stop();
+  }
+
+  /** Resolves once the first list has been loaded. */
+  whenSynced(): Promise<void> {
+    return this.synced ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private start(): void {
+    if (this.stopped) return;
+    this.sync().catch((e) => {
+      process.stderr.write(`rbac policy: list failed (${(e as Error).message}), retrying\n`);
+      this.later();
+    });
+  }
+
+  private later(): void {
+    if (this.stopped) return;
+    this.retry = setTimeout(() => this.start(), 1000);
+    this.retry.unref();
+  }
+
+  private async sync(): Promise<void> {
+    const all = { Role: [], ClusterRole: [], RoleBinding: [], ClusterRoleBinding: [] } as Record<RbacKind, RbacObject[]>;
+    let revision: number | undefined;
+    for (const k of KINDS) {
+      const consistency = revision === undefined ? ({ mode: 'MostRecent' } as const) : ({ mode: 'Exact', revision } as const);
+      const res = await this.storage.list(collectionPrefix({ group: GROUP, plural: k.plural, namespaced: k.namespaced }, ''), { consistency });
+      revision ??= res.revision;
+      all[k.kind] = res.items as RbacObject[];
+    }
+    if (this.stopped) return;
+    this.policy.replace(all);
+    this.synced = true;
+    for (const w of this.waiters.splice(0)) w();
+    this.watch = this.storage.watch(
+      { key: GROUP_PREFIX, recursive: true, afterRevision: revision! },
+      {
+        event: (e) => this.onEvent(e),
+        error: (err) => {
+          if (!this.stopped) process.stderr.write(`rbac policy: watch failed (${err.code}), relisting\n`);
+          this.watch?.stop();
+          this.later();
+        },
+      },
+    );
+  }
+
+  private onEvent(e: StorageEvent): void {
+    const plural = e.key.slice(GROUP_PREFIX.length).split('/')[0];
+    const k = KINDS.find((x) => x.plural === plural);
+    if (!k) return;
+    if (e.type === 'DELETED') this.policy.delete(k.kind, e.object as KubeObject as RbacObject);
+    else this.policy.set(k.kind, e.object as KubeObject as RbacObject);
+  }
+}
