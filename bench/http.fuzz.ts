@@ -18,7 +18,7 @@
 import * as http2 from 'node:http2';
 import * as https from 'node:https';
 import { readdirSync, readFileSync } from 'node:fs';
-import { type ServerHandle, startServer } from '../test/support/server.js';
+import { metricValue, type ServerHandle, startServer } from '../test/support/server.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
 import { allowedServerError, describeCase, type FuzzCase, generateCase, statusViolation } from './http.cases.js';
 
@@ -239,7 +239,11 @@ export async function runFuzz(server: ServerHandle, opts: FuzzOptions, log: (lin
   const progress = setInterval(() => {
     if (Date.now() - reported < 10_000) return;
     reported = Date.now();
-    log(`${sent} cases, ${((sent * 1000) / (Date.now() - started)).toFixed(0)}/s, server RSS ${(rssBytes(pid) / 2 ** 20).toFixed(1)} MiB, ${fdCount(pid)} fds`);
+    const line = `${sent} cases, ${((sent * 1000) / (Date.now() - started)).toFixed(0)}/s, server RSS ${(rssBytes(pid) / 2 ** 20).toFixed(1)} MiB, ${fdCount(pid)} fds`;
+    void metricValue(server, 'nodejs_heap_size_used_bytes').then(
+      (heap) => log(`${line}, JS heap used ${(heap / 2 ** 20).toFixed(1)} MiB`),
+      () => log(line),
+    );
   }, 1000);
   try {
     await runUntil(clients, opts.cases);

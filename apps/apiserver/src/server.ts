@@ -110,7 +110,10 @@ function httpsAdapter(cfg: ServerConfig, pki: PkiMaterial, extraCas: readonly st
   // through, ends in Fastify's fallback 404 error) gets a Status instead.
   const root = (): FastifyInstance => adapter.getInstance() as unknown as FastifyInstance;
   adapter.setNotFoundHandler = (() => root().setNotFoundHandler((_req, reply) => sendStatus(reply, notFoundError()))) as typeof adapter.setNotFoundHandler;
-  adapter.setErrorHandler = (() => root().setErrorHandler((err, _req, reply) => sendStatus(reply, toStatusError(err)))) as typeof adapter.setErrorHandler;
+  adapter.setErrorHandler = (() =>
+    root().setErrorHandler((err, _req, reply) =>
+      sendStatus(reply, (err as { code?: string }).code === 'FST_ERR_NOT_FOUND' ? notFoundError() : toStatusError(err)),
+    )) as typeof adapter.setErrorHandler;
   return adapter;
 }
 

@@ -62,7 +62,7 @@ function goYamlTags(tags: Tags): Tags {
       // The 1.1 float pattern also takes plain scalars without a digit (`.`, `-.`), which go-yaml
       // leaves strings; the yaml package would make them NaN, which JSON cannot carry.
       if (typeof t === 'string' || !t.tag.endsWith(':float') || !(t.test instanceof RegExp) || !t.test.test('.')) return t;
-      return { ...t, test: new RegExp(`^(?=[^]*[0-9])(?:${t.test.source})`, t.test.flags) };
+      return { ...t, test: new RegExp(`^(?=[^]*[0-9])(?:${t.test.source})`, t.test.flags) } as typeof t;
     });
 }
 
