@@ -6,14 +6,14 @@
  */
 import * as http2 from 'node:http2';
 import * as tls from 'node:tls';
-import { formatReport, type FuzzOptions, runFuzz } from '../bench/http.fuzz.js';
+import { formatReport, type FuzzOptions, runFuzz, SERVER_NODE_ARGS } from '../bench/http.fuzz.js';
 import { request, type ServerHandle, startServer } from './support/server.js';
 
 describe('HTTP fuzzing', () => {
   let server: ServerHandle;
 
   beforeAll(async () => {
-    server = await startServer();
+    server = await startServer({ nodeArgs: SERVER_NODE_ARGS });
   });
 
   afterAll(async () => {
@@ -76,9 +76,12 @@ describe('HTTP fuzzing', () => {
   it('delivers the 400 Status of a request Node cannot parse before it closes the connection, every time', async () => {
     const once = (): Promise<string> =>
       new Promise((resolve, reject) => {
-        const s = tls.connect({ host: '127.0.0.1', port: server.port, ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem, servername: 'localhost' }, () => {
-          s.write('FUZZ /api/v1 HTTP/1.1\r\nHost: x\r\n\r\n');
-        });
+        const s = tls.connect(
+          { host: '127.0.0.1', port: server.port, ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem, servername: 'localhost' },
+          () => {
+            s.write('FUZZ /api/v1 HTTP/1.1\r\nHost: x\r\n\r\n');
+          },
+        );
         let got = '';
         s.setEncoding('utf8').on('data', (d: string) => (got += d));
         s.on('close', () => resolve(got));

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { JsonSyntaxError, parseJsonStrict } from './json.strict.js';
+import { numRuns as runs, settle } from './property.fixtures.js';
 
-// FC_RUNS raises the number of generated cases (a longer, deeper run).
-const numRuns = Number(process.env.FC_RUNS) || 300;
+const numRuns = runs(300);
 
 describe('strict JSON properties', () => {
   it('parses what JSON.stringify prints to an equal value with no duplicates', () => {
@@ -20,7 +20,13 @@ describe('strict JSON properties', () => {
     const texts = fc.oneof(
       fc.string(),
       fc.jsonValue().map((v) => JSON.stringify(v)),
-      fc.tuple(fc.jsonValue().map((v) => JSON.stringify(v)), fc.nat(), fc.string({ maxLength: 3 })).map(([s, at, ins]) => s.slice(0, at % (s.length + 1)) + ins + s.slice(at % (s.length + 1))),
+      fc
+        .tuple(
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+          fc.nat(),
+          fc.string({ maxLength: 3 }),
+        )
+        .map(([s, at, ins]) => s.slice(0, at % (s.length + 1)) + ins + s.slice(at % (s.length + 1))),
     );
     fc.assert(
       fc.property(texts, (t) => {
@@ -31,14 +37,10 @@ describe('strict JSON properties', () => {
         } catch {
           valid = false;
         }
-        try {
-          const r = parseJsonStrict(t);
-          expect(valid).toBe(true);
-          expect(r.value).toEqual(expected);
-        } catch (e) {
-          expect(e).toBeInstanceOf(JsonSyntaxError);
-          expect(valid).toBe(false);
-        }
+        const r = settle(() => parseJsonStrict(t).value);
+        expect('error' in r).toBe(!valid);
+        expect('value' in r ? r.value : undefined).toEqual(valid ? expected : undefined);
+        expect('error' in r ? r.error instanceof JsonSyntaxError : true).toBe(true);
       }),
       { numRuns },
     );
