@@ -27,7 +27,7 @@ const labels = fc.dictionary(labelKey, labelValue, { maxKeys: 4, noNullPrototype
 
 /** A 400 StatusError, or anything else thrown (which fails the property). */
 class BadRequest extends StatusError {
-  static [Symbol.hasInstance](e: unknown): boolean {
+  static override [Symbol.hasInstance](e: unknown): boolean {
     return e instanceof StatusError && e.code === 400;
   }
 }
