@@ -172,13 +172,23 @@ class Clients {
   }
 }
 
+/** The process's resident set in bytes; NaN once it is gone. */
 function rssBytes(pid: number): number {
-  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : NaN;
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
 }
 
+/** The process's open file descriptors; NaN once it is gone. */
 function fdCount(pid: number): number {
-  return readdirSync(`/proc/${pid}/fd`).length;
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return NaN;
+  }
 }
 
 /** The server's fd count once it stops changing (closed connections take a moment), bounded. */
@@ -241,12 +251,13 @@ export async function runFuzz(server: ServerHandle, opts: FuzzOptions, log: (lin
   let clients = new Clients(server, opts.concurrency);
   await runUntil(clients, warmup);
   clients.close();
+  if (server.pid === undefined) return exited(server, sent, (Date.now() - started) / 1000, histogram, violations);
   const warm = { fds: await settledFds(pid), rss: rssBytes(pid) };
   log(`warm-up: ${sent} cases; server RSS ${(warm.rss / 2 ** 20).toFixed(1)} MiB, ${warm.fds} fds`);
   clients = new Clients(server, opts.concurrency);
   let reported = Date.now();
   const progress = setInterval(() => {
-    if (Date.now() - reported < 10_000) return;
+    if (Date.now() - reported < 10_000 || server.pid === undefined) return;
     reported = Date.now();
     const line = `${sent} cases, ${((sent * 1000) / (Date.now() - started)).toFixed(0)}/s, server RSS ${(rssBytes(pid) / 2 ** 20).toFixed(1)} MiB, ${fdCount(pid)} fds`;
     void metricValue(server, 'nodejs_heap_size_used_bytes').then(
@@ -261,14 +272,24 @@ export async function runFuzz(server: ServerHandle, opts: FuzzOptions, log: (lin
     clients.close();
   }
   const seconds = (Date.now() - started) / 1000;
-  if (server.pid === undefined) {
-    violations.push(`the server exited (${JSON.stringify(server.exited)}); its stderr ends with:\n${server.stderr.slice(-2000)}`);
-    return { sent, seconds, histogram, violations, rss: { warm: warm.rss, end: NaN }, fds: { warm: warm.fds, end: NaN } };
-  }
+  if (server.pid === undefined) return exited(server, sent, seconds, histogram, violations, warm);
   const end = { fds: await settledFds(pid), rss: rssBytes(pid) };
   if (end.fds > Math.ceil(warm.fds * 1.1)) violations.push(`open file descriptors grew from ${warm.fds} to ${end.fds}`);
   if (end.rss > warm.rss * 1.1) violations.push(`RSS grew from ${(warm.rss / 2 ** 20).toFixed(1)} to ${(end.rss / 2 ** 20).toFixed(1)} MiB`);
   return { sent, seconds, histogram, violations, rss: { warm: warm.rss, end: end.rss }, fds: { warm: warm.fds, end: end.fds } };
+}
+
+/** The report of a run whose server died: the crash is the violation, with the server's last words. */
+function exited(
+  server: ServerHandle,
+  sent: number,
+  seconds: number,
+  histogram: Record<string, number>,
+  violations: string[],
+  warm: { rss: number; fds: number } = { rss: NaN, fds: NaN },
+): FuzzReport {
+  violations.unshift(`the server exited (${JSON.stringify(server.exited)}); its stderr ends with:\n${server.stderr.slice(-3000)}`);
+  return { sent, seconds, histogram, violations, rss: { warm: warm.rss, end: NaN }, fds: { warm: warm.fds, end: NaN } };
 }
 
 function positiveInt(text: string | undefined, fallback: number, what: string): number {

@@ -27,7 +27,7 @@ describe('HTTP fuzzing', () => {
       seconds: 120,
       seed: Number(process.env.FUZZ_SEED) || 1 + Math.floor(Math.random() * 2 ** 31),
     };
-    const report = await runFuzz(server, opts);
+    const report = await runFuzz(server, opts, (line) => process.stderr.write(`${line}\n`));
     // The violations carry their reproducers; the report (histogram, RSS, fds) goes to stderr.
     process.stderr.write(`${formatReport(opts, report)}\n`);
     expect(report.violations).toEqual([]);
