@@ -53,7 +53,7 @@ interface Answer {
  * how lazily V8 collects: uncapped, V8 grows the heap to fit the fuzzer's large bodies and keeps
  * it. A leak still shows: as RSS growth, or as the crash of a heap out of memory.
  */
-export const SERVER_NODE_ARGS: readonly string[] = ['--max-old-space-size=256'];
+export const SERVER_NODE_ARGS: readonly string[] = ['--max-old-space-size=512'];
 
 /** How long a request may wait for its response headers; longer is a violation. */
 const ANSWER_MS = 30_000;
