@@ -11,7 +11,8 @@
  * Pass conditions: the server process is alive at the end; no 5xx other than 503/504; every
  * error answer is a Status (JSON, or the protobuf envelope when the answer is protobuf); every
  * request gets an answer; the server's RSS and open file descriptors (/proc/<pid>/fd), measured
- * with the client's connections closed, end within 10% of their values after the warm-up.
+ * with the client's connections closed and the server idle (RSS: the lowest of a bounded poll),
+ * end within 10% of their values after the warm-up.
  * Prints cases/s, the status code histogram and RSS/fds, and for each violation (up to 10) a
  * reproducer. Exit code 0 on a pass, 1 on a violation, 2 when the run could not be made.
  */
@@ -203,6 +204,21 @@ async function settledFds(pid: number): Promise<number> {
   return last;
 }
 
+/**
+ * The server's RSS once idle: V8 gives memory back only when it collects, which an idle process
+ * does within seconds (its memory reducer). Samples for up to `maxMs`, stopping early once a
+ * sample is at or below `target`; returns the lowest sample.
+ */
+async function idleRss(pid: number, maxMs: number, target = 0): Promise<number> {
+  let low = rssBytes(pid);
+  for (const end = Date.now() + maxMs; Date.now() < end && !(low <= target);) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = rssBytes(pid);
+    if (!(now >= low)) low = now;
+  }
+  return low;
+}
+
 /** Sends the cases to a running server and checks its answers and footprint. */
 export async function runFuzz(server: ServerHandle, opts: FuzzOptions, log: (line: string) => void = () => undefined): Promise<FuzzReport> {
   const pid = server.pid;
@@ -252,7 +268,7 @@ export async function runFuzz(server: ServerHandle, opts: FuzzOptions, log: (lin
   await runUntil(clients, warmup);
   clients.close();
   if (server.pid === undefined) return exited(server, sent, (Date.now() - started) / 1000, histogram, violations);
-  const warm = { fds: await settledFds(pid), rss: rssBytes(pid) };
+  const warm = { fds: await settledFds(pid), rss: await idleRss(pid, 5000) };
   log(`warm-up: ${sent} cases; server RSS ${(warm.rss / 2 ** 20).toFixed(1)} MiB, ${warm.fds} fds`);
   clients = new Clients(server, opts.concurrency);
   let reported = Date.now();
@@ -273,7 +289,7 @@ export async function runFuzz(server: ServerHandle, opts: FuzzOptions, log: (lin
   }
   const seconds = (Date.now() - started) / 1000;
   if (server.pid === undefined) return exited(server, sent, seconds, histogram, violations, warm);
-  const end = { fds: await settledFds(pid), rss: rssBytes(pid) };
+  const end = { fds: await settledFds(pid), rss: await idleRss(pid, 30_000, warm.rss * 1.1) };
   if (end.fds > Math.ceil(warm.fds * 1.1)) violations.push(`open file descriptors grew from ${warm.fds} to ${end.fds}`);
   if (end.rss > warm.rss * 1.1) violations.push(`RSS grew from ${(warm.rss / 2 ** 20).toFixed(1)} to ${(end.rss / 2 ** 20).toFixed(1)} MiB`);
   return { sent, seconds, histogram, violations, rss: { warm: warm.rss, end: end.rss }, fds: { warm: warm.fds, end: end.fds } };
