@@ -8,7 +8,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { KindRegistry } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { ensurePki, loadPki, type PkiMaterial } from '@app/pki';
@@ -19,6 +19,7 @@ import type { ClusterNode } from './cluster/cluster.node.js';
 import type { ServerConfig } from './config/flags.js';
 import { handleClientError } from './http/client-error.js';
 import { DEFAULT_CONNECTION_LIMITS } from './http/connection.guard.js';
+import { notFoundError, sendStatus, toStatusError } from './http/status.js';
 import { CLUSTER_NODE, STORAGE, type ServerEndpoint } from './tokens.js';
 
 export { KUBE_VERSION } from './http/version.js';
@@ -74,7 +75,7 @@ async function extraClientCas(cfg: ServerConfig): Promise<string[]> {
 
 /** The Fastify adapter: HTTPS with HTTP/2 and HTTP/1.1, client certificates requested, kube's limits. */
 function httpsAdapter(cfg: ServerConfig, pki: PkiMaterial, extraCas: readonly string[]): FastifyAdapter {
-  return new FastifyAdapter({
+  const adapter = new FastifyAdapter({
     http2: true,
     https: {
       allowHTTP1: true,
@@ -95,12 +96,25 @@ function httpsAdapter(cfg: ServerConfig, pki: PkiMaterial, extraCas: readonly st
     return503OnClosing: true,
     // Requests Node's HTTP/1.1 parser refuses (headers over 1 MiB, garbage) get a Status too.
     clientErrorHandler: handleClientError,
+    // Requests the router refuses before any hook runs (a malformed percent-escape in the path)
+    // get a Status too, not Fastify's own error body.
+    frameworkErrors: (err: unknown, _req: unknown, reply: FastifyReply) => sendStatus(reply, toStatusError(err)),
     // Fastify's own HTTP/2 session timer (72 s without frames) would send GOAWAY to a session
     // whose only stream is a quiet watch; guardConnections closes sessions with no stream instead.
     http2SessionTimeout: 0,
     // Watches are long-lived; the watch handler bounds them itself.
     requestTimeout: 0,
   } as never);
+  // Nest installs its own root not-found and error handlers through these, which answer in
+  // Nest's format; what reaches the root (a method the router does not know, which HTTP/2 lets
+  // through, ends in Fastify's fallback 404 error) gets a Status instead.
+  const root = (): FastifyInstance => adapter.getInstance() as unknown as FastifyInstance;
+  adapter.setNotFoundHandler = (() => root().setNotFoundHandler((_req, reply) => sendStatus(reply, notFoundError()))) as typeof adapter.setNotFoundHandler;
+  adapter.setErrorHandler = (() =>
+    root().setErrorHandler((err, _req, reply) =>
+      sendStatus(reply, (err as { code?: string }).code === 'FST_ERR_NOT_FOUND' ? notFoundError() : toStatusError(err)),
+    )) as typeof adapter.setErrorHandler;
+  return adapter;
 }
 
 /** Starts a node from its configuration. Resolves once it serves and is ready. */

@@ -52,11 +52,18 @@ export function yamlDuplicatesMessage(dups: readonly YamlDuplicate[]): string {
 
 /** YAML 1.1 schema minus what go-yaml v2 does not resolve for interface{} targets. */
 function goYamlTags(tags: Tags): Tags {
-  return tags.filter((t) => {
-    const tag = typeof t === 'string' ? t : t.tag;
-    const format = typeof t === 'string' ? undefined : (t as { format?: string }).format;
-    return format !== 'TIME' && !tag.endsWith(':timestamp');
-  });
+  return tags
+    .filter((t) => {
+      const tag = typeof t === 'string' ? t : t.tag;
+      const format = typeof t === 'string' ? undefined : (t as { format?: string }).format;
+      return format !== 'TIME' && !tag.endsWith(':timestamp');
+    })
+    .map((t) => {
+      // The 1.1 float pattern also takes plain scalars without a digit (`.`, `-.`), which go-yaml
+      // leaves strings; the yaml package would make them NaN, which JSON cannot carry.
+      if (typeof t === 'string' || !t.tag.endsWith(':float') || !(t.test instanceof RegExp) || !t.test.test('.')) return t;
+      return { ...t, test: new RegExp(`^(?=[^]*[0-9])(?:${t.test.source})`, t.test.flags) } as typeof t;
+    });
 }
 
 function scalarKey(node: unknown, lc: LineCounter): string {

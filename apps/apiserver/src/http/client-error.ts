@@ -24,6 +24,14 @@ export function clientErrorResponse(err: { code?: string }): string | undefined 
 export function handleClientError(err: Error & { code?: string }, socket: Socket): void {
   if (socket.destroyed) return;
   const res = clientErrorResponse(err);
-  if (res !== undefined && socket.writable) socket.end(res);
-  socket.destroy();
+  if (res === undefined || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // end() flushes the answer asynchronously (through TLS): destroying the socket at once lost
+  // it now and then. The client closes on `Connection: close`; one that does not is cut off.
+  socket.end(res);
+  const timer = setTimeout(() => socket.destroy(), 1000);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
 }
