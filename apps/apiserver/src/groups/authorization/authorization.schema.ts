@@ -47,7 +47,6 @@ export const SubjectAccessReviewStatusSchema = defineSchema(`${AUTHZ_DEF}.Subjec
     reason: str('Why the action is allowed or denied.'),
     evaluationError: str('An error met while checking authorization.'),
   },
-  required: ['allowed'],
 });
 
 const attributes = {

@@ -45,7 +45,6 @@ const SelfSubjectRulesReviewSchema = defineSchema(
             incomplete: { type: 'boolean', description: 'Whether some authorizer could not list its rules.' },
             evaluationError: { type: 'string', description: 'Errors met while listing the rules.' },
           },
-          required: ['resourceRules', 'nonResourceRules', 'incomplete'],
         }),
         { description: 'The answer.' },
       ),
