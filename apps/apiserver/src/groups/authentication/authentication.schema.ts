@@ -9,9 +9,13 @@ export const AUTHENTICATION_GROUP = 'authentication.k8s.io';
 
 const strings = (description: string): JSONSchemaProps => ({ type: 'array', description, items: { type: 'string' }, 'x-kubernetes-list-type': 'atomic' });
 
-/** authentication/v1 UserInfo under the definition prefix `def`. */
+const userInfos = new Map<string, JSONSchemaProps>();
+
+/** authentication/v1 UserInfo under the definition prefix `def`; one object per name, as OpenAPI needs. */
 export function userInfoSchema(def: string): JSONSchemaProps {
-  return defineSchema(`${def}.UserInfo`, {
+  const known = userInfos.get(def);
+  if (known) return known;
+  const schema = defineSchema(`${def}.UserInfo`, {
     type: 'object',
     description: 'A user as authentication produced it.',
     properties: {
@@ -21,6 +25,8 @@ export function userInfoSchema(def: string): JSONSchemaProps {
       extra: { type: 'object', description: 'Extra attributes of the user.', additionalProperties: { type: 'array', items: { type: 'string' } } },
     },
   });
+  userInfos.set(def, schema);
+  return schema;
 }
 
 /** The root schema of SelfSubjectReview at `version`. */
