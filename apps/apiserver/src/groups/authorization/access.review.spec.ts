@@ -1,9 +1,9 @@
-import { AlwaysDenyAuthorizer, authorizerForModes, RbacPolicy } from '@app/authz';
+import { AlwaysDenyAuthorizer, authorizerForModes, RbacPolicy, ruleResolverForModes } from '@app/authz';
 import { AuthorizationPorts, review, validateAttributes, validateSubjectSpec } from './access.review.js';
-import { validateLocalSubjectAccessReview } from './localsubjectaccessreview/localsubjectaccessreview.kind.js';
+import { localSubjectAccessReviewKind, validateLocalSubjectAccessReview } from './localsubjectaccessreview/localsubjectaccessreview.kind.js';
+import { selfSubjectAccessReviewKind } from './selfsubjectaccessreview/selfsubjectaccessreview.kind.js';
 import { selfSubjectRulesReviewKind } from './selfsubjectrulesreview/selfsubjectrulesreview.kind.js';
 import { subjectAccessReviewKind } from './subjectaccessreview/subjectaccessreview.kind.js';
-import { ruleResolverForModes } from '@app/authz';
 
 const ctx = (username: string, groups: string[] = []) => ({ user: { username, groups }, dryRun: false, warnings: [], now: () => new Date() });
 const sar = (spec: object) => ({ apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', metadata: {}, spec });
@@ -26,6 +26,19 @@ describe('access reviews', () => {
     const kind = subjectAccessReviewKind(ports);
     expect((await kind.rest!.create('', sar({ ...pods, user: 'bob' }), ctx('admin'))).status).toEqual({ allowed: true });
     expect((await kind.rest!.create('', sar({ ...pods, user: 'eve' }), ctx('bob'))).status).toEqual({ allowed: false });
+  });
+
+  it('SelfSubjectAccessReview asks for the requesting user; LocalSubjectAccessReview for the URL namespace only', async () => {
+    const ports = new AuthorizationPorts();
+    ports.authorizer = authz;
+    const self = selfSubjectAccessReviewKind(ports);
+    expect((await self.rest!.create('', sar(pods), ctx('bob'))).status).toEqual({ allowed: true });
+    expect((await self.rest!.create('', sar(pods), ctx('eve'))).status).toEqual({ allowed: false });
+    const local = localSubjectAccessReviewKind(ports);
+    expect((await local.rest!.create('ns', sar({ ...pods, user: 'bob' }), ctx('admin'))).status).toEqual({ allowed: true });
+    await expect(local.rest!.create('other', sar({ ...pods, user: 'bob' }), ctx('admin'))).rejects.toThrow(
+      'spec.resourceAttributes.namespace must match namespace: other',
+    );
   });
 
   it('reports a Deny as denied with its reason', async () => {

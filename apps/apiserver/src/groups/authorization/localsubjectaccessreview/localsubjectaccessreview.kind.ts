@@ -45,7 +45,7 @@ export function localSubjectAccessReviewKind(ports: AuthorizationPorts): KindDec
     protobufMessage: 'k8s.io.api.authorization.v1.LocalSubjectAccessReview',
     strategy: { validate: validateLocalSubjectAccessReview },
     rest: {
-      create: (ns, obj) => {
+      create: async (ns, obj) => {
         if ((specOf(obj).resourceAttributes?.namespace ?? '') !== ns) throw Errors.badRequest(`spec.resourceAttributes.namespace must match namespace: ${ns}`);
         return review(ports.authz, userOfSpec(specOf(obj)), obj);
       },
