@@ -6,3 +6,4 @@ export * from './rbac.policy.js';
 export * from './rbac.authorizer.js';
 export * from './rbac.aggregation.js';
 export * from './rbac.escalation.js';
+export * from './rules.resolver.js';

@@ -28,7 +28,8 @@ export function protobufKindProblems(decls: readonly KindDeclaration[]): string[
       out.push(`${id}: no message ${d.protobufMessage} in proto/`);
       continue;
     }
-    if (!defined(`${d.protobufMessage}List`)) out.push(`${id}: no list message ${d.protobufMessage}List in proto/`);
+    // A REST-only kind is never listed, so it has no list message (the review APIs).
+    if (!d.rest && !defined(`${d.protobufMessage}List`)) out.push(`${id}: no list message ${d.protobufMessage}List in proto/`);
     for (const m of protobufSchemaMismatches(d.protobufMessage, d.schema)) out.push(`${id}: ${m}`);
   }
   return out;

@@ -52,7 +52,8 @@ export class DiscoveredAuthenticators implements Authenticator, OnModuleInit {
   }
 }
 
-function authorizationModes(cfg: ServerConfig): string[] {
+/** The `--authorization-mode` list (default AlwaysAllow). */
+export function authorizationModes(cfg: ServerConfig): string[] {
   const v = cfg.raw['authorization-mode'];
   return v ? v.split(',').map((m) => m.trim()) : ['AlwaysAllow'];
 }
