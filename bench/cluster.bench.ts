@@ -1,6 +1,6 @@
 /**
- * Cluster benchmark (`node dist/bench/cluster.bench.js`, for `npm run bench:cluster`; issue 4
- * "Done when": creates/s and gets/s through the balancer and direct to nodes, with the same
+ * Cluster benchmark (`node dist/bench/cluster.bench.js`, for `npm run bench:cluster`):
+ * creates/s and gets/s through the balancer and direct to nodes, with the same
  * figures for a single node in the same run; target: the 3-node cluster keeps >= 60% of the
  * single node's create throughput).
  *
@@ -35,7 +35,7 @@ import { type BenchRequest, type PhaseResult, formatTable, rssMiB, runPhase } fr
 import { isEntryPoint } from '../cluster/entry-point.js';
 import { metricValue } from '../test/support/http.helper.js';
 
-/** Share of the single node's create throughput the cluster must keep (issue 4). */
+/** Share of the single node's create throughput the cluster is expected to keep. */
 export const CLUSTER_CREATE_TARGET = 0.6;
 
 interface Tls {

@@ -1,5 +1,5 @@
 /**
- * Watch benchmark (`node dist/bench/watch.bench.js`; issue 5 "Done when").
+ * Watch benchmark (`node dist/bench/watch.bench.js`).
  *
  * Starts one API server node with the e2e harness, opens W concurrent watches (default 1,000) on
  * one namespace's ConfigMaps over HTTP/2 (100 streams per TLS session, as client-go multiplexes

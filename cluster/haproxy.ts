@@ -1,5 +1,5 @@
 /**
- * haproxy configuration for the balancer in front of a cluster (issue 4 item 7), generated from
+ * haproxy configuration for the balancer in front of a cluster, generated from
  * the same topology as the nodes (cluster/launcher.ts) so that the committed
  * cluster/haproxy.cfg, the launcher's runtime config and docker-compose.yml agree.
  *

@@ -3,7 +3,7 @@ import { LauncherUsageError, defaultServerEntry, parseLauncherArgs } from './lau
 import { TopologyError } from './launcher.js';
 
 describe('parseLauncherArgs', () => {
-  it('defaults to the issue 4 layout under ./data/cluster with a balancer, 60 s readiness, 10 s grace', () => {
+  it('defaults to the documented layout under ./data/cluster with a balancer, 60 s readiness, 10 s grace', () => {
     const a = parseLauncherArgs([]);
     expect(a.command).toBe('run');
     expect(a.topology.target).toBe('local');

@@ -1,6 +1,6 @@
 /**
  * `npm run cluster [-- flags]` (compiled: `node dist/cluster/launcher.cli.js`): a local
- * three-node cluster with haproxy in front when it is installed (issue 4 item 7). Runs until
+ * three-node cluster with haproxy in front when it is installed. Runs until
  * SIGINT/SIGTERM, then stops every child (SIGTERM, SIGKILL after the grace period) and exits 0.
  *
  *   launcher.cli.js [--base-dir ./data/cluster] [--nodes 3] [--host 127.0.0.1]

@@ -23,7 +23,7 @@ import { getFreePorts } from '../test/support/net.helper.js';
 import { prerequisite } from '../test/support/prereq.js';
 
 describe('clusterTopology (local)', () => {
-  it('defaults to three nodes n1..n3 on 127.0.0.1, HTTPS 6444-6446, peers 2381-2383, balancer 6443 (issue 4 item 7)', () => {
+  it('defaults to three nodes n1..n3 on 127.0.0.1, HTTPS 6444-6446, peers 2381-2383, balancer 6443', () => {
     const t = clusterTopology({ baseDir: '/tmp/x' });
     expect(t.nodes.map((n) => [n.name, n.address, n.securePort, n.peerPort, n.dataDir])).toEqual([
       ['n1', '127.0.0.1', 6444, 2381, '/tmp/x/n1'],

@@ -1,7 +1,7 @@
 /**
  * The local three-node cluster (`npm run cluster`) and the one topology description that the
  * launcher, the haproxy config generator and docker-compose.yml are all derived from, so that
- * they cannot drift (issue 4, items 7-8; test/deploy.test.ts checks the compose file against
+ * they cannot drift (test/deploy.test.ts checks the compose file against
  * {@link clusterTopology}).
  *
  * Two halves:
@@ -92,7 +92,7 @@ export class LaunchError extends Error {
   override readonly name = 'LaunchError';
 }
 
-/** Default ports of the issue 4 contract: balancer 6443, nodes 6444-6446, peers 2381-2383. */
+/** Default ports of the cluster contract (README, docker-compose.yml): balancer 6443, nodes 6444-6446, peers 2381-2383. */
 export const DEFAULT_BALANCER_PORT = 6443;
 export const DEFAULT_FIRST_SECURE_PORT = 6444;
 export const DEFAULT_FIRST_PEER_PORT = 2381;

@@ -1,5 +1,5 @@
 /**
- * Deployment checks (issue 4 items 7-8).
+ * Deployment checks: the launcher, docker-compose.yml and haproxy against each other.
  *
  * 1. docker-compose.yml, the Dockerfile and cluster/haproxy.cfg against the topology the launcher
  *    uses (clusterTopology in cluster/launcher.ts), so the compose deployment and `npm run

@@ -1,5 +1,5 @@
 /**
- * Garbage collection through ownerReferences (issue 6 item 4), with real kubectl:
+ * Garbage collection through ownerReferences, with real kubectl:
  * `kubectl delete --cascade=background|foreground|orphan` on ConfigMaps owning ConfigMaps and
  * Secrets; uid checks; blockOwnerDeletion; dangling references; cluster-scoped owners of
  * namespaced dependents; namespaced owners resolving only in the dependent's namespace.

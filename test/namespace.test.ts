@@ -1,5 +1,5 @@
 /**
- * Namespace lifecycle (issue 6 item 5): `kubectl delete ns` of a namespace with objects, one of
+ * Namespace lifecycle: `kubectl delete ns` of a namespace with objects, one of
  * them held by a finalizer; progress in status.conditions with Kubernetes' condition types,
  * reasons and messages; no new content while terminating; finalization through
  * PUT /api/v1/namespaces/{name}/finalize; the default namespaces cannot be deleted.

@@ -376,7 +376,7 @@ export class MvccStorage implements Storage {
 
   /**
    * Decoded live events, shared by every watcher: the bus hands the same MvccEvent to all
-   * subscribers, so each write is JSON-parsed once however many watchers see it (issue 5 item 7).
+   * subscribers, so each write is JSON-parsed once however many watchers see it.
    */
   private readonly decodedLive = new WeakMap<MvccEvent, StorageEvent>();
 
