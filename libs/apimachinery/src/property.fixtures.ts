@@ -2,6 +2,14 @@
  * Helpers of the property specs (`*.property.spec.ts`): outcomes as values, so that a property
  * asserts on every run instead of inside a catch.
  */
+import fc from 'fast-check';
+
+/**
+ * The seed of every property run: fixed, so that `npm test` checks the same cases each time and
+ * a failure replays; `FC_SEED=<n>` explores other cases (with `FC_RUNS` for more of them).
+ */
+export const PROPERTY_SEED = Number(process.env.FC_SEED) || 20261125;
+fc.configureGlobal({ seed: PROPERTY_SEED });
 
 /** What `run` gave: `{ value }`, or `{ error }` with what it threw. */
 export function settle<T>(run: () => T): { value: T } | { error: unknown } {

@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { type ContinueToken, ContinueTokenError, decodeContinueToken, encodeContinueToken } from './continue.token.js';
 
+// Fixed seed, as every property spec's (libs/apimachinery property.fixtures.ts): FC_SEED explores others.
+fc.configureGlobal({ seed: Number(process.env.FC_SEED) || 20261125 });
+
 // FC_RUNS raises the number of generated cases (a longer, deeper run).
 const numRuns = Number(process.env.FC_RUNS) || 300;
 

@@ -66,6 +66,13 @@ describe('protobuf codec properties', () => {
     );
   });
 
+  it('keeps a map key named __proto__ as an entry (a counterexample the property found)', () => {
+    const obj = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: JSON.parse('{"name":"0","labels":{"__proto__":""}}') as JsonObject };
+    const back = decodeProtobuf(encodeProtobuf(obj, messageOf(obj)), kinds);
+    expect(Object.keys((back.object.metadata as JsonObject).labels as JsonObject)).toEqual(['__proto__']);
+    expect(back.object).toEqual(obj);
+  });
+
   it('answers arbitrary bytes, with or without the magic, with an object or a StatusError only', () => {
     const bytes = fc.oneof(
       fc.uint8Array({ maxLength: 300 }),

@@ -24,6 +24,13 @@ import { WireValueError, formatGoDuration, formatMicroTime, formatTime, parseGoD
 
 export { messageNameFor, metaMessageFor, type ProtobufKinds } from './protobuf.registry.js';
 
+/**
+ * Sets an own, enumerable property: a map key such as `__proto__` (a valid label key) must
+ * become an entry, not the object's prototype, or it is lost (and the prototype polluted).
+ */
+function setOwn(obj: object, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
 /** No served kinds: only meta/v1 kinds resolve (the default for bare messages). */
 const META_ONLY: ProtobufKinds = { messageFor: () => undefined, servesGroupVersion: () => false };
 
@@ -251,7 +258,7 @@ function messageToJson(type: protobuf.Type, m: Decoded, kinds: ProtobufKinds): J
       const obj: JsonObject = {};
       for (const [k, item] of entries) {
         const j = valueToJson(field, item, kinds);
-        obj[k] = j === undefined ? null : j;
+        setOwn(obj, k, j === undefined ? null : j);
       }
       out[field.name] = obj;
     } else if (field.repeated) {
@@ -391,7 +398,7 @@ function jsonToMessage(type: protobuf.Type, v: JsonValue, path: string): Decoded
       const obj: Decoded = {};
       for (const [k, item] of Object.entries(fv)) {
         if (item === null) continue;
-        obj[k] = jsonToValue(field, item, `${fpath}[${JSON.stringify(k)}]`);
+        setOwn(obj, k, jsonToValue(field, item, `${fpath}[${JSON.stringify(k)}]`));
       }
       out[field.name] = obj;
     } else if (field.repeated) {
