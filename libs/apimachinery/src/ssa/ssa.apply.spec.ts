@@ -109,6 +109,16 @@ describe('server-side apply', () => {
     expect(entry(second.object, 'applier')!.time).toBe('2024-05-01T11:00:00Z');
   });
 
+  it('rule 2/3: an intent of an empty map empties the map it owned and is idempotent', () => {
+    const first = apply(undefined, cm({ a: '1', b: '2' }), 'm').object;
+    const emptied = apply(first, { ...cm(undefined), data: {} }, 'm', { now: T1 });
+    expect(emptied.object.data).toEqual({});
+    expect(emptied.changed).toBe(true);
+    const again = apply(emptied.object, { ...cm(undefined), data: {} }, 'm', { now: T1 });
+    expect(again.changed).toBe(false);
+    expect(again.object).toEqual(emptied.object);
+  });
+
   it('rule 2/3: a field dropped from the intent stays when another manager owns it', () => {
     const first = apply(undefined, cm({ a: '1', b: '2' }), 'one');
     const shared = apply(first.object, cm({ b: '2' }), 'two');

@@ -498,7 +498,11 @@ function pruneMap(value: Obj, shape: MapShape, last: FieldSetNode, owned: FieldS
       const nv = pruneValue(v, schema, l, o);
       if (nv !== v) {
         out ??= { ...value };
-        if (nv === undefined) delete out[key];
+        // A map emptied by pruning stays (as `{}`) when the applier still applies the field
+        // itself (an intent of `data: {}`): dropping it would make the next identical apply add
+        // it back, so apply would not be idempotent.
+        if (nv === undefined && o?.m && isObj(v)) out[key] = {};
+        else if (nv === undefined) delete out[key];
         else out[key] = nv;
       }
     }
