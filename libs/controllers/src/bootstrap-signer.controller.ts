@@ -139,6 +139,9 @@ export class BootstrapSigner {
     const data = (cm.data ?? {}) as Record<string, string>;
     const next = await signedClusterInfoData(data, tokens);
     if (next === undefined || !this.unsubscribe) return;
-    await this.deps.update({ ...cm, data: next });
+    // A copy: the cached object is shared with the cache's other readers.
+    const copy = structuredClone(cm);
+    copy.data = next;
+    await this.deps.update(copy);
   }
 }

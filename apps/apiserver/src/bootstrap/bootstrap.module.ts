@@ -1,7 +1,7 @@
 /**
  * What a node does once it listens (post-start hooks, in order): create the objects every
- * cluster starts with, write the admin kubeconfig, and (last) register itself in the cluster's
- * member records. The controller election is the controllers module's hook.
+ * cluster starts with (and, with bootstrap tokens, cluster-info), write the admin kubeconfig,
+ * and (last) register itself in the cluster's member records. The controller election is the controllers module's hook.
  */
 import * as path from 'node:path';
 import { Inject, Injectable, Module } from '@nestjs/common';
@@ -12,6 +12,7 @@ import { writeKubeconfig } from '@app/pki';
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import type { ServerConfig } from '../config/flags.js';
 import { CLUSTER_NODE, PKI, SERVER_CONFIG, SERVER_ENDPOINT, STORAGE, STORES, type PkiMaterial, type ServerEndpoint, type StoreFactory } from '../tokens.js';
+import { ClusterInfoPublisher } from './cluster-info.publisher.js';
 import { createInitialObjects } from './initial-objects.js';
 import { PostStartHook, PostStartHooks, type PostStartHookProvider } from './post-start-hook.js';
 
@@ -71,7 +72,7 @@ export class ClusterRegistration implements PostStartHookProvider {
 /** The post-start hooks of a node and their runner. */
 @Module({
   imports: [DiscoveryModule],
-  providers: [PostStartHooks, InitialObjects, AdminKubeconfig, ClusterRegistration],
+  providers: [PostStartHooks, InitialObjects, ClusterInfoPublisher, AdminKubeconfig, ClusterRegistration],
   exports: [PostStartHooks, AdminKubeconfig],
 })
 export class BootstrapModule {}

@@ -68,6 +68,11 @@ export class WatchedObjects {
     return this.objects.get(key);
   }
 
+  /** Every kept object with its key. */
+  entries(): IterableIterator<[string, KubeObject]> {
+    return this.objects.entries();
+  }
+
   /** Every kept object. */
   values(): KubeObject[] {
     return [...this.objects.values()];
