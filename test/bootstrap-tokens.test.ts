@@ -77,9 +77,13 @@ describe('bootstrap tokens', () => {
   };
   /** `kubectl auth whoami --token` with a kubeconfig that has the CA and nothing else. */
   const whoami = (token: string) =>
-    kubectl({ kubeconfig: tokenKubeconfig, kubectlCacheDir: server.kubectlCacheDir, homeDir: server.homeDir }, ['--token', token, 'auth', 'whoami', '-o', 'json'], {
-      expectFail: 'any',
-    });
+    kubectl(
+      { kubeconfig: tokenKubeconfig, kubectlCacheDir: server.kubectlCacheDir, homeDir: server.homeDir },
+      ['--token', token, 'auth', 'whoami', '-o', 'json'],
+      {
+        expectFail: 'any',
+      },
+    );
   const status = async (token: string) => (await request(server, 'GET', '/api', { identity: 'anonymous', token })).status;
 
   beforeAll(async () => {
@@ -121,7 +125,13 @@ describe('bootstrap tokens', () => {
     await create('bad003', 'cccccccccccccccc', { 'auth-extra-groups': 'system:bootstrappers:ok,system:masters' });
     await create('good01', 'dddddddddddddddd');
     expect(await status('good01.dddddddddddddddd')).toBe(200);
-    for (const token of ['good01.ddddddddddddddde', 'bad001.aaaaaaaaaaaaaaaa', 'bad002.bbbbbbbbbbbbbbbb', 'bad003.cccccccccccccccc', 'nosuch.dddddddddddddddd']) {
+    for (const token of [
+      'good01.ddddddddddddddde',
+      'bad001.aaaaaaaaaaaaaaaa',
+      'bad002.bbbbbbbbbbbbbbbb',
+      'bad003.cccccccccccccccc',
+      'nosuch.dddddddddddddddd',
+    ]) {
       expect(await status(token)).toBe(401);
     }
     const cli = await whoami('bad003.cccccccccccccccc');
