@@ -18,7 +18,8 @@ import { PostStartHook, PostStartHooks, type PostStartHookProvider } from './pos
 
 /**
  * Creates every served kind's `initialObjects` that do not exist yet (the system namespaces, the
- * built-in PriorityClasses): bootstrap/initial-objects.ts, waiting for a quorum in a cluster.
+ * built-in PriorityClasses): bootstrap/initial-objects.ts, waiting for a quorum in a cluster;
+ * then, with bootstrap tokens enabled, cluster-info and its RBAC (cluster-info.publisher.ts).
  */
 @PostStartHook({ name: 'initial-objects', order: 100 })
 @Injectable()
@@ -27,6 +28,7 @@ export class InitialObjects implements PostStartHookProvider {
     private readonly registry: KindRegistry,
     @Inject(STORAGE) private readonly storage: Storage,
     @Inject(STORES) private readonly stores: StoreFactory,
+    private readonly clusterInfo: ClusterInfoPublisher,
   ) {}
 
   async runPostStartHook(): Promise<void> {
@@ -35,6 +37,7 @@ export class InitialObjects implements PostStartHookProvider {
       storage: this.storage,
       create: (decl, ns, obj, opts) => this.stores.storeFor(decl).create(ns, obj, opts),
     });
+    await this.clusterInfo.publish();
   }
 }
 

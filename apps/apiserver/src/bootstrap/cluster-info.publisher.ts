@@ -1,5 +1,6 @@
 /**
- * First start with `--enable-bootstrap-token-auth`: publishes kube-public/cluster-info, the
+ * First start with `--enable-bootstrap-token-auth`: publishes kube-public/cluster-info (part of the
+ * `initial-objects` post-start hook, after the system namespaces), the
  * ConfigMap a joining client reads without credentials and checks with a bootstrap token
  * (conventions.md "ConfigMap signing"), as kubeadm's clusterinfo phase does: its `kubeconfig`
  * key holds a kubeconfig with this server's URL and the cluster CA and no credentials
@@ -20,7 +21,6 @@ import { CLUSTER_INFO_ROLE, CLUSTER_INFO_ROLE_BINDING } from '../groups/rbac/rba
 import { bootstrapTokensEnabled } from '../pipeline/bootstrap-token.watcher.js';
 import { PKI, SERVER_CONFIG, SERVER_ENDPOINT, STORAGE, STORES, type PkiMaterial, type ServerEndpoint, type StoreFactory } from '../tokens.js';
 import { createInitialObjects } from './initial-objects.js';
-import { PostStartHook, type PostStartHookProvider } from './post-start-hook.js';
 
 /** The URL clients should use: `--advertise-address` when given, else where this node serves. */
 export function clusterInfoServer(cfg: Pick<ServerConfig, 'advertiseAddress' | 'securePort'>, endpoint: ServerEndpoint): string {
@@ -30,9 +30,8 @@ export function clusterInfoServer(cfg: Pick<ServerConfig, 'advertiseAddress' | '
 }
 
 /** Creates cluster-info and its RBAC when bootstrap tokens are enabled (after the system namespaces). */
-@PostStartHook({ name: 'bootstrap-token-cluster-info', order: 150 })
 @Injectable()
-export class ClusterInfoPublisher implements PostStartHookProvider {
+export class ClusterInfoPublisher {
   constructor(
     @Inject(SERVER_CONFIG) private readonly cfg: ServerConfig,
     @Inject(PKI) private readonly pki: PkiMaterial,
@@ -42,7 +41,8 @@ export class ClusterInfoPublisher implements PostStartHookProvider {
     @Inject(STORES) private readonly stores: StoreFactory,
   ) {}
 
-  async runPostStartHook(): Promise<void> {
+  /** Creates what is absent; resolves at once when bootstrap tokens are not enabled. */
+  async publish(): Promise<void> {
     if (!bootstrapTokensEnabled(this.cfg)) return;
     const kind = (group: string, plural: string, obj: Readonly<KubeObject>): KindDeclaration => ({
       ...(this.registry.lookup(group, 'v1', plural) as KindDeclaration),
