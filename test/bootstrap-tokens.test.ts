@@ -113,6 +113,15 @@ describe('bootstrap tokens', () => {
     const info = (JSON.parse(r.stdout) as { status: { userInfo: { username: string; groups: string[] } } }).status.userInfo;
     expect(info.username).toBe('system:bootstrap:abc123');
     expect(info.groups).toEqual(['system:bootstrappers', 'system:bootstrappers:kubeadm:default-node-token', 'system:authenticated']);
+    // A TokenReview of the token gives the same user; of a wrong secret, none.
+    const review = async (token: string) =>
+      (
+        await request(server, 'POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+          body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+        })
+      ).json<{ status: { authenticated?: boolean; user?: { username: string } } }>().status;
+    expect(await review('abc123.0123456789abcdef')).toMatchObject({ authenticated: true, user: { username: 'system:bootstrap:abc123' } });
+    expect((await review('abc123.0123456789abcdee')).authenticated).toBeFalsy();
     // RBAC then decides as for anyone: the bootstrap user may not list Secrets.
     const denied = await request(server, 'GET', SECRETS, { identity: 'anonymous', token: 'abc123.0123456789abcdef' });
     expect(denied.status).toBe(403);
