@@ -102,8 +102,13 @@ export class BootstrapSignerRunner implements ControllerRunner {
         await store.update(CLUSTER_INFO.namespace, CLUSTER_INFO.name, next, { ctx: ctx(), fieldValidation: 'Ignore', fieldManager: 'bootstrap-signer' });
       },
     });
-    this.controller.start();
+    const controller = this.controller;
     clusterInfo.start();
+    // Not before both caches hold their first list: an empty token list would strip every
+    // signature until the Secrets arrive.
+    void Promise.all([this.secrets.cache.whenSynced(), clusterInfo.whenSynced()]).then(() => {
+      if (this.controller === controller) controller.start();
+    });
   }
 
   stop(): void {
