@@ -1,8 +1,8 @@
 /**
- * First start with `--enable-bootstrap-token-auth`: publishes kube-public/cluster-info (part of the
- * `initial-objects` post-start hook, after the system namespaces), the
- * ConfigMap a joining client reads without credentials and checks with a bootstrap token
- * (conventions.md "ConfigMap signing"), as kubeadm's clusterinfo phase does: its `kubeconfig`
+ * First start with `--enable-bootstrap-token-auth` (in the `initial-objects` post-start hook,
+ * after the system namespaces): publishes kube-public/cluster-info, the ConfigMap a joining
+ * client reads without credentials and checks with a bootstrap token (conventions.md
+ * "ConfigMap signing"), as kubeadm's clusterinfo phase does: its `kubeconfig`
  * key holds a kubeconfig with this server's URL and the cluster CA and no credentials
  * (@app/pki clusterInfoKubeconfig), and the Role and RoleBinding that let system:anonymous get
  * it (rbac.bootstrap-policy.ts). Each is created only when absent (an edited cluster-info is
