@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { KubeconfigError, buildKubeconfig, parseKubeconfig, readKubeconfig, writeKubeconfig } from './pki.kubeconfig.js';
+import { KubeconfigError, buildKubeconfig, clusterInfoKubeconfig, parseKubeconfig, readKubeconfig, writeKubeconfig } from './pki.kubeconfig.js';
 
 const base = { server: 'https://127.0.0.1:6443', caPem: 'CA-PEM\n', certPem: 'CERT-PEM\n', keyPem: 'KEY-PEM\n' };
 
@@ -58,5 +58,20 @@ describe('kubeconfig', () => {
       users: [{ name: 'u', user: { 'client-certificate-data': 'QQ==' } }],
     });
     expect(() => parseKubeconfig(noKey)).toThrow(/client-key-data/);
+  });
+});
+
+describe('clusterInfoKubeconfig', () => {
+  it('holds one cluster with server and CA data, and no user, context or credential', () => {
+    const doc = parse(clusterInfoKubeconfig('https://10.0.0.1:6443', 'CA PEM\n')) as Record<string, unknown>;
+    expect(doc).toEqual({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: '', cluster: { server: 'https://10.0.0.1:6443', 'certificate-authority-data': Buffer.from('CA PEM\n').toString('base64') } }],
+      contexts: null,
+      'current-context': '',
+      preferences: {},
+      users: null,
+    });
   });
 });

@@ -93,6 +93,24 @@ export function buildKubeconfig(opts: KubeconfigOptions): Record<string, unknown
 }
 
 /**
+ * The kubeconfig published in the ConfigMap kube-public/cluster-info (its `kubeconfig` key, as
+ * kubeadm writes it): one cluster entry with the server URL clients should use and the CA
+ * (`certificate-authority-data`), named "" as kubeadm names it, and no users, contexts or
+ * credentials of any kind: anyone may read it. YAML text.
+ */
+export function clusterInfoKubeconfig(server: string, caPem: string): string {
+  return stringifyYaml({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: '', cluster: { server, 'certificate-authority-data': b64(caPem) } }],
+    contexts: null,
+    'current-context': '',
+    preferences: {},
+    users: null,
+  });
+}
+
+/**
  * Writes a kubeconfig to `file` with mode 0600 (it holds a private key), atomically: the text
  * goes to a temporary file in the same directory which is then renamed over `file`, so a
  * reader never sees half a file. Creates the parent directory when missing. Overwrites.

@@ -1,7 +1,7 @@
 /**
  * What a node does once it listens (post-start hooks, in order): create the objects every
- * cluster starts with, write the admin kubeconfig, and (last) register itself in the cluster's
- * member records. The controller election is the controllers module's hook.
+ * cluster starts with (and, with bootstrap tokens, cluster-info), write the admin kubeconfig,
+ * and (last) register itself in the cluster's member records. The controller election is the controllers module's hook.
  */
 import * as path from 'node:path';
 import { Inject, Injectable, Module } from '@nestjs/common';
@@ -12,12 +12,14 @@ import { writeKubeconfig } from '@app/pki';
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import type { ServerConfig } from '../config/flags.js';
 import { CLUSTER_NODE, PKI, SERVER_CONFIG, SERVER_ENDPOINT, STORAGE, STORES, type PkiMaterial, type ServerEndpoint, type StoreFactory } from '../tokens.js';
+import { ClusterInfoPublisher } from './cluster-info.publisher.js';
 import { createInitialObjects } from './initial-objects.js';
 import { PostStartHook, PostStartHooks, type PostStartHookProvider } from './post-start-hook.js';
 
 /**
  * Creates every served kind's `initialObjects` that do not exist yet (the system namespaces, the
- * built-in PriorityClasses): bootstrap/initial-objects.ts, waiting for a quorum in a cluster.
+ * built-in PriorityClasses): bootstrap/initial-objects.ts, waiting for a quorum in a cluster;
+ * then, with bootstrap tokens enabled, cluster-info and its RBAC (cluster-info.publisher.ts).
  */
 @PostStartHook({ name: 'initial-objects', order: 100 })
 @Injectable()
@@ -26,6 +28,7 @@ export class InitialObjects implements PostStartHookProvider {
     private readonly registry: KindRegistry,
     @Inject(STORAGE) private readonly storage: Storage,
     @Inject(STORES) private readonly stores: StoreFactory,
+    private readonly clusterInfo: ClusterInfoPublisher,
   ) {}
 
   async runPostStartHook(): Promise<void> {
@@ -34,6 +37,7 @@ export class InitialObjects implements PostStartHookProvider {
       storage: this.storage,
       create: (decl, ns, obj, opts) => this.stores.storeFor(decl).create(ns, obj, opts),
     });
+    await this.clusterInfo.publish();
   }
 }
 
@@ -71,7 +75,7 @@ export class ClusterRegistration implements PostStartHookProvider {
 /** The post-start hooks of a node and their runner. */
 @Module({
   imports: [DiscoveryModule],
-  providers: [PostStartHooks, InitialObjects, AdminKubeconfig, ClusterRegistration],
+  providers: [PostStartHooks, InitialObjects, ClusterInfoPublisher, AdminKubeconfig, ClusterRegistration],
   exports: [PostStartHooks, AdminKubeconfig],
 })
 export class BootstrapModule {}

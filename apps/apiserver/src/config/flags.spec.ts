@@ -85,15 +85,18 @@ describe('parseFlags', () => {
       expectRefused(['--oidc-unknown-setting=x'], 'oidc-unknown-setting');
       expectRefused(['--requestheader-unknown-setting=x'], 'requestheader-unknown-setting');
       expectRefused(['--authentication-token-webhook-unknown=x'], 'authentication-token-webhook-unknown');
-      expectRefused(['--enable-bootstrap-token-auth'], 'enable-bootstrap-token-auth');
-      expectRefused(['--enable-bootstrap-token-auth=true'], 'enable-bootstrap-token-auth');
-      expect(parseFlags(['--enable-bootstrap-token-auth=false']).unsupported).toEqual([]);
       expectRefused(['--service-account-key-file=/sa.pub'], 'service-account-key-file');
       expectRefused(['--service-account-signing-key-file=/sa.key'], 'service-account-signing-key-file');
       expectRefused(['--service-account-issuer=https://kubernetes.default.svc'], 'service-account-issuer');
       expectRefused(['--client-ca-file=/ca.crt'], 'client-ca-file');
       expectRefused(['--tls-cert-file=/s.crt'], 'tls-cert-file');
       expectRefused(['--tls-private-key-file=/s.key'], 'tls-private-key-file');
+    });
+    it('--enable-bootstrap-token-auth is a boolean, off unless given', () => {
+      expect(parseFlags([]).raw['enable-bootstrap-token-auth']).toBeUndefined();
+      expect(parseFlags(['--enable-bootstrap-token-auth']).raw['enable-bootstrap-token-auth']).toBe('true');
+      expect(parseFlags(['--enable-bootstrap-token-auth=true']).unsupported).toEqual([]);
+      expect(parseFlags(['--enable-bootstrap-token-auth=false']).raw['enable-bootstrap-token-auth']).toBe('false');
     });
     it('auditing', () => {
       expectRefused(['--audit-log-path=/var/log/audit.log'], 'audit-log-path');

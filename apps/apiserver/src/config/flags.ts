@@ -94,10 +94,6 @@ const refuseAdmission = (value: string): string | undefined => {
   if (missing.length === 0) return undefined;
   return `admission plugin ${missing.map((m) => JSON.stringify(m)).join(', ')} is not built into this server (built, always on: ${BUILT_ADMISSION_PLUGINS.join(', ')})`;
 };
-const refuseTrue =
-  (what: string) =>
-  (value: string): string | undefined =>
-    value === 'true' ? `${what} is not built into this server` : undefined;
 const refuseServiceAccountTokens = notBuilt('service account token authentication');
 /**
  * Families of flags refused whatever their value: the settings of the built authentication
@@ -179,7 +175,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'service-account-key-file': { key: 'service-account-key-file', kind: 'string', refuse: refuseServiceAccountTokens },
   'service-account-signing-key-file': { key: 'service-account-signing-key-file', kind: 'string', refuse: refuseServiceAccountTokens },
   'service-account-issuer': { key: 'service-account-issuer', kind: 'string', refuse: refuseServiceAccountTokens },
-  'enable-bootstrap-token-auth': { key: 'enable-bootstrap-token-auth', kind: 'bool', refuse: refuseTrue('bootstrap token authentication') },
+  'enable-bootstrap-token-auth': { key: 'enable-bootstrap-token-auth', kind: 'bool' },
   'disable-admission-plugins': { key: 'disable-admission-plugins', kind: 'string', refuse: refuseAdmission },
   'storage-backend': {
     key: 'storage-backend',

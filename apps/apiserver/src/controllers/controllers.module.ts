@@ -15,6 +15,7 @@ import type { ServerConfig } from '../config/flags.js';
 import { envInt } from '../config/env.js';
 import { PostStartHook, type PostStartHookProvider } from '../bootstrap/post-start-hook.js';
 import { SERVER_CONFIG, STORES, type StoreFactory } from '../tokens.js';
+import { BootstrapSignerRunner, TokenCleanerRunner } from './bootstrap-token.controllers.js';
 import { GarbageCollectorRunner, NamespaceControllerRunner } from './builtin.controllers.js';
 import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controller.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
@@ -73,6 +74,6 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
 /** The controller manager and the built-in controllers. */
 @Module({
   imports: [DiscoveryModule],
-  providers: [ControllerManager, NamespaceControllerRunner, GarbageCollectorRunner, ClusterRoleAggregationRunner],
+  providers: [ControllerManager, NamespaceControllerRunner, GarbageCollectorRunner, ClusterRoleAggregationRunner, TokenCleanerRunner, BootstrapSignerRunner],
 })
 export class ControllersModule {}

@@ -2,7 +2,7 @@
  * The ports of the request pipeline as providers, chosen from the flags:
  * - AUTHENTICATOR: the union of the authentication methods, each a provider in its own
  *   `*.method.ts` marked with `@AuthenticationMethod({ name, order })`: request header, x509,
- *   static token file, OIDC, webhook, then the refusal of an unaccepted bearer token;
+ *   static token file, bootstrap token, OIDC, webhook, then the refusal of an unaccepted bearer token;
  * - AnonymousAccess: where a request without credentials may go (`--anonymous-auth`);
  * - AUTHORIZER: the `--authorization-mode` list (default AlwaysAllow); RBAC reads the policy
  *   RbacPolicyWatcher keeps current from storage watches;
@@ -18,6 +18,8 @@ import { SERVER_CONFIG } from '../tokens.js';
 import { AnonymousAccess } from './anonymous.method.js';
 import { AUDIT_SINK, NO_AUDIT } from './audit.port.js';
 import { AuthenticationMethod } from './authentication-method.js';
+import { BootstrapTokenMethod } from './bootstrap-token.method.js';
+import { BootstrapTokenSecrets } from './bootstrap-token.watcher.js';
 import { FLOW_CONTROL, MaxInflightFlowControl } from './flow-control.port.js';
 import { OidcMethod } from './oidc.method.js';
 import { RbacPolicyWatcher } from './rbac-policy.watcher.js';
@@ -66,6 +68,8 @@ export function authorizationModes(cfg: ServerConfig): string[] {
     RequestHeaderMethod,
     X509Method,
     TokenFileMethod,
+    BootstrapTokenSecrets,
+    BootstrapTokenMethod,
     OidcMethod,
     WebhookMethod,
     UnrecognizedBearerTokenMethod,
@@ -85,6 +89,6 @@ export function authorizationModes(cfg: ServerConfig): string[] {
       inject: [SERVER_CONFIG],
     },
   ],
-  exports: [AUTHENTICATOR, AnonymousAccess, AUTHORIZER, RbacPolicyWatcher, AUDIT_SINK, FLOW_CONTROL],
+  exports: [AUTHENTICATOR, AnonymousAccess, AUTHORIZER, RbacPolicyWatcher, BootstrapTokenSecrets, AUDIT_SINK, FLOW_CONTROL],
 })
 export class PipelineModule {}

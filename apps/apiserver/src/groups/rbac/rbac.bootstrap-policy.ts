@@ -193,3 +193,21 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: readonly KubeObject[] = [
   clusterRoleBinding('system:discovery', 'system:discovery', ['system:authenticated']),
   clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
 ];
+
+/**
+ * What kubeadm sets up so that a client without credentials may read kube-public/cluster-info
+ * (kubeadm's clusterinfo phase): the Role kubeadm:bootstrap-signer-clusterinfo (get that one
+ * ConfigMap) bound to the user system:anonymous. Created with cluster-info when bootstrap
+ * tokens are enabled (bootstrap/cluster-info.publisher.ts).
+ */
+export const CLUSTER_INFO_ROLE: Readonly<KubeObject> = {
+  metadata: { name: 'kubeadm:bootstrap-signer-clusterinfo', namespace: 'kube-public' },
+  rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['cluster-info'], verbs: ['get'] }],
+};
+
+/** The RoleBinding of {@link CLUSTER_INFO_ROLE} to system:anonymous. */
+export const CLUSTER_INFO_ROLE_BINDING: Readonly<KubeObject> = {
+  metadata: { name: 'kubeadm:bootstrap-signer-clusterinfo', namespace: 'kube-public' },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kubeadm:bootstrap-signer-clusterinfo' },
+  subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:anonymous' }],
+};
