@@ -19,4 +19,13 @@ describe('authenticator chain', () => {
     const chain = new AuthenticatorChain([rejecting, byHeader('x-a', 'a')]);
     await expect(chain.authenticate({ headers: { 'x-a': '1' } })).rejects.toMatchObject({ code: 401 });
   });
+
+  it('answers synchronously while the methods do, and asks the next method after one that answers undefined asynchronously', async () => {
+    const chain = new AuthenticatorChain([byHeader('x-a', 'a'), { authenticate: () => Promise.resolve(undefined) }, byHeader('x-b', 'b')]);
+    expect(chain.authenticate({ headers: { 'x-a': '1' } })).toEqual({ username: 'a', groups: ['g', 'system:authenticated'] });
+    const later = chain.authenticate({ headers: { 'x-b': '1' } });
+    expect(later).toBeInstanceOf(Promise);
+    expect(await later).toEqual({ username: 'b', groups: ['g', 'system:authenticated'] });
+    expect(await chain.authenticate({ headers: {} })).toBeUndefined();
+  });
 });

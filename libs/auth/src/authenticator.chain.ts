@@ -11,14 +11,27 @@ export function withAuthenticatedGroup(user: UserInfo): UserInfo {
   return user.groups.includes(AUTHENTICATED_GROUP) ? user : { ...user, groups: [...user.groups, AUTHENTICATED_GROUP] };
 }
 
-/** Asks each method in order; the first answer that is a user, or the first error, wins. */
+function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
+}
+
+/**
+ * Asks each method in order; the first answer that is a user, or the first error, wins. Answers
+ * synchronously as long as the methods asked do (x509 and static tokens do), so the common
+ * request costs no promise; from the first method that answers with a promise on it goes async.
+ */
 export class AuthenticatorChain implements Authenticator {
   constructor(private readonly methods: readonly Authenticator[]) {}
 
-  async authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined> {
-    for (const m of this.methods) {
-      const user = await m.authenticate(req);
-      if (user) return withAuthenticatedGroup(user);
+  authenticate(req: AuthenticationRequest): UserInfo | undefined | Promise<UserInfo | undefined> {
+    return this.from(0, req);
+  }
+
+  private from(start: number, req: AuthenticationRequest): UserInfo | undefined | Promise<UserInfo | undefined> {
+    for (let i = start; i < this.methods.length; i++) {
+      const answer = this.methods[i]!.authenticate(req);
+      if (isPromise(answer)) return answer.then((user) => (user ? withAuthenticatedGroup(user) : this.from(i + 1, req)));
+      if (answer) return withAuthenticatedGroup(answer);
     }
     return undefined;
   }

@@ -2,7 +2,13 @@
  * Keeps the in-memory RBAC policy (@app/authz RbacPolicy) current on every node: lists the four
  * RBAC kinds at one revision, then watches the group's keys from that revision, so a RoleBinding
  * written through any node of a cluster is in every node's policy as soon as the node applies
- * the write. A failed watch (compaction, storage closing) relists after a second.
+ * the write. A failed watch (compaction, storage closing, a snapshot replacing the local state)
+ * relists after a second.
+ *
+ * The first list reads the local replica (consistency Any, what a Kubernetes informer's list
+ * at resourceVersion 0 does), not a quorum read: a node restarted without a quorum still
+ * authorizes from the policy it holds (anonymous health probes keep their public-info grant),
+ * and the watch brings it up to date as the node applies the log.
  */
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
@@ -68,7 +74,7 @@ export class RbacPolicyWatcher implements OnApplicationBootstrap, OnApplicationS
     const all = { Role: [], ClusterRole: [], RoleBinding: [], ClusterRoleBinding: [] } as Record<RbacKind, RbacObject[]>;
     let revision: number | undefined;
     for (const k of KINDS) {
-      const consistency = revision === undefined ? ({ mode: 'MostRecent' } as const) : ({ mode: 'Exact', revision } as const);
+      const consistency = revision === undefined ? ({ mode: 'Any' } as const) : ({ mode: 'Exact', revision } as const);
       const res = await this.storage.list(collectionPrefix({ group: GROUP, plural: k.plural, namespaced: k.namespaced }, ''), { consistency });
       revision ??= res.revision;
       all[k.kind] = res.items as RbacObject[];
