@@ -309,4 +309,24 @@ describe('authentication flags at start', () => {
       expect((await request(s, 'GET', NAMESPACES)).status).toBe(200);
     });
   });
+
+  describe.each([
+    ['RBAC (the default)', [], { version: 200, api: 403 }],
+    ['AlwaysAllow', ['--authorization-mode=AlwaysAllow'], { version: 200, api: 401 }],
+  ])('--anonymous-auth not given, --authorization-mode %s', (_mode, args, want) => {
+    let s: ServerHandle;
+    beforeAll(async () => {
+      s = await startServer({ args: [...args] });
+    });
+    afterAll(async () => {
+      await s?.cleanup();
+    });
+
+    it('lets requests without credentials in as system:anonymous where RBAC limits them, and only to the public info paths under AlwaysAllow', async () => {
+      const version = await request(s, 'GET', '/version', { identity: 'anonymous' });
+      const api = await request(s, 'GET', NAMESPACES, { identity: 'anonymous' });
+      expect([version.status, api.status]).toEqual([want.version, want.api]);
+      if (api.status === 403) expect(api.json<{ message: string }>().message).toContain('User "system:anonymous" cannot list resource "namespaces"');
+    });
+  });
 });
