@@ -34,7 +34,10 @@ describe('authorization modes', () => {
     const later = (decision: 'NoOpinion' | 'Deny', reason: string): Authorizer => ({ authorize: () => Promise.resolve({ decision, reason }) });
     expect(new AuthorizerUnion([none, new AlwaysAllowAuthorizer()]).authorize(attrs())).toEqual({ decision: 'Allow' });
     expect(await new AuthorizerUnion([none, later('NoOpinion', 'async'), new AlwaysAllowAuthorizer()]).authorize(attrs())).toEqual({ decision: 'Allow' });
-    expect(await new AuthorizerUnion([none, later('NoOpinion', 'async'), none]).authorize(attrs())).toEqual({ decision: 'NoOpinion', reason: 'sync\nasync\nsync' });
+    expect(await new AuthorizerUnion([none, later('NoOpinion', 'async'), none]).authorize(attrs())).toEqual({
+      decision: 'NoOpinion',
+      reason: 'sync\nasync\nsync',
+    });
     expect(await new AuthorizerUnion([later('Deny', 'no'), new AlwaysAllowAuthorizer()]).authorize(attrs())).toEqual({ decision: 'Deny', reason: 'no' });
   });
 

@@ -60,7 +60,12 @@ export class AuthorizerUnion implements Authorizer {
     return reasons ? { decision: 'NoOpinion', reason: reasons.join('\n') } : NO_OPINION;
   }
 
-  private after(d: AuthorizationDecision, i: number, attrs: AuthorizationAttributes, reasons: string[] | undefined): AuthorizationDecision | Promise<AuthorizationDecision> {
+  private after(
+    d: AuthorizationDecision,
+    i: number,
+    attrs: AuthorizationAttributes,
+    reasons: string[] | undefined,
+  ): AuthorizationDecision | Promise<AuthorizationDecision> {
     if (d.decision !== 'NoOpinion') return d;
     if (d.reason) (reasons ??= []).push(d.reason);
     return this.from(i + 1, attrs, reasons);

@@ -54,7 +54,6 @@ export class DiscoveredAuthenticators implements Authenticator, OnModuleInit {
   }
 }
 
-
 /** Global module of the pipeline's ports. */
 @Global()
 @Module({
