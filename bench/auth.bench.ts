@@ -16,7 +16,10 @@
  *
  * Printed per method: req/s under RBAC and under AlwaysAllow, the authn + RBAC cost (1 - RBAC
  * req/s / anonymous AlwaysAllow req/s; target under 15%) and the RBAC share alone (1 - RBAC /
- * AlwaysAllow with the same credential).
+ * AlwaysAllow with the same credential); and the server's CPU time per request (utime + stime
+ * of the server process around each phase), with the cost it implies for a CPU-bound server
+ * (1 - anchor CPU/req / RBAC CPU/req), which the load of other processes on the machine moves
+ * far less than req/s.
  *
  * A method is one row of METHODS: its name, the RBAC subject its identity is, and how a client
  * gets its credential from a started server. Adding a method adds a row.
@@ -33,7 +36,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { issueClientCertificate } from '@app/pki';
 import { type PhaseResult, runPhase } from './api.bench.js';
-import { median, roundOrder } from './cluster.bench.js';
+import { median, readProcessCpuMs, roundOrder } from './cluster.bench.js';
 import { type BenchClient, type LeanTls, LeanPool } from './lean.client.js';
 import { type ServerHandle, request, startServer } from '../test/support/server.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
@@ -181,6 +184,15 @@ interface Options {
 interface System {
   readonly name: string;
   readonly client: BenchClient;
+  /** The server process, whose CPU time per request is read around each phase. */
+  readonly pid: number | undefined;
+}
+
+/** One system's figures in one round. */
+interface RoundFigure {
+  readonly perSecond: number;
+  /** Server CPU (user + system, all threads) per request, µs; NaN when unreadable. */
+  readonly cpuUs: number;
 }
 
 /** The figures of one method. */
@@ -193,6 +205,11 @@ export interface MethodFigures {
   /** 1 - RBAC / AlwaysAllow with the same credential, median of the rounds. */
   readonly rbacCost: number;
   readonly costPerRound: readonly number[];
+  /** Server CPU per request under RBAC and under AlwaysAllow (same credential), µs, medians. */
+  readonly rbacCpuUs: number;
+  readonly allowCpuUs: number;
+  /** 1 - anchor CPU per request / RBAC CPU per request: the throughput share a CPU-bound server loses, median of the rounds. */
+  readonly cpuCost: number;
 }
 
 const log = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -211,6 +228,7 @@ async function runBench(o: Options): Promise<number> {
   let failure: string | undefined;
   let figures: MethodFigures[] = [];
   let anchor = Number.NaN;
+  let anchorCpuUs = Number.NaN;
   try {
     log('starting two API servers (RBAC, AlwaysAllow)...');
     const [rbac, allow] = await Promise.all([
@@ -227,43 +245,55 @@ async function runBench(o: Options): Promise<number> {
       clients.push(client);
       return client;
     };
-    const systems: System[] = [{ name: 'anonymous, AlwaysAllow', client: poolFor(allow, { tls: { ca: allow.caPem }, headers: {} }) }];
+    const systems: System[] = [{ name: 'anonymous, AlwaysAllow', client: poolFor(allow, { tls: { ca: allow.caPem }, headers: {} }), pid: allow.pid }];
     for (const m of METHODS) {
       const [onRbac, onAllow] = await Promise.all([m.credentials({ handle: rbac, staticToken }), m.credentials({ handle: allow, staticToken })]);
-      systems.push({ name: `${m.name}, RBAC`, client: poolFor(rbac, onRbac) }, { name: `${m.name}, AlwaysAllow`, client: poolFor(allow, onAllow) });
+      systems.push(
+        { name: `${m.name}, RBAC`, client: poolFor(rbac, onRbac), pid: rbac.pid },
+        { name: `${m.name}, AlwaysAllow`, client: poolFor(allow, onAllow), pid: allow.pid },
+      );
     }
     for (const s of systems) await untilGranted(s.name, s.client);
     log(`${o.rounds} rounds of ${o.seconds} s per system, ${o.concurrency} in flight, GET ${CM_PATH}`);
 
     // One unrecorded pass first: both servers' JIT warm on this very path before any round counts.
     for (const s of systems) await runPhase('warm-up', s.client, Math.min(1, o.seconds), o.concurrency, () => ({ method: 'GET', path: CM_PATH }), [200]);
-    const perRound: Array<Map<string, number>> = [];
+    const perRound: Array<Map<string, RoundFigure>> = [];
     for (let r = 0; r < o.rounds; r++) {
-      const got = new Map<string, number>();
+      const got = new Map<string, RoundFigure>();
       for (const s of roundOrder(systems, r)) {
         // Warm: connections opened (and handshakes done) before the measured phase.
         await runPhase('warm-up', s.client, Math.min(0.5, o.seconds), o.concurrency, () => ({ method: 'GET', path: CM_PATH }), [200]);
+        const cpuBefore = readProcessCpuMs(s.pid);
         const p = await runPhase(s.name, s.client, o.seconds, o.concurrency, () => ({ method: 'GET', path: CM_PATH }), [200]);
+        const cpuAfter = readProcessCpuMs(s.pid);
+        const cpuUs = cpuBefore !== undefined && cpuAfter !== undefined && p.requests > 0 ? ((cpuAfter - cpuBefore) * 1000) / p.requests : Number.NaN;
         phases.push(p);
-        got.set(s.name, p.perSecond);
+        got.set(s.name, { perSecond: p.perSecond, cpuUs });
         log(
-          `  round ${r + 1}: ${s.name.padEnd(34)} ${rps(p.perSecond).padStart(8)} req/s${p.errors ? `  ${p.errors} errors: ${p.sampleErrors.join('; ')}` : ''}`,
+          `  round ${r + 1}: ${s.name.padEnd(34)} ${rps(p.perSecond).padStart(8)} req/s  ${cpuUs.toFixed(1).padStart(6)} µs server CPU/req${p.errors ? `  ${p.errors} errors: ${p.sampleErrors.join('; ')}` : ''}`,
         );
       }
       perRound.push(got);
     }
-    const med = (name: string): number => median(perRound.map((g) => g.get(name)!));
-    anchor = med('anonymous, AlwaysAllow');
+    const at = (g: Map<string, RoundFigure>, name: string): RoundFigure => g.get(name)!;
+    const med = (name: string, f: (x: RoundFigure) => number): number => median(perRound.map((g) => f(at(g, name))));
+    const ANCHOR = 'anonymous, AlwaysAllow';
+    anchor = med(ANCHOR, (x) => x.perSecond);
+    anchorCpuUs = med(ANCHOR, (x) => x.cpuUs);
     figures = METHODS.map((m) => {
-      const costs = perRound.map((g) => 1 - g.get(`${m.name}, RBAC`)! / g.get('anonymous, AlwaysAllow')!);
-      const rbacCosts = perRound.map((g) => 1 - g.get(`${m.name}, RBAC`)! / g.get(`${m.name}, AlwaysAllow`)!);
+      const [onRbac, onAllow] = [`${m.name}, RBAC`, `${m.name}, AlwaysAllow`];
+      const costs = perRound.map((g) => 1 - at(g, onRbac).perSecond / at(g, ANCHOR).perSecond);
       return {
         method: m.name,
-        rbacPerSecond: med(`${m.name}, RBAC`),
-        allowPerSecond: med(`${m.name}, AlwaysAllow`),
+        rbacPerSecond: med(onRbac, (x) => x.perSecond),
+        allowPerSecond: med(onAllow, (x) => x.perSecond),
         authnRbacCost: median(costs),
-        rbacCost: median(rbacCosts),
+        rbacCost: median(perRound.map((g) => 1 - at(g, onRbac).perSecond / at(g, onAllow).perSecond)),
         costPerRound: costs,
+        rbacCpuUs: med(onRbac, (x) => x.cpuUs),
+        allowCpuUs: med(onAllow, (x) => x.cpuUs),
+        cpuCost: median(perRound.map((g) => 1 - at(g, ANCHOR).cpuUs / at(g, onRbac).cpuUs)),
       };
     });
   } catch (e) {
@@ -276,9 +306,19 @@ async function runBench(o: Options): Promise<number> {
 
   if (figures.length > 0) {
     log('');
-    log(`anchor: anonymous GET under AlwaysAllow (no credential, no decision) ${rps(anchor)} req/s`);
-    const head = ['method', 'RBAC req/s', 'AlwaysAllow req/s', 'authn+RBAC cost', 'RBAC alone'];
-    const rows = figures.map((f) => [f.method, rps(f.rbacPerSecond), rps(f.allowPerSecond), pct(f.authnRbacCost), pct(f.rbacCost)]);
+    log(`anchor: anonymous GET under AlwaysAllow (no credential, no decision) ${rps(anchor)} req/s, ${anchorCpuUs.toFixed(1)} µs server CPU/req`);
+    const head = ['method', 'RBAC req/s', 'AlwaysAllow req/s', 'authn+RBAC cost', 'RBAC alone', 'CPU/req RBAC', 'CPU/req AlwaysAllow', 'CPU cost'];
+    const us = (x: number): string => `${x.toFixed(1)} µs`;
+    const rows = figures.map((f) => [
+      f.method,
+      rps(f.rbacPerSecond),
+      rps(f.allowPerSecond),
+      pct(f.authnRbacCost),
+      pct(f.rbacCost),
+      us(f.rbacCpuUs),
+      us(f.allowCpuUs),
+      pct(f.cpuCost),
+    ]);
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
     const line = (cells: readonly string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
     log(line(head));
@@ -287,7 +327,9 @@ async function runBench(o: Options): Promise<number> {
     log('');
     for (const f of figures) {
       const met = f.authnRbacCost < 0.15;
-      log(`${`${f.method}: authn+RBAC cost`.padEnd(40)} = ${pct(f.authnRbacCost)}   (target < 15%)   ${met ? 'MET' : 'NOT MET'}`);
+      log(
+        `${`${f.method}: authn+RBAC cost`.padEnd(40)} = ${pct(f.authnRbacCost)} of req/s, ${pct(f.cpuCost)} by server CPU/req   (target < 15%)   ${met ? 'MET' : 'NOT MET'}`,
+      );
     }
   }
   if (failure !== undefined) log(`bench failed: ${failure}`);
@@ -301,6 +343,7 @@ async function runBench(o: Options): Promise<number> {
       concurrency: o.concurrency,
       otherBindings: o.otherBindings,
       anchorPerSecond: anchor,
+      anchorCpuUs,
       methods: figures,
       phases,
       failure: failure ?? null,
