@@ -28,4 +28,14 @@ describe('authenticator chain', () => {
     expect(await later).toEqual({ username: 'b', groups: ['g', 'system:authenticated'] });
     expect(await chain.authenticate({ headers: {} })).toBeUndefined();
   });
+
+  it('adds system:authenticated to a frozen user once and hands out the same frozen answer after', async () => {
+    const stored = Object.freeze({ username: 'carol', groups: Object.freeze(['qa']) as string[] });
+    const chain = new AuthenticatorChain([{ authenticate: () => stored }]);
+    const first = chain.authenticate({ headers: {} });
+    expect(first).toEqual({ username: 'carol', groups: ['qa', 'system:authenticated'] });
+    expect(chain.authenticate({ headers: {} })).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(stored.groups).toEqual(['qa']);
+  });
 });

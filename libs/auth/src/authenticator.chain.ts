@@ -6,9 +6,22 @@
 import type { AuthenticationRequest, Authenticator } from './authenticator.port.js';
 import { AUTHENTICATED_GROUP, type UserInfo } from './user.info.js';
 
-/** Adds `system:authenticated` to a user's groups when missing (a new object; the input is not changed). */
+/** The answer of withAuthenticatedGroup for frozen users (a method that hands out the same frozen user per credential). */
+const withGroupOfFrozen = new WeakMap<UserInfo, UserInfo>();
+
+/**
+ * Adds `system:authenticated` to a user's groups when missing (a new object; the input is not
+ * changed). For a frozen user the answer is made once and reused, also frozen.
+ */
 export function withAuthenticatedGroup(user: UserInfo): UserInfo {
-  return user.groups.includes(AUTHENTICATED_GROUP) ? user : { ...user, groups: [...user.groups, AUTHENTICATED_GROUP] };
+  if (user.groups.includes(AUTHENTICATED_GROUP)) return user;
+  if (!Object.isFrozen(user)) return { ...user, groups: [...user.groups, AUTHENTICATED_GROUP] };
+  let out = withGroupOfFrozen.get(user);
+  if (!out) {
+    out = Object.freeze({ ...user, groups: Object.freeze([...user.groups, AUTHENTICATED_GROUP]) as string[] });
+    withGroupOfFrozen.set(user, out);
+  }
+  return out;
 }
 
 function isPromise<T>(v: T | Promise<T>): v is Promise<T> {

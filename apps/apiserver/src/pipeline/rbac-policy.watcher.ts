@@ -26,6 +26,8 @@ const KINDS: ReadonlyArray<{ kind: RbacKind; plural: string; namespaced: boolean
   { kind: 'RoleBinding', plural: 'rolebindings', namespaced: true },
 ];
 const GROUP_PREFIX = `/registry/${GROUP}/`;
+/** Longest wait for the first list at start (see onApplicationBootstrap). */
+const FIRST_SYNC_WAIT_MS = 5_000;
 
 /** The RBAC policy of this node and the list-then-watch that feeds it. */
 @Injectable()
@@ -40,9 +42,18 @@ export class RbacPolicyWatcher implements OnApplicationBootstrap, OnApplicationS
 
   constructor(@Inject(STORAGE) private readonly storage: Storage) {}
 
-  onApplicationBootstrap(): void {
-    // Not awaited: a cluster's first list may wait for a quorum that forms after this node listens.
+  /**
+   * Starts the list-then-watch and waits for the first list (a read of the local replica) for
+   * up to FIRST_SYNC_WAIT_MS, so a node serves its first request with the policy it holds:
+   * an anonymous health probe right after a restart gets its public-info grant, not a 403.
+   * A storage that does not answer that soon (an external etcd still unreachable) does not
+   * hold the start; the watcher keeps trying in the background.
+   */
+  async onApplicationBootstrap(): Promise<void> {
     this.start();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.whenSynced(), new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_SYNC_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   onApplicationShutdown(): void {
