@@ -191,18 +191,18 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
     if (ticket.release) reply.raw.once('close', ticket.release);
   };
 
+  const decided = (req: FastifyRequest, reply: FastifyReply, s: RequestState, attrs: AuthorizationAttributes, d: AuthorizationDecision): void => {
+    if (d.decision === 'Allow') return;
+    // A request without credentials gets no more of its body read than a 401 would.
+    if (s.authenticatedUser!.username === ANONYMOUS_USER) discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
+    throw forbiddenError(attrs, d.reason);
+  };
+  // The built-in modes answer synchronously: no promise per request unless a mode needs one.
   const authorization: Filter = (req, reply, s) => {
     const attrs = authorizationAttributes(s);
-    const decided = (d: AuthorizationDecision): void => {
-      if (d.decision === 'Allow') return;
-      // A request without credentials gets no more of its body read than a 401 would.
-      if (s.authenticatedUser!.username === ANONYMOUS_USER) discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
-      throw forbiddenError(attrs, d.reason);
-    };
-    // The built-in modes answer synchronously: no promise per request unless a mode needs one.
     const d = deps.authorizer.authorize(attrs);
-    if (isPromise(d)) return d.then(decided);
-    decided(d);
+    if (isPromise(d)) return d.then((x) => decided(req, reply, s, attrs, x));
+    decided(req, reply, s, attrs, d);
   };
 
   const bodyLimit: Filter = (req, reply) => {
