@@ -7,7 +7,8 @@
  * against two single-node servers started side by side:
  *   RBAC         --authorization-mode=RBAC; the method's user is granted `get configmaps` by a
  *                RoleBinding (not system:masters), among --other-bindings bindings of other
- *                users and groups, so that a decision that scanned bindings would show
+ *                users and groups, so that a decision that scanned bindings would show (the
+ *                AlwaysAllow server holds the same objects)
  *   AlwaysAllow  --authorization-mode=AlwaysAllow --anonymous-auth=true: the same method's
  *                user, and an anonymous client (no credential, nothing decided) as the anchor
  * Every round measures every system once, in an order rotated per round (cluster.bench.ts
@@ -237,7 +238,9 @@ async function runBench(o: Options): Promise<number> {
     ]);
     servers.push(rbac, allow);
     await Promise.all([seedTarget(rbac), seedTarget(allow)]);
-    await seedPolicy(rbac, o.otherBindings);
+    // The same objects on both, so that the servers differ by their mode alone (background work
+    // such as the controllers' scans then costs both the same).
+    await Promise.all([seedPolicy(rbac, o.otherBindings), seedPolicy(allow, o.otherBindings)]);
     log(`RBAC server ${rbac.url} (pid ${rbac.pid}), AlwaysAllow server ${allow.url} (pid ${allow.pid}); ${o.otherBindings} other bindings`);
 
     const poolFor = (s: ServerHandle, c: MethodCredentials): BenchClient => {
