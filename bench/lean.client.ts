@@ -31,11 +31,11 @@ export interface BenchClient {
   close(): Promise<void>;
 }
 
-/** TLS material of the client: the CA to verify the server with, and the client certificate. */
+/** TLS material of the client: the CA to verify the server with, and the client certificate (none: the client presents no certificate). */
 export interface LeanTls {
   readonly ca: string | Buffer;
-  readonly cert: string | Buffer;
-  readonly key: string | Buffer;
+  readonly cert?: string | Buffer;
+  readonly key?: string | Buffer;
 }
 
 export interface LeanPoolOptions {

@@ -56,12 +56,20 @@ const cm = (name: string, data: Record<string, string> = { a: 'b' }, extra: Reco
 });
 
 describe('authentication and public endpoints', () => {
-  it('rejects requests without a client certificate with 401 Status', async () => {
+  it('authorizes a request without credentials as system:anonymous: the default RBAC policy grants it nothing here (403)', async () => {
     const r = await request(server, 'GET', '/api/v1/namespaces', { identity: 'anonymous' });
-    expect(r.status).toBe(401);
-    expect(r.json()).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Unauthorized', code: 401 });
+    expect(r.status).toBe(403);
+    expect(r.json()).toMatchObject({
+      kind: 'Status',
+      status: 'Failure',
+      reason: 'Forbidden',
+      code: 403,
+      message: 'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
+    });
+    // Nor discovery, which system:discovery grants to authenticated users only.
+    expect((await request(server, 'GET', '/api', { identity: 'anonymous' })).status).toBe(403);
   });
-  it('answers a client without a certificate that sends a body with 401, reading at most 1 MiB of it', async () => {
+  it('answers a client without credentials that sends a body with 403, reading at most 1 MiB of it', async () => {
     for (const [size, closes] of [
       [512 * 1024, false],
       [3 * 1024 * 1024, true],
@@ -71,8 +79,8 @@ describe('authentication and public endpoints', () => {
         body: JSON.stringify(cm('anon', { a: 'x'.repeat(size) })),
         headers: { 'content-type': 'application/json' },
       });
-      expect(r.status).toBe(401);
-      expect(r.json()).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
+      expect(r.status).toBe(403);
+      expect(r.json()).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
       // Past the cap the server stops reading and says so, instead of reading the whole body.
       expect(r.headers['connection'] === 'close').toBe(closes);
     }

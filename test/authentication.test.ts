@@ -3,7 +3,8 @@
  * authenticating front proxy (its own CA), an OIDC provider and a TokenReview webhook started
  * here on 127.0.0.1 with TLS, and --anonymous-auth. The servers run with
  * --authorization-mode=AlwaysDeny, so the identity a request got shows in the 403 message
- * (`User "x" cannot ...`), and a request refused by authentication is a 401.
+ * (`User "x" cannot ...`); the main one with --anonymous-auth=false, so a request that no
+ * method authenticated is a 401 there.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import * as https from 'node:https';
@@ -123,6 +124,7 @@ describe('authentication', () => {
     server = await startServer({
       args: [
         '--authorization-mode=AlwaysDeny',
+        '--anonymous-auth=false',
         `--token-auth-file=${tokens}`,
         `--requestheader-client-ca-file=${proxyPki.caCert}`,
         '--requestheader-allowed-names=front-proxy',
@@ -243,13 +245,6 @@ describe('authentication', () => {
     });
   });
 
-  describe('anonymous access, default', () => {
-    it('reaches /version (then authorized as system:anonymous) but not the API', async () => {
-      expect(await identityOf({ identity: 'anonymous' }, '/version')).toBe('system:anonymous');
-      expect(await identityOf({ identity: 'anonymous' })).toBe('401');
-    });
-  });
-
   it("no credential used above appears in the server's output", () => {
     const out = server.stdout + server.stderr;
     expect(sent.length).toBeGreaterThan(4);
@@ -307,6 +302,26 @@ describe('authentication flags at start', () => {
       // An invalid bearer token is a 401 whatever anonymous access allows; the admin (system:masters) is unaffected.
       expect((await request(s, 'GET', '/version', { identity: 'anonymous', token: 'unknown-token' })).status).toBe(401);
       expect((await request(s, 'GET', NAMESPACES)).status).toBe(200);
+    });
+  });
+
+  describe.each([
+    ['RBAC (the default)', [], { version: 200, api: 403, who: 'system:anonymous' }],
+    ['AlwaysAllow', ['--authorization-mode=AlwaysAllow'], { version: 200, api: 401, who: undefined }],
+  ])('--anonymous-auth not given, --authorization-mode %s', (_mode, args, want) => {
+    let s: ServerHandle;
+    beforeAll(async () => {
+      s = await startServer({ args: [...args] });
+    });
+    afterAll(async () => {
+      await s?.cleanup();
+    });
+
+    it('lets requests without credentials in as system:anonymous where RBAC limits them, and only to the public info paths under AlwaysAllow', async () => {
+      const version = await request(s, 'GET', '/version', { identity: 'anonymous' });
+      const api = await request(s, 'GET', NAMESPACES, { identity: 'anonymous' });
+      const who = /User "([^"]*)" cannot list resource "namespaces"/.exec(api.json<{ message: string }>().message)?.[1];
+      expect([version.status, api.status, who]).toEqual([want.version, want.api, want.who]);
     });
   });
 });

@@ -137,6 +137,31 @@ describe('benchmarks (short runs)', () => {
     expect(report.targets.map((t) => t.name)).toEqual(['gets / ceiling', 'creates/s']);
   });
 
+  it('auth: GETs per authentication method under RBAC and AlwaysAllow, with the cost against the anonymous anchor', async () => {
+    const json = join(dir, 'auth.json');
+    const r = await runBench('auth.bench.js', ['--seconds', '0.5', '--rounds', '2', '--concurrency', '4', '--other-bindings', '10', '--json-out', json]);
+    expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    const report = JSON.parse(await readFile(json, 'utf8')) as {
+      methods: { method: string; rbacPerSecond: number; allowPerSecond: number; costPerRound: number[] }[];
+      phases: { name: string; requests: number; errors: number }[];
+      failure: string | null;
+    };
+    expect(report.failure).toBeNull();
+    expect(report.methods.map((m) => m.method)).toEqual(['client certificate', 'static token']);
+    for (const m of report.methods) {
+      expect(Math.min(m.rbacPerSecond, m.allowPerSecond)).toBeGreaterThan(0);
+      expect(m.costPerRound).toHaveLength(2);
+    }
+    // Every system measured in both rounds, none with a failed request (a 403 would be one).
+    expect(report.phases.map((p) => p.name).sort()).toEqual(
+      ['anonymous, AlwaysAllow', 'client certificate, AlwaysAllow', 'client certificate, RBAC', 'static token, AlwaysAllow', 'static token, RBAC'].flatMap(
+        (n) => [n, n],
+      ),
+    );
+    for (const p of report.phases) expect([p.errors, p.requests > 0]).toEqual([0, true]);
+    expect(r.out).toMatch(/^static token: authn\+RBAC cost +\s*= -?[\d.]+%/m);
+  });
+
   it('snapshot: exports and imports a store at two sizes and prints throughput and peak memory against a file copy', async () => {
     const json = join(dir, 'snapshot.json');
     const r = await runBench('snapshot.bench.js', ['--megabytes', '4', '--json-out', json]);

@@ -50,7 +50,7 @@ describe('one node: health endpoints and /version', () => {
   let server: ServerHandle;
   beforeAll(async () => {
     // The explicit default is accepted.
-    server = await startServer({ args: ['--authorization-mode=AlwaysAllow'] });
+    server = await startServer({ args: ['--authorization-mode=RBAC'] });
   });
   afterAll(async () => {
     await server?.cleanup();
@@ -85,12 +85,12 @@ describe('one node: health endpoints and /version', () => {
     expect(excluded.body).toContain('warn: some health checks cannot be excluded: no matches for "etcd"\n');
   });
 
-  it('each check has its own path, for authenticated clients', async () => {
+  it('each check has its own path, not for anonymous clients (system:public-info-viewer grants the endpoints only)', async () => {
     expect((await request(server, 'GET', '/readyz/raft')).body).toBe('ok');
     expect((await request(server, 'GET', '/readyz/poststarthook/initial-objects')).body).toBe('ok');
     expect((await request(server, 'GET', '/livez/eventloop')).body).toBe('ok');
     expect((await request(server, 'GET', '/livez/raft')).status).toBe(404);
-    expect((await request(server, 'GET', '/readyz/raft', { identity: 'anonymous' })).status).toBe(401);
+    expect((await request(server, 'GET', '/readyz/raft', { identity: 'anonymous' })).status).toBe(403);
   });
 
   it('/version carries the commit, tree state and date the build recorded', async () => {

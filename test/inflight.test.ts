@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { issueClientCertificate } from '@app/pki';
 import { type HttpIdentity, type ServerHandle, metricValue, request, startServer } from './support/server.js';
+import { grantClusterRole } from './support/rbac.helper.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 
@@ -16,6 +17,8 @@ describe('in-flight request limits', () => {
   beforeAll(async () => {
     server = await startServer({ args: ['--max-requests-inflight', '2', '--max-mutating-requests-inflight', '1'] });
     alice = await issueClientCertificate(join(server.dataDir, 'pki'), 'alice', ['dev']);
+    // Not system:masters, so limited like any user; under the default RBAC mode granted `edit` in default.
+    await grantClusterRole(server, { user: 'alice', clusterRole: 'edit', namespace: 'default', probe: { path: CM, identity: alice } });
   });
 
   afterAll(async () => {

@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { issueClientCertificate } from '@app/pki';
 import { type HttpIdentity, type ServerHandle, kubectl, request, startServer } from './support/server.js';
+import { grantClusterRole } from './support/rbac.helper.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const FUTURE = `${CM}?resourceVersion=999999999&resourceVersionMatch=NotOlderThan`;
@@ -23,6 +24,8 @@ describe('request deadline', () => {
     // One read-only place: a request still holding it would make the next read a 429.
     server = await startServer({ args: ['--request-timeout', '1s', '--max-requests-inflight', '1'] });
     alice = await issueClientCertificate(join(server.dataDir, 'pki'), 'alice', ['dev']);
+    // Not system:masters, so limited like any user; under the default RBAC mode granted `edit` in default.
+    await grantClusterRole(server, { user: 'alice', clusterRole: 'edit', namespace: 'default', probe: { path: CM, identity: alice } });
   });
 
   afterAll(async () => {

@@ -40,6 +40,10 @@ describe('token file', () => {
   it('authenticates a known bearer token and leaves others to the next method', () => {
     const a = new TokenFileAuthenticator(parseTokenFile('t1,alice,u1,dev'));
     expect(a.authenticate({ headers: { authorization: 'Bearer t1' } })).toEqual({ username: 'alice', uid: 'u1', groups: ['dev'] });
+    // The same frozen user for every request with the token: nothing copied per request, nothing to mutate.
+    const user = a.authenticate({ headers: { authorization: 'Bearer t1' } })!;
+    expect(a.authenticate({ headers: { authorization: 'Bearer t1' } })).toBe(user);
+    expect(Object.isFrozen(user) && Object.isFrozen(user.groups)).toBe(true);
     expect(a.authenticate({ headers: { authorization: 'Bearer nope' } })).toBeUndefined();
     expect(a.authenticate({ headers: {} })).toBeUndefined();
   });

@@ -79,15 +79,21 @@ export function parseTokenFile(text: string): Map<string, UserInfo> {
   return users;
 }
 
-/** Bearer tokens looked up in the parsed file; a token not in it is left to the next method. */
+/**
+ * Bearer tokens looked up in the parsed file; a token not in it is left to the next method. The
+ * users are copied and frozen once, and a request gets the same object for the same token (no
+ * copy per request; UserInfo is never mutated after authentication).
+ */
 export class TokenFileAuthenticator implements Authenticator {
-  constructor(private readonly users: ReadonlyMap<string, UserInfo>) {}
+  private readonly users = new Map<string, UserInfo>();
+
+  constructor(users: ReadonlyMap<string, UserInfo>) {
+    for (const [token, u] of users) this.users.set(token, Object.freeze({ ...u, groups: Object.freeze([...u.groups]) as string[] }));
+  }
 
   authenticate(req: AuthenticationRequest): UserInfo | undefined {
     const token = bearerToken(req.headers);
-    if (token === undefined) return undefined;
-    const user = this.users.get(token);
-    return user ? { ...user, groups: [...user.groups] } : undefined;
+    return token === undefined ? undefined : this.users.get(token);
   }
 }
 

@@ -29,6 +29,18 @@ describe('authorization modes', () => {
     expect(await new AuthorizerUnion([none]).authorize(attrs())).toEqual({ decision: 'NoOpinion', reason: 'no rule' });
   });
 
+  it('a union answers synchronously while its modes do, and goes on after a mode that answers with a promise', async () => {
+    const none: Authorizer = { authorize: () => ({ decision: 'NoOpinion', reason: 'sync' }) };
+    const later = (decision: 'NoOpinion' | 'Deny', reason: string): Authorizer => ({ authorize: () => Promise.resolve({ decision, reason }) });
+    expect(new AuthorizerUnion([none, new AlwaysAllowAuthorizer()]).authorize(attrs())).toEqual({ decision: 'Allow' });
+    expect(await new AuthorizerUnion([none, later('NoOpinion', 'async'), new AlwaysAllowAuthorizer()]).authorize(attrs())).toEqual({ decision: 'Allow' });
+    expect(await new AuthorizerUnion([none, later('NoOpinion', 'async'), none]).authorize(attrs())).toEqual({
+      decision: 'NoOpinion',
+      reason: 'sync\nasync\nsync',
+    });
+    expect(await new AuthorizerUnion([later('Deny', 'no'), new AlwaysAllowAuthorizer()]).authorize(attrs())).toEqual({ decision: 'Deny', reason: 'no' });
+  });
+
   it('builds the --authorization-mode list behind system:masters, and refuses a mode it does not have', async () => {
     expect((await authorizerForModes(['AlwaysDeny', 'AlwaysAllow']).authorize(attrs())).decision).toBe('Deny');
     const admin = attrs({ user: { username: 'admin', groups: ['system:masters'] } });

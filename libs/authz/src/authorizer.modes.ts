@@ -9,6 +9,7 @@ import { RBACAuthorizer } from './rbac.authorizer.js';
 import type { RbacPolicy } from './rbac.policy.js';
 
 const ALLOW: AuthorizationDecision = Object.freeze({ decision: 'Allow' });
+const NO_OPINION: AuthorizationDecision = Object.freeze({ decision: 'NoOpinion' });
 
 /** Allows every request. */
 export class AlwaysAllowAuthorizer implements Authorizer {
@@ -30,22 +31,44 @@ export class AlwaysDenyAuthorizer implements Authorizer {
  */
 export class PrivilegedGroupAuthorizer implements Authorizer {
   authorize(attrs: AuthorizationAttributes): AuthorizationDecision {
-    return attrs.user.groups.includes(PRIVILEGED_GROUP) ? ALLOW : { decision: 'NoOpinion' };
+    return attrs.user.groups.includes(PRIVILEGED_GROUP) ? ALLOW : NO_OPINION;
   }
 }
 
-/** Evaluates `modes` in order (Kubernetes' union authorizer). */
+function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown }).then === 'function';
+}
+
+/**
+ * Evaluates `modes` in order (Kubernetes' union authorizer). Answers synchronously while every
+ * mode does (the built-in ones all do), so a request's decision costs no promise and no await.
+ */
 export class AuthorizerUnion implements Authorizer {
   constructor(private readonly modes: readonly Authorizer[]) {}
 
-  async authorize(attrs: AuthorizationAttributes): Promise<AuthorizationDecision> {
-    const reasons: string[] = [];
-    for (const m of this.modes) {
-      const d = await m.authorize(attrs);
+  authorize(attrs: AuthorizationAttributes): AuthorizationDecision | Promise<AuthorizationDecision> {
+    return this.from(0, attrs, undefined);
+  }
+
+  private from(start: number, attrs: AuthorizationAttributes, reasons: string[] | undefined): AuthorizationDecision | Promise<AuthorizationDecision> {
+    for (let i = start; i < this.modes.length; i++) {
+      const d = this.modes[i]!.authorize(attrs);
+      if (isPromise(d)) return d.then((x) => this.after(x, i, attrs, reasons));
       if (d.decision !== 'NoOpinion') return d;
-      if (d.reason) reasons.push(d.reason);
+      if (d.reason) (reasons ??= []).push(d.reason);
     }
-    return { decision: 'NoOpinion', reason: reasons.join('\n') || undefined };
+    return reasons ? { decision: 'NoOpinion', reason: reasons.join('\n') } : NO_OPINION;
+  }
+
+  private after(
+    d: AuthorizationDecision,
+    i: number,
+    attrs: AuthorizationAttributes,
+    reasons: string[] | undefined,
+  ): AuthorizationDecision | Promise<AuthorizationDecision> {
+    if (d.decision !== 'NoOpinion') return d;
+    if (d.reason) (reasons ??= []).push(d.reason);
+    return this.from(i + 1, attrs, reasons);
   }
 }
 

@@ -110,6 +110,36 @@ describe('RBAC authorizer', () => {
     expect(p.rulesFor(attrs().user, 'ns')).toEqual([reader]);
   });
 
+  it('indexes grants by subject and recompiles them when a role or binding changes', () => {
+    const p = new RbacPolicy();
+    const a = new RBACAuthorizer(p);
+    p.set('ClusterRole', role('r', undefined, [reader]));
+    p.set('RoleBinding', binding('rb', 'ns', 'ClusterRole', 'r', [{ kind: 'Group', name: 'devs' }]));
+    const before = p.grantsOfGroup('devs');
+    expect(before.cluster).toEqual([]);
+    expect(before.byNamespace.get('ns')).toEqual([reader]);
+    // Asked again without a change: the same compiled object, nothing rebuilt.
+    expect(p.grantsOfGroup('devs')).toBe(before);
+    expect(p.grantsOfUser('alice').cluster).toEqual([]);
+    expect(a.authorize(attrs()).decision).toBe('Allow');
+    expect(a.authorize(attrs({ verb: 'list' })).decision).toBe('NoOpinion');
+    // A change to the role reaches the subjects bound to it at once.
+    p.set('ClusterRole', role('r', undefined, [{ ...reader, verbs: ['list'] }]));
+    expect(p.grantsOfGroup('devs')).not.toBe(before);
+    expect(a.authorize(attrs()).decision).toBe('NoOpinion');
+    expect(a.authorize(attrs({ verb: 'list' })).decision).toBe('Allow');
+    // So does a role deleted, and a binding replaced by one naming another subject.
+    p.delete('ClusterRole', role('r', undefined, []));
+    expect(a.authorize(attrs({ verb: 'list' })).decision).toBe('NoOpinion');
+    p.set('ClusterRole', role('r', undefined, [reader]));
+    p.set('RoleBinding', binding('rb', 'ns', 'ClusterRole', 'r', [{ kind: 'User', name: 'bob' }]));
+    expect(a.authorize(attrs()).decision).toBe('NoOpinion');
+    expect(a.authorize(attrs({ user: { username: 'bob', groups: [] } })).decision).toBe('Allow');
+    // A relist replaces everything.
+    p.replace(empty());
+    expect(a.authorize(attrs({ user: { username: 'bob', groups: [] } })).decision).toBe('NoOpinion');
+  });
+
   it('is the RBAC mode of --authorization-mode, behind system:masters', async () => {
     const p = new RbacPolicy();
     const union = authorizerForModes(['RBAC'], { rbac: p });

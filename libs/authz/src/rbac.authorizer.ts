@@ -5,20 +5,37 @@
  * that namespace or a ClusterRole. Otherwise it has no opinion (and the union denies).
  */
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.port.js';
-import type { RbacPolicy } from './rbac.policy.js';
-import { ruleAllows } from './rbac.rules.js';
+import type { RbacPolicy, SubjectGrants } from './rbac.policy.js';
+import { ruleAllows, type PolicyRule } from './rbac.rules.js';
 
-/** The RBAC authorizer over an in-memory policy. */
+const ALLOW: AuthorizationDecision = Object.freeze({ decision: 'Allow' });
+// kube-apiserver's RBAC gives no reason, so the Forbidden message ends at the request.
+const NO_OPINION: AuthorizationDecision = Object.freeze({ decision: 'NoOpinion' });
+
+function anyAllows(a: AuthorizationAttributes, rules: readonly PolicyRule[] | undefined): boolean {
+  if (rules === undefined) return false;
+  for (let i = 0; i < rules.length; i++) if (ruleAllows(a, rules[i]!)) return true;
+  return false;
+}
+
+/** Whether the grants of one subject allow `a`; `namespace` '' looks at cluster-wide grants only. */
+function grantsAllow(g: SubjectGrants, a: AuthorizationAttributes, namespace: string): boolean {
+  return anyAllows(a, g.cluster) || (namespace !== '' && anyAllows(a, g.byNamespace.get(namespace)));
+}
+
+/**
+ * The RBAC authorizer over an in-memory policy: looks up the compiled grants of the user name
+ * and of each group (RbacPolicy.grantsOfUser / grantsOfGroup), never the list of bindings.
+ * Non-resource requests are matched against cluster-wide grants only, as in Kubernetes.
+ */
 export class RBACAuthorizer implements Authorizer {
   constructor(private readonly policy: RbacPolicy) {}
 
   authorize(a: AuthorizationAttributes): AuthorizationDecision {
     const namespace = a.isResourceRequest ? a.namespace : '';
-    for (const b of this.policy.bindingsFor(a.user, namespace)) {
-      const rules = this.policy.roleRules(b.roleKind, b.roleName, b.namespace);
-      if (rules?.some((r) => ruleAllows(a, r))) return { decision: 'Allow' };
-    }
-    // kube-apiserver's RBAC gives no reason, so the Forbidden message ends at the request.
-    return { decision: 'NoOpinion' };
+    if (grantsAllow(this.policy.grantsOfUser(a.user.username), a, namespace)) return ALLOW;
+    const groups = a.user.groups;
+    for (let i = 0; i < groups.length; i++) if (grantsAllow(this.policy.grantsOfGroup(groups[i]!), a, namespace)) return ALLOW;
+    return NO_OPINION;
   }
 }

@@ -18,34 +18,59 @@ export interface PolicyRule {
 /** The wildcard of every list of a rule (rbacv1.VerbAll, APIGroupAll, ResourceAll, NonResourceAll). */
 export const RBAC_ALL = '*';
 
+// The matchers run for every rule of every request: plain loops, no closures, no strings built
+// unless a subresource is asked for.
+
+/** Whether `list` holds `*` or `value`. */
+function listMatches(list: readonly string[] | undefined, value: string): boolean {
+  if (!list) return false;
+  for (let i = 0; i < list.length; i++) {
+    const v = list[i];
+    if (v === RBAC_ALL || v === value) return true;
+  }
+  return false;
+}
+
 /** VerbMatches. */
 export function verbMatches(rule: PolicyRule, verb: string): boolean {
-  return (rule.verbs ?? []).some((v) => v === RBAC_ALL || v === verb);
+  return listMatches(rule.verbs, verb);
 }
 
 /** APIGroupMatches. */
 export function apiGroupMatches(rule: PolicyRule, group: string): boolean {
-  return (rule.apiGroups ?? []).some((g) => g === RBAC_ALL || g === group);
+  return listMatches(rule.apiGroups, group);
 }
 
 /** ResourceMatches: `resource`, `resource/subresource`, `*`, or `*\/subresource`. */
 export function resourceMatches(rule: PolicyRule, resource: string, subresource: string): boolean {
-  const combined = subresource ? `${resource}/${subresource}` : resource;
-  return (rule.resources ?? []).some((r) => {
-    if (r === RBAC_ALL || r === combined) return true;
-    return subresource !== '' && r === `${RBAC_ALL}/${subresource}`;
-  });
+  const list = rule.resources;
+  if (!list) return false;
+  if (subresource === '') return listMatches(list, resource);
+  const combined = `${resource}/${subresource}`;
+  const anyOf = `${RBAC_ALL}/${subresource}`;
+  for (let i = 0; i < list.length; i++) {
+    const r = list[i];
+    if (r === RBAC_ALL || r === combined || r === anyOf) return true;
+  }
+  return false;
 }
 
 /** ResourceNameMatches: an empty list allows every name; otherwise the request must name one of them. */
 export function resourceNameMatches(rule: PolicyRule, name: string): boolean {
-  const names = rule.resourceNames ?? [];
-  return names.length === 0 || names.includes(name);
+  const names = rule.resourceNames;
+  return !names || names.length === 0 || names.includes(name);
 }
 
 /** NonResourceURLMatches: exact, `*`, or a prefix ending in `*`. */
 export function nonResourceURLMatches(rule: PolicyRule, path: string): boolean {
-  return (rule.nonResourceURLs ?? []).some((u) => u === RBAC_ALL || u === path || (u.endsWith(RBAC_ALL) && path.startsWith(u.slice(0, -1))));
+  const list = rule.nonResourceURLs;
+  if (!list) return false;
+  for (let i = 0; i < list.length; i++) {
+    const u = list[i]!;
+    if (u === RBAC_ALL || u === path) return true;
+    if (u.endsWith(RBAC_ALL) && path.length >= u.length - 1 && path.startsWith(u.slice(0, -1))) return true;
+  }
+  return false;
 }
 
 /** RuleAllows: whether `rule` allows the request. */

@@ -76,7 +76,7 @@ describe('parseFlags', () => {
       expect(parseFlags(['--authorization-mode=RBAC']).raw['authorization-mode']).toBe('RBAC');
       expect(parseFlags(['--authorization-mode=RBAC,AlwaysDeny']).raw['authorization-mode']).toBe('RBAC,AlwaysDeny');
     });
-    it('--authorization-mode=AlwaysAllow (the default of this build) is accepted', () => {
+    it('--authorization-mode=AlwaysAllow is accepted', () => {
       const c = parseFlags(['--authorization-mode=AlwaysAllow']);
       expect(c.unsupported).toEqual([]);
       expect(c.raw['authorization-mode']).toBe('AlwaysAllow');

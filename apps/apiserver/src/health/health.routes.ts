@@ -1,8 +1,9 @@
 /**
  * The HTTP edge of the health checks (health.checks.ts): `/livez`, `/readyz`, `/healthz` for
- * everyone (Kubernetes' system:public-info-viewer), `/<endpoint>/<check>` for authenticated
- * clients only, since that answer carries the failure's reason: by default the pipeline lets
- * anonymous requests reach PUBLIC_HEALTH_PATHS and no other (pipeline/anonymous.method.ts).
+ * everyone (Kubernetes' system:public-info-viewer), `/<endpoint>/<check>` not for anonymous
+ * clients, since that answer carries the failure's reason: the bootstrap RBAC policy grants
+ * system:unauthenticated PUBLIC_HEALTH_PATHS and no other, and under AlwaysAllow the pipeline
+ * lets anonymous requests reach these paths only (pipeline/anonymous.method.ts).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { StatusError } from '@app/apimachinery';

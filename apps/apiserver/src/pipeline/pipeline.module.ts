@@ -4,7 +4,7 @@
  *   `*.method.ts` marked with `@AuthenticationMethod({ name, order })`: request header, x509,
  *   static token file, bootstrap token, OIDC, webhook, then the refusal of an unaccepted bearer token;
  * - AnonymousAccess: where a request without credentials may go (`--anonymous-auth`);
- * - AUTHORIZER: the `--authorization-mode` list (default AlwaysAllow); RBAC reads the policy
+ * - AUTHORIZER: the `--authorization-mode` list (default RBAC); RBAC reads the policy
  *   RbacPolicyWatcher keeps current from storage watches;
  * - AUDIT_SINK: none (audit logging is not built; its flags are refused at start);
  * - FLOW_CONTROL: the in-flight limits (--max-requests-inflight, --max-mutating-requests-inflight).
@@ -16,6 +16,7 @@ import { AUTHORIZER, authorizerForModes } from '@app/authz';
 import type { ServerConfig } from '../config/flags.js';
 import { SERVER_CONFIG } from '../tokens.js';
 import { AnonymousAccess } from './anonymous.method.js';
+import { authorizationModes } from './authorization-modes.js';
 import { AUDIT_SINK, NO_AUDIT } from './audit.port.js';
 import { AuthenticationMethod } from './authentication-method.js';
 import { BootstrapTokenMethod } from './bootstrap-token.method.js';
@@ -30,6 +31,7 @@ import { WebhookMethod } from './webhook.method.js';
 import { X509Method } from './x509.method.js';
 
 export { AuthenticationMethod } from './authentication-method.js';
+export { authorizationModes } from './authorization-modes.js';
 
 /** The chain of the discovered methods; filled in onModuleInit, before any request is served. */
 @Injectable()
@@ -49,15 +51,9 @@ export class DiscoveredAuthenticators implements Authenticator, OnModuleInit {
     this.chain = new AuthenticatorChain(found.map((m) => m.method));
   }
 
-  authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined> {
+  authenticate(req: AuthenticationRequest): UserInfo | undefined | Promise<UserInfo | undefined> {
     return this.chain.authenticate(req);
   }
-}
-
-/** The `--authorization-mode` list (default AlwaysAllow). */
-export function authorizationModes(cfg: ServerConfig): string[] {
-  const v = cfg.raw['authorization-mode'];
-  return v ? v.split(',').map((m) => m.trim()) : ['AlwaysAllow'];
 }
 
 /** Global module of the pipeline's ports. */

@@ -23,8 +23,8 @@ import { randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '@app/apimachinery';
-import { ANONYMOUS_USER, UNAUTHENTICATED_GROUP, type Authenticator } from '@app/auth';
-import { forbiddenError, type AuthorizationAttributes, type Authorizer } from '@app/authz';
+import { ANONYMOUS_USER, UNAUTHENTICATED_GROUP, type Authenticator, type UserInfo } from '@app/auth';
+import { forbiddenError, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer } from '@app/authz';
 import { discardRefusedBody } from '../http/refused-body.js';
 import { parseRequestInfo } from '../http/request-info.js';
 import { requestDeadlineMs } from '../http/request-deadline.js';
@@ -67,6 +67,13 @@ export interface PipelineDeps {
 /** One stage: reads what earlier stages left in `state`, adds its own, or throws a StatusError. */
 type Filter = (req: FastifyRequest, reply: FastifyReply, state: RequestState) => void | Promise<void>;
 
+/** The user of a request without credentials that anonymous access lets through (never mutated). */
+const ANONYMOUS: UserInfo = Object.freeze({ username: ANONYMOUS_USER, groups: Object.freeze([UNAUTHENTICATED_GROUP]) as string[] });
+
+function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | undefined)?.then === 'function';
+}
+
 /** Body bytes read and discarded from a request refused for lack of credentials. */
 const UNAUTHENTICATED_DISCARD_BYTES = 1 << 20;
 
@@ -98,23 +105,38 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
     if (s.info.verb !== 'watch') s.deadlineMs = requestDeadlineMs(s.query.timeout, deps.requestTimeoutMs);
   };
 
-  const authentication: Filter = async (req, reply, s) => {
-    let user;
-    try {
-      user = await deps.authenticator.authenticate({ headers: req.headers, socket: tlsSocketOf(req) });
-    } catch (e) {
-      discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
-      throw e;
-    }
+  const authenticated = (req: FastifyRequest, reply: FastifyReply, s: RequestState, found: UserInfo | undefined): void => {
+    let user = found;
     if (!user) {
       if (!deps.anonymousAllowed(s.info.path)) {
         discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
         throw Errors.unauthorized();
       }
-      user = { username: ANONYMOUS_USER, groups: [UNAUTHENTICATED_GROUP] };
+      user = ANONYMOUS;
     }
     s.authenticatedUser = user;
     s.user = user;
+  };
+  const refused = (req: FastifyRequest, reply: FastifyReply, e: unknown): never => {
+    discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
+    throw e;
+  };
+
+  // The x509 and static token methods answer synchronously; a request they decide costs no promise.
+  const authentication: Filter = (req, reply, s) => {
+    let found;
+    try {
+      found = deps.authenticator.authenticate({ headers: req.headers, socket: tlsSocketOf(req) });
+    } catch (e) {
+      refused(req, reply, e);
+    }
+    if (isPromise(found)) {
+      return found.then(
+        (user) => authenticated(req, reply, s, user),
+        (e: unknown) => refused(req, reply, e),
+      );
+    }
+    authenticated(req, reply, s, found);
   };
 
   const audit: Filter = (req, reply, s) => {
@@ -151,9 +173,12 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
     reply.raw.once('close', () => deps.audit.record(event('ResponseComplete', reply.statusCode)));
   };
 
-  const impersonation: Filter = async (req, _reply, s) => {
+  const impersonation: Filter = (req, _reply, s) => {
     const wanted = readImpersonation(req.headers);
-    if (wanted) s.user = await impersonate(s.authenticatedUser!, wanted, deps.authorizer);
+    if (!wanted) return;
+    return impersonate(s.authenticatedUser!, wanted, deps.authorizer).then((user) => {
+      s.user = user;
+    });
   };
 
   const flowControl: Filter = (req, reply, s) => {
@@ -166,10 +191,18 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
     if (ticket.release) reply.raw.once('close', ticket.release);
   };
 
-  const authorization: Filter = async (_req, _reply, s) => {
+  const decided = (req: FastifyRequest, reply: FastifyReply, s: RequestState, attrs: AuthorizationAttributes, d: AuthorizationDecision): void => {
+    if (d.decision === 'Allow') return;
+    // A request without credentials gets no more of its body read than a 401 would.
+    if (s.authenticatedUser!.username === ANONYMOUS_USER) discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
+    throw forbiddenError(attrs, d.reason);
+  };
+  // The built-in modes answer synchronously: no promise per request unless a mode needs one.
+  const authorization: Filter = (req, reply, s) => {
     const attrs = authorizationAttributes(s);
-    const d = await deps.authorizer.authorize(attrs);
-    if (d.decision !== 'Allow') throw forbiddenError(attrs, d.reason);
+    const d = deps.authorizer.authorize(attrs);
+    if (isPromise(d)) return d.then((x) => decided(req, reply, s, attrs, x));
+    decided(req, reply, s, attrs, d);
   };
 
   const bodyLimit: Filter = (req, reply) => {
@@ -185,6 +218,9 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
     const query = firstValues(req.query as Record<string, unknown>);
     const info = parseRequestInfo(req.method, req.url.split('?')[0]!, query);
     const state = attachState(req, { info, query });
-    for (const f of filters) await f(req, reply, state);
+    for (const f of filters) {
+      const pending = f(req, reply, state);
+      if (pending !== undefined) await pending;
+    }
   };
 }

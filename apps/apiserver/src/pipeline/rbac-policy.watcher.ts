@@ -2,7 +2,13 @@
  * Keeps the in-memory RBAC policy (@app/authz RbacPolicy) current on every node: lists the four
  * RBAC kinds at one revision, then watches the group's keys from that revision, so a RoleBinding
  * written through any node of a cluster is in every node's policy as soon as the node applies
- * the write. A failed watch (compaction, storage closing) relists after a second.
+ * the write. A failed watch (compaction, storage closing, a snapshot replacing the local state)
+ * relists after a second.
+ *
+ * The first list reads the local replica (consistency Any, what a Kubernetes informer's list
+ * at resourceVersion 0 does), not a quorum read: a node restarted without a quorum still
+ * authorizes from the policy it holds (anonymous health probes keep their public-info grant),
+ * and the watch brings it up to date as the node applies the log.
  */
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
@@ -20,6 +26,8 @@ const KINDS: ReadonlyArray<{ kind: RbacKind; plural: string; namespaced: boolean
   { kind: 'RoleBinding', plural: 'rolebindings', namespaced: true },
 ];
 const GROUP_PREFIX = `/registry/${GROUP}/`;
+/** Longest wait for the first list at start (see onApplicationBootstrap). */
+const FIRST_SYNC_WAIT_MS = 5_000;
 
 /** The RBAC policy of this node and the list-then-watch that feeds it. */
 @Injectable()
@@ -34,9 +42,18 @@ export class RbacPolicyWatcher implements OnApplicationBootstrap, OnApplicationS
 
   constructor(@Inject(STORAGE) private readonly storage: Storage) {}
 
-  onApplicationBootstrap(): void {
-    // Not awaited: a cluster's first list may wait for a quorum that forms after this node listens.
+  /**
+   * Starts the list-then-watch and waits for the first list (a read of the local replica) for
+   * up to FIRST_SYNC_WAIT_MS, so a node serves its first request with the policy it holds:
+   * an anonymous health probe right after a restart gets its public-info grant, not a 403.
+   * A storage that does not answer that soon (an external etcd still unreachable) does not
+   * hold the start; the watcher keeps trying in the background.
+   */
+  async onApplicationBootstrap(): Promise<void> {
     this.start();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.whenSynced(), new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_SYNC_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   onApplicationShutdown(): void {
@@ -68,7 +85,7 @@ export class RbacPolicyWatcher implements OnApplicationBootstrap, OnApplicationS
     const all = { Role: [], ClusterRole: [], RoleBinding: [], ClusterRoleBinding: [] } as Record<RbacKind, RbacObject[]>;
     let revision: number | undefined;
     for (const k of KINDS) {
-      const consistency = revision === undefined ? ({ mode: 'MostRecent' } as const) : ({ mode: 'Exact', revision } as const);
+      const consistency = revision === undefined ? ({ mode: 'Any' } as const) : ({ mode: 'Exact', revision } as const);
       const res = await this.storage.list(collectionPrefix({ group: GROUP, plural: k.plural, namespaced: k.namespaced }, ''), { consistency });
       revision ??= res.revision;
       all[k.kind] = res.items as RbacObject[];

@@ -6,7 +6,7 @@
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { AUTHORIZER, ruleResolverForModes, type Authorizer } from '@app/authz';
 import type { ServerConfig } from '../../config/flags.js';
-import { authorizationModes } from '../../pipeline/pipeline.module.js';
+import { authorizationModes } from '../../pipeline/authorization-modes.js';
 import { RbacPolicyWatcher } from '../../pipeline/rbac-policy.watcher.js';
 import { SERVER_CONFIG } from '../../tokens.js';
 import { apiKinds } from '../api-group.js';
