@@ -23,7 +23,7 @@ export function localAPIService(group: string, version: string): KubeObject {
     apiVersion: 'apiregistration.k8s.io/v1',
     kind: 'APIService',
     metadata: { name: `${version}.${group}`, labels: { [AUTOMANAGED_LABEL]: 'onstart' } },
-    spec: { group, version, groupPriorityMinimum: p.group, versionPriority: p.version, service: null },
+    spec: { group, version, groupPriorityMinimum: p.group, versionPriority: p.version },
   };
 }
 
