@@ -10,6 +10,7 @@
 import { jest } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { encodeProtobuf } from '@app/apimachinery';
 import { kubectl, repoRoot, request, startServer, type ServerHandle } from './support/server.js';
 
 jest.setTimeout(180_000);
@@ -141,6 +142,72 @@ describe.each(CASES)('$fixture', (c) => {
     if (c.deleteReturnsObject) expect(body).toMatchObject({ kind: 'PodSecurityPolicy', metadata: { name: c.ref.split('/')[1] } });
     else expect(body).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Success', details: { name: c.ref.split('/')[1] } });
     expect((await request(server, 'GET', c.path)).status).toBe(404);
+  });
+});
+
+describe('protobuf', () => {
+  const PB: Array<{ path: string; message: string; obj: Record<string, unknown> }> = [
+    {
+      path: '/apis/apps/v1/namespaces/default/controllerrevisions',
+      message: 'k8s.io.api.apps.v1.ControllerRevision',
+      obj: { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'pb' }, revision: 2, data: { spec: { replicas: 3 } } },
+    },
+    {
+      path: '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers',
+      message: 'k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler',
+      obj: { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'pb' }, spec: { scaleTargetRef: { kind: 'Deployment', name: 'pb' }, minReplicas: 1, maxReplicas: 3 } },
+    },
+    {
+      path: '/apis/node.k8s.io/v1/runtimeclasses',
+      message: 'k8s.io.api.node.v1.RuntimeClass',
+      obj: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'pb' }, handler: 'pb', scheduling: { tolerations: [{ key: 'a', operator: 'Exists' }] } },
+    },
+    {
+      path: '/apis/apiregistration.k8s.io/v1/apiservices',
+      message: 'k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIService',
+      obj: {
+        apiVersion: 'apiregistration.k8s.io/v1',
+        kind: 'APIService',
+        metadata: { name: 'v1.pb.example.com' },
+        spec: { group: 'pb.example.com', version: 'v1', groupPriorityMinimum: 10, versionPriority: 10, service: { namespace: 'ns', name: 'svc', port: 8443 } },
+      },
+    },
+    {
+      path: '/apis/flowcontrol.apiserver.k8s.io/v1beta2/prioritylevelconfigurations',
+      message: 'k8s.io.api.flowcontrol.v1beta2.PriorityLevelConfiguration',
+      obj: {
+        apiVersion: 'flowcontrol.apiserver.k8s.io/v1beta2',
+        kind: 'PriorityLevelConfiguration',
+        metadata: { name: 'pb' },
+        spec: { type: 'Limited', limited: { assuredConcurrencyShares: 3, limitResponse: { type: 'Reject' } } },
+      },
+    },
+    {
+      path: '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas',
+      message: 'k8s.io.api.flowcontrol.v1.FlowSchema',
+      obj: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name: 'pb' }, spec: { priorityLevelConfiguration: { name: 'pb' }, matchingPrecedence: 42 } },
+    },
+    {
+      path: '/apis/policy/v1beta1/podsecuritypolicies',
+      message: 'k8s.io.api.policy.v1beta1.PodSecurityPolicy',
+      obj: {
+        apiVersion: 'policy/v1beta1',
+        kind: 'PodSecurityPolicy',
+        metadata: { name: 'pb' },
+        spec: { runAsUser: { rule: 'RunAsAny' }, seLinux: { rule: 'RunAsAny' }, fsGroup: { rule: 'RunAsAny' }, supplementalGroups: { rule: 'RunAsAny' }, hostPorts: [{ min: 80, max: 90 }] },
+      },
+    },
+  ];
+
+  it.each(PB)('creates $obj.kind from a protobuf body', async ({ path, message, obj }) => {
+    const r = await request(server, 'POST', path, {
+      body: Buffer.from(encodeProtobuf(obj, message)),
+      headers: { 'content-type': 'application/vnd.kubernetes.protobuf', accept: 'application/json' },
+    });
+    expect(r.status).toBe(201);
+    const { metadata, ...fields } = obj;
+    expect(r.json()).toMatchObject({ ...fields, metadata });
+    expect((await request(server, 'DELETE', `${path}/${(metadata as { name: string }).name}`)).status).toBe(200);
   });
 });
 
