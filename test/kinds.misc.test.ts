@@ -10,7 +10,7 @@
 import { jest } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { encodeProtobuf } from '@app/apimachinery';
+import { encodeProtobuf, type JsonObject } from '@app/apimachinery';
 import { kubectl, repoRoot, request, startServer, type ServerHandle } from './support/server.js';
 
 jest.setTimeout(180_000);
@@ -146,7 +146,7 @@ describe.each(CASES)('$fixture', (c) => {
 });
 
 describe('protobuf', () => {
-  const PB: Array<{ path: string; message: string; obj: Record<string, unknown> }> = [
+  const PB: Array<{ path: string; message: string; obj: JsonObject }> = [
     {
       path: '/apis/apps/v1/namespaces/default/controllerrevisions',
       message: 'k8s.io.api.apps.v1.ControllerRevision',
