@@ -303,6 +303,9 @@ describe('deprecated APIs', () => {
     expect(metrics).toContain(
       'apiserver_requested_deprecated_apis{group="policy",version="v1beta1",resource="podsecuritypolicies",subresource="",removed_release="1.25"} 1',
     );
+    const watch = await request(server, 'GET', '/apis/policy/v1beta1/podsecuritypolicies?watch=true&timeoutSeconds=1');
+    expect(watch.status).toBe(200);
+    expect(watch.headers.warning).toBe(`299 - "${WARNING}"`);
     const ga = await request(server, 'GET', '/apis/node.k8s.io/v1/runtimeclasses');
     expect(ga.headers.warning).toBeUndefined();
   });

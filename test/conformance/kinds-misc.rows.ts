@@ -110,6 +110,38 @@ export const KINDS_MISC: RowGroup = {
       },
     },
     {
+      id: 'kmisc-12',
+      rule: 'APIService status is written through /status only; a condition status is True, False or Unknown',
+      source: 'resources Kinds and their paths (APIService status); upstream apiregistration/validation',
+      upstream: '422 Invalid "status.conditions[0].status: Unsupported value: \\"Up\\": supported values: \\"True\\", \\"False\\", \\"Unknown\\""',
+      setup: [
+        {
+          method: 'POST',
+          path: AS,
+          body: {
+            apiVersion: 'apiregistration.k8s.io/v1',
+            kind: 'APIService',
+            metadata: { name: 'v1.status.example.com' },
+            spec: { group: 'status.example.com', version: 'v1', groupPriorityMinimum: 100, versionPriority: 10, service: { namespace: 'a', name: 'b' } },
+            status: { conditions: [{ type: 'Available', status: 'True' }] },
+          },
+          expect: { status: 201, absent: ['status.conditions'] },
+        },
+      ],
+      req: { method: 'PATCH', path: `${AS}/v1.status.example.com/status`, body: { status: { conditions: [{ type: 'Available', status: 'Up' }] } }, headers: MERGE },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message: 'APIService.apiregistration.k8s.io "v1.status.example.com" is invalid: status.conditions[0].status: Unsupported value: "Up": supported values: "True", "False", "Unknown"',
+      },
+      then: [
+        {
+          req: { method: 'PATCH', path: `${AS}/v1.status.example.com/status`, body: { status: { conditions: [{ type: 'Available', status: 'False', reason: 'ServiceNotFound' }] } }, headers: MERGE },
+          expect: { status: 200, body: { status: { conditions: [{ type: 'Available', status: 'False', reason: 'ServiceNotFound' }] } } },
+        },
+      ],
+    },
+    {
       id: 'kmisc-07',
       rule: 'FlowSchema needs a priority level and a matching precedence in 1-10000',
       source: 'resources FlowSchema',
