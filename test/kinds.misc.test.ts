@@ -365,7 +365,7 @@ describe('--runtime-config', () => {
     await server.stop();
     other = await startServer({
       dataDir: server.dataDir,
-      args: ['--runtime-config=policy/v1beta1=false,flowcontrol.apiserver.k8s.io/v1beta2=false,v1/componentstatuses=false,node.k8s.io/v1alpha1=true'],
+      args: ['--runtime-config=policy/v1beta1=false,flowcontrol.apiserver.k8s.io/v1beta2=false,v1/componentstatuses=false,api/alpha=true'],
     });
     const ko = (args: string[], opts: { input?: string; expectFail?: boolean } = {}) => kubectl(other!, args, opts);
     const resources = (await ko(['api-resources'])).stdout;
