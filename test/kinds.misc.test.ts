@@ -62,7 +62,7 @@ const CASES: KindCase[] = [
     created: 'horizontalpodautoscaler.autoscaling/web created',
     header: /^NAME\s+REFERENCE\s+TARGETS\s+MINPODS\s+MAXPODS\s+REPLICAS\s+AGE$/m,
     row: /^web\s+Deployment\/web\s+cpu: <unknown>\/75%\s+2\s+10\s+0\s+\d+s$/m,
-    explain: /GROUP:\s+autoscaling\nKIND:\s+HorizontalPodAutoscaler\nVERSION:\s+v1/,
+    explain: /GROUP:\s+autoscaling\nKIND:\s+HorizontalPodAutoscaler\nVERSION:\s+v2/,
     patch: { body: '{"spec":{"maxReplicas":12}}', check: (o) => expect((o.spec as Record<string, unknown>).maxReplicas).toBe(12) },
     path: '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/web',
     deleteReturnsObject: false,
@@ -351,6 +351,40 @@ describe('flowcontrol versions', () => {
     expect(upd.status).toBe(200);
     const back = (await request(server, 'GET', `${G}/v1beta2/prioritylevelconfigurations/rt`)).json<{ spec: unknown }>();
     expect(back.spec).toEqual({ type: 'Limited', limited });
+  });
+});
+
+describe('autoscaling versions', () => {
+  it('round-trip an autoscaler between v2 and v1 without loss', async () => {
+    const NSP = '/apis/autoscaling/%s/namespaces/default/horizontalpodautoscalers';
+    const path = (v: string) => NSP.replace('%s', v);
+    const spec = {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'rt' },
+      minReplicas: 2,
+      maxReplicas: 8,
+      metrics: [
+        { type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '500Mi' } } },
+        { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } },
+      ],
+      behavior: { scaleDown: { stabilizationWindowSeconds: 120, selectPolicy: 'Max', policies: [{ type: 'Pods', value: 2, periodSeconds: 60 }] } },
+    };
+    const c = await request(server, 'POST', path('v2'), { body: { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'rt' }, spec } });
+    expect(c.status).toBe(201);
+    const v1 = (await request(server, 'GET', `${path('v1')}/rt`)).json<{ spec: Record<string, unknown>; metadata: { annotations: Record<string, string> } }>();
+    expect(v1.spec).toEqual({ scaleTargetRef: spec.scaleTargetRef, minReplicas: 2, maxReplicas: 8, targetCPUUtilizationPercentage: 60 });
+    expect(JSON.parse(v1.metadata.annotations['autoscaling.alpha.kubernetes.io/metrics'])).toEqual(spec.metrics);
+    // A v1 client changes its one field; v2 sees it in place, with everything else kept.
+    v1.spec.targetCPUUtilizationPercentage = 70;
+    expect((await request(server, 'PUT', `${path('v1')}/rt`, { body: v1 })).status).toBe(200);
+    const v2 = (await request(server, 'GET', `${path('v2')}/rt`)).json<{ spec: unknown; metadata: { annotations?: unknown } }>();
+    expect(v2.spec).toEqual({ ...spec, metrics: [spec.metrics[0], { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }] });
+    expect(v2.metadata.annotations).toBeUndefined();
+    const table = await k(['get', 'hpa', 'rt']);
+    expect(table.stdout).toMatch(/^rt\s+Deployment\/rt\s+memory: <unknown>\/500Mi, cpu: <unknown>\/70%\s+2\s+8\s+0\s+\d+s$/m);
+    const bad = await request(server, 'POST', path('v2'), {
+      body: { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'bad' }, spec: { ...spec, metrics: [{ type: 'Pods' }] } },
+    });
+    expect(bad.json()).toMatchObject({ code: 422, message: 'HorizontalPodAutoscaler.autoscaling "bad" is invalid: spec.metrics[0].pods: Required value: must populate information for the given metric source' });
   });
 });
 
