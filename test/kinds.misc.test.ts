@@ -74,7 +74,10 @@ const CASES: KindCase[] = [
     header: /^NAME\s+HANDLER\s+AGE$/m,
     row: /^gvisor\s+runsc\s+\d+s$/m,
     explain: /GROUP:\s+node\.k8s\.io\nKIND:\s+RuntimeClass\nVERSION:\s+v1/,
-    patch: { body: '{"metadata":{"labels":{"tier":"sandbox"}}}', check: (o) => expect((o.metadata as { labels: unknown }).labels).toEqual({ tier: 'sandbox' }) },
+    patch: {
+      body: '{"metadata":{"labels":{"tier":"sandbox"}}}',
+      check: (o) => expect((o.metadata as { labels: unknown }).labels).toEqual({ tier: 'sandbox' }),
+    },
     path: '/apis/node.k8s.io/v1/runtimeclasses/gvisor',
     deleteReturnsObject: false,
   },
@@ -139,8 +142,10 @@ describe.each(CASES)('$fixture', (c) => {
     const del = await request(server, 'DELETE', c.path);
     expect(del.status).toBe(200);
     const body = del.json<Record<string, unknown>>();
-    if (c.deleteReturnsObject) expect(body).toMatchObject({ kind: 'PodSecurityPolicy', metadata: { name: c.ref.split('/')[1] } });
-    else expect(body).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Success', details: { name: c.ref.split('/')[1] } });
+    const name = c.ref.split('/')[1];
+    expect(body).toMatchObject(
+      c.deleteReturnsObject ? { kind: 'PodSecurityPolicy', metadata: { name } } : { kind: 'Status', apiVersion: 'v1', status: 'Success', details: { name } },
+    );
     expect((await request(server, 'GET', c.path)).status).toBe(404);
   });
 });
@@ -155,12 +160,23 @@ describe('protobuf', () => {
     {
       path: '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers',
       message: 'k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler',
-      obj: { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'pb' }, spec: { scaleTargetRef: { kind: 'Deployment', name: 'pb' }, minReplicas: 1, maxReplicas: 3 } },
+      obj: {
+        apiVersion: 'autoscaling/v1',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'pb' },
+        spec: { scaleTargetRef: { kind: 'Deployment', name: 'pb' }, minReplicas: 1, maxReplicas: 3 },
+      },
     },
     {
       path: '/apis/node.k8s.io/v1/runtimeclasses',
       message: 'k8s.io.api.node.v1.RuntimeClass',
-      obj: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'pb' }, handler: 'pb', scheduling: { tolerations: [{ key: 'a', operator: 'Exists' }] } },
+      obj: {
+        apiVersion: 'node.k8s.io/v1',
+        kind: 'RuntimeClass',
+        metadata: { name: 'pb' },
+        handler: 'pb',
+        scheduling: { tolerations: [{ key: 'a', operator: 'Exists' }] },
+      },
     },
     {
       path: '/apis/apiregistration.k8s.io/v1/apiservices',
@@ -185,7 +201,12 @@ describe('protobuf', () => {
     {
       path: '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas',
       message: 'k8s.io.api.flowcontrol.v1.FlowSchema',
-      obj: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name: 'pb' }, spec: { priorityLevelConfiguration: { name: 'pb' }, matchingPrecedence: 42 } },
+      obj: {
+        apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+        kind: 'FlowSchema',
+        metadata: { name: 'pb' },
+        spec: { priorityLevelConfiguration: { name: 'pb' }, matchingPrecedence: 42 },
+      },
     },
     {
       path: '/apis/policy/v1beta1/podsecuritypolicies',
@@ -194,7 +215,13 @@ describe('protobuf', () => {
         apiVersion: 'policy/v1beta1',
         kind: 'PodSecurityPolicy',
         metadata: { name: 'pb' },
-        spec: { runAsUser: { rule: 'RunAsAny' }, seLinux: { rule: 'RunAsAny' }, fsGroup: { rule: 'RunAsAny' }, supplementalGroups: { rule: 'RunAsAny' }, hostPorts: [{ min: 80, max: 90 }] },
+        spec: {
+          runAsUser: { rule: 'RunAsAny' },
+          seLinux: { rule: 'RunAsAny' },
+          fsGroup: { rule: 'RunAsAny' },
+          supplementalGroups: { rule: 'RunAsAny' },
+          hostPorts: [{ min: 80, max: 90 }],
+        },
       },
     },
   ];
@@ -240,7 +267,7 @@ describe('rules through kubectl, with Kubernetes messages', () => {
     const named = fixture('apiservice').replace('name: v1beta1.metrics.example.com', 'name: v1.metrics.example.com');
     const r = await k(['create', '-f', '-'], { input: named, expectFail: true });
     expect(r.stderr).toContain('metadata.name: Invalid value: "v1.metrics.example.com": must be `spec.version+"."+spec.group`: "v1beta1.metrics.example.com"');
-    const local = fixture('apiservice').replace(/  service:\n.*\n.*\n/, '');
+    const local = fixture('apiservice').replace(/ {2}service:\n.*\n.*\n/, '');
     const l = await k(['create', '-f', '-'], { input: local, expectFail: true });
     expect(l.stderr).toContain('spec.insecureSkipTLSVerify: Invalid value: true: local APIServices may not have insecureSkipTLSVerify');
   });
@@ -249,14 +276,19 @@ describe('rules through kubectl, with Kubernetes messages', () => {
     const fs = fixture('flowschema').replace('matchingPrecedence: 500', 'matchingPrecedence: 20000').replace('namespaces: ["*"]', 'clusterScope: false');
     const r = await k(['create', '-f', '-'], { input: fs, expectFail: true });
     expect(r.stderr).toContain('spec.matchingPrecedence: Invalid value: 20000: must not be greater than 10000');
-    expect(r.stderr).toContain('spec.rules[0].resourceRules[0].namespaces: Required value: resource rules that are not cluster scoped must supply at least one namespace');
+    expect(r.stderr).toContain(
+      'spec.rules[0].resourceRules[0].namespaces: Required value: resource rules that are not cluster scoped must supply at least one namespace',
+    );
     const pl = fixture('prioritylevelconfiguration').replace('handSize: 4', 'handSize: 40');
     const p = await k(['create', '-f', '-'], { input: pl, expectFail: true });
     expect(p.stderr).toContain('spec.limited.limitResponse.queuing.handSize: Invalid value: 40: should not be greater than queues (16)');
   });
 
   it('refuses a PodSecurityPolicy capability that is both added and dropped', async () => {
-    const psp = fixture('podsecuritypolicy').replace('requiredDropCapabilities: ["ALL"]', 'requiredDropCapabilities: ["NET_RAW"]\n  defaultAddCapabilities: ["NET_RAW"]');
+    const psp = fixture('podsecuritypolicy').replace(
+      'requiredDropCapabilities: ["ALL"]',
+      'requiredDropCapabilities: ["NET_RAW"]\n  defaultAddCapabilities: ["NET_RAW"]',
+    );
     const r = await k(['create', '-f', '-'], { input: psp, expectFail: true });
     expect(r.stderr).toContain(
       'spec.defaultAddCapabilities: Invalid value: "NET_RAW": capability is listed in spec.defaultAddCapabilities and requiredDropCapabilities',
@@ -267,7 +299,9 @@ describe('rules through kubectl, with Kubernetes messages', () => {
 describe('system priority classes', () => {
   it('cannot be deleted or changed', async () => {
     const d = await k(['delete', 'priorityclass', 'system-cluster-critical'], { expectFail: true });
-    expect(d.stderr).toContain('priorityclasses.scheduling.k8s.io "system-cluster-critical" is forbidden: this is a system priority class and cannot be deleted');
+    expect(d.stderr).toContain(
+      'priorityclasses.scheduling.k8s.io "system-cluster-critical" is forbidden: this is a system priority class and cannot be deleted',
+    );
     const p = await k(['patch', 'priorityclass', 'system-node-critical', '--type', 'merge', '-p', '{"value":5}'], { expectFail: true });
     expect(p.stderr).toContain('value: Forbidden: may not be changed in an update.');
     expect(JSON.parse((await k(['get', 'pc', 'system-node-critical', '-o', 'json'])).stdout).value).toBe(2000001000);
@@ -277,7 +311,15 @@ describe('system priority classes', () => {
 describe('local APIServices', () => {
   it('exist for every served group-version, Local and Available', async () => {
     const r = await k(['get', 'apiservices']);
-    for (const name of ['v1.', 'v1.apps', 'v1.autoscaling', 'v1.node.k8s.io', 'v1beta1.policy', 'v1.flowcontrol.apiserver.k8s.io', 'v1beta2.flowcontrol.apiserver.k8s.io']) {
+    for (const name of [
+      'v1.',
+      'v1.apps',
+      'v1.autoscaling',
+      'v1.node.k8s.io',
+      'v1beta1.policy',
+      'v1.flowcontrol.apiserver.k8s.io',
+      'v1beta2.flowcontrol.apiserver.k8s.io',
+    ]) {
       expect(r.stdout).toMatch(new RegExp(`^${name.replace(/\./g, '\\.')}\\s+Local\\s+True\\s+`, 'm'));
     }
     expect(r.stdout).not.toContain('v1alpha1.node.k8s.io');
@@ -311,7 +353,8 @@ describe('deprecated APIs', () => {
   });
 
   it('count each deprecated API once it is requested', async () => {
-    const series = 'apiserver_requested_deprecated_apis{group="flowcontrol.apiserver.k8s.io",version="v1beta3",resource="flowschemas",subresource="",removed_release="1.32"} 1';
+    const series =
+      'apiserver_requested_deprecated_apis{group="flowcontrol.apiserver.k8s.io",version="v1beta3",resource="flowschemas",subresource="",removed_release="1.32"} 1';
     expect((await request(server, 'GET', '/metrics')).body).not.toContain(series);
     const r = await request(server, 'GET', '/apis/flowcontrol.apiserver.k8s.io/v1beta3/flowschemas');
     expect(r.headers.warning).toBe(
@@ -326,18 +369,35 @@ describe('deprecated APIs', () => {
     expect(r.stdout).toMatch(/^etcd-0\s+Healthy\s+ok\s*$/m);
     expect(r.stderr).toContain('Warning: v1 ComponentStatus is deprecated in v1.19+');
     const one = await request(server, 'GET', '/api/v1/componentstatuses/etcd-0');
-    expect(one.json()).toEqual({ kind: 'ComponentStatus', apiVersion: 'v1', metadata: { name: 'etcd-0' }, conditions: [{ type: 'Healthy', status: 'True', message: 'ok' }] });
+    expect(one.json()).toEqual({
+      kind: 'ComponentStatus',
+      apiVersion: 'v1',
+      metadata: { name: 'etcd-0' },
+      conditions: [{ type: 'Healthy', status: 'True', message: 'ok' }],
+    });
     expect((await request(server, 'DELETE', '/api/v1/componentstatuses/etcd-0')).status).toBe(405);
-    expect((await request(server, 'GET', '/metrics')).body).toContain('apiserver_requested_deprecated_apis{group="",version="v1",resource="componentstatuses",subresource="",removed_release=""} 1');
+    expect((await request(server, 'GET', '/metrics')).body).toContain(
+      'apiserver_requested_deprecated_apis{group="",version="v1",resource="componentstatuses",subresource="",removed_release=""} 1',
+    );
   });
 });
 
 describe('flowcontrol versions', () => {
   it('round-trip a priority level between v1beta2, v1beta3 and v1 without loss', async () => {
     const G = '/apis/flowcontrol.apiserver.k8s.io';
-    const limited = { assuredConcurrencyShares: 7, lendablePercent: 15, borrowingLimitPercent: 40, limitResponse: { type: 'Queue', queuing: { queues: 8, handSize: 3, queueLengthLimit: 11 } } };
+    const limited = {
+      assuredConcurrencyShares: 7,
+      lendablePercent: 15,
+      borrowingLimitPercent: 40,
+      limitResponse: { type: 'Queue', queuing: { queues: 8, handSize: 3, queueLengthLimit: 11 } },
+    };
     const c = await request(server, 'POST', `${G}/v1beta2/prioritylevelconfigurations`, {
-      body: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1beta2', kind: 'PriorityLevelConfiguration', metadata: { name: 'rt' }, spec: { type: 'Limited', limited } },
+      body: {
+        apiVersion: 'flowcontrol.apiserver.k8s.io/v1beta2',
+        kind: 'PriorityLevelConfiguration',
+        metadata: { name: 'rt' },
+        spec: { type: 'Limited', limited },
+      },
     });
     expect(c.status).toBe(201);
     expect(c.headers.warning).toContain('flowcontrol.apiserver.k8s.io/v1beta2 PriorityLevelConfiguration is deprecated in v1.26+, unavailable in v1.29+');
@@ -368,7 +428,9 @@ describe('autoscaling versions', () => {
       ],
       behavior: { scaleDown: { stabilizationWindowSeconds: 120, selectPolicy: 'Max', policies: [{ type: 'Pods', value: 2, periodSeconds: 60 }] } },
     };
-    const c = await request(server, 'POST', path('v2'), { body: { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'rt' }, spec } });
+    const c = await request(server, 'POST', path('v2'), {
+      body: { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'rt' }, spec },
+    });
     expect(c.status).toBe(201);
     const v1 = (await request(server, 'GET', `${path('v1')}/rt`)).json<{ spec: Record<string, unknown>; metadata: { annotations: Record<string, string> } }>();
     expect(v1.spec).toEqual({ scaleTargetRef: spec.scaleTargetRef, minReplicas: 2, maxReplicas: 8, targetCPUUtilizationPercentage: 60 });
@@ -377,14 +439,21 @@ describe('autoscaling versions', () => {
     v1.spec.targetCPUUtilizationPercentage = 70;
     expect((await request(server, 'PUT', `${path('v1')}/rt`, { body: v1 })).status).toBe(200);
     const v2 = (await request(server, 'GET', `${path('v2')}/rt`)).json<{ spec: unknown; metadata: { annotations?: unknown } }>();
-    expect(v2.spec).toEqual({ ...spec, metrics: [spec.metrics[0], { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }] });
+    expect(v2.spec).toEqual({
+      ...spec,
+      metrics: [spec.metrics[0], { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
+    });
     expect(v2.metadata.annotations).toBeUndefined();
     const table = await k(['get', 'hpa', 'rt']);
     expect(table.stdout).toMatch(/^rt\s+Deployment\/rt\s+memory: <unknown>\/500Mi, cpu: <unknown>\/70%\s+2\s+8\s+0\s+\d+s$/m);
     const bad = await request(server, 'POST', path('v2'), {
       body: { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'bad' }, spec: { ...spec, metrics: [{ type: 'Pods' }] } },
     });
-    expect(bad.json()).toMatchObject({ code: 422, message: 'HorizontalPodAutoscaler.autoscaling "bad" is invalid: spec.metrics[0].pods: Required value: must populate information for the given metric source' });
+    expect(bad.json()).toMatchObject({
+      code: 422,
+      message:
+        'HorizontalPodAutoscaler.autoscaling "bad" is invalid: spec.metrics[0].pods: Required value: must populate information for the given metric source',
+    });
   });
 });
 
@@ -425,11 +494,18 @@ describe('--runtime-config', () => {
       body: { apiVersion: 'node.k8s.io/v1alpha1', kind: 'RuntimeClass', metadata: { name: 'kata' }, spec: { runtimeHandler: 'kata' } },
     });
     expect(alpha.status).toBe(201);
-    expect(JSON.parse((await ko(['get', 'runtimeclass.v1.node.k8s.io', 'kata', '-o', 'json'])).stdout)).toMatchObject({ apiVersion: 'node.k8s.io/v1', handler: 'kata' });
+    expect(JSON.parse((await ko(['get', 'runtimeclass.v1.node.k8s.io', 'kata', '-o', 'json'])).stdout)).toMatchObject({
+      apiVersion: 'node.k8s.io/v1',
+      handler: 'kata',
+    });
   });
 
   it('refuses to start on a key it cannot parse or that names nothing served', async () => {
-    await expect(startServer({ args: ['--runtime-config=apps/v1=maybe'], readyTimeoutMs: 10_000 })).rejects.toThrow(/invalid value of apps\/v1: maybe/);
-    await expect(startServer({ args: ['--runtime-config=batch/v1=true'], readyTimeoutMs: 10_000 })).rejects.toThrow(/unknown api groups or resources batch\/v1/);
+    await expect(startServer({ args: ['--runtime-config=apps/v1=maybe'], readyTimeoutMs: 10_000 })).rejects.toThrow(
+      /code 2[\s\S]*error: --runtime-config: invalid value of apps\/v1: maybe/,
+    );
+    await expect(startServer({ args: ['--runtime-config=batch/v1=true'], readyTimeoutMs: 10_000 })).rejects.toThrow(
+      /code 2[\s\S]*error: --runtime-config: unknown api groups or resources batch\/v1/,
+    );
   });
 });

@@ -58,7 +58,11 @@ export const KINDS_MISC: RowGroup = {
       source: 'upstream autoscaling/validation',
       upstream: '422 Invalid "spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`"',
       req: { method: 'POST', path: HPA, body: hpa('h1', { minReplicas: 4, maxReplicas: 2 }) },
-      expect: { status: 422, reason: 'Invalid', message: 'HorizontalPodAutoscaler.autoscaling "h1" is invalid: spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`' },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message: 'HorizontalPodAutoscaler.autoscaling "h1" is invalid: spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`',
+      },
       then: [
         {
           req: { method: 'POST', path: HPA, body: { ...hpa('h2', {}), status: { currentReplicas: 9, desiredReplicas: 9 } } },
@@ -79,7 +83,8 @@ export const KINDS_MISC: RowGroup = {
       id: 'kmisc-05',
       rule: 'APIService name is <version>.<group>; priorities in range',
       source: 'resources APIService',
-      upstream: '422 Invalid "[metadata.name: Invalid value: ...: must be `spec.version+\\".\\"+spec.group`: ..., spec.versionPriority: Invalid value: 0: must be positive and less than 1000]"',
+      upstream:
+        '422 Invalid "[metadata.name: Invalid value: ...: must be `spec.version+\\".\\"+spec.group`: ..., spec.versionPriority: Invalid value: 0: must be positive and less than 1000]"',
       req: {
         method: 'POST',
         path: AS,
@@ -105,7 +110,10 @@ export const KINDS_MISC: RowGroup = {
       req: { method: 'GET', path: `${AS}/v1.apps` },
       expect: {
         status: 200,
-        body: { spec: { group: 'apps', version: 'v1', groupPriorityMinimum: 17800, versionPriority: 15 }, status: { conditions: [{ type: 'Available', status: 'True', reason: 'Local' }] } },
+        body: {
+          spec: { group: 'apps', version: 'v1', groupPriorityMinimum: 17800, versionPriority: 15 },
+          status: { conditions: [{ type: 'Available', status: 'True', reason: 'Local' }] },
+        },
         absent: ['spec.service'],
       },
     },
@@ -128,15 +136,26 @@ export const KINDS_MISC: RowGroup = {
           expect: { status: 201, absent: ['status.conditions'] },
         },
       ],
-      req: { method: 'PATCH', path: `${AS}/v1.status.example.com/status`, body: { status: { conditions: [{ type: 'Available', status: 'Up' }] } }, headers: MERGE },
+      req: {
+        method: 'PATCH',
+        path: `${AS}/v1.status.example.com/status`,
+        body: { status: { conditions: [{ type: 'Available', status: 'Up' }] } },
+        headers: MERGE,
+      },
       expect: {
         status: 422,
         reason: 'Invalid',
-        message: 'APIService.apiregistration.k8s.io "v1.status.example.com" is invalid: status.conditions[0].status: Unsupported value: "Up": supported values: "True", "False", "Unknown"',
+        message:
+          'APIService.apiregistration.k8s.io "v1.status.example.com" is invalid: status.conditions[0].status: Unsupported value: "Up": supported values: "True", "False", "Unknown"',
       },
       then: [
         {
-          req: { method: 'PATCH', path: `${AS}/v1.status.example.com/status`, body: { status: { conditions: [{ type: 'Available', status: 'False', reason: 'ServiceNotFound' }] } }, headers: MERGE },
+          req: {
+            method: 'PATCH',
+            path: `${AS}/v1.status.example.com/status`,
+            body: { status: { conditions: [{ type: 'Available', status: 'False', reason: 'ServiceNotFound' }] } },
+            headers: MERGE,
+          },
           expect: { status: 200, body: { status: { conditions: [{ type: 'Available', status: 'False', reason: 'ServiceNotFound' }] } } },
         },
       ],
@@ -145,11 +164,17 @@ export const KINDS_MISC: RowGroup = {
       id: 'kmisc-07',
       rule: 'FlowSchema needs a priority level and a matching precedence in 1-10000',
       source: 'resources FlowSchema',
-      upstream: '422 Invalid "[spec.matchingPrecedence: Invalid value: 0: must be a positive value, spec.priorityLevelConfiguration.name: Required value: must reference a priority level]"',
+      upstream:
+        '422 Invalid "[spec.matchingPrecedence: Invalid value: 0: must be a positive value, spec.priorityLevelConfiguration.name: Required value: must reference a priority level]"',
       req: {
         method: 'POST',
         path: `${FC}/flowschemas`,
-        body: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name: 'cf-fs' }, spec: { matchingPrecedence: 0, priorityLevelConfiguration: { name: '' } } },
+        body: {
+          apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+          kind: 'FlowSchema',
+          metadata: { name: 'cf-fs' },
+          spec: { matchingPrecedence: 0, priorityLevelConfiguration: { name: '' } },
+        },
       },
       expect: {
         status: 422,
@@ -163,16 +188,37 @@ export const KINDS_MISC: RowGroup = {
       rule: 'A Limited priority level needs its limits; queuing parameters are defaulted',
       source: 'upstream flowcontrol/validation, v1 defaults',
       upstream: '422 Invalid "spec.limited: Required value: must not be empty when type is Limited"; defaults 30 shares, 64 queues, hand 8, length 50',
-      req: { method: 'POST', path: `${FC}/prioritylevelconfigurations`, body: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name: 'cf-pl' }, spec: { type: 'Limited' } } },
-      expect: { status: 422, reason: 'Invalid', message: 'PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io "cf-pl" is invalid: spec.limited: Required value: must not be empty when type is Limited' },
+      req: {
+        method: 'POST',
+        path: `${FC}/prioritylevelconfigurations`,
+        body: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name: 'cf-pl' }, spec: { type: 'Limited' } },
+      },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message:
+          'PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io "cf-pl" is invalid: spec.limited: Required value: must not be empty when type is Limited',
+      },
       then: [
         {
           req: {
             method: 'POST',
             path: `${FC}/prioritylevelconfigurations`,
-            body: { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name: 'cf-pl' }, spec: { type: 'Limited', limited: { limitResponse: { type: 'Queue', queuing: {} } } } },
+            body: {
+              apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+              kind: 'PriorityLevelConfiguration',
+              metadata: { name: 'cf-pl' },
+              spec: { type: 'Limited', limited: { limitResponse: { type: 'Queue', queuing: {} } } },
+            },
           },
-          expect: { status: 201, body: { spec: { limited: { nominalConcurrencyShares: 30, lendablePercent: 0, limitResponse: { queuing: { queues: 64, handSize: 8, queueLengthLimit: 50 } } } } } },
+          expect: {
+            status: 201,
+            body: {
+              spec: {
+                limited: { nominalConcurrencyShares: 30, lendablePercent: 0, limitResponse: { queuing: { queues: 64, handSize: 8, queueLengthLimit: 50 } } },
+              },
+            },
+          },
         },
       ],
     },
@@ -183,8 +229,18 @@ export const KINDS_MISC: RowGroup = {
       upstream: 'the API accepted an empty range list (admission refused the policy later); default allowPrivilegeEscalation true',
       divergence: 'the resources document requires ranges for MustRunAs, so the API refuses the policy at once',
       req: { method: 'POST', path: PSP, body: psp('cf-psp1', { runAsUser: { rule: 'MustRunAs' } }) },
-      expect: { status: 422, reason: 'Invalid', message: 'PodSecurityPolicy.policy "cf-psp1" is invalid: spec.runAsUser.ranges: Required value: ranges are required for MustRunAs', headers: { warning: PSP_WARNING } },
-      then: [{ req: { method: 'POST', path: PSP, body: psp('cf-psp1') }, expect: { status: 201, body: { spec: { allowPrivilegeEscalation: true } }, headers: { warning: PSP_WARNING } } }],
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message: 'PodSecurityPolicy.policy "cf-psp1" is invalid: spec.runAsUser.ranges: Required value: ranges are required for MustRunAs',
+        headers: { warning: PSP_WARNING },
+      },
+      then: [
+        {
+          req: { method: 'POST', path: PSP, body: psp('cf-psp1') },
+          expect: { status: 201, body: { spec: { allowPrivilegeEscalation: true } }, headers: { warning: PSP_WARNING } },
+        },
+      ],
     },
     {
       id: 'kmisc-10',
@@ -200,7 +256,7 @@ export const KINDS_MISC: RowGroup = {
       rule: 'componentstatuses lists the storage, with the deprecation warning',
       source: 'conventions Versioning; upstream registry/core/componentstatus',
       upstream: '200 ComponentStatusList with etcd-0 Healthy (and scheduler, controller-manager); Warning "v1 ComponentStatus is deprecated in v1.19+"',
-      divergence: 'no separate scheduler or controller-manager process to probe: only etcd-0, this node\'s storage',
+      divergence: "no separate scheduler or controller-manager process to probe: only etcd-0, this node's storage",
       req: { method: 'GET', path: '/api/v1/componentstatuses' },
       expect: {
         status: 200,

@@ -57,9 +57,12 @@ export function parseRuntimeConfig(value: string | undefined): RuntimeConfig {
       if (parts[0] === 'api' && parts.length >= 2 && /^v\d/.test(parts[1])) parts[0] = '';
       else if (parts.length === 1 || (parts.length === 2 && /^v\d/.test(parts[0]) && !parts[0].includes('.'))) parts.unshift('');
       if (parts.length < 2 || parts.length > 3 || !parts[1] || (parts.length === 3 && !parts[2])) {
-        throw new RuntimeConfigError(`invalid key ${JSON.stringify(key)}: want api/all, api/ga, api/beta, api/alpha, <group>/<version> or <group>/<version>/<resource>`);
+        throw new RuntimeConfigError(
+          `invalid key ${JSON.stringify(key)}: want api/all, api/ga, api/beta, api/alpha, <group>/<version> or <group>/<version>/<resource>`,
+        );
       }
-      if (!/^v\d+((alpha|beta)\d*)?$/.test(parts[1])) throw new RuntimeConfigError(`invalid key ${JSON.stringify(key)}: ${JSON.stringify(parts[1])} is not an API version`);
+      if (!/^v\d+((alpha|beta)\d*)?$/.test(parts[1]))
+        throw new RuntimeConfigError(`invalid key ${JSON.stringify(key)}: ${JSON.stringify(parts[1])} is not an API version`);
       if (parts.length === 2) rc.groupVersions.set(`${parts[0]}/${parts[1]}`, enabled);
       else rc.resources.set(parts.join('/'), enabled);
     }

@@ -111,7 +111,8 @@ export class ResourceHandler {
       ctx.dryRun = p.dryRun;
       return p;
     };
-    if (decl.computed && !sub && (verb === 'get' || verb === 'list')) return this.serveComputed(req, reply, decl, verb, ns, info.name, ctx, pretty, includeObject);
+    if (decl.computed && !sub && (verb === 'get' || verb === 'list'))
+      return this.serveComputed(req, reply, decl, verb, ns, info.name, ctx, pretty, includeObject);
     if (subDecl?.rest) return this.serveRestSubresource(req, reply, decl, subDecl.rest, verb, ns, info.name, ctx, writeOptions, pretty);
 
     switch (verb) {

@@ -18,7 +18,12 @@ const kind = (group: string, version: string, plural: string): KindDeclaration =
 const discovery = (kinds: KindDeclaration[]): DiscoveryService =>
   ({ getProviders: () => [{ instance: new ApiKinds('', kinds) }] }) as unknown as DiscoveryService;
 
-const KINDS = [kind('', 'v1', 'configmaps'), kind('policy', 'v1beta1', 'podsecuritypolicies'), kind('node.k8s.io', 'v1', 'runtimeclasses'), kind('node.k8s.io', 'v1alpha1', 'runtimeclasses')];
+const KINDS = [
+  kind('', 'v1', 'configmaps'),
+  kind('policy', 'v1beta1', 'podsecuritypolicies'),
+  kind('node.k8s.io', 'v1', 'runtimeclasses'),
+  kind('node.k8s.io', 'v1alpha1', 'runtimeclasses'),
+];
 const served = (flag?: string) =>
   collectKinds(discovery(KINDS), parseFlags(flag === undefined ? [] : [`--runtime-config=${flag}`]))
     .all()

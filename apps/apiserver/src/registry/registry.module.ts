@@ -9,7 +9,7 @@ import { GenericStore, KindRegistry, type Admission, type KindDeclaration, type 
 import type { Storage } from '@app/storage';
 import { ApiKinds } from '../groups/api-group.js';
 import { ADMISSION, MACHINERY, SERVER_CONFIG, STORAGE, STORES, WIRE_CODECS, type StoreFactory } from '../tokens.js';
-import type { ServerConfig } from '../config/flags.js';
+import { FlagError, type ServerConfig } from '../config/flags.js';
 import { parseRuntimeConfig, resourceEnabled, unknownRuntimeConfigKeys } from '../config/runtime-config.js';
 import { createMachinery, createWireCodecs } from '../wiring/machinery.js';
 
@@ -28,7 +28,7 @@ export function collectKinds(discovery: DiscoveryService, cfg?: ServerConfig): K
     if (v instanceof ApiKinds) declared.push(...v.kinds);
   }
   const unknown = unknownRuntimeConfigKeys(rc, declared);
-  if (unknown.length) throw new Error(`--runtime-config: unknown api groups or resources ${unknown.join(',')}`);
+  if (unknown.length) throw new FlagError(`--runtime-config: unknown api groups or resources ${unknown.join(',')}`);
   for (const k of declared) if (resourceEnabled(rc, k.group, k.version, k.plural)) registry.register(k);
   return registry;
 }

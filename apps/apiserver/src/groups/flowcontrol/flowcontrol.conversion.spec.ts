@@ -7,7 +7,15 @@ const plc = (version: string, shares: Record<string, number>): KubeObject => ({
   apiVersion: `${G}/${version}`,
   kind: 'PriorityLevelConfiguration',
   metadata: { name: 'p', labels: { a: 'b' } },
-  spec: { type: 'Limited', limited: { ...shares, lendablePercent: 10, borrowingLimitPercent: 20, limitResponse: { type: 'Queue', queuing: { queues: 3, handSize: 2, queueLengthLimit: 9 } } } },
+  spec: {
+    type: 'Limited',
+    limited: {
+      ...shares,
+      lendablePercent: 10,
+      borrowingLimitPercent: 20,
+      limitResponse: { type: 'Queue', queuing: { queues: 3, handSize: 2, queueLengthLimit: 9 } },
+    },
+  },
   status: { conditions: [{ type: 'X', status: 'True' }] },
 });
 
@@ -26,7 +34,12 @@ describe('flowcontrol conversion', () => {
         expect(start).toEqual(copy);
       }
     }
-    const fs: KubeObject = { apiVersion: `${G}/v1beta2`, kind: 'FlowSchema', metadata: { name: 'f' }, spec: { priorityLevelConfiguration: { name: 'p' }, matchingPrecedence: 5 } };
+    const fs: KubeObject = {
+      apiVersion: `${G}/v1beta2`,
+      kind: 'FlowSchema',
+      metadata: { name: 'f' },
+      spec: { priorityLevelConfiguration: { name: 'p' }, matchingPrecedence: 5 },
+    };
     expect(convertFlowcontrol(convertFlowcontrol(fs, 'v1'), 'v1beta2')).toEqual(fs);
   });
 });

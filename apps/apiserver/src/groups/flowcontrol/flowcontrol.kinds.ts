@@ -42,7 +42,11 @@ export const MANDATORY_PRIORITY_LEVELS: readonly KubeObject[] = [
 export const MANDATORY_FLOW_SCHEMAS: readonly KubeObject[] = [
   {
     metadata: { name: 'exempt', annotations: AUTOUPDATE },
-    spec: { matchingPrecedence: 1, priorityLevelConfiguration: { name: 'exempt' }, rules: [{ subjects: [{ kind: 'Group', group: { name: 'system:masters' } }], ...EVERYTHING }] },
+    spec: {
+      matchingPrecedence: 1,
+      priorityLevelConfiguration: { name: 'exempt' },
+      rules: [{ subjects: [{ kind: 'Group', group: { name: 'system:masters' } }], ...EVERYTHING }],
+    },
   },
   {
     metadata: { name: 'catch-all', annotations: AUTOUPDATE },
@@ -87,8 +91,20 @@ function flowSchemaKind(version: FlowcontrolVersion): KindDeclaration {
     conversion: FLOWCONTROL_CONVERSION,
     deprecation: deprecationFor(version, 'FlowSchema'),
     tableColumns: [
-      { name: 'PriorityLevel', type: 'string', priority: 0, description: 'The priority level of matched requests', cell: (o) => asMap(asMap(o.spec).priorityLevelConfiguration).name ?? '' },
-      { name: 'MatchingPrecedence', type: 'string', priority: 0, description: 'Order among schemas', cell: (o) => String(asMap(o.spec).matchingPrecedence ?? '') },
+      {
+        name: 'PriorityLevel',
+        type: 'string',
+        priority: 0,
+        description: 'The priority level of matched requests',
+        cell: (o) => asMap(asMap(o.spec).priorityLevelConfiguration).name ?? '',
+      },
+      {
+        name: 'MatchingPrecedence',
+        type: 'string',
+        priority: 0,
+        description: 'Order among schemas',
+        cell: (o) => String(asMap(o.spec).matchingPrecedence ?? ''),
+      },
       {
         name: 'DistinguisherMethod',
         type: 'string',

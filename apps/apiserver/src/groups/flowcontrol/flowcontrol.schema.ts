@@ -27,7 +27,12 @@ const strings = (description: string, listType: 'set' | 'atomic' = 'set'): JSONS
   items: { type: 'string' },
   'x-kubernetes-list-type': listType,
 });
-const atomicList = (description: string, items: JSONSchemaProps): JSONSchemaProps => ({ type: 'array', description, items, 'x-kubernetes-list-type': 'atomic' });
+const atomicList = (description: string, items: JSONSchemaProps): JSONSchemaProps => ({
+  type: 'array',
+  description,
+  items,
+  'x-kubernetes-list-type': 'atomic',
+});
 
 function conditionSchema(def: string, what: string): JSONSchemaProps {
   return defineSchema(def, {
@@ -133,7 +138,9 @@ function build(version: FlowcontrolVersion): FlowcontrolSchemas {
     properties: {
       distinguisherMethod: fieldOf(distinguisher, { description: 'How flows are distinguished; nil: one flow for the whole schema.' }),
       matchingPrecedence: { ...int32('Order among schemas (lower first), 1-10000; default 1000.'), default: 1000 },
-      priorityLevelConfiguration: fieldOf(plRef, { description: 'The priority level of matched requests; an unresolvable one makes the schema ignored and marked invalid.' }),
+      priorityLevelConfiguration: fieldOf(plRef, {
+        description: 'The priority level of matched requests; an unresolvable one makes the schema ignored and marked invalid.',
+      }),
       rules: atomicList('Tests a request must pass one of.', rules),
     },
   });

@@ -29,7 +29,13 @@ export function localAPIService(group: string, version: string): KubeObject {
 
 /** The Available condition of a local APIService. */
 export function localAvailableCondition(now: Date): Record<string, unknown> {
-  return { type: 'Available', status: 'True', lastTransitionTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'), reason: 'Local', message: 'Local APIServices are always available' };
+  return {
+    type: 'Available',
+    status: 'True',
+    lastTransitionTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    reason: 'Local',
+    message: 'Local APIServices are always available',
+  };
 }
 
 function isConflictOrGone(e: unknown): boolean {
@@ -49,7 +55,12 @@ export class LocalAPIServiceRegistration implements PostStartHookProvider {
     const decl = this.registry.lookup('apiregistration.k8s.io', 'v1', 'apiservices');
     if (!decl) return; // the group itself is disabled
     const store = this.stores.storeFor(decl);
-    const ctx = (): RequestContext => ({ user: { username: 'system:apiserver', groups: [PRIVILEGED_GROUP] }, dryRun: false, warnings: [], now: () => new Date() });
+    const ctx = (): RequestContext => ({
+      user: { username: 'system:apiserver', groups: [PRIVILEGED_GROUP] },
+      dryRun: false,
+      warnings: [],
+      now: () => new Date(),
+    });
     const served = new Set(this.registry.servedGroups().flatMap((g) => g.versions.map((v) => `${v}.${g.name}`)));
     const existing = await store.list('', {});
     const byName = new Map(existing.items.map((o) => [o.metadata.name ?? '', o]));
@@ -67,7 +78,8 @@ export class LocalAPIServiceRegistration implements PostStartHookProvider {
         }
         const spec = (obj.spec ?? {}) as Record<string, unknown>;
         const conds = ((obj.status ?? {}) as Record<string, unknown>).conditions;
-        const available = Array.isArray(conds) && conds.some((c) => (c as Record<string, unknown>).type === 'Available' && (c as Record<string, unknown>).status === 'True');
+        const available =
+          Array.isArray(conds) && conds.some((c) => (c as Record<string, unknown>).type === 'Available' && (c as Record<string, unknown>).status === 'True');
         if ((spec.service === undefined || spec.service === null) && !available) {
           const next = { ...structuredClone(obj), status: { conditions: [localAvailableCondition(new Date())] } };
           try {

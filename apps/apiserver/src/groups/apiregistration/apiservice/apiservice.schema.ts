@@ -25,7 +25,7 @@ export const APIServiceSpecSchema: JSONSchemaProps = defineSchema(`${AR}.APIServ
   properties: {
     caBundle: { type: 'string', format: 'byte', description: 'PEM CA bundle verifying the server; system roots when absent.' },
     group: str('The API group name.'),
-    groupPriorityMinimum: int32('Priority of the group (higher first); 18000 for the platform\'s own groups, about 2000 for others.'),
+    groupPriorityMinimum: int32("Priority of the group (higher first); 18000 for the platform's own groups, about 2000 for others."),
     insecureSkipTLSVerify: bool('Skips TLS verification of the server; discouraged.'),
     service: fieldOf(ServiceReferenceSchema, { description: 'The service answering for this group-version; null: served by this server.' }),
     version: str('The API version, e.g. v1.'),
@@ -67,8 +67,12 @@ export const APIServiceStatusSchema: JSONSchemaProps = defineSchema(`${AR}.APISe
 /** apiregistration/v1 APIService (cluster-scoped). */
 export const APIServiceSchema: JSONSchemaProps = defineSchema(
   `${AR}.APIService`,
-  objectRootSchema({ group: 'apiregistration.k8s.io', version: 'v1', kind: 'APIService' }, 'A server for a particular group-version; named <version>.<group>.', {
-    spec: fieldOf(APIServiceSpecSchema, { description: 'Where and how the group-version is served.' }),
-    status: fieldOf(APIServiceStatusSchema, { description: 'Whether the group-version is available.' }),
-  }),
+  objectRootSchema(
+    { group: 'apiregistration.k8s.io', version: 'v1', kind: 'APIService' },
+    'A server for a particular group-version; named <version>.<group>.',
+    {
+      spec: fieldOf(APIServiceSpecSchema, { description: 'Where and how the group-version is served.' }),
+      status: fieldOf(APIServiceStatusSchema, { description: 'Whether the group-version is available.' }),
+    },
+  ),
 );

@@ -18,19 +18,34 @@ export function validateAPIService(svc: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
   const name = svc.metadata.name ?? '';
   const required = `${version}.${group}`;
-  if (name && name !== required) errs.push({ type: 'FieldValueInvalid', field: 'metadata.name', value: name, detail: `must be \`spec.version+"."+spec.group\`: ${JSON.stringify(required)}` });
-  if (!group && version !== 'v1') errs.push({ type: 'FieldValueRequired', field: 'spec.group', detail: 'only v1 may have an empty group and it better be legacy kube' });
+  if (name && name !== required)
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'metadata.name',
+      value: name,
+      detail: `must be \`spec.version+"."+spec.group\`: ${JSON.stringify(required)}`,
+    });
+  if (!group && version !== 'v1')
+    errs.push({ type: 'FieldValueRequired', field: 'spec.group', detail: 'only v1 may have an empty group and it better be legacy kube' });
   if (group) for (const m of isDNS1123Subdomain(group)) errs.push({ type: 'FieldValueInvalid', field: 'spec.group', value: group, detail: m });
   for (const m of isDNS1035Label(version)) errs.push({ type: 'FieldValueInvalid', field: 'spec.version', value: version, detail: m });
   const gp = typeof spec.groupPriorityMinimum === 'number' ? spec.groupPriorityMinimum : 0;
-  if (gp <= 0 || gp > 20000) errs.push({ type: 'FieldValueInvalid', field: 'spec.groupPriorityMinimum', value: gp, detail: 'must be positive and less than 20000' });
+  if (gp <= 0 || gp > 20000)
+    errs.push({ type: 'FieldValueInvalid', field: 'spec.groupPriorityMinimum', value: gp, detail: 'must be positive and less than 20000' });
   const vp = typeof spec.versionPriority === 'number' ? spec.versionPriority : 0;
   if (vp <= 0 || vp > 1000) errs.push({ type: 'FieldValueInvalid', field: 'spec.versionPriority', value: vp, detail: 'must be positive and less than 1000' });
   const ca = typeof spec.caBundle === 'string' ? Buffer.from(spec.caBundle, 'base64') : Buffer.alloc(0);
   const skip = spec.insecureSkipTLSVerify === true;
   if (spec.service === undefined || spec.service === null) {
-    if (ca.length) errs.push({ type: 'FieldValueInvalid', field: 'spec.caBundle', value: `${ca.length} bytes`, detail: 'local APIServices may not have a caBundle' });
-    if (skip) errs.push({ type: 'FieldValueInvalid', field: 'spec.insecureSkipTLSVerify', value: true, detail: 'local APIServices may not have insecureSkipTLSVerify' });
+    if (ca.length)
+      errs.push({ type: 'FieldValueInvalid', field: 'spec.caBundle', value: `${ca.length} bytes`, detail: 'local APIServices may not have a caBundle' });
+    if (skip)
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: 'spec.insecureSkipTLSVerify',
+        value: true,
+        detail: 'local APIServices may not have insecureSkipTLSVerify',
+      });
     return errs;
   }
   const service = asMap(spec.service);
@@ -40,7 +55,8 @@ export function validateAPIService(svc: KubeObject): FieldError[] {
   if (!(port >= 1 && port <= 65535)) {
     errs.push({ type: 'FieldValueInvalid', field: 'spec.service.port', value: port, detail: 'port is not valid: must be between 1 and 65535, inclusive' });
   }
-  if (skip && ca.length) errs.push({ type: 'FieldValueInvalid', field: 'spec.insecureSkipTLSVerify', value: true, detail: 'may not be true if caBundle is present' });
+  if (skip && ca.length)
+    errs.push({ type: 'FieldValueInvalid', field: 'spec.insecureSkipTLSVerify', value: true, detail: 'may not be true if caBundle is present' });
   return errs;
 }
 
@@ -52,7 +68,12 @@ export function validateAPIServiceStatus(svc: KubeObject): FieldError[] {
   conds.forEach((c, i) => {
     const status = asMap(c).status;
     if (status !== 'True' && status !== 'False' && status !== 'Unknown') {
-      errs.push({ type: 'FieldValueNotSupported', field: `status.conditions[${i}].status`, value: status, detail: 'supported values: "True", "False", "Unknown"' });
+      errs.push({
+        type: 'FieldValueNotSupported',
+        field: `status.conditions[${i}].status`,
+        value: status,
+        detail: 'supported values: "True", "False", "Unknown"',
+      });
     }
   });
   return errs;

@@ -21,7 +21,8 @@ export const controllerRevisionStrategy: Strategy = {
   validate: validateControllerRevision,
   validateUpdate(cr, old) {
     const errs = validateControllerRevision(cr);
-    if (!isDeepStrictEqual(cr.data ?? null, old.data ?? null)) errs.push({ type: 'FieldValueInvalid', field: 'data', value: cr.data, detail: 'field is immutable' });
+    if (!isDeepStrictEqual(cr.data ?? null, old.data ?? null))
+      errs.push({ type: 'FieldValueInvalid', field: 'data', value: cr.data, detail: 'field is immutable' });
     return errs;
   },
 };

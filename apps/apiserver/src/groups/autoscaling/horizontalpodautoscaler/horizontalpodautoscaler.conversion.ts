@@ -23,7 +23,12 @@ const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray
 function cpuIndex(metrics: Obj[], field: 'target' | 'current'): number {
   return metrics.findIndex((m) => {
     const r = asObj(m.resource);
-    return m.type === 'Resource' && r.name === 'cpu' && typeof asObj(r[field]).averageUtilization === 'number' && (field === 'current' || asObj(r.target).type === 'Utilization');
+    return (
+      m.type === 'Resource' &&
+      r.name === 'cpu' &&
+      typeof asObj(r[field]).averageUtilization === 'number' &&
+      (field === 'current' || asObj(r.target).type === 'Utilization')
+    );
   });
 }
 

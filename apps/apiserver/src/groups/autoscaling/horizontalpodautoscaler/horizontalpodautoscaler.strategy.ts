@@ -32,9 +32,11 @@ export function validateHorizontalPodAutoscaler(hpa: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
   const min = typeof spec.minReplicas === 'number' ? spec.minReplicas : undefined;
   const max = typeof spec.maxReplicas === 'number' ? spec.maxReplicas : 0;
-  if (min !== undefined && min < 1) errs.push({ type: 'FieldValueInvalid', field: 'spec.minReplicas', value: min, detail: 'must be greater than or equal to 1' });
+  if (min !== undefined && min < 1)
+    errs.push({ type: 'FieldValueInvalid', field: 'spec.minReplicas', value: min, detail: 'must be greater than or equal to 1' });
   if (max < 1) errs.push({ type: 'FieldValueInvalid', field: 'spec.maxReplicas', value: max, detail: 'must be greater than 0' });
-  if (min !== undefined && max < min) errs.push({ type: 'FieldValueInvalid', field: 'spec.maxReplicas', value: max, detail: 'must be greater than or equal to `minReplicas`' });
+  if (min !== undefined && max < min)
+    errs.push({ type: 'FieldValueInvalid', field: 'spec.maxReplicas', value: max, detail: 'must be greater than or equal to `minReplicas`' });
   errs.push(...validateReference(asMap(spec.scaleTargetRef), 'spec.scaleTargetRef'));
   const cpu = spec.targetCPUUtilizationPercentage;
   if (typeof cpu === 'number' && cpu < 1) {

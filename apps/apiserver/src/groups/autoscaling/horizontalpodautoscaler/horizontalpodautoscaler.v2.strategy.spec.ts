@@ -33,7 +33,10 @@ describe('HorizontalPodAutoscaler v2 strategy', () => {
     ]);
   });
   it('checks the scaling behaviour', () => {
-    const behavior = { scaleUp: { stabilizationWindowSeconds: 4000, policies: [] }, scaleDown: { selectPolicy: 'Disabled', policies: [{ type: 'Pods', value: 0, periodSeconds: 2000 }] } };
+    const behavior = {
+      scaleUp: { stabilizationWindowSeconds: 4000, policies: [] },
+      scaleDown: { selectPolicy: 'Disabled', policies: [{ type: 'Pods', value: 0, periodSeconds: 2000 }] },
+    };
     expect(msgs(hpa({ behavior }))).toEqual([
       'spec.behavior.scaleUp.stabilizationWindowSeconds: must be less than or equal to 3600',
       'spec.behavior.scaleUp.policies: must specify at least one Policy',
@@ -43,9 +46,17 @@ describe('HorizontalPodAutoscaler v2 strategy', () => {
   });
   it('prints TARGETS as kubectl does', () => {
     expect(hpaTargetsV2(hpa({}))).toBe('<none>');
-    const metrics = [cpu({ type: 'Utilization', averageUtilization: 80 }), { type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '500Mi' } } }];
+    const metrics = [
+      cpu({ type: 'Utilization', averageUtilization: 80 }),
+      { type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '500Mi' } } },
+    ];
     expect(hpaTargetsV2(hpa({ metrics }))).toBe('cpu: <unknown>/80%, memory: <unknown>/500Mi');
-    const status = { currentMetrics: [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 12 } } }, { type: 'Resource', resource: { name: 'memory', current: { averageValue: '100Mi' } } }] };
+    const status = {
+      currentMetrics: [
+        { type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 12 } } },
+        { type: 'Resource', resource: { name: 'memory', current: { averageValue: '100Mi' } } },
+      ],
+    };
     expect(hpaTargetsV2(hpa({ metrics }, status))).toBe('cpu: 12%/80%, memory: 100Mi/500Mi');
   });
 });

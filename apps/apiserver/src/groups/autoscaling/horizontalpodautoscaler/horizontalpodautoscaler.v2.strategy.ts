@@ -26,15 +26,18 @@ function validateTarget(t: Record<string, unknown>, at: string, resource: boolea
     errs.push({ type: 'FieldValueInvalid', field: `${at}.type`, value: type, detail: 'must be either Utilization, Value, or AverageValue' });
   }
   for (const f of ['value', 'averageValue']) {
-    if (t[f] !== undefined && t[f] !== null && !positive(t[f])) errs.push({ type: 'FieldValueInvalid', field: `${at}.${f}`, value: t[f], detail: 'must be positive' });
+    if (t[f] !== undefined && t[f] !== null && !positive(t[f]))
+      errs.push({ type: 'FieldValueInvalid', field: `${at}.${f}`, value: t[f], detail: 'must be positive' });
   }
   const u = t.averageUtilization;
   if (typeof u === 'number' && u < 1) errs.push({ type: 'FieldValueInvalid', field: `${at}.averageUtilization`, value: u, detail: 'must be greater than 0' });
   if (resource) {
     const hasU = u !== undefined && u !== null;
     const hasV = t.averageValue !== undefined && t.averageValue !== null;
-    if (!hasU && !hasV) errs.push({ type: 'FieldValueRequired', field: `${at}.averageUtilization`, detail: 'must set either a target raw value or a target utilization' });
-    if (hasU && hasV) errs.push({ type: 'FieldValueForbidden', field: `${at}.averageValue`, detail: 'may not set both a target raw value and a target utilization' });
+    if (!hasU && !hasV)
+      errs.push({ type: 'FieldValueRequired', field: `${at}.averageUtilization`, detail: 'must set either a target raw value or a target utilization' });
+    if (hasU && hasV)
+      errs.push({ type: 'FieldValueForbidden', field: `${at}.averageValue`, detail: 'may not set both a target raw value and a target utilization' });
   }
 }
 
@@ -50,7 +53,8 @@ function validateMetric(m: Record<string, unknown>, at: string, errs: FieldError
     return;
   }
   for (const other of Object.values(SOURCES)) {
-    if (other !== field && m[other] !== undefined && m[other] !== null) errs.push({ type: 'FieldValueForbidden', field: `${at}.${other}`, detail: 'must populate the given metric source only' });
+    if (other !== field && m[other] !== undefined && m[other] !== null)
+      errs.push({ type: 'FieldValueForbidden', field: `${at}.${other}`, detail: 'must populate the given metric source only' });
   }
   if (m[field] === undefined || m[field] === null) {
     errs.push({ type: 'FieldValueRequired', field: `${at}.${field}`, detail: 'must populate information for the given metric source' });
@@ -73,17 +77,21 @@ function validateMetric(m: Record<string, unknown>, at: string, errs: FieldError
 
 function validateRules(r: Record<string, unknown>, at: string, errs: FieldError[]): void {
   const w = r.stabilizationWindowSeconds;
-  if (typeof w === 'number' && w < 0) errs.push({ type: 'FieldValueInvalid', field: `${at}.stabilizationWindowSeconds`, value: w, detail: 'must be greater than or equal to zero' });
-  if (typeof w === 'number' && w > 3600) errs.push({ type: 'FieldValueInvalid', field: `${at}.stabilizationWindowSeconds`, value: w, detail: 'must be less than or equal to 3600' });
+  if (typeof w === 'number' && w < 0)
+    errs.push({ type: 'FieldValueInvalid', field: `${at}.stabilizationWindowSeconds`, value: w, detail: 'must be greater than or equal to zero' });
+  if (typeof w === 'number' && w > 3600)
+    errs.push({ type: 'FieldValueInvalid', field: `${at}.stabilizationWindowSeconds`, value: w, detail: 'must be less than or equal to 3600' });
   const select = r.selectPolicy;
   if (select !== undefined && select !== null && !['Max', 'Min', 'Disabled'].includes(String(select))) {
     errs.push({ type: 'FieldValueNotSupported', field: `${at}.selectPolicy`, value: select, detail: supported(['Disabled', 'Max', 'Min']) });
   }
   const policies = Array.isArray(r.policies) ? r.policies.map(asMap) : [];
-  if (policies.length === 0 && select !== 'Disabled') errs.push({ type: 'FieldValueRequired', field: `${at}.policies`, detail: 'must specify at least one Policy' });
+  if (policies.length === 0 && select !== 'Disabled')
+    errs.push({ type: 'FieldValueRequired', field: `${at}.policies`, detail: 'must specify at least one Policy' });
   policies.forEach((p, i) => {
     const pat = `${at}.policies[${i}]`;
-    if (p.type !== 'Pods' && p.type !== 'Percent') errs.push({ type: 'FieldValueNotSupported', field: `${pat}.type`, value: p.type ?? '', detail: supported(['Percent', 'Pods']) });
+    if (p.type !== 'Pods' && p.type !== 'Percent')
+      errs.push({ type: 'FieldValueNotSupported', field: `${pat}.type`, value: p.type ?? '', detail: supported(['Percent', 'Pods']) });
     const v = typeof p.value === 'number' ? p.value : 0;
     if (v <= 0) errs.push({ type: 'FieldValueInvalid', field: `${pat}.value`, value: v, detail: 'must be greater than zero' });
     const per = typeof p.periodSeconds === 'number' ? p.periodSeconds : 0;

@@ -45,7 +45,8 @@ export type StorageHealth = () => string | undefined;
 /** The component statuses of this node: its storage as `etcd-0`. */
 export function componentStatuses(storage: StorageHealth): KubeObject[] {
   const failure = storage();
-  const condition = failure === undefined ? { type: 'Healthy', status: 'True', message: 'ok' } : { type: 'Healthy', status: 'False', message: '', error: failure };
+  const condition =
+    failure === undefined ? { type: 'Healthy', status: 'True', message: 'ok' } : { type: 'Healthy', status: 'False', message: '', error: failure };
   return [{ apiVersion: 'v1', kind: 'ComponentStatus', metadata: { name: 'etcd-0' }, conditions: [condition] }];
 }
 

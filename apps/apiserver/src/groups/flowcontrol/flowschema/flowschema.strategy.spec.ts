@@ -4,7 +4,10 @@ import { MANDATORY_FLOW_SCHEMAS } from '../flowcontrol.kinds.js';
 import { flowSchemaStrategy } from './flowschema.strategy.js';
 
 const ctx: RequestContext = { user: { username: 'u', groups: [] }, dryRun: false, warnings: [], now: () => new Date() };
-const fs = (spec: Record<string, unknown>): KubeObject => ({ metadata: { name: 'f' }, spec: { priorityLevelConfiguration: { name: 'p' }, matchingPrecedence: 100, ...spec } });
+const fs = (spec: Record<string, unknown>): KubeObject => ({
+  metadata: { name: 'f' },
+  spec: { priorityLevelConfiguration: { name: 'p' }, matchingPrecedence: 100, ...spec },
+});
 const msgs = (o: KubeObject) => flowSchemaStrategy.validate!(o, ctx).map((e) => `${e.field}: ${e.detail}`);
 
 describe('FlowSchema strategy', () => {

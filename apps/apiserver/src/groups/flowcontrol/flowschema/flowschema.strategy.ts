@@ -12,7 +12,8 @@ const supported = (vals: readonly string[]) => `supported values: ${vals.map((v)
 
 function validateVerbs(verbs: string[], path: string, errs: FieldError[]): void {
   if (verbs.length === 0) errs.push({ type: 'FieldValueRequired', field: path, detail: 'verbs must contain at least one value' });
-  else if (verbs.length > 1 && verbs.includes('*')) errs.push({ type: 'FieldValueInvalid', field: path, value: verbs, detail: "if '*' is present, must not specify other verbs" });
+  else if (verbs.length > 1 && verbs.includes('*'))
+    errs.push({ type: 'FieldValueInvalid', field: path, value: verbs, detail: "if '*' is present, must not specify other verbs" });
 }
 
 function validateSubject(s: Record<string, unknown>, at: string, errs: FieldError[]): void {
@@ -37,7 +38,11 @@ function validateSubject(s: Record<string, unknown>, at: string, errs: FieldErro
   }
   for (const other of Object.values(member)) {
     if (other !== field && s[other] !== undefined && s[other] !== null) {
-      errs.push({ type: 'FieldValueForbidden', field: `${at}.${other}`, detail: `${other} is forbidden when subject kind is not '${Object.keys(member).find((k) => member[k] === other)}'` });
+      errs.push({
+        type: 'FieldValueForbidden',
+        field: `${at}.${other}`,
+        detail: `${other} is forbidden when subject kind is not '${Object.keys(member).find((k) => member[k] === other)}'`,
+      });
     }
   }
 }
@@ -73,16 +78,23 @@ export function validateFlowSchema(fs: KubeObject): FieldError[] {
     resourceRules.forEach((rr, j) => {
       const rat = `${at}.resourceRules[${j}]`;
       validateVerbs(strs(rr.verbs), `${rat}.verbs`, errs);
-      if (strs(rr.apiGroups).length === 0) errs.push({ type: 'FieldValueRequired', field: `${rat}.apiGroups`, detail: 'resource rules must supply at least one api group' });
-      if (strs(rr.resources).length === 0) errs.push({ type: 'FieldValueRequired', field: `${rat}.resources`, detail: 'resource rules must supply at least one resource' });
+      if (strs(rr.apiGroups).length === 0)
+        errs.push({ type: 'FieldValueRequired', field: `${rat}.apiGroups`, detail: 'resource rules must supply at least one api group' });
+      if (strs(rr.resources).length === 0)
+        errs.push({ type: 'FieldValueRequired', field: `${rat}.resources`, detail: 'resource rules must supply at least one resource' });
       if (strs(rr.namespaces).length === 0 && rr.clusterScope !== true) {
-        errs.push({ type: 'FieldValueRequired', field: `${rat}.namespaces`, detail: 'resource rules that are not cluster scoped must supply at least one namespace' });
+        errs.push({
+          type: 'FieldValueRequired',
+          field: `${rat}.namespaces`,
+          detail: 'resource rules that are not cluster scoped must supply at least one namespace',
+        });
       }
     });
     nonResourceRules.forEach((nr, j) => {
       const nat = `${at}.nonResourceRules[${j}]`;
       validateVerbs(strs(nr.verbs), `${nat}.verbs`, errs);
-      if (strs(nr.nonResourceURLs).length === 0) errs.push({ type: 'FieldValueRequired', field: `${nat}.nonResourceURLs`, detail: 'nonResourceURLs must contain at least one value' });
+      if (strs(nr.nonResourceURLs).length === 0)
+        errs.push({ type: 'FieldValueRequired', field: `${nat}.nonResourceURLs`, detail: 'nonResourceURLs must contain at least one value' });
     });
   });
   return errs;

@@ -14,11 +14,19 @@ describe('PriorityLevelConfiguration rules', () => {
     expect(msgs(pl('exempt', { type: 'Limited', limited: { nominalConcurrencyShares: 1, limitResponse: { type: 'Reject' } } }))).toEqual([
       "spec.type: type must be 'Exempt' if and only if name is 'exempt'",
     ]);
-    expect(msgs(pl('x', { type: 'Limited', exempt: {} }))).toEqual(['spec.limited: must not be empty when type is Limited', 'spec.exempt: must be nil if the type is Limited']);
+    expect(msgs(pl('x', { type: 'Limited', exempt: {} }))).toEqual([
+      'spec.limited: must not be empty when type is Limited',
+      'spec.exempt: must be nil if the type is Limited',
+    ]);
     expect(msgs(pl('x', { type: 'Fast' }))).toEqual(['spec.type: supported values: "Exempt", "Limited"']);
   });
   it('checks shares per version, percentages, and the limit response', () => {
-    const limited = { nominalConcurrencyShares: 0, lendablePercent: 101, borrowingLimitPercent: -1, limitResponse: queue({ queues: 4, handSize: 5, queueLengthLimit: 0 }) };
+    const limited = {
+      nominalConcurrencyShares: 0,
+      lendablePercent: 101,
+      borrowingLimitPercent: -1,
+      limitResponse: queue({ queues: 4, handSize: 5, queueLengthLimit: 0 }),
+    };
     expect(msgs(pl('x', { type: 'Limited', limited }))).toEqual([
       'spec.limited.lendablePercent: must be between 0 and 100, inclusive',
       'spec.limited.borrowingLimitPercent: if specified, must be a non-negative integer',

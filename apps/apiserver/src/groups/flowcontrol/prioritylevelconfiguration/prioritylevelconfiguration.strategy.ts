@@ -24,7 +24,8 @@ function validateQueuing(q: Record<string, unknown>, at: string, errs: FieldErro
   if (qll <= 0) errs.push({ type: 'FieldValueInvalid', field: `${at}.queueLengthLimit`, value: qll, detail: 'must be positive' });
   if (queues <= 0) errs.push({ type: 'FieldValueInvalid', field: `${at}.queues`, value: queues, detail: 'must be positive' });
   if (hand <= 0) errs.push({ type: 'FieldValueInvalid', field: `${at}.handSize`, value: hand, detail: 'must be positive' });
-  else if (queues > 0 && hand > queues) errs.push({ type: 'FieldValueInvalid', field: `${at}.handSize`, value: hand, detail: `should not be greater than queues (${queues})` });
+  else if (queues > 0 && hand > queues)
+    errs.push({ type: 'FieldValueInvalid', field: `${at}.handSize`, value: hand, detail: `should not be greater than queues (${queues})` });
 }
 
 /** ValidatePriorityLevelConfiguration for an object at `version`. */
@@ -51,12 +52,22 @@ export function validatePriorityLevelConfiguration(pl: KubeObject, version: stri
     const shares = num(l[f]) ?? 0;
     // v1 admits 0 shares (a level that only borrows); the beta versions need a positive number.
     if (version === 'v1' ? shares < 0 : shares <= 0) {
-      errs.push({ type: 'FieldValueInvalid', field: `spec.limited.${f}`, value: shares, detail: version === 'v1' ? 'must be a non-negative integer' : 'must be positive' });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `spec.limited.${f}`,
+        value: shares,
+        detail: version === 'v1' ? 'must be a non-negative integer' : 'must be positive',
+      });
     }
     lendable(l.lendablePercent, 'spec.limited.lendablePercent', errs);
     const borrow = num(l.borrowingLimitPercent);
     if (borrow !== undefined && borrow < 0) {
-      errs.push({ type: 'FieldValueInvalid', field: 'spec.limited.borrowingLimitPercent', value: borrow, detail: 'if specified, must be a non-negative integer' });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: 'spec.limited.borrowingLimitPercent',
+        value: borrow,
+        detail: 'if specified, must be a non-negative integer',
+      });
     }
     const lr = asMap(l.limitResponse);
     const lrType = typeof lr.type === 'string' ? lr.type : '';
@@ -65,7 +76,12 @@ export function validatePriorityLevelConfiguration(pl: KubeObject, version: stri
       if (!hasQueuing) errs.push({ type: 'FieldValueRequired', field: 'spec.limited.limitResponse.queuing', detail: 'must not be empty if the type is Queue' });
       else validateQueuing(asMap(lr.queuing), 'spec.limited.limitResponse.queuing', errs);
     } else if (lrType === 'Reject') {
-      if (hasQueuing) errs.push({ type: 'FieldValueForbidden', field: 'spec.limited.limitResponse.queuing', detail: 'must be nil if limited.limitResponse.type is not Limited' });
+      if (hasQueuing)
+        errs.push({
+          type: 'FieldValueForbidden',
+          field: 'spec.limited.limitResponse.queuing',
+          detail: 'must be nil if limited.limitResponse.type is not Limited',
+        });
     } else {
       errs.push({ type: 'FieldValueNotSupported', field: 'spec.limited.limitResponse.type', value: lrType, detail: supported(['Queue', 'Reject']) });
     }

@@ -67,4 +67,3 @@ export const RuntimeClassSchema: JSONSchemaProps = defineSchema(
     { required: ['handler'] },
   ),
 );
-

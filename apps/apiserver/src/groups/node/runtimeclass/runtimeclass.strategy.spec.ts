@@ -8,7 +8,9 @@ const msgs = (o: KubeObject) => runtimeClassStrategy.validate!(o, ctx).map((e) =
 
 describe('RuntimeClass strategy', () => {
   it('accepts a DNS-label handler with scheduling', () => {
-    expect(msgs(rc({ scheduling: { nodeSelector: { 'sandbox.example/ok': 'yes' }, tolerations: [{ key: 'sandbox', operator: 'Exists', effect: 'NoSchedule' }] } }))).toEqual([]);
+    expect(
+      msgs(rc({ scheduling: { nodeSelector: { 'sandbox.example/ok': 'yes' }, tolerations: [{ key: 'sandbox', operator: 'Exists', effect: 'NoSchedule' }] } })),
+    ).toEqual([]);
   });
   it('refuses a handler that is not a lower-case DNS label, as Kubernetes words it', () => {
     expect(msgs(rc({ handler: 'Run_SC' }))).toEqual([
@@ -16,7 +18,19 @@ describe('RuntimeClass strategy', () => {
     ]);
   });
   it('checks tolerations as the pod rules do', () => {
-    expect(msgs(rc({ scheduling: { tolerations: [{ operator: 'Equal', value: 'x' }, { key: 'k', operator: 'Exists', value: 'v' }, { key: 'k', tolerationSeconds: 5, effect: 'NoSchedule' }] } }))).toEqual([
+    expect(
+      msgs(
+        rc({
+          scheduling: {
+            tolerations: [
+              { operator: 'Equal', value: 'x' },
+              { key: 'k', operator: 'Exists', value: 'v' },
+              { key: 'k', tolerationSeconds: 5, effect: 'NoSchedule' },
+            ],
+          },
+        }),
+      ),
+    ).toEqual([
       'scheduling.tolerations[0].operator: operator must be Exists when `key` is empty, which means "match all values and all keys"',
       "scheduling.tolerations[1].operator: value must be empty when `operator` is 'Exists'",
       "scheduling.tolerations[2].effect: effect must be 'NoExecute' when `tolerationSeconds` is set",

@@ -17,10 +17,20 @@ export function validateTolerations(tolerations: unknown, path: string): FieldEr
     const operator = typeof t.operator === 'string' ? t.operator : '';
     if (key) for (const m of isQualifiedName(key)) errs.push({ type: 'FieldValueInvalid', field: `${at}.key`, value: key, detail: m });
     if (!key && operator !== 'Exists') {
-      errs.push({ type: 'FieldValueInvalid', field: `${at}.operator`, value: operator, detail: 'operator must be Exists when `key` is empty, which means "match all values and all keys"' });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `${at}.operator`,
+        value: operator,
+        detail: 'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+      });
     }
     if (t.tolerationSeconds !== undefined && t.tolerationSeconds !== null && t.effect !== 'NoExecute') {
-      errs.push({ type: 'FieldValueInvalid', field: `${at}.effect`, value: t.effect ?? '', detail: "effect must be 'NoExecute' when `tolerationSeconds` is set" });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `${at}.effect`,
+        value: t.effect ?? '',
+        detail: "effect must be 'NoExecute' when `tolerationSeconds` is set",
+      });
     }
     const value = typeof t.value === 'string' ? t.value : '';
     if (operator === '' || operator === 'Equal') {

@@ -78,5 +78,7 @@ export const runtimeClassV1alpha1Kind: KindDeclaration = {
     validate: (o, ctx) => alphaPaths(runtimeClassStrategy.validate!(convertRuntimeClass(o, 'v1'), ctx)),
     validateUpdate: (o, old, ctx) => alphaPaths(runtimeClassStrategy.validateUpdate!(convertRuntimeClass(o, 'v1'), convertRuntimeClass(old, 'v1'), ctx)),
   },
-  tableColumns: [{ name: 'Runtime-Handler', type: 'string', priority: 0, description: 'The CRI handler of the class', cell: (o) => asMap(o.spec).runtimeHandler ?? '' }],
+  tableColumns: [
+    { name: 'Runtime-Handler', type: 'string', priority: 0, description: 'The CRI handler of the class', cell: (o) => asMap(o.spec).runtimeHandler ?? '' },
+  ],
 };

@@ -32,9 +32,19 @@ const ruleOptions = (name: string, description: string, ruleText: string, requir
   });
 
 /** policy/v1beta1 RunAsUserStrategyOptions. */
-export const RunAsUserStrategyOptionsSchema = ruleOptions('RunAsUserStrategyOptions', 'The user IDs containers may run as.', 'MustRunAs, MustRunAsNonRoot or RunAsAny.', true);
+export const RunAsUserStrategyOptionsSchema = ruleOptions(
+  'RunAsUserStrategyOptions',
+  'The user IDs containers may run as.',
+  'MustRunAs, MustRunAsNonRoot or RunAsAny.',
+  true,
+);
 /** policy/v1beta1 RunAsGroupStrategyOptions. */
-export const RunAsGroupStrategyOptionsSchema = ruleOptions('RunAsGroupStrategyOptions', 'The primary group IDs containers may run as.', 'MustRunAs, MayRunAs or RunAsAny.', true);
+export const RunAsGroupStrategyOptionsSchema = ruleOptions(
+  'RunAsGroupStrategyOptions',
+  'The primary group IDs containers may run as.',
+  'MustRunAs, MayRunAs or RunAsAny.',
+  true,
+);
 /** policy/v1beta1 FSGroupStrategyOptions. */
 export const FSGroupStrategyOptionsSchema = ruleOptions('FSGroupStrategyOptions', 'The fsGroup a pod may use.', 'MustRunAs, MayRunAs or RunAsAny.', false);
 /** policy/v1beta1 SupplementalGroupsStrategyOptions. */

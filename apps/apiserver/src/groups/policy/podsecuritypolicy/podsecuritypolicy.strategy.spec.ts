@@ -12,7 +12,9 @@ describe('PodSecurityPolicy strategy', () => {
     expect(msgs(psp({ volumes: ['*'], allowedCapabilities: ['NET_ADMIN'], hostPorts: [{ min: 0, max: 65535 }] }))).toEqual([]);
   });
   it('checks the strategy rules and their ranges', () => {
-    expect(msgs(psp({ runAsUser: { rule: 'MustRunAs' }, fsGroup: { rule: 'Whatever' }, supplementalGroups: { rule: 'MustRunAs', ranges: [{ min: 5, max: 2 }] } }))).toEqual([
+    expect(
+      msgs(psp({ runAsUser: { rule: 'MustRunAs' }, fsGroup: { rule: 'Whatever' }, supplementalGroups: { rule: 'MustRunAs', ranges: [{ min: 5, max: 2 }] } })),
+    ).toEqual([
       'spec.runAsUser.ranges: ranges are required for MustRunAs',
       'spec.fsGroup.rule: supported values: "MayRunAs", "MustRunAs", "RunAsAny"',
       'spec.supplementalGroups.ranges[0].min: min cannot be greater than max',
@@ -20,7 +22,16 @@ describe('PodSecurityPolicy strategy', () => {
     expect(msgs(psp({ seLinux: { rule: 'MustRunAs' } }))).toEqual(['spec.seLinux.seLinuxOptions: seLinuxOptions are required for MustRunAs']);
   });
   it('refuses a capability both added and dropped, and privilege escalation defaults it forbids', () => {
-    expect(msgs(psp({ requiredDropCapabilities: ['ALL', 'NET_RAW'], defaultAddCapabilities: ['NET_RAW'], allowPrivilegeEscalation: false, defaultAllowPrivilegeEscalation: true }))).toEqual([
+    expect(
+      msgs(
+        psp({
+          requiredDropCapabilities: ['ALL', 'NET_RAW'],
+          defaultAddCapabilities: ['NET_RAW'],
+          allowPrivilegeEscalation: false,
+          defaultAllowPrivilegeEscalation: true,
+        }),
+      ),
+    ).toEqual([
       'spec.defaultAddCapabilities: capability is listed in spec.defaultAddCapabilities and requiredDropCapabilities',
       'spec.defaultAllowPrivilegeEscalation: Cannot set DefaultAllowPrivilegeEscalation to true without also setting AllowPrivilegeEscalation to true',
     ]);

@@ -9,9 +9,36 @@ import { asMap } from '../../core/core.helpers.js';
 
 /** Volume types a policy may name (policy.FSType), '*' included. */
 export const PSP_VOLUME_TYPES: readonly string[] = [
-  '*', 'awsElasticBlockStore', 'azureDisk', 'azureFile', 'cephFS', 'cinder', 'configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'fc',
-  'flexVolume', 'flocker', 'gcePersistentDisk', 'gitRepo', 'glusterfs', 'hostPath', 'iscsi', 'nfs', 'persistentVolumeClaim', 'photonPersistentDisk',
-  'portworxVolume', 'projected', 'quobyte', 'rbd', 'scaleIO', 'secret', 'storageos', 'vsphereVolume',
+  '*',
+  'awsElasticBlockStore',
+  'azureDisk',
+  'azureFile',
+  'cephFS',
+  'cinder',
+  'configMap',
+  'csi',
+  'downwardAPI',
+  'emptyDir',
+  'ephemeral',
+  'fc',
+  'flexVolume',
+  'flocker',
+  'gcePersistentDisk',
+  'gitRepo',
+  'glusterfs',
+  'hostPath',
+  'iscsi',
+  'nfs',
+  'persistentVolumeClaim',
+  'photonPersistentDisk',
+  'portworxVolume',
+  'projected',
+  'quobyte',
+  'rbd',
+  'scaleIO',
+  'secret',
+  'storageos',
+  'vsphereVolume',
 ];
 
 const SYSCTL_PATTERN = '^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?\\*?$';
@@ -24,7 +51,8 @@ function validateRule(opts: Record<string, unknown>, path: string, rules: readon
   const rule = typeof opts.rule === 'string' ? opts.rule : '';
   if (!rules.includes(rule)) errs.push({ type: 'FieldValueNotSupported', field: `${path}.rule`, value: rule, detail: supported(rules) });
   const ranges = Array.isArray(opts.ranges) ? opts.ranges.map(asMap) : [];
-  if (rule === rangesRequiredFor && ranges.length === 0) errs.push({ type: 'FieldValueRequired', field: `${path}.ranges`, detail: `ranges are required for ${rule}` });
+  if (rule === rangesRequiredFor && ranges.length === 0)
+    errs.push({ type: 'FieldValueRequired', field: `${path}.ranges`, detail: `ranges are required for ${rule}` });
   ranges.forEach((r, i) => {
     const min = typeof r.min === 'number' ? r.min : 0;
     const max = typeof r.max === 'number' ? r.max : 0;
@@ -59,12 +87,14 @@ export function validatePodSecurityPolicy(psp: KubeObject): FieldError[] {
   errs.push(...validateRule(asMap(spec.supplementalGroups), 'spec.supplementalGroups', ['MayRunAs', 'MustRunAs', 'RunAsAny'], 'MustRunAs'));
   const se = asMap(spec.seLinux);
   const seRule = typeof se.rule === 'string' ? se.rule : '';
-  if (!['MustRunAs', 'RunAsAny'].includes(seRule)) errs.push({ type: 'FieldValueNotSupported', field: 'spec.seLinux.rule', value: seRule, detail: supported(['MustRunAs', 'RunAsAny']) });
+  if (!['MustRunAs', 'RunAsAny'].includes(seRule))
+    errs.push({ type: 'FieldValueNotSupported', field: 'spec.seLinux.rule', value: seRule, detail: supported(['MustRunAs', 'RunAsAny']) });
   if (seRule === 'MustRunAs' && (se.seLinuxOptions === undefined || se.seLinuxOptions === null)) {
     errs.push({ type: 'FieldValueRequired', field: 'spec.seLinux.seLinuxOptions', detail: 'seLinuxOptions are required for MustRunAs' });
   }
   const volumes = strs(spec.volumes);
-  for (const v of volumes) if (!PSP_VOLUME_TYPES.includes(v)) errs.push({ type: 'FieldValueNotSupported', field: 'spec.volumes', value: v, detail: supported(PSP_VOLUME_TYPES) });
+  for (const v of volumes)
+    if (!PSP_VOLUME_TYPES.includes(v)) errs.push({ type: 'FieldValueNotSupported', field: 'spec.volumes', value: v, detail: supported(PSP_VOLUME_TYPES) });
   const flex = Array.isArray(spec.allowedFlexVolumes) ? spec.allowedFlexVolumes.map(asMap) : [];
   flex.forEach((f, i) => {
     if (!f.driver) errs.push({ type: 'FieldValueRequired', field: `spec.allowedFlexVolumes[${i}].driver`, detail: 'must specify a driver' });
@@ -85,7 +115,8 @@ export function validatePodSecurityPolicy(psp: KubeObject): FieldError[] {
   const drops = strs(spec.requiredDropCapabilities);
   for (const f of ['defaultAddCapabilities', 'allowedCapabilities']) {
     for (const cap of strs(spec[f])) {
-      if (drops.includes(cap)) errs.push({ type: 'FieldValueInvalid', field: `spec.${f}`, value: cap, detail: `capability is listed in spec.${f} and requiredDropCapabilities` });
+      if (drops.includes(cap))
+        errs.push({ type: 'FieldValueInvalid', field: `spec.${f}`, value: cap, detail: `capability is listed in spec.${f} and requiredDropCapabilities` });
     }
   }
   if (spec.defaultAllowPrivilegeEscalation === true && spec.allowPrivilegeEscalation === false) {
@@ -100,18 +131,22 @@ export function validatePodSecurityPolicy(psp: KubeObject): FieldError[] {
     const min = typeof r.min === 'number' ? r.min : 0;
     const max = typeof r.max === 'number' ? r.max : 0;
     const at = `spec.hostPorts[${i}]`;
-    if (min < 0 || min > 65535) errs.push({ type: 'FieldValueInvalid', field: `${at}.min`, value: min, detail: 'min should be between 0 and 65535, inclusive' });
-    if (max < 0 || max > 65535) errs.push({ type: 'FieldValueInvalid', field: `${at}.max`, value: max, detail: 'max should be between 0 and 65535, inclusive' });
+    if (min < 0 || min > 65535)
+      errs.push({ type: 'FieldValueInvalid', field: `${at}.min`, value: min, detail: 'min should be between 0 and 65535, inclusive' });
+    if (max < 0 || max > 65535)
+      errs.push({ type: 'FieldValueInvalid', field: `${at}.max`, value: max, detail: 'max should be between 0 and 65535, inclusive' });
     if (min > max) errs.push({ type: 'FieldValueInvalid', field: `${at}.min`, value: min, detail: 'min cannot be greater than max' });
   });
   const allowedSys = strs(spec.allowedUnsafeSysctls);
   const forbiddenSys = strs(spec.forbiddenSysctls);
   errs.push(...validateSysctls(forbiddenSys, 'spec.forbiddenSysctls'), ...validateSysctls(allowedSys, 'spec.allowedUnsafeSysctls'));
   allowedSys.forEach((s, i) => {
-    if (forbiddenSys.includes(s)) errs.push({ type: 'FieldValueInvalid', field: `spec.allowedUnsafeSysctls[${i}]`, value: s, detail: `sysctl overlaps with ${s}` });
+    if (forbiddenSys.includes(s))
+      errs.push({ type: 'FieldValueInvalid', field: `spec.allowedUnsafeSysctls[${i}]`, value: s, detail: `sysctl overlaps with ${s}` });
   });
   strs(spec.allowedProcMountTypes).forEach((t, i) => {
-    if (t !== 'Default' && t !== 'Unmasked') errs.push({ type: 'FieldValueNotSupported', field: `spec.allowedProcMountTypes[${i}]`, value: t, detail: supported(['Default', 'Unmasked']) });
+    if (t !== 'Default' && t !== 'Unmasked')
+      errs.push({ type: 'FieldValueNotSupported', field: `spec.allowedProcMountTypes[${i}]`, value: t, detail: supported(['Default', 'Unmasked']) });
   });
   if (spec.runtimeClass !== undefined && spec.runtimeClass !== null) {
     const rc = asMap(spec.runtimeClass);
@@ -119,12 +154,14 @@ export function validatePodSecurityPolicy(psp: KubeObject): FieldError[] {
     names.forEach((n, i) => {
       const at = `spec.runtimeClass.allowedRuntimeClassNames[${i}]`;
       if (n === '*') {
-        if (names.length > 1) errs.push({ type: 'FieldValueInvalid', field: at, value: n, detail: "if '*' is present, must not specify other RuntimeClass names" });
+        if (names.length > 1)
+          errs.push({ type: 'FieldValueInvalid', field: at, value: n, detail: "if '*' is present, must not specify other RuntimeClass names" });
       } else for (const m of isDNS1123Subdomain(n)) errs.push({ type: 'FieldValueInvalid', field: at, value: n, detail: m });
     });
     const def = rc.defaultRuntimeClassName;
     if (typeof def === 'string' && def) {
-      for (const m of isDNS1123Subdomain(def)) errs.push({ type: 'FieldValueInvalid', field: 'spec.runtimeClass.defaultRuntimeClassName', value: def, detail: m });
+      for (const m of isDNS1123Subdomain(def))
+        errs.push({ type: 'FieldValueInvalid', field: 'spec.runtimeClass.defaultRuntimeClassName', value: def, detail: m });
       if (!names.includes('*') && !names.includes(def)) {
         errs.push({ type: 'FieldValueInvalid', field: 'spec.runtimeClass.defaultRuntimeClassName', value: def, detail: 'default must be allowed' });
       }
