@@ -66,7 +66,7 @@ describe('one node: health endpoints and /version', () => {
     expect(live.body).toBe('[+]ping ok\n[+]eventloop ok\n[+]storage ok\nlivez check passed\n');
     const ready = await request(server, 'GET', '/readyz?verbose', { identity: 'anonymous' });
     expect(ready.body).toBe(
-      '[+]ping ok\n[+]storage ok\n[+]raft ok\n[+]poststarthook/initial-objects ok\n[+]poststarthook/admin-kubeconfig ok\n[+]poststarthook/start-controllers ok\n[+]poststarthook/cluster-registration ok\n[+]shutdown ok\nreadyz check passed\n',
+      '[+]ping ok\n[+]storage ok\n[+]raft ok\n[+]poststarthook/initial-objects ok\n[+]poststarthook/apiservice-registration-controller ok\n[+]poststarthook/admin-kubeconfig ok\n[+]poststarthook/start-controllers ok\n[+]poststarthook/cluster-registration ok\n[+]shutdown ok\nreadyz check passed\n',
     );
     const health = await request(server, 'GET', '/healthz?verbose', { identity: 'anonymous' });
     expect(health.body.split('\n').filter((l) => l.startsWith('[+]'))).toEqual([
@@ -75,6 +75,7 @@ describe('one node: health endpoints and /version', () => {
       '[+]storage ok',
       '[+]raft ok',
       '[+]poststarthook/initial-objects ok',
+      '[+]poststarthook/apiservice-registration-controller ok',
       '[+]poststarthook/admin-kubeconfig ok',
       '[+]poststarthook/start-controllers ok',
       '[+]poststarthook/cluster-registration ok',

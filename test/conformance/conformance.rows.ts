@@ -4,6 +4,7 @@ import { APPLY_ROWS } from './apply.rows.js';
 import { DELETES } from './delete.rows.js';
 import { FIXES } from './fixes.rows.js';
 import { KINDS } from './kinds.rows.js';
+import { KINDS_MISC } from './kinds-misc.rows.js';
 import { NEGOTIATION } from './negotiation.rows.js';
 import { OPTIONS } from './options.rows.js';
 import { PATHS } from './paths.rows.js';
@@ -11,4 +12,4 @@ import { READS } from './read.rows.js';
 import { WRITES } from './write.rows.js';
 
 /** The groups. */
-export const GROUPS: RowGroup[] = [FIXES, PATHS, OPTIONS, WRITES, READS, NEGOTIATION, APPLY_ROWS, DELETES, KINDS];
+export const GROUPS: RowGroup[] = [FIXES, PATHS, OPTIONS, WRITES, READS, NEGOTIATION, APPLY_ROWS, DELETES, KINDS, KINDS_MISC];

@@ -46,6 +46,12 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  // A flag whose meaning is only known once the kinds are collected (--runtime-config naming
+  // nothing served) stops the start like any other flag error.
+  if (err instanceof FlagError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`fatal: ${(err as Error)?.stack ?? String(err)}\n`);
   process.exit(1);
 });

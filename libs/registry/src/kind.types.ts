@@ -81,6 +81,15 @@ export interface RestHandler {
   create(ns: string, obj: KubeObject, ctx: RequestContext): Promise<KubeObject>;
 }
 
+/**
+ * A kind whose objects are computed on each read, never stored (componentstatuses): get and
+ * list answer from here; it declares `verbs: ['get', 'list']`.
+ */
+export interface ComputedHandler {
+  get(ns: string, name: string, ctx: RequestContext): Promise<KubeObject>;
+  list(ns: string, ctx: RequestContext): Promise<KubeObject[]>;
+}
+
 /** Storage version of a multi-version kind and the conversion between its versions. */
 export interface Conversion {
   /** The version objects are stored at (e.g. 'v2'). */
@@ -101,6 +110,19 @@ export interface TableColumn {
   /** 0 = shown by default; >0 only with -o wide. */
   priority: number;
   cell(obj: KubeObject, now: Date): unknown;
+}
+
+/**
+ * A deprecated kind-version (conventions.md "Versioning", deprecation rules): every request to
+ * it answers with kube's Warning and counts in apiserver_requested_deprecated_apis. Releases
+ * are `<major>.<minor>` ('1.21').
+ */
+export interface Deprecation {
+  deprecatedIn: string;
+  /** The release that no longer serves it, if announced. */
+  removedIn?: string;
+  /** The kind to use instead. */
+  replacement?: { group: string; version: string; kind: string };
 }
 
 /** Declaration of one served kind at one group-version. */
@@ -127,6 +149,8 @@ export interface KindDeclaration {
   strategy?: Strategy;
   /** Extra Table columns after Name (Name is always first; Age/Created At is added by default). */
   tableColumns?: TableColumn[];
+  /** false: no Age column is added (kinds kubectl prints without one: ComponentStatus, PodSecurityPolicy). */
+  ageColumn?: boolean;
   /** Field selectors beyond metadata.name and metadata.namespace: path -> value getter. */
   fieldSelectors?: Record<string, (obj: KubeObject) => string | undefined>;
   /**
@@ -140,12 +164,16 @@ export interface KindDeclaration {
    * same decode, admission and validation steps, then to this handler instead of storage.
    */
   rest?: RestHandler;
+  /** Computed kind (componentstatuses): reads answer from this handler, not from storage. */
+  computed?: ComputedHandler;
   /**
    * A kind served at several versions but stored at one: the storage version and the conversion
    * between them. The store converts on the way into and out of storage, so every served
    * version reads and writes the same objects.
    */
   conversion?: Conversion;
+  /** Present when this version of the kind is deprecated. */
+  deprecation?: Deprecation;
   /** DELETE answers with the deleted object instead of a Status (resources doc, "Delete response bodies"). */
   deleteReturnsObject?: boolean;
   /** Verbs served; default all. */

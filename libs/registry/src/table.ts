@@ -102,7 +102,7 @@ const CREATED_AT_COLUMN: TableColumn = {
 /** The columns of a kind, Name first. */
 export function columnsOf(decl: KindDeclaration): TableColumn[] {
   if (!decl.tableColumns) return [NAME_COLUMN, CREATED_AT_COLUMN];
-  const hasAge = decl.tableColumns.some((c) => c.name === 'Age');
+  const hasAge = decl.ageColumn === false || decl.tableColumns.some((c) => c.name === 'Age');
   return [NAME_COLUMN, ...decl.tableColumns, ...(hasAge ? [] : [AGE_COLUMN])];
 }
 

@@ -11,8 +11,14 @@ describe('parseFlags', () => {
   });
   it('records flags of later capabilities that grant or protect nothing as unsupported (a warning)', () => {
     const c = parseFlags(['--runtime-config', 'api/all=true', '--feature-gates=X=true', '--anonymous-auth=false', '--cluster-signing-duration', '8760h']);
-    expect(c.unsupported).toEqual(['runtime-config', 'feature-gates', 'cluster-signing-duration']);
+    expect(c.unsupported).toEqual(['feature-gates', 'cluster-signing-duration']);
+    expect(c.raw['runtime-config']).toBe('api/all=true');
     expect(c.raw['anonymous-auth']).toBe('false');
+  });
+
+  it('refuses a --runtime-config it cannot parse', () => {
+    expect(() => parseFlags(['--runtime-config=apps/v1=maybe'])).toThrow(FlagError);
+    expect(() => parseFlags(['--runtime-config=apps/notaversion'])).toThrow(/is not an API version/);
   });
 
   describe('authentication flags', () => {

@@ -7,6 +7,7 @@
  */
 import { parseGoDuration } from '@app/apimachinery';
 import { AUTHORIZATION_MODES } from '@app/authz';
+import { parseRuntimeConfig, RuntimeConfigError } from './runtime-config.js';
 
 /** The server configuration. Paths are absolute after `resolveConfig`. */
 export interface ServerConfig {
@@ -149,7 +150,8 @@ const FLAGS: Record<string, FlagSpec> = {
   'max-mutating-requests-inflight': { key: 'maxMutatingRequestsInflight', kind: 'int' },
   // Later capabilities. Security-relevant ones refuse what is not built; the rest warn.
   'enable-admission-plugins': { key: 'enable-admission-plugins', kind: 'string', refuse: refuseAdmission },
-  'runtime-config': { key: 'runtime-config', kind: 'string', unsupported: true },
+  // Parsed by config/runtime-config.ts; the registry serves only what it enables.
+  'runtime-config': { key: 'runtime-config', kind: 'string' },
   'authorization-mode': { key: 'authorization-mode', kind: 'string', refuse: refuseAuthorization },
   'authorization-policy-file': { key: 'authorization-policy-file', kind: 'string', refuse: notBuilt('ABAC authorization') },
   // Authentication methods (pipeline/*.method.ts read their flags from `raw` / `rawAll`).
@@ -267,6 +269,12 @@ export function parseFlags(argv: string[]): ServerConfig {
   }
   if (cfg.maxRequestBodyBytes < 1024) throw new FlagError(`--max-request-body-bytes must be at least 1024`);
   checkAuthenticationFlags(cfg.raw);
+  try {
+    parseRuntimeConfig(cfg.raw['runtime-config']);
+  } catch (e) {
+    if (e instanceof RuntimeConfigError) throw new FlagError(`--runtime-config: ${e.message}`);
+    throw e;
+  }
   // etcd's rule: an election timeout of fewer than 5 heartbeats elects on a late heartbeat.
   if (cfg.heartbeatIntervalMs < 1 || cfg.electionTimeoutMs < 5 * cfg.heartbeatIntervalMs)
     throw new FlagError(`--election-timeout must be at least 5 times --heartbeat-interval (at least 1)`);

@@ -2,6 +2,13 @@
  * The API group modules this server serves. Adding a group is one line here; adding a kind to
  * a group is one line in its module.
  */
+import { ApiregistrationGroupModule } from './apiregistration/apiregistration.module.js';
+import { AppsGroupModule } from './apps/apps.module.js';
+import { AutoscalingGroupModule } from './autoscaling/autoscaling.module.js';
+import { ComponentStatusModule } from './core/componentstatus/componentstatus.module.js';
+import { FlowcontrolGroupModule } from './flowcontrol/flowcontrol.module.js';
+import { NodeGroupModule } from './node/node.module.js';
+import { PolicyGroupModule } from './policy/policy.module.js';
 import { AuthenticationGroupModule } from './authentication/authentication.module.js';
 import { AuthorizationGroupModule } from './authorization/authorization.module.js';
 import { CoordinationGroupModule } from './coordination/coordination.module.js';
@@ -12,9 +19,16 @@ import { SchedulingGroupModule } from './scheduling/scheduling.module.js';
 /** Every group module, in the order their groups are listed in discovery. */
 export const API_GROUP_MODULES = [
   CoreGroupModule,
+  ComponentStatusModule,
+  ApiregistrationGroupModule,
+  AppsGroupModule,
   CoordinationGroupModule,
   SchedulingGroupModule,
   RbacGroupModule,
   AuthenticationGroupModule,
   AuthorizationGroupModule,
+  AutoscalingGroupModule,
+  PolicyGroupModule,
+  NodeGroupModule,
+  FlowcontrolGroupModule,
 ];

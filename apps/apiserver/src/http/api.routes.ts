@@ -29,6 +29,7 @@ import { OpenApiService } from './openapi.js';
 import { discardRefusedBody } from './refused-body.js';
 import { withDeadline } from './request-deadline.js';
 import { ResourceHandler } from './resource.handler.js';
+import { deprecatedApiLabels } from './deprecation.js';
 import { notFoundError, sendDocument, sendStatus, toStatusError } from './status.js';
 import { serveVersion } from './version.js';
 
@@ -93,6 +94,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
       codecs: this.codecs,
       maxWatchSeconds: cfg.minRequestTimeoutSeconds,
       bookmarkIntervalMs: 60_000,
+      onDeprecated: (decl, sub) => metrics.deprecatedApis.set(deprecatedApiLabels(decl, sub), 1),
     });
 
     await fastify.register(async (scope: FastifyInstance) => {

@@ -18,6 +18,7 @@ import {
 } from '@app/registry';
 import { decodeBody, encodeObject, encodeList, type WireCodecs } from './codec.js';
 import { negotiateOutput } from './negotiation.js';
+import { deprecationWarning } from './deprecation.js';
 import { serveWatch } from './watch.handler.js';
 import { DeleteOptionsQueryDto, GetOptionsDto, ListOptionsDto, validateOptions, WriteOptionsDto, type Query, type WriteOptionsKind } from './options.dto.js';
 import { checkPathVerb, methodNotAllowed, pathShape } from './path-verbs.js';
@@ -35,6 +36,8 @@ export interface ResourceHandlerDeps {
   maxWatchSeconds: number;
   /** Interval of BOOKMARK events when allowWatchBookmarks=true (ms). */
   bookmarkIntervalMs: number;
+  /** Told of every request to a deprecated kind-version (apiserver_requested_deprecated_apis). */
+  onDeprecated?(decl: KindDeclaration, subresource: string): void;
 }
 
 /** `pretty` as kube reads it: strconv.ParseBool's true values; anything else is false, never an error. */
@@ -91,6 +94,14 @@ export class ResourceHandler {
     const pretty = isTrue(query.pretty);
     const dryRunAll = Array.isArray(rawQuery.dryRun) ? (rawQuery.dryRun as string[]) : undefined;
     const ctx: RequestContext = { user, namespace: ns, dryRun: false, warnings: [], now: () => new Date() };
+    const deprecated = deprecationWarning(decl);
+    if (deprecated) {
+      // Every answer carries it, errors and watches included (their headers are written from
+      // the raw response); successful answers list it first among their warnings.
+      ctx.warnings.push(deprecated);
+      reply.raw.setHeader('Warning', `299 - ${JSON.stringify(deprecated)}`);
+      this.deps.onDeprecated?.(decl, sub);
+    }
     const protobufOk = this.deps.codecs.hasProtobuf(decl.protobufMessage);
     const fieldManager = fieldManagerFor(query.fieldManager, req.headers['user-agent']);
     const accept = req.headers.accept;
@@ -100,6 +111,8 @@ export class ResourceHandler {
       ctx.dryRun = p.dryRun;
       return p;
     };
+    if (decl.computed && !sub && (verb === 'get' || verb === 'list'))
+      return this.serveComputed(req, reply, decl, verb, ns, info.name, ctx, pretty, includeObject);
     if (subDecl?.rest) return this.serveRestSubresource(req, reply, decl, subDecl.rest, verb, ns, info.name, ctx, writeOptions, pretty);
 
     switch (verb) {
@@ -251,6 +264,31 @@ export class ResourceHandler {
     const opts = dto.toDeleteOptions(value, dryRunAll);
     ctx.dryRun = (opts.dryRun?.length ?? 0) > 0;
     return opts;
+  }
+
+  /**
+   * get and list of a kind whose objects are computed (componentstatuses): the
+   * handler's answer, in any output format (Table included).
+   */
+  private async serveComputed(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    decl: KindDeclaration,
+    verb: 'get' | 'list',
+    ns: string,
+    name: string,
+    ctx: RequestContext,
+    pretty: boolean,
+    includeObject: Query['includeObject'],
+  ): Promise<void> {
+    const computed = decl.computed!;
+    const fmt = negotiateOutput(req.headers.accept, this.deps.codecs.hasProtobuf(decl.protobufMessage));
+    if (verb === 'get') {
+      const enc = encodeObject(this.deps.codecs, decl, await computed.get(ns, name, ctx), fmt, pretty, includeObject);
+      return this.send(reply, 200, enc.contentType, enc.body, ctx);
+    }
+    const enc = encodeList(this.deps.codecs, decl, await computed.list(ns, ctx), {}, fmt, pretty, includeObject);
+    return this.send(reply, 200, enc.contentType, enc.body, ctx);
   }
 
   /**

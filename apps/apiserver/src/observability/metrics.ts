@@ -20,6 +20,14 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  /** 1 for each deprecated API that has been requested (conventions.md "Versioning"). */
+  readonly deprecatedApis = new Gauge({
+    name: 'apiserver_requested_deprecated_apis',
+    help: 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
+    labelNames: ['group', 'version', 'resource', 'subresource', 'removed_release'] as const,
+    registers: [this.registry],
+  });
+
   /** Where apiserver_current_inflight_requests reads its values (set by the server). */
   inflightSource: ((kind: 'readOnly' | 'mutating') => number) | undefined;
   readonly inflight = new Gauge({
