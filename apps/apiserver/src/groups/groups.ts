@@ -4,6 +4,7 @@
  */
 import { AuthenticationGroupModule } from './authentication/authentication.module.js';
 import { AuthorizationGroupModule } from './authorization/authorization.module.js';
+import { CertificatesGroupModule } from './certificates/certificates.module.js';
 import { CoordinationGroupModule } from './coordination/coordination.module.js';
 import { CoreGroupModule } from './core/core.module.js';
 import { RbacGroupModule } from './rbac/rbac.module.js';
@@ -17,4 +18,5 @@ export const API_GROUP_MODULES = [
   RbacGroupModule,
   AuthenticationGroupModule,
   AuthorizationGroupModule,
+  CertificatesGroupModule,
 ];
