@@ -15,6 +15,7 @@ import { NamespaceLifecyclePlugin } from './namespace-lifecycle.provider.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 import { CertificateApprovalPlugin, CertificateRequestValidationPlugin, CertificateSigningPlugin, CertificateSubjectRestrictionPlugin } from './certificates.provider.js';
 import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
+import { TaintNodesByConditionPlugin } from './taint-nodes-by-condition.provider.js';
 
 /** The chain of the discovered plugins; filled in onModuleInit, before any request is served. */
 @Injectable()
@@ -66,6 +67,7 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
     CertificateSigningPlugin,
     CertificateSubjectRestrictionPlugin,
     CertificateRequestValidationPlugin,
+    TaintNodesByConditionPlugin,
   ],
   exports: [ADMISSION],
 })
