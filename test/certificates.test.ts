@@ -57,14 +57,18 @@ function csrYaml(name: string, pem: string, signerName: string, usages: string[]
   ].join('\n');
 }
 
-async function csrJson(name: string): Promise<{ spec: Record<string, unknown>; status?: { certificate?: string; conditions?: Array<Record<string, string>> } }> {
+async function csrJson(
+  name: string,
+): Promise<{ spec: Record<string, unknown>; status?: { certificate?: string; conditions?: Array<Record<string, string>> } }> {
   return JSON.parse((await k(['get', 'csr', name, '-o', 'json'])).stdout);
 }
 
 describe('CertificateSigningRequest', () => {
   it('issues a certificate for an openssl request approved with kubectl, which verifies and logs in', async () => {
     const { keyFile, pem } = opensslRequest('/O=dev/O=qa/CN=carol');
-    const c = await k(['create', '-f', '-'], { input: csrYaml('carol', pem, 'kubernetes.io/kube-apiserver-client', ['digital signature', 'key encipherment', 'client auth'], 86400) });
+    const c = await k(['create', '-f', '-'], {
+      input: csrYaml('carol', pem, 'kubernetes.io/kube-apiserver-client', ['digital signature', 'key encipherment', 'client auth'], 86400),
+    });
     expect(c.stdout).toContain('certificatesigningrequest.certificates.k8s.io/carol created');
     const pending = await k(['get', 'csr', 'carol']);
     expect(pending.stdout).toMatch(/^NAME\s+AGE\s+SIGNERNAME\s+REQUESTOR\s+REQUESTEDDURATION\s+CONDITION$/m);
@@ -97,8 +101,20 @@ describe('CertificateSigningRequest', () => {
 
   it('ends each broken signer rule in a Failed condition with the reason', async () => {
     const cases: Array<{ name: string; subj: string; extra?: string[]; signer: string; usages: string[]; message: string }> = [
-      { name: 'bad-usage', subj: '/CN=x', signer: 'kubernetes.io/kube-apiserver-client', usages: ['client auth', 'server auth'], message: 'invalid usage for client certificate: server auth' },
-      { name: 'no-client-auth', subj: '/CN=x', signer: 'kubernetes.io/kube-apiserver-client', usages: ['digital signature'], message: 'invalid usage for client certificate: missing client auth' },
+      {
+        name: 'bad-usage',
+        subj: '/CN=x',
+        signer: 'kubernetes.io/kube-apiserver-client',
+        usages: ['client auth', 'server auth'],
+        message: 'invalid usage for client certificate: server auth',
+      },
+      {
+        name: 'no-client-auth',
+        subj: '/CN=x',
+        signer: 'kubernetes.io/kube-apiserver-client',
+        usages: ['digital signature'],
+        message: 'invalid usage for client certificate: missing client auth',
+      },
       {
         name: 'ca-flag',
         subj: '/CN=x',
@@ -107,8 +123,20 @@ describe('CertificateSigningRequest', () => {
         usages: ['client auth'],
         message: 'asks for a CA certificate',
       },
-      { name: 'node-org', subj: '/O=dev/CN=system:node:n1', signer: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'key encipherment', 'client auth'], message: 'subject organization is not system:nodes' },
-      { name: 'node-cn', subj: '/O=system:nodes/CN=n1', signer: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'key encipherment', 'client auth'], message: 'subject common name does not begin with system:node:' },
+      {
+        name: 'node-org',
+        subj: '/O=dev/CN=system:node:n1',
+        signer: 'kubernetes.io/kube-apiserver-client-kubelet',
+        usages: ['digital signature', 'key encipherment', 'client auth'],
+        message: 'subject organization is not system:nodes',
+      },
+      {
+        name: 'node-cn',
+        subj: '/O=system:nodes/CN=n1',
+        signer: 'kubernetes.io/kube-apiserver-client-kubelet',
+        usages: ['digital signature', 'key encipherment', 'client auth'],
+        message: 'subject common name does not begin with system:node:',
+      },
       {
         name: 'node-san',
         subj: '/O=system:nodes/CN=system:node:n1',
@@ -117,8 +145,20 @@ describe('CertificateSigningRequest', () => {
         usages: ['digital signature', 'key encipherment', 'client auth'],
         message: 'DNS subjectAltNames are not allowed',
       },
-      { name: 'node-usages', subj: '/O=system:nodes/CN=system:node:n1', signer: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['client auth'], message: 'usages did not match' },
-      { name: 'serving-no-san', subj: '/O=system:nodes/CN=system:node:n1', signer: 'kubernetes.io/kubelet-serving', usages: ['digital signature', 'key encipherment', 'server auth'], message: 'DNS or IP subjectAltName is required' },
+      {
+        name: 'node-usages',
+        subj: '/O=system:nodes/CN=system:node:n1',
+        signer: 'kubernetes.io/kube-apiserver-client-kubelet',
+        usages: ['client auth'],
+        message: 'usages did not match',
+      },
+      {
+        name: 'serving-no-san',
+        subj: '/O=system:nodes/CN=system:node:n1',
+        signer: 'kubernetes.io/kubelet-serving',
+        usages: ['digital signature', 'key encipherment', 'server auth'],
+        message: 'DNS or IP subjectAltName is required',
+      },
       {
         name: 'serving-uri',
         subj: '/O=system:nodes/CN=system:node:n1',
@@ -127,7 +167,14 @@ describe('CertificateSigningRequest', () => {
         usages: ['digital signature', 'key encipherment', 'server auth'],
         message: 'URI subjectAltNames are not allowed',
       },
-      { name: 'serving-usages', subj: '/O=system:nodes/CN=system:node:n1', extra: ['-addext', 'subjectAltName=IP:10.0.0.7'], signer: 'kubernetes.io/kubelet-serving', usages: ['digital signature', 'client auth'], message: 'usages did not match' },
+      {
+        name: 'serving-usages',
+        subj: '/O=system:nodes/CN=system:node:n1',
+        extra: ['-addext', 'subjectAltName=IP:10.0.0.7'],
+        signer: 'kubernetes.io/kubelet-serving',
+        usages: ['digital signature', 'client auth'],
+        message: 'usages did not match',
+      },
     ];
     for (const c of cases) {
       const { pem } = opensslRequest(c.subj, c.extra);
@@ -136,7 +183,11 @@ describe('CertificateSigningRequest', () => {
     }
     for (const c of cases) {
       const failed = await waitFor(`Failed on ${c.name}`, async () => (await csrJson(c.name)).status?.conditions?.find((x) => x.type === 'Failed'), 30_000);
-      expect({ name: c.name, reason: failed.reason, message: failed.message }).toEqual({ name: c.name, reason: 'SignerValidationFailure', message: expect.stringContaining(c.message) });
+      expect({ name: c.name, reason: failed.reason, message: failed.message }).toEqual({
+        name: c.name,
+        reason: 'SignerValidationFailure',
+        message: expect.stringContaining(c.message),
+      });
       expect((await csrJson(c.name)).status?.certificate).toBeUndefined();
     }
     expect((await k(['get', 'csr', 'bad-usage'])).stdout).toMatch(/^bad-usage\s+.*\s+Approved,Failed$/m);
@@ -144,7 +195,9 @@ describe('CertificateSigningRequest', () => {
 
   it('approves a node-agent client request automatically and signs it', async () => {
     const { pem } = opensslRequest('/O=system:nodes/CN=system:node:worker-1');
-    await k(['create', '-f', '-'], { input: csrYaml('node-client', pem, 'kubernetes.io/kube-apiserver-client-kubelet', ['digital signature', 'key encipherment', 'client auth']) });
+    await k(['create', '-f', '-'], {
+      input: csrYaml('node-client', pem, 'kubernetes.io/kube-apiserver-client-kubelet', ['digital signature', 'key encipherment', 'client auth']),
+    });
     const cert = await waitFor('node-client issued', async () => (await csrJson('node-client')).status?.certificate, 30_000);
     expect(cert.length).toBeGreaterThan(0);
     const cond = (await csrJson('node-client')).status?.conditions?.find((x) => x.type === 'Approved');
@@ -157,7 +210,13 @@ describe('CertificateSigningRequest', () => {
     const bob = await issueClientCertificate(join(server.dataDir, 'pki'), 'bob', ['ops']);
     const bobConfig = join(server.harnessDir, 'bob.kubeconfig');
     await writeKubeconfig(bobConfig, { server: server.url, caPem, certPem: bob.certPem, keyPem: bob.keyPem });
-    await k(['create', 'clusterrole', 'csr-approver', '--verb=get,list,watch,update', '--resource=certificatesigningrequests,certificatesigningrequests/approval']);
+    await k([
+      'create',
+      'clusterrole',
+      'csr-approver',
+      '--verb=get,list,watch,update',
+      '--resource=certificatesigningrequests,certificatesigningrequests/approval',
+    ]);
     await k(['create', 'clusterrolebinding', 'bob-csr', '--clusterrole=csr-approver', '--user=bob']);
     const { pem } = opensslRequest('/CN=dave');
     await k(['create', '-f', '-'], { input: csrYaml('dave', pem, 'kubernetes.io/kube-apiserver-client', ['client auth']) });
@@ -196,21 +255,33 @@ describe('CertificateSigningRequest', () => {
   it('answers create with the validation messages of the API', async () => {
     const { pem } = opensslRequest('/CN=eve');
     const legacy = await k(['create', '-f', '-'], { input: csrYaml('legacy', pem, 'kubernetes.io/legacy-unknown', ['client auth']), expectFail: true });
-    expect(legacy.stderr).toContain('spec.signerName: Invalid value: "kubernetes.io/legacy-unknown": the legacy signerName is not allowed via this API version');
-    const short = await k(['create', '-f', '-'], { input: csrYaml('short', pem, 'kubernetes.io/kube-apiserver-client', ['client auth'], 599), expectFail: true });
+    expect(legacy.stderr).toContain(
+      'spec.signerName: Invalid value: "kubernetes.io/legacy-unknown": the legacy signerName is not allowed via this API version',
+    );
+    const short = await k(['create', '-f', '-'], {
+      input: csrYaml('short', pem, 'kubernetes.io/kube-apiserver-client', ['client auth'], 599),
+      expectFail: true,
+    });
     expect(short.stderr).toContain('spec.expirationSeconds: Invalid value: 599: may not specify a duration less than 600 seconds (10 minutes)');
     const usage = await k(['create', '-f', '-'], { input: csrYaml('usage', pem, 'kubernetes.io/kube-apiserver-client', ['flying']), expectFail: true });
     expect(usage.stderr).toContain('spec.usages[0]: Unsupported value: "flying"');
     const signer = await k(['create', '-f', '-'], { input: csrYaml('signer', pem, 'nodomain', ['client auth']), expectFail: true });
-    expect(signer.stderr).toContain(`spec.signerName: Invalid value: "nodomain": must be a fully qualified domain and path of the form 'example.com/signer-name'`);
-    const notCsr = await k(['create', '-f', '-'], { input: csrYaml('not-csr', caPem, 'kubernetes.io/kube-apiserver-client', ['client auth']), expectFail: true });
+    expect(signer.stderr).toContain(
+      `spec.signerName: Invalid value: "nodomain": must be a fully qualified domain and path of the form 'example.com/signer-name'`,
+    );
+    const notCsr = await k(['create', '-f', '-'], {
+      input: csrYaml('not-csr', caPem, 'kubernetes.io/kube-apiserver-client', ['client auth']),
+      expectFail: true,
+    });
     expect(notCsr.stderr).toContain('spec.request: Invalid value: PEM block type must be CERTIFICATE REQUEST');
     const body = pem.split('\n').slice(1, -2).join('');
     const der = Buffer.from(body, 'base64');
     der[der.length - 5]! ^= 0xff;
     const forged = `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
     const bad = await k(['create', '-f', '-'], { input: csrYaml('forged', forged, 'kubernetes.io/kube-apiserver-client', ['client auth']), expectFail: true });
-    expect(bad.stderr).toContain('The CertificateSigningRequest "forged" is invalid: spec.request: Invalid value: x509: signature of the certificate request does not verify');
+    expect(bad.stderr).toContain(
+      'The CertificateSigningRequest "forged" is invalid: spec.request: Invalid value: x509: signature of the certificate request does not verify',
+    );
     const masters = opensslRequest('/O=system:masters/CN=mallory').pem;
     const m = await k(['create', '-f', '-'], { input: csrYaml('mallory', masters, 'kubernetes.io/kube-apiserver-client', ['client auth']), expectFail: true });
     expect(m.stderr).toContain('use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed');

@@ -55,7 +55,8 @@ describe('Node', () => {
 
   it('refuses a bad taint, a second podCIDR change and a providerID change, with the messages', async () => {
     const bad = await k(['create', '-f', '-'], {
-      input: 'apiVersion: v1\nkind: Node\nmetadata:\n  name: n2\nspec:\n  taints:\n  - key: "bad key"\n    effect: NoSchedule\n  - key: a\n    effect: NoSchedule\n  - key: a\n    effect: NoSchedule\n',
+      input:
+        'apiVersion: v1\nkind: Node\nmetadata:\n  name: n2\nspec:\n  taints:\n  - key: "bad key"\n    effect: NoSchedule\n  - key: a\n    effect: NoSchedule\n  - key: a\n    effect: NoSchedule\n',
       expectFail: true,
     });
     expect(bad.stderr).toContain('The Node "n2" is invalid');
@@ -116,7 +117,9 @@ describe('Service', () => {
     const nodePort = await k(['create', '-f', '-'], { input: svc('  ports:\n  - port: 80\n    nodePort: 30001\n'), expectFail: true });
     expect(nodePort.stderr).toContain("spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'");
     const range = await k(['create', '-f', '-'], { input: svc('  type: NodePort\n  ports:\n  - port: 80\n    nodePort: 80\n'), expectFail: true });
-    expect(range.stderr).toContain('spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767');
+    expect(range.stderr).toContain(
+      'spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767',
+    );
     const ext = await k(['create', '-f', '-'], { input: svc('  type: ExternalName\n'), expectFail: true });
     expect(ext.stderr).toContain('spec.externalName: Required value');
     const name = await k(['create', '-f', '-'], { input: svc('  ports:\n  - port: 80\n', '1abc'), expectFail: true });

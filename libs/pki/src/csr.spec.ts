@@ -2,7 +2,15 @@ import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CsrError, loadSigningAuthority, parseCertificateRequest, signCertificateRequest, usagesToX509, certificateNotAfter, isCertificateBundle } from './csr.js';
+import {
+  CsrError,
+  loadSigningAuthority,
+  parseCertificateRequest,
+  signCertificateRequest,
+  usagesToX509,
+  certificateNotAfter,
+  isCertificateBundle,
+} from './csr.js';
 import { ensurePki } from './pki.js';
 
 let tmp: string;
@@ -23,7 +31,12 @@ function opensslCsr(name: string, subj: string, extra: string[] = [], keyType = 
 
 describe('parseCertificateRequest', () => {
   it('reads the subject, SANs and CA flag of an openssl request', async () => {
-    const pem = opensslCsr('a', '/O=system:nodes/CN=system:node:n1', ['-addext', 'subjectAltName=DNS:n1.example,IP:10.0.0.1', '-addext', 'basicConstraints=critical,CA:TRUE']);
+    const pem = opensslCsr('a', '/O=system:nodes/CN=system:node:n1', [
+      '-addext',
+      'subjectAltName=DNS:n1.example,IP:10.0.0.1',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+    ]);
     const r = await parseCertificateRequest(pem);
     expect(r.commonName).toBe('system:node:n1');
     expect(r.organizations).toEqual(['system:nodes']);
@@ -33,7 +46,9 @@ describe('parseCertificateRequest', () => {
   });
 
   it('refuses another PEM block type and a request whose signature does not verify', async () => {
-    await expect(parseCertificateRequest('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n')).rejects.toThrow('PEM block type must be CERTIFICATE REQUEST');
+    await expect(parseCertificateRequest('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n')).rejects.toThrow(
+      'PEM block type must be CERTIFICATE REQUEST',
+    );
     await expect(parseCertificateRequest('nothing')).rejects.toThrow(CsrError);
     const pem = opensslCsr('b', '/CN=alice', [], 'rsa');
     const body = pem.split('\n').slice(1, -2).join('');

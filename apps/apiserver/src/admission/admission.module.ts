@@ -13,7 +13,12 @@ import type { ServerConfig } from '../config/flags.js';
 import { ADMISSION, SERVER_CONFIG } from '../tokens.js';
 import { NamespaceLifecyclePlugin } from './namespace-lifecycle.provider.js';
 import { AdmissionPlugin } from './admission.plugin.js';
-import { CertificateApprovalPlugin, CertificateRequestValidationPlugin, CertificateSigningPlugin, CertificateSubjectRestrictionPlugin } from './certificates.provider.js';
+import {
+  CertificateApprovalPlugin,
+  CertificateRequestValidationPlugin,
+  CertificateSigningPlugin,
+  CertificateSubjectRestrictionPlugin,
+} from './certificates.provider.js';
 import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
 import { TaintNodesByConditionPlugin } from './taint-nodes-by-condition.provider.js';
 

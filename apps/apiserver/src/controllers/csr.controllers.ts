@@ -203,11 +203,25 @@ export class CsrSigningRunner implements ControllerRunner {
       const decision = await decideSigning(csr, await ca, durationMs, new Date());
       if (decision.action === 'skip') return;
       if (decision.action === 'fail') {
-        await addCondition(store, csr, 'status', { type: 'Failed', status: 'True', reason: SIGNER_VALIDATION_FAILURE, message: decision.message }, 'csrsigning');
+        await addCondition(
+          store,
+          csr,
+          'status',
+          { type: 'Failed', status: 'True', reason: SIGNER_VALIDATION_FAILURE, message: decision.message },
+          'csrsigning',
+        );
         return;
       }
-      const next: KubeObject = { ...csr, status: { ...((csr.status as object | undefined) ?? {}), certificate: Buffer.from(decision.certificatePem).toString('base64') } };
-      await store.update('', csr.metadata.name ?? '', next, { ctx: controllerCtx('csrsigning'), fieldValidation: 'Ignore', fieldManager: 'csrsigning', subresource: 'status' });
+      const next: KubeObject = {
+        ...csr,
+        status: { ...((csr.status as object | undefined) ?? {}), certificate: Buffer.from(decision.certificatePem).toString('base64') },
+      };
+      await store.update('', csr.metadata.name ?? '', next, {
+        ctx: controllerCtx('csrsigning'),
+        fieldValidation: 'Ignore',
+        fieldManager: 'csrsigning',
+        subresource: 'status',
+      });
     });
     this.loop.start();
   }

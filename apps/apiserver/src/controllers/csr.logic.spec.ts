@@ -34,7 +34,10 @@ const now = new Date('2026-01-01T00:10:00Z');
 
 describe('decideSigning', () => {
   it('issues for min(signing duration, expirationSeconds), at least 600 s', async () => {
-    const c = csr({ signerName: 'kubernetes.io/kube-apiserver-client', request: request('/CN=alice'), usages: ['client auth'], expirationSeconds: 600 }, approved);
+    const c = csr(
+      { signerName: 'kubernetes.io/kube-apiserver-client', request: request('/CN=alice'), usages: ['client auth'], expirationSeconds: 600 },
+      approved,
+    );
     const d = await decideSigning(c, ca, YEAR, now);
     expect(d.action).toBe('issue');
     if (d.action === 'issue') expect(certificateNotAfter(d.certificatePem)!.getTime()).toBe(Math.min(now.getTime() + 600_000, ca.cert.notAfter.getTime()));
@@ -55,13 +58,49 @@ describe('decideSigning', () => {
     ['kubernetes.io/kube-apiserver-client', '/CN=a', [], ['client auth', 'server auth'], 'invalid usage for client certificate: server auth'],
     ['kubernetes.io/kube-apiserver-client', '/CN=a', [], ['digital signature'], 'invalid usage for client certificate: missing client auth'],
     ['kubernetes.io/kube-apiserver-client', '/CN=a', ['-addext', 'basicConstraints=critical,CA:TRUE'], ['client auth'], 'asks for a CA certificate'],
-    ['kubernetes.io/kube-apiserver-client-kubelet', '/O=dev/CN=system:node:n1', [], ['digital signature', 'client auth'], 'subject organization is not system:nodes'],
-    ['kubernetes.io/kube-apiserver-client-kubelet', '/O=system:nodes/CN=n1', [], ['digital signature', 'client auth'], 'subject common name does not begin with system:node:'],
-    ['kubernetes.io/kube-apiserver-client-kubelet', '/O=system:nodes/CN=system:node:n1', ['-addext', 'subjectAltName=DNS:n1'], ['digital signature', 'client auth'], 'DNS subjectAltNames are not allowed'],
-    ['kubernetes.io/kube-apiserver-client-kubelet', '/O=system:nodes/CN=system:node:n1', [], ['client auth'], 'usages did not match [client auth digital signature key encipherment]'],
+    [
+      'kubernetes.io/kube-apiserver-client-kubelet',
+      '/O=dev/CN=system:node:n1',
+      [],
+      ['digital signature', 'client auth'],
+      'subject organization is not system:nodes',
+    ],
+    [
+      'kubernetes.io/kube-apiserver-client-kubelet',
+      '/O=system:nodes/CN=n1',
+      [],
+      ['digital signature', 'client auth'],
+      'subject common name does not begin with system:node:',
+    ],
+    [
+      'kubernetes.io/kube-apiserver-client-kubelet',
+      '/O=system:nodes/CN=system:node:n1',
+      ['-addext', 'subjectAltName=DNS:n1'],
+      ['digital signature', 'client auth'],
+      'DNS subjectAltNames are not allowed',
+    ],
+    [
+      'kubernetes.io/kube-apiserver-client-kubelet',
+      '/O=system:nodes/CN=system:node:n1',
+      [],
+      ['client auth'],
+      'usages did not match [client auth digital signature key encipherment]',
+    ],
     ['kubernetes.io/kubelet-serving', '/O=system:nodes/CN=system:node:n1', [], ['digital signature', 'server auth'], 'DNS or IP subjectAltName is required'],
-    ['kubernetes.io/kubelet-serving', '/O=system:nodes/CN=system:node:n1', ['-addext', 'subjectAltName=DNS:n1,email:a@b.c'], ['digital signature', 'server auth'], 'Email subjectAltNames are not allowed'],
-    ['kubernetes.io/kubelet-serving', '/O=system:nodes/CN=system:node:n1', ['-addext', 'subjectAltName=IP:10.0.0.1'], ['digital signature', 'client auth'], 'usages did not match [digital signature key encipherment server auth]'],
+    [
+      'kubernetes.io/kubelet-serving',
+      '/O=system:nodes/CN=system:node:n1',
+      ['-addext', 'subjectAltName=DNS:n1,email:a@b.c'],
+      ['digital signature', 'server auth'],
+      'Email subjectAltNames are not allowed',
+    ],
+    [
+      'kubernetes.io/kubelet-serving',
+      '/O=system:nodes/CN=system:node:n1',
+      ['-addext', 'subjectAltName=IP:10.0.0.1'],
+      ['digital signature', 'client auth'],
+      'usages did not match [digital signature key encipherment server auth]',
+    ],
   ])('%s %s %j %j fails: %s', async (signerName, subj, extra, usages, message) => {
     const d = await decideSigning(csr({ signerName, request: request(subj, extra), usages }, approved), ca, YEAR, now);
     expect(d.action).toBe('fail');
@@ -71,7 +110,11 @@ describe('decideSigning', () => {
 
 describe('nodeClientApprovalNeeds', () => {
   it('asks selfnodeclient for a node asking for its own name, nodeclient for another requestor, nothing otherwise', async () => {
-    const spec = { signerName: 'kubernetes.io/kube-apiserver-client-kubelet', request: request('/O=system:nodes/CN=system:node:n1'), usages: ['digital signature', 'client auth'] };
+    const spec = {
+      signerName: 'kubernetes.io/kube-apiserver-client-kubelet',
+      request: request('/O=system:nodes/CN=system:node:n1'),
+      usages: ['digital signature', 'client auth'],
+    };
     expect(await nodeClientApprovalNeeds(csr({ ...spec, username: 'system:node:n1' }))).toBe('selfnodeclient');
     expect(await nodeClientApprovalNeeds(csr({ ...spec, username: 'system:bootstrap:abc' }))).toBe('nodeclient');
     expect(await nodeClientApprovalNeeds(csr({ ...spec, username: 'x' }, approved))).toBeUndefined();
@@ -97,7 +140,10 @@ describe('cleanupReason (an injected clock)', () => {
     const c = csr({ signerName: 'kubernetes.io/kube-apiserver-client', request: request('/CN=a'), usages: ['client auth'] }, approved);
     const d = await decideSigning(c, ca, 600_000, now);
     if (d.action !== 'issue') throw new Error('not issued');
-    const issued = { ...c, status: { conditions: [{ ...approved[0], lastUpdateTime: now.toISOString() }], certificate: Buffer.from(d.certificatePem).toString('base64') } };
+    const issued = {
+      ...c,
+      status: { conditions: [{ ...approved[0], lastUpdateTime: now.toISOString() }], certificate: Buffer.from(d.certificatePem).toString('base64') },
+    };
     expect(cleanupReason(issued, new Date(now.getTime() + 599_000))).toBeUndefined();
     expect(cleanupReason(issued, new Date(now.getTime() + 601_000))).toBe('the issued certificate has expired');
   });

@@ -51,7 +51,8 @@ export function validateSignerName(signerName: unknown, field = 'spec.signerName
       break;
     }
   }
-  if (labels.length < 2) errs.push({ type: 'FieldValueInvalid', field, value: domain, detail: 'should be a domain with at least two segments separated by dots' });
+  if (labels.length < 2)
+    errs.push({ type: 'FieldValueInvalid', field, value: domain, detail: 'should be a domain with at least two segments separated by dots' });
   for (const l of path.split('.')) {
     const e = isDNS1123Subdomain(l);
     if (e.length > 0) {
@@ -85,7 +86,12 @@ function validateConditions(obj: KubeObject): FieldError[] {
   }
   const cert = asMap(obj.status).certificate;
   if (typeof cert === 'string' && cert !== '' && !isCertificateBundle(pemOf(cert))) {
-    errs.push({ type: 'FieldValueInvalid', field: 'status.certificate', value: '<certificate data>', detail: 'must contain at least one CERTIFICATE PEM block, and only CERTIFICATE PEM blocks that parse' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'status.certificate',
+      value: '<certificate data>',
+      detail: 'must contain at least one CERTIFICATE PEM block, and only CERTIFICATE PEM blocks that parse',
+    });
   }
   return errs;
 }
@@ -98,21 +104,40 @@ export function validateCsr(obj: KubeObject): FieldError[] {
   if (pem === '') errs.push({ type: 'FieldValueRequired', field: 'spec.request', detail: '' });
   else {
     const m = PEM_BLOCK.exec(pem);
-    if (!m || m[1] !== 'CERTIFICATE REQUEST') errs.push({ type: 'FieldValueInvalid', field: 'spec.request', detail: 'PEM block type must be CERTIFICATE REQUEST' });
+    if (!m || m[1] !== 'CERTIFICATE REQUEST')
+      errs.push({ type: 'FieldValueInvalid', field: 'spec.request', detail: 'PEM block type must be CERTIFICATE REQUEST' });
   }
   errs.push(...validateSignerName(spec.signerName));
   if (spec.signerName === LEGACY_UNKNOWN) {
-    errs.push({ type: 'FieldValueInvalid', field: 'spec.signerName', value: LEGACY_UNKNOWN, detail: 'the legacy signerName is not allowed via this API version' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.signerName',
+      value: LEGACY_UNKNOWN,
+      detail: 'the legacy signerName is not allowed via this API version',
+    });
   }
   if (typeof spec.expirationSeconds === 'number' && spec.expirationSeconds < 600) {
-    errs.push({ type: 'FieldValueInvalid', field: 'spec.expirationSeconds', value: spec.expirationSeconds, detail: 'may not specify a duration less than 600 seconds (10 minutes)' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.expirationSeconds',
+      value: spec.expirationSeconds,
+      detail: 'may not specify a duration less than 600 seconds (10 minutes)',
+    });
   }
   const usages = Array.isArray(spec.usages) ? (spec.usages as string[]) : [];
   if (usages.length === 0) errs.push({ type: 'FieldValueRequired', field: 'spec.usages', detail: 'usages must be provided' });
   const seen = new Set<string>();
   usages.forEach((u, i) => {
     if (!ALL_USAGES.includes(u)) {
-      errs.push({ type: 'FieldValueNotSupported', field: `spec.usages[${i}]`, value: u, detail: `supported values: ${[...ALL_USAGES].sort().map((x) => `"${x}"`).join(', ')}` });
+      errs.push({
+        type: 'FieldValueNotSupported',
+        field: `spec.usages[${i}]`,
+        value: u,
+        detail: `supported values: ${[...ALL_USAGES]
+          .sort()
+          .map((x) => `"${x}"`)
+          .join(', ')}`,
+      });
     } else if (seen.has(u)) {
       errs.push({ type: 'FieldValueDuplicate', field: `spec.usages[${i}]`, value: u, detail: '' });
     }
@@ -225,11 +250,27 @@ export const csrStatusStrategy: SubresourceStrategy = {
     const cert = asMap(obj.status).certificate;
     const oldCert = asMap(old.status).certificate;
     if (oldCert && cert !== oldCert) {
-      errs.push({ type: 'FieldValueInvalid', field: 'status.certificate', value: '<certificate data>', detail: 'updates may not modify existing certificate content' });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: 'status.certificate',
+        value: '<certificate data>',
+        detail: 'updates may not modify existing certificate content',
+      });
     } else if (cert && !oldCert) {
-      if (!trueCondition(obj, 'Approved')) errs.push({ type: 'FieldValueInvalid', field: 'status.certificate', value: '<certificate data>', detail: 'certificate cannot be set unless the Approved condition exists' });
+      if (!trueCondition(obj, 'Approved'))
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: 'status.certificate',
+          value: '<certificate data>',
+          detail: 'certificate cannot be set unless the Approved condition exists',
+        });
       else if (trueCondition(obj, 'Denied') || trueCondition(obj, 'Failed')) {
-        errs.push({ type: 'FieldValueInvalid', field: 'status.certificate', value: '<certificate data>', detail: 'certificate cannot be set if the Denied or Failed condition exists' });
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: 'status.certificate',
+          value: '<certificate data>',
+          detail: 'certificate cannot be set if the Denied or Failed condition exists',
+        });
       }
     }
     return errs;

@@ -26,7 +26,8 @@ function specialIp(ip: string): string | undefined {
 function validateAddress(a: Address, f: string): FieldError[] {
   const errs: FieldError[] = [];
   const ip = typeof a.ip === 'string' ? a.ip : '';
-  if (isIP(ip) === 0) errs.push({ type: 'FieldValueInvalid', field: `${f}.ip`, value: ip, detail: 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)' });
+  if (isIP(ip) === 0)
+    errs.push({ type: 'FieldValueInvalid', field: `${f}.ip`, value: ip, detail: 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)' });
   else {
     const special = specialIp(ip);
     if (special) errs.push({ type: 'FieldValueInvalid', field: `${f}.ip`, value: ip, detail: special });

@@ -33,7 +33,13 @@ export const nodeKind: KindDeclaration = {
     { name: 'External-IP', type: 'string', priority: 1, description: 'First ExternalIP address', cell: (o) => nodeAddressCell(o, 'ExternalIP') },
     { name: 'OS-Image', type: 'string', priority: 1, description: 'OS image of the node', cell: (o) => info(o, 'osImage') || '<unknown>' },
     { name: 'Kernel-Version', type: 'string', priority: 1, description: 'Kernel version of the node', cell: (o) => info(o, 'kernelVersion') || '<unknown>' },
-    { name: 'Container-Runtime', type: 'string', priority: 1, description: 'Container runtime of the node', cell: (o) => info(o, 'containerRuntimeVersion') || '<unknown>' },
+    {
+      name: 'Container-Runtime',
+      type: 'string',
+      priority: 1,
+      description: 'Container runtime of the node',
+      cell: (o) => info(o, 'containerRuntimeVersion') || '<unknown>',
+    },
   ],
   fieldSelectors: { 'spec.unschedulable': str((o) => asMap(o.spec).unschedulable === true) },
 };

@@ -100,7 +100,18 @@ const NodeSwapStatusSchema = defineSchema(`${CORE}.NodeSwapStatus`, {
 const NodeSystemInfoSchema = defineSchema(`${CORE}.NodeSystemInfo`, {
   type: 'object',
   description: 'Identifiers and versions of the node.',
-  required: ['machineID', 'systemUUID', 'bootID', 'kernelVersion', 'osImage', 'containerRuntimeVersion', 'kubeletVersion', 'kubeProxyVersion', 'operatingSystem', 'architecture'],
+  required: [
+    'machineID',
+    'systemUUID',
+    'bootID',
+    'kernelVersion',
+    'osImage',
+    'containerRuntimeVersion',
+    'kubeletVersion',
+    'kubeProxyVersion',
+    'operatingSystem',
+    'architecture',
+  ],
   properties: {
     architecture: str('Architecture reported by the node.'),
     bootID: str('Boot ID reported by the node.'),

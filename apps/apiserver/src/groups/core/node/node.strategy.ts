@@ -25,11 +25,17 @@ export function validateTaints(taints: unknown, field: string): FieldError[] {
     const p = `${field}[${i}]`;
     const key = typeof t.key === 'string' ? t.key : '';
     for (const m of isQualifiedName(key)) errs.push({ type: 'FieldValueInvalid', field: `${p}.key`, value: key, detail: m });
-    if (typeof t.value === 'string') for (const m of isValidLabelValue(t.value)) errs.push({ type: 'FieldValueInvalid', field: `${p}.value`, value: t.value, detail: m });
+    if (typeof t.value === 'string')
+      for (const m of isValidLabelValue(t.value)) errs.push({ type: 'FieldValueInvalid', field: `${p}.value`, value: t.value, detail: m });
     const effect = t.effect;
     if (effect === undefined || effect === '') errs.push({ type: 'FieldValueRequired', field: `${p}.effect`, detail: '' });
     else if (typeof effect === 'string' && !TAINT_EFFECTS.includes(effect)) {
-      errs.push({ type: 'FieldValueNotSupported', field: `${p}.effect`, value: effect, detail: `supported values: ${TAINT_EFFECTS.map((e) => `"${e}"`).join(', ')}` });
+      errs.push({
+        type: 'FieldValueNotSupported',
+        field: `${p}.effect`,
+        value: effect,
+        detail: `supported values: ${TAINT_EFFECTS.map((e) => `"${e}"`).join(', ')}`,
+      });
     }
     const id = `${key}:${String(effect)}`;
     if (seen.has(id)) errs.push({ type: 'FieldValueDuplicate', field: p, value: t, detail: 'taints must be unique by key and effect pair' });
@@ -55,7 +61,8 @@ export function validateNode(node: KubeObject): FieldError[] {
   cidrs.forEach((c, i) => {
     if (!isCidr(String(c))) errs.push({ type: 'FieldValueInvalid', field: `spec.podCIDRs[${i}]`, value: c, detail: 'must be a valid CIDR' });
   });
-  if (cidrs.length > 2) errs.push({ type: 'FieldValueInvalid', field: 'spec.podCIDRs', value: cidrs, detail: 'may specify no more than one CIDR for each IP family' });
+  if (cidrs.length > 2)
+    errs.push({ type: 'FieldValueInvalid', field: 'spec.podCIDRs', value: cidrs, detail: 'may specify no more than one CIDR for each IP family' });
   if (cidrs.length === 2 && isIP(cidrs[0]!.split('/')[0]!) === isIP(cidrs[1]!.split('/')[0]!)) {
     errs.push({ type: 'FieldValueInvalid', field: 'spec.podCIDRs', value: cidrs, detail: 'may specify no more than one CIDR for each IP family' });
   }

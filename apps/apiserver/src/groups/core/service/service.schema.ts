@@ -94,7 +94,12 @@ export const ServiceSpecSchema = defineSchema(`${CORE}.ServiceSpec`, {
       'x-kubernetes-patch-strategy': 'merge',
     },
     publishNotReadyAddresses: bool('Whether endpoints include pods that are not ready.'),
-    selector: { type: 'object', description: 'Pods with these labels back the service.', additionalProperties: { type: 'string' }, 'x-kubernetes-map-type': 'atomic' },
+    selector: {
+      type: 'object',
+      description: 'Pods with these labels back the service.',
+      additionalProperties: { type: 'string' },
+      'x-kubernetes-map-type': 'atomic',
+    },
     sessionAffinity: { type: 'string', default: 'None', enum: ['ClientIP', 'None'], description: 'None (default) or ClientIP.' },
     sessionAffinityConfig: {
       type: 'object',
@@ -108,7 +113,12 @@ export const ServiceSpecSchema = defineSchema(`${CORE}.ServiceSpec`, {
       },
     },
     trafficDistribution: str('Preference for routing traffic, e.g. PreferClose.'),
-    type: { type: 'string', default: 'ClusterIP', enum: ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'], description: 'ClusterIP (default), NodePort, LoadBalancer or ExternalName.' },
+    type: {
+      type: 'string',
+      default: 'ClusterIP',
+      enum: ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'],
+      description: 'ClusterIP (default), NodePort, LoadBalancer or ExternalName.',
+    },
   },
 });
 

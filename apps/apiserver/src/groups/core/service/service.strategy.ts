@@ -27,7 +27,7 @@ function portsOf(svc: KubeObject): Port[] {
 function portNameErrors(name: string): string[] {
   const errs: string[] = [];
   if (name.length > 15) errs.push('must be no more than 15 characters');
-  if (!/^[-a-z0-9]+$/.test(name)) errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
+  if (!/^[-a-z0-9]+$/.test(name)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
   if (!/[a-z]/.test(name)) errs.push('must contain at least one letter (a-z)');
   if (name.includes('--')) errs.push("must not contain consecutive hyphens ('--')");
   if (name.startsWith('-') || name.endsWith('-')) errs.push("must not begin or end with a hyphen ('-')");
@@ -46,13 +46,19 @@ export function validateService(svc: KubeObject): FieldError[] {
   if (type === 'ExternalName') {
     const ext = typeof spec.externalName === 'string' ? spec.externalName : '';
     if (ext === '') errs.push({ type: 'FieldValueRequired', field: 'spec.externalName', detail: '' });
-    else for (const m of isDNS1123Subdomain(ext.replace(/\.$/, ''))) errs.push({ type: 'FieldValueInvalid', field: 'spec.externalName', value: ext, detail: m });
+    else
+      for (const m of isDNS1123Subdomain(ext.replace(/\.$/, ''))) errs.push({ type: 'FieldValueInvalid', field: 'spec.externalName', value: ext, detail: m });
     if (clusterIP !== '') errs.push({ type: 'FieldValueForbidden', field: 'spec.clusterIP', detail: 'may not be set for ExternalName services' });
   } else if (ports.length === 0 && clusterIP !== 'None') {
     errs.push({ type: 'FieldValueRequired', field: 'spec.ports', detail: '' });
   }
   if (clusterIP !== '' && clusterIP !== 'None' && isIP(clusterIP) === 0) {
-    errs.push({ type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', value: clusterIP, detail: 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.clusterIPs[0]',
+      value: clusterIP,
+      detail: 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+    });
   }
   if (clusterIP === 'None' && (type === 'NodePort' || type === 'LoadBalancer')) {
     errs.push({ type: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', value: 'None', detail: `may not be set to 'None' for ${type} services` });
@@ -73,7 +79,8 @@ export function validateService(svc: KubeObject): FieldError[] {
     const key = `${String(p.port)}/${p.protocol ?? 'TCP'}`;
     if (keys.has(key)) errs.push({ type: 'FieldValueDuplicate', field: f, value: key, detail: '' });
     keys.add(key);
-    if (typeof p.targetPort === 'number' && !inRange(p.targetPort)) errs.push({ type: 'FieldValueInvalid', field: `${f}.targetPort`, value: p.targetPort, detail: RANGE });
+    if (typeof p.targetPort === 'number' && !inRange(p.targetPort))
+      errs.push({ type: 'FieldValueInvalid', field: `${f}.targetPort`, value: p.targetPort, detail: RANGE });
     if (typeof p.targetPort === 'string') {
       for (const m of portNameErrors(p.targetPort)) errs.push({ type: 'FieldValueInvalid', field: `${f}.targetPort`, value: p.targetPort, detail: m });
     }
@@ -93,7 +100,13 @@ export function validateService(svc: KubeObject): FieldError[] {
   errs.push(...validateLabels(spec.selector, 'spec.selector'));
   const ext = Array.isArray(spec.externalIPs) ? (spec.externalIPs as unknown[]) : [];
   ext.forEach((ip, i) => {
-    if (typeof ip !== 'string' || isIP(ip) === 0) errs.push({ type: 'FieldValueInvalid', field: `spec.externalIPs[${i}]`, value: ip, detail: 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)' });
+    if (typeof ip !== 'string' || isIP(ip) === 0)
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `spec.externalIPs[${i}]`,
+        value: ip,
+        detail: 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+      });
   });
   return errs;
 }
