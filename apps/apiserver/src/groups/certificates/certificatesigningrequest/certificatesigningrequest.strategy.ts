@@ -163,10 +163,11 @@ function setRequestor(obj: KubeObject, ctx: RequestContext): void {
 }
 
 /** Fills lastUpdateTime (and lastTransitionTime of a new or changed condition) as populateConditionTimestamps does. */
-function stampConditions(obj: KubeObject, old: KubeObject | undefined, now: Date): void {
+function stampConditions(obj: KubeObject, old: KubeObject | undefined, now: Date, owned: (type: string | undefined) => boolean): void {
   const ts = now.toISOString().replace(/\.\d+Z$/, 'Z');
   const before = old ? conditionsOf(old) : [];
   for (const c of conditionsOf(obj)) {
+    if (!owned(c.type)) continue;
     c.lastUpdateTime ??= ts;
     if (!c.lastTransitionTime) {
       const prev = before.find((p) => p.type === c.type);
@@ -226,7 +227,7 @@ export const csrApprovalStrategy: SubresourceStrategy = {
     if (conditions.length > 0) status.conditions = conditions;
     else delete status.conditions;
     obj.status = status;
-    stampConditions(obj, old, ctx.now());
+    stampConditions(obj, old, ctx.now(), isApproval);
   },
   validateUpdate(obj, old) {
     return [...validateConditions(obj), ...validateApprovalKept(obj, old)];
@@ -243,7 +244,7 @@ export const csrStatusStrategy: SubresourceStrategy = {
   prepareForUpdate(obj, old, ctx) {
     STATUS_STRATEGY.prepareForUpdate(obj, old, ctx);
     carryConditions(obj, old, isApproval);
-    stampConditions(obj, old, ctx.now());
+    stampConditions(obj, old, ctx.now(), (t) => !isApproval(t));
   },
   validateUpdate(obj, old) {
     const errs = validateConditions(obj);
