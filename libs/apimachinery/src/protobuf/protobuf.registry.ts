@@ -155,6 +155,12 @@ export const KEEP_ZERO: ReadonlySet<string> = new Set([
   `${CORE}.EndpointPort.appProtocol`,
   `${CORE}.ServicePort.appProtocol`,
   `${CORE}.NodeFeatures.supplementalGroupsPolicy`,
+  `${CORE}.NodeRuntimeHandlerFeatures.recursiveReadOnlyMounts`,
+  `${CORE}.NodeRuntimeHandlerFeatures.userNamespaces`,
+  `${CORE}.NodeRuntimeHandler.name`,
+  `${CORE}.ConfigMapNodeConfigSource.namespace`,
+  `${CORE}.ConfigMapNodeConfigSource.name`,
+  `${CORE}.ConfigMapNodeConfigSource.kubeletConfigKey`,
   `${CORE}.NodeSwapStatus.capacity`,
   // authentication/v1
   `${AUTHN}.TokenRequestSpec.expirationSeconds`,
