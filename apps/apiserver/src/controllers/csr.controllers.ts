@@ -40,7 +40,8 @@ const log = (name: string, message: string): void => {
 
 /**
  * Calls `handle` for every CSR at start and after each change (list, then watch from the
- * list's revision; a failed watch lists again after a second). Work is deduplicated by name.
+ * list's revision; a failed watch lists again after a second). Work is deduplicated by name;
+ * a failed `handle` is retried after 1 s, doubling up to a minute while it keeps failing.
  */
 class CsrLoop {
   private watch: WatchHandle | undefined;
@@ -48,6 +49,8 @@ class CsrLoop {
   private stopped = false;
   private readonly queue = new WorkQueue(() => this.drain());
   private draining = false;
+  /** Consecutive failures per key: the retry delay doubles from 1 s up to a minute. */
+  private readonly failures = new Map<string, number>();
 
   constructor(
     private readonly name: string,
@@ -101,8 +104,17 @@ class CsrLoop {
             throw e;
           });
           if (csr) await this.handle(csr);
+          this.failures.delete(key);
         } catch (e) {
-          log(this.name, `${key}: ${(e as Error).message}`);
+          // A conflict with a concurrent write, or storage briefly unavailable: try again soon.
+          const n = (this.failures.get(key) ?? 0) + 1;
+          this.failures.set(key, n);
+          const delay = Math.min(1000 * 2 ** (n - 1), 60_000);
+          log(this.name, `${key}: ${(e as Error).message}; retrying in ${delay} ms`);
+          const t = setTimeout(() => {
+            if (!this.stopped) this.queue.add(key);
+          }, delay);
+          t.unref();
         } finally {
           this.queue.done(key);
         }
@@ -199,7 +211,11 @@ export class CsrSigningRunner implements ControllerRunner {
     const durationMs = clusterSigningDurationMs(this.cfg.raw);
     let ca: Promise<SigningAuthority> | undefined;
     this.loop = new CsrLoop('csrsigning', store, async (csr) => {
-      ca ??= this.authority();
+      // A CA that did not load (files not there yet) is read again on the next attempt.
+      ca ??= this.authority().catch((e: Error) => {
+        ca = undefined;
+        throw new Error(`loading the signing CA: ${e.message}`);
+      });
       const decision = await decideSigning(csr, await ca, durationMs, new Date());
       if (decision.action === 'skip') return;
       if (decision.action === 'fail') {
