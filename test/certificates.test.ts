@@ -76,6 +76,12 @@ describe('CertificateSigningRequest', () => {
     const created = await csrJson('carol');
     expect(created.spec).toMatchObject({ username: 'kubernetes-admin', groups: expect.arrayContaining(['system:masters', 'system:authenticated']) });
 
+    const described = await k(['describe', 'csr', 'carol']);
+    expect(described.stdout).toMatch(/^Requesting User:\s+kubernetes-admin$/m);
+    expect(described.stdout).toMatch(/^Signer:\s+kubernetes\.io\/kube-apiserver-client$/m);
+    expect(described.stdout).toMatch(/^\s+Common Name:\s+carol$/m);
+    expect(described.stdout).toMatch(/^\s+Organization:\s+dev$/m);
+
     const a = await k(['certificate', 'approve', 'carol']);
     expect(a.stdout).toContain('certificatesigningrequest.certificates.k8s.io/carol approved');
     const issued = await waitFor('the certificate of carol', async () => (await csrJson('carol')).status?.certificate, 30_000);

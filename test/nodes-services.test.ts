@@ -7,6 +7,7 @@
  */
 import { jest } from '@jest/globals';
 import { join } from 'node:path';
+import { encodeProtobuf } from '@app/apimachinery';
 import { kubectl, repoRoot, request, startServer, type ServerHandle } from './support/server.js';
 
 jest.setTimeout(120_000);
@@ -66,6 +67,28 @@ describe('Node', () => {
     expect(cidr.stderr).toContain('spec.podCIDRs: Forbidden: node updates may not change podCIDR except from "" to valid');
     const provider = await k(['patch', 'node', 'worker-1', '--type=merge', '-p', '{"spec":{"providerID":"aws:///x"}}'], { expectFail: true });
     expect(provider.stderr).toContain('spec.providerID: Forbidden: node updates may only set providerID except from "" to valid');
+  });
+
+  it('is created from a protobuf body and read back in protobuf', async () => {
+    const body = encodeProtobuf(
+      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'pb-node' }, spec: { taints: [{ key: 'dedicated', value: 'db', effect: 'NoExecute' }] } },
+      'k8s.io.api.core.v1.Node',
+    );
+    const r = await request(server, 'POST', '/api/v1/nodes', {
+      body: Buffer.from(body),
+      headers: { 'content-type': 'application/vnd.kubernetes.protobuf', accept: 'application/json' },
+    });
+    expect(r.status).toBe(201);
+    expect(r.json()).toMatchObject({
+      kind: 'Node',
+      spec: {
+        taints: [
+          { key: 'dedicated', value: 'db', effect: 'NoExecute' },
+          { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' },
+        ],
+      },
+    });
+    expect((await k(['delete', 'node', 'pb-node'])).stdout).toContain('node "pb-node" deleted');
   });
 
   it('is deleted with a Status answer', async () => {
