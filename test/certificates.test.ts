@@ -212,6 +212,33 @@ describe('CertificateSigningRequest', () => {
     expect((await k(['get', 'csr', 'bad-usage', '-o', 'jsonpath={.status.conditions[0].reason}'])).stdout).toBe('KubectlApprove');
   });
 
+  it('approves the node client request of a bootstrapper bound to the built-in node-bootstrapper and nodeclient roles', async () => {
+    const boot = await issueClientCertificate(join(server.dataDir, 'pki'), 'kubelet-bootstrap', ['system:bootstrappers']);
+    const bootConfig = join(server.harnessDir, 'boot.kubeconfig');
+    await writeKubeconfig(bootConfig, { server: server.url, caPem, certPem: boot.certPem, keyPem: boot.keyPem });
+    await k(['create', 'clusterrolebinding', 'boot-csr', '--clusterrole=system:node-bootstrapper', '--group=system:bootstrappers']);
+    await k([
+      'create',
+      'clusterrolebinding',
+      'boot-autoapprove',
+      '--clusterrole=system:certificates.k8s.io:certificatesigningrequests:nodeclient',
+      '--group=system:bootstrappers',
+    ]);
+    const { pem } = opensslRequest('/O=system:nodes/CN=system:node:worker-2');
+    await waitFor('the bootstrapper to create its request', async () => {
+      const r = await kubectl(server, ['--kubeconfig', bootConfig, 'create', '-f', '-'], {
+        input: csrYaml('worker-2', pem, 'kubernetes.io/kube-apiserver-client-kubelet', ['digital signature', 'key encipherment', 'client auth']),
+        expectFail: 'any',
+      });
+      return r.code === 0 ? r : undefined;
+    });
+    const cert = await waitFor('worker-2 issued', async () => (await csrJson('worker-2')).status?.certificate, 30_000);
+    expect(cert.length).toBeGreaterThan(0);
+    const got = await csrJson('worker-2');
+    expect(got.spec).toMatchObject({ username: 'kubelet-bootstrap', groups: ['system:bootstrappers', 'system:authenticated'] });
+    expect(got.status?.conditions?.find((x) => x.type === 'Approved')).toMatchObject({ reason: 'AutoApproved' });
+  });
+
   it('refuses approval (403) without approve on the signer, allows it with approve on <domain>/*', async () => {
     const bob = await issueClientCertificate(join(server.dataDir, 'pki'), 'bob', ['ops']);
     const bobConfig = join(server.harnessDir, 'bob.kubeconfig');
