@@ -129,6 +129,13 @@ describe('Service', () => {
     expect(ip.stderr).toContain('spec.clusterIPs[0]: Invalid value: "10.96.0.99": may not change once set');
   });
 
+  it('shows a LoadBalancer as pending until its status (only through /status) names an ingress', async () => {
+    await k(['patch', 'svc', 'web', '--type=merge', '-p', '{"spec":{"type":"LoadBalancer"},"status":{"loadBalancer":{"ingress":[{"ip":"1.1.1.1"}]}}}']);
+    expect((await k(['get', 'svc', 'web'])).stdout).toMatch(/^web\s+LoadBalancer\s+10\.96\.12\.34\s+<pending>\s+80:30080\/TCP\s+/m);
+    await k(['patch', 'svc', 'web', '--subresource=status', '--type=merge', '-p', '{"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.7"}]}}}']);
+    expect((await k(['get', 'svc', 'web'])).stdout).toMatch(/^web\s+LoadBalancer\s+10\.96\.12\.34\s+203\.0\.113\.7\s+80:30080\/TCP\s+/m);
+  });
+
   it('refuses the rule violations with their messages', async () => {
     const svc = (spec: string, name = 'bad'): string => `apiVersion: v1\nkind: Service\nmetadata:\n  name: ${name}\nspec:\n${spec}`;
     const noPorts = await k(['create', '-f', '-'], { input: svc('  selector:\n    app: x\n'), expectFail: true });
