@@ -78,8 +78,9 @@ export async function nodeClientApprovalNeeds(csr: KubeObject): Promise<NodeClie
   return req.commonName === spec.username ? 'selfnodeclient' : 'nodeclient';
 }
 
-/** How long finished and pending requests are kept (csrcleaner's figures). */
+/** How long an Approved, Denied or Failed request is kept after that condition (csrcleaner: 1 hour). */
 export const CSR_FINISHED_TTL_MS = 3_600_000;
+/** How long a pending request is kept after its creation (csrcleaner: 24 hours). */
 export const CSR_PENDING_TTL_MS = 24 * 3_600_000;
 
 function conditionTime(csr: KubeObject, type: string): number {

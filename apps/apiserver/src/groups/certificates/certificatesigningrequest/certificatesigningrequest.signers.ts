@@ -18,8 +18,9 @@ export const LEGACY_UNKNOWN = 'kubernetes.io/legacy-unknown';
 /** The four signers the signing controller serves. */
 export const BUILT_IN_SIGNERS: readonly string[] = [KUBE_APISERVER_CLIENT, KUBE_APISERVER_CLIENT_KUBELET, KUBELET_SERVING, LEGACY_UNKNOWN];
 
-/** The node agents' organization and user name prefix. */
+/** The organization of node agents' certificates. */
 export const NODES_GROUP = 'system:nodes';
+/** The common name prefix of node agents' certificates (`system:node:<node name>`). */
 export const NODE_USER_PREFIX = 'system:node:';
 
 const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
