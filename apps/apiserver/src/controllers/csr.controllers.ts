@@ -226,6 +226,7 @@ export class CsrSigningRunner implements ControllerRunner {
           { type: 'Failed', status: 'True', reason: SIGNER_VALIDATION_FAILURE, message: decision.message },
           'csrsigning',
         );
+        log('csrsigning', `${csr.metadata.name ?? ''}: Failed: ${decision.message}`);
         return;
       }
       const next: KubeObject = {
@@ -238,6 +239,7 @@ export class CsrSigningRunner implements ControllerRunner {
         fieldManager: 'csrsigning',
         subresource: 'status',
       });
+      log('csrsigning', `${csr.metadata.name ?? ''}: issued`);
     });
     this.loop.start();
   }
