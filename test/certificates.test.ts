@@ -285,6 +285,21 @@ describe('CertificateSigningRequest', () => {
     await waitFor('dave issued', async () => (await csrJson('dave')).status?.certificate, 30_000);
   });
 
+  it('denies with kubectl certificate deny: Denied, never signed', async () => {
+    const { pem } = opensslRequest('/CN=frank');
+    await k(['create', '-f', '-'], { input: csrYaml('frank', pem, 'kubernetes.io/kube-apiserver-client', ['client auth']) });
+    expect((await k(['certificate', 'deny', 'frank'])).stdout).toContain('certificatesigningrequest.certificates.k8s.io/frank denied');
+    // A later request of the same signer is issued: the signer has seen the denied one by then.
+    const { pem: later } = opensslRequest('/CN=frank2');
+    await k(['create', '-f', '-'], { input: csrYaml('frank2', later, 'kubernetes.io/kube-apiserver-client', ['client auth']) });
+    await k(['certificate', 'approve', 'frank2']);
+    await waitFor('frank2 issued', async () => (await csrJson('frank2')).status?.certificate, 30_000);
+    const denied = await csrJson('frank');
+    expect(denied.status?.certificate).toBeUndefined();
+    expect(denied.status?.conditions).toEqual([expect.objectContaining({ type: 'Denied', status: 'True', reason: 'KubectlDeny' })]);
+    expect((await k(['get', 'csr', 'frank'])).stdout).toMatch(/^frank\s+.*\s+Denied$/m);
+  });
+
   it('answers create with the validation messages of the API', async () => {
     const { pem } = opensslRequest('/CN=eve');
     const legacy = await k(['create', '-f', '-'], { input: csrYaml('legacy', pem, 'kubernetes.io/legacy-unknown', ['client auth']), expectFail: true });
