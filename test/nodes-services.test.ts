@@ -44,6 +44,8 @@ describe('Node', () => {
     const r = await k(['explain', 'node.spec.taints']);
     expect(r.stdout).toMatch(/FIELD:\s+taints <\[\]Taint>/);
     expect(r.stdout).toMatch(/^\s+effect\s+<string> -required-/m);
+    const cap = await k(['explain', 'node.status.capacity']);
+    expect(cap.stdout).toMatch(/FIELD:\s+capacity <map\[string\]Quantity>/);
   });
 
   it('is patched: unschedulable shows in STATUS, status only through /status', async () => {
