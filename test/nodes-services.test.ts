@@ -200,3 +200,16 @@ describe('Endpoints', () => {
     expect(empty.stderr).toContain('subsets[0]: Required value: must specify `addresses` or `notReadyAddresses`');
   });
 });
+
+describe('TaintNodesByCondition', () => {
+  it('is left out with --disable-admission-plugins=TaintNodesByCondition', async () => {
+    const plain = await startServer({ args: ['--disable-admission-plugins=TaintNodesByCondition'] });
+    try {
+      const r = await request(plain, 'POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'untainted' } } });
+      expect(r.status).toBe(201);
+      expect(r.json<{ spec?: { taints?: unknown[] } }>().spec?.taints).toBeUndefined();
+    } finally {
+      await plain.cleanup();
+    }
+  });
+});
