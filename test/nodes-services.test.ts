@@ -156,6 +156,10 @@ describe('Service', () => {
     expect(ext.stderr).toContain('spec.externalName: Required value');
     const name = await k(['create', '-f', '-'], { input: svc('  ports:\n  - port: 80\n', '1abc'), expectFail: true });
     expect(name.stderr).toContain('metadata.name: Invalid value: "1abc": a DNS-1035 label must consist of lower case alphanumeric characters');
+    const upper = await k(['create', '-f', '-'], { input: svc('  ports:\n  - port: 80\n', 'Web'), expectFail: true });
+    expect(upper.stderr).toContain(
+      `The Service "Web" is invalid: metadata.name: Invalid value: "Web": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
+    );
     const ip = await k(['create', '-f', '-'], { input: svc('  clusterIP: 10.96.0.300\n  ports:\n  - port: 80\n'), expectFail: true });
     expect(ip.stderr).toContain('spec.clusterIPs[0]: Invalid value: "10.96.0.300": must be a valid IP address');
     const okExt = await k(['create', '-f', '-'], { input: svc('  type: ExternalName\n  externalName: db.example.com\n', 'db') });

@@ -18,6 +18,9 @@ export const serviceKind: KindDeclaration = {
   shortNames: ['svc'],
   categories: ['all'],
   namespaced: true,
+  // The name is a DNS-1035 label, checked by the strategy (ValidateServiceName) with its own
+  // message; the generic subdomain check would add a second, different one.
+  nameValidation: 'pathSegment',
   schema: ServiceSchema,
   protobufMessage: 'k8s.io.api.core.v1.Service',
   strategy: serviceStrategy,
