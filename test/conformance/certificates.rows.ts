@@ -189,5 +189,13 @@ export const CERTIFICATES: RowGroup = {
       },
       expect: { status: 422, reason: 'Invalid', message: /subsets\[0\]\.addresses\[0\]\.ip: Invalid value: "127\.0\.0\.1": may not be in the loopback range/ },
     },
+    {
+      id: 'cert-15',
+      rule: 'CSR names are free-form (any path segment)',
+      source: 'upstream ValidateCertificateRequestName',
+      upstream: '201',
+      req: { method: 'POST', path: CSRS, body: csr('Node_Client:worker-3', {}) },
+      expect: { status: 201, body: { metadata: { name: 'Node_Client:worker-3' } } },
+    },
   ],
 };

@@ -29,6 +29,9 @@ export const certificateSigningRequestKind: KindDeclaration = {
   singular: 'certificatesigningrequest',
   shortNames: ['csr'],
   namespaced: false,
+  // ValidateCertificateRequestName accepts any name ("We don't care what you call your
+  // certificate requests"); only what a URL path segment cannot hold is refused.
+  nameValidation: 'pathSegment',
   schema: CertificateSigningRequestSchema,
   protobufMessage: 'k8s.io.api.certificates.v1.CertificateSigningRequest',
   strategy: csrStrategy,
