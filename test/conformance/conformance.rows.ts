@@ -1,6 +1,7 @@
 /** Every group of the conformance table, in the order docs/conformance.md lists them. */
 import type { RowGroup } from './conformance.types.js';
 import { APPLY_ROWS } from './apply.rows.js';
+import { CERTIFICATES } from './certificates.rows.js';
 import { DELETES } from './delete.rows.js';
 import { FIXES } from './fixes.rows.js';
 import { KINDS } from './kinds.rows.js';
@@ -12,4 +13,4 @@ import { READS } from './read.rows.js';
 import { WRITES } from './write.rows.js';
 
 /** The groups. */
-export const GROUPS: RowGroup[] = [FIXES, PATHS, OPTIONS, WRITES, READS, NEGOTIATION, APPLY_ROWS, DELETES, KINDS, KINDS_MISC];
+export const GROUPS: RowGroup[] = [FIXES, PATHS, OPTIONS, WRITES, READS, NEGOTIATION, APPLY_ROWS, DELETES, KINDS, KINDS_MISC, CERTIFICATES];

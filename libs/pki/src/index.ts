@@ -1,1 +1,2 @@
 export * from './pki.js';
+export * from './csr.js';

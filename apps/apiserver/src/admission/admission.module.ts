@@ -13,7 +13,14 @@ import type { ServerConfig } from '../config/flags.js';
 import { ADMISSION, SERVER_CONFIG } from '../tokens.js';
 import { NamespaceLifecyclePlugin } from './namespace-lifecycle.provider.js';
 import { AdmissionPlugin } from './admission.plugin.js';
+import {
+  CertificateApprovalPlugin,
+  CertificateRequestValidationPlugin,
+  CertificateSigningPlugin,
+  CertificateSubjectRestrictionPlugin,
+} from './certificates.provider.js';
 import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
+import { TaintNodesByConditionPlugin } from './taint-nodes-by-condition.provider.js';
 
 /** The chain of the discovered plugins; filled in onModuleInit, before any request is served. */
 @Injectable()
@@ -56,7 +63,17 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
 @Global()
 @Module({
   imports: [DiscoveryModule],
-  providers: [DiscoveredAdmission, { provide: ADMISSION, useExisting: DiscoveredAdmission }, NamespaceLifecyclePlugin, RbacEscalationPlugin],
+  providers: [
+    DiscoveredAdmission,
+    { provide: ADMISSION, useExisting: DiscoveredAdmission },
+    NamespaceLifecyclePlugin,
+    RbacEscalationPlugin,
+    CertificateApprovalPlugin,
+    CertificateSigningPlugin,
+    CertificateSubjectRestrictionPlugin,
+    CertificateRequestValidationPlugin,
+    TaintNodesByConditionPlugin,
+  ],
   exports: [ADMISSION],
 })
 export class AdmissionModule {}

@@ -140,6 +140,15 @@ export const KAPI_ENV: readonly EnvVar[] = [
     productionDefault: '60000',
     use: 'test',
   },
+  {
+    name: 'KAPI_CSR_CLEANER_INTERVAL_MS',
+    meaning: 'interval of the CSR cleaner passes (kube-controller-manager: 1 hour, fixed)',
+    unit: 'ms',
+    min: 100,
+    max: 86_400_000,
+    productionDefault: '3600000',
+    use: 'test',
+  },
 ];
 
 /**

@@ -1,4 +1,4 @@
-import { FlagError, parseFlags } from './flags.js';
+import { clusterSigningDurationMs, FlagError, parseFlags } from './flags.js';
 
 describe('parseFlags', () => {
   it('has the documented defaults', () => {
@@ -11,9 +11,15 @@ describe('parseFlags', () => {
   });
   it('records flags of later capabilities that grant or protect nothing as unsupported (a warning)', () => {
     const c = parseFlags(['--runtime-config', 'api/all=true', '--feature-gates=X=true', '--anonymous-auth=false', '--cluster-signing-duration', '8760h']);
-    expect(c.unsupported).toEqual(['feature-gates', 'cluster-signing-duration']);
+    expect(c.unsupported).toEqual(['feature-gates']);
     expect(c.raw['runtime-config']).toBe('api/all=true');
     expect(c.raw['anonymous-auth']).toBe('false');
+  });
+  it('takes the CSR signing flags: a positive duration (default a year), certificate and key together', () => {
+    expect(clusterSigningDurationMs(parseFlags(['--cluster-signing-duration', '2h']).raw)).toBe(7_200_000);
+    expect(clusterSigningDurationMs(parseFlags([]).raw)).toBe(8760 * 3_600_000);
+    expect(() => parseFlags(['--cluster-signing-duration=soon'])).toThrow('invalid value "soon" for --cluster-signing-duration');
+    expect(() => parseFlags(['--cluster-signing-cert-file=/c'])).toThrow('--cluster-signing-cert-file and --cluster-signing-key-file must be given together');
   });
 
   it('refuses a --runtime-config it cannot parse', () => {

@@ -75,7 +75,13 @@ export const BUILT_AUTHORIZATION_MODES: readonly string[] = Object.keys(AUTHORIZ
 /** Storage backends built into this server (`--storage-backend`). */
 export const BUILT_STORAGE_BACKENDS: readonly string[] = ['builtin'];
 /** Admission plugins built into this server (always on). */
-export const BUILT_ADMISSION_PLUGINS: readonly string[] = ['NamespaceLifecycle'];
+export const BUILT_ADMISSION_PLUGINS: readonly string[] = [
+  'NamespaceLifecycle',
+  'CertificateApproval',
+  'CertificateSigning',
+  'CertificateSubjectRestriction',
+  'TaintNodesByCondition',
+];
 
 const notBuilt = (what: string) => (): string => `${what} is not built into this server`;
 const listOf = (value: string): string[] =>
@@ -188,7 +194,10 @@ const FLAGS: Record<string, FlagSpec> = {
         : `storage backend ${JSON.stringify(v)} is not built into this server (built: ${BUILT_STORAGE_BACKENDS.join(', ')})`,
   },
   'admission-control-config-file': { key: 'admission-control-config-file', kind: 'string', refuse: notBuilt('admission plugin configuration') },
-  'cluster-signing-duration': { key: 'cluster-signing-duration', kind: 'string', unsupported: true },
+  // The CSR signing controller (controllers/csr.controllers.ts, docs/certificates.md).
+  'cluster-signing-duration': { key: 'cluster-signing-duration', kind: 'string' },
+  'cluster-signing-cert-file': { key: 'cluster-signing-cert-file', kind: 'string' },
+  'cluster-signing-key-file': { key: 'cluster-signing-key-file', kind: 'string' },
   'feature-gates': { key: 'feature-gates', kind: 'string', unsupported: true },
 };
 
@@ -275,6 +284,7 @@ export function parseFlags(argv: string[]): ServerConfig {
     if (e instanceof RuntimeConfigError) throw new FlagError(`--runtime-config: ${e.message}`);
     throw e;
   }
+  checkSigningFlags(cfg.raw);
   // etcd's rule: an election timeout of fewer than 5 heartbeats elects on a late heartbeat.
   if (cfg.heartbeatIntervalMs < 1 || cfg.electionTimeoutMs < 5 * cfg.heartbeatIntervalMs)
     throw new FlagError(`--election-timeout must be at least 5 times --heartbeat-interval (at least 1)`);
@@ -285,6 +295,31 @@ export function parseFlags(argv: string[]): ServerConfig {
  * The authentication flags that must go together or have a fixed form (what kube-apiserver
  * checks before it starts). Files are read later, by the methods (pipeline/*.method.ts).
  */
+/** Default of --cluster-signing-duration: one year, as kube-controller-manager's. */
+export const DEFAULT_CLUSTER_SIGNING_DURATION_MS = 8760 * 3_600_000;
+
+/** --cluster-signing-duration in ms (a Go duration, positive), or the one-year default. */
+export function clusterSigningDurationMs(raw: Record<string, string>): number {
+  const v = raw['cluster-signing-duration'];
+  if (v === undefined) return DEFAULT_CLUSTER_SIGNING_DURATION_MS;
+  let ms: number;
+  try {
+    ms = parseGoDuration(v) / 1e6;
+  } catch (e) {
+    throw new FlagError(`invalid value ${JSON.stringify(v)} for --cluster-signing-duration: ${(e as Error).message}`);
+  }
+  if (!(ms > 0)) throw new FlagError('--cluster-signing-duration must be a positive duration, such as 8760h0m0s');
+  return ms;
+}
+
+/** The signing flags: a valid duration, and the certificate and key files given together. */
+function checkSigningFlags(raw: Record<string, string>): void {
+  clusterSigningDurationMs(raw);
+  if ((raw['cluster-signing-cert-file'] === undefined) !== (raw['cluster-signing-key-file'] === undefined)) {
+    throw new FlagError('--cluster-signing-cert-file and --cluster-signing-key-file must be given together');
+  }
+}
+
 function checkAuthenticationFlags(raw: Record<string, string>): void {
   const issuer = raw['oidc-issuer-url'];
   const oidcGiven = Object.keys(raw).some((k) => k.startsWith('oidc-'));

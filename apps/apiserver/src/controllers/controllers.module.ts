@@ -19,6 +19,7 @@ import { BootstrapSignerRunner, TokenCleanerRunner } from './bootstrap-token.con
 import { GarbageCollectorRunner, NamespaceControllerRunner } from './builtin.controllers.js';
 import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controller.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
+import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
 
 /** Elects this node or not, and starts or stops every discovered controller accordingly. */
 @PostStartHook({ name: 'start-controllers', order: 300 })
@@ -74,6 +75,16 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
 /** The controller manager and the built-in controllers. */
 @Module({
   imports: [DiscoveryModule],
-  providers: [ControllerManager, NamespaceControllerRunner, GarbageCollectorRunner, ClusterRoleAggregationRunner, TokenCleanerRunner, BootstrapSignerRunner],
+  providers: [
+    ControllerManager,
+    NamespaceControllerRunner,
+    GarbageCollectorRunner,
+    ClusterRoleAggregationRunner,
+    TokenCleanerRunner,
+    BootstrapSignerRunner,
+    CsrApprovingRunner,
+    CsrSigningRunner,
+    CsrCleanerRunner,
+  ],
 })
 export class ControllersModule {}

@@ -11,6 +11,7 @@ import { NodeGroupModule } from './node/node.module.js';
 import { PolicyGroupModule } from './policy/policy.module.js';
 import { AuthenticationGroupModule } from './authentication/authentication.module.js';
 import { AuthorizationGroupModule } from './authorization/authorization.module.js';
+import { CertificatesGroupModule } from './certificates/certificates.module.js';
 import { CoordinationGroupModule } from './coordination/coordination.module.js';
 import { CoreGroupModule } from './core/core.module.js';
 import { RbacGroupModule } from './rbac/rbac.module.js';
@@ -31,4 +32,5 @@ export const API_GROUP_MODULES = [
   PolicyGroupModule,
   NodeGroupModule,
   FlowcontrolGroupModule,
+  CertificatesGroupModule,
 ];

@@ -218,6 +218,104 @@ const subjects: JsonObject[] = [
 ];
 
 /** One object of every kind and list message of PACKAGES, every field set. */
+const node: JsonObject = {
+  apiVersion: 'v1',
+  kind: 'Node',
+  metadata: fullMeta('n1'),
+  spec: {
+    podCIDR: '10.244.0.0/24',
+    podCIDRs: ['10.244.0.0/24', 'fd00::/64'],
+    providerID: 'kind://n1',
+    unschedulable: true,
+    taints: [{ key: 'k', value: 'v', effect: 'NoExecute', timeAdded: '2024-01-02T03:04:05Z' }],
+    configSource: { configMap: { namespace: 'kube-system', name: 'cfg', uid: 'u', resourceVersion: '3', kubeletConfigKey: 'kubelet' } },
+    externalID: 'ext',
+  },
+  status: {
+    capacity: { cpu: '4', memory: '16Gi' },
+    allocatable: { cpu: '3800m' },
+    phase: 'Running',
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        lastHeartbeatTime: '2024-01-02T03:04:05Z',
+        lastTransitionTime: '2024-01-02T03:04:06Z',
+        reason: 'KubeletReady',
+        message: 'ok',
+      },
+    ],
+    addresses: [{ type: 'InternalIP', address: '172.18.0.2' }],
+    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    nodeInfo: {
+      machineID: 'm',
+      systemUUID: 's',
+      bootID: 'b',
+      kernelVersion: 'k',
+      osImage: 'o',
+      containerRuntimeVersion: 'containerd://1',
+      kubeletVersion: 'v1.33.0',
+      kubeProxyVersion: 'v1.33.0',
+      operatingSystem: 'linux',
+      architecture: 'amd64',
+      swap: { capacity: 1024 },
+    },
+    images: [{ names: ['registry/app:1'], sizeBytes: 12345 }],
+    volumesInUse: ['v1'],
+    volumesAttached: [{ name: 'v1', devicePath: '/dev/sdb' }],
+    config: { active: { configMap: { namespace: 'kube-system', name: 'cfg', kubeletConfigKey: 'kubelet' } }, error: 'e' },
+    runtimeHandlers: [{ name: 'runc', features: { recursiveReadOnlyMounts: true, userNamespaces: false } }],
+    features: { supplementalGroupsPolicy: true },
+  },
+};
+
+const service: JsonObject = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: fullMeta('web', 'default'),
+  spec: {
+    ports: [
+      { name: 'http', protocol: 'TCP', appProtocol: 'http', port: 80, targetPort: 8080, nodePort: 30080 },
+      { name: 'named', protocol: 'UDP', port: 53, targetPort: 'dns' },
+    ],
+    selector: { app: 'web' },
+    clusterIP: '10.96.0.10',
+    clusterIPs: ['10.96.0.10'],
+    type: 'LoadBalancer',
+    externalIPs: ['1.2.3.4'],
+    sessionAffinity: 'ClientIP',
+    loadBalancerIP: '5.6.7.8',
+    loadBalancerSourceRanges: ['0.0.0.0/0'],
+    externalTrafficPolicy: 'Local',
+    healthCheckNodePort: 31000,
+    publishNotReadyAddresses: true,
+    sessionAffinityConfig: { clientIP: { timeoutSeconds: 10800 } },
+    ipFamilies: ['IPv4'],
+    ipFamilyPolicy: 'SingleStack',
+    allocateLoadBalancerNodePorts: true,
+    loadBalancerClass: 'lb',
+    internalTrafficPolicy: 'Cluster',
+    trafficDistribution: 'PreferClose',
+  },
+  status: {
+    loadBalancer: { ingress: [{ ip: '9.9.9.9', hostname: 'lb.example', ipMode: 'VIP', ports: [{ port: 80, protocol: 'TCP', error: 'E' }] }] },
+    conditions: [{ type: 'Ready', status: 'True', observedGeneration: 2, lastTransitionTime: '2024-01-02T03:04:05Z', reason: 'Ok', message: 'fine' }],
+  },
+};
+
+const endpoints: JsonObject = {
+  apiVersion: 'v1',
+  kind: 'Endpoints',
+  metadata: fullMeta('web', 'default'),
+  subsets: [
+    {
+      addresses: [{ ip: '10.244.0.5', hostname: 'h', nodeName: 'n1', targetRef: { kind: 'Pod', namespace: 'default', name: 'p', uid: 'u' } }],
+      notReadyAddresses: [{ ip: '10.244.0.6' }],
+      ports: [{ name: 'http', port: 8080, protocol: 'TCP', appProtocol: 'http' }],
+    },
+  ],
+};
+
 export const everyKind: JsonObject[] = [
   configMap,
   secret,
@@ -229,6 +327,12 @@ export const everyKind: JsonObject[] = [
   { apiVersion: 'v1', kind: 'NamespaceList', metadata: listMeta, items: [namespace] },
   { apiVersion: 'v1', kind: 'ServiceAccountList', metadata: listMeta, items: [serviceAccount] },
   { apiVersion: 'v1', kind: 'EventList', metadata: listMeta, items: [event] },
+  node,
+  { apiVersion: 'v1', kind: 'NodeList', metadata: listMeta, items: [node] },
+  service,
+  { apiVersion: 'v1', kind: 'ServiceList', metadata: listMeta, items: [service] },
+  endpoints,
+  { apiVersion: 'v1', kind: 'EndpointsList', metadata: listMeta, items: [endpoints] },
   {
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'TokenRequest',

@@ -184,6 +184,20 @@ export const BOOTSTRAP_CLUSTER_ROLES: readonly KubeObject[] = [
     },
   ]),
   clusterRole('system:public-info-viewer', [{ nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] }]),
+  // The certificates API (docs/certificates.md): who may request node client certificates that
+  // csrapproving approves, who may ask for certificates at all, and one approver role per signer.
+  clusterRole('system:certificates.k8s.io:certificatesigningrequests:nodeclient', [
+    rule(['certificates.k8s.io'], ['certificatesigningrequests/nodeclient'], ['create']),
+  ]),
+  clusterRole('system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', [
+    rule(['certificates.k8s.io'], ['certificatesigningrequests/selfnodeclient'], ['create']),
+  ]),
+  clusterRole('system:node-bootstrapper', [rule(['certificates.k8s.io'], ['certificatesigningrequests'], ['create', 'get', 'list', 'watch'])]),
+  ...['kube-apiserver-client', 'kube-apiserver-client-kubelet', 'kubelet-serving', 'legacy-unknown'].map((signer) =>
+    clusterRole(`system:certificates.k8s.io:${signer}-approver`, [
+      { apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: [`kubernetes.io/${signer}`], verbs: ['approve'] },
+    ]),
+  ),
 ];
 
 /** The bootstrap ClusterRoleBindings. */
