@@ -334,6 +334,18 @@ export const everyKind: JsonObject[] = [
   endpoints,
   { apiVersion: 'v1', kind: 'EndpointsList', metadata: listMeta, items: [endpoints] },
   {
+    apiVersion: 'v1',
+    kind: 'ComponentStatus',
+    metadata: { name: 'etcd-0' },
+    conditions: [{ type: 'Healthy', status: 'False', message: 'm', error: 'unreachable' }],
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'ComponentStatusList',
+    metadata: listMeta,
+    items: [{ metadata: { name: 'etcd-0' }, conditions: [{ type: 'Healthy', status: 'True' }] }],
+  },
+  {
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'TokenRequest',
     metadata: fullMeta('sa', 'default'),
