@@ -26,6 +26,8 @@ export interface Etcd3ClientOptions {
   callTimeoutMs?: number;
   /** How long a call waits for some endpoint to be connected (ms). Default 5000. */
   connectTimeoutMs?: number;
+  /** Called after each unary call with its method and duration in seconds (metrics). */
+  onCall?: (method: string, seconds: number, ok: boolean) => void;
 }
 
 /** etcd's mvccpb.KeyValue as loaded (int64 as decimal strings). */
@@ -171,6 +173,7 @@ export class Etcd3Client {
   private closed = false;
   private readonly callTimeoutMs: number;
   private readonly connectTimeoutMs: number;
+  private readonly onCall: Etcd3ClientOptions['onCall'];
 
   constructor(opts: Etcd3ClientOptions) {
     const { urls, secure } = parseEtcdServers(opts.endpoints.join(','));
@@ -199,6 +202,7 @@ export class Etcd3Client {
     });
     this.callTimeoutMs = opts.callTimeoutMs ?? 10_000;
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
+    this.onCall = opts.onCall;
   }
 
   /** The endpoint URLs. */
@@ -241,8 +245,13 @@ export class Etcd3Client {
   }
 
   private invoke<T>(m: Member, service: 'kv' | 'maintenance', method: string, req: object, timeoutMs: number): Promise<T> {
+    const started = process.hrtime.bigint();
     return new Promise<T>((resolve, reject) => {
-      m[service][method]!(req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res as T)));
+      m[service][method]!(req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
+        this.onCall?.(method, Number(process.hrtime.bigint() - started) / 1e9, !err);
+        if (err) reject(err);
+        else resolve(res as T);
+      });
     });
   }
 

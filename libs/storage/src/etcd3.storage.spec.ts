@@ -97,7 +97,7 @@ describe('Etcd3Storage', () => {
     const odd = await s.list('/registry/core/configmaps/pg/', {
       consistency: { mode: 'Any' },
       limit: 2,
-      predicate: (o) => o.metadata.labels?.odd === 'true',
+      predicate: (o) => (o.metadata.labels as Record<string, string> | undefined)?.odd === 'true',
     });
     expect(odd.items.map((o) => o.metadata.name)).toEqual(['c1', 'c3']);
     expect(odd.continueAfterKey).toBe('/registry/core/configmaps/pg/c3');
