@@ -14,6 +14,19 @@ import { delay, getFreePort } from './net.helper.js';
 
 const execFileP = promisify(execFile);
 
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+/** A crashed test must not leave etcd members running on the shared machine. */
+function track(p: ChildProcess): void {
+  running.add(p);
+  p.once('exit', () => running.delete(p));
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const c of running) c.kill('SIGKILL');
+  });
+}
+
 /** Options of {@link startEtcd}. */
 export interface StartEtcdOptions {
   /** Number of members (default 1). */
@@ -144,6 +157,7 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdCluste
     }
     const p = spawn('etcd', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.env.ETCD_UNSUPPORTED_ARCH ?? '' } });
     m.process = p;
+    track(p);
     const append = (c: Buffer): void => {
       m.log = (m.log + c.toString('utf8')).slice(-20_000);
     };
@@ -153,9 +167,6 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdCluste
       m.process = undefined;
     });
   }
-  process.once('exit', () => {
-    for (const m of members) m.process?.kill('SIGKILL');
-  });
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 30_000);
   let last = '';
   while (Date.now() < deadline) {

@@ -94,6 +94,7 @@ describe('Etcd3Storage', () => {
     const p2 = await s.list('/registry/core/configmaps/pg/', { consistency: { mode: 'Exact', revision: p1.revision }, limit: 10, startAfterKey: p1.continueAfterKey });
     expect(p2.items.map((o) => o.metadata.name)).toEqual(['c3', 'c4', 'c5', 'c6']);
     expect(p2.continueAfterKey).toBeUndefined();
+    expect(p2.revision).toBe(p1.revision);
     const odd = await s.list('/registry/core/configmaps/pg/', {
       consistency: { mode: 'Any' },
       limit: 2,

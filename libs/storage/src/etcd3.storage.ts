@@ -243,7 +243,9 @@ export class Etcd3Storage implements Storage {
       // page (kube's etcd3 store doubles its range) so few round trips fill it.
       const want = limit === 0 ? 0 : opts.predicate ? Math.max(limit - items.length, Math.min(2 * limit, 10_000)) : limit - items.length;
       const r = await this.read(prefix, consistency, from, { limit: want }, end);
-      revision = rev(r.header.revision);
+      // A Range at a past revision answers with the current revision in its header: the list's
+      // revision is the one it was read at.
+      revision = consistency.mode === 'Exact' ? consistency.revision : rev(r.header.revision);
       // Every further range reads the snapshot of the first.
       if (consistency.mode !== 'Exact') consistency = { mode: 'Exact', revision };
       let used = 0;
