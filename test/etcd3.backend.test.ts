@@ -28,7 +28,15 @@ class Watch {
   private rest = '';
   constructor(server: ServerHandle, path: string) {
     const u = new URL(path, server.url);
-    this.req = https.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem, agent: false });
+    this.req = https.request({
+      host: u.hostname,
+      port: u.port,
+      path: u.pathname + u.search,
+      ca: server.caPem,
+      cert: server.adminCertPem,
+      key: server.adminKeyPem,
+      agent: false,
+    });
     this.req.on('error', () => undefined);
     this.req.on('response', (res) => {
       this.status = res.statusCode ?? 0;
@@ -83,7 +91,10 @@ describe('two API servers on one external etcd (3 members, TLS)', () => {
     await kubectl(a, ['create', 'configmap', 'crud', '--from-literal=k=1']);
     expect((await kubectl(b, ['get', 'configmap', 'crud', '-o', 'jsonpath={.data.k}'])).stdout).toBe('1');
     await kubectl(b, ['patch', 'configmap', 'crud', '-p', '{"data":{"k":"2"}}']);
-    const got = JSON.parse((await kubectl(a, ['get', 'configmap', 'crud', '-o', 'json'])).stdout) as { data: { k: string }; metadata: { resourceVersion: string } };
+    const got = JSON.parse((await kubectl(a, ['get', 'configmap', 'crud', '-o', 'json'])).stdout) as {
+      data: { k: string };
+      metadata: { resourceVersion: string };
+    };
     expect(got.data.k).toBe('2');
     // resourceVersions are etcd revisions: the key's mod_revision in etcd.
     const kv = JSON.parse(await etcd.etcdctl(['get', '/registry/core/configmaps/default/crud', '-w', 'json'])) as { kvs: Array<{ mod_revision: number }> };
@@ -114,7 +125,7 @@ describe('two API servers on one external etcd (3 members, TLS)', () => {
     }
   });
 
-  it('continues a paged list on the other server at the first page\'s revision', async () => {
+  it("continues a paged list on the other server at the first page's revision", async () => {
     await kubectl(a, ['create', 'namespace', 'pages']);
     for (let i = 0; i < 5; i++) await request(a, 'POST', '/api/v1/namespaces/pages/configmaps', { body: cm(`p${i}`, 'pages') });
     type List = { metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number }; items: Array<{ metadata: { name: string } }> };
@@ -150,12 +161,11 @@ describe('two API servers on one external etcd (3 members, TLS)', () => {
     expect(cont.json<{ reason: string }>().reason).toBe('Expired');
     const w = new Watch(a, `/api/v1/namespaces/pages/configmaps?watch=true&resourceVersion=${old.metadata.resourceVersion}`);
     try {
-      await waitFor(
-        '410 from the watch',
-        async () => w.status === 410 || w.events.some((e) => e.type === 'ERROR' && e.object.code === 410) || undefined,
-      ).catch((e: Error) => {
-        throw new Error(`${e.message}: status ${w.status}, events ${JSON.stringify(w.events)}`);
-      });
+      await waitFor('410 from the watch', async () => w.status === 410 || w.events.some((e) => e.type === 'ERROR' && e.object.code === 410) || undefined).catch(
+        (e: Error) => {
+          throw new Error(`${e.message}: status ${w.status}, events ${JSON.stringify(w.events)}`);
+        },
+      );
     } finally {
       w.close();
     }

@@ -82,11 +82,7 @@ export class EtcdCluster {
   async etcdctl(args: readonly string[]): Promise<string> {
     const endpoints = this.members.filter((m) => m.process).map((m) => m.clientURL);
     const tls = this.pkiDir
-      ? [
-          `--cacert=${path.join(this.pkiDir, 'ca.crt')}`,
-          `--cert=${path.join(this.pkiDir, 'admin.crt')}`,
-          `--key=${path.join(this.pkiDir, 'admin.key')}`,
-        ]
+      ? [`--cacert=${path.join(this.pkiDir, 'ca.crt')}`, `--cert=${path.join(this.pkiDir, 'admin.crt')}`, `--key=${path.join(this.pkiDir, 'admin.key')}`]
       : [];
     const { stdout } = await execFileP('etcdctl', [`--endpoints=${endpoints.join(',')}`, ...tls, ...args], { env: { ...process.env, ETCDCTL_API: '3' } });
     return stdout;
@@ -155,7 +151,10 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdCluste
         '--peer-client-cert-auth',
       );
     }
-    const p = spawn('etcd', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.env.ETCD_UNSUPPORTED_ARCH ?? '' } });
+    const p = spawn('etcd', args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.env.ETCD_UNSUPPORTED_ARCH ?? '' },
+    });
     m.process = p;
     track(p);
     const append = (c: Buffer): void => {

@@ -60,7 +60,11 @@ export interface EtcdRangeResponse {
 export interface EtcdTxnResponse {
   header: EtcdHeader;
   succeeded: boolean;
-  responses: Array<{ response_range?: EtcdRangeResponse; response_put?: { prev_kv?: EtcdKeyValue | null }; response_delete_range?: { prev_kvs: EtcdKeyValue[] } }>;
+  responses: Array<{
+    response_range?: EtcdRangeResponse;
+    response_put?: { prev_kv?: EtcdKeyValue | null };
+    response_delete_range?: { prev_kvs: EtcdKeyValue[] };
+  }>;
 }
 
 /** mvccpb.Event as loaded. */

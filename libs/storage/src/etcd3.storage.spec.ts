@@ -20,7 +20,12 @@ async function open(prefix?: string, extra: { compactionIntervalMs?: number } = 
   return s;
 }
 
-const cm = (name: string, data: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns' }, data });
+const cm = (name: string, data: Record<string, string> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'ns' },
+  data,
+});
 
 async function waitFor<T>(what: string, f: () => T | undefined): Promise<T> {
   for (let i = 0; i < 200; i++) {
@@ -84,14 +89,22 @@ describe('Etcd3Storage', () => {
 
   it('pages a list at one revision with remaining counts and a predicate', async () => {
     const s = await open();
-    for (let i = 0; i < 7; i++) await s.create(`/registry/core/configmaps/pg/c${i}`, { ...cm(`c${i}`), metadata: { name: `c${i}`, namespace: 'pg', labels: { odd: String(i % 2 === 1) } } });
+    for (let i = 0; i < 7; i++)
+      await s.create(`/registry/core/configmaps/pg/c${i}`, {
+        ...cm(`c${i}`),
+        metadata: { name: `c${i}`, namespace: 'pg', labels: { odd: String(i % 2 === 1) } },
+      });
     await s.create('/registry/core/configmaps/pgx/other', cm('other'));
     const p1 = await s.list('/registry/core/configmaps/pg/', { consistency: { mode: 'MostRecent' }, limit: 3 });
     expect(p1.items.map((o) => o.metadata.name)).toEqual(['c0', 'c1', 'c2']);
     expect(p1.remaining).toBe(4);
     // A write between pages is not seen by the next page, read at the first page's revision.
     await s.create('/registry/core/configmaps/pg/c9', cm('c9'));
-    const p2 = await s.list('/registry/core/configmaps/pg/', { consistency: { mode: 'Exact', revision: p1.revision }, limit: 10, startAfterKey: p1.continueAfterKey });
+    const p2 = await s.list('/registry/core/configmaps/pg/', {
+      consistency: { mode: 'Exact', revision: p1.revision },
+      limit: 10,
+      startAfterKey: p1.continueAfterKey,
+    });
     expect(p2.items.map((o) => o.metadata.name)).toEqual(['c3', 'c4', 'c5', 'c6']);
     expect(p2.continueAfterKey).toBeUndefined();
     expect(p2.revision).toBe(p1.revision);
@@ -102,7 +115,9 @@ describe('Etcd3Storage', () => {
     });
     expect(odd.items.map((o) => o.metadata.name)).toEqual(['c1', 'c3']);
     expect(odd.continueAfterKey).toBe('/registry/core/configmaps/pg/c3');
-    await expect(s.list('/registry/core/configmaps/pg/', { consistency: { mode: 'NotOlderThan', revision: s.currentRevision() + 1000 } })).rejects.toMatchObject({
+    await expect(
+      s.list('/registry/core/configmaps/pg/', { consistency: { mode: 'NotOlderThan', revision: s.currentRevision() + 1000 } }),
+    ).rejects.toMatchObject({
       code: 'TooLargeResourceVersion',
     });
   });
@@ -122,7 +137,10 @@ describe('Etcd3Storage', () => {
     await s.delete('/registry/core/configmaps/w/a');
     const events: StorageEvent[] = [];
     const errors: StorageError[] = [];
-    const h = s.watch({ key: '/registry/core/configmaps/w/', recursive: true, afterRevision: Number(start) - 1 }, { event: (e) => events.push(e), error: (e) => errors.push(e) });
+    const h = s.watch(
+      { key: '/registry/core/configmaps/w/', recursive: true, afterRevision: Number(start) - 1 },
+      { event: (e) => events.push(e), error: (e) => errors.push(e) },
+    );
     await waitFor('three events', () => (events.length === 3 ? true : undefined));
     expect(events.map((e) => e.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
     expect(events[1]!.prevObject?.metadata.resourceVersion).toBe(start);

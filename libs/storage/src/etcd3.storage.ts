@@ -176,7 +176,8 @@ export class Etcd3Storage implements Storage {
   private async read(apiKey: string, c: ReadConsistency, key: Buffer, req: object, rangeEnd?: Buffer): Promise<EtcdRangeResponse> {
     this.checkOpen(apiKey);
     const requested = c.mode === 'Exact' || c.mode === 'NotOlderThan' ? c.revision : undefined;
-    if (requested !== undefined && (!Number.isSafeInteger(requested) || requested < 0)) throw new StorageError('Internal', apiKey, `invalid revision ${requested}`);
+    if (requested !== undefined && (!Number.isSafeInteger(requested) || requested < 0))
+      throw new StorageError('Internal', apiKey, `invalid revision ${requested}`);
     const deadline = Date.now() + this.revisionWaitMs;
     for (;;) {
       let r: EtcdRangeResponse;
@@ -194,7 +195,13 @@ export class Etcd3Storage implements Storage {
       }
       if (c.mode !== 'NotOlderThan' || rev(r.header.revision) >= c.revision) return r;
       if (Date.now() >= deadline) {
-        throw new StorageError('TooLargeResourceVersion', apiKey, `Too large resource version: ${c.revision}, current: ${this.latest}`, this.latest, c.revision);
+        throw new StorageError(
+          'TooLargeResourceVersion',
+          apiKey,
+          `Too large resource version: ${c.revision}, current: ${this.latest}`,
+          this.latest,
+          c.revision,
+        );
       }
       await new Promise((res) => setTimeout(res, 100));
     }
@@ -236,7 +243,6 @@ export class Etcd3Storage implements Storage {
     if (Buffer.compare(from, etcdPrefix) < 0) from = etcdPrefix;
     let consistency = opts.consistency;
     const items: KubeObject[] = [];
-    let revision = 0;
     let lastKey: string | undefined;
     for (;;) {
       // Without a predicate one Range is the page; with one, ask for more than the rest of the
@@ -245,7 +251,7 @@ export class Etcd3Storage implements Storage {
       const r = await this.read(prefix, consistency, from, { limit: want }, end);
       // A Range at a past revision answers with the current revision in its header: the list's
       // revision is the one it was read at.
-      revision = consistency.mode === 'Exact' ? consistency.revision : rev(r.header.revision);
+      const revision = consistency.mode === 'Exact' ? consistency.revision : rev(r.header.revision);
       // Every further range reads the snapshot of the first.
       if (consistency.mode !== 'Exact') consistency = { mode: 'Exact', revision };
       let used = 0;

@@ -179,7 +179,13 @@ export class Etcd3Watch {
       // A delete whose previous state was compacted away has nothing to show; etcd3 store
       // answers such a watcher with an error too.
       if (!prev) throw new StorageError('Internal', key, `etcd sent a delete of ${key} without its previous value`);
-      return { type: 'DELETED', key, object: decodeStoredObject(key, prev.value, revision), prevObject: decodeStoredObject(key, prev.value, rev(prev.mod_revision)), revision };
+      return {
+        type: 'DELETED',
+        key,
+        object: decodeStoredObject(key, prev.value, revision),
+        prevObject: decodeStoredObject(key, prev.value, rev(prev.mod_revision)),
+        revision,
+      };
     }
     const object = decodeStoredObject(key, e.kv.value, revision);
     if (rev(e.kv.create_revision) === revision) return { type: 'ADDED', key, object, revision };

@@ -79,7 +79,7 @@ export async function openEtcd3Backend(cfg: ServerConfig, registry: Registry): P
   } catch (e) {
     probe.stop();
     await storage.close();
-    throw new Error(`--etcd-servers ${client.endpoints.join(',')}: ${(e as Error).message}`);
+    throw new Error(`--etcd-servers ${client.endpoints.join(',')}: ${(e as Error).message}`, { cause: e });
   }
   const gauge = (name: string, help: string, value: () => number): void => {
     new Gauge({
