@@ -39,7 +39,7 @@ export interface Etcd3StorageOptions {
   compactionIntervalMs?: number;
   /** Give up a guaranteedUpdate/delete after this many lost compare-and-swaps (default 100). */
   maxConflictRetries?: number;
-  /** Interval (ms) of the progress requests that let idle watches announce bookmarks. Default 5000. */
+  /** Least interval (ms) between the progress requests that let idle watches announce bookmarks. Default 250. */
   watchProgressIntervalMs?: number;
 }
 
@@ -86,7 +86,7 @@ export class Etcd3Storage implements Storage {
     this.keys = new Etcd3Keys(opts.prefix);
     this.revisionWaitMs = opts.revisionWaitMs ?? 3000;
     this.maxRetries = opts.maxConflictRetries ?? 100;
-    this.progressIntervalMs = opts.watchProgressIntervalMs ?? 5000;
+    this.progressIntervalMs = opts.watchProgressIntervalMs ?? 250;
     const interval = opts.compactionIntervalMs ?? 300_000;
     if (interval > 0) this.compactor = new Etcd3Compactor(client, interval, (r) => this.observeCompacted(r));
   }

@@ -6,9 +6,11 @@
  * compacted ends the watch with Compacted (the API answers 410 and the client relists).
  *
  * Progress (bookmarks): a watch response's header revision covers every event of this watcher
- * up to it. Idle watches learn the revision from progress requests; etcd 3.4 answers those on
- * a control path that may overtake events already queued for the watcher, so a progress
- * revision counts only once the next response on the stream shows nothing older was pending.
+ * up to it. Idle watches learn the revision from progress requests, sent when the API asks for
+ * the progress (at most once per progress interval), so a quiet stream costs nothing; etcd 3.4
+ * answers those on a control path that may overtake events already queued for the watcher, so
+ * a progress revision counts only once the next response on the stream shows nothing older
+ * was pending.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { etcdPrefixEnd, rev, type EtcdEvent, type EtcdWatchResponse } from './etcd3.client.js';
@@ -29,7 +31,7 @@ export class Etcd3Watch {
   private covered: number;
   /** A progress revision waiting for the next response to confirm it. */
   private pendingProgress = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private lastRequest = 0;
   private resumes = 0;
 
   constructor(
@@ -43,23 +45,25 @@ export class Etcd3Watch {
     this.covered = opts.afterRevision;
   }
 
-  /** The revision a bookmark may announce. */
+  /**
+   * The revision a bookmark may announce; asks etcd for the progress of the stream, so that the
+   * next call can announce a later one.
+   */
   progress(): number {
+    const now = Date.now();
+    if (this.stream && this.progressIntervalMs > 0 && now - this.lastRequest >= this.progressIntervalMs) {
+      this.lastRequest = now;
+      try {
+        this.stream.write({ progress_request: {} });
+      } catch {
+        // The stream is being replaced.
+      }
+    }
     return Math.max(this.delivered, this.covered);
   }
 
   start(): void {
     void this.open();
-    if (this.progressIntervalMs > 0) {
-      this.timer = setInterval(() => {
-        try {
-          this.stream?.write({ progress_request: {} });
-        } catch {
-          // The stream is being replaced.
-        }
-      }, this.progressIntervalMs);
-      this.timer.unref();
-    }
   }
 
   private async open(): Promise<void> {
@@ -203,7 +207,6 @@ export class Etcd3Watch {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
     const s = this.stream;
     this.stream = undefined;
     s?.cancel();
