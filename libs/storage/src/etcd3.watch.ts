@@ -5,12 +5,11 @@
  * revision after the last event delivered, as etcd's clientv3 does; a start revision etcd has
  * compacted ends the watch with Compacted (the API answers 410 and the client relists).
  *
- * Progress (bookmarks): a watch response's header revision covers every event of this watcher
- * up to it. Idle watches learn the revision from progress requests, sent when the API asks for
- * the progress (at most once per progress interval), so a quiet stream costs nothing; etcd 3.4
- * answers those on a control path that may overtake events already queued for the watcher, so
- * a progress revision counts only once the next response on the stream shows nothing older
- * was pending.
+ * Progress (bookmarks): the revision of the last event delivered, or a later one learnt from
+ * progress requests, sent when the API asks for the progress (at most once per progress
+ * interval), so a quiet stream costs nothing. etcd 3.4 answers those on a control path that
+ * may overtake events already queued for the watcher, so a progress revision counts only once
+ * the next response on the stream shows nothing older was pending.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { etcdPrefixEnd, rev, type EtcdEvent, type EtcdWatchResponse } from './etcd3.client.js';
@@ -169,9 +168,8 @@ export class Etcd3Watch {
         return;
       }
     }
-    // Events of one revision are never split across responses (no fragments requested), and
-    // the header of an event response is the revision of its events or of the sync it ended.
-    if (header > this.covered && header >= this.delivered) this.covered = header;
+    // The header of an event response is not used as progress: a watcher catching up from an
+    // old revision gets its history in batches, each with the current revision in its header.
   }
 
   private toStorageEvent(e: EtcdEvent): StorageEvent | undefined {
