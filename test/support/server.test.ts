@@ -7,7 +7,8 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ensurePki } from '@app/pki';
-import { ServerStartError, getFreePort, kubectl, repoRoot, request, request2, runKubectl, startServer, type ServerHandle } from './server.js';
+import { EtcdCluster } from './etcd.js';
+import { ServerStartError, etcdServerArgs, getFreePort, kubectl, repoRoot, request, request2, runKubectl, startServer, type ServerHandle } from './server.js';
 
 const fake = path.join(repoRoot(), 'test', 'support', 'fixtures', 'fake-apiserver.mjs');
 
@@ -123,5 +124,36 @@ describe('startServer (against the fake server)', () => {
 
   it('refuses a missing entry', async () => {
     await expect(startServer({ entry: '/nonexistent/main.js' })).rejects.toThrow(/does not exist/);
+  });
+});
+
+describe('etcdServerArgs (KAPI_TEST_STORAGE=etcd3)', () => {
+  it("adds the etcd flags and turns the built-in store's compaction interval into etcd's", () => {
+    const member = { name: 'e1', clientURL: 'http://127.0.0.1:1', peerURL: 'http://127.0.0.1:2', dataDir: '/x', process: undefined, log: '' };
+    const etcd = new EtcdCluster([member, { ...member, name: 'e2', clientURL: 'http://127.0.0.1:3' }], '/x', undefined);
+    expect(etcdServerArgs(['--compaction-interval', '1', '--min-request-timeout=2', '--compaction-interval=0'], etcd)).toEqual([
+      '--storage-backend',
+      'etcd3',
+      '--etcd-servers',
+      'http://127.0.0.1:1,http://127.0.0.1:3',
+      '--etcd-compaction-interval',
+      '1s',
+      '--min-request-timeout=2',
+      '--etcd-compaction-interval',
+      '0',
+    ]);
+    const tls = new EtcdCluster([member], '/x', '/pki');
+    expect(tls.apiServerArgs()).toEqual([
+      '--storage-backend',
+      'etcd3',
+      '--etcd-servers',
+      'http://127.0.0.1:1',
+      '--etcd-cafile',
+      '/pki/ca.crt',
+      '--etcd-certfile',
+      '/pki/admin.crt',
+      '--etcd-keyfile',
+      '/pki/admin.key',
+    ]);
   });
 });

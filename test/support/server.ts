@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseKubeconfig, writeKubeconfig } from '@app/pki';
 import { type HttpTarget, closeHttpClients, request } from './http.helper.js';
 import { type KubectlOptions, type KubectlResult, type KubectlTarget, runKubectl } from './kubectl.helper.js';
+import { type EtcdCluster, startEtcd } from './etcd.js';
 import { delay, getFreePort } from './net.helper.js';
 
 export * from './http.helper.js';
@@ -123,6 +124,8 @@ export class ServerHandle implements HttpTarget, KubectlTarget {
   private readonly err = new LogBuffer();
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private exitWaiters: Array<() => void> = [];
+  /** Run by cleanup() after the server stopped (the external etcd of KAPI_TEST_STORAGE=etcd3). */
+  readonly cleanups: Array<() => Promise<void>> = [];
 
   /** @internal use {@link startServer}. */
   constructor(
@@ -321,8 +324,32 @@ export class ServerHandle implements HttpTarget, KubectlTarget {
    * (a data dir passed in by the caller is kept). */
   async cleanup(): Promise<void> {
     await this.stop();
+    for (const c of this.cleanups.splice(0)) await c();
     await fs.rm(this.baseDir, { recursive: true, force: true });
   }
+}
+
+/** The storage the harness runs servers on: `builtin` (default) or `etcd3` (KAPI_TEST_STORAGE). */
+export function testStorage(): 'builtin' | 'etcd3' {
+  const v = process.env.KAPI_TEST_STORAGE ?? 'builtin';
+  if (v !== 'builtin' && v !== 'etcd3') throw new ServerStartError(`KAPI_TEST_STORAGE: unknown storage ${JSON.stringify(v)} (builtin or etcd3)`);
+  return v;
+}
+
+/**
+ * The server flags of an external etcd for `extra` (see the module comment): the etcd flags
+ * added, the built-in store's compaction flag translated. Unchanged when not applicable.
+ */
+export function etcdServerArgs(extra: readonly string[], etcd: EtcdCluster): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < extra.length; i++) {
+    const a = extra[i]!;
+    if (a === '--compaction-interval' || a.startsWith('--compaction-interval=')) {
+      const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : extra[++i]!;
+      out.push('--etcd-compaction-interval', v === '0' ? '0' : `${v}s`);
+    } else out.push(a);
+  }
+  return [...etcd.apiServerArgs(), ...out];
 }
 
 function flagValue(args: readonly string[], flag: string): string | undefined {
@@ -347,7 +374,12 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Server
   const harnessDir = path.join(base, 'harness');
   await fs.mkdir(harnessDir, { recursive: true });
   const port = opts.port ?? (await getFreePort());
-  const extra = opts.args ?? [];
+  let extra = opts.args ?? [];
+  let etcd: EtcdCluster | undefined;
+  if (testStorage() === 'etcd3' && flagValue(extra, '--storage-backend') === undefined && flagValue(extra, '--initial-cluster') === undefined) {
+    etcd = await startEtcd({ members: 1 });
+    extra = etcdServerArgs(extra, etcd);
+  }
   const args = [...(opts.nodeArgs ?? []), entry, '--data-dir', dataDir, '--secure-port', String(port)];
   const host = opts.host ?? '127.0.0.1';
   if (flagValue(extra, '--bind-address') === undefined) args.push('--bind-address', host);
@@ -364,9 +396,11 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Server
     pkiDir,
     host,
   );
+  if (etcd) handle.cleanups.push(() => etcd.cleanup());
   try {
     await handle.start();
   } catch (e) {
+    await etcd?.cleanup();
     await fs.rm(base, { recursive: true, force: true });
     throw e;
   }

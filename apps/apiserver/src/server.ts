@@ -15,12 +15,12 @@ import { ensurePki, loadPki, type PkiMaterial } from '@app/pki';
 import { AppModule } from './app.module.js';
 import { AdminKubeconfig } from './bootstrap/bootstrap.module.js';
 import { PostStartHooks } from './bootstrap/post-start-hook.js';
-import type { ClusterNode } from './cluster/cluster.node.js';
 import type { ServerConfig } from './config/flags.js';
 import { handleClientError } from './http/client-error.js';
 import { DEFAULT_CONNECTION_LIMITS } from './http/connection.guard.js';
 import { notFoundError, sendStatus, toStatusError } from './http/status.js';
-import { CLUSTER_NODE, STORAGE, type ServerEndpoint } from './tokens.js';
+import type { StorageBackend } from './storage/storage.backend.js';
+import { STORAGE_BACKEND, type ServerEndpoint } from './tokens.js';
 
 export { KUBE_VERSION } from './http/version.js';
 
@@ -33,8 +33,8 @@ export interface RunningServer {
   storage: Storage;
   fastify: FastifyInstance;
   /**
-   * Calls `listener` once a storage failure (a failed write of the Raft log or of the store:
-   * a full disk, an I/O error) stopped this node's Raft for good. The node then serves nothing
+   * Calls `listener` once a storage failure (with the built-in store, a failed write of the
+   * Raft log or of the store: a full disk, an I/O error) stopped this node's Raft for good. The node then serves nothing
    * but failing health checks; the program exits so that a supervisor restarts it from its
    * durable state (main.ts), as etcd exits on a failed WAL write.
    */
@@ -132,16 +132,16 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
   await app.listen(cfg.securePort, cfg.bindAddress);
   await app.get(PostStartHooks).runAll();
 
-  const node = app.get<ClusterNode>(CLUSTER_NODE);
+  const backend = app.get<StorageBackend>(STORAGE_BACKEND);
   let closing: Promise<void> | undefined;
   return {
     config: cfg,
     url: endpoint.url,
     kubeconfigPath: app.get(AdminKubeconfig).path,
     registry: app.get(KindRegistry),
-    storage: app.get<Storage>(STORAGE),
+    storage: backend.storage,
     fastify: app.getHttpAdapter().getInstance() as unknown as FastifyInstance,
-    onFatal: (listener) => node.cs.node.onFatal(listener),
+    onFatal: (listener) => backend.onFatal(listener),
     close: () => (closing ??= app.close()),
   };
 }

@@ -12,8 +12,13 @@ export const SERVER_CONFIG = Symbol.for('kapi.ServerConfig');
 export const PKI = Symbol.for('kapi.Pki');
 /** Where this node serves: { url, host } (ServerEndpoint). */
 export const SERVER_ENDPOINT = Symbol.for('kapi.ServerEndpoint');
-/** This node's Raft member and its storage side (ClusterNode). */
+/**
+ * This node's Raft member and its storage side (ClusterNode); provided with the built-in
+ * backend only. Code that works on any backend injects STORAGE_BACKEND instead.
+ */
 export const CLUSTER_NODE = Symbol.for('kapi.ClusterNode');
+/** The storage backend: storage, its health checks, membership, lifecycle (storage/storage.backend.ts). */
+export const STORAGE_BACKEND = Symbol.for('kapi.StorageBackend');
 /** The storage the API layer uses (@app/storage Storage). */
 export const STORAGE = Symbol.for('kapi.Storage');
 /** The machinery port of the generic store (@app/registry Machinery). */

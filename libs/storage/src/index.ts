@@ -5,3 +5,7 @@ export * from './continue.token.js';
 export * from './mvcc.state-machine.js';
 export * from './raft.proposer.js';
 export * from './cluster.storage.js';
+export * from './storage.codec.js';
+export * from './etcd3.client.js';
+export * from './etcd3.compactor.js';
+export * from './etcd3.storage.js';

@@ -1,7 +1,8 @@
 /**
  * What a node does once it listens (post-start hooks, in order): create the objects every
- * cluster starts with (and, with bootstrap tokens, cluster-info), write the admin kubeconfig,
- * and (last) register itself in the cluster's member records. The controller election is the controllers module's hook.
+ * cluster starts with (and, with bootstrap tokens, cluster-info), write the admin kubeconfig.
+ * The controller election is the controllers module's hook; the built-in storage backend adds
+ * the Raft member's self-registration (storage/storage.builtin.ts).
  */
 import * as path from 'node:path';
 import { Inject, Injectable, Module } from '@nestjs/common';
@@ -9,9 +10,8 @@ import { DiscoveryModule } from '@nestjs/core';
 import { KindRegistry } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { writeKubeconfig } from '@app/pki';
-import type { ClusterNode } from '../cluster/cluster.node.js';
 import type { ServerConfig } from '../config/flags.js';
-import { CLUSTER_NODE, PKI, SERVER_CONFIG, SERVER_ENDPOINT, STORAGE, STORES, type PkiMaterial, type ServerEndpoint, type StoreFactory } from '../tokens.js';
+import { PKI, SERVER_CONFIG, SERVER_ENDPOINT, STORAGE, STORES, type PkiMaterial, type ServerEndpoint, type StoreFactory } from '../tokens.js';
 import { ClusterInfoPublisher } from './cluster-info.publisher.js';
 import { createInitialObjects } from './initial-objects.js';
 import { PostStartHook, PostStartHooks, type PostStartHookProvider } from './post-start-hook.js';
@@ -61,21 +61,10 @@ export class AdminKubeconfig implements PostStartHookProvider {
   }
 }
 
-/** Starts the background self-registration in the member records (docs/cluster.md). */
-@PostStartHook({ name: 'cluster-registration', order: 400 })
-@Injectable()
-export class ClusterRegistration implements PostStartHookProvider {
-  constructor(@Inject(CLUSTER_NODE) private readonly node: ClusterNode) {}
-
-  async runPostStartHook(): Promise<void> {
-    this.node.startBackground();
-  }
-}
-
 /** The post-start hooks of a node and their runner. */
 @Module({
   imports: [DiscoveryModule],
-  providers: [PostStartHooks, InitialObjects, ClusterInfoPublisher, AdminKubeconfig, ClusterRegistration],
+  providers: [PostStartHooks, InitialObjects, ClusterInfoPublisher, AdminKubeconfig],
   exports: [PostStartHooks, AdminKubeconfig],
 })
 export class BootstrapModule {}

@@ -147,3 +147,32 @@ describe('parseFlags', () => {
     expect(() => parseFlags(['--request-timeout=600h'])).toThrow('at most 596h31m23s');
   });
 });
+
+describe('external etcd flags', () => {
+  it('takes kube-apiserver names and defaults', () => {
+    const cfg = parseFlags([
+      '--storage-backend=etcd3',
+      '--etcd-servers=https://127.0.0.1:2379,https://127.0.0.1:2479',
+      '--etcd-cafile=/p/ca.crt',
+      '--etcd-certfile=/p/c.crt',
+      '--etcd-keyfile=/p/c.key',
+    ]);
+    expect(cfg.etcdServers).toBe('https://127.0.0.1:2379,https://127.0.0.1:2479');
+    expect([cfg.etcdCafile, cfg.etcdCertfile, cfg.etcdKeyfile]).toEqual(['/p/ca.crt', '/p/c.crt', '/p/c.key']);
+    expect(cfg.etcdPrefix).toBe('/registry');
+    expect(cfg.etcdCompactionIntervalMs).toBe(300_000);
+    const other = parseFlags(['--storage-backend=etcd3', '--etcd-servers=http://h:1', '--etcd-prefix=/kube', '--etcd-compaction-interval=0']);
+    expect([other.etcdPrefix, other.etcdCompactionIntervalMs]).toEqual(['/kube', 0]);
+    expect(parseFlags(['--storage-backend=etcd3', '--etcd-servers=http://h:1', '--etcd-compaction-interval=90s']).etcdCompactionIntervalMs).toBe(90_000);
+  });
+
+  it('refuses what cannot work', () => {
+    expect(() => parseFlags(['--storage-backend=etcd3'])).toThrow('--etcd-servers is required');
+    expect(() => parseFlags(['--etcd-servers=http://h:1'])).toThrow('needs --storage-backend=etcd3');
+    expect(() => parseFlags(['--storage-backend=etcd3', '--etcd-servers=h:1'])).toThrow('not an http(s)://host:port URL');
+    expect(() => parseFlags(['--storage-backend=etcd3', '--etcd-servers=ftp://h:1'])).toThrow('not an http(s)://host:port URL');
+    expect(() => parseFlags(['--storage-backend=etcd3', '--etcd-servers=http://h:1', '--etcd-compaction-interval=soon'])).toThrow('--etcd-compaction-interval');
+    expect(() => parseFlags(['--storage-backend=etcd3', '--etcd-servers=http://h:1', '--initial-cluster=n1=h:1'])).toThrow('belongs to the built-in store');
+    expect(() => parseFlags(['--storage-backend=consul'])).toThrow('not built into this server');
+  });
+});

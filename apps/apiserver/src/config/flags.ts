@@ -37,6 +37,16 @@ export interface ServerConfig {
   peerTrustedCaFile?: string;
   /** Common names a peer certificate may carry (etcd's --peer-cert-allowed-cn; comma-separated here). Default: the CN of this node's peer certificate. */
   peerCertAllowedCn?: string;
+  /** `--storage-backend=etcd3`: etcd client URLs, comma-separated (kube-apiserver's --etcd-servers). */
+  etcdServers?: string;
+  /** PEM files of the etcd client's TLS: the CA that signed etcd's certificates, the client certificate and key. */
+  etcdCafile?: string;
+  etcdCertfile?: string;
+  etcdKeyfile?: string;
+  /** etcd key prefix of every object (kube's --etcd-prefix); default /registry. */
+  etcdPrefix: string;
+  /** Period of the coordinated etcd compaction in ms (kube's --etcd-compaction-interval, default 5m; 0 disables). */
+  etcdCompactionIntervalMs: number;
   /** History retention / compaction interval in seconds (0 disables). */
   compactionIntervalSeconds: number;
   /** Upper bound of watch requests in seconds. */
@@ -73,7 +83,7 @@ interface FlagSpec {
 /** Authorization modes built into this server. */
 export const BUILT_AUTHORIZATION_MODES: readonly string[] = Object.keys(AUTHORIZATION_MODES);
 /** Storage backends built into this server (`--storage-backend`). */
-export const BUILT_STORAGE_BACKENDS: readonly string[] = ['builtin'];
+export const BUILT_STORAGE_BACKENDS: readonly string[] = ['builtin', 'etcd3'];
 /** Admission plugins built into this server (always on). */
 export const BUILT_ADMISSION_PLUGINS: readonly string[] = [
   'NamespaceLifecycle',
@@ -193,6 +203,12 @@ const FLAGS: Record<string, FlagSpec> = {
         ? undefined
         : `storage backend ${JSON.stringify(v)} is not built into this server (built: ${BUILT_STORAGE_BACKENDS.join(', ')})`,
   },
+  'etcd-servers': { key: 'etcdServers', kind: 'string' },
+  'etcd-cafile': { key: 'etcdCafile', kind: 'string' },
+  'etcd-certfile': { key: 'etcdCertfile', kind: 'string' },
+  'etcd-keyfile': { key: 'etcdKeyfile', kind: 'string' },
+  'etcd-prefix': { key: 'etcdPrefix', kind: 'string' },
+  'etcd-compaction-interval': { key: 'etcd-compaction-interval', kind: 'string' },
   'admission-control-config-file': { key: 'admission-control-config-file', kind: 'string', refuse: notBuilt('admission plugin configuration') },
   // The CSR signing controller (controllers/csr.controllers.ts, docs/certificates.md).
   'cluster-signing-duration': { key: 'cluster-signing-duration', kind: 'string' },
@@ -215,6 +231,8 @@ export function parseFlags(argv: string[]): ServerConfig {
     heartbeatIntervalMs: 100,
     electionTimeoutMs: 1000,
     compactionIntervalSeconds: 300,
+    etcdPrefix: '/registry',
+    etcdCompactionIntervalMs: 300_000,
     minRequestTimeoutSeconds: 1800,
     requestTimeoutMs: 60_000,
     maxRequestBodyBytes: 3 * 1024 * 1024,
@@ -285,10 +303,53 @@ export function parseFlags(argv: string[]): ServerConfig {
     throw e;
   }
   checkSigningFlags(cfg.raw);
+  checkEtcdFlags(cfg);
   // etcd's rule: an election timeout of fewer than 5 heartbeats elects on a late heartbeat.
   if (cfg.heartbeatIntervalMs < 1 || cfg.electionTimeoutMs < 5 * cfg.heartbeatIntervalMs)
     throw new FlagError(`--election-timeout must be at least 5 times --heartbeat-interval (at least 1)`);
   return cfg;
+}
+
+/**
+ * The external etcd flags (kube-apiserver's): --etcd-servers is required with
+ * --storage-backend=etcd3 and meaningless without it, as are the built-in store's Raft flags
+ * with it; --etcd-compaction-interval is a Go duration (0 disables).
+ */
+function checkEtcdFlags(cfg: ServerConfig): void {
+  const raw = cfg.raw;
+  const etcd = raw['storage-backend'] === 'etcd3';
+  const etcdFlags = Object.keys(raw).filter((k) => k.startsWith('etcd-'));
+  if (!etcd) {
+    if (etcdFlags.length > 0) throw new FlagError(`--${etcdFlags[0]} needs --storage-backend=etcd3`);
+    return;
+  }
+  if (!cfg.etcdServers) throw new FlagError('--etcd-servers is required with --storage-backend=etcd3');
+  for (const u of cfg.etcdServers.split(',').map((x) => x.trim())) {
+    if (u === '') continue;
+    let url: URL | undefined;
+    try {
+      url = new URL(u);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.port === '') {
+      throw new FlagError(`--etcd-servers: ${JSON.stringify(u)} is not an http(s)://host:port URL`);
+    }
+  }
+  for (const f of ['initial-cluster', 'initial-cluster-state', 'listen-peer-port']) {
+    if (raw[f] !== undefined) throw new FlagError(`--${f} belongs to the built-in store; with --storage-backend=etcd3 the etcd cluster replicates`);
+  }
+  const interval = raw['etcd-compaction-interval'];
+  if (interval !== undefined) {
+    let ns: number;
+    try {
+      ns = interval === '0' ? 0 : parseGoDuration(interval);
+    } catch (e) {
+      throw new FlagError(`invalid value ${JSON.stringify(interval)} for --etcd-compaction-interval: ${(e as Error).message}`);
+    }
+    if (ns < 0 || ns / 1e6 > 2 ** 31 - 1) throw new FlagError('--etcd-compaction-interval must be 0 (off) or a positive duration such as 5m0s');
+    cfg.etcdCompactionIntervalMs = ns / 1e6;
+  }
 }
 
 /**

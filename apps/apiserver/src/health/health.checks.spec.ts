@@ -51,8 +51,11 @@ describe('healthCheckSets / nodeHealthChecks', () => {
     const state: Record<string, string | undefined> = {};
     const sets = nodeHealthChecks({
       eventLoop: () => state.eventLoop,
-      storage: () => state.storage,
-      raft: () => state.raft,
+      storageLivez: [{ name: 'storage', check: () => state.storage }],
+      storageReadyz: [
+        { name: 'storage', check: () => state.storage },
+        { name: 'raft', check: () => state.raft },
+      ],
       postStartHooks: ['initial-objects'],
       postStartHook: () => state.bootstrap,
       shutdown: () => state.shutdown,

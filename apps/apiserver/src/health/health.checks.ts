@@ -102,10 +102,13 @@ export function healthCheckSets(livez: readonly HealthCheck[], readyz: readonly 
 export interface NodeHealthSources {
   /** Event loop stall against its bound (eventloop.monitor.ts). */
   eventLoop(): string | undefined;
-  /** Storage open and no failed write (cluster.node.ts). */
-  storage(): string | undefined;
-  /** Leader heard from within the election timeout (cluster.node.ts, from the Raft driver). */
-  raft(): string | undefined;
+  /**
+   * The storage backend's liveness checks (storage/storage.backend.ts): the built-in store's
+   * `storage`; an external etcd's `storage` (open), never the remote store's latency.
+   */
+  storageLivez: readonly HealthCheck[];
+  /** The backend's readiness checks: `storage` and `raft` built in, `storage` and `etcd` on etcd. */
+  storageReadyz: readonly HealthCheck[];
   /** The post-start hooks (bootstrap/post-start-hook.ts), each failing until it has completed. */
   postStartHooks: readonly string[];
   postStartHook(name: string): string | undefined;
@@ -114,19 +117,17 @@ export interface NodeHealthSources {
 }
 
 /**
- * The node's checks (docs/health.md): livez = ping, eventloop, storage (the process can make
- * progress); readyz = ping, storage, raft, poststarthook/<each hook>, shutdown (it can
- * serve a linearizable request now); healthz = both.
+ * The node's checks (docs/health.md): livez = ping, eventloop, the backend's liveness checks
+ * (the process can make progress); readyz = ping, the backend's readiness checks,
+ * poststarthook/<each hook>, shutdown (it can serve a linearizable request now); healthz = both.
  */
 export function nodeHealthChecks(s: NodeHealthSources): HealthCheckSets {
   const ping: HealthCheck = { name: 'ping', check: () => undefined };
-  const storage: HealthCheck = { name: 'storage', check: () => s.storage() };
   return healthCheckSets(
-    [ping, { name: 'eventloop', check: () => s.eventLoop() }, storage],
+    [ping, { name: 'eventloop', check: () => s.eventLoop() }, ...s.storageLivez],
     [
       ping,
-      storage,
-      { name: 'raft', check: () => s.raft() },
+      ...s.storageReadyz,
       ...s.postStartHooks.map((h) => ({ name: `poststarthook/${h}`, check: () => s.postStartHook(h) })),
       { name: 'shutdown', check: () => s.shutdown() },
     ],

@@ -1,13 +1,13 @@
 /**
  * The node's health checks as a provider (docs/health.md): each check reads state its owner
- * keeps current (the event-loop monitor here, storage and Raft in the cluster node, the
- * post-start hooks), and shutdown starts failing readiness in beforeApplicationShutdown, before
+ * keeps current (the event-loop monitor here, the storage backend's checks, the post-start
+ * hooks), and shutdown starts failing readiness in beforeApplicationShutdown, before
  * the HTTP server closes, so balancers stop sending clients first.
  */
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { PostStartHooks } from '../bootstrap/post-start-hook.js';
-import type { ClusterNode } from '../cluster/cluster.node.js';
-import { CLUSTER_NODE } from '../tokens.js';
+import type { StorageBackend } from '../storage/storage.backend.js';
+import { STORAGE_BACKEND } from '../tokens.js';
 import { EventLoopMonitor } from './eventloop.monitor.js';
 import { nodeHealthChecks, type HealthCheckSets } from './health.checks.js';
 
@@ -19,7 +19,7 @@ export class NodeHealth implements OnModuleInit, BeforeApplicationShutdown, OnAp
   private checks: HealthCheckSets | undefined;
 
   constructor(
-    @Inject(CLUSTER_NODE) private readonly node: ClusterNode,
+    @Inject(STORAGE_BACKEND) private readonly backend: StorageBackend,
     private readonly hooks: PostStartHooks,
   ) {}
 
@@ -28,8 +28,8 @@ export class NodeHealth implements OnModuleInit, BeforeApplicationShutdown, OnAp
     const names = this.hooks.status().map((h) => h.name);
     this.checks = nodeHealthChecks({
       eventLoop: () => this.eventLoop.check(),
-      storage: () => this.node.storageCheck(),
-      raft: () => this.node.raftCheck(),
+      storageLivez: this.backend.livez,
+      storageReadyz: this.backend.readyz,
       postStartHooks: names,
       postStartHook: (name) => (this.hooks.status().find((h) => h.name === name)?.done ? undefined : `post-start hook ${name} has not completed`),
       shutdown: () => (this.stopping ? 'the server is shutting down' : undefined),

@@ -11,7 +11,6 @@ import { AUTHENTICATOR, type Authenticator } from '@app/auth';
 import { AUTHORIZER, type Authorizer } from '@app/authz';
 import { KindRegistry } from '@app/registry';
 import { PostStartHooks } from '../bootstrap/post-start-hook.js';
-import type { ClusterNode } from '../cluster/cluster.node.js';
 import { registerClusterRoutes } from '../cluster/cluster.routes.js';
 import type { ServerConfig } from '../config/flags.js';
 import { ApiMetrics } from '../observability/metrics.js';
@@ -22,7 +21,8 @@ import { createPipeline } from '../pipeline/pipeline.js';
 import { stateOf, type RequestState } from '../pipeline/request-state.js';
 import { registerHealthRoutes } from '../health/health.routes.js';
 import { NodeHealth } from '../health/node-health.js';
-import { CLUSTER_NODE, SERVER_CONFIG, SERVER_ENDPOINT, STORES, WIRE_CODECS, type ServerEndpoint, type StoreFactory } from '../tokens.js';
+import type { StorageBackend } from '../storage/storage.backend.js';
+import { SERVER_CONFIG, STORAGE_BACKEND, SERVER_ENDPOINT, STORES, WIRE_CODECS, type ServerEndpoint, type StoreFactory } from '../tokens.js';
 import type { WireCodecs } from './codec.js';
 import { Discovery, aggregatedVersion } from './discovery.js';
 import { OpenApiService } from './openapi.js';
@@ -56,7 +56,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
   constructor(
     @Inject(SERVER_CONFIG) private readonly cfg: ServerConfig,
     @Inject(SERVER_ENDPOINT) private readonly endpoint: ServerEndpoint,
-    @Inject(CLUSTER_NODE) private readonly node: ClusterNode,
+    @Inject(STORAGE_BACKEND) private readonly backend: StorageBackend,
     @Inject(STORES) private readonly stores: StoreFactory,
     @Inject(WIRE_CODECS) private readonly codecs: WireCodecs,
     private readonly registry: KindRegistry,
@@ -146,11 +146,15 @@ export class ApiRoutes implements BeforeApplicationShutdown {
       scope.get('/openapi/v2', serveOpenApi);
       scope.get('/openapi/v3', serveOpenApi);
       scope.get('/openapi/v3/*', serveOpenApi);
-      registerClusterRoutes(
-        scope,
-        () => this.node.membership,
-        (req) => stateOf(req)!.user!,
-      );
+      // The member records exist with the built-in Raft group only; elsewhere the paths are 404.
+      const membership = this.backend.membership;
+      if (membership) {
+        registerClusterRoutes(
+          scope,
+          () => membership,
+          (req) => stateOf(req)!.user!,
+        );
+      }
 
       const serveApi = async (req: FastifyRequest, reply: FastifyReply, s: RequestState): Promise<void> => {
         if (s.info.isResourceRequest) return handler.handle(req, reply, s.info, s.query, s.user!, req.query as Record<string, unknown>);

@@ -1,0 +1,193 @@
+import type { KubeObject } from '@app/apimachinery';
+import { startEtcd, type EtcdCluster } from '../../../test/support/etcd.js';
+import { prerequisite } from '../../../test/support/prereq.js';
+import { Etcd3Client } from './etcd3.client.js';
+import { Etcd3Compactor } from './etcd3.compactor.js';
+import { Etcd3Storage } from './etcd3.storage.js';
+import { NO_CHANGE, StorageError, type StorageEvent } from './storage.interface.js';
+
+// Against a real etcd (Debian's etcd-server), one member on loopback.
+let etcd: EtcdCluster;
+// false only when the run opted out of etcd (KAPI_TEST_WITHOUT=etcd): recorded, tests return at once.
+let haveEtcd = false;
+const opened: Etcd3Storage[] = [];
+
+async function open(prefix?: string, extra: { compactionIntervalMs?: number } = {}): Promise<Etcd3Storage> {
+  const s = await new Etcd3Storage(new Etcd3Client({ endpoints: etcd.servers.split(',') }), {
+    prefix,
+    compactionIntervalMs: extra.compactionIntervalMs ?? 0,
+    watchProgressIntervalMs: 200,
+    revisionWaitMs: 500,
+  }).open();
+  opened.push(s);
+  return s;
+}
+
+const cm = (name: string, data: Record<string, string> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'ns' },
+  data,
+});
+
+async function waitFor<T>(what: string, f: () => T | undefined): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const v = f();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+beforeAll(async () => {
+  haveEtcd = prerequisite('etcd', 'Etcd3Storage against a real etcd (libs/storage/src/etcd3.storage.spec.ts)');
+  if (!haveEtcd) return;
+  etcd = await startEtcd({ members: 1 });
+}, 60_000);
+
+afterAll(async () => {
+  for (const s of opened) await s.close();
+  await etcd?.cleanup();
+});
+
+describe('Etcd3Storage', () => {
+  it('creates, reads, updates with compare-and-swap and deletes; resourceVersions are etcd revisions', async () => {
+    if (!haveEtcd) return;
+    const s = await open();
+    const created = await s.create('/registry/core/configmaps/ns/a', cm('a', { x: '1' }));
+    const rv = Number(created.metadata.resourceVersion);
+    expect(rv).toBeGreaterThan(0);
+    expect(s.currentRevision()).toBeGreaterThanOrEqual(rv);
+    // The value in etcd is the object without resourceVersion, under the prefix.
+    const raw = JSON.parse(await etcd.etcdctl(['get', '/registry/core/configmaps/ns/a', '--print-value-only']));
+    expect(raw).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' }, data: { x: '1' } });
+    await expect(s.create('/registry/core/configmaps/ns/a', cm('a'))).rejects.toMatchObject({ code: 'KeyExists' });
+
+    const got = await s.get('/registry/core/configmaps/ns/a', { mode: 'Any' });
+    expect(got?.metadata.resourceVersion).toBe(String(rv));
+
+    // A concurrent write makes the first attempt lose; tryUpdate runs again on fresh state.
+    let calls = 0;
+    const res = await s.guaranteedUpdate('/registry/core/configmaps/ns/a', async (cur) => {
+      calls++;
+      if (calls === 1) await etcd.etcdctl(['put', '/registry/core/configmaps/ns/a', JSON.stringify({ ...cm('a', { x: 'other' }) })]);
+      return { ...cur, data: { ...(cur.data as object), y: '2' } };
+    });
+    expect(calls).toBe(2);
+    expect(res.object.data).toEqual({ x: 'other', y: '2' });
+    expect(Number(res.object.metadata.resourceVersion)).toBeGreaterThan(rv + 1);
+
+    const same = await s.guaranteedUpdate('/registry/core/configmaps/ns/a', () => NO_CHANGE);
+    expect(same.changed).toBe(false);
+    await expect(s.guaranteedUpdate('/registry/core/configmaps/ns/a', (c) => c, { preconditions: { resourceVersion: String(rv) } })).rejects.toMatchObject({
+      code: 'Conflict',
+    });
+    await expect(s.guaranteedUpdate('/registry/core/configmaps/ns/missing', (c) => c)).rejects.toMatchObject({ code: 'KeyNotFound' });
+    const made = await s.guaranteedUpdate('/registry/core/configmaps/ns/made', (c) => c, { createIfMissing: () => cm('made') });
+    expect(made.created).toBe(true);
+
+    await expect(s.delete('/registry/core/configmaps/ns/a', { preconditions: { uid: 'nope' } })).rejects.toMatchObject({ code: 'Conflict' });
+    const deleted = await s.delete('/registry/core/configmaps/ns/a');
+    expect(Number(deleted.metadata.resourceVersion)).toBeGreaterThan(Number(res.object.metadata.resourceVersion));
+    expect(await s.get('/registry/core/configmaps/ns/a', { mode: 'MostRecent' })).toBeUndefined();
+    await expect(s.delete('/registry/core/configmaps/ns/a')).rejects.toMatchObject({ code: 'KeyNotFound' });
+  });
+
+  it('pages a list at one revision with remaining counts and a predicate', async () => {
+    if (!haveEtcd) return;
+    const s = await open();
+    for (let i = 0; i < 7; i++)
+      await s.create(`/registry/core/configmaps/pg/c${i}`, {
+        ...cm(`c${i}`),
+        metadata: { name: `c${i}`, namespace: 'pg', labels: { odd: String(i % 2 === 1) } },
+      });
+    await s.create('/registry/core/configmaps/pgx/other', cm('other'));
+    const p1 = await s.list('/registry/core/configmaps/pg/', { consistency: { mode: 'MostRecent' }, limit: 3 });
+    expect(p1.items.map((o) => o.metadata.name)).toEqual(['c0', 'c1', 'c2']);
+    expect(p1.remaining).toBe(4);
+    // A write between pages is not seen by the next page, read at the first page's revision.
+    await s.create('/registry/core/configmaps/pg/c9', cm('c9'));
+    const p2 = await s.list('/registry/core/configmaps/pg/', {
+      consistency: { mode: 'Exact', revision: p1.revision },
+      limit: 10,
+      startAfterKey: p1.continueAfterKey,
+    });
+    expect(p2.items.map((o) => o.metadata.name)).toEqual(['c3', 'c4', 'c5', 'c6']);
+    expect(p2.continueAfterKey).toBeUndefined();
+    expect(p2.revision).toBe(p1.revision);
+    const odd = await s.list('/registry/core/configmaps/pg/', {
+      consistency: { mode: 'Any' },
+      limit: 2,
+      predicate: (o) => (o.metadata.labels as Record<string, string> | undefined)?.odd === 'true',
+    });
+    expect(odd.items.map((o) => o.metadata.name)).toEqual(['c1', 'c3']);
+    expect(odd.continueAfterKey).toBe('/registry/core/configmaps/pg/c3');
+    await expect(
+      s.list('/registry/core/configmaps/pg/', { consistency: { mode: 'NotOlderThan', revision: s.currentRevision() + 1000 } }),
+    ).rejects.toMatchObject({
+      code: 'TooLargeResourceVersion',
+    });
+  });
+
+  it('maps /registry to --etcd-prefix', async () => {
+    if (!haveEtcd) return;
+    const s = await open('/other-prefix/');
+    await s.create('/registry/core/configmaps/ns/p', cm('p'));
+    expect(await etcd.etcdctl(['get', '/other-prefix/core/configmaps/ns/p', '--keys-only'])).toContain('/other-prefix/core/configmaps/ns/p');
+    const l = await s.list('/registry/core/configmaps/ns/', { consistency: { mode: 'MostRecent' } });
+    expect(l.items.map((o) => o.metadata.name)).toEqual(['p']);
+  });
+
+  it('watches from a revision with prev values, announces progress, and ends with Compacted below the compacted revision', async () => {
+    if (!haveEtcd) return;
+    const s = await open();
+    const start = (await s.create('/registry/core/configmaps/w/a', cm('a'))).metadata.resourceVersion!;
+    await s.guaranteedUpdate('/registry/core/configmaps/w/a', (c) => ({ ...c, data: { v: '2' } }));
+    await s.delete('/registry/core/configmaps/w/a');
+    const events: StorageEvent[] = [];
+    const errors: StorageError[] = [];
+    const h = s.watch(
+      { key: '/registry/core/configmaps/w/', recursive: true, afterRevision: Number(start) - 1 },
+      { event: (e) => events.push(e), error: (e) => errors.push(e) },
+    );
+    await waitFor('three events', () => (events.length === 3 ? true : undefined));
+    expect(events.map((e) => e.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
+    expect(events[1]!.prevObject?.metadata.resourceVersion).toBe(start);
+    expect(events[2]!.object.metadata.resourceVersion).toBe(String(events[2]!.revision));
+    // Writes elsewhere move the progress of an idle watch past its last event.
+    const later = await s.create('/registry/core/configmaps/elsewhere/x', cm('x'));
+    await waitFor('progress', () => (h.progress!() >= Number(later.metadata.resourceVersion) ? true : undefined));
+    h.stop();
+
+    const c = new Etcd3Compactor(s.client, 1000, (r) => s.observeCompacted(r));
+    expect(await c.tick()).toBe(0); // records the revision, compacts nothing yet
+    const target = s.currentRevision();
+    await s.create('/registry/core/configmaps/w/b', cm('b'));
+    expect(await c.tick()).toBeGreaterThanOrEqual(target);
+    const late: StorageError[] = [];
+    s.watch({ key: '/registry/core/configmaps/w/', recursive: true, afterRevision: Number(start) }, { event: () => undefined, error: (e) => late.push(e) });
+    const err = await waitFor('Compacted', () => late[0]);
+    expect(err.code).toBe('Compacted');
+    await expect(s.get('/registry/core/configmaps/w/b', { mode: 'Exact', revision: Number(start) })).rejects.toMatchObject({ code: 'Compacted' });
+    expect(errors).toEqual([]);
+  });
+
+  it('lets one of several servers compact per period (compact_rev_key)', async () => {
+    if (!haveEtcd) return;
+    const a = await open();
+    const b = await open();
+    const ca = new Etcd3Compactor(a.client, 1000, () => undefined);
+    const cb = new Etcd3Compactor(b.client, 1000, () => undefined);
+    const version = async (): Promise<number> => Number(JSON.parse(await etcd.etcdctl(['get', 'compact_rev_key', '-w', 'json'])).kvs?.[0]?.version ?? 0);
+    // A first round lets each learn the key's version; then each period (a tick of both) has
+    // exactly one winner, where uncoordinated servers would both write (and compact).
+    await ca.tick();
+    await cb.tick();
+    const before = await version();
+    for (let round = 0; round < 3; round++) {
+      await ca.tick();
+      await cb.tick();
+    }
+    expect((await version()) - before).toBe(3);
+  });
+});
