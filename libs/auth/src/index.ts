@@ -9,3 +9,4 @@ export * from './token-file.authenticator.js';
 export * from './request-header.authenticator.js';
 export * from './oidc.authenticator.js';
 export * from './webhook.authenticator.js';
+export * from './serviceaccount.token.js';
