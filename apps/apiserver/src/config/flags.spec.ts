@@ -88,12 +88,18 @@ describe('parseFlags', () => {
       expectRefused(['--enable-bootstrap-token-auth'], 'enable-bootstrap-token-auth');
       expectRefused(['--enable-bootstrap-token-auth=true'], 'enable-bootstrap-token-auth');
       expect(parseFlags(['--enable-bootstrap-token-auth=false']).unsupported).toEqual([]);
-      expectRefused(['--service-account-key-file=/sa.pub'], 'service-account-key-file');
-      expectRefused(['--service-account-signing-key-file=/sa.key'], 'service-account-signing-key-file');
-      expectRefused(['--service-account-issuer=https://kubernetes.default.svc'], 'service-account-issuer');
       expectRefused(['--client-ca-file=/ca.crt'], 'client-ca-file');
       expectRefused(['--tls-cert-file=/s.crt'], 'tls-cert-file');
       expectRefused(['--tls-private-key-file=/s.key'], 'tls-private-key-file');
+    });
+    it('service-account token flags are taken; a bad maximum expiration fails closed', () => {
+      const c = parseFlags(['--service-account-issuer=https://a', '--service-account-issuer', 'https://b', '--service-account-lookup=false']);
+      expect(c.rawAll['service-account-issuer']).toEqual(['https://a', 'https://b']);
+      expect(c.raw['service-account-lookup']).toBe('false');
+      expect(parseFlags(['--service-account-max-token-expiration=24h']).raw['service-account-max-token-expiration']).toBe('24h');
+      expect(() => parseFlags(['--service-account-max-token-expiration=10m'])).toThrow('must be between 1 hour and 2^32 seconds');
+      expect(() => parseFlags(['--service-account-max-token-expiration=soon'])).toThrow(FlagError);
+      expect(() => parseFlags(['--service-account-lookup=maybe'])).toThrow('must be true or false');
     });
     it('auditing', () => {
       expectRefused(['--audit-log-path=/var/log/audit.log'], 'audit-log-path');

@@ -2,7 +2,7 @@
  * The ports of the request pipeline as providers, chosen from the flags:
  * - AUTHENTICATOR: the union of the authentication methods, each a provider in its own
  *   `*.method.ts` marked with `@AuthenticationMethod({ name, order })`: request header, x509,
- *   static token file, OIDC, webhook, then the refusal of an unaccepted bearer token;
+ *   static token file, service-account tokens, OIDC, webhook, then the refusal of an unaccepted bearer token;
  * - AnonymousAccess: where a request without credentials may go (`--anonymous-auth`);
  * - AUTHORIZER: the `--authorization-mode` list (default AlwaysAllow); RBAC reads the policy
  *   RbacPolicyWatcher keeps current from storage watches;
@@ -22,6 +22,9 @@ import { FLOW_CONTROL, MaxInflightFlowControl } from './flow-control.port.js';
 import { OidcMethod } from './oidc.method.js';
 import { RbacPolicyWatcher } from './rbac-policy.watcher.js';
 import { RequestHeaderMethod } from './request-header.method.js';
+import { ServiceAccountObjectsWatcher } from './serviceaccount-objects.watcher.js';
+import { ServiceAccountTokens } from './serviceaccount.config.js';
+import { ServiceAccountMethod } from './serviceaccount.method.js';
 import { TokenFileMethod } from './token-file.method.js';
 import { UnrecognizedBearerTokenMethod } from './unrecognized-token.method.js';
 import { WebhookMethod } from './webhook.method.js';
@@ -66,6 +69,9 @@ export function authorizationModes(cfg: ServerConfig): string[] {
     RequestHeaderMethod,
     X509Method,
     TokenFileMethod,
+    ServiceAccountTokens,
+    ServiceAccountObjectsWatcher,
+    ServiceAccountMethod,
     OidcMethod,
     WebhookMethod,
     UnrecognizedBearerTokenMethod,
@@ -85,6 +91,6 @@ export function authorizationModes(cfg: ServerConfig): string[] {
       inject: [SERVER_CONFIG],
     },
   ],
-  exports: [AUTHENTICATOR, AnonymousAccess, AUTHORIZER, RbacPolicyWatcher, AUDIT_SINK, FLOW_CONTROL],
+  exports: [AUTHENTICATOR, AnonymousAccess, AUTHORIZER, RbacPolicyWatcher, ServiceAccountTokens, ServiceAccountObjectsWatcher, AUDIT_SINK, FLOW_CONTROL],
 })
 export class PipelineModule {}
