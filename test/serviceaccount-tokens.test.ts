@@ -7,7 +7,8 @@
  * namespace, restored after deletion or edits.
  */
 import { createHmac } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { importPKCS8, SignJWT } from 'jose';
 import { kubectl, request, startServer, waitFor, type ServerHandle } from './support/server.js';
@@ -112,6 +113,15 @@ describe('service-account tokens', () => {
     expect(claimsOf(vault).aud).toEqual(['vault']);
     expect(claimsOf(vault).exp - claimsOf(vault).iat).toBe(1200);
     await refused(vault);
+    // A TokenReview for that audience accepts it (how another service checks the tokens it is given).
+    const review = async (audiences?: string[]) =>
+      (
+        await request(server, 'POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+          body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: vault, audiences } },
+        })
+      ).json<{ status: { authenticated: boolean; user?: { username?: string } } }>().status;
+    expect(await review(['vault'])).toMatchObject({ authenticated: true, user: { username: `system:serviceaccount:${NS}:app` } });
+    expect((await review()).authenticated).toBe(false);
     const both = await createToken(['app', '--audience', 'vault', '--audience', ISSUER]);
     expect(typeof (await whoami(both))).toBe('object');
     const short = await kubectl(server, ['create', 'token', 'app', '-n', NS, '--duration', '5m'], { expectFail: true });
@@ -201,5 +211,28 @@ describe('service-account tokens', () => {
     });
     await kubectl(server, ['delete', 'serviceaccount', 'legacy', '-n', NS]);
     await waitFor('Secret of the deleted account deleted', async () => (await request(server, 'GET', `/api/v1/namespaces/${NS}/secrets/orphan-token`)).status === 404);
+  });
+});
+
+describe('service-account flags at start', () => {
+  it('fails closed on a key file without a key, and on a maximum expiration under an hour, naming the flag', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kapi-sa-flags-'));
+    try {
+      const notKey = join(dir, 'not-a-key.pem');
+      await writeFile(notKey, 'not a key\n');
+      const startError = async (args: string[]) => {
+        try {
+          const s = await startServer({ args, readyTimeoutMs: 15_000 });
+          await s.cleanup();
+          return '';
+        } catch (e) {
+          return (e as Error).message;
+        }
+      };
+      expect(await startError([`--service-account-key-file=${notKey}`])).toContain(`--service-account-key-file=${notKey}: no PEM public key, private key or certificate found`);
+      expect(await startError(['--service-account-max-token-expiration=30m'])).toContain('--service-account-max-token-expiration=30m: must be between 1 hour and 2^32 seconds');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -102,6 +102,10 @@ describe('ServiceAccountAuthenticator', () => {
     await expect401(auth().authenticate(req(await bound({ now: new Date(NOW + 600_000) }))));
     await expect401(auth().authenticate(req(await bound({ audiences: ['vault'] }))));
     expect((await auth().authenticate(req(await bound({ audiences: ['vault', 'api'] }))))?.username).toBe('system:serviceaccount:ns:app');
+    // A TokenReview names its own audiences.
+    const vault = await bound({ audiences: ['vault'] });
+    expect(await auth().authenticate({ ...req(vault), audiences: ['vault'] })).toBeDefined();
+    await expect401(auth().authenticate({ ...req(await bound()), audiences: ['vault'] }));
   });
 
   it('verifies with any of several keys and accepts each issuer', async () => {

@@ -180,7 +180,7 @@ export interface ServiceAccountAuthOptions {
   keys: readonly KeyObject[];
   /** `--service-account-issuer` values: each is accepted. */
   issuers: readonly string[];
-  /** `--api-audiences`: a bound token must name one of them. */
+  /** `--api-audiences`: a bound token must name one of them (or of the request's audiences). */
   audiences: readonly string[];
   /** `--service-account-lookup`: legacy tokens need their Secret and service account to exist. */
   lookup: boolean;
@@ -242,6 +242,12 @@ export class ServiceAccountAuthenticator implements Authenticator {
     const token = bearerToken(req.headers);
     if (token === undefined || !this.recognizes(token)) return undefined;
     const v = await this.verified(token);
+    if (!v.legacy) {
+      // Checked per request, not cached: a TokenReview may ask for other audiences.
+      const wanted = req.audiences && req.audiences.length > 0 ? req.audiences : this.opts.audiences;
+      const aud = typeof v.payload.aud === 'string' ? [v.payload.aud] : (v.payload.aud ?? []);
+      if (!aud.some((a) => wanted.includes(a))) throw Errors.unauthorized();
+    }
     const user = v.legacy ? this.legacyUser(v.payload, token) : this.boundUser(v.payload);
     if (!user) throw Errors.unauthorized();
     return user;
@@ -289,10 +295,6 @@ export class ServiceAccountAuthenticator implements Authenticator {
       }
     }
     if (!payload) throw new Error('no key verifies the signature');
-    if (!legacy) {
-      const aud = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
-      if (!aud.some((a) => this.opts.audiences.includes(a))) throw new Error('audience not accepted');
-    }
     const ttl = this.opts.cacheTtlMs ?? 10_000;
     const until = payload.exp !== undefined ? Math.min(now + ttl, payload.exp * 1000) : now + ttl;
     return { payload, legacy, until };

@@ -128,7 +128,7 @@ export class ServiceAccountControllerRunner implements ControllerRunner {
       for (const [ns] of namespaces.entries()) {
         if (defaults.get(ns, 'default')) continue;
         try {
-          await store.create(ns, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: ns } }, { ctx: ctx(), fieldValidation: 'Ignore' });
+          await store.create(ns, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: ns } }, { ctx: ctx(), fieldValidation: 'Ignore', fieldManager: 'service-account-controller' });
         } catch (e) {
           // Already there (the copy lags), or the namespace is going away: nothing to do.
           if (!statusIn(e, 409, 403, 404)) throw e;
@@ -179,7 +179,7 @@ export class RootCaPublisherRunner implements ControllerRunner {
         if (state === true) continue;
         try {
           if (state === undefined) {
-            await store.create(ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIGMAP, namespace: ns }, data: { 'ca.crt': caPem } }, { ctx: ctx(), fieldValidation: 'Ignore' });
+            await store.create(ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIGMAP, namespace: ns }, data: { 'ca.crt': caPem } }, { ctx: ctx(), fieldValidation: 'Ignore', fieldManager: 'root-ca-cert-publisher' });
           } else {
             const cur = await store.get(ns, ROOT_CA_CONFIGMAP);
             const next = { ...cur, data: { 'ca.crt': caPem } } as KubeObject & { binaryData?: unknown };
