@@ -11,6 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { importPKCS8, SignJWT } from 'jose';
+import { encodeProtobuf } from '@app/apimachinery';
 import { kubectl, request, startServer, waitFor, type ServerHandle } from './support/server.js';
 
 const ISSUER = 'https://kubernetes.default.svc.cluster.local';
@@ -128,6 +129,23 @@ describe('service-account tokens', () => {
     expect(short.stderr).toContain('spec.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes');
   });
 
+  it('takes a protobuf TokenRequest body', async () => {
+    const body = encodeProtobuf(
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: {}, spec: { audiences: ['pb'], expirationSeconds: 1800 } },
+      'k8s.io.api.authentication.v1.TokenRequest',
+    );
+    const r = await request(server, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/app/token`, {
+      body: Buffer.from(body),
+      headers: { 'content-type': 'application/vnd.kubernetes.protobuf', accept: 'application/vnd.kubernetes.protobuf, application/json' },
+    });
+    expect(r.status).toBe(201);
+    const out = r.json<{ spec: { audiences: string[]; expirationSeconds: number }; status: { token: string; expirationTimestamp: string } }>();
+    expect(out.spec).toMatchObject({ audiences: ['pb'], expirationSeconds: 1800 });
+    const c = claimsOf(out.status.token);
+    expect(c.aud).toEqual(['pb']);
+    expect(new Date(out.status.expirationTimestamp).getTime() / 1000).toBe(c.exp);
+  });
+
   it('answers 404 for a missing service account and 400 for a kind tokens cannot be bound to', async () => {
     const missing = await kubectl(server, ['create', 'token', 'nobody', '-n', NS], { expectFail: true });
     expect(missing.stderr).toContain('serviceaccounts "nobody" not found');
@@ -211,6 +229,34 @@ describe('service-account tokens', () => {
     });
     await kubectl(server, ['delete', 'serviceaccount', 'legacy', '-n', NS]);
     await waitFor('Secret of the deleted account deleted', async () => (await request(server, 'GET', `/api/v1/namespaces/${NS}/secrets/orphan-token`)).status === 404);
+  });
+});
+
+describe('service-account tokens under --authorization-mode=RBAC', () => {
+  let server: ServerHandle;
+  beforeAll(async () => {
+    server = await startServer({ args: ['--authorization-mode=RBAC'] });
+    await kubectl(server, ['create', 'namespace', 'rbac-sa']);
+    await kubectl(server, ['create', 'serviceaccount', 'reader', '-n', 'rbac-sa']);
+  });
+  afterAll(async () => {
+    await server?.cleanup();
+  });
+
+  it('a RoleBinding naming the service account grants what its token may do', async () => {
+    const token = (await kubectl(server, ['create', 'token', 'reader', '-n', 'rbac-sa'])).stdout.trim();
+    const list = () => request(server, 'GET', '/api/v1/namespaces/rbac-sa/configmaps', { identity: 'anonymous', token });
+    const denied = await list();
+    expect(denied.status).toBe(403);
+    expect(denied.json<{ message: string }>().message).toBe(
+      'configmaps is forbidden: User "system:serviceaccount:rbac-sa:reader" cannot list resource "configmaps" in API group "" in the namespace "rbac-sa"',
+    );
+    await kubectl(server, ['create', 'role', 'cm-reader', '-n', 'rbac-sa', '--verb=list', '--resource=configmaps']);
+    await kubectl(server, ['create', 'rolebinding', 'reader-cm', '-n', 'rbac-sa', '--role=cm-reader', '--serviceaccount=rbac-sa:reader']);
+    await waitFor('the service account allowed', async () => (await list()).status === 200);
+    // The group every service account of the namespace is in works as a subject too.
+    await kubectl(server, ['create', 'rolebinding', 'all-sa-cm', '-n', 'default', '--clusterrole=view', '--group=system:serviceaccounts:rbac-sa']);
+    await waitFor('the namespace group allowed', async () => (await request(server, 'GET', '/api/v1/namespaces/default/configmaps', { identity: 'anonymous', token })).status === 200);
   });
 });
 
