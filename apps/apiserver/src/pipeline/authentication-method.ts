@@ -2,7 +2,7 @@
  * The marker of an authentication method: a provider decorated with
  * `@AuthenticationMethod({ name, order })` joins the AUTHENTICATOR chain (pipeline.module.ts
  * DiscoveredAuthenticators), asked in ascending `order`. The orders follow kube-apiserver's
- * union: request header, x509, static token, (bootstrap token, service account), OIDC, webhook.
+ * union: request header, x509, static token, (bootstrap token), service account, OIDC, webhook.
  * A method whose flags are not given stays in the chain and answers undefined.
  */
 import { DiscoveryService } from '@nestjs/core';
@@ -11,7 +11,7 @@ import type { ServerConfig } from '../config/flags.js';
 /** Marks a provider as an authentication method of the chain; lower `order` is asked first. */
 export const AuthenticationMethod = DiscoveryService.createDecorator<{ name: string; order: number }>();
 
-/** The orders of the methods (gaps for bootstrap and service account tokens). */
+/** The orders of the methods (a gap for bootstrap tokens). */
 export const METHOD_ORDER = {
   requestHeader: 50,
   x509: 100,

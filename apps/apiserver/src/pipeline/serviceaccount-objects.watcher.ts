@@ -65,6 +65,16 @@ export class ServiceAccountObjectsWatcher implements ServiceAccountLookup, OnApp
     this.pods?.stop();
   }
 
+  /** Whether every collection has loaded its first list (before that, a lookup would miss live objects). */
+  isSynced(): boolean {
+    return this.serviceAccounts.isSynced() && this.secrets.isSynced() && (this.pods?.isSynced() ?? true);
+  }
+
+  /** Resolves once every collection has loaded its first list. */
+  async whenSynced(): Promise<void> {
+    await Promise.all([this.serviceAccounts.whenSynced(), this.secrets.whenSynced(), this.pods?.whenSynced()]);
+  }
+
   serviceAccountUid(namespace: string, name: string): string | undefined {
     return this.serviceAccounts.get(namespace, name)?.uid;
   }

@@ -5,7 +5,7 @@
  * ServiceAccountObjectsWatcher keeps in memory.
  */
 import { Injectable } from '@nestjs/common';
-import { ServiceAccountAuthenticator, type AuthenticationRequest, type Authenticator, type UserInfo } from '@app/auth';
+import { bearerToken, ServiceAccountAuthenticator, type AuthenticationRequest, type Authenticator, type UserInfo } from '@app/auth';
 import { AuthenticationMethod, METHOD_ORDER } from './authentication-method.js';
 import { ServiceAccountObjectsWatcher } from './serviceaccount-objects.watcher.js';
 import { ServiceAccountTokens } from './serviceaccount.config.js';
@@ -16,12 +16,21 @@ import { ServiceAccountTokens } from './serviceaccount.config.js';
 export class ServiceAccountMethod implements Authenticator {
   private readonly inner: ServiceAccountAuthenticator;
 
-  constructor(tokens: ServiceAccountTokens, objects: ServiceAccountObjectsWatcher) {
+  constructor(
+    tokens: ServiceAccountTokens,
+    private readonly objects: ServiceAccountObjectsWatcher,
+  ) {
     const s = tokens.settings;
     this.inner = new ServiceAccountAuthenticator({ keys: s.keys, issuers: s.issuers, audiences: s.audiences, lookup: s.lookup, objects });
   }
 
-  authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined> {
+  async authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined> {
+    // Right after start the copies may not hold their first list yet: a token of ours waits for
+    // it (bounded by the request's deadline) rather than being refused for a missing account.
+    if (!this.objects.isSynced()) {
+      const token = bearerToken(req.headers);
+      if (token !== undefined && this.inner.recognizes(token)) await this.objects.whenSynced();
+    }
     return this.inner.authenticate(req);
   }
 }
