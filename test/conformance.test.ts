@@ -22,7 +22,10 @@ beforeAll(async () => {
   // As in Kubernetes, the root-CA publisher puts kube-root-ca.crt into every new namespace
   // (rows that list configmaps count it); wait for it so every row sees the same namespace.
   for (const g of GROUPS) {
-    await waitFor(`kube-root-ca.crt in ${g.namespace}`, async () => (await request(server, 'GET', `/api/v1/namespaces/${g.namespace}/configmaps/kube-root-ca.crt`)).status === 200);
+    await waitFor(
+      `kube-root-ca.crt in ${g.namespace}`,
+      async () => (await request(server, 'GET', `/api/v1/namespaces/${g.namespace}/configmaps/kube-root-ca.crt`)).status === 200,
+    );
   }
 });
 

@@ -57,7 +57,9 @@ describe('service-account tokens in a 3-node cluster', () => {
     for (const [i, n] of nodes.entries()) {
       await waitFor(`token accepted on ${NAMES[i]}`, async () => (await whoami(n, token)) === 'system:serviceaccount:default:robot');
     }
+    expect(await Promise.all(nodes.map((n) => whoami(n, token)))).toEqual(Array(3).fill('system:serviceaccount:default:robot'));
     await kubectl(nodes[2]!, ['delete', 'serviceaccount', 'robot', '-n', 'default']);
     for (const [i, n] of nodes.entries()) await waitFor(`token refused on ${NAMES[i]}`, async () => (await whoami(n, token)) === 401);
+    expect(await Promise.all(nodes.map((n) => whoami(n, token)))).toEqual([401, 401, 401]);
   });
 });

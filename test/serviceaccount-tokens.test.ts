@@ -81,7 +81,9 @@ describe('service-account tokens', () => {
     const caPem = await readFile(join(server.dataDir, 'pki', 'ca.crt'), 'utf8');
     const sa = async () => request(server, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`);
     const cm = async () => request(server, 'GET', `/api/v1/namespaces/${NS}/configmaps/kube-root-ca.crt`);
-    const first = await waitFor('default service account', async () => ((await sa()).status === 200 ? (await sa()).json<{ metadata: { uid: string } }>() : undefined));
+    const first = await waitFor('default service account', async () =>
+      (await sa()).status === 200 ? (await sa()).json<{ metadata: { uid: string } }>() : undefined,
+    );
     await waitFor('kube-root-ca.crt', async () => (await cm()).status === 200);
     expect((await cm()).json<{ data: Record<string, string> }>().data).toEqual({ 'ca.crt': caPem });
     await kubectl(server, ['delete', 'serviceaccount', 'default', '-n', NS]);
@@ -190,7 +192,9 @@ describe('service-account tokens', () => {
     await kubectl(server, ['create', 'secret', 'generic', 'anchor', '-n', NS, '--from-literal=k=v']);
     await waitFor('re-created Secret seen', async () => (await request(server, 'GET', `/api/v1/namespaces/${NS}/secrets/anchor`)).status === 200);
     expect(await whoami(bound)).toBe(401);
-    const missing = await kubectl(server, ['create', 'token', 'app', '-n', NS, '--bound-object-kind', 'Secret', '--bound-object-name', 'nope'], { expectFail: true });
+    const missing = await kubectl(server, ['create', 'token', 'app', '-n', NS, '--bound-object-kind', 'Secret', '--bound-object-name', 'nope'], {
+      expectFail: true,
+    });
     expect(missing.stderr).toContain('secrets "nope" not found');
   });
 
@@ -228,7 +232,10 @@ describe('service-account tokens', () => {
       return !!r.json<{ data?: Record<string, string> }>().data?.token;
     });
     await kubectl(server, ['delete', 'serviceaccount', 'legacy', '-n', NS]);
-    await waitFor('Secret of the deleted account deleted', async () => (await request(server, 'GET', `/api/v1/namespaces/${NS}/secrets/orphan-token`)).status === 404);
+    await waitFor(
+      'Secret of the deleted account deleted',
+      async () => (await request(server, 'GET', `/api/v1/namespaces/${NS}/secrets/orphan-token`)).status === 404,
+    );
   });
 });
 
@@ -256,7 +263,10 @@ describe('service-account tokens under --authorization-mode=RBAC', () => {
     await waitFor('the service account allowed', async () => (await list()).status === 200);
     // The group every service account of the namespace is in works as a subject too.
     await kubectl(server, ['create', 'rolebinding', 'all-sa-cm', '-n', 'default', '--clusterrole=view', '--group=system:serviceaccounts:rbac-sa']);
-    await waitFor('the namespace group allowed', async () => (await request(server, 'GET', '/api/v1/namespaces/default/configmaps', { identity: 'anonymous', token })).status === 200);
+    await waitFor(
+      'the namespace group allowed',
+      async () => (await request(server, 'GET', '/api/v1/namespaces/default/configmaps', { identity: 'anonymous', token })).status === 200,
+    );
   });
 });
 
@@ -275,8 +285,12 @@ describe('service-account flags at start', () => {
           return (e as Error).message;
         }
       };
-      expect(await startError([`--service-account-key-file=${notKey}`])).toContain(`--service-account-key-file=${notKey}: no PEM public key, private key or certificate found`);
-      expect(await startError(['--service-account-max-token-expiration=30m'])).toContain('--service-account-max-token-expiration=30m: must be between 1 hour and 2^32 seconds');
+      expect(await startError([`--service-account-key-file=${notKey}`])).toContain(
+        `--service-account-key-file=${notKey}: no PEM public key, private key or certificate found`,
+      );
+      expect(await startError(['--service-account-max-token-expiration=30m'])).toContain(
+        '--service-account-max-token-expiration=30m: must be between 1 hour and 2^32 seconds',
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -31,7 +31,10 @@ let core: k8s.CoreV1Api;
 /** Creates a namespace and waits for the kube-root-ca.crt the root-CA publisher puts in every namespace. */
 const createNs = async (name: string) => {
   await core.createNamespace({ body: { metadata: { name } } });
-  await until(`kube-root-ca.crt in ${name}`, async () => (await request(server, 'GET', `/api/v1/namespaces/${name}/configmaps/kube-root-ca.crt`)).status === 200);
+  await until(
+    `kube-root-ca.crt in ${name}`,
+    async () => (await request(server, 'GET', `/api/v1/namespaces/${name}/configmaps/kube-root-ca.crt`)).status === 200,
+  );
 };
 const createCm = (namespace: string, name: string, data: Record<string, string> = {}) =>
   core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data } });

@@ -39,7 +39,10 @@ export const READS: RowGroup = {
       rule: 'Paging through a collection with continue tokens returns every item once',
       source: 'conventions Pagination 2, 3',
       upstream: 'kubectl --chunk-size=1 lists kube-root-ca.crt, r1, r2, r3',
-      kubectl: { args: ['get', 'cm', '-n', NS, '--chunk-size=1', '-o', 'name'], stdout: /^configmap\/kube-root-ca\.crt\nconfigmap\/r1\nconfigmap\/r2\nconfigmap\/r3\n$/ },
+      kubectl: {
+        args: ['get', 'cm', '-n', NS, '--chunk-size=1', '-o', 'name'],
+        stdout: /^configmap\/kube-root-ca\.crt\nconfigmap\/r1\nconfigmap\/r2\nconfigmap\/r3\n$/,
+      },
     },
     {
       id: 'read-04',

@@ -60,7 +60,8 @@ export function algorithmsForKey(key: KeyObject): string[] {
 /** The algorithm a signing key signs with: RS256 for RSA, ES256/384/512 by curve for EC. */
 export function signingAlgorithm(key: KeyObject): string {
   const algs = algorithmsForKey(key);
-  if (algs.length === 0) throw new Error(`a ${key.asymmetricKeyType ?? 'symmetric'} key cannot sign service-account tokens (RSA or ECDSA P-256/P-384/P-521 only)`);
+  if (algs.length === 0)
+    throw new Error(`a ${key.asymmetricKeyType ?? 'symmetric'} key cannot sign service-account tokens (RSA or ECDSA P-256/P-384/P-521 only)`);
   return algs[0];
 }
 
@@ -160,7 +161,9 @@ export async function signLegacyToken(key: KeyObject, req: { namespace: string; 
 /** The key ID Kubernetes puts in its tokens: the base64url SHA-256 of the public key's DER. */
 export function keyId(key: KeyObject): string {
   const pub = key.type === 'private' ? createPublicKey(key) : key;
-  return createHash('sha256').update(pub.export({ type: 'spki', format: 'der' })).digest('base64url');
+  return createHash('sha256')
+    .update(pub.export({ type: 'spki', format: 'der' }))
+    .digest('base64url');
 }
 
 /** What authentication needs to know about existing objects (kept current by the caller, no I/O). */

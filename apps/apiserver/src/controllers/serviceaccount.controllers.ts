@@ -121,14 +121,23 @@ export class ServiceAccountControllerRunner implements ControllerRunner {
 
   start(): void {
     const namespaces = new WatchedCollection(this.storage, '/registry/core/namespaces/', activeNamespace, 'serviceaccount controller: namespaces');
-    const defaults = new WatchedCollection(this.storage, '/registry/core/serviceaccounts/', (o) => (o.metadata?.name === 'default' ? true : undefined), 'serviceaccount controller: service accounts');
+    const defaults = new WatchedCollection(
+      this.storage,
+      '/registry/core/serviceaccounts/',
+      (o) => (o.metadata?.name === 'default' ? true : undefined),
+      'serviceaccount controller: service accounts',
+    );
     const ctx = ctxOf('service-account-controller');
     const scheduler = new PassScheduler('serviceaccount controller', async () => {
       const store = this.stores.storeFor(this.registry.lookup('', 'v1', 'serviceaccounts') as KindDeclaration);
       for (const [ns] of namespaces.entries()) {
         if (defaults.get(ns, 'default')) continue;
         try {
-          await store.create(ns, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: ns } }, { ctx: ctx(), fieldValidation: 'Ignore', fieldManager: 'service-account-controller' });
+          await store.create(
+            ns,
+            { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: ns } },
+            { ctx: ctx(), fieldValidation: 'Ignore', fieldManager: 'service-account-controller' },
+          );
         } catch (e) {
           // Already there (the copy lags), or the namespace is going away: nothing to do.
           if (!statusIn(e, 409, 403, 404)) throw e;
@@ -179,7 +188,11 @@ export class RootCaPublisherRunner implements ControllerRunner {
         if (state === true) continue;
         try {
           if (state === undefined) {
-            await store.create(ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIGMAP, namespace: ns }, data: { 'ca.crt': caPem } }, { ctx: ctx(), fieldValidation: 'Ignore', fieldManager: 'root-ca-cert-publisher' });
+            await store.create(
+              ns,
+              { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIGMAP, namespace: ns }, data: { 'ca.crt': caPem } },
+              { ctx: ctx(), fieldValidation: 'Ignore', fieldManager: 'root-ca-cert-publisher' },
+            );
           } else {
             const cur = await store.get(ns, ROOT_CA_CONFIGMAP);
             const next = { ...cur, data: { 'ca.crt': caPem } } as KubeObject & { binaryData?: unknown };
@@ -264,7 +277,11 @@ export class LegacyTokenControllerRunner implements ControllerRunner {
           data['ca.crt'] = b64(this.pki.caPem);
           data.namespace = b64(ns);
           const annotations = { ...(cur.metadata?.annotations ?? {}), [SA_UID_ANNOTATION]: uid };
-          await secretStore.update(ns, name, { ...cur, metadata: { ...cur.metadata, annotations }, data } as KubeObject, { ctx: ctx(), fieldValidation: 'Ignore', fieldManager: 'tokens-controller' });
+          await secretStore.update(ns, name, { ...cur, metadata: { ...cur.metadata, annotations }, data } as KubeObject, {
+            ctx: ctx(),
+            fieldValidation: 'Ignore',
+            fieldManager: 'tokens-controller',
+          });
         } catch (e) {
           if (!statusIn(e, 409, 404)) throw e;
         }

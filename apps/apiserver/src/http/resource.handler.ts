@@ -274,8 +274,7 @@ export class ResourceHandler {
     protobufBody: boolean,
   ): Promise<void> {
     const fmt = negotiateOutput(req.headers.accept, false, { allowTable: false });
-    const body = (): KubeObject =>
-      decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufBody).value as KubeObject;
+    const body = (): KubeObject => decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufBody).value as KubeObject;
     let out: KubeObject | undefined;
     let code = 200;
     if (verb === 'get' && rest.get) out = await rest.get(ns, name, ctx);

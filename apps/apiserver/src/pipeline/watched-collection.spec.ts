@@ -22,8 +22,17 @@ function fakeStorage(items: KubeObject[], revision: number) {
 }
 
 const sa = (ns: string, name: string, uid: string, terminating = false): KubeObject =>
-  ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: ns, name, uid, ...(terminating ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) } }) as KubeObject;
-const ev = (type: StorageEvent['type'], object: KubeObject, revision: number): StorageEvent => ({ type, key: `/registry/core/serviceaccounts/x`, object, revision });
+  ({
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { namespace: ns, name, uid, ...(terminating ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+  }) as KubeObject;
+const ev = (type: StorageEvent['type'], object: KubeObject, revision: number): StorageEvent => ({
+  type,
+  key: `/registry/core/serviceaccounts/x`,
+  object,
+  revision,
+});
 const uidOf = (o: KubeObject) => (o.metadata?.deletionTimestamp ? undefined : o.metadata?.uid);
 
 describe('WatchedCollection', () => {

@@ -107,7 +107,8 @@ export function registryProtobufKinds(registry: KindRegistry): ProtobufKinds {
       // The body of a REST subresource (TokenRequest of serviceaccounts/token).
       for (const d of registry.all()) {
         for (const sub of Object.values(d.subresources ?? {})) {
-          if (sub.rest && sub.kind.protobufMessage && sub.kind.group === group && sub.kind.version === version && sub.kind.kind === kind) return sub.kind.protobufMessage;
+          if (sub.rest && sub.kind.protobufMessage && sub.kind.group === group && sub.kind.version === version && sub.kind.kind === kind)
+            return sub.kind.protobufMessage;
         }
       }
       return undefined;

@@ -27,7 +27,13 @@ export const serviceAccountKind: KindDeclaration = {
     token: {
       verbs: ['create'],
       rest: tokenRequestHandler(tokenRequestPorts),
-      kind: { group: AUTHENTICATION_GROUP, version: 'v1', kind: 'TokenRequest', protobufMessage: 'k8s.io.api.authentication.v1.TokenRequest', schema: TokenRequestSchema },
+      kind: {
+        group: AUTHENTICATION_GROUP,
+        version: 'v1',
+        kind: 'TokenRequest',
+        protobufMessage: 'k8s.io.api.authentication.v1.TokenRequest',
+        schema: TokenRequestSchema,
+      },
     },
   },
   tableColumns: [

@@ -53,7 +53,8 @@ export function tokenRequestSpec(
   deps: Pick<TokenRequestDeps, 'audiences' | 'maxExpirationSeconds'>,
 ): { audiences: string[]; expirationSeconds: number; boundObjectRef?: { kind: string; apiVersion?: string; name: string; uid?: string } } {
   if (obj.kind !== undefined && obj.kind !== 'TokenRequest') throw Errors.badRequest(`expected a TokenRequest, got ${String(obj.kind)}`);
-  if (obj.apiVersion !== undefined && obj.apiVersion !== `${GROUP}/v1`) throw Errors.badRequest(`expected ${GROUP}/v1 TokenRequest, got ${String(obj.apiVersion)}`);
+  if (obj.apiVersion !== undefined && obj.apiVersion !== `${GROUP}/v1`)
+    throw Errors.badRequest(`expected ${GROUP}/v1 TokenRequest, got ${String(obj.apiVersion)}`);
   const spec = ((obj as { spec?: unknown }).spec ?? {}) as Record<string, unknown>;
   if (typeof spec !== 'object' || Array.isArray(spec)) throw Errors.badRequest('TokenRequest spec must be an object');
   const errs: FieldError[] = [];
@@ -70,9 +71,19 @@ export function tokenRequestSpec(
     expirationSeconds = v;
   }
   if (expirationSeconds < MIN_SECONDS)
-    errs.push({ type: 'FieldValueInvalid', field: 'spec.expirationSeconds', value: expirationSeconds, detail: 'may not specify a duration less than 10 minutes' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.expirationSeconds',
+      value: expirationSeconds,
+      detail: 'may not specify a duration less than 10 minutes',
+    });
   if (expirationSeconds > MAX_SECONDS)
-    errs.push({ type: 'FieldValueTooLong', field: 'spec.expirationSeconds', value: expirationSeconds, detail: 'may not specify a duration larger than 2^32 seconds' });
+    errs.push({
+      type: 'FieldValueTooLong',
+      field: 'spec.expirationSeconds',
+      value: expirationSeconds,
+      detail: 'may not specify a duration larger than 2^32 seconds',
+    });
   if (errs.length > 0) throw Errors.invalid(GROUP, 'TokenRequest', '', errs);
   if (deps.maxExpirationSeconds > 0 && expirationSeconds > deps.maxExpirationSeconds) expirationSeconds = deps.maxExpirationSeconds;
   const ref = spec.boundObjectRef as Record<string, unknown> | undefined | null;
@@ -107,13 +118,19 @@ export function tokenRequestHandler(ports: TokenRequestPorts): SubresourceRestHa
         const group = (ref.apiVersion ?? 'v1').includes('/') ? ref.apiVersion!.split('/')[0] : '';
         const supported = deps.podsServed() ? ['Pod', 'Secret'] : ['Secret'];
         if (group !== '' || !supported.includes(ref.kind)) {
-          throw Errors.badRequest(`cannot bind token to object of type ${ref.apiVersion ?? 'v1'}, Kind=${ref.kind}: supported kinds are ${supported.join(', ')}`);
+          throw Errors.badRequest(
+            `cannot bind token to object of type ${ref.apiVersion ?? 'v1'}, Kind=${ref.kind}: supported kinds are ${supported.join(', ')}`,
+          );
         }
         const plural = ref.kind === 'Pod' ? 'pods' : 'secrets';
         const target = await deps.get(plural, ns, ref.name);
         const uid = target.metadata?.uid ?? '';
         if (ref.uid !== undefined && ref.uid !== uid) {
-          throw Errors.conflict({ group: '', resource: plural }, ref.name, `the UID in the bound object reference (${ref.uid}) does not match the UID in record (${uid}). The object might have been deleted and then recreated`);
+          throw Errors.conflict(
+            { group: '', resource: plural },
+            ref.name,
+            `the UID in the bound object reference (${ref.uid}) does not match the UID in record (${uid}). The object might have been deleted and then recreated`,
+          );
         }
         ref.uid = uid;
         if (ref.kind === 'Pod') pod = { name: ref.name, uid };
@@ -123,7 +140,11 @@ export function tokenRequestHandler(ports: TokenRequestPorts): SubresourceRestHa
         apiVersion: `${GROUP}/v1`,
         kind: 'TokenRequest',
         metadata: { name, namespace: ns, creationTimestamp: null } as KubeObject['metadata'],
-        spec: { audiences: spec.audiences, expirationSeconds: spec.expirationSeconds, boundObjectRef: ref ? { ...ref, apiVersion: ref.apiVersion ?? 'v1' } : null },
+        spec: {
+          audiences: spec.audiences,
+          expirationSeconds: spec.expirationSeconds,
+          boundObjectRef: ref ? { ...ref, apiVersion: ref.apiVersion ?? 'v1' } : null,
+        },
         status: { token: '', expirationTimestamp: null },
       };
       if (ctx.dryRun) return out;
