@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import * as http2 from 'node:http2';
 import * as tls from 'node:tls';
-import { request, request2, startServer, type ServerHandle } from './support/server.js';
+import { request, request2, startServer, waitFor, type ServerHandle } from './support/server.js';
 
 let server: ServerHandle;
 
@@ -360,6 +360,8 @@ describe('writes', () => {
 describe('lists and pages', () => {
   it('pages with limit and continue at one revision, with remainingItemCount', async () => {
     await request(server, 'POST', '/api/v1/namespaces', { body: { metadata: { name: 'pages' } } });
+    // Every namespace also holds kube-root-ca.crt (the root-CA publisher's, as in Kubernetes), first by name.
+    await waitFor('kube-root-ca.crt', async () => (await request(server, 'GET', '/api/v1/namespaces/pages/configmaps/kube-root-ca.crt')).status === 200);
     for (let i = 0; i < 7; i++) {
       expect((await request(server, 'POST', '/api/v1/namespaces/pages/configmaps', { body: cm(`p${i}`) })).status).toBe(201);
     }
@@ -367,20 +369,20 @@ describe('lists and pages', () => {
       metadata: { continue: string; resourceVersion: string; remainingItemCount: number };
       items: Array<{ metadata: { name: string } }>;
     }>();
-    expect(first.items.map((i) => i.metadata.name)).toEqual(['p0', 'p1', 'p2']);
-    expect(first.metadata.remainingItemCount).toBe(4);
+    expect(first.items.map((i) => i.metadata.name)).toEqual(['kube-root-ca.crt', 'p0', 'p1']);
+    expect(first.metadata.remainingItemCount).toBe(5);
     await request(server, 'POST', '/api/v1/namespaces/pages/configmaps', { body: cm('p10') });
     const second = (await request(server, 'GET', `/api/v1/namespaces/pages/configmaps?limit=3&continue=${first.metadata.continue}`)).json<{
       metadata: { continue?: string; resourceVersion: string };
       items: Array<{ metadata: { name: string } }>;
     }>();
-    expect(second.items.map((i) => i.metadata.name)).toEqual(['p3', 'p4', 'p5']);
+    expect(second.items.map((i) => i.metadata.name)).toEqual(['p2', 'p3', 'p4']);
     expect(second.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
     const third = (await request(server, 'GET', `/api/v1/namespaces/pages/configmaps?limit=3&continue=${second.metadata.continue}`)).json<{
       metadata: { continue?: string };
       items: Array<{ metadata: { name: string } }>;
     }>();
-    expect(third.items.map((i) => i.metadata.name)).toEqual(['p6']);
+    expect(third.items.map((i) => i.metadata.name)).toEqual(['p5', 'p6']);
     expect(third.metadata.continue).toBeUndefined();
     const forged = await request(server, 'GET', '/api/v1/namespaces/pages/configmaps?limit=3&continue=garbage');
     expect(forged.status).toBe(400);
@@ -396,7 +398,7 @@ describe('lists and pages', () => {
     ).json<{ kind: string; columnDefinitions: Array<{ name: string }>; rows: Array<{ cells: unknown[] }> }>();
     expect(t.kind).toBe('Table');
     expect(t.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Data', 'Age']);
-    expect(t.rows[0].cells[0]).toBe('p0');
+    expect(t.rows.map((r) => r.cells[0])).toEqual(['kube-root-ca.crt', 'p0', 'p1', 'p10', 'p2', 'p3', 'p4', 'p5', 'p6']);
   });
   it('serves protobuf when only protobuf is acceptable', async () => {
     const r = await request(server, 'GET', '/api/v1/namespaces/pages/configmaps/p0', { headers: { accept: 'application/vnd.kubernetes.protobuf' } });

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kubectl, repoRoot, request, startServer, type HttpResponse, type ServerHandle } from './support/server.js';
+import { kubectl, repoRoot, request, startServer, waitFor, type HttpResponse, type ServerHandle } from './support/server.js';
 import type { Expect, Req, Row } from './conformance/conformance.types.js';
 import { GROUPS } from './conformance/conformance.rows.js';
 
@@ -18,6 +18,14 @@ beforeAll(async () => {
   for (const g of GROUPS) {
     const r = await request(server, 'POST', '/api/v1/namespaces', { body: { metadata: { name: g.namespace } } });
     if (r.status !== 201) throw new Error(`namespace ${g.namespace}: ${r.status} ${r.body}`);
+  }
+  // As in Kubernetes, the root-CA publisher puts kube-root-ca.crt into every new namespace
+  // (rows that list configmaps count it); wait for it so every row sees the same namespace.
+  for (const g of GROUPS) {
+    await waitFor(
+      `kube-root-ca.crt in ${g.namespace}`,
+      async () => (await request(server, 'GET', `/api/v1/namespaces/${g.namespace}/configmaps/kube-root-ca.crt`)).status === 200,
+    );
   }
 });
 

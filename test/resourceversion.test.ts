@@ -5,7 +5,7 @@
  * history expire so the 410 cases (Exact on a compacted revision, expired continue token) happen.
  */
 import { jest } from '@jest/globals';
-import { request, request2, startServer, type HttpResponse, type ServerHandle } from './support/server.js';
+import { request, request2, startServer, waitFor, type HttpResponse, type ServerHandle } from './support/server.js';
 
 // Several cells wait out the 3 s "too large resource version" bound.
 jest.setTimeout(120_000);
@@ -29,9 +29,14 @@ const cm = (name: string, data: Record<string, string> = { v: '1' }, labels?: Re
   data,
 });
 
+/** The root-CA publisher's ConfigMap, which every namespace gets (as in Kubernetes). */
+const ROOT_CA = 'kube-root-ca.crt';
+
+/** Creates a namespace and waits for the root-CA publisher's ConfigMap in it, so it exists before anything a test writes. */
 async function mkns(s: ServerHandle, ns: string): Promise<void> {
   const r = await request(s, 'POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } });
   expect([201, 409]).toContain(r.status);
+  await waitFor(`${ROOT_CA} in ${ns}`, async () => (await request(s, 'GET', `/api/v1/namespaces/${ns}/configmaps/${ROOT_CA}`)).status === 200);
 }
 
 async function create(s: ServerHandle, ns: string, body: unknown): Promise<{ metadata: { name: string; resourceVersion: string } }> {
@@ -164,7 +169,7 @@ describe('resource versions on one node (compaction off)', () => {
     it('match unset, limit, rv non-zero: Exact (the state at that revision)', async () => {
       const b = (await list(server, ns, `limit=10&resourceVersion=${rv0}`)).json<ListBody>();
       expect(b.metadata.resourceVersion).toBe(String(rv0));
-      expect(names(b)).toEqual(['a', 'b']);
+      expect(names(b)).toEqual(['a', 'b', ROOT_CA]);
       expect(b.items[0]!.data).toEqual({ v: '1' });
       expect(b.items[0]!.metadata.resourceVersion).toBe(aRv1);
     });
@@ -175,7 +180,9 @@ describe('resource versions on one node (compaction off)', () => {
       const p2 = (await list(server, ns, `limit=1&continue=${p1.metadata.continue}`)).json<ListBody>();
       expect(names(p2)).toEqual(['b']);
       expect(p2.metadata.resourceVersion).toBe(String(rv0));
-      expect(p2.metadata.continue).toBeUndefined(); // c did not exist at rv0
+      const p3 = (await list(server, ns, `limit=1&continue=${p2.metadata.continue}`)).json<ListBody>();
+      expect(names(p3)).toEqual([ROOT_CA]); // c (which sorts before it) did not exist at rv0
+      expect(p3.metadata.continue).toBeUndefined();
     });
     it('limit and continue, rv "0": treated as continue-token exact', async () => {
       const p1 = (await list(server, ns, `limit=1&resourceVersion=${rv0}`)).json<ListBody>();
@@ -216,7 +223,7 @@ describe('resource versions on one node (compaction off)', () => {
       for (const q of [`resourceVersionMatch=Exact&resourceVersion=${rv0}`, `resourceVersionMatch=Exact&resourceVersion=${rv0}&limit=5`]) {
         const b = (await list(server, ns, q)).json<ListBody>();
         expect(b.metadata.resourceVersion).toBe(String(rv0));
-        expect(names(b)).toEqual(['a', 'b']);
+        expect(names(b)).toEqual(['a', 'b', ROOT_CA]);
         expect(b.items[0]!.data).toEqual({ v: '1' });
       }
       expectTooLarge(await list(server, ns, 'resourceVersionMatch=Exact&resourceVersion=99999999'));
@@ -271,20 +278,21 @@ describe('resource versions on one node (compaction off)', () => {
     });
 
     it('pages are one consistent snapshot: later writes and deletes do not show; remainingItemCount until the last page', async () => {
+      // The namespace's kube-root-ca.crt sorts first.
       const p1 = (await list(server, pns, 'limit=4')).json<ListBody>();
-      expect(names(p1)).toEqual(['p0', 'p1', 'p2', 'p3']);
-      expect(p1.metadata.remainingItemCount).toBe(6);
+      expect(names(p1)).toEqual([ROOT_CA, 'p0', 'p1', 'p2']);
+      expect(p1.metadata.remainingItemCount).toBe(7);
       // Changes after the first page: none may appear in later pages.
       await create(server, pns, cm('p45'));
       await put(server, pns, 'p5', { i: 'changed' });
       expect((await request(server, 'DELETE', `/api/v1/namespaces/${pns}/configmaps/p6`)).status).toBe(200);
       const p2 = (await list(server, pns, `limit=4&continue=${p1.metadata.continue}`)).json<ListBody>();
       expect(p2.metadata.resourceVersion).toBe(p1.metadata.resourceVersion);
-      expect(names(p2)).toEqual(['p4', 'p5', 'p6', 'p7']);
-      expect(p2.items[1]!.data).toEqual({ i: '5' });
-      expect(p2.metadata.remainingItemCount).toBe(2);
+      expect(names(p2)).toEqual(['p3', 'p4', 'p5', 'p6']);
+      expect(p2.items[2]!.data).toEqual({ i: '5' });
+      expect(p2.metadata.remainingItemCount).toBe(3);
       const p3 = (await list(server, pns, `limit=4&continue=${p2.metadata.continue}`)).json<ListBody>();
-      expect(names(p3)).toEqual(['p8', 'p9']);
+      expect(names(p3)).toEqual(['p7', 'p8', 'p9']);
       expect(p3.metadata.continue).toBeUndefined();
       expect(p3.metadata.remainingItemCount).toBeUndefined();
       // Clean up for the next test: restore p6, drop p45.
@@ -293,8 +301,8 @@ describe('resource versions on one node (compaction off)', () => {
     });
 
     it('a page that ends exactly at the last item has no continue and no remainingItemCount', async () => {
-      const b = (await list(server, pns, 'limit=10')).json<ListBody>();
-      expect(b.items).toHaveLength(10);
+      const b = (await list(server, pns, 'limit=11')).json<ListBody>();
+      expect(b.items).toHaveLength(11);
       expect(b.metadata.continue).toBeUndefined();
       expect(b.metadata.remainingItemCount).toBeUndefined();
     });
@@ -315,7 +323,7 @@ describe('resource versions on one node (compaction off)', () => {
         { names: ['p9'], continued: false, remainingItemCount: undefined },
       ]);
       const f = (await list(server, pns, 'limit=3&fieldSelector=metadata.name!%3Dp0')).json<ListBody>();
-      expect(names(f)).toEqual(['p1', 'p2', 'p3']);
+      expect(names(f)).toEqual([ROOT_CA, 'p1', 'p2']);
       expect(f.metadata.remainingItemCount).toBeUndefined();
     });
 
@@ -325,14 +333,14 @@ describe('resource versions on one node (compaction off)', () => {
       const [payload, tag] = token.split('.');
       // Edit the payload (start key pointing at another collection) and keep the old tag.
       const decoded = JSON.parse(Buffer.from(payload!, 'base64url').toString()) as { v: string; rv: number; start: string };
-      expect(decoded).toMatchObject({ v: 'meta.k8s.io/v1', rv: Number(p1.metadata.resourceVersion), start: 'p1' });
+      expect(decoded).toMatchObject({ v: 'meta.k8s.io/v1', rv: Number(p1.metadata.resourceVersion), start: 'p0' });
       const evil = Buffer.from(JSON.stringify({ ...decoded, start: '../../secrets/kube-system/x' })).toString('base64url');
       const unsigned = Buffer.from(JSON.stringify({ ...decoded, start: 'p5' })).toString('base64url');
       for (const bad of [`${evil}.${tag}`, `${unsigned}.${tag}`, unsigned, 'garbage', `${payload}.AAAA`, `${payload}.${tag}x`, '....']) {
         expectStatus(await list(server, pns, `limit=2&continue=${encodeURIComponent(bad)}`), 400, 'BadRequest', 'continue key is not valid');
       }
       // The genuine token still works.
-      expect(names((await list(server, pns, `limit=2&continue=${token}`)).json<ListBody>())).toEqual(['p2', 'p3']);
+      expect(names((await list(server, pns, `limit=2&continue=${token}`)).json<ListBody>())).toEqual(['p1', 'p2']);
     });
   });
 });

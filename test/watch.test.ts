@@ -10,7 +10,7 @@ import { jest } from '@jest/globals';
 import * as http2 from 'node:http2';
 import * as https from 'node:https';
 import { decodeWatchEventFrames, type ProtobufKinds } from '@app/apimachinery';
-import { request, request2, startServer, type ServerHandle } from './support/server.js';
+import { request, request2, startServer, waitFor, type ServerHandle } from './support/server.js';
 
 jest.setTimeout(120_000);
 
@@ -122,9 +122,14 @@ const cm = (name: string, data: Record<string, string> = { v: '1' }, labels?: Re
   data,
 });
 
+/** The root-CA publisher's ConfigMap, which every namespace gets (as in Kubernetes). */
+const ROOT_CA = 'kube-root-ca.crt';
+
+/** Creates a namespace and waits for the root-CA publisher's ConfigMap in it, so later revisions see a settled namespace. */
 async function mkns(s: ServerHandle, ns: string): Promise<void> {
   const r = await request(s, 'POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } });
   expect([201, 409]).toContain(r.status);
+  await waitFor(`${ROOT_CA} in ${ns}`, async () => (await request(s, 'GET', `/api/v1/namespaces/${ns}/configmaps/${ROOT_CA}`)).status === 200);
 }
 async function create(s: ServerHandle, ns: string, body: unknown): Promise<number> {
   const r = await request(s, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { body });
@@ -171,24 +176,25 @@ describe('watch (one node)', () => {
     await create(server, 'w1', cm('a'));
     await create(server, 'w1', cm('b'));
     const w = watch('/api/v1/namespaces/w1/configmaps?watch=true');
-    await w.atLeast(2);
+    await w.atLeast(3);
     expect(w.status).toBe(200);
     expect(w.headers['content-type']).toContain('application/json');
     expect(w.headers['transfer-encoding']).toBe('chunked');
     const rv = await patch(server, 'w1', 'a', { data: { v: '2' } });
-    const evs = await w.atLeast(3);
-    expect(summary(evs)).toEqual(['ADDED a', 'ADDED b', 'MODIFIED a']);
-    expect(evs[2]!.object.metadata.resourceVersion).toBe(String(rv));
-    expect(evs[2]!.object.data).toEqual({ v: '2' });
+    const evs = await w.atLeast(4);
+    // Synthetic events come in key order.
+    expect(summary(evs)).toEqual(['ADDED a', 'ADDED b', `ADDED ${ROOT_CA}`, 'MODIFIED a']);
+    expect(evs[3]!.object.metadata.resourceVersion).toBe(String(rv));
+    expect(evs[3]!.object.data).toEqual({ v: '2' });
   });
 
   it('rv "0": synthetic ADDED first, then changes', async () => {
     await mkns(server, 'w0');
     await create(server, 'w0', cm('a'));
     const w = watch('/api/v1/namespaces/w0/configmaps?watch=1&resourceVersion=0');
-    await w.atLeast(1);
+    await w.atLeast(2);
     await create(server, 'w0', cm('b'));
-    expect(summary(await w.atLeast(2))).toEqual(['ADDED a', 'ADDED b']);
+    expect(summary(await w.atLeast(3))).toEqual(['ADDED a', `ADDED ${ROOT_CA}`, 'ADDED b']);
   });
 
   it('rv non-zero: exactly the changes after it, no synthetic events; DELETED carries the last state at the deletion revision', async () => {
@@ -262,18 +268,18 @@ describe('watch (one node)', () => {
     const rvB = await create(server, 'ws', cm('b'));
     for (const rvq of ['', `&resourceVersion=${rvB}`, '&resourceVersion=0']) {
       const w = watch(`/api/v1/namespaces/ws/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true${rvq}`);
-      const evs = await w.atLeast(3);
-      expect(summary(evs.slice(0, 2))).toEqual(['ADDED a', 'ADDED b']);
-      expect(evs[2]!.type).toBe('BOOKMARK');
-      expect(evs[2]!.object.metadata.annotations).toEqual({ 'k8s.io/initial-events-end': 'true' });
-      expect(Number(evs[2]!.object.metadata.resourceVersion)).toBeGreaterThanOrEqual(rvB);
+      const evs = await w.atLeast(4);
+      expect(summary(evs.slice(0, 3))).toEqual(['ADDED a', 'ADDED b', `ADDED ${ROOT_CA}`]);
+      expect(evs[3]!.type).toBe('BOOKMARK');
+      expect(evs[3]!.object.metadata.annotations).toEqual({ 'k8s.io/initial-events-end': 'true' });
+      expect(Number(evs[3]!.object.metadata.resourceVersion)).toBeGreaterThanOrEqual(rvB);
       w.close();
     }
     const w = watch('/api/v1/namespaces/ws/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true');
-    await w.atLeast(3);
+    await w.atLeast(4);
     await create(server, 'ws', cm('c'));
-    const evs = await w.atLeast(4);
-    expect(summary(evs.filter((e) => e.type !== 'BOOKMARK'))).toEqual(['ADDED a', 'ADDED b', 'ADDED c']);
+    const evs = await w.atLeast(5);
+    expect(summary(evs.filter((e) => e.type !== 'BOOKMARK'))).toEqual(['ADDED a', 'ADDED b', `ADDED ${ROOT_CA}`, 'ADDED c']);
   });
 
   it('sendInitialEvents=false from rv N: only later changes; invalid streaming-list combinations are 400', async () => {
@@ -327,7 +333,7 @@ describe('watch (one node)', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Ev);
-    expect(summary(lines)).toEqual(['ADDED a']);
+    expect(summary(lines)).toEqual(['ADDED a', `ADDED ${ROOT_CA}`]);
   });
 
   it('protobuf watch: length-prefixed WatchEvent frames with application/vnd.kubernetes.protobuf;stream=watch', async () => {
@@ -363,10 +369,11 @@ describe('watch (one node)', () => {
     };
     const { events, rest } = decodeWatchEventFrames(new Uint8Array(raw.body), configMaps);
     expect(rest.length).toBe(0);
-    expect(events[0]!.type).toBe('ADDED');
-    expect(events.length).toBeGreaterThanOrEqual(2); // bookmarks every 400 ms and at the end
-    expect(events.slice(1).every((e) => e.type === 'BOOKMARK')).toBe(true);
+    expect(events.slice(0, 2).map((e) => e.type)).toEqual(['ADDED', 'ADDED']);
+    expect(events.length).toBeGreaterThanOrEqual(3); // bookmarks every 400 ms and at the end
+    expect(events.slice(2).every((e) => e.type === 'BOOKMARK')).toBe(true);
     expect(events[0]!.object).toMatchObject({ kind: 'ConfigMap', metadata: { name: 'a' }, data: { k: 'v' } });
+    expect(events[1]!.object).toMatchObject({ kind: 'ConfigMap', metadata: { name: ROOT_CA } });
   });
 
   it('a slow watcher (HTTP/2, not reading) is cut off without holding back others, and resumes from its last resourceVersion', async () => {

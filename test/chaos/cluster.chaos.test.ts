@@ -144,6 +144,17 @@ describe('three-node chaos', () => {
       const r = await ctl(nodes[0]!, 'POST', '/api/v1/namespaces', { body: { metadata: { name: ns } }, timeoutMs: 15_000 });
       if (r.status !== 201) throw new Error(`setup: creating namespace ${ns} answered ${r.status}${'text' in r ? `: ${r.text}` : ''}`);
     }
+    // The root-CA publisher writes kube-root-ca.crt into each new namespace; the watches checked
+    // below start after it, so every event they see is the workload's.
+    for (const ns of [NS, PAGES_NS, MINORITY_NS]) {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const r = await ctl(nodes[0]!, 'GET', `/api/v1/namespaces/${ns}/configmaps/kube-root-ca.crt`, { timeoutMs: 5000 });
+        if (isOk(r) && r.status === 200) break;
+        if (Date.now() > deadline) throw new Error(`setup: kube-root-ca.crt never appeared in ${ns}`);
+        await delay(100);
+      }
+    }
   }, 180_000);
 
   afterAll(async () => {
@@ -501,7 +512,8 @@ describe('three-node chaos', () => {
       })) as CtlResponse;
       expect(page3.status).toBe(200);
       const paged = [...p1.items, ...p2.items, ...page3.json<ListObj>().items].map((o) => o.metadata.name);
-      expect(paged).toEqual(['page-0', 'page-1', 'page-2', 'page-3', 'page-4']);
+      // The namespace's kube-root-ca.crt (the root-CA publisher's) sorts first.
+      expect(paged).toEqual(['kube-root-ca.crt', 'page-0', 'page-1', 'page-2', 'page-3', 'page-4']);
 
       // Every watcher catches up to a fresh write, then stops.
       const probe = await ctl(nodes[0]!, 'POST', `/api/v1/namespaces/${NS}/configmaps`, {

@@ -7,7 +7,7 @@
  * and MIN_OK acknowledged ops happened (so a slow machine runs longer instead of checking less);
  * CHAOS_CLIENTS (default 6).
  */
-import { request, startServer, type ServerHandle } from '../support/server.js';
+import { request, startServer, waitFor, type ServerHandle } from '../support/server.js';
 import { checkHistory, formatFailure, type KeyOp } from './linearizability.js';
 import { checkWatch, nowNs, runWorkload, startWatcher, type RecordedOp } from './workload.js';
 
@@ -26,6 +26,9 @@ beforeAll(async () => {
   server = await startServer();
   const r = await request(server, 'POST', '/api/v1/namespaces', { body: { metadata: { name: NS } } });
   if (r.status !== 201) throw new Error(`setup: creating namespace ${NS} answered ${r.status}: ${r.body}`);
+  // The root-CA publisher writes kube-root-ca.crt into the new namespace; the watch checked below
+  // starts after it, so every event it sees is the workload's.
+  await waitFor(`kube-root-ca.crt in ${NS}`, async () => (await request(server, 'GET', `/api/v1/namespaces/${NS}/configmaps/kube-root-ca.crt`)).status === 200);
 }, 60_000);
 
 afterAll(async () => {

@@ -28,8 +28,13 @@ let server: ServerHandle;
 let kc: k8s.KubeConfig;
 let core: k8s.CoreV1Api;
 
+/** Creates a namespace and waits for the kube-root-ca.crt the root-CA publisher puts in every namespace. */
 const createNs = async (name: string) => {
   await core.createNamespace({ body: { metadata: { name } } });
+  await until(
+    `kube-root-ca.crt in ${name}`,
+    async () => (await request(server, 'GET', `/api/v1/namespaces/${name}/configmaps/kube-root-ca.crt`)).status === 200,
+  );
 };
 const createCm = (namespace: string, name: string, data: Record<string, string> = {}) =>
   core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data } });
@@ -153,8 +158,8 @@ describe('client-node 2.x', () => {
     const cache = () => Object.fromEntries(informer.list(ns).map((i) => [i.metadata!.name!, i.data?.v]));
     try {
       await informer.start();
-      await until('initial list', () => seen.length >= 2);
-      expect([...seen].sort()).toEqual(['add a 0', 'add b 0']);
+      await until('initial list', () => seen.length >= 3);
+      expect([...seen].sort()).toEqual(['add a 0', 'add b 0', 'add kube-root-ca.crt ']);
       await core.patchNamespacedConfigMap(
         { name: 'a', namespace: ns, body: { data: { v: '1' } } },
         k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),

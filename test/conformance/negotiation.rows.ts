@@ -81,16 +81,24 @@ export const NEGOTIATION: RowGroup = {
       expect: {
         status: 200,
         body: { kind: 'Table', apiVersion: 'meta.k8s.io/v1', columnDefinitions: [{ name: 'Name', type: 'string' }, { name: 'Data' }, { name: 'Age' }] },
-        text: /"rows":\[\{"cells":\["n1",1,"[^"]+"\]/,
+        text: /"rows":\[\{"cells":\["kube-root-ca\.crt",1,"[^"]+"\][\s\S]*\{"cells":\["n1",1,"[^"]+"\]/,
       },
     },
     {
       id: 'neg-08',
       rule: 'Table rows carry PartialObjectMetadata by default (includeObject=Metadata)',
       source: 'upstream TableConvertor (includeObject default Metadata)',
-      upstream: '200, rows[0].object.kind PartialObjectMetadata',
+      upstream: '200, rows[].object.kind PartialObjectMetadata (kube-root-ca.crt, which every namespace holds, and n1)',
       req: get(TABLE, CM),
-      expect: { status: 200, body: { rows: [{ object: { kind: 'PartialObjectMetadata', metadata: { name: 'n1' } } }] } },
+      expect: {
+        status: 200,
+        body: {
+          rows: [
+            { object: { kind: 'PartialObjectMetadata', metadata: { name: 'kube-root-ca.crt' } } },
+            { object: { kind: 'PartialObjectMetadata', metadata: { name: 'n1' } } },
+          ],
+        },
+      },
     },
     {
       id: 'neg-09',
@@ -98,7 +106,7 @@ export const NEGOTIATION: RowGroup = {
       source: 'upstream TableConvertor (includeObject)',
       upstream: '200, no rows[].object',
       req: get(TABLE, `${CM}?includeObject=None`),
-      expect: { status: 200, text: /"rows":\[\{"cells":\["n1",1,"[^"]+"\]\}\]/ },
+      expect: { status: 200, text: /"rows":\[\{"cells":\["kube-root-ca\.crt",1,"[^"]+"\]\},\{"cells":\["n1",1,"[^"]+"\]\}\]/ },
     },
     {
       id: 'neg-10',
@@ -130,7 +138,16 @@ export const NEGOTIATION: RowGroup = {
       source: 'upstream transformResponseObject (asPartialObjectMetadataList)',
       upstream: '200 PartialObjectMetadataList',
       req: get(PARTIAL_LIST, CM),
-      expect: { status: 200, body: { kind: 'PartialObjectMetadataList', items: [{ kind: 'PartialObjectMetadata', metadata: { name: 'n1' } }] } },
+      expect: {
+        status: 200,
+        body: {
+          kind: 'PartialObjectMetadataList',
+          items: [
+            { kind: 'PartialObjectMetadata', metadata: { name: 'kube-root-ca.crt' } },
+            { kind: 'PartialObjectMetadata', metadata: { name: 'n1' } },
+          ],
+        },
+      },
     },
     {
       id: 'neg-14',

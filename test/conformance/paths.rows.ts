@@ -24,10 +24,13 @@ export const PATHS: RowGroup = {
       id: 'path-05',
       rule: 'list: GET on the collection returns <Kind>List with metadata.resourceVersion and items',
       source: 'conventions Verbs (list)',
-      upstream: '200 ConfigMapList',
+      upstream: '200 ConfigMapList (kube-root-ca.crt, which every namespace holds, and one)',
       setup: [{ method: 'POST', path: CM, body: cm('one') }],
       req: { method: 'GET', path: CM },
-      expect: { status: 200, body: { kind: 'ConfigMapList', apiVersion: 'v1', items: [{ metadata: { name: 'one' } }] } },
+      expect: {
+        status: 200,
+        body: { kind: 'ConfigMapList', apiVersion: 'v1', items: [{ metadata: { name: 'kube-root-ca.crt' } }, { metadata: { name: 'one' } }] },
+      },
     },
     {
       id: 'path-06',

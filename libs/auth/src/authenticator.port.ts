@@ -14,6 +14,11 @@ export interface AuthenticationRequest {
   headers: IncomingHttpHeaders;
   /** The TLS socket the request arrived on (HTTP/1.1 socket or the HTTP/2 session's). */
   socket?: TLSSocket;
+  /**
+   * The audiences the credential must be for (a TokenReview's spec.audiences); undefined: the
+   * API server's own. Audience-bound methods (service-account tokens) check against these.
+   */
+  audiences?: readonly string[];
 }
 
 /** One authentication method. */

@@ -12,3 +12,4 @@ export * from './webhook.authenticator.js';
 export * from './bootstrap-token.rules.js';
 export * from './bootstrap-token.authenticator.js';
 export * from './bootstrap-token.signature.js';
+export * from './serviceaccount.token.js';

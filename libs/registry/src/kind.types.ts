@@ -71,7 +71,19 @@ export interface SubresourceRestHandler {
 /** One declared subresource: a strategy over the stored object, or a REST handler. */
 export type SubresourceDeclaration =
   | { verbs: Verb[]; strategy: SubresourceStrategy; rest?: undefined }
-  | { verbs: Verb[]; rest: SubresourceRestHandler; kind: { group: string; version: string; kind: string }; strategy?: undefined };
+  | { verbs: Verb[]; rest: SubresourceRestHandler; kind: SubresourceKind; strategy?: undefined };
+
+/**
+ * The kind a REST subresource takes and answers (TokenRequest): not served as a resource of its
+ * own, but its body decodes from protobuf when it names a message (the codec finds it here).
+ */
+export interface SubresourceKind {
+  group: string;
+  version: string;
+  kind: string;
+  protobufMessage?: string;
+  schema?: JSONSchemaProps;
+}
 
 /**
  * Handler of a REST-only kind. `create` gets the decoded, defaulted, admitted and validated

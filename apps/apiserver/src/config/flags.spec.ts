@@ -97,9 +97,6 @@ describe('parseFlags', () => {
       expectRefused(['--oidc-unknown-setting=x'], 'oidc-unknown-setting');
       expectRefused(['--requestheader-unknown-setting=x'], 'requestheader-unknown-setting');
       expectRefused(['--authentication-token-webhook-unknown=x'], 'authentication-token-webhook-unknown');
-      expectRefused(['--service-account-key-file=/sa.pub'], 'service-account-key-file');
-      expectRefused(['--service-account-signing-key-file=/sa.key'], 'service-account-signing-key-file');
-      expectRefused(['--service-account-issuer=https://kubernetes.default.svc'], 'service-account-issuer');
       expectRefused(['--client-ca-file=/ca.crt'], 'client-ca-file');
       expectRefused(['--tls-cert-file=/s.crt'], 'tls-cert-file');
       expectRefused(['--tls-private-key-file=/s.key'], 'tls-private-key-file');
@@ -109,6 +106,15 @@ describe('parseFlags', () => {
       expect(parseFlags(['--enable-bootstrap-token-auth']).raw['enable-bootstrap-token-auth']).toBe('true');
       expect(parseFlags(['--enable-bootstrap-token-auth=true']).unsupported).toEqual([]);
       expect(parseFlags(['--enable-bootstrap-token-auth=false']).raw['enable-bootstrap-token-auth']).toBe('false');
+    });
+    it('service-account token flags are taken; a bad maximum expiration fails closed', () => {
+      const c = parseFlags(['--service-account-issuer=https://a', '--service-account-issuer', 'https://b', '--service-account-lookup=false']);
+      expect(c.rawAll['service-account-issuer']).toEqual(['https://a', 'https://b']);
+      expect(c.raw['service-account-lookup']).toBe('false');
+      expect(parseFlags(['--service-account-max-token-expiration=24h']).raw['service-account-max-token-expiration']).toBe('24h');
+      expect(() => parseFlags(['--service-account-max-token-expiration=10m'])).toThrow('must be between 1 hour and 2^32 seconds');
+      expect(() => parseFlags(['--service-account-max-token-expiration=soon'])).toThrow(FlagError);
+      expect(() => parseFlags(['--service-account-lookup=maybe'])).toThrow('must be true or false');
     });
     it('auditing', () => {
       expectRefused(['--audit-log-path=/var/log/audit.log'], 'audit-log-path');

@@ -111,7 +111,6 @@ const refuseAdmission = (value: string): string | undefined => {
   if (missing.length === 0) return undefined;
   return `admission plugin ${missing.map((m) => JSON.stringify(m)).join(', ')} is not built into this server (built, always on: ${BUILT_ADMISSION_PLUGINS.join(', ')})`;
 };
-const refuseServiceAccountTokens = notBuilt('service account token authentication');
 /**
  * Families of flags refused whatever their value: the settings of the built authentication
  * methods are in FLAGS, any other of their family is one this build does not know; webhook
@@ -190,9 +189,13 @@ const FLAGS: Record<string, FlagSpec> = {
   'authentication-token-webhook-config-file': { key: 'authentication-token-webhook-config-file', kind: 'string' },
   'authentication-token-webhook-cache-ttl': { key: 'authentication-token-webhook-cache-ttl', kind: 'string' },
   'authentication-token-webhook-version': { key: 'authentication-token-webhook-version', kind: 'string' },
-  'service-account-key-file': { key: 'service-account-key-file', kind: 'string', refuse: refuseServiceAccountTokens },
-  'service-account-signing-key-file': { key: 'service-account-signing-key-file', kind: 'string', refuse: refuseServiceAccountTokens },
-  'service-account-issuer': { key: 'service-account-issuer', kind: 'string', refuse: refuseServiceAccountTokens },
+  // Service-account tokens (pipeline/serviceaccount.config.ts reads the files and lists).
+  'service-account-key-file': { key: 'service-account-key-file', kind: 'string' },
+  'service-account-signing-key-file': { key: 'service-account-signing-key-file', kind: 'string' },
+  'service-account-issuer': { key: 'service-account-issuer', kind: 'string' },
+  'api-audiences': { key: 'api-audiences', kind: 'string' },
+  'service-account-max-token-expiration': { key: 'service-account-max-token-expiration', kind: 'string' },
+  'service-account-lookup': { key: 'service-account-lookup', kind: 'bool' },
   'enable-bootstrap-token-auth': { key: 'enable-bootstrap-token-auth', kind: 'bool' },
   'disable-admission-plugins': { key: 'disable-admission-plugins', kind: 'string', refuse: refuseAdmission },
   'storage-backend': {
@@ -399,6 +402,18 @@ function checkAuthenticationFlags(raw: Record<string, string>): void {
   if (rh.length > 0) {
     if (!raw['requestheader-client-ca-file']) throw new FlagError('--requestheader-client-ca-file is required when any --requestheader-* flag is given');
     if (!raw['requestheader-username-headers']?.trim()) throw new FlagError('--requestheader-username-headers is required with --requestheader-client-ca-file');
+  }
+  const maxExp = raw['service-account-max-token-expiration'];
+  if (maxExp !== undefined) {
+    let ns: number;
+    try {
+      ns = parseGoDuration(maxExp);
+    } catch (e) {
+      throw new FlagError(`--service-account-max-token-expiration=${maxExp}: ${(e as Error).message}`);
+    }
+    // kube-apiserver's bounds; 0 means no maximum.
+    if (ns !== 0 && (ns < 3600e9 || ns > 2 ** 32 * 1e9))
+      throw new FlagError(`--service-account-max-token-expiration=${maxExp}: must be between 1 hour and 2^32 seconds (or 0 for no maximum)`);
   }
   const webhookGiven = Object.keys(raw).some((k) => k.startsWith('authentication-token-webhook-'));
   if (webhookGiven && !raw['authentication-token-webhook-config-file']) {

@@ -20,6 +20,7 @@ import { GarbageCollectorRunner, NamespaceControllerRunner } from './builtin.con
 import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controller.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
 import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
+import { LegacyTokenControllerRunner, RootCaPublisherRunner, ServiceAccountControllerRunner } from './serviceaccount.controllers.js';
 
 /** Elects this node or not, and starts or stops every discovered controller accordingly. */
 @PostStartHook({ name: 'start-controllers', order: 300 })
@@ -85,6 +86,9 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     CsrApprovingRunner,
     CsrSigningRunner,
     CsrCleanerRunner,
+    ServiceAccountControllerRunner,
+    RootCaPublisherRunner,
+    LegacyTokenControllerRunner,
   ],
 })
 export class ControllersModule {}

@@ -1,7 +1,8 @@
 /**
  * Checks over the declarations of every group module: each served kind names a protobuf message
  * (and its List) that proto/ defines, and that message has the same fields as the kind's schema.
- * A kind missing here would otherwise surface as a 415 on the first protobuf body.
+ * A kind missing here would otherwise surface as a 415 on the first protobuf body. The same
+ * holds for the kinds REST subresources take (TokenRequest).
  */
 import { protobufRoot, protobufSchemaMismatches } from '@app/apimachinery';
 import type { KindDeclaration } from '@app/registry';
@@ -31,6 +32,22 @@ export function protobufKindProblems(decls: readonly KindDeclaration[]): string[
     // A REST-only kind is never listed, so it has no list message (the review APIs).
     if (!d.rest && !defined(`${d.protobufMessage}List`)) out.push(`${id}: no list message ${d.protobufMessage}List in proto/`);
     for (const m of protobufSchemaMismatches(d.protobufMessage, d.schema)) out.push(`${id}: ${m}`);
+  }
+  // The kinds REST subresources take (TokenRequest): a message and a schema that agree.
+  for (const d of decls) {
+    for (const [name, sub] of Object.entries(d.subresources ?? {})) {
+      if (!sub.rest) continue;
+      const id = `${d.group || 'core'}/${d.version} ${d.kind}/${name} (${sub.kind.group || 'core'}/${sub.kind.version} ${sub.kind.kind})`;
+      if (!sub.kind.protobufMessage || !sub.kind.schema) {
+        out.push(`${id}: no protobufMessage and schema`);
+        continue;
+      }
+      if (!defined(sub.kind.protobufMessage)) {
+        out.push(`${id}: no message ${sub.kind.protobufMessage} in proto/`);
+        continue;
+      }
+      for (const m of protobufSchemaMismatches(sub.kind.protobufMessage, sub.kind.schema)) out.push(`${id}: ${m}`);
+    }
   }
   return out;
 }

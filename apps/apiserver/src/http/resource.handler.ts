@@ -113,7 +113,10 @@ export class ResourceHandler {
     };
     if (decl.computed && !sub && (verb === 'get' || verb === 'list'))
       return this.serveComputed(req, reply, decl, verb, ns, info.name, ctx, pretty, includeObject);
-    if (subDecl?.rest) return this.serveRestSubresource(req, reply, decl, subDecl.rest, verb, ns, info.name, ctx, writeOptions, pretty);
+    if (subDecl?.rest) {
+      const protobufBody = this.deps.codecs.hasProtobuf(subDecl.kind.protobufMessage);
+      return this.serveRestSubresource(req, reply, decl, subDecl.rest, verb, ns, info.name, ctx, writeOptions, pretty, protobufBody);
+    }
 
     switch (verb) {
       case 'get': {
@@ -293,7 +296,7 @@ export class ResourceHandler {
 
   /**
    * A subresource that is not a view of the stored object (TokenRequest, Scale): its REST
-   * handler answers; JSON only.
+   * handler answers in JSON; the body may be protobuf when the subresource's kind names a message.
    */
   private async serveRestSubresource(
     req: FastifyRequest,
@@ -306,9 +309,10 @@ export class ResourceHandler {
     ctx: RequestContext,
     writeOptions: (kind: WriteOptionsKind) => unknown,
     pretty: boolean,
+    protobufBody: boolean,
   ): Promise<void> {
     const fmt = negotiateOutput(req.headers.accept, false, { allowTable: false });
-    const body = (): KubeObject => decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, false).value as KubeObject;
+    const body = (): KubeObject => decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufBody).value as KubeObject;
     let out: KubeObject | undefined;
     let code = 200;
     if (verb === 'get' && rest.get) out = await rest.get(ns, name, ctx);

@@ -2,7 +2,7 @@
  * The marker of an authentication method: a provider decorated with
  * `@AuthenticationMethod({ name, order })` joins the AUTHENTICATOR chain (pipeline.module.ts
  * DiscoveredAuthenticators), asked in ascending `order`. The orders follow kube-apiserver's
- * union: request header, x509, static token, bootstrap token, (service account), OIDC, webhook.
+ * union: request header, x509, static token, bootstrap token, service account, OIDC, webhook.
  * A method whose flags are not given stays in the chain and answers undefined.
  */
 import { DiscoveryService } from '@nestjs/core';
@@ -11,12 +11,13 @@ import type { ServerConfig } from '../config/flags.js';
 /** Marks a provider as an authentication method of the chain; lower `order` is asked first. */
 export const AuthenticationMethod = DiscoveryService.createDecorator<{ name: string; order: number }>();
 
-/** The orders of the methods (a gap for service account tokens). */
+/** The orders of the methods. */
 export const METHOD_ORDER = {
   requestHeader: 50,
   x509: 100,
   tokenFile: 200,
   bootstrapToken: 250,
+  serviceAccount: 300,
   oidc: 400,
   webhook: 500,
   unrecognizedBearerToken: 1000,
@@ -35,12 +36,12 @@ export function listFlag(cfg: ServerConfig, flag: string): string[] {
     .filter((v) => v !== '');
 }
 
-/** Whether a bearer token method (static token, bootstrap token, OIDC, webhook) is configured. */
+/**
+ * Whether a bearer token method is configured. Service-account tokens are always on (as in
+ * kube-apiserver, whose service-account key always exists), so a bearer token no method accepts
+ * is always a 401; `cfg` stays a parameter for methods that depend on flags.
+ */
 export function tokenMethodsConfigured(cfg: ServerConfig): boolean {
-  return (
-    cfg.raw['token-auth-file'] !== undefined ||
-    cfg.raw['enable-bootstrap-token-auth'] === 'true' ||
-    cfg.raw['oidc-issuer-url'] !== undefined ||
-    cfg.raw['authentication-token-webhook-config-file'] !== undefined
-  );
+  void cfg;
+  return true;
 }

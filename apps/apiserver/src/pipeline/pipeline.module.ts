@@ -2,7 +2,7 @@
  * The ports of the request pipeline as providers, chosen from the flags:
  * - AUTHENTICATOR: the union of the authentication methods, each a provider in its own
  *   `*.method.ts` marked with `@AuthenticationMethod({ name, order })`: request header, x509,
- *   static token file, bootstrap token, OIDC, webhook, then the refusal of an unaccepted bearer token;
+ *   static token file, bootstrap token, service-account tokens, OIDC, webhook, then the refusal of an unaccepted bearer token;
  * - AnonymousAccess: where a request without credentials may go (`--anonymous-auth`);
  * - AUTHORIZER: the `--authorization-mode` list (default RBAC); RBAC reads the policy
  *   RbacPolicyWatcher keeps current from storage watches;
@@ -25,6 +25,9 @@ import { FLOW_CONTROL, MaxInflightFlowControl } from './flow-control.port.js';
 import { OidcMethod } from './oidc.method.js';
 import { RbacPolicyWatcher } from './rbac-policy.watcher.js';
 import { RequestHeaderMethod } from './request-header.method.js';
+import { ServiceAccountObjectsWatcher } from './serviceaccount-objects.watcher.js';
+import { ServiceAccountTokens } from './serviceaccount.config.js';
+import { ServiceAccountMethod } from './serviceaccount.method.js';
 import { TokenFileMethod } from './token-file.method.js';
 import { UnrecognizedBearerTokenMethod } from './unrecognized-token.method.js';
 import { WebhookMethod } from './webhook.method.js';
@@ -66,6 +69,9 @@ export class DiscoveredAuthenticators implements Authenticator, OnModuleInit {
     TokenFileMethod,
     BootstrapTokenSecrets,
     BootstrapTokenMethod,
+    ServiceAccountTokens,
+    ServiceAccountObjectsWatcher,
+    ServiceAccountMethod,
     OidcMethod,
     WebhookMethod,
     UnrecognizedBearerTokenMethod,
@@ -85,6 +91,16 @@ export class DiscoveredAuthenticators implements Authenticator, OnModuleInit {
       inject: [SERVER_CONFIG],
     },
   ],
-  exports: [AUTHENTICATOR, AnonymousAccess, AUTHORIZER, RbacPolicyWatcher, BootstrapTokenSecrets, AUDIT_SINK, FLOW_CONTROL],
+  exports: [
+    AUTHENTICATOR,
+    AnonymousAccess,
+    AUTHORIZER,
+    RbacPolicyWatcher,
+    BootstrapTokenSecrets,
+    ServiceAccountTokens,
+    ServiceAccountObjectsWatcher,
+    AUDIT_SINK,
+    FLOW_CONTROL,
+  ],
 })
 export class PipelineModule {}

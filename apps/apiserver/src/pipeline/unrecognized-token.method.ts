@@ -1,7 +1,7 @@
 /**
- * The end of the bearer token methods (Kubernetes' bearertoken wrapper): when any token method
- * is configured, a bearer token none of them accepted is a 401 (not anonymous, not left to a
- * client certificate). Without token methods a bearer token is ignored, as in kube-apiserver.
+ * The end of the bearer token methods (Kubernetes' bearertoken wrapper): a bearer token none of
+ * them accepted is a 401 (not anonymous, not left to a client certificate). Service-account
+ * tokens are always on, so there always is a token method (tokenMethodsConfigured).
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { UnrecognizedBearerTokenAuthenticator, type AuthenticationRequest, type Authenticator } from '@app/auth';

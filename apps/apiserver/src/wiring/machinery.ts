@@ -104,6 +104,13 @@ export function registryProtobufKinds(registry: KindRegistry): ProtobufKinds {
       for (const d of registry.kindsOf(group, version)) {
         if (d.protobufMessage && (d.listKind ?? `${d.kind}List`) === kind) return `${d.protobufMessage}List`;
       }
+      // The body of a REST subresource (TokenRequest of serviceaccounts/token).
+      for (const d of registry.all()) {
+        for (const sub of Object.values(d.subresources ?? {})) {
+          if (sub.rest && sub.kind.protobufMessage && sub.kind.group === group && sub.kind.version === version && sub.kind.kind === kind)
+            return sub.kind.protobufMessage;
+        }
+      }
       return undefined;
     },
     servesGroupVersion(apiVersion) {

@@ -2,7 +2,7 @@
  * Schemas of authentication.k8s.io (k8s.io/api/authentication/v1 types.go): UserInfo, and
  * the roots of SelfSubjectReview and TokenReview.
  */
-import { defineSchema, fieldOf, objectRootSchema, type JSONSchemaProps } from '@app/apimachinery';
+import { defineSchema, fieldOf, objectRootSchema, TimeSchema, type JSONSchemaProps } from '@app/apimachinery';
 
 /** The group name (authentication.GroupName). */
 export const AUTHENTICATION_GROUP = 'authentication.k8s.io';
@@ -74,6 +74,49 @@ export const TokenReviewSchema = defineSchema(
           user: fieldOf(userInfoSchema(DEF), { description: 'The user the token belongs to.' }),
           audiences: strings('Audiences the token is valid for.'),
           error: { type: 'string', description: 'Why the token could not be checked.' },
+        },
+      }),
+      { description: 'The answer.' },
+    ),
+  }),
+);
+
+/** authentication/v1 TokenRequest: the body and answer of `serviceaccounts/{name}/token`. */
+export const TokenRequestSchema = defineSchema(
+  `${DEF}.TokenRequest`,
+  objectRootSchema({ group: AUTHENTICATION_GROUP, version: 'v1', kind: 'TokenRequest' }, 'Requests a token for a service account.', {
+    spec: fieldOf(
+      defineSchema(`${DEF}.TokenRequestSpec`, {
+        type: 'object',
+        description: 'What the token is for.',
+        properties: {
+          audiences: strings('Audiences the token is for; default the API audiences.'),
+          expirationSeconds: { type: 'integer', format: 'int64', description: 'Requested lifetime; at least 600, capped by the server.' },
+          boundObjectRef: fieldOf(
+            defineSchema(`${DEF}.BoundObjectReference`, {
+              type: 'object',
+              description: 'An object the token is bound to: the token is valid only while it exists.',
+              properties: {
+                kind: { type: 'string', description: 'Pod or Secret.' },
+                apiVersion: { type: 'string', description: 'API version of the referent.' },
+                name: { type: 'string', description: 'Name of the referent.' },
+                uid: { type: 'string', description: 'UID of the referent.' },
+              },
+            }),
+            { description: 'The object the token is bound to.' },
+          ),
+        },
+      }),
+      { description: 'What is asked.' },
+    ),
+    status: fieldOf(
+      defineSchema(`${DEF}.TokenRequestStatus`, {
+        type: 'object',
+        description: 'Filled in by the server.',
+        required: ['token', 'expirationTimestamp'],
+        properties: {
+          token: { type: 'string', description: 'The opaque bearer token.' },
+          expirationTimestamp: fieldOf(TimeSchema, { description: 'When the token expires.' }),
         },
       }),
       { description: 'The answer.' },

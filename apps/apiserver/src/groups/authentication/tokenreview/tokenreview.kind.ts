@@ -22,10 +22,11 @@ export async function tokenReviewStatus(authenticator: Authenticator, obj: KubeO
   const spec = ((obj as { spec?: unknown }).spec ?? {}) as { token?: string; audiences?: string[] | null };
   if (!spec.token) throw Errors.badRequest(`token is required for TokenReview in ${AUTHENTICATION_GROUP}`);
   try {
-    const user = await authenticator.authenticate({ headers: { authorization: `Bearer ${spec.token}` } });
+    const user = await authenticator.authenticate({ headers: { authorization: `Bearer ${spec.token}` }, audiences: spec.audiences ?? undefined });
     if (!user) return { authenticated: false, user: {} };
     const status: Record<string, unknown> = { authenticated: true, user: userInfoStatus(user) };
-    // The token methods here are audience-agnostic: a valid token is valid for what was asked.
+    // Audience-bound methods (service-account tokens) checked the token against spec.audiences;
+    // the others are audience-agnostic: a valid token is valid for what was asked.
     if (spec.audiences?.length) status.audiences = [...spec.audiences];
     return status;
   } catch (e) {

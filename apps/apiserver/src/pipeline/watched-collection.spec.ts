@@ -1,0 +1,83 @@
+import { jest } from '@jest/globals';
+import type { KubeObject } from '@app/apimachinery';
+import { StorageError, type Storage, type StorageEvent, type WatchOptions, type WatchSink } from '@app/storage';
+import { WatchedCollection } from './watched-collection.js';
+
+/** A storage holding a list answer and the sinks of the watches opened on it (the two calls a WatchedCollection makes). */
+function fakeStorage(items: KubeObject[], revision: number) {
+  const sinks: Array<{ opts: WatchOptions; sink: WatchSink; stopped: boolean }> = [];
+  let lists = 0;
+  const storage = {
+    list: async () => {
+      lists++;
+      return { items, revision };
+    },
+    watch: (opts: WatchOptions, sink: WatchSink) => {
+      const w = { opts, sink, stopped: false };
+      sinks.push(w);
+      return { stop: () => (w.stopped = true) };
+    },
+  } as unknown as Storage;
+  return { storage, sinks, lists: () => lists };
+}
+
+const sa = (ns: string, name: string, uid: string, terminating = false): KubeObject =>
+  ({
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { namespace: ns, name, uid, ...(terminating ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+  }) as KubeObject;
+const ev = (type: StorageEvent['type'], object: KubeObject, revision: number): StorageEvent => ({
+  type,
+  key: `/registry/core/serviceaccounts/x`,
+  object,
+  revision,
+});
+const uidOf = (o: KubeObject) => (o.metadata?.deletionTimestamp ? undefined : o.metadata?.uid);
+
+describe('WatchedCollection', () => {
+  it('lists, then watches from the list revision, keeping the projection of each object by namespace/name', async () => {
+    const f = fakeStorage([sa('a', 'one', 'u1'), sa('a', 'gone', 'u0', true)], 7);
+    const c = new WatchedCollection(f.storage, '/registry/core/serviceaccounts/', uidOf, 'test');
+    const changes: string[] = [];
+    c.onChange((k) => changes.push(k));
+    c.start();
+    await c.whenSynced();
+    expect(c.get('a', 'one')).toBe('u1');
+    expect(c.get('a', 'gone')).toBeUndefined();
+    expect(f.sinks[0]!.opts).toEqual({ key: '/registry/core/serviceaccounts/', recursive: true, afterRevision: 7 });
+    f.sinks[0]!.sink.event(ev('ADDED', sa('b', 'two', 'u2'), 8));
+    f.sinks[0]!.sink.event(ev('MODIFIED', sa('a', 'one', 'u1', true), 9));
+    expect(c.get('b', 'two')).toBe('u2');
+    expect(c.get('a', 'one')).toBeUndefined();
+    f.sinks[0]!.sink.event(ev('DELETED', sa('b', 'two', 'u2'), 10));
+    expect(c.get('b', 'two')).toBeUndefined();
+    expect(changes).toEqual(['', 'b/two', 'a/one', 'b/two']);
+    c.stop();
+  });
+
+  it('relists after a failed watch, and stops for good', async () => {
+    jest.useFakeTimers();
+    try {
+      const f = fakeStorage([sa('a', 'one', 'u1')], 3);
+      const c = new WatchedCollection(f.storage, '/registry/core/serviceaccounts/', uidOf, 'test');
+      const write = process.stderr.write;
+      process.stderr.write = (() => true) as typeof process.stderr.write;
+      try {
+        c.start();
+        await jest.advanceTimersByTimeAsync(0);
+        f.sinks[0]!.sink.error(new StorageError('Compacted', '/registry/core/serviceaccounts/', 'compacted'));
+        expect(f.sinks[0]!.stopped).toBe(true);
+        await jest.advanceTimersByTimeAsync(1000);
+        expect(f.lists()).toBe(2);
+        expect(f.sinks).toHaveLength(2);
+      } finally {
+        process.stderr.write = write;
+      }
+      c.stop();
+      expect(f.sinks[1]!.stopped).toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});
