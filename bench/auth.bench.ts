@@ -70,6 +70,7 @@ export interface AuthMethodRow {
 
 const CERT_USER = 'bench-cert-user';
 const TOKEN_USER = 'bench-token-user';
+const SA_NAME = 'bench-sa';
 
 /** The methods measured. */
 export const METHODS: readonly AuthMethodRow[] = [
@@ -85,6 +86,19 @@ export const METHODS: readonly AuthMethodRow[] = [
     name: 'static token',
     subject: { kind: 'User', name: TOKEN_USER },
     credentials: async (s) => ({ tls: { ca: s.handle.caPem }, headers: { authorization: `Bearer ${s.staticToken}` } }),
+  },
+  {
+    name: 'service-account JWT',
+    subject: { kind: 'ServiceAccount', name: SA_NAME, namespace: NS },
+    credentials: async (s) => {
+      await admin(s.handle, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: SA_NAME } });
+      const r = await request(s.handle, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/${SA_NAME}/token`, {
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+      });
+      if (r.status !== 201) throw new Error(`TokenRequest: ${r.status} ${r.body.slice(0, 300)}`);
+      const token = (JSON.parse(r.body) as { status: { token: string } }).status.token;
+      return { tls: { ca: s.handle.caPem }, headers: { authorization: `Bearer ${token}` } };
+    },
   },
 ];
 

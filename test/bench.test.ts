@@ -151,19 +151,26 @@ describe('benchmarks (short runs)', () => {
       failure: string | null;
     };
     expect(report.failure).toBeNull();
-    expect(report.methods.map((m) => m.method)).toEqual(['client certificate', 'static token']);
+    expect(report.methods.map((m) => m.method)).toEqual(['client certificate', 'static token', 'service-account JWT']);
     for (const m of report.methods) {
       expect(Math.min(m.rbacPerSecond, m.allowPerSecond)).toBeGreaterThan(0);
       expect(m.costPerRound).toHaveLength(2);
     }
     // Every system measured in both rounds, none with a failed request (a 403 would be one).
     expect(report.phases.map((p) => p.name).sort()).toEqual(
-      ['anonymous, AlwaysAllow', 'client certificate, AlwaysAllow', 'client certificate, RBAC', 'static token, AlwaysAllow', 'static token, RBAC'].flatMap(
-        (n) => [n, n],
-      ),
+      [
+        'anonymous, AlwaysAllow',
+        'client certificate, AlwaysAllow',
+        'client certificate, RBAC',
+        'service-account JWT, AlwaysAllow',
+        'service-account JWT, RBAC',
+        'static token, AlwaysAllow',
+        'static token, RBAC',
+      ].flatMap((n) => [n, n]),
     );
     for (const p of report.phases) expect([p.errors, p.requests > 0]).toEqual([0, true]);
     expect(r.out).toMatch(/^static token: authn\+RBAC cost +\s*= -?[\d.]+%/m);
+    expect(r.out).toMatch(/^service-account JWT: authn\+RBAC cost +\s*= -?[\d.]+%/m);
   });
 
   it('snapshot: exports and imports a store at two sizes and prints throughput and peak memory against a file copy', async () => {
