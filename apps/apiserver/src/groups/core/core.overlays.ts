@@ -1,0 +1,115 @@
+/**
+ * What the core/v1 protobuf messages cannot say about the schemas derived from them
+ * (schema.proto.ts): descriptions, required fields, enums and defaults, with Kubernetes' facts
+ * (k8s.io/api/core/v1 types.go, defaults.go). Kinds of other groups embedding these messages
+ * (VolumeAttachment's inlineVolumeSpec, StorageClass's allowedTopologies) pass this table too.
+ */
+import type { SchemaOverlays } from '@app/apimachinery';
+
+const C = 'k8s.io.api.core.v1';
+const d = (description: string) => ({ description });
+
+/** Access modes of volumes and claims. */
+export const ACCESS_MODES: readonly string[] = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
+/** PersistentVolume reclaim policies. */
+export const RECLAIM_POLICIES: readonly string[] = ['Delete', 'Recycle', 'Retain'];
+/** Volume modes. */
+export const VOLUME_MODES: readonly string[] = ['Block', 'Filesystem'];
+
+const secretRef = d('Reference to the secret holding the credentials.');
+
+/** The core/v1 overlays. */
+export const CORE_OVERLAYS: SchemaOverlays = {
+  [`${C}.PersistentVolumeSpec`]: {
+    description: 'What a persistent volume is: its capacity, access modes, reclaim policy and exactly one volume source.',
+    fields: {
+      accessModes: d('Ways the volume can be mounted: ReadWriteOnce, ReadOnlyMany, ReadWriteMany, ReadWriteOncePod.'),
+      capacity: d('Resources of the volume; only "storage" is recognised.'),
+      claimRef: d('The claim this volume is bound to (both ways); set by the binder or pre-set to reserve the volume for a claim.'),
+      mountOptions: d('Mount options such as ro or soft, passed to the mount as is (not validated).'),
+      nodeAffinity: d('Nodes from which the volume can be reached.'),
+      persistentVolumeReclaimPolicy: { description: 'What happens once the claim is released: Retain (default for volumes created by hand), Delete (default for provisioned ones) or Recycle (deprecated).', enum: [...RECLAIM_POLICIES], default: 'Retain' },
+      storageClassName: d('The StorageClass the volume belongs to; empty means none.'),
+      volumeMode: { description: 'Filesystem (default) or Block.', enum: [...VOLUME_MODES], default: 'Filesystem' },
+      volumeAttributesClassName: d('The VolumeAttributesClass of the volume.'),
+      hostPath: d('A directory on the node (single-node testing only).'),
+      local: d('A local disk, directory or partition of one node; needs nodeAffinity.'),
+      nfs: d('An NFS export.'),
+      csi: d('A volume managed by an external CSI driver.'),
+      iscsi: d('An iSCSI disk.'),
+      fc: d('A Fibre Channel disk.'),
+    },
+  },
+  [`${C}.PersistentVolumeStatus`]: {
+    description: 'What is known about a persistent volume; set by the system.',
+    fields: {
+      phase: { description: 'Pending, Available, Bound, Released or Failed.', enum: ['Pending', 'Available', 'Bound', 'Released', 'Failed'] },
+      message: d('Human-readable reason for the phase.'),
+      reason: d('Short CamelCase reason of a failure.'),
+      lastPhaseTransitionTime: d('When the phase last changed.'),
+    },
+  },
+  [`${C}.PersistentVolumeClaimSpec`]: {
+    description: 'What a claim asks for: access modes, resources, class, mode and where its data comes from.',
+    fields: {
+      accessModes: d('Access modes the volume must offer.'),
+      selector: d('Label query over volumes considered for binding.'),
+      resources: d('Minimum resources the volume must have; requests.storage is required.'),
+      volumeName: d('Name of the PersistentVolume backing this claim (binding reference).'),
+      storageClassName: d('Name of the StorageClass required by the claim.'),
+      volumeMode: { description: 'Filesystem (default) or Block.', enum: [...VOLUME_MODES], default: 'Filesystem' },
+      dataSource: d('A VolumeSnapshot or a PersistentVolumeClaim to populate the volume from.'),
+      dataSourceRef: d('Any object (non-core, or a PersistentVolumeClaim) to populate the volume from; equal to dataSource when both are set.'),
+      volumeAttributesClassName: d('The VolumeAttributesClass the claim asks for.'),
+    },
+  },
+  [`${C}.PersistentVolumeClaimStatus`]: {
+    description: 'What is known about a claim; set by the system.',
+    fields: {
+      phase: { description: 'Pending, Bound or Lost.', enum: ['Pending', 'Bound', 'Lost'] },
+      accessModes: d('Access modes of the bound volume.'),
+      capacity: d('Capacity of the bound volume.'),
+      allocatedResources: d('Resources allocated to the claim; the larger of it and spec.resources counts toward quota.'),
+      conditions: d('Current conditions of the claim (ResizeStarted while the volume is resized).'),
+    },
+  },
+  [`${C}.PersistentVolumeClaimCondition`]: { required: ['type', 'status'] },
+  [`${C}.TypedLocalObjectReference`]: { required: ['kind', 'name'] },
+  [`${C}.TypedObjectReference`]: { required: ['kind', 'name'] },
+  [`${C}.NodeSelector`]: { description: 'A union of node selector terms.', required: ['nodeSelectorTerms'], extra: { 'x-kubernetes-map-type': 'atomic' } },
+  [`${C}.NodeSelectorRequirement`]: { required: ['key', 'operator'], fields: { operator: { enum: ['DoesNotExist', 'Exists', 'Gt', 'In', 'Lt', 'NotIn'] } } },
+  [`${C}.VolumeNodeAffinity`]: { description: 'Constraints on the nodes a volume can be reached from.', fields: { required: d('Nodes matching one of these terms can reach the volume.') } },
+  [`${C}.TopologySelectorLabelRequirement`]: { required: ['key', 'values'] },
+  [`${C}.HostPathVolumeSource`]: { required: ['path'] },
+  [`${C}.LocalVolumeSource`]: { required: ['path'] },
+  [`${C}.NFSVolumeSource`]: { required: ['server', 'path'] },
+  [`${C}.CSIPersistentVolumeSource`]: { required: ['driver', 'volumeHandle'], fields: { controllerPublishSecretRef: secretRef, nodePublishSecretRef: secretRef } },
+  [`${C}.ISCSIPersistentVolumeSource`]: { required: ['targetPortal', 'iqn', 'lun'] },
+  [`${C}.GlusterfsPersistentVolumeSource`]: { required: ['endpoints', 'path'] },
+  [`${C}.RBDPersistentVolumeSource`]: { required: ['monitors', 'image'] },
+  [`${C}.CephFSPersistentVolumeSource`]: { required: ['monitors'] },
+  [`${C}.CinderPersistentVolumeSource`]: { required: ['volumeID'] },
+  [`${C}.AWSElasticBlockStoreVolumeSource`]: { required: ['volumeID'] },
+  [`${C}.GCEPersistentDiskVolumeSource`]: { required: ['pdName'] },
+  [`${C}.AzureFilePersistentVolumeSource`]: { required: ['secretName', 'shareName'] },
+  [`${C}.AzureDiskVolumeSource`]: { required: ['diskName', 'diskURI'] },
+  [`${C}.FlexPersistentVolumeSource`]: { required: ['driver'] },
+  [`${C}.VsphereVirtualDiskVolumeSource`]: { required: ['volumePath'] },
+  [`${C}.PhotonPersistentDiskVolumeSource`]: { required: ['pdID'] },
+  [`${C}.PortworxVolumeSource`]: { required: ['volumeID'] },
+  [`${C}.QuobyteVolumeSource`]: { required: ['registry', 'volume'] },
+  [`${C}.ScaleIOPersistentVolumeSource`]: { required: ['gateway', 'system', 'secretRef'] },
+  [`${C}.LimitRangeSpec`]: { description: 'Limits on the resources of the objects of one namespace.', required: ['limits'], fields: { limits: d('The limits, at most one item per type.') } },
+  [`${C}.LimitRangeItem`]: {
+    description: 'Limits and defaults for one kind of object.',
+    required: ['type'],
+    fields: {
+      type: d('What the limits apply to: Container, Pod or PersistentVolumeClaim.'),
+      default: d('Limits given to containers that set none.'),
+      defaultRequest: d('Requests given to containers that set none.'),
+      max: d('Largest value allowed per resource.'),
+      min: d('Smallest value allowed per resource.'),
+      maxLimitRequestRatio: d('Largest limit/request ratio allowed per resource; both must be set and non-zero.'),
+    },
+  },
+};
