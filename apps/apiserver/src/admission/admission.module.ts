@@ -14,6 +14,7 @@ import { ADMISSION, SERVER_CONFIG } from '../tokens.js';
 import { NamespaceLifecyclePlugin } from './namespace-lifecycle.provider.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
+import { StorageObjectInUseProtectionPlugin } from './storage-protection.provider.js';
 
 /** The chain of the discovered plugins; filled in onModuleInit, before any request is served. */
 @Injectable()
@@ -28,16 +29,19 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const disabled = new Set(
-      (this.cfg.raw['disable-admission-plugins'] ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    );
+    const names = (flag: string) =>
+      new Set(
+        (this.cfg.raw[flag] ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      );
+    const disabled = names('disable-admission-plugins');
+    const enabled = names('enable-admission-plugins');
     const found = this.discovery
       .getProviders({ metadataKey: AdmissionPlugin.KEY })
       .map((w) => ({ meta: this.discovery.getMetadataByDecorator(AdmissionPlugin, w)!, plugin: w.instance as Admission }))
-      .filter((p) => p.meta.required === true || !disabled.has(p.meta.name))
+      .filter((p) => p.meta.required === true || (!disabled.has(p.meta.name) && (!p.meta.defaultOff || enabled.has(p.meta.name))))
       .sort((a, b) => a.meta.order - b.meta.order);
     this.names = found.map((p) => p.meta.name);
     this.chain = new AdmissionChain(found.map((p) => p.plugin));
@@ -56,7 +60,7 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
 @Global()
 @Module({
   imports: [DiscoveryModule],
-  providers: [DiscoveredAdmission, { provide: ADMISSION, useExisting: DiscoveredAdmission }, NamespaceLifecyclePlugin, RbacEscalationPlugin],
+  providers: [DiscoveredAdmission, { provide: ADMISSION, useExisting: DiscoveredAdmission }, NamespaceLifecyclePlugin, RbacEscalationPlugin, StorageObjectInUseProtectionPlugin],
   exports: [ADMISSION],
 })
 export class AdmissionModule {}

@@ -18,6 +18,7 @@ import { SERVER_CONFIG, STORES, type StoreFactory } from '../tokens.js';
 import { GarbageCollectorRunner, NamespaceControllerRunner } from './builtin.controllers.js';
 import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controller.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
+import { StorageProtectionRunner } from './storage-protection.controller.js';
 
 /** Elects this node or not, and starts or stops every discovered controller accordingly. */
 @PostStartHook({ name: 'start-controllers', order: 300 })
@@ -73,6 +74,6 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
 /** The controller manager and the built-in controllers. */
 @Module({
   imports: [DiscoveryModule],
-  providers: [ControllerManager, NamespaceControllerRunner, GarbageCollectorRunner, ClusterRoleAggregationRunner],
+  providers: [ControllerManager, NamespaceControllerRunner, GarbageCollectorRunner, ClusterRoleAggregationRunner, StorageProtectionRunner],
 })
 export class ControllersModule {}

@@ -32,6 +32,8 @@ import {
 
 /** What a .proto cannot say about one message. */
 export interface MessageOverlay {
+  /** The message is this existing (hand-written, named) schema: nothing is derived. */
+  use?: JSONSchemaProps;
   description?: string;
   required?: string[];
   /** Per field: merged over the derived field schema (description, enum, default, format, ...). */
@@ -131,6 +133,10 @@ class Deriver {
     const hit = this.built.get(name);
     if (hit) return hit;
     const ov: MessageOverlay = this.overlays[name] ?? {};
+    if (ov.use) {
+      this.built.set(name, ov.use);
+      return ov.use;
+    }
     const properties: Record<string, JSONSchemaProps> = {};
     const schema: JSONSchemaProps = defineSchema(definitionNameOf(name), {
       type: 'object',

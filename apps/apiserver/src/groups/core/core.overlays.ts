@@ -5,6 +5,7 @@
  * (VolumeAttachment's inlineVolumeSpec, StorageClass's allowedTopologies) pass this table too.
  */
 import type { SchemaOverlays } from '@app/apimachinery';
+import { LocalObjectReferenceSchema, ObjectReferenceSchema } from './core.schema.js';
 
 const C = 'k8s.io.api.core.v1';
 const d = (description: string) => ({ description });
@@ -20,6 +21,9 @@ const secretRef = d('Reference to the secret holding the credentials.');
 
 /** The core/v1 overlays. */
 export const CORE_OVERLAYS: SchemaOverlays = {
+  // Shared with the hand-written core kinds (Event, ServiceAccount): one schema per definition.
+  [`${C}.ObjectReference`]: { use: ObjectReferenceSchema },
+  [`${C}.LocalObjectReference`]: { use: LocalObjectReferenceSchema },
   [`${C}.PersistentVolumeSpec`]: {
     description: 'What a persistent volume is: its capacity, access modes, reclaim policy and exactly one volume source.',
     fields: {
