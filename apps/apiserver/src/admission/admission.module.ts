@@ -14,6 +14,8 @@ import { ADMISSION, SERVER_CONFIG } from '../tokens.js';
 import { NamespaceLifecyclePlugin } from './namespace-lifecycle.provider.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
+import { SecurityContextDenyPlugin } from './security-context-deny.provider.js';
+import { ServiceAccountPlugin } from './serviceaccount.provider.js';
 import { StorageObjectInUseProtectionPlugin } from './storage-protection.provider.js';
 
 /** The chain of the discovered plugins; filled in onModuleInit, before any request is served. */
@@ -60,7 +62,12 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
 @Global()
 @Module({
   imports: [DiscoveryModule],
-  providers: [DiscoveredAdmission, { provide: ADMISSION, useExisting: DiscoveredAdmission }, NamespaceLifecyclePlugin, RbacEscalationPlugin, StorageObjectInUseProtectionPlugin],
+  providers: [DiscoveredAdmission, { provide: ADMISSION, useExisting: DiscoveredAdmission }, NamespaceLifecyclePlugin,
+    RbacEscalationPlugin,
+    ServiceAccountPlugin,
+    StorageObjectInUseProtectionPlugin,
+    SecurityContextDenyPlugin,
+  ],
   exports: [ADMISSION],
 })
 export class AdmissionModule {}

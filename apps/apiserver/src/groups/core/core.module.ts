@@ -9,6 +9,7 @@ import { configMapKind } from './configmap/configmap.kind.js';
 import { eventKind } from './event/event.kind.js';
 import { limitRangeKind } from './limitrange/limitrange.kind.js';
 import { namespaceKind } from './namespace/namespace.kind.js';
+import { podKind } from './pod/pod.kind.js';
 import { persistentVolumeKind } from './persistentvolume/persistentvolume.kind.js';
 import { persistentVolumeClaimKind } from './persistentvolumeclaim/persistentvolumeclaim.kind.js';
 import { secretKind } from './secret/secret.kind.js';
@@ -24,6 +25,7 @@ export const CORE_KINDS: readonly KindDeclaration[] = [
   persistentVolumeKind,
   persistentVolumeClaimKind,
   limitRangeKind,
+  podKind,
 ];
 
 /** Provides the core/v1 kinds. */
