@@ -1,0 +1,112 @@
+/**
+ * Large-schema benchmark (`npm run bench:schema`): create and get throughput of a kind with a
+ * large schema (PersistentVolume: a CSI source, node affinity, mount options, claim reference,
+ * validated against the whole PersistentVolumeSpec tree) against ConfigMap's, in the same run on
+ * the same server, with bench/lean.client.ts (keep-alive, one request in flight per connection).
+ * Phases alternate kinds (creates ConfigMap, creates PersistentVolume, gets ConfigMap, gets
+ * PersistentVolume) and are run twice, the better run of each counting, so neither kind gets the
+ * warmer process. Prints each phase, then the ratios PersistentVolume/ConfigMap, with the target
+ * >= 0.8 for creates and gets. Exit code 1 when a ratio is below target or a phase had errors.
+ *
+ * Flags: --seconds N (env BENCH_SECONDS, default 4), --concurrency N (env BENCH_CONCURRENCY,
+ * default 32).
+ */
+import { parseArgs } from 'node:util';
+import { LeanPool, type BenchClient } from './lean.client.js';
+import { formatTable, runPhase, type PhaseResult } from './api.bench.js';
+import { startServer, type ServerHandle } from '../test/support/server.js';
+import { isEntryPoint } from '../cluster/entry-point.js';
+
+/** The bound: PersistentVolume throughput as a share of ConfigMap's. */
+export const TARGET_RATIO = 0.8;
+
+/** Ten ~20-byte data keys, as bench/api.bench.ts sends. */
+export function configMapBody(name: string): string {
+  const data: Record<string, string> = {};
+  for (let k = 0; k < 10; k++) data[`key-${k}`] = `value-${k}-${name.slice(-8)}`;
+  return JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data });
+}
+
+/** A realistic CSI-provisioned PersistentVolume. */
+export function persistentVolumeBody(name: string): string {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name, labels: { 'topology.kubernetes.io/zone': 'zone-a' }, annotations: { 'pv.kubernetes.io/provisioned-by': 'csi.example.com' } },
+    spec: {
+      capacity: { storage: '10Gi' },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: 'Delete',
+      storageClassName: 'fast',
+      volumeMode: 'Filesystem',
+      mountOptions: ['discard', 'noatime'],
+      claimRef: { kind: 'PersistentVolumeClaim', namespace: 'default', name: `claim-${name}`, apiVersion: 'v1' },
+      csi: {
+        driver: 'csi.example.com',
+        volumeHandle: `vol-${name}`,
+        fsType: 'ext4',
+        volumeAttributes: { 'storage.kubernetes.io/csiProvisionerIdentity': '1700000000000-8081-csi.example.com', tier: 'gold' },
+        nodeStageSecretRef: { name: 'csi-secret', namespace: 'kube-system' },
+      },
+      nodeAffinity: {
+        required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['zone-a', 'zone-b'] }] }] },
+      },
+    },
+  });
+}
+
+/** The ratio of two phases' throughput, rounded to 2 digits. */
+export function ratio(pv: PhaseResult, cm: PhaseResult): number {
+  return cm.perSecond > 0 ? Math.round((pv.perSecond / cm.perSecond) * 100) / 100 : 0;
+}
+
+async function run(seconds: number, concurrency: number): Promise<number> {
+  let server: ServerHandle | undefined;
+  let pool: BenchClient | undefined;
+  try {
+    server = await startServer({ readyTimeoutMs: 60_000 });
+    pool = new LeanPool(server.url, { connections: concurrency, tls: { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem } });
+    const p = pool;
+    const created = { cm: [] as string[], pv: [] as string[] };
+    const best = new Map<string, PhaseResult>();
+    const keep = (r: PhaseResult) => {
+      const prev = best.get(r.name);
+      if (!prev || r.perSecond > prev.perSecond) best.set(r.name, r);
+    };
+    for (let round = 0; round < 2; round++) {
+      keep(
+        await runPhase('creates ConfigMap', p, seconds, concurrency, (i) => ({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: configMapBody(`cm-${round}-${i}`), tag: `cm-${round}-${i}` }), [201], (r) => created.cm.push(r.tag!)),
+      );
+      keep(
+        await runPhase('creates PersistentVolume', p, seconds, concurrency, (i) => ({ method: 'POST', path: '/api/v1/persistentvolumes', body: persistentVolumeBody(`pv-${round}-${i}`), tag: `pv-${round}-${i}` }), [201], (r) => created.pv.push(r.tag!)),
+      );
+      keep(await runPhase('gets ConfigMap', p, seconds, concurrency, (i) => ({ method: 'GET', path: `/api/v1/namespaces/default/configmaps/${created.cm[i % created.cm.length]}` }), [200]));
+      keep(await runPhase('gets PersistentVolume', p, seconds, concurrency, (i) => ({ method: 'GET', path: `/api/v1/persistentvolumes/${created.pv[i % created.pv.length]}` }), [200]));
+    }
+    const phases = [...best.values()];
+    process.stdout.write(`${formatTable(phases)}\n\n`);
+    const get = (n: string) => best.get(n)!;
+    const creates = ratio(get('creates PersistentVolume'), get('creates ConfigMap'));
+    const gets = ratio(get('gets PersistentVolume'), get('gets ConfigMap'));
+    const met = (r: number) => (r >= TARGET_RATIO ? 'MET' : 'NOT MET');
+    process.stdout.write(`creates PersistentVolume/ConfigMap = ${creates.toFixed(2)}   (target >= ${TARGET_RATIO})   ${met(creates)}\n`);
+    process.stdout.write(`gets    PersistentVolume/ConfigMap = ${gets.toFixed(2)}   (target >= ${TARGET_RATIO})   ${met(gets)}\n`);
+    const errors = phases.some((r) => r.errors > 0);
+    return errors || creates < TARGET_RATIO || gets < TARGET_RATIO ? 1 : 0;
+  } finally {
+    await pool?.close();
+    await server?.cleanup();
+  }
+}
+
+if (isEntryPoint(import.meta.url)) {
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { seconds: { type: 'string' }, concurrency: { type: 'string' } } });
+  const seconds = Number(values.seconds ?? process.env.BENCH_SECONDS ?? 4);
+  const concurrency = Number(values.concurrency ?? process.env.BENCH_CONCURRENCY ?? 32);
+  try {
+    process.exit(await run(seconds, concurrency));
+  } catch (e) {
+    process.stderr.write(`bench:schema: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+}
