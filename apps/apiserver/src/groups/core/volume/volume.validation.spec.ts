@@ -13,7 +13,7 @@ describe('Volume sources', () => {
 
   it('needs exactly one source', () => {
     expect(pod([{ name: 'a' }])).toEqual(['spec.volumes[0]: Required value: must specify a volume type']);
-    expect(pod([{ name: 'a', emptyDir: {}, hostPath: { path: '/x' } }])).toEqual(['spec.volumes[0].emptyDir: Forbidden: may not specify more than 1 volume type']);
+    expect(pod([{ name: 'a', hostPath: { path: '/x' }, emptyDir: {} }])).toEqual(['spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type']);
     expect(pv({})).toEqual(['spec: Required value: must specify a volume type']);
     expect(pv({ nfs: { server: 's', path: '/p' }, hostPath: { path: '/x' } })).toEqual(['spec.nfs: Forbidden: may not specify more than 1 volume type']);
   });

@@ -10,18 +10,20 @@ import { isDNS1123Label, isDNS1123Subdomain, type FieldError } from '@app/apimac
 
 type Obj = Record<string, unknown>;
 
-/** The sources a Pod volume may name (core.VolumeSource). */
+/** The sources a Pod volume may name (core.VolumeSource), in the order kube counts them. */
 export const POD_VOLUME_SOURCES: readonly string[] = [
-  'hostPath', 'emptyDir', 'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo', 'secret', 'nfs', 'iscsi', 'glusterfs',
-  'persistentVolumeClaim', 'rbd', 'flexVolume', 'cinder', 'cephfs', 'flocker', 'downwardAPI', 'fc', 'azureFile', 'configMap',
-  'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk', 'projected', 'portworxVolume', 'scaleIO', 'storageos', 'csi',
-  'ephemeral', 'image',
+  'emptyDir', 'hostPath', 'gitRepo', 'gcePersistentDisk', 'awsElasticBlockStore', 'secret', 'nfs', 'iscsi', 'glusterfs', 'flocker',
+  'persistentVolumeClaim', 'rbd', 'cinder', 'cephfs', 'downwardAPI', 'fc', 'flexVolume', 'configMap', 'azureFile', 'vsphereVolume',
+  'quobyte', 'azureDisk', 'photonPersistentDisk', 'portworxVolume', 'projected', 'scaleIO', 'storageos', 'csi', 'ephemeral', 'image',
 ];
 
-/** The sources a PersistentVolume may name (core.PersistentVolumeSource). */
+/**
+ * The sources a PersistentVolume may name (core.PersistentVolumeSource), in the order kube counts
+ * them: the first one set is checked, every later one is refused.
+ */
 export const PERSISTENT_VOLUME_SOURCES: readonly string[] = [
-  'gcePersistentDisk', 'awsElasticBlockStore', 'hostPath', 'glusterfs', 'nfs', 'rbd', 'iscsi', 'cinder', 'cephfs', 'fc', 'flocker',
-  'flexVolume', 'azureFile', 'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk', 'portworxVolume', 'scaleIO', 'local',
+  'gcePersistentDisk', 'awsElasticBlockStore', 'hostPath', 'glusterfs', 'flocker', 'nfs', 'rbd', 'quobyte', 'cephfs', 'iscsi', 'cinder',
+  'fc', 'flexVolume', 'azureFile', 'vsphereVolume', 'photonPersistentDisk', 'portworxVolume', 'azureDisk', 'scaleIO', 'local',
   'storageos', 'csi',
 ];
 
