@@ -120,11 +120,43 @@ async function run(seconds: number, concurrency: number, rich: boolean): Promise
       if (!prev || r.perSecond > prev.perSecond) best.set(r.name, r);
     };
     const createCm = (round: number) =>
-      runPhase('creates ConfigMap', p, seconds, concurrency, (i) => ({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: configMapBody(`cm-${round}-${i}`), tag: `cm-${round}-${i}` }), [201], (r) => created.cm.push(r.tag!));
+      runPhase(
+        'creates ConfigMap',
+        p,
+        seconds,
+        concurrency,
+        (i) => ({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: configMapBody(`cm-${round}-${i}`), tag: `cm-${round}-${i}` }),
+        [201],
+        (r) => created.cm.push(r.tag!),
+      );
     const createPv = (round: number) =>
-      runPhase('creates PersistentVolume', p, seconds, concurrency, (i) => ({ method: 'POST', path: '/api/v1/persistentvolumes', body: persistentVolumeBody(`pv-${round}-${i}`, rich), tag: `pv-${round}-${i}` }), [201], (r) => created.pv.push(r.tag!));
-    const getCm = () => runPhase('gets ConfigMap', p, seconds, concurrency, (i) => ({ method: 'GET', path: `/api/v1/namespaces/default/configmaps/${created.cm[i % created.cm.length]}` }), [200]);
-    const getPv = () => runPhase('gets PersistentVolume', p, seconds, concurrency, (i) => ({ method: 'GET', path: `/api/v1/persistentvolumes/${created.pv[i % created.pv.length]}` }), [200]);
+      runPhase(
+        'creates PersistentVolume',
+        p,
+        seconds,
+        concurrency,
+        (i) => ({ method: 'POST', path: '/api/v1/persistentvolumes', body: persistentVolumeBody(`pv-${round}-${i}`, rich), tag: `pv-${round}-${i}` }),
+        [201],
+        (r) => created.pv.push(r.tag!),
+      );
+    const getCm = () =>
+      runPhase(
+        'gets ConfigMap',
+        p,
+        seconds,
+        concurrency,
+        (i) => ({ method: 'GET', path: `/api/v1/namespaces/default/configmaps/${created.cm[i % created.cm.length]}` }),
+        [200],
+      );
+    const getPv = () =>
+      runPhase(
+        'gets PersistentVolume',
+        p,
+        seconds,
+        concurrency,
+        (i) => ({ method: 'GET', path: `/api/v1/persistentvolumes/${created.pv[i % created.pv.length]}` }),
+        [200],
+      );
     // ABBA order, each phase after the server has gone quiet: the controllers that watch every
     // write (garbage collector, storage protection) catch up on a create phase afterwards, and
     // that work must not be charged to whichever kind runs next.
@@ -159,7 +191,10 @@ async function run(seconds: number, concurrency: number, rich: boolean): Promise
 }
 
 if (isEntryPoint(import.meta.url)) {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { seconds: { type: 'string' }, concurrency: { type: 'string' }, rich: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: { seconds: { type: 'string' }, concurrency: { type: 'string' }, rich: { type: 'boolean' } },
+  });
   const seconds = Number(values.seconds ?? process.env.BENCH_SECONDS ?? 4);
   const concurrency = Number(values.concurrency ?? process.env.BENCH_CONCURRENCY ?? 32);
   try {

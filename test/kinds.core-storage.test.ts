@@ -47,13 +47,19 @@ describe('PersistentVolume', () => {
     expect(get.stdout).toMatch(/^pv-nfs\s+5Gi\s+RWX\s+Retain\s+Pending\s+slow\s+<unset>\s+\d+s$/m);
     const obj = JSON.parse((await k(['get', 'pv', 'pv-nfs', '-o', 'json'])).stdout);
     expect(obj.metadata.finalizers).toEqual(['kubernetes.io/pv-protection']);
-    expect(obj.spec).toMatchObject({ persistentVolumeReclaimPolicy: 'Retain', volumeMode: 'Filesystem', nfs: { server: 'nfs.example.com', path: '/exports/data' } });
+    expect(obj.spec).toMatchObject({
+      persistentVolumeReclaimPolicy: 'Retain',
+      volumeMode: 'Filesystem',
+      nfs: { server: 'nfs.example.com', path: '/exports/data' },
+    });
     const explain = await k(['explain', 'pv.spec']);
     expect(explain.stdout).toMatch(/^\s+nfs\s+<NFSVolumeSource>$/m);
     expect(explain.stdout).toMatch(/^\s+persistentVolumeReclaimPolicy\s+<string>$/m);
     expect((await k(['patch', 'pv', 'pv-nfs', '-p', '{"spec":{"capacity":{"storage":"10Gi"}}}'])).stdout).toContain('persistentvolume/pv-nfs patched');
     const r = await k(['patch', 'pv', 'pv-nfs', '-p', '{"spec":{"nfs":{"path":"/other"}}}'], { expectFail: true });
-    expect(r.stderr).toContain('The PersistentVolume "pv-nfs" is invalid: spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation');
+    expect(r.stderr).toContain(
+      'The PersistentVolume "pv-nfs" is invalid: spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation',
+    );
   });
 
   it('refuses a volume with no source or two, with Kubernetes messages', async () => {
@@ -84,7 +90,9 @@ describe('PersistentVolume', () => {
 
 describe('PersistentVolumeClaim and Pod', () => {
   it('creates a claim from YAML with the pvc-protection finalizer, lists and explains it', async () => {
-    expect((await k(['create', '-n', 'default', '-f', '-'], { input: fixture('persistentvolumeclaim') })).stdout).toContain('persistentvolumeclaim/data created');
+    expect((await k(['create', '-n', 'default', '-f', '-'], { input: fixture('persistentvolumeclaim') })).stdout).toContain(
+      'persistentvolumeclaim/data created',
+    );
     const get = await k(['get', 'pvc', 'data', '-n', 'default']);
     expect(get.stdout).toMatch(/^NAME\s+STATUS\s+VOLUME\s+CAPACITY\s+ACCESS MODES\s+STORAGECLASS\s+VOLUMEATTRIBUTESCLASS\s+AGE$/m);
     expect(get.stdout).toMatch(/^data\s+Pending\s+slow\s+<unset>\s+\d+s$/m);
@@ -115,14 +123,21 @@ describe('PersistentVolumeClaim and Pod', () => {
     expect(pod.spec.containers[0]).toMatchObject({ imagePullPolicy: 'IfNotPresent', resources: { requests: { cpu: '500m', memory: '128Mi' } } });
     expect(pod.status).toEqual({ phase: 'Pending', qosClass: 'Guaranteed' });
     expect((await k(['explain', 'pod.spec.containers.ports'])).stdout).toMatch(/^\s+containerPort\s+<integer> -required-$/m);
-    expect((await k(['patch', 'pod', 'web', '-n', 'default', '-p', '{"spec":{"containers":[{"name":"nginx","image":"nginx:1.28"}]}}'])).stdout).toContain('pod/web patched');
+    expect((await k(['patch', 'pod', 'web', '-n', 'default', '-p', '{"spec":{"containers":[{"name":"nginx","image":"nginx:1.28"}]}}'])).stdout).toContain(
+      'pod/web patched',
+    );
   });
 
   it('refuses pods breaking the rules, with Kubernetes messages', async () => {
-    const badVolume = await k(['run', 'bad', '-n', 'default', '--image=nginx', '--overrides={"spec":{"volumes":[{"name":"v","configMap":{"name":"c","defaultMode":1000}}]}}'], {
-      expectFail: true,
-    });
-    expect(badVolume.stderr).toContain('spec.volumes[0].configMap.defaultMode: Invalid value: 1000: must be a number between 0 and 0777 (octal), both inclusive');
+    const badVolume = await k(
+      ['run', 'bad', '-n', 'default', '--image=nginx', '--overrides={"spec":{"volumes":[{"name":"v","configMap":{"name":"c","defaultMode":1000}}]}}'],
+      {
+        expectFail: true,
+      },
+    );
+    expect(badVolume.stderr).toContain(
+      'spec.volumes[0].configMap.defaultMode: Invalid value: 1000: must be a number between 0 and 0777 (octal), both inclusive',
+    );
     const badPort = await k(['run', 'bad', '-n', 'default', '--image=nginx', '--port=70000'], { expectFail: true });
     expect(badPort.stderr).toContain('spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive');
     const noSa = await k(['run', 'bad', '-n', 'default', '--image=nginx', '--overrides={"spec":{"serviceAccountName":"missing"}}'], { expectFail: true });
@@ -156,13 +171,17 @@ describe('LimitRange', () => {
     expect(get.stdout).toMatch(/^NAME\s+CREATED AT$/m);
     expect(get.stdout).toMatch(/^cpu-limits\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/m);
     expect((await k(['explain', 'limitrange.spec.limits'])).stdout).toMatch(/^\s+type\s+<string> -required-$/m);
-    const r = await k(['patch', 'limitrange', 'cpu-limits', '-n', 'default', '--type=json', '-p', '[{"op":"replace","path":"/spec/limits/0/min/cpu","value":"2"}]'], {
-      expectFail: true,
-    });
-    expect(r.stderr).toContain('spec.limits[0].min[cpu]: Invalid value: "2": min value 2 is greater than max value 1');
-    expect((await k(['patch', 'limitrange', 'cpu-limits', '-n', 'default', '--type=json', '-p', '[{"op":"replace","path":"/spec/limits/0/max/cpu","value":"2"}]'])).stdout).toContain(
-      'patched',
+    const r = await k(
+      ['patch', 'limitrange', 'cpu-limits', '-n', 'default', '--type=json', '-p', '[{"op":"replace","path":"/spec/limits/0/min/cpu","value":"2"}]'],
+      {
+        expectFail: true,
+      },
     );
+    expect(r.stderr).toContain('spec.limits[0].min[cpu]: Invalid value: "2": min value 2 is greater than max value 1');
+    expect(
+      (await k(['patch', 'limitrange', 'cpu-limits', '-n', 'default', '--type=json', '-p', '[{"op":"replace","path":"/spec/limits/0/max/cpu","value":"2"}]']))
+        .stdout,
+    ).toContain('patched');
     const del = await request(server, 'DELETE', '/api/v1/namespaces/default/limitranges/cpu-limits');
     expect(del.json()).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'cpu-limits', kind: 'limitranges' } });
   });
@@ -173,7 +192,9 @@ describe('SecurityContextDeny', () => {
     await k(['run', 'root', '-n', 'default', '--image=nginx', '--overrides={"spec":{"securityContext":{"runAsUser":0}}}']);
     const strict = await startServer({ args: ['--enable-admission-plugins=SecurityContextDeny'] });
     try {
-      const r = await kubectl(strict, ['run', 'root', '-n', 'default', '--image=nginx', '--overrides={"spec":{"securityContext":{"runAsUser":0}}}'], { expectFail: true });
+      const r = await kubectl(strict, ['run', 'root', '-n', 'default', '--image=nginx', '--overrides={"spec":{"securityContext":{"runAsUser":0}}}'], {
+        expectFail: true,
+      });
       expect(r.stderr).toContain('pods "root" is forbidden: pod.Spec.SecurityContext.RunAsUser is forbidden');
       await kubectl(strict, ['run', 'plain', '-n', 'default', '--image=nginx']);
     } finally {

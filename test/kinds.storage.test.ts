@@ -71,7 +71,15 @@ describe('storage.k8s.io/v1 kinds', () => {
     expect((await k(['create', '-f', '-'], { input: fixture('volumeattachment') })).stdout).toContain('volumeattachment.storage.k8s.io/va-pv-nfs created');
     expect((await k(['get', 'volumeattachments'])).stdout).toMatch(/^va-pv-nfs\s+csi\.example\.com\s+pv-nfs\s+node-1\s+false\s+\d+s$/m);
     expect((await k(['get', 'volumeattachments'])).stdout).toMatch(/^NAME\s+ATTACHER\s+PV\s+NODE\s+ATTACHED\s+AGE$/m);
-    const st = await k(['patch', 'volumeattachment', 'va-pv-nfs', '--subresource=status', '--type=merge', '-p', '{"status":{"attached":true,"attachmentMetadata":{"dev":"/dev/sdb"}}}']);
+    const st = await k([
+      'patch',
+      'volumeattachment',
+      'va-pv-nfs',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"attached":true,"attachmentMetadata":{"dev":"/dev/sdb"}}}',
+    ]);
     expect(st.stdout).toContain('patched');
     expect((await k(['get', 'volumeattachments'])).stdout).toMatch(/^va-pv-nfs\s+csi\.example\.com\s+pv-nfs\s+node-1\s+true\s+\d+s$/m);
     const r = await k(['patch', 'volumeattachment', 'va-pv-nfs', '--type=merge', '-p', '{"spec":{"nodeName":"node-2"}}'], { expectFail: true });
@@ -85,7 +93,8 @@ describe('storage.k8s.io/v1 kinds', () => {
 
   it('VolumeAttachment needs exactly one source', async () => {
     const r = await k(['create', '-f', '-'], {
-      input: 'apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata:\n  name: bad\nspec:\n  attacher: csi.example.com\n  nodeName: node-1\n  source: {}\n',
+      input:
+        'apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata:\n  name: bad\nspec:\n  attacher: csi.example.com\n  nodeName: node-1\n  source: {}\n',
       expectFail: true,
     });
     expect(r.stderr).toContain('spec.source: Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName');
@@ -116,7 +125,9 @@ describe('storage.k8s.io/v1 kinds', () => {
     const get = await k(['get', 'csinodes']);
     expect(get.stdout).toMatch(/^NAME\s+DRIVERS\s+AGE$/m);
     expect(get.stdout).toMatch(/^node-1\s+1\s+\d+s$/m);
-    const r = await k(['patch', 'csinode', 'node-1', '--type=json', '-p', '[{"op":"replace","path":"/spec/drivers/0/nodeID","value":"other"}]'], { expectFail: true });
+    const r = await k(['patch', 'csinode', 'node-1', '--type=json', '-p', '[{"op":"replace","path":"/spec/drivers/0/nodeID","value":"other"}]'], {
+      expectFail: true,
+    });
     expect(r.stderr).toContain('spec.drivers[0].nodeID: Invalid value: "other": field is immutable');
     expect((await k(['patch', 'csinode', 'node-1', '--type=merge', '-p', '{"metadata":{"labels":{"a":"b"}}}'])).stdout).toContain('patched');
     expect((await k(['explain', 'csinode.spec.drivers'])).stdout).toMatch(/^\s+nodeID\s+<string> -required-$/m);
@@ -125,16 +136,24 @@ describe('storage.k8s.io/v1 kinds', () => {
   });
 
   it('CSIStorageCapacity: create, columns, immutable class, delete answering with a Status', async () => {
-    expect((await k(['create', '-n', 'default', '-f', '-'], { input: fixture('csistoragecapacity') })).stdout).toContain('csistoragecapacity.storage.k8s.io/fast-zone-a created');
+    expect((await k(['create', '-n', 'default', '-f', '-'], { input: fixture('csistoragecapacity') })).stdout).toContain(
+      'csistoragecapacity.storage.k8s.io/fast-zone-a created',
+    );
     const get = await k(['get', 'csistoragecapacities', '-n', 'default']);
     expect(get.stdout).toMatch(/^NAME\s+STORAGECLASSNAME\s+CAPACITY\s+AGE$/m);
     expect(get.stdout).toMatch(/^fast-zone-a\s+fast\s+100Gi\s+\d+s$/m);
     expect((await k(['patch', 'csistoragecapacity', 'fast-zone-a', '-n', 'default', '--type=merge', '-p', '{"capacity":"50Gi"}'])).stdout).toContain('patched');
-    const r = await k(['patch', 'csistoragecapacity', 'fast-zone-a', '-n', 'default', '--type=merge', '-p', '{"storageClassName":"slow"}'], { expectFail: true });
+    const r = await k(['patch', 'csistoragecapacity', 'fast-zone-a', '-n', 'default', '--type=merge', '-p', '{"storageClassName":"slow"}'], {
+      expectFail: true,
+    });
     expect(r.stderr).toContain('storageClassName: Invalid value: "slow": field is immutable');
     expect((await k(['explain', 'csistoragecapacity'])).stdout).toMatch(/^\s+storageClassName\s+<string> -required-$/m);
     const del = await request(server, 'DELETE', `${G}/namespaces/default/csistoragecapacities/fast-zone-a`);
-    expect(del.json()).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'fast-zone-a', group: 'storage.k8s.io', kind: 'csistoragecapacities' } });
+    expect(del.json()).toMatchObject({
+      kind: 'Status',
+      status: 'Success',
+      details: { name: 'fast-zone-a', group: 'storage.k8s.io', kind: 'csistoragecapacities' },
+    });
   });
 
   it('answers and accepts protobuf for a StorageClass', async () => {

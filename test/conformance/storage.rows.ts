@@ -43,7 +43,14 @@ export const STORAGE: RowGroup = {
       rule: 'A new PersistentVolume gets kubernetes.io/pv-protection; its DELETE answers with the object',
       source: 'conventions admission (StorageObjectInUseProtection); resources Delete response bodies',
       upstream: '201 with finalizers [kubernetes.io/pv-protection]; DELETE 200 PersistentVolume',
-      setup: [{ method: 'POST', path: PV, body: pv('cf-st-pv', pvSpec), expect: { status: 201, body: { metadata: { finalizers: ['kubernetes.io/pv-protection'] } } } }],
+      setup: [
+        {
+          method: 'POST',
+          path: PV,
+          body: pv('cf-st-pv', pvSpec),
+          expect: { status: 201, body: { metadata: { finalizers: ['kubernetes.io/pv-protection'] } } },
+        },
+      ],
       req: { method: 'DELETE', path: `${PV}/cf-st-pv` },
       expect: { status: 200, body: { kind: 'PersistentVolume', metadata: { name: 'cf-st-pv' } } },
     },
@@ -53,7 +60,11 @@ export const STORAGE: RowGroup = {
       source: 'resources PersistentVolume (accessModes)',
       upstream: '422 Invalid "spec.accessModes: Unsupported value: \\"RWO\\": supported values: ..."',
       req: { method: 'POST', path: PV, body: pv('cf-st-modes', { ...pvSpec, accessModes: ['RWO'] }) },
-      expect: { status: 422, reason: 'Invalid', message: /spec\.accessModes: Unsupported value: "RWO": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"/ },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message: /spec\.accessModes: Unsupported value: "RWO": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"/,
+      },
     },
     {
       id: 'storage-04',
@@ -76,7 +87,7 @@ export const STORAGE: RowGroup = {
     },
     {
       id: 'storage-06',
-      rule: 'A claim\'s dataSource and dataSourceRef, when both set, are equal',
+      rule: "A claim's dataSource and dataSourceRef, when both set, are equal",
       source: 'resources PersistentVolumeClaim (dataSource, dataSourceRef)',
       upstream: '422 Invalid "spec.dataSource: Invalid value: ...: must match dataSourceRef"',
       req: {
@@ -105,13 +116,17 @@ export const STORAGE: RowGroup = {
       source: 'resources Volume (configMap defaultMode)',
       upstream: '422 Invalid "spec.volumes[0].configMap.defaultMode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive"',
       req: { method: 'POST', path: PODS, body: pod('p2', [{ name: 'v', configMap: { name: 'c', defaultMode: 512 } }]) },
-      expect: { status: 422, reason: 'Invalid', message: /spec\.volumes\[0\]\.configMap\.defaultMode: Invalid value: 512: must be a number between 0 and 0777 \(octal\), both inclusive/ },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message: /spec\.volumes\[0\]\.configMap\.defaultMode: Invalid value: 512: must be a number between 0 and 0777 \(octal\), both inclusive/,
+      },
     },
     {
       id: 'storage-09',
       rule: 'KeyToPath paths are relative and never contain ..',
       source: 'resources Volume (KeyToPath)',
-      upstream: "422 Invalid \"spec.volumes[0].secret.items[0].path: Invalid value: \\\"../x\\\": must not contain '..'\"",
+      upstream: '422 Invalid "spec.volumes[0].secret.items[0].path: Invalid value: \\"../x\\": must not contain \'..\'"',
       req: { method: 'POST', path: PODS, body: pod('p3', [{ name: 'v', secret: { secretName: 's', items: [{ key: 'k', path: '../x' }] } }]) },
       expect: { status: 422, reason: 'Invalid', message: /spec\.volumes\[0\]\.secret\.items\[0\]\.path: Invalid value: "\.\.\/x": must not contain '\.\.'/ },
     },
@@ -128,10 +143,26 @@ export const STORAGE: RowGroup = {
       rule: 'LimitRange min is not above max; DELETE answers with a Status',
       source: 'resources LimitRange; resources Delete response bodies',
       upstream: '422 Invalid "spec.limits[0].min[cpu]: Invalid value: \\"2\\": min value 2 is greater than max value 1"; DELETE 200 Status',
-      req: { method: 'POST', path: LR, body: { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'l1' }, spec: { limits: [{ type: 'Container', min: { cpu: '2' }, max: { cpu: '1' } }] } } },
+      req: {
+        method: 'POST',
+        path: LR,
+        body: {
+          apiVersion: 'v1',
+          kind: 'LimitRange',
+          metadata: { name: 'l1' },
+          spec: { limits: [{ type: 'Container', min: { cpu: '2' }, max: { cpu: '1' } }] },
+        },
+      },
       expect: { status: 422, reason: 'Invalid', message: /spec\.limits\[0\]\.min\[cpu\]: Invalid value: "2": min value 2 is greater than max value 1/ },
       then: [
-        { req: { method: 'POST', path: LR, body: { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'l2' }, spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } } }, expect: { status: 201 } },
+        {
+          req: {
+            method: 'POST',
+            path: LR,
+            body: { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'l2' }, spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } },
+          },
+          expect: { status: 201 },
+        },
         { req: { method: 'DELETE', path: `${LR}/l2` }, expect: { status: 200, body: { kind: 'Status', status: 'Success' } } },
       ],
     },
@@ -143,8 +174,14 @@ export const STORAGE: RowGroup = {
       req: { method: 'POST', path: `${S}/storageclasses`, body: sc('cf-st-sc0') },
       expect: { status: 422, reason: 'Invalid', message: /provisioner: Required value/ },
       then: [
-        { req: { method: 'POST', path: `${S}/storageclasses`, body: sc('cf-st-sc', { provisioner: 'csi.example.com' }) }, expect: { status: 201, body: { reclaimPolicy: 'Delete', volumeBindingMode: 'Immediate' } } },
-        { req: { method: 'DELETE', path: `${S}/storageclasses/cf-st-sc` }, expect: { status: 200, body: { kind: 'StorageClass', provisioner: 'csi.example.com' } } },
+        {
+          req: { method: 'POST', path: `${S}/storageclasses`, body: sc('cf-st-sc', { provisioner: 'csi.example.com' }) },
+          expect: { status: 201, body: { reclaimPolicy: 'Delete', volumeBindingMode: 'Immediate' } },
+        },
+        {
+          req: { method: 'DELETE', path: `${S}/storageclasses/cf-st-sc` },
+          expect: { status: 200, body: { kind: 'StorageClass', provisioner: 'csi.example.com' } },
+        },
       ],
     },
     {
@@ -159,7 +196,11 @@ export const STORAGE: RowGroup = {
           apiVersion: 'storage.k8s.io/v1',
           kind: 'VolumeAttachment',
           metadata: { name: 'cf-st-va' },
-          spec: { attacher: 'csi.example.com', nodeName: 'n1', source: { persistentVolumeName: 'p', inlineVolumeSpec: { accessModes: ['ReadWriteOnce'], csi: { driver: 'd', volumeHandle: 'h' } } } },
+          spec: {
+            attacher: 'csi.example.com',
+            nodeName: 'n1',
+            source: { persistentVolumeName: 'p', inlineVolumeSpec: { accessModes: ['ReadWriteOnce'], csi: { driver: 'd', volumeHandle: 'h' } } },
+          },
         },
       },
       expect: { status: 422, reason: 'Invalid', message: /spec\.source: Forbidden: must specify exactly one of inlineVolumeSpec and persistentVolumeName/ },
@@ -180,17 +221,33 @@ export const STORAGE: RowGroup = {
       setup: [{ method: 'POST', path: `${S}/csidrivers`, body: driver('cf-st.example.com') }],
       req: { method: 'PATCH', path: `${S}/csidrivers/cf-st.example.com`, body: { spec: { attachRequired: false } }, headers: MERGE },
       expect: { status: 422, reason: 'Invalid', message: /spec\.attachRequired: Invalid value: false: field is immutable/ },
-      then: [{ req: { method: 'DELETE', path: `${S}/csidrivers/cf-st.example.com` }, expect: { status: 200, body: { kind: 'CSIDriver', spec: { attachRequired: true } } } }],
+      then: [
+        {
+          req: { method: 'DELETE', path: `${S}/csidrivers/cf-st.example.com` },
+          expect: { status: 200, body: { kind: 'CSIDriver', spec: { attachRequired: true } } },
+        },
+      ],
     },
     {
       id: 'storage-16',
       rule: 'CSINode drivers need a nodeID; DELETE answers with the object',
       source: 'resources CSINode (drivers: name*, nodeID*); resources Delete response bodies',
       upstream: '422 Invalid "spec.drivers[0].nodeID: Required value"; DELETE 200 CSINode',
-      req: { method: 'POST', path: `${S}/csinodes`, body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: 'cf-st-n0' }, spec: { drivers: [{ name: 'd' }] } } },
+      req: {
+        method: 'POST',
+        path: `${S}/csinodes`,
+        body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: 'cf-st-n0' }, spec: { drivers: [{ name: 'd' }] } },
+      },
       expect: { status: 422, reason: 'Invalid', message: /spec\.drivers\[0\]\.nodeID: Required value/ },
       then: [
-        { req: { method: 'POST', path: `${S}/csinodes`, body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: 'cf-st-n1' }, spec: { drivers: [] } } }, expect: { status: 201 } },
+        {
+          req: {
+            method: 'POST',
+            path: `${S}/csinodes`,
+            body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: 'cf-st-n1' }, spec: { drivers: [] } },
+          },
+          expect: { status: 201 },
+        },
         { req: { method: 'DELETE', path: `${S}/csinodes/cf-st-n1` }, expect: { status: 200, body: { kind: 'CSINode' } } },
       ],
     },
@@ -208,7 +265,12 @@ export const STORAGE: RowGroup = {
       ],
       req: { method: 'PATCH', path: `${S}/namespaces/${NS}/csistoragecapacities/cap`, body: { storageClassName: 'slow' }, headers: MERGE },
       expect: { status: 422, reason: 'Invalid', message: /storageClassName: Invalid value: "slow": field is immutable/ },
-      then: [{ req: { method: 'DELETE', path: `${S}/namespaces/${NS}/csistoragecapacities/cap` }, expect: { status: 200, body: { kind: 'Status', status: 'Success' } } }],
+      then: [
+        {
+          req: { method: 'DELETE', path: `${S}/namespaces/${NS}/csistoragecapacities/cap` },
+          expect: { status: 200, body: { kind: 'Status', status: 'Success' } },
+        },
+      ],
     },
   ],
 };

@@ -62,7 +62,10 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
 @Global()
 @Module({
   imports: [DiscoveryModule],
-  providers: [DiscoveredAdmission, { provide: ADMISSION, useExisting: DiscoveredAdmission }, NamespaceLifecyclePlugin,
+  providers: [
+    DiscoveredAdmission,
+    { provide: ADMISSION, useExisting: DiscoveredAdmission },
+    NamespaceLifecyclePlugin,
     RbacEscalationPlugin,
     ServiceAccountPlugin,
     StorageObjectInUseProtectionPlugin,

@@ -10,7 +10,11 @@ describe('SecurityContextDeny', () => {
 
   it('refuses container SELinux options and users, accepts the rest', () => {
     expect(securityContextDenial({ containers: [{ name: 'a', securityContext: { runAsUser: 1000 } }] })).toBe('SecurityContext.RunAsUser is forbidden');
-    expect(securityContextDenial({ initContainers: [{ name: 'a', securityContext: { seLinuxOptions: {} } }] })).toBe('SecurityContext.SELinuxOptions is forbidden');
-    expect(securityContextDenial({ securityContext: { runAsNonRoot: true }, containers: [{ name: 'a', securityContext: { privileged: false } }] })).toBeUndefined();
+    expect(securityContextDenial({ initContainers: [{ name: 'a', securityContext: { seLinuxOptions: {} } }] })).toBe(
+      'SecurityContext.SELinuxOptions is forbidden',
+    );
+    expect(
+      securityContextDenial({ securityContext: { runAsNonRoot: true }, containers: [{ name: 'a', securityContext: { privileged: false } }] }),
+    ).toBeUndefined();
   });
 });

@@ -15,7 +15,11 @@ describe('ServiceAccount admission on pods', () => {
   it('mounts the projected token volume into every container when the account exists', () => {
     const p = pod({ initContainers: [{ name: 'i', image: 'x' }] });
     admitPodServiceAccount(p, sa, 'abcde');
-    const spec = p.spec as { volumes: Array<{ name: string; projected: { sources: unknown[] } }>; containers: Array<{ volumeMounts: unknown[] }>; initContainers: Array<{ volumeMounts: unknown[] }> };
+    const spec = p.spec as {
+      volumes: Array<{ name: string; projected: { sources: unknown[] } }>;
+      containers: Array<{ volumeMounts: unknown[] }>;
+      initContainers: Array<{ volumeMounts: unknown[] }>;
+    };
     expect(spec.volumes.map((v) => v.name)).toEqual(['kube-api-access-abcde']);
     expect(spec.volumes[0]!.projected.sources).toHaveLength(3);
     for (const c of [...spec.containers, ...spec.initContainers]) {

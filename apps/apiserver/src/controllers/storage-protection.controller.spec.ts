@@ -1,7 +1,11 @@
 import type { KubeObject } from '@app/apimachinery';
 import { awaitsFinalizer, podUsesClaim } from './storage-protection.controller.js';
 
-const pod = (name: string, volumes: unknown[], phase?: string): KubeObject => ({ metadata: { name }, spec: { volumes }, ...(phase ? { status: { phase } } : {}) });
+const pod = (name: string, volumes: unknown[], phase?: string): KubeObject => ({
+  metadata: { name },
+  spec: { volumes },
+  ...(phase ? { status: { phase } } : {}),
+});
 
 describe('storage protection: in use', () => {
   it('a running pod mounting the claim uses it; a finished one does not', () => {

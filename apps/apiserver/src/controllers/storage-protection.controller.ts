@@ -85,11 +85,17 @@ export class StorageProtectionRunner implements ControllerRunner {
   private async sync(): Promise<void> {
     const rev = await this.relist();
     if (this.stopped) return;
-    this.watch = this.storage.watch({ key: '/registry/core/', recursive: true, afterRevision: rev }, { event: (e) => this.onEvent(e), error: (err) => this.retry(err) });
+    this.watch = this.storage.watch(
+      { key: '/registry/core/', recursive: true, afterRevision: rev },
+      { event: (e) => this.onEvent(e), error: (err) => this.retry(err) },
+    );
     const resync = () => {
       this.timer = setTimeout(() => {
         if (this.stopped) return;
-        void this.relist().then(() => resync(), (e) => this.retry(e));
+        void this.relist().then(
+          () => resync(),
+          (e) => this.retry(e),
+        );
       }, RESYNC_MS);
       this.timer.unref();
     };
@@ -173,7 +179,11 @@ export class StorageProtectionRunner implements ControllerRunner {
       if ((cur.status as { phase?: string } | undefined)?.phase === 'Bound') return;
     } else if (await this.claimInUse(ns, name)) return;
     const next: KubeObject = { ...cur, metadata: { ...cur.metadata, finalizers: (cur.metadata.finalizers as string[]).filter((f) => f !== finalizer) } };
-    await store.update(ns, name, next, { ctx: CONTROLLER_CTX(), fieldValidation: 'Ignore', fieldManager: `${plural === 'persistentvolumes' ? 'pv' : 'pvc'}-protection-controller` });
+    await store.update(ns, name, next, {
+      ctx: CONTROLLER_CTX(),
+      fieldValidation: 'Ignore',
+      fieldManager: `${plural === 'persistentvolumes' ? 'pv' : 'pvc'}-protection-controller`,
+    });
   }
 
   private async claimInUse(ns: string, claim: string): Promise<boolean> {

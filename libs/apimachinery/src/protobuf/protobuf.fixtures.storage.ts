@@ -20,7 +20,10 @@ const listMeta: JsonObject = { resourceVersion: '7', continue: 'tok' };
 const nodeAffinity: JsonObject = {
   required: {
     nodeSelectorTerms: [
-      { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1'] }], matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n2'] }] },
+      {
+        matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1'] }],
+        matchFields: [{ key: 'metadata.name', operator: 'NotIn', values: ['n2'] }],
+      },
     ],
   },
 };
@@ -91,7 +94,14 @@ const limitRange: JsonObject = {
   metadata: meta('lr', 'default'),
   spec: {
     limits: [
-      { type: 'Container', max: { cpu: '2' }, min: { cpu: '100m' }, default: { cpu: '500m' }, defaultRequest: { cpu: '200m' }, maxLimitRequestRatio: { cpu: '4' } },
+      {
+        type: 'Container',
+        max: { cpu: '2' },
+        min: { cpu: '100m' },
+        default: { cpu: '500m' },
+        defaultRequest: { cpu: '200m' },
+        maxLimitRequestRatio: { cpu: '4' },
+      },
       { type: 'PersistentVolumeClaim', max: { storage: '10Gi' } },
     ],
   },
@@ -153,7 +163,9 @@ const pod: JsonObject = {
   status: {
     phase: 'Pending',
     conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', lastTransitionTime: '2024-01-02T03:04:05Z' }],
-    containerStatuses: [{ name: 'app', ready: false, restartCount: 0, image: 'nginx:1.27', imageID: 'sha256:ab', state: { waiting: { reason: 'ContainerCreating' } } }],
+    containerStatuses: [
+      { name: 'app', ready: false, restartCount: 0, image: 'nginx:1.27', imageID: 'sha256:ab', state: { waiting: { reason: 'ContainerCreating' } } },
+    ],
     qosClass: 'Burstable',
   },
 };

@@ -5,7 +5,10 @@ describe('SubtreePredicate', () => {
   const leaf: JSONSchemaProps = { type: 'string', default: 'x' };
   const schema: JSONSchemaProps = {
     type: 'object',
-    properties: { plain: { type: 'object', properties: { a: { type: 'string' } } }, deep: { type: 'array', items: { type: 'object', properties: { d: leaf } } } },
+    properties: {
+      plain: { type: 'object', properties: { a: { type: 'string' } } },
+      deep: { type: 'array', items: { type: 'object', properties: { d: leaf } } },
+    },
   };
 
   it('finds a match anywhere below a node and none where there is none', () => {

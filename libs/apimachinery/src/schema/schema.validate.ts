@@ -296,7 +296,12 @@ const name = (path: string): string => path || '<root>';
 
 function typeErr(errs: FieldError[], path: string, expected: string, v: unknown): void {
   const actual = jsonTypeName(v);
-  errs.push({ type: 'FieldValueTypeInvalid', field: path, value: actual, detail: `${name(path)} in body must be of type ${expected}: ${JSON.stringify(actual)}` });
+  errs.push({
+    type: 'FieldValueTypeInvalid',
+    field: path,
+    value: actual,
+    detail: `${name(path)} in body must be of type ${expected}: ${JSON.stringify(actual)}`,
+  });
 }
 
 function invalidErr(errs: FieldError[], path: string, v: unknown, detail: string): void {
@@ -375,14 +380,16 @@ function compileString(s: JSONSchemaProps): Check | undefined {
   const format = s.format;
   if (format && ['byte', 'date-time', 'date'].includes(format)) {
     checks.push((v, path, errs) => {
-      if (!formatOk(format, v)) errs.push({ type: 'FieldValueInvalid', field: path, value: v, detail: `${name(path)} in body must be of type ${format}: ${JSON.stringify(v)}` });
+      if (!formatOk(format, v))
+        errs.push({ type: 'FieldValueInvalid', field: path, value: v, detail: `${name(path)} in body must be of type ${format}: ${JSON.stringify(v)}` });
     });
   }
   const { maxLength, minLength, pattern } = s;
   if (maxLength !== undefined || minLength !== undefined) {
     checks.push((v, path, errs) => {
       const len = [...v].length;
-      if (maxLength !== undefined && len > maxLength) errs.push({ type: 'FieldValueTooLong', field: path, value: v, detail: `may not be more than ${maxLength} bytes` });
+      if (maxLength !== undefined && len > maxLength)
+        errs.push({ type: 'FieldValueTooLong', field: path, value: v, detail: `may not be more than ${maxLength} bytes` });
       if (minLength !== undefined && len < minLength) invalidErr(errs, path, v, `should be at least ${minLength} chars long`);
     });
   }
@@ -416,7 +423,8 @@ function compileArray(s: JSONSchemaProps): Check | undefined {
   if (maxItems === undefined && minItems === undefined && !item && listType !== 'set' && listType !== 'map') return undefined;
   return (raw, path, errs) => {
     const v = raw as unknown[];
-    if (maxItems !== undefined && v.length > maxItems) errs.push({ type: 'FieldValueTooMany', field: path, value: v.length, detail: `${v.length}: must have at most ${maxItems} items` });
+    if (maxItems !== undefined && v.length > maxItems)
+      errs.push({ type: 'FieldValueTooMany', field: path, value: v.length, detail: `${v.length}: must have at most ${maxItems} items` });
     if (minItems !== undefined && v.length < minItems) invalidErr(errs, path, v, `should have at least ${minItems} items`);
     if (item) for (let i = 0; i < v.length; i++) item(v[i], indexPath(path, i), errs, false);
     if (listType === 'set') {

@@ -22,10 +22,17 @@ export const STORAGE_OVERLAYS: SchemaOverlays = {
     description: 'What a CSI driver needs from Kubernetes.',
     fields: {
       attachRequired: { description: 'Whether the driver needs an attach step (a VolumeAttachment). Default true. Immutable.', default: true },
-      podInfoOnMount: { description: 'Whether mount calls carry the pod name, namespace, uid and ephemeral flag in the volume context. Default false. Immutable.', default: false },
+      podInfoOnMount: {
+        description: 'Whether mount calls carry the pod name, namespace, uid and ephemeral flag in the volume context. Default false. Immutable.',
+        default: false,
+      },
       volumeLifecycleModes: { description: 'Persistent and/or Ephemeral; empty means Persistent. Immutable.', default: ['Persistent'] },
       storageCapacity: { description: 'Whether scheduling considers CSIStorageCapacity objects of this driver. Default false.', default: false },
-      fsGroupPolicy: { description: 'How fsGroup applies to volumes: ReadWriteOnceWithFSType (default), File or None.', enum: [...FS_GROUP_POLICIES], default: 'ReadWriteOnceWithFSType' },
+      fsGroupPolicy: {
+        description: 'How fsGroup applies to volumes: ReadWriteOnceWithFSType (default), File or None.',
+        enum: [...FS_GROUP_POLICIES],
+        default: 'ReadWriteOnceWithFSType',
+      },
       tokenRequests: d('Service account tokens passed to the driver at mount, by audience; audiences must differ.'),
       requiresRepublish: { description: 'Whether the driver wants periodic NodePublishVolume calls. Default false.', default: false },
       seLinuxMount: { description: 'Whether the driver supports the -o context mount option. Default false.', default: false },
@@ -34,7 +41,11 @@ export const STORAGE_OVERLAYS: SchemaOverlays = {
       preventPodSchedulingIfMissing: d('Whether pods using this driver wait until the driver is installed on the node.'),
     },
   },
-  [`${S}.TokenRequest`]: { description: 'A service account token to request for a driver.', required: ['audience'], fields: { audience: d('Audience of the token; empty means the API server\'s.'), expirationSeconds: d('Lifetime of the token in seconds.') } },
+  [`${S}.TokenRequest`]: {
+    description: 'A service account token to request for a driver.',
+    required: ['audience'],
+    fields: { audience: d("Audience of the token; empty means the API server's."), expirationSeconds: d('Lifetime of the token in seconds.') },
+  },
   [`${S}.CSINodeSpec`]: { description: 'The CSI drivers of a node.', required: ['drivers'], fields: { drivers: d('Drivers installed on the node, by name.') } },
   [`${S}.CSINodeDriver`]: {
     description: 'One CSI driver on a node.',

@@ -28,10 +28,18 @@ export const StorageClassSchema: JSONSchemaProps = defineSchema(
     topLevel('StorageClass', {
       provisioner: { description: 'Name of the volume plugin or CSI driver that provisions volumes of this class. Immutable.' },
       parameters: { description: 'Parameters for the provisioner. Immutable.' },
-      reclaimPolicy: { description: 'Reclaim policy of provisioned volumes: Delete (default) or Retain. Immutable.', enum: ['Delete', 'Retain'], default: 'Delete' },
+      reclaimPolicy: {
+        description: 'Reclaim policy of provisioned volumes: Delete (default) or Retain. Immutable.',
+        enum: ['Delete', 'Retain'],
+        default: 'Delete',
+      },
       mountOptions: { description: 'Mount options of provisioned volumes, such as ro or soft (not validated).' },
       allowVolumeExpansion: { description: 'Whether claims of this class may grow.' },
-      volumeBindingMode: { description: 'When volumes are provisioned and bound: Immediate (default) or WaitForFirstConsumer. Immutable.', enum: [...BINDING_MODES], default: 'Immediate' },
+      volumeBindingMode: {
+        description: 'When volumes are provisioned and bound: Immediate (default) or WaitForFirstConsumer. Immutable.',
+        enum: [...BINDING_MODES],
+        default: 'Immediate',
+      },
       allowedTopologies: { description: 'Topologies volumes may be provisioned in; empty means anywhere.' },
     }),
     { required: ['provisioner'] },
@@ -43,7 +51,7 @@ export const VolumeAttachmentSchema: JSONSchemaProps = defineSchema(
   'io.k8s.api.storage.v1.VolumeAttachment',
   objectRootSchema(
     gvk('VolumeAttachment'),
-    'The intent to attach a volume to a node, and the attacher\'s report of the result.',
+    "The intent to attach a volume to a node, and the attacher's report of the result.",
     {
       spec: fieldOf(message('VolumeAttachmentSpec'), { description: 'What to attach where; set by the creator.' }),
       status: fieldOf(message('VolumeAttachmentStatus'), { description: 'Attach/detach result, set by the attacher only.' }),
@@ -57,7 +65,7 @@ export const CSIDriverSchema: JSONSchemaProps = defineSchema(
   'io.k8s.api.storage.v1.CSIDriver',
   objectRootSchema(
     gvk('CSIDriver'),
-    'A CSI volume driver installed in the cluster; its name is the driver\'s name.',
+    "A CSI volume driver installed in the cluster; its name is the driver's name.",
     { spec: fieldOf(message('CSIDriverSpec'), { description: 'How Kubernetes talks to the driver.' }) },
     { required: ['spec'] },
   ),
@@ -71,7 +79,7 @@ export const CSINodeSchema: JSONSchemaProps = defineSchema(
     'The CSI drivers installed on one node; named like the node and normally written by its node agent.',
     {
       spec: fieldOf(message('CSINodeSpec'), { description: 'The drivers of the node.' }),
-      status: fieldOf(message('CSINodeStatus'), { description: 'Health of the node\'s storage, as drivers report it.' }),
+      status: fieldOf(message('CSINodeStatus'), { description: "Health of the node's storage, as drivers report it." }),
     },
     { required: ['spec'] },
   ),

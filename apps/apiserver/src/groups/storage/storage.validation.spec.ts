@@ -19,8 +19,12 @@ describe('StorageClass', () => {
   it('requires a provisioner with a qualified name and known policies', () => {
     expect(msgs(validateStorageClass(sc))).toEqual([]);
     expect(msgs(validateStorageClass({ ...sc, provisioner: undefined }))).toEqual(['provisioner: Required value']);
-    expect(msgs(validateStorageClass({ ...sc, provisioner: 'bad provisioner' }))[0]).toMatch(/^provisioner: Invalid value: "bad provisioner": name part must consist of alphanumeric characters/);
-    expect(msgs(validateStorageClass({ ...sc, reclaimPolicy: 'Recycle' }))).toEqual(['reclaimPolicy: Unsupported value: "Recycle": supported values: "Delete", "Retain"']);
+    expect(msgs(validateStorageClass({ ...sc, provisioner: 'bad provisioner' }))[0]).toMatch(
+      /^provisioner: Invalid value: "bad provisioner": name part must consist of alphanumeric characters/,
+    );
+    expect(msgs(validateStorageClass({ ...sc, reclaimPolicy: 'Recycle' }))).toEqual([
+      'reclaimPolicy: Unsupported value: "Recycle": supported values: "Delete", "Retain"',
+    ]);
     expect(msgs(validateStorageClass({ ...sc, volumeBindingMode: 'Later' }))).toEqual([
       'volumeBindingMode: Unsupported value: "Later": supported values: "Immediate", "WaitForFirstConsumer"',
     ]);
@@ -49,7 +53,12 @@ describe('VolumeAttachment', () => {
       'spec.nodeName: Required value',
       'spec.source: Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName',
     ]);
-    const both = { spec: { ...va.spec, source: { persistentVolumeName: 'pv1', inlineVolumeSpec: { accessModes: ['ReadWriteOnce'], csi: { driver: 'd', volumeHandle: 'h' } } } } };
+    const both = {
+      spec: {
+        ...va.spec,
+        source: { persistentVolumeName: 'pv1', inlineVolumeSpec: { accessModes: ['ReadWriteOnce'], csi: { driver: 'd', volumeHandle: 'h' } } },
+      },
+    };
     expect(msgs(validateVolumeAttachment(both))).toEqual(['spec.source: Forbidden: must specify exactly one of inlineVolumeSpec and persistentVolumeName']);
     const inline = { spec: { ...va.spec, source: { inlineVolumeSpec: { accessModes: ['ReadWriteOnce'] } } } };
     expect(msgs(validateVolumeAttachment(inline))).toEqual(['spec.source.inlineVolumeSpec: Required value: must specify a volume type']);
@@ -60,7 +69,14 @@ describe('VolumeAttachment', () => {
 });
 
 describe('CSIDriver', () => {
-  const spec = { attachRequired: true, podInfoOnMount: false, storageCapacity: false, requiresRepublish: false, fsGroupPolicy: 'ReadWriteOnceWithFSType', volumeLifecycleModes: ['Persistent'] };
+  const spec = {
+    attachRequired: true,
+    podInfoOnMount: false,
+    storageCapacity: false,
+    requiresRepublish: false,
+    fsGroupPolicy: 'ReadWriteOnceWithFSType',
+    volumeLifecycleModes: ['Persistent'],
+  };
   it('checks the name (at most 63, letters, digits, - and .), the enums and token requests', () => {
     expect(msgs(validateCSIDriver({ spec }, 'csi.example.com'))).toEqual([]);
     expect(msgs(validateCSIDriver({ spec }, `${'a'.repeat(64)}`))).toEqual(['metadata.name: Too long: may not be more than 63 bytes']);
@@ -71,7 +87,9 @@ describe('CSIDriver', () => {
     expect(msgs(validateCSIDriver({ spec: { ...spec, volumeLifecycleModes: ['Forever'] } }, 'd'))).toEqual([
       'spec.volumeLifecycleModes: Unsupported value: "Forever": supported values: "Ephemeral", "Persistent"',
     ]);
-    expect(msgs(validateCSIDriver({ spec: { ...spec, tokenRequests: [{ audience: '' }, { audience: '' }] } }, 'd'))).toEqual(['spec.tokenRequests[1].audience: Duplicate value: ""']);
+    expect(msgs(validateCSIDriver({ spec: { ...spec, tokenRequests: [{ audience: '' }, { audience: '' }] } }, 'd'))).toEqual([
+      'spec.tokenRequests[1].audience: Duplicate value: ""',
+    ]);
     expect(msgs(validateCSIDriver({ spec: { ...spec, tokenRequests: [{ audience: 'a', expirationSeconds: 60 }] } }, 'd'))).toEqual([
       'spec.tokenRequests[0].expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes',
     ]);
@@ -98,7 +116,7 @@ describe('CSINode', () => {
       'spec.drivers[1].allocatable.count: Invalid value: -1: must be greater than or equal to 0',
     ]);
   });
-  it('keeps a driver\'s nodeID and topology keys', () => {
+  it("keeps a driver's nodeID and topology keys", () => {
     expect(msgs(validateCSINodeUpdate({ spec: { drivers: [{ name: 'csi.example.com', nodeID: 'id2', topologyKeys: ['zone'] }] } }, node))).toEqual([
       'spec.drivers[0].nodeID: Invalid value: "id2": field is immutable',
     ]);
@@ -110,7 +128,9 @@ describe('CSIStorageCapacity', () => {
   it('requires a class name and non-negative quantities', () => {
     expect(msgs(validateCSIStorageCapacity(cap))).toEqual([]);
     expect(msgs(validateCSIStorageCapacity({}))).toEqual(['storageClassName: Required value']);
-    expect(msgs(validateCSIStorageCapacity({ ...cap, maximumVolumeSize: '-1' }))).toEqual(['maximumVolumeSize: Invalid value: "-1": must be greater than or equal to 0']);
+    expect(msgs(validateCSIStorageCapacity({ ...cap, maximumVolumeSize: '-1' }))).toEqual([
+      'maximumVolumeSize: Invalid value: "-1": must be greater than or equal to 0',
+    ]);
   });
   it('keeps storageClassName and nodeTopology', () => {
     expect(msgs(validateCSIStorageCapacityUpdate({ ...cap, storageClassName: 'slow', nodeTopology: {} }, cap))).toEqual([

@@ -59,7 +59,8 @@ export function validateStorageClass(sc: Obj): FieldError[] {
     size += k.length + String(v).length;
   }
   if (size > MAX_PARAMETERS_BYTES) errs.push({ type: 'FieldValueTooLong', field: 'parameters', detail: `may not be more than ${MAX_PARAMETERS_BYTES} bytes` });
-  if (sc.reclaimPolicy !== undefined && !['Delete', 'Retain'].includes(String(sc.reclaimPolicy))) errs.push(unsupported('reclaimPolicy', sc.reclaimPolicy, ['Delete', 'Retain']));
+  if (sc.reclaimPolicy !== undefined && !['Delete', 'Retain'].includes(String(sc.reclaimPolicy)))
+    errs.push(unsupported('reclaimPolicy', sc.reclaimPolicy, ['Delete', 'Retain']));
   if (sc.volumeBindingMode === undefined) errs.push({ type: 'FieldValueRequired', field: 'volumeBindingMode', detail: '' });
   else if (!BINDING_MODES.includes(String(sc.volumeBindingMode))) errs.push(unsupported('volumeBindingMode', sc.volumeBindingMode, BINDING_MODES));
   errs.push(...validateTopologies(sc.allowedTopologies, 'allowedTopologies'));
@@ -69,9 +70,11 @@ export function validateStorageClass(sc: Obj): FieldError[] {
 /** ValidateStorageClassUpdate: provisioner, parameters, reclaimPolicy and volumeBindingMode are fixed. */
 export function validateStorageClassUpdate(sc: Obj, old: Obj): FieldError[] {
   const errs = validateStorageClass(sc);
-  if (!isDeepStrictEqual(sc.parameters ?? {}, old.parameters ?? {})) errs.push({ type: 'FieldValueForbidden', field: 'parameters', detail: 'updates to parameters are forbidden.' });
+  if (!isDeepStrictEqual(sc.parameters ?? {}, old.parameters ?? {}))
+    errs.push({ type: 'FieldValueForbidden', field: 'parameters', detail: 'updates to parameters are forbidden.' });
   if (sc.provisioner !== old.provisioner) errs.push({ type: 'FieldValueForbidden', field: 'provisioner', detail: 'updates to provisioner are forbidden.' });
-  if (sc.reclaimPolicy !== old.reclaimPolicy) errs.push({ type: 'FieldValueForbidden', field: 'reclaimPolicy', detail: 'updates to reclaimPolicy are forbidden.' });
+  if (sc.reclaimPolicy !== old.reclaimPolicy)
+    errs.push({ type: 'FieldValueForbidden', field: 'reclaimPolicy', detail: 'updates to reclaimPolicy are forbidden.' });
   if (sc.volumeBindingMode !== old.volumeBindingMode) errs.push(immutable('volumeBindingMode', sc.volumeBindingMode));
   return errs;
 }
@@ -81,7 +84,9 @@ export function validateVolumeAttachment(va: Obj): FieldError[] {
   const spec = asObj(va.spec);
   const errs = validateCSIDriverName(spec.attacher, 'spec.attacher');
   if (spec.nodeName === undefined || spec.nodeName === '') errs.push({ type: 'FieldValueRequired', field: 'spec.nodeName', detail: '' });
-  else for (const m of isDNS1123Subdomain(String(spec.nodeName))) errs.push({ type: 'FieldValueInvalid', field: 'spec.nodeName', value: spec.nodeName, detail: m });
+  else
+    for (const m of isDNS1123Subdomain(String(spec.nodeName)))
+      errs.push({ type: 'FieldValueInvalid', field: 'spec.nodeName', value: spec.nodeName, detail: m });
   const src = asObj(spec.source);
   const hasName = src.persistentVolumeName !== undefined && src.persistentVolumeName !== null;
   const hasInline = src.inlineVolumeSpec !== undefined && src.inlineVolumeSpec !== null;
@@ -115,8 +120,10 @@ function validateTokenRequests(reqs: unknown): FieldError[] {
     seen.add(aud);
     const secs = t.expirationSeconds;
     if (typeof secs !== 'number') return;
-    if (secs < 600) errs.push({ type: 'FieldValueInvalid', field: `${p}.expirationSeconds`, value: secs, detail: 'may not specify a duration less than 10 minutes' });
-    if (secs > 2 ** 32) errs.push({ type: 'FieldValueInvalid', field: `${p}.expirationSeconds`, value: secs, detail: 'may not specify a duration larger than 2^32 seconds' });
+    if (secs < 600)
+      errs.push({ type: 'FieldValueInvalid', field: `${p}.expirationSeconds`, value: secs, detail: 'may not specify a duration less than 10 minutes' });
+    if (secs > 2 ** 32)
+      errs.push({ type: 'FieldValueInvalid', field: `${p}.expirationSeconds`, value: secs, detail: 'may not specify a duration larger than 2^32 seconds' });
   });
   return errs;
 }
@@ -128,12 +135,19 @@ export function validateCSIDriver(d: Obj, name: string): FieldError[] {
   for (const k of ['attachRequired', 'podInfoOnMount', 'storageCapacity', 'requiresRepublish']) {
     if (spec[k] === undefined || spec[k] === null) errs.push({ type: 'FieldValueRequired', field: `spec.${k}`, detail: '' });
   }
-  if (spec.fsGroupPolicy !== undefined && !FS_GROUP_POLICIES.includes(String(spec.fsGroupPolicy))) errs.push(unsupported('spec.fsGroupPolicy', spec.fsGroupPolicy, FS_GROUP_POLICIES));
-  for (const m of list(spec.volumeLifecycleModes)) if (!LIFECYCLE_MODES.includes(String(m))) errs.push(unsupported('spec.volumeLifecycleModes', m, LIFECYCLE_MODES));
+  if (spec.fsGroupPolicy !== undefined && !FS_GROUP_POLICIES.includes(String(spec.fsGroupPolicy)))
+    errs.push(unsupported('spec.fsGroupPolicy', spec.fsGroupPolicy, FS_GROUP_POLICIES));
+  for (const m of list(spec.volumeLifecycleModes))
+    if (!LIFECYCLE_MODES.includes(String(m))) errs.push(unsupported('spec.volumeLifecycleModes', m, LIFECYCLE_MODES));
   errs.push(...validateTokenRequests(spec.tokenRequests));
   const period = spec.nodeAllocatableUpdatePeriodSeconds;
   if (typeof period === 'number' && period < 10) {
-    errs.push({ type: 'FieldValueInvalid', field: 'spec.nodeAllocatableUpdatePeriodSeconds', value: period, detail: 'must be greater than or equal to 10 seconds' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.nodeAllocatableUpdatePeriodSeconds',
+      value: period,
+      detail: 'must be greater than or equal to 10 seconds',
+    });
   }
   return errs;
 }
@@ -161,9 +175,11 @@ export function validateCSINode(n: Obj): FieldError[] {
     seen.add(String(drv.name));
     const id = drv.nodeID;
     if (id === undefined || id === '') errs.push({ type: 'FieldValueRequired', field: `${p}.nodeID`, detail: '' });
-    else if (String(id).length > CSI_NODE_ID_MAX_LENGTH) errs.push({ type: 'FieldValueInvalid', field: `${p}.nodeID`, value: id, detail: `must be ${CSI_NODE_ID_MAX_LENGTH} characters or less` });
+    else if (String(id).length > CSI_NODE_ID_MAX_LENGTH)
+      errs.push({ type: 'FieldValueInvalid', field: `${p}.nodeID`, value: id, detail: `must be ${CSI_NODE_ID_MAX_LENGTH} characters or less` });
     const keys = list(drv.topologyKeys);
-    if (keys.length > MAX_TOPOLOGY_KEYS) errs.push({ type: 'FieldValueTooMany', field: `${p}.topologyKeys`, value: keys.length, detail: `must have at most ${MAX_TOPOLOGY_KEYS} items` });
+    if (keys.length > MAX_TOPOLOGY_KEYS)
+      errs.push({ type: 'FieldValueTooMany', field: `${p}.topologyKeys`, value: keys.length, detail: `must have at most ${MAX_TOPOLOGY_KEYS} items` });
     const seenKeys = new Set<string>();
     keys.forEach((k, j) => {
       for (const m of isQualifiedName(String(k))) errs.push({ type: 'FieldValueInvalid', field: `${p}.topologyKeys[${j}]`, value: k, detail: m });
@@ -171,7 +187,8 @@ export function validateCSINode(n: Obj): FieldError[] {
       seenKeys.add(String(k));
     });
     const count = asObj(drv.allocatable).count;
-    if (typeof count === 'number' && count < 0) errs.push({ type: 'FieldValueInvalid', field: `${p}.allocatable.count`, value: count, detail: 'must be greater than or equal to 0' });
+    if (typeof count === 'number' && count < 0)
+      errs.push({ type: 'FieldValueInvalid', field: `${p}.allocatable.count`, value: count, detail: 'must be greater than or equal to 0' });
   });
   return errs;
 }
@@ -195,7 +212,9 @@ export function validateCSINodeUpdate(n: Obj, old: Obj): FieldError[] {
 function nonNegative(v: unknown, field: string): FieldError[] {
   if (v === undefined || v === null) return [];
   try {
-    return parseQuantity(String(v)).cmp(Quantity.fromInt(0)) < 0 ? [{ type: 'FieldValueInvalid', field, value: String(v), detail: 'must be greater than or equal to 0' }] : [];
+    return parseQuantity(String(v)).cmp(Quantity.fromInt(0)) < 0
+      ? [{ type: 'FieldValueInvalid', field, value: String(v), detail: 'must be greater than or equal to 0' }]
+      : [];
   } catch {
     return [{ type: 'FieldValueInvalid', field, value: v, detail: 'must be a valid resource quantity' }];
   }

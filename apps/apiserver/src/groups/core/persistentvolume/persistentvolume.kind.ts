@@ -27,7 +27,13 @@ export const persistentVolumeKind: KindDeclaration = {
   tableColumns: [
     { name: 'Capacity', type: 'string', priority: 0, description: 'Storage capacity', cell: (o) => String(asMap(asMap(o.spec).capacity).storage ?? '') },
     { name: 'Access Modes', type: 'string', priority: 0, description: 'Access modes', cell: (o) => accessModesShort(asMap(o.spec).accessModes) },
-    { name: 'Reclaim Policy', type: 'string', priority: 0, description: 'Reclaim policy', cell: (o) => String(asMap(o.spec).persistentVolumeReclaimPolicy ?? '') },
+    {
+      name: 'Reclaim Policy',
+      type: 'string',
+      priority: 0,
+      description: 'Reclaim policy',
+      cell: (o) => String(asMap(o.spec).persistentVolumeReclaimPolicy ?? ''),
+    },
     { name: 'Status', type: 'string', priority: 0, description: 'Phase of the volume', cell: (o) => String(asMap(o.status).phase ?? '') },
     {
       name: 'Claim',

@@ -17,7 +17,9 @@ describe('PersistentVolume strategy', () => {
     expect(errs({ ...ok, accessModes: ['ReadWriteSometimes'] })).toEqual([
       'spec.accessModes: Unsupported value: "ReadWriteSometimes": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"',
     ]);
-    expect(errs({ ...ok, accessModes: ['ReadWriteOncePod', 'ReadOnlyMany'] })).toEqual(['spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes']);
+    expect(errs({ ...ok, accessModes: ['ReadWriteOncePod', 'ReadOnlyMany'] })).toEqual([
+      'spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes',
+    ]);
     expect(errs({ ...ok, capacity: undefined })).toEqual(['spec.capacity: Required value']);
     expect(errs({ ...ok, capacity: { storage: '1Gi', cpu: '1' } })).toEqual(['spec.capacity: Unsupported value: "cpu": supported values: "storage"']);
     expect(errs({ ...ok, capacity: { storage: '0' } })).toEqual(['spec.capacity[storage]: Invalid value: "0": must be greater than zero']);
@@ -42,7 +44,10 @@ describe('PersistentVolume strategy', () => {
     const old = pv({ ...ok, volumeMode: 'Filesystem' });
     expect(persistentVolumeStrategy.validateUpdate!(pv({ ...ok, volumeMode: 'Filesystem', capacity: { storage: '2Gi' } }), old, ctx)).toEqual([]);
     const changed = persistentVolumeStrategy.validateUpdate!(pv({ ...ok, hostPath: { path: '/other' }, volumeMode: 'Block' }), old, ctx).map(fieldErrorMessage);
-    expect(changed).toEqual(['spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation', 'spec.volumeMode: Invalid value: "Block": field is immutable']);
+    expect(changed).toEqual([
+      'spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation',
+      'spec.volumeMode: Invalid value: "Block": field is immutable',
+    ]);
   });
 
   it('starts Pending on create, whatever status was sent', () => {

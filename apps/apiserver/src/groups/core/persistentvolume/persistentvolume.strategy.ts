@@ -61,7 +61,8 @@ export function validatePersistentVolumeSpec(spec: Record<string, unknown>, path
     if (rp !== undefined && !RECLAIM_POLICIES.includes(String(rp))) errs.push(supported(`${path}.persistentVolumeReclaimPolicy`, rp, RECLAIM_POLICIES));
     errs.push(...validateClassName(spec.storageClassName, `${path}.storageClassName`));
   }
-  if (spec.volumeMode !== undefined && !VOLUME_MODES.includes(String(spec.volumeMode))) errs.push(supported(`${path}.volumeMode`, spec.volumeMode, VOLUME_MODES));
+  if (spec.volumeMode !== undefined && !VOLUME_MODES.includes(String(spec.volumeMode)))
+    errs.push(supported(`${path}.volumeMode`, spec.volumeMode, VOLUME_MODES));
   const affinity = spec.nodeAffinity;
   if (affinity !== undefined && affinity !== null) {
     const required = asMap(affinity).required;
@@ -70,7 +71,11 @@ export function validatePersistentVolumeSpec(spec: Record<string, unknown>, path
     } else {
       const terms = asMap(required).nodeSelectorTerms;
       if (!Array.isArray(terms) || terms.length === 0) {
-        errs.push({ type: 'FieldValueRequired', field: `${path}.nodeAffinity.required.nodeSelectorTerms`, detail: 'must have at least one node selector term' });
+        errs.push({
+          type: 'FieldValueRequired',
+          field: `${path}.nodeAffinity.required.nodeSelectorTerms`,
+          detail: 'must have at least one node selector term',
+        });
       }
     }
   } else if (spec.local !== undefined && spec.local !== null && !inline) {
@@ -83,7 +88,13 @@ export function validatePersistentVolumeSpec(spec: Record<string, unknown>, path
 /** The PersistentVolume strategy. */
 export const persistentVolumeStrategy: Strategy = {
   prepareForCreate(pv, ctx) {
-    pv.status = { phase: 'Pending', lastPhaseTransitionTime: ctx.now().toISOString().replace(/\.\d+Z$/, 'Z') };
+    pv.status = {
+      phase: 'Pending',
+      lastPhaseTransitionTime: ctx
+        .now()
+        .toISOString()
+        .replace(/\.\d+Z$/, 'Z'),
+    };
   },
   validate(pv) {
     return validatePersistentVolumeSpec(asMap(pv.spec), 'spec', false);
@@ -111,5 +122,8 @@ export function accessModesShort(modes: unknown): string {
   const short: Record<string, string> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
   if (!Array.isArray(modes)) return '';
   const order = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'];
-  return order.filter((m) => modes.includes(m)).map((m) => short[m]).join(',');
+  return order
+    .filter((m) => modes.includes(m))
+    .map((m) => short[m])
+    .join(',');
 }

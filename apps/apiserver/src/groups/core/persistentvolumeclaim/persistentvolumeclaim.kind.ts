@@ -27,8 +27,20 @@ export const persistentVolumeClaimKind: KindDeclaration = {
   tableColumns: [
     { name: 'Status', type: 'string', priority: 0, description: 'Phase of the claim', cell: (o) => String(asMap(o.status).phase ?? '') },
     { name: 'Volume', type: 'string', priority: 0, description: 'The bound volume', cell: (o) => String(asMap(o.spec).volumeName ?? '') },
-    { name: 'Capacity', type: 'string', priority: 0, description: 'Capacity of the bound volume', cell: (o) => String(asMap(asMap(o.status).capacity).storage ?? '') },
-    { name: 'Access Modes', type: 'string', priority: 0, description: 'Access modes of the bound volume', cell: (o) => accessModesShort(asMap(o.status).accessModes) },
+    {
+      name: 'Capacity',
+      type: 'string',
+      priority: 0,
+      description: 'Capacity of the bound volume',
+      cell: (o) => String(asMap(asMap(o.status).capacity).storage ?? ''),
+    },
+    {
+      name: 'Access Modes',
+      type: 'string',
+      priority: 0,
+      description: 'Access modes of the bound volume',
+      cell: (o) => accessModesShort(asMap(o.status).accessModes),
+    },
     { name: 'StorageClass', type: 'string', priority: 0, description: 'Storage class', cell: (o) => String(asMap(o.spec).storageClassName ?? '') },
     {
       name: 'VolumeAttributesClass',

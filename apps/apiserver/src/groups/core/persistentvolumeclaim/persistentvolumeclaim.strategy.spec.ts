@@ -3,7 +3,11 @@ import type { RequestContext } from '@app/registry';
 import { persistentVolumeClaimStrategy } from './persistentvolumeclaim.strategy.js';
 
 const ctx: RequestContext = { user: { username: 'u', groups: [] }, dryRun: false, warnings: [], now: () => new Date() };
-const pvc = (spec: Record<string, unknown>, status?: Record<string, unknown>): KubeObject => ({ metadata: { name: 'c', namespace: 'default' }, spec, ...(status ? { status } : {}) });
+const pvc = (spec: Record<string, unknown>, status?: Record<string, unknown>): KubeObject => ({
+  metadata: { name: 'c', namespace: 'default' },
+  spec,
+  ...(status ? { status } : {}),
+});
 const ok = { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } };
 const errs = (spec: Record<string, unknown>) => persistentVolumeClaimStrategy.validate!(pvc(spec), ctx).map(fieldErrorMessage);
 
@@ -21,7 +25,7 @@ describe('PersistentVolumeClaim strategy', () => {
   it('checks data sources: kind and name, and dataSource equal to dataSourceRef', () => {
     expect(errs({ ...ok, dataSource: { name: 'x' } })).toEqual(['spec.dataSource.kind: Required value']);
     expect(errs({ ...ok, dataSource: { kind: 'ConfigMap', name: 'x' } })).toEqual([
-      "spec.dataSource: Invalid value: \"ConfigMap\": must be 'PersistentVolumeClaim' when referencing the default apiGroup",
+      'spec.dataSource: Invalid value: "ConfigMap": must be \'PersistentVolumeClaim\' when referencing the default apiGroup',
     ]);
     expect(errs({ ...ok, dataSource: { kind: 'PersistentVolumeClaim', name: 'a' }, dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'b' } })[0]).toMatch(
       /^spec\.dataSource: Invalid value: .*: must match dataSourceRef$/,
@@ -30,10 +34,14 @@ describe('PersistentVolumeClaim strategy', () => {
 
   it('allows only requests to change, on a bound claim, and never below the capacity', () => {
     const bound = pvc({ ...ok, volumeName: 'pv1' }, { capacity: { storage: '1Gi' } });
-    expect(persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1', resources: { requests: { storage: '2Gi' } } }), bound, ctx)).toEqual([]);
+    expect(persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1', resources: { requests: { storage: '2Gi' } } }), bound, ctx)).toEqual(
+      [],
+    );
     const shrink = persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1', resources: { requests: { storage: '500Mi' } } }), bound, ctx);
     expect(shrink.map(fieldErrorMessage)).toEqual(['spec.resources.requests.storage: Forbidden: field can not be less than status.capacity']);
     const modes = persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1', accessModes: ['ReadOnlyMany'] }), bound, ctx);
-    expect(modes.map(fieldErrorMessage)).toEqual(['spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims']);
+    expect(modes.map(fieldErrorMessage)).toEqual([
+      'spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
+    ]);
   });
 });

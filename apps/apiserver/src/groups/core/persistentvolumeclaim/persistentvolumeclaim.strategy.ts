@@ -20,7 +20,7 @@ function validateDataSource(ref: unknown, path: string): FieldError[] {
   if (!r.kind) errs.push({ type: 'FieldValueRequired', field: `${path}.kind`, detail: '' });
   const group = r.apiGroup ?? '';
   if (group === '' && r.kind && r.kind !== 'PersistentVolumeClaim') {
-    errs.push({ type: 'FieldValueInvalid', field: path, value: r.kind, detail: 'must be \'PersistentVolumeClaim\' when referencing the default apiGroup' });
+    errs.push({ type: 'FieldValueInvalid', field: path, value: r.kind, detail: "must be 'PersistentVolumeClaim' when referencing the default apiGroup" });
   }
   return errs;
 }
@@ -38,7 +38,11 @@ export function validateClaimSpec(spec: Record<string, unknown>, path: string): 
   errs.push(...validateDataSource(spec.dataSource, `${path}.dataSource`), ...validateDataSource(spec.dataSourceRef, `${path}.dataSourceRef`));
   const ds = asMap(spec.dataSource);
   const dsr = asMap(spec.dataSourceRef);
-  if (spec.dataSource && spec.dataSourceRef && (ds.kind !== dsr.kind || ds.name !== dsr.name || (ds.apiGroup ?? '') !== (dsr.apiGroup ?? '') || dsr.namespace)) {
+  if (
+    spec.dataSource &&
+    spec.dataSourceRef &&
+    (ds.kind !== dsr.kind || ds.name !== dsr.name || (ds.apiGroup ?? '') !== (dsr.apiGroup ?? '') || dsr.namespace)
+  ) {
     errs.push({ type: 'FieldValueInvalid', field: `${path}.dataSource`, value: spec.dataSource, detail: 'must match dataSourceRef' });
   }
   return errs;
@@ -63,7 +67,9 @@ export const persistentVolumeClaimStrategy: Strategy = {
       return { ...rest, resources: res };
     };
     const bound = before.volumeName !== undefined && before.volumeName !== '';
-    const changed = bound ? !isDeepStrictEqual(without(spec), without(before)) : !isDeepStrictEqual({ ...spec, volumeAttributesClassName: null }, { ...before, volumeAttributesClassName: null });
+    const changed = bound
+      ? !isDeepStrictEqual(without(spec), without(before))
+      : !isDeepStrictEqual({ ...spec, volumeAttributesClassName: null }, { ...before, volumeAttributesClassName: null });
     if (changed) {
       errs.push({
         type: 'FieldValueForbidden',

@@ -43,7 +43,13 @@ export const podKind: KindDeclaration = {
       description: 'Ready containers of all containers',
       cell: (o) => `${list(asMap(o.status).containerStatuses).filter((c) => c.ready === true).length}/${list(asMap(o.spec).containers).length}`,
     },
-    { name: 'Status', type: 'string', priority: 0, description: 'Phase or reason of the pod', cell: (o) => String(asMap(o.status).reason ?? asMap(o.status).phase ?? '') },
+    {
+      name: 'Status',
+      type: 'string',
+      priority: 0,
+      description: 'Phase or reason of the pod',
+      cell: (o) => String(asMap(o.status).reason ?? asMap(o.status).phase ?? ''),
+    },
     {
       name: 'Restarts',
       type: 'string',
@@ -54,7 +60,13 @@ export const podKind: KindDeclaration = {
     { name: 'Age', type: 'string', priority: 0, description: 'Time since creation', cell: (o, now) => ageOf(o, now) },
     { name: 'IP', type: 'string', priority: 1, description: 'Pod IP', cell: (o) => String(asMap(o.status).podIP ?? '<none>') },
     { name: 'Node', type: 'string', priority: 1, description: 'Node of the pod', cell: (o) => String(asMap(o.spec).nodeName ?? '<none>') },
-    { name: 'Nominated Node', type: 'string', priority: 1, description: 'Node nominated by preemption', cell: (o) => String(asMap(o.status).nominatedNodeName ?? '<none>') },
+    {
+      name: 'Nominated Node',
+      type: 'string',
+      priority: 1,
+      description: 'Node nominated by preemption',
+      cell: (o) => String(asMap(o.status).nominatedNodeName ?? '<none>'),
+    },
     {
       name: 'Readiness Gates',
       type: 'string',

@@ -18,15 +18,28 @@ describe('Pod strategy', () => {
     expect(errs({ containers: [c({ name: 'App' })] })[0]).toMatch(/^spec\.containers\[0\]\.name: Invalid value: "App": a lowercase RFC 1123 label/);
     expect(errs({ containers: [c(), c()] })).toEqual(['spec.containers[1].name: Duplicate value: "app"']);
     expect(errs({ containers: [c({ image: undefined })] })).toEqual(['spec.containers[0].image: Required value']);
-    expect(errs({ containers: [c({ image: ' nginx' })] })).toEqual(['spec.containers[0].image: Invalid value: " nginx": must not have leading or trailing whitespace']);
+    expect(errs({ containers: [c({ image: ' nginx' })] })).toEqual([
+      'spec.containers[0].image: Invalid value: " nginx": must not have leading or trailing whitespace',
+    ]);
   });
 
   it('checks ports', () => {
-    expect(errs({ containers: [c({ ports: [{ containerPort: 70000 }] })] })).toEqual(['spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive']);
-    expect(errs({ containers: [c({ ports: [{}] })] })).toEqual(['spec.containers[0].ports[0].containerPort: Required value']);
-    expect(errs({ containers: [c({ ports: [{ containerPort: 80, name: 'http' }, { containerPort: 81, name: 'http' }] })] })).toEqual([
-      'spec.containers[0].ports[1].name: Duplicate value: "http"',
+    expect(errs({ containers: [c({ ports: [{ containerPort: 70000 }] })] })).toEqual([
+      'spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive',
     ]);
+    expect(errs({ containers: [c({ ports: [{}] })] })).toEqual(['spec.containers[0].ports[0].containerPort: Required value']);
+    expect(
+      errs({
+        containers: [
+          c({
+            ports: [
+              { containerPort: 80, name: 'http' },
+              { containerPort: 81, name: 'http' },
+            ],
+          }),
+        ],
+      }),
+    ).toEqual(['spec.containers[0].ports[1].name: Duplicate value: "http"']);
     expect(errs({ containers: [c({ ports: [{ containerPort: 80, name: 'a-very-long-port-name' }] })] })).toEqual([
       'spec.containers[0].ports[0].name: Invalid value: "a-very-long-port-name": must be no more than 15 characters',
     ]);
@@ -42,8 +55,12 @@ describe('Pod strategy', () => {
   });
 
   it('checks volume mounts against volumes, the restart policy and the volumes themselves', () => {
-    expect(errs({ containers: [c({ volumeMounts: [{ name: 'nope', mountPath: '/x' }] })] })).toEqual(['spec.containers[0].volumeMounts[0].name: Not found: "nope"']);
-    expect(errs({ containers: [c()], restartPolicy: 'Sometimes' })).toEqual(['spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"']);
+    expect(errs({ containers: [c({ volumeMounts: [{ name: 'nope', mountPath: '/x' }] })] })).toEqual([
+      'spec.containers[0].volumeMounts[0].name: Not found: "nope"',
+    ]);
+    expect(errs({ containers: [c()], restartPolicy: 'Sometimes' })).toEqual([
+      'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"',
+    ]);
     expect(errs({ containers: [c()], volumes: [{ name: 'v' }] })).toEqual(['spec.volumes[0]: Required value: must specify a volume type']);
   });
 
@@ -63,7 +80,10 @@ describe('Pod strategy', () => {
     ]);
     const p = pod({ containers: [c({ resources: { limits: { cpu: '1', memory: '1Gi' } } })] });
     podStrategy.prepareForCreate!(p, ctx);
-    expect(p.spec).toMatchObject({ securityContext: {}, containers: [{ imagePullPolicy: 'IfNotPresent', resources: { requests: { cpu: '1', memory: '1Gi' } } }] });
+    expect(p.spec).toMatchObject({
+      securityContext: {},
+      containers: [{ imagePullPolicy: 'IfNotPresent', resources: { requests: { cpu: '1', memory: '1Gi' } } }],
+    });
     expect(p.status).toEqual({ phase: 'Pending', qosClass: 'Guaranteed' });
     expect(qosClassOf({ containers: [c()] })).toBe('BestEffort');
     expect(qosClassOf({ containers: [c({ resources: { requests: { cpu: '1' } } })] })).toBe('Burstable');

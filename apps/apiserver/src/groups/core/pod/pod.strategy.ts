@@ -9,7 +9,8 @@ import { asMap } from '../core.helpers.js';
 import { validatePodSpec, validatePodSpecUpdate } from './pod.validation.js';
 
 type Obj = Record<string, unknown>;
-const containersOf = (spec: Obj): Obj[] => [...(Array.isArray(spec.initContainers) ? spec.initContainers : []), ...(Array.isArray(spec.containers) ? spec.containers : [])].map(asMap);
+const containersOf = (spec: Obj): Obj[] =>
+  [...(Array.isArray(spec.initContainers) ? spec.initContainers : []), ...(Array.isArray(spec.containers) ? spec.containers : [])].map(asMap);
 
 /** SetDefaults_Container's pull policy: Always for :latest or untagged images, else IfNotPresent. */
 export function defaultPullPolicy(image: string): string {

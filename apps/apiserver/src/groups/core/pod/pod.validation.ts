@@ -20,8 +20,8 @@ const PORT_NAME_LETTER = /[a-z]/;
 export function portNameErrors(name: string): string[] {
   const errs: string[] = [];
   if (name.length > 15) errs.push('must be no more than 15 characters');
-  if (!PORT_NAME_CHARS.test(name)) errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
-  if (name.includes('--')) errs.push("must not contain consecutive hyphens");
+  if (!PORT_NAME_CHARS.test(name)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  if (name.includes('--')) errs.push('must not contain consecutive hyphens');
   if (!PORT_NAME_LETTER.test(name)) errs.push('must contain at least one letter (a-z)');
   if (name.startsWith('-') || name.endsWith('-')) errs.push('must not begin or end with a hyphen');
   return errs;
@@ -38,9 +38,11 @@ function validatePorts(ports: Obj[], path: string, names: Set<string>): FieldErr
     }
     const cp = p.containerPort;
     if (cp === undefined || cp === 0) errs.push({ type: 'FieldValueRequired', field: `${pp}.containerPort`, detail: '' });
-    else if (typeof cp === 'number' && (cp < 1 || cp > 65535)) errs.push({ type: 'FieldValueInvalid', field: `${pp}.containerPort`, value: cp, detail: PORT_RANGE });
+    else if (typeof cp === 'number' && (cp < 1 || cp > 65535))
+      errs.push({ type: 'FieldValueInvalid', field: `${pp}.containerPort`, value: cp, detail: PORT_RANGE });
     const hp = p.hostPort;
-    if (typeof hp === 'number' && hp !== 0 && (hp < 1 || hp > 65535)) errs.push({ type: 'FieldValueInvalid', field: `${pp}.hostPort`, value: hp, detail: PORT_RANGE });
+    if (typeof hp === 'number' && hp !== 0 && (hp < 1 || hp > 65535))
+      errs.push({ type: 'FieldValueInvalid', field: `${pp}.hostPort`, value: hp, detail: PORT_RANGE });
   });
   return errs;
 }
@@ -50,7 +52,8 @@ function quantities(m: unknown, path: string, errs: FieldError[]): Map<string, Q
   for (const [k, v] of Object.entries(asMap(m))) {
     try {
       const q = parseQuantity(String(v));
-      if (q.cmp(Quantity.fromInt(0)) < 0) errs.push({ type: 'FieldValueInvalid', field: `${path}[${k}]`, value: String(v), detail: 'must be greater than or equal to 0' });
+      if (q.cmp(Quantity.fromInt(0)) < 0)
+        errs.push({ type: 'FieldValueInvalid', field: `${path}[${k}]`, value: String(v), detail: 'must be greater than or equal to 0' });
       out.set(k, q);
     } catch {
       errs.push({ type: 'FieldValueInvalid', field: `${path}[${k}]`, value: v, detail: 'must be a valid resource quantity' });
@@ -67,7 +70,12 @@ function validateResources(res: Obj, path: string): FieldError[] {
   for (const [k, req] of requests) {
     const lim = limits.get(k);
     if (lim && req.cmp(lim) > 0) {
-      errs.push({ type: 'FieldValueInvalid', field: `${path}.requests`, value: req.toString(), detail: `must be less than or equal to ${k} limit of ${lim.toString()}` });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `${path}.requests`,
+        value: req.toString(),
+        detail: `must be less than or equal to ${k} limit of ${lim.toString()}`,
+      });
     }
   }
   return errs;
@@ -86,7 +94,11 @@ function validateContainers(containers: Obj[], path: string, volumes: Set<string
       names.add(String(name));
     }
     if (c.image === undefined || c.image === '' || (typeof c.image === 'string' && c.image.trim() !== c.image)) {
-      errs.push(c.image ? { type: 'FieldValueInvalid', field: `${cp}.image`, value: c.image, detail: 'must not have leading or trailing whitespace' } : { type: 'FieldValueRequired', field: `${cp}.image`, detail: '' });
+      errs.push(
+        c.image
+          ? { type: 'FieldValueInvalid', field: `${cp}.image`, value: c.image, detail: 'must not have leading or trailing whitespace' }
+          : { type: 'FieldValueRequired', field: `${cp}.image`, detail: '' },
+      );
     }
     errs.push(...validatePorts(list(c.ports), `${cp}.ports`, new Set()));
     errs.push(...validateResources(asMap(c.resources), `${cp}.resources`));
@@ -96,7 +108,8 @@ function validateContainers(containers: Obj[], path: string, volumes: Set<string
       if (!m.name) errs.push({ type: 'FieldValueRequired', field: `${mp}.name`, detail: '' });
       else if (!volumes.has(String(m.name))) errs.push({ type: 'FieldValueNotFound', field: `${mp}.name`, value: m.name, detail: '' });
       if (!m.mountPath) errs.push({ type: 'FieldValueRequired', field: `${mp}.mountPath`, detail: '' });
-      else if (mounts.has(String(m.mountPath))) errs.push({ type: 'FieldValueInvalid', field: `${mp}.mountPath`, value: m.mountPath, detail: 'must be unique' });
+      else if (mounts.has(String(m.mountPath)))
+        errs.push({ type: 'FieldValueInvalid', field: `${mp}.mountPath`, value: m.mountPath, detail: 'must be unique' });
       else mounts.add(String(m.mountPath));
     });
     const env = new Set<string>();
@@ -117,7 +130,12 @@ export function validatePodSpec(spec: Obj): FieldError[] {
   errs.push(...validateContainers(list(spec.initContainers), 'spec.initContainers', volumes, names, false));
   const rp = spec.restartPolicy;
   if (rp !== undefined && !RESTART_POLICIES.includes(String(rp))) {
-    errs.push({ type: 'FieldValueNotSupported', field: 'spec.restartPolicy', value: rp, detail: `supported values: ${RESTART_POLICIES.map((r) => JSON.stringify(r)).join(', ')}` });
+    errs.push({
+      type: 'FieldValueNotSupported',
+      field: 'spec.restartPolicy',
+      value: rp,
+      detail: `supported values: ${RESTART_POLICIES.map((r) => JSON.stringify(r)).join(', ')}`,
+    });
   }
   const grace = spec.terminationGracePeriodSeconds;
   if (typeof grace === 'number' && grace < 0) {

@@ -8,12 +8,19 @@ describe('Volume sources', () => {
   it('needs a DNS-label name, unique within the pod', () => {
     expect(pod([{ emptyDir: {} }])).toEqual(['spec.volumes[0].name: Required value']);
     expect(pod([{ name: 'Data', emptyDir: {} }])[0]).toMatch(/^spec\.volumes\[0\]\.name: Invalid value: "Data": a lowercase RFC 1123 label must consist of/);
-    expect(pod([{ name: 'a', emptyDir: {} }, { name: 'a', emptyDir: {} }])).toEqual(['spec.volumes[1].name: Duplicate value: "a"']);
+    expect(
+      pod([
+        { name: 'a', emptyDir: {} },
+        { name: 'a', emptyDir: {} },
+      ]),
+    ).toEqual(['spec.volumes[1].name: Duplicate value: "a"']);
   });
 
   it('needs exactly one source', () => {
     expect(pod([{ name: 'a' }])).toEqual(['spec.volumes[0]: Required value: must specify a volume type']);
-    expect(pod([{ name: 'a', hostPath: { path: '/x' }, emptyDir: {} }])).toEqual(['spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type']);
+    expect(pod([{ name: 'a', hostPath: { path: '/x' }, emptyDir: {} }])).toEqual([
+      'spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type',
+    ]);
     expect(pv({})).toEqual(['spec: Required value: must specify a volume type']);
     expect(pv({ nfs: { server: 's', path: '/p' }, hostPath: { path: '/x' } })).toEqual(['spec.nfs: Forbidden: may not specify more than 1 volume type']);
   });
@@ -23,9 +30,13 @@ describe('Volume sources', () => {
     expect(pod([{ name: 'a', hostPath: {} }])).toEqual(['spec.volumes[0].hostPath.path: Required value']);
     expect(pod([{ name: 'a', nfs: {} }])).toEqual(['spec.volumes[0].nfs.server: Required value', 'spec.volumes[0].nfs.path: Required value']);
     expect(pod([{ name: 'a', nfs: { server: 's', path: 'rel' } }])).toEqual(['spec.volumes[0].nfs.path: Invalid value: "rel": must be an absolute path']);
-    expect(pod([{ name: 'a', iscsi: { targetPortal: 'p', iqn: 'q', lun: 300 } }])).toEqual(['spec.volumes[0].iscsi.lun: Invalid value: 300: must be between 0 and 255, inclusive']);
+    expect(pod([{ name: 'a', iscsi: { targetPortal: 'p', iqn: 'q', lun: 300 } }])).toEqual([
+      'spec.volumes[0].iscsi.lun: Invalid value: 300: must be between 0 and 255, inclusive',
+    ]);
     expect(pod([{ name: 'a', rbd: {} }])).toEqual(['spec.volumes[0].rbd.monitors: Required value', 'spec.volumes[0].rbd.image: Required value']);
-    expect(pod([{ name: 'a', gitRepo: { repository: 'r', directory: '../x' } }])).toEqual(["spec.volumes[0].gitRepo.directory: Invalid value: \"../x\": must not contain '..'"]);
+    expect(pod([{ name: 'a', gitRepo: { repository: 'r', directory: '../x' } }])).toEqual([
+      'spec.volumes[0].gitRepo.directory: Invalid value: "../x": must not contain \'..\'',
+    ]);
     expect(pod([{ name: 'a', flocker: {} }])).toEqual(['spec.volumes[0].flocker: Required value: one of datasetName and datasetUUID is required']);
     expect(pod([{ name: 'a', fc: { targetWWNs: ['w'] } }])).toEqual(['spec.volumes[0].fc.lun: Required value: lun is required if targetWWNs is specified']);
     expect(pod([{ name: 'a', fc: {} }])).toEqual(['spec.volumes[0].fc.targetWWNs: Required value: must specify either targetWWNs or wwids, but not both']);
@@ -34,22 +45,26 @@ describe('Volume sources', () => {
     ]);
     expect(pod([{ name: 'a', ephemeral: {} }])).toEqual(['spec.volumes[0].ephemeral.volumeClaimTemplate: Required value']);
     expect(pv({ csi: { driver: 'csi.example.com' } })).toEqual(['spec.csi.volumeHandle: Required value']);
-    expect(pv({ csi: { driver: 'Bad_Driver', volumeHandle: 'h' } })[0]).toMatch(/^spec\.csi\.driver: Invalid value: "Bad_Driver": a lowercase RFC 1123 subdomain/);
+    expect(pv({ csi: { driver: 'Bad_Driver', volumeHandle: 'h' } })[0]).toMatch(
+      /^spec\.csi\.driver: Invalid value: "Bad_Driver": a lowercase RFC 1123 subdomain/,
+    );
   });
 
   it('keeps defaultMode and mode within 0..0777', () => {
     const detail = 'must be a number between 0 and 0777 (octal), both inclusive';
     expect(pod([{ name: 'a', configMap: { name: 'c', defaultMode: 512 } }])).toEqual([`spec.volumes[0].configMap.defaultMode: Invalid value: 512: ${detail}`]);
     expect(pod([{ name: 'a', secret: { secretName: 's', defaultMode: 511 } }])).toEqual([]);
-    expect(pod([{ name: 'a', secret: { secretName: 's', items: [{ key: 'k', path: 'p', mode: -1 }] } }])).toEqual([`spec.volumes[0].secret.items[0].mode: Invalid value: -1: ${detail}`]);
+    expect(pod([{ name: 'a', secret: { secretName: 's', items: [{ key: 'k', path: 'p', mode: -1 }] } }])).toEqual([
+      `spec.volumes[0].secret.items[0].mode: Invalid value: -1: ${detail}`,
+    ]);
   });
 
   it('checks KeyToPath items: key and path required, path relative without ..', () => {
     const items = (list: unknown[]) => pod([{ name: 'a', configMap: { name: 'c', items: list } }]);
     expect(items([{}])).toEqual(['spec.volumes[0].configMap.items[0].key: Required value', 'spec.volumes[0].configMap.items[0].path: Required value']);
     expect(items([{ key: 'k', path: '/abs' }])).toEqual(['spec.volumes[0].configMap.items[0].path: Invalid value: "/abs": must be a relative path']);
-    expect(items([{ key: 'k', path: 'a/../b' }])).toEqual(["spec.volumes[0].configMap.items[0].path: Invalid value: \"a/../b\": must not contain '..'"]);
-    expect(items([{ key: 'k', path: '..data' }])).toEqual(["spec.volumes[0].configMap.items[0].path: Invalid value: \"..data\": must not start with '..'"]);
+    expect(items([{ key: 'k', path: 'a/../b' }])).toEqual(['spec.volumes[0].configMap.items[0].path: Invalid value: "a/../b": must not contain \'..\'']);
+    expect(items([{ key: 'k', path: '..data' }])).toEqual(['spec.volumes[0].configMap.items[0].path: Invalid value: "..data": must not start with \'..\'']);
   });
 
   it('checks projected sources and token lifetimes', () => {

@@ -12,9 +12,36 @@ type Obj = Record<string, unknown>;
 
 /** The sources a Pod volume may name (core.VolumeSource), in the order kube counts them. */
 export const POD_VOLUME_SOURCES: readonly string[] = [
-  'emptyDir', 'hostPath', 'gitRepo', 'gcePersistentDisk', 'awsElasticBlockStore', 'secret', 'nfs', 'iscsi', 'glusterfs', 'flocker',
-  'persistentVolumeClaim', 'rbd', 'cinder', 'cephfs', 'downwardAPI', 'fc', 'flexVolume', 'configMap', 'azureFile', 'vsphereVolume',
-  'quobyte', 'azureDisk', 'photonPersistentDisk', 'portworxVolume', 'projected', 'scaleIO', 'storageos', 'csi', 'ephemeral', 'image',
+  'emptyDir',
+  'hostPath',
+  'gitRepo',
+  'gcePersistentDisk',
+  'awsElasticBlockStore',
+  'secret',
+  'nfs',
+  'iscsi',
+  'glusterfs',
+  'flocker',
+  'persistentVolumeClaim',
+  'rbd',
+  'cinder',
+  'cephfs',
+  'downwardAPI',
+  'fc',
+  'flexVolume',
+  'configMap',
+  'azureFile',
+  'vsphereVolume',
+  'quobyte',
+  'azureDisk',
+  'photonPersistentDisk',
+  'portworxVolume',
+  'projected',
+  'scaleIO',
+  'storageos',
+  'csi',
+  'ephemeral',
+  'image',
 ];
 
 /**
@@ -22,9 +49,28 @@ export const POD_VOLUME_SOURCES: readonly string[] = [
  * them: the first one set is checked, every later one is refused.
  */
 export const PERSISTENT_VOLUME_SOURCES: readonly string[] = [
-  'gcePersistentDisk', 'awsElasticBlockStore', 'hostPath', 'glusterfs', 'flocker', 'nfs', 'rbd', 'quobyte', 'cephfs', 'iscsi', 'cinder',
-  'fc', 'flexVolume', 'azureFile', 'vsphereVolume', 'photonPersistentDisk', 'portworxVolume', 'azureDisk', 'scaleIO', 'local',
-  'storageos', 'csi',
+  'gcePersistentDisk',
+  'awsElasticBlockStore',
+  'hostPath',
+  'glusterfs',
+  'flocker',
+  'nfs',
+  'rbd',
+  'quobyte',
+  'cephfs',
+  'iscsi',
+  'cinder',
+  'fc',
+  'flexVolume',
+  'azureFile',
+  'vsphereVolume',
+  'photonPersistentDisk',
+  'portworxVolume',
+  'azureDisk',
+  'scaleIO',
+  'local',
+  'storageos',
+  'csi',
 ];
 
 const HOST_PATH_TYPES = ['', 'DirectoryOrCreate', 'Directory', 'FileOrCreate', 'File', 'Socket', 'CharDevice', 'BlockDevice'];
@@ -44,7 +90,10 @@ const unsupported = (field: string, value: unknown, allowed: readonly string[]):
   type: 'FieldValueNotSupported',
   field,
   value,
-  detail: `supported values: ${allowed.filter((a) => a !== '').map((a) => JSON.stringify(a)).join(', ')}`,
+  detail: `supported values: ${allowed
+    .filter((a) => a !== '')
+    .map((a) => JSON.stringify(a))
+    .join(', ')}`,
 });
 
 /** Errors for each listed field of `src` that is empty. */
@@ -121,8 +170,10 @@ function validateProjected(src: Obj, path: string): FieldError[] {
       const t = inner('serviceAccountToken');
       const tp = `${p}.serviceAccountToken`;
       const secs = t.expirationSeconds;
-      if (typeof secs === 'number' && secs < MIN_TOKEN_SECONDS) errs.push(invalid(`${tp}.expirationSeconds`, secs, 'may not specify a duration less than 10 minutes'));
-      if (typeof secs === 'number' && secs > MAX_TOKEN_SECONDS) errs.push(invalid(`${tp}.expirationSeconds`, secs, 'may not specify a duration larger than 2^32 seconds'));
+      if (typeof secs === 'number' && secs < MIN_TOKEN_SECONDS)
+        errs.push(invalid(`${tp}.expirationSeconds`, secs, 'may not specify a duration less than 10 minutes'));
+      if (typeof secs === 'number' && secs > MAX_TOKEN_SECONDS)
+        errs.push(invalid(`${tp}.expirationSeconds`, secs, 'may not specify a duration larger than 2^32 seconds'));
       if (empty(t.path)) errs.push(req(`${tp}.path`));
       else if (typeof t.path === 'string') errs.push(...validateLocalDescendingPath(t.path, `${tp}.path`));
     }
@@ -179,7 +230,8 @@ function validateSource(kind: string, src: Obj, path: string, persistent: boolea
       break;
     case 'nfs':
       errs.push(...required(src, path, ['server', 'path']));
-      if (typeof src.path === 'string' && src.path !== '' && !src.path.startsWith('/')) errs.push(invalid(`${path}.path`, src.path, 'must be an absolute path'));
+      if (typeof src.path === 'string' && src.path !== '' && !src.path.startsWith('/'))
+        errs.push(invalid(`${path}.path`, src.path, 'must be an absolute path'));
       break;
     case 'iscsi':
       errs.push(...required(src, path, ['targetPortal', 'iqn']), ...validateLun(src.lun, `${path}.lun`));
@@ -221,13 +273,15 @@ function validateSource(kind: string, src: Obj, path: string, persistent: boolea
       break;
     case 'azureDisk':
       errs.push(...required(src, path, ['diskName', 'diskURI']));
-      if (src.cachingMode !== undefined && !AZURE_CACHING_MODES.includes(String(src.cachingMode))) errs.push(unsupported(`${path}.cachingMode`, src.cachingMode, AZURE_CACHING_MODES));
+      if (src.cachingMode !== undefined && !AZURE_CACHING_MODES.includes(String(src.cachingMode)))
+        errs.push(unsupported(`${path}.cachingMode`, src.cachingMode, AZURE_CACHING_MODES));
       if (src.kind !== undefined && !AZURE_KINDS.includes(String(src.kind))) errs.push(unsupported(`${path}.kind`, src.kind, AZURE_KINDS));
       break;
     case 'scaleIO':
       errs.push(...required(src, path, ['gateway', 'system']));
       if (!isObj(src.secretRef)) errs.push(req(`${path}.secretRef`));
-      if (src.storageMode !== undefined && !SCALEIO_MODES.includes(String(src.storageMode))) errs.push(unsupported(`${path}.storageMode`, src.storageMode, SCALEIO_MODES));
+      if (src.storageMode !== undefined && !SCALEIO_MODES.includes(String(src.storageMode)))
+        errs.push(unsupported(`${path}.storageMode`, src.storageMode, SCALEIO_MODES));
       break;
     case 'flocker': {
       const n = empty(src.datasetName) ? 0 : 1;

@@ -49,7 +49,13 @@ export const csiDriverKind: KindDeclaration = {
         return reqs.length ? reqs.map((r) => String(r.audience ?? '')).join(',') : '<unset>';
       },
     },
-    { name: 'RequiresRepublish', type: 'boolean', priority: 0, description: 'Whether volumes are republished periodically', cell: (o) => spec(o).requiresRepublish === true },
+    {
+      name: 'RequiresRepublish',
+      type: 'boolean',
+      priority: 0,
+      description: 'Whether volumes are republished periodically',
+      cell: (o) => spec(o).requiresRepublish === true,
+    },
     {
       name: 'Modes',
       type: 'string',
