@@ -19,8 +19,75 @@ export const VOLUME_MODES: readonly string[] = ['Block', 'Filesystem'];
 
 const secretRef = d('Reference to the secret holding the credentials.');
 
+/** One short description per volume source (the Volume table of the resources document). */
+const SOURCES: Record<string, string> = {
+  awsElasticBlockStore: 'An AWS EBS disk (deprecated in-tree source).',
+  azureDisk: 'An Azure data disk (deprecated in-tree source).',
+  azureFile: 'An Azure File share (deprecated in-tree source).',
+  cephfs: 'A CephFS mount.',
+  cinder: 'An OpenStack Cinder volume (deprecated in-tree source).',
+  configMap: 'Keys of a ConfigMap as files.',
+  csi: 'A volume of an external CSI driver.',
+  downwardAPI: 'Fields of the pod as files.',
+  emptyDir: 'An empty directory that lives as long as the pod.',
+  ephemeral: 'A claim created for the pod and deleted with it.',
+  fc: 'A Fibre Channel disk.',
+  flexVolume: 'A volume of a FlexVolume plugin (deprecated).',
+  flocker: 'A Flocker dataset (deprecated).',
+  gcePersistentDisk: 'A GCE persistent disk (deprecated in-tree source).',
+  gitRepo: 'A git repository cloned into an empty directory (deprecated).',
+  glusterfs: 'A GlusterFS mount.',
+  hostPath: 'A file or directory of the node.',
+  image: 'The content of an OCI image or artifact, read-only.',
+  iscsi: 'An iSCSI disk.',
+  nfs: 'An NFS export.',
+  persistentVolumeClaim: "A PersistentVolumeClaim of the pod's namespace.",
+  photonPersistentDisk: 'A Photon Controller disk (deprecated).',
+  portworxVolume: 'A Portworx volume (deprecated in-tree source).',
+  projected: 'Several sources (secrets, config maps, downward API, service account token) in one directory.',
+  quobyte: 'A Quobyte mount (deprecated).',
+  rbd: 'A Ceph RBD image.',
+  scaleIO: 'A ScaleIO volume (deprecated).',
+  secret: 'Keys of a Secret as files.',
+  storageos: 'A StorageOS volume (deprecated).',
+  vsphereVolume: 'A vSphere VMDK (deprecated in-tree source).',
+  local: 'A disk, partition or directory of one node.',
+};
+const sourcesOf = (names: string[]) => Object.fromEntries(names.map((n) => [n, { description: SOURCES[n]! }]));
+
 /** The core/v1 overlays. */
 export const CORE_OVERLAYS: SchemaOverlays = {
+  [`${C}.VolumeSource`]: {
+    description: 'Where a volume comes from: exactly one source.',
+    fields: sourcesOf(Object.keys(SOURCES).filter((k) => k !== 'local')),
+  },
+  [`${C}.PersistentVolumeSource`]: {
+    description: 'The storage behind a persistent volume: exactly one source.',
+    fields: sourcesOf([
+      'awsElasticBlockStore',
+      'azureDisk',
+      'azureFile',
+      'cephfs',
+      'cinder',
+      'csi',
+      'fc',
+      'flexVolume',
+      'flocker',
+      'gcePersistentDisk',
+      'glusterfs',
+      'hostPath',
+      'iscsi',
+      'local',
+      'nfs',
+      'photonPersistentDisk',
+      'portworxVolume',
+      'quobyte',
+      'rbd',
+      'scaleIO',
+      'storageos',
+      'vsphereVolume',
+    ]),
+  },
   // Shared with the hand-written core kinds (Event, ServiceAccount): one schema per definition.
   [`${C}.ObjectReference`]: { use: ObjectReferenceSchema },
   [`${C}.LocalObjectReference`]: { use: LocalObjectReferenceSchema },
@@ -41,12 +108,6 @@ export const CORE_OVERLAYS: SchemaOverlays = {
       storageClassName: d('The StorageClass the volume belongs to; empty means none.'),
       volumeMode: { description: 'Filesystem (default) or Block.', enum: [...VOLUME_MODES], default: 'Filesystem' },
       volumeAttributesClassName: d('The VolumeAttributesClass of the volume.'),
-      hostPath: d('A directory on the node (single-node testing only).'),
-      local: d('A local disk, directory or partition of one node; needs nodeAffinity.'),
-      nfs: d('An NFS export.'),
-      csi: d('A volume managed by an external CSI driver.'),
-      iscsi: d('An iSCSI disk.'),
-      fc: d('A Fibre Channel disk.'),
     },
   },
   [`${C}.PersistentVolumeStatus`]: {
