@@ -51,6 +51,8 @@ describe('storage.k8s.io/v1 kinds', () => {
     expect(explain.stdout).toMatch(/^\s+provisioner\s+<string> -required-$/m);
     expect(explain.stdout).toMatch(/^\s+allowedTopologies\s+<\[\]TopologySelectorTerm>$/m);
     expect((await k(['patch', 'sc', 'fast', '-p', '{"allowVolumeExpansion":false}'])).stdout).toContain('storageclass.storage.k8s.io/fast patched');
+    await k(['annotate', 'sc', 'fast', 'storageclass.kubernetes.io/is-default-class=true']);
+    expect((await k(['get', 'sc'])).stdout).toMatch(/^fast \(default\)\s+csi\.example\.com\s+Retain\s+WaitForFirstConsumer\s+false\s+\d+s$/m);
     const refused = await k(['patch', 'sc', 'fast', '-p', '{"provisioner":"other.example.com"}'], { expectFail: true });
     expect(refused.stderr).toContain('The StorageClass "fast" is invalid: provisioner: Forbidden: updates to provisioner are forbidden.');
     const del = await request(server, 'DELETE', `${G}/storageclasses/fast`);

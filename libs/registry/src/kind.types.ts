@@ -127,6 +127,8 @@ export interface KindDeclaration {
   strategy?: Strategy;
   /** Extra Table columns after Name (Name is always first; Age/Created At is added by default). */
   tableColumns?: TableColumn[];
+  /** The Name cell when kubectl prints more than the name (StorageClass: `fast (default)`). */
+  nameCell?: (obj: KubeObject) => string;
   /** Field selectors beyond metadata.name and metadata.namespace: path -> value getter. */
   fieldSelectors?: Record<string, (obj: KubeObject) => string | undefined>;
   /**
