@@ -44,6 +44,12 @@ describe('Volume sources', () => {
       'spec.volumes[0].azureDisk.cachingMode: Unsupported value: "Sometimes": supported values: "None", "ReadOnly", "ReadWrite"',
     ]);
     expect(pod([{ name: 'a', ephemeral: {} }])).toEqual(['spec.volumes[0].ephemeral.volumeClaimTemplate: Required value']);
+    expect(
+      pod([{ name: 'a', ephemeral: { volumeClaimTemplate: { metadata: { name: 'x', labels: { a: 'b' } }, spec: { accessModes: ['ReadWriteOnce'] } } } }]),
+    ).toEqual([
+      'spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.name: Forbidden: cannot be set for an ephemeral volume',
+      'spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources[storage]: Required value',
+    ]);
     expect(pv({ csi: { driver: 'csi.example.com' } })).toEqual(['spec.csi.volumeHandle: Required value']);
     expect(pv({ csi: { driver: 'Bad_Driver', volumeHandle: 'h' } })[0]).toMatch(
       /^spec\.csi\.driver: Invalid value: "Bad_Driver": a lowercase RFC 1123 subdomain/,

@@ -7,6 +7,8 @@
  * projected token lifetimes.
  */
 import { isDNS1123Label, isDNS1123Subdomain, type FieldError } from '@app/apimachinery';
+// An import cycle (claim rules -> volume rules -> this module); only functions cross it, at call time.
+import { validateClaimSpec } from '../persistentvolumeclaim/persistentvolumeclaim.strategy.js';
 
 type Obj = Record<string, unknown>;
 
@@ -302,10 +304,22 @@ function validateSource(kind: string, src: Obj, path: string, persistent: boolea
       errs.push(...validateCSIDriverName(src.driver, `${path}.driver`));
       if (persistent && empty(src.volumeHandle)) errs.push(req(`${path}.volumeHandle`));
       break;
-    case 'ephemeral':
-      if (!isObj(src.volumeClaimTemplate)) errs.push(req(`${path}.volumeClaimTemplate`));
-      else if (!isObj(src.volumeClaimTemplate.spec)) errs.push(req(`${path}.volumeClaimTemplate.spec`));
+    case 'ephemeral': {
+      const tpl = src.volumeClaimTemplate;
+      if (!isObj(tpl)) {
+        errs.push(req(`${path}.volumeClaimTemplate`));
+        break;
+      }
+      // ValidateTemplateObjectMeta: only labels and annotations may be set.
+      for (const k of Object.keys(isObj(tpl.metadata) ? tpl.metadata : {})) {
+        if (k !== 'labels' && k !== 'annotations') {
+          errs.push({ type: 'FieldValueForbidden', field: `${path}.volumeClaimTemplate.metadata.${k}`, detail: 'cannot be set for an ephemeral volume' });
+        }
+      }
+      if (!isObj(tpl.spec)) errs.push(req(`${path}.volumeClaimTemplate.spec`));
+      else errs.push(...validateClaimSpec(tpl.spec, `${path}.volumeClaimTemplate.spec`));
       break;
+    }
     case 'image':
       errs.push(...required(src, path, ['reference']));
       break;
