@@ -10,7 +10,8 @@ import { NEGOTIATION } from './negotiation.rows.js';
 import { OPTIONS } from './options.rows.js';
 import { PATHS } from './paths.rows.js';
 import { READS } from './read.rows.js';
+import { STORAGE } from './storage.rows.js';
 import { WRITES } from './write.rows.js';
 
 /** The groups. */
-export const GROUPS: RowGroup[] = [FIXES, PATHS, OPTIONS, WRITES, READS, NEGOTIATION, APPLY_ROWS, DELETES, KINDS, KINDS_MISC, CERTIFICATES];
+export const GROUPS: RowGroup[] = [FIXES, PATHS, OPTIONS, WRITES, READS, NEGOTIATION, APPLY_ROWS, DELETES, KINDS, KINDS_MISC, CERTIFICATES, STORAGE];

@@ -103,6 +103,7 @@ export interface FieldError {
     | 'FieldValueInvalid'
     | 'FieldValueNotSupported'
     | 'FieldValueDuplicate'
+    | 'FieldValueNotFound'
     | 'FieldValueForbidden'
     | 'FieldValueTooLong'
     | 'FieldValueTooMany'
@@ -121,6 +122,7 @@ export function fieldErrorMessage(e: FieldError): string {
     FieldValueInvalid: 'Invalid value',
     FieldValueNotSupported: 'Unsupported value',
     FieldValueDuplicate: 'Duplicate value',
+    FieldValueNotFound: 'Not found',
     FieldValueForbidden: 'Forbidden',
     FieldValueTooLong: 'Too long',
     FieldValueTooMany: 'Too many',
@@ -128,7 +130,11 @@ export function fieldErrorMessage(e: FieldError): string {
     InternalError: 'Internal error',
   };
   const withValue =
-    e.type === 'FieldValueInvalid' || e.type === 'FieldValueNotSupported' || e.type === 'FieldValueDuplicate' || e.type === 'FieldValueTypeInvalid';
+    e.type === 'FieldValueInvalid' ||
+    e.type === 'FieldValueNotSupported' ||
+    e.type === 'FieldValueDuplicate' ||
+    e.type === 'FieldValueNotFound' ||
+    e.type === 'FieldValueTypeInvalid';
   let s = `${e.field}: ${label[e.type]}`;
   if (withValue && e.value !== undefined) {
     s += `: ${typeof e.value === 'string' ? JSON.stringify(e.value) : (JSON.stringify(e.value) ?? String(e.value))}`;

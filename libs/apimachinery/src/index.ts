@@ -35,3 +35,4 @@ export * from './ssa/ssa.managed-fields.js';
 export * from './ssa/ssa.apply.js';
 export * from './ssa/ssa.update.js';
 export * from './protobuf/protobuf.consistency.js';
+export * from './schema/schema.proto.js';

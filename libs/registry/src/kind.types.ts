@@ -163,6 +163,8 @@ export interface KindDeclaration {
   tableColumns?: TableColumn[];
   /** false: no Age column is added (kinds kubectl prints without one: ComponentStatus, PodSecurityPolicy). */
   ageColumn?: boolean;
+  /** The Name cell when kubectl prints more than the name (StorageClass: `fast (default)`). */
+  nameCell?: (obj: KubeObject) => string;
   /** Field selectors beyond metadata.name and metadata.namespace: path -> value getter. */
   fieldSelectors?: Record<string, (obj: KubeObject) => string | undefined>;
   /**

@@ -34,4 +34,9 @@ describe('toTable', () => {
     expect(t.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Data', 'Age']);
     expect(t.rows[0]).toEqual({ cells: ['a', 2, '60s'] });
   });
+  it('prints the Name cell a kind declares (a default StorageClass)', () => {
+    const d = { ...decl, nameCell: (o: { metadata: { name?: string } }) => `${o.metadata.name} (default)` };
+    const t = toTable(d, [obj], { now: new Date('2024-01-01T00:01:00Z'), includeObject: 'None' });
+    expect(t.rows[0]).toEqual({ cells: ['a (default)', '2024-01-01T00:00:00Z'] });
+  });
 });

@@ -101,9 +101,10 @@ const CREATED_AT_COLUMN: TableColumn = {
 
 /** The columns of a kind, Name first. */
 export function columnsOf(decl: KindDeclaration): TableColumn[] {
-  if (!decl.tableColumns) return [NAME_COLUMN, CREATED_AT_COLUMN];
+  const name = decl.nameCell ? { ...NAME_COLUMN, cell: decl.nameCell } : NAME_COLUMN;
+  if (!decl.tableColumns) return [name, CREATED_AT_COLUMN];
   const hasAge = decl.ageColumn === false || decl.tableColumns.some((c) => c.name === 'Age');
-  return [NAME_COLUMN, ...decl.tableColumns, ...(hasAge ? [] : [AGE_COLUMN])];
+  return [name, ...decl.tableColumns, ...(hasAge ? [] : [AGE_COLUMN])];
 }
 
 /** PartialObjectMetadata of an object (what Table rows and metadata-only clients get). */

@@ -21,6 +21,9 @@ import {
 } from './certificates.provider.js';
 import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
 import { TaintNodesByConditionPlugin } from './taint-nodes-by-condition.provider.js';
+import { SecurityContextDenyPlugin } from './security-context-deny.provider.js';
+import { ServiceAccountPlugin } from './serviceaccount.provider.js';
+import { StorageObjectInUseProtectionPlugin } from './storage-protection.provider.js';
 
 /** The chain of the discovered plugins; filled in onModuleInit, before any request is served. */
 @Injectable()
@@ -35,16 +38,19 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const disabled = new Set(
-      (this.cfg.raw['disable-admission-plugins'] ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    );
+    const names = (flag: string) =>
+      new Set(
+        (this.cfg.raw[flag] ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      );
+    const disabled = names('disable-admission-plugins');
+    const enabled = names('enable-admission-plugins');
     const found = this.discovery
       .getProviders({ metadataKey: AdmissionPlugin.KEY })
       .map((w) => ({ meta: this.discovery.getMetadataByDecorator(AdmissionPlugin, w)!, plugin: w.instance as Admission }))
-      .filter((p) => p.meta.required === true || !disabled.has(p.meta.name))
+      .filter((p) => p.meta.required === true || (!disabled.has(p.meta.name) && (!p.meta.defaultOff || enabled.has(p.meta.name))))
       .sort((a, b) => a.meta.order - b.meta.order);
     this.names = found.map((p) => p.meta.name);
     this.chain = new AdmissionChain(found.map((p) => p.plugin));
@@ -73,6 +79,9 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
     CertificateSubjectRestrictionPlugin,
     CertificateRequestValidationPlugin,
     TaintNodesByConditionPlugin,
+    ServiceAccountPlugin,
+    StorageObjectInUseProtectionPlugin,
+    SecurityContextDenyPlugin,
   ],
   exports: [ADMISSION],
 })

@@ -8,5 +8,7 @@ import { DiscoveryService } from '@nestjs/core';
 /**
  * The decorator and its metadata. `required`: part of the server's own checks (kube does them
  * in the storage, not as a plugin), so `--disable-admission-plugins` cannot turn it off.
+ * `defaultOff`: off unless `--enable-admission-plugins` names it (kube's plugins outside its
+ * default set, such as SecurityContextDeny).
  */
-export const AdmissionPlugin = DiscoveryService.createDecorator<{ name: string; order: number; required?: boolean }>();
+export const AdmissionPlugin = DiscoveryService.createDecorator<{ name: string; order: number; required?: boolean; defaultOff?: boolean }>();

@@ -123,7 +123,8 @@ describe('parseFlags', () => {
     });
     it('admission plugins not built, and admission configuration', () => {
       expectRefused(['--enable-admission-plugins=NamespaceLifecycle,PodSecurity'], 'enable-admission-plugins');
-      expect(() => parseFlags(['--enable-admission-plugins=ServiceAccount'])).toThrow('admission plugin "ServiceAccount" is not built');
+      expect(() => parseFlags(['--enable-admission-plugins=PodSecurity'])).toThrow('admission plugin "PodSecurity" is not built');
+      expect(parseFlags(['--enable-admission-plugins=ServiceAccount,SecurityContextDeny,StorageObjectInUseProtection']).unsupported).toEqual([]);
       expect(parseFlags(['--enable-admission-plugins=NamespaceLifecycle']).unsupported).toEqual([]);
       expectRefused(['--admission-control-config-file=/a.yaml'], 'admission-control-config-file');
     });

@@ -84,13 +84,20 @@ interface FlagSpec {
 export const BUILT_AUTHORIZATION_MODES: readonly string[] = Object.keys(AUTHORIZATION_MODES);
 /** Storage backends built into this server (`--storage-backend`). */
 export const BUILT_STORAGE_BACKENDS: readonly string[] = ['builtin', 'etcd3'];
-/** Admission plugins built into this server (always on). */
+/**
+ * Admission plugins built into this server. All but SecurityContextDeny are on by default (as in
+ * kube-apiserver); `--enable-admission-plugins` turns that one on, `--disable-admission-plugins`
+ * turns the others off.
+ */
 export const BUILT_ADMISSION_PLUGINS: readonly string[] = [
   'NamespaceLifecycle',
   'CertificateApproval',
   'CertificateSigning',
   'CertificateSubjectRestriction',
   'TaintNodesByCondition',
+  'ServiceAccount',
+  'StorageObjectInUseProtection',
+  'SecurityContextDeny',
 ];
 
 const notBuilt = (what: string) => (): string => `${what} is not built into this server`;
@@ -109,7 +116,7 @@ const refuseAuthorization = (value: string): string | undefined => {
 const refuseAdmission = (value: string): string | undefined => {
   const missing = listOf(value).filter((m) => !BUILT_ADMISSION_PLUGINS.includes(m));
   if (missing.length === 0) return undefined;
-  return `admission plugin ${missing.map((m) => JSON.stringify(m)).join(', ')} is not built into this server (built, always on: ${BUILT_ADMISSION_PLUGINS.join(', ')})`;
+  return `admission plugin ${missing.map((m) => JSON.stringify(m)).join(', ')} is not built into this server (built: ${BUILT_ADMISSION_PLUGINS.join(', ')})`;
 };
 /**
  * Families of flags refused whatever their value: the settings of the built authentication

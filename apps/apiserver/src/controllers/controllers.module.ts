@@ -21,6 +21,7 @@ import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controll
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
 import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
 import { LegacyTokenControllerRunner, RootCaPublisherRunner, ServiceAccountControllerRunner } from './serviceaccount.controllers.js';
+import { StorageProtectionRunner } from './storage-protection.controller.js';
 
 /** Elects this node or not, and starts or stops every discovered controller accordingly. */
 @PostStartHook({ name: 'start-controllers', order: 300 })
@@ -89,6 +90,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     ServiceAccountControllerRunner,
     RootCaPublisherRunner,
     LegacyTokenControllerRunner,
+    StorageProtectionRunner,
   ],
 })
 export class ControllersModule {}

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineSchema, keepZeroMismatches, objectRootSchema, resolveSchema } from '@app/apimachinery';
+import { buildOpenAPIV2Document, defineSchema, keepZeroMismatches, objectRootSchema, resolveSchema } from '@app/apimachinery';
 import type { KindDeclaration } from '@app/registry';
 import { protobufKindProblems } from './groups.check.js';
 
@@ -28,6 +28,12 @@ describe('served kinds and protobuf', () => {
 
   it('every served kind has a protobuf message whose fields match its schema', async () => {
     expect(protobufKindProblems(await servedKinds())).toEqual([]);
+  });
+
+  it('publishes every served kind in one OpenAPI v2 document (one schema per definition name)', async () => {
+    const kinds = (await servedKinds()).map((d) => ({ ...d, subresources: { status: Boolean(d.subresources?.status) } }));
+    const doc = buildOpenAPIV2Document(kinds) as { definitions: Record<string, unknown> };
+    expect(Object.keys(doc.definitions)).toEqual(expect.arrayContaining(['io.k8s.api.core.v1.PersistentVolumeSpec', 'io.k8s.api.core.v1.ObjectReference']));
   });
 
   it('KEEP_ZERO names only scalar fields of loaded messages', () => {

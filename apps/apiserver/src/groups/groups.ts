@@ -16,6 +16,7 @@ import { CoordinationGroupModule } from './coordination/coordination.module.js';
 import { CoreGroupModule } from './core/core.module.js';
 import { RbacGroupModule } from './rbac/rbac.module.js';
 import { SchedulingGroupModule } from './scheduling/scheduling.module.js';
+import { StorageGroupModule } from './storage/storage.module.js';
 
 /** Every group module, in the order their groups are listed in discovery. */
 export const API_GROUP_MODULES = [
@@ -25,6 +26,7 @@ export const API_GROUP_MODULES = [
   AppsGroupModule,
   CoordinationGroupModule,
   SchedulingGroupModule,
+  StorageGroupModule,
   RbacGroupModule,
   AuthenticationGroupModule,
   AuthorizationGroupModule,

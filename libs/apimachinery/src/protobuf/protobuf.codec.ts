@@ -19,7 +19,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { StatusError } from '../errors.js';
-import { KEEP_ZERO, messageNameFor, metaMessageFor, type ProtobufKinds } from './protobuf.registry.js';
+import { isInlineField, KEEP_ZERO, messageNameFor, metaMessageFor, type ProtobufKinds } from './protobuf.registry.js';
 import { WireValueError, formatGoDuration, formatMicroTime, formatTime, parseGoDuration, parseRfc3339 } from './protobuf.wellknown.js';
 
 export { messageNameFor, metaMessageFor, type ProtobufKinds } from './protobuf.registry.js';
@@ -111,7 +111,9 @@ export function protobufRoot(): protobuf.Root {
     const protoDir = findProtoDir();
     const r = new protobuf.Root();
     r.resolvePath = (_origin: string, target: string) => join(protoDir, target);
-    r.loadSync(apiProtoFiles(protoDir), { keepCase: true });
+    // alternateCommentMode keeps the merge markers (+listType, +patchMergeKey, ...) the proto files
+    // carry on fields, which schemas derived from messages read (schema.proto.ts).
+    r.loadSync(apiProtoFiles(protoDir), { keepCase: true, alternateCommentMode: true });
     r.resolveAll();
     root = r;
   }
@@ -270,7 +272,8 @@ function messageToJson(type: protobuf.Type, m: Decoded, kinds: ProtobufKinds): J
       const j = valueToJson(field, v, kinds);
       if (j === undefined) continue;
       if (!(field.resolvedType instanceof protobuf.Type) && isZero(j) && !KEEP_ZERO.has(`${typeName}.${field.name}`)) continue;
-      out[field.name] = j;
+      if (isInlineField(typeName, field.name) && j !== null && typeof j === 'object' && !Array.isArray(j)) Object.assign(out, j);
+      else out[field.name] = j;
     }
   }
   return out;
@@ -389,7 +392,14 @@ function jsonToMessage(type: protobuf.Type, v: JsonValue, path: string): Decoded
   if (special) return jsonToSpecial(special, v, path);
   if (v === null || typeof v !== 'object' || Array.isArray(v)) bad(path, `expected an object for ${type.name}`);
   const out: Decoded = {};
+  const typeName = type.fullName.slice(1);
   for (const field of type.fieldsArray) {
+    if (isInlineField(typeName, field.name)) {
+      // An embedded struct: its fields come from this same JSON object.
+      field.resolve();
+      out[field.name] = jsonToMessage(field.resolvedType as protobuf.Type, v, path);
+      continue;
+    }
     const fv = v[field.name];
     if (fv === undefined || fv === null) continue;
     const fpath = `${path}.${field.name}`;

@@ -8,7 +8,7 @@ import protobuf from 'protobufjs';
 import { resolveSchema } from '../schema/schema.resolve.js';
 import type { JSONSchemaProps } from '../schema/schema.types.js';
 import { isValueMessage, protobufRoot } from './protobuf.codec.js';
-import { KEEP_ZERO } from './protobuf.registry.js';
+import { isInlineField, KEEP_ZERO } from './protobuf.registry.js';
 
 /** JSON schema types a protobuf scalar may have in Kubernetes JSON. */
 const SCALAR_JSON: Record<string, ReadonlyArray<JSONSchemaProps['type']>> = {
@@ -53,7 +53,7 @@ function compare(type: protobuf.Type, schema: JSONSchemaProps, path: string, out
   seen.add(type.fullName);
   if (schema['x-kubernetes-preserve-unknown-fields'] && !schema.properties) return;
   const props = schema.properties ?? {};
-  const fields = new Map(type.fieldsArray.map((f) => [f.name, f]));
+  const fields = jsonFields(type);
   for (const name of Object.keys(props)) {
     if (root && (name === 'apiVersion' || name === 'kind')) continue;
     if (!fields.has(name)) out.push(`${path}.${name}: in the schema, not in message ${type.fullName.slice(1)}`);
@@ -104,6 +104,18 @@ function compareField(field: protobuf.Field, schema: JSONSchemaProps, path: stri
     return;
   }
   compareValue(field, schema, path, out, seen);
+}
+
+/** The fields of a message as they appear in JSON: an embedded struct's fields in its place. */
+function jsonFields(type: protobuf.Type): Map<string, protobuf.Field> {
+  const out = new Map<string, protobuf.Field>();
+  for (const f of type.fieldsArray) {
+    if (isInlineField(type.fullName.slice(1), f.name)) {
+      f.resolve();
+      for (const [k, v] of jsonFields(f.resolvedType as protobuf.Type)) out.set(k, v);
+    } else out.set(f.name, f);
+  }
+  return out;
 }
 
 /** KEEP_ZERO entries that name no scalar field of a loaded message (a typo or a removed field). */

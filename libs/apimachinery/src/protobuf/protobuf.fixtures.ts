@@ -4,6 +4,7 @@
  * loaded. Test support only: not exported from the library.
  */
 import { encodeProtobuf, protobufRoot, type JsonObject, type ProtobufKinds } from './protobuf.codec.js';
+import { storageKinds } from './protobuf.fixtures.storage.js';
 
 /** Proto package of each apiVersion these tests use (the server takes messages from its registry). */
 export const PACKAGES: Record<string, string> = {
@@ -14,6 +15,7 @@ export const PACKAGES: Record<string, string> = {
   'coordination.k8s.io/v1': 'k8s.io.api.coordination.v1',
   'rbac.authorization.k8s.io/v1': 'k8s.io.api.rbac.v1',
   'scheduling.k8s.io/v1': 'k8s.io.api.scheduling.v1',
+  'storage.k8s.io/v1': 'k8s.io.api.storage.v1',
 };
 
 /** A served-kinds table as the server's registry gives one: any message of those packages. */
@@ -317,6 +319,7 @@ const endpoints: JsonObject = {
 };
 
 export const everyKind: JsonObject[] = [
+  ...storageKinds,
   configMap,
   secret,
   namespace,

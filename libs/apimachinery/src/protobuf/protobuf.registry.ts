@@ -12,6 +12,7 @@ const CERTS = 'k8s.io.api.certificates.v1';
 const COORD = 'k8s.io.api.coordination.v1';
 const RBAC = 'k8s.io.api.rbac.v1';
 const SCHED = 'k8s.io.api.scheduling.v1';
+const STORAGE = 'k8s.io.api.storage.v1';
 
 /**
  * meta/v1 kinds. Kubernetes registers them ("unversioned" types) in every group version, so
@@ -188,4 +189,66 @@ export const KEEP_ZERO: ReadonlySet<string> = new Set([
   `${RBAC}.RoleRef.name`,
   `${RBAC}.Subject.kind`,
   `${RBAC}.Subject.name`,
+  // core/v1 volumes, claims, pods: pointers and fields without omitempty
+  `${CORE}.ConfigMapVolumeSource.defaultMode`,
+  `${CORE}.ConfigMapVolumeSource.optional`,
+  `${CORE}.SecretVolumeSource.defaultMode`,
+  `${CORE}.SecretVolumeSource.optional`,
+  `${CORE}.ProjectedVolumeSource.defaultMode`,
+  `${CORE}.DownwardAPIVolumeSource.defaultMode`,
+  `${CORE}.KeyToPath.mode`,
+  `${CORE}.CSIVolumeSource.readOnly`,
+  `${CORE}.ServiceAccountTokenProjection.expirationSeconds`,
+  `${CORE}.ContainerPort.containerPort`,
+  `${CORE}.ContainerStatus.ready`,
+  `${CORE}.ContainerStatus.restartCount`,
+  `${CORE}.PodSpec.terminationGracePeriodSeconds`,
+  `${CORE}.PodSpec.automountServiceAccountToken`,
+  `${CORE}.PodSpec.enableServiceLinks`,
+  `${CORE}.PodSpec.priority`,
+  `${CORE}.SecurityContext.privileged`,
+  `${CORE}.SecurityContext.runAsUser`,
+  `${CORE}.SecurityContext.runAsGroup`,
+  `${CORE}.SecurityContext.runAsNonRoot`,
+  `${CORE}.SecurityContext.readOnlyRootFilesystem`,
+  `${CORE}.SecurityContext.allowPrivilegeEscalation`,
+  `${CORE}.PodSecurityContext.runAsUser`,
+  `${CORE}.PodSecurityContext.runAsGroup`,
+  `${CORE}.PodSecurityContext.runAsNonRoot`,
+  `${CORE}.PodSecurityContext.fsGroup`,
+  `${CORE}.LimitRangeItem.type`,
+  // storage/v1
+  `${STORAGE}.StorageClass.allowVolumeExpansion`,
+  `${STORAGE}.CSIDriverSpec.attachRequired`,
+  `${STORAGE}.CSIDriverSpec.podInfoOnMount`,
+  `${STORAGE}.CSIDriverSpec.storageCapacity`,
+  `${STORAGE}.CSIDriverSpec.requiresRepublish`,
+  `${STORAGE}.CSIDriverSpec.seLinuxMount`,
+  `${STORAGE}.TokenRequest.audience`,
+  `${STORAGE}.VolumeAttachmentStatus.attached`,
+  `${STORAGE}.VolumeNodeResources.count`,
 ]);
+
+/**
+ * Fields of embedded Go structs (`json:""` or `json:",inline"`): on the wire they are a nested
+ * message, in JSON their fields sit in the enclosing object (Volume's source fields beside its
+ * name). Another fact about Kubernetes' Go types a .proto file cannot say.
+ */
+export const INLINE: ReadonlySet<string> = new Set([
+  `${CORE}.Volume.volumeSource`,
+  `${CORE}.PersistentVolumeSpec.persistentVolumeSource`,
+  `${CORE}.SecretProjection.localObjectReference`,
+  `${CORE}.ConfigMapVolumeSource.localObjectReference`,
+  `${CORE}.ConfigMapProjection.localObjectReference`,
+  `${CORE}.ConfigMapKeySelector.localObjectReference`,
+  `${CORE}.SecretKeySelector.localObjectReference`,
+  `${CORE}.ConfigMapEnvSource.localObjectReference`,
+  `${CORE}.SecretEnvSource.localObjectReference`,
+  `${CORE}.Probe.handler`,
+  `${CORE}.EphemeralContainer.ephemeralContainerCommon`,
+]);
+
+/** Whether `field` of message `typeName` (full name, no leading dot) is an embedded struct. */
+export function isInlineField(typeName: string, field: string): boolean {
+  return INLINE.has(`${typeName}.${field}`);
+}

@@ -8,6 +8,10 @@
 import type { JSONSchemaProps } from './schema.types.js';
 import { isPlainObject } from './schema.path.js';
 import { resolveSchema, type SchemaDefinitions } from './schema.resolve.js';
+import { SubtreePredicate } from './schema.subtree.js';
+
+/** Subtrees with a `default` somewhere (schemas without `$ref`s; others are always walked). */
+const withDefaults = new SubtreePredicate((s) => s.default !== undefined);
 
 /** Options of `applyDefaults`. */
 export interface DefaultOptions {
@@ -29,6 +33,7 @@ export function applyDefaults<T>(obj: T, schema: JSONSchemaProps, opts: DefaultO
 }
 
 function walk(v: unknown, raw: JSONSchemaProps, defs: SchemaDefinitions | undefined): void {
+  if (v === null || typeof v !== 'object' || (!defs && !withDefaults.has(raw))) return;
   const s = resolved(raw, defs);
   if (!s) return;
   if (Array.isArray(v)) {

@@ -8,6 +8,7 @@
  */
 import { schemaName } from './schema.names.js';
 import { resolveSchema } from './schema.resolve.js';
+import { SubtreePredicate } from './schema.subtree.js';
 import type { JSONSchemaProps } from './schema.types.js';
 
 const TIME = 'io.k8s.apimachinery.pkg.apis.meta.v1.Time';
@@ -69,12 +70,15 @@ function decodeTime(kind: 'Time' | 'MicroTime', v: unknown, path: string): unkno
   return `${utc}.${m[2]}Z`;
 }
 
+/** Subtrees holding a Time or MicroTime field somewhere. */
+const withTimes = new SubtreePredicate((s) => timeKind(s) !== undefined);
+
 /**
  * Rewrites every Time and MicroTime field of `obj` that `schema` declares into its stored form,
  * in place. Throws TimeDecodeError for the first value that does not decode.
  */
 export function decodeTimes(obj: unknown, schema: JSONSchemaProps, path = ''): void {
-  if (obj === null || typeof obj !== 'object') return;
+  if (obj === null || typeof obj !== 'object' || !withTimes.has(schema)) return;
   const s = resolveSchema(schema);
   if (Array.isArray(obj)) {
     if (!s.items) return;

@@ -1,6 +1,6 @@
 import { fieldErrorMessage } from '../errors.js';
 import type { JSONSchemaProps } from './schema.types.js';
-import { validateSchema } from './schema.validate.js';
+import { compileSchemaCheck, validateSchema } from './schema.validate.js';
 import { fieldOf, defineSchema } from './schema.names.js';
 
 const spec: JSONSchemaProps = {
@@ -167,5 +167,42 @@ describe('validateSchema', () => {
     const s: JSONSchemaProps = { type: 'object', properties: { v: { type: 'integer', anyOf: [{ minimum: 10 }, { maximum: 0 }] } } };
     expect(validateSchema({ v: 20 }, s)).toEqual([]);
     expect(validateSchema({ v: 5 }, s)[0].detail).toBe('v in body must match at least one schema in anyOf');
+  });
+});
+
+describe('compiled validation', () => {
+  const schema: JSONSchemaProps = {
+    type: 'object',
+    required: ['spec'],
+    properties: {
+      spec: {
+        type: 'object',
+        properties: {
+          mode: { type: 'string', enum: ['a', 'b'] },
+          n: { type: 'integer', format: 'int32', minimum: 1 },
+          tags: { type: 'array', items: { type: 'string', pattern: '^[a-z]+$' }, 'x-kubernetes-list-type': 'set' },
+          labels: { type: 'object', additionalProperties: { type: 'string', maxLength: 3 } },
+          either: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+        },
+      },
+    },
+  };
+
+  it('compiles a schema once and reuses the check', () => {
+    expect(compileSchemaCheck(schema)).toBe(compileSchemaCheck(schema));
+  });
+
+  it('reports what the interpreter reports, in the same order', () => {
+    const samples: unknown[] = [
+      {},
+      { spec: { mode: 'c', n: 0, tags: ['x', 'x', 'Y'], labels: { k: 'long' }, either: true } },
+      { spec: { n: 3_000_000_000, tags: 'no', labels: [] } },
+      { spec: null },
+    ];
+    for (const obj of samples) {
+      // A definitions map (even empty) selects the interpreter.
+      expect(validateSchema(obj, schema)).toEqual(validateSchema(obj, schema, '', { definitions: {} }));
+    }
+    expect(validateSchema(samples[1], schema).length).toBeGreaterThan(4);
   });
 });

@@ -281,12 +281,233 @@ class Validator {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Compiled validation. A schema without a definitions map is turned, once per schema object, into
+// a tree of closures with everything the interpreter above decides per value (resolution of
+// wrappers, the type test, regexes, required lists, property lookups, list-type keys) decided at
+// compile time. A kind's schema is compiled on its first write; every later request only runs the
+// closures. Messages and order are the interpreter's (the same spec covers both).
+
+/** A compiled check: appends the problems of `v` at `path` to `errs`. */
+type Check = (v: unknown, path: string, errs: FieldError[], asObjectRoot: boolean) => void;
+
+const compiledChecks = new WeakMap<JSONSchemaProps, Check>();
+const name = (path: string): string => path || '<root>';
+
+function typeErr(errs: FieldError[], path: string, expected: string, v: unknown): void {
+  const actual = jsonTypeName(v);
+  errs.push({
+    type: 'FieldValueTypeInvalid',
+    field: path,
+    value: actual,
+    detail: `${name(path)} in body must be of type ${expected}: ${JSON.stringify(actual)}`,
+  });
+}
+
+function invalidErr(errs: FieldError[], path: string, v: unknown, detail: string): void {
+  errs.push({ type: 'FieldValueInvalid', field: path, value: v, detail: `${name(path)} in body ${detail}` });
+}
+
+const TYPE_TESTS: Record<NonNullable<JSONSchemaProps['type']>, (v: unknown) => boolean> = {
+  object: isPlainObject,
+  array: Array.isArray,
+  string: (v) => typeof v === 'string',
+  boolean: (v) => typeof v === 'boolean',
+  integer: (v) => typeof v === 'number' && Number.isInteger(v),
+  number: (v) => typeof v === 'number' && Number.isFinite(v),
+};
+
+/** The compiled check of `raw` (memoized per schema object; recursion-safe). */
+export function compileSchemaCheck(raw: JSONSchemaProps): Check {
+  const hit = compiledChecks.get(raw);
+  if (hit) return hit;
+  let impl: Check | undefined;
+  const lazy: Check = (v, path, errs, root) => (impl ??= buildCheck(raw))(v, path, errs, root);
+  compiledChecks.set(raw, lazy);
+  return lazy;
+}
+
+function buildCheck(raw: JSONSchemaProps): Check {
+  let s: JSONSchemaProps;
+  try {
+    s = resolveSchema(raw);
+  } catch (e) {
+    const detail = e instanceof SchemaResolutionError ? e.message : String(e);
+    return (_v, path, errs) => errs.push({ type: 'InternalError', field: path, detail });
+  }
+  const parts: Check[] = [];
+  const nullFails = !s.nullable && (s.type !== undefined || s['x-kubernetes-int-or-string'] === true);
+  const nullType = s.type ?? 'integer,string';
+  const intOrString = s['x-kubernetes-int-or-string'] === true || s.format === 'int-or-string';
+  const typeTest = s.type !== undefined ? TYPE_TESTS[s.type] : undefined;
+  if (s.enum) {
+    const values = s.enum;
+    const detail = `supported values: ${quoteList(values)}`;
+    parts.push((v, path, errs) => {
+      if (!values.some((e) => deepEqual(e, v))) errs.push({ type: 'FieldValueNotSupported', field: path, value: v, detail });
+    });
+  }
+  const str = compileString(s);
+  const num = compileNumber(s);
+  const arr = compileArray(s);
+  const obj = compileObject(s);
+  const comp = compileComposition(s);
+  return (v, path, errs, root) => {
+    if (v === null || v === undefined) {
+      if (nullFails) typeErr(errs, path, nullType, v);
+      return;
+    }
+    if (intOrString) {
+      if (!(typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v)))) typeErr(errs, path, 'integer,string', v);
+      comp?.(v, path, errs, false);
+      return;
+    }
+    if (typeTest && !typeTest(v)) {
+      typeErr(errs, path, s.type!, v);
+      return;
+    }
+    for (const p of parts) p(v, path, errs, false);
+    if (typeof v === 'string') str?.(v, path, errs, false);
+    else if (typeof v === 'number') num?.(v, path, errs, false);
+    else if (Array.isArray(v)) arr?.(v, path, errs, false);
+    else if (isPlainObject(v)) obj(v, path, errs, root);
+    comp?.(v, path, errs, false);
+  };
+}
+
+function compileString(s: JSONSchemaProps): Check | undefined {
+  const checks: Array<(v: string, path: string, errs: FieldError[]) => void> = [];
+  const format = s.format;
+  if (format && ['byte', 'date-time', 'date'].includes(format)) {
+    checks.push((v, path, errs) => {
+      if (!formatOk(format, v))
+        errs.push({ type: 'FieldValueInvalid', field: path, value: v, detail: `${name(path)} in body must be of type ${format}: ${JSON.stringify(v)}` });
+    });
+  }
+  const { maxLength, minLength, pattern } = s;
+  if (maxLength !== undefined || minLength !== undefined) {
+    checks.push((v, path, errs) => {
+      const len = [...v].length;
+      if (maxLength !== undefined && len > maxLength)
+        errs.push({ type: 'FieldValueTooLong', field: path, value: v, detail: `may not be more than ${maxLength} bytes` });
+      if (minLength !== undefined && len < minLength) invalidErr(errs, path, v, `should be at least ${minLength} chars long`);
+    });
+  }
+  if (pattern !== undefined) {
+    const re = compile(pattern);
+    checks.push((v, path, errs) => {
+      if (re === null) errs.push({ type: 'InternalError', field: path, detail: `invalid pattern ${JSON.stringify(pattern)} in schema` });
+      else if (!re.test(v)) invalidErr(errs, path, v, `should match '${pattern}'`);
+    });
+  }
+  return checks.length ? (v, path, errs) => checks.forEach((c) => c(v as string, path, errs)) : undefined;
+}
+
+function compileNumber(s: JSONSchemaProps): Check | undefined {
+  const { format, minimum, maximum } = s;
+  if (format !== 'int32' && format !== 'int64' && minimum === undefined && maximum === undefined) return undefined;
+  return (raw, path, errs) => {
+    const v = raw as number;
+    if (format === 'int32' && (v < INT32_MIN || v > INT32_MAX)) invalidErr(errs, path, v, `must be of type int32: ${JSON.stringify(String(v))}`);
+    if (format === 'int64' && (v >= INT64_LIMIT || v < -INT64_LIMIT)) invalidErr(errs, path, v, `must be of type int64: ${JSON.stringify(String(v))}`);
+    if (minimum !== undefined && v < minimum) invalidErr(errs, path, v, `should be greater than or equal to ${minimum}`);
+    if (maximum !== undefined && v > maximum) invalidErr(errs, path, v, `should be less than or equal to ${maximum}`);
+  };
+}
+
+function compileArray(s: JSONSchemaProps): Check | undefined {
+  const { maxItems, minItems } = s;
+  const item = s.items ? compileSchemaCheck(s.items) : undefined;
+  const listType = s['x-kubernetes-list-type'];
+  const keys = s['x-kubernetes-list-map-keys'] ?? [];
+  if (maxItems === undefined && minItems === undefined && !item && listType !== 'set' && listType !== 'map') return undefined;
+  return (raw, path, errs) => {
+    const v = raw as unknown[];
+    if (maxItems !== undefined && v.length > maxItems)
+      errs.push({ type: 'FieldValueTooMany', field: path, value: v.length, detail: `${v.length}: must have at most ${maxItems} items` });
+    if (minItems !== undefined && v.length < minItems) invalidErr(errs, path, v, `should have at least ${minItems} items`);
+    if (item) for (let i = 0; i < v.length; i++) item(v[i], indexPath(path, i), errs, false);
+    if (listType === 'set') {
+      for (let i = 0; i < v.length; i++) {
+        for (let j = 0; j < i; j++) {
+          if (deepEqual(v[i], v[j])) {
+            errs.push({ type: 'FieldValueDuplicate', field: indexPath(path, i), value: v[i], detail: '' });
+            break;
+          }
+        }
+      }
+    } else if (listType === 'map') {
+      const seen: Array<Record<string, unknown>> = [];
+      v.forEach((it, i) => {
+        if (!isPlainObject(it)) return;
+        const k: Record<string, unknown> = {};
+        for (const key of keys) if (it[key] !== undefined) k[key] = it[key];
+        if (seen.some((o) => deepEqual(o, k))) errs.push({ type: 'FieldValueDuplicate', field: indexPath(path, i), value: k, detail: '' });
+        else seen.push(k);
+      });
+    }
+  };
+}
+
+function compileObject(s: JSONSchemaProps): Check {
+  const props = new Map(Object.entries(s.properties ?? {}).map(([k, p]) => [k, compileSchemaCheck(p)] as const));
+  const required = s.required ?? [];
+  const embeddedSchema = s['x-kubernetes-embedded-resource'] === true;
+  const additional = typeof s.additionalProperties === 'object' ? compileSchemaCheck(s.additionalProperties) : undefined;
+  const meta = compileSchemaCheck(ObjectMetaSchema);
+  return (raw, path, errs, asObjectRoot) => {
+    const v = raw as Record<string, unknown>;
+    for (const r of required) if (v[r] === undefined) errs.push({ type: 'FieldValueRequired', field: childPath(path, r), detail: '' });
+    const embedded = asObjectRoot || embeddedSchema;
+    if (embedded && path !== '') {
+      for (const k of ['apiVersion', 'kind']) {
+        if (v[k] === undefined || v[k] === '') errs.push({ type: 'FieldValueRequired', field: childPath(path, k), detail: 'must not be empty' });
+      }
+    }
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      const val = v[k];
+      const p = props.get(k);
+      if (p) p(val, childPath(path, k), errs, false);
+      else if (embedded && (k === 'apiVersion' || k === 'kind')) {
+        if (typeof val !== 'string' && val !== undefined) typeErr(errs, childPath(path, k), 'string', val);
+      } else if (embedded && k === 'metadata') meta(val, childPath(path, k), errs, false);
+      else if (additional) additional(val, keyPath(path, k), errs, false);
+    }
+  };
+}
+
+function compileComposition(s: JSONSchemaProps): Check | undefined {
+  const all = (s.allOf ?? []).map(compileSchemaCheck);
+  const any = s.anyOf?.map(compileSchemaCheck);
+  const one = s.oneOf?.map(compileSchemaCheck);
+  if (!all.length && !any && !one) return undefined;
+  const passes = (c: Check, v: unknown, path: string): boolean => {
+    const inner: FieldError[] = [];
+    c(v, path, inner, false);
+    return inner.length === 0;
+  };
+  return (v, path, errs) => {
+    for (const c of all) c(v, path, errs, false);
+    if (any && !any.some((c) => passes(c, v, path))) invalidErr(errs, path, v, 'must match at least one schema in anyOf');
+    if (one && one.filter((c) => passes(c, v, path)).length !== 1) invalidErr(errs, path, v, 'must validate one and only one schema (oneOf)');
+  };
+}
+
 /**
  * Validates `obj` against `schema`; returns every problem found (empty when valid). `basePath`
- * prefixes the reported field paths (e.g. `spec` when validating only a spec).
+ * prefixes the reported field paths (e.g. `spec` when validating only a spec). Without a
+ * definitions map the schema is compiled once (compileSchemaCheck) and reused by every call;
+ * with one (schemas holding `$ref`s) it is interpreted.
  */
 export function validateSchema(obj: unknown, schema: JSONSchemaProps, basePath = '', opts: ValidateOptions = {}): FieldError[] {
+  const root = opts.root ?? basePath === '';
+  if (!opts.definitions) {
+    const errs: FieldError[] = [];
+    compileSchemaCheck(schema)(obj, basePath, errs, root);
+    return errs;
+  }
   const v = new Validator(opts.definitions);
-  v.value(obj, schema, basePath, opts.root ?? basePath === '');
+  v.value(obj, schema, basePath, root);
   return v.errs;
 }

@@ -10,8 +10,12 @@ import { apiKinds } from '../api-group.js';
 import { configMapKind } from './configmap/configmap.kind.js';
 import { endpointsKind } from './endpoints/endpoints.kind.js';
 import { eventKind } from './event/event.kind.js';
+import { limitRangeKind } from './limitrange/limitrange.kind.js';
 import { namespaceKind } from './namespace/namespace.kind.js';
 import { nodeKind } from './node/node.kind.js';
+import { podKind } from './pod/pod.kind.js';
+import { persistentVolumeKind } from './persistentvolume/persistentvolume.kind.js';
+import { persistentVolumeClaimKind } from './persistentvolumeclaim/persistentvolumeclaim.kind.js';
 import { secretKind } from './secret/secret.kind.js';
 import { serviceAccountKind, tokenRequestPorts } from './serviceaccount/serviceaccount.kind.js';
 import { serviceKind } from './service/service.kind.js';
@@ -26,6 +30,10 @@ export const CORE_KINDS: readonly KindDeclaration[] = [
   nodeKind,
   serviceKind,
   endpointsKind,
+  persistentVolumeKind,
+  persistentVolumeClaimKind,
+  limitRangeKind,
+  podKind,
 ];
 
 /**

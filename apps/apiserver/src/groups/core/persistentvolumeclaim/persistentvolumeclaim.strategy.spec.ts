@@ -1,0 +1,47 @@
+import { fieldErrorMessage, type KubeObject } from '@app/apimachinery';
+import type { RequestContext } from '@app/registry';
+import { persistentVolumeClaimStrategy } from './persistentvolumeclaim.strategy.js';
+
+const ctx: RequestContext = { user: { username: 'u', groups: [] }, dryRun: false, warnings: [], now: () => new Date() };
+const pvc = (spec: Record<string, unknown>, status?: Record<string, unknown>): KubeObject => ({
+  metadata: { name: 'c', namespace: 'default' },
+  spec,
+  ...(status ? { status } : {}),
+});
+const ok = { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } };
+const errs = (spec: Record<string, unknown>) => persistentVolumeClaimStrategy.validate!(pvc(spec), ctx).map(fieldErrorMessage);
+
+describe('PersistentVolumeClaim strategy', () => {
+  it('accepts a claim with access modes and a storage request', () => {
+    expect(errs(ok)).toEqual([]);
+  });
+
+  it('requires an access mode and a positive storage request', () => {
+    expect(errs({ ...ok, accessModes: [] })).toEqual(['spec.accessModes: Required value: at least 1 access mode is required']);
+    expect(errs({ ...ok, resources: {} })).toEqual(['spec.resources[storage]: Required value']);
+    expect(errs({ ...ok, resources: { requests: { storage: '0' } } })).toEqual(['spec.resources[storage]: Invalid value: "0": must be greater than zero']);
+  });
+
+  it('checks data sources: kind and name, and dataSource equal to dataSourceRef', () => {
+    expect(errs({ ...ok, dataSource: { name: 'x' } })).toEqual(['spec.dataSource.kind: Required value']);
+    expect(errs({ ...ok, dataSource: { kind: 'ConfigMap', name: 'x' } })).toEqual([
+      'spec.dataSource: Invalid value: "ConfigMap": must be \'PersistentVolumeClaim\' when referencing the default apiGroup',
+    ]);
+    expect(errs({ ...ok, dataSource: { kind: 'PersistentVolumeClaim', name: 'a' }, dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'b' } })[0]).toMatch(
+      /^spec\.dataSource: Invalid value: .*: must match dataSourceRef$/,
+    );
+  });
+
+  it('allows only requests to change, on a bound claim, and never below the capacity', () => {
+    const bound = pvc({ ...ok, volumeName: 'pv1' }, { capacity: { storage: '1Gi' } });
+    expect(persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1', resources: { requests: { storage: '2Gi' } } }), bound, ctx)).toEqual(
+      [],
+    );
+    const shrink = persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1', resources: { requests: { storage: '500Mi' } } }), bound, ctx);
+    expect(shrink.map(fieldErrorMessage)).toEqual(['spec.resources.requests.storage: Forbidden: field can not be less than status.capacity']);
+    const modes = persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1', accessModes: ['ReadOnlyMany'] }), bound, ctx);
+    expect(modes.map(fieldErrorMessage)).toEqual([
+      'spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
+    ]);
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * core/v1 Pod (+status) as a stored kind: no scheduler or node agent acts on it here. kubectl's
+ * columns: NAME READY STATUS RESTARTS AGE, and IP NODE NOMINATED NODE READINESS GATES with
+ * -o wide. DELETE answers with the object, as kube-apiserver's pod store does.
+ */
+import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
+import { asMap } from '../core.helpers.js';
+import { PodSchema } from './pod.schema.js';
+import { podStrategy } from './pod.strategy.js';
+
+type Obj = Record<string, unknown>;
+const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(asMap) : []);
+
+/** The Pod declaration. */
+export const podKind: KindDeclaration = {
+  group: '',
+  version: 'v1',
+  kind: 'Pod',
+  plural: 'pods',
+  singular: 'pod',
+  shortNames: ['po'],
+  categories: ['all'],
+  namespaced: true,
+  schema: PodSchema,
+  protobufMessage: 'k8s.io.api.core.v1.Pod',
+  strategy: podStrategy,
+  subresources: { status: statusSubresource() },
+  deleteReturnsObject: true,
+  generation: 'spec',
+  fieldSelectors: {
+    'spec.nodeName': (o) => String(asMap(o.spec).nodeName ?? ''),
+    'spec.restartPolicy': (o) => String(asMap(o.spec).restartPolicy ?? ''),
+    'spec.schedulerName': (o) => String(asMap(o.spec).schedulerName ?? ''),
+    'spec.serviceAccountName': (o) => String(asMap(o.spec).serviceAccountName ?? ''),
+    'status.phase': (o) => String(asMap(o.status).phase ?? ''),
+    'status.podIP': (o) => String(asMap(o.status).podIP ?? ''),
+  },
+  tableColumns: [
+    {
+      name: 'Ready',
+      type: 'string',
+      priority: 0,
+      description: 'Ready containers of all containers',
+      cell: (o) => `${list(asMap(o.status).containerStatuses).filter((c) => c.ready === true).length}/${list(asMap(o.spec).containers).length}`,
+    },
+    {
+      name: 'Status',
+      type: 'string',
+      priority: 0,
+      description: 'Phase or reason of the pod',
+      cell: (o) => String(asMap(o.status).reason ?? asMap(o.status).phase ?? ''),
+    },
+    {
+      name: 'Restarts',
+      type: 'string',
+      priority: 0,
+      description: 'Container restarts',
+      cell: (o) => String(list(asMap(o.status).containerStatuses).reduce((n, c) => n + (typeof c.restartCount === 'number' ? c.restartCount : 0), 0)),
+    },
+    { name: 'Age', type: 'string', priority: 0, description: 'Time since creation', cell: (o, now) => ageOf(o, now) },
+    { name: 'IP', type: 'string', priority: 1, description: 'Pod IP', cell: (o) => String(asMap(o.status).podIP ?? '<none>') },
+    { name: 'Node', type: 'string', priority: 1, description: 'Node of the pod', cell: (o) => String(asMap(o.spec).nodeName ?? '<none>') },
+    {
+      name: 'Nominated Node',
+      type: 'string',
+      priority: 1,
+      description: 'Node nominated by preemption',
+      cell: (o) => String(asMap(o.status).nominatedNodeName ?? '<none>'),
+    },
+    {
+      name: 'Readiness Gates',
+      type: 'string',
+      priority: 1,
+      description: 'Readiness gates met of all',
+      cell: (o) => {
+        const gates = list(asMap(o.spec).readinessGates);
+        return gates.length ? `0/${gates.length}` : '<none>';
+      },
+    },
+  ],
+};

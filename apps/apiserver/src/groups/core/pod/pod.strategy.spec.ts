@@ -1,0 +1,91 @@
+import { fieldErrorMessage, type KubeObject } from '@app/apimachinery';
+import type { RequestContext } from '@app/registry';
+import { defaultPullPolicy, podStrategy, qosClassOf } from './pod.strategy.js';
+
+const ctx: RequestContext = { user: { username: 'u', groups: [] }, dryRun: false, warnings: [], now: () => new Date() };
+const pod = (spec: Record<string, unknown>): KubeObject => ({ metadata: { name: 'p', namespace: 'default' }, spec });
+const c = (extra: Record<string, unknown> = {}) => ({ name: 'app', image: 'nginx:1.27', ...extra });
+const errs = (spec: Record<string, unknown>) => podStrategy.validate!(pod(spec), ctx).map(fieldErrorMessage);
+
+describe('Pod strategy', () => {
+  it('accepts a pod with one container', () => {
+    expect(errs({ containers: [c()] })).toEqual([]);
+  });
+
+  it('checks container names and images', () => {
+    expect(errs({ containers: [] })).toEqual(['spec.containers: Required value']);
+    expect(errs({ containers: [{ image: 'x' }] })).toEqual(['spec.containers[0].name: Required value']);
+    expect(errs({ containers: [c({ name: 'App' })] })[0]).toMatch(/^spec\.containers\[0\]\.name: Invalid value: "App": a lowercase RFC 1123 label/);
+    expect(errs({ containers: [c(), c()] })).toEqual(['spec.containers[1].name: Duplicate value: "app"']);
+    expect(errs({ containers: [c({ image: undefined })] })).toEqual(['spec.containers[0].image: Required value']);
+    expect(errs({ containers: [c({ image: ' nginx' })] })).toEqual([
+      'spec.containers[0].image: Invalid value: " nginx": must not have leading or trailing whitespace',
+    ]);
+  });
+
+  it('checks ports', () => {
+    expect(errs({ containers: [c({ ports: [{ containerPort: 70000 }] })] })).toEqual([
+      'spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive',
+    ]);
+    expect(errs({ containers: [c({ ports: [{}] })] })).toEqual(['spec.containers[0].ports[0].containerPort: Required value']);
+    expect(
+      errs({
+        containers: [
+          c({
+            ports: [
+              { containerPort: 80, name: 'http' },
+              { containerPort: 81, name: 'http' },
+            ],
+          }),
+        ],
+      }),
+    ).toEqual(['spec.containers[0].ports[1].name: Duplicate value: "http"']);
+    expect(errs({ containers: [c({ ports: [{ containerPort: 80, name: 'a-very-long-port-name' }] })] })).toEqual([
+      'spec.containers[0].ports[0].name: Invalid value: "a-very-long-port-name": must be no more than 15 characters',
+    ]);
+  });
+
+  it('checks resources: requests at most limits, quantities not negative', () => {
+    expect(errs({ containers: [c({ resources: { limits: { cpu: '1' }, requests: { cpu: '2' } } })] })).toEqual([
+      'spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1',
+    ]);
+    expect(errs({ containers: [c({ resources: { requests: { memory: '-1Mi' } } })] })).toEqual([
+      'spec.containers[0].resources.requests[memory]: Invalid value: "-1Mi": must be greater than or equal to 0',
+    ]);
+  });
+
+  it('checks volume mounts against volumes, the restart policy and the volumes themselves', () => {
+    expect(errs({ containers: [c({ volumeMounts: [{ name: 'nope', mountPath: '/x' }] })] })).toEqual([
+      'spec.containers[0].volumeMounts[0].name: Not found: "nope"',
+    ]);
+    expect(errs({ containers: [c()], restartPolicy: 'Sometimes' })).toEqual([
+      'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"',
+    ]);
+    expect(errs({ containers: [c()], volumes: [{ name: 'v' }] })).toEqual(['spec.volumes[0]: Required value: must specify a volume type']);
+  });
+
+  it('allows only images, deadlines, grace period and added tolerations to change', () => {
+    const old = pod({ containers: [c()] });
+    expect(podStrategy.validateUpdate!(pod({ containers: [c({ image: 'nginx:1.28' })] }), old, ctx)).toEqual([]);
+    const e = podStrategy.validateUpdate!(pod({ containers: [c({ ports: [{ containerPort: 80 }] })] }), old, ctx).map(fieldErrorMessage);
+    expect(e).toEqual([expect.stringMatching(/^spec: Forbidden: pod updates may not change fields other than `spec.containers\[\*\].image`/)]);
+  });
+
+  it('defaults pull policy, requests from limits, and starts Pending with its QoS class', () => {
+    expect([defaultPullPolicy('nginx'), defaultPullPolicy('nginx:latest'), defaultPullPolicy('nginx:1.27'), defaultPullPolicy('reg:5000/nginx')]).toEqual([
+      'Always',
+      'Always',
+      'IfNotPresent',
+      'Always',
+    ]);
+    const p = pod({ containers: [c({ resources: { limits: { cpu: '1', memory: '1Gi' } } })] });
+    podStrategy.prepareForCreate!(p, ctx);
+    expect(p.spec).toMatchObject({
+      securityContext: {},
+      containers: [{ imagePullPolicy: 'IfNotPresent', resources: { requests: { cpu: '1', memory: '1Gi' } } }],
+    });
+    expect(p.status).toEqual({ phase: 'Pending', qosClass: 'Guaranteed' });
+    expect(qosClassOf({ containers: [c()] })).toBe('BestEffort');
+    expect(qosClassOf({ containers: [c({ resources: { requests: { cpu: '1' } } })] })).toBe('Burstable');
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * Pod validation (pkg/apis/core/validation ValidatePodCreate/ValidatePodUpdate): containers
+ * (names, images, ports, resources, volume mounts), restart policy, and the volumes through the
+ * shared Volume source module. Messages and field paths are Kubernetes'.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { isDNS1123Label, parseQuantity, Quantity, type FieldError } from '@app/apimachinery';
+import { asMap } from '../core.helpers.js';
+import { validateVolumes } from '../volume/volume.validation.js';
+
+type Obj = Record<string, unknown>;
+const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(asMap) : []);
+const PORT_RANGE = 'must be between 1 and 65535, inclusive';
+const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
+// IANA service names (validation.IsValidPortName).
+const PORT_NAME_CHARS = /^[-a-z0-9]+$/;
+const PORT_NAME_LETTER = /[a-z]/;
+
+/** validation.IsValidPortName's messages for `name`. */
+export function portNameErrors(name: string): string[] {
+  const errs: string[] = [];
+  if (name.length > 15) errs.push('must be no more than 15 characters');
+  if (!PORT_NAME_CHARS.test(name)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  if (name.includes('--')) errs.push('must not contain consecutive hyphens');
+  if (!PORT_NAME_LETTER.test(name)) errs.push('must contain at least one letter (a-z)');
+  if (name.startsWith('-') || name.endsWith('-')) errs.push('must not begin or end with a hyphen');
+  return errs;
+}
+
+function validatePorts(ports: Obj[], path: string, names: Set<string>): FieldError[] {
+  const errs: FieldError[] = [];
+  ports.forEach((p, i) => {
+    const pp = `${path}[${i}]`;
+    if (typeof p.name === 'string' && p.name !== '') {
+      for (const m of portNameErrors(p.name)) errs.push({ type: 'FieldValueInvalid', field: `${pp}.name`, value: p.name, detail: m });
+      if (names.has(p.name)) errs.push({ type: 'FieldValueDuplicate', field: `${pp}.name`, value: p.name, detail: '' });
+      names.add(p.name);
+    }
+    const cp = p.containerPort;
+    if (cp === undefined || cp === 0) errs.push({ type: 'FieldValueRequired', field: `${pp}.containerPort`, detail: '' });
+    else if (typeof cp === 'number' && (cp < 1 || cp > 65535))
+      errs.push({ type: 'FieldValueInvalid', field: `${pp}.containerPort`, value: cp, detail: PORT_RANGE });
+    const hp = p.hostPort;
+    if (typeof hp === 'number' && hp !== 0 && (hp < 1 || hp > 65535))
+      errs.push({ type: 'FieldValueInvalid', field: `${pp}.hostPort`, value: hp, detail: PORT_RANGE });
+  });
+  return errs;
+}
+
+function quantities(m: unknown, path: string, errs: FieldError[]): Map<string, Quantity> {
+  const out = new Map<string, Quantity>();
+  for (const [k, v] of Object.entries(asMap(m))) {
+    try {
+      const q = parseQuantity(String(v));
+      if (q.cmp(Quantity.fromInt(0)) < 0)
+        errs.push({ type: 'FieldValueInvalid', field: `${path}[${k}]`, value: String(v), detail: 'must be greater than or equal to 0' });
+      out.set(k, q);
+    } catch {
+      errs.push({ type: 'FieldValueInvalid', field: `${path}[${k}]`, value: v, detail: 'must be a valid resource quantity' });
+    }
+  }
+  return out;
+}
+
+/** ValidateResourceRequirements: quantities >= 0 and each request at most its limit. */
+function validateResources(res: Obj, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const limits = quantities(res.limits, `${path}.limits`, errs);
+  const requests = quantities(res.requests, `${path}.requests`, errs);
+  for (const [k, req] of requests) {
+    const lim = limits.get(k);
+    if (lim && req.cmp(lim) > 0) {
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `${path}.requests`,
+        value: req.toString(),
+        detail: `must be less than or equal to ${k} limit of ${lim.toString()}`,
+      });
+    }
+  }
+  return errs;
+}
+
+function validateContainers(containers: Obj[], path: string, volumes: Set<string>, names: Set<string>, required: boolean): FieldError[] {
+  const errs: FieldError[] = [];
+  if (required && containers.length === 0) errs.push({ type: 'FieldValueRequired', field: path, detail: '' });
+  containers.forEach((c, i) => {
+    const cp = `${path}[${i}]`;
+    const name = c.name;
+    if (name === undefined || name === '') errs.push({ type: 'FieldValueRequired', field: `${cp}.name`, detail: '' });
+    else {
+      for (const m of isDNS1123Label(String(name))) errs.push({ type: 'FieldValueInvalid', field: `${cp}.name`, value: name, detail: m });
+      if (names.has(String(name))) errs.push({ type: 'FieldValueDuplicate', field: `${cp}.name`, value: name, detail: '' });
+      names.add(String(name));
+    }
+    if (c.image === undefined || c.image === '' || (typeof c.image === 'string' && c.image.trim() !== c.image)) {
+      errs.push(
+        c.image
+          ? { type: 'FieldValueInvalid', field: `${cp}.image`, value: c.image, detail: 'must not have leading or trailing whitespace' }
+          : { type: 'FieldValueRequired', field: `${cp}.image`, detail: '' },
+      );
+    }
+    errs.push(...validatePorts(list(c.ports), `${cp}.ports`, new Set()));
+    errs.push(...validateResources(asMap(c.resources), `${cp}.resources`));
+    const mounts = new Set<string>();
+    list(c.volumeMounts).forEach((m, j) => {
+      const mp = `${cp}.volumeMounts[${j}]`;
+      if (!m.name) errs.push({ type: 'FieldValueRequired', field: `${mp}.name`, detail: '' });
+      else if (!volumes.has(String(m.name))) errs.push({ type: 'FieldValueNotFound', field: `${mp}.name`, value: m.name, detail: '' });
+      if (!m.mountPath) errs.push({ type: 'FieldValueRequired', field: `${mp}.mountPath`, detail: '' });
+      else if (mounts.has(String(m.mountPath)))
+        errs.push({ type: 'FieldValueInvalid', field: `${mp}.mountPath`, value: m.mountPath, detail: 'must be unique' });
+      else mounts.add(String(m.mountPath));
+    });
+    const env = new Set<string>();
+    list(c.env).forEach((e, j) => {
+      if (!e.name) errs.push({ type: 'FieldValueRequired', field: `${cp}.env[${j}].name`, detail: '' });
+      env.add(String(e.name));
+    });
+  });
+  return errs;
+}
+
+/** ValidatePodSpec at `spec`. */
+export function validatePodSpec(spec: Obj): FieldError[] {
+  const errs = validateVolumes(spec.volumes, 'spec.volumes');
+  const volumes = new Set(list(spec.volumes).map((v) => String(v.name ?? '')));
+  const names = new Set<string>();
+  errs.push(...validateContainers(list(spec.containers), 'spec.containers', volumes, names, true));
+  errs.push(...validateContainers(list(spec.initContainers), 'spec.initContainers', volumes, names, false));
+  const rp = spec.restartPolicy;
+  if (rp !== undefined && !RESTART_POLICIES.includes(String(rp))) {
+    errs.push({
+      type: 'FieldValueNotSupported',
+      field: 'spec.restartPolicy',
+      value: rp,
+      detail: `supported values: ${RESTART_POLICIES.map((r) => JSON.stringify(r)).join(', ')}`,
+    });
+  }
+  const grace = spec.terminationGracePeriodSeconds;
+  if (typeof grace === 'number' && grace < 0) {
+    errs.push({ type: 'FieldValueInvalid', field: 'spec.terminationGracePeriodSeconds', value: grace, detail: 'must be greater than or equal to 0' });
+  }
+  const deadline = spec.activeDeadlineSeconds;
+  if (typeof deadline === 'number' && deadline <= 0) {
+    errs.push({ type: 'FieldValueInvalid', field: 'spec.activeDeadlineSeconds', value: deadline, detail: 'must be between 1 and 2147483647, inclusive' });
+  }
+  return errs;
+}
+
+/**
+ * ValidatePodUpdate's rule on spec: only container and init container images,
+ * activeDeadlineSeconds, added tolerations and terminationGracePeriodSeconds may change.
+ */
+export function validatePodSpecUpdate(spec: Obj, old: Obj): FieldError[] {
+  const strip = (s: Obj): Obj => {
+    const c = structuredClone(s);
+    for (const key of ['containers', 'initContainers']) for (const ct of list(c[key])) delete ct.image;
+    delete c.activeDeadlineSeconds;
+    delete c.terminationGracePeriodSeconds;
+    delete c.tolerations;
+    return c;
+  };
+  const errs: FieldError[] = [];
+  const sameShape = list(spec.containers).length === list(old.containers).length && list(spec.initContainers).length === list(old.initContainers).length;
+  const oldTol = list(old.tolerations);
+  const tolerationsKept = oldTol.every((t) => list(spec.tolerations).some((n) => isDeepStrictEqual(n, t)));
+  if (!sameShape || !isDeepStrictEqual(strip(spec), strip(old)) || !tolerationsKept) {
+    errs.push({
+      type: 'FieldValueForbidden',
+      field: 'spec',
+      detail:
+        'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
+    });
+  }
+  return errs;
+}

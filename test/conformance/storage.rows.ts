@@ -1,0 +1,276 @@
+/**
+ * The storage kinds' rules (resources "Volume", "PersistentVolumeClaim", "PersistentVolume",
+ * "StorageClass", "VolumeAttachment", "CSIDriver", "CSINode", "CSIStorageCapacity",
+ * "LimitRange", "Delete response bodies"; conventions admission table; upstream validation of
+ * pkg/apis/core and pkg/apis/storage).
+ */
+import type { RowGroup } from './conformance.types.js';
+
+const NS = 'cf-storage';
+const PV = '/api/v1/persistentvolumes';
+const PVC = `/api/v1/namespaces/${NS}/persistentvolumeclaims`;
+const PODS = `/api/v1/namespaces/${NS}/pods`;
+const LR = `/api/v1/namespaces/${NS}/limitranges`;
+const S = '/apis/storage.k8s.io/v1';
+const MERGE = { 'content-type': 'application/merge-patch+json' };
+const pv = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name }, spec });
+const pvSpec = { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/data' } };
+const pvc = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec });
+const pod = (name: string, volumes: unknown[]) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: { containers: [{ name: 'c', image: 'nginx:1.27' }], volumes },
+});
+const sc = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, ...extra });
+const driver = (name: string, spec: Record<string, unknown> = {}) => ({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name }, spec });
+
+/** The group. */
+export const STORAGE: RowGroup = {
+  name: 'storage kinds',
+  namespace: NS,
+  rows: [
+    {
+      id: 'storage-01',
+      rule: 'A PersistentVolume names exactly one volume source',
+      source: 'resources PersistentVolume (source: one of)',
+      upstream: '422 Invalid "spec: Required value: must specify a volume type"',
+      req: { method: 'POST', path: PV, body: pv('cf-st-none', { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'] }) },
+      expect: { status: 422, reason: 'Invalid', message: /spec: Required value: must specify a volume type/ },
+    },
+    {
+      id: 'storage-02',
+      rule: 'A new PersistentVolume gets kubernetes.io/pv-protection; its DELETE answers with the object',
+      source: 'conventions admission (StorageObjectInUseProtection); resources Delete response bodies',
+      upstream: '201 with finalizers [kubernetes.io/pv-protection]; DELETE 200 PersistentVolume',
+      setup: [
+        {
+          method: 'POST',
+          path: PV,
+          body: pv('cf-st-pv', pvSpec),
+          expect: { status: 201, body: { metadata: { finalizers: ['kubernetes.io/pv-protection'] } } },
+        },
+      ],
+      req: { method: 'DELETE', path: `${PV}/cf-st-pv` },
+      expect: { status: 200, body: { kind: 'PersistentVolume', metadata: { name: 'cf-st-pv' } } },
+    },
+    {
+      id: 'storage-03',
+      rule: 'PersistentVolume access modes are known values',
+      source: 'resources PersistentVolume (accessModes)',
+      upstream: '422 Invalid "spec.accessModes: Unsupported value: \\"RWO\\": supported values: ..."',
+      req: { method: 'POST', path: PV, body: pv('cf-st-modes', { ...pvSpec, accessModes: ['RWO'] }) },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message: /spec\.accessModes: Unsupported value: "RWO": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"/,
+      },
+    },
+    {
+      id: 'storage-04',
+      rule: 'A new claim gets kubernetes.io/pvc-protection and volumeMode Filesystem',
+      source: 'conventions admission (StorageObjectInUseProtection); resources PersistentVolumeClaim (volumeMode)',
+      upstream: '201 with finalizers [kubernetes.io/pvc-protection], spec.volumeMode Filesystem, status.phase Pending',
+      req: { method: 'POST', path: PVC, body: pvc('c1', { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } }) },
+      expect: {
+        status: 201,
+        body: { metadata: { finalizers: ['kubernetes.io/pvc-protection'] }, spec: { volumeMode: 'Filesystem' }, status: { phase: 'Pending' } },
+      },
+    },
+    {
+      id: 'storage-05',
+      rule: 'A claim requests storage',
+      source: 'resources PersistentVolumeClaim (resources)',
+      upstream: '422 Invalid "spec.resources[storage]: Required value"',
+      req: { method: 'POST', path: PVC, body: pvc('c2', { accessModes: ['ReadWriteOnce'] }) },
+      expect: { status: 422, reason: 'Invalid', message: /spec\.resources\[storage\]: Required value/ },
+    },
+    {
+      id: 'storage-06',
+      rule: "A claim's dataSource and dataSourceRef, when both set, are equal",
+      source: 'resources PersistentVolumeClaim (dataSource, dataSourceRef)',
+      upstream: '422 Invalid "spec.dataSource: Invalid value: ...: must match dataSourceRef"',
+      req: {
+        method: 'POST',
+        path: PVC,
+        body: pvc('c3', {
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '1Gi' } },
+          dataSource: { kind: 'PersistentVolumeClaim', name: 'a' },
+          dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'b' },
+        }),
+      },
+      expect: { status: 422, reason: 'Invalid', message: /spec\.dataSource: Invalid value: .*must match dataSourceRef/ },
+    },
+    {
+      id: 'storage-07',
+      rule: 'A Pod volume has exactly one source',
+      source: 'resources Volume (exactly one source)',
+      upstream: '422 Invalid "spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type"',
+      req: { method: 'POST', path: PODS, body: pod('p1', [{ name: 'v', emptyDir: {}, hostPath: { path: '/x' } }]) },
+      expect: { status: 422, reason: 'Invalid', message: /spec\.volumes\[0\]\.hostPath: Forbidden: may not specify more than 1 volume type/ },
+    },
+    {
+      id: 'storage-08',
+      rule: 'defaultMode is 0-0777 (0-511 decimal)',
+      source: 'resources Volume (configMap defaultMode)',
+      upstream: '422 Invalid "spec.volumes[0].configMap.defaultMode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive"',
+      req: { method: 'POST', path: PODS, body: pod('p2', [{ name: 'v', configMap: { name: 'c', defaultMode: 512 } }]) },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message: /spec\.volumes\[0\]\.configMap\.defaultMode: Invalid value: 512: must be a number between 0 and 0777 \(octal\), both inclusive/,
+      },
+    },
+    {
+      id: 'storage-09',
+      rule: 'KeyToPath paths are relative and never contain ..',
+      source: 'resources Volume (KeyToPath)',
+      upstream: '422 Invalid "spec.volumes[0].secret.items[0].path: Invalid value: \\"../x\\": must not contain \'..\'"',
+      req: { method: 'POST', path: PODS, body: pod('p3', [{ name: 'v', secret: { secretName: 's', items: [{ key: 'k', path: '../x' }] } }]) },
+      expect: { status: 422, reason: 'Invalid', message: /spec\.volumes\[0\]\.secret\.items\[0\]\.path: Invalid value: "\.\.\/x": must not contain '\.\.'/ },
+    },
+    {
+      id: 'storage-10',
+      rule: 'A persistentVolumeClaim volume names its claim',
+      source: 'resources Volume (persistentVolumeClaim claimName*)',
+      upstream: '422 Invalid "spec.volumes[0].persistentVolumeClaim.claimName: Required value"',
+      req: { method: 'POST', path: PODS, body: pod('p4', [{ name: 'v', persistentVolumeClaim: {} }]) },
+      expect: { status: 422, reason: 'Invalid', message: /spec\.volumes\[0\]\.persistentVolumeClaim\.claimName: Required value/ },
+    },
+    {
+      id: 'storage-11',
+      rule: 'LimitRange min is not above max; DELETE answers with a Status',
+      source: 'resources LimitRange; resources Delete response bodies',
+      upstream: '422 Invalid "spec.limits[0].min[cpu]: Invalid value: \\"2\\": min value 2 is greater than max value 1"; DELETE 200 Status',
+      req: {
+        method: 'POST',
+        path: LR,
+        body: {
+          apiVersion: 'v1',
+          kind: 'LimitRange',
+          metadata: { name: 'l1' },
+          spec: { limits: [{ type: 'Container', min: { cpu: '2' }, max: { cpu: '1' } }] },
+        },
+      },
+      expect: { status: 422, reason: 'Invalid', message: /spec\.limits\[0\]\.min\[cpu\]: Invalid value: "2": min value 2 is greater than max value 1/ },
+      then: [
+        {
+          req: {
+            method: 'POST',
+            path: LR,
+            body: { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'l2' }, spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } },
+          },
+          expect: { status: 201 },
+        },
+        { req: { method: 'DELETE', path: `${LR}/l2` }, expect: { status: 200, body: { kind: 'Status', status: 'Success' } } },
+      ],
+    },
+    {
+      id: 'storage-12',
+      rule: 'A StorageClass needs a provisioner; reclaimPolicy defaults to Delete; DELETE answers with the object',
+      source: 'resources StorageClass; resources Delete response bodies',
+      upstream: '422 Invalid "provisioner: Required value"; 201 reclaimPolicy Delete, volumeBindingMode Immediate; DELETE 200 StorageClass',
+      req: { method: 'POST', path: `${S}/storageclasses`, body: sc('cf-st-sc0') },
+      expect: { status: 422, reason: 'Invalid', message: /provisioner: Required value/ },
+      then: [
+        {
+          req: { method: 'POST', path: `${S}/storageclasses`, body: sc('cf-st-sc', { provisioner: 'csi.example.com' }) },
+          expect: { status: 201, body: { reclaimPolicy: 'Delete', volumeBindingMode: 'Immediate' } },
+        },
+        {
+          req: { method: 'DELETE', path: `${S}/storageclasses/cf-st-sc` },
+          expect: { status: 200, body: { kind: 'StorageClass', provisioner: 'csi.example.com' } },
+        },
+      ],
+    },
+    {
+      id: 'storage-13',
+      rule: 'A VolumeAttachment source is exactly one of persistentVolumeName and inlineVolumeSpec',
+      source: 'resources VolumeAttachment (source*)',
+      upstream: '422 Invalid "spec.source: Forbidden: must specify exactly one of inlineVolumeSpec and persistentVolumeName"',
+      req: {
+        method: 'POST',
+        path: `${S}/volumeattachments`,
+        body: {
+          apiVersion: 'storage.k8s.io/v1',
+          kind: 'VolumeAttachment',
+          metadata: { name: 'cf-st-va' },
+          spec: {
+            attacher: 'csi.example.com',
+            nodeName: 'n1',
+            source: { persistentVolumeName: 'p', inlineVolumeSpec: { accessModes: ['ReadWriteOnce'], csi: { driver: 'd', volumeHandle: 'h' } } },
+          },
+        },
+      },
+      expect: { status: 422, reason: 'Invalid', message: /spec\.source: Forbidden: must specify exactly one of inlineVolumeSpec and persistentVolumeName/ },
+    },
+    {
+      id: 'storage-14',
+      rule: 'A CSIDriver name is at most 63 characters',
+      source: 'resources CSIDriver (name rules)',
+      upstream: '422 Invalid "metadata.name: Too long: may not be more than 63 bytes"',
+      req: { method: 'POST', path: `${S}/csidrivers`, body: driver(`cf-${'d'.repeat(61)}`) },
+      expect: { status: 422, reason: 'Invalid', message: /metadata\.name: Too long: may not be more than 63 bytes/ },
+    },
+    {
+      id: 'storage-15',
+      rule: 'CSIDriver attachRequired is immutable; DELETE answers with the object',
+      source: 'resources CSIDriver (attachRequired immutable); resources Delete response bodies',
+      upstream: '422 Invalid "spec.attachRequired: Invalid value: false: field is immutable"; DELETE 200 CSIDriver',
+      setup: [{ method: 'POST', path: `${S}/csidrivers`, body: driver('cf-st.example.com') }],
+      req: { method: 'PATCH', path: `${S}/csidrivers/cf-st.example.com`, body: { spec: { attachRequired: false } }, headers: MERGE },
+      expect: { status: 422, reason: 'Invalid', message: /spec\.attachRequired: Invalid value: false: field is immutable/ },
+      then: [
+        {
+          req: { method: 'DELETE', path: `${S}/csidrivers/cf-st.example.com` },
+          expect: { status: 200, body: { kind: 'CSIDriver', spec: { attachRequired: true } } },
+        },
+      ],
+    },
+    {
+      id: 'storage-16',
+      rule: 'CSINode drivers need a nodeID; DELETE answers with the object',
+      source: 'resources CSINode (drivers: name*, nodeID*); resources Delete response bodies',
+      upstream: '422 Invalid "spec.drivers[0].nodeID: Required value"; DELETE 200 CSINode',
+      req: {
+        method: 'POST',
+        path: `${S}/csinodes`,
+        body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: 'cf-st-n0' }, spec: { drivers: [{ name: 'd' }] } },
+      },
+      expect: { status: 422, reason: 'Invalid', message: /spec\.drivers\[0\]\.nodeID: Required value/ },
+      then: [
+        {
+          req: {
+            method: 'POST',
+            path: `${S}/csinodes`,
+            body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: 'cf-st-n1' }, spec: { drivers: [] } },
+          },
+          expect: { status: 201 },
+        },
+        { req: { method: 'DELETE', path: `${S}/csinodes/cf-st-n1` }, expect: { status: 200, body: { kind: 'CSINode' } } },
+      ],
+    },
+    {
+      id: 'storage-17',
+      rule: 'CSIStorageCapacity storageClassName is immutable; DELETE answers with a Status',
+      source: 'resources CSIStorageCapacity (storageClassName immutable); resources Delete response bodies',
+      upstream: '422 Invalid "storageClassName: Invalid value: \\"slow\\": field is immutable"; DELETE 200 Status',
+      setup: [
+        {
+          method: 'POST',
+          path: `${S}/namespaces/${NS}/csistoragecapacities`,
+          body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSIStorageCapacity', metadata: { name: 'cap' }, storageClassName: 'fast', capacity: '1Gi' },
+        },
+      ],
+      req: { method: 'PATCH', path: `${S}/namespaces/${NS}/csistoragecapacities/cap`, body: { storageClassName: 'slow' }, headers: MERGE },
+      expect: { status: 422, reason: 'Invalid', message: /storageClassName: Invalid value: "slow": field is immutable/ },
+      then: [
+        {
+          req: { method: 'DELETE', path: `${S}/namespaces/${NS}/csistoragecapacities/cap` },
+          expect: { status: 200, body: { kind: 'Status', status: 'Success' } },
+        },
+      ],
+    },
+  ],
+};
