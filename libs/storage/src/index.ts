@@ -5,3 +5,7 @@ export * from './continue.token.js';
 export * from './mvcc.state-machine.js';
 export * from './raft.proposer.js';
 export * from './cluster.storage.js';
+export * from './etcd.command.js';
+export * from './etcd.range.js';
+export * from './etcd.applier.js';
+export * from './etcd.lessor.js';
