@@ -58,7 +58,7 @@ export async function readRange(store: MvccStore, r: EtcdKeyRange, at?: number):
     return { kvs: kv ? [kv] : [], revision };
   }
   const prefix = r.end === '\u0000' ? '' : commonPrefix(r.key, r.end);
-  const startAfter = r.key.length > prefix.length ? justBelow(r.key) : undefined;
+  const startAfter = r.key.length > prefix.length && r.key !== '\u0000' ? justBelow(r.key) : undefined;
   const res = await store.range(prefix, {
     ...(at !== undefined ? { atRevision: at } : {}),
     ...(startAfter !== undefined ? { startAfter } : {}),

@@ -65,24 +65,72 @@ export function toServiceError(e: unknown): Partial<ServiceError> {
   return { code: GrpcStatus.INTERNAL, details: e instanceof Error ? e.message : String(e) };
 }
 
-/** A key from the wire: UTF-8 (the store's keys are strings), no NUL, not one of the server's own. */
-export function keyIn(b: Buffer | undefined, what = 'key'): string {
+/** First code point of the escapes of bytes that are not UTF-8 (or NUL) in a key: U+10FF00 + byte. */
+const ESCAPE_BASE = 0x10ff00;
+
+function escapedByte(s: string): boolean {
+  const cp = s.codePointAt(0) ?? 0;
+  return cp >= ESCAPE_BASE;
+}
+
+/**
+ * etcd keys are bytes, the store's are strings (docs/etcd-api.md "Keys"): valid UTF-8 maps to
+ * the same string (so keys the API server writes and reads are the same on both sides); a NUL,
+ * a byte that is not part of valid UTF-8, and the bytes of a code point in U+10FF00..U+10FFFF
+ * become the code point U+10FF00 + byte. Reversible by keyBytes.
+ */
+export function bytesToKey(b: Buffer): string {
+  const fast = b.toString('utf8');
+  if (!fast.includes('\u0000') && !fast.includes('\uFFFD') && !fast.includes('\uDBFF')) return fast;
+  let out = '';
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i]!;
+    const n = c === 0 ? 0 : c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (n > 0 && i + n <= b.length) {
+      const piece = b.subarray(i, i + n);
+      const t = piece.toString('utf8');
+      const genuine = !t.includes('\uFFFD') || (n === 3 && piece[0] === 0xef && piece[1] === 0xbf && piece[2] === 0xbd);
+      if (genuine && Buffer.from(t, 'utf8').equals(piece) && !escapedByte(t)) {
+        out += t;
+        i += n;
+        continue;
+      }
+    }
+    out += String.fromCodePoint(ESCAPE_BASE + c);
+    i++;
+  }
+  return out;
+}
+
+/** The bytes of a store key (inverse of bytesToKey). */
+export function keyBytes(key: string): Buffer {
+  if (!key.includes('\uDBFF')) return Buffer.from(key, 'utf8');
+  const parts: Buffer[] = [];
+  for (const ch of key) {
+    const cp = ch.codePointAt(0)!;
+    parts.push(cp >= ESCAPE_BASE ? Buffer.from([cp - ESCAPE_BASE]) : Buffer.from(ch, 'utf8'));
+  }
+  return Buffer.concat(parts);
+}
+
+/** A key from the wire (non-empty; see bytesToKey). */
+export function keyIn(b: Buffer | undefined): string {
   if (!b || b.length === 0) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: key is not provided');
-  const s = b.toString('utf8');
-  if (!Buffer.from(s, 'utf8').equals(b)) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, `etcdserver: ${what} is not valid UTF-8 (this server stores keys as UTF-8 strings)`);
-  return s;
+  return bytesToKey(b);
 }
 
 /** A range from key/range_end: single key, "\0" (everything from key), or [key, end). */
 export function rangeIn(key: Buffer | undefined, end: Buffer | undefined): EtcdKeyRange {
-  const k = keyIn(key);
-  if (!end || end.length === 0) return { key: k };
+  if (!end || end.length === 0) return { key: keyIn(key) };
+  // A range from "\0" starts below every key (etcdctl's --prefix "" and --from-key "").
+  const k = key && key.length === 1 && key[0] === 0 ? '\u0000' : keyIn(key);
   if (end.length === 1 && end[0] === 0) return { key: k, end: '\u0000' };
-  return { key: k, end: keyIn(end, 'range_end') };
+  return { key: k, end: bytesToKey(end) };
 }
 
 function checkWritable(key: string): void {
-  if (key.includes('\u0000') || isReservedKey(key)) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: key is reserved or contains NUL');
+  if (isReservedKey(key)) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: key is reserved for the server\'s lease records');
 }
 
 /** An int64 (string or number on the wire) as a safe number; etcd's negative values are invalid here. */
@@ -215,7 +263,7 @@ function checkDuplicates(ops: EtcdOp[]): void {
 /** A stored key as mvccpb.KeyValue. */
 export function kvOut(kv: KeyValue | EtcdKv, lease?: string): Msg {
   return {
-    key: Buffer.from(kv.key, 'utf8'),
+    key: keyBytes(kv.key),
     create_revision: kv.createRevision,
     mod_revision: kv.modRevision,
     version: kv.version,

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { EtcdApiError, leaseIn, num, toServiceError, type Msg } from './etcd.convert.js';
+import { EtcdApiError, keyBytes, leaseIn, num, toServiceError, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
 import { proposeEtcd } from './etcd.kv.service.js';
 
@@ -66,7 +66,7 @@ export function leaseService(ctx: EtcdContext): UntypedServiceImplementation {
         ID: id,
         TTL: remaining,
         grantedTTL: l.ttl,
-        keys: req.keys ? [...l.keys].sort().map((k) => Buffer.from(k, 'utf8')) : [],
+        keys: req.keys ? [...l.keys].sort().map((k) => keyBytes(k)) : [],
       };
     }),
     LeaseLeases: unary(async () => {

@@ -9,7 +9,7 @@
 import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { MvccError, type MvccEvent } from '@app/mvcc';
 import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
-import { kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
+import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
 import type { EtcdContext } from './etcd.context.js';
 
 /** Responses larger than this are split when the watcher asked for fragments (etcd's request limit). */
@@ -213,7 +213,7 @@ class WatchStream {
         const kv =
           e.type === 'put'
             ? kvOut(e.value, leases.leaseOf(e.key))
-            : { key: Buffer.from(e.key, 'utf8'), mod_revision: e.revision, create_revision: 0, version: 0, value: Buffer.alloc(0), lease: '0' };
+            : { key: keyBytes(e.key), mod_revision: e.revision, create_revision: 0, version: 0, value: Buffer.alloc(0), lease: '0' };
         const ev: Msg = { type: e.type === 'put' ? 'PUT' : 'DELETE', kv, ...(w.prevKv && e.prevValue ? { prev_kv: kvOut(e.prevValue, '0') } : {}) };
         bytes += e.key.length + e.value.value.length + (w.prevKv ? (e.prevValue?.value.length ?? 0) : 0);
         group.push(ev);
