@@ -11,14 +11,14 @@ import { MvccError, type MvccEvent } from '@app/mvcc';
 import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
 import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
 import type { EtcdContext } from './etcd.context.js';
+import { envInt } from '../config/env.js';
 
 /** Responses larger than this are split when the watcher asked for fragments (etcd's request limit). */
 const FRAGMENT_BYTES = 1536 * 1024;
 
 /** How often a watcher with progress_notify hears the current revision (etcd's default is 10 minutes). */
 function progressIntervalMs(): number {
-  const v = Number(process.env.KAPI_ETCD_PROGRESS_NOTIFY_MS);
-  return Number.isFinite(v) && v > 0 ? v : 10 * 60 * 1000;
+  return envInt('KAPI_ETCD_PROGRESS_NOTIFY_MS') ?? 10 * 60 * 1000;
 }
 
 interface Watcher {
