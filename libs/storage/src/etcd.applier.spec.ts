@@ -91,6 +91,24 @@ describe('EtcdApplier (on a real MvccStore)', () => {
     expect((await apply({ revoke: { id: '7' } })).error?.code).toBe('NOT_FOUND');
   });
 
+  it('applies a run of entries as one batch: each sees the ones before it, one revision each', async () => {
+    const cmds: EtcdCommand[] = [
+      { grant: { id: '5', ttl: 30 } },
+      { txn: { compare: [], success: [put('/g', '1', '5')], failure: [] } },
+      { txn: { compare: [{ key: '/g', target: 'VERSION', result: 'EQUAL', value: 1 }], success: [{ put: { key: '/g', value: b64('2'), lease: '0', ignoreLease: true, prevKv: true } }], failure: [] } },
+      { txn: { compare: [], success: [put('/bad', 'x', '404')], failure: [] } },
+      { txn: { compare: [], success: [{ range: { key: '/', end: '0' } }], failure: [] } },
+    ];
+    const rs = await applier.applyMany(cmds.map((cmd) => ({ index: ++index, cmd })));
+    expect(rs.map((r) => r.revision)).toEqual([1, 2, 3, 3, 3]);
+    expect(rs[2]!.txn!.succeeded).toBe(true);
+    expect(rs[3]!.error?.code).toBe('NOT_FOUND');
+    const range = rs[4]!.txn!.responses[0]!;
+    expect('range' in range && range.range.kvs.map((kv) => [kv.key, kv.version, kv.lease, Buffer.from(kv.value).toString()])).toEqual([['/g', 2, '5', '2']]);
+    expect(await store.get('/g')).toMatchObject({ version: 2, modRevision: 3, createRevision: 2 });
+    expect(store.appliedIndex()).toBe(5);
+  });
+
   it('a put without a lease detaches the key; a delete drops its attachment', async () => {
     await apply({ grant: { id: '9', ttl: 60 } });
     await apply({ txn: { compare: [], success: [put('/x', '1', '9'), put('/y', '1', '9')], failure: [] } });

@@ -14,7 +14,7 @@
  * is local (like etcd's lessor, which does not persist expiry either): a grant or keep-alive
  * sets it to the TTL on every replica, and a new leader refreshes all of them (EtcdLessor).
  */
-import { MvccError, type KeyValue, type MvccStore, type Op } from '@app/mvcc';
+import { MvccError, validateCommand, type ApplyEntry, type KeyValue, type MvccStore, type Op } from '@app/mvcc';
 import type { EtcdCommand, EtcdCompare, EtcdKv, EtcdOpResponse, EtcdResult, EtcdTxnResponse, EtcdTxnSpec, EtcdErrorCode, EtcdKeyRange } from './etcd.command.js';
 import { ETCD_RESERVED_PREFIX, inRange, readRange, shapeRange } from './etcd.range.js';
 import { compareKeys } from '@app/mvcc';
@@ -48,6 +48,8 @@ interface TxnContext {
   ops: Op[];
   /** The revision the Txn writes at (the store's current + 1). */
   writeRev: number;
+  /** Writes of the entries before this one in the same store batch. */
+  batch: Map<string, KeyValue | null>;
 }
 
 /** The lease table and the evaluation of etcd commands on one replica. */
@@ -120,60 +122,91 @@ export class EtcdApplier {
     return [...this.leases.values()].filter((l) => l.expiry <= now).map((l) => l.id);
   }
 
-  /**
-   * Applies entry `index` holding `cmd`: evaluates it, writes its outcome (or only the index,
-   * when it failed or changes nothing) and updates the table. Deterministic across replicas
-   * except for lease clocks.
-   */
+  /** Applies one entry (see applyMany). */
   async apply(index: number, cmd: EtcdCommand): Promise<EtcdResult> {
+    const [r] = await this.applyMany([{ index, cmd }]);
+    return r!;
+  }
+
+  /**
+   * Applies consecutive entries as ONE store batch (group apply): each is evaluated in log order
+   * against the store plus the writes of the entries before it in the batch, and the table is
+   * updated as each is evaluated (a later entry sees an earlier one's lease). A command that
+   * fails (an etcd error) writes only its index. Deterministic across replicas except for lease
+   * clocks. The table changes before the batch is written: if the write fails the state machine
+   * stops for good (MvccStateMachine), so no reader sees the table ahead of the store for long.
+   */
+  async applyMany(entries: readonly { index: number; cmd: EtcdCommand }[]): Promise<EtcdResult[]> {
     await this.loaded;
-    const writeRev = this.store.currentRevision() + 1;
-    const ctx: TxnContext = { overlay: new Map(), attach: new Map(), ops: [], writeRev };
-    let txn: EtcdTxnResponse | undefined;
-    let after: () => Partial<EtcdResult> = () => ({});
-    try {
-      if ('txn' in cmd) {
-        txn = await this.evalTxn(ctx, cmd.txn);
-      } else if ('grant' in cmd) {
-        const { id, ttl } = cmd.grant;
-        if (this.leases.has(id)) throw new EtcdFailure('FAILED_PRECONDITION', 'etcdserver: lease already exists');
-        ctx.ops.push({ type: 'put', key: LEASE_PREFIX + id, value: Buffer.from(JSON.stringify({ ttl })) });
-        after = () => {
-          this.leases.set(id, { id, ttl, keys: new Set(), expiry: this.now() + ttl * 1000 });
-          return { grant: { id, ttl } };
-        };
-      } else if ('revoke' in cmd) {
-        const l = this.requireLease(cmd.revoke.id);
-        for (const key of l.keys) {
-          ctx.ops.push({ type: 'delete', key }, { type: 'delete', key: ATTACH_PREFIX + key });
-          ctx.attach.set(key, '0');
-        }
-        ctx.ops.push({ type: 'delete', key: LEASE_PREFIX + l.id });
-        after = () => {
-          this.leases.delete(l.id);
-          return {};
-        };
-      } else {
-        const l = this.requireLease(cmd.keepalive.id);
-        after = () => {
-          l.expiry = this.now() + l.ttl * 1000;
-          return { keepalive: { id: l.id, ttl: l.ttl } };
-        };
+    const applied = this.store.appliedIndex();
+    const batch = new Map<string, KeyValue | null>();
+    let rev = this.store.currentRevision();
+    const toWrite: ApplyEntry[] = [];
+    const results: EtcdResult[] = [];
+    for (const { index, cmd } of entries) {
+      // Already in the store (a replay): the table was loaded from that state; nothing to do.
+      if (index <= applied) {
+        results.push({ revision: rev });
+        continue;
       }
-    } catch (e) {
-      if (!(e instanceof EtcdFailure)) throw e;
-      await this.store.applyBatch([{ index }]);
-      return { revision: this.store.currentRevision(), error: { code: e.code, message: e.message } };
+      const ctx: TxnContext = { overlay: new Map(), attach: new Map(), ops: [], writeRev: rev + 1, batch };
+      try {
+        const extra = await this.evaluate(ctx, cmd);
+        const invalid = ctx.ops.length > 0 ? validateCommand({ compares: [], success: ctx.ops, failure: [] }) : undefined;
+        if (invalid) throw new EtcdFailure('INVALID_ARGUMENT', `etcdserver: ${invalid}`);
+        for (const [key, v] of ctx.overlay) batch.set(key, v);
+        for (const [key, id] of ctx.attach) this.setAttachment(key, id);
+        const answer = extra();
+        if (ctx.ops.length > 0) {
+          rev++;
+          toWrite.push({ index, command: { compares: [], success: ctx.ops, failure: [] } });
+        } else {
+          toWrite.push({ index });
+        }
+        results.push({ revision: rev, ...answer });
+      } catch (e) {
+        if (!(e instanceof EtcdFailure)) throw e;
+        toWrite.push({ index });
+        results.push({ revision: rev, error: { code: e.code, message: e.message } });
+      }
     }
-    if (ctx.ops.length === 0) {
-      await this.store.applyBatch([{ index }]);
-    } else {
-      const [r] = await this.store.applyBatch([{ index, command: { compares: [], success: ctx.ops, failure: [] } }]);
-      if (r?.error) return { revision: this.store.currentRevision(), error: { code: 'INVALID_ARGUMENT', message: `etcdserver: ${r.error}` } };
+    if (toWrite.length > 0) await this.store.applyBatch(toWrite);
+    return results;
+  }
+
+  /** Evaluates one command into ctx; returns what to do once it is accepted (and its answer). */
+  private async evaluate(ctx: TxnContext, cmd: EtcdCommand): Promise<() => Partial<EtcdResult>> {
+    if ('txn' in cmd) {
+      const txn = await this.evalTxn(ctx, cmd.txn);
+      return () => ({ txn });
     }
-    for (const [key, id] of ctx.attach) this.setAttachment(key, id);
-    const extra = after();
-    return { revision: this.store.currentRevision(), ...(txn ? { txn } : {}), ...extra };
+    if ('grant' in cmd) {
+      const { id, ttl } = cmd.grant;
+      if (this.leases.has(id)) throw new EtcdFailure('FAILED_PRECONDITION', 'etcdserver: lease already exists');
+      ctx.ops.push({ type: 'put', key: LEASE_PREFIX + id, value: Buffer.from(JSON.stringify({ ttl })) });
+      return () => {
+        this.leases.set(id, { id, ttl, keys: new Set(), expiry: this.now() + ttl * 1000 });
+        return { grant: { id, ttl } };
+      };
+    }
+    if ('revoke' in cmd) {
+      const l = this.requireLease(cmd.revoke.id);
+      for (const key of l.keys) {
+        ctx.ops.push({ type: 'delete', key }, { type: 'delete', key: ATTACH_PREFIX + key });
+        ctx.overlay.set(key, null);
+        ctx.attach.set(key, '0');
+      }
+      ctx.ops.push({ type: 'delete', key: LEASE_PREFIX + l.id });
+      return () => {
+        this.leases.delete(l.id);
+        return {};
+      };
+    }
+    const l = this.requireLease(cmd.keepalive.id);
+    return () => {
+      l.expiry = this.now() + l.ttl * 1000;
+      return { keepalive: { id: l.id, ttl: l.ttl } };
+    };
   }
 
   private requireLease(id: string): LeaseEntry {
@@ -198,19 +231,21 @@ export class EtcdApplier {
   }
 
   private async ctxGet(ctx: TxnContext, key: string): Promise<KeyValue | undefined> {
-    const o = ctx.overlay.get(key);
+    const o = ctx.overlay.get(key) ?? ctx.batch.get(key);
     if (o !== undefined) return o ?? undefined;
     return this.store.get(key);
   }
 
   private async ctxRange(ctx: TxnContext, r: EtcdKeyRange): Promise<KeyValue[]> {
     const { kvs } = await readRange(this.store, r);
-    if (ctx.overlay.size === 0) return kvs;
+    if (ctx.overlay.size === 0 && ctx.batch.size === 0) return kvs;
     const byKey = new Map(kvs.map((kv) => [kv.key, kv]));
-    for (const [key, v] of ctx.overlay) {
-      if (!inRange(key, r)) continue;
-      if (v === null) byKey.delete(key);
-      else byKey.set(key, v);
+    for (const overlay of [ctx.batch, ctx.overlay]) {
+      for (const [key, v] of overlay) {
+        if (!inRange(key, r)) continue;
+        if (v === null) byKey.delete(key);
+        else byKey.set(key, v);
+      }
     }
     return [...byKey.values()].sort((a, b) => compareKeys(a.key, b.key));
   }

@@ -149,17 +149,18 @@ export class MvccStateMachine implements StateMachine {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        // An etcd command reads the state every earlier entry left: it is applied alone, after
-        // the MVCC commands before it were written (they are grouped as before).
-        const head = this.queue[0]!;
+        // An etcd command reads the state every earlier entry left: a run of etcd commands is
+        // applied as one group by the EtcdApplier, after the MVCC commands before it were
+        // written (those are grouped as before).
+        const etcd = this.queue[0]!.etcd !== undefined;
         let n = 0;
-        if (head.etcd === undefined) while (n < this.queue.length && n < this.maxBatch && this.queue[n]!.etcd === undefined) n++;
-        const batch = this.queue.splice(0, Math.max(n, 1));
+        while (n < this.queue.length && n < this.maxBatch && (this.queue[n]!.etcd !== undefined) === etcd) n++;
+        const batch = this.queue.splice(0, n);
         let results: (TxnResult | undefined)[];
         try {
-          if (head.etcd !== undefined) {
-            const etcd = await this.etcd.apply(head.entry.index, head.etcd);
-            results = [{ succeeded: etcd.error === undefined, revision: etcd.revision, results: [], etcd } as EtcdTxnResult];
+          if (etcd) {
+            const answers = await this.etcd.applyMany(batch.map((q) => ({ index: q.entry.index, cmd: q.etcd! })));
+            results = answers.map((a) => ({ succeeded: a.error === undefined, revision: a.revision, results: [], etcd: a }) as EtcdTxnResult);
           } else {
             results = await this.store.applyBatch(
               batch.map((q) => q.entry),
