@@ -109,6 +109,16 @@ describe('EtcdApplier (on a real MvccStore)', () => {
     expect(store.appliedIndex()).toBe(5);
   });
 
+  it('a key deleted earlier in the batch reads as absent to later entries', async () => {
+    await apply({ txn: { compare: [], success: [put('/z', '1')], failure: [] } });
+    const rs = await applier.applyMany([
+      { index: ++index, cmd: { txn: { compare: [], success: [{ del: { key: '/z' } }], failure: [] } } },
+      { index: ++index, cmd: { txn: { compare: [{ key: '/z', target: 'VERSION', result: 'EQUAL', value: 0 }], success: [put('/z', 'new')], failure: [] } } },
+    ]);
+    expect(rs[1]!.txn!.succeeded).toBe(true);
+    expect(await store.get('/z')).toMatchObject({ version: 1, createRevision: 3 });
+  });
+
   it('a put without a lease detaches the key; a delete drops its attachment', async () => {
     await apply({ grant: { id: '9', ttl: 60 } });
     await apply({ txn: { compare: [], success: [put('/x', '1', '9'), put('/y', '1', '9')], failure: [] } });

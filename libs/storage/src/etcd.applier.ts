@@ -14,7 +14,7 @@
  * is local (like etcd's lessor, which does not persist expiry either): a grant or keep-alive
  * sets it to the TTL on every replica, and a new leader refreshes all of them (EtcdLessor).
  */
-import { MvccError, validateCommand, type ApplyEntry, type KeyValue, type MvccStore, type Op } from '@app/mvcc';
+import { MvccError, validateCommand, validateKey, type ApplyEntry, type KeyValue, type MvccStore, type Op } from '@app/mvcc';
 import type { EtcdCommand, EtcdCompare, EtcdKv, EtcdOpResponse, EtcdResult, EtcdTxnResponse, EtcdTxnSpec, EtcdErrorCode, EtcdKeyRange } from './etcd.command.js';
 import { ETCD_RESERVED_PREFIX, inRange, readRange, shapeRange } from './etcd.range.js';
 import { compareKeys } from '@app/mvcc';
@@ -50,6 +50,8 @@ interface TxnContext {
   writeRev: number;
   /** Writes of the entries before this one in the same store batch. */
   batch: Map<string, KeyValue | null>;
+  /** The store's state of keys read ahead for the batch (absent key: null). */
+  base: Map<string, KeyValue | null>;
 }
 
 /** The lease table and the evaluation of etcd commands on one replica. */
@@ -140,6 +142,9 @@ export class EtcdApplier {
     await this.loaded;
     const applied = this.store.appliedIndex();
     const batch = new Map<string, KeyValue | null>();
+    // The single keys the entries name, read at once (each read is a trip to LevelDB's thread
+    // pool; one after another they were most of an apply). They seed the batch's base state.
+    const base = await this.prefetch(entries.filter((e) => e.index > applied).map((e) => e.cmd));
     let rev = this.store.currentRevision();
     const toWrite: ApplyEntry[] = [];
     const results: EtcdResult[] = [];
@@ -149,7 +154,7 @@ export class EtcdApplier {
         results.push({ revision: rev });
         continue;
       }
-      const ctx: TxnContext = { overlay: new Map(), attach: new Map(), ops: [], writeRev: rev + 1, batch };
+      const ctx: TxnContext = { overlay: new Map(), attach: new Map(), ops: [], writeRev: rev + 1, batch, base };
       try {
         const extra = await this.evaluate(ctx, cmd);
         const invalid = ctx.ops.length > 0 ? validateCommand({ compares: [], success: ctx.ops, failure: [] }) : undefined;
@@ -172,6 +177,22 @@ export class EtcdApplier {
     }
     if (toWrite.length > 0) await this.store.applyBatch(toWrite);
     return results;
+  }
+
+  private async prefetch(cmds: EtcdCommand[]): Promise<Map<string, KeyValue | null>> {
+    const keys = new Set<string>();
+    const visit = (t: EtcdTxnSpec): void => {
+      for (const c of t.compare) if (c.end === undefined) keys.add(c.key);
+      for (const op of [...t.success, ...t.failure]) {
+        if ('put' in op) keys.add(op.put.key);
+        else if ('del' in op && op.del.end === undefined) keys.add(op.del.key);
+        else if ('txn' in op) visit(op.txn);
+      }
+    };
+    for (const cmd of cmds) if ('txn' in cmd) visit(cmd.txn);
+    const list = [...keys].filter((k) => validateKey(k) === undefined);
+    const values = await Promise.all(list.map((k) => this.store.get(k)));
+    return new Map(list.map((k, i) => [k, values[i] ?? null]));
   }
 
   /** Evaluates one command into ctx; returns what to do once it is accepted (and its answer). */
@@ -231,8 +252,11 @@ export class EtcdApplier {
   }
 
   private async ctxGet(ctx: TxnContext, key: string): Promise<KeyValue | undefined> {
-    const o = ctx.overlay.get(key) ?? ctx.batch.get(key);
-    if (o !== undefined) return o ?? undefined;
+    // null means deleted (or absent) at that layer: it must not fall through to the next one.
+    for (const layer of [ctx.overlay, ctx.batch, ctx.base]) {
+      const o = layer.get(key);
+      if (o !== undefined) return o ?? undefined;
+    }
     return this.store.get(key);
   }
 
