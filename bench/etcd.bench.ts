@@ -177,8 +177,9 @@ function checkPerf(sys: System, load: string): Perf {
     timeout: 240_000,
   });
   const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
-  const tp = /Throughput is ([\d.]+) writes\/s/.exec(out);
-  const slow = /Slowest request took ([\d.]+)s/.exec(out);
+  // "PASS: Throughput is N writes/s" or "FAIL: Throughput too low: N writes/s" (likewise the slowest).
+  const tp = /Throughput (?:is|too low:) ([\d.]+) writes\/s/.exec(out);
+  const slow = /Slowest request took (?:too long: )?([\d.]+)s/.exec(out);
   spawnSync('etcdctl', ['--endpoints', sys.endpoints.join(','), 'del', '--prefix', '/etcdctl-check-perf/'], { env: { ...process.env, ETCDCTL_API: '3' } });
   return { throughput: tp ? Number(tp[1]) : 0, slowest: slow ? Number(slow[1]) : NaN, pass: r.status === 0 && /^PASS$/m.test(r.stdout ?? '') };
 }

@@ -13,6 +13,11 @@ export class EtcdContext {
   readonly memberId: string;
   /** Cluster id: derived from the founding members' ids, equal on every node. */
   readonly clusterId: string;
+  /**
+   * The Raft term, kept current by the driver's leader-state events: every answer carries it,
+   * and RaftNode.status() copies every peer's progress to say it.
+   */
+  private term: number;
 
   constructor(
     readonly node: ClusterNode,
@@ -21,6 +26,10 @@ export class EtcdContext {
     this.memberId = String(node.id);
     const h = createHash('sha256').update(`kapi-etcd-cluster:${[...node.membership.founders()].sort((a, b) => a - b).join(',')}`).digest();
     this.clusterId = (h.readBigUInt64BE(0) & 0x7fffffffffffffffn).toString();
+    this.term = node.cs.node.status().term;
+    node.cs.node.onLeaderState((st) => {
+      this.term = st.term;
+    });
   }
 
   get store() {
@@ -41,7 +50,7 @@ export class EtcdContext {
       cluster_id: this.clusterId,
       member_id: this.memberId,
       revision: revision ?? this.store.currentRevision(),
-      raft_term: this.node.cs.node.status().term,
+      raft_term: this.term,
     };
   }
 }

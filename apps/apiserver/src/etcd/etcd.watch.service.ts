@@ -33,6 +33,8 @@ interface Watcher {
   pending: MvccEvent[] | undefined;
   /** Last revision delivered (replayed or live). */
   sentRev: number;
+  /** First revision this watcher reports (its start revision, or the next one). */
+  from: number;
   queue: MvccEvent[];
   flushScheduled: boolean;
   unsubscribe: () => void;
@@ -143,6 +145,7 @@ class WatchStream {
       progressNotify: !!c.progress_notify,
       pending: [],
       sentRev: 0,
+      from: 0,
       queue: [],
       flushScheduled: false,
       unsubscribe: () => undefined,
@@ -157,6 +160,7 @@ class WatchStream {
     const current = store.currentRevision();
     const start = num(c.start_revision);
     this.send({ header: this.ctx.header(current), watch_id: id, created: true });
+    w.from = start > 0 ? start : current + 1;
     if (start <= 0 || start > current) {
       w.sentRev = start > 0 ? start - 1 : current;
       const held = w.pending ?? [];
@@ -189,7 +193,7 @@ class WatchStream {
 
   private enqueue(w: Watcher, events: MvccEvent[]): void {
     for (const e of events) {
-      if (e.type === 'put' ? w.noPut : w.noDelete) continue;
+      if (e.revision < w.from || (e.type === 'put' ? w.noPut : w.noDelete)) continue;
       w.queue.push(e);
     }
     if (w.queue.length === 0 || w.flushScheduled) return;
