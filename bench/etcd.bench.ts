@@ -58,12 +58,15 @@ type KvClient = grpc.Client & {
   Put(req: object, cb: (e: grpc.ServiceError | null) => void): void;
   Range(req: object, cb: (e: grpc.ServiceError | null) => void): void;
 };
-type StatusClient = grpc.Client & { Status(req: object, cb: (e: grpc.ServiceError | null, r?: { header: { member_id: number }; leader: number }) => void): void };
+type StatusClient = grpc.Client & {
+  Status(req: object, cb: (e: grpc.ServiceError | null, r?: { header: { member_id: number }; leader: number }) => void): void;
+};
 
 function loadEtcd(): { KV: grpc.ServiceClientConstructor; Maintenance: grpc.ServiceClientConstructor } {
   const rpc = findProtoFile('etcd/rpc.proto');
   const def = protoLoader.loadSync(rpc, { keepCase: true, longs: Number, defaults: true, includeDirs: [dirname(rpc)] });
-  return (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: { KV: grpc.ServiceClientConstructor; Maintenance: grpc.ServiceClientConstructor } }).etcdserverpb;
+  return (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: { KV: grpc.ServiceClientConstructor; Maintenance: grpc.ServiceClientConstructor } })
+    .etcdserverpb;
 }
 
 /** Closed-loop workers for SECONDS; latencies in ms. */
@@ -117,7 +120,18 @@ async function startOurs(dir: string): Promise<System> {
       startServer({
         dataDir: join(dir, n),
         readyTimeoutMs: 60_000,
-        args: ['--name', n, '--pki-dir', join(dir, 'pki'), '--listen-peer-port', String(ports[i]), '--initial-cluster', initial, '--listen-client-urls', endpoints[i]!],
+        args: [
+          '--name',
+          n,
+          '--pki-dir',
+          join(dir, 'pki'),
+          '--listen-peer-port',
+          String(ports[i]),
+          '--initial-cluster',
+          initial,
+          '--listen-client-urls',
+          endpoints[i]!,
+        ],
       }),
     ),
   );
@@ -155,7 +169,10 @@ async function kvLoad(sys: System): Promise<{ puts: Result[]; linear: Result; se
   const { KV } = loadEtcd();
   // Several channels per member: one HTTP/2 connection would serialize on one socket.
   const channels = (ep: string, n: number): KvClient[] =>
-    Array.from({ length: n }, (_, i) => new KV(ep.replace(/^https?:\/\//, ''), grpc.credentials.createInsecure(), { 'grpc.channel_id': i }) as unknown as KvClient);
+    Array.from(
+      { length: n },
+      (_, i) => new KV(ep.replace(/^https?:\/\//, ''), grpc.credentials.createInsecure(), { 'grpc.channel_id': i }) as unknown as KvClient,
+    );
   const leader = channels(sys.endpoints[sys.leader]!, 8);
   const all = sys.endpoints.flatMap((ep) => channels(ep, 4));
   const put = (i: number) =>
@@ -220,7 +237,12 @@ async function main(): Promise<void> {
     for (const l of LOADS) {
       const x = a.perf.get(l)!;
       const y = b.perf.get(l)!;
-      rows.push([`check perf --load=${l}`, `${x.pass ? 'PASS' : 'FAIL'} ${f0(x.throughput)}/s ${f2(x.slowest)}s`, `${y.pass ? 'PASS' : 'FAIL'} ${f0(y.throughput)}/s ${f2(y.slowest)}s`, f2(x.throughput / y.throughput)]);
+      rows.push([
+        `check perf --load=${l}`,
+        `${x.pass ? 'PASS' : 'FAIL'} ${f0(x.throughput)}/s ${f2(x.slowest)}s`,
+        `${y.pass ? 'PASS' : 'FAIL'} ${f0(y.throughput)}/s ${f2(y.slowest)}s`,
+        f2(x.throughput / y.throughput),
+      ]);
     }
     const errors = [...a.kv.puts, a.kv.linear, a.kv.serial].reduce((s, r) => s + r.errors, 0);
     console.log(`etcd v3 API: kapi (3 nodes) vs etcd 3.4 (3 members), loopback, plain HTTP/2, fsync on, ${SECONDS}s per load point`);

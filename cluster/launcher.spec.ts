@@ -187,7 +187,13 @@ describe('launchCluster (with a stand-in node program)', () => {
 
   const topology = async (): Promise<ReturnType<typeof clusterTopology>> => {
     const p = await getFreePorts(10);
-    return clusterTopology({ baseDir: path.join(dir, 'c'), securePorts: p.slice(0, 3), peerPorts: p.slice(3, 6), balancerPort: p[6]!, clientPorts: p.slice(7, 10) });
+    return clusterTopology({
+      baseDir: path.join(dir, 'c'),
+      securePorts: p.slice(0, 3),
+      peerPorts: p.slice(3, 6),
+      balancerPort: p[6]!,
+      clientPorts: p.slice(7, 10),
+    });
   };
 
   it('starts every node with its flags, prefixes logs, writes the kubeconfig and stops them all', async () => {

@@ -44,7 +44,17 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
       const pki = join(dir, 'pki');
       const child = spawn(
         'etcdctl',
-        ['--endpoints', (opts.names ?? live).map(endpoint).join(','), '--cacert', join(pki, 'ca.crt'), '--cert', join(pki, 'admin.crt'), '--key', join(pki, 'admin.key'), ...args],
+        [
+          '--endpoints',
+          (opts.names ?? live).map(endpoint).join(','),
+          '--cacert',
+          join(pki, 'ca.crt'),
+          '--cert',
+          join(pki, 'admin.crt'),
+          '--key',
+          join(pki, 'admin.key'),
+          ...args,
+        ],
         { env: { ...process.env, ETCDCTL_API: '3' }, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] },
       );
       let stdout = '';
@@ -94,7 +104,18 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     const pki = join(dir, 'pki');
     const child = spawn(
       'etcdctl',
-      ['--endpoints', names.map(endpoint).join(','), '--cacert', join(pki, 'ca.crt'), '--cert', join(pki, 'admin.crt'), '--key', join(pki, 'admin.key'), 'watch', ...args],
+      [
+        '--endpoints',
+        names.map(endpoint).join(','),
+        '--cacert',
+        join(pki, 'ca.crt'),
+        '--cert',
+        join(pki, 'admin.crt'),
+        '--key',
+        join(pki, 'admin.key'),
+        'watch',
+        ...args,
+      ],
       { env: { ...process.env, ETCDCTL_API: '3' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -238,7 +259,9 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     const id = /lease ([0-9a-f]+) granted with TTL\(600s\)/.exec(granted)?.[1];
     expect(id).toBeDefined();
     await ok(['put', `${p}/l1`, 'x', `--lease=${id}`], { names });
-    expect(await ok(['lease', 'timetolive', id!, '--keys'], { names })).toMatch(new RegExp(`lease ${id} granted with TTL\\(600s\\), remaining\\(\\d+s\\), attached keys\\(\\[${p}/l1\\]\\)`));
+    expect(await ok(['lease', 'timetolive', id!, '--keys'], { names })).toMatch(
+      new RegExp(`lease ${id} granted with TTL\\(600s\\), remaining\\(\\d+s\\), attached keys\\(\\[${p}/l1\\]\\)`),
+    );
     expect(await ok(['lease', 'list'], { names })).toContain(id);
     expect(await ok(['lease', 'keep-alive', '--once', id!], { names })).toMatch(new RegExp(`lease ${id} keepalived with TTL\\(600\\)`));
     expect((await getJson([`${p}/l1`], names)).kvs![0]!.lease).toBeGreaterThan(0);
@@ -259,7 +282,10 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
   };
 
   const status = async (names: string[]): Promise<void> => {
-    const st = JSON.parse(await ok(['endpoint', 'status', '-w', 'json'], { names })) as { Endpoint: string; Status: { version: string; leader: number; raftTerm: number } }[];
+    const st = JSON.parse(await ok(['endpoint', 'status', '-w', 'json'], { names })) as {
+      Endpoint: string;
+      Status: { version: string; leader: number; raftTerm: number };
+    }[];
     expect(st.map((s) => s.Endpoint).sort()).toEqual(names.map(endpoint).sort());
     expect(new Set(st.map((s) => s.Status.leader)).size).toBe(1);
     expect(st[0]!.Status.version).toMatch(/^3\.4\./);
@@ -278,7 +304,11 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
   it('put/get: prefix, limit, rev, keys-only, count, sort; the API server lists what etcdctl wrote', async () => {
     if (!have) return;
     await putGet(NAMES, '/e1');
-    await ok(['put', '/registry/core/configmaps/default/from-etcdctl', '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"from-etcdctl","namespace":"default"},"data":{"k":"v"}}']);
+    await ok([
+      'put',
+      '/registry/core/configmaps/default/from-etcdctl',
+      '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"from-etcdctl","namespace":"default"},"data":{"k":"v"}}',
+    ]);
     const r = await request(nodes.get('n2')!, 'GET', '/api/v1/namespaces/default/configmaps/from-etcdctl');
     expect(r.status).toBe(200);
     expect(r.json<{ data: { k: string } }>().data.k).toBe('v');
@@ -286,27 +316,27 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
 
   it('del: one key with --prev-kv, a prefix', async () => {
     if (!have) return;
-    await del(NAMES, '/e1');
+    await expect(del(NAMES, '/e1')).resolves.toBeUndefined();
   }, 60_000);
 
   it('watch: a concurrent put and delete; replay from a start revision', async () => {
     if (!have) return;
-    await watch(NAMES, '/e1');
+    await expect(watch(NAMES, '/e1')).resolves.toBeUndefined();
   }, 60_000);
 
   it('txn from stdin: compare, success and failure branches', async () => {
     if (!have) return;
-    await txn(NAMES, '/e1');
+    await expect(txn(NAMES, '/e1')).resolves.toBeUndefined();
   }, 60_000);
 
   it('lease: grant, put --lease, timetolive --keys, list, keep-alive --once, revoke, expiry', async () => {
     if (!have) return;
-    await lease(NAMES, '/e1');
+    await expect(lease(NAMES, '/e1')).resolves.toBeUndefined();
   }, 60_000);
 
   it('endpoint status and health, member list, snapshot save', async () => {
     if (!have) return;
-    await status(NAMES);
+    await expect(status(NAMES)).resolves.toBeUndefined();
   }, 60_000);
 
   it('check perf --load=s: the cluster keeps the write rate (150 writes/s from 50 clients)', async () => {

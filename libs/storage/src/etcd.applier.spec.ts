@@ -55,7 +55,13 @@ describe('EtcdApplier (on a real MvccStore)', () => {
       },
     });
     expect(r.txn!.succeeded).toBe(true);
-    const f = await apply({ txn: { compare: [{ key: '/k/1', target: 'VALUE', result: 'EQUAL', value: b64('x') }], success: [], failure: [{ del: { key: '/k/', end: '/k0', prevKv: true } }] } });
+    const f = await apply({
+      txn: {
+        compare: [{ key: '/k/1', target: 'VALUE', result: 'EQUAL', value: b64('x') }],
+        success: [],
+        failure: [{ del: { key: '/k/', end: '/k0', prevKv: true } }],
+      },
+    });
     expect(f.txn!.succeeded).toBe(false);
     const d = f.txn!.responses[0]!;
     expect('del' in d && d.del.deleted).toBe(2);
@@ -95,7 +101,13 @@ describe('EtcdApplier (on a real MvccStore)', () => {
     const cmds: EtcdCommand[] = [
       { grant: { id: '5', ttl: 30 } },
       { txn: { compare: [], success: [put('/g', '1', '5')], failure: [] } },
-      { txn: { compare: [{ key: '/g', target: 'VERSION', result: 'EQUAL', value: 1 }], success: [{ put: { key: '/g', value: b64('2'), lease: '0', ignoreLease: true, prevKv: true } }], failure: [] } },
+      {
+        txn: {
+          compare: [{ key: '/g', target: 'VERSION', result: 'EQUAL', value: 1 }],
+          success: [{ put: { key: '/g', value: b64('2'), lease: '0', ignoreLease: true, prevKv: true } }],
+          failure: [],
+        },
+      },
       { txn: { compare: [], success: [put('/bad', 'x', '404')], failure: [] } },
       { txn: { compare: [], success: [{ range: { key: '/', end: '0' } }], failure: [] } },
     ];

@@ -15,7 +15,17 @@
  * sets it to the TTL on every replica, and a new leader refreshes all of them (EtcdLessor).
  */
 import { MvccError, validateCommand, validateKey, type ApplyEntry, type KeyValue, type MvccStore, type Op } from '@app/mvcc';
-import type { EtcdCommand, EtcdCompare, EtcdKv, EtcdOpResponse, EtcdResult, EtcdTxnResponse, EtcdTxnSpec, EtcdErrorCode, EtcdKeyRange } from './etcd.command.js';
+import type {
+  EtcdCommand,
+  EtcdCompare,
+  EtcdKv,
+  EtcdOpResponse,
+  EtcdResult,
+  EtcdTxnResponse,
+  EtcdTxnSpec,
+  EtcdErrorCode,
+  EtcdKeyRange,
+} from './etcd.command.js';
 import { ETCD_RESERVED_PREFIX, inRange, readRange, shapeRange } from './etcd.range.js';
 import { compareKeys } from '@app/mvcc';
 
@@ -343,7 +353,8 @@ export class EtcdApplier {
           kvs = (await readRange(this.store, spec, spec.revision)).kvs;
         } catch (e) {
           if (e instanceof MvccError && e.code === 'Compacted') throw new EtcdFailure('OUT_OF_RANGE', 'etcdserver: mvcc: required revision has been compacted');
-          if (e instanceof MvccError && e.code === 'FutureRevision') throw new EtcdFailure('OUT_OF_RANGE', 'etcdserver: mvcc: required revision is a future revision');
+          if (e instanceof MvccError && e.code === 'FutureRevision')
+            throw new EtcdFailure('OUT_OF_RANGE', 'etcdserver: mvcc: required revision is a future revision');
           throw e;
         }
       } else {

@@ -74,11 +74,7 @@ export interface EtcdTxnSpec {
 }
 
 /** The replicated etcd command. Lease ids are decimal strings of etcd's int64 ids. */
-export type EtcdCommand =
-  | { txn: EtcdTxnSpec }
-  | { grant: { id: string; ttl: number } }
-  | { revoke: { id: string } }
-  | { keepalive: { id: string } };
+export type EtcdCommand = { txn: EtcdTxnSpec } | { grant: { id: string; ttl: number } } | { revoke: { id: string } } | { keepalive: { id: string } };
 
 /** A stored key as the etcd API shows it: the MVCC record plus the lease it is attached to ('0': none). */
 export interface EtcdKv extends KeyValue {

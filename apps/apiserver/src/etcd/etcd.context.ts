@@ -24,7 +24,9 @@ export class EtcdContext {
     readonly clientURL: string,
   ) {
     this.memberId = String(node.id);
-    const h = createHash('sha256').update(`kapi-etcd-cluster:${[...node.membership.founders()].sort((a, b) => a - b).join(',')}`).digest();
+    const h = createHash('sha256')
+      .update(`kapi-etcd-cluster:${[...node.membership.founders()].sort((a, b) => a - b).join(',')}`)
+      .digest();
     this.clusterId = (h.readBigUInt64BE(0) & 0x7fffffffffffffffn).toString();
     this.term = node.cs.node.status().term;
     node.cs.node.onLeaderState((st) => {

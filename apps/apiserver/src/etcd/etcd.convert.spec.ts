@@ -9,7 +9,12 @@ const del = (key: string, end?: string) => ({ request_delete_range: { key: b(key
 describe('etcd wire conversions', () => {
   it('keeps UTF-8 keys as they are and round-trips any bytes (NUL, invalid UTF-8, the escape range)', () => {
     expect(bytesToKey(b('/registry/core/pods/a/é'))).toBe('/registry/core/pods/a/é');
-    for (const bytes of [Buffer.from([0x2f, 0x00, 0xff, 0x80, 0x41]), Buffer.from([0xf4, 0x8f, 0xbc, 0x80]), Buffer.from('ok\uFFFD', 'utf8'), Buffer.from([0xc3])]) {
+    for (const bytes of [
+      Buffer.from([0x2f, 0x00, 0xff, 0x80, 0x41]),
+      Buffer.from([0xf4, 0x8f, 0xbc, 0x80]),
+      Buffer.from('ok\uFFFD', 'utf8'),
+      Buffer.from([0xc3]),
+    ]) {
       const key = bytesToKey(bytes);
       expect(key.includes('\u0000')).toBe(false);
       expect(keyBytes(key).equals(bytes)).toBe(true);
@@ -50,7 +55,13 @@ describe('etcd wire conversions', () => {
   });
 
   it("maps store failures to etcd's gRPC errors", () => {
-    expect(toServiceError(new MvccError('Compacted', 'x', 5))).toEqual({ code: GrpcStatus.OUT_OF_RANGE, details: 'etcdserver: mvcc: required revision has been compacted' });
-    expect(toServiceError(new MvccError('FutureRevision', 'x', 5))).toEqual({ code: GrpcStatus.OUT_OF_RANGE, details: 'etcdserver: mvcc: required revision is a future revision' });
+    expect(toServiceError(new MvccError('Compacted', 'x', 5))).toEqual({
+      code: GrpcStatus.OUT_OF_RANGE,
+      details: 'etcdserver: mvcc: required revision has been compacted',
+    });
+    expect(toServiceError(new MvccError('FutureRevision', 'x', 5))).toEqual({
+      code: GrpcStatus.OUT_OF_RANGE,
+      details: 'etcdserver: mvcc: required revision is a future revision',
+    });
   });
 });

@@ -130,7 +130,7 @@ export function rangeIn(key: Buffer | undefined, end: Buffer | undefined): EtcdK
 }
 
 function checkWritable(key: string): void {
-  if (isReservedKey(key)) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: key is reserved for the server\'s lease records');
+  if (isReservedKey(key)) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, "etcdserver: key is reserved for the server's lease records");
 }
 
 /** An int64 (string or number on the wire) as a safe number; etcd's negative values are invalid here. */
@@ -219,7 +219,8 @@ export function txnSpecIn(t: Msg, top = true): EtcdTxnSpec {
     failure: ((t.failure as Msg[] | undefined) ?? []).map(opIn),
   };
   if (top) {
-    if (Math.max(spec.success.length, spec.failure.length) > MAX_TXN_OPS) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: too many operations in txn request');
+    if (Math.max(spec.success.length, spec.failure.length) > MAX_TXN_OPS)
+      throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: too many operations in txn request');
     checkDuplicates(spec.success);
     checkDuplicates(spec.failure);
   }

@@ -25,7 +25,7 @@ function peerURL(addr: string): string {
 /** The Cluster service's handlers. */
 export function clusterService(ctx: EtcdContext): UntypedServiceImplementation {
   const unimplemented = unary(async () => {
-    throw new EtcdApiError(GrpcStatus.UNIMPLEMENTED, 'etcdserver: membership changes go through the API server\'s /cluster/members');
+    throw new EtcdApiError(GrpcStatus.UNIMPLEMENTED, "etcdserver: membership changes go through the API server's /cluster/members");
   });
   return {
     MemberList: unary(async (req: Msg) => {

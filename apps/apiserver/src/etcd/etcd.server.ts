@@ -87,7 +87,11 @@ export class EtcdServer {
     server.addService(s.Cluster!.service, clusterService(ctx));
     server.addService(s.Maintenance!.service, maintenanceService(ctx, this.dataDir));
     const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-    this.port = await new Promise<number>((resolve, reject) => server.bindAsync(addr, creds, (err, p) => (err ? reject(new EtcdConfigError(`--listen-client-urls: cannot listen on ${addr}: ${err.message}`)) : resolve(p))));
+    this.port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(addr, creds, (err, p) =>
+        err ? reject(new EtcdConfigError(`--listen-client-urls: cannot listen on ${addr}: ${err.message}`)) : resolve(p),
+      ),
+    );
     this.server = server;
   }
 
