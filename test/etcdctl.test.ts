@@ -23,6 +23,9 @@ import { delay, getFreePorts, request, startServer, type ServerHandle } from './
 const NAMES = ['n1', 'n2', 'n3'];
 const ENV = { KAPI_READ_INDEX_TIMEOUT_MS: '2000' };
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Msg = Record<string, any>;
+
 interface CtlResult {
   code: number | null;
   stdout: string;
@@ -187,6 +190,64 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     expect(got.count).toBe(1);
     expect((got.header as { revision: number }).revision).toBeGreaterThanOrEqual((put.header as { revision: number }).revision);
     await expect(call(grpc.credentials.createSsl(Buffer.from(pki.caPem)), 'Range', { key: Buffer.from('/grpc/k') })).rejects.toThrow();
+  });
+
+  it('Watch over gRPC: NODELETE filter, prev_kv, progress request, cancel, a compacted start revision', async () => {
+    const rpc = findProtoFile('etcd/rpc.proto');
+    const def = protoLoader.loadSync(rpc, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(rpc)] });
+    const pkg = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: Record<string, grpc.ServiceClientConstructor> }).etcdserverpb;
+    const pki = await loadPki(join(dir, 'pki'));
+    const creds = grpc.credentials.createSsl(Buffer.from(pki.caPem), Buffer.from(pki.adminKeyPem), Buffer.from(pki.adminCertPem));
+    const addr = `127.0.0.1:${clientPorts.get('n2')}`;
+    const kv = new pkg.KV!(addr, creds) as unknown as Record<string, (req: object, cb: (e: Error | null, v: Msg) => void) => void>;
+    const unary = (method: string, req: object): Promise<Msg> =>
+      new Promise((resolve, reject) => kv[method]!.call(kv, req, (e, v) => (e ? reject(e) : resolve(v))));
+    const watch = new pkg.Watch!(addr, creds) as unknown as { Watch(): grpc.ClientDuplexStream<object, Msg>; close(): void };
+    const stream = watch.Watch();
+    const got: Msg[] = [];
+    stream.on('data', (r: Msg) => got.push(r));
+    stream.on('error', () => undefined);
+    const waitFor = async (pred: (r: Msg) => boolean): Promise<Msg> => {
+      for (let i = 0; i < 200; i++) {
+        const hit = got.find(pred);
+        if (hit) return hit;
+        await delay(50);
+      }
+      throw new Error(`no such watch response in ${JSON.stringify(got)}`);
+    };
+    try {
+      stream.write({ create_request: { key: Buffer.from('/gw/'), range_end: Buffer.from('/gw0'), filters: ['NODELETE'], prev_kv: true } });
+      const created = await waitFor((r) => r.created === true);
+      const id = created.watch_id as number;
+      await unary('Put', { key: Buffer.from('/gw/a'), value: Buffer.from('1') });
+      await unary('Put', { key: Buffer.from('/gw/a'), value: Buffer.from('2') });
+      await unary('DeleteRange', { key: Buffer.from('/gw/a') });
+      const last = await unary('Put', { key: Buffer.from('/gw/b'), value: Buffer.from('3') });
+      await waitFor((r) => (r.events as Msg[]).some((e) => e.kv.key.toString() === '/gw/b'));
+      const events = got.flatMap((r) => r.events as Msg[]);
+      expect(events.map((e) => [e.type, e.kv.key.toString(), e.kv.value.toString(), e.prev_kv?.value.toString() ?? null])).toEqual([
+        ['PUT', '/gw/a', '1', null],
+        ['PUT', '/gw/a', '2', '1'],
+        ['PUT', '/gw/b', '3', null],
+      ]);
+      // A progress request: a response without events at the current revision.
+      const before = got.length;
+      stream.write({ progress_request: {} });
+      const progress = await waitFor((r) => got.indexOf(r) >= before && r.watch_id === id && (r.events as Msg[]).length === 0 && !r.created);
+      expect(progress.header.revision).toBeGreaterThanOrEqual(last.header.revision);
+      stream.write({ cancel_request: { watch_id: id } });
+      await waitFor((r) => r.canceled === true && r.watch_id === id);
+      // Compact at the current revision: a watcher from revision 1 is canceled with compact_revision.
+      await unary('Compact', { revision: last.header.revision });
+      stream.write({ create_request: { key: Buffer.from('/gw/'), range_end: Buffer.from('/gw0'), start_revision: 1 } });
+      const compacted = await waitFor((r) => r.canceled === true && r.compact_revision > 0);
+      expect(compacted.compact_revision).toBe(last.header.revision);
+      await expect(unary('Range', { key: Buffer.from('/gw/b'), revision: 1 })).rejects.toThrow(/required revision has been compacted/);
+    } finally {
+      stream.end();
+      watch.close();
+      (kv as unknown as grpc.Client).close();
+    }
   });
 
   /** put/get with prefix, limit, rev, keys-only, count and sort; the API server sees what etcd wrote. */
