@@ -78,8 +78,8 @@ export interface TopologyOptions {
   readonly securePorts?: number | readonly number[];
   /** First Raft peer port (then +1 per node) or one per node. Default 2381. */
   readonly peerPorts?: number | readonly number[];
-  /** etcd v3 API port per node. Default 2379, 2479, 2579, ... */
-  readonly clientPorts?: readonly number[];
+  /** First etcd v3 API port (then +1 per node) or one per node. Default 2379, 2479, 2579, ... */
+  readonly clientPorts?: number | readonly number[];
   /** Balancer port. Default 6443 (DESIGN.md: the API on 6443). */
   readonly balancerPort?: number;
   /** Local target only: the address every node and the balancer listen on. Default 127.0.0.1. */
@@ -139,9 +139,10 @@ export function clusterTopology(opts: TopologyOptions = {}): ClusterTopology {
   if (new Set(names).size !== names.length) throw new TopologyError(`duplicate node name in ${names.join(',')}`);
   const secure = ports(opts.securePorts ?? DEFAULT_FIRST_SECURE_PORT, names.length, 'secure port');
   const peer = ports(opts.peerPorts ?? DEFAULT_FIRST_PEER_PORT, names.length, 'peer port');
-  const client = opts.clientPorts
-    ? ports(opts.clientPorts, names.length, 'client port')
-    : names.map((_, i) => validPort(DEFAULT_FIRST_CLIENT_PORT + 100 * i, 'client port'));
+  const client =
+    opts.clientPorts !== undefined
+      ? ports(opts.clientPorts, names.length, 'client port')
+      : names.map((_, i) => validPort(DEFAULT_FIRST_CLIENT_PORT + 100 * i, 'client port'));
   const balancerPort = validPort(opts.balancerPort ?? DEFAULT_BALANCER_PORT, 'balancer port');
   const all = [...secure, ...peer, ...client, balancerPort];
   const dup = all.find((p, i) => all.indexOf(p) !== i);
