@@ -6,6 +6,7 @@
  *   launcher.cli.js [--base-dir ./data/cluster] [--nodes 3] [--host 127.0.0.1]
  *                   [--secure-port 6444 | --secure-port 6444,6445,6446]
  *                   [--peer-port 2381 | --peer-port 2381,2382,2383] [--lb-port 6443]
+ *                   [--client-port 2379,2479,2579]  (each node's etcd v3 API)
  *                   [--no-lb] [--haproxy PATH] [--server-entry PATH] [--server-arg=--flag=value]...
  *                   [--ready-timeout SECONDS] [--grace SECONDS] [--no-restart]
  *   launcher.cli.js haproxy-config [--compose] [same topology flags]   prints haproxy.cfg
@@ -27,7 +28,7 @@ import { type ClusterTopology, LaunchError, type TopologyOptions, TopologyError,
 
 /** Usage text, printed on --help and usage errors. */
 export const LAUNCHER_USAGE = [
-  'usage: cluster [--base-dir DIR] [--nodes N] [--host ADDR] [--secure-port P|P1,P2,..] [--peer-port P|P1,P2,..]',
+  'usage: cluster [--base-dir DIR] [--nodes N] [--host ADDR] [--secure-port P|P1,P2,..] [--peer-port P|P1,P2,..] [--client-port P|P1,P2,..]',
   '               [--lb-port P] [--no-lb] [--haproxy PATH] [--server-entry PATH] [--server-arg=--flag=value]...',
   '               [--ready-timeout SECONDS] [--grace SECONDS] [--no-restart]',
   '       cluster haproxy-config [--compose] [topology flags]   (prints haproxy.cfg)',
@@ -99,6 +100,7 @@ function parseCommandLine(argv: readonly string[]) {
       host: { type: 'string' },
       'secure-port': { type: 'string' },
       'peer-port': { type: 'string' },
+      'client-port': { type: 'string' },
       'lb-port': { type: 'string' },
       'no-lb': { type: 'boolean' },
       haproxy: { type: 'string' },
@@ -130,6 +132,7 @@ function fromValues(values: ReturnType<typeof parseCommandLine>['values'], posit
   if (Array.isArray(lbPort)) throw new LauncherUsageError('--lb-port takes one port');
   const securePorts = portList(values['secure-port'], '--secure-port');
   const peerPorts = portList(values['peer-port'], '--peer-port');
+  const clientPorts = portList(values['client-port'], '--client-port');
   const topoOpts: TopologyOptions = {
     target: values.compose === true ? 'compose' : 'local',
     ...(values['base-dir'] !== undefined ? { baseDir: values['base-dir'] } : {}),
@@ -137,6 +140,7 @@ function fromValues(values: ReturnType<typeof parseCommandLine>['values'], posit
     ...(values.host !== undefined ? { host: values.host } : {}),
     ...(securePorts !== undefined ? { securePorts } : {}),
     ...(peerPorts !== undefined ? { peerPorts } : {}),
+    ...(clientPorts !== undefined ? { clientPorts } : {}),
     ...(lbPort !== undefined ? { balancerPort: lbPort } : {}),
   };
   return {

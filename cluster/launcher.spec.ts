@@ -85,6 +85,9 @@ describe('nodeArgs', () => {
       'n1=127.0.0.1:2381,n2=127.0.0.1:2382,n3=127.0.0.1:2383',
       '--bind-address',
       '127.0.0.1',
+      '--listen-client-urls',
+      'https://127.0.0.1:2479',
+      '--client-cert-auth',
     ]);
   });
 
@@ -105,6 +108,9 @@ describe('nodeArgs', () => {
       'n1=n1:2381,n2=n2:2382,n3=n3:2383',
       '--bind-address',
       '0.0.0.0',
+      '--listen-client-urls',
+      'https://0.0.0.0:2379',
+      '--client-cert-auth',
     ]);
     const flags = (a: string[]): string[] => a.filter((x) => x.startsWith('--'));
     expect(flags(nodeArgs(t, 'n3'))).toEqual(flags(nodeArgs(clusterTopology(), 'n3')));
@@ -180,8 +186,14 @@ describe('launchCluster (with a stand-in node program)', () => {
   });
 
   const topology = async (): Promise<ReturnType<typeof clusterTopology>> => {
-    const p = await getFreePorts(7);
-    return clusterTopology({ baseDir: path.join(dir, 'c'), securePorts: p.slice(0, 3), peerPorts: p.slice(3, 6), balancerPort: p[6]! });
+    const p = await getFreePorts(10);
+    return clusterTopology({
+      baseDir: path.join(dir, 'c'),
+      securePorts: p.slice(0, 3),
+      peerPorts: p.slice(3, 6),
+      balancerPort: p[6]!,
+      clientPorts: p.slice(7, 10),
+    });
   };
 
   it('starts every node with its flags, prefixes logs, writes the kubeconfig and stops them all', async () => {

@@ -33,6 +33,8 @@ export interface ClusterNode {
   readonly securePort: number;
   /** Raft peer port (`--listen-peer-port`). */
   readonly peerPort: number;
+  /** etcd v3 API port (`--listen-client-urls https://ADDR:PORT`). */
+  readonly clientPort: number;
   /** `--data-dir` (absolute locally; the in-container path in compose). */
   readonly dataDir: string;
 }
@@ -76,6 +78,8 @@ export interface TopologyOptions {
   readonly securePorts?: number | readonly number[];
   /** First Raft peer port (then +1 per node) or one per node. Default 2381. */
   readonly peerPorts?: number | readonly number[];
+  /** First etcd v3 API port (then +1 per node) or one per node. Default 2379, 2479, 2579, ... */
+  readonly clientPorts?: number | readonly number[];
   /** Balancer port. Default 6443 (DESIGN.md: the API on 6443). */
   readonly balancerPort?: number;
   /** Local target only: the address every node and the balancer listen on. Default 127.0.0.1. */
@@ -96,6 +100,8 @@ export class LaunchError extends Error {
 export const DEFAULT_BALANCER_PORT = 6443;
 export const DEFAULT_FIRST_SECURE_PORT = 6444;
 export const DEFAULT_FIRST_PEER_PORT = 2381;
+/** First etcd v3 API port; node i gets DEFAULT_FIRST_CLIENT_PORT + 100 * i (2379, 2479, 2579: etcd's habit). */
+export const DEFAULT_FIRST_CLIENT_PORT = 2379;
 /** In-container root of the compose deployment (one volume per node below it, plus the PKI). */
 export const COMPOSE_BASE_DIR = '/var/lib/kapi';
 /** Name of the balancer service and of its kubeconfig context. */
@@ -133,8 +139,12 @@ export function clusterTopology(opts: TopologyOptions = {}): ClusterTopology {
   if (new Set(names).size !== names.length) throw new TopologyError(`duplicate node name in ${names.join(',')}`);
   const secure = ports(opts.securePorts ?? DEFAULT_FIRST_SECURE_PORT, names.length, 'secure port');
   const peer = ports(opts.peerPorts ?? DEFAULT_FIRST_PEER_PORT, names.length, 'peer port');
+  const client =
+    opts.clientPorts !== undefined
+      ? ports(opts.clientPorts, names.length, 'client port')
+      : names.map((_, i) => validPort(DEFAULT_FIRST_CLIENT_PORT + 100 * i, 'client port'));
   const balancerPort = validPort(opts.balancerPort ?? DEFAULT_BALANCER_PORT, 'balancer port');
-  const all = [...secure, ...peer, balancerPort];
+  const all = [...secure, ...peer, ...client, balancerPort];
   const dup = all.find((p, i) => all.indexOf(p) !== i);
   if (dup !== undefined) throw new TopologyError(`port ${dup} is used twice`);
 
@@ -151,6 +161,7 @@ export function clusterTopology(opts: TopologyOptions = {}): ClusterTopology {
     address: local ? host : name,
     securePort: secure[i]!,
     peerPort: peer[i]!,
+    clientPort: client[i]!,
     dataDir: join(base, name),
   }));
   // One certificate for every way a client reaches a node: loopback, this host (added by
@@ -199,6 +210,9 @@ export function nodeArgs(t: ClusterTopology, node: ClusterNode | string): string
     initialClusterFlag(t),
     '--bind-address',
     t.bindAddress,
+    '--listen-client-urls',
+    `https://${hostPort(t.bindAddress, n.clientPort)}`,
+    '--client-cert-auth',
   ];
 }
 
@@ -382,6 +396,7 @@ export async function launchCluster(opts: LaunchOptions): Promise<RunningCluster
   for (const n of t.nodes) {
     await assertPortFree(t.bindAddress, n.securePort, `${n.name} HTTPS`);
     await assertPortFree(t.bindAddress, n.peerPort, `${n.name} peer`);
+    await assertPortFree(t.bindAddress, n.clientPort, `${n.name} etcd API`);
   }
   if (haproxyBin !== undefined) await assertPortFree(t.balancer.bindAddress, t.balancer.port, 'balancer');
 

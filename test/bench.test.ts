@@ -201,6 +201,18 @@ describe('benchmarks (short runs)', () => {
     );
   });
 
+  it('etcd: our three nodes against etcd 3.4 through the same gRPC client print one table', async () => {
+    // Without etcd (opted out) there is nothing to compare against: the bench needs both.
+    if (!prerequisite('etcd', 'the etcd v3 API benchmark against etcd (test/bench.test.ts)')) return;
+    const r = await runBench('etcd.bench.js', ['--seconds', '1', '--loads', '']);
+    // Exit 1 only reports missed speed targets; 2 is a crash.
+    expect({ code: r.code === 0 || r.code === 1, tail: r.code === 0 || r.code === 1 ? '' : r.out.slice(-2000) }).toEqual({ code: true, tail: '' });
+    for (const row of ['put c=1 ops/s', 'put c=64 ops/s', 'put c=256 ops/s', 'range linearizable c=64 ops/s', 'range serializable c=64 ops/s']) {
+      expect(r.out).toMatch(new RegExp(`^${row} +\\d+ +\\d+ +[\\d.]+$`, 'm'));
+    }
+    expect(r.out).not.toMatch(/request errors on kapi/);
+  }, 180_000);
+
   it('apply and watch: run to the end and print their figures', async () => {
     const apply = await runBench('apply.bench.js', ['--seconds', '1', '--workers', '4']);
     expect({ code: apply.code, tail: apply.code === 0 ? '' : apply.out.slice(-2000) }).toEqual({ code: 0, tail: '' });

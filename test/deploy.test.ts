@@ -160,14 +160,29 @@ describe('npm run cluster (dist/cluster/launcher.cli.js)', () => {
   it('starts three nodes and haproxy, serves kubectl on every context, starts a killed node again, and stops everything on SIGINT', async () => {
     // Decided before anything starts: a missing haproxy fails here, not as a changed expectation.
     const balanced = prerequisite('haproxy', 'the launcher with its balancer: the lb context and haproxy health checks (test/deploy.test.ts)');
-    const ports = await getFreePorts(7);
+    const ports = await getFreePorts(10);
     const [lbPort, ...rest] = ports;
     const secure = rest.slice(0, 3);
     const peer = rest.slice(3, 6);
+    const client = rest.slice(6, 9);
     const dir = path.join(base, 'cluster');
     child = spawn(
       process.execPath,
-      [launcher, '--base-dir', dir, '--secure-port', secure.join(','), '--peer-port', peer.join(','), '--lb-port', String(lbPort), '--grace', '10'],
+      [
+        launcher,
+        '--base-dir',
+        dir,
+        '--secure-port',
+        secure.join(','),
+        '--peer-port',
+        peer.join(','),
+        '--client-port',
+        client.join(','),
+        '--lb-port',
+        String(lbPort),
+        '--grace',
+        '10',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -259,7 +274,7 @@ describe('npm run cluster (dist/cluster/launcher.cli.js)', () => {
   }, 180_000);
 
   it('fails fast with exit code 1 and a clear message when a port is taken', async () => {
-    const [taken, ...others] = await getFreePorts(7);
+    const [taken, ...others] = await getFreePorts(10);
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(taken, '127.0.0.1', r));
     try {
@@ -275,6 +290,8 @@ describe('npm run cluster (dist/cluster/launcher.cli.js)', () => {
           others.slice(2, 5).join(','),
           '--lb-port',
           String(others[5]),
+          '--client-port',
+          others.slice(6, 9).join(','),
         ],
         { encoding: 'utf8', timeout: 30_000 },
       );

@@ -43,7 +43,7 @@ describe('test prerequisites', () => {
   });
 
   it('rejects an unknown opt-out name', () => {
-    expect(optedOut({ KAPI_TEST_WITHOUT: 'haproxy,netns,etcd' })).toEqual(new Set(['haproxy', 'netns', 'etcd']));
+    expect(optedOut({ KAPI_TEST_WITHOUT: 'haproxy,netns,etcd,etcdctl' })).toEqual(new Set(['haproxy', 'netns', 'etcd', 'etcdctl']));
     expect(() => optedOut({ KAPI_TEST_WITHOUT: 'ha-proxy' })).toThrow(/unknown prerequisite "ha-proxy"/);
   });
 });

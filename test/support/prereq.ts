@@ -1,7 +1,7 @@
 /**
- * Test prerequisites outside npm: haproxy, etcd and Linux network namespaces. A test that needs
+ * Test prerequisites outside npm: haproxy, etcd, etcdctl and Linux network namespaces. A test that needs
  * one asks {@link prerequisite}; when it is missing the test FAILS with what to install, unless
- * the run opted out of it explicitly with `KAPI_TEST_WITHOUT=haproxy,etcd,netns` (any subset).
+ * the run opted out of it explicitly with `KAPI_TEST_WITHOUT=haproxy,etcd,etcdctl,netns` (any subset).
  * An opted-out gap is recorded under .tmp/test-run/uncovered/ and the run's reporter
  * (test/support/run.reporter.js) prints one line at the end naming every path not covered, so
  * a run without the tools can never look like a full one.
@@ -13,12 +13,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The prerequisites a test may ask for, as named in KAPI_TEST_WITHOUT. */
-export type Prerequisite = 'haproxy' | 'etcd' | 'netns';
+export type Prerequisite = 'haproxy' | 'etcd' | 'etcdctl' | 'netns';
 
 /** What to install (or do) to get each prerequisite; part of the failure message. */
 export const INSTALL_HINT: Readonly<Record<Prerequisite, string>> = {
   haproxy: 'install haproxy (Debian: apt-get install haproxy) so that `haproxy` is on PATH',
   etcd: 'install etcd (Debian: apt-get install etcd-server) so that `etcd` is on PATH',
+  etcdctl: 'install etcdctl v3.4 (Debian: apt-get install etcd-client) so that `etcdctl` is on PATH',
   netns: 'run the tests as root on Linux with iproute2 (`ip netns`, veth and bridge links); in a container, give it CAP_NET_ADMIN',
 };
 
@@ -31,8 +32,8 @@ export function optedOut(env: NodeJS.ProcessEnv = process.env): Set<Prerequisite
   for (const raw of (env.KAPI_TEST_WITHOUT ?? '').split(',')) {
     const name = raw.trim();
     if (name === '') continue;
-    if (name !== 'haproxy' && name !== 'etcd' && name !== 'netns')
-      throw new Error(`KAPI_TEST_WITHOUT: unknown prerequisite ${JSON.stringify(name)} (known: haproxy, etcd, netns)`);
+    if (name !== 'haproxy' && name !== 'etcd' && name !== 'etcdctl' && name !== 'netns')
+      throw new Error(`KAPI_TEST_WITHOUT: unknown prerequisite ${JSON.stringify(name)} (known: haproxy, etcd, etcdctl, netns)`);
     out.add(name);
   }
   return out;

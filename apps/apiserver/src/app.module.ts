@@ -12,6 +12,7 @@
  *   ControllersModule the controller manager and built-in controllers
  *   BootstrapModule   post-start hooks
  *   HttpModule        the pipeline and routes on Fastify
+ *   EtcdModule        the etcd v3 gRPC API (--listen-client-urls)
  *
  * Shutdown follows Nest's lifecycle (server.ts enables it): beforeApplicationShutdown stops
  * serving resource requests and gives up the controller Lease, the HTTP server closes, then
@@ -24,6 +25,7 @@ import { ConfigModule } from './config/config.module.js';
 import type { ServerConfig } from './config/flags.js';
 import { ControllersModule } from './controllers/controllers.module.js';
 import { API_GROUP_MODULES } from './groups/groups.js';
+import { EtcdModule } from './etcd/etcd.module.js';
 import { HttpModule } from './http/http.module.js';
 import { PipelineModule } from './pipeline/pipeline.module.js';
 import { RegistryModule } from './registry/registry.module.js';
@@ -47,6 +49,8 @@ export class AppModule {
         ControllersModule,
         BootstrapModule,
         HttpModule,
+        // The etcd v3 API serves the built-in store (an external etcd serves its own).
+        ...(cfg.raw['storage-backend'] === 'etcd3' ? [] : [EtcdModule]),
       ],
     };
   }

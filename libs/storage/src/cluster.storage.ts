@@ -9,6 +9,7 @@ import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { MvccStore } from '@app/mvcc';
 import { GrpcTransport, LevelDbRaftStorage, TransportConfigError, RaftNode, type NodeId, type PeerTls } from '@app/raft';
+import { EtcdLessor } from './etcd.lessor.js';
 import { MvccStateMachine } from './mvcc.state-machine.js';
 import { MvccStorage, type MvccStorageOptions } from './mvcc.storage.js';
 import { RaftProposer } from './raft.proposer.js';
@@ -127,6 +128,8 @@ export async function openClusterStorage(o: ClusterStorageOptions): Promise<Clus
     node.start();
     const proposer = new RaftProposer(node, { readTimeoutMs: o.readTimeoutMs, leaderWaitMs: o.leaderWaitMs, applied: () => stateMachine.waitApplied() });
     const storage = new MvccStorage(store, proposer, o);
+    const lessor = new EtcdLessor(stateMachine.etcd, node, proposer);
+    lessor.start();
     const rs = raftStorage;
     let closing: Promise<void> | undefined;
     return {
@@ -142,6 +145,7 @@ export async function openClusterStorage(o: ClusterStorageOptions): Promise<Clus
         // Stop Raft first (pending proposals fail with ErrStopped, nothing applies any more),
         // then the storage (proposer + store), then the log.
         closing ??= (async () => {
+          lessor.stop();
           await node.stop();
           await stateMachine.waitApplied().catch(() => undefined);
           await transport?.stop();

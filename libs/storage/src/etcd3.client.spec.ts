@@ -1,7 +1,7 @@
 import { startEtcd, type EtcdCluster } from '../../../test/support/etcd.js';
 import { getFreePort } from '../../../test/support/net.helper.js';
 import { prerequisite } from '../../../test/support/prereq.js';
-import { Etcd3Client, Etcd3Error, etcdPrefixEnd, parseEtcdServers, type EtcdRangeResponse, type EtcdTxnResponse } from './etcd3.client.js';
+import { Etcd3Client, Etcd3Error, etcdPrefixEnd, parseEtcdServers, type EtcdRangeResponse, type Etcd3TxnResponse } from './etcd3.client.js';
 
 describe('parseEtcdServers', () => {
   it('takes http(s) URLs with host and port, all of one scheme', () => {
@@ -45,7 +45,7 @@ describe('Etcd3Client failover (real etcd, one member, and a dead endpoint)', ()
     clients.push(c);
     const key = Buffer.from('/failover/k');
     // A write that cannot have reached the dead member goes to the live one.
-    const put = await c.call<EtcdTxnResponse>('kv', 'Txn', { compare: [], success: [{ request_put: { key, value: Buffer.from('v') } }], failure: [] }, false);
+    const put = await c.call<Etcd3TxnResponse>('kv', 'Txn', { compare: [], success: [{ request_put: { key, value: Buffer.from('v') } }], failure: [] }, false);
     expect(put.succeeded).toBe(true);
     const got = await c.call<EtcdRangeResponse>('kv', 'Range', { key }, true);
     expect(got.kvs[0]!.value.toString()).toBe('v');

@@ -57,7 +57,7 @@ export interface EtcdRangeResponse {
 }
 
 /** A TxnResponse with the response ops this storage uses. */
-export interface EtcdTxnResponse {
+export interface Etcd3TxnResponse {
   header: EtcdHeader;
   succeeded: boolean;
   responses: Array<{

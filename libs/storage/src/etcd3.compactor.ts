@@ -7,7 +7,7 @@
  * and only the winner compacts, to the revision recorded one period earlier, so the last full
  * period of history stays readable and N servers compact once per period, not N times.
  */
-import { rev, type Etcd3Client, type EtcdTxnResponse } from './etcd3.client.js';
+import { rev, type Etcd3Client, type Etcd3TxnResponse } from './etcd3.client.js';
 
 /** The key kube-apiserver's compactor uses. */
 export const COMPACT_REV_KEY = 'compact_rev_key';
@@ -43,7 +43,7 @@ export class Etcd3Compactor {
    */
   async tick(): Promise<number> {
     const key = Buffer.from(COMPACT_REV_KEY);
-    const r = await this.client.call<EtcdTxnResponse>(
+    const r = await this.client.call<Etcd3TxnResponse>(
       'kv',
       'Txn',
       {

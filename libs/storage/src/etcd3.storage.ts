@@ -7,7 +7,7 @@
  * resourceVersions are etcd revisions.
  */
 import type { KubeObject } from '@app/apimachinery';
-import { Etcd3Client, Etcd3Error, etcdPrefixEnd, rev, type EtcdKeyValue, type EtcdRangeResponse, type EtcdTxnResponse } from './etcd3.client.js';
+import { Etcd3Client, Etcd3Error, etcdPrefixEnd, rev, type EtcdKeyValue, type EtcdRangeResponse, type Etcd3TxnResponse } from './etcd3.client.js';
 import { Etcd3Compactor } from './etcd3.compactor.js';
 import { Etcd3Watch } from './etcd3.watch.js';
 
@@ -152,10 +152,10 @@ export class Etcd3Storage implements Storage {
     return r;
   }
 
-  private async txn(key: string, req: object): Promise<EtcdTxnResponse> {
+  private async txn(key: string, req: object): Promise<Etcd3TxnResponse> {
     this.checkOpen(key);
     try {
-      const r = await this.client.call<EtcdTxnResponse>('kv', 'Txn', req, false);
+      const r = await this.client.call<Etcd3TxnResponse>('kv', 'Txn', req, false);
       this.observeRevision(rev(r.header.revision));
       return r;
     } catch (e) {

@@ -9,3 +9,7 @@ export * from './storage.codec.js';
 export * from './etcd3.client.js';
 export * from './etcd3.compactor.js';
 export * from './etcd3.storage.js';
+export * from './etcd.command.js';
+export * from './etcd.range.js';
+export * from './etcd.applier.js';
+export * from './etcd.lessor.js';

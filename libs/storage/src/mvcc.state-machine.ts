@@ -17,6 +17,8 @@ import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { BinReader, BinWriter, MvccError, decodeCommand, type ApplyEntry, type MvccStore, type TxnResult } from '@app/mvcc';
 import type { AppliedEntry, StateMachine, StateMachineSnapshot } from '@app/raft';
+import { EtcdApplier } from './etcd.applier.js';
+import { decodeEtcdCommand, isEtcdCommand, type EtcdCommand, type EtcdResult } from './etcd.command.js';
 
 const SNAPSHOT_MAGIC = 'kapi-mvcc-snapshot';
 const EMPTY_BYTES = new Uint8Array(0);
@@ -64,8 +66,15 @@ export function isDeferredResult(v: unknown): v is DeferredResult {
   return typeof v === 'object' && v !== null && (v as { deferred?: unknown }).deferred instanceof Promise;
 }
 
+/** The result of an applied etcd command: a TxnResult carrying the etcd answer. */
+export interface EtcdTxnResult extends TxnResult {
+  etcd: EtcdResult;
+}
+
 interface Queued {
   entry: ApplyEntry;
+  /** An etcd command (etcd.command.ts): evaluated alone, at its position, by the EtcdApplier. */
+  etcd?: EtcdCommand;
   rejected?: string;
   resolve(r: TxnResult): void;
   reject(e: unknown): void;
@@ -93,6 +102,8 @@ export class MvccStateMachine implements StateMachine {
 
   private readonly maxBatch: number;
   private readonly snapshotDir: string | undefined;
+  /** Evaluates etcd commands and holds the replicated lease table (docs/etcd-api.md). */
+  readonly etcd: EtcdApplier;
 
   /**
    * `snapshotDir`: where snapshot() writes its export, as a file handed to Raft (see
@@ -106,6 +117,7 @@ export class MvccStateMachine implements StateMachine {
     this.snapshotDir = opts.snapshotDir;
     this.handed = store.appliedIndex();
     this.written = this.handed;
+    this.etcd = new EtcdApplier(store);
   }
 
   /**
@@ -123,7 +135,8 @@ export class MvccStateMachine implements StateMachine {
     // Nobody may be waiting on a rejected proposal's promise: keep it from being "unhandled".
     deferred.catch(() => undefined);
     try {
-      q.entry = { index: entry.index, command: decodeCommand(entry.data) };
+      if (isEtcdCommand(entry.data)) q.etcd = decodeEtcdCommand(entry.data);
+      else q.entry = { index: entry.index, command: decodeCommand(entry.data) };
     } catch (e) {
       q.rejected = (e as Error).message;
     }
@@ -136,13 +149,24 @@ export class MvccStateMachine implements StateMachine {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxBatch);
+        // An etcd command reads the state every earlier entry left: a run of etcd commands is
+        // applied as one group by the EtcdApplier, after the MVCC commands before it were
+        // written (those are grouped as before).
+        const etcd = this.queue[0]!.etcd !== undefined;
+        let n = 0;
+        while (n < this.queue.length && n < this.maxBatch && (this.queue[n]!.etcd !== undefined) === etcd) n++;
+        const batch = this.queue.splice(0, n);
         let results: (TxnResult | undefined)[];
         try {
-          results = await this.store.applyBatch(
-            batch.map((q) => q.entry),
-            { sync: false },
-          );
+          if (etcd) {
+            const answers = await this.etcd.applyMany(batch.map((q) => ({ index: q.entry.index, cmd: q.etcd! })));
+            results = answers.map((a) => ({ succeeded: a.error === undefined, revision: a.revision, results: [], etcd: a }) as EtcdTxnResult);
+          } else {
+            results = await this.store.applyBatch(
+              batch.map((q) => q.entry),
+              { sync: false },
+            );
+          }
         } catch (e) {
           this.failed = e instanceof Error ? e : new Error(String(e));
           for (const q of [...batch, ...this.queue.splice(0)]) q.reject(this.failed);
@@ -217,6 +241,7 @@ export class MvccStateMachine implements StateMachine {
     const file = s.file;
     if (file !== undefined) await this.store.importSnapshotFrom(() => createReadStream(file, { highWaterMark: 1 << 20 }));
     else await this.store.importSnapshot(s.data.length === 0 ? emptyMvccSnapshot(s.index) : s.data);
+    await this.etcd.reload();
     this.handed = this.written = this.store.appliedIndex();
     this.stats.snapshotsRestored++;
   }

@@ -13,7 +13,8 @@
  */
 import { MvccError, encodeCommand, validateCommand, type Proposer, type TxnCommand, type TxnResult } from '@app/mvcc';
 import { RaftError, type RaftNode } from '@app/raft';
-import { isDeferredResult } from './mvcc.state-machine.js';
+import { encodeEtcdCommand, type EtcdCommand, type EtcdResult } from './etcd.command.js';
+import { isDeferredResult, type EtcdTxnResult } from './mvcc.state-machine.js';
 import { StorageError } from './storage.interface.js';
 
 /** Options of RaftProposer. */
@@ -81,6 +82,23 @@ export class RaftProposer implements Proposer {
       () => this.inflight.delete(p),
     );
     return p;
+  }
+
+  /**
+   * Proposes an etcd command (etcd.command.ts); resolves with its answer once applied locally.
+   * Errors as propose().
+   */
+  async proposeEtcd(command: EtcdCommand): Promise<EtcdResult> {
+    if (this.closed) throw new MvccError('Closed', 'proposer is closed');
+    const p = this.run(encodeEtcdCommand(command));
+    this.inflight.add(p);
+    void p.then(
+      () => this.inflight.delete(p),
+      () => this.inflight.delete(p),
+    );
+    const r = (await p) as Partial<EtcdTxnResult>;
+    if (!r.etcd) throw new StorageError('Internal', '', r.error ?? 'the etcd command was not applied as one');
+    return r.etcd;
   }
 
   private async run(data: Uint8Array): Promise<TxnResult> {

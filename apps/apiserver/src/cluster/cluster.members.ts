@@ -27,6 +27,8 @@ export interface MemberRecord {
   peerURL: string;
   /** The node's API URL, when it registered itself. */
   clientURL?: string;
+  /** The node's etcd v3 API URL (--listen-client-urls), when it serves one. */
+  etcdClientURL?: string;
   role: 'voter' | 'learner';
 }
 
@@ -75,6 +77,8 @@ export interface ClusterMembershipOptions {
   /** This node's peer address and API URL (for its own record). */
   selfPeerURL: string;
   selfClientURL: string;
+  /** This node's etcd v3 API URL, when it serves one. */
+  selfEtcdClientURL?: string;
   /** --initial-cluster members (all voters at founding). */
   initial: readonly ClusterMemberSpec[];
   node: RaftNode;
@@ -144,6 +148,11 @@ export class ClusterMembership {
     for (const r of await this.records()) this.setPeer(r.id, r.peerURL);
   }
 
+  /** Ids of the members --initial-cluster named (the same list on every node of a cluster). */
+  founders(): number[] {
+    return this.o.initial.map((m) => m.id);
+  }
+
   /** Member records as applied locally. */
   async records(): Promise<MemberRecord[]> {
     const res = await this.o.store.range(MEMBER_PREFIX);
@@ -161,13 +170,14 @@ export class ClusterMembership {
    */
   async registerSelf(): Promise<void> {
     const mine = (await this.records()).find((r) => r.name === this.o.selfName);
-    if (mine && mine.clientURL === this.o.selfClientURL && mine.peerURL === this.o.selfPeerURL) return;
+    if (mine && mine.clientURL === this.o.selfClientURL && mine.peerURL === this.o.selfPeerURL && mine.etcdClientURL === this.o.selfEtcdClientURL) return;
     const founding = this.o.initial.some((m) => m.name === this.o.selfName);
     await this.write({
       name: this.o.selfName,
       id: this.o.selfId,
       peerURL: this.o.selfPeerURL,
       clientURL: this.o.selfClientURL,
+      ...(this.o.selfEtcdClientURL ? { etcdClientURL: this.o.selfEtcdClientURL } : {}),
       role: mine?.role ?? (founding ? 'voter' : 'learner'),
     });
   }

@@ -129,6 +129,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     selfId: id,
     selfPeerURL,
     selfClientURL: clientURL,
+    ...(cfg.listenClientUrls ? { selfEtcdClientURL: cfg.listenClientUrls } : {}),
     initial,
     node: cs.node,
     store: cs.store,

@@ -42,6 +42,15 @@ export const KAPI_ENV: readonly EnvVar[] = [
     use: 'tuning',
   },
   {
+    name: 'KAPI_ETCD_PROGRESS_NOTIFY_MS',
+    meaning: 'interval of the progress notifications of etcd API watchers that asked for them (etcd default: 10 minutes)',
+    unit: 'ms',
+    min: 100,
+    max: 86_400_000,
+    productionDefault: '600000',
+    use: 'tuning',
+  },
+  {
     name: 'KAPI_SNAPSHOT_COUNT',
     meaning: 'applied Raft entries between snapshots (--snapshot-count wins)',
     unit: 'entries',

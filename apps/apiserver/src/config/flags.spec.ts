@@ -180,6 +180,9 @@ describe('external etcd flags', () => {
     expect(() => parseFlags(['--storage-backend=etcd3', '--etcd-servers=ftp://h:1'])).toThrow('not an http(s)://host:port URL');
     expect(() => parseFlags(['--storage-backend=etcd3', '--etcd-servers=http://h:1', '--etcd-compaction-interval=soon'])).toThrow('--etcd-compaction-interval');
     expect(() => parseFlags(['--storage-backend=etcd3', '--etcd-servers=http://h:1', '--initial-cluster=n1=h:1'])).toThrow('belongs to the built-in store');
+    expect(() => parseFlags(['--storage-backend=etcd3', '--etcd-servers=http://h:1', '--listen-client-urls=https://127.0.0.1:2379'])).toThrow(
+      'clients talk to etcd itself',
+    );
     expect(() => parseFlags(['--storage-backend=consul'])).toThrow('not built into this server');
   });
 });

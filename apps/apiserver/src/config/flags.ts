@@ -47,6 +47,14 @@ export interface ServerConfig {
   etcdPrefix: string;
   /** Period of the coordinated etcd compaction in ms (kube's --etcd-compaction-interval, default 5m; 0 disables). */
   etcdCompactionIntervalMs: number;
+  /** The etcd v3 API's listener (etcd's --listen-client-urls, one https://HOST:PORT URL); absent: not served. */
+  listenClientUrls?: string;
+  /** The etcd API's TLS (etcd's flags): serving certificate and key (default: the node's serving pair), the CA client certificates must chain to (default: the PKI's ca.crt). */
+  certFile?: string;
+  keyFile?: string;
+  trustedCaFile?: string;
+  /** Require a client certificate of the trusted CA on the etcd API (etcd's --client-cert-auth; default false). */
+  clientCertAuth?: boolean;
   /** History retention / compaction interval in seconds (0 disables). */
   compactionIntervalSeconds: number;
   /** Upper bound of watch requests in seconds. */
@@ -151,6 +159,11 @@ const FLAGS: Record<string, FlagSpec> = {
     refuse: notBuilt('a serving certificate from a file (the PKI of --pki-dir or <data-dir>/pki serves)'),
   },
   'peer-cert-file': { key: 'peerCertFile', kind: 'string' },
+  'listen-client-urls': { key: 'listenClientUrls', kind: 'string' },
+  'cert-file': { key: 'certFile', kind: 'string' },
+  'key-file': { key: 'keyFile', kind: 'string' },
+  'trusted-ca-file': { key: 'trustedCaFile', kind: 'string' },
+  'client-cert-auth': { key: 'clientCertAuth', kind: 'bool' },
   'peer-key-file': { key: 'peerKeyFile', kind: 'string' },
   'peer-trusted-ca-file': { key: 'peerTrustedCaFile', kind: 'string' },
   'peer-cert-allowed-cn': { key: 'peerCertAllowedCn', kind: 'string' },
@@ -348,6 +361,9 @@ function checkEtcdFlags(cfg: ServerConfig): void {
   }
   for (const f of ['initial-cluster', 'initial-cluster-state', 'listen-peer-port']) {
     if (raw[f] !== undefined) throw new FlagError(`--${f} belongs to the built-in store; with --storage-backend=etcd3 the etcd cluster replicates`);
+  }
+  if (raw['listen-client-urls'] !== undefined) {
+    throw new FlagError('--listen-client-urls serves the built-in store through the etcd v3 API; with --storage-backend=etcd3 clients talk to etcd itself');
   }
   const interval = raw['etcd-compaction-interval'];
   if (interval !== undefined) {

@@ -3,14 +3,8 @@
  * names. Nodes are stored objects here (no kubelet reports them); the schema carries every
  * field a node agent would write.
  */
-import { defineSchema, fieldOf, objectRootSchema, TimeSchema, type JSONSchemaProps } from '@app/apimachinery';
+import { defineSchema, fieldOf, objectRootSchema, QuantitySchema, TimeSchema, type JSONSchemaProps } from '@app/apimachinery';
 import { bool, CORE, gvk, int32, str } from '../core.schema.js';
-
-/** resource.Quantity: a string such as "4", "16Gi" or "500m" (a plain number is accepted, as Kubernetes' decoder does). */
-export const QuantitySchema = defineSchema('io.k8s.apimachinery.pkg.api.resource.Quantity', {
-  'x-kubernetes-int-or-string': true,
-  description: 'A fixed-point number with an optional suffix (binary Ki, Mi, Gi...; decimal k, M, G...; m for milli).',
-});
 
 const time = (description: string): JSONSchemaProps => fieldOf(TimeSchema, { description });
 const strings = (description: string): JSONSchemaProps => ({ type: 'array', description, items: { type: 'string' } });

@@ -2,23 +2,14 @@
  * Schema of node.k8s.io/v1 RuntimeClass (k8s.io/api/node/v1 types.go), registered under its
  * definition names.
  */
-import { defineSchema, fieldOf, objectRootSchema, type JSONSchemaProps } from '@app/apimachinery';
+import { defineSchema, fieldOf, objectRootSchema, protoSchema, type JSONSchemaProps } from '@app/apimachinery';
+import { CORE_OVERLAYS } from '../../core/core.overlays.js';
 import { str } from '../../core/core.schema.js';
 
 const NODE = 'io.k8s.api.node.v1';
 
-/** core/v1 Toleration, as RuntimeClass scheduling embeds it. */
-export const TolerationSchema: JSONSchemaProps = defineSchema('io.k8s.api.core.v1.Toleration', {
-  type: 'object',
-  description: 'Lets a pod schedule onto nodes with a matching taint.',
-  properties: {
-    effect: { type: 'string', enum: ['NoSchedule', 'PreferNoSchedule', 'NoExecute'], description: 'Taint effect to match; empty matches all effects.' },
-    key: str('Taint key; empty matches all keys (operator must then be Exists).'),
-    operator: { type: 'string', enum: ['Exists', 'Equal'], description: 'Exists or Equal (default Equal).' },
-    tolerationSeconds: { type: 'integer', format: 'int64', description: 'How long a NoExecute taint is tolerated; unset: forever.' },
-    value: str('Taint value to match (empty with Exists).'),
-  },
-});
+/** core/v1 Toleration, as RuntimeClass scheduling embeds it: the one Pods use, derived from its message. */
+export const TolerationSchema: JSONSchemaProps = protoSchema('k8s.io.api.core.v1.Toleration', CORE_OVERLAYS);
 
 /** node/v1 Overhead. */
 export const OverheadSchema: JSONSchemaProps = defineSchema(`${NODE}.Overhead`, {

@@ -2,7 +2,8 @@
  * Schema of policy/v1beta1 PodSecurityPolicy (k8s.io/api policy/v1beta1 types.go, as last
  * served by Kubernetes 1.24), registered under its definition names.
  */
-import { defineSchema, fieldOf, objectRootSchema, type JSONSchemaProps } from '@app/apimachinery';
+import { defineSchema, fieldOf, objectRootSchema, protoSchema, type JSONSchemaProps } from '@app/apimachinery';
+import { CORE_OVERLAYS } from '../../core/core.overlays.js';
 import { bool, int32, str } from '../../core/core.schema.js';
 
 const P = 'io.k8s.api.policy.v1beta1';
@@ -55,12 +56,8 @@ export const SupplementalGroupsStrategyOptionsSchema = ruleOptions(
   false,
 );
 
-/** core/v1 SELinuxOptions, as the policy embeds it. */
-export const SELinuxOptionsSchema = defineSchema('io.k8s.api.core.v1.SELinuxOptions', {
-  type: 'object',
-  description: 'SELinux labels of a container.',
-  properties: { level: str('SELinux level label.'), role: str('SELinux role label.'), type: str('SELinux type label.'), user: str('SELinux user label.') },
-});
+/** core/v1 SELinuxOptions, as the policy embeds it: the one Pods use, derived from its message. */
+export const SELinuxOptionsSchema: JSONSchemaProps = protoSchema('k8s.io.api.core.v1.SELinuxOptions', CORE_OVERLAYS);
 
 /** policy/v1beta1 SELinuxStrategyOptions. */
 export const SELinuxStrategyOptionsSchema = defineSchema(`${P}.SELinuxStrategyOptions`, {

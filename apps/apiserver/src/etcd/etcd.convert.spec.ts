@@ -1,0 +1,67 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { MvccError } from '@app/mvcc';
+import { EtcdApiError, bytesToKey, keyBytes, putSpecIn, rangeIn, toServiceError, txnSpecIn } from './etcd.convert.js';
+
+const b = (s: string): Buffer => Buffer.from(s);
+const put = (key: string) => ({ request_put: { key: b(key), value: b('v'), lease: '0' } });
+const del = (key: string, end?: string) => ({ request_delete_range: { key: b(key), ...(end ? { range_end: b(end) } : {}) } });
+
+describe('etcd wire conversions', () => {
+  it('keeps UTF-8 keys as they are and round-trips any bytes (NUL, invalid UTF-8, the escape range)', () => {
+    expect(bytesToKey(b('/registry/core/pods/a/é'))).toBe('/registry/core/pods/a/é');
+    for (const bytes of [
+      Buffer.from([0x2f, 0x00, 0xff, 0x80, 0x41]),
+      Buffer.from([0xf4, 0x8f, 0xbc, 0x80]),
+      Buffer.from('ok\uFFFD', 'utf8'),
+      Buffer.from([0xc3]),
+    ]) {
+      const key = bytesToKey(bytes);
+      expect(key.includes('\u0000')).toBe(false);
+      expect(keyBytes(key).equals(bytes)).toBe(true);
+    }
+  });
+
+  it('reads etcd ranges: one key, [key, end), from key with "\\0", everything from "\\0"', () => {
+    expect(rangeIn(b('/a'), Buffer.alloc(0))).toEqual({ key: '/a' });
+    expect(rangeIn(b('/a'), b('/b'))).toEqual({ key: '/a', end: '/b' });
+    expect(rangeIn(b('/a'), Buffer.from([0]))).toEqual({ key: '/a', end: '\u0000' });
+    expect(rangeIn(Buffer.from([0]), Buffer.from([0]))).toEqual({ key: '\u0000', end: '\u0000' });
+    expect(() => rangeIn(Buffer.alloc(0), undefined)).toThrow('etcdserver: key is not provided');
+  });
+
+  it("applies etcd's Put argument rules", () => {
+    expect(() => putSpecIn({ key: b('/k'), value: b('v'), ignore_value: true })).toThrow('etcdserver: value is provided');
+    expect(() => putSpecIn({ key: b('/k'), lease: '5', ignore_lease: true })).toThrow('etcdserver: lease is provided');
+    expect(() => putSpecIn({ key: b('\u0001etcd/lease/1'), value: b('x') })).toThrow(EtcdApiError);
+    expect(putSpecIn({ key: b('/k'), value: b('v'), lease: '12', prev_kv: true })).toEqual({
+      key: '/k',
+      value: b('v').toString('base64'),
+      lease: '12',
+      prevKv: true,
+      ignoreValue: false,
+      ignoreLease: false,
+    });
+  });
+
+  it("refuses a Txn branch that puts a key twice or puts and deletes it (etcd's duplicate key rule)", () => {
+    const dup = 'etcdserver: duplicate key given in txn request';
+    expect(() => txnSpecIn({ success: [put('/a'), put('/a')] })).toThrow(dup);
+    expect(() => txnSpecIn({ success: [put('/a/1'), del('/a/', '/a0')] })).toThrow(dup);
+    expect(() => txnSpecIn({ success: [put('/a'), { request_txn: { success: [put('/a')] } }] })).toThrow(dup);
+    // Different branches, and overlapping deletes, are fine.
+    expect(txnSpecIn({ success: [put('/a')], failure: [put('/a')] }).success).toHaveLength(1);
+    expect(txnSpecIn({ success: [del('/a', '/c'), del('/b', '/d')] }).success).toHaveLength(2);
+    expect(() => txnSpecIn({ success: Array.from({ length: 129 }, (_, i) => put(`/k${i}`)) })).toThrow('etcdserver: too many operations in txn request');
+  });
+
+  it("maps store failures to etcd's gRPC errors", () => {
+    expect(toServiceError(new MvccError('Compacted', 'x', 5))).toEqual({
+      code: GrpcStatus.OUT_OF_RANGE,
+      details: 'etcdserver: mvcc: required revision has been compacted',
+    });
+    expect(toServiceError(new MvccError('FutureRevision', 'x', 5))).toEqual({
+      code: GrpcStatus.OUT_OF_RANGE,
+      details: 'etcdserver: mvcc: required revision is a future revision',
+    });
+  });
+});

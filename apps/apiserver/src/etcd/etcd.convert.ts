@@ -1,0 +1,291 @@
+/**
+ * Conversions between etcd's wire messages (proto/etcd, loaded with keepCase, longs as strings,
+ * enums as strings, bytes as Buffers) and the storage's etcd commands, and the mapping of
+ * failures to etcd's gRPC errors (docs/etcd-api.md "Errors").
+ */
+import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { MvccError, type KeyValue } from '@app/mvcc';
+import {
+  StorageError,
+  isReservedKey,
+  type EtcdCompare,
+  type EtcdDeleteSpec,
+  type EtcdKeyRange,
+  type EtcdKv,
+  type EtcdOp,
+  type EtcdOpResponse,
+  type EtcdPutSpec,
+  type EtcdRangeSpec,
+  type EtcdTxnResponse,
+  type EtcdTxnSpec,
+  type EtcdErrorCode,
+} from '@app/storage';
+
+/** A message as @grpc/proto-loader hands it over. */
+export type Msg = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** An etcd API failure with its gRPC status code and etcd's message. */
+export class EtcdApiError extends Error {
+  constructor(
+    readonly code: GrpcStatus,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Most operations in one Txn (etcd's --max-txn-ops default). */
+export const MAX_TXN_OPS = 128;
+
+const CODES: Record<EtcdErrorCode, GrpcStatus> = {
+  NOT_FOUND: GrpcStatus.NOT_FOUND,
+  INVALID_ARGUMENT: GrpcStatus.INVALID_ARGUMENT,
+  FAILED_PRECONDITION: GrpcStatus.FAILED_PRECONDITION,
+  OUT_OF_RANGE: GrpcStatus.OUT_OF_RANGE,
+};
+
+/** The gRPC error for an etcd command's failure. */
+export function commandError(e: { code: EtcdErrorCode; message: string }): EtcdApiError {
+  return new EtcdApiError(CODES[e.code], e.message);
+}
+
+/** Any failure as the gRPC error etcd would send. */
+export function toServiceError(e: unknown): Partial<ServiceError> {
+  if (e instanceof EtcdApiError) return { code: e.code, details: e.message, message: e.message };
+  if (e instanceof MvccError) {
+    if (e.code === 'Compacted') return { code: GrpcStatus.OUT_OF_RANGE, details: 'etcdserver: mvcc: required revision has been compacted' };
+    if (e.code === 'FutureRevision') return { code: GrpcStatus.OUT_OF_RANGE, details: 'etcdserver: mvcc: required revision is a future revision' };
+    if (e.code === 'InvalidKey' || e.code === 'InvalidCommand') return { code: GrpcStatus.INVALID_ARGUMENT, details: `etcdserver: ${e.message}` };
+    return { code: GrpcStatus.UNAVAILABLE, details: `etcdserver: ${e.message}` };
+  }
+  if (e instanceof StorageError) {
+    // etcd's "etcdserver: request timed out" / "no leader" are Unavailable: clients retry them.
+    return { code: GrpcStatus.UNAVAILABLE, details: `etcdserver: ${e.message}` };
+  }
+  return { code: GrpcStatus.INTERNAL, details: e instanceof Error ? e.message : String(e) };
+}
+
+/** First code point of the escapes of bytes that are not UTF-8 (or NUL) in a key: U+10FF00 + byte. */
+const ESCAPE_BASE = 0x10ff00;
+
+function escapedByte(s: string): boolean {
+  const cp = s.codePointAt(0) ?? 0;
+  return cp >= ESCAPE_BASE;
+}
+
+/**
+ * etcd keys are bytes, the store's are strings (docs/etcd-api.md "Keys"): valid UTF-8 maps to
+ * the same string (so keys the API server writes and reads are the same on both sides); a NUL,
+ * a byte that is not part of valid UTF-8, and the bytes of a code point in U+10FF00..U+10FFFF
+ * become the code point U+10FF00 + byte. Reversible by keyBytes.
+ */
+export function bytesToKey(b: Buffer): string {
+  const fast = b.toString('utf8');
+  if (!fast.includes('\u0000') && !fast.includes('\uFFFD') && !fast.includes('\uDBFF')) return fast;
+  let out = '';
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i]!;
+    const n = c === 0 ? 0 : c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (n > 0 && i + n <= b.length) {
+      const piece = b.subarray(i, i + n);
+      const t = piece.toString('utf8');
+      const genuine = !t.includes('\uFFFD') || (n === 3 && piece[0] === 0xef && piece[1] === 0xbf && piece[2] === 0xbd);
+      if (genuine && Buffer.from(t, 'utf8').equals(piece) && !escapedByte(t)) {
+        out += t;
+        i += n;
+        continue;
+      }
+    }
+    out += String.fromCodePoint(ESCAPE_BASE + c);
+    i++;
+  }
+  return out;
+}
+
+/** The bytes of a store key (inverse of bytesToKey). */
+export function keyBytes(key: string): Buffer {
+  if (!key.includes('\uDBFF')) return Buffer.from(key, 'utf8');
+  const parts: Buffer[] = [];
+  for (const ch of key) {
+    const cp = ch.codePointAt(0)!;
+    parts.push(cp >= ESCAPE_BASE ? Buffer.from([cp - ESCAPE_BASE]) : Buffer.from(ch, 'utf8'));
+  }
+  return Buffer.concat(parts);
+}
+
+/** A key from the wire (non-empty; see bytesToKey). */
+export function keyIn(b: Buffer | undefined): string {
+  if (!b || b.length === 0) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: key is not provided');
+  return bytesToKey(b);
+}
+
+/** A range from key/range_end: single key, "\0" (everything from key), or [key, end). */
+export function rangeIn(key: Buffer | undefined, end: Buffer | undefined): EtcdKeyRange {
+  if (!end || end.length === 0) return { key: keyIn(key) };
+  // A range from "\0" starts below every key (etcdctl's --prefix "" and --from-key "").
+  const k = key && key.length === 1 && key[0] === 0 ? '\u0000' : keyIn(key);
+  if (end.length === 1 && end[0] === 0) return { key: k, end: '\u0000' };
+  return { key: k, end: bytesToKey(end) };
+}
+
+function checkWritable(key: string): void {
+  if (isReservedKey(key)) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, "etcdserver: key is reserved for the server's lease records");
+}
+
+/** An int64 (string or number on the wire) as a safe number; etcd's negative values are invalid here. */
+export function num(v: unknown): number {
+  const n = Number(v ?? 0);
+  return Number.isFinite(n) ? n : 0;
+}
+
+/** A lease id (int64) as its canonical decimal string. */
+export function leaseIn(v: unknown): string {
+  try {
+    return BigInt(String(v ?? '0')).toString();
+  } catch {
+    throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: invalid lease id');
+  }
+}
+
+/** A RangeRequest as a range spec. */
+export function rangeSpecIn(r: Msg): EtcdRangeSpec {
+  return {
+    ...rangeIn(r.key, r.range_end),
+    limit: num(r.limit),
+    revision: num(r.revision),
+    keysOnly: !!r.keys_only,
+    countOnly: !!r.count_only,
+    sortOrder: r.sort_order ?? 'NONE',
+    sortTarget: r.sort_target ?? 'KEY',
+    minModRevision: num(r.min_mod_revision),
+    maxModRevision: num(r.max_mod_revision),
+    minCreateRevision: num(r.min_create_revision),
+    maxCreateRevision: num(r.max_create_revision),
+  };
+}
+
+/** A PutRequest as a put spec (etcd's argument checks of ignore_value/ignore_lease). */
+export function putSpecIn(p: Msg): EtcdPutSpec {
+  const key = keyIn(p.key);
+  checkWritable(key);
+  const value: Buffer = p.value ?? Buffer.alloc(0);
+  const lease = leaseIn(p.lease);
+  if (p.ignore_value && value.length !== 0) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: value is provided');
+  if (p.ignore_lease && lease !== '0') throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: lease is provided');
+  return { key, value: value.toString('base64'), lease, prevKv: !!p.prev_kv, ignoreValue: !!p.ignore_value, ignoreLease: !!p.ignore_lease };
+}
+
+/** A DeleteRangeRequest as a delete spec. */
+export function deleteSpecIn(d: Msg): EtcdDeleteSpec {
+  return { ...rangeIn(d.key, d.range_end), prevKv: !!d.prev_kv };
+}
+
+function compareIn(c: Msg): EtcdCompare {
+  const target = (c.target ?? 'VERSION') as EtcdCompare['target'];
+  let value: string | number;
+  switch (target) {
+    case 'VALUE':
+      value = ((c.value as Buffer | undefined) ?? Buffer.alloc(0)).toString('base64');
+      break;
+    case 'LEASE':
+      value = leaseIn(c.lease);
+      break;
+    case 'CREATE':
+      value = num(c.create_revision);
+      break;
+    case 'MOD':
+      value = num(c.mod_revision);
+      break;
+    default:
+      value = num(c.version);
+  }
+  return { ...rangeIn(c.key, c.range_end), target, result: (c.result ?? 'EQUAL') as EtcdCompare['result'], value };
+}
+
+function opIn(op: Msg): EtcdOp {
+  if (op.request_range) return { range: rangeSpecIn(op.request_range) };
+  if (op.request_put) return { put: putSpecIn(op.request_put) };
+  if (op.request_delete_range) return { del: deleteSpecIn(op.request_delete_range) };
+  if (op.request_txn) return { txn: txnSpecIn(op.request_txn) };
+  throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: a txn operation names no request');
+}
+
+/** A TxnRequest as a txn spec, with etcd's checks (operation count, duplicate keys). */
+export function txnSpecIn(t: Msg, top = true): EtcdTxnSpec {
+  const spec: EtcdTxnSpec = {
+    compare: ((t.compare as Msg[] | undefined) ?? []).map(compareIn),
+    success: ((t.success as Msg[] | undefined) ?? []).map(opIn),
+    failure: ((t.failure as Msg[] | undefined) ?? []).map(opIn),
+  };
+  if (top) {
+    if (Math.max(spec.success.length, spec.failure.length) > MAX_TXN_OPS)
+      throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: too many operations in txn request');
+    checkDuplicates(spec.success);
+    checkDuplicates(spec.failure);
+  }
+  return spec;
+}
+
+/**
+ * etcd's rule: within one branch (nested txns included) a key may be put once, and not both put
+ * and deleted. Deletes may overlap each other.
+ */
+function checkDuplicates(ops: EtcdOp[]): void {
+  const puts = new Set<string>();
+  const dels: EtcdKeyRange[] = [];
+  const collect = (list: EtcdOp[], into: Set<string>, intoDels: EtcdKeyRange[]): void => {
+    for (const op of list) {
+      if ('put' in op) {
+        if (into.has(op.put.key)) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: duplicate key given in txn request');
+        into.add(op.put.key);
+      } else if ('del' in op) intoDels.push(op.del);
+      else if ('txn' in op) {
+        // Only one branch of a nested txn runs: each is checked against the outer ops alone.
+        for (const branch of [op.txn.success, op.txn.failure]) {
+          const p = new Set(into);
+          const d = [...intoDels];
+          collect(branch, p, d);
+          for (const k of p) into.add(k);
+          intoDels.push(...d.slice(intoDels.length));
+        }
+      }
+    }
+  };
+  collect(ops, puts, dels);
+  for (const k of puts) {
+    for (const d of dels) {
+      const inside = d.end === undefined ? d.key === k : k >= d.key && (d.end === '\u0000' || k < d.end);
+      if (inside) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: duplicate key given in txn request');
+    }
+  }
+}
+
+/** A stored key as mvccpb.KeyValue. */
+export function kvOut(kv: KeyValue | EtcdKv, lease?: string): Msg {
+  return {
+    key: keyBytes(kv.key),
+    create_revision: kv.createRevision,
+    mod_revision: kv.modRevision,
+    version: kv.version,
+    value: Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength),
+    lease: lease ?? ('lease' in kv ? kv.lease : '0'),
+  };
+}
+
+/** A range answer as RangeResponse fields. */
+export function rangeOut(r: { kvs: EtcdKv[]; count: number; more: boolean }, header: Msg): Msg {
+  return { header, kvs: r.kvs.map((kv) => kvOut(kv)), more: r.more, count: r.count };
+}
+
+function opOut(r: EtcdOpResponse, header: Msg): Msg {
+  if ('range' in r) return { response_range: rangeOut(r.range, header) };
+  if ('put' in r) return { response_put: { header, ...(r.put.prevKv ? { prev_kv: kvOut(r.put.prevKv) } : {}) } };
+  if ('del' in r) return { response_delete_range: { header, deleted: r.del.deleted, prev_kvs: r.del.prevKvs.map((kv) => kvOut(kv)) } };
+  return { response_txn: txnOut(r.txn, header) };
+}
+
+/** A txn answer as TxnResponse. */
+export function txnOut(t: EtcdTxnResponse, header: Msg): Msg {
+  return { header, succeeded: t.succeeded, responses: t.responses.map((r) => opOut(r, header)) };
+}

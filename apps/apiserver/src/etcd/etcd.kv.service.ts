@@ -1,0 +1,64 @@
+/**
+ * etcd's KV service (docs/etcd-api.md "KV"). Reads are linearizable unless `serializable`: a
+ * ReadIndex barrier (the same one as the API's "Most Recent" reads), then a local read; a
+ * serializable read answers from this replica at once. Writes are etcd commands proposed
+ * through Raft and evaluated where they land in the log (EtcdApplier); a compaction is the
+ * store's replicated compaction command.
+ */
+import { status as GrpcStatus, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { compactCommand } from '@app/mvcc';
+import { readRange, shapeRange, type EtcdCommand, type EtcdResult } from '@app/storage';
+import { EtcdApiError, commandError, deleteSpecIn, kvOut, putSpecIn, rangeOut, rangeSpecIn, txnOut, txnSpecIn, num, type Msg } from './etcd.convert.js';
+import { unary, type EtcdContext } from './etcd.context.js';
+
+/** Proposes an etcd command; an etcd-level failure becomes its gRPC error. */
+export async function proposeEtcd(ctx: EtcdContext, cmd: EtcdCommand): Promise<EtcdResult> {
+  const r = await ctx.proposer.proposeEtcd(cmd);
+  if (r.error) throw commandError(r.error);
+  return r;
+}
+
+/** The KV service's handlers. */
+export function kvService(ctx: EtcdContext): UntypedServiceImplementation {
+  return {
+    Range: unary(async (req: Msg) => {
+      const spec = rangeSpecIn(req);
+      if (!req.serializable) await ctx.proposer.readBarrier();
+      const at = spec.revision && spec.revision > 0 ? spec.revision : undefined;
+      const current = ctx.store.currentRevision();
+      const { kvs } = await readRange(ctx.store, spec, at);
+      const leases = ctx.leases;
+      return rangeOut(
+        shapeRange(kvs, spec, (k) => leases.leaseOf(k)),
+        ctx.header(Math.max(current, ctx.store.currentRevision())),
+      );
+    }),
+    Put: unary(async (req: Msg) => {
+      const put = putSpecIn(req);
+      const r = await proposeEtcd(ctx, { txn: { compare: [], success: [{ put }], failure: [] } });
+      const res = r.txn!.responses[0]!;
+      const prev = 'put' in res ? res.put.prevKv : undefined;
+      return { header: ctx.header(r.revision), ...(prev ? { prev_kv: kvOut(prev) } : {}) };
+    }),
+    DeleteRange: unary(async (req: Msg) => {
+      const del = deleteSpecIn(req);
+      const r = await proposeEtcd(ctx, { txn: { compare: [], success: [{ del }], failure: [] } });
+      const res = r.txn!.responses[0]!;
+      const d = 'del' in res ? res.del : { deleted: 0, prevKvs: [] };
+      return { header: ctx.header(r.revision), deleted: d.deleted, prev_kvs: d.prevKvs.map((kv) => kvOut(kv)) };
+    }),
+    Txn: unary(async (req: Msg) => {
+      const txn = txnSpecIn(req);
+      const r = await proposeEtcd(ctx, { txn });
+      return txnOut(r.txn!, ctx.header(r.revision));
+    }),
+    Compact: unary(async (req: Msg) => {
+      const rev = num(req.revision);
+      const current = ctx.store.currentRevision();
+      if (rev > current) throw new EtcdApiError(GrpcStatus.OUT_OF_RANGE, 'etcdserver: mvcc: required revision is a future revision');
+      if (rev <= ctx.store.compactedRevision()) throw new EtcdApiError(GrpcStatus.OUT_OF_RANGE, 'etcdserver: mvcc: required revision has been compacted');
+      const r = await ctx.proposer.propose(compactCommand(rev));
+      return { header: ctx.header(r.revision) };
+    }),
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * etcd's Cluster and Maintenance services (docs/etcd-api.md "Cluster and maintenance").
+ * MemberList reads the replicated member records; membership changes stay with the API's
+ * /cluster/members. Status reports this node's Raft state; Defragment and Alarm answer as an
+ * etcd without alarms would; Snapshot streams the store's own export (docs/etcd-api.md
+ * "Snapshot": our format, not bbolt); HashKV hashes the keys and values at a revision.
+ */
+import { createReadStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import type { ServerWritableStream, UntypedServiceImplementation } from '@grpc/grpc-js';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { EtcdApiError, num, toServiceError, type Msg } from './etcd.convert.js';
+import { unary, type EtcdContext } from './etcd.context.js';
+
+/** The version string Status reports: etcd's API level this server speaks. */
+export const ETCD_VERSION = '3.4.0';
+
+function peerURL(addr: string): string {
+  return addr.includes('://') ? addr : `https://${addr}`;
+}
+
+/** The Cluster service's handlers. */
+export function clusterService(ctx: EtcdContext): UntypedServiceImplementation {
+  const unimplemented = unary(async () => {
+    throw new EtcdApiError(GrpcStatus.UNIMPLEMENTED, "etcdserver: membership changes go through the API server's /cluster/members");
+  });
+  return {
+    MemberList: unary(async (req: Msg) => {
+      const list = await ctx.node.membership.list({ local: !req.linearizable });
+      return {
+        header: ctx.header(),
+        members: list.members.map((m) => ({
+          ID: String(m.id),
+          name: m.name,
+          peerURLs: [peerURL(m.peerURL)],
+          clientURLs: m.etcdClientURL ? [m.etcdClientURL] : [],
+          isLearner: m.role === 'learner',
+        })),
+      };
+    }),
+    MemberAdd: unimplemented,
+    MemberRemove: unimplemented,
+    MemberUpdate: unimplemented,
+    MemberPromote: unimplemented,
+  };
+}
+
+/** The Maintenance service's handlers. */
+export function maintenanceService(ctx: EtcdContext, dataDir: string): UntypedServiceImplementation {
+  return {
+    Status: unary(async () => {
+      const st = ctx.node.cs.node.status();
+      const size = await dirSize(join(dataDir, 'mvcc'));
+      return {
+        header: ctx.header(),
+        version: ETCD_VERSION,
+        dbSize: size,
+        dbSizeInUse: size,
+        leader: String(st.lead),
+        raftIndex: st.commit,
+        raftTerm: st.term,
+        raftAppliedIndex: ctx.store.appliedIndex(),
+        errors: ctx.node.raftCheck() ? [ctx.node.raftCheck()] : [],
+        isLearner: false,
+      };
+    }),
+    Defragment: unary(async () => ({ header: ctx.header() })),
+    Alarm: unary(async () => ({ header: ctx.header(), alarms: [] })),
+    Hash: unary(async () => ({ header: ctx.header(), hash: await hashAt(ctx, undefined) })),
+    HashKV: unary(async (req: Msg) => {
+      const rev = num(req.revision) || undefined;
+      return { header: ctx.header(), hash: await hashAt(ctx, rev), compact_revision: ctx.store.compactedRevision() };
+    }),
+    MoveLeader: unary(async () => {
+      throw new EtcdApiError(GrpcStatus.UNIMPLEMENTED, 'etcdserver: MoveLeader is not served');
+    }),
+    Snapshot: (call: ServerWritableStream<Msg, Msg>) => {
+      void streamSnapshot(ctx, call).catch((e: unknown) => call.emit('error', toServiceError(e)));
+    },
+  };
+}
+
+async function dirSize(dir: string): Promise<number> {
+  const { readdir } = await import('node:fs/promises');
+  let total = 0;
+  for (const f of await readdir(dir).catch(() => [] as string[])) total += (await stat(join(dir, f)).catch(() => ({ size: 0 }))).size;
+  return total;
+}
+
+/** CRC-free FNV-1a over every visible key and value at `rev` (a cheap consistency probe between members). */
+async function hashAt(ctx: EtcdContext, rev: number | undefined): Promise<number> {
+  const res = await ctx.store.range('', rev !== undefined ? { atRevision: rev } : {});
+  let h = 0x811c9dc5;
+  const mix = (b: Uint8Array): void => {
+    for (const x of b) h = Math.imul(h ^ x, 0x01000193) >>> 0;
+  };
+  for (const kv of res.kvs) {
+    mix(Buffer.from(kv.key, 'utf8'));
+    mix(kv.value);
+  }
+  return h >>> 0;
+}
+
+/**
+ * Streams a consistent export of the store (MvccStore.exportSnapshotToFile), 1 MiB per message,
+ * framed as etcdctl expects of a snapshot: zero padding to a multiple of 512 bytes, then the
+ * SHA-256 of everything before it (etcdctl refuses a stream whose length is not 512n + 32).
+ */
+async function streamSnapshot(ctx: EtcdContext, call: ServerWritableStream<Msg, Msg>): Promise<void> {
+  const file = join(tmpdir(), `kapi-etcd-snapshot-${randomBytes(6).toString('hex')}.snap`);
+  try {
+    await ctx.store.exportSnapshotToFile(file);
+    const { size: exported } = await stat(file);
+    const pad = (512 - (exported % 512)) % 512;
+    const size = exported + pad + 32;
+    const hash = createHash('sha256');
+    let sent = 0;
+    const header = ctx.header();
+    const write = async (b: Buffer): Promise<void> => {
+      sent += b.length;
+      const ok = call.write({ header, remaining_bytes: size - sent, blob: b });
+      if (!ok) await new Promise((r) => call.once('drain', r));
+    };
+    for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+      hash.update(chunk as Buffer);
+      await write(chunk as Buffer);
+    }
+    const zeros = Buffer.alloc(pad);
+    hash.update(zeros);
+    await write(Buffer.concat([zeros, hash.digest()]));
+    call.end();
+  } finally {
+    await rm(file, { force: true });
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * The etcd v3 API of a node (docs/etcd-api.md), served when --listen-client-urls is given. It
+ * starts once the application is bootstrapped (the storage is open) and stops before the
+ * storage closes (beforeApplicationShutdown runs ahead of the storage's onApplicationShutdown).
+ */
+import path from 'node:path';
+import { Inject, Injectable, Module, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import type { ClusterNode } from '../cluster/cluster.node.js';
+import type { ServerConfig } from '../config/flags.js';
+import type { PkiMaterial } from '@app/pki';
+import { CLUSTER_NODE, PKI, SERVER_CONFIG } from '../tokens.js';
+import { EtcdServer } from './etcd.server.js';
+
+/** Owns the etcd endpoint's lifetime. */
+@Injectable()
+export class EtcdEndpoint implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private server: EtcdServer | undefined;
+
+  constructor(
+    @Inject(SERVER_CONFIG) private readonly cfg: ServerConfig,
+    @Inject(PKI) private readonly pki: PkiMaterial,
+    @Inject(CLUSTER_NODE) private readonly node: ClusterNode,
+  ) {}
+
+  /** The bound port, or 0 when not served. */
+  get port(): number {
+    return this.server?.port ?? 0;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.cfg.listenClientUrls) return;
+    const server = new EtcdServer(this.cfg, this.pki, this.node, path.resolve(this.cfg.dataDir));
+    await server.start();
+    this.server = server;
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.server?.stop();
+  }
+}
+
+/** Module of the etcd endpoint. */
+@Module({ providers: [EtcdEndpoint], exports: [EtcdEndpoint] })
+export class EtcdModule {}

@@ -1,0 +1,233 @@
+/**
+ * etcd's Watch service (docs/etcd-api.md "Watch"): one bidirectional stream carries many
+ * watchers. A watcher subscribes to the store's event stream first, then replays history from
+ * its start revision, then delivers what arrived meanwhile (without the revisions the replay
+ * already covered): no gap and no duplicate. Events of one revision travel in one response
+ * (split into fragments when asked and large). A start revision below the compacted one cancels
+ * the watcher with compact_revision, as etcd does.
+ */
+import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js';
+import { MvccError, type MvccEvent } from '@app/mvcc';
+import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
+import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
+import type { EtcdContext } from './etcd.context.js';
+import { envInt } from '../config/env.js';
+
+/** Responses larger than this are split when the watcher asked for fragments (etcd's request limit). */
+const FRAGMENT_BYTES = 1536 * 1024;
+
+/** How often a watcher with progress_notify hears the current revision (etcd's default is 10 minutes). */
+function progressIntervalMs(): number {
+  return envInt('KAPI_ETCD_PROGRESS_NOTIFY_MS') ?? 10 * 60 * 1000;
+}
+
+interface Watcher {
+  id: number;
+  range: EtcdKeyRange;
+  prevKv: boolean;
+  noPut: boolean;
+  noDelete: boolean;
+  fragment: boolean;
+  progressNotify: boolean;
+  /** Events held back until the history replay is sent (undefined once live). */
+  pending: MvccEvent[] | undefined;
+  /** Last revision delivered (replayed or live). */
+  sentRev: number;
+  /** First revision this watcher reports (its start revision, or the next one). */
+  from: number;
+  queue: MvccEvent[];
+  flushScheduled: boolean;
+  unsubscribe: () => void;
+}
+
+function commonPrefix(r: EtcdKeyRange): string | undefined {
+  if (r.end === undefined) return undefined;
+  if (r.end === '\u0000') return '';
+  let i = 0;
+  while (i < r.key.length && i < r.end.length && r.key.charCodeAt(i) === r.end.charCodeAt(i)) i++;
+  return r.key.slice(0, i);
+}
+
+/** The Watch service's handler. */
+export function watchService(ctx: EtcdContext): UntypedServiceImplementation {
+  return {
+    Watch: (call: ServerDuplexStream<Msg, Msg>) => new WatchStream(ctx, call).start(),
+  };
+}
+
+class WatchStream {
+  private readonly watchers = new Map<number, Watcher>();
+  private nextId = 0;
+  private closed = false;
+  private progressTimer: NodeJS.Timeout | undefined;
+  private unsubscribeReset: (() => void) | undefined;
+
+  constructor(
+    private readonly ctx: EtcdContext,
+    private readonly call: ServerDuplexStream<Msg, Msg>,
+  ) {}
+
+  start(): void {
+    this.call.on('data', (req: Msg) => this.onRequest(req));
+    this.call.on('end', () => this.close(true));
+    this.call.on('error', () => this.close(false));
+    this.call.on('cancelled', () => this.close(false));
+    // A snapshot replaced the store: history is no longer continuous, the watchers must end.
+    this.unsubscribeReset = this.ctx.store.onReset(() => {
+      for (const w of [...this.watchers.values()]) this.cancel(w, 'etcdserver: the store was replaced by a snapshot; watch again');
+    });
+    this.progressTimer = setInterval(() => this.progress(false), progressIntervalMs());
+    this.progressTimer.unref();
+  }
+
+  private close(endStream: boolean): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.progressTimer) clearInterval(this.progressTimer);
+    this.unsubscribeReset?.();
+    for (const w of this.watchers.values()) w.unsubscribe();
+    this.watchers.clear();
+    if (endStream) this.call.end();
+  }
+
+  private send(msg: Msg): void {
+    if (!this.closed) this.call.write(msg);
+  }
+
+  private onRequest(req: Msg): void {
+    try {
+      if (req.create_request) this.create(req.create_request);
+      else if (req.cancel_request) {
+        const w = this.watchers.get(num(req.cancel_request.watch_id));
+        if (w) this.cancel(w, '');
+      } else if (req.progress_request) this.progress(true);
+    } catch (e) {
+      const err = toServiceError(e);
+      this.send({ header: this.ctx.header(), watch_id: -1, created: true, canceled: true, cancel_reason: err.details ?? String(e) });
+    }
+  }
+
+  private progress(all: boolean): void {
+    for (const w of this.watchers.values()) {
+      if ((all || w.progressNotify) && w.pending === undefined && w.queue.length === 0) {
+        this.send({ header: this.ctx.header(), watch_id: w.id });
+      }
+    }
+  }
+
+  private cancel(w: Watcher, reason: string, compactRevision?: number): void {
+    w.unsubscribe();
+    this.watchers.delete(w.id);
+    this.send({
+      header: this.ctx.header(),
+      watch_id: w.id,
+      canceled: true,
+      ...(reason ? { cancel_reason: reason } : {}),
+      ...(compactRevision ? { compact_revision: compactRevision } : {}),
+    });
+  }
+
+  private create(c: Msg): void {
+    const range = rangeIn(c.key, c.range_end);
+    let id = num(c.watch_id);
+    if (id === 0 || this.watchers.has(id)) {
+      while (this.watchers.has(this.nextId)) this.nextId++;
+      id = this.nextId++;
+    }
+    const filters: string[] = c.filters ?? [];
+    const w: Watcher = {
+      id,
+      range,
+      prevKv: !!c.prev_kv,
+      noPut: filters.includes('NOPUT'),
+      noDelete: filters.includes('NODELETE'),
+      fragment: !!c.fragment,
+      progressNotify: !!c.progress_notify,
+      pending: [],
+      sentRev: 0,
+      from: 0,
+      queue: [],
+      flushScheduled: false,
+      unsubscribe: () => undefined,
+    };
+    const store = this.ctx.store;
+    w.unsubscribe = store.subscribe((ev) => {
+      if (isReservedKey(ev.key) || !inRange(ev.key, range)) return;
+      if (w.pending) w.pending.push(ev);
+      else this.enqueue(w, [ev]);
+    });
+    this.watchers.set(id, w);
+    const current = store.currentRevision();
+    const start = num(c.start_revision);
+    this.send({ header: this.ctx.header(current), watch_id: id, created: true });
+    w.from = start > 0 ? start : current + 1;
+    if (start <= 0 || start > current) {
+      w.sentRev = start > 0 ? start - 1 : current;
+      const held = w.pending ?? [];
+      w.pending = undefined;
+      this.enqueue(
+        w,
+        held.filter((e) => e.revision > w.sentRev),
+      );
+      return;
+    }
+    const prefix = commonPrefix(range);
+    store.eventsAfter(start - 1, prefix === undefined ? { key: range.key } : { prefix }).then(
+      ({ events, revision }) => {
+        if (!this.watchers.has(id)) return;
+        const replay = events.filter((e) => !isReservedKey(e.key) && inRange(e.key, range));
+        const held = w.pending ?? [];
+        w.pending = undefined;
+        this.enqueue(w, [...replay, ...held.filter((e) => e.revision > revision)]);
+      },
+      (e: unknown) => {
+        if (!this.watchers.has(id)) return;
+        if (e instanceof MvccError && e.code === 'Compacted') {
+          this.cancel(w, 'etcdserver: mvcc: required revision has been compacted', store.compactedRevision());
+        } else {
+          this.cancel(w, toServiceError(e).details ?? String(e));
+        }
+      },
+    );
+  }
+
+  private enqueue(w: Watcher, events: MvccEvent[]): void {
+    for (const e of events) {
+      if (e.revision < w.from || (e.type === 'put' ? w.noPut : w.noDelete)) continue;
+      w.queue.push(e);
+    }
+    if (w.queue.length === 0 || w.flushScheduled) return;
+    w.flushScheduled = true;
+    // After the applier finished the entry (lease attachments are then current).
+    setImmediate(() => this.flush(w));
+  }
+
+  private flush(w: Watcher): void {
+    w.flushScheduled = false;
+    if (!this.watchers.has(w.id) || this.closed) return;
+    const events = w.queue.splice(0);
+    const leases = this.ctx.leases;
+    let i = 0;
+    while (i < events.length) {
+      const rev = events[i]!.revision;
+      const group: Msg[] = [];
+      let bytes = 0;
+      for (; i < events.length && events[i]!.revision === rev; i++) {
+        const e = events[i]!;
+        const kv =
+          e.type === 'put'
+            ? kvOut(e.value, leases.leaseOf(e.key))
+            : { key: keyBytes(e.key), mod_revision: e.revision, create_revision: 0, version: 0, value: Buffer.alloc(0), lease: '0' };
+        const ev: Msg = { type: e.type === 'put' ? 'PUT' : 'DELETE', kv, ...(w.prevKv && e.prevValue ? { prev_kv: kvOut(e.prevValue, '0') } : {}) };
+        bytes += e.key.length + e.value.value.length + (w.prevKv ? (e.prevValue?.value.length ?? 0) : 0);
+        group.push(ev);
+        if (w.fragment && bytes > FRAGMENT_BYTES && i + 1 < events.length && events[i + 1]!.revision === rev) {
+          this.send({ header: this.ctx.header(rev), watch_id: w.id, events: group.splice(0), fragment: true });
+          bytes = 0;
+        }
+      }
+      w.sentRev = rev;
+      this.send({ header: this.ctx.header(rev), watch_id: w.id, events: group });
+    }
+  }
+}

@@ -1,0 +1,269 @@
+/**
+ * etcd benchmark (`npm run bench:etcd`): our three-node store against etcd 3.4 (/usr/bin/etcd,
+ * three members on loopback started here), through the same clients, in one run, one table:
+ *
+ * - `etcdctl check perf --load=s|m|l` (etcdctl's own write benchmark: 60 s each, PASS/FAIL);
+ * - 1 KiB Puts at 1, 64 and 256 concurrent requests (a grpc-js client over proto/etcd, sent to
+ *   the leader, as clients of either system end up doing);
+ * - linearizable and serializable single-key Ranges at 64 concurrent requests, spread over the
+ *   three members.
+ *
+ * Both systems serve plain HTTP/2 on loopback (no TLS on either side) with fsync on. Targets
+ * (exit code 1 when one is missed): Put throughput >= 1.2x etcd's at c=64 and c=256, our p50 at
+ * c=1 <= 1.2x etcd's, and `check perf --load=m` passes on ours.
+ *
+ * Flags: --seconds N (per load point, default 10), --loads s,m,l (check perf loads; "" skips).
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { createPki } from '@app/pki';
+import { findProtoFile } from '@app/raft';
+import { getFreePorts, startServer, type ServerHandle } from '../test/support/server.js';
+import { isEntryPoint } from '../cluster/entry-point.js';
+
+const { values: flags } = parseArgs({ options: { seconds: { type: 'string' }, loads: { type: 'string' } }, strict: false });
+const SECONDS = Number(flags.seconds ?? 10) || 10;
+const LOADS = String(flags.loads ?? 's,m,l')
+  .split(',')
+  .filter((l) => l !== '');
+const VALUE = Buffer.alloc(1024, 'x');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Result {
+  opsPerSec: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+interface Perf {
+  throughput: number;
+  slowest: number;
+  pass: boolean;
+}
+
+interface System {
+  name: string;
+  endpoints: string[];
+  leader: number;
+  stop(): Promise<void>;
+}
+
+type KvClient = grpc.Client & {
+  Put(req: object, cb: (e: grpc.ServiceError | null) => void): void;
+  Range(req: object, cb: (e: grpc.ServiceError | null) => void): void;
+};
+type StatusClient = grpc.Client & {
+  Status(req: object, cb: (e: grpc.ServiceError | null, r?: { header: { member_id: number }; leader: number }) => void): void;
+};
+
+function loadEtcd(): { KV: grpc.ServiceClientConstructor; Maintenance: grpc.ServiceClientConstructor } {
+  const rpc = findProtoFile('etcd/rpc.proto');
+  const def = protoLoader.loadSync(rpc, { keepCase: true, longs: Number, defaults: true, includeDirs: [dirname(rpc)] });
+  return (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: { KV: grpc.ServiceClientConstructor; Maintenance: grpc.ServiceClientConstructor } })
+    .etcdserverpb;
+}
+
+/** Closed-loop workers for SECONDS; latencies in ms. */
+async function measure(workers: number, op: (i: number) => Promise<void>): Promise<Result> {
+  const lat: number[] = [];
+  let errors = 0;
+  const end = Date.now() + SECONDS * 1000;
+  let seq = 0;
+  const t0 = Date.now();
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (Date.now() < end) {
+        const s = process.hrtime.bigint();
+        try {
+          await op(seq++);
+          lat.push(Number(process.hrtime.bigint() - s) / 1e6);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  const secs = (Date.now() - t0) / 1000;
+  lat.sort((a, b) => a - b);
+  const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
+  return { opsPerSec: lat.length / secs, p50: q(0.5), p99: q(0.99), errors };
+}
+
+async function leaderOf(endpoints: string[]): Promise<number> {
+  const { Maintenance } = loadEtcd();
+  for (let attempt = 0; attempt < 200; attempt++) {
+    for (const [i, ep] of endpoints.entries()) {
+      const c = new Maintenance(ep.replace(/^https?:\/\//, ''), grpc.credentials.createInsecure()) as unknown as StatusClient;
+      const r = await new Promise<{ header: { member_id: number }; leader: number } | undefined>((res) => c.Status({}, (e, out) => res(e ? undefined : out)));
+      c.close();
+      if (r && r.leader !== 0 && r.header.member_id === r.leader) return i;
+    }
+    await sleep(100);
+  }
+  throw new Error(`no leader among ${endpoints.join(',')}`);
+}
+
+async function startOurs(dir: string): Promise<System> {
+  await createPki({ outDir: join(dir, 'pki'), hosts: ['127.0.0.1'] });
+  const ports = await getFreePorts(6);
+  const names = ['n1', 'n2', 'n3'];
+  const endpoints = names.map((_, i) => `http://127.0.0.1:${ports[3 + i]}`);
+  const initial = names.map((n, i) => `${n}=127.0.0.1:${ports[i]}`).join(',');
+  const nodes: ServerHandle[] = await Promise.all(
+    names.map((n, i) =>
+      startServer({
+        dataDir: join(dir, n),
+        readyTimeoutMs: 60_000,
+        args: [
+          '--name',
+          n,
+          '--pki-dir',
+          join(dir, 'pki'),
+          '--listen-peer-port',
+          String(ports[i]),
+          '--initial-cluster',
+          initial,
+          '--listen-client-urls',
+          endpoints[i]!,
+        ],
+      }),
+    ),
+  );
+  return { name: 'kapi', endpoints, leader: await leaderOf(endpoints), stop: async () => void (await Promise.all(nodes.map((n) => n.cleanup()))) };
+}
+
+async function startEtcd(dir: string, bin: string): Promise<System> {
+  const ports = await getFreePorts(6);
+  const names = ['e1', 'e2', 'e3'];
+  const endpoints = names.map((_, i) => `http://127.0.0.1:${ports[3 + i]}`);
+  const cluster = names.map((n, i) => `${n}=http://127.0.0.1:${ports[i]}`).join(',');
+  const children: ChildProcess[] = names.map((n, i) =>
+    spawn(
+      bin,
+      [
+        '--name', n, '--data-dir', join(dir, n),
+        '--listen-peer-urls', `http://127.0.0.1:${ports[i]}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${ports[i]}`,
+        '--listen-client-urls', endpoints[i]!, '--advertise-client-urls', endpoints[i]!,
+        '--initial-cluster', cluster, '--initial-cluster-state', 'new', '--initial-cluster-token', 'bench', '--log-level', 'error',
+      ], // prettier-ignore
+      { stdio: ['ignore', 'ignore', 'ignore'] },
+    ),
+  );
+  return {
+    name: 'etcd',
+    endpoints,
+    leader: await leaderOf(endpoints),
+    stop: async () => {
+      for (const c of children) c.kill('SIGKILL');
+    },
+  };
+}
+
+async function kvLoad(sys: System): Promise<{ puts: Result[]; linear: Result; serial: Result }> {
+  const { KV } = loadEtcd();
+  // Several channels per member: one HTTP/2 connection would serialize on one socket.
+  const channels = (ep: string, n: number): KvClient[] =>
+    Array.from(
+      { length: n },
+      (_, i) => new KV(ep.replace(/^https?:\/\//, ''), grpc.credentials.createInsecure(), { 'grpc.channel_id': i }) as unknown as KvClient,
+    );
+  const leader = channels(sys.endpoints[sys.leader]!, 8);
+  const all = sys.endpoints.flatMap((ep) => channels(ep, 4));
+  const put = (i: number) =>
+    new Promise<void>((res, rej) => leader[i % leader.length]!.Put({ key: Buffer.from(`/bench/${i % 10000}`), value: VALUE }, (e) => (e ? rej(e) : res())));
+  const range = (serializable: boolean) => (i: number) =>
+    new Promise<void>((res, rej) => all[i % all.length]!.Range({ key: Buffer.from(`/bench/${i % 1000}`), serializable }, (e) => (e ? rej(e) : res())));
+  await measure(16, put);
+  const puts = [await measure(1, put), await measure(64, put), await measure(256, put)];
+  const linear = await measure(64, range(false));
+  const serial = await measure(64, range(true));
+  for (const c of [...leader, ...all]) c.close();
+  return { puts, linear, serial };
+}
+
+function checkPerf(sys: System, load: string): Perf {
+  const r = spawnSync('etcdctl', ['--endpoints', sys.endpoints.join(','), 'check', 'perf', `--load=${load}`], {
+    env: { ...process.env, ETCDCTL_API: '3' },
+    encoding: 'utf8',
+    timeout: 240_000,
+  });
+  const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+  // "PASS: Throughput is N writes/s" or "FAIL: Throughput too low: N writes/s" (likewise the slowest).
+  const tp = /Throughput (?:is|too low:) ([\d.]+) writes\/s/.exec(out);
+  const slow = /Slowest request took (?:too long: )?([\d.]+)s/.exec(out);
+  spawnSync('etcdctl', ['--endpoints', sys.endpoints.join(','), 'del', '--prefix', '/etcdctl-check-perf/'], { env: { ...process.env, ETCDCTL_API: '3' } });
+  return { throughput: tp ? Number(tp[1]) : 0, slowest: slow ? Number(slow[1]) : NaN, pass: r.status === 0 && /^PASS$/m.test(r.stdout ?? '') };
+}
+
+async function run(sys: System): Promise<{ kv: Awaited<ReturnType<typeof kvLoad>>; perf: Map<string, Perf> }> {
+  const kv = await kvLoad(sys);
+  const perf = new Map<string, Perf>();
+  for (const l of LOADS) perf.set(l, checkPerf(sys, l));
+  return { kv, perf };
+}
+
+const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : '-');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'etcd-bench-'));
+  const bin = spawnSync('sh', ['-c', 'command -v etcd'], { encoding: 'utf8' }).stdout.trim();
+  if (!bin) throw new Error('etcd is not installed (apt-get install etcd-server)');
+  try {
+    const ours = await startOurs(join(dir, 'kapi'));
+    const a = await run(ours).finally(() => ours.stop());
+    const etcd = await startEtcd(join(dir, 'etcd'), bin);
+    const b = await run(etcd).finally(() => etcd.stop());
+    const rows: [string, string, string, string][] = [];
+    const labels = ['put c=1', 'put c=64', 'put c=256'];
+    a.kv.puts.forEach((r, i) => {
+      const e = b.kv.puts[i]!;
+      rows.push([`${labels[i]} ops/s`, f0(r.opsPerSec), f0(e.opsPerSec), f2(r.opsPerSec / e.opsPerSec)]);
+      rows.push([`${labels[i]} p50 ms`, f2(r.p50), f2(e.p50), f2(r.p50 / e.p50)]);
+      rows.push([`${labels[i]} p99 ms`, f2(r.p99), f2(e.p99), f2(r.p99 / e.p99)]);
+    });
+    for (const [label, x, y] of [
+      ['range linearizable c=64 ops/s', a.kv.linear, b.kv.linear],
+      ['range serializable c=64 ops/s', a.kv.serial, b.kv.serial],
+    ] as const) {
+      rows.push([label, f0(x.opsPerSec), f0(y.opsPerSec), f2(x.opsPerSec / y.opsPerSec)]);
+    }
+    for (const l of LOADS) {
+      const x = a.perf.get(l)!;
+      const y = b.perf.get(l)!;
+      rows.push([
+        `check perf --load=${l}`,
+        `${x.pass ? 'PASS' : 'FAIL'} ${f0(x.throughput)}/s ${f2(x.slowest)}s`,
+        `${y.pass ? 'PASS' : 'FAIL'} ${f0(y.throughput)}/s ${f2(y.slowest)}s`,
+        f2(x.throughput / y.throughput),
+      ]);
+    }
+    const errors = [...a.kv.puts, a.kv.linear, a.kv.serial].reduce((s, r) => s + r.errors, 0);
+    console.log(`etcd v3 API: kapi (3 nodes) vs etcd 3.4 (3 members), loopback, plain HTTP/2, fsync on, ${SECONDS}s per load point`);
+    console.log(`${'figure'.padEnd(32)} ${'kapi'.padStart(22)} ${'etcd'.padStart(22)} ${'kapi/etcd'.padStart(10)}`);
+    for (const [n, x, y, r] of rows) console.log(`${n.padEnd(32)} ${x.padStart(22)} ${y.padStart(22)} ${r.padStart(10)}`);
+    const misses: string[] = [];
+    if (a.kv.puts[1]!.opsPerSec < 1.2 * b.kv.puts[1]!.opsPerSec) misses.push('put c=64 < 1.2x etcd');
+    if (a.kv.puts[2]!.opsPerSec < 1.2 * b.kv.puts[2]!.opsPerSec) misses.push('put c=256 < 1.2x etcd');
+    if (a.kv.puts[0]!.p50 > 1.2 * b.kv.puts[0]!.p50) misses.push('p50 c=1 > 1.2x etcd');
+    if (a.perf.has('m') && !a.perf.get('m')!.pass) misses.push('check perf --load=m fails');
+    if (errors > 0) misses.push(`${errors} request errors on kapi`);
+    console.log(misses.length === 0 ? 'targets met' : `targets missed: ${misses.join('; ')}`);
+    process.exitCode = misses.length === 0 ? 0 : 1;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (isEntryPoint(import.meta.url)) {
+  main().catch((e: unknown) => {
+    console.error(e);
+    process.exit(2);
+  });
+}

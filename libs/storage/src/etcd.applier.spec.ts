@@ -1,0 +1,163 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MvccStore } from '@app/mvcc';
+import { EtcdApplier } from './etcd.applier.js';
+import { decodeEtcdCommand, encodeEtcdCommand, type EtcdCommand, type EtcdOp } from './etcd.command.js';
+import { inRange, readRange, shapeRange } from './etcd.range.js';
+
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+const put = (key: string, value: string, lease = '0'): EtcdOp => ({ put: { key, value: b64(value), lease } });
+
+describe('EtcdApplier (on a real MvccStore)', () => {
+  let dir: string;
+  let store: MvccStore;
+  let clock: number;
+  let applier: EtcdApplier;
+  let index: number;
+  const apply = (cmd: EtcdCommand) => applier.apply(++index, decodeEtcdCommand(encodeEtcdCommand(cmd)));
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'etcd-applier-'));
+    store = await MvccStore.open(dir);
+    clock = 1_000_000;
+    applier = new EtcdApplier(store, () => clock);
+    index = 0;
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs a whole Txn at one revision; later ops of the Txn see its earlier writes', async () => {
+    const r = await apply({ txn: { compare: [], success: [put('/a', '1'), put('/b', '2'), { range: { key: '/', end: '0' } }], failure: [] } });
+    expect(r.revision).toBe(1);
+    const range = r.txn!.responses[2]!;
+    expect('range' in range && range.range.kvs.map((kv) => [kv.key, kv.modRevision])).toEqual([
+      ['/a', 1],
+      ['/b', 1],
+    ]);
+    expect(store.appliedIndex()).toBe(1);
+  });
+
+  it('compares MOD/VERSION/VALUE over a key and a range, choosing the branch', async () => {
+    await apply({ txn: { compare: [], success: [put('/k/1', 'x'), put('/k/2', 'y')], failure: [] } });
+    const r = await apply({
+      txn: {
+        compare: [
+          { key: '/k/1', target: 'VALUE', result: 'EQUAL', value: b64('x') },
+          { key: '/k/', end: '/k0', target: 'MOD', result: 'GREATER', value: 0 },
+          { key: '/missing', target: 'VERSION', result: 'EQUAL', value: 0 },
+        ],
+        success: [put('/k/1', 'won')],
+        failure: [put('/k/1', 'lost')],
+      },
+    });
+    expect(r.txn!.succeeded).toBe(true);
+    const f = await apply({
+      txn: {
+        compare: [{ key: '/k/1', target: 'VALUE', result: 'EQUAL', value: b64('x') }],
+        success: [],
+        failure: [{ del: { key: '/k/', end: '/k0', prevKv: true } }],
+      },
+    });
+    expect(f.txn!.succeeded).toBe(false);
+    const d = f.txn!.responses[0]!;
+    expect('del' in d && d.del.deleted).toBe(2);
+    expect((await readRange(store, { key: '/k/', end: '/k0' })).kvs).toEqual([]);
+  });
+
+  it('a failing Put (unknown lease, ignore_value of a missing key) changes nothing but advances the index', async () => {
+    const r = await apply({ txn: { compare: [], success: [put('/a', '1', '42')], failure: [] } });
+    expect(r.error).toEqual({ code: 'NOT_FOUND', message: 'etcdserver: requested lease not found' });
+    const r2 = await apply({ txn: { compare: [], success: [{ put: { key: '/a', value: '', lease: '0', ignoreValue: true } }], failure: [] } });
+    expect(r2.error?.message).toBe('etcdserver: key not found');
+    expect(store.currentRevision()).toBe(0);
+    expect(store.appliedIndex()).toBe(2);
+  });
+
+  it('leases: attach, keep-alive, expiry on the clock, revoke deletes the keys; reload rebuilds the table', async () => {
+    await apply({ grant: { id: '7', ttl: 10 } });
+    await apply({ txn: { compare: [], success: [put('/l/1', 'a', '7'), put('/l/2', 'b', '7'), put('/free', 'c')], failure: [] } });
+    expect(applier.leaseOf('/l/1')).toBe('7');
+    expect([...applier.lease('7')!.keys].sort()).toEqual(['/l/1', '/l/2']);
+    // Lease records are invisible to etcd ranges.
+    expect((await readRange(store, { key: '\u0000', end: '\u0000' })).kvs.map((kv) => kv.key)).toEqual(['/free', '/l/1', '/l/2']);
+    clock += 11_000;
+    expect(applier.expired()).toEqual(['7']);
+    await apply({ keepalive: { id: '7' } });
+    expect(applier.expired()).toEqual([]);
+    const again = new EtcdApplier(store, () => clock);
+    await again.ready();
+    expect([...again.lease('7')!.keys].sort()).toEqual(['/l/1', '/l/2']);
+    await apply({ revoke: { id: '7' } });
+    expect((await readRange(store, { key: '/', end: '0' })).kvs.map((kv) => kv.key)).toEqual(['/free']);
+    expect(applier.lease('7')).toBeUndefined();
+    expect((await apply({ revoke: { id: '7' } })).error?.code).toBe('NOT_FOUND');
+  });
+
+  it('applies a run of entries as one batch: each sees the ones before it, one revision each', async () => {
+    const cmds: EtcdCommand[] = [
+      { grant: { id: '5', ttl: 30 } },
+      { txn: { compare: [], success: [put('/g', '1', '5')], failure: [] } },
+      {
+        txn: {
+          compare: [{ key: '/g', target: 'VERSION', result: 'EQUAL', value: 1 }],
+          success: [{ put: { key: '/g', value: b64('2'), lease: '0', ignoreLease: true, prevKv: true } }],
+          failure: [],
+        },
+      },
+      { txn: { compare: [], success: [put('/bad', 'x', '404')], failure: [] } },
+      { txn: { compare: [], success: [{ range: { key: '/', end: '0' } }], failure: [] } },
+    ];
+    const rs = await applier.applyMany(cmds.map((cmd) => ({ index: ++index, cmd })));
+    expect(rs.map((r) => r.revision)).toEqual([1, 2, 3, 3, 3]);
+    expect(rs[2]!.txn!.succeeded).toBe(true);
+    expect(rs[3]!.error?.code).toBe('NOT_FOUND');
+    const range = rs[4]!.txn!.responses[0]!;
+    expect('range' in range && range.range.kvs.map((kv) => [kv.key, kv.version, kv.lease, Buffer.from(kv.value).toString()])).toEqual([['/g', 2, '5', '2']]);
+    expect(await store.get('/g')).toMatchObject({ version: 2, modRevision: 3, createRevision: 2 });
+    expect(store.appliedIndex()).toBe(5);
+  });
+
+  it('a key deleted earlier in the batch reads as absent to later entries', async () => {
+    await apply({ txn: { compare: [], success: [put('/z', '1')], failure: [] } });
+    const rs = await applier.applyMany([
+      { index: ++index, cmd: { txn: { compare: [], success: [{ del: { key: '/z' } }], failure: [] } } },
+      { index: ++index, cmd: { txn: { compare: [{ key: '/z', target: 'VERSION', result: 'EQUAL', value: 0 }], success: [put('/z', 'new')], failure: [] } } },
+    ]);
+    expect(rs[1]!.txn!.succeeded).toBe(true);
+    expect(await store.get('/z')).toMatchObject({ version: 1, createRevision: 3 });
+  });
+
+  it('a put without a lease detaches the key; a delete drops its attachment', async () => {
+    await apply({ grant: { id: '9', ttl: 60 } });
+    await apply({ txn: { compare: [], success: [put('/x', '1', '9'), put('/y', '1', '9')], failure: [] } });
+    await apply({ txn: { compare: [], success: [put('/x', '2')], failure: [] } });
+    await apply({ txn: { compare: [], success: [{ del: { key: '/y' } }], failure: [] } });
+    expect(applier.leaseOf('/x')).toBe('0');
+    expect([...applier.lease('9')!.keys]).toEqual([]);
+  });
+});
+
+describe('etcd ranges', () => {
+  it('inRange: single key, [key, end), and everything from key with "\\0"', () => {
+    expect(inRange('/a', { key: '/a' })).toBe(true);
+    expect(inRange('/ab', { key: '/a' })).toBe(false);
+    expect(inRange('/b', { key: '/a', end: '/c' })).toBe(true);
+    expect(inRange('/c', { key: '/a', end: '/c' })).toBe(false);
+    expect(inRange('/z', { key: '/a', end: '\u0000' })).toBe(true);
+  });
+
+  it('shapeRange: sort, count before limit, keys_only, count_only', () => {
+    const kv = (key: string, mod: number) => ({ key, value: Buffer.from('v'), createRevision: 1, modRevision: mod, version: 1 });
+    const all = [kv('/a', 3), kv('/b', 1), kv('/c', 2)];
+    const r = shapeRange(all, { key: '/', end: '0', sortTarget: 'MOD', sortOrder: 'DESCEND', limit: 2, keysOnly: true }, () => '0');
+    expect(r.kvs.map((x) => x.key)).toEqual(['/a', '/c']);
+    expect(r.count).toBe(3);
+    expect(r.more).toBe(true);
+    expect(r.kvs[0]!.value.length).toBe(0);
+    expect(shapeRange(all, { key: '/', end: '0', countOnly: true }, () => '0')).toEqual({ kvs: [], count: 3, more: false });
+  });
+});

@@ -1,0 +1,402 @@
+/**
+ * Applies replicated etcd commands (etcd.command.ts) to the MVCC store, and holds the lease
+ * table they maintain (docs/etcd-api.md "Replicated commands" and "Leases").
+ *
+ * A command is evaluated at its log position against the store as every earlier entry left it:
+ * compares, ranges and the keys a DeleteRange or a lease revocation removes are read then, and
+ * the outcome is written as ONE plain MVCC transaction (one revision for the whole Txn, as in
+ * etcd). Every replica reads the same state at the same position, so all write the same thing.
+ *
+ * Lease state is replicated data: a lease is the record `ETCD_RESERVED_PREFIX + "lease/<id>"`
+ * (JSON `{"ttl":N}`) and a key's attachment `ETCD_RESERVED_PREFIX + "attach/<key>"` (the lease
+ * id), written in the same transaction as the change that makes them, so snapshots and restarts
+ * carry them. The in-memory table mirrors those records; only the remaining time of each lease
+ * is local (like etcd's lessor, which does not persist expiry either): a grant or keep-alive
+ * sets it to the TTL on every replica, and a new leader refreshes all of them (EtcdLessor).
+ */
+import { MvccError, validateCommand, validateKey, type ApplyEntry, type KeyValue, type MvccStore, type Op } from '@app/mvcc';
+import type {
+  EtcdCommand,
+  EtcdCompare,
+  EtcdKv,
+  EtcdOpResponse,
+  EtcdResult,
+  EtcdTxnResponse,
+  EtcdTxnSpec,
+  EtcdErrorCode,
+  EtcdKeyRange,
+} from './etcd.command.js';
+import { ETCD_RESERVED_PREFIX, inRange, readRange, shapeRange } from './etcd.range.js';
+import { compareKeys } from '@app/mvcc';
+
+const LEASE_PREFIX = `${ETCD_RESERVED_PREFIX}lease/`;
+const ATTACH_PREFIX = `${ETCD_RESERVED_PREFIX}attach/`;
+
+/** One lease as the table holds it. `expiry` is this node's clock (ms). */
+export interface LeaseEntry {
+  id: string;
+  ttl: number;
+  keys: Set<string>;
+  expiry: number;
+}
+
+/** An etcd error raised while evaluating a command: the command has no effect. */
+export class EtcdFailure extends Error {
+  constructor(
+    readonly code: EtcdErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Evaluation state of one Txn: its writes so far, visible to its later ops. */
+interface TxnContext {
+  overlay: Map<string, KeyValue | null>;
+  /** Attachment changes so far: key -> lease id ('0': detached). */
+  attach: Map<string, string>;
+  ops: Op[];
+  /** The revision the Txn writes at (the store's current + 1). */
+  writeRev: number;
+  /** Writes of the entries before this one in the same store batch. */
+  batch: Map<string, KeyValue | null>;
+  /** The store's state of keys read ahead for the batch (absent key: null). */
+  base: Map<string, KeyValue | null>;
+}
+
+/** The lease table and the evaluation of etcd commands on one replica. */
+export class EtcdApplier {
+  private readonly leases = new Map<string, LeaseEntry>();
+  private readonly keyLease = new Map<string, string>();
+  private loaded: Promise<void>;
+
+  constructor(
+    private readonly store: MvccStore,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.loaded = this.load();
+    this.loaded.catch(() => undefined);
+  }
+
+  /** Rebuilds the table from the store (after a snapshot replaced it). */
+  reload(): Promise<void> {
+    this.loaded = this.load();
+    return this.loaded;
+  }
+
+  /** Resolves once the table reflects the store. */
+  ready(): Promise<void> {
+    return this.loaded;
+  }
+
+  private async load(): Promise<void> {
+    const [leases, attached] = await Promise.all([this.store.range(LEASE_PREFIX), this.store.range(ATTACH_PREFIX)]);
+    this.leases.clear();
+    this.keyLease.clear();
+    const now = this.now();
+    for (const kv of leases.kvs) {
+      const id = kv.key.slice(LEASE_PREFIX.length);
+      const { ttl } = JSON.parse(Buffer.from(kv.value).toString('utf8')) as { ttl: number };
+      this.leases.set(id, { id, ttl, keys: new Set(), expiry: now + ttl * 1000 });
+    }
+    for (const kv of attached.kvs) {
+      const key = kv.key.slice(ATTACH_PREFIX.length);
+      const id = Buffer.from(kv.value).toString('utf8');
+      this.keyLease.set(key, id);
+      this.leases.get(id)?.keys.add(key);
+    }
+  }
+
+  /** The lease `key` is attached to ('0': none). */
+  leaseOf(key: string): string {
+    return this.keyLease.get(key) ?? '0';
+  }
+
+  /** One lease, or undefined. */
+  lease(id: string): LeaseEntry | undefined {
+    return this.leases.get(id);
+  }
+
+  /** Every lease id. */
+  leaseIds(): string[] {
+    return [...this.leases.keys()];
+  }
+
+  /** Restarts every lease's clock at its full TTL (a new leader does this, as etcd's Promote). */
+  refreshAll(): void {
+    const now = this.now();
+    for (const l of this.leases.values()) l.expiry = now + l.ttl * 1000;
+  }
+
+  /** Leases whose time ran out on this node's clock. */
+  expired(): string[] {
+    const now = this.now();
+    return [...this.leases.values()].filter((l) => l.expiry <= now).map((l) => l.id);
+  }
+
+  /** Applies one entry (see applyMany). */
+  async apply(index: number, cmd: EtcdCommand): Promise<EtcdResult> {
+    const [r] = await this.applyMany([{ index, cmd }]);
+    return r!;
+  }
+
+  /**
+   * Applies consecutive entries as ONE store batch (group apply): each is evaluated in log order
+   * against the store plus the writes of the entries before it in the batch, and the table is
+   * updated as each is evaluated (a later entry sees an earlier one's lease). A command that
+   * fails (an etcd error) writes only its index. Deterministic across replicas except for lease
+   * clocks. The table changes before the batch is written: if the write fails the state machine
+   * stops for good (MvccStateMachine), so no reader sees the table ahead of the store for long.
+   */
+  async applyMany(entries: readonly { index: number; cmd: EtcdCommand }[]): Promise<EtcdResult[]> {
+    await this.loaded;
+    const applied = this.store.appliedIndex();
+    const batch = new Map<string, KeyValue | null>();
+    // The single keys the entries name, read at once (each read is a trip to LevelDB's thread
+    // pool; one after another they were most of an apply). They seed the batch's base state.
+    const base = await this.prefetch(entries.filter((e) => e.index > applied).map((e) => e.cmd));
+    let rev = this.store.currentRevision();
+    const toWrite: ApplyEntry[] = [];
+    const results: EtcdResult[] = [];
+    for (const { index, cmd } of entries) {
+      // Already in the store (a replay): the table was loaded from that state; nothing to do.
+      if (index <= applied) {
+        results.push({ revision: rev });
+        continue;
+      }
+      const ctx: TxnContext = { overlay: new Map(), attach: new Map(), ops: [], writeRev: rev + 1, batch, base };
+      try {
+        const extra = await this.evaluate(ctx, cmd);
+        const invalid = ctx.ops.length > 0 ? validateCommand({ compares: [], success: ctx.ops, failure: [] }) : undefined;
+        if (invalid) throw new EtcdFailure('INVALID_ARGUMENT', `etcdserver: ${invalid}`);
+        for (const [key, v] of ctx.overlay) batch.set(key, v);
+        for (const [key, id] of ctx.attach) this.setAttachment(key, id);
+        const answer = extra();
+        if (ctx.ops.length > 0) {
+          rev++;
+          toWrite.push({ index, command: { compares: [], success: ctx.ops, failure: [] } });
+        } else {
+          toWrite.push({ index });
+        }
+        results.push({ revision: rev, ...answer });
+      } catch (e) {
+        if (!(e instanceof EtcdFailure)) throw e;
+        toWrite.push({ index });
+        results.push({ revision: rev, error: { code: e.code, message: e.message } });
+      }
+    }
+    if (toWrite.length > 0) await this.store.applyBatch(toWrite);
+    return results;
+  }
+
+  private async prefetch(cmds: EtcdCommand[]): Promise<Map<string, KeyValue | null>> {
+    const keys = new Set<string>();
+    const visit = (t: EtcdTxnSpec): void => {
+      for (const c of t.compare) if (c.end === undefined) keys.add(c.key);
+      for (const op of [...t.success, ...t.failure]) {
+        if ('put' in op) keys.add(op.put.key);
+        else if ('del' in op && op.del.end === undefined) keys.add(op.del.key);
+        else if ('txn' in op) visit(op.txn);
+      }
+    };
+    for (const cmd of cmds) if ('txn' in cmd) visit(cmd.txn);
+    const list = [...keys].filter((k) => validateKey(k) === undefined);
+    const values = await Promise.all(list.map((k) => this.store.get(k)));
+    return new Map(list.map((k, i) => [k, values[i] ?? null]));
+  }
+
+  /** Evaluates one command into ctx; returns what to do once it is accepted (and its answer). */
+  private async evaluate(ctx: TxnContext, cmd: EtcdCommand): Promise<() => Partial<EtcdResult>> {
+    if ('txn' in cmd) {
+      const txn = await this.evalTxn(ctx, cmd.txn);
+      return () => ({ txn });
+    }
+    if ('grant' in cmd) {
+      const { id, ttl } = cmd.grant;
+      if (this.leases.has(id)) throw new EtcdFailure('FAILED_PRECONDITION', 'etcdserver: lease already exists');
+      ctx.ops.push({ type: 'put', key: LEASE_PREFIX + id, value: Buffer.from(JSON.stringify({ ttl })) });
+      return () => {
+        this.leases.set(id, { id, ttl, keys: new Set(), expiry: this.now() + ttl * 1000 });
+        return { grant: { id, ttl } };
+      };
+    }
+    if ('revoke' in cmd) {
+      const l = this.requireLease(cmd.revoke.id);
+      for (const key of l.keys) {
+        ctx.ops.push({ type: 'delete', key }, { type: 'delete', key: ATTACH_PREFIX + key });
+        ctx.overlay.set(key, null);
+        ctx.attach.set(key, '0');
+      }
+      ctx.ops.push({ type: 'delete', key: LEASE_PREFIX + l.id });
+      return () => {
+        this.leases.delete(l.id);
+        return {};
+      };
+    }
+    const l = this.requireLease(cmd.keepalive.id);
+    return () => {
+      l.expiry = this.now() + l.ttl * 1000;
+      return { keepalive: { id: l.id, ttl: l.ttl } };
+    };
+  }
+
+  private requireLease(id: string): LeaseEntry {
+    const l = this.leases.get(id);
+    if (!l) throw new EtcdFailure('NOT_FOUND', 'etcdserver: requested lease not found');
+    return l;
+  }
+
+  private setAttachment(key: string, id: string): void {
+    const old = this.keyLease.get(key);
+    if (old !== undefined) this.leases.get(old)?.keys.delete(key);
+    if (id === '0') {
+      this.keyLease.delete(key);
+      return;
+    }
+    this.keyLease.set(key, id);
+    this.leases.get(id)?.keys.add(key);
+  }
+
+  private ctxLease(ctx: TxnContext, key: string): string {
+    return ctx.attach.get(key) ?? this.leaseOf(key);
+  }
+
+  private async ctxGet(ctx: TxnContext, key: string): Promise<KeyValue | undefined> {
+    // null means deleted (or absent) at that layer: it must not fall through to the next one.
+    for (const layer of [ctx.overlay, ctx.batch, ctx.base]) {
+      const o = layer.get(key);
+      if (o !== undefined) return o ?? undefined;
+    }
+    return this.store.get(key);
+  }
+
+  private async ctxRange(ctx: TxnContext, r: EtcdKeyRange): Promise<KeyValue[]> {
+    const { kvs } = await readRange(this.store, r);
+    if (ctx.overlay.size === 0 && ctx.batch.size === 0) return kvs;
+    const byKey = new Map(kvs.map((kv) => [kv.key, kv]));
+    for (const overlay of [ctx.batch, ctx.overlay]) {
+      for (const [key, v] of overlay) {
+        if (!inRange(key, r)) continue;
+        if (v === null) byKey.delete(key);
+        else byKey.set(key, v);
+      }
+    }
+    return [...byKey.values()].sort((a, b) => compareKeys(a.key, b.key));
+  }
+
+  private withLease(ctx: TxnContext, kv: KeyValue): EtcdKv {
+    return { ...kv, lease: this.ctxLease(ctx, kv.key) };
+  }
+
+  private async compare(ctx: TxnContext, c: EtcdCompare): Promise<boolean> {
+    const kvs = c.end === undefined ? [await this.ctxGet(ctx, c.key)].filter((kv): kv is KeyValue => kv !== undefined) : await this.ctxRange(ctx, c);
+    if (kvs.length === 0) {
+      if (c.target === 'VALUE') return false;
+      return this.compareOne(c, { key: c.key, value: new Uint8Array(0), createRevision: 0, modRevision: 0, version: 0 }, '0');
+    }
+    return kvs.every((kv) => this.compareOne(c, kv, this.ctxLease(ctx, kv.key)));
+  }
+
+  private compareOne(c: EtcdCompare, kv: KeyValue, lease: string): boolean {
+    let r: number;
+    switch (c.target) {
+      case 'VALUE':
+        r = Buffer.compare(Buffer.from(kv.value), Buffer.from(String(c.value), 'base64'));
+        break;
+      case 'LEASE': {
+        const a = BigInt(lease);
+        const b = BigInt(c.value);
+        r = a === b ? 0 : a > b ? 1 : -1;
+        break;
+      }
+      case 'CREATE':
+        r = kv.createRevision - Number(c.value);
+        break;
+      case 'MOD':
+        r = kv.modRevision - Number(c.value);
+        break;
+      default:
+        r = kv.version - Number(c.value);
+    }
+    switch (c.result) {
+      case 'EQUAL':
+        return r === 0;
+      case 'GREATER':
+        return r > 0;
+      case 'LESS':
+        return r < 0;
+      default:
+        return r !== 0;
+    }
+  }
+
+  private async evalTxn(ctx: TxnContext, spec: EtcdTxnSpec): Promise<EtcdTxnResponse> {
+    let ok = true;
+    for (const c of spec.compare) {
+      if (!(await this.compare(ctx, c))) {
+        ok = false;
+        break;
+      }
+    }
+    const responses: EtcdOpResponse[] = [];
+    for (const op of ok ? spec.success : spec.failure) responses.push(await this.evalOp(ctx, op));
+    return { succeeded: ok, responses };
+  }
+
+  private async evalOp(ctx: TxnContext, op: EtcdTxnSpec['success'][number]): Promise<EtcdOpResponse> {
+    if ('txn' in op) return { txn: await this.evalTxn(ctx, op.txn) };
+    if ('range' in op) {
+      const spec = op.range;
+      let kvs: KeyValue[];
+      if (spec.revision && spec.revision > 0) {
+        try {
+          kvs = (await readRange(this.store, spec, spec.revision)).kvs;
+        } catch (e) {
+          if (e instanceof MvccError && e.code === 'Compacted') throw new EtcdFailure('OUT_OF_RANGE', 'etcdserver: mvcc: required revision has been compacted');
+          if (e instanceof MvccError && e.code === 'FutureRevision')
+            throw new EtcdFailure('OUT_OF_RANGE', 'etcdserver: mvcc: required revision is a future revision');
+          throw e;
+        }
+      } else {
+        kvs = await this.ctxRange(ctx, spec);
+      }
+      return { range: shapeRange(kvs, spec, (k) => this.ctxLease(ctx, k)) };
+    }
+    if ('put' in op) {
+      const p = op.put;
+      const prev = await this.ctxGet(ctx, p.key);
+      if ((p.ignoreValue || p.ignoreLease) && !prev) throw new EtcdFailure('INVALID_ARGUMENT', 'etcdserver: key not found');
+      const value = p.ignoreValue ? prev!.value : new Uint8Array(Buffer.from(p.value, 'base64'));
+      const current = this.ctxLease(ctx, p.key);
+      const lease = p.ignoreLease ? current : p.lease;
+      if (lease !== '0' && !this.leases.has(lease)) throw new EtcdFailure('NOT_FOUND', 'etcdserver: requested lease not found');
+      const kv: KeyValue = {
+        key: p.key,
+        value,
+        createRevision: prev ? prev.createRevision : ctx.writeRev,
+        modRevision: ctx.writeRev,
+        version: prev ? prev.version + 1 : 1,
+      };
+      ctx.overlay.set(p.key, kv);
+      ctx.ops.push({ type: 'put', key: p.key, value });
+      if (lease !== current) {
+        ctx.ops.push(lease === '0' ? { type: 'delete', key: ATTACH_PREFIX + p.key } : { type: 'put', key: ATTACH_PREFIX + p.key, value: Buffer.from(lease) });
+        ctx.attach.set(p.key, lease);
+      }
+      return { put: p.prevKv && prev ? { prevKv: { ...prev, lease: current } } : {} };
+    }
+    const d = op.del;
+    const kvs = d.end === undefined ? [await this.ctxGet(ctx, d.key)].filter((kv): kv is KeyValue => kv !== undefined) : await this.ctxRange(ctx, d);
+    const prevKvs: EtcdKv[] = [];
+    for (const kv of kvs) {
+      if (d.prevKv) prevKvs.push(this.withLease(ctx, kv));
+      ctx.ops.push({ type: 'delete', key: kv.key });
+      ctx.overlay.set(kv.key, null);
+      if (this.ctxLease(ctx, kv.key) !== '0') {
+        ctx.ops.push({ type: 'delete', key: ATTACH_PREFIX + kv.key });
+        ctx.attach.set(kv.key, '0');
+      }
+    }
+    return { del: { deleted: kvs.length, prevKvs } };
+  }
+}
