@@ -135,19 +135,21 @@ describe('two API servers on one external etcd (3 members, TLS)', () => {
     if (!haveEtcd) return;
     await kubectl(a, ['create', 'namespace', 'pages']);
     for (let i = 0; i < 5; i++) await request(a, 'POST', '/api/v1/namespaces/pages/configmaps', { body: cm(`p${i}`, 'pages') });
+    // The namespace also holds kube-root-ca.crt (the root-CA publisher's), first by name.
+    await waitFor('kube-root-ca.crt', async () => (await request(a, 'GET', '/api/v1/namespaces/pages/configmaps/kube-root-ca.crt')).status === 200);
     type List = { metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number }; items: Array<{ metadata: { name: string } }> };
     const first = (await request(a, 'GET', '/api/v1/namespaces/pages/configmaps?limit=2')).json<List>();
-    expect(first.items.map((o) => o.metadata.name)).toEqual(['p0', 'p1']);
-    expect(first.metadata.remainingItemCount).toBe(3);
+    expect(first.items.map((o) => o.metadata.name)).toEqual(['kube-root-ca.crt', 'p0']);
+    expect(first.metadata.remainingItemCount).toBe(4);
     await request(a, 'POST', '/api/v1/namespaces/pages/configmaps', { body: cm('p5', 'pages') });
     const second = await request(b, 'GET', `/api/v1/namespaces/pages/configmaps?limit=2&continue=${encodeURIComponent(first.metadata.continue!)}`);
     expect(second.status).toBe(200);
     const page = second.json<List>();
-    expect(page.items.map((o) => o.metadata.name)).toEqual(['p2', 'p3']);
+    expect(page.items.map((o) => o.metadata.name)).toEqual(['p1', 'p2']);
     expect(page.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
     const third = (await request(a, 'GET', `/api/v1/namespaces/pages/configmaps?limit=2&continue=${encodeURIComponent(page.metadata.continue!)}`)).json<List>();
     // p5 came after the first page's revision.
-    expect(third.items.map((o) => o.metadata.name)).toEqual(['p4']);
+    expect(third.items.map((o) => o.metadata.name)).toEqual(['p3', 'p4']);
     expect(third.metadata.continue ?? '').toBe('');
   });
 
