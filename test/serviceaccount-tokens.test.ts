@@ -155,7 +155,7 @@ describe('service-account tokens', () => {
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { boundObjectRef: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x' } } },
     });
     expect(r.status).toBe(400);
-    expect(r.json<{ message: string }>().message).toContain('supported kinds are Secret');
+    expect(r.json<{ message: string }>().message).toContain('supported kinds are Pod, Secret');
   });
 
   it('refuses a tampered payload, alg none, HS256 keyed with the public key, an expired token, another issuer and another audience', async () => {

@@ -11,7 +11,7 @@ import { Etcd3Client, Etcd3Error, etcdPrefixEnd, rev, type EtcdKeyValue, type Et
 import { Etcd3Compactor } from './etcd3.compactor.js';
 import { Etcd3Watch } from './etcd3.watch.js';
 
-import { decodeStoredObject, encodeStoredObject } from './storage.codec.js';
+import { checkPreconditions, decodeStoredObject, encodeStoredObject } from './storage.codec.js';
 import {
   NO_CHANGE,
   StorageError,
@@ -207,21 +207,6 @@ export class Etcd3Storage implements Storage {
     }
   }
 
-  private checkPreconditions(key: string, current: KubeObject, p: Preconditions | undefined): void {
-    if (!p) return;
-    // Messages follow k8s.io/apiserver/pkg/storage.Preconditions.Check.
-    if (p.uid !== undefined && p.uid !== current.metadata.uid) {
-      throw new StorageError('Conflict', key, `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
-    }
-    if (p.resourceVersion !== undefined && p.resourceVersion !== current.metadata.resourceVersion) {
-      throw new StorageError(
-        'Conflict',
-        key,
-        `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion ?? ''}`,
-      );
-    }
-  }
-
   // ---- reads ----------------------------------------------------------------------------
 
   async get(key: string, consistency: ReadConsistency): Promise<KubeObject | undefined> {
@@ -311,7 +296,7 @@ export class Etcd3Storage implements Storage {
       let creating = false;
       if (kv) {
         current = this.decode(key, kv);
-        this.checkPreconditions(key, current, opts.preconditions);
+        checkPreconditions(key, current, opts.preconditions);
       } else {
         const initial = opts.createIfMissing?.();
         if (!initial) throw new StorageError('KeyNotFound', key, `key ${key} not found`);
@@ -347,7 +332,7 @@ export class Etcd3Storage implements Storage {
       if (attempt > this.maxRetries) throw new StorageError('Conflict', key, `too many conflicting writes to ${key}`);
       if (!kv) throw new StorageError('KeyNotFound', key, `key ${key} not found`);
       const current = this.decode(key, kv);
-      this.checkPreconditions(key, current, opts.preconditions);
+      checkPreconditions(key, current, opts.preconditions);
       if (opts.validate) await opts.validate(this.decode(key, kv));
       if (opts.dryRun) return current;
       const r = await this.txn(key, {

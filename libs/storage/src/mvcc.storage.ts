@@ -22,9 +22,7 @@ import {
   type WatchOptions,
   type WatchSink,
 } from './storage.interface.js';
-
-const textEncoder = new TextEncoder();
-const textDecoder = new TextDecoder();
+import { checkPreconditions, decodeStoredObject, encodeStoredObject } from './storage.codec.js';
 
 /** Options of MvccStorage. */
 export interface MvccStorageOptions {
@@ -42,12 +40,6 @@ export interface MvccStorageOptions {
   compactionIntervalMs?: number;
   /** Give up a guaranteedUpdate/delete after this many lost compare-and-swaps (default 100). */
   maxConflictRetries?: number;
-}
-
-type StoredMeta = KubeObject['metadata'];
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Storage implemented on MvccStore (reads) + Proposer (writes). Owns both: close() closes them. */
@@ -107,13 +99,7 @@ export class MvccStorage implements Storage {
 
   /** JSON bytes of the object without metadata.resourceVersion (it is derived from modRevision). */
   private encode(key: string, obj: KubeObject): Uint8Array {
-    if (!isRecord(obj) || !isRecord(obj.metadata)) throw new StorageError('Internal', key, 'object to store has no metadata');
-    const { resourceVersion: _rv, ...metadata } = obj.metadata as StoredMeta;
-    try {
-      return textEncoder.encode(JSON.stringify({ ...obj, metadata }));
-    } catch (e) {
-      throw new StorageError('Internal', key, `object is not serializable: ${(e as Error).message}`);
-    }
+    return encodeStoredObject(key, obj);
   }
 
   /** Parses stored bytes and sets resourceVersion (default: the value's modRevision). */
@@ -122,17 +108,7 @@ export class MvccStorage implements Storage {
   }
 
   private parse(key: string, bytes: Uint8Array, resourceVersion: number | undefined): KubeObject {
-    let obj: unknown;
-    try {
-      obj = JSON.parse(textDecoder.decode(bytes));
-    } catch {
-      throw new StorageError('Internal', key, 'stored value is not valid JSON');
-    }
-    if (!isRecord(obj) || !isRecord(obj.metadata)) throw new StorageError('Internal', key, 'stored value has no metadata');
-    const o = obj as KubeObject;
-    if (resourceVersion === undefined) delete o.metadata.resourceVersion;
-    else o.metadata.resourceVersion = String(resourceVersion);
-    return o;
+    return decodeStoredObject(key, bytes, resourceVersion);
   }
 
   // ---- errors and consistency -----------------------------------------------------------
@@ -207,21 +183,6 @@ export class MvccStorage implements Storage {
       return r;
     } catch (e) {
       this.mapError(key, e);
-    }
-  }
-
-  private checkPreconditions(key: string, current: KubeObject, p: Preconditions | undefined): void {
-    if (!p) return;
-    // Messages follow k8s.io/apiserver/pkg/storage.Preconditions.Check.
-    if (p.uid !== undefined && p.uid !== current.metadata.uid) {
-      throw new StorageError('Conflict', key, `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
-    }
-    if (p.resourceVersion !== undefined && p.resourceVersion !== current.metadata.resourceVersion) {
-      throw new StorageError(
-        'Conflict',
-        key,
-        `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion ?? ''}`,
-      );
     }
   }
 
@@ -305,7 +266,7 @@ export class MvccStorage implements Storage {
       try {
         if (kv) {
           current = this.decode(kv);
-          this.checkPreconditions(key, current, opts.preconditions);
+          checkPreconditions(key, current, opts.preconditions);
         } else {
           const initial = opts.createIfMissing?.();
           if (!initial) throw new StorageError('KeyNotFound', key, `key ${key} not found`);
@@ -349,7 +310,7 @@ export class MvccStorage implements Storage {
       try {
         if (!kv) throw new StorageError('KeyNotFound', key, `key ${key} not found`);
         current = this.decode(kv);
-        this.checkPreconditions(key, current, opts.preconditions);
+        checkPreconditions(key, current, opts.preconditions);
         if (opts.validate) await opts.validate(this.decode(kv));
         if (opts.dryRun && !fresh) throw new StorageError('Internal', key, 'dry run answers from fresh state only');
       } catch (e) {

@@ -5,7 +5,7 @@
  * MvccStorage writes the same bytes, so one layout serves the built-in store and etcd.
  */
 import type { KubeObject } from '@app/apimachinery';
-import { StorageError } from './storage.interface.js';
+import { StorageError, type Preconditions } from './storage.interface.js';
 
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
@@ -41,4 +41,22 @@ export function decodeStoredObject(key: string, bytes: Uint8Array, resourceVersi
   if (resourceVersion === undefined) delete o.metadata.resourceVersion;
   else o.metadata.resourceVersion = String(resourceVersion);
   return o;
+}
+
+/**
+ * Checks `p` against the stored object (kube's storage.Preconditions.Check, with its messages):
+ * StorageError('Conflict') when the uid or the resourceVersion differs.
+ */
+export function checkPreconditions(key: string, current: KubeObject, p: Preconditions | undefined): void {
+  if (!p) return;
+  if (p.uid !== undefined && p.uid !== current.metadata.uid) {
+    throw new StorageError('Conflict', key, `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
+  }
+  if (p.resourceVersion !== undefined && p.resourceVersion !== current.metadata.resourceVersion) {
+    throw new StorageError(
+      'Conflict',
+      key,
+      `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion ?? ''}`,
+    );
+  }
 }

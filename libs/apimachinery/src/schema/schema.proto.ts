@@ -45,9 +45,11 @@ export interface MessageOverlay {
 /** Overlays by full message name without the leading dot (`k8s.io.api.core.v1.PodSpec`). */
 export type SchemaOverlays = Readonly<Record<string, MessageOverlay>>;
 
-/** resource.Quantity as Kubernetes publishes it. */
+/**
+ * resource.Quantity: a string, or a number as Kubernetes' decoder accepts. No `type`, so that
+ * `kubectl explain` names it (`map[string]Quantity`) as it does against Kubernetes.
+ */
 export const QuantitySchema: JSONSchemaProps = defineSchema('io.k8s.apimachinery.pkg.api.resource.Quantity', {
-  type: 'string',
   description: 'A fixed-point amount such as 500m, 1Gi or 2.5e3, written as a string (or a number).',
   'x-kubernetes-int-or-string': true,
 });
