@@ -26,10 +26,15 @@ export interface BootstrapTokenAuthenticatorDeps {
 export class BootstrapTokenAuthenticator implements Authenticator {
   constructor(private readonly deps: BootstrapTokenAuthenticatorDeps) {}
 
-  async authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined> {
+  /** Synchronous (undefined) for a request without a bootstrap token, so other tokens pay no promise. */
+  authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined> | undefined {
     const raw = bearerToken(req.headers);
     const token = raw === undefined ? undefined : parseBootstrapToken(raw);
     if (!token) return undefined;
+    return this.check(token);
+  }
+
+  private async check(token: NonNullable<ReturnType<typeof parseBootstrapToken>>): Promise<UserInfo | undefined> {
     const secret = await this.deps.secret(BOOTSTRAP_TOKEN_SECRET_PREFIX + token.id);
     if (!secret) return undefined;
     const out = authenticateWithSecret(token, secret, (this.deps.now ?? Date.now)());

@@ -46,7 +46,9 @@ const bound = (extra: Partial<Parameters<typeof signBoundToken>[1]> = {}, key: K
 const req = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
-async function expect401(p: Promise<unknown>): Promise<void> {
+/** `p`: an authenticate answer (a refusal verified now is a rejected promise). */
+async function expect401(answer: unknown): Promise<void> {
+  const p = Promise.resolve(answer);
   await expect(p).rejects.toBeInstanceOf(StatusError);
   await expect(p).rejects.toMatchObject({ code: 401 });
 }
@@ -93,6 +95,20 @@ describe('ServiceAccountAuthenticator', () => {
     const hs = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(payload)}`;
     const pub = ec.publicKey.export({ type: 'spki', format: 'pem' });
     await expect401(auth().authenticate(req(`${hs}.${createHmac('sha256', pub).update(hs).digest('base64url')}`)));
+  });
+
+  it('answers a token verified before from the cache, synchronously, and still checks the account and audience', async () => {
+    const o = objects();
+    const a = auth(o);
+    const t = await bound();
+    expect((await a.authenticate(req(t)))?.username).toBe('system:serviceaccount:ns:app');
+    const again = a.authenticate(req(t));
+    expect(again).not.toBeInstanceOf(Promise);
+    expect((again as { username: string }).username).toBe('system:serviceaccount:ns:app');
+    // A TokenReview for other audiences is refused even from the cache.
+    await expect401(a.authenticate({ ...req(t), audiences: ['vault'] }));
+    o.m['sa/ns/app'] = 'another-uid';
+    await expect401(a.authenticate(req(t)));
   });
 
   it('refuses another key, an expired token, a token not yet valid and a wrong audience', async () => {

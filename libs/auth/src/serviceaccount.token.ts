@@ -199,6 +199,8 @@ interface Verified {
   legacy: boolean;
   /** When the cached verification stops counting (ms since the epoch). */
   until: number;
+  /** The user, built on first use; the existence checks still run on every request. */
+  user?: UserInfo;
 }
 
 const CACHE_MAX = 10_000;
@@ -241,10 +243,32 @@ export class ServiceAccountAuthenticator implements Authenticator {
     return iss !== undefined && (iss === LEGACY_SA_ISSUER || this.opts.issuers.includes(iss));
   }
 
-  async authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined> {
+  /**
+   * A token verified in the last seconds is accepted synchronously from the cache (keyed by the
+   * token's SHA-256): the audience and existence checks run again, the signature does not.
+   * Refusals are rejected promises.
+   */
+  authenticate(req: AuthenticationRequest): UserInfo | undefined | Promise<UserInfo | undefined> {
     const token = bearerToken(req.headers);
-    if (token === undefined || !this.recognizes(token)) return undefined;
-    const v = await this.verified(token);
+    if (token === undefined) return undefined;
+    const hash = tokenHash(token);
+    const now = this.now();
+    const hit = this.cache.get(hash);
+    if (hit && hit.until > now) {
+      try {
+        return this.userOf(hit, req, token);
+      } catch (e) {
+        // A refusal stays a rejected promise, as for a token verified now.
+        return Promise.reject(e as Error);
+      }
+    }
+    if (!this.recognizes(token)) return undefined;
+    if (hit) this.cache.delete(hash);
+    return this.verifyAndCache(token, hash, now).then((v) => this.userOf(v, req, token));
+  }
+
+  /** The user of verified claims, after the per-request checks; 401 when one fails. */
+  private userOf(v: Verified, req: AuthenticationRequest, token: string): UserInfo {
     if (!v.legacy) {
       // Checked per request, not cached: a TokenReview may ask for other audiences.
       const wanted = req.audiences && req.audiences.length > 0 ? req.audiences : this.opts.audiences;
@@ -253,16 +277,13 @@ export class ServiceAccountAuthenticator implements Authenticator {
     }
     const user = v.legacy ? this.legacyUser(v.payload, token) : this.boundUser(v.payload);
     if (!user) throw Errors.unauthorized();
-    return user;
+    // Frozen, so the chain adds system:authenticated once per cached user, not per request.
+    v.user ??= Object.freeze(user);
+    return v.user;
   }
 
-  /** Signature and time claims, from the cache when verified in the last seconds. */
-  private async verified(token: string): Promise<Verified> {
-    const hash = tokenHash(token);
-    const now = this.now();
-    const hit = this.cache.get(hash);
-    if (hit && hit.until > now) return hit;
-    if (hit) this.cache.delete(hash);
+  /** Verifies the signature and time claims and caches the result. */
+  private async verifyAndCache(token: string, hash: string, now: number): Promise<Verified> {
     let v: Verified;
     try {
       v = await this.verify(token, now);

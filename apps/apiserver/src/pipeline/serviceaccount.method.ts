@@ -24,12 +24,12 @@ export class ServiceAccountMethod implements Authenticator {
     this.inner = new ServiceAccountAuthenticator({ keys: s.keys, issuers: s.issuers, audiences: s.audiences, lookup: s.lookup, objects });
   }
 
-  async authenticate(req: AuthenticationRequest): Promise<UserInfo | undefined> {
+  authenticate(req: AuthenticationRequest): UserInfo | undefined | Promise<UserInfo | undefined> {
     // Right after start the copies may not hold their first list yet: a token of ours waits for
     // it (bounded by the request's deadline) rather than being refused for a missing account.
     if (!this.objects.isSynced()) {
       const token = bearerToken(req.headers);
-      if (token !== undefined && this.inner.recognizes(token)) await this.objects.whenSynced();
+      if (token !== undefined && this.inner.recognizes(token)) return this.objects.whenSynced().then(() => this.inner.authenticate(req));
     }
     return this.inner.authenticate(req);
   }
