@@ -4,7 +4,8 @@
  * and durations; forged, expired and misdirected tokens refused with 401; tokens of deleted
  * service accounts and bound Secrets revoked; legacy Secret tokens filled in by the controller
  * and revoked with their Secret; the `default` service account and `kube-root-ca.crt` in every
- * namespace, restored after deletion or edits.
+ * namespace, restored after deletion or edits; under RBAC, bindings to a service account and
+ * its impersonation refused until granted.
  */
 import { createHmac } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -267,6 +268,26 @@ describe('service-account tokens under --authorization-mode=RBAC', () => {
       'the namespace group allowed',
       async () => (await request(server, 'GET', '/api/v1/namespaces/default/configmaps', { identity: 'anonymous', token })).status === 200,
     );
+  });
+  it('refuses a service account impersonation until a ClusterRoleBinding grants the impersonate verb', async () => {
+    await kubectl(server, ['create', 'serviceaccount', 'ci', '-n', 'rbac-sa']);
+    const token = (await kubectl(server, ['create', 'token', 'ci', '-n', 'rbac-sa'])).stdout.trim();
+    const asBob = () =>
+      request(server, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+        identity: 'anonymous',
+        token,
+        headers: { 'impersonate-user': 'bob' },
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+      });
+    const refused = await asBob();
+    expect(refused.status).toBe(403);
+    expect(refused.json<{ message: string }>().message).toBe(
+      'users "bob" is forbidden: User "system:serviceaccount:rbac-sa:ci" cannot impersonate resource "users" in API group "" at the cluster scope',
+    );
+    await kubectl(server, ['create', 'clusterrole', 'impersonate-bob', '--verb=impersonate', '--resource=users', '--resource-name=bob']);
+    await kubectl(server, ['create', 'clusterrolebinding', 'ci-impersonates-bob', '--clusterrole=impersonate-bob', '--serviceaccount=rbac-sa:ci']);
+    await waitFor('the impersonation granted', async () => (await asBob()).status === 201);
+    expect((await asBob()).json<{ status: { userInfo: { username: string } } }>().status.userInfo.username).toBe('bob');
   });
 });
 
