@@ -273,7 +273,7 @@ describe('rules through kubectl, with Kubernetes messages', () => {
   });
 
   it('checks flow schemas and priority levels', async () => {
-    const fs = fixture('flowschema').replace('matchingPrecedence: 500', 'matchingPrecedence: 20000').replace('namespaces: ["*"]', 'clusterScope: false');
+    const fs = fixture('flowschema').replace('matchingPrecedence: 500', 'matchingPrecedence: 20000').replace("namespaces: ['*']", 'clusterScope: false');
     const r = await k(['create', '-f', '-'], { input: fs, expectFail: true });
     expect(r.stderr).toContain('spec.matchingPrecedence: Invalid value: 20000: must not be greater than 10000');
     expect(r.stderr).toContain(
@@ -286,8 +286,8 @@ describe('rules through kubectl, with Kubernetes messages', () => {
 
   it('refuses a PodSecurityPolicy capability that is both added and dropped', async () => {
     const psp = fixture('podsecuritypolicy').replace(
-      'requiredDropCapabilities: ["ALL"]',
-      'requiredDropCapabilities: ["NET_RAW"]\n  defaultAddCapabilities: ["NET_RAW"]',
+      "requiredDropCapabilities: ['ALL']",
+      "requiredDropCapabilities: ['NET_RAW']\n  defaultAddCapabilities: ['NET_RAW']",
     );
     const r = await k(['create', '-f', '-'], { input: psp, expectFail: true });
     expect(r.stderr).toContain(
