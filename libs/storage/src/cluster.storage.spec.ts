@@ -297,12 +297,15 @@ describe('openClusterStorage (snapshot catch-up over gRPC)', () => {
       const leader = nodes.find((n) => n?.node.status().role === 'leader')!;
       for (let i = 0; i < 60; i++) await leader.storage.create(key(`k${i}`), cm(`k${i}`, `${i}`));
       await leader.storage.guaranteedUpdate(key('k0'), (o) => ({ ...o, data: { v: 'updated' } }));
-      // The log no longer holds what the stopped node lacks.
+      // The log no longer holds what the stopped node lacks, on either live node: leadership may
+      // move on a busy machine, and whichever leads when the node returns must send a snapshot.
       expect(leader.raftStorage.firstIndex()).toBeGreaterThan(10);
+      await waitFor(() => nodes.every((n) => n === undefined || n.raftStorage.firstIndex() > 10), 15_000);
 
       const back = await open(down);
       nodes[down] = back;
-      await waitFor(() => back.storage.currentRevision() === 61, 15_000);
+      // The restore counts once its etcd lease state is reloaded too, just after the revisions show.
+      await waitFor(() => back.storage.currentRevision() === 61 && back.stateMachine.stats.snapshotsRestored > 0, 15_000);
       expect(back.stateMachine.stats.snapshotsRestored).toBe(1);
       const list = async (n: ClusterStorage): Promise<unknown> => (await n.storage.list('/registry/core/configmaps/', { consistency: { mode: 'Any' } })).items;
       expect(await list(back)).toEqual(await list(leader));
