@@ -5,44 +5,22 @@
  * in the one cluster-info every node serves, and deleting the Secret through another node
  * revokes the token everywhere.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createPki } from '@app/pki';
-import { getFreePort, kubectl, request, startServer, waitFor, type ServerHandle } from './support/server.js';
+import { NODE_NAMES as NAMES, startThreeNodeCluster, type TestCluster } from './support/cluster.helper.js';
+import { kubectl, request, waitFor, type ServerHandle } from './support/server.js';
 
-const NAMES = ['n1', 'n2', 'n3'];
 const TOKEN = 'clu001.0123456789abcdef';
 
 describe('bootstrap tokens in a 3-node cluster', () => {
-  let dir: string;
-  const nodes: ServerHandle[] = [];
+  let cluster: TestCluster | undefined;
+  let nodes: ServerHandle[] = [];
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'kapi-bootstrap-cluster-'));
-    await createPki({ outDir: join(dir, 'pki'), hosts: ['127.0.0.1'] });
-    const ports = new Map<string, number>();
-    for (const n of NAMES) ports.set(n, await getFreePort());
-    const initial = NAMES.map((n) => `${n}=127.0.0.1:${ports.get(n)}`).join(',');
-    const args = (n: string) => [
-      '--name',
-      n,
-      '--pki-dir',
-      join(dir, 'pki'),
-      '--listen-peer-port',
-      String(ports.get(n)),
-      '--initial-cluster',
-      initial,
-      '--authorization-mode=RBAC',
-      '--anonymous-auth=true',
-      '--enable-bootstrap-token-auth',
-    ];
-    nodes.push(...(await Promise.all(NAMES.map((n) => startServer({ args: args(n), dataDir: join(dir, n), readyTimeoutMs: 40_000 })))));
+    cluster = await startThreeNodeCluster('kapi-bootstrap-cluster-', ['--authorization-mode=RBAC', '--anonymous-auth=true', '--enable-bootstrap-token-auth']);
+    nodes = cluster.nodes;
   }, 60_000);
 
   afterAll(async () => {
-    for (const h of nodes) await h.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await cluster?.cleanup();
   });
 
   const whoami = async (on: ServerHandle): Promise<string | number> => {

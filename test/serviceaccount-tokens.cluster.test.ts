@@ -4,41 +4,20 @@
  * checks it against its own watch-fed copy of the service accounts), and deleting the service
  * account through a third node revokes it on all of them.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createPki } from '@app/pki';
-import { getFreePort, kubectl, request, startServer, waitFor, type ServerHandle } from './support/server.js';
-
-const NAMES = ['n1', 'n2', 'n3'];
+import { NODE_NAMES as NAMES, startThreeNodeCluster, type TestCluster } from './support/cluster.helper.js';
+import { kubectl, request, waitFor, type ServerHandle } from './support/server.js';
 
 describe('service-account tokens in a 3-node cluster', () => {
-  let dir: string;
-  const nodes: ServerHandle[] = [];
+  let cluster: TestCluster | undefined;
+  let nodes: ServerHandle[] = [];
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'kapi-sa-cluster-'));
-    await createPki({ outDir: join(dir, 'pki'), hosts: ['127.0.0.1'] });
-    const ports = new Map<string, number>();
-    for (const n of NAMES) ports.set(n, await getFreePort());
-    const initial = NAMES.map((n) => `${n}=127.0.0.1:${ports.get(n)}`).join(',');
-    const args = (n: string) => [
-      '--name',
-      n,
-      '--pki-dir',
-      join(dir, 'pki'),
-      '--listen-peer-port',
-      String(ports.get(n)),
-      '--initial-cluster',
-      initial,
-      '--authorization-mode=AlwaysAllow',
-    ];
-    nodes.push(...(await Promise.all(NAMES.map((n) => startServer({ args: args(n), dataDir: join(dir, n), readyTimeoutMs: 40_000 })))));
+    cluster = await startThreeNodeCluster('kapi-sa-cluster-', ['--authorization-mode=AlwaysAllow']);
+    nodes = cluster.nodes;
   }, 60_000);
 
   afterAll(async () => {
-    for (const h of nodes) await h.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await cluster?.cleanup();
   });
 
   /** The user name a token authenticates as on `on`, or the HTTP status. */
