@@ -189,6 +189,14 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     const got = await call(mtls, 'Range', { key: Buffer.from('/grpc/k') });
     expect(got.count).toBe(1);
     expect((got.header as { revision: number }).revision).toBeGreaterThanOrEqual((put.header as { revision: number }).revision);
+    // A write is answered once evaluated, before its batch is in the store: a serializable read
+    // at the revision it answered with waits for it instead of calling it a future revision.
+    for (let i = 0; i < 20; i++) {
+      const p = await call(mtls, 'Put', { key: Buffer.from('/grpc/k'), value: Buffer.from(`v${i}`) });
+      const rev = (p.header as { revision: number }).revision;
+      const at = await call(mtls, 'Range', { key: Buffer.from('/grpc/k'), revision: rev, serializable: true });
+      expect((at.kvs as { value: Buffer }[]).map((kv) => kv.value.toString())).toEqual([`v${i}`]);
+    }
     await expect(call(grpc.credentials.createSsl(Buffer.from(pki.caPem)), 'Range', { key: Buffer.from('/grpc/k') })).rejects.toThrow();
   });
 

@@ -131,6 +131,19 @@ describe('EtcdApplier (on a real MvccStore)', () => {
     expect(await store.get('/z')).toMatchObject({ version: 1, createRevision: 3 });
   });
 
+  it('stage answers before the batch is in the store, and pendingRevision covers what it answered', async () => {
+    await apply({ txn: { compare: [], success: [put('/s', '1')], failure: [] } });
+    const { results, written } = await applier.stage([{ index: ++index, cmd: { txn: { compare: [], success: [put('/s', '2', '0')], failure: [] } } }]);
+    expect(results[0]!.revision).toBe(2);
+    // The answer is known while the write is still on its way.
+    expect(store.currentRevision()).toBe(1);
+    expect(applier.pendingRevision()).toBe(2);
+    await written;
+    expect(store.currentRevision()).toBe(2);
+    expect(await store.get('/s')).toMatchObject({ version: 2, modRevision: 2 });
+    expect(applier.pendingRevision()).toBe(2);
+  });
+
   it('a put without a lease detaches the key; a delete drops its attachment', async () => {
     await apply({ grant: { id: '9', ttl: 60 } });
     await apply({ txn: { compare: [], success: [put('/x', '1', '9'), put('/y', '1', '9')], failure: [] } });

@@ -69,6 +69,8 @@ export class EtcdApplier {
   private readonly leases = new Map<string, LeaseEntry>();
   private readonly keyLease = new Map<string, string>();
   private loaded: Promise<void>;
+  /** The revision after the last staged batch (see pendingRevision). */
+  private pending = 0;
 
   constructor(
     private readonly store: MvccStore,
@@ -80,6 +82,7 @@ export class EtcdApplier {
 
   /** Rebuilds the table from the store (after a snapshot replaced it). */
   reload(): Promise<void> {
+    this.pending = 0;
     this.loaded = this.load();
     return this.loaded;
   }
@@ -149,6 +152,19 @@ export class EtcdApplier {
    * stops for good (MvccStateMachine), so no reader sees the table ahead of the store for long.
    */
   async applyMany(entries: readonly { index: number; cmd: EtcdCommand }[]): Promise<EtcdResult[]> {
+    const { results, written } = await this.stage(entries);
+    await written;
+    return results;
+  }
+
+  /**
+   * applyMany in two steps: resolves with the answers as soon as the entries are evaluated,
+   * with `written` settling once their batch is in the store. The answers are final at that
+   * point (the entries are committed in the log and evaluation is deterministic), so a proposer
+   * may be answered before the write lands; readers that must see the effects wait for the
+   * store (MvccStateMachine.waitApplied, or waitForRevision up to pendingRevision()).
+   */
+  async stage(entries: readonly { index: number; cmd: EtcdCommand }[]): Promise<{ results: EtcdResult[]; written: Promise<void> }> {
     await this.loaded;
     const applied = this.store.appliedIndex();
     const batch = new Map<string, KeyValue | null>();
@@ -185,8 +201,19 @@ export class EtcdApplier {
         results.push({ revision: rev, error: { code: e.code, message: e.message } });
       }
     }
-    if (toWrite.length > 0) await this.store.applyBatch(toWrite);
-    return results;
+    if (rev > this.pending) this.pending = rev;
+    const written = toWrite.length > 0 ? this.store.applyBatch(toWrite).then(() => undefined) : Promise.resolve();
+    // The caller may answer before it awaits this; keep an early failure from being unhandled.
+    written.catch(() => undefined);
+    return { results, written };
+  }
+
+  /**
+   * The revision the store will be at once every staged batch is written (at least its current
+   * one): a revision up to it exists, or is about to.
+   */
+  pendingRevision(): number {
+    return Math.max(this.pending, this.store.currentRevision());
   }
 
   private async prefetch(cmds: EtcdCommand[]): Promise<Map<string, KeyValue | null>> {

@@ -159,8 +159,17 @@ export class MvccStateMachine implements StateMachine {
         let results: (TxnResult | undefined)[];
         try {
           if (etcd) {
-            const answers = await this.etcd.applyMany(batch.map((q) => ({ index: q.entry.index, cmd: q.etcd! })));
-            results = answers.map((a) => ({ succeeded: a.error === undefined, revision: a.revision, results: [], etcd: a }) as EtcdTxnResult);
+            // Answered once evaluated (EtcdApplier.stage): the write only has to land before
+            // the entries count as written for readers (waitApplied), below.
+            const staged = await this.etcd.stage(batch.map((q) => ({ index: q.entry.index, cmd: q.etcd! })));
+            staged.results.forEach((a, i) => {
+              const q = batch[i]!;
+              if (q.rejected !== undefined) return;
+              this.stats.applied++;
+              q.resolve({ succeeded: a.error === undefined, revision: a.revision, results: [], etcd: a } as EtcdTxnResult);
+            });
+            await staged.written;
+            results = staged.results.map(() => undefined);
           } else {
             results = await this.store.applyBatch(
               batch.map((q) => q.entry),
@@ -179,6 +188,8 @@ export class MvccStateMachine implements StateMachine {
           if (q.rejected !== undefined) {
             this.stats.rejected++;
             q.resolve({ succeeded: false, revision, results: [], error: q.rejected });
+          } else if (etcd) {
+            // Answered when staged (above).
           } else if (r) {
             this.stats.applied++;
             q.resolve(r);

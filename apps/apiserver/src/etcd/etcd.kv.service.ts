@@ -11,6 +11,9 @@ import { readRange, shapeRange, type EtcdCommand, type EtcdResult } from '@app/s
 import { EtcdApiError, commandError, deleteSpecIn, kvOut, putSpecIn, rangeOut, rangeSpecIn, txnOut, txnSpecIn, num, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
 
+/** The longest a Range waits for a revision that is staged but not yet in the store. */
+const STAGED_WAIT_MS = 5000;
+
 /** Proposes an etcd command; an etcd-level failure becomes its gRPC error. */
 export async function proposeEtcd(ctx: EtcdContext, cmd: EtcdCommand): Promise<EtcdResult> {
   const r = await ctx.proposer.proposeEtcd(cmd);
@@ -25,6 +28,9 @@ export function kvService(ctx: EtcdContext): UntypedServiceImplementation {
       const spec = rangeSpecIn(req);
       if (!req.serializable) await ctx.proposer.readBarrier();
       const at = spec.revision && spec.revision > 0 ? spec.revision : undefined;
+      // A write is answered once evaluated, a moment before its batch lands in the store: a
+      // revision this node already answered with is waited for, not refused as in the future.
+      if (at !== undefined && at > ctx.store.currentRevision() && at <= ctx.leases.pendingRevision()) await ctx.store.waitForRevision(at, STAGED_WAIT_MS);
       const current = ctx.store.currentRevision();
       const { kvs } = await readRange(ctx.store, spec, at);
       const leases = ctx.leases;
