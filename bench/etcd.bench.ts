@@ -8,6 +8,11 @@
  * - linearizable and serializable single-key Ranges at 64 concurrent requests, spread over the
  *   three members.
  *
+ * Each Put load point also reports the members' CPU time per Put (user + system, every thread,
+ * from /proc): when the cores are the limit, as on a small machine running clients and all
+ * three members, throughput follows it. A bare grpc-js server answering Put at once (no
+ * storage) is measured with the same client, as the floor of a server built on grpc-js.
+ *
  * Both systems serve plain HTTP/2 on loopback (no TLS on either side) with fsync on. Targets
  * (exit code 1 when one is missed): Put throughput >= 1.2x etcd's at c=64 and c=256, our p50 at
  * c=1 <= 1.2x etcd's, and `check perf --load=m` passes on ours.
@@ -15,7 +20,7 @@
  * Flags: --seconds N (per load point, default 10), --loads s,m,l (check perf loads; "" skips).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -23,7 +28,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { createPki } from '@app/pki';
 import { findProtoFile } from '@app/raft';
-import { getFreePorts, startServer, type ServerHandle } from '../test/support/server.js';
+import { getFreePorts, repoRoot, startServer, type ServerHandle } from '../test/support/server.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
 
 const { values: flags } = parseArgs({ options: { seconds: { type: 'string' }, loads: { type: 'string' } }, strict: false });
@@ -39,6 +44,8 @@ interface Result {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU time of all members (user + system, every thread) per operation, in microseconds. */
+  cpuUsPerOp: number;
 }
 
 interface Perf {
@@ -51,6 +58,8 @@ interface System {
   name: string;
   endpoints: string[];
   leader: number;
+  /** The members' process ids (for their CPU time). */
+  pids: number[];
   stop(): Promise<void>;
 }
 
@@ -69,8 +78,24 @@ function loadEtcd(): { KV: grpc.ServiceClientConstructor; Maintenance: grpc.Serv
     .etcdserverpb;
 }
 
-/** Closed-loop workers for SECONDS; latencies in ms. */
-async function measure(workers: number, op: (i: number) => Promise<void>): Promise<Result> {
+/** CPU seconds (user + system, all threads) the processes used so far; 0 for one that is gone. */
+function cpuSeconds(pids: readonly number[]): number {
+  const tick = 100; // USER_HZ on Linux
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      total += (Number(f[11]) + Number(f[12])) / tick;
+    } catch {
+      // not running
+    }
+  }
+  return total;
+}
+
+/** Closed-loop workers for SECONDS against `sys`; latencies in ms. */
+async function measure(sys: System, workers: number, op: (i: number) => Promise<void>): Promise<Result> {
+  const cpu0 = cpuSeconds(sys.pids);
   const lat: number[] = [];
   let errors = 0;
   const end = Date.now() + SECONDS * 1000;
@@ -92,7 +117,8 @@ async function measure(workers: number, op: (i: number) => Promise<void>): Promi
   const secs = (Date.now() - t0) / 1000;
   lat.sort((a, b) => a - b);
   const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
-  return { opsPerSec: lat.length / secs, p50: q(0.5), p99: q(0.99), errors };
+  const cpuUsPerOp = lat.length > 0 ? ((cpuSeconds(sys.pids) - cpu0) * 1e6) / lat.length : NaN;
+  return { opsPerSec: lat.length / secs, p50: q(0.5), p99: q(0.99), errors, cpuUsPerOp };
 }
 
 async function leaderOf(endpoints: string[]): Promise<number> {
@@ -135,7 +161,13 @@ async function startOurs(dir: string): Promise<System> {
       }),
     ),
   );
-  return { name: 'kapi', endpoints, leader: await leaderOf(endpoints), stop: async () => void (await Promise.all(nodes.map((n) => n.cleanup()))) };
+  return {
+    name: 'kapi',
+    endpoints,
+    pids: nodes.map((n) => n.pid).filter((p): p is number => p !== undefined),
+    leader: await leaderOf(endpoints),
+    stop: async () => void (await Promise.all(nodes.map((n) => n.cleanup()))),
+  };
 }
 
 async function startEtcd(dir: string, bin: string): Promise<System> {
@@ -158,6 +190,7 @@ async function startEtcd(dir: string, bin: string): Promise<System> {
   return {
     name: 'etcd',
     endpoints,
+    pids: children.map((c) => c.pid).filter((p): p is number => p !== undefined),
     leader: await leaderOf(endpoints),
     stop: async () => {
       for (const c of children) c.kill('SIGKILL');
@@ -165,7 +198,38 @@ async function startEtcd(dir: string, bin: string): Promise<System> {
   };
 }
 
-async function kvLoad(sys: System): Promise<{ puts: Result[]; linear: Result; serial: Result }> {
+/**
+ * The floor of a Node.js gRPC server: one process serving etcd's KV.Put with grpc-js and
+ * answering at once (no storage, no replication). Its CPU per Put bounds from below what any
+ * member written on grpc-js spends per client request.
+ */
+async function startFloor(): Promise<System> {
+  const [port] = await getFreePorts(1);
+  const rpc = findProtoFile('etcd/rpc.proto');
+  const code = `
+    const grpc = require('@grpc/grpc-js');
+    const loader = require('@grpc/proto-loader');
+    const def = loader.loadSync(${JSON.stringify(rpc)}, { keepCase: true, longs: Number, defaults: true, includeDirs: [${JSON.stringify(dirname(rpc))}] });
+    const KV = grpc.loadPackageDefinition(def).etcdserverpb.KV;
+    const s = new grpc.Server();
+    s.addService(KV.service, { Put: (call, cb) => cb(null, { header: { cluster_id: 1, member_id: 1, revision: 1, raft_term: 1 } }) });
+    s.bindAsync('127.0.0.1:${port}', grpc.ServerCredentials.createInsecure(), (e) => { if (e) { console.error(e); process.exit(1); } });`;
+  const child = spawn(process.execPath, ['-e', code], { cwd: repoRoot(), stdio: ['ignore', 'ignore', 'inherit'] });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const { KV } = loadEtcd();
+  const c = new KV(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as KvClient;
+  await new Promise<void>((res, rej) => c.waitForReady(Date.now() + 20_000, (e) => (e ? rej(e) : res())));
+  c.close();
+  return {
+    name: 'grpc-js floor',
+    endpoints: [endpoint],
+    pids: child.pid === undefined ? [] : [child.pid],
+    leader: 0,
+    stop: async () => void child.kill('SIGKILL'),
+  };
+}
+
+async function kvLoad(sys: System, opts: { putsOnly?: boolean } = {}): Promise<{ puts: Result[]; linear: Result; serial: Result }> {
   const { KV } = loadEtcd();
   // Several channels per member: one HTTP/2 connection would serialize on one socket.
   const channels = (ep: string, n: number): KvClient[] =>
@@ -179,10 +243,15 @@ async function kvLoad(sys: System): Promise<{ puts: Result[]; linear: Result; se
     new Promise<void>((res, rej) => leader[i % leader.length]!.Put({ key: Buffer.from(`/bench/${i % 10000}`), value: VALUE }, (e) => (e ? rej(e) : res())));
   const range = (serializable: boolean) => (i: number) =>
     new Promise<void>((res, rej) => all[i % all.length]!.Range({ key: Buffer.from(`/bench/${i % 1000}`), serializable }, (e) => (e ? rej(e) : res())));
-  await measure(16, put);
-  const puts = [await measure(1, put), await measure(64, put), await measure(256, put)];
-  const linear = await measure(64, range(false));
-  const serial = await measure(64, range(true));
+  await measure(sys, 16, put);
+  if (opts.putsOnly) {
+    const p64 = await measure(sys, 64, put);
+    for (const c of [...leader, ...all]) c.close();
+    return { puts: [p64], linear: p64, serial: p64 };
+  }
+  const puts = [await measure(sys, 1, put), await measure(sys, 64, put), await measure(sys, 256, put)];
+  const linear = await measure(sys, 64, range(false));
+  const serial = await measure(sys, 64, range(true));
   for (const c of [...leader, ...all]) c.close();
   return { puts, linear, serial };
 }
@@ -220,6 +289,8 @@ async function main(): Promise<void> {
     const a = await run(ours).finally(() => ours.stop());
     const etcd = await startEtcd(join(dir, 'etcd'), bin);
     const b = await run(etcd).finally(() => etcd.stop());
+    const floorSys = await startFloor();
+    const floor = await kvLoad(floorSys, { putsOnly: true }).finally(() => floorSys.stop());
     const rows: [string, string, string, string][] = [];
     const labels = ['put c=1', 'put c=64', 'put c=256'];
     a.kv.puts.forEach((r, i) => {
@@ -227,7 +298,9 @@ async function main(): Promise<void> {
       rows.push([`${labels[i]} ops/s`, f0(r.opsPerSec), f0(e.opsPerSec), f2(r.opsPerSec / e.opsPerSec)]);
       rows.push([`${labels[i]} p50 ms`, f2(r.p50), f2(e.p50), f2(r.p50 / e.p50)]);
       rows.push([`${labels[i]} p99 ms`, f2(r.p99), f2(e.p99), f2(r.p99 / e.p99)]);
+      rows.push([`${labels[i]} CPU us/op`, f0(r.cpuUsPerOp), f0(e.cpuUsPerOp), f2(r.cpuUsPerOp / e.cpuUsPerOp)]);
     });
+    rows.push(['grpc-js floor: put c=64 CPU us/op', f0(floor.puts[0]!.cpuUsPerOp), '', '']);
     for (const [label, x, y] of [
       ['range linearizable c=64 ops/s', a.kv.linear, b.kv.linear],
       ['range serializable c=64 ops/s', a.kv.serial, b.kv.serial],

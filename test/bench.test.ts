@@ -207,9 +207,17 @@ describe('benchmarks (short runs)', () => {
     const r = await runBench('etcd.bench.js', ['--seconds', '1', '--loads', '']);
     // Exit 1 only reports missed speed targets; 2 is a crash.
     expect({ code: r.code === 0 || r.code === 1, tail: r.code === 0 || r.code === 1 ? '' : r.out.slice(-2000) }).toEqual({ code: true, tail: '' });
-    for (const row of ['put c=1 ops/s', 'put c=64 ops/s', 'put c=256 ops/s', 'range linearizable c=64 ops/s', 'range serializable c=64 ops/s']) {
+    for (const row of [
+      'put c=1 ops/s',
+      'put c=64 ops/s',
+      'put c=256 ops/s',
+      'put c=64 CPU us/op',
+      'range linearizable c=64 ops/s',
+      'range serializable c=64 ops/s',
+    ]) {
       expect(r.out).toMatch(new RegExp(`^${row} +\\d+ +\\d+ +[\\d.]+$`, 'm'));
     }
+    expect(r.out).toMatch(/^grpc-js floor: put c=64 CPU us\/op +\d+\s*$/m);
     expect(r.out).not.toMatch(/request errors on kapi/);
   }, 180_000);
 
