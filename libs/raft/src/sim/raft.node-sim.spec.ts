@@ -64,9 +64,12 @@ describe('raft node simulation (the production driver loop)', () => {
   }, 3_600_000);
 
   it('is deterministic: the same seed gives the same run', async () => {
-    const a = await new NodeSim(42, { steps: 200 }).run();
-    const b = await new NodeSim(42, { steps: 200 }).run();
+    const traces: string[][] = [[], []];
+    const a = await new NodeSim(42, { steps: 200, trace: (l) => traces[0]!.push(l) }).run();
+    const b = await new NodeSim(42, { steps: 200, trace: (l) => traces[1]!.push(l) }).run();
     expect(a).toEqual(b);
+    expect(traces[0]!.length).toBeGreaterThan(10);
+    expect(traces[1]).toEqual(traces[0]);
   });
 
   it('catches a leader that counts its own entries before they are synced, on seeds the correct build passes', async () => {
