@@ -34,6 +34,7 @@ export class RaftNode {
   private readonly raw: RawNode;
   private transport: RaftTransport | undefined;
   private readonly storage: RaftNodeOptions['storage'];
+  private readonly clock: RaftClock;
   private readonly sm: StateMachine;
   private readonly opts: Required<Pick<RaftNodeOptions, 'tickMs' | 'snapshotEntries' | 'keepEntries' | 'requestTimeoutMs'>>;
   /**
@@ -64,12 +65,12 @@ export class RaftNode {
   private idleWaiters: (() => void)[] = [];
   private readonly leaderState = new LeaderStateSignal();
 
-  private constructor(o: RaftNodeOptions, raw: RawNode, applied: number, private readonly clock: RaftClock = o.clock ?? REAL_CLOCK) {
+  private constructor(o: RaftNodeOptions, raw: RawNode, applied: number) {
     this.id = o.id;
     this.raw = raw;
     this.transport = o.transport;
     this.storage = o.storage;
-    this.seq = clock.now() * 1000;
+    this.seq = (this.clock = o.clock ?? REAL_CLOCK).now() * 1000;
     this.sm = o.stateMachine;
     this.opts = {
       tickMs: o.tickMs ?? 100,
@@ -105,8 +106,7 @@ export class RaftNode {
       }
       await o.stateMachine.restore({ index: snap.metadata.index, term: snap.metadata.term, data: snap.data, file: snap.file });
     }
-    // A received snapshot whose install was interrupted kept its data in the log's storage
-    // until now; a durable state machine holds it from here on.
+    // A received snapshot whose install was interrupted kept its data in the log's storage until now; a durable state machine holds it from here on.
     if (o.stateMachine.sync && o.stateMachine.appliedIndex() >= snap.metadata.index) await o.storage.dropSnapshotData();
     // Always replay from the snapshot: membership changes after it must be re-applied to the
     // core even when a durable state machine already holds their effects.

@@ -52,15 +52,15 @@ describe('raft node simulation (the production driver loop)', () => {
     if (process.env.SIM_VERBOSE) console.log(JSON.stringify(total));
     expect(total.writesAcknowledged).toBeGreaterThan(0);
     expect(total.elections).toBeGreaterThan(0);
-    if (seeds.length >= 100) {
-      expect(EXERCISED_BY_LONG_RUNS.filter((k) => total[k] === 0)).toEqual([]);
-      // The driver's two deviations from the Ready contract fired many times: messages sent
-      // before their Ready's fsync (a leader's appends; forwarded proposals and ReadIndex), and
-      // committed entries applied before it.
-      expect(total.earlyLeaderSends).toBeGreaterThan(10 * seeds.length);
-      expect(total.earlyDurabilityFree).toBeGreaterThan(seeds.length);
-      expect(total.earlyApplies).toBeGreaterThan(10 * seeds.length);
-    }
+    // A short run (a replay) proves nothing about the rarer faults and paths; a long one must
+    // have exercised them, and the driver's two deviations from the Ready contract many times:
+    // messages sent before their Ready's fsync (a leader's appends; forwarded proposals and
+    // ReadIndex), and committed entries applied before it.
+    const long = seeds.length >= 100;
+    expect((long ? EXERCISED_BY_LONG_RUNS : []).filter((k) => total[k] === 0)).toEqual([]);
+    expect(total.earlyLeaderSends).toBeGreaterThanOrEqual(long ? 10 * seeds.length : 0);
+    expect(total.earlyDurabilityFree).toBeGreaterThanOrEqual(long ? seeds.length : 0);
+    expect(total.earlyApplies).toBeGreaterThanOrEqual(long ? 10 * seeds.length : 0);
   }, 3_600_000);
 
   it('is deterministic: the same seed gives the same run', async () => {
@@ -84,7 +84,7 @@ describe('raft node simulation (the production driver loop)', () => {
         },
       );
     }
-    expect(caught.length).toBeGreaterThan(0);
+    expect(caught.length).toBeGreaterThanOrEqual(BROKEN_SEEDS / 2);
     expect(caught.some((m) => /durable on only|not on its synced disk|acknowledged write .* lost/.test(m))).toBe(true);
   }, 120_000);
 });
