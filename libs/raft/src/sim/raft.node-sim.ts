@@ -392,6 +392,7 @@ export class NodeSim implements SimKvObserver {
     const early = this.beforeFsync(m);
     for (const msg of msgs) {
       this.stats.messages++;
+      if (this.opts.trace) this.trace(`send ${describe(msg)}${early ? ' (before fsync)' : ''}`);
       this.checkDurableAnswer(m, msg, early);
       const dropped = !this.healing && (r.chance(this.dropRate) || this.cuts.has(`${msg.from}>${msg.to}`));
       if (msg.type === 'snap') {
@@ -411,6 +412,7 @@ export class NodeSim implements SimKvObserver {
     const to = this.members.get(msg.to);
     if (!to?.node) return;
     if (!this.healing && this.cuts.has(`${msg.from}>${msg.to}`)) return;
+    if (this.opts.trace) this.trace(`deliver ${describe(msg)}`);
     to.node.step(msg);
   }
 
@@ -425,7 +427,10 @@ export class NodeSim implements SimKvObserver {
       else if (isDurabilityFree(msg)) this.stats.earlyDurabilityFree++;
       else this.fail(`node ${m.id} sent ${msg.type} to ${msg.to} before its Ready was fsynced`);
     }
-    if (msg.type === 'appResp' && !msg.reject && msg.index > 0 && !m.disk.durablyHolds(msg.index)) {
+    // An answer made before a later term's append truncated the entry (both in one Ready) leaves
+    // after that truncation: it was true when made, before the node moved on.
+    const moved = (m.disk.durableHardState()?.term ?? 0) > msg.term;
+    if (msg.type === 'appResp' && !msg.reject && msg.index > 0 && !moved && !m.disk.durablyHolds(msg.index)) {
       this.fail(`node ${m.id} acknowledged index ${msg.index} to ${msg.to} before it was synced`);
     }
     if (msg.type === 'voteResp' && !msg.reject) {
@@ -553,6 +558,11 @@ export class NodeSim implements SimKvObserver {
       () => undefined,
     );
   }
+}
+
+function describe(m: Message): string {
+  const ents = m.entries.length > 0 ? `[${m.entries[0]!.index}..${m.entries[m.entries.length - 1]!.index}]` : '';
+  return `${m.from}->${m.to} ${m.type} t${m.term} i${m.index} lt${m.logTerm} c${m.commit}${ents}${m.reject ? ` REJ hint${m.rejectHint}` : ''}${m.snapshot ? ` snap${m.snapshot.metadata.index}` : ''}`;
 }
 
 /** Runs one seed; rejects with SimFailure (whose message holds the seed) on a violation. */
