@@ -8,6 +8,8 @@ export * from './raft.read-only.js';
 export * from './raft.core.js';
 export * from './raft.rawnode.js';
 export * from './raft.leveldb-storage.js';
+export * from './raft.storage-port.js';
+export * from './raft.clock.js';
 export * from './raft.transport.js';
 export { type WireEntry, type WireMessage, type WireChunk, findProtoFile, findRaftProto, fromWire, raftService, toWire } from './raft.wire-codec.js';
 export { type PeerTls, type PeerCredentials, TransportConfigError, peerCredentials } from './raft.peer-tls.js';

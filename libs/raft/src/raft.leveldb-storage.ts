@@ -4,7 +4,7 @@ import { crc32 } from 'node:zlib';
 import { ClassicLevel } from 'classic-level';
 import { writeBatch } from '@app/level';
 import { MemoryStorage, bootstrapSnapshot } from './raft.storage.js';
-import type { RaftStorage } from './raft.storage.js';
+import type { RaftNodeStorage } from './raft.storage-port.js';
 import { type ConfState, type Entry, type EntryType, type HardState, type Snapshot, EMPTY_DATA, RaftError } from './raft.types.js';
 
 /**
@@ -23,7 +23,7 @@ import { type ConfState, type Entry, type EntryType, type HardState, type Snapsh
  * Reads are served from an in-memory mirror of the retained log (as etcd pairs its WAL with a
  * MemoryStorage): the core's storage port is synchronous, and compaction bounds the mirror.
  */
-export class LevelDbRaftStorage implements RaftStorage {
+export class LevelDbRaftStorage implements RaftNodeStorage {
   /** Range deletions of compacted entries, in order (see createSnapshot). */
   private clearing: Promise<void> = Promise.resolve();
 

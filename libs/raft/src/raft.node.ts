@@ -1,5 +1,5 @@
 import { unlink } from 'node:fs/promises';
-import { LevelDbRaftStorage } from './raft.leveldb-storage.js';
+import { REAL_CLOCK, type RaftClock, type TimerHandle } from './raft.clock.js';
 import { LeaderStateSignal, leaderStateOf, type LeaderState } from './raft.leader-state.js';
 import { isDurabilityFree, type PendingProposal, type PendingRead, type RaftNodeOptions, type StateMachine } from './raft.node.types.js';
 import { RawNode } from './raft.rawnode.js';
@@ -33,7 +33,8 @@ export class RaftNode {
   readonly id: NodeId;
   private readonly raw: RawNode;
   private transport: RaftTransport | undefined;
-  private readonly storage: LevelDbRaftStorage;
+  private readonly storage: RaftNodeOptions['storage'];
+  private readonly clock: RaftClock;
   private readonly sm: StateMachine;
   private readonly opts: Required<Pick<RaftNodeOptions, 'tickMs' | 'snapshotEntries' | 'keepEntries' | 'requestTimeoutMs'>>;
   /**
@@ -42,7 +43,7 @@ export class RaftNode {
    * after the restart and would otherwise resolve an unrelated new proposal. (A collision needs
    * more than 1000 proposals per millisecond of the previous incarnation's life.)
    */
-  private seq = Date.now() * 1000;
+  private seq: number;
   private readonly proposals = new Map<number, PendingProposal>();
   private readonly reads = new Map<string, PendingRead>();
   private queuedProposals: Uint8Array[] = [];
@@ -53,7 +54,7 @@ export class RaftNode {
   private running = false;
   private scheduled = false;
   private stopped = false;
-  private tickTimer: NodeJS.Timeout | undefined;
+  private tickTimer: TimerHandle | undefined;
   private applied: number;
   private smDurable: number;
   private confState: ConfState;
@@ -69,6 +70,7 @@ export class RaftNode {
     this.raw = raw;
     this.transport = o.transport;
     this.storage = o.storage;
+    this.seq = (this.clock = o.clock ?? REAL_CLOCK).now() * 1000;
     this.sm = o.stateMachine;
     this.opts = {
       tickMs: o.tickMs ?? 100,
@@ -104,8 +106,7 @@ export class RaftNode {
       }
       await o.stateMachine.restore({ index: snap.metadata.index, term: snap.metadata.term, data: snap.data, file: snap.file });
     }
-    // A received snapshot whose install was interrupted kept its data in the log's storage
-    // until now; a durable state machine holds it from here on.
+    // A received snapshot whose install was interrupted kept its data in the log's storage until now; a durable state machine holds it from here on.
     if (o.stateMachine.sync && o.stateMachine.appliedIndex() >= snap.metadata.index) await o.storage.dropSnapshotData();
     // Always replay from the snapshot: membership changes after it must be re-applied to the
     // core even when a durable state machine already holds their effects.
@@ -132,7 +133,7 @@ export class RaftNode {
   /** Starts the tick timer. */
   start(): void {
     if (this.tickTimer) return;
-    this.tickTimer = setInterval(() => {
+    this.tickTimer = this.clock.setInterval(() => {
       this.ticks++;
       this.schedule();
     }, this.opts.tickMs);
@@ -170,7 +171,7 @@ export class RaftNode {
   /** Stops ticking and rejects everything pending with ErrStopped. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.tickTimer) clearInterval(this.tickTimer);
+    if (this.tickTimer) this.clock.clearInterval(this.tickTimer);
     this.tickTimer = undefined;
     while (this.running) await new Promise<void>((r) => this.idleWaiters.push(r));
     this.failPending(new RaftError('ErrStopped', 'node stopped'));
@@ -179,12 +180,12 @@ export class RaftNode {
   /** Rejects every pending proposal and read with `err`. */
   private failPending(err: Error): void {
     for (const p of this.proposals.values()) {
-      clearTimeout(p.timer);
+      this.clock.clearTimeout(p.timer);
       p.reject(err);
     }
     this.proposals.clear();
     for (const r of this.reads.values()) {
-      clearTimeout(r.timer);
+      this.clock.clearTimeout(r.timer);
       r.reject(err);
     }
     this.reads.clear();
@@ -228,7 +229,7 @@ export class RaftNode {
     v.setFloat64(4, seq);
     env.set(data, HEADER);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.clock.setTimeout(() => {
         this.proposals.delete(seq);
         reject(new RaftError('ErrTimeout', `proposal ${seq} not applied within ${this.opts.requestTimeoutMs} ms`));
       }, this.opts.requestTimeoutMs);
@@ -243,7 +244,7 @@ export class RaftNode {
     if (this.stopped) return Promise.reject(new RaftError('ErrStopped', 'node stopped'));
     const ctx = `${this.id}:${++this.seq}`;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.clock.setTimeout(() => {
         this.reads.delete(ctx);
         reject(new RaftError('ErrTimeout', `read index not confirmed within ${this.opts.requestTimeoutMs} ms`));
       }, this.opts.requestTimeoutMs);
@@ -251,7 +252,7 @@ export class RaftNode {
       try {
         this.raw.readIndex(ctx);
       } catch (e) {
-        clearTimeout(timer);
+        this.clock.clearTimeout(timer);
         this.reads.delete(ctx);
         reject(isRaftError(e, 'ErrProposalDropped') ? new RaftError('ErrNotLeader', 'no leader to confirm a read') : e);
         return;
@@ -295,10 +296,10 @@ export class RaftNode {
     const index = r.raftLog.lastIndex();
     const term = r.term;
     this.schedule();
-    const deadline = Date.now() + this.opts.requestTimeoutMs;
+    const deadline = this.clock.now() + this.opts.requestTimeoutMs;
     while (this.applied < index) {
-      if (Date.now() > deadline) throw new RaftError('ErrTimeout', 'configuration change not applied in time');
-      await new Promise((res) => setTimeout(res, 5));
+      if (this.clock.now() > deadline) throw new RaftError('ErrTimeout', 'configuration change not applied in time');
+      await new Promise((res) => this.clock.setTimeout(res, 5));
     }
     const t = r.raftLog.termOrCompacted(index);
     if (t >= 0 && t !== term) throw new RaftError('ErrLeadershipLost', 'the change was overwritten by a new leader');
@@ -311,7 +312,7 @@ export class RaftNode {
   private schedule(): void {
     if (this.scheduled || this.running || this.stopped) return;
     this.scheduled = true;
-    setImmediate(() => {
+    this.clock.setImmediate(() => {
       this.scheduled = false;
       void this.loop();
     });
@@ -339,7 +340,7 @@ export class RaftNode {
       const err = e instanceof Error ? e : new Error(String(e));
       this.loopError = err;
       this.stopped = true;
-      if (this.tickTimer) clearInterval(this.tickTimer);
+      if (this.tickTimer) this.clock.clearInterval(this.tickTimer);
       this.failPending(err);
       for (const l of this.fatalListeners.splice(0)) l(err);
     } finally {
@@ -395,7 +396,7 @@ export class RaftNode {
     const seq = new DataView(env.buffer, env.byteOffset).getFloat64(4);
     const p = this.proposals.get(seq);
     if (!p) return;
-    clearTimeout(p.timer);
+    this.clock.clearTimeout(p.timer);
     this.proposals.delete(seq);
     p.reject(err);
   }
@@ -425,8 +426,7 @@ export class RaftNode {
     // Ready's own fsync, not after it (etcd's server hands them to its applier before saving,
     // too): they are on a quorum and on this disk, so nothing the fsync decides can change them,
     // and their proposers' answers no longer wait for the next batch's fsync. The rest (a
-    // single node commits what it appends in the same Ready; a snapshot comes first) follow
-    // the save as before.
+    // single node commits what it appends in the same Ready; a snapshot comes first) follow the save as before.
     let committed = rd.committedEntries;
     if (!rd.snapshot && committed.length > 0 && (rd.entries.length > 0 || rd.hardState)) {
       const n = this.durablyLogged(committed);
@@ -504,7 +504,7 @@ export class RaftNode {
     if (proposer === this.id) {
       const p = this.proposals.get(seq);
       if (p) {
-        clearTimeout(p.timer);
+        this.clock.clearTimeout(p.timer);
         this.proposals.delete(seq);
         p.resolve({ index: e.index, term: e.term, result });
       }
@@ -515,7 +515,7 @@ export class RaftNode {
   private failLeaderProposals(): void {
     for (const [seq, p] of this.proposals) {
       if (p.leaderTerm === 0) continue;
-      clearTimeout(p.timer);
+      this.clock.clearTimeout(p.timer);
       this.proposals.delete(seq);
       p.reject(new RaftError('ErrLeadershipLost', 'leadership lost before the entry was applied; outcome unknown'));
     }
@@ -524,7 +524,7 @@ export class RaftNode {
   private resolveReads(): void {
     for (const [ctx, r] of this.reads) {
       if (r.index >= 0 && this.applied >= r.index) {
-        clearTimeout(r.timer);
+        this.clock.clearTimeout(r.timer);
         this.reads.delete(ctx);
         r.resolve(r.index);
       }

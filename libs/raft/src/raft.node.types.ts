@@ -2,7 +2,8 @@
  * The contracts around the node driver (raft.node.ts): what its state machine implements, its
  * options, and the bookkeeping of proposals and reads waiting for their answer.
  */
-import type { LevelDbRaftStorage } from './raft.leveldb-storage.js';
+import type { RaftClock, TimerHandle } from './raft.clock.js';
+import type { RaftNodeStorage } from './raft.storage-port.js';
 import type { RaftTransport } from './raft.transport.js';
 import type { Message, NodeId } from './raft.types.js';
 
@@ -52,7 +53,7 @@ export interface StateMachine {
 /** Options of RaftNode. */
 export interface RaftNodeOptions {
   id: NodeId;
-  storage: LevelDbRaftStorage;
+  storage: RaftNodeStorage;
   stateMachine: StateMachine;
   /** Set with setTransport() when the transport needs the node first. */
   transport?: RaftTransport;
@@ -79,13 +80,15 @@ export interface RaftNodeOptions {
    */
   maxInflightMsgs?: number;
   random?: () => number;
+  /** Clock and timers of the driver (default: Node's real ones; the simulator's are virtual). */
+  clock?: RaftClock;
 }
 
 /** A proposal waiting for its entry to be applied (or to fail). */
 export interface PendingProposal {
   resolve(v: { index: number; term: number; result: unknown }): void;
   reject(e: Error): void;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle;
   /** Proposed while this node was leader at this term (0 when forwarded). */
   leaderTerm: number;
 }
@@ -94,7 +97,7 @@ export interface PendingProposal {
 export interface PendingRead {
   resolve(index: number): void;
   reject(e: Error): void;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle;
   index: number;
 }
 

@@ -3,12 +3,12 @@ import { RaftSim, SimFailure, runSeed, type SimStats } from './raft.sim.js';
 /**
  * Deterministic simulation over many seeds. Environment:
  *   SEED=<n>                 run exactly one seed (replay of a failure)
- *   SEEDS=<count>            number of seeds (default 3000)
+ *   SEEDS=<count>            number of seeds (default 1500)
  *   SEED_BASE=<first>        first seed of the range (default 1)
  *   SIM_STEPS=<ticks>        fault-injection ticks per seed (default 500)
  */
 const one = process.env.SEED !== undefined ? Number(process.env.SEED) : undefined;
-const count = Number(process.env.SEEDS ?? 3000);
+const count = Number(process.env.SEEDS ?? 1500);
 const base = Number(process.env.SEED_BASE ?? 1);
 const steps = Number(process.env.SIM_STEPS ?? 500);
 

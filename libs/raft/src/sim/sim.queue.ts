@@ -41,6 +41,11 @@ export class EventQueue<T> {
     return top.value;
   }
 
+  /** Time of the earliest event, if any. */
+  peekAt(): number | undefined {
+    return this.heap[0]?.at;
+  }
+
   get size(): number {
     return this.heap.length;
   }
