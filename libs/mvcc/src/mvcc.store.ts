@@ -12,7 +12,7 @@
  * last batch that removes it; a store opened with the marker present starts empty.
  */
 import { ClassicLevel } from 'classic-level';
-import { writeBatch } from '@app/level';
+import { writeBatch, writeUntilSpace } from '@app/level';
 import { EventBus, type EventListener } from './event.bus.js';
 import { MvccCompactor } from './mvcc.compactor.js';
 import { WRITE_BUFFER_BYTES, type MvccStoreOptions } from './mvcc.options.js';
@@ -21,15 +21,8 @@ import { clearExcept, decodeLatest, encodeEventRef, encodeHistory, encodeLatest,
 import { KeyIndex } from './mvcc.key-index.js';
 import { LatestCache } from './mvcc.latest-cache.js';
 import { type RangeOptions, type RangeResult, historyVersionAt, rangeHistory, rangeLatest, readEvents } from './mvcc.range-reader.js';
-import {
-  type SnapshotHeader,
-  type SnapshotSource,
-  exportSnapshotPieces,
-  exportToFile,
-  exportToMemory,
-  readSnapshot,
-  writeSnapshotRecords,
-} from './mvcc.snapshot-format.js';
+import type { SnapshotHeader, SnapshotSource } from './mvcc.snapshot-format.js';
+import { exportSnapshotPieces, exportToFile, exportToMemory, readSnapshot, writeSnapshotRecords } from './mvcc.snapshot-format.js';
 import { RevisionWaiters } from './mvcc.revision-waiters.js';
 import { MvccError, validateCommand, type ApplyEntry, type KeyValue, type MvccEvent, type OpResult, type TxnCommand, type TxnResult } from './mvcc.types.js';
 
@@ -178,13 +171,26 @@ export class MvccStore {
     return run;
   }
 
+  /** One batch; refused for lack of space, written again once there is space (docs/disk-faults.md). */
   private async writeBatch(ops: BatchOp[], sync: boolean): Promise<void> {
     this.writing = true;
     try {
-      await writeBatch(this.db, ops, sync);
+      await writeUntilSpace(() => writeBatch(this.db, ops, sync), { closing: () => this.closing, reopen: () => this.reopenAfterNoSpace() });
     } finally {
       this.writing = false;
     }
+  }
+
+  /**
+   * Before a refused batch is retried: a failed LevelDB write may drop earlier unsynced batches
+   * from its log, so reopen (replaying the log) and go on only if the disk still holds the
+   * applied index in memory; else stop the node, whose Raft log holds the lost entries.
+   */
+  private async reopenAfterNoSpace(): Promise<void> {
+    if (this.db.status === 'open') await this.db.close();
+    await this.db.open();
+    const onDisk = Number((await this.db.get(META_APPLIED))?.toString() ?? 0);
+    if (onDisk !== this.applied) throw new MvccError('Corrupt', `store reopened after a full disk holds applied index ${onDisk}, not ${this.applied}`);
   }
 
   /** Applies one entry; resolves undefined when `index` was already applied (idempotent replay). */
@@ -559,12 +565,8 @@ export class MvccStore {
       try {
         imported = await writeSnapshotRecords(this.db, open(), importing, (ops, sync) => this.writeBatch(ops, sync), this.liveKeys !== undefined);
       } catch (e) {
-        fail(
-          new MvccError(
-            'Corrupt',
-            `a snapshot import failed midway (${e instanceof Error ? e.message : String(e)}): import again, or reopen the store (empty)`,
-          ),
-        );
+        const why = e instanceof Error ? e.message : String(e);
+        fail(new MvccError('Corrupt', `a snapshot import failed midway (${why}): import again, or reopen the store (empty)`));
         throw e;
       } finally {
         this.latestCache.clear();
