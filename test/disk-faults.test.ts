@@ -75,7 +75,7 @@ describe('disk faults on a single node', () => {
     expect(refused.status).toBeGreaterThanOrEqual(500);
     const st = refused.json<Status>();
     expect([st.kind, st.status, st.code]).toEqual(['Status', 'Failure', refused.status]);
-    expect(st.message.length).toBeGreaterThan(0);
+    expect(st.message).toMatch(/this node's disk is full: IO error: .*No space left on device/);
     const ready = await request(h, 'GET', '/readyz?verbose', { identity: 'anonymous' });
     expect(ready.status).toBe(500);
     expect(ready.body).toContain('[-]storage-disk failed: reason withheld\n');
@@ -104,6 +104,8 @@ describe('disk faults on a single node', () => {
       const h = await start(`eio-${name}`);
       expect((await request(h, 'POST', CM, { body: cm('kept') })).status).toBe(201);
       await setFaults(fault);
+      // Background writes (lease renewals) hit the fault too: when one does first, the node is
+      // already stopping and this request's connection closes instead of answering.
       const r = await request(h, 'POST', CM, { body: cm('lost', 'whole') }).catch(() => undefined);
       if (r !== undefined) {
         expect(r.status).toBeGreaterThanOrEqual(500);
