@@ -32,9 +32,9 @@ describe('record envelope', () => {
   });
 
   it('reports every single flipped byte of a sealed record as corrupt, never as another value', () => {
-    for (const encoded of [encodeLatest(kv), encodeHistory(kv, false)]) {
+    for (const encoded of [encodeLatest(kv), encodeHistory(kv, false), encodeHistory(kv, true)]) {
       for (let i = 0; i < encoded.length; i++) {
-        for (const bit of [0x01, 0x80]) {
+        for (const bit of [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80]) {
           const b = Buffer.from(encoded);
           b[i] = b[i]! ^ bit;
           const read = (): unknown => (encoded[0] === 0xe5 ? decodeLatest('a', b) : decodeHistory('a', b));

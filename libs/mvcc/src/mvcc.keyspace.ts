@@ -50,7 +50,7 @@ export function prefixEnd(prefix: string): string {
 
 /**
  * Record envelope of the latest and history records: a marker byte, the CRC32 (node:zlib) of
- * the marker and everything after the CRC, then the metadata header and the value. LevelDB does not check its
+ * everything after the CRC, then the metadata header and the value. LevelDB does not check its
  * block checksums on reads (classic-level leaves ReadOptions.verify_checksums off) and, without
  * paranoid checks, drops a damaged write-ahead-log record silently, so a flipped byte in a value
  * could otherwise be served as a different value (docs/disk-faults.md "Corruption"). A record
@@ -89,9 +89,13 @@ function unseal(what: string, b: Buffer): Buffer {
   return body;
 }
 
-/** CRC32 of a sealed record's marker and of everything after its CRC field. */
+/**
+ * CRC32 of what follows a sealed record's CRC field (one native call per record). The marker is
+ * not covered: no marker is a one-bit flip of another, and a flipped marker is no valid first
+ * byte of any record, so it is refused before the CRC matters.
+ */
 function checksum(b: Buffer): number {
-  return crc32(b.subarray(SEAL), crc32(b.subarray(0, 1))) >>> 0;
+  return crc32(b.subarray(SEAL)) >>> 0;
 }
 
 /** Header + value (no envelope) -> KeyValue; `what` names the record in errors. */
@@ -211,6 +215,20 @@ export function currentRecord(key: string, revision: number, b: Buffer | undefin
 export async function clearExcept(db: Db, keep: string): Promise<void> {
   await db.clear({ lt: keep });
   await db.clear({ gt: keep });
+}
+
+/**
+ * Closes `db` and opens it again, which replays its log from disk, then checks that the disk
+ * holds applied index `applied`. After a failed write LevelDB refuses writes until reopened, and
+ * the failure may have dropped earlier unsynced batches from its log file (its buffer is
+ * discarded): a store whose disk lost batches it reported applied must not go on
+ * (MvccError('Corrupt')); its node restarts from the Raft log, which holds those entries.
+ */
+export async function reopenAt(db: Db, applied: number): Promise<void> {
+  if (db.status === 'open') await db.close();
+  await db.open();
+  const onDisk = Number((await db.get(META_APPLIED))?.toString() ?? 0);
+  if (onDisk !== applied) throw new MvccError('Corrupt', `store reopened after a failed write holds applied index ${onDisk}, not ${applied}`);
 }
 
 /** Look-ahead over a LevelDB iterator, read in chunks. */

@@ -17,7 +17,7 @@ import { EventBus, type EventListener } from './event.bus.js';
 import { MvccCompactor } from './mvcc.compactor.js';
 import { WRITE_BUFFER_BYTES, type MvccStoreOptions } from './mvcc.options.js';
 import { type BatchOp, type Db, type Snapshot, EVENTS, LATEST, META_APPLIED, META_COMPACTED, META_IMPORTING, META_REV } from './mvcc.keyspace.js';
-import { clearExcept, decodeLatest, encodeEventRef, encodeHistory, encodeLatest, hex, historyKey, readLiveKeys } from './mvcc.keyspace.js';
+import { clearExcept, decodeLatest, encodeEventRef, encodeHistory, encodeLatest, hex, historyKey, readLiveKeys, reopenAt } from './mvcc.keyspace.js';
 import { KeyIndex } from './mvcc.key-index.js';
 import { LatestCache } from './mvcc.latest-cache.js';
 import { type RangeOptions, type RangeResult, historyVersionAt, rangeHistory, rangeLatest, readEvents } from './mvcc.range-reader.js';
@@ -59,7 +59,7 @@ export class MvccStore {
    * for it before touching LevelDB, so none sees a half-written store, and mutations queued
    * behind the import find it resolved. Cleared when the import succeeds. An import that fails
    * midway leaves it rejected: every later read, export and mutation fails with it until an
-   * import succeeds (a reopen starts empty instead).
+   * import succeeds (a reopen starts empty instead). Also set while reopenAfterNoSpace runs.
    */
   private importGate: Promise<void> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -155,10 +155,7 @@ export class MvccStore {
     return this.waiters.wait(revision, timeoutMs);
   }
 
-  /**
-   * Runs mutations one at a time, in call order; none runs on a store that a failed import left
-   * half-written (see importGate).
-   */
+  /** Runs mutations one at a time, in call order; none on a store a failed import left half-written (importGate). */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.enqueue(() => (this.importGate ? this.importGate.then(fn) : fn()));
   }
@@ -182,15 +179,16 @@ export class MvccStore {
   }
 
   /**
-   * Before a refused batch is retried: a failed LevelDB write may drop earlier unsynced batches
-   * from its log, so reopen (replaying the log) and go on only if the disk still holds the
-   * applied index in memory; else stop the node, whose Raft log holds the lost entries.
+   * Before a refused batch is retried (docs/disk-faults.md): reopen, checking that no applied
+   * batch was lost (reopenAt); reads wait behind the import gate meanwhile.
    */
   private async reopenAfterNoSpace(): Promise<void> {
-    if (this.db.status === 'open') await this.db.close();
-    await this.db.open();
-    const onDisk = Number((await this.db.get(META_APPLIED))?.toString() ?? 0);
-    if (onDisk !== this.applied) throw new MvccError('Corrupt', `store reopened after a full disk holds applied index ${onDisk}, not ${this.applied}`);
+    const reopen = reopenAt(this.db, this.applied);
+    if (this.importGate) return reopen;
+    this.importGate = reopen;
+    reopen.catch(() => undefined);
+    await reopen;
+    this.importGate = undefined;
   }
 
   /** Applies one entry; resolves undefined when `index` was already applied (idempotent replay). */
