@@ -72,11 +72,11 @@ describe('one node: health endpoints and /version', () => {
     const live = await request(server, 'GET', '/livez?verbose', { identity: 'anonymous' });
     expect(live.body).toBe('[+]ping ok\n[+]eventloop ok\n[+]storage ok\nlivez check passed\n');
     const ready = await request(server, 'GET', '/readyz?verbose', { identity: 'anonymous' });
-    const readyChecks = ['ping', 'storage', own, ...hooks.map((h) => `poststarthook/${h}`), 'shutdown'];
+    const readyChecks = ['ping', 'storage', own, 'storage-disk', ...hooks.map((h) => `poststarthook/${h}`), 'shutdown'];
     expect(ready.body).toBe(`${readyChecks.map((c) => `[+]${c} ok\n`).join('')}readyz check passed\n`);
     const health = await request(server, 'GET', '/healthz?verbose', { identity: 'anonymous' });
     expect(health.body.split('\n').filter((l) => l.startsWith('[+]'))).toEqual(
-      ['ping', 'eventloop', 'storage', own, ...hooks.map((h) => `poststarthook/${h}`), 'shutdown'].map((c) => `[+]${c} ok`),
+      ['ping', 'eventloop', 'storage', own, 'storage-disk', ...hooks.map((h) => `poststarthook/${h}`), 'shutdown'].map((c) => `[+]${c} ok`),
     );
     const excluded = await request(server, 'GET', `/readyz?verbose&exclude=${own}&exclude=${other}`, { identity: 'anonymous' });
     expect(excluded.body).toContain(`[+]${own} excluded: ok\n`);
@@ -203,6 +203,6 @@ describe('readiness of a node in a minority (3 real nodes)', () => {
       },
       30_000,
     );
-    expect(healed.body).toContain('[+]raft ok\n[+]poststarthook/initial-objects ok\n');
+    expect(healed.body).toContain('[+]raft ok\n[+]storage-disk ok\n[+]poststarthook/initial-objects ok\n');
   });
 });

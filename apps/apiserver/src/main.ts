@@ -4,6 +4,7 @@
  */
 import { EnvError, validateEnv } from './config/env.js';
 import { FlagError, parseFlags } from './config/flags.js';
+import { installTestDiskFaults } from './config/test-faults.js';
 import { startApiServer } from './server.js';
 
 async function main(): Promise<void> {
@@ -12,6 +13,8 @@ async function main(): Promise<void> {
   try {
     cfg = parseFlags(process.argv.slice(2));
     envWarnings = validateEnv();
+    const faults = installTestDiskFaults(cfg.raw);
+    if (faults) envWarnings.push(faults);
   } catch (e) {
     if (e instanceof FlagError || e instanceof EnvError) {
       process.stderr.write(`error: ${e.message}\n`);

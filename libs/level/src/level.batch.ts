@@ -11,12 +11,16 @@
  * `_batch`, the documented implementation hook of abstract-level, directly.
  */
 
+import { diskFaultBefore } from './level.faults.js';
+
 /** A put or delete with a key and value already in their stored form. */
 export type RawBatchOp = { type: 'put'; key: string; value: Uint8Array } | { type: 'del'; key: string };
 
 /** The part of a classic-level database `writeBatch` needs. */
 export interface RawBatchTarget {
   readonly status: string;
+  /** The database's directory (names it in injected faults). */
+  readonly location?: string;
   batch(ops: RawBatchOp[], options: { sync: boolean }): Promise<void>;
 }
 
@@ -30,10 +34,22 @@ interface WithPrivateBatch {
 /**
  * Writes `ops` atomically as one LevelDB batch, fsynced first when `sync` is true. A database
  * that is not open gets the public `batch` (which waits for an opening database and reports a
- * closed one with abstract-level's LEVEL_DATABASE_NOT_OPEN error).
+ * closed one with abstract-level's LEVEL_DATABASE_NOT_OPEN error). Under the test-only disk
+ * fault switch (level.faults.ts) the write may instead fail, or wait, before reaching LevelDB.
  */
 export function writeBatch(db: RawBatchTarget, ops: RawBatchOp[], sync: boolean): Promise<void> {
   if (ops.length === 0) return Promise.resolve();
+  let delay: Promise<void> | undefined;
+  try {
+    delay = diskFaultBefore(db.location ?? '', sync);
+  } catch (e) {
+    return Promise.reject(e as Error);
+  }
+  if (delay) return delay.then(() => writeNow(db, ops, sync));
+  return writeNow(db, ops, sync);
+}
+
+function writeNow(db: RawBatchTarget, ops: RawBatchOp[], sync: boolean): Promise<void> {
   const impl = db as unknown as Partial<WithPrivateBatch>;
   if (db.status !== 'open' || typeof impl._batch !== 'function') return db.batch(ops, { sync });
   for (const op of ops) {

@@ -3,7 +3,7 @@
  * physical deletion ("purge") of what it made unreachable, beside later applies.
  */
 import { BinReader } from './mvcc.codec.js';
-import { type BatchOp, type Db, EVENTS, HISTORY, LATEST, META_COMPACTED, decodeLatest, hex, historyKey } from './mvcc.keyspace.js';
+import { type BatchOp, type Db, EVENTS, HISTORY, LATEST, META_COMPACTED, decodeLatest, hex, historyKey, isTombstone } from './mvcc.keyspace.js';
 import { MvccError } from './mvcc.types.js';
 
 /** What the compactor needs of its store. */
@@ -177,7 +177,7 @@ export class MvccCompactor {
       const versions = await this.host.db.iterator({ gt: `${HISTORY}${key}\u0000`, lte: `${HISTORY}${key}\u0000${hex(revision)}` }).all();
       const lastIdx = versions.length - 1;
       versions.forEach(([k, v], n) => {
-        if (currentLive || n < lastIdx || v[0] === 0) ops.push({ type: 'del', key: k });
+        if (currentLive || n < lastIdx || isTombstone(v)) ops.push({ type: 'del', key: k });
       });
     }
     return ops;

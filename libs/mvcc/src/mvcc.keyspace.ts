@@ -6,6 +6,7 @@
  *   h:<key>\0<rev:16 hex>             every superseded version (or tombstone) of a key
  *   e:<rev:16 hex><seq:4 hex>         the event log in revision order: watch replay
  */
+import { crc32 } from 'node:zlib';
 import { ClassicLevel } from 'classic-level';
 import { BinReader, BinWriter, CodecError } from './mvcc.codec.js';
 import { KeyIndex } from './mvcc.key-index.js';
@@ -47,44 +48,100 @@ export function prefixEnd(prefix: string): string {
   return prefix.slice(0, -1) + String.fromCharCode(last + 1);
 }
 
-/** Latest record: metadata header, then the value. */
+/**
+ * Record envelope of the latest and history records: a marker byte, the CRC32 (node:zlib) of
+ * everything after the CRC, then the metadata header and the value. LevelDB does not check its
+ * block checksums on reads (classic-level leaves ReadOptions.verify_checksums off) and, without
+ * paranoid checks, drops a damaged write-ahead-log record silently, so a flipped byte in a value
+ * could otherwise be served as a different value (docs/disk-faults.md "Corruption"). A record
+ * of the earlier, unsealed format starts with a put/tombstone flag (0 or 1) or with the top
+ * byte of a non-negative float64 below 2^53 (0x00 or 0x3F..0x43); the markers are chosen so
+ * that neither they nor any one-bit flip of them is such a byte, so both formats are read
+ * (only new writes are sealed) and a flipped marker is never taken for an unsealed record.
+ */
+const SEALED_LATEST = 0xe5;
+const SEALED_PUT = 0xe6;
+const SEALED_TOMBSTONE = 0xd9;
+/** Marker + CRC32. */
+const SEAL = 5;
+
+/** Latest record: envelope (marker, CRC32), metadata header, then the value. */
 export function encodeLatest(kv: KeyValue): Buffer {
-  const b = Buffer.allocUnsafe(HEADER + kv.value.length);
-  b.writeDoubleBE(kv.createRevision, 0);
-  b.writeDoubleBE(kv.modRevision, 8);
-  b.writeDoubleBE(kv.version, 16);
-  b.set(kv.value, HEADER);
+  return sealed(SEALED_LATEST, kv);
+}
+
+function sealed(marker: number, kv: KeyValue): Buffer {
+  const b = Buffer.allocUnsafe(SEAL + HEADER + kv.value.length);
+  b[0] = marker;
+  b.writeDoubleBE(kv.createRevision, SEAL);
+  b.writeDoubleBE(kv.modRevision, SEAL + 8);
+  b.writeDoubleBE(kv.version, SEAL + 16);
+  b.set(kv.value, SEAL + HEADER);
+  b.writeUInt32BE(checksum(b), 1);
   return b;
 }
 
-/** Decodes encodeLatest output; a truncated record is MvccError('Corrupt'). */
+/** The header and value of a sealed record, after checking its CRC32 (MvccError('Corrupt')). */
+function unseal(what: string, b: Buffer): Buffer {
+  if (b.length < SEAL + HEADER) throw new MvccError('Corrupt', `${what} is truncated`);
+  const body = b.subarray(SEAL);
+  if (checksum(b) !== b.readUInt32BE(1)) throw new MvccError('Corrupt', `checksum mismatch in ${what}`);
+  return body;
+}
+
+/**
+ * CRC32 of what follows a sealed record's CRC field (one native call per record). The marker is
+ * not covered: no marker is a one-bit flip of another, and a flipped marker is no valid first
+ * byte of any record, so it is refused before the CRC matters.
+ */
+function checksum(b: Buffer): number {
+  return crc32(b.subarray(SEAL)) >>> 0;
+}
+
+/** Header + value (no envelope) -> KeyValue; `what` names the record in errors. */
+function readHeader(key: string, what: string, b: Buffer, checkNumbers: boolean): KeyValue {
+  if (b.length < HEADER) throw new MvccError('Corrupt', `${what} is truncated`);
+  const kv = { key, createRevision: b.readDoubleBE(0), modRevision: b.readDoubleBE(8), version: b.readDoubleBE(16), value: new Uint8Array(b.subarray(HEADER)) };
+  // An unsealed record has no checksum; at least its numbers must be counters.
+  if (checkNumbers && !(isCounter(kv.createRevision) && isCounter(kv.modRevision) && isCounter(kv.version)))
+    throw new MvccError('Corrupt', `${what} has invalid metadata`);
+  return kv;
+}
+
+function isCounter(n: number): boolean {
+  return Number.isSafeInteger(n) && n >= 0;
+}
+
+/** Decodes encodeLatest output (or an unsealed record); a damaged record is MvccError('Corrupt'). */
 export function decodeLatest(key: string, b: Buffer): KeyValue {
-  if (b.length < HEADER) throw new MvccError('Corrupt', `latest record of ${key} is truncated`);
-  return {
-    key,
-    createRevision: b.readDoubleBE(0),
-    modRevision: b.readDoubleBE(8),
-    version: b.readDoubleBE(16),
-    value: new Uint8Array(b.subarray(HEADER)),
-  };
+  const what = `current record of ${key}`;
+  if (b.length > 0 && b[0] === SEALED_LATEST) return readHeader(key, what, unseal(what, b), false);
+  return readHeader(key, what, b, true);
 }
 
-/** History record: flag (1 = put, 0 = tombstone) + latest record. */
+/** History record: envelope whose marker says put or tombstone, metadata header, value. */
 export function encodeHistory(kv: KeyValue, tombstone: boolean): Buffer {
-  const b = Buffer.allocUnsafe(1 + HEADER + kv.value.length);
-  b[0] = tombstone ? 0 : 1;
-  b.writeDoubleBE(kv.createRevision, 1);
-  b.writeDoubleBE(kv.modRevision, 9);
-  b.writeDoubleBE(kv.version, 17);
-  b.set(kv.value, 1 + HEADER);
-  return b;
+  return sealed(tombstone ? SEALED_TOMBSTONE : SEALED_PUT, kv);
+}
+
+/** True when a history record (either format) is a tombstone, without checking it. */
+export function isTombstone(b: Buffer): boolean {
+  return b[0] === 0 || b[0] === SEALED_TOMBSTONE;
+}
+
+/** A history record's version, tombstones included; MvccError('Corrupt') when damaged. */
+function readHistory(key: string, b: Buffer): { kv: KeyValue; tombstone: boolean } {
+  const what = `history record of ${key}`;
+  const m = b[0];
+  if (m === SEALED_PUT || m === SEALED_TOMBSTONE) return { kv: readHeader(key, what, unseal(what, b), false), tombstone: m === SEALED_TOMBSTONE };
+  if (b.length < 1 + HEADER || (m !== 0 && m !== 1)) throw new MvccError('Corrupt', `${what} is truncated or damaged`);
+  return { kv: readHeader(key, what, b.subarray(1), true), tombstone: m === 0 };
 }
 
 /** Decodes encodeHistory output: undefined for a tombstone. */
 export function decodeHistory(key: string, b: Buffer): KeyValue | undefined {
-  if (b.length < 1 + HEADER) throw new MvccError('Corrupt', `history record of ${key} is truncated`);
-  if (b[0] === 0) return undefined;
-  return decodeLatest(key, b.subarray(1));
+  const { kv, tombstone } = readHistory(key, b);
+  return tombstone ? undefined : kv;
 }
 
 /** Reads a version of the older self-contained event format (metadata, then the value). */
@@ -143,8 +200,7 @@ export function historyKey(key: string, revision: number): string {
 /** A history record with its metadata, tombstones included (a delete event's value is one). */
 export function decodeHistoryRecord(key: string, revision: number, b: Buffer | undefined): KeyValue {
   if (b === undefined) throw new MvccError('Corrupt', `history record of ${key} at revision ${revision} is missing`);
-  if (b.length < 1 + HEADER) throw new MvccError('Corrupt', `history record of ${key} is truncated`);
-  return decodeLatest(key, b.subarray(1));
+  return readHistory(key, b).kv;
 }
 
 /** The current version of `key` as the value of the event at `revision`. */
@@ -159,6 +215,20 @@ export function currentRecord(key: string, revision: number, b: Buffer | undefin
 export async function clearExcept(db: Db, keep: string): Promise<void> {
   await db.clear({ lt: keep });
   await db.clear({ gt: keep });
+}
+
+/**
+ * Closes `db` and opens it again, which replays its log from disk, then checks that the disk
+ * holds applied index `applied`. After a failed write LevelDB refuses writes until reopened, and
+ * the failure may have dropped earlier unsynced batches from its log file (its buffer is
+ * discarded): a store whose disk lost batches it reported applied must not go on
+ * (MvccError('Corrupt')); its node restarts from the Raft log, which holds those entries.
+ */
+export async function reopenAt(db: Db, applied: number): Promise<void> {
+  if (db.status === 'open') await db.close();
+  await db.open();
+  const onDisk = Number((await db.get(META_APPLIED))?.toString() ?? 0);
+  if (onDisk !== applied) throw new MvccError('Corrupt', `store reopened after a failed write holds applied index ${onDisk}, not ${applied}`);
 }
 
 /** Look-ahead over a LevelDB iterator, read in chunks. */

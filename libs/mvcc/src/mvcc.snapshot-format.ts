@@ -4,6 +4,7 @@
  * reads one LevelDB snapshot piece by piece; decoding takes chunks of any size.
  */
 import { type FileHandle, open as openFile, unlink } from 'node:fs/promises';
+import { diskFaultBefore } from '@app/level';
 import { BinReader, BinWriter, CodecError } from './mvcc.codec.js';
 import {
   type BatchOp,
@@ -344,7 +345,8 @@ export async function exportToMemory(exportTo: SnapshotExporter): Promise<Uint8A
 
 /**
  * Writes the snapshot `exportTo` produces to `file` (created or truncated, mode 0o600) piece by
- * piece and fsyncs it; on failure the partial file is removed.
+ * piece and fsyncs it; on failure the partial file is removed. The test-only disk fault switch
+ * (@app/level) may fail or slow these writes.
  */
 export async function exportToFile(file: string, exportTo: SnapshotExporter): Promise<{ revision: number; appliedIndex: number; bytes: number }> {
   const fh = await openFile(file, 'w', 0o600);
@@ -353,7 +355,11 @@ export async function exportToFile(file: string, exportTo: SnapshotExporter): Pr
     try {
       // The mode applies to a new file only; an existing one keeps its own when truncated.
       await fh.chmod(0o600);
-      exported = await exportTo((piece) => writeFully(fh, piece));
+      exported = await exportTo(async (piece) => {
+        await diskFaultBefore(file, false);
+        await writeFully(fh, piece);
+      });
+      await diskFaultBefore(file, true);
       await fh.sync();
     } finally {
       await fh.close();

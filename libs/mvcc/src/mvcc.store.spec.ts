@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
+import { DiskFaultSwitch, installDiskFaults, storageDisk } from '@app/level';
 import { MvccStore } from './mvcc.store.js';
 import { dec, del, enc, put } from './mvcc.store.fixture.js';
 import { MvccError, decodeCommand, encodeCommand, type TxnCommand, type MvccEvent } from './mvcc.types.js';
@@ -522,5 +523,29 @@ describe('MvccStore', () => {
     expect(dec((back.success[0] as { value: Uint8Array }).value)).toBe('ü');
     expect(() => decodeCommand(new Uint8Array([1, 0, 0]))).toThrow(MvccError);
     expect(() => decodeCommand(new Uint8Array([9]))).toThrow(/format/);
+  });
+
+  it('waits out a full disk: the refused batch is written once there is space, nothing of it visible before', async () => {
+    await apply(put('/a', '1'));
+    const control = join(dir, '..', `${dir.split('/').pop()}-faults.json`);
+    await writeFile(control, JSON.stringify({ write: 'ENOSPC' }));
+    installDiskFaults(new DiskFaultSwitch(control));
+    try {
+      const pending = apply(put('/a', '2'));
+      for (let i = 0; i < 200 && storageDisk.retries === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(storageDisk.full).toBe(true);
+      expect(dec((await store.get('/a'))?.value)).toBe('1');
+      expect(store.appliedIndex()).toBe(1);
+      await writeFile(control, '');
+      expect((await pending).revision).toBe(2);
+      expect(storageDisk.full).toBe(false);
+    } finally {
+      installDiskFaults(undefined);
+      await rm(control, { force: true });
+    }
+    await store.close();
+    store = await MvccStore.open(dir);
+    expect(dec((await store.get('/a'))?.value)).toBe('2');
+    expect(store.appliedIndex()).toBe(2);
   });
 });

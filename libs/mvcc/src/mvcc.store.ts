@@ -12,24 +12,17 @@
  * last batch that removes it; a store opened with the marker present starts empty.
  */
 import { ClassicLevel } from 'classic-level';
-import { writeBatch } from '@app/level';
+import { writeBatch, writeUntilSpace } from '@app/level';
 import { EventBus, type EventListener } from './event.bus.js';
 import { MvccCompactor } from './mvcc.compactor.js';
 import { WRITE_BUFFER_BYTES, type MvccStoreOptions } from './mvcc.options.js';
 import { type BatchOp, type Db, type Snapshot, EVENTS, LATEST, META_APPLIED, META_COMPACTED, META_IMPORTING, META_REV } from './mvcc.keyspace.js';
-import { clearExcept, decodeLatest, encodeEventRef, encodeHistory, encodeLatest, hex, historyKey, readLiveKeys } from './mvcc.keyspace.js';
+import { clearExcept, decodeLatest, encodeEventRef, encodeHistory, encodeLatest, hex, historyKey, readLiveKeys, reopenAt } from './mvcc.keyspace.js';
 import { KeyIndex } from './mvcc.key-index.js';
 import { LatestCache } from './mvcc.latest-cache.js';
 import { type RangeOptions, type RangeResult, historyVersionAt, rangeHistory, rangeLatest, readEvents } from './mvcc.range-reader.js';
-import {
-  type SnapshotHeader,
-  type SnapshotSource,
-  exportSnapshotPieces,
-  exportToFile,
-  exportToMemory,
-  readSnapshot,
-  writeSnapshotRecords,
-} from './mvcc.snapshot-format.js';
+import type { SnapshotHeader, SnapshotSource } from './mvcc.snapshot-format.js';
+import { exportSnapshotPieces, exportToFile, exportToMemory, readSnapshot, writeSnapshotRecords } from './mvcc.snapshot-format.js';
 import { RevisionWaiters } from './mvcc.revision-waiters.js';
 import { MvccError, validateCommand, type ApplyEntry, type KeyValue, type MvccEvent, type OpResult, type TxnCommand, type TxnResult } from './mvcc.types.js';
 
@@ -66,7 +59,7 @@ export class MvccStore {
    * for it before touching LevelDB, so none sees a half-written store, and mutations queued
    * behind the import find it resolved. Cleared when the import succeeds. An import that fails
    * midway leaves it rejected: every later read, export and mutation fails with it until an
-   * import succeeds (a reopen starts empty instead).
+   * import succeeds (a reopen starts empty instead). Also set while reopenAfterNoSpace runs.
    */
   private importGate: Promise<void> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -162,10 +155,7 @@ export class MvccStore {
     return this.waiters.wait(revision, timeoutMs);
   }
 
-  /**
-   * Runs mutations one at a time, in call order; none runs on a store that a failed import left
-   * half-written (see importGate).
-   */
+  /** Runs mutations one at a time, in call order; none on a store a failed import left half-written (importGate). */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.enqueue(() => (this.importGate ? this.importGate.then(fn) : fn()));
   }
@@ -178,13 +168,27 @@ export class MvccStore {
     return run;
   }
 
+  /** One batch; refused for lack of space, written again once there is space (docs/disk-faults.md). */
   private async writeBatch(ops: BatchOp[], sync: boolean): Promise<void> {
     this.writing = true;
     try {
-      await writeBatch(this.db, ops, sync);
+      await writeUntilSpace(() => writeBatch(this.db, ops, sync), { closing: () => this.closing, reopen: () => this.reopenAfterNoSpace() });
     } finally {
       this.writing = false;
     }
+  }
+
+  /**
+   * Before a refused batch is retried (docs/disk-faults.md): reopen, checking that no applied
+   * batch was lost (reopenAt); reads wait behind the import gate meanwhile.
+   */
+  private async reopenAfterNoSpace(): Promise<void> {
+    const reopen = reopenAt(this.db, this.applied);
+    if (this.importGate) return reopen;
+    this.importGate = reopen;
+    reopen.catch(() => undefined);
+    await reopen;
+    this.importGate = undefined;
   }
 
   /** Applies one entry; resolves undefined when `index` was already applied (idempotent replay). */
@@ -559,12 +563,8 @@ export class MvccStore {
       try {
         imported = await writeSnapshotRecords(this.db, open(), importing, (ops, sync) => this.writeBatch(ops, sync), this.liveKeys !== undefined);
       } catch (e) {
-        fail(
-          new MvccError(
-            'Corrupt',
-            `a snapshot import failed midway (${e instanceof Error ? e.message : String(e)}): import again, or reopen the store (empty)`,
-          ),
-        );
+        const why = e instanceof Error ? e.message : String(e);
+        fail(new MvccError('Corrupt', `a snapshot import failed midway (${why}): import again, or reopen the store (empty)`));
         throw e;
       } finally {
         this.latestCache.clear();

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
+import { DiskFaultSwitch, installDiskFaults, storageDisk } from '@app/level';
 import { LevelDbRaftStorage } from './raft.leveldb-storage.js';
 import { type Entry, isRaftError } from './raft.types.js';
 
@@ -197,7 +198,73 @@ describe('LevelDbRaftStorage', () => {
       err = e;
     }
     expect(isRaftError(err, 'ErrCorrupt')).toBe(true);
-    expect(String(err)).toContain(key);
+    expect(String(err)).toContain(`raft log in ${dir}: checksum mismatch in record ${key} (log entry 3)`);
+  });
+
+  it('reports lost records at the end of the log (hard state commits past it) as ErrCorrupt', async () => {
+    const s = await LevelDbRaftStorage.open(dir);
+    await s.bootstrap([1]);
+    await s.save({ entries: [ent(2, 2, 'a'), ent(3, 2, 'b')], hardState: { term: 2, vote: 1, commit: 3 } });
+    await s.close();
+    const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+    await db.open();
+    await db.del(keyOf(3));
+    await db.close();
+    await expect(LevelDbRaftStorage.open(dir)).rejects.toThrow(/hard state commits index 3 but the log ends at index 2/);
+  });
+
+  describe('under injected disk faults', () => {
+    let control: string;
+    beforeEach(() => {
+      control = join(dir, '..', `${dir.split('/').pop()}-faults.json`);
+      writeFileSync(control, '');
+      installDiskFaults(new DiskFaultSwitch(control));
+    });
+    afterEach(() => {
+      installDiskFaults(undefined);
+      rmSync(control, { force: true });
+    });
+    const setFaults = (plan: object) => writeFileSync(control, JSON.stringify(plan));
+
+    it('waits out a full disk: the same batch is written once space is back, and the disk state says so meanwhile', async () => {
+      const s = await LevelDbRaftStorage.open(dir);
+      await s.bootstrap([1]);
+      setFaults({ write: 'ENOSPC' });
+      let done = false;
+      const saving = s.save({ entries: [ent(2, 2, 'a')], hardState: { term: 2, vote: 1, commit: 2 } }).then(() => (done = true));
+      const until = async (cond: () => boolean) => {
+        for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+      };
+      await until(() => storageDisk.retries > 0);
+      expect(storageDisk.full).toBe(true);
+      expect(storageDisk.error).toMatch(/No space left on device/);
+      expect(done).toBe(false);
+      // Nothing of the refused batch is visible while it waits.
+      expect(s.lastIndex()).toBe(1);
+      setFaults({});
+      await saving;
+      expect(storageDisk.full).toBe(false);
+      expect(s.lastIndex()).toBe(2);
+      await s.save({ entries: [ent(3, 2, 'b')] });
+      await s.close();
+      const r = await LevelDbRaftStorage.open(dir);
+      expect(r.entries(2, 4, 1 << 20).map((e) => new TextDecoder().decode(e.data))).toEqual(['a', 'b']);
+      expect(r.hardState()).toEqual({ term: 2, vote: 1, commit: 2 });
+      await r.close();
+    });
+
+    it('fails at once on an I/O error of a write or of its fsync, leaving memory and disk as they were', async () => {
+      const s = await LevelDbRaftStorage.open(dir);
+      await s.bootstrap([1]);
+      for (const plan of [{ write: 'EIO' }, { fsync: 'EIO' }]) {
+        setFaults(plan);
+        await expect(s.save({ entries: [ent(2, 2, 'a')] })).rejects.toThrow(/Input\/output error/);
+        expect(s.lastIndex()).toBe(1);
+      }
+      setFaults({});
+      await s.close();
+      expect(await onDisk()).toEqual([]);
+    });
   });
 
   it('reports a gap in the log as ErrCorrupt', async () => {

@@ -2,7 +2,7 @@ import { unlink } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { ClassicLevel } from 'classic-level';
-import { writeBatch } from '@app/level';
+import { type RawBatchOp, writeBatch, writeUntilSpace } from '@app/level';
 import { MemoryStorage, bootstrapSnapshot } from './raft.storage.js';
 import type { RaftNodeStorage } from './raft.storage-port.js';
 import { type ConfState, type Entry, type EntryType, type HardState, type Snapshot, EMPTY_DATA, RaftError } from './raft.types.js';
@@ -20,12 +20,17 @@ import { type ConfState, type Entry, type EntryType, type HardState, type Snapsh
  * requires to be durable goes out in one LevelDB batch with `{ sync: true }` (fsync) before the
  * returned promise resolves.
  *
+ * A batch refused for lack of space is written again, whole, after reopening the database,
+ * until it goes through (writeUntilSpace, docs/disk-faults.md): the in-memory mirror changes
+ * only after a batch resolved, so the retry is the same write. Any other failure is thrown.
+ *
  * Reads are served from an in-memory mirror of the retained log (as etcd pairs its WAL with a
  * MemoryStorage): the core's storage port is synchronous, and compaction bounds the mirror.
  */
 export class LevelDbRaftStorage implements RaftNodeStorage {
   /** Range deletions of compacted entries, in order (see createSnapshot). */
   private clearing: Promise<void> = Promise.resolve();
+  private closing = false;
 
   private constructor(
     private readonly db: ClassicLevel<string, Uint8Array>,
@@ -46,33 +51,62 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
     const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view', writeBufferSize: 32 * 1024 * 1024 });
     await db.open();
     try {
-      const mem = new MemoryStorage();
-      const snapRaw = await db.get('s');
-      if (snapRaw !== undefined) mem.applySnapshot(decodeSnapshot(snapRaw, dir));
-      const hardRaw = await db.get('h');
-      const first = mem.firstIndex();
-      const kept: Entry[] = [];
-      let leftovers = false;
-      for await (const [key, value] of db.iterator({ gt: 'e', lt: 'f' })) {
-        const e = decodeEntry(key, value);
-        // Entries covered by the snapshot are leftovers of a compaction interrupted by a crash
-        // (see createSnapshot): checked, not used, removed below.
-        if (e.index < first) {
-          leftovers = true;
-          continue;
-        }
-        const expected = kept.length === 0 ? first : kept[kept.length - 1]!.index + 1;
-        if (e.index !== expected) throw new RaftError('ErrCorrupt', `log gap: found ${key}, expected index ${expected}`);
-        kept.push(e);
-      }
-      mem.append(kept);
-      if (leftovers) await db.clear({ gt: 'e', lt: entryKey(first) });
-      if (hardRaw !== undefined) mem.setHardState(decodeHardState(hardRaw));
-      return new LevelDbRaftStorage(db, mem, opts.sync ?? true, dir);
+      return await LevelDbRaftStorage.load(db, dir, opts);
     } catch (e) {
       await db.close();
+      // The operator needs the directory as well as the record to act on.
+      if (e instanceof RaftError && e.code === 'ErrCorrupt') throw new RaftError('ErrCorrupt', `raft log in ${dir}: ${e.message.replace(/^ErrCorrupt: /, '')}`);
       throw e;
     }
+  }
+
+  /** Reads and checks every record of an open database into a new storage. */
+  private static async load(db: ClassicLevel<string, Uint8Array>, dir: string, opts: { sync?: boolean }): Promise<LevelDbRaftStorage> {
+    const mem = new MemoryStorage();
+    const snapRaw = await db.get('s');
+    if (snapRaw !== undefined) mem.applySnapshot(decodeSnapshot(snapRaw, dir));
+    const hardRaw = await db.get('h');
+    const first = mem.firstIndex();
+    const kept: Entry[] = [];
+    let leftovers = false;
+    for await (const [key, value] of db.iterator({ gt: 'e', lt: 'f' })) {
+      const e = decodeEntry(key, value);
+      // Entries covered by the snapshot are leftovers of a compaction interrupted by a crash
+      // (see createSnapshot): checked, not used, removed below.
+      if (e.index < first) {
+        leftovers = true;
+        continue;
+      }
+      const expected = kept.length === 0 ? first : kept[kept.length - 1]!.index + 1;
+      if (e.index !== expected) throw new RaftError('ErrCorrupt', `log gap: found ${key}, expected index ${expected}`);
+      kept.push(e);
+    }
+    mem.append(kept);
+    if (leftovers) await db.clear({ gt: 'e', lt: entryKey(first) });
+    if (hardRaw !== undefined) {
+      const hs = decodeHardState(hardRaw);
+      // The hard state is written in the batch of the entries it commits: a commit index past
+      // the log's end means batches were lost (LevelDB drops a damaged log record silently).
+      if (hs.commit > mem.lastIndex())
+        throw new RaftError('ErrCorrupt', `hard state commits index ${hs.commit} but the log ends at index ${mem.lastIndex()}: records are missing`);
+      mem.setHardState(hs);
+    }
+    return new LevelDbRaftStorage(db, mem, opts.sync ?? true, dir);
+  }
+
+  /** One batch, written again after a reopen while the disk is full (see the class comment). */
+  private write(ops: RawBatchOp[], sync: boolean): Promise<void> {
+    return writeUntilSpace(() => writeBatch(this.db, ops, sync), {
+      closing: () => this.closing,
+      reopen: async () => {
+        // LevelDB fails every write after a failed synced one until reopened; the reopen
+        // replays its log, which holds every batch that resolved (all synced) and maybe the
+        // failed one, which the retry writes again with the same values.
+        await this.clearing;
+        if (this.db.status === 'open') await this.db.close();
+        await this.db.open();
+      },
+    });
   }
 
   /** True when nothing was ever written (a brand-new node). */
@@ -114,8 +148,7 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
    * changed, as etcd does); the caller may then send the Ready's messages.
    */
   async save(rd: { hardState?: HardState; entries: readonly Entry[]; snapshot?: Snapshot }, mustSync = true): Promise<void> {
-    type Op = { type: 'put'; key: string; value: Uint8Array } | { type: 'del'; key: string };
-    const ops: Op[] = [];
+    const ops: RawBatchOp[] = [];
     let stale: { gte: string; lte: string } | undefined;
     if (rd.snapshot) {
       // The old log goes. Entries after the snapshot's index are deleted in this batch: read
@@ -140,7 +173,7 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
     if (rd.hardState) ops.push({ type: 'put', key: 'h', value: encodeHardState(rd.hardState) });
     if (ops.length === 0) return;
     const replaced = rd.snapshot ? this.mem.snapshot() : undefined;
-    await writeBatch(this.db, ops, this.sync && mustSync);
+    await this.write(ops, this.sync && mustSync);
     if (stale) {
       const range = stale;
       this.clearing = this.clearing.then(() => this.db.clear(range)).catch(() => undefined);
@@ -163,7 +196,7 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
     const upTo = Math.min(compactTo, i);
     const from = this.mem.firstIndex();
     const replaced = this.mem.snapshot();
-    await writeBatch(this.db, [{ type: 'put', key: 's', value: encodeSnapshot(snap, this.dir) }], this.sync);
+    await this.write([{ type: 'put', key: 's', value: encodeSnapshot(snap, this.dir) }], this.sync);
     this.mem.createSnapshot(i, confState, data);
     this.mem.compact(upTo);
     await removeSnapshotFile(replaced, snap);
@@ -187,7 +220,7 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
   async dropSnapshotData(): Promise<void> {
     const current = this.mem.snapshot();
     if (current.data.length === 0 && current.file === undefined) return;
-    await writeBatch(this.db, [{ type: 'put', key: 's', value: encodeSnapshot({ metadata: current.metadata, data: EMPTY_DATA }, this.dir) }], this.sync);
+    await this.write([{ type: 'put', key: 's', value: encodeSnapshot({ metadata: current.metadata, data: EMPTY_DATA }, this.dir) }], this.sync);
     this.mem.dropSnapshotData();
     await removeSnapshotFile(current, undefined);
   }
@@ -198,6 +231,7 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await this.clearing;
     await this.db.close();
   }
@@ -219,12 +253,17 @@ function seal(body: Uint8Array): Uint8Array {
   return out;
 }
 
+/** A record's key, with the log index it holds for an entry (errors name both). */
+function recordName(key: string): string {
+  return key.startsWith('e') ? `record ${key} (log entry ${parseInt(key.slice(1), 16)})` : `record ${key}`;
+}
+
 function unseal(key: string, raw: Uint8Array): Uint8Array {
-  if (raw.length < 5) throw new RaftError('ErrCorrupt', `record ${key} is truncated`);
+  if (raw.length < 5) throw new RaftError('ErrCorrupt', `${recordName(key)} is truncated`);
   const body = raw.subarray(4);
   const want = new DataView(raw.buffer, raw.byteOffset, raw.byteLength).getUint32(0);
-  if (crc32(body) >>> 0 !== want) throw new RaftError('ErrCorrupt', `checksum mismatch in record ${key}`);
-  if (body[0] !== VERSION) throw new RaftError('ErrCorrupt', `record ${key} has unknown version ${body[0]}`);
+  if (crc32(body) >>> 0 !== want) throw new RaftError('ErrCorrupt', `checksum mismatch in ${recordName(key)}`);
+  if (body[0] !== VERSION) throw new RaftError('ErrCorrupt', `${recordName(key)} has unknown version ${body[0]}`);
   return body;
 }
 

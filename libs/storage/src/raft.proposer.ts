@@ -11,6 +11,7 @@
  * leader is known (an election is running) the proposal is retried for `leaderWaitMs`: nothing
  * was appended then, so a retry cannot duplicate the write.
  */
+import { storageDisk } from '@app/level';
 import { MvccError, encodeCommand, validateCommand, type Proposer, type TxnCommand, type TxnResult } from '@app/mvcc';
 import { RaftError, type RaftNode } from '@app/raft';
 import { encodeEtcdCommand, type EtcdCommand, type EtcdResult } from './etcd.command.js';
@@ -264,7 +265,12 @@ export function toStorageError(e: unknown): Error {
         return new StorageError('Unavailable', '', `no Raft leader available: ${e.message}`);
       case 'ErrTimeout':
       case 'ErrLeadershipLost':
-        return new StorageError('Unavailable', '', `outcome unknown: ${e.message}`);
+        // A write waiting for disk space times out here: say so (docs/disk-faults.md).
+        return new StorageError(
+          'Unavailable',
+          '',
+          `outcome unknown: ${e.message}${storageDisk.full ? `; this node's disk is full: ${storageDisk.error}` : ''}`,
+        );
       case 'ErrStopped':
         return new StorageError('Unavailable', '', 'the node is shutting down');
       default:

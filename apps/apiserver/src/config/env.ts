@@ -9,7 +9,8 @@
 export interface EnvVar {
   readonly name: string;
   readonly meaning: string;
-  readonly unit: 'ms' | 'bytes' | 'entries';
+  /** `switch`: 0 (off, as when unset) or 1 (on). */
+  readonly unit: 'ms' | 'bytes' | 'entries' | 'switch';
   /** Inclusive bounds of an accepted value (an integer). */
   readonly min: number;
   readonly max: number;
@@ -156,6 +157,15 @@ export const KAPI_ENV: readonly EnvVar[] = [
     min: 100,
     max: 86_400_000,
     productionDefault: '3600000',
+    use: 'test',
+  },
+  {
+    name: 'KAPI_TEST_FAULTS',
+    meaning: '1 lets --test-disk-faults inject disk faults into storage writes (docs/disk-faults.md); without it that flag stops the start',
+    unit: 'switch',
+    min: 0,
+    max: 1,
+    productionDefault: '0',
     use: 'test',
   },
 ];

@@ -183,6 +183,8 @@ const FLAGS: Record<string, FlagSpec> = {
   'max-request-body-bytes': { key: 'maxRequestBodyBytes', kind: 'int' },
   'max-requests-inflight': { key: 'maxRequestsInflight', kind: 'int' },
   'max-mutating-requests-inflight': { key: 'maxMutatingRequestsInflight', kind: 'int' },
+  // Test-only disk faults, honoured with KAPI_TEST_FAULTS=1 only (config/test-faults.ts).
+  'test-disk-faults': { key: 'test-disk-faults', kind: 'string' },
   // Later capabilities. Security-relevant ones refuse what is not built; the rest warn.
   'enable-admission-plugins': { key: 'enable-admission-plugins', kind: 'string', refuse: refuseAdmission },
   // Parsed by config/runtime-config.ts; the registry serves only what it enables.

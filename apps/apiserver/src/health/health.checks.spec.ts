@@ -59,9 +59,10 @@ describe('healthCheckSets / nodeHealthChecks', () => {
       postStartHooks: ['initial-objects'],
       postStartHook: () => state.bootstrap,
       shutdown: () => state.shutdown,
+      storageDisk: () => state.disk,
     });
     expect(sets.livez.map((c) => c.name)).toEqual(['ping', 'eventloop', 'storage']);
-    expect(sets.readyz.map((c) => c.name)).toEqual(['ping', 'storage', 'raft', 'poststarthook/initial-objects', 'shutdown']);
+    expect(sets.readyz.map((c) => c.name)).toEqual(['ping', 'storage', 'raft', 'storage-disk', 'poststarthook/initial-objects', 'shutdown']);
     const run = (e: 'livez' | 'readyz' | 'healthz') => runHealthChecks(e, sets[e], { verbose: false, exclude: [] }).status;
     expect([run('livez'), run('readyz'), run('healthz')]).toEqual([200, 200, 200]);
     state.raft = 'no leader';
@@ -70,6 +71,9 @@ describe('healthCheckSets / nodeHealthChecks', () => {
     state.bootstrap = 'not yet';
     expect([run('livez'), run('readyz'), run('healthz')]).toEqual([200, 500, 500]);
     state.bootstrap = undefined;
+    state.disk = 'no space left on device';
+    expect([run('livez'), run('readyz'), run('healthz')]).toEqual([200, 500, 500]);
+    state.disk = undefined;
     state.eventLoop = 'blocked';
     expect([run('livez'), run('readyz'), run('healthz')]).toEqual([500, 200, 500]);
     state.eventLoop = undefined;

@@ -114,11 +114,13 @@ export interface NodeHealthSources {
   postStartHook(name: string): string | undefined;
   /** Not shutting down. */
   shutdown(): string | undefined;
+  /** The disk takes this node's writes (a full disk fails it until space is back; docs/disk-faults.md). */
+  storageDisk(): string | undefined;
 }
 
 /**
  * The node's checks (docs/health.md): livez = ping, eventloop, the backend's liveness checks
- * (the process can make progress); readyz = ping, the backend's readiness checks,
+ * (the process can make progress); readyz = ping, the backend's readiness checks, storage-disk,
  * poststarthook/<each hook>, shutdown (it can serve a linearizable request now); healthz = both.
  */
 export function nodeHealthChecks(s: NodeHealthSources): HealthCheckSets {
@@ -128,6 +130,7 @@ export function nodeHealthChecks(s: NodeHealthSources): HealthCheckSets {
     [
       ping,
       ...s.storageReadyz,
+      { name: 'storage-disk', check: () => s.storageDisk() },
       ...s.postStartHooks.map((h) => ({ name: `poststarthook/${h}`, check: () => s.postStartHook(h) })),
       { name: 'shutdown', check: () => s.shutdown() },
     ],

@@ -4,6 +4,7 @@
  * hooks), and shutdown starts failing readiness in beforeApplicationShutdown, before
  * the HTTP server closes, so balancers stop sending clients first.
  */
+import { storageDisk } from '@app/level';
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { PostStartHooks } from '../bootstrap/post-start-hook.js';
 import type { StorageBackend } from '../storage/storage.backend.js';
@@ -33,6 +34,7 @@ export class NodeHealth implements OnModuleInit, BeforeApplicationShutdown, OnAp
       postStartHooks: names,
       postStartHook: (name) => (this.hooks.status().find((h) => h.name === name)?.done ? undefined : `post-start hook ${name} has not completed`),
       shutdown: () => (this.stopping ? 'the server is shutting down' : undefined),
+      storageDisk: () => (storageDisk.full ? `no space left on device: storage writes wait for space (${storageDisk.error ?? ''})` : undefined),
     });
   }
 

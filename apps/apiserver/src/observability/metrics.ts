@@ -1,6 +1,7 @@
 /**
  * Prometheus metrics (/metrics), named as kube-apiserver names them so existing dashboards work.
  */
+import { activeDiskFaults, storageDisk } from '@app/level';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The server's metric registry and instruments. */
@@ -68,7 +69,40 @@ export class ApiMetrics {
     },
   });
 
+  /** 1 while a storage write waits for space (docs/disk-faults.md "Full disk"). */
+  readonly diskFull = new Gauge({
+    name: 'kapi_storage_disk_full',
+    help: 'Whether a storage write of this node is waiting for disk space (1) or not (0).',
+    registers: [this.registry],
+    collect: () => {
+      this.diskFull.set(storageDisk.full ? 1 : 0);
+    },
+  });
+  readonly diskFullRetries = new Counter({
+    name: 'kapi_storage_disk_full_retries_total',
+    help: 'Storage writes tried again after the disk refused them for lack of space.',
+    registers: [this.registry],
+    collect: () => {
+      this.diskFullRetries.reset();
+      this.diskFullRetries.inc(storageDisk.retries);
+    },
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    const faults = activeDiskFaults();
+    // Test mode only (--test-disk-faults): what the switch injected, so a test sees its fault hit.
+    if (faults) {
+      const injected = new Counter({
+        name: 'kapi_test_disk_faults_injected_total',
+        help: 'Disk faults injected by the test-only --test-disk-faults switch, per kind.',
+        labelNames: ['fault'] as const,
+        registers: [this.registry],
+        collect: () => {
+          injected.reset();
+          for (const [fault, n] of faults.injected) injected.inc({ fault }, n);
+        },
+      });
+    }
   }
 }
