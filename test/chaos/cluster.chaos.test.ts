@@ -10,12 +10,17 @@
  * injected one after the other:
  *   kill -9 the leader; kill -9 a follower; SIGSTOP the leader longer than the election timeout;
  *   partition the leader from the followers (both directions); isolate one follower; restart
- *   all three at once; a follower down long enough to need a snapshot, then back.
+ *   all three at once; a follower down long enough to need a snapshot, then back; then the
+ *   membership phase (chaos.membership.ts): a fourth node added as a learner and promoted
+ *   (a follower killed while it is pending), a follower whose data dir is wiped removed and
+ *   added back (the leader killed while it is pending), a voter removed (the round ends with
+ *   three voters). The workload and the watchers follow the members.
  * Checks afterwards: no acknowledged write lost (final Most Recent reads on every node are part
  * of the linearizability check), every node converges to the same revision and content hash,
  * per-key histories are linearizable, no watch (one following each node) sees revisions go
  * backwards or misses an event, a minority side never answers a Most Recent read, a continue
- * token from one node is accepted by another.
+ * token from one node is accepted by another; every member lists exactly the current members,
+ * all voters; a replaced member installed a snapshot; a removed member stopped being ready.
  *
  * Length: CHAOS_SECONDS (default 20) of workload at least, and CHAOS_ROUNDS (default 1, or 2 when
  * CHAOS_SECONDS >= 45) passes over the fault list at least; the fault list keeps cycling until
@@ -226,7 +231,7 @@ describe('three-node chaos', () => {
   }
 
   it(
-    'survives leader/follower crashes, pauses, partitions, full restarts and snapshot catch-up with every check passing',
+    'survives leader/follower crashes, pauses, partitions, full restarts, snapshot catch-up and membership changes with every check passing',
     async () => {
       const net = network!;
       const c = cluster!;
