@@ -562,6 +562,6 @@ describe('three-node chaos', () => {
       violations.push(...watchProblems);
       expect(violations).toEqual([]);
     },
-    Math.max(SECONDS, ROUNDS * 70) * 1000 + 240_000,
+    Math.max(SECONDS, ROUNDS * 110) * 1000 + 240_000,
   );
 });
