@@ -11,7 +11,7 @@ import type { FaultKind } from './chaos.network.js';
 export interface FaultRecord {
   readonly kind: FaultKind;
   readonly round: number;
-  readonly node: string;
+  node: string;
   /** ns since origin: injection, and the end of the settle phase after healing. */
   readonly start: number;
   end: number;

@@ -5,8 +5,21 @@
  */
 import { NetnsLab } from './faults.js';
 
-/** Every fault of the suite, in the order one round injects them. */
-export const FAULTS = ['kill-leader', 'kill-follower', 'pause-leader', 'partition-leader', 'isolate-follower', 'restart-all', 'snapshot-catchup'] as const;
+/** Every fault of the suite, in the order one round injects them. The last three are the
+ * membership phase (chaos.membership.ts): a fourth node added as a learner and promoted, a
+ * member replaced after losing its data dir, a voter removed; the round ends with three voters. */
+export const FAULTS = [
+  'kill-leader',
+  'kill-follower',
+  'pause-leader',
+  'partition-leader',
+  'isolate-follower',
+  'restart-all',
+  'snapshot-catchup',
+  'add-member',
+  'replace-wiped',
+  'remove-member',
+] as const;
 /** One fault of {@link FAULTS}. */
 export type FaultKind = (typeof FAULTS)[number];
 /** Faults that cut nodes off from each other: only namespaces can do that exactly (a proxy in
@@ -17,20 +30,21 @@ export const NETWORK_FAULTS: readonly FaultKind[] = ['partition-leader', 'isolat
 /** How the nodes are networked and how partitions are made. */
 export interface Network {
   readonly mode: 'netns' | 'loopback';
-  /** Address node i binds and the test dials. */
+  /** Address of slot i (a node's place: its namespace) that its node binds and the test dials. */
   host(i: number): string;
-  /** Peer address of node i in --initial-cluster. */
+  /** Peer address of slot i in --initial-cluster. */
   peerAddress(i: number, listenPort: number): Promise<string>;
   wrap(i: number): string[] | undefined;
-  /** Cuts every node in `a` off from every node in `b`, both directions. */
+  /** Cuts every slot in `a` off from every slot in `b`, both directions. */
   cut(a: readonly number[], b: readonly number[]): void;
   heal(): void;
   cleanup(): Promise<void>;
 }
 
-export function netnsNetwork(): Network {
+/** `slots` namespaces: one per node that can be a member at the same time. */
+export function netnsNetwork(slots: number): Network {
   // A subnet per test process, so that two runs on one machine do not share routes.
-  const lab = new NetnsLab(3, 60 + (process.pid % 150));
+  const lab = new NetnsLab(slots, 60 + (process.pid % 150));
   lab.create();
   return {
     mode: 'netns',

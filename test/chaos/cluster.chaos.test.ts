@@ -10,12 +10,17 @@
  * injected one after the other:
  *   kill -9 the leader; kill -9 a follower; SIGSTOP the leader longer than the election timeout;
  *   partition the leader from the followers (both directions); isolate one follower; restart
- *   all three at once; a follower down long enough to need a snapshot, then back.
+ *   all three at once; a follower down long enough to need a snapshot, then back; then the
+ *   membership phase (chaos.membership.ts): a fourth node added as a learner and promoted
+ *   (a follower killed while it is pending), a follower whose data dir is wiped removed and
+ *   added back (the leader killed while it is pending), a voter removed (the round ends with
+ *   three voters). The workload and the watchers follow the members.
  * Checks afterwards: no acknowledged write lost (final Most Recent reads on every node are part
  * of the linearizability check), every node converges to the same revision and content hash,
  * per-key histories are linearizable, no watch (one following each node) sees revisions go
  * backwards or misses an event, a minority side never answers a Most Recent read, a continue
- * token from one node is accepted by another.
+ * token from one node is accepted by another; every member lists exactly the current members,
+ * all voters; a replaced member installed a snapshot; a removed member stopped being ready.
  *
  * Length: CHAOS_SECONDS (default 20) of workload at least, and CHAOS_ROUNDS (default 1, or 2 when
  * CHAOS_SECONDS >= 45) passes over the fault list at least; the fault list keeps cycling until
@@ -30,9 +35,11 @@ import { join } from 'node:path';
 import { haproxyConfig } from '../../cluster/haproxy.js';
 import { clusterTopology, findExecutable } from '../../cluster/launcher.js';
 import { createPki } from '@app/pki';
-import { delay, getFreePort, startServer, type HttpTarget, type ServerHandle } from '../support/server.js';
+import { delay, getFreePort, type HttpTarget, type ServerHandle } from '../support/server.js';
 import { prerequisite, recordUncovered } from '../support/prereq.js';
 import { closeCtlAgents, ctl, isOk, metric, quantile, type CtlResponse, type FaultRecord, type ListObj } from './chaos.client.js';
+import { ChaosCluster } from './chaos.cluster.js';
+import { addMember, membershipProblems, removeMember, replaceWiped, type MembershipTimings } from './chaos.membership.js';
 import { faultKinds, loopbackNetwork, netnsNetwork, type Network } from './chaos.network.js';
 import { pause, resume } from './faults.js';
 import { checkHistory, formatFailure, type KeyOp } from './linearizability.js';
@@ -46,7 +53,8 @@ const NS = 'chaos3';
 const PAGES_NS = 'chaos3-pages';
 /** Objects written on the majority and then updated/deleted through the minority side. */
 const MINORITY_NS = 'chaos3-minority';
-const NAMES = ['n1', 'n2', 'n3'] as const;
+/** Network slots: three members, and a fourth while the membership phase adds one. */
+const SLOTS = 4;
 const NETNS_NEEDS = 'three-node chaos: partition-leader and isolate-follower, with the minority read and write checks (test/chaos/cluster.chaos.test.ts)';
 /** Low snapshot interval so that a follower down a few seconds needs a snapshot to catch up. */
 const SNAPSHOT_COUNT = 60;
@@ -67,7 +75,7 @@ const ENV: Record<string, string> = {
 describe('three-node chaos', () => {
   let dir = '';
   let network: Network | undefined;
-  const nodes: ServerHandle[] = [];
+  let cluster: ChaosCluster | undefined;
   let haproxy: ChildProcess | undefined;
   let balancer: HttpTarget | undefined;
   let balancerNote = '';
@@ -86,30 +94,18 @@ describe('three-node chaos', () => {
     } else {
       useNetns = prerequisite('netns', NETNS_NEEDS);
     }
-    network = useNetns ? netnsNetwork() : loopbackNetwork();
+    network = useNetns ? netnsNetwork(SLOTS) : loopbackNetwork();
     const net = network;
-    const ports = await Promise.all(NAMES.map(() => getFreePort()));
-    const peerPorts = await Promise.all(NAMES.map(() => getFreePort()));
-    const peers = await Promise.all(NAMES.map((_, i) => net.peerAddress(i, peerPorts[i]!)));
-    const hosts = [...new Set(['127.0.0.1', ...NAMES.map((_, i) => net.host(i))])];
+    const hosts = [...new Set(['127.0.0.1', ...Array.from({ length: SLOTS }, (_, i) => net.host(i))])];
     await createPki({ outDir: join(dir, 'pki'), hosts });
-    const initial = NAMES.map((n, i) => `${n}=${peers[i]}`).join(',');
+    cluster = new ChaosCluster({ dir, pkiDir: join(dir, 'pki'), net, env: ENV, slots: SLOTS });
+    const c = cluster;
+    const plans = [];
+    for (let i = 0; i < 3; i++) plans.push(await c.plan(c.newName(), i));
+    const initial = plans.map((m) => `${m.name}=${m.peerURL}`).join(',');
     // Founding members start together: none is ready before a quorum elected a leader.
-    const started = await Promise.all(
-      NAMES.map((n, i) => {
-        const wrap = net.wrap(i);
-        return startServer({
-          args: ['--name', n, '--pki-dir', join(dir, 'pki'), '--listen-peer-port', String(peerPorts[i]), '--initial-cluster', initial],
-          dataDir: join(dir, n),
-          env: ENV,
-          port: ports[i]!,
-          host: net.host(i),
-          readyTimeoutMs: 60_000,
-          ...(wrap !== undefined ? { wrap } : {}),
-        });
-      }),
-    );
-    nodes.push(...started);
+    for (const m of await Promise.all(plans.map((p) => c.launch(p, initial, 'new')))) c.attach(m);
+    const nodes = c.nodes;
 
     const haproxyBin = prerequisite('haproxy', 'three-node chaos: the workload through the balancer (test/chaos/cluster.chaos.test.ts)')
       ? findExecutable('haproxy')
@@ -118,8 +114,11 @@ describe('three-node chaos', () => {
       balancerNote = 'without haproxy (KAPI_TEST_WITHOUT)';
     } else {
       const lbPort = await getFreePort();
-      const base = clusterTopology({ nodes: [...NAMES], host: '127.0.0.1', balancerPort: lbPort, baseDir: dir });
-      const topology = { ...base, nodes: base.nodes.map((n, i) => ({ ...n, address: net.host(i), securePort: ports[i]!, peerPort: peerPorts[i]! })) };
+      const base = clusterTopology({ nodes: c.members.map((m) => m.name), host: '127.0.0.1', balancerPort: lbPort, baseDir: dir });
+      const topology = {
+        ...base,
+        nodes: base.nodes.map((n, i) => ({ ...n, address: net.host(c.members[i]!.slot), securePort: c.members[i]!.port, peerPort: c.members[i]!.peerPort })),
+      };
       const cfg = join(dir, 'haproxy.cfg');
       await fs.writeFile(cfg, haproxyConfig(topology));
       haproxy = spawn(haproxyBin, ['-f', cfg, '-db', '-q'], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -139,6 +138,8 @@ describe('three-node chaos', () => {
         await delay(100);
       }
       if (balancer === undefined) throw new Error('haproxy never answered /readyz');
+      c.balancer = balancer;
+      c.syncEndpoints();
     }
     for (const ns of [NS, PAGES_NS, MINORITY_NS]) {
       const r = await ctl(nodes[0]!, 'POST', '/api/v1/namespaces', { body: { metadata: { name: ns } }, timeoutMs: 15_000 });
@@ -159,6 +160,7 @@ describe('three-node chaos', () => {
 
   afterAll(async () => {
     await Promise.all(watchers.map((w) => w.stop()));
+    const nodes = cluster?.nodes ?? [];
     for (const h of nodes) {
       try {
         if (h.pid !== undefined) resume(h);
@@ -167,7 +169,7 @@ describe('three-node chaos', () => {
       }
     }
     network?.heal();
-    await Promise.all(nodes.map((h) => h.cleanup().catch(() => undefined)));
+    await Promise.all(cluster?.members.map((m) => cluster!.dispose(m)) ?? []);
     if (haproxy !== undefined && haproxy.exitCode === null) {
       const child = haproxy;
       // A plain delay() here would hold Jest open for its full length after haproxy exited.
@@ -189,68 +191,11 @@ describe('three-node chaos', () => {
     if (dir !== '') await fs.rm(dir, { recursive: true, force: true });
   }, 60_000);
 
-  /** The leader two or more nodes agree on (bounded wait). */
-  async function leaderIndex(among: readonly number[] = [0, 1, 2], timeoutMs = 30_000): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const votes = new Map<string, number>();
-      await Promise.all(
-        among.map(async (i) => {
-          const r = await ctl(nodes[i]!, 'GET', '/cluster/members?local=true', { timeoutMs: 1500 });
-          if (isOk(r) && r.status === 200) {
-            const leader = r.json<{ leader?: string }>().leader;
-            if (leader !== undefined) votes.set(leader, (votes.get(leader) ?? 0) + 1);
-          }
-        }),
-      );
-      for (const [name, n] of votes) {
-        const i = NAMES.indexOf(name as (typeof NAMES)[number]);
-        if (n >= Math.min(2, among.length) && among.includes(i)) return i;
-      }
-      await delay(100);
-    }
-    throw new Error(`no leader agreed on by nodes ${among.map((i) => NAMES[i]).join(',')} within ${timeoutMs} ms`);
-  }
-
-  /** What each node says about itself, for failure messages. */
-  async function diagnose(): Promise<string> {
-    const parts = await Promise.all(
-      nodes.map(async (n, i) => {
-        const ready = await ctl(n, 'GET', '/readyz?verbose', { timeoutMs: 2000 });
-        const members = await ctl(n, 'GET', '/cluster/members?local=true', { timeoutMs: 2000 });
-        const text = (r: CtlResponse | { status: string }): string => `${r.status} ${isOk(r) ? r.text.replace(/\s+/g, ' ').slice(0, 400) : ''}`;
-        // Server log lines without stack frames.
-        const log = n.stderr
-          .split('\n')
-          .filter((l) => l.trim() !== '' && !/^\s+at /.test(l) && !/^\s*\d+ \|/.test(l) && !/^\s*[|>]/.test(l))
-          .slice(-12)
-          .join('\n    ');
-        return `${NAMES[i]} pid=${n.pid ?? '-'} exited=${JSON.stringify(n.exited)}\n  readyz: ${text(ready)}\n  members: ${text(members)}\n  log:\n    ${log}`;
-      }),
-    );
-    return parts.join('\n');
-  }
-
-  /** Waits until every node is ready and all agree on one leader. */
-  async function settle(): Promise<void> {
-    const deadline = Date.now() + 40_000;
-    while (Date.now() < deadline) {
-      const ready = await Promise.all(nodes.map((n) => ctl(n, 'GET', '/readyz', { timeoutMs: 1500 })));
-      if (ready.every((r) => r.status === 200)) {
-        const leaders = await Promise.all(nodes.map((n) => ctl(n, 'GET', '/cluster/members?local=true', { timeoutMs: 1500 })));
-        const names = leaders.map((r) => (isOk(r) && r.status === 200 ? r.json<{ leader?: string }>().leader : undefined));
-        if (names[0] !== undefined && names.every((x) => x === names[0])) return;
-      }
-      await delay(200);
-    }
-    throw new Error(`cluster did not settle within 40 s:\n${await diagnose()}`);
-  }
-
   /** Most Recent GETs to `i` for `ms`, one after the other; every status is recorded. */
   async function minorityReads(i: number, ms: number, into: Array<number | string>): Promise<void> {
     const end = Date.now() + ms;
     while (Date.now() < end) {
-      const r = await ctl(nodes[i]!, 'GET', `/api/v1/namespaces/${NS}/configmaps/chaos-0`, { timeoutMs: READ_INDEX_TIMEOUT_MS + 3000 });
+      const r = await ctl(cluster!.nodes[i]!, 'GET', `/api/v1/namespaces/${NS}/configmaps/chaos-0`, { timeoutMs: READ_INDEX_TIMEOUT_MS + 3000 });
       into.push(r.status);
       await delay(100);
     }
@@ -267,7 +212,7 @@ describe('three-node chaos', () => {
     let rv: string | undefined;
     const deadline = Date.now() + 10_000;
     for (let k = 0; rv === undefined && Date.now() < deadline; k++) {
-      const r = await ctl(nodes[majority[k % majority.length]!]!, 'POST', base, { body: { metadata: { name }, data: { v: name } }, timeoutMs: 4000 });
+      const r = await ctl(cluster!.nodes[majority[k % majority.length]!]!, 'POST', base, { body: { metadata: { name }, data: { v: name } }, timeoutMs: 4000 });
       if (isOk(r) && r.status === 201) rv = r.json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion;
       else await delay(200);
     }
@@ -276,9 +221,9 @@ describe('three-node chaos', () => {
       return;
     }
     const timeoutMs = READ_INDEX_TIMEOUT_MS + 4000;
-    const put = await ctl(nodes[i]!, 'PUT', `${base}/${name}`, { body: { metadata: { name, resourceVersion: rv }, data: { v: 'from-minority' } }, timeoutMs });
+    const put = await ctl(cluster!.nodes[i]!, 'PUT', `${base}/${name}`, { body: { metadata: { name, resourceVersion: rv }, data: { v: 'from-minority' } }, timeoutMs });
     into.push(`PUT ${put.status}`);
-    const del = await ctl(nodes[i]!, 'DELETE', `${base}/${name}`, {
+    const del = await ctl(cluster!.nodes[i]!, 'DELETE', `${base}/${name}`, {
       body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: rv } },
       timeoutMs,
     });
@@ -286,25 +231,17 @@ describe('three-node chaos', () => {
   }
 
   it(
-    'survives leader/follower crashes, pauses, partitions, full restarts and snapshot catch-up with every check passing',
+    'survives leader/follower crashes, pauses, partitions, full restarts, snapshot catch-up and membership changes with every check passing',
     async () => {
       const net = network!;
+      const c = cluster!;
       const origin = process.hrtime.bigint();
-      const first = await ctl(nodes[0]!, 'GET', `/api/v1/namespaces/${NS}/configmaps`, { timeoutMs: 10_000 });
+      const first = await ctl(c.nodes[0]!, 'GET', `/api/v1/namespaces/${NS}/configmaps`, { timeoutMs: 10_000 });
       expect(first.status).toBe(200);
       const startRv = Number((first as CtlResponse).json<ListObj>().metadata.resourceVersion);
-      // One watcher per node, starting there; on failure it moves to the next node and resumes
-      // from its last revision (list on one node, watch on another).
-      watchers.push(
-        ...NAMES.map((_, i) =>
-          startWatcher(
-            [0, 1, 2].map((k) => nodes[(i + k) % 3]!),
-            NS,
-            startRv,
-            origin,
-          ),
-        ),
-      );
+      // One watcher per node, starting there; on failure it moves to the next member and resumes
+      // from its last revision (list on one node, watch on another). The members change.
+      watchers.push(...[0, 1, 2].map((i) => startWatcher(c.watchEndpoints, NS, startRv, origin, i)));
 
       const faults: FaultRecord[] = [];
       const active = new Set<FaultRecord>();
@@ -317,9 +254,9 @@ describe('three-node chaos', () => {
       };
 
       const stop = new AbortController();
-      const endpoints: HttpTarget[] = [...nodes, ...(balancer !== undefined ? [balancer] : [])];
+      const timings: MembershipTimings[] = [];
       const workload = runWorkload({
-        endpoints,
+        endpoints: c.endpoints,
         namespace: NS,
         clients: CLIENTS,
         keys: KEYS,
@@ -337,16 +274,21 @@ describe('three-node chaos', () => {
       try {
         await delay(1000);
         while (round < ROUNDS || Date.now() - began < SECONDS * 1000) {
+          // Members this round added or replaced (not removed by its remove-member), and the
+          // leader killed during replace-wiped (removed by remove-member on even rounds).
+          const fresh: string[] = [];
+          let killedLeader: string | undefined;
           for (const kind of faultKinds(net)) {
-            await settle();
+            await c.settle();
             await delay(500);
-            const leader = await leaderIndex();
-            const follower = (leader + 1 + (round % 2)) % 3;
-            const target = kind.endsWith('leader') ? leader : kind === 'restart-all' ? -1 : follower;
+            const leader = await c.leaderIndex();
+            const nodes = c.nodes;
+            const follower = (leader + 1 + (round % 2)) % nodes.length;
+            const target = kind.endsWith('leader') ? leader : kind === 'restart-all' || kind.endsWith('member') ? -1 : follower;
             const f: FaultRecord = {
               kind,
               round,
-              node: target < 0 ? 'all' : NAMES[target]!,
+              node: target < 0 ? 'all' : c.name(target),
               start: nowNs(origin),
               end: 0,
               failed: 0,
@@ -356,7 +298,8 @@ describe('three-node chaos', () => {
             };
             faults.push(f);
             active.add(f);
-            const others = [0, 1, 2].filter((i) => i !== target);
+            const others = nodes.map((_, i) => i).filter((i) => i !== target);
+            const slot = (i: number): number => c.members[i]!.slot;
             switch (kind) {
               case 'kill-leader':
               case 'kill-follower':
@@ -371,7 +314,7 @@ describe('three-node chaos', () => {
                 break;
               case 'partition-leader':
               case 'isolate-follower': {
-                net.cut([target], others);
+                net.cut([slot(target)], others.map(slot));
                 // Reads sent after the cut; all answered (or timed out) before healing, so none
                 // can be legitimately served by a quorum restored later.
                 await Promise.all([
@@ -409,8 +352,20 @@ describe('three-node chaos', () => {
                 f.notes.push(`snapshots restored ${restored}`);
                 break;
               }
+              case 'add-member':
+                fresh.push(await addMember(c, f, timings));
+                break;
+              case 'replace-wiped': {
+                const r = await replaceWiped(c, f, round, timings);
+                fresh.push(r.replaced);
+                killedLeader = r.killedLeader;
+                break;
+              }
+              case 'remove-member':
+                await removeMember(c, f, round, fresh, killedLeader, timings);
+                break;
             }
-            await settle();
+            await c.settle();
             // Let the fault's aftermath show in the figures (requests still failing just after).
             await delay(1000);
             f.end = nowNs(origin);
@@ -421,20 +376,21 @@ describe('three-node chaos', () => {
       } catch (e) {
         faultError = e;
         const done = faults.map((f) => `r${f.round} ${f.kind} on ${f.node}${f.end === 0 ? ' (in progress)' : ''}`).join(', ');
-        console.log(`chaos cluster: fault loop failed after: ${done}\n${(e as Error).message.slice(0, 3000)}\n${await diagnose()}`);
+        console.log(`chaos cluster: fault loop failed after: ${done}\n${(e as Error).message.slice(0, 3000)}\n${await c.diagnose()}`);
       } finally {
         stop.abort();
       }
       const result = await workload;
       if (faultError !== undefined) throw faultError;
       net.heal();
-      await settle();
+      await c.settle();
+      const nodes = c.nodes;
 
       // Final Most Recent reads on every node: part of the history, so a lost acknowledged
       // write (or a node serving an old state) makes it non-linearizable.
       const finalOps: KeyOp[] = [];
       let id = 1e9;
-      for (let n = 0; n < 3; n++) {
+      for (let n = 0; n < nodes.length; n++) {
         for (let k = 0; k < KEYS; k++) {
           const key = `chaos-${k}`;
           for (let attempt = 0; attempt < 10; attempt++) {
@@ -450,7 +406,7 @@ describe('three-node chaos', () => {
                 ret,
                 input: { kind: 'get' },
                 output: { kind: 'notFound' },
-                note: `final read on ${NAMES[n]}`,
+                note: `final read on ${c.name(n)}`,
               });
             else if (r.status === 200) {
               const o = (r as CtlResponse).json<{ metadata: { resourceVersion: string }; data?: { v?: string } }>();
@@ -462,7 +418,7 @@ describe('three-node chaos', () => {
                 ret,
                 input: { kind: 'get' },
                 output: { kind: 'ok', rv: Number(o.metadata.resourceVersion), value: o.data?.v ?? '' },
-                note: `final read on ${NAMES[n]}`,
+                note: `final read on ${c.name(n)}`,
               });
             } else {
               await delay(300);
@@ -472,7 +428,7 @@ describe('three-node chaos', () => {
           }
         }
       }
-      expect(finalOps).toHaveLength(3 * KEYS);
+      expect(finalOps).toHaveLength(nodes.length * KEYS);
       const history = [...result.history, ...finalOps];
 
       // Convergence: each node's local state (resourceVersion=0) of the test namespace: same
@@ -525,6 +481,9 @@ describe('three-node chaos', () => {
       while (Date.now() < deadline && !watchers.every((w) => w.events.some((e) => e.key === 'chaos-probe'))) await delay(100);
       await Promise.all(watchers.map((w) => w.stop()));
 
+      // Every member lists exactly the current members, all voters.
+      const membership = await membershipProblems(c);
+
       const t0 = Date.now();
       // Unknown outcomes: a write cut by a fault is applied within its proposal timeout (10 s)
       // or never; a partitioned old leader's entry is overwritten once it rejoins.
@@ -539,7 +498,7 @@ describe('three-node chaos', () => {
               history,
               startRv,
             ),
-          ].map((p) => `watcher ${NAMES[i]}: ${p}`),
+          ].map((p) => `watcher ${i}: ${p}`),
         )
         .flat();
 
@@ -559,6 +518,7 @@ describe('three-node chaos', () => {
           `chaos cluster (${net.mode}${balancer !== undefined ? ' + haproxy' : `; ${balancerNote}`}): ${((Date.now() - began) / 1000).toFixed(0)} s, ${round} rounds, ${CLIENTS} clients, ${KEYS} keys`,
           `ops ${result.ops.length}: ok ${n((o) => o.outcome === 'ok')}, refused-by-model ${n((o) => o.outcome === 'fail')}, unknown ${n((o) => o.outcome === 'unknown')}, not served ${n((o) => o.outcome === 'dropped')}; via balancer ${n((o) => o.endpoint === balancer?.url)}`,
           `failover (kill -9 of the leader to the first acknowledged write, ms): p50 ${fmt(quantile(failover, 0.5))} max ${fmt(failover[failover.length - 1])} over ${failover.length} [${failover.map(fmt).join(', ')}]`,
+          `membership (request to acknowledged, ms): ${timings.map((t) => `${t.kind} ${t.name} ${t.ms}${t.attempts > 1 ? ` (${t.attempts} attempts)` : ''}`).join(', ')}; members now ${c.members.map((m) => m.name).join(',')}, removed ${c.removed.join(',') || '-'}`,
           ...faults.map(
             (f) =>
               `  r${f.round} ${f.kind.padEnd(17)} ${f.node.padEnd(3)} failed requests ${String(f.failed).padStart(4)}  first write ${fmt(f.firstWriteMs).padStart(5)} ms  fault+recovery ${((f.end - f.start) / 1e6).toFixed(0)} ms` +
@@ -566,8 +526,8 @@ describe('three-node chaos', () => {
               (f.minorityWrites.length > 0 ? `  minority writes [${f.minorityWrites.join(', ')}]` : '') +
               (f.notes.length > 0 ? `  (${f.notes.join('; ')})` : ''),
           ),
-          `final state per node: ${states.map((s, i) => `${NAMES[i]} ${s}`).join(' | ')}`,
-          `watch: ${watchers.map((w, i) => `${NAMES[i]} ${w.events.length} events/${w.reconnects() + 1} connections`).join(', ')}`,
+          `final state per node: ${states.map((s, i) => `${c.name(i)} ${s}`).join(' | ')}`,
+          `watch: ${watchers.map((w, i) => `watcher ${i} ${w.events.length} events/${w.reconnects() + 1} connections`).join(', ')}`,
           `linearizability: ${history.length} key-ops, ${check.keys.length} keys, ${checkMs} ms`,
         ].join('\n'),
       );
@@ -590,10 +550,18 @@ describe('three-node chaos', () => {
         if (f.kind === 'snapshot-catchup' && !f.notes.some((x) => /snapshots restored [1-9]/.test(x)))
           violations.push(`r${f.round} snapshot-catchup: ${f.node} did not install a snapshot (${f.notes.join('; ')})`);
       }
+      for (const f of faults) {
+        if (f.kind === 'replace-wiped' && !f.notes.some((x) => /snapshots restored [1-9]/.test(x)))
+          violations.push(`r${f.round} replace-wiped: ${f.node} did not install a snapshot (${f.notes.join('; ')})`);
+        if (f.kind === 'remove-member' && f.notes.includes('removed node still ready')) violations.push(`r${f.round} remove-member: ${f.node} still ready after its removal`);
+        const self = f.notes.find((x) => x.includes('asked to remove itself'));
+        if (self !== undefined && !self.endsWith(': 409')) violations.push(`r${f.round} remove-member: ${self} (expected 409)`);
+      }
+      violations.push(...membership.map((p) => `membership: ${p}`));
       violations.push(...check.keys.filter((k) => !k.ok).map((k) => formatFailure(k)));
       violations.push(...watchProblems);
       expect(violations).toEqual([]);
     },
-    Math.max(SECONDS, ROUNDS * 70) * 1000 + 240_000,
+    Math.max(SECONDS, ROUNDS * 110) * 1000 + 240_000,
   );
 });

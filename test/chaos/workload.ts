@@ -38,7 +38,9 @@ export interface RecordedOp {
 
 /** Options of {@link runWorkload}. */
 export interface WorkloadOptions {
-  /** Endpoints to spread requests over (nodes and/or a balancer); client i starts at endpoint i mod n. */
+  /** Endpoints to spread requests over (nodes and/or a balancer); client i starts at endpoint i mod n.
+   * Read at every request: the caller may add or remove endpoints while the workload runs (the
+   * chaos suite follows membership changes), as long as the array is never empty. */
   readonly endpoints: readonly HttpTarget[];
   readonly namespace: string;
   readonly clients: number;
@@ -133,16 +135,24 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
   const deadline = Date.now() + o.durationMs;
   let seq = 0;
   let kid = 0;
-  const agents = new Map<HttpTarget, Agent>(o.endpoints.map((t) => [t, privateAgent(t, 64)]));
+  const agents = new Map<HttpTarget, Agent>();
+  const agentFor = (t: HttpTarget): Agent => {
+    let a = agents.get(t);
+    if (a === undefined) {
+      a = privateAgent(t, 64);
+      agents.set(t, a);
+    }
+    return a;
+  };
   const done = (): boolean => seq >= o.maxOps || Date.now() >= deadline || o.signal?.aborted === true;
 
   const client = async (c: number): Promise<void> => {
     const learned = new Map<string, Rev>();
-    let ep = c % o.endpoints.length;
+    let ep = c;
     while (!done()) {
       const id = seq++;
-      const target = o.endpoints[ep]!;
-      ep = (ep + 1) % o.endpoints.length;
+      const target = o.endpoints[ep % o.endpoints.length]!;
+      ep++;
       const k = Math.floor(rand() * o.keys);
       const key = `${prefix}${k}`;
       const roll = rand();
@@ -151,7 +161,7 @@ export async function runWorkload(o: WorkloadOptions): Promise<WorkloadResult> {
       const pre = learned.get(key) ?? 1;
       const callT = nowNs(o.origin);
       let r: Awaited<ReturnType<typeof call>>;
-      const a = agents.get(target)!;
+      const a = agentFor(target);
       if (kind === 'create')
         r = await call(a, target, 'POST', base, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: key }, data: { v: value } }, timeout);
       else if (kind === 'get') r = await call(a, target, 'GET', `${base}/${key}`, undefined, timeout);
@@ -285,18 +295,19 @@ export interface Watcher {
  * Follows `GET .../configmaps?watch=1&resourceVersion=<from>` through the endpoints (one at a
  * time, moving to the next on failure) and resumes after a disconnect from the last RV it saw,
  * as client-go's reflector does. Records each event; a revision not above the previous one
- * (within or across connections) is a problem.
+ * (within or across connections) is a problem. It starts at `endpoints[first]`; the array is
+ * read at every reconnect, so the caller may add or remove endpoints meanwhile (never empty).
  */
-export function startWatcher(endpoints: readonly HttpTarget[], namespace: string, fromRv: Rev, origin: bigint): Watcher {
+export function startWatcher(endpoints: readonly HttpTarget[], namespace: string, fromRv: Rev, origin: bigint, first = 0): Watcher {
   const events: SeenEvent[] = [];
   const problems: string[] = [];
   let last = fromRv;
   let connections = 0;
   let stopped = false;
   const ctl = new AbortController();
-  const agents = new Map<HttpTarget, Agent>(endpoints.map((t) => [t, privateAgent(t, 2)]));
+  const agents = new Map<HttpTarget, Agent>();
   const loop = async (): Promise<void> => {
-    let ep = 0;
+    let ep = first;
     while (!stopped) {
       const t = endpoints[ep % endpoints.length]!;
       ep++;
@@ -304,7 +315,7 @@ export function startWatcher(endpoints: readonly HttpTarget[], namespace: string
       try {
         const res = await undiciRequest(new URL(`/api/v1/namespaces/${namespace}/configmaps?watch=1&resourceVersion=${last}&timeoutSeconds=30`, t.url), {
           method: 'GET',
-          dispatcher: agents.get(t)!,
+          dispatcher: agents.get(t) ?? agents.set(t, privateAgent(t, 2)).get(t)!,
           signal: ctl.signal,
           headersTimeout: 5000,
           bodyTimeout: 0,

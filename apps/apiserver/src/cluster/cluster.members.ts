@@ -18,6 +18,13 @@ import { ClusterConfigError, nodeIdFromName, normalizePeerAddress, validateNodeN
 
 /** Key prefix of member records in the MVCC store (outside /registry: never served as a resource). */
 export const MEMBER_PREFIX = '/kapi/cluster/members/';
+/**
+ * Key prefix of removal markers: `<prefix><name>` exists while a member of that name is
+ * removed. Founding members (--initial-cluster, also the list a joining node was started with)
+ * count as members before they write their record; the marker keeps a removed one from
+ * counting again. Written with the record's deletion, deleted when the name is added back.
+ */
+export const REMOVED_PREFIX = '/kapi/cluster/removed/';
 
 /** A replicated member record. */
 export interface MemberRecord {
@@ -159,8 +166,22 @@ export class ClusterMembership {
     return res.kvs.map((kv) => parseRecord(kv.value)).filter((r): r is MemberRecord => r !== undefined);
   }
 
-  private async write(r: MemberRecord): Promise<void> {
-    await this.o.proposer.propose({ compares: [], success: [{ type: 'put', key: MEMBER_PREFIX + r.name, value: enc.encode(JSON.stringify(r)) }], failure: [] });
+  /** Names removed from the cluster and not added back (their removal markers). */
+  private async removedNames(): Promise<Set<string>> {
+    const res = await this.o.store.range(REMOVED_PREFIX);
+    return new Set(res.kvs.map((kv) => kv.key.slice(REMOVED_PREFIX.length)));
+  }
+
+  /** Writes `r`; `added` (a member added by add()) also clears a removal marker of its name. */
+  private async write(r: MemberRecord, added = false): Promise<void> {
+    await this.o.proposer.propose({
+      compares: [],
+      success: [
+        { type: 'put', key: MEMBER_PREFIX + r.name, value: enc.encode(JSON.stringify(r)) },
+        ...(added ? [{ type: 'delete' as const, key: REMOVED_PREFIX + r.name }] : []),
+      ],
+      failure: [],
+    });
   }
 
   /**
@@ -192,9 +213,10 @@ export class ClusterMembership {
     const st = this.o.node.status();
     const records = await this.records();
     const byId = new Map(records.map((r) => [r.id, r]));
-    // Founding members that have not registered yet still belong to the list.
+    // Founding members that have not registered yet still belong to the list; removed ones not.
+    const removed = await this.removedNames();
     for (const m of this.o.initial) {
-      if (!byId.has(m.id)) byId.set(m.id, { name: m.name, id: m.id, peerURL: m.peerAddress, role: 'voter' });
+      if (!byId.has(m.id) && !removed.has(m.name)) byId.set(m.id, { name: m.name, id: m.id, peerURL: m.peerAddress, role: 'voter' });
     }
     const progress = new Map(st.peers.map((p) => [p.id, p]));
     const members: MemberView[] = [...byId.values()]
@@ -263,7 +285,7 @@ export class ClusterMembership {
       const inConfig = this.o.node.status().peers.find((p) => p.id === id);
       let rec: MemberRecord = { name, id, peerURL, clientURL: existing?.clientURL, role: inConfig && !inConfig.learner ? 'voter' : 'learner' };
       // The record first: every node learns the address before Raft sends the learner anything.
-      await this.write(rec);
+      await this.write(rec, true);
       if (!inConfig) await this.o.node.addLearner(id);
       if (rec.role === 'learner') {
         if (await this.waitCaughtUp(id)) {
@@ -300,14 +322,21 @@ export class ClusterMembership {
     }
     if (this.changing) throw new MembershipConflictError('another membership change is in progress');
     const rec = (await this.records()).find((r) => r.name === name);
-    const initial = this.o.initial.find((m) => m.name === name);
+    const initial = (await this.removedNames()).has(name) ? undefined : this.o.initial.find((m) => m.name === name);
     const id = rec?.id ?? initial?.id;
     if (id === undefined) throw new MembershipConflictError(`no member named ${name}`);
     if (id === this.o.selfId) throw new MembershipConflictError(`${name} is the leader: remove it through another member after a leadership change`);
     this.changing = true;
     try {
       if (this.o.node.status().peers.some((p) => p.id === id)) await this.o.node.removeNode(id);
-      await this.o.proposer.propose({ compares: [], success: [{ type: 'delete', key: MEMBER_PREFIX + name }], failure: [] });
+      await this.o.proposer.propose({
+        compares: [],
+        success: [
+          { type: 'delete', key: MEMBER_PREFIX + name },
+          { type: 'put', key: REMOVED_PREFIX + name, value: enc.encode(String(id)) },
+        ],
+        failure: [],
+      });
     } finally {
       this.changing = false;
     }
