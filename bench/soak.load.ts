@@ -15,6 +15,7 @@
  * 410 Gone (its revision compacted away) relists and goes on from the list's revision, as an
  * informer does.
  */
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest } from 'undici7';
 import { type HttpTarget, agentFor, request } from '../test/support/http.helper.js';
@@ -117,7 +118,18 @@ export class SoakLoad {
     private readonly targets: readonly HttpTarget[],
     private readonly opts: SoakLoadOptions,
   ) {
-    this.stats = targets.map(() => ({ requests: 0, errors: 0, transient: 0, watchEvents: 0, watchRestarts: 0, watchRelists: 0, watchBackwards: 0, watchErrors: 0 }));
+    // Every watch and every sleeping worker listens on the one abort signal.
+    setMaxListeners(0, this.abort.signal);
+    this.stats = targets.map(() => ({
+      requests: 0,
+      errors: 0,
+      transient: 0,
+      watchEvents: 0,
+      watchRestarts: 0,
+      watchRelists: 0,
+      watchBackwards: 0,
+      watchErrors: 0,
+    }));
   }
 
   /** The namespaces the workers write in. */
@@ -163,7 +175,13 @@ export class SoakLoad {
   }
 
   /** One request to a random node; the status, or 0 for a transient failure (counted), or undefined for an error (counted). */
-  private async send(method: string, path: string, expect: readonly number[], body?: unknown, contentType?: string): Promise<{ status: number; obj?: Record<string, unknown> } | undefined> {
+  private async send(
+    method: string,
+    path: string,
+    expect: readonly number[],
+    body?: unknown,
+    contentType?: string,
+  ): Promise<{ status: number; obj?: Record<string, unknown> } | undefined> {
     const node = Math.floor(Math.random() * this.targets.length);
     const st = this.stats[node]!;
     st.requests++;
@@ -291,7 +309,12 @@ export class SoakLoad {
       const url = new URL(`${path}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&timeoutSeconds=${timeout}`, this.targets[node]!.url);
       let gone = false;
       try {
-        const res = await undiciRequest(url, { method: 'GET', dispatcher: agentFor(this.targets[node]!), signal: this.abort.signal, bodyTimeout: (timeout + 30) * 1000 });
+        const res = await undiciRequest(url, {
+          method: 'GET',
+          dispatcher: agentFor(this.targets[node]!),
+          signal: this.abort.signal,
+          bodyTimeout: (timeout + 30) * 1000,
+        });
         if (res.statusCode !== 200) {
           const text = await res.body.text();
           if (res.statusCode === 410) gone = true;

@@ -39,7 +39,16 @@ const FACTS = { errors: 0, watchBackwards: 0, minCompactions: 15, minSnapshots: 
 describe('soak report', () => {
   it('parses metrics text: unlabelled values as they are, labelled series summed, comments skipped', () => {
     const m = parseMetrics(
-      ['# HELP x y', '# TYPE process_open_fds gauge', 'process_open_fds 42', 'a{x="1"} 2', 'a{x="2",y="a b"} 3', 'nodejs_eventloop_lag_p99_seconds 0.012', 'bad', ''].join('\n'),
+      [
+        '# HELP x y',
+        '# TYPE process_open_fds gauge',
+        'process_open_fds 42',
+        'a{x="1"} 2',
+        'a{x="2",y="a b"} 3',
+        'nodejs_eventloop_lag_p99_seconds 0.012',
+        'bad',
+        '',
+      ].join('\n'),
     );
     expect(m.get('process_open_fds')).toBe(42);
     expect(m.get('a')).toBe(5);

@@ -198,7 +198,12 @@ export function evaluateBounds(byNode: ReadonlyMap<string, readonly SoakSample[]
     const firstS = samples[0];
     const lastS = samples[samples.length - 1];
     const compactions = firstS && lastS ? lastS.compactionsTotal - firstS.compactionsTotal : 0;
-    out.push({ node, bound: `MVCC compactions during the run >= ${facts.minCompactions}`, value: String(compactions), pass: compactions >= facts.minCompactions });
+    out.push({
+      node,
+      bound: `MVCC compactions during the run >= ${facts.minCompactions}`,
+      value: String(compactions),
+      pass: compactions >= facts.minCompactions,
+    });
     const snaps = advances(samples, 'raftSnapshotIndex');
     out.push({
       node,

@@ -25,7 +25,18 @@ import { isEntryPoint } from '../cluster/entry-point.js';
 import { startThreeNodeCluster, NODE_NAMES } from '../test/support/cluster.helper.js';
 import { closeHttpClients, request, type ServerHandle } from '../test/support/server.js';
 import { SoakLoad } from './soak.load.js';
-import { type BoundResult, type FigureSummary, type SoakSample, byNode, csvHeader, csvRow, evaluateBounds, formatSummary, parseMetrics, summarize } from './soak.report.js';
+import {
+  type BoundResult,
+  type FigureSummary,
+  type SoakSample,
+  byNode,
+  csvHeader,
+  csvRow,
+  evaluateBounds,
+  formatSummary,
+  parseMetrics,
+  summarize,
+} from './soak.report.js';
 
 /** Settings of one soak run. */
 export interface SoakOptions {
@@ -110,13 +121,18 @@ export async function dirBytes(dir: string): Promise<number> {
   for (const e of entries) {
     const p = join(dir, e.name);
     if (e.isDirectory()) total += await dirBytes(p);
-    else if (e.isFile()) total += await stat(p).then((s) => s.size).catch(() => 0);
+    else if (e.isFile())
+      total += await stat(p)
+        .then((s) => s.size)
+        .catch(() => 0);
   }
   return total;
 }
 
 async function procFds(pid: number): Promise<number> {
-  return readdir(`/proc/${pid}/fd`).then((l) => l.length).catch(() => NaN);
+  return readdir(`/proc/${pid}/fd`)
+    .then((l) => l.length)
+    .catch(() => NaN);
 }
 
 async function procRss(pid: number): Promise<number> {
@@ -134,9 +150,20 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   await mkdir(join(o.csv, '..'), { recursive: true });
   await writeFile(o.csv, `${csvHeader()}\n`);
   log(`soak: ${o.minutes} min, sample every ${o.sampleSeconds} s, ${o.rate} req/s over ${o.workers} workers, CSV ${o.csv}`);
-  const cluster = await startThreeNodeCluster('kapi-soak-', ['--snapshot-count', String(o.snapshotCount), '--compaction-interval', String(o.compactionIntervalS)]);
+  const cluster = await startThreeNodeCluster('kapi-soak-', [
+    '--snapshot-count',
+    String(o.snapshotCount),
+    '--compaction-interval',
+    String(o.compactionIntervalS),
+  ]);
   const nodes: ServerHandle[] = cluster.nodes;
-  const load = new SoakLoad(nodes, { workers: o.workers, namespaces: o.namespaces, objectsPerWorker: o.objectsPerWorker, ratePerS: o.rate, watchTimeoutS: o.watchTimeoutS });
+  const load = new SoakLoad(nodes, {
+    workers: o.workers,
+    namespaces: o.namespaces,
+    objectsPerWorker: o.objectsPerWorker,
+    ratePerS: o.rate,
+    watchTimeoutS: o.watchTimeoutS,
+  });
   const samples: SoakSample[] = [];
   const prevRequests = nodes.map(() => 0);
   let prevT = 0;
@@ -250,7 +277,9 @@ export function printResult(r: SoakResult): void {
   const t = r.totals;
   log('');
   log(`soak ${r.startedAt} .. ${r.endedAt}: ${t.requests} requests, ${t.errors} errors, ${t.transient} transient (429/503/504)`);
-  log(`watches: ${t.watchEvents} events, ${t.watchRestarts} resumed from their last resourceVersion, ${t.watchRelists} relists after 410, ${t.watchErrors} errors, ${t.watchBackwards} backwards`);
+  log(
+    `watches: ${t.watchEvents} events, ${t.watchRestarts} resumed from their last resourceVersion, ${t.watchRelists} relists after 410, ${t.watchErrors} errors, ${t.watchBackwards} backwards`,
+  );
   log('');
   log(formatSummary(r.figures, r.bounds));
   if (r.errorLog.length) log(`\nerrors (first ${r.errorLog.length}):\n${r.errorLog.join('\n')}`);
