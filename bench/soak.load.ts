@@ -15,6 +15,7 @@
  * 410 Gone (its revision compacted away) relists and goes on from the list's revision, as an
  * informer does.
  */
+import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request as undiciRequest } from 'undici7';
@@ -65,7 +66,7 @@ const KINDS: readonly Kind[] = [
     name: 'secret',
     path: (ns) => `/api/v1/namespaces/${ns}/secrets`,
     body: (name, ns, seq) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, type: 'Opaque', data: { token: b64(`t-${seq}`) } }),
-    mutate: (o, seq) => void (o.data = { token: b64(`t-${seq}`), extra: b64('x'.repeat(seq % 200)) }),
+    mutate: (o, seq) => void (o.data = { token: b64(`t-${seq}`), extra: randomBytes(seq % 2048).toString('base64') }),
     patch: (seq) => ({ metadata: { annotations: { 'soak/seq': String(seq) } } }),
   },
   {
@@ -82,9 +83,15 @@ const KINDS: readonly Kind[] = [
   },
 ];
 
+/**
+ * About 16 KiB of data that does not compress (LevelDB compresses its tables): enough bytes per
+ * write that both stores' 32 MiB write buffers flush every minute or two, and their level-0
+ * tables merge every few minutes, at 40 requests/s. A 30-minute run then sees LevelDB's steady
+ * state many times over, not only the first fill (with 1 KiB objects that took over an hour).
+ */
 function payload(seq: number): Record<string, string> {
-  const d: Record<string, string> = {};
-  for (let k = 0; k < 8; k++) d[`key-${k}`] = `value-${seq}-${k}-${'v'.repeat(32)}`;
+  const d: Record<string, string> = { seq: String(seq) };
+  for (let k = 0; k < 8; k++) d[`key-${k}`] = randomBytes(1024).toString('hex');
   return d;
 }
 

@@ -15,7 +15,8 @@
  * [SOAK_SAMPLE_SECONDS] (10), --csv FILE (default <run dir>/soak.csv), --json-out FILE,
  * --rate N requests/s [SOAK_RATE] (40), --workers N (6), --namespaces N (4),
  * --objects-per-worker N (20), --snapshot-count N (500), --compaction-interval N seconds (60),
- * --watch-timeout-seconds N (60; each watch asks for between N and 2N).
+ * --watch-timeout-seconds N (60; each watch asks for between N and 2N). SIGINT or SIGTERM ends
+ * the load early; the samples so far are evaluated and the cluster is stopped.
  */
 import { mkdir, readdir, readFile, stat, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -229,7 +230,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     await load.setup();
     t0 = Date.now();
     load.start();
-    const end = t0 + o.minutes * 60_000;
+    let end = t0 + o.minutes * 60_000;
+    // Ctrl-C (or SIGTERM) ends the load early: the run is still evaluated and the cluster stopped.
+    const stopEarly = (): void => {
+      end = Date.now();
+      wake?.();
+    };
+    let wake: (() => void) | undefined;
+    process.once('SIGINT', stopEarly).once('SIGTERM', stopEarly);
     let next = t0;
     for (;;) {
       await sample();
@@ -241,8 +249,15 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       );
       if (Date.now() >= end) break;
       next += o.sampleSeconds * 1000;
-      await new Promise((r) => setTimeout(r, Math.max(0, Math.min(next, end) - Date.now())));
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, Math.max(0, Math.min(next, end) - Date.now()));
+        wake = () => {
+          clearTimeout(timer);
+          r();
+        };
+      });
     }
+    process.off('SIGINT', stopEarly).off('SIGTERM', stopEarly);
     await load.stop();
     const totals = load.totals();
     const grouped = byNode(samples);
