@@ -4,6 +4,8 @@
  * fails its fsyncs, or is slow; the faulty follower catches up once its disk is healthy again
  * (by itself after a full disk, after a restart once it stopped on an I/O error). A leader
  * whose disk is full stops answering its followers, which elect another leader among them.
+ * A follower whose Raft log is corrupt refuses to start; it is removed and a new, empty member
+ * takes its place, which catches up from the others.
  *
  * Every node runs with the test-only switch on one shared control file; each plan names the
  * faulty node's data directory in `match`, so only that node's writes fail.
@@ -11,16 +13,49 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type TestCluster, startThreeNodeCluster } from './support/cluster.helper.js';
-import { type ServerHandle, metricSum, metricValue, request, waitFor } from './support/server.js';
+import * as https from 'node:https';
+import { ClassicLevel } from 'classic-level';
+import { NODE_NAMES, type TestCluster, startThreeNodeCluster } from './support/cluster.helper.js';
+import { type ServerHandle, getFreePort, metricSum, metricValue, request, startServer, waitFor } from './support/server.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
+
+/**
+ * POST over a connection of its own: the add answers only once the new member caught up, and
+ * the harness closes its pooled clients while that member starts.
+ */
+function rawPost(target: ServerHandle, path: string, body: unknown): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(path, target.url);
+    const req = https.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        ca: target.caPem,
+        cert: target.adminCertPem,
+        key: target.adminKeyPem,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
 const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: name } });
 
 describe('disk faults on one node of three', () => {
   let dir: string;
   let control: string;
   let cluster: TestCluster;
+  const added: ServerHandle[] = [];
   const previous = process.env.KAPI_TEST_FAULTS;
 
   beforeAll(async () => {
@@ -32,6 +67,7 @@ describe('disk faults on one node of three', () => {
     cluster = await startThreeNodeCluster('kapi-diskfaults-cluster-', ['--test-disk-faults', control]);
   }, 90_000);
   afterAll(async () => {
+    for (const h of added) await h.cleanup();
     await cluster?.cleanup();
     if (previous === undefined) delete process.env.KAPI_TEST_FAULTS;
     else process.env.KAPI_TEST_FAULTS = previous;
@@ -122,4 +158,48 @@ describe('disk faults on one node of three', () => {
     expect(await metricValue(stuck, 'etcd_server_is_leader')).toBe(0);
     expect(stuck.exited).toBeUndefined();
   }, 60_000);
+
+  it('a follower whose Raft log is corrupt refuses to start; removed, and added back empty under a new name, it catches up from its peers', async () => {
+    const { leader, faulty, healthy } = await roles();
+    await writesAndReadsServed(leader, healthy, ['wipe-1']);
+    await faulty.stop();
+    const raftDir = join(faulty.dataDir, 'raft');
+    const db = new ClassicLevel<string, Uint8Array>(raftDir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+    await db.open();
+    const [last] = await db.keys({ gt: 'e', lt: 'f', reverse: true, limit: 1 }).all();
+    const raw = (await db.get(last!))!.slice();
+    raw[raw.length - 1] ^= 0x01;
+    await db.put(last!, raw);
+    await db.close();
+    await expect(faulty.start()).rejects.toThrow();
+    expect(faulty.stderr).toContain(`raft log in ${raftDir}: checksum mismatch in record ${last} (log entry ${parseInt(last!.slice(1), 16)})`);
+
+    // It may have voted or acknowledged entries: it comes back only as a new, empty member.
+    const name = NODE_NAMES[cluster.nodes.indexOf(faulty)]!;
+    expect((await request(leader, 'DELETE', `/cluster/members/${name}`)).status).toBe(200);
+    await writesAndReadsServed(leader, healthy, ['wipe-2']);
+    const members = (await request(leader, 'GET', '/cluster/members')).json<{ members: { name: string; peerURL: string }[] }>().members;
+    const port = await getFreePort();
+    const initial = [...members.map((m) => `${m.name}=${m.peerURL}`), `n4=127.0.0.1:${port}`].join(',');
+    const adding = rawPost(leader, '/cluster/members', { name: 'n4', peerURL: `127.0.0.1:${port}` });
+    const n4 = await startServer({
+      args: [
+        '--name',
+        'n4',
+        '--pki-dir',
+        join(faulty.dataDir, '..', 'pki'),
+        '--listen-peer-port',
+        String(port),
+        '--initial-cluster',
+        initial,
+        '--initial-cluster-state',
+        'existing',
+      ],
+      dataDir: join(dir, 'n4'),
+      readyTimeoutMs: 40_000,
+    });
+    added.push(n4);
+    expect((await adding).status).toBe(201);
+    await caughtUp(n4, 'wipe-2');
+  }, 90_000);
 });
