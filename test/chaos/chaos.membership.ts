@@ -130,7 +130,12 @@ export async function addMember(c: ChaosCluster, f: FaultRecord, timings: Member
  * replace-wiped: see the module comment. `round` picks the follower. Returns the replaced
  * member's name and the leader that was killed while it was pending.
  */
-export async function replaceWiped(c: ChaosCluster, f: FaultRecord, round: number, timings: MembershipTimings[]): Promise<{ replaced: string; killedLeader: string }> {
+export async function replaceWiped(
+  c: ChaosCluster,
+  f: FaultRecord,
+  round: number,
+  timings: MembershipTimings[],
+): Promise<{ replaced: string; killedLeader: string }> {
   const leader = await c.leaderIndex();
   const followers = c.members.map((_, i) => i).filter((i) => i !== leader);
   const old = c.members[followers[round % followers.length]!]!;

@@ -221,7 +221,10 @@ describe('three-node chaos', () => {
       return;
     }
     const timeoutMs = READ_INDEX_TIMEOUT_MS + 4000;
-    const put = await ctl(cluster!.nodes[i]!, 'PUT', `${base}/${name}`, { body: { metadata: { name, resourceVersion: rv }, data: { v: 'from-minority' } }, timeoutMs });
+    const put = await ctl(cluster!.nodes[i]!, 'PUT', `${base}/${name}`, {
+      body: { metadata: { name, resourceVersion: rv }, data: { v: 'from-minority' } },
+      timeoutMs,
+    });
     into.push(`PUT ${put.status}`);
     const del = await ctl(cluster!.nodes[i]!, 'DELETE', `${base}/${name}`, {
       body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: rv } },
@@ -553,7 +556,8 @@ describe('three-node chaos', () => {
       for (const f of faults) {
         if (f.kind === 'replace-wiped' && !f.notes.some((x) => /snapshots restored [1-9]/.test(x)))
           violations.push(`r${f.round} replace-wiped: ${f.node} did not install a snapshot (${f.notes.join('; ')})`);
-        if (f.kind === 'remove-member' && f.notes.includes('removed node still ready')) violations.push(`r${f.round} remove-member: ${f.node} still ready after its removal`);
+        if (f.kind === 'remove-member' && f.notes.includes('removed node still ready'))
+          violations.push(`r${f.round} remove-member: ${f.node} still ready after its removal`);
         const self = f.notes.find((x) => x.includes('asked to remove itself'));
         if (self !== undefined && !self.endsWith(': 409')) violations.push(`r${f.round} remove-member: ${self} (expected 409)`);
       }
