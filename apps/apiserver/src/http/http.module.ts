@@ -14,6 +14,7 @@ import { NodeHealth } from '../health/node-health.js';
 import { SERVER_CONFIG } from '../tokens.js';
 import { ApiRoutes, PipelinePorts } from './api.routes.js';
 import { DEFAULT_CONNECTION_LIMITS, guardConnections } from './connection.guard.js';
+import { widenHttp1WriteBuffer } from './http1.write-buffer.js';
 
 /** Largest HTTP/1.1 request header block accepted (kube-apiserver's MaxHeaderBytes). */
 const MAX_HEADER_BYTES = 1 << 20;
@@ -36,6 +37,7 @@ export class HttpServerSetup implements OnApplicationBootstrap {
     // COMPRESSION_ERROR that ends the whole connection; announcing 64 KiB lets clients (Go's
     // too) refuse such a request themselves, with a clear error.
     (fastify.server as unknown as { maxHeaderSize?: number }).maxHeaderSize = MAX_HEADER_BYTES;
+    widenHttp1WriteBuffer(fastify.server as unknown as Http2SecureServer);
     guardConnections(fastify.server as unknown as Http2SecureServer, {
       headerTimeoutMs: envInt('KAPI_READ_HEADER_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.headerTimeoutMs,
       idleTimeoutMs: envInt('KAPI_IDLE_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.idleTimeoutMs,
