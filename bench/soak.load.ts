@@ -42,13 +42,15 @@ export interface SoakLoadOptions {
   readonly ratePerS: number;
   /** Watch requests carry a timeoutSeconds drawn between this and twice this. */
   readonly watchTimeoutS: number;
+  /** KiB of data in each ConfigMap. */
+  readonly objectKiB: number;
 }
 
 interface Kind {
   readonly name: string;
   readonly path: (ns: string) => string;
-  readonly body: (name: string, ns: string, seq: number) => Record<string, unknown>;
-  readonly mutate: (obj: Record<string, unknown>, seq: number) => void;
+  readonly body: (name: string, ns: string, seq: number, kib: number) => Record<string, unknown>;
+  readonly mutate: (obj: Record<string, unknown>, seq: number, kib: number) => void;
   readonly patch: (seq: number) => Record<string, unknown>;
 }
 
@@ -58,8 +60,13 @@ const KINDS: readonly Kind[] = [
   {
     name: 'cm',
     path: (ns) => `/api/v1/namespaces/${ns}/configmaps`,
-    body: (name, ns, seq) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { soak: 'yes' } }, data: payload(seq) }),
-    mutate: (o, seq) => void (o.data = payload(seq)),
+    body: (name, ns, seq, kib) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: ns, labels: { soak: 'yes' } },
+      data: payload(seq, kib),
+    }),
+    mutate: (o, seq, kib) => void (o.data = payload(seq, kib)),
     patch: (seq) => ({ data: { patched: String(seq) } }),
   },
   {
@@ -84,14 +91,14 @@ const KINDS: readonly Kind[] = [
 ];
 
 /**
- * About 16 KiB of data that does not compress (LevelDB compresses its tables): enough bytes per
+ * `kib` KiB of data (16 by default) that does not compress (LevelDB compresses its tables): enough bytes per
  * write that both stores' 32 MiB write buffers flush every minute or two, and their level-0
  * tables merge every few minutes, at 40 requests/s. A 30-minute run then sees LevelDB's steady
  * state many times over, not only the first fill (with 1 KiB objects that took over an hour).
  */
-function payload(seq: number): Record<string, string> {
+function payload(seq: number, kib: number): Record<string, string> {
   const d: Record<string, string> = { seq: String(seq) };
-  for (let k = 0; k < 8; k++) d[`key-${k}`] = randomBytes(1024).toString('hex');
+  for (let k = 0; k < 8; k++) d[`key-${k}`] = randomBytes(64 * kib).toString('hex');
   return d;
 }
 
@@ -178,7 +185,11 @@ export class SoakLoad {
   private fail(node: number, what: string, watch = false): void {
     if (watch) this.stats[node]!.watchErrors++;
     else this.stats[node]!.errors++;
-    if (this.errorLog.length < 50) this.errorLog.push(`${new Date().toISOString()} node ${node + 1}: ${what}`);
+    const line = `${new Date().toISOString()} node ${node + 1}: ${what}`;
+    if (this.errorLog.length >= 50) return;
+    this.errorLog.push(line);
+    // printed as it happens too: a 30-minute run should not hide its first error until the end
+    process.stdout.write(`soak: error: ${line}\n`);
   }
 
   /** One request to a random node; the status, or 0 for a transient failure (counted), or undefined for an error (counted). */
@@ -233,7 +244,7 @@ export class SoakLoad {
       const kind = KINDS[seq % 5 < 3 ? 0 : seq % 5 === 3 ? 1 : 2]!;
       const ns = nss[(w + seq) % nss.length]!;
       const o: Owned = { kind, ns, name: `${kind.name}-w${w}-${nextName()}`, obj: undefined };
-      const res = await this.send('POST', kind.path(ns), [201], kind.body(o.name, ns, seq));
+      const res = await this.send('POST', kind.path(ns), [201], kind.body(o.name, ns, seq, this.opts.objectKiB));
       if (res === undefined) return;
       owned.push(o);
       if (res.status !== 0) o.obj = res.obj;
@@ -250,7 +261,7 @@ export class SoakLoad {
     }
     if (r < 55) {
       const next = structuredClone(o.obj!);
-      o.kind.mutate(next, seq);
+      o.kind.mutate(next, seq, this.opts.objectKiB);
       const res = await this.send('PUT', path, [200], next);
       if (res) o.obj = res.status === 0 ? undefined : res.obj;
       return;

@@ -6,7 +6,7 @@ import { dirBytes, soakOptions } from './soak.js';
 describe('soak options and sizes', () => {
   it('takes flags over the environment over the defaults, and refuses bad numbers', () => {
     const d = soakOptions([], {});
-    expect(d).toMatchObject({ minutes: 30, sampleSeconds: 10, rate: 40, snapshotCount: 500, compactionIntervalS: 60 });
+    expect(d).toMatchObject({ minutes: 30, sampleSeconds: 10, rate: 40, snapshotCount: 500, compactionIntervalS: 60, objectKiB: 16 });
     expect(d.csv).toMatch(/kapi-soak-.*\/soak\.csv$/);
     expect(soakOptions([], { SOAK_MINUTES: '2', SOAK_SAMPLE_SECONDS: '3' })).toMatchObject({ minutes: 2, sampleSeconds: 3 });
     expect(soakOptions(['--minutes', '0.5', '--csv', '/x/y.csv'], { SOAK_MINUTES: '2' })).toMatchObject({ minutes: 0.5, csv: '/x/y.csv' });

@@ -15,7 +15,8 @@
  * [SOAK_SAMPLE_SECONDS] (10), --csv FILE (default <run dir>/soak.csv), --json-out FILE,
  * --rate N requests/s [SOAK_RATE] (40), --workers N (6), --namespaces N (4),
  * --objects-per-worker N (20), --snapshot-count N (500), --compaction-interval N seconds (60),
- * --watch-timeout-seconds N (60; each watch asks for between N and 2N). SIGINT or SIGTERM ends
+ * --watch-timeout-seconds N (60; each watch asks for between N and 2N), --object-kib N (16, the
+ * data in each ConfigMap). SIGINT or SIGTERM ends
  * the load early; the samples so far are evaluated and the cluster is stopped.
  */
 import { mkdir, readdir, readFile, stat, writeFile, appendFile } from 'node:fs/promises';
@@ -52,6 +53,7 @@ export interface SoakOptions {
   readonly snapshotCount: number;
   readonly compactionIntervalS: number;
   readonly watchTimeoutS: number;
+  readonly objectKiB: number;
 }
 
 /** What a run hands back (and writes to --json-out). */
@@ -90,6 +92,7 @@ export function soakOptions(argv: readonly string[], env: NodeJS.ProcessEnv = pr
         'snapshot-count',
         'compaction-interval',
         'watch-timeout-seconds',
+        'object-kib',
       ].map((k) => [k, { type: 'string' as const }]),
     ),
     strict: true,
@@ -107,6 +110,7 @@ export function soakOptions(argv: readonly string[], env: NodeJS.ProcessEnv = pr
     snapshotCount: num(f['snapshot-count'], undefined, 500),
     compactionIntervalS: num(f['compaction-interval'], undefined, 60),
     watchTimeoutS: num(f['watch-timeout-seconds'], undefined, 60),
+    objectKiB: num(f['object-kib'], undefined, 16),
   };
 }
 
@@ -164,6 +168,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     objectsPerWorker: o.objectsPerWorker,
     ratePerS: o.rate,
     watchTimeoutS: o.watchTimeoutS,
+    objectKiB: o.objectKiB,
   });
   const samples: SoakSample[] = [];
   const prevRequests = nodes.map(() => 0);
