@@ -12,6 +12,9 @@
  *                               three-node Raft clusters (membership, quorum loss, compaction
  *                               through the Raft log)
  *   storage.failure.test.ts     a failing LevelDB/Raft-log write stopping the node
+ *   disk-faults.test.ts, disk-faults.cluster.test.ts
+ *                               faults injected into the built-in store's LevelDB and files
+ *   soak.test.ts                a three-node built-in cluster under load for a minute
  *   deploy.test.ts              the built-in cluster's launcher, compose file and haproxy
  *   bench.test.ts               the built-in store's benchmarks
  *   etcd3.backend.test.ts       starts its own three-member etcd already (runs in npm test)
@@ -29,7 +32,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ignored = [
   '/node_modules/',
   '/test/(client-node-2|chaos|raft|support)/',
-  '/test/(cluster|cluster\\.compaction|rbac\\.cluster|storage\\.failure|deploy|bench|etcd3\\.backend)\\.test\\.ts$',
+  '/test/(cluster|cluster\\.compaction|rbac\\.cluster|storage\\.failure|disk-faults|disk-faults\\.cluster|soak|deploy|bench|etcd3\\.backend)\\.test\\.ts$',
 ].join('|');
 const args = [
   '--experimental-vm-modules',
