@@ -13,13 +13,13 @@
  * 15/10/2 s), ReadIndex bound 2 s; flags: --snapshot-count 40 --snapshot-catchup-entries 5.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import * as https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { findRaftProto, msg, raftService } from '@app/raft';
 import { createPki, issueClientCertificate, loadPki } from '@app/pki';
 import { clusterAdminService } from '../apps/apiserver/src/cluster/cluster.forward.js';
+import { rawPost } from './support/cluster.helper.js';
 import { delay, getFreePort, kubectl, metricSum, metricValue, request, startServer, type ServerHandle } from './support/server.js';
 
 interface Member {
@@ -41,32 +41,6 @@ interface Obj {
 
 const NAMES = ['n1', 'n2', 'n3'];
 
-/** POST with its own connection (not the harness's pooled clients). */
-function rawPost(target: ServerHandle, path: string, body: unknown): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const u = new URL(path, target.url);
-    const req = https.request(
-      {
-        host: u.hostname,
-        port: u.port,
-        path: u.pathname,
-        method: 'POST',
-        ca: target.caPem,
-        cert: target.adminCertPem,
-        key: target.adminKeyPem,
-        agent: false,
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
 const ENV = {
   KAPI_LEASE_DURATION_MS: '6000',
   KAPI_LEASE_RENEW_DEADLINE_MS: '4000',

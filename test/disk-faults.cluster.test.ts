@@ -13,42 +13,12 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as https from 'node:https';
 import { ClassicLevel } from 'classic-level';
-import { NODE_NAMES, type TestCluster, startThreeNodeCluster } from './support/cluster.helper.js';
+import { NODE_NAMES, type TestCluster, rawPost, startThreeNodeCluster } from './support/cluster.helper.js';
 import { type ServerHandle, getFreePort, metricSum, metricValue, request, startServer, waitFor } from './support/server.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 
-/**
- * POST over a connection of its own: the add answers only once the new member caught up, and
- * the harness closes its pooled clients while that member starts.
- */
-function rawPost(target: ServerHandle, path: string, body: unknown): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const u = new URL(path, target.url);
-    const req = https.request(
-      {
-        host: u.hostname,
-        port: u.port,
-        path: u.pathname,
-        method: 'POST',
-        ca: target.caPem,
-        cert: target.adminCertPem,
-        key: target.adminKeyPem,
-        agent: false,
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
 const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: name } });
 
 describe('disk faults on one node of three', () => {

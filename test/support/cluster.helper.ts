@@ -3,6 +3,7 @@
  * per node, every node started with the same extra flags. The handles are in node order.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import * as https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPki } from '@app/pki';
@@ -51,4 +52,34 @@ export async function startThreeNodeCluster(prefix: string, extraArgs: readonly 
     throw e;
   }
   return { nodes, cleanup };
+}
+
+/**
+ * POST with a connection of its own, not the harness's pooled clients: a member add answers
+ * only once the new member caught up, and the harness may close its pooled clients meanwhile.
+ */
+export function rawPost(target: ServerHandle, path: string, body: unknown): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(path, target.url);
+    const req = https.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        ca: target.caPem,
+        cert: target.adminCertPem,
+        key: target.adminKeyPem,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
 }
