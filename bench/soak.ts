@@ -19,10 +19,11 @@
  * data in each ConfigMap). SIGINT or SIGTERM ends
  * the load early; the samples so far are evaluated and the cluster is stopped.
  */
-import { mkdir, readdir, readFile, stat, writeFile, appendFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { dirSize } from '../apps/apiserver/src/cluster/raft.metrics.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
 import { startThreeNodeCluster, NODE_NAMES } from '../test/support/cluster.helper.js';
 import { closeHttpClients, request, type ServerHandle } from '../test/support/server.js';
@@ -114,25 +115,8 @@ export function soakOptions(argv: readonly string[], env: NodeJS.ProcessEnv = pr
   };
 }
 
-/** Bytes of the files under `dir` (0 when it does not exist). */
-export async function dirBytes(dir: string): Promise<number> {
-  let total = 0;
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const e of entries) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) total += await dirBytes(p);
-    else if (e.isFile())
-      total += await stat(p)
-        .then((s) => s.size)
-        .catch(() => 0);
-  }
-  return total;
-}
+/** Bytes of the files under `dir` (0 when it does not exist): what /metrics reports as the store's size. */
+export const dirBytes = dirSize;
 
 async function procFds(pid: number): Promise<number> {
   return readdir(`/proc/${pid}/fd`)

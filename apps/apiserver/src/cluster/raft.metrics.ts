@@ -10,7 +10,8 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { SnapshotTransferCounts } from '@app/raft';
 import type { ClusterStorage } from '@app/storage';
 
-async function dirSize(dir: string): Promise<number> {
+/** Bytes of the files under `dir`, summed recursively (0 when it does not exist). */
+export async function dirSize(dir: string): Promise<number> {
   let total = 0;
   let entries;
   try {
