@@ -110,13 +110,15 @@ describe('client-node informer', () => {
     await write.create('d', 'new');
     await write.update('c', 'changed');
     await write.delete('a');
-    // ...and history moves past the informer's revision (compaction every second).
+    // ...and history moves past the informer's revision (compaction every second). A watch from
+    // rvBefore starts at the revision after it, which etcd still serves when it is the compacted
+    // revision itself: wait until that one is gone too.
     let n = 0;
     await until(
       'compaction past the informer revision',
       async () => {
         await request(server, 'POST', '/api/v1/namespaces/noise/configmaps', { body: { metadata: { name: `n${n++}` } } });
-        const r = await request(server, 'GET', `/api/v1/namespaces/${ns}/configmaps?resourceVersion=${rvBefore}&resourceVersionMatch=Exact`);
+        const r = await request(server, 'GET', `/api/v1/namespaces/${ns}/configmaps?resourceVersion=${Number(rvBefore) + 1}&resourceVersionMatch=Exact`);
         return r.status === 410;
       },
       20_000,
