@@ -7,7 +7,7 @@ import { decodeEtcdCommand, encodeEtcdCommand, type EtcdCommand, type EtcdOp } f
 import { inRange, readRange, shapeRange } from './etcd.range.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
-const put = (key: string, value: string, lease = '0'): EtcdOp => ({ put: { key, value: b64(value), lease } });
+const put = (key: string, value: string, lease = '0'): EtcdOp => ({ put: { key, value: Buffer.from(value), lease } });
 
 describe('EtcdApplier (on a real MvccStore)', () => {
   let dir: string;
@@ -71,7 +71,7 @@ describe('EtcdApplier (on a real MvccStore)', () => {
   it('a failing Put (unknown lease, ignore_value of a missing key) changes nothing but advances the index', async () => {
     const r = await apply({ txn: { compare: [], success: [put('/a', '1', '42')], failure: [] } });
     expect(r.error).toEqual({ code: 'NOT_FOUND', message: 'etcdserver: requested lease not found' });
-    const r2 = await apply({ txn: { compare: [], success: [{ put: { key: '/a', value: '', lease: '0', ignoreValue: true } }], failure: [] } });
+    const r2 = await apply({ txn: { compare: [], success: [{ put: { key: '/a', value: new Uint8Array(0), lease: '0', ignoreValue: true } }], failure: [] } });
     expect(r2.error?.message).toBe('etcdserver: key not found');
     expect(store.currentRevision()).toBe(0);
     expect(store.appliedIndex()).toBe(2);
@@ -104,7 +104,7 @@ describe('EtcdApplier (on a real MvccStore)', () => {
       {
         txn: {
           compare: [{ key: '/g', target: 'VERSION', result: 'EQUAL', value: 1 }],
-          success: [{ put: { key: '/g', value: b64('2'), lease: '0', ignoreLease: true, prevKv: true } }],
+          success: [{ put: { key: '/g', value: Buffer.from('2'), lease: '0', ignoreLease: true, prevKv: true } }],
           failure: [],
         },
       },

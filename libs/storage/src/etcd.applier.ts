@@ -32,6 +32,9 @@ import { compareKeys } from '@app/mvcc';
 const LEASE_PREFIX = `${ETCD_RESERVED_PREFIX}lease/`;
 const ATTACH_PREFIX = `${ETCD_RESERVED_PREFIX}attach/`;
 
+/** Resolves on the next turn of the event loop (after the I/O and microtasks queued now). */
+const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
 /** One lease as the table holds it. `expiry` is this node's clock (ms). */
 export interface LeaseEntry {
   id: string;
@@ -202,7 +205,14 @@ export class EtcdApplier {
       }
     }
     if (rev > this.pending) this.pending = rev;
-    const written = toWrite.length > 0 ? this.store.applyBatch(toWrite).then(() => undefined) : Promise.resolve();
+    // The batch is built and handed to LevelDB on the next turn of the event loop: building it
+    // is most of an apply's work, and the answers the caller sends first do not wait for it.
+    const written =
+      toWrite.length > 0
+        ? nextTurn()
+            .then(() => this.store.applyBatch(toWrite))
+            .then(() => undefined)
+        : Promise.resolve();
     // The caller may answer before it awaits this; keep an early failure from being unhandled.
     written.catch(() => undefined);
     return { results, written };
@@ -393,7 +403,7 @@ export class EtcdApplier {
       const p = op.put;
       const prev = await this.ctxGet(ctx, p.key);
       if ((p.ignoreValue || p.ignoreLease) && !prev) throw new EtcdFailure('INVALID_ARGUMENT', 'etcdserver: key not found');
-      const value = p.ignoreValue ? prev!.value : new Uint8Array(Buffer.from(p.value, 'base64'));
+      const value = p.ignoreValue ? prev!.value : p.value;
       const current = this.ctxLease(ctx, p.key);
       const lease = p.ignoreLease ? current : p.lease;
       if (lease !== '0' && !this.leases.has(lease)) throw new EtcdFailure('NOT_FOUND', 'etcdserver: requested lease not found');

@@ -4,14 +4,19 @@
  * every replica at the same log position (EtcdApplier), so a Txn's compares, a DeleteRange's
  * key set and a lease's keys are read from the same state everywhere.
  *
- * Encoding: the byte ETCD_COMMAND_FORMAT, then the command as JSON (values base64). The byte
- * differs from the MVCC command formats (1: transaction, 2: compaction), so every older log
- * entry still decodes as before.
+ * Encodings (the first byte says which; both differ from the MVCC command formats, 1:
+ * transaction and 2: compaction, so every older log entry still decodes as before):
+ * - ETCD_PUT_FORMAT ('P'), for the common case of a lone Put (etcd's KV.Put: a Txn with no
+ *   compares and one Put): [flags:u8][keyLen:u32 BE][key UTF-8][leaseLen:u8][lease ASCII
+ *   decimal][value bytes to the end]. Flags: 1 prevKv, 2 ignoreValue, 4 ignoreLease.
+ * - ETCD_COMMAND_FORMAT ('E'): the command as JSON, a Put's value in base64.
  */
 import type { KeyValue } from '@app/mvcc';
 
-/** First byte of an encoded etcd command ('E'). */
+/** First byte of an etcd command encoded as JSON ('E'). */
 export const ETCD_COMMAND_FORMAT = 0x45;
+/** First byte of a lone Put encoded in binary ('P'). */
+export const ETCD_PUT_FORMAT = 0x50;
 
 /** What a compare looks at (etcd's Compare.CompareTarget). */
 export type EtcdCompareTarget = 'VERSION' | 'CREATE' | 'MOD' | 'VALUE' | 'LEASE';
@@ -48,10 +53,10 @@ export interface EtcdRangeSpec extends EtcdKeyRange {
   maxCreateRevision?: number;
 }
 
-/** A Put; `value` base64; `lease` a decimal lease id ('0': none). */
+/** A Put; `lease` a decimal lease id ('0': none). */
 export interface EtcdPutSpec {
   key: string;
-  value: string;
+  value: Uint8Array;
   lease: string;
   prevKv?: boolean;
   ignoreValue?: boolean;
@@ -106,9 +111,65 @@ export interface EtcdResult {
   error?: { code: EtcdErrorCode; message: string };
 }
 
+const PUT_PREV_KV = 1;
+const PUT_IGNORE_VALUE = 2;
+const PUT_IGNORE_LEASE = 4;
+
+/** The Put of a command that is nothing but one Put, or undefined. */
+function lonePut(cmd: EtcdCommand): EtcdPutSpec | undefined {
+  if (!('txn' in cmd)) return undefined;
+  const t = cmd.txn;
+  if (t.compare.length !== 0 || t.failure.length !== 0 || t.success.length !== 1) return undefined;
+  const op = t.success[0]!;
+  return 'put' in op ? op.put : undefined;
+}
+
+/** A Txn with its Put values (nested ones too) as base64 strings, for the JSON form. */
+function txnForJson(t: EtcdTxnSpec): unknown {
+  const ops = (list: EtcdOp[]): unknown[] =>
+    list.map((op) => {
+      if ('put' in op)
+        return { put: { ...op.put, value: Buffer.from(op.put.value.buffer, op.put.value.byteOffset, op.put.value.byteLength).toString('base64') } };
+      if ('txn' in op) return { txn: txnForJson(op.txn) };
+      return op;
+    });
+  return { compare: t.compare, success: ops(t.success), failure: ops(t.failure) };
+}
+
+/** The JSON form: Put values as base64 strings. */
+function toJson(cmd: EtcdCommand): string {
+  return JSON.stringify('txn' in cmd ? { txn: txnForJson(cmd.txn) } : cmd);
+}
+
+/** Turns the base64 Put values of a decoded JSON command back into bytes, in place. */
+function putValuesToBytes(t: EtcdTxnSpec): void {
+  for (const op of [...t.success, ...t.failure]) {
+    if ('put' in op) {
+      const v = op.put.value as unknown;
+      if (typeof v !== 'string') throw new Error('etcd command: a put value is not base64');
+      op.put.value = new Uint8Array(Buffer.from(v, 'base64'));
+    } else if ('txn' in op) putValuesToBytes(op.txn);
+  }
+}
+
 /** Encodes a command for the Raft log. */
 export function encodeEtcdCommand(cmd: EtcdCommand): Uint8Array {
-  const json = Buffer.from(JSON.stringify(cmd), 'utf8');
+  const put = lonePut(cmd);
+  if (put) {
+    const keyLen = Buffer.byteLength(put.key, 'utf8');
+    const out = Buffer.allocUnsafe(1 + 1 + 4 + keyLen + 1 + put.lease.length + put.value.length);
+    let o = 0;
+    out[o++] = ETCD_PUT_FORMAT;
+    out[o++] = (put.prevKv ? PUT_PREV_KV : 0) | (put.ignoreValue ? PUT_IGNORE_VALUE : 0) | (put.ignoreLease ? PUT_IGNORE_LEASE : 0);
+    out.writeUInt32BE(keyLen, o);
+    o += 4;
+    o += out.write(put.key, o, 'utf8');
+    out[o++] = put.lease.length;
+    o += out.write(put.lease, o, 'latin1');
+    out.set(put.value, o);
+    return out;
+  }
+  const json = Buffer.from(toJson(cmd), 'utf8');
   const out = new Uint8Array(json.length + 1);
   out[0] = ETCD_COMMAND_FORMAT;
   out.set(json, 1);
@@ -117,15 +178,38 @@ export function encodeEtcdCommand(cmd: EtcdCommand): Uint8Array {
 
 /** True when `data` is an encoded etcd command. */
 export function isEtcdCommand(data: Uint8Array): boolean {
-  return data.length > 0 && data[0] === ETCD_COMMAND_FORMAT;
+  return data.length > 0 && (data[0] === ETCD_COMMAND_FORMAT || data[0] === ETCD_PUT_FORMAT);
+}
+
+function decodePut(data: Uint8Array): EtcdCommand {
+  const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (b.length < 7) throw new Error('etcd put command: truncated');
+  const flags = b[1]!;
+  const keyLen = b.readUInt32BE(2);
+  const keyEnd = 6 + keyLen;
+  if (keyEnd + 1 > b.length) throw new Error('etcd put command: truncated key');
+  const key = b.toString('utf8', 6, keyEnd);
+  const leaseEnd = keyEnd + 1 + b[keyEnd]!;
+  if (leaseEnd > b.length) throw new Error('etcd put command: truncated lease');
+  const lease = b.toString('latin1', keyEnd + 1, leaseEnd);
+  if (!/^-?\d+$/.test(lease)) throw new Error('etcd put command: the lease is not a decimal id');
+  // A copy: the entry's bytes may be a view of a larger buffer (a batch of entries as received)
+  // that the stored value would otherwise keep alive.
+  const put: EtcdPutSpec = { key, value: new Uint8Array(data.subarray(leaseEnd)), lease };
+  if (flags & PUT_PREV_KV) put.prevKv = true;
+  if (flags & PUT_IGNORE_VALUE) put.ignoreValue = true;
+  if (flags & PUT_IGNORE_LEASE) put.ignoreLease = true;
+  return { txn: { compare: [], success: [{ put }], failure: [] } };
 }
 
 /** Decodes encodeEtcdCommand output; throws Error on malformed bytes (every replica alike). */
 export function decodeEtcdCommand(data: Uint8Array): EtcdCommand {
   if (!isEtcdCommand(data)) throw new Error('not an etcd command');
+  if (data[0] === ETCD_PUT_FORMAT) return decodePut(data);
   const v = JSON.parse(Buffer.from(data.buffer, data.byteOffset + 1, data.length - 1).toString('utf8')) as unknown;
   if (typeof v !== 'object' || v === null) throw new Error('etcd command is not an object');
   const o = v as Record<string, unknown>;
   if (!('txn' in o) && !('grant' in o) && !('revoke' in o) && !('keepalive' in o)) throw new Error('unknown etcd command');
+  if ('txn' in o) putValuesToBytes(o.txn as EtcdTxnSpec);
   return v as EtcdCommand;
 }

@@ -142,7 +142,10 @@ export class MvccStateMachine implements StateMachine {
     }
     this.queue.push(q);
     this.handed = entry.index;
-    this.draining ??= new Promise<void>((r) => setImmediate(r)).then(() => this.drain());
+    // Drained from a microtask, not a later turn of the event loop: the entries RaftNode applies
+    // in the same pass join the queue while the first group's keys are read, and the proposer of
+    // a lone write is not held behind the I/O callbacks of the next turn.
+    this.draining ??= Promise.resolve().then(() => this.drain());
     return { deferred };
   }
 

@@ -35,7 +35,7 @@ describe('etcd wire conversions', () => {
     expect(() => putSpecIn({ key: b('\u0001etcd/lease/1'), value: b('x') })).toThrow(EtcdApiError);
     expect(putSpecIn({ key: b('/k'), value: b('v'), lease: '12', prev_kv: true })).toEqual({
       key: '/k',
-      value: b('v').toString('base64'),
+      value: b('v'),
       lease: '12',
       prevKv: true,
       ignoreValue: false,

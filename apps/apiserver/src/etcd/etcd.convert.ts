@@ -173,7 +173,7 @@ export function putSpecIn(p: Msg): EtcdPutSpec {
   const lease = leaseIn(p.lease);
   if (p.ignore_value && value.length !== 0) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: value is provided');
   if (p.ignore_lease && lease !== '0') throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: lease is provided');
-  return { key, value: value.toString('base64'), lease, prevKv: !!p.prev_kv, ignoreValue: !!p.ignore_value, ignoreLease: !!p.ignore_lease };
+  return { key, value, lease, prevKv: !!p.prev_kv, ignoreValue: !!p.ignore_value, ignoreLease: !!p.ignore_lease };
 }
 
 /** A DeleteRangeRequest as a delete spec. */
