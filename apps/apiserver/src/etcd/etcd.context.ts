@@ -18,6 +18,8 @@ export class EtcdContext {
    * and RaftNode.status() copies every peer's progress to say it.
    */
   private term: number;
+  /** Open watch streams and their watchers (etcd's watch_stream_total and watcher_total on /metrics). */
+  readonly watchCounts = { streams: 0, watchers: 0 };
 
   constructor(
     readonly node: ClusterNode,

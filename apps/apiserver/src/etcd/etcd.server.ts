@@ -47,6 +47,8 @@ export class EtcdServer {
   private server: GrpcH2Server | undefined;
   /** The bound port (after start). */
   port = 0;
+  /** Open watch streams and watchers (zero before start). */
+  watchCounts: { readonly streams: number; readonly watchers: number } = { streams: 0, watchers: 0 };
 
   constructor(
     private readonly cfg: ServerConfig,
@@ -78,6 +80,7 @@ export class EtcdServer {
     const { secure, host, port } = parseClientUrl(this.cfg.listenClientUrls!);
     const tls = await this.credentials(secure);
     const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls!);
+    this.watchCounts = ctx.watchCounts;
     const server = new GrpcH2Server(loadEtcdProto(), {
       'etcdserverpb.KV': kvService(ctx),
       'etcdserverpb.Watch': watchService(ctx),

@@ -68,6 +68,7 @@ class WatchStream {
   ) {}
 
   start(): void {
+    this.ctx.watchCounts.streams++;
     this.call.on('data', (req: Msg) => this.onRequest(req));
     this.call.on('end', () => this.close(true));
     this.call.on('cancelled', () => this.close(false));
@@ -85,6 +86,8 @@ class WatchStream {
     if (this.progressTimer) clearInterval(this.progressTimer);
     this.unsubscribeReset?.();
     for (const w of this.watchers.values()) w.unsubscribe();
+    this.ctx.watchCounts.streams--;
+    this.ctx.watchCounts.watchers -= this.watchers.size;
     this.watchers.clear();
     if (endStream) this.call.end();
   }
@@ -116,7 +119,7 @@ class WatchStream {
 
   private cancel(w: Watcher, reason: string, compactRevision?: number): void {
     w.unsubscribe();
-    this.watchers.delete(w.id);
+    if (this.watchers.delete(w.id)) this.ctx.watchCounts.watchers--;
     this.send({
       header: this.ctx.header(),
       watch_id: w.id,
@@ -156,6 +159,7 @@ class WatchStream {
       else this.enqueue(w, [ev]);
     });
     this.watchers.set(id, w);
+    this.ctx.watchCounts.watchers++;
     const current = store.currentRevision();
     const start = num(c.start_revision);
     this.send({ header: this.ctx.header(current), watch_id: id, created: true });
