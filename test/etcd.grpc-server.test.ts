@@ -39,7 +39,7 @@ function frame(payload: Buffer, flag = 0): Buffer {
 /** Splits a response body into its messages. */
 function unframe(body: Buffer): Buffer[] {
   const out: Buffer[] = [];
-  for (let off = 0; off + 5 <= body.length; ) {
+  for (let off = 0; off + 5 <= body.length;) {
     const len = body.readUInt32BE(off + 1);
     out.push(body.subarray(off + 5, off + 5 + len));
     off += 5 + len;
@@ -148,7 +148,8 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
   });
 
   const kvClient = (port: number, creds: grpc.ChannelCredentials) =>
-    new pkg.KV!(`127.0.0.1:${port}`, creds) as unknown as grpc.Client & Record<string, (req: object, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, v: Msg) => void) => void>;
+    new pkg.KV!(`127.0.0.1:${port}`, creds) as unknown as grpc.Client &
+      Record<string, (req: object, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, v: Msg) => void) => void>;
   const unary = (c: ReturnType<typeof kvClient>, name: string, req: object, opts: grpc.CallOptions = {}): Promise<Msg> =>
     new Promise((resolve, reject) => c[name]!.call(c, req, opts, (e, v) => (e ? reject(e) : resolve(v))));
 
@@ -180,7 +181,10 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     const gzip = await raw(session, PUT.path, { headers: { 'grpc-encoding': 'gzip' }, chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/g/z') }))] });
     expect(gzip.grpcStatus).toBe(String(grpc.status.UNIMPLEMENTED));
     // application/grpc+proto is gRPC too.
-    const proto = await raw(session, PUT.path, { headers: { 'content-type': 'application/grpc+proto' }, chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/g/p') }))] });
+    const proto = await raw(session, PUT.path, {
+      headers: { 'content-type': 'application/grpc+proto' },
+      chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/g/p') }))],
+    });
     expect(proto.grpcStatus).toBe('0');
   });
 

@@ -58,7 +58,8 @@ export abstract class MessageDecoder {
     while (end - off >= PREFIX_BYTES) {
       const flag = buf[off]!;
       const len = buf.readUInt32BE(off + 1);
-      if (flag !== 0) return { code: INTERNAL, details: flag === 1 ? 'compressed message received, but no grpc-encoding was negotiated' : `invalid message flag ${flag}` };
+      if (flag !== 0)
+        return { code: INTERNAL, details: flag === 1 ? 'compressed message received, but no grpc-encoding was negotiated' : `invalid message flag ${flag}` };
       if (len > MAX_REQUEST_MESSAGE_BYTES) {
         return { code: RESOURCE_EXHAUSTED, details: `received message larger than max (${len} vs. ${MAX_REQUEST_MESSAGE_BYTES})` };
       }

@@ -228,7 +228,10 @@ abstract class SingleRequestCall extends ServerCall {
   onEnd(): void {
     if (this.done) return;
     if (this.count !== 1 || this.partial) {
-      this.abort({ code: GrpcStatus.UNIMPLEMENTED, details: this.partial ? 'the request ended inside a message' : 'no request message for a method that takes one' });
+      this.abort({
+        code: GrpcStatus.UNIMPLEMENTED,
+        details: this.partial ? 'the request ended inside a message' : 'no request message for a method that takes one',
+      });
       return;
     }
     try {
