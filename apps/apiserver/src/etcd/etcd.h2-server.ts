@@ -90,8 +90,13 @@ const CALL = Symbol('grpcCall');
 type CallStream = ServerHttp2Stream & { [CALL]?: ServerCall };
 
 const RESPONSE_HEADERS: OutgoingHttpHeaders = { ':status': 200, 'content-type': 'application/grpc' };
-const RESPOND_STREAMING = { waitForTrailers: true };
+// No date header: gRPC clients have no use for it, and it costs every response.
+const RESPOND_STREAMING = { waitForTrailers: true, sendDate: false };
+const RESPOND_TRAILERS_ONLY = { endStream: true, sendDate: false };
 const OK_TRAILERS: OutgoingHttpHeaders = { 'grpc-status': '0' };
+/** HTTP/2 flow-control windows the server grants: per stream, and per connection. */
+const STREAM_WINDOW_BYTES = 1 << 20;
+const CONNECTION_WINDOW_BYTES = 8 << 20;
 /** How long stop() lets calls finish before it destroys the connections. */
 const SHUTDOWN_GRACE_MS = 2000;
 
@@ -108,7 +113,7 @@ function message(e: unknown): string {
 /** Answers a stream with a status only (trailers-only), then discards what the client still sends. */
 function refuse(stream: ServerHttp2Stream, httpStatus: number, code: number, details: string): void {
   if (stream.destroyed || stream.closed) return;
-  stream.respond({ ':status': httpStatus, 'content-type': 'application/grpc', ...statusTrailers(code, details) }, { endStream: true });
+  stream.respond({ ':status': httpStatus, 'content-type': 'application/grpc', ...statusTrailers(code, details) }, RESPOND_TRAILERS_ONLY);
   stream.resume();
 }
 
@@ -161,7 +166,8 @@ abstract class ServerCall extends MessageDecoder {
     if (this.headersSent) return;
     this.headersSent = true;
     this.stream.respond(RESPONSE_HEADERS, RESPOND_STREAMING);
-    this.stream.once('wantTrailers', onWantTrailers);
+    // 'on', not 'once' (which wraps the listener per call): the stream asks for trailers once.
+    this.stream.on('wantTrailers', onWantTrailers);
   }
 
   /** Frames and writes one response; undefined when it could not be serialized (the call then failed). */
@@ -199,7 +205,7 @@ abstract class ServerCall extends MessageDecoder {
     if (stream.destroyed || stream.closed) return;
     if (!this.headersSent && last === undefined) {
       this.headersSent = true;
-      stream.respond({ ...RESPONSE_HEADERS, ...trailers }, { endStream: true });
+      stream.respond({ ...RESPONSE_HEADERS, ...trailers }, RESPOND_TRAILERS_ONLY);
       stream.resume();
       return;
     }
@@ -402,7 +408,10 @@ export class GrpcH2Server {
 
   /** Binds and serves; resolves with the bound port (the given one, or the one chosen for 0). */
   async listen(opts: GrpcListenOptions): Promise<number> {
-    const settings = { maxSessionMemory: 256 };
+    // Windows larger than HTTP/2's 64 KiB default: hundreds of concurrent Puts on one
+    // connection, or one large message, flow without waiting for WINDOW_UPDATEs (requests are
+    // read as they arrive, so the windows bound no buffering of ours).
+    const settings = { maxSessionMemory: 256, settings: { initialWindowSize: STREAM_WINDOW_BYTES } };
     const server = opts.tls
       ? http2.createSecureServer({
           ...settings,
@@ -431,6 +440,11 @@ export class GrpcH2Server {
     this.sessions.add(s);
     s.on('error', noop);
     s.on('close', () => this.sessions.delete(s));
+    try {
+      s.setLocalWindowSize(CONNECTION_WINDOW_BYTES);
+    } catch {
+      // The connection is already gone.
+    }
     if (this.stopping) s.close();
   }
 
