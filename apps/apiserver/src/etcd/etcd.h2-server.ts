@@ -184,8 +184,13 @@ abstract class ServerCall extends MessageDecoder {
     if (this.done || this.stream.closed || this.stream.destroyed) return true;
     const f = this.frame(msg);
     if (f === undefined) return true;
-    this.sendHeaders();
-    return this.stream.write(f);
+    try {
+      this.sendHeaders();
+      return this.stream.write(f);
+    } catch {
+      this.stream.destroy();
+      return true;
+    }
   }
 
   end(): void {
@@ -203,16 +208,21 @@ abstract class ServerCall extends MessageDecoder {
     if (this.timer !== undefined) clearTimeout(this.timer);
     const stream = this.stream;
     if (stream.destroyed || stream.closed) return;
-    if (!this.headersSent && last === undefined) {
-      this.headersSent = true;
-      stream.respond({ ...RESPONSE_HEADERS, ...trailers }, RESPOND_TRAILERS_ONLY);
-      stream.resume();
-      return;
+    // Never throws: it runs in handlers' promise callbacks, where a throw would be an unhandled rejection.
+    try {
+      if (!this.headersSent && last === undefined) {
+        this.headersSent = true;
+        stream.respond({ ...RESPONSE_HEADERS, ...trailers }, RESPOND_TRAILERS_ONLY);
+        stream.resume();
+        return;
+      }
+      this.trailers = trailers;
+      this.sendHeaders();
+      if (last === undefined) stream.end();
+      else stream.end(last);
+    } catch {
+      stream.destroy();
     }
-    this.trailers = trailers;
-    this.sendHeaders();
-    if (last === undefined) stream.end();
-    else stream.end(last);
   }
 }
 
@@ -399,11 +409,6 @@ export class GrpcH2Server {
         });
       }
     }
-  }
-
-  /** Number of open streaming calls (watch and keep-alive streams, snapshots). */
-  get openStreams(): number {
-    return this.active.size;
   }
 
   /** Binds and serves; resolves with the bound port (the given one, or the one chosen for 0). */
