@@ -5,8 +5,10 @@
  * content-type, message framing (a message over many DATA frames, several messages in one,
  * an oversize message, the compressed flag, unary cardinality), grpc-timeout, the release of a
  * watcher when its client cancels the stream (etcd_debugging_mvcc_watcher_total on /metrics),
- * TLS with and without client certificates, and the end of open streams when the node stops.
+ * a snapshot stream under backpressure, TLS with and without client certificates, and the end
+ * of open streams when the node stops.
  */
+import { randomBytes } from 'node:crypto';
 import * as http2 from 'node:http2';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -291,6 +293,40 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     await waitMetric(plain, 'etcd_debugging_mvcc_watcher_total', 1);
     s2.destroy();
     await waitMetric(plain, 'etcd_debugging_mvcc_watcher_total', 0);
+  });
+
+  it('streams a snapshot larger than the stream buffer to a client that reads slowly', async () => {
+    const c = kvClient(ports[0]!, grpc.credentials.createInsecure());
+    const maint = new pkg.Maintenance!(`127.0.0.1:${ports[0]}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+      Snapshot(req: object): grpc.ClientReadableStream<Msg>;
+    };
+    try {
+      // Random values do not compress: the export is several MiB, several 1 MiB messages.
+      for (let i = 0; i < 6; i++) await unary(c, 'Put', { key: Buffer.from(`/snap/${i}`), value: randomBytes(1024 * 1024) });
+      const stream = maint.Snapshot({});
+      const sizes: number[] = [];
+      let remaining = -1;
+      const done = new Promise<void>((resolve, reject) => {
+        stream.on('data', (m: Msg) => {
+          sizes.push((m.blob as Buffer).length);
+          remaining = Number(m.remaining_bytes);
+          // Stop reading for a while after each message: the server must wait for 'drain'.
+          stream.pause();
+          setTimeout(() => stream.resume(), 100);
+        });
+        stream.on('end', resolve);
+        stream.on('error', reject);
+      });
+      await done;
+      const total = sizes.reduce((a, b) => a + b, 0);
+      expect(sizes.length).toBeGreaterThanOrEqual(6);
+      expect(total).toBeGreaterThan(6 * 1024 * 1024);
+      expect(total % 512).toBe(32);
+      expect(remaining).toBe(0);
+    } finally {
+      maint.close();
+      c.close();
+    }
   });
 
   it('serves TLS; with --client-cert-auth a client without a certificate is refused', async () => {
