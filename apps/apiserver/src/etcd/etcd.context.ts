@@ -3,9 +3,9 @@
  * (member and cluster ids) and the response header every etcd answer carries.
  */
 import { createHash } from 'node:crypto';
-import type { ServerUnaryCall, sendUnaryData, UntypedHandleCall } from '@grpc/grpc-js';
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import { toServiceError, type Msg } from './etcd.convert.js';
+import type { UnaryCall, UnaryHandler } from './etcd.h2-server.js';
 
 /** The node's etcd identity and its header. */
 export class EtcdContext {
@@ -18,6 +18,8 @@ export class EtcdContext {
    * and RaftNode.status() copies every peer's progress to say it.
    */
   private term: number;
+  /** Open watch streams and their watchers (etcd's watch_stream_total and watcher_total on /metrics). */
+  readonly watchCounts = { streams: 0, watchers: 0 };
 
   constructor(
     readonly node: ClusterNode,
@@ -58,11 +60,11 @@ export class EtcdContext {
 }
 
 /** A unary handler from an async function; failures become etcd's gRPC errors. */
-export function unary(fn: (req: Msg) => Promise<Msg>): UntypedHandleCall {
-  return (call: ServerUnaryCall<Msg, Msg>, cb: sendUnaryData<Msg>) => {
+export function unary(fn: (req: Msg) => Promise<Msg>): UnaryHandler {
+  return (call: UnaryCall) => {
     fn(call.request).then(
-      (r) => cb(null, r),
-      (e: unknown) => cb(toServiceError(e)),
+      (r) => call.respond(r),
+      (e: unknown) => call.fail(toServiceError(e)),
     );
   };
 }

@@ -5,7 +5,8 @@
  * through Raft and evaluated where they land in the log (EtcdApplier); a compaction is the
  * store's replicated compaction command.
  */
-import { status as GrpcStatus, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { ServiceHandlers } from './etcd.h2-server.js';
 import { compactCommand } from '@app/mvcc';
 import { readRange, shapeRange, type EtcdCommand, type EtcdResult } from '@app/storage';
 import { EtcdApiError, commandError, deleteSpecIn, kvOut, putSpecIn, rangeOut, rangeSpecIn, txnOut, txnSpecIn, num, type Msg } from './etcd.convert.js';
@@ -22,7 +23,7 @@ export async function proposeEtcd(ctx: EtcdContext, cmd: EtcdCommand): Promise<E
 }
 
 /** The KV service's handlers. */
-export function kvService(ctx: EtcdContext): UntypedServiceImplementation {
+export function kvService(ctx: EtcdContext): ServiceHandlers {
   return {
     Range: unary(async (req: Msg) => {
       const spec = rangeSpecIn(req);

@@ -5,7 +5,7 @@
  * the proposing node, and travels in the command (as etcd's lessor ids do).
  */
 import { randomBytes } from 'node:crypto';
-import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { DuplexCall, ServiceHandlers } from './etcd.h2-server.js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { EtcdApiError, keyBytes, leaseIn, num, toServiceError, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
@@ -21,7 +21,7 @@ function newLeaseId(): string {
 }
 
 /** The Lease service's handlers. */
-export function leaseService(ctx: EtcdContext): UntypedServiceImplementation {
+export function leaseService(ctx: EtcdContext): ServiceHandlers {
   return {
     LeaseGrant: unary(async (req: Msg) => {
       const ttl = num(req.TTL);
@@ -36,7 +36,7 @@ export function leaseService(ctx: EtcdContext): UntypedServiceImplementation {
       const r = await proposeEtcd(ctx, { revoke: { id: leaseIn(req.ID) } });
       return { header: ctx.header(r.revision) };
     }),
-    LeaseKeepAlive: (call: ServerDuplexStream<Msg, Msg>) => {
+    LeaseKeepAlive: (call: DuplexCall) => {
       // Answers in request order, one keep-alive at a time per stream.
       let chain = Promise.resolve();
       call.on('data', (req: Msg) => {
@@ -47,7 +47,7 @@ export function leaseService(ctx: EtcdContext): UntypedServiceImplementation {
             // etcd answers a keep-alive of an unknown lease with TTL 0, not with an error.
             call.write({ header: ctx.header(r.revision), ID: id, TTL: r.keepalive?.ttl ?? 0 });
           } catch (e) {
-            call.emit('error', toServiceError(e));
+            call.fail(toServiceError(e));
           }
         });
       });

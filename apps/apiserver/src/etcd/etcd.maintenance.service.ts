@@ -10,7 +10,7 @@ import { rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import type { ServerWritableStream, UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { ServerWritableCall, ServiceHandlers } from './etcd.h2-server.js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { EtcdApiError, num, toServiceError, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
@@ -23,7 +23,7 @@ function peerURL(addr: string): string {
 }
 
 /** The Cluster service's handlers. */
-export function clusterService(ctx: EtcdContext): UntypedServiceImplementation {
+export function clusterService(ctx: EtcdContext): ServiceHandlers {
   const unimplemented = unary(async () => {
     throw new EtcdApiError(GrpcStatus.UNIMPLEMENTED, "etcdserver: membership changes go through the API server's /cluster/members");
   });
@@ -49,7 +49,7 @@ export function clusterService(ctx: EtcdContext): UntypedServiceImplementation {
 }
 
 /** The Maintenance service's handlers. */
-export function maintenanceService(ctx: EtcdContext, dataDir: string): UntypedServiceImplementation {
+export function maintenanceService(ctx: EtcdContext, dataDir: string): ServiceHandlers {
   return {
     Status: unary(async () => {
       const st = ctx.node.cs.node.status();
@@ -77,8 +77,8 @@ export function maintenanceService(ctx: EtcdContext, dataDir: string): UntypedSe
     MoveLeader: unary(async () => {
       throw new EtcdApiError(GrpcStatus.UNIMPLEMENTED, 'etcdserver: MoveLeader is not served');
     }),
-    Snapshot: (call: ServerWritableStream<Msg, Msg>) => {
-      void streamSnapshot(ctx, call).catch((e: unknown) => call.emit('error', toServiceError(e)));
+    Snapshot: (call: ServerWritableCall) => {
+      void streamSnapshot(ctx, call).catch((e: unknown) => call.fail(toServiceError(e)));
     },
   };
 }
@@ -104,12 +104,25 @@ async function hashAt(ctx: EtcdContext, rev: number | undefined): Promise<number
   return h >>> 0;
 }
 
+/** Resolves once `call` can take more (or is cancelled: nothing more will be sent). */
+function drained(call: ServerWritableCall): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      call.off('drain', done);
+      call.off('cancelled', done);
+      resolve();
+    };
+    call.once('drain', done);
+    call.once('cancelled', done);
+  });
+}
+
 /**
  * Streams a consistent export of the store (MvccStore.exportSnapshotToFile), 1 MiB per message,
  * framed as etcdctl expects of a snapshot: zero padding to a multiple of 512 bytes, then the
  * SHA-256 of everything before it (etcdctl refuses a stream whose length is not 512n + 32).
  */
-async function streamSnapshot(ctx: EtcdContext, call: ServerWritableStream<Msg, Msg>): Promise<void> {
+async function streamSnapshot(ctx: EtcdContext, call: ServerWritableCall): Promise<void> {
   const file = join(tmpdir(), `kapi-etcd-snapshot-${randomBytes(6).toString('hex')}.snap`);
   try {
     await ctx.store.exportSnapshotToFile(file);
@@ -122,9 +135,11 @@ async function streamSnapshot(ctx: EtcdContext, call: ServerWritableStream<Msg, 
     const write = async (b: Buffer): Promise<void> => {
       sent += b.length;
       const ok = call.write({ header, remaining_bytes: size - sent, blob: b });
-      if (!ok) await new Promise((r) => call.once('drain', r));
+      if (!ok && !call.cancelled) await drained(call);
     };
     for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+      // The client went away: stop reading (the file is removed below).
+      if (call.cancelled) return;
       hash.update(chunk as Buffer);
       await write(chunk as Buffer);
     }

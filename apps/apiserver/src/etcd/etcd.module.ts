@@ -8,6 +8,8 @@ import { Inject, Injectable, Module, type BeforeApplicationShutdown, type OnAppl
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import type { ServerConfig } from '../config/flags.js';
 import type { PkiMaterial } from '@app/pki';
+import { Gauge } from 'prom-client';
+import { ApiMetrics } from '../observability/metrics.js';
 import { CLUSTER_NODE, PKI, SERVER_CONFIG } from '../tokens.js';
 import { EtcdServer } from './etcd.server.js';
 
@@ -20,7 +22,23 @@ export class EtcdEndpoint implements OnApplicationBootstrap, BeforeApplicationSh
     @Inject(SERVER_CONFIG) private readonly cfg: ServerConfig,
     @Inject(PKI) private readonly pki: PkiMaterial,
     @Inject(CLUSTER_NODE) private readonly node: ClusterNode,
-  ) {}
+    metrics: ApiMetrics,
+  ) {
+    if (!cfg.listenClientUrls) return;
+    // etcd's names (server/storage/mvcc/metrics.go): what the etcd endpoint's watches hold.
+    const gauge = (name: string, help: string, value: () => number): void => {
+      new Gauge({
+        name,
+        help,
+        registers: [metrics.registry],
+        collect() {
+          this.set(value());
+        },
+      });
+    };
+    gauge('etcd_debugging_mvcc_watch_stream_total', 'Total number of watch streams.', () => this.server?.watchCounts.streams ?? 0);
+    gauge('etcd_debugging_mvcc_watcher_total', 'Total number of watchers.', () => this.server?.watchCounts.watchers ?? 0);
+  }
 
   /** The bound port, or 0 when not served. */
   get port(): number {

@@ -2,17 +2,18 @@
  * The etcd v3 gRPC endpoint of a node (docs/etcd-api.md): etcd's wire definitions
  * (proto/etcd/rpc.proto, kv.proto) served on --listen-client-urls with TLS from the node's PKI
  * or etcd's --cert-file/--key-file/--trusted-ca-file, and client certificates required with
- * --client-cert-auth (etcd's flags and defaults).
+ * --client-cert-auth (etcd's flags and defaults). The gRPC server is our own, on node:http2
+ * (etcd.h2-server.ts).
  */
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
 import type { PkiMaterial } from '@app/pki';
 import type { ServerConfig } from '../config/flags.js';
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import { EtcdContext } from './etcd.context.js';
+import { GrpcH2Server, type GrpcListenOptions } from './etcd.h2-server.js';
 import { kvService } from './etcd.kv.service.js';
 import { leaseService } from './etcd.lease.service.js';
 import { clusterService, maintenanceService } from './etcd.maintenance.service.js';
@@ -35,18 +36,19 @@ export function parseClientUrl(raw: string): { secure: boolean; host: string; po
   return { secure: u.protocol === 'https:', host: u.hostname.replace(/^\[|\]$/g, ''), port };
 }
 
-/** Loads etcd's service definitions. */
-function loadEtcdProto(): grpc.GrpcObject {
+/** Loads etcd's service definitions (paths, encoders and decoders of every method). */
+function loadEtcdProto(): protoLoader.PackageDefinition {
   const rpc = findProtoFile('etcd/rpc.proto');
-  const def = protoLoader.loadSync(rpc, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(rpc)] });
-  return grpc.loadPackageDefinition(def);
+  return protoLoader.loadSync(rpc, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(rpc)] });
 }
 
 /** One node's etcd endpoint; start() binds, stop() closes every stream. */
 export class EtcdServer {
-  private server: grpc.Server | undefined;
+  private server: GrpcH2Server | undefined;
   /** The bound port (after start). */
   port = 0;
+  /** Open watch streams and watchers (zero before start). */
+  watchCounts: { readonly streams: number; readonly watchers: number } = { streams: 0, watchers: 0 };
 
   constructor(
     private readonly cfg: ServerConfig,
@@ -55,8 +57,8 @@ export class EtcdServer {
     private readonly dataDir: string,
   ) {}
 
-  private async credentials(secure: boolean): Promise<grpc.ServerCredentials> {
-    if (!secure) return grpc.ServerCredentials.createInsecure();
+  private async credentials(secure: boolean): Promise<GrpcListenOptions['tls']> {
+    if (!secure) return undefined;
     const read = async (flag: string, file: string | undefined, fallback: string): Promise<Buffer> => {
       if (!file) return Buffer.from(fallback);
       try {
@@ -70,45 +72,35 @@ export class EtcdServer {
     const ca = await read('trusted-ca-file', this.cfg.trustedCaFile, this.pki.caPem);
     // etcd: client certificates are verified against the trusted CA only with --client-cert-auth.
     const mutual = this.cfg.clientCertAuth === true;
-    return grpc.ServerCredentials.createSsl(mutual ? ca : null, [{ cert_chain: cert, private_key: key }], mutual);
+    return { cert, key, ...(mutual ? { clientCa: ca } : {}) };
   }
 
   /** Binds --listen-client-urls and serves KV, Watch, Lease, Cluster and Maintenance. */
   async start(): Promise<void> {
     const { secure, host, port } = parseClientUrl(this.cfg.listenClientUrls!);
-    const creds = await this.credentials(secure);
-    const pkg = loadEtcdProto() as unknown as { etcdserverpb: Record<string, grpc.ServiceClientConstructor> };
-    const s = pkg.etcdserverpb;
+    const tls = await this.credentials(secure);
     const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls!);
-    const server = new grpc.Server({ 'grpc.max_receive_message_length': 2 * 1024 * 1024 + 4096, 'grpc.max_send_message_length': 2 ** 31 - 1 });
-    server.addService(s.KV!.service, kvService(ctx));
-    server.addService(s.Watch!.service, watchService(ctx));
-    server.addService(s.Lease!.service, leaseService(ctx));
-    server.addService(s.Cluster!.service, clusterService(ctx));
-    server.addService(s.Maintenance!.service, maintenanceService(ctx, this.dataDir));
-    const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-    this.port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(addr, creds, (err, p) =>
-        err ? reject(new EtcdConfigError(`--listen-client-urls: cannot listen on ${addr}: ${err.message}`)) : resolve(p),
-      ),
-    );
+    this.watchCounts = ctx.watchCounts;
+    const server = new GrpcH2Server(loadEtcdProto(), {
+      'etcdserverpb.KV': kvService(ctx),
+      'etcdserverpb.Watch': watchService(ctx),
+      'etcdserverpb.Lease': leaseService(ctx),
+      'etcdserverpb.Cluster': clusterService(ctx),
+      'etcdserverpb.Maintenance': maintenanceService(ctx, this.dataDir),
+    });
+    try {
+      this.port = await server.listen({ host, port, tls });
+    } catch (e) {
+      const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+      throw new EtcdConfigError(`--listen-client-urls: cannot listen on ${addr}: ${(e as Error).message}`);
+    }
     this.server = server;
   }
 
-  /** Stops serving: open streams end (clients reconnect to another member). */
+  /** Stops serving: open streams end (clients reconnect to another member); connections close within 2 s. */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        server.forceShutdown();
-        resolve();
-      }, 2000);
-      server.tryShutdown(() => {
-        clearTimeout(t);
-        resolve();
-      });
-    });
+    await server?.stop();
   }
 }

@@ -6,7 +6,7 @@
  * (split into fragments when asked and large). A start revision below the compacted one cancels
  * the watcher with compact_revision, as etcd does.
  */
-import type { ServerDuplexStream, UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { DuplexCall, ServiceHandlers } from './etcd.h2-server.js';
 import { MvccError, type MvccEvent } from '@app/mvcc';
 import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
 import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
@@ -49,9 +49,9 @@ function commonPrefix(r: EtcdKeyRange): string | undefined {
 }
 
 /** The Watch service's handler. */
-export function watchService(ctx: EtcdContext): UntypedServiceImplementation {
+export function watchService(ctx: EtcdContext): ServiceHandlers {
   return {
-    Watch: (call: ServerDuplexStream<Msg, Msg>) => new WatchStream(ctx, call).start(),
+    Watch: (call: DuplexCall) => new WatchStream(ctx, call).start(),
   };
 }
 
@@ -64,13 +64,13 @@ class WatchStream {
 
   constructor(
     private readonly ctx: EtcdContext,
-    private readonly call: ServerDuplexStream<Msg, Msg>,
+    private readonly call: DuplexCall,
   ) {}
 
   start(): void {
+    this.ctx.watchCounts.streams++;
     this.call.on('data', (req: Msg) => this.onRequest(req));
     this.call.on('end', () => this.close(true));
-    this.call.on('error', () => this.close(false));
     this.call.on('cancelled', () => this.close(false));
     // A snapshot replaced the store: history is no longer continuous, the watchers must end.
     this.unsubscribeReset = this.ctx.store.onReset(() => {
@@ -86,6 +86,8 @@ class WatchStream {
     if (this.progressTimer) clearInterval(this.progressTimer);
     this.unsubscribeReset?.();
     for (const w of this.watchers.values()) w.unsubscribe();
+    this.ctx.watchCounts.streams--;
+    this.ctx.watchCounts.watchers -= this.watchers.size;
     this.watchers.clear();
     if (endStream) this.call.end();
   }
@@ -117,7 +119,7 @@ class WatchStream {
 
   private cancel(w: Watcher, reason: string, compactRevision?: number): void {
     w.unsubscribe();
-    this.watchers.delete(w.id);
+    if (this.watchers.delete(w.id)) this.ctx.watchCounts.watchers--;
     this.send({
       header: this.ctx.header(),
       watch_id: w.id,
@@ -157,6 +159,7 @@ class WatchStream {
       else this.enqueue(w, [ev]);
     });
     this.watchers.set(id, w);
+    this.ctx.watchCounts.watchers++;
     const current = store.currentRevision();
     const start = num(c.start_revision);
     this.send({ header: this.ctx.header(current), watch_id: id, created: true });

@@ -1,0 +1,506 @@
+/**
+ * A lean gRPC server on node:http2 for the etcd endpoint (docs/etcd-api.md "Transport"): it
+ * dispatches on :path to handlers of etcd's services, decodes requests straight from the
+ * received DATA chunks (etcd.h2-framing.ts) and answers with headers, length-prefixed messages
+ * and grpc-status trailers (gRPC's PROTOCOL-HTTP2.md). Messages are encoded and decoded by
+ * @grpc/proto-loader's definitions, the same as grpc-js would use.
+ *
+ * What a request costs is kept small: a unary call is one object (no EventEmitter, no per-call
+ * closures: the stream's listeners are shared functions that find the call on the stream), and
+ * response headers and OK trailers are shared constants.
+ */
+import { EventEmitter } from 'node:events';
+import * as http2 from 'node:http2';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import type { MethodDefinition, PackageDefinition } from '@grpc/proto-loader';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { Msg } from './etcd.convert.js';
+import { MessageDecoder, encodeGrpcMessage, encodeMessage, parseGrpcTimeout } from './etcd.h2-framing.js';
+
+/** A gRPC status to end a call with (etcd.convert.ts's toServiceError makes them). */
+export interface CallStatus {
+  code?: number;
+  details?: string;
+}
+
+/** A unary call: its one request, answered once by respond() or fail(); later answers are ignored. */
+export interface UnaryCall {
+  readonly request: Msg;
+  /** True once the client went away or the deadline passed (an answer is then dropped). */
+  readonly cancelled: boolean;
+  respond(msg: Msg): void;
+  fail(status: CallStatus): void;
+}
+
+/** What streaming calls share: writing responses and ending with a status. */
+interface StreamingCall {
+  /** True once the client went away, the deadline passed or the server stopped. */
+  readonly cancelled: boolean;
+  /** Sends one response; false when the stream's buffer is full (wait for 'drain'). Ignored once ended. */
+  write(msg: Msg): boolean;
+  /** Ends the call with status OK after the responses written. */
+  end(): void;
+  /** Ends the call with an error status. */
+  fail(status: CallStatus): void;
+  on(event: 'drain' | 'cancelled', listener: () => void): this;
+  once(event: 'drain' | 'cancelled', listener: () => void): this;
+  off(event: 'drain' | 'cancelled', listener: () => void): this;
+}
+
+/** A server-streaming call: one request, any number of responses. */
+export interface ServerWritableCall extends StreamingCall {
+  readonly request: Msg;
+}
+
+/** A bidirectional call: requests arrive as 'data', the client's half-close as 'end'. */
+export interface DuplexCall extends StreamingCall {
+  on(event: 'data', listener: (msg: Msg) => void): this;
+  on(event: 'end' | 'drain' | 'cancelled', listener: () => void): this;
+}
+
+export type UnaryHandler = (call: UnaryCall) => void;
+export type ServerStreamHandler = (call: ServerWritableCall) => void;
+export type DuplexHandler = (call: DuplexCall) => void;
+/** One service's handlers by method name (as in the .proto). */
+export type ServiceHandlers = Record<string, UnaryHandler | ServerStreamHandler | DuplexHandler>;
+
+const enum Kind {
+  Unary,
+  ServerStream,
+  Duplex,
+}
+
+interface Route {
+  kind: Kind;
+  handler: (call: never) => void;
+  deserialize: (b: Buffer) => Msg;
+  serialize: (m: Msg) => Buffer;
+}
+
+/** Listening options of {@link GrpcH2Server.listen}. */
+export interface GrpcListenOptions {
+  host: string;
+  port: number;
+  /** TLS material; absent: cleartext HTTP/2 with prior knowledge (h2c). */
+  tls?: { cert: Buffer; key: Buffer; /** When set, clients must present a certificate this CA signed. */ clientCa?: Buffer };
+}
+
+const CALL = Symbol('grpcCall');
+type CallStream = ServerHttp2Stream & { [CALL]?: ServerCall };
+
+const RESPONSE_HEADERS: OutgoingHttpHeaders = { ':status': 200, 'content-type': 'application/grpc' };
+// No date header: gRPC clients have no use for it, and it costs every response.
+const RESPOND_STREAMING = { waitForTrailers: true, sendDate: false };
+const RESPOND_TRAILERS_ONLY = { endStream: true, sendDate: false };
+const OK_TRAILERS: OutgoingHttpHeaders = { 'grpc-status': '0' };
+/** HTTP/2 flow-control windows the server grants: per stream, and per connection. */
+const STREAM_WINDOW_BYTES = 1 << 20;
+const CONNECTION_WINDOW_BYTES = 8 << 20;
+/** How long stop() lets calls finish before it destroys the connections. */
+const SHUTDOWN_GRACE_MS = 2000;
+
+function noop(): void {}
+
+function statusTrailers(code: number, details: string): OutgoingHttpHeaders {
+  return details ? { 'grpc-status': String(code), 'grpc-message': encodeGrpcMessage(details) } : { 'grpc-status': String(code) };
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Answers a stream with a status only (trailers-only), then discards what the client still sends. */
+function refuse(stream: ServerHttp2Stream, httpStatus: number, code: number, details: string): void {
+  if (stream.destroyed || stream.closed) return;
+  stream.respond({ ':status': httpStatus, 'content-type': 'application/grpc', ...statusTrailers(code, details) }, RESPOND_TRAILERS_ONLY);
+  stream.resume();
+}
+
+/** One call on one stream: framing in, status out, cancellation. */
+abstract class ServerCall extends MessageDecoder {
+  cancelled = false;
+  /** A status was sent or the stream closed: nothing more is written. */
+  protected done = false;
+  private headersSent = false;
+  /** The trailers sent when the stream asks for them ('wantTrailers'). */
+  trailers: OutgoingHttpHeaders = OK_TRAILERS;
+  timer: NodeJS.Timeout | undefined = undefined;
+
+  constructor(
+    protected readonly stream: CallStream,
+    protected readonly route: Route,
+  ) {
+    super();
+  }
+
+  /** The client half-closed its side. */
+  abstract onEnd(): void;
+  /** The call was cancelled (client gone, deadline, server stopping). */
+  protected abstract onCancelled(): void;
+
+  onData(chunk: Buffer): void {
+    if (this.done) return;
+    const err = this.push(chunk);
+    if (err !== undefined) this.abort(err);
+  }
+
+  /** The stream closed: a call without a status is cancelled. */
+  onClose(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.done) return;
+    this.done = true;
+    this.cancelled = true;
+    this.onCancelled();
+  }
+
+  /** Ends the call with `status` on the server's initiative and tells the handler it is cancelled. */
+  abort(status: CallStatus): void {
+    if (this.done) return;
+    this.fail(status);
+    this.cancelled = true;
+    this.onCancelled();
+  }
+
+  private sendHeaders(): void {
+    if (this.headersSent) return;
+    this.headersSent = true;
+    this.stream.respond(RESPONSE_HEADERS, RESPOND_STREAMING);
+    // 'on', not 'once' (which wraps the listener per call): the stream asks for trailers once.
+    this.stream.on('wantTrailers', onWantTrailers);
+  }
+
+  /** Frames and writes one response; undefined when it could not be serialized (the call then failed). */
+  protected frame(msg: Msg): Buffer | undefined {
+    try {
+      return encodeMessage(this.route.serialize(msg));
+    } catch (e) {
+      this.fail({ code: GrpcStatus.INTERNAL, details: `cannot serialize the response: ${message(e)}` });
+      return undefined;
+    }
+  }
+
+  write(msg: Msg): boolean {
+    if (this.done || this.stream.closed || this.stream.destroyed) return true;
+    const f = this.frame(msg);
+    if (f === undefined) return true;
+    try {
+      this.sendHeaders();
+      return this.stream.write(f);
+    } catch {
+      this.stream.destroy();
+      return true;
+    }
+  }
+
+  end(): void {
+    this.finish(OK_TRAILERS, undefined);
+  }
+
+  fail(status: CallStatus): void {
+    this.finish(statusTrailers(status.code ?? GrpcStatus.UNKNOWN, status.details ?? ''), undefined);
+  }
+
+  /** Sends `last` (if any) and the status; the first status wins. */
+  protected finish(trailers: OutgoingHttpHeaders, last: Buffer | undefined): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    const stream = this.stream;
+    if (stream.destroyed || stream.closed) return;
+    // Never throws: it runs in handlers' promise callbacks, where a throw would be an unhandled rejection.
+    try {
+      if (!this.headersSent && last === undefined) {
+        this.headersSent = true;
+        stream.respond({ ...RESPONSE_HEADERS, ...trailers }, RESPOND_TRAILERS_ONLY);
+        stream.resume();
+        return;
+      }
+      this.trailers = trailers;
+      this.sendHeaders();
+      if (last === undefined) stream.end();
+      else stream.end(last);
+    } catch {
+      stream.destroy();
+    }
+  }
+}
+
+/** Unary and server-streaming calls: exactly one request, then the handler runs. */
+abstract class SingleRequestCall extends ServerCall {
+  request: Msg = undefined as unknown as Msg;
+  private payload: Buffer | undefined = undefined;
+  private count = 0;
+
+  protected onMessage(payload: Buffer): void {
+    if (++this.count === 1) this.payload = payload;
+  }
+
+  override onData(chunk: Buffer): void {
+    super.onData(chunk);
+    if (this.count > 1) this.abort({ code: GrpcStatus.UNIMPLEMENTED, details: 'more than one request message for a method that takes one' });
+  }
+
+  onEnd(): void {
+    if (this.done) return;
+    if (this.count !== 1 || this.partial) {
+      this.abort({
+        code: GrpcStatus.UNIMPLEMENTED,
+        details: this.partial ? 'the request ended inside a message' : 'no request message for a method that takes one',
+      });
+      return;
+    }
+    try {
+      this.request = this.route.deserialize(this.payload!);
+    } catch (e) {
+      this.abort({ code: GrpcStatus.INTERNAL, details: `cannot parse the request: ${message(e)}` });
+      return;
+    }
+    this.payload = undefined;
+    try {
+      (this.route.handler as (c: this) => void)(this);
+    } catch (e) {
+      this.abort({ code: GrpcStatus.UNKNOWN, details: message(e) });
+    }
+  }
+}
+
+class UnaryServerCall extends SingleRequestCall implements UnaryCall {
+  respond(msg: Msg): void {
+    if (this.done) return;
+    const f = this.frame(msg);
+    if (f !== undefined) this.finish(OK_TRAILERS, f);
+  }
+
+  protected onCancelled(): void {}
+}
+
+/** Server-streaming and bidirectional calls: events for the handler, tracked for shutdown. */
+class StreamServerCall extends SingleRequestCall implements ServerWritableCall, DuplexCall {
+  private readonly events = new EventEmitter();
+
+  constructor(
+    stream: CallStream,
+    route: Route,
+    private readonly active: Set<StreamServerCall>,
+  ) {
+    super(stream, route);
+    active.add(this);
+    stream.on('drain', onStreamDrain);
+  }
+
+  start(): void {
+    try {
+      (this.route.handler as (c: this) => void)(this);
+    } catch (e) {
+      this.abort({ code: GrpcStatus.UNKNOWN, details: message(e) });
+    }
+  }
+
+  protected override onMessage(payload: Buffer): void {
+    if (this.route.kind !== Kind.Duplex) return super.onMessage(payload);
+    if (this.done) return;
+    let msg: Msg;
+    try {
+      msg = this.route.deserialize(payload);
+    } catch (e) {
+      this.abort({ code: GrpcStatus.INTERNAL, details: `cannot parse the request: ${message(e)}` });
+      return;
+    }
+    this.emit('data', msg);
+  }
+
+  override onEnd(): void {
+    if (this.route.kind !== Kind.Duplex) return super.onEnd();
+    if (this.done) return;
+    if (this.partial) this.abort({ code: GrpcStatus.INTERNAL, details: 'the request ended inside a message' });
+    else this.emit('end');
+  }
+
+  override onClose(): void {
+    this.active.delete(this);
+    super.onClose();
+  }
+
+  protected override finish(trailers: OutgoingHttpHeaders, last: Buffer | undefined): void {
+    this.active.delete(this);
+    super.finish(trailers, last);
+  }
+
+  protected onCancelled(): void {
+    this.emit('cancelled');
+  }
+
+  /** Emits to the handler's listeners; a listener that throws ends the call instead of the process. */
+  emit(event: string, arg?: Msg): void {
+    try {
+      this.events.emit(event, arg);
+    } catch (e) {
+      this.abort({ code: GrpcStatus.UNKNOWN, details: message(e) });
+    }
+  }
+
+  on(event: string, listener: (msg: Msg) => void): this {
+    this.events.on(event, listener);
+    return this;
+  }
+
+  once(event: string, listener: (msg: Msg) => void): this {
+    this.events.once(event, listener);
+    return this;
+  }
+
+  off(event: string, listener: (msg: Msg) => void): this {
+    this.events.off(event, listener);
+    return this;
+  }
+}
+
+// The stream's listeners, shared by every call: `this` is the stream, which holds its call.
+function onStreamData(this: CallStream, chunk: Buffer): void {
+  this[CALL]!.onData(chunk);
+}
+function onStreamEnd(this: CallStream): void {
+  this[CALL]!.onEnd();
+}
+function onStreamClose(this: CallStream): void {
+  this[CALL]!.onClose();
+}
+function onStreamDrain(this: CallStream): void {
+  (this[CALL] as StreamServerCall).emit('drain');
+}
+function onWantTrailers(this: CallStream): void {
+  if (!this.closed && !this.destroyed) this.sendTrailers(this[CALL]!.trailers);
+}
+function onDeadline(call: ServerCall): void {
+  call.abort({ code: GrpcStatus.DEADLINE_EXCEEDED, details: 'Deadline exceeded' });
+}
+
+/** The longest timer Node keeps (a larger grpc-timeout is no deadline in practice). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function isGrpcContentType(ct: string | undefined): boolean {
+  if (ct === undefined || !ct.startsWith('application/grpc')) return false;
+  const rest = ct.length === 16 ? '' : ct[16];
+  return rest === '' || rest === '+' || rest === ';';
+}
+
+/** A gRPC server on node:http2 serving handlers of services from one proto package definition. */
+export class GrpcH2Server {
+  private readonly routes = new Map<string, Route>();
+  private server: http2.Http2Server | http2.Http2SecureServer | undefined;
+  private readonly sessions = new Set<ServerHttp2Session>();
+  private readonly active = new Set<StreamServerCall>();
+  private stopping = false;
+
+  /** `services` by full service name ('etcdserverpb.KV'); a method without a handler answers UNIMPLEMENTED. */
+  constructor(def: PackageDefinition, services: Record<string, ServiceHandlers>) {
+    for (const [name, handlers] of Object.entries(services)) {
+      const svc = def[name] as Record<string, MethodDefinition<Msg, Msg>> | undefined;
+      if (svc === undefined || 'format' in svc) throw new Error(`no service ${name} in the package definition`);
+      for (const [method, handler] of Object.entries(handlers)) {
+        const m = svc[method];
+        if (m === undefined) throw new Error(`no method ${name}.${method}`);
+        this.routes.set(m.path, {
+          kind: m.requestStream ? Kind.Duplex : m.responseStream ? Kind.ServerStream : Kind.Unary,
+          handler,
+          deserialize: m.requestDeserialize,
+          serialize: m.responseSerialize,
+        });
+      }
+    }
+  }
+
+  /** Binds and serves; resolves with the bound port (the given one, or the one chosen for 0). */
+  async listen(opts: GrpcListenOptions): Promise<number> {
+    // Windows larger than HTTP/2's 64 KiB default: hundreds of concurrent Puts on one
+    // connection, or one large message, flow without waiting for WINDOW_UPDATEs (requests are
+    // read as they arrive, so the windows bound no buffering of ours).
+    const settings = { maxSessionMemory: 256, settings: { initialWindowSize: STREAM_WINDOW_BYTES } };
+    const server = opts.tls
+      ? http2.createSecureServer({
+          ...settings,
+          cert: opts.tls.cert,
+          key: opts.tls.key,
+          ALPNProtocols: ['h2'],
+          ...(opts.tls.clientCa ? { ca: opts.tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+        })
+      : http2.createServer(settings);
+    server.on('session', (s: ServerHttp2Session) => this.onSession(s));
+    server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => this.onStream(stream as CallStream, headers));
+    server.on('sessionError', noop);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port, opts.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    server.on('error', noop);
+    this.server = server;
+    return (server.address() as AddressInfo).port;
+  }
+
+  private onSession(s: ServerHttp2Session): void {
+    this.sessions.add(s);
+    s.on('error', noop);
+    s.on('close', () => this.sessions.delete(s));
+    try {
+      s.setLocalWindowSize(CONNECTION_WINDOW_BYTES);
+    } catch {
+      // The connection is already gone.
+    }
+    if (this.stopping) s.close();
+  }
+
+  private onStream(stream: CallStream, headers: IncomingHttpHeaders): void {
+    stream.on('error', noop);
+    try {
+      if (this.stopping) return refuse(stream, 200, GrpcStatus.UNAVAILABLE, 'the server is stopping');
+      if (headers[':method'] !== 'POST') return refuse(stream, 405, GrpcStatus.INTERNAL, `method ${headers[':method']} is not POST`);
+      const ct = headers['content-type'];
+      if (!isGrpcContentType(ct)) return refuse(stream, 415, GrpcStatus.INTERNAL, `invalid gRPC request content-type ${JSON.stringify(ct ?? '')}`);
+      const path = headers[':path'] ?? '';
+      const route = this.routes.get(path);
+      if (route === undefined) return refuse(stream, 200, GrpcStatus.UNIMPLEMENTED, `unknown method ${path}`);
+      const enc = headers['grpc-encoding'];
+      if (enc !== undefined && enc !== 'identity') return refuse(stream, 200, GrpcStatus.UNIMPLEMENTED, `grpc-encoding ${enc} is not supported`);
+      const timeout = parseGrpcTimeout(headers['grpc-timeout']);
+      if (timeout !== undefined && Number.isNaN(timeout)) return refuse(stream, 200, GrpcStatus.INTERNAL, 'malformed grpc-timeout');
+      const call = route.kind === Kind.Unary ? new UnaryServerCall(stream, route) : new StreamServerCall(stream, route, this.active);
+      stream[CALL] = call;
+      stream.on('data', onStreamData);
+      stream.on('end', onStreamEnd);
+      stream.on('close', onStreamClose);
+      if (timeout !== undefined && timeout < MAX_TIMER_MS) call.timer = setTimeout(onDeadline, Math.ceil(timeout), call);
+      if (route.kind === Kind.Duplex) (call as StreamServerCall).start();
+    } catch (e) {
+      // A stream the peer already reset, or a bug: the stream ends, the process does not.
+      if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      void e;
+    }
+  }
+
+  /**
+   * Stops serving: no new connection or call; open streaming calls end with UNAVAILABLE (clients
+   * reconnect to another member), connections close once their unary calls are answered, and
+   * whatever is left after SHUTDOWN_GRACE_MS is destroyed.
+   */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server || this.stopping) return;
+    this.stopping = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const call of [...this.active]) call.abort({ code: GrpcStatus.UNAVAILABLE, details: 'etcdserver: server stopped' });
+    for (const s of this.sessions) s.close();
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SHUTDOWN_GRACE_MS);
+    });
+    await Promise.race([closed, grace]);
+    clearTimeout(timer);
+    for (const s of this.sessions) s.destroy();
+    await closed;
+  }
+}

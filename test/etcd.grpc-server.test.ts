@@ -1,0 +1,388 @@
+/**
+ * The etcd endpoint's gRPC server (apps/apiserver/src/etcd/etcd.h2-server.ts) on the wire: a
+ * real node with --listen-client-urls, driven by @grpc/grpc-js and by raw node:http2 requests
+ * that a well-behaved client would never send. Covers dispatch (unknown method), the request's
+ * content-type, message framing (a message over many DATA frames, several messages in one,
+ * an oversize message, the compressed flag, unary cardinality), grpc-timeout, the release of a
+ * watcher when its client cancels the stream (etcd_debugging_mvcc_watcher_total on /metrics),
+ * a snapshot stream under backpressure, TLS with and without client certificates, and the end
+ * of open streams when the node stops.
+ */
+import { randomBytes } from 'node:crypto';
+import * as http2 from 'node:http2';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { findProtoFile } from '@app/raft';
+import { createPki } from '@app/pki';
+import { delay, getFreePorts, request, startServer, type ServerHandle } from './support/server.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Msg = Record<string, any>;
+
+const rpc = findProtoFile('etcd/rpc.proto');
+const def = protoLoader.loadSync(rpc, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(rpc)] });
+const pkg = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: Record<string, grpc.ServiceClientConstructor> }).etcdserverpb;
+const method = (service: string, name: string): protoLoader.MethodDefinition<Msg, Msg> =>
+  (def[`etcdserverpb.${service}`] as Record<string, protoLoader.MethodDefinition<Msg, Msg>>)[name]!;
+const PUT = method('KV', 'Put');
+const WATCH = method('Watch', 'Watch');
+
+/** One gRPC message, framed by hand (flag, big-endian length, payload). */
+function frame(payload: Buffer, flag = 0): Buffer {
+  const head = Buffer.alloc(5);
+  head[0] = flag;
+  head.writeUInt32BE(payload.length, 1);
+  return Buffer.concat([head, payload]);
+}
+
+/** Splits a response body into its messages. */
+function unframe(body: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let off = 0; off + 5 <= body.length;) {
+    const len = body.readUInt32BE(off + 1);
+    out.push(body.subarray(off + 5, off + 5 + len));
+    off += 5 + len;
+  }
+  return out;
+}
+
+interface RawResult {
+  httpStatus: number;
+  /** grpc-status from the trailers, or from the headers of a trailers-only answer. */
+  grpcStatus: string | undefined;
+  grpcMessage: string | undefined;
+  /** Whether the status came in the headers frame (trailers-only). */
+  trailersOnly: boolean;
+  messages: Buffer[];
+}
+
+interface RawOptions {
+  headers?: http2.OutgoingHttpHeaders;
+  /** Written one by one, a pause between them (so each goes out as its own DATA frames). */
+  chunks?: Buffer[];
+  /** Half-close after the chunks (default true). */
+  end?: boolean;
+}
+
+/** One raw HTTP/2 request; resolves with the status once the server ends the stream. */
+function raw(session: http2.ClientHttp2Session, path: string, opts: RawOptions = {}): Promise<RawResult> {
+  return new Promise((resolve, reject) => {
+    const req = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...opts.headers });
+    const body: Buffer[] = [];
+    let headers: http2.IncomingHttpHeaders = {};
+    let trailers: http2.IncomingHttpHeaders | undefined;
+    req.on('response', (h) => (headers = h));
+    req.on('trailers', (t) => (trailers = t));
+    req.on('data', (d: Buffer) => body.push(d));
+    req.on('error', reject);
+    // The server's END_STREAM ends the call; the client then resets its side if still open.
+    req.on('end', () => {
+      if (!req.closed) req.close();
+    });
+    req.on('close', () => {
+      const st = trailers ?? headers;
+      resolve({
+        httpStatus: Number(headers[':status']),
+        grpcStatus: st['grpc-status'] as string | undefined,
+        grpcMessage: st['grpc-message'] === undefined ? undefined : decodeURIComponent(st['grpc-message'] as string),
+        trailersOnly: trailers === undefined && headers['grpc-status'] !== undefined,
+        messages: unframe(Buffer.concat(body)),
+      });
+    });
+    void (async () => {
+      for (const c of opts.chunks ?? []) {
+        if (req.closed) return;
+        req.write(c);
+        await delay(2);
+      }
+      if (opts.end !== false && !req.closed) req.end();
+    })();
+  });
+}
+
+describe('the etcd endpoint gRPC server (node:http2)', () => {
+  let dir: string;
+  let pkiDir: string;
+  let plain: ServerHandle;
+  let tls: ServerHandle;
+  let mutual: ServerHandle;
+  const ports: number[] = [];
+  let session: http2.ClientHttp2Session;
+
+  const metric = async (h: ServerHandle, name: string): Promise<number> => {
+    const r = await request(h, 'GET', '/metrics');
+    const m = new RegExp(`^${name} (\\d+)$`, 'm').exec(r.body);
+    if (!m) throw new Error(`no ${name} in /metrics`);
+    return Number(m[1]);
+  };
+  const waitMetric = async (h: ServerHandle, name: string, want: number): Promise<void> => {
+    let got = -1;
+    for (let i = 0; i < 100; i++) {
+      got = await metric(h, name);
+      if (got === want) return;
+      await delay(50);
+    }
+    throw new Error(`${name} stayed ${got}, expected ${want}`);
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kapi-etcd-grpc-'));
+    pkiDir = join(dir, 'pki');
+    await createPki({ outDir: pkiDir, hosts: ['127.0.0.1'] });
+    ports.push(...(await getFreePorts(3)));
+    const base = ['--pki-dir', pkiDir, '--listen-client-urls'];
+    [plain, tls, mutual] = await Promise.all([
+      startServer({ args: [...base, `http://127.0.0.1:${ports[0]}`], readyTimeoutMs: 40_000 }),
+      startServer({ args: [...base, `https://127.0.0.1:${ports[1]}`], readyTimeoutMs: 40_000 }),
+      startServer({ args: [...base, `https://127.0.0.1:${ports[2]}`, '--client-cert-auth'], readyTimeoutMs: 40_000 }),
+    ]);
+    session = http2.connect(`http://127.0.0.1:${ports[0]}`);
+    session.on('error', () => undefined);
+  }, 90_000);
+
+  afterAll(async () => {
+    session?.close();
+    for (const h of [plain, tls, mutual]) await h?.cleanup();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const kvClient = (port: number, creds: grpc.ChannelCredentials) =>
+    new pkg.KV!(`127.0.0.1:${port}`, creds) as unknown as grpc.Client &
+      Record<string, (req: object, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, v: Msg) => void) => void>;
+  const unary = (c: ReturnType<typeof kvClient>, name: string, req: object, opts: grpc.CallOptions = {}): Promise<Msg> =>
+    new Promise((resolve, reject) => c[name]!.call(c, req, opts, (e, v) => (e ? reject(e) : resolve(v))));
+
+  it('answers grpc-js unary calls over h2c, with and without a deadline', async () => {
+    const c = kvClient(ports[0]!, grpc.credentials.createInsecure());
+    try {
+      const put = await unary(c, 'Put', { key: Buffer.from('/g/a'), value: Buffer.from('1') }, { deadline: Date.now() + 10_000 });
+      const got = await unary(c, 'Range', { key: Buffer.from('/g/a') });
+      expect(got.kvs.map((kv: Msg) => kv.value.toString())).toEqual(['1']);
+      expect(got.header.revision).toBeGreaterThanOrEqual(put.header.revision);
+      // An etcd error travels as grpc-status and grpc-message.
+      await expect(unary(c, 'Range', { key: Buffer.from('/g/a'), revision: 1_000_000 })).rejects.toMatchObject({
+        code: grpc.status.OUT_OF_RANGE,
+        details: 'etcdserver: mvcc: required revision is a future revision',
+      });
+    } finally {
+      c.close();
+    }
+  });
+
+  it('refuses an unknown method, a wrong content-type, a non-POST and an unknown encoding', async () => {
+    const unknown = await raw(session, '/etcdserverpb.KV/Nope', { chunks: [frame(Buffer.alloc(0))] });
+    expect(unknown).toMatchObject({ httpStatus: 200, grpcStatus: String(grpc.status.UNIMPLEMENTED), trailersOnly: true });
+    expect(unknown.grpcMessage).toContain('/etcdserverpb.KV/Nope');
+    const json = await raw(session, PUT.path, { headers: { 'content-type': 'application/json' }, chunks: [Buffer.from('{}')] });
+    expect(json).toMatchObject({ httpStatus: 415, grpcStatus: String(grpc.status.INTERNAL) });
+    const get = await raw(session, PUT.path, { headers: { ':method': 'GET' }, end: false });
+    expect(get.httpStatus).toBe(405);
+    const gzip = await raw(session, PUT.path, { headers: { 'grpc-encoding': 'gzip' }, chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/g/z') }))] });
+    expect(gzip.grpcStatus).toBe(String(grpc.status.UNIMPLEMENTED));
+    // application/grpc+proto is gRPC too.
+    const proto = await raw(session, PUT.path, {
+      headers: { 'content-type': 'application/grpc+proto' },
+      chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/g/p') }))],
+    });
+    expect(proto.grpcStatus).toBe('0');
+  });
+
+  it('reads a request message spread over many DATA frames', async () => {
+    const value = Buffer.alloc(200 * 1024, 'v');
+    value.write('first', 0);
+    value.write('last', value.length - 4);
+    const msg = frame(PUT.requestSerialize({ key: Buffer.from('/g/big'), value }));
+    // Cut inside the prefix too, then in pieces much smaller than a frame.
+    const chunks = [msg.subarray(0, 2), msg.subarray(2, 7)];
+    for (let off = 7; off < msg.length; off += 3000) chunks.push(msg.subarray(off, off + 3000));
+    const r = await raw(session, PUT.path, { chunks });
+    expect(r).toMatchObject({ httpStatus: 200, grpcStatus: '0', trailersOnly: false });
+    expect(r.messages).toHaveLength(1);
+    expect(Number(PUT.responseDeserialize(r.messages[0]!).header.revision)).toBeGreaterThan(1);
+    const c = kvClient(ports[0]!, grpc.credentials.createInsecure());
+    try {
+      const got = await unary(c, 'Range', { key: Buffer.from('/g/big') });
+      expect(Buffer.compare(got.kvs[0].value as Buffer, value)).toBe(0);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('reads several messages from one DATA frame on a watch stream', async () => {
+    const create = (key: string): Buffer => frame(WATCH.requestSerialize({ create_request: { key: Buffer.from(key) } }));
+    // Both requests in one write, the stream half-closed: two watchers created, then OK.
+    const r = await raw(session, WATCH.path, { chunks: [Buffer.concat([create('/w/1'), create('/w/2')])] });
+    expect(r.grpcStatus).toBe('0');
+    const created = r.messages.map((m) => WATCH.responseDeserialize(m)).filter((m) => m.created);
+    expect(created.map((m) => Number(m.watch_id))).toEqual([0, 1]);
+  });
+
+  it('refuses an oversize message, a compressed one and a unary call without exactly one message', async () => {
+    const head = Buffer.alloc(5);
+    head.writeUInt32BE(3 * 1024 * 1024, 1);
+    const big = await raw(session, PUT.path, { chunks: [head, Buffer.alloc(1024)], end: false });
+    expect(big.grpcStatus).toBe(String(grpc.status.RESOURCE_EXHAUSTED));
+    expect(big.grpcMessage).toMatch(/larger than max/);
+    const zipped = await raw(session, PUT.path, { chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/g/c') }), 1)] });
+    expect(zipped.grpcStatus).toBe(String(grpc.status.INTERNAL));
+    expect(zipped.grpcMessage).toMatch(/compressed/);
+    const none = await raw(session, PUT.path, { chunks: [] });
+    expect(none.grpcStatus).toBe(String(grpc.status.UNIMPLEMENTED));
+    const one = frame(PUT.requestSerialize({ key: Buffer.from('/g/two') }));
+    const two = await raw(session, PUT.path, { chunks: [Buffer.concat([one, one])] });
+    expect(two.grpcStatus).toBe(String(grpc.status.UNIMPLEMENTED));
+    const truncated = await raw(session, PUT.path, { chunks: [one.subarray(0, one.length - 1)] });
+    expect(truncated.grpcStatus).toBe(String(grpc.status.UNIMPLEMENTED));
+    const garbage = await raw(session, PUT.path, { chunks: [frame(Buffer.from([0xff, 0xff, 0xff]))] });
+    expect(garbage.grpcStatus).toBe(String(grpc.status.INTERNAL));
+    // None of that stopped the server: the same connection still serves.
+    const ok = await raw(session, PUT.path, { chunks: [one] });
+    expect(ok.grpcStatus).toBe('0');
+  });
+
+  it('ends a call at its grpc-timeout (DEADLINE_EXCEEDED) and releases its watcher', async () => {
+    await waitMetric(plain, 'etcd_debugging_mvcc_watcher_total', 0);
+    const started = Date.now();
+    const create = frame(WATCH.requestSerialize({ create_request: { key: Buffer.from('/t/'), range_end: Buffer.from('/t0') } }));
+    // The client never half-closes: only the server's deadline ends the stream.
+    const r = await raw(session, WATCH.path, { headers: { 'grpc-timeout': '700m' }, chunks: [create], end: false });
+    expect(r.grpcStatus).toBe(String(grpc.status.DEADLINE_EXCEEDED));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(650);
+    expect(r.messages.map((m) => WATCH.responseDeserialize(m).created)).toEqual([true]);
+    await waitMetric(plain, 'etcd_debugging_mvcc_watcher_total', 0);
+    const bad = await raw(session, PUT.path, { headers: { 'grpc-timeout': '1.5S' }, chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/t/x') }))] });
+    expect(bad.grpcStatus).toBe(String(grpc.status.INTERNAL));
+  });
+
+  it('releases the watchers of a stream the client cancels (grpc-js cancel, raw RST_STREAM)', async () => {
+    await waitMetric(plain, 'etcd_debugging_mvcc_watcher_total', 0);
+    const watch = new pkg.Watch!(`127.0.0.1:${ports[0]}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+      Watch(): grpc.ClientDuplexStream<object, Msg>;
+    };
+    try {
+      const stream = watch.Watch();
+      stream.on('error', () => undefined);
+      const created = new Promise<void>((resolve) => stream.on('data', (r: Msg) => r.created && resolve()));
+      stream.write({ create_request: { key: Buffer.from('/c/a') } });
+      stream.write({ create_request: { key: Buffer.from('/c/b') } });
+      await created;
+      await waitMetric(plain, 'etcd_debugging_mvcc_watcher_total', 2);
+      expect(await metric(plain, 'etcd_debugging_mvcc_watch_stream_total')).toBe(1);
+      stream.cancel();
+      await waitMetric(plain, 'etcd_debugging_mvcc_watcher_total', 0);
+      await waitMetric(plain, 'etcd_debugging_mvcc_watch_stream_total', 0);
+    } finally {
+      watch.close();
+    }
+    // The same with a raw stream reset by the client.
+    const req = session.request({ ':method': 'POST', ':path': WATCH.path, 'content-type': 'application/grpc' });
+    req.on('error', () => undefined);
+    req.write(frame(WATCH.requestSerialize({ create_request: { key: Buffer.from('/c/raw') } })));
+    await waitMetric(plain, 'etcd_debugging_mvcc_watcher_total', 1);
+    req.close(http2.constants.NGHTTP2_CANCEL);
+    await waitMetric(plain, 'etcd_debugging_mvcc_watcher_total', 0);
+    // A connection dropped with watchers open releases them too.
+    const s2 = http2.connect(`http://127.0.0.1:${ports[0]}`);
+    s2.on('error', () => undefined);
+    const r2 = s2.request({ ':method': 'POST', ':path': WATCH.path, 'content-type': 'application/grpc' });
+    r2.on('error', () => undefined);
+    r2.write(frame(WATCH.requestSerialize({ create_request: { key: Buffer.from('/c/drop') } })));
+    await waitMetric(plain, 'etcd_debugging_mvcc_watcher_total', 1);
+    s2.destroy();
+    await waitMetric(plain, 'etcd_debugging_mvcc_watcher_total', 0);
+  });
+
+  it('streams a snapshot larger than the stream buffer to a client that reads slowly', async () => {
+    const c = kvClient(ports[0]!, grpc.credentials.createInsecure());
+    const maint = new pkg.Maintenance!(`127.0.0.1:${ports[0]}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+      Snapshot(req: object): grpc.ClientReadableStream<Msg>;
+    };
+    try {
+      // Random values do not compress: the export is several MiB, several 1 MiB messages.
+      for (let i = 0; i < 6; i++) await unary(c, 'Put', { key: Buffer.from(`/snap/${i}`), value: randomBytes(1024 * 1024) });
+      const stream = maint.Snapshot({});
+      const sizes: number[] = [];
+      let remaining = -1;
+      const done = new Promise<void>((resolve, reject) => {
+        stream.on('data', (m: Msg) => {
+          sizes.push((m.blob as Buffer).length);
+          remaining = Number(m.remaining_bytes);
+          // Stop reading for a while after each message: the server must wait for 'drain'.
+          stream.pause();
+          setTimeout(() => stream.resume(), 100);
+        });
+        stream.on('end', resolve);
+        stream.on('error', reject);
+      });
+      await done;
+      const total = sizes.reduce((a, b) => a + b, 0);
+      expect(sizes.length).toBeGreaterThanOrEqual(6);
+      expect(total).toBeGreaterThan(6 * 1024 * 1024);
+      expect(total % 512).toBe(32);
+      expect(remaining).toBe(0);
+    } finally {
+      maint.close();
+      c.close();
+    }
+  });
+
+  it('serves TLS; with --client-cert-auth a client without a certificate is refused', async () => {
+    const ca = await readFile(join(pkiDir, 'ca.crt'));
+    const cert = await readFile(join(pkiDir, 'admin.crt'));
+    const key = await readFile(join(pkiDir, 'admin.key'));
+    const serverOnly = kvClient(ports[1]!, grpc.credentials.createSsl(ca));
+    const withCert = kvClient(ports[2]!, grpc.credentials.createSsl(ca, key, cert));
+    const withoutCert = kvClient(ports[2]!, grpc.credentials.createSsl(ca));
+    try {
+      expect((await unary(serverOnly, 'Put', { key: Buffer.from('/tls/a'), value: Buffer.from('1') })).header.revision).toBeGreaterThan(1);
+      expect((await unary(withCert, 'Put', { key: Buffer.from('/tls/b'), value: Buffer.from('1') })).header.revision).toBeGreaterThan(1);
+      await expect(unary(withoutCert, 'Range', { key: Buffer.from('/tls/b') }, { deadline: Date.now() + 5000 })).rejects.toMatchObject({
+        code: grpc.status.UNAVAILABLE,
+      });
+    } finally {
+      for (const c of [serverOnly, withCert, withoutCert]) c.close();
+    }
+    // ALPN h2 over TLS, for a raw client too; without a certificate the mutual endpoint refuses.
+    const ok = http2.connect(`https://127.0.0.1:${ports[2]}`, { ca, cert, key });
+    ok.on('error', () => undefined);
+    try {
+      const r = await raw(ok, PUT.path, { chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/tls/raw') }))] });
+      expect(r.grpcStatus).toBe('0');
+    } finally {
+      ok.close();
+    }
+    const refused = http2.connect(`https://127.0.0.1:${ports[2]}`, { ca });
+    const outcome = await new Promise<string>((resolve) => {
+      refused.on('error', (e) => resolve(`error: ${e.message}`));
+      const req = refused.request({ ':method': 'POST', ':path': PUT.path, 'content-type': 'application/grpc' });
+      req.on('error', (e) => resolve(`error: ${e.message}`));
+      req.on('response', () => resolve('answered'));
+      req.end(frame(PUT.requestSerialize({ key: Buffer.from('/tls/none') })));
+    });
+    refused.destroy();
+    expect(outcome).toMatch(/^error/);
+  });
+
+  it('ends open streams with UNAVAILABLE when the node stops, and the node exits promptly', async () => {
+    const watch = new pkg.Watch!(`127.0.0.1:${ports[0]}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+      Watch(): grpc.ClientDuplexStream<object, Msg>;
+    };
+    try {
+      const stream = watch.Watch();
+      const ended = new Promise<grpc.ServiceError>((resolve) => stream.on('error', resolve));
+      const created = new Promise<void>((resolve) => stream.on('data', (r: Msg) => r.created && resolve()));
+      stream.write({ create_request: { key: Buffer.from('/stop/') } });
+      await created;
+      const started = Date.now();
+      const exit = await plain.stop('SIGTERM', 20_000);
+      expect(exit?.signal).toBeNull();
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect((await ended).code).toBe(grpc.status.UNAVAILABLE);
+    } finally {
+      watch.close();
+    }
+  });
+});
