@@ -16,7 +16,7 @@ describe('etcd command encoding', () => {
 
   it('keeps a decoded value independent of the entry it came from', () => {
     const enc = encodeEtcdCommand(lone({ key: '/k', value: bytes('abc'), lease: '0' }));
-    const cmd = decodeEtcdCommand(enc) as { txn: { success: [{ put: EtcdPutSpec }] } };
+    const cmd = decodeEtcdCommand(enc) as unknown as { txn: { success: [{ put: EtcdPutSpec }] } };
     enc.fill(0);
     expect(Buffer.from(cmd.txn.success[0].put.value).toString()).toBe('abc');
   });
