@@ -13,7 +13,9 @@
  * three members, throughput follows it. A bare grpc-js server answering Put at once (no
  * storage) is measured with the same client, as the floor of a server built on grpc-js.
  *
- * Both systems serve plain HTTP/2 on loopback (no TLS on either side) with fsync on. Targets
+ * Both systems serve clients plain HTTP/2 on loopback (no TLS on the client side), and their
+ * members talk to each other over mutual TLS (our nodes always do; etcd is given the same peer
+ * certificates), with fsync on. Targets
  * (exit code 1 when one is missed): Put throughput >= 1.2x etcd's at c=64 and c=256, our p50 at
  * c=1 <= 1.2x etcd's, and `check perf --load=m` passes on ours.
  *
@@ -171,16 +173,21 @@ async function startOurs(dir: string): Promise<System> {
 }
 
 async function startEtcd(dir: string, bin: string): Promise<System> {
+  // Peers over mutual TLS, as ours: a certificate for 127.0.0.1 usable as server and client.
+  const pki = join(dir, 'pki');
+  await createPki({ outDir: pki, hosts: ['127.0.0.1'] });
   const ports = await getFreePorts(6);
   const names = ['e1', 'e2', 'e3'];
   const endpoints = names.map((_, i) => `http://127.0.0.1:${ports[3 + i]}`);
-  const cluster = names.map((n, i) => `${n}=http://127.0.0.1:${ports[i]}`).join(',');
+  const cluster = names.map((n, i) => `${n}=https://127.0.0.1:${ports[i]}`).join(',');
   const children: ChildProcess[] = names.map((n, i) =>
     spawn(
       bin,
       [
         '--name', n, '--data-dir', join(dir, n),
-        '--listen-peer-urls', `http://127.0.0.1:${ports[i]}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${ports[i]}`,
+        '--listen-peer-urls', `https://127.0.0.1:${ports[i]}`, '--initial-advertise-peer-urls', `https://127.0.0.1:${ports[i]}`,
+        '--peer-cert-file', join(pki, 'peer.crt'), '--peer-key-file', join(pki, 'peer.key'),
+        '--peer-trusted-ca-file', join(pki, 'ca.crt'), '--peer-client-cert-auth',
         '--listen-client-urls', endpoints[i]!, '--advertise-client-urls', endpoints[i]!,
         '--initial-cluster', cluster, '--initial-cluster-state', 'new', '--initial-cluster-token', 'bench', '--log-level', 'error',
       ], // prettier-ignore
@@ -318,7 +325,9 @@ async function main(): Promise<void> {
       ]);
     }
     const errors = [...a.kv.puts, a.kv.linear, a.kv.serial].reduce((s, r) => s + r.errors, 0);
-    console.log(`etcd v3 API: kapi (3 nodes) vs etcd 3.4 (3 members), loopback, plain HTTP/2, fsync on, ${SECONDS}s per load point`);
+    console.log(
+      `etcd v3 API: kapi (3 nodes) vs etcd 3.4 (3 members), loopback, clients on plain HTTP/2, peers on mutual TLS, fsync on, ${SECONDS}s per load point`,
+    );
     console.log(`${'figure'.padEnd(32)} ${'kapi'.padStart(22)} ${'etcd'.padStart(22)} ${'kapi/etcd'.padStart(10)}`);
     for (const [n, x, y, r] of rows) console.log(`${n.padEnd(32)} ${x.padStart(22)} ${y.padStart(22)} ${r.padStart(10)}`);
     const misses: string[] = [];
