@@ -10,8 +10,9 @@
  *
  * Each Put load point also reports the members' CPU time per Put (user + system, every thread,
  * from /proc): when the cores are the limit, as on a small machine running clients and all
- * three members, throughput follows it. A bare grpc-js server answering Put at once (no
- * storage) is measured with the same client, as the floor of a server built on grpc-js.
+ * three members, throughput follows it. The gRPC server our members serve the API with
+ * (node:http2, etcd.h2-server.ts), answering Put at once with no storage, is measured with the
+ * same client as the floor of what a member spends per client request.
  *
  * Both systems serve clients plain HTTP/2 on loopback (no TLS on the client side), and their
  * members talk to each other over mutual TLS (our nodes always do; etcd is given the same peer
@@ -206,29 +207,29 @@ async function startEtcd(dir: string, bin: string): Promise<System> {
 }
 
 /**
- * The floor of a Node.js gRPC server: one process serving etcd's KV.Put with grpc-js and
- * answering at once (no storage, no replication). Its CPU per Put bounds from below what any
- * member written on grpc-js spends per client request.
+ * The floor of our members' client side: one process serving etcd's KV.Put on the gRPC server
+ * the members use (GrpcH2Server on node:http2), answering at once (no storage, no replication).
+ * Its CPU per Put bounds from below what a member spends per client request.
  */
 async function startFloor(): Promise<System> {
   const [port] = await getFreePorts(1);
   const rpc = findProtoFile('etcd/rpc.proto');
+  const server = join(repoRoot(), 'dist', 'apps', 'apiserver', 'src', 'etcd', 'etcd.h2-server.js');
   const code = `
-    const grpc = require('@grpc/grpc-js');
-    const loader = require('@grpc/proto-loader');
-    const def = loader.loadSync(${JSON.stringify(rpc)}, { keepCase: true, longs: Number, defaults: true, includeDirs: [${JSON.stringify(dirname(rpc))}] });
-    const KV = grpc.loadPackageDefinition(def).etcdserverpb.KV;
-    const s = new grpc.Server();
-    s.addService(KV.service, { Put: (call, cb) => cb(null, { header: { cluster_id: 1, member_id: 1, revision: 1, raft_term: 1 } }) });
-    s.bindAsync('127.0.0.1:${port}', grpc.ServerCredentials.createInsecure(), (e) => { if (e) { console.error(e); process.exit(1); } });`;
-  const child = spawn(process.execPath, ['-e', code], { cwd: repoRoot(), stdio: ['ignore', 'ignore', 'inherit'] });
+    import loader from '@grpc/proto-loader';
+    import { GrpcH2Server } from ${JSON.stringify(server)};
+    const def = loader.loadSync(${JSON.stringify(rpc)}, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [${JSON.stringify(dirname(rpc))}] });
+    const header = { cluster_id: '1', member_id: '1', revision: '1', raft_term: '1' };
+    const s = new GrpcH2Server(def, { 'etcdserverpb.KV': { Put: (call) => call.respond({ header }) } });
+    await s.listen({ host: '127.0.0.1', port: ${port} });`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: repoRoot(), stdio: ['ignore', 'ignore', 'inherit'] });
   const endpoint = `http://127.0.0.1:${port}`;
   const { KV } = loadEtcd();
   const c = new KV(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as KvClient;
   await new Promise<void>((res, rej) => c.waitForReady(Date.now() + 20_000, (e) => (e ? rej(e) : res())));
   c.close();
   return {
-    name: 'grpc-js floor',
+    name: 'gRPC server floor',
     endpoints: [endpoint],
     pids: child.pid === undefined ? [] : [child.pid],
     leader: 0,
@@ -307,7 +308,7 @@ async function main(): Promise<void> {
       rows.push([`${labels[i]} p99 ms`, f2(r.p99), f2(e.p99), f2(r.p99 / e.p99)]);
       rows.push([`${labels[i]} CPU us/op`, f0(r.cpuUsPerOp), f0(e.cpuUsPerOp), f2(r.cpuUsPerOp / e.cpuUsPerOp)]);
     });
-    rows.push(['grpc-js floor: put c=64 CPU us/op', f0(floor.puts[0]!.cpuUsPerOp), '', '']);
+    rows.push(['gRPC server floor: put c=64 CPU us/op', f0(floor.puts[0]!.cpuUsPerOp), '', '']);
     for (const [label, x, y] of [
       ['range linearizable c=64 ops/s', a.kv.linear, b.kv.linear],
       ['range serializable c=64 ops/s', a.kv.serial, b.kv.serial],
