@@ -133,7 +133,9 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     pkiDir = join(dir, 'pki');
     await createPki({ outDir: pkiDir, hosts: ['127.0.0.1'] });
     ports.push(...(await getFreePorts(3)));
-    const base = ['--pki-dir', pkiDir, '--listen-client-urls'];
+    // The etcd endpoint serves the built-in store: pinned, also when the suite runs the other
+    // tests on an external etcd (KAPI_TEST_STORAGE=etcd3).
+    const base = ['--storage-backend', 'builtin', '--pki-dir', pkiDir, '--listen-client-urls'];
     [plain, tls, mutual] = await Promise.all([
       startServer({ args: [...base, `http://127.0.0.1:${ports[0]}`], readyTimeoutMs: 40_000 }),
       startServer({ args: [...base, `https://127.0.0.1:${ports[1]}`], readyTimeoutMs: 40_000 }),
