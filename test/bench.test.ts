@@ -217,7 +217,7 @@ describe('benchmarks (short runs)', () => {
     ]) {
       expect(r.out).toMatch(new RegExp(`^${row} +\\d+ +\\d+ +[\\d.]+$`, 'm'));
     }
-    expect(r.out).toMatch(/^grpc-js floor: put c=64 CPU us\/op +\d+\s*$/m);
+    expect(r.out).toMatch(/^gRPC server floor: put c=64 CPU us\/op +\d+\s*$/m);
     expect(r.out).not.toMatch(/request errors on kapi/);
   }, 180_000);
 
