@@ -305,6 +305,11 @@ export class RaftNode {
     if (t >= 0 && t !== term) throw new RaftError('ErrLeadershipLost', 'the change was overwritten by a new leader');
   }
 
+  /** The membership in force after the entries applied here (voters and learners). */
+  members(): ConfState {
+    return this.confState;
+  }
+
   status(): RaftStatus & { applied: number } {
     return { ...this.raw.status(), applied: this.applied };
   }

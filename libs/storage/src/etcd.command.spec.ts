@@ -14,6 +14,13 @@ describe('etcd command encoding', () => {
     expect(decodeEtcdCommand(enc)).toEqual(lone({ key: '/registry/ünï/κ', value: bytes('v\u0000x'), lease: '7205759403792793602', prevKv: true }));
   });
 
+  it('writes a lone Put as JSON when the binary form is turned off, with the same meaning', () => {
+    const cmd = lone({ key: '/k', value: bytes('v\u0000x'), lease: '0', prevKv: true });
+    const enc = encodeEtcdCommand(cmd, { binaryPut: false });
+    expect(enc[0]).toBe(ETCD_COMMAND_FORMAT);
+    expect(decodeEtcdCommand(enc)).toEqual(decodeEtcdCommand(encodeEtcdCommand(cmd)));
+  });
+
   it('keeps a decoded value independent of the entry it came from', () => {
     const enc = encodeEtcdCommand(lone({ key: '/k', value: bytes('abc'), lease: '0' }));
     const cmd = decodeEtcdCommand(enc) as unknown as { txn: { success: [{ put: EtcdPutSpec }] } };

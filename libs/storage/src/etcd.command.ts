@@ -18,6 +18,14 @@ export const ETCD_COMMAND_FORMAT = 0x45;
 /** First byte of a lone Put encoded in binary ('P'). */
 export const ETCD_PUT_FORMAT = 0x50;
 
+/**
+ * Name of the binary Put format among the optional log formats a member's build applies (its
+ * member record lists them): the format is proposed only once every member lists it.
+ */
+export const ETCD_PUT_LOG_FORMAT = 'etcd-put';
+/** The optional log formats this build applies. */
+export const LOG_FORMATS_APPLIED: readonly string[] = [ETCD_PUT_LOG_FORMAT];
+
 /** What a compare looks at (etcd's Compare.CompareTarget). */
 export type EtcdCompareTarget = 'VERSION' | 'CREATE' | 'MOD' | 'VALUE' | 'LEASE';
 /** How it compares (etcd's Compare.CompareResult). */
@@ -152,9 +160,12 @@ function putValuesToBytes(t: EtcdTxnSpec): void {
   }
 }
 
-/** Encodes a command for the Raft log. */
-export function encodeEtcdCommand(cmd: EtcdCommand): Uint8Array {
-  const put = lonePut(cmd);
+/**
+ * Encodes a command for the Raft log. `binaryPut` false keeps a lone Put in the JSON form too:
+ * for a group whose members do not all apply the binary form (RaftProposer's format gate).
+ */
+export function encodeEtcdCommand(cmd: EtcdCommand, opts: { binaryPut?: boolean } = {}): Uint8Array {
+  const put = opts.binaryPut === false ? undefined : lonePut(cmd);
   if (put) {
     const keyLen = Buffer.byteLength(put.key, 'utf8');
     const out = Buffer.allocUnsafe(1 + 1 + 4 + keyLen + 1 + put.lease.length + put.value.length);

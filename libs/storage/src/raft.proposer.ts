@@ -14,7 +14,7 @@
 import { storageDisk } from '@app/level';
 import { MvccError, encodeCommand, validateCommand, type Proposer, type TxnCommand, type TxnResult } from '@app/mvcc';
 import { RaftError, type RaftNode } from '@app/raft';
-import { encodeEtcdCommand, type EtcdCommand, type EtcdResult } from './etcd.command.js';
+import { ETCD_PUT_LOG_FORMAT, encodeEtcdCommand, type EtcdCommand, type EtcdResult } from './etcd.command.js';
 import { isDeferredResult, type EtcdTxnResult } from './mvcc.state-machine.js';
 import { StorageError } from './storage.interface.js';
 
@@ -57,6 +57,7 @@ export class RaftProposer implements Proposer {
   private readonly leaderWaitMs: number;
   private readonly readTimeoutMs: number;
   private readonly applied: (() => Promise<void>) | undefined;
+  private formatGate: ((format: string) => boolean) | undefined;
 
   constructor(
     private readonly node: RaftNode,
@@ -65,6 +66,16 @@ export class RaftProposer implements Proposer {
     this.leaderWaitMs = opts.leaderWaitMs ?? 5000;
     this.readTimeoutMs = opts.readTimeoutMs ?? 5000;
     this.applied = opts.applied;
+  }
+
+  /**
+   * Says whether every member of the group applies an optional log format (by its name, such as
+   * ETCD_PUT_LOG_FORMAT). A format no gate approved is not proposed: a member whose build does
+   * not know it would reject its entries while the others apply them. Without a gate (a
+   * proposer outside a cluster node) every format of this build is used.
+   */
+  setFormatGate(gate: ((format: string) => boolean) | undefined): void {
+    this.formatGate = gate;
   }
 
   /** True while this node is the Raft leader (it proposes the periodic compaction). */
@@ -91,7 +102,7 @@ export class RaftProposer implements Proposer {
    */
   async proposeEtcd(command: EtcdCommand): Promise<EtcdResult> {
     if (this.closed) throw new MvccError('Closed', 'proposer is closed');
-    const p = this.run(encodeEtcdCommand(command));
+    const p = this.run(encodeEtcdCommand(command, { binaryPut: this.formatGate?.(ETCD_PUT_LOG_FORMAT) ?? true }));
     this.inflight.add(p);
     void p.then(
       () => this.inflight.delete(p),

@@ -13,7 +13,7 @@
  */
 import type { MvccEvent, MvccStore } from '@app/mvcc';
 import type { GrpcTransport, RaftNode } from '@app/raft';
-import type { RaftProposer } from '@app/storage';
+import { LOG_FORMATS_APPLIED, type RaftProposer } from '@app/storage';
 import { ClusterConfigError, nodeIdFromName, normalizePeerAddress, validateNodeName, type ClusterMemberSpec } from './cluster.ids.js';
 
 /** Key prefix of member records in the MVCC store (outside /registry: never served as a resource). */
@@ -36,6 +36,12 @@ export interface MemberRecord {
   clientURL?: string;
   /** The node's etcd v3 API URL (--listen-client-urls), when it serves one. */
   etcdClientURL?: string;
+  /**
+   * The optional Raft log formats the node's build applies (LOG_FORMATS_APPLIED), written when
+   * it registered itself. A record without it (written by an earlier build, or by the leader
+   * for a node that has not registered yet) lists none.
+   */
+  logFormats?: string[];
   role: 'voter' | 'learner';
 }
 
@@ -71,6 +77,7 @@ function parseRecord(value: Uint8Array): MemberRecord | undefined {
   try {
     const o = JSON.parse(dec.decode(value)) as MemberRecord;
     if (typeof o.name !== 'string' || typeof o.id !== 'number' || typeof o.peerURL !== 'string') return undefined;
+    if (o.logFormats !== undefined && !(Array.isArray(o.logFormats) && o.logFormats.every((f) => typeof f === 'string'))) delete o.logFormats;
     return o;
   } catch {
     return undefined;
@@ -112,6 +119,8 @@ export type MembershipForwarder = (
 /** Member records, the transport's peer list, and the add/remove operations. */
 export class ClusterMembership {
   private readonly peers = new Map<number, string>();
+  /** The log formats each member's record lists, by member id (see applies). */
+  private readonly formats = new Map<number, ReadonlySet<string>>();
   private unsubscribe: (() => void)[] = [];
   private changing = false;
   private forwarder: MembershipForwarder | undefined;
@@ -135,9 +144,13 @@ export class ClusterMembership {
     if (!e.key.startsWith(MEMBER_PREFIX)) return;
     if (e.type === 'put') {
       const r = parseRecord(e.value.value);
-      if (r) this.setPeer(r.id, r.peerURL);
+      if (r) {
+        this.setPeer(r.id, r.peerURL);
+        this.formats.set(r.id, new Set(r.logFormats));
+      }
     } else if (e.prevValue) {
       const r = parseRecord(e.prevValue.value);
+      if (r) this.formats.delete(r.id);
       if (r && r.id !== this.o.selfId) {
         this.peers.delete(r.id);
         this.o.transport?.removePeer(r.id);
@@ -152,7 +165,24 @@ export class ClusterMembership {
   }
 
   private async resync(): Promise<void> {
-    for (const r of await this.records()) this.setPeer(r.id, r.peerURL);
+    const records = await this.records();
+    this.formats.clear();
+    for (const r of records) {
+      this.setPeer(r.id, r.peerURL);
+      this.formats.set(r.id, new Set(r.logFormats));
+    }
+  }
+
+  /**
+   * True when every member of the Raft configuration applied here (voters and learners) has a
+   * record listing `format` among its log formats. A member without a record (a founding member
+   * that has not registered yet, a node being added) counts as not applying it.
+   */
+  applies(format: string): boolean {
+    const { voters, learners } = this.o.node.members();
+    for (const id of voters) if (!this.formats.get(id)?.has(format)) return false;
+    for (const id of learners) if (!this.formats.get(id)?.has(format)) return false;
+    return true;
   }
 
   /** Ids of the members --initial-cluster named (the same list on every node of a cluster). */
@@ -190,8 +220,21 @@ export class ClusterMembership {
    * keeps the record the leader wrote for it.
    */
   async registerSelf(): Promise<void> {
+    // Not (yet, or any more) a member: a joining node waits for the configuration that adds it,
+    // and a removed one must not bring its record back.
+    const { voters, learners } = this.o.node.members();
+    if (!voters.includes(this.o.selfId) && !learners.includes(this.o.selfId))
+      throw new Error(`${this.o.selfName} is not a member of the configuration applied here`);
     const mine = (await this.records()).find((r) => r.name === this.o.selfName);
-    if (mine && mine.clientURL === this.o.selfClientURL && mine.peerURL === this.o.selfPeerURL && mine.etcdClientURL === this.o.selfEtcdClientURL) return;
+    const formats = [...LOG_FORMATS_APPLIED];
+    if (
+      mine &&
+      mine.clientURL === this.o.selfClientURL &&
+      mine.peerURL === this.o.selfPeerURL &&
+      mine.etcdClientURL === this.o.selfEtcdClientURL &&
+      JSON.stringify(mine.logFormats ?? []) === JSON.stringify(formats)
+    )
+      return;
     const founding = this.o.initial.some((m) => m.name === this.o.selfName);
     await this.write({
       name: this.o.selfName,
@@ -199,6 +242,7 @@ export class ClusterMembership {
       peerURL: this.o.selfPeerURL,
       clientURL: this.o.selfClientURL,
       ...(this.o.selfEtcdClientURL ? { etcdClientURL: this.o.selfEtcdClientURL } : {}),
+      logFormats: formats,
       role: mine?.role ?? (founding ? 'voter' : 'learner'),
     });
   }
@@ -290,7 +334,9 @@ export class ClusterMembership {
       if (rec.role === 'learner') {
         if (await this.waitCaughtUp(id)) {
           await this.o.node.promote(id);
-          rec = { ...rec, role: 'voter' };
+          // The node may have registered itself meanwhile (its URLs, its log formats): keep that.
+          const current = (await this.records()).find((r) => r.name === name);
+          rec = { ...(current ?? rec), role: 'voter' };
           await this.write(rec);
         }
       }

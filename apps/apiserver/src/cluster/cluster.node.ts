@@ -29,6 +29,9 @@ import { RaftMetrics } from './raft.metrics.js';
 import { envInt } from '../config/env.js';
 
 /** A started cluster node's storage side. */
+
+/** How often a node checks that its member record is current. */
+const REGISTER_CHECK_MS = 10_000;
 export interface ClusterNode {
   name: string;
   id: number;
@@ -137,6 +140,8 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     transport: cs.transport,
   });
   await membership.start();
+  // Optional log formats (the binary etcd Put) only once every member's build applies them.
+  cs.proposer.setFormatGate((format) => membership.applies(format));
   // Membership changes sent to a follower are carried out by the leader (cluster.forward.ts).
   let admin: ClusterAdminClient | undefined;
   if (cs.transport) {
@@ -170,8 +175,12 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
   };
   const register = (): void => {
     if (closed) return;
+    // Checked again now and then: a record rewritten by another node (a promotion racing the
+    // registration) is put right, as is one an earlier build of this node left.
     membership.registerSelf().then(
-      () => undefined,
+      () => {
+        if (!closed) registerTimer = setTimeout(register, REGISTER_CHECK_MS);
+      },
       () => {
         if (!closed) registerTimer = setTimeout(register, 1000);
       },

@@ -1,0 +1,157 @@
+/**
+ * The binary Put log format is proposed only while every member's build applies it (its member
+ * record lists `etcd-put` among its log formats; docs/etcd-api.md "Replicated commands"). A
+ * member whose record does not list it (as an earlier build writes it) makes every node fall
+ * back to the JSON form, which all builds with the etcd API apply: the replicas never diverge
+ * during a rolling upgrade. Checked on the Raft log itself, read from a stopped node's disk.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { ClassicLevel } from 'classic-level';
+import { findProtoFile } from '@app/raft';
+import { createPki } from '@app/pki';
+import { delay, getFreePorts, request, startServer, type ServerHandle } from './support/server.js';
+
+const NAMES = ['n1', 'n2', 'n3'];
+/** Entry record: crc32(4) version(1) type(1) term(8) index(8), then the entry data. */
+const ENTRY_DATA_OFFSET = 22;
+/** RaftNode's envelope before a proposal's command: proposer id (4) and sequence (8). */
+const ENVELOPE_BYTES = 12;
+
+interface MemberView {
+  name: string;
+  logFormats?: string[];
+}
+
+describe('the binary Put log format and members of other builds', () => {
+  let dir: string;
+  const nodes = new Map<string, ServerHandle>();
+  const clientPorts = new Map<string, number>();
+  let KV: grpc.ServiceClientConstructor;
+
+  const put = (name: string, key: string, value: string): Promise<void> => {
+    const c = new KV(`127.0.0.1:${clientPorts.get(name)}`, grpc.credentials.createInsecure());
+    return new Promise<void>((resolve, reject) =>
+      (c.Put as (r: object, cb: (e: Error | null) => void) => void).call(c, { key: Buffer.from(key), value: Buffer.from(value) }, (e) => {
+        c.close();
+        if (e) reject(e);
+        else resolve();
+      }),
+    );
+  };
+  const get = (name: string, key: string): Promise<string[]> => {
+    const c = new KV(`127.0.0.1:${clientPorts.get(name)}`, grpc.credentials.createInsecure());
+    return new Promise<string[]>((resolve, reject) =>
+      (c.Range as (r: object, cb: (e: Error | null, v: { kvs: { value: Buffer }[] }) => void) => void).call(c, { key: Buffer.from(key) }, (e, v) => {
+        c.close();
+        if (e) reject(e);
+        else resolve(v.kvs.map((kv) => kv.value.toString()));
+      }),
+    );
+  };
+  /** The member records as `on` has applied them. */
+  const members = async (on: string): Promise<MemberView[]> =>
+    (await request(nodes.get(on)!, 'GET', '/cluster/members?local=true')).json<{ members: MemberView[] }>().members;
+  const until = async (what: string, cond: () => Promise<boolean>): Promise<void> => {
+    for (let i = 0; i < 300; i++) {
+      if (await cond().catch(() => false)) return;
+      await delay(100);
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kapi-logformat-'));
+    const rpc = findProtoFile('etcd/rpc.proto');
+    const def = protoLoader.loadSync(rpc, { keepCase: true, longs: Number, defaults: true, includeDirs: [dirname(rpc)] });
+    KV = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: { KV: grpc.ServiceClientConstructor } }).etcdserverpb.KV;
+    await createPki({ outDir: join(dir, 'pki'), hosts: ['127.0.0.1'] });
+    const ports = await getFreePorts(6);
+    NAMES.forEach((n, i) => clientPorts.set(n, ports[3 + i]!));
+    const initial = NAMES.map((n, i) => `${n}=127.0.0.1:${ports[i]}`).join(',');
+    const started = await Promise.all(
+      NAMES.map((n, i) =>
+        startServer({
+          dataDir: join(dir, n),
+          readyTimeoutMs: 40_000,
+          args: [
+            '--name',
+            n,
+            '--pki-dir',
+            join(dir, 'pki'),
+            '--listen-peer-port',
+            String(ports[i]),
+            '--initial-cluster',
+            initial,
+            '--storage-backend',
+            'builtin',
+            '--listen-client-urls',
+            `http://127.0.0.1:${ports[3 + i]}`,
+          ],
+        }),
+      ),
+    );
+    started.forEach((h, i) => nodes.set(NAMES[i]!, h));
+  }, 90_000);
+
+  afterAll(async () => {
+    for (const h of nodes.values()) await h.cleanup();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('falls back to the JSON form while a member does not list the binary one, and uses it again once all do', async () => {
+    // Every node registers the formats its build applies.
+    await until('every member record to list etcd-put', async () => {
+      const list = await members('n1');
+      return list.length === 3 && list.every((m) => m.logFormats?.includes('etcd-put') === true);
+    });
+    await put('n1', '/fmt/a-all-new', 'a');
+
+    // n3 stops and its record is rewritten as an earlier build leaves it: no log formats.
+    await nodes.get('n3')!.stop();
+    const old = (await members('n1')).find((m) => m.name === 'n3')!;
+    const { logFormats, ...withoutFormats } = old as MemberView & Record<string, unknown>;
+    expect(logFormats).toEqual(['etcd-put']);
+    delete withoutFormats.isLeader;
+    delete withoutFormats.matchIndex;
+    delete withoutFormats.progress;
+    await put('n1', '/kapi/cluster/members/n3', JSON.stringify(withoutFormats));
+    for (const n of ['n1', 'n2'])
+      await until(`${n} to apply the rewritten record`, async () => (await members(n)).find((m) => m.name === 'n3')?.logFormats === undefined);
+    await put('n1', '/fmt/b-mixed', 'b');
+    await put('n2', '/fmt/c-via-n2', 'c');
+
+    // n3 comes back: it applies what it missed, then registers its formats again.
+    await nodes.get('n3')!.start();
+    await until('n3 to register its formats again', async () => (await members('n1')).find((m) => m.name === 'n3')?.logFormats?.includes('etcd-put') === true);
+    await put('n1', '/fmt/d-upgraded', 'd');
+
+    // Every replica holds every write.
+    for (const n of NAMES) {
+      await until(`${n} to hold the last write`, async () => (await get(n, '/fmt/d-upgraded')).length === 1);
+      expect(await get(n, '/fmt/a-all-new')).toEqual(['a']);
+      expect(await get(n, '/fmt/b-mixed')).toEqual(['b']);
+      expect(await get(n, '/fmt/c-via-n2')).toEqual(['c']);
+    }
+
+    // The formats the writes travelled in, as n2 logged them.
+    await nodes.get('n2')!.stop();
+    const db = new ClassicLevel<string, Uint8Array>(join(nodes.get('n2')!.dataDir, 'raft'), { keyEncoding: 'utf8', valueEncoding: 'view' });
+    const formatOf = new Map<string, string>();
+    try {
+      for await (const value of db.values({ gt: 'e', lt: 'f' })) {
+        if (value.length <= ENTRY_DATA_OFFSET + ENVELOPE_BYTES) continue;
+        const command = Buffer.from(value.subarray(ENTRY_DATA_OFFSET + ENVELOPE_BYTES));
+        for (const k of ['/fmt/a-all-new', '/fmt/b-mixed', '/fmt/c-via-n2', '/fmt/d-upgraded']) {
+          if (command.includes(k)) formatOf.set(k, String.fromCharCode(command[0]!));
+        }
+      }
+    } finally {
+      await db.close();
+    }
+    expect(Object.fromEntries(formatOf)).toEqual({ '/fmt/a-all-new': 'P', '/fmt/b-mixed': 'E', '/fmt/c-via-n2': 'E', '/fmt/d-upgraded': 'P' });
+  }, 120_000);
+});
