@@ -20,7 +20,14 @@
  * (exit code 1 when one is missed): Put throughput >= 1.2x etcd's at c=64 and c=256, our p50 at
  * c=1 <= 1.2x etcd's, and `check perf --load=m` passes on ours.
  *
- * Flags: --seconds N (per load point, default 10), --loads s,m,l (check perf loads; "" skips).
+ * Both clusters run side by side for the whole benchmark, loaded one at a time: each load point
+ * is measured on one, then at once on the other, in `--rounds` rounds whose order alternates
+ * (ours first in odd rounds, etcd first in even ones), so a drift of the machine during the run
+ * falls on both alike. Each figure is the median over the rounds, and the Put ratios of every
+ * round are printed too: single runs of either system swing by a fifth on a small machine.
+ *
+ * Flags: --seconds N (per load point and round, default 10), --rounds N (default 3), --loads
+ * s,m,l (check perf loads, run once each after the rounds; "" skips).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -34,8 +41,9 @@ import { findProtoFile } from '@app/raft';
 import { getFreePorts, repoRoot, startServer, type ServerHandle } from '../test/support/server.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
 
-const { values: flags } = parseArgs({ options: { seconds: { type: 'string' }, loads: { type: 'string' } }, strict: false });
+const { values: flags } = parseArgs({ options: { seconds: { type: 'string' }, rounds: { type: 'string' }, loads: { type: 'string' } }, strict: false });
 const SECONDS = Number(flags.seconds ?? 10) || 10;
+const ROUNDS = Math.max(1, Math.floor(Number(flags.rounds ?? 3)) || 3);
 const LOADS = String(flags.loads ?? 's,m,l')
   .split(',')
   .filter((l) => l !== '');
@@ -237,7 +245,24 @@ async function startFloor(): Promise<System> {
   };
 }
 
-async function kvLoad(sys: System, opts: { putsOnly?: boolean } = {}): Promise<{ puts: Result[]; linear: Result; serial: Result }> {
+/** The load of one figure: Puts at a concurrency, or single-key Ranges at 64. */
+type Load = { kind: 'put'; workers: number } | { kind: 'range'; serializable: boolean };
+
+const LOAD_POINTS: readonly Load[] = [
+  { kind: 'put', workers: 1 },
+  { kind: 'put', workers: 64 },
+  { kind: 'put', workers: 256 },
+  { kind: 'range', serializable: false },
+  { kind: 'range', serializable: true },
+];
+
+/** gRPC clients of one system: Puts go to its leader, Ranges to every member. */
+interface Clients {
+  run(load: Load): Promise<Result>;
+  close(): void;
+}
+
+function clientsOf(sys: System): Clients {
   const { KV } = loadEtcd();
   // Several channels per member: one HTTP/2 connection would serialize on one socket.
   const channels = (ep: string, n: number): KvClient[] =>
@@ -251,17 +276,27 @@ async function kvLoad(sys: System, opts: { putsOnly?: boolean } = {}): Promise<{
     new Promise<void>((res, rej) => leader[i % leader.length]!.Put({ key: Buffer.from(`/bench/${i % 10000}`), value: VALUE }, (e) => (e ? rej(e) : res())));
   const range = (serializable: boolean) => (i: number) =>
     new Promise<void>((res, rej) => all[i % all.length]!.Range({ key: Buffer.from(`/bench/${i % 1000}`), serializable }, (e) => (e ? rej(e) : res())));
-  await measure(sys, 16, put);
-  if (opts.putsOnly) {
-    const p64 = await measure(sys, 64, put);
-    for (const c of [...leader, ...all]) c.close();
-    return { puts: [p64], linear: p64, serial: p64 };
-  }
-  const puts = [await measure(sys, 1, put), await measure(sys, 64, put), await measure(sys, 256, put)];
-  const linear = await measure(sys, 64, range(false));
-  const serial = await measure(sys, 64, range(true));
-  for (const c of [...leader, ...all]) c.close();
-  return { puts, linear, serial };
+  return {
+    run: (load) => (load.kind === 'put' ? measure(sys, load.workers, put) : measure(sys, 64, range(load.serializable))),
+    close: () => {
+      for (const c of [...leader, ...all]) c.close();
+    },
+  };
+}
+
+/** The median of each figure over rounds (errors summed). */
+function medianResult(rs: readonly Result[]): Result {
+  const med = (f: (r: Result) => number): number => {
+    const v = rs.map(f).sort((a, b) => a - b);
+    return v.length % 2 === 1 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+  };
+  return {
+    opsPerSec: med((r) => r.opsPerSec),
+    p50: med((r) => r.p50),
+    p99: med((r) => r.p99),
+    cpuUsPerOp: med((r) => r.cpuUsPerOp),
+    errors: rs.reduce((n, r) => n + r.errors, 0),
+  };
 }
 
 function checkPerf(sys: System, load: string): Perf {
@@ -278,13 +313,6 @@ function checkPerf(sys: System, load: string): Perf {
   return { throughput: tp ? Number(tp[1]) : 0, slowest: slow ? Number(slow[1]) : NaN, pass: r.status === 0 && /^PASS$/m.test(r.stdout ?? '') };
 }
 
-async function run(sys: System): Promise<{ kv: Awaited<ReturnType<typeof kvLoad>>; perf: Map<string, Perf> }> {
-  const kv = await kvLoad(sys);
-  const perf = new Map<string, Perf>();
-  for (const l of LOADS) perf.set(l, checkPerf(sys, l));
-  return { kv, perf };
-}
-
 const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : '-');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 
@@ -294,30 +322,73 @@ async function main(): Promise<void> {
   if (!bin) throw new Error('etcd is not installed (apt-get install etcd-server)');
   try {
     const ours = await startOurs(join(dir, 'kapi'));
-    const a = await run(ours).finally(() => ours.stop());
-    const etcd = await startEtcd(join(dir, 'etcd'), bin);
-    const b = await run(etcd).finally(() => etcd.stop());
+    const stops: (() => Promise<void>)[] = [() => ours.stop()];
+    let results: { a: Result[]; b: Result[] }[];
+    const perfA = new Map<string, Perf>();
+    const perfB = new Map<string, Perf>();
+    try {
+      const etcd = await startEtcd(join(dir, 'etcd'), bin);
+      stops.push(() => etcd.stop());
+      const ca = clientsOf(ours);
+      const cb = clientsOf(etcd);
+      try {
+        // Warm-up: connections, the keys of the load, the JIT.
+        await ca.run({ kind: 'put', workers: 16 });
+        await cb.run({ kind: 'put', workers: 16 });
+        results = LOAD_POINTS.map(() => ({ a: [], b: [] }));
+        for (let round = 0; round < ROUNDS; round++) {
+          for (const [i, load] of LOAD_POINTS.entries()) {
+            if (round % 2 === 0) {
+              results[i]!.a.push(await ca.run(load));
+              results[i]!.b.push(await cb.run(load));
+            } else {
+              results[i]!.b.push(await cb.run(load));
+              results[i]!.a.push(await ca.run(load));
+            }
+          }
+        }
+      } finally {
+        ca.close();
+        cb.close();
+      }
+      for (const l of LOADS) {
+        perfA.set(l, checkPerf(ours, l));
+        perfB.set(l, checkPerf(etcd, l));
+      }
+    } finally {
+      for (const stop of stops) await stop();
+    }
     const floorSys = await startFloor();
-    const floor = await kvLoad(floorSys, { putsOnly: true }).finally(() => floorSys.stop());
+    const fc = clientsOf(floorSys);
+    const floor = await fc
+      .run({ kind: 'put', workers: 16 })
+      .then(() => fc.run({ kind: 'put', workers: 64 }))
+      .finally(() => {
+        fc.close();
+        return floorSys.stop();
+      });
+    const a = results.map((r) => medianResult(r.a));
+    const b = results.map((r) => medianResult(r.b));
     const rows: [string, string, string, string][] = [];
     const labels = ['put c=1', 'put c=64', 'put c=256'];
-    a.kv.puts.forEach((r, i) => {
-      const e = b.kv.puts[i]!;
-      rows.push([`${labels[i]} ops/s`, f0(r.opsPerSec), f0(e.opsPerSec), f2(r.opsPerSec / e.opsPerSec)]);
-      rows.push([`${labels[i]} p50 ms`, f2(r.p50), f2(e.p50), f2(r.p50 / e.p50)]);
-      rows.push([`${labels[i]} p99 ms`, f2(r.p99), f2(e.p99), f2(r.p99 / e.p99)]);
-      rows.push([`${labels[i]} CPU us/op`, f0(r.cpuUsPerOp), f0(e.cpuUsPerOp), f2(r.cpuUsPerOp / e.cpuUsPerOp)]);
+    labels.forEach((label, i) => {
+      const r = a[i]!;
+      const e = b[i]!;
+      rows.push([`${label} ops/s`, f0(r.opsPerSec), f0(e.opsPerSec), f2(r.opsPerSec / e.opsPerSec)]);
+      rows.push([`${label} p50 ms`, f2(r.p50), f2(e.p50), f2(r.p50 / e.p50)]);
+      rows.push([`${label} p99 ms`, f2(r.p99), f2(e.p99), f2(r.p99 / e.p99)]);
+      rows.push([`${label} CPU us/op`, f0(r.cpuUsPerOp), f0(e.cpuUsPerOp), f2(r.cpuUsPerOp / e.cpuUsPerOp)]);
     });
-    rows.push(['gRPC server floor: put c=64 CPU us/op', f0(floor.puts[0]!.cpuUsPerOp), '', '']);
+    rows.push(['gRPC server floor: put c=64 CPU us/op', f0(floor.cpuUsPerOp), '', '']);
     for (const [label, x, y] of [
-      ['range linearizable c=64 ops/s', a.kv.linear, b.kv.linear],
-      ['range serializable c=64 ops/s', a.kv.serial, b.kv.serial],
+      ['range linearizable c=64 ops/s', a[3]!, b[3]!],
+      ['range serializable c=64 ops/s', a[4]!, b[4]!],
     ] as const) {
       rows.push([label, f0(x.opsPerSec), f0(y.opsPerSec), f2(x.opsPerSec / y.opsPerSec)]);
     }
     for (const l of LOADS) {
-      const x = a.perf.get(l)!;
-      const y = b.perf.get(l)!;
+      const x = perfA.get(l)!;
+      const y = perfB.get(l)!;
       rows.push([
         `check perf --load=${l}`,
         `${x.pass ? 'PASS' : 'FAIL'} ${f0(x.throughput)}/s ${f2(x.slowest)}s`,
@@ -325,17 +396,23 @@ async function main(): Promise<void> {
         f2(x.throughput / y.throughput),
       ]);
     }
-    const errors = [...a.kv.puts, a.kv.linear, a.kv.serial].reduce((s, r) => s + r.errors, 0);
+    const errors = a.reduce((n, r) => n + r.errors, 0);
     console.log(
-      `etcd v3 API: kapi (3 nodes) vs etcd 3.4 (3 members), loopback, clients on plain HTTP/2, peers on mutual TLS, fsync on, ${SECONDS}s per load point`,
+      `etcd v3 API: kapi (3 nodes) vs etcd 3.4 (3 members), loopback, clients on plain HTTP/2, peers on mutual TLS, fsync on, ${SECONDS}s per load point, medians of ${ROUNDS} alternating rounds`,
     );
     console.log(`${'figure'.padEnd(32)} ${'kapi'.padStart(22)} ${'etcd'.padStart(22)} ${'kapi/etcd'.padStart(10)}`);
     for (const [n, x, y, r] of rows) console.log(`${n.padEnd(32)} ${x.padStart(22)} ${y.padStart(22)} ${r.padStart(10)}`);
+    // The paired ratio of each round: how far the medians' ratio can be trusted.
+    labels.forEach((label, i) => {
+      const { a: ra, b: rb } = results[i]!;
+      const ratios = ra.map((r, k) => (i === 0 ? r.p50 / rb[k]!.p50 : r.opsPerSec / rb[k]!.opsPerSec));
+      console.log(`${label} kapi/etcd ${i === 0 ? 'p50' : 'ops/s'} by round: ${ratios.map(f2).join(' ')}`);
+    });
     const misses: string[] = [];
-    if (a.kv.puts[1]!.opsPerSec < 1.2 * b.kv.puts[1]!.opsPerSec) misses.push('put c=64 < 1.2x etcd');
-    if (a.kv.puts[2]!.opsPerSec < 1.2 * b.kv.puts[2]!.opsPerSec) misses.push('put c=256 < 1.2x etcd');
-    if (a.kv.puts[0]!.p50 > 1.2 * b.kv.puts[0]!.p50) misses.push('p50 c=1 > 1.2x etcd');
-    if (a.perf.has('m') && !a.perf.get('m')!.pass) misses.push('check perf --load=m fails');
+    if (a[1]!.opsPerSec < 1.2 * b[1]!.opsPerSec) misses.push('put c=64 < 1.2x etcd');
+    if (a[2]!.opsPerSec < 1.2 * b[2]!.opsPerSec) misses.push('put c=256 < 1.2x etcd');
+    if (a[0]!.p50 > 1.2 * b[0]!.p50) misses.push('p50 c=1 > 1.2x etcd');
+    if (perfA.has('m') && !perfA.get('m')!.pass) misses.push('check perf --load=m fails');
     if (errors > 0) misses.push(`${errors} request errors on kapi`);
     console.log(misses.length === 0 ? 'targets met' : `targets missed: ${misses.join('; ')}`);
     process.exitCode = misses.length === 0 ? 0 : 1;

@@ -204,7 +204,7 @@ describe('benchmarks (short runs)', () => {
   it('etcd: our three nodes against etcd 3.4 through the same gRPC client print one table', async () => {
     // Without etcd (opted out) there is nothing to compare against: the bench needs both.
     if (!prerequisite('etcd', 'the etcd v3 API benchmark against etcd (test/bench.test.ts)')) return;
-    const r = await runBench('etcd.bench.js', ['--seconds', '1', '--loads', '']);
+    const r = await runBench('etcd.bench.js', ['--seconds', '1', '--rounds', '2', '--loads', '']);
     // Exit 1 only reports missed speed targets; 2 is a crash.
     expect({ code: r.code === 0 || r.code === 1, tail: r.code === 0 || r.code === 1 ? '' : r.out.slice(-2000) }).toEqual({ code: true, tail: '' });
     for (const row of [
@@ -218,6 +218,9 @@ describe('benchmarks (short runs)', () => {
       expect(r.out).toMatch(new RegExp(`^${row} +\\d+ +\\d+ +[\\d.]+$`, 'm'));
     }
     expect(r.out).toMatch(/^gRPC server floor: put c=64 CPU us\/op +\d+\s*$/m);
+    // Both systems measured in each of the two rounds, the Put ratios of each printed.
+    expect(r.out).toMatch(/^put c=1 kapi\/etcd p50 by round: [\d.]+ [\d.]+$/m);
+    expect(r.out).toMatch(/^put c=256 kapi\/etcd ops\/s by round: [\d.]+ [\d.]+$/m);
     expect(r.out).not.toMatch(/request errors on kapi/);
   }, 180_000);
 
