@@ -26,6 +26,9 @@ export const MEMBER_PREFIX = '/kapi/cluster/members/';
  */
 export const REMOVED_PREFIX = '/kapi/cluster/removed/';
 
+/** How long a leader removing itself waits for leadership to move (an election timeout is 1 s). */
+const LEADER_TRANSFER_TIMEOUT_MS = 10_000;
+
 /** A replicated member record. */
 export interface MemberRecord {
   name: string;
@@ -278,6 +281,38 @@ export class ClusterMembership {
     return { leader: byId.get(st.lead)?.name, term: st.term, reportedBy: this.o.selfName, linearizable: !opts.local, members };
   }
 
+  /**
+   * The leader removing itself, as etcd allows: leadership goes first to the voter whose log is
+   * most complete (Raft's transfer, thesis 3.10, which waits for it to catch up), and the new
+   * leader carries out the removal (forwarded like a change sent to a follower). Fails with
+   * MembershipConflictError when no other voter exists or leadership did not move in time
+   * (nothing was changed then; the caller may retry).
+   */
+  private async removeSelfAsLeader(name: string, opts: ChangeOptions): Promise<void> {
+    if (this.changing) throw new MembershipConflictError('another membership change is in progress');
+    const st = this.o.node.status();
+    const target = st.peers.filter((p) => p.id !== this.o.selfId && !p.learner).sort((a, b) => b.match - a.match)[0];
+    if (!target) throw new MembershipConflictError(`${name} is the only voter: the last voter of a cluster cannot be removed`);
+    if (!this.forwarder) throw new MembershipConflictError(`${name} is the leader and cannot reach another member to carry out its removal`);
+    this.changing = true;
+    try {
+      this.o.node.transferLeadership(target.id);
+      const deadline = Date.now() + LEADER_TRANSFER_TIMEOUT_MS;
+      while (this.o.node.status().lead !== target.id) {
+        if (Date.now() > deadline) throw new MembershipConflictError(`${name} is the leader and leadership did not move to another voter in time; retry`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      this.changing = false;
+    }
+    const founding = this.o.initial.find((m) => m.id === target.id);
+    const leader =
+      (await this.records()).find((r) => r.id === target.id) ??
+      (founding && { name: founding.name, id: founding.id, peerURL: founding.peerAddress, role: 'voter' as const });
+    if (!leader) throw new MembershipConflictError(`no record of the new leader (id ${target.id}); retry`);
+    await this.forwarder({ op: 'remove', name, requestedBy: opts.requestedBy ?? '' }, leader);
+  }
+
   /** Changes that reach a node other than the leader are sent to the leader through `f`. */
   setForwarder(f: MembershipForwarder | undefined): void {
     this.forwarder = f;
@@ -371,7 +406,7 @@ export class ClusterMembership {
     const initial = (await this.removedNames()).has(name) ? undefined : this.o.initial.find((m) => m.name === name);
     const id = rec?.id ?? initial?.id;
     if (id === undefined) throw new MembershipConflictError(`no member named ${name}`);
-    if (id === this.o.selfId) throw new MembershipConflictError(`${name} is the leader: remove it through another member after a leadership change`);
+    if (id === this.o.selfId) return this.removeSelfAsLeader(name, opts);
     this.changing = true;
     try {
       if (this.o.node.status().peers.some((p) => p.id === id)) await this.o.node.removeNode(id);
