@@ -171,9 +171,9 @@ export async function replaceWiped(
 
 /**
  * remove-member: see the module comment. Even rounds remove `prefer` (the leader killed during
- * replace-wiped, a follower again) through the current leader's API, after checking that the
- * leader refuses to remove itself (409, docs/cluster.md); odd rounds remove the oldest follower
- * not in `keep` (the members this round added or replaced) through another follower.
+ * replace-wiped, a follower again) through the current leader's API; odd rounds remove the
+ * oldest follower not in `keep` (the members this round added or replaced) through another
+ * follower.
  */
 export async function removeMember(
   c: ChaosCluster,
@@ -189,10 +189,6 @@ export async function removeMember(
   const target = (byLeader ? followers.find((m) => m.name === prefer) : undefined) ?? followers.find((m) => !keep.includes(m.name)) ?? followers[0]!;
   f.node = target.name;
   const via = byLeader ? leader : followers.find((m) => m !== target)!;
-  if (byLeader) {
-    const self = await ctl(leader.handle, 'DELETE', `/cluster/members/${leader.name}`, { timeoutMs: 10_000 });
-    f.notes.push(`leader ${leader.name} asked to remove itself: ${self.status}`);
-  }
   c.detach(target);
   let first = true;
   const t = await change(c, f, 'remove', target.name, target.peerURL, async () => {
