@@ -5,8 +5,10 @@
  * content-type, message framing (a message over many DATA frames, several messages in one,
  * an oversize message, the compressed flag, unary cardinality), grpc-timeout, the release of a
  * watcher when its client cancels the stream (etcd_debugging_mvcc_watcher_total on /metrics),
- * a snapshot stream under backpressure, TLS with and without client certificates, and the end
- * of open streams when the node stops.
+ * a snapshot stream under backpressure, TLS with and without client certificates, the end
+ * of open streams when the node stops, and what one connection may make the server hold (the
+ * streams it may open, the bytes of unfinished requests: a GrpcH2Server in this process, with a
+ * small bound).
  */
 import { randomBytes } from 'node:crypto';
 import * as http2 from 'node:http2';
@@ -17,6 +19,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
 import { createPki } from '@app/pki';
+import { GrpcH2Server, type UnaryCall } from '../apps/apiserver/src/etcd/etcd.h2-server.js';
 import { delay, getFreePorts, request, startServer, type ServerHandle } from './support/server.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -65,12 +68,17 @@ interface RawOptions {
   chunks?: Buffer[];
   /** Half-close after the chunks (default true). */
   end?: boolean;
+  /** Called with the request as soon as it is opened (to reset it later). */
+  opened?: (req: http2.ClientHttp2Stream) => void;
+  /** Called once the chunks went out: the server reads them before what a later stream sends. */
+  written?: () => void;
 }
 
 /** One raw HTTP/2 request; resolves with the status once the server ends the stream. */
 function raw(session: http2.ClientHttp2Session, path: string, opts: RawOptions = {}): Promise<RawResult> {
   return new Promise((resolve, reject) => {
     const req = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...opts.headers });
+    opts.opened?.(req);
     const body: Buffer[] = [];
     let headers: http2.IncomingHttpHeaders = {};
     let trailers: http2.IncomingHttpHeaders | undefined;
@@ -95,9 +103,10 @@ function raw(session: http2.ClientHttp2Session, path: string, opts: RawOptions =
     void (async () => {
       for (const c of opts.chunks ?? []) {
         if (req.closed) return;
-        req.write(c);
+        await new Promise<void>((done) => req.write(c, () => done()));
         await delay(2);
       }
+      opts.written?.();
       if (opts.end !== false && !req.closed) req.end();
     })();
   });
@@ -368,6 +377,13 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     expect(outcome).toMatch(/^error/);
   });
 
+  it('advertises a bound on concurrent streams per connection in its SETTINGS', async () => {
+    const ok = await raw(session, PUT.path, { chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/settings') }))] });
+    expect(ok.grpcStatus).toBe('0');
+    // Without one node:http2 reports HTTP/2's default, unlimited (2^32 - 1).
+    expect(session.remoteSettings.maxConcurrentStreams).toBe(1000);
+  });
+
   it('ends open streams with UNAVAILABLE when the node stops, and the node exits promptly', async () => {
     const watch = new pkg.Watch!(`127.0.0.1:${ports[0]}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
       Watch(): grpc.ClientDuplexStream<object, Msg>;
@@ -387,4 +403,77 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
       watch.close();
     }
   });
+});
+
+describe('what one connection may make the etcd endpoint gRPC server hold', () => {
+  /** A small bound on held request bytes, so a few streams cross it. */
+  const LIMIT = 100 * 1024;
+  let server: GrpcH2Server;
+  let port: number;
+
+  beforeAll(async () => {
+    const put = (call: UnaryCall): void => call.respond({ header: { revision: 7 } });
+    server = new GrpcH2Server(def, { 'etcdserverpb.KV': { Put: put } }, { maxHeldRequestBytes: LIMIT, maxConcurrentStreams: 50 });
+    port = await server.listen({ host: '127.0.0.1', port: 0 });
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const putOf = (valueBytes: number): Buffer => frame(PUT.requestSerialize({ key: Buffer.from('/held'), value: Buffer.alloc(valueBytes, 'v') }));
+
+  it('advertises its maxConcurrentStreams', async () => {
+    const s = http2.connect(`http://127.0.0.1:${port}`);
+    s.on('error', () => undefined);
+    try {
+      expect((await raw(s, PUT.path, { chunks: [putOf(10)] })).grpcStatus).toBe('0');
+      expect(s.remoteSettings.maxConcurrentStreams).toBe(50);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('fails the call whose unfinished request crosses the bound, and releases what calls held when they end', async () => {
+    const s = http2.connect(`http://127.0.0.1:${port}`);
+    s.on('error', () => undefined);
+    try {
+      // 40 KiB of a message announced as 64 KiB: held by the server until the stream ends.
+      const part = frame(Buffer.alloc(64 * 1024)).subarray(0, 40 * 1024);
+      const halfSent = async (): Promise<{ req: http2.ClientHttp2Stream; result: Promise<RawResult>; ended: () => boolean }> => {
+        let req!: http2.ClientHttp2Stream;
+        let written!: () => void;
+        const out = new Promise<void>((resolve) => (written = resolve));
+        let ended = false;
+        const result = raw(s, PUT.path, { chunks: [part], end: false, opened: (r) => (req = r), written });
+        void result.then(() => (ended = true));
+        await Promise.race([out, result]);
+        return { req, result, ended: () => ended };
+      };
+      const first = await halfSent();
+      const second = await halfSent();
+      // 120 KiB would be held: the third call is refused, the first two go on.
+      const third = await (await halfSent()).result;
+      expect(third).toMatchObject({ grpcStatus: String(grpc.status.RESOURCE_EXHAUSTED), trailersOnly: true });
+      expect(third.grpcMessage).toMatch(/the connection holds too many bytes of unfinished requests/);
+      expect(first.ended()).toBe(false);
+      expect(second.ended()).toBe(false);
+      // The third call's bytes were released: 80 KiB + 15 KiB fit, 80 KiB + 30 KiB do not.
+      expect((await raw(s, PUT.path, { chunks: [putOf(15 * 1024)] })).grpcStatus).toBe('0');
+      expect((await raw(s, PUT.path, { chunks: [putOf(30 * 1024)] })).grpcStatus).toBe(String(grpc.status.RESOURCE_EXHAUSTED));
+      // The client resets the first two; a small call after them is read after their resets.
+      first.req.close(http2.constants.NGHTTP2_CANCEL);
+      second.req.close(http2.constants.NGHTTP2_CANCEL);
+      await Promise.all([first.result, second.result]);
+      expect((await raw(s, PUT.path, { chunks: [putOf(10)] })).grpcStatus).toBe('0');
+      // Nothing is held any more, and a call that completes releases what it held: 95 KiB twice.
+      for (let i = 0; i < 2; i++) {
+        const r = await raw(s, PUT.path, { chunks: [putOf(95 * 1024)] });
+        expect(r.grpcStatus).toBe('0');
+        expect(Number(PUT.responseDeserialize(r.messages[0]!).header.revision)).toBe(7);
+      }
+    } finally {
+      s.close();
+    }
+  }, 30_000);
 });

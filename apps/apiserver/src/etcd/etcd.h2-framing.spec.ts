@@ -54,6 +54,24 @@ describe('gRPC message framing', () => {
     d.push(frame('truncated').subarray(0, 8));
     expect(d.got).toEqual(['complete']);
     expect(d.partial).toBe(true);
+    expect(d.partialBytes).toBe(8);
+    d.push(frame('truncated').subarray(8, 10));
+    expect(d.partialBytes).toBe(10);
+  });
+
+  it('counts no held bytes once a message completes, and starts afresh after discard', () => {
+    const d = new Collect();
+    const msg = frame('whole');
+    d.push(msg.subarray(0, 3));
+    expect(d.partialBytes).toBe(3);
+    d.push(msg.subarray(3));
+    expect(d.partialBytes).toBe(0);
+    d.push(frame('dropped').subarray(0, 9));
+    d.discard();
+    expect(d.partial).toBe(false);
+    expect(d.partialBytes).toBe(0);
+    d.push(frame('next'));
+    expect(d.got).toEqual(['whole', 'next']);
   });
 
   it('refuses a message over the limit as soon as its prefix is complete', () => {

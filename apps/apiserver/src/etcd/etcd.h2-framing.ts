@@ -84,6 +84,18 @@ export abstract class MessageDecoder {
   get partial(): boolean {
     return this.parts !== undefined;
   }
+
+  /** Bytes held of an unfinished message (its prefix included). */
+  get partialBytes(): number {
+    return this.buffered;
+  }
+
+  /** Drops the bytes of an unfinished message; decoding would start afresh at a prefix. */
+  discard(): void {
+    this.parts = undefined;
+    this.buffered = 0;
+    this.need = PREFIX_BYTES;
+  }
 }
 
 /** One payload framed as a gRPC message (uncompressed). */

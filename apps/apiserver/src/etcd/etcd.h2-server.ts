@@ -8,6 +8,10 @@
  * What a request costs is kept small: a unary call is one object (no EventEmitter, no per-call
  * closures: the stream's listeners are shared functions that find the call on the stream), and
  * response headers and OK trailers are shared constants.
+ *
+ * What a connection can make the server hold is bounded: the streams it may have open at once
+ * (SETTINGS_MAX_CONCURRENT_STREAMS), and the request bytes its calls keep before a handler has
+ * them (unfinished messages, a single request waiting for the client's half-close).
  */
 import { EventEmitter } from 'node:events';
 import * as http2 from 'node:http2';
@@ -78,6 +82,14 @@ interface Route {
   serialize: (m: Msg) => Buffer;
 }
 
+/** Per-connection bounds of a {@link GrpcH2Server}; each defaults to the constant of the same name. */
+export interface GrpcServerLimits {
+  /** See MAX_HELD_REQUEST_BYTES. */
+  maxHeldRequestBytes?: number;
+  /** See MAX_CONCURRENT_STREAMS. */
+  maxConcurrentStreams?: number;
+}
+
 /** Listening options of {@link GrpcH2Server.listen}. */
 export interface GrpcListenOptions {
   host: string;
@@ -89,6 +101,14 @@ export interface GrpcListenOptions {
 const CALL = Symbol('grpcCall');
 type CallStream = ServerHttp2Stream & { [CALL]?: ServerCall };
 
+/** Request bytes one connection's calls keep that no handler has yet, and how many it may. */
+interface HeldBytes {
+  total: number;
+  readonly limit: number;
+}
+const HELD = Symbol('heldRequestBytes');
+type CallSession = ServerHttp2Session & { [HELD]?: HeldBytes };
+
 const RESPONSE_HEADERS: OutgoingHttpHeaders = { ':status': 200, 'content-type': 'application/grpc' };
 // No date header: gRPC clients have no use for it, and it costs every response.
 const RESPOND_STREAMING = { waitForTrailers: true, sendDate: false };
@@ -97,6 +117,39 @@ const OK_TRAILERS: OutgoingHttpHeaders = { 'grpc-status': '0' };
 /** HTTP/2 flow-control windows the server grants: per stream, and per connection. */
 const STREAM_WINDOW_BYTES = 1 << 20;
 const CONNECTION_WINDOW_BYTES = 8 << 20;
+/**
+ * How many request bytes one connection's calls may keep before their handlers have them:
+ * unfinished messages, and the request of a unary or server-streaming call until the client
+ * half-closes. Requests are read as they arrive (flow control does not hold them back), so
+ * without it a client could leave a message of up to 2 MiB half-sent on every stream it opens.
+ * The call whose bytes would cross it fails with RESOURCE_EXHAUSTED; the connection's other
+ * calls go on. Clients interleave the DATA frames of concurrent calls, so N large requests
+ * sent at once are all unfinished together: 64 MiB lets 32 messages of the largest size (42 of
+ * etcd's 1.5 MiB request limit) be in flight on one connection (at 16 MiB, 30 of 40 concurrent
+ * 1.5 MiB Puts on one grpc-js channel fail), while kube-apiserver's writes are KiBs; without
+ * it, one connection could pin 2 GiB (MAX_CONCURRENT_STREAMS half-sent 2 MiB messages).
+ */
+const MAX_HELD_REQUEST_BYTES = 64 << 20;
+/**
+ * SETTINGS_MAX_CONCURRENT_STREAMS, the streams a client may have open at once on one connection
+ * (gRPC clients queue calls beyond it). etcd advertises no limit (grpc-go's default,
+ * math.MaxUint32); 1000 stays above what its clients open: kube-apiserver's requests in flight
+ * are capped at 600 by default (--max-requests-inflight 400 plus --max-mutating-requests-inflight
+ * 200), and etcd's client multiplexes its watches onto few streams. It bounds what one
+ * connection's streams cost the server. A client that opens more than advertised is refused by
+ * nghttp2: RST_STREAM REFUSED_STREAM while it has not acknowledged the SETTINGS, a connection
+ * error (GOAWAY) once it has.
+ */
+const MAX_CONCURRENT_STREAMS = 1000;
+/**
+ * node:http2's maxSessionMemory, in MB: what node and nghttp2 keep for one connection (its
+ * streams, header blocks, HPACK tables, frames waiting for the socket). It counts neither the
+ * request bytes calls keep (MAX_HELD_REQUEST_BYTES) nor response data (bounded by flow control
+ * and 'drain'). Over it new streams are refused (RST_STREAM ENHANCE_YOUR_CALM), so it keeps a
+ * wide margin: MAX_CONCURRENT_STREAMS concurrent Puts on one connection, with 20 MiB responses
+ * streaming on it, run within 1 MB.
+ */
+const MAX_SESSION_MEMORY_MB = 32;
 /** How long stop() lets calls finish before it destroys the connections. */
 const SHUTDOWN_GRACE_MS = 2000;
 
@@ -120,8 +173,10 @@ function refuse(stream: ServerHttp2Stream, httpStatus: number, code: number, det
 /** One call on one stream: framing in, status out, cancellation. */
 abstract class ServerCall extends MessageDecoder {
   cancelled = false;
-  /** A status was sent or the stream closed: nothing more is written. */
+  /** A status was sent or the stream closed: nothing more is written or read. Set by setDone() only. */
   protected done = false;
+  /** This call's part of `held.total`: what heldBytes() was when last counted. */
+  private heldShare = 0;
   private headersSent = false;
   /** The trailers sent when the stream asks for them ('wantTrailers'). */
   trailers: OutgoingHttpHeaders = OK_TRAILERS;
@@ -130,6 +185,7 @@ abstract class ServerCall extends MessageDecoder {
   constructor(
     protected readonly stream: CallStream,
     protected readonly route: Route,
+    private readonly held: HeldBytes,
   ) {
     super();
   }
@@ -143,13 +199,51 @@ abstract class ServerCall extends MessageDecoder {
     if (this.done) return;
     const err = this.push(chunk);
     if (err !== undefined) this.abort(err);
+    // A handler ended the call while its messages were delivered: what push() kept is dropped.
+    else if (this.done) this.dropHeld();
+    else if (!this.countHeld()) {
+      this.abort({
+        code: GrpcStatus.RESOURCE_EXHAUSTED,
+        details: `the connection holds too many bytes of unfinished requests (at most ${this.held.limit} across its calls)`,
+      });
+    }
+  }
+
+  /** Request bytes the call keeps that no handler has yet: those of an unfinished message. */
+  protected heldBytes(): number {
+    return this.partialBytes;
+  }
+
+  /** Drops the request bytes the call keeps (it is done). */
+  protected dropHeld(): void {
+    this.discard();
+  }
+
+  /**
+   * Sets this call's part of its connection's held request bytes to what it keeps now (nothing
+   * once done). Growing past the connection's limit is refused: false, nothing counted.
+   */
+  protected countHeld(): boolean {
+    const bytes = this.done ? 0 : this.heldBytes();
+    const total = this.held.total - this.heldShare + bytes;
+    if (bytes > this.heldShare && total > this.held.limit) return false;
+    this.held.total = total;
+    this.heldShare = bytes;
+    return true;
+  }
+
+  /** The call ends here (status sent or stream closed): its request bytes are dropped and no longer counted. */
+  private setDone(): void {
+    this.done = true;
+    this.dropHeld();
+    this.countHeld();
   }
 
   /** The stream closed: a call without a status is cancelled. */
   onClose(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.done) return;
-    this.done = true;
+    this.setDone();
     this.cancelled = true;
     this.onCancelled();
   }
@@ -204,7 +298,7 @@ abstract class ServerCall extends MessageDecoder {
   /** Sends `last` (if any) and the status; the first status wins. */
   protected finish(trailers: OutgoingHttpHeaders, last: Buffer | undefined): void {
     if (this.done) return;
-    this.done = true;
+    this.setDone();
     if (this.timer !== undefined) clearTimeout(this.timer);
     const stream = this.stream;
     if (stream.destroyed || stream.closed) return;
@@ -236,6 +330,16 @@ abstract class SingleRequestCall extends ServerCall {
     if (++this.count === 1) this.payload = payload;
   }
 
+  /** The request waiting for the client's half-close is held too. */
+  protected override heldBytes(): number {
+    return super.heldBytes() + (this.payload?.length ?? 0);
+  }
+
+  protected override dropHeld(): void {
+    super.dropHeld();
+    this.payload = undefined;
+  }
+
   override onData(chunk: Buffer): void {
     super.onData(chunk);
     if (this.count > 1) this.abort({ code: GrpcStatus.UNIMPLEMENTED, details: 'more than one request message for a method that takes one' });
@@ -257,6 +361,7 @@ abstract class SingleRequestCall extends ServerCall {
       return;
     }
     this.payload = undefined;
+    this.countHeld();
     try {
       (this.route.handler as (c: this) => void)(this);
     } catch (e) {
@@ -282,9 +387,10 @@ class StreamServerCall extends SingleRequestCall implements ServerWritableCall, 
   constructor(
     stream: CallStream,
     route: Route,
+    held: HeldBytes,
     private readonly active: Set<StreamServerCall>,
   ) {
-    super(stream, route);
+    super(stream, route, held);
     active.add(this);
     stream.on('drain', onStreamDrain);
   }
@@ -392,9 +498,13 @@ export class GrpcH2Server {
   private readonly sessions = new Set<ServerHttp2Session>();
   private readonly active = new Set<StreamServerCall>();
   private stopping = false;
+  private readonly maxHeldRequestBytes: number;
+  private readonly maxConcurrentStreams: number;
 
   /** `services` by full service name ('etcdserverpb.KV'); a method without a handler answers UNIMPLEMENTED. */
-  constructor(def: PackageDefinition, services: Record<string, ServiceHandlers>) {
+  constructor(def: PackageDefinition, services: Record<string, ServiceHandlers>, limits: GrpcServerLimits = {}) {
+    this.maxHeldRequestBytes = limits.maxHeldRequestBytes ?? MAX_HELD_REQUEST_BYTES;
+    this.maxConcurrentStreams = limits.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS;
     for (const [name, handlers] of Object.entries(services)) {
       const svc = def[name] as Record<string, MethodDefinition<Msg, Msg>> | undefined;
       if (svc === undefined || 'format' in svc) throw new Error(`no service ${name} in the package definition`);
@@ -415,8 +525,11 @@ export class GrpcH2Server {
   async listen(opts: GrpcListenOptions): Promise<number> {
     // Windows larger than HTTP/2's 64 KiB default: hundreds of concurrent Puts on one
     // connection, or one large message, flow without waiting for WINDOW_UPDATEs (requests are
-    // read as they arrive, so the windows bound no buffering of ours).
-    const settings = { maxSessionMemory: 256, settings: { initialWindowSize: STREAM_WINDOW_BYTES } };
+    // read as they arrive, so the windows bound no buffering of ours: maxHeldRequestBytes does).
+    const settings = {
+      maxSessionMemory: MAX_SESSION_MEMORY_MB,
+      settings: { initialWindowSize: STREAM_WINDOW_BYTES, maxConcurrentStreams: this.maxConcurrentStreams },
+    };
     const server = opts.tls
       ? http2.createSecureServer({
           ...settings,
@@ -467,7 +580,9 @@ export class GrpcH2Server {
       if (enc !== undefined && enc !== 'identity') return refuse(stream, 200, GrpcStatus.UNIMPLEMENTED, `grpc-encoding ${enc} is not supported`);
       const timeout = parseGrpcTimeout(headers['grpc-timeout']);
       if (timeout !== undefined && Number.isNaN(timeout)) return refuse(stream, 200, GrpcStatus.INTERNAL, 'malformed grpc-timeout');
-      const call = route.kind === Kind.Unary ? new UnaryServerCall(stream, route) : new StreamServerCall(stream, route, this.active);
+      const session = stream.session as CallSession;
+      const held = (session[HELD] ??= { total: 0, limit: this.maxHeldRequestBytes });
+      const call = route.kind === Kind.Unary ? new UnaryServerCall(stream, route, held) : new StreamServerCall(stream, route, held, this.active);
       stream[CALL] = call;
       stream.on('data', onStreamData);
       stream.on('end', onStreamEnd);
