@@ -3,21 +3,18 @@
  * voter, which carries out the removal. Asked through a follower and through the leader itself;
  * the last voter cannot be removed. Writes acknowledged before go on being served by the rest.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createPki } from '@app/pki';
-import { delay, getFreePorts, request, startServer, type ServerHandle } from './support/server.js';
+import { NODE_NAMES, startThreeNodeCluster, type TestCluster } from './support/cluster.helper.js';
+import { delay, request, type ServerHandle } from './support/server.js';
 
 interface Members {
   leader?: string;
   members: { name: string; role: string }[];
 }
 
-const NAMES = ['n1', 'n2', 'n3'];
+const NAMES = NODE_NAMES;
 
 describe('removing the leader', () => {
-  let dir: string;
+  let cluster: TestCluster | undefined;
   const nodes = new Map<string, ServerHandle>();
   const node = (n: string): ServerHandle => nodes.get(n)!;
 
@@ -40,25 +37,12 @@ describe('removing the leader', () => {
     });
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'kapi-remove-leader-'));
-    await createPki({ outDir: join(dir, 'pki'), hosts: ['127.0.0.1'] });
-    const ports = await getFreePorts(3);
-    const initial = NAMES.map((n, i) => `${n}=127.0.0.1:${ports[i]}`).join(',');
-    const started = await Promise.all(
-      NAMES.map((n, i) =>
-        startServer({
-          dataDir: join(dir, n),
-          readyTimeoutMs: 40_000,
-          args: ['--name', n, '--pki-dir', join(dir, 'pki'), '--listen-peer-port', String(ports[i]), '--initial-cluster', initial],
-        }),
-      ),
-    );
-    started.forEach((h, i) => nodes.set(NAMES[i]!, h));
+    cluster = await startThreeNodeCluster('kapi-remove-leader-', []);
+    cluster.nodes.forEach((h, i) => nodes.set(NAMES[i]!, h));
   }, 90_000);
 
   afterAll(async () => {
-    for (const h of nodes.values()) await h.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await cluster?.cleanup();
   });
 
   it('moves leadership to another voter, which removes the old leader; then the leader of two removes itself; the last voter stays', async () => {

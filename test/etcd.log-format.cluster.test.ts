@@ -5,17 +5,15 @@
  * back to the JSON form, which all builds with the etcd API apply: the replicas never diverge
  * during a rolling upgrade. Checked on the Raft log itself, read from a stopped node's disk.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { ClassicLevel } from 'classic-level';
 import { findProtoFile } from '@app/raft';
-import { createPki } from '@app/pki';
-import { delay, getFreePorts, request, startServer, type ServerHandle } from './support/server.js';
+import { NODE_NAMES, startThreeNodeCluster, type TestCluster } from './support/cluster.helper.js';
+import { delay, getFreePorts, request, type ServerHandle } from './support/server.js';
 
-const NAMES = ['n1', 'n2', 'n3'];
+const NAMES = NODE_NAMES;
 /** Entry record: crc32(4) version(1) type(1) term(8) index(8), then the entry data. */
 const ENTRY_DATA_OFFSET = 22;
 /** RaftNode's envelope before a proposal's command: proposer id (4) and sequence (8). */
@@ -27,7 +25,7 @@ interface MemberView {
 }
 
 describe('the binary Put log format and members of other builds', () => {
-  let dir: string;
+  let cluster: TestCluster | undefined;
   const nodes = new Map<string, ServerHandle>();
   const clientPorts = new Map<string, number>();
   let KV: grpc.ServiceClientConstructor;
@@ -64,42 +62,22 @@ describe('the binary Put log format and members of other builds', () => {
   };
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'kapi-logformat-'));
     const rpc = findProtoFile('etcd/rpc.proto');
     const def = protoLoader.loadSync(rpc, { keepCase: true, longs: Number, defaults: true, includeDirs: [dirname(rpc)] });
     KV = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: { KV: grpc.ServiceClientConstructor } }).etcdserverpb.KV;
-    await createPki({ outDir: join(dir, 'pki'), hosts: ['127.0.0.1'] });
-    const ports = await getFreePorts(6);
-    NAMES.forEach((n, i) => clientPorts.set(n, ports[3 + i]!));
-    const initial = NAMES.map((n, i) => `${n}=127.0.0.1:${ports[i]}`).join(',');
-    const started = await Promise.all(
-      NAMES.map((n, i) =>
-        startServer({
-          dataDir: join(dir, n),
-          readyTimeoutMs: 40_000,
-          args: [
-            '--name',
-            n,
-            '--pki-dir',
-            join(dir, 'pki'),
-            '--listen-peer-port',
-            String(ports[i]),
-            '--initial-cluster',
-            initial,
-            '--storage-backend',
-            'builtin',
-            '--listen-client-urls',
-            `http://127.0.0.1:${ports[3 + i]}`,
-          ],
-        }),
-      ),
-    );
-    started.forEach((h, i) => nodes.set(NAMES[i]!, h));
+    const ports = await getFreePorts(3);
+    NAMES.forEach((n, i) => clientPorts.set(n, ports[i]!));
+    cluster = await startThreeNodeCluster('kapi-logformat-', (n) => [
+      '--storage-backend',
+      'builtin',
+      '--listen-client-urls',
+      `http://127.0.0.1:${clientPorts.get(n)}`,
+    ]);
+    cluster.nodes.forEach((h, i) => nodes.set(NAMES[i]!, h));
   }, 90_000);
 
   afterAll(async () => {
-    for (const h of nodes.values()) await h.cleanup();
-    await rm(dir, { recursive: true, force: true });
+    await cluster?.cleanup();
   });
 
   it('falls back to the JSON form while a member does not list the binary one, and uses it again once all do', async () => {

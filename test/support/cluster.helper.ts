@@ -15,11 +15,16 @@ export const NODE_NAMES: readonly string[] = ['n1', 'n2', 'n3'];
 /** The running cluster; `cleanup` stops every node and removes its directory. */
 export interface TestCluster {
   readonly nodes: ServerHandle[];
+  /** The cluster's directory: `pki/` and one data dir per node. */
+  readonly dir: string;
   cleanup(): Promise<void>;
 }
 
-/** Starts nodes n1..n3 under a new temporary directory named from `prefix`, each with `extraArgs`. */
-export async function startThreeNodeCluster(prefix: string, extraArgs: readonly string[]): Promise<TestCluster> {
+/**
+ * Starts nodes n1..n3 under a new temporary directory named from `prefix`, each with
+ * `extraArgs` (the same flags for all, or the flags of each node by name).
+ */
+export async function startThreeNodeCluster(prefix: string, extraArgs: readonly string[] | ((name: string) => readonly string[])): Promise<TestCluster> {
   const names = NODE_NAMES;
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const nodes: ServerHandle[] = [];
@@ -41,7 +46,7 @@ export async function startThreeNodeCluster(prefix: string, extraArgs: readonly 
       String(ports.get(n)),
       '--initial-cluster',
       initial,
-      ...extraArgs,
+      ...(typeof extraArgs === 'function' ? extraArgs(n) : extraArgs),
     ];
     const started = await Promise.allSettled(names.map((n) => startServer({ args: args(n), dataDir: join(dir, n), readyTimeoutMs: 40_000 })));
     for (const s of started) if (s.status === 'fulfilled') nodes.push(s.value);
@@ -51,7 +56,7 @@ export async function startThreeNodeCluster(prefix: string, extraArgs: readonly 
     await cleanup();
     throw e;
   }
-  return { nodes, cleanup };
+  return { nodes, dir, cleanup };
 }
 
 /**
