@@ -218,9 +218,11 @@ export class ClusterMembership {
   }
 
   /**
-   * Makes sure this node's own record exists and names its current API URL (run once a leader
-   * is known; retried by the caller). Founding members register as voters; a node that joined
-   * keeps the record the leader wrote for it.
+   * Makes sure this node's own record exists and names its current URLs and log formats (the
+   * node runs it at start, again after a failure, and every 10 s to put right a record another
+   * node or an earlier build rewrote). Founding members register as voters; a node that joined
+   * keeps the role the leader wrote for it. Throws while this node is not in the configuration
+   * applied here.
    */
   async registerSelf(): Promise<void> {
     // Not (yet, or any more) a member: a joining node waits for the configuration that adds it,
@@ -305,12 +307,20 @@ export class ClusterMembership {
     } finally {
       this.changing = false;
     }
-    const founding = this.o.initial.find((m) => m.id === target.id);
-    const leader =
-      (await this.records()).find((r) => r.id === target.id) ??
-      (founding && { name: founding.name, id: founding.id, peerURL: founding.peerAddress, role: 'voter' as const });
+    const leader = await this.reachableRecord(target.id);
     if (!leader) throw new MembershipConflictError(`no record of the new leader (id ${target.id}); retry`);
     await this.forwarder({ op: 'remove', name, requestedBy: opts.requestedBy ?? '' }, leader);
+  }
+
+  /**
+   * The record of member `id` for reaching it: its replicated record, or for a founding member
+   * that has not written one yet, its --initial-cluster address.
+   */
+  private async reachableRecord(id: number): Promise<MemberRecord | undefined> {
+    const founding = this.o.initial.find((m) => m.id === id);
+    return (
+      (await this.records()).find((r) => r.id === id) ?? (founding && { name: founding.name, id: founding.id, peerURL: founding.peerAddress, role: 'voter' })
+    );
   }
 
   /** Changes that reach a node other than the leader are sent to the leader through `f`. */
@@ -326,14 +336,7 @@ export class ClusterMembership {
   private async leaderToForwardTo(opts: ChangeOptions): Promise<MemberRecord | undefined> {
     const st = this.o.node.status();
     if (st.role === 'leader') return undefined;
-    // A founding leader that has not written its record yet is still reachable at its
-    // --initial-cluster address.
-    const founding = this.o.initial.find((m) => m.id === st.lead);
-    const leader: MemberRecord | undefined =
-      st.lead === 0
-        ? undefined
-        : ((await this.records()).find((r) => r.id === st.lead) ??
-          (founding && { name: founding.name, id: founding.id, peerURL: founding.peerAddress, role: 'voter' }));
+    const leader = st.lead === 0 ? undefined : await this.reachableRecord(st.lead);
     if (leader && this.forwarder && !opts.forwarded) return leader;
     throw new NotLeaderError(
       leader ? `not the leader: membership changes go to ${leader.name}${leader.clientURL ? ` at ${leader.clientURL}` : ''}` : 'no leader known; retry later',

@@ -28,10 +28,10 @@ import { ClusterMembership } from './cluster.members.js';
 import { RaftMetrics } from './raft.metrics.js';
 import { envInt } from '../config/env.js';
 
-/** A started cluster node's storage side. */
-
 /** How often a node checks that its member record is current. */
 const REGISTER_CHECK_MS = 10_000;
+
+/** A started cluster node's storage side. */
 export interface ClusterNode {
   name: string;
   id: number;
