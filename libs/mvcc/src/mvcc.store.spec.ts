@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { DiskFaultSwitch, installDiskFaults, storageDisk } from '@app/level';
-import { MvccStore } from './mvcc.store.js';
+import { MvccStore, NOT_NOW } from './mvcc.store.js';
 import { dec, del, enc, put } from './mvcc.store.fixture.js';
 import { MvccError, decodeCommand, encodeCommand, type TxnCommand, type MvccEvent } from './mvcc.types.js';
 
@@ -37,6 +37,39 @@ describe('MvccStore', () => {
     expect(r.revision).toBe(3);
     expect(store.currentRevision()).toBe(3);
     expect(store.appliedIndex()).toBe(4);
+  });
+
+  it('reads the current version on the calling thread, from disk too, and not while an import rewrites the store', async () => {
+    await apply(put('/a', '1'));
+    await apply(put('/a', '2'));
+    const now = store.getLatestNow('/a');
+    expect(now === NOT_NOW ? undefined : dec(now?.value)).toBe('2');
+    expect(store.getLatestNow('/missing')).toBeUndefined();
+    // Reopened with an empty cache: the value comes from LevelDB, still synchronously.
+    await store.close();
+    store = await MvccStore.open(dir);
+    const fromDisk = store.getLatestNow('/a');
+    expect(fromDisk === NOT_NOW ? undefined : fromDisk).toMatchObject({ modRevision: 2, version: 2 });
+    // During the writing pass of an import the store has no state to read at once.
+    const snap = await store.exportSnapshot();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let opened = 0;
+    const importing = store.importSnapshotFrom(() => {
+      opened++;
+      if (opened === 1) return [snap];
+      return (async function* () {
+        await gate;
+        yield snap;
+      })();
+    });
+    while (opened < 2) await new Promise((r) => setTimeout(r, 5));
+    expect(store.getLatestNow('/a')).toBe(NOT_NOW);
+    const waiting = store.get('/a');
+    release();
+    await importing;
+    expect(dec((await waiting)?.value)).toBe('2');
+    expect(store.getLatestNow('/a')).toMatchObject({ modRevision: 2 });
   });
 
   it('evaluates compares: absent, modRevision; failure branch returns fresh state', async () => {
@@ -427,14 +460,16 @@ describe('MvccStore', () => {
   });
 
   it('keeps the live keys in memory: creates and reads of missing keys skip LevelDB, the index survives reopen and snapshot import', async () => {
-    // Count the store's point reads of LevelDB (get/getMany) through the db it was given.
+    // Count the store's point reads of LevelDB (get/getMany/getSync) through the db it was given.
     const counted = async (d: string, keyIndex?: boolean) => {
       const db = new ClassicLevel<string, Buffer>(d, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
       const reads = { n: 0 };
       const getMany = db.getMany.bind(db);
       const get = db.get.bind(db);
+      const getSync = db.getSync.bind(db);
       db.getMany = ((...a: Parameters<typeof getMany>) => (reads.n++, getMany(...a))) as typeof db.getMany;
       db.get = ((...a: Parameters<typeof get>) => (reads.n++, get(...a))) as typeof db.get;
+      db.getSync = ((...a: Parameters<typeof getSync>) => (reads.n++, getSync(...a))) as typeof db.getSync;
       const s = await MvccStore.open(d, { db, ...(keyIndex === undefined ? {} : { keyIndex }), cacheMaxEntries: 1 });
       reads.n = 0; // the counters open() reads
       return { s, reads };

@@ -26,6 +26,9 @@ import { exportSnapshotPieces, exportToFile, exportToMemory, readSnapshot, write
 import { RevisionWaiters } from './mvcc.revision-waiters.js';
 import { MvccError, validateCommand, type ApplyEntry, type KeyValue, type MvccEvent, type OpResult, type TxnCommand, type TxnResult } from './mvcc.types.js';
 
+/** What MvccStore.getLatestNow answers while the store cannot be read synchronously. */
+export const NOT_NOW: unique symbol = Symbol('not now');
+
 /**
  * A multi-version key-value store whose state changes only by applying numbered commands.
  * Reads may run concurrently with applies and always see whole batches (LevelDB snapshots).
@@ -214,34 +217,24 @@ export class MvccStore {
     const ops: BatchOp[] = [];
     const events: MvccEvent[] = [];
     const results: (TxnResult | undefined)[] = [];
-    // Prefetch every key the batch touches with one getMany (one trip to LevelDB's thread
-    // instead of one per key); `overlay` then holds writes made earlier in this batch.
-    const wanted = new Set<string>();
+    // The current version of every key the batch touches, as it is before the batch (read on
+    // this thread: inside the queue no batch is in flight); `overlay` then holds the writes made
+    // earlier in this batch.
+    const prefetched = new Map<string, KeyValue | undefined>();
+    const want = (k: unknown): void => {
+      if (typeof k === 'string' && !prefetched.has(k)) prefetched.set(k, this.readLatestNow(k));
+    };
     for (const entry of entries) {
       if (!entry.command || entry.index <= applied) continue;
-      for (const c of entry.command.compares) if (typeof c.key === 'string') wanted.add(c.key);
-      for (const op of [...entry.command.success, ...entry.command.failure]) if (typeof op.key === 'string') wanted.add(op.key);
+      for (const c of entry.command.compares) want(c.key);
+      for (const op of entry.command.success) want(op.key);
+      for (const op of entry.command.failure) want(op.key);
     }
-    const prefetched = new Map<string, KeyValue | undefined>();
-    for (const k of wanted) {
-      // Absent by the live-key index, or cached: no read needed.
-      const hit = this.liveKeys && !this.liveKeys.has(k) ? null : this.latestCache.get(k);
-      if (hit !== undefined) {
-        prefetched.set(k, hit ?? undefined);
-        wanted.delete(k);
-      }
-    }
-    const keys = [...wanted];
-    const values = keys.length > 0 ? await this.db.getMany(keys.map((k) => LATEST + k)) : [];
-    keys.forEach((k, i) => {
-      const b = values[i];
-      prefetched.set(k, b === undefined ? undefined : decodeLatest(k, b));
-    });
-    const latest = async (key: string): Promise<KeyValue | undefined> => {
+    const latest = (key: string): KeyValue | undefined => {
       const o = overlay.get(key);
       if (o !== undefined) return o ?? undefined;
       if (prefetched.has(key)) return prefetched.get(key);
-      return this.readLatest(key);
+      return this.readLatestNow(key);
     };
 
     for (const entry of entries) {
@@ -270,7 +263,7 @@ export class MvccStore {
       }
       let ok = true;
       for (const c of cmd.compares) {
-        const kv = await latest(c.key);
+        const kv = latest(c.key);
         if (c.target === 'absent') ok = kv === undefined;
         else if (c.target === 'present') ok = kv !== undefined;
         else if (c.target === 'modRevision') ok = (kv?.modRevision ?? 0) === c.value;
@@ -281,7 +274,7 @@ export class MvccStore {
       let seq = 0;
       const opResults: OpResult[] = [];
       for (const op of ok ? cmd.success : cmd.failure) {
-        const prev = await latest(op.key);
+        const prev = latest(op.key);
         if (op.type === 'get') {
           opResults.push(prev ? { current: prev } : {});
         } else if (op.type === 'put') {
@@ -361,17 +354,35 @@ export class MvccStore {
       const b = await this.db.get(LATEST + key, { snapshot });
       return b === undefined ? undefined : decodeLatest(key, b);
     }
+    return this.readLatestNow(key);
+  }
+
+  /**
+   * The current version of `key` from the key index, the cache or LevelDB, read on this thread
+   * (LevelDB's synchronous get: a memtable or block-cache hit costs a few microseconds, less
+   * than handing the read to the thread pool and waking up for its answer; etcd reads its
+   * in-memory index and mmap-ed B-tree the same way). Not while an import rewrites the store.
+   */
+  private readLatestNow(key: string): KeyValue | undefined {
     // A batch being written becomes visible with the next revision; until then absent is right.
     if (this.liveKeys && !this.liveKeys.has(key)) return undefined;
     const hit = this.latestCache.get(key);
     if (hit) return hit;
-    const epoch = this.latestCache.epoch;
-    const quiet = !this.writing;
-    const b = await this.db.get(LATEST + key);
+    const b = this.db.getSync(LATEST + key);
     if (b === undefined) return undefined;
     const kv = decodeLatest(key, b);
-    if (quiet && !this.writing && epoch === this.latestCache.epoch) this.latestCache.set(key, kv);
+    // A batch in flight may or may not be in what was read: cache only what no write can change.
+    if (!this.writing) this.latestCache.set(key, kv);
     return kv;
+  }
+
+  /**
+   * The current version of `key` (undefined: absent), read synchronously (see readLatestNow),
+   * or `NOT_NOW` while a snapshot import rewrites the store: then use get(), which waits for it.
+   */
+  getLatestNow(key: string): KeyValue | undefined | typeof NOT_NOW {
+    if (this.importGate) return NOT_NOW;
+    return this.readLatestNow(key);
   }
 
   /** Takes a snapshot and the revision it reflects. The caller must close the snapshot. */

@@ -14,7 +14,7 @@
  * is local (like etcd's lessor, which does not persist expiry either): a grant or keep-alive
  * sets it to the TTL on every replica, and a new leader refreshes all of them (EtcdLessor).
  */
-import { MvccError, validateCommand, validateKey, type ApplyEntry, type KeyValue, type MvccStore, type Op } from '@app/mvcc';
+import { MvccError, NOT_NOW, validateCommand, validateKey, type ApplyEntry, type KeyValue, type MvccStore, type Op } from '@app/mvcc';
 import type {
   EtcdCommand,
   EtcdCompare,
@@ -171,8 +171,8 @@ export class EtcdApplier {
     await this.loaded;
     const applied = this.store.appliedIndex();
     const batch = new Map<string, KeyValue | null>();
-    // The single keys the entries name, read at once (each read is a trip to LevelDB's thread
-    // pool; one after another they were most of an apply). They seed the batch's base state.
+    // The single keys the entries name, read up front (synchronously, see
+    // MvccStore.getLatestNow): they seed the batch's base state.
     const base = await this.prefetch(entries.filter((e) => e.index > applied).map((e) => e.cmd));
     let rev = this.store.currentRevision();
     const toWrite: ApplyEntry[] = [];
@@ -237,9 +237,19 @@ export class EtcdApplier {
       }
     };
     for (const cmd of cmds) if ('txn' in cmd) visit(cmd.txn);
-    const list = [...keys].filter((k) => validateKey(k) === undefined);
-    const values = await Promise.all(list.map((k) => this.store.get(k)));
-    return new Map(list.map((k, i) => [k, values[i] ?? null]));
+    const base = new Map<string, KeyValue | null>();
+    for (const k of keys) {
+      if (validateKey(k) !== undefined) continue;
+      const now = this.store.getLatestNow(k);
+      base.set(k, (now === NOT_NOW ? await this.store.get(k) : now) ?? null);
+    }
+    return base;
+  }
+
+  /** The store's current version of `key`: read at once unless an import is rewriting the store. */
+  private current(key: string): KeyValue | undefined | Promise<KeyValue | undefined> {
+    const now = this.store.getLatestNow(key);
+    return now === NOT_NOW ? this.store.get(key) : now;
   }
 
   /** Evaluates one command into ctx; returns what to do once it is accepted (and its answer). */
@@ -304,7 +314,7 @@ export class EtcdApplier {
       const o = layer.get(key);
       if (o !== undefined) return o ?? undefined;
     }
-    return this.store.get(key);
+    return this.current(key);
   }
 
   private async ctxRange(ctx: TxnContext, r: EtcdKeyRange): Promise<KeyValue[]> {
