@@ -253,6 +253,34 @@ describe('LevelDbRaftStorage', () => {
       await r.close();
     });
 
+    it('keeps a commit-only change in memory and writes it with the next batch, or at close', async () => {
+      const s = await LevelDbRaftStorage.open(dir);
+      await s.bootstrap([1]);
+      await s.save({ entries: [ent(2, 2, 'a'), ent(3, 2, 'b')], hardState: { term: 2, vote: 1, commit: 1 } });
+      // Any write would fail now: the commit-only save must not write.
+      setFaults({ write: 'EIO' });
+      await s.save({ entries: [], hardState: { term: 2, vote: 1, commit: 2 } }, false);
+      expect(s.hardState()).toEqual({ term: 2, vote: 1, commit: 2 });
+      // A vote is durable state: it is written (and fails here) even without mustSync.
+      await expect(s.save({ entries: [], hardState: { term: 3, vote: 1, commit: 2 } }, false)).rejects.toThrow(/Input\/output error/);
+      setFaults({});
+      // The next batch carries the commit index kept in memory.
+      await s.save({ entries: [ent(4, 2, 'c')] });
+      await s.save({ entries: [], hardState: { term: 2, vote: 1, commit: 4 } }, false);
+      // close() writes commit 4; here that write fails, and only commit 4 is lost.
+      setFaults({ write: 'EIO' });
+      await s.close();
+      setFaults({});
+      const r = await LevelDbRaftStorage.open(dir);
+      expect(r.hardState()).toEqual({ term: 2, vote: 1, commit: 2 });
+      expect(r.lastIndex()).toBe(4);
+      await r.save({ entries: [], hardState: { term: 2, vote: 1, commit: 3 } }, false);
+      await r.close();
+      const again = await LevelDbRaftStorage.open(dir);
+      expect(again.hardState()).toEqual({ term: 2, vote: 1, commit: 3 });
+      await again.close();
+    });
+
     it('fails at once on an I/O error of a write or of its fsync, leaving memory and disk as they were', async () => {
       const s = await LevelDbRaftStorage.open(dir);
       await s.bootstrap([1]);

@@ -31,6 +31,8 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
   /** Range deletions of compacted entries, in order (see createSnapshot). */
   private clearing: Promise<void> = Promise.resolve();
   private closing = false;
+  /** The hard state in memory carries a commit index no batch has written yet (see save). */
+  private hardStateUnwritten = false;
 
   private constructor(
     private readonly db: ClassicLevel<string, Uint8Array>,
@@ -144,10 +146,28 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
   /**
    * Persists the durable part of a Ready in ONE synced batch: snapshot (dropping the old log),
    * entries (deleting any conflicting suffix beyond the new last entry) and hard state.
-   * Resolves only after fsync (skipped when `mustSync` is false, i.e. only the commit index
-   * changed, as etcd does); the caller may then send the Ready's messages.
+   * Resolves only after fsync; the caller may then send the Ready's messages.
+   *
+   * A Ready that changes only the commit index (`mustSync` false, no entries or snapshot) is
+   * not written at all: the commit index is recoverable from the quorum (etcd does not fsync
+   * it either), so it is kept in memory and goes to disk with the next batch that is written
+   * (every batch carries the hard state as it then is) or at close(). A node restarted before
+   * that starts from an older commit index and learns the newer one from the leader; entries
+   * its state machine already holds are not applied twice (RaftNode). This saves a LevelDB
+   * write, a trip to the thread pool and its wake-ups on every member for every commit that
+   * arrives alone (one per write at low load).
    */
   async save(rd: { hardState?: HardState; entries: readonly Entry[]; snapshot?: Snapshot }, mustSync = true): Promise<void> {
+    if (!mustSync && !rd.snapshot && rd.entries.length === 0) {
+      if (rd.hardState) {
+        const cur = this.mem.hardState();
+        if (rd.hardState.term === cur.term && rd.hardState.vote === cur.vote) {
+          this.mem.setHardState(rd.hardState);
+          this.hardStateUnwritten = true;
+          return;
+        }
+      }
+    }
     const ops: RawBatchOp[] = [];
     let stale: { gte: string; lte: string } | undefined;
     if (rd.snapshot) {
@@ -170,10 +190,12 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
       const newLast = rd.entries[rd.entries.length - 1]!.index;
       for (let i = newLast + 1; i <= oldLast; i++) ops.push({ type: 'del', key: entryKey(i) });
     }
-    if (rd.hardState) ops.push({ type: 'put', key: 'h', value: encodeHardState(rd.hardState) });
+    const hardState = rd.hardState ?? (this.hardStateUnwritten ? this.mem.hardState() : undefined);
+    if (hardState) ops.push({ type: 'put', key: 'h', value: encodeHardState(hardState) });
     if (ops.length === 0) return;
     const replaced = rd.snapshot ? this.mem.snapshot() : undefined;
     await this.write(ops, this.sync && mustSync);
+    if (hardState) this.hardStateUnwritten = false;
     if (stale) {
       const range = stale;
       this.clearing = this.clearing.then(() => this.db.clear(range)).catch(() => undefined);
@@ -231,6 +253,12 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
   }
 
   async close(): Promise<void> {
+    // A commit index kept in memory (see save) is written on the way out, so a clean restart
+    // resumes from it; a failed write loses nothing that the quorum does not hold.
+    if (this.hardStateUnwritten && this.db.status === 'open') {
+      await writeBatch(this.db, [{ type: 'put', key: 'h', value: encodeHardState(this.mem.hardState()) }], false).catch(() => undefined);
+      this.hardStateUnwritten = false;
+    }
     this.closing = true;
     await this.clearing;
     await this.db.close();
