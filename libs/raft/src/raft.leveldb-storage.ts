@@ -295,15 +295,16 @@ function unseal(key: string, raw: Uint8Array): Uint8Array {
   return body;
 }
 
+/** An entry's record, built in one buffer (seal's layout: the CRC32, then the body). */
 function encodeEntry(e: Entry): Uint8Array {
-  const body = new Uint8Array(18 + e.data.length);
-  const v = new DataView(body.buffer);
-  body[0] = VERSION;
-  body[1] = e.type === 'conf' ? 1 : 0;
-  v.setFloat64(2, e.term);
-  v.setFloat64(10, e.index);
-  body.set(e.data, 18);
-  return seal(body);
+  const out = Buffer.allocUnsafe(4 + 18 + e.data.length);
+  out[4] = VERSION;
+  out[5] = e.type === 'conf' ? 1 : 0;
+  out.writeDoubleBE(e.term, 6);
+  out.writeDoubleBE(e.index, 14);
+  out.set(e.data, 22);
+  out.writeUInt32BE(crc32(out.subarray(4)) >>> 0, 0);
+  return out;
 }
 
 function decodeEntry(key: string, raw: Uint8Array): Entry {
