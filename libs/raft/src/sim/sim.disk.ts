@@ -47,6 +47,8 @@ export class SimDisk implements RaftNodeStorage {
   private readonly synced = new Map<string, SimRecord>();
   private written: SimBatch[] = [];
   private mem = new MemoryStorage();
+  /** The mirror's hard state carries a commit index no batch has written yet (see save). */
+  private hardStateUnwritten = false;
   private clock: RaftClock | undefined;
   private lastDoneAt = 0;
   /** Writes started and completed: a Ready's save is pending while they differ. */
@@ -103,6 +105,15 @@ export class SimDisk implements RaftNodeStorage {
 
   /** The same batch LevelDbRaftStorage.save writes. */
   async save(rd: { hardState?: HardState; entries: readonly Entry[]; snapshot?: Snapshot }, mustSync = true): Promise<void> {
+    // A commit-only change stays in memory and goes with the next batch (LevelDbRaftStorage.save).
+    if (!mustSync && !rd.snapshot && rd.entries.length === 0 && rd.hardState) {
+      const cur = this.mem.hardState();
+      if (rd.hardState.term === cur.term && rd.hardState.vote === cur.vote) {
+        this.mem.setHardState(rd.hardState);
+        this.hardStateUnwritten = true;
+        return;
+      }
+    }
     const ops: SimOp[] = [];
     const stale: SimOp[] = [];
     if (rd.snapshot) {
@@ -120,12 +131,14 @@ export class SimDisk implements RaftNodeStorage {
       const newLast = rd.entries[rd.entries.length - 1]!.index;
       for (let i = newLast + 1; i <= oldLast; i++) ops.push({ key: entryKey(i) });
     }
-    if (rd.hardState) ops.push({ key: 'h', rec: { kind: 'h', hard: rd.hardState } });
+    const hardState = rd.hardState ?? (this.hardStateUnwritten ? this.mem.hardState() : undefined);
+    if (hardState) ops.push({ key: 'h', rec: { kind: 'h', hard: hardState } });
     if (ops.length === 0) return;
     await this.write(ops, mustSync, () => {
       if (rd.snapshot) this.mem.applySnapshot(rd.snapshot);
       this.mem.append(rd.entries);
       if (rd.hardState) this.mem.setHardState(rd.hardState);
+      if (hardState) this.hardStateUnwritten = false;
       if (rd.entries.length > 0) {
         let prevTerm: number;
         try {
@@ -194,6 +207,7 @@ export class SimDisk implements RaftNodeStorage {
     this.written = [];
     this.started = this.completed = 0;
     this.clock = undefined;
+    this.hardStateUnwritten = false;
     this.reopen(survivors);
   }
 
