@@ -11,7 +11,7 @@
  * Each Put load point also reports the members' CPU time per Put (user + system, every thread,
  * from /proc): when the cores are the limit, as on a small machine running clients and all
  * three members, throughput follows it. The gRPC server our members serve the API with
- * (node:http2, etcd.h2-server.ts), answering Put at once with no storage, is measured with the
+ * (node:http2, libs/grpc), answering Put at once with no storage, is measured with the
  * same client as the floor of what a member spends per client request.
  *
  * Both systems serve clients plain HTTP/2 on loopback (no TLS on the client side), and their
@@ -222,7 +222,7 @@ async function startEtcd(dir: string, bin: string): Promise<System> {
 async function startFloor(): Promise<System> {
   const [port] = await getFreePorts(1);
   const rpc = findProtoFile('etcd/rpc.proto');
-  const server = join(repoRoot(), 'dist', 'apps', 'apiserver', 'src', 'etcd', 'etcd.h2-server.js');
+  const server = join(repoRoot(), 'dist', 'libs', 'grpc', 'src', 'grpc.h2-server.js');
   const code = `
     import loader from '@grpc/proto-loader';
     import { GrpcH2Server } from ${JSON.stringify(server)};

@@ -1,5 +1,5 @@
 /**
- * The etcd endpoint's gRPC server (apps/apiserver/src/etcd/etcd.h2-server.ts) on the wire: a
+ * The etcd endpoint's gRPC server (GrpcH2Server of libs/grpc) on the wire: a
  * real node with --listen-client-urls, driven by @grpc/grpc-js and by raw node:http2 requests
  * that a well-behaved client would never send. Covers dispatch (unknown method), the request's
  * content-type, message framing (a message over many DATA frames, several messages in one,
@@ -19,7 +19,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
 import { createPki } from '@app/pki';
-import { GrpcH2Server, type UnaryCall } from '../apps/apiserver/src/etcd/etcd.h2-server.js';
+import { GrpcH2Server, type UnaryCall } from '@app/grpc';
 import { delay, getFreePorts, request, startServer, type ServerHandle } from './support/server.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import { toServiceError, type Msg } from './etcd.convert.js';
-import type { UnaryCall, UnaryHandler } from './etcd.h2-server.js';
+import type { UnaryCall, UnaryHandler } from '@app/grpc';
 
 /** The node's etcd identity and its header. */
 export class EtcdContext {

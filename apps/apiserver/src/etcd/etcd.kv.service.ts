@@ -6,7 +6,7 @@
  * store's replicated compaction command.
  */
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import type { ServiceHandlers } from './etcd.h2-server.js';
+import type { ServiceHandlers } from '@app/grpc';
 import { compactCommand } from '@app/mvcc';
 import { readRange, shapeRange, type EtcdCommand, type EtcdResult } from '@app/storage';
 import { EtcdApiError, commandError, deleteSpecIn, kvOut, putSpecIn, rangeOut, rangeSpecIn, txnOut, txnSpecIn, num, type Msg } from './etcd.convert.js';

@@ -5,7 +5,7 @@
  * the proposing node, and travels in the command (as etcd's lessor ids do).
  */
 import { randomBytes } from 'node:crypto';
-import type { DuplexCall, ServiceHandlers } from './etcd.h2-server.js';
+import type { DuplexCall, ServiceHandlers } from '@app/grpc';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { EtcdApiError, keyBytes, leaseIn, num, toServiceError, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';

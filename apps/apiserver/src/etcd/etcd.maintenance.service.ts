@@ -10,7 +10,7 @@ import { rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import type { ServerWritableCall, ServiceHandlers } from './etcd.h2-server.js';
+import type { ServerWritableCall, ServiceHandlers } from '@app/grpc';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { EtcdApiError, num, toServiceError, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';

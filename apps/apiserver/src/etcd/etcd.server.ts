@@ -3,7 +3,7 @@
  * (proto/etcd/rpc.proto, kv.proto) served on --listen-client-urls with TLS from the node's PKI
  * or etcd's --cert-file/--key-file/--trusted-ca-file, and client certificates required with
  * --client-cert-auth (etcd's flags and defaults). The gRPC server is our own, on node:http2
- * (etcd.h2-server.ts).
+ * (GrpcH2Server of libs/grpc).
  */
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -13,7 +13,7 @@ import type { PkiMaterial } from '@app/pki';
 import type { ServerConfig } from '../config/flags.js';
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import { EtcdContext } from './etcd.context.js';
-import { GrpcH2Server, type GrpcListenOptions } from './etcd.h2-server.js';
+import { GrpcH2Server, type GrpcListenOptions } from '@app/grpc';
 import { kvService } from './etcd.kv.service.js';
 import { leaseService } from './etcd.lease.service.js';
 import { clusterService, maintenanceService } from './etcd.maintenance.service.js';

@@ -6,7 +6,7 @@
  * (split into fragments when asked and large). A start revision below the compacted one cancels
  * the watcher with compact_revision, as etcd does.
  */
-import type { DuplexCall, ServiceHandlers } from './etcd.h2-server.js';
+import type { DuplexCall, ServiceHandlers } from '@app/grpc';
 import { MvccError, type MvccEvent } from '@app/mvcc';
 import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
 import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';

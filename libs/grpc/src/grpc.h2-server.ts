@@ -1,7 +1,8 @@
 /**
- * A lean gRPC server on node:http2 for the etcd endpoint (docs/etcd-api.md "Transport"): it
- * dispatches on :path to handlers of etcd's services, decodes requests straight from the
- * received DATA chunks (etcd.h2-framing.ts) and answers with headers, length-prefixed messages
+ * A lean gRPC server on node:http2, serving the etcd endpoint (docs/etcd-api.md "Transport") and
+ * the Raft peer port (docs/cluster.md "Peer transport"): it dispatches on :path to handlers of
+ * services, decodes requests straight from the
+ * received DATA chunks (grpc.h2-framing.ts) and answers with headers, length-prefixed messages
  * and grpc-status trailers (gRPC's PROTOCOL-HTTP2.md). Messages are encoded and decoded by
  * @grpc/proto-loader's definitions, the same as grpc-js would use.
  *
@@ -19,8 +20,10 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Session, Serv
 import type { AddressInfo } from 'node:net';
 import type { MethodDefinition, PackageDefinition } from '@grpc/proto-loader';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import type { Msg } from './etcd.convert.js';
-import { MessageDecoder, encodeGrpcMessage, encodeMessage, parseGrpcTimeout } from './etcd.h2-framing.js';
+import { MessageDecoder, encodeGrpcMessage, encodeMessage, parseGrpcTimeout } from './grpc.h2-framing.js';
+
+/** A message as handlers see it: what the method's deserializer made (or takes to serialize). */
+export type Msg = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** A gRPC status to end a call with (etcd.convert.ts's toServiceError makes them). */
 export interface CallStatus {

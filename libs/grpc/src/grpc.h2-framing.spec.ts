@@ -1,4 +1,4 @@
-import { MAX_REQUEST_MESSAGE_BYTES, MessageDecoder, encodeGrpcMessage, encodeMessage, parseGrpcTimeout, type FrameError } from './etcd.h2-framing.js';
+import { MAX_REQUEST_MESSAGE_BYTES, MessageDecoder, encodeGrpcMessage, encodeMessage, parseGrpcTimeout, type FrameError } from './grpc.h2-framing.js';
 
 class Collect extends MessageDecoder {
   readonly got: string[] = [];
