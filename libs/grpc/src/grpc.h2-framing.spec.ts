@@ -88,6 +88,15 @@ describe('gRPC message framing', () => {
     expect(ok.got).toHaveLength(1);
   });
 
+  it('takes a limit of its own instead of the default', () => {
+    const small = new Collect(10);
+    expect(small.push(frame('0123456789'))).toBeUndefined();
+    expect(small.push(frame('0123456789a'))?.details).toBe('received message larger than max (11 vs. 10)');
+    const large = new Collect(MAX_REQUEST_MESSAGE_BYTES * 4);
+    expect(large.push(encodeMessage(Buffer.alloc(MAX_REQUEST_MESSAGE_BYTES * 3)))).toBeUndefined();
+    expect(large.got).toHaveLength(1);
+  });
+
   it('refuses a compressed message and an unknown flag, after the messages before it', () => {
     const d = new Collect();
     const compressed = frame('zipped');

@@ -1,11 +1,14 @@
 /**
- * The wire format of gRPC over HTTP/2 that the etcd endpoint's server speaks (gRPC's
+ * The wire format of gRPC over HTTP/2 that GrpcH2Server speaks (gRPC's
  * PROTOCOL-HTTP2.md), kept free of sockets so it is tested on its own: length-prefixed messages
  * (a compressed flag byte, a 4-byte big-endian length, the payload) cut from DATA chunks however
  * they are split or joined, the grpc-timeout header, and the percent-encoding of grpc-message.
  */
 
-/** The largest request message accepted: etcd's 1.5 MiB request limit plus its gRPC overhead, as etcd's default. */
+/**
+ * The largest request message accepted unless a server says otherwise: etcd's 1.5 MiB request
+ * limit plus its gRPC overhead, as etcd's default.
+ */
 export const MAX_REQUEST_MESSAGE_BYTES = 2 * 1024 * 1024 + 4096;
 
 /** Length of a message's prefix: the compressed flag and the 4-byte length. */
@@ -36,6 +39,9 @@ export abstract class MessageDecoder {
   /** Bytes `parts` must hold before decoding resumes: the prefix, then the whole message. */
   private need = PREFIX_BYTES;
 
+  /** `maxMessageBytes`: a longer message ends the stream with RESOURCE_EXHAUSTED. */
+  constructor(private readonly maxMessageBytes: number = MAX_REQUEST_MESSAGE_BYTES) {}
+
   /** Called with every complete message's payload, in order. */
   protected abstract onMessage(payload: Buffer): void;
 
@@ -60,8 +66,8 @@ export abstract class MessageDecoder {
       const len = buf.readUInt32BE(off + 1);
       if (flag !== 0)
         return { code: INTERNAL, details: flag === 1 ? 'compressed message received, but no grpc-encoding was negotiated' : `invalid message flag ${flag}` };
-      if (len > MAX_REQUEST_MESSAGE_BYTES) {
-        return { code: RESOURCE_EXHAUSTED, details: `received message larger than max (${len} vs. ${MAX_REQUEST_MESSAGE_BYTES})` };
+      if (len > this.maxMessageBytes) {
+        return { code: RESOURCE_EXHAUSTED, details: `received message larger than max (${len} vs. ${this.maxMessageBytes})` };
       }
       const next = off + PREFIX_BYTES + len;
       if (next > end) {

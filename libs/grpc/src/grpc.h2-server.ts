@@ -18,9 +18,9 @@ import { EventEmitter } from 'node:events';
 import * as http2 from 'node:http2';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import type { MethodDefinition, PackageDefinition } from '@grpc/proto-loader';
+import type { PackageDefinition } from '@grpc/proto-loader';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { MessageDecoder, encodeGrpcMessage, encodeMessage, parseGrpcTimeout } from './grpc.h2-framing.js';
+import { MAX_REQUEST_MESSAGE_BYTES, MessageDecoder, encodeGrpcMessage, encodeMessage, parseGrpcTimeout } from './grpc.h2-framing.js';
 
 /** A message as handlers see it: what the method's deserializer made (or takes to serialize). */
 export type Msg = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -44,6 +44,14 @@ export interface UnaryCall {
 interface StreamingCall {
   /** True once the client went away, the deadline passed or the server stopped. */
   readonly cancelled: boolean;
+  /**
+   * Sends the response headers now rather than with the first response or the status (a
+   * client-streaming caller such as grpc-js's keeps what it wrote until they arrive).
+   */
+  sendHeaders(): void;
+  /** Stops reading requests (HTTP/2 flow control then holds the client back) until resume(). */
+  pause(): void;
+  resume(): void;
   /** Sends one response; false when the stream's buffer is full (wait for 'drain'). Ignored once ended. */
   write(msg: Msg): boolean;
   /** Ends the call with status OK after the responses written. */
@@ -83,7 +91,22 @@ interface Route {
   handler: (call: never) => void;
   deserialize: (b: Buffer) => Msg;
   serialize: (m: Msg) => Buffer;
+  maxMessageBytes: number;
 }
+
+/**
+ * One method as @grpc/proto-loader (or grpc-js's ServiceDefinition) describes it: what routing
+ * and the codec need.
+ */
+export interface GrpcMethodDefinition {
+  path: string;
+  requestStream: boolean;
+  responseStream: boolean;
+  requestDeserialize(b: Buffer): unknown;
+  responseSerialize(m: never): Buffer;
+}
+/** A service's methods by name (as in the .proto). */
+export type GrpcServiceDefinition = Record<string, GrpcMethodDefinition>;
 
 /** Per-connection bounds of a {@link GrpcH2Server}; each defaults to the constant of the same name. */
 export interface GrpcServerLimits {
@@ -91,6 +114,22 @@ export interface GrpcServerLimits {
   maxHeldRequestBytes?: number;
   /** See MAX_CONCURRENT_STREAMS. */
   maxConcurrentStreams?: number;
+  /** The largest request message (MAX_REQUEST_MESSAGE_BYTES of grpc.h2-framing.ts). */
+  maxMessageBytes?: number;
+}
+
+/** Options of a {@link GrpcH2Server}: its limits, who may call, how it stops. */
+export interface GrpcServerOptions extends GrpcServerLimits {
+  /**
+   * Decides once per connection, before its first call is dispatched, whether its calls are
+   * served: undefined serves them, a status refuses every call of the connection with it (e.g.
+   * PERMISSION_DENIED for a client certificate that is not one of the allowed names).
+   */
+  authorize?(session: ServerHttp2Session): CallStatus | undefined;
+  /** grpc-message of the UNAVAILABLE that open streaming calls end with on stop(). */
+  stopDetails?: string;
+  /** How long stop() lets calls finish before it destroys the connections (SHUTDOWN_GRACE_MS). */
+  shutdownGraceMs?: number;
 }
 
 /** Listening options of {@link GrpcH2Server.listen}. */
@@ -110,7 +149,9 @@ interface HeldBytes {
   readonly limit: number;
 }
 const HELD = Symbol('heldRequestBytes');
-type CallSession = ServerHttp2Session & { [HELD]?: HeldBytes };
+/** A connection's authorization: null when its calls are served, else the status refusing them. */
+const REFUSAL = Symbol('refusal');
+type CallSession = ServerHttp2Session & { [HELD]?: HeldBytes; [REFUSAL]?: CallStatus | null };
 
 const RESPONSE_HEADERS: OutgoingHttpHeaders = { ':status': 200, 'content-type': 'application/grpc' };
 // No date header: gRPC clients have no use for it, and it costs every response.
@@ -190,7 +231,7 @@ abstract class ServerCall extends MessageDecoder {
     protected readonly route: Route,
     private readonly held: HeldBytes,
   ) {
-    super();
+    super(route.maxMessageBytes);
   }
 
   /** The client half-closed its side. */
@@ -259,7 +300,17 @@ abstract class ServerCall extends MessageDecoder {
     this.onCancelled();
   }
 
-  private sendHeaders(): void {
+  sendHeaders(): void {
+    if (this.done || this.stream.closed || this.stream.destroyed) return;
+    try {
+      this.respondHeaders();
+    } catch {
+      this.stream.destroy();
+    }
+  }
+
+  /** Sends the response headers unless they went already (throws when the stream is gone). */
+  private respondHeaders(): void {
     if (this.headersSent) return;
     this.headersSent = true;
     this.stream.respond(RESPONSE_HEADERS, RESPOND_STREAMING);
@@ -282,7 +333,7 @@ abstract class ServerCall extends MessageDecoder {
     const f = this.frame(msg);
     if (f === undefined) return true;
     try {
-      this.sendHeaders();
+      this.respondHeaders();
       return this.stream.write(f);
     } catch {
       this.stream.destroy();
@@ -314,7 +365,7 @@ abstract class ServerCall extends MessageDecoder {
         return;
       }
       this.trailers = trailers;
-      this.sendHeaders();
+      this.respondHeaders();
       if (last === undefined) stream.end();
       else stream.end(last);
     } catch {
@@ -396,6 +447,14 @@ class StreamServerCall extends SingleRequestCall implements ServerWritableCall, 
     super(stream, route, held);
     active.add(this);
     stream.on('drain', onStreamDrain);
+  }
+
+  pause(): void {
+    if (!this.done) this.stream.pause();
+  }
+
+  resume(): void {
+    if (!this.done) this.stream.resume();
   }
 
   start(): void {
@@ -503,24 +562,42 @@ export class GrpcH2Server {
   private stopping = false;
   private readonly maxHeldRequestBytes: number;
   private readonly maxConcurrentStreams: number;
+  private readonly maxMessageBytes: number;
 
-  /** `services` by full service name ('etcdserverpb.KV'); a method without a handler answers UNIMPLEMENTED. */
-  constructor(def: PackageDefinition, services: Record<string, ServiceHandlers>, limits: GrpcServerLimits = {}) {
-    this.maxHeldRequestBytes = limits.maxHeldRequestBytes ?? MAX_HELD_REQUEST_BYTES;
-    this.maxConcurrentStreams = limits.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS;
+  /**
+   * `services` by full service name ('etcdserverpb.KV') in `def`; a method without a handler
+   * answers UNIMPLEMENTED.
+   */
+  constructor(
+    def: PackageDefinition,
+    services: Record<string, ServiceHandlers>,
+    private readonly options: GrpcServerOptions = {},
+  ) {
+    this.maxHeldRequestBytes = options.maxHeldRequestBytes ?? MAX_HELD_REQUEST_BYTES;
+    this.maxConcurrentStreams = options.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS;
+    this.maxMessageBytes = options.maxMessageBytes ?? MAX_REQUEST_MESSAGE_BYTES;
     for (const [name, handlers] of Object.entries(services)) {
-      const svc = def[name] as Record<string, MethodDefinition<Msg, Msg>> | undefined;
+      const svc = def[name];
       if (svc === undefined || 'format' in svc) throw new Error(`no service ${name} in the package definition`);
-      for (const [method, handler] of Object.entries(handlers)) {
-        const m = svc[method];
-        if (m === undefined) throw new Error(`no method ${name}.${method}`);
-        this.routes.set(m.path, {
-          kind: m.requestStream ? Kind.Duplex : m.responseStream ? Kind.ServerStream : Kind.Unary,
-          handler,
-          deserialize: m.requestDeserialize,
-          serialize: m.responseSerialize,
-        });
-      }
+      this.addService(svc as unknown as GrpcServiceDefinition, handlers, name);
+    }
+  }
+
+  /**
+   * Serves `handlers` of one more service (before or after listen()); `name` only names the
+   * service in errors.
+   */
+  addService(service: GrpcServiceDefinition, handlers: ServiceHandlers, name = 'the service'): void {
+    for (const [method, handler] of Object.entries(handlers)) {
+      const m = service[method];
+      if (m === undefined) throw new Error(`no method ${name}.${method}`);
+      this.routes.set(m.path, {
+        kind: m.requestStream ? Kind.Duplex : m.responseStream ? Kind.ServerStream : Kind.Unary,
+        handler,
+        deserialize: m.requestDeserialize as (b: Buffer) => Msg,
+        serialize: m.responseSerialize as (m: Msg) => Buffer,
+        maxMessageBytes: this.maxMessageBytes,
+      });
     }
   }
 
@@ -573,6 +650,12 @@ export class GrpcH2Server {
     stream.on('error', noop);
     try {
       if (this.stopping) return refuse(stream, 200, GrpcStatus.UNAVAILABLE, 'the server is stopping');
+      if (this.options.authorize !== undefined) {
+        const s = stream.session as CallSession;
+        if (s[REFUSAL] === undefined) s[REFUSAL] = this.options.authorize(s) ?? null;
+        const refusal = s[REFUSAL];
+        if (refusal !== null) return refuse(stream, 200, refusal.code ?? GrpcStatus.PERMISSION_DENIED, refusal.details ?? '');
+      }
       if (headers[':method'] !== 'POST') return refuse(stream, 405, GrpcStatus.INTERNAL, `method ${headers[':method']} is not POST`);
       const ct = headers['content-type'];
       if (!isGrpcContentType(ct)) return refuse(stream, 415, GrpcStatus.INTERNAL, `invalid gRPC request content-type ${JSON.stringify(ct ?? '')}`);
@@ -610,11 +693,12 @@ export class GrpcH2Server {
     if (!server || this.stopping) return;
     this.stopping = true;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const call of [...this.active]) call.abort({ code: GrpcStatus.UNAVAILABLE, details: 'etcdserver: server stopped' });
+    const details = this.options.stopDetails ?? 'server stopped';
+    for (const call of [...this.active]) call.abort({ code: GrpcStatus.UNAVAILABLE, details });
     for (const s of this.sessions) s.close();
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, SHUTDOWN_GRACE_MS);
+      timer = setTimeout(resolve, this.options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
     });
     await Promise.race([closed, grace]);
     clearTimeout(timer);

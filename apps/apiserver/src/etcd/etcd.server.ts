@@ -81,13 +81,17 @@ export class EtcdServer {
     const tls = await this.credentials(secure);
     const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls!);
     this.watchCounts = ctx.watchCounts;
-    const server = new GrpcH2Server(loadEtcdProto(), {
-      'etcdserverpb.KV': kvService(ctx),
-      'etcdserverpb.Watch': watchService(ctx),
-      'etcdserverpb.Lease': leaseService(ctx),
-      'etcdserverpb.Cluster': clusterService(ctx),
-      'etcdserverpb.Maintenance': maintenanceService(ctx, this.dataDir),
-    });
+    const server = new GrpcH2Server(
+      loadEtcdProto(),
+      {
+        'etcdserverpb.KV': kvService(ctx),
+        'etcdserverpb.Watch': watchService(ctx),
+        'etcdserverpb.Lease': leaseService(ctx),
+        'etcdserverpb.Cluster': clusterService(ctx),
+        'etcdserverpb.Maintenance': maintenanceService(ctx, this.dataDir),
+      },
+      { stopDetails: 'etcdserver: server stopped' },
+    );
     try {
       this.port = await server.listen({ host, port, tls });
     } catch (e) {
