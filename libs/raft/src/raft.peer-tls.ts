@@ -1,10 +1,12 @@
 /**
- * Mutual TLS of the peer port: which certificates count as peers, and the gRPC credentials of
- * both directions (docs/cluster.md "Peer TLS").
+ * Mutual TLS of the peer port: which certificates count as peers, and the TLS options and gRPC
+ * credentials of both directions (docs/cluster.md "Peer TLS").
  */
 import { X509Certificate } from 'node:crypto';
-import { type PeerCertificate, checkServerIdentity } from 'node:tls';
+import type { ServerHttp2Session } from 'node:http2';
+import { type PeerCertificate, type TLSSocket, checkServerIdentity, createSecureContext } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
+import type { CallStatus } from '@app/grpc';
 
 /**
  * Mutual TLS material of the peer transport (docs/cluster.md "Peer TLS", etcd's
@@ -65,12 +67,31 @@ export class TransportConfigError extends Error {
 /** PEM material as a Buffer. */
 export const pem = (v: string | Buffer): Buffer => (typeof v === 'string' ? Buffer.from(v) : v);
 
-/** Both directions' credentials of the peer port, and the server options that enforce them. */
-export interface PeerCredentials {
-  readonly server: grpc.ServerCredentials;
-  readonly client: grpc.ChannelCredentials;
-  readonly serverOptions: grpc.ServerOptions;
+/** TLS options of connections to peers (node:tls / node:http2 connect options). */
+export interface PeerConnectTls {
+  readonly ca: Buffer;
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  checkServerIdentity(host: string, cert: PeerCertificate): Error | undefined;
 }
+
+/** Both directions' credentials of the peer port, and the check of callers that enforces them. */
+export interface PeerCredentials {
+  /** TLS of the peer port's server: clients must present a certificate `clientCa` signed. Undefined: plaintext. */
+  readonly serverTls: { readonly cert: Buffer; readonly key: Buffer; readonly clientCa: Buffer } | undefined;
+  /** TLS of the peer streams this node opens (node:http2). Undefined: plaintext. */
+  readonly connectTls: PeerConnectTls | undefined;
+  /** The same, as grpc-js channel credentials (snapshot transfers, ClusterAdmin calls). */
+  readonly client: grpc.ChannelCredentials;
+  /**
+   * Refuses a connection to the peer port whose client certificate does not carry an allowed
+   * peer common name: PERMISSION_DENIED on every call (GrpcServerOptions.authorize). Undefined
+   * in plaintext.
+   */
+  readonly authorize: ((session: ServerHttp2Session) => CallStatus | undefined) | undefined;
+}
+
+const NOT_A_PEER: CallStatus = { code: grpc.status.PERMISSION_DENIED, details: 'not a peer certificate' };
 
 /**
  * Builds the peer port's credentials: mutual TLS from `tls`, or plaintext only when `insecure`
@@ -78,43 +99,37 @@ export interface PeerCredentials {
  * chosen silently) or when the TLS material is unusable.
  */
 export function peerCredentials(tls: PeerTls | undefined, insecure: boolean | undefined): PeerCredentials {
-  const serverOptions: grpc.ServerOptions = { 'grpc.max_receive_message_length': 64 << 20 };
   if (tls) {
-    const { ca, cert, key } = tls;
+    const [ca, cert, key] = [pem(tls.ca), pem(tls.cert), pem(tls.key)];
     const allowed = allowedPeerNames(tls);
-    let server: grpc.ServerCredentials;
+    // Node's checkServerIdentity compares the server certificate's SANs with the host of the
+    // address we dialled (the peer address from --initial-cluster / member records); the server
+    // must also be a peer, not another certificate of the CA.
+    const checkPeerServer = (host: string, c: PeerCertificate): Error | undefined =>
+      checkServerIdentity(host, c) ??
+      (peerCertificateAllowed(c, allowed)
+        ? undefined
+        : new Error(`peer certificate CN ${JSON.stringify(commonNames(c.subject).join(','))} is not an allowed peer name`));
     let client: grpc.ChannelCredentials;
     try {
-      // checkClientCertificate=true: a peer without a certificate from `ca` is refused during
-      // the handshake (etcd's --peer-client-cert-auth, always on here).
-      server = grpc.ServerCredentials.createSsl(pem(ca), [{ private_key: pem(key), cert_chain: pem(cert) }], true);
-      // Node's checkServerIdentity compares the server certificate's SANs with the host of the
-      // address we dialled (the peer address from --initial-cluster / member records); the
-      // server must also be a peer, not another certificate of the CA.
-      client = grpc.credentials.createSsl(pem(ca), pem(key), pem(cert), {
-        checkServerIdentity: (host, c) =>
-          checkServerIdentity(host, c) ??
-          (peerCertificateAllowed(c, allowed)
-            ? undefined
-            : new Error(`peer certificate CN ${JSON.stringify(commonNames(c.subject).join(','))} is not an allowed peer name`)),
-      });
+      // Unusable material fails here rather than at the first connection.
+      createSecureContext({ ca, cert, key });
+      client = grpc.credentials.createSsl(ca, key, cert, { checkServerIdentity: checkPeerServer });
     } catch (e) {
       throw new TransportConfigError(`peer TLS material is unusable: ${(e as Error).message}`);
     }
-    // Every call on the peer port (Raft streams, snapshots, the node-to-node administration of
-    // addService) must come from a peer certificate: a client certificate of the API, signed
-    // by the same CA, is refused with PERMISSION_DENIED before any handler sees the call.
-    serverOptions.interceptors = [
-      (_method, call) =>
-        new grpc.ServerInterceptingCall(call, {
-          start: (next) => {
-            if (peerCertificateAllowed(call.getAuthContext()?.sslPeerCertificate, allowed)) next();
-            else call.sendStatus({ code: grpc.status.PERMISSION_DENIED, details: 'not a peer certificate', metadata: new grpc.Metadata() });
-          },
-        }),
-    ];
-    return { server, client, serverOptions };
+    return {
+      // The server demands a client certificate from `ca` (etcd's --peer-client-cert-auth, always
+      // on here): a peer without one is refused during the handshake.
+      serverTls: { cert, key, clientCa: ca },
+      connectTls: { ca, cert, key, checkServerIdentity: checkPeerServer },
+      client,
+      // Every call on the peer port (Raft streams, snapshots, the node-to-node administration of
+      // addService) must come from a peer certificate: a client certificate of the API, signed
+      // by the same CA, is refused with PERMISSION_DENIED before any handler sees the call.
+      authorize: (session) => (peerCertificateAllowed((session.socket as TLSSocket).getPeerCertificate(), allowed) ? undefined : NOT_A_PEER),
+    };
   }
-  if (insecure === true) return { server: grpc.ServerCredentials.createInsecure(), client: grpc.credentials.createInsecure(), serverOptions };
+  if (insecure === true) return { serverTls: undefined, connectTls: undefined, client: grpc.credentials.createInsecure(), authorize: undefined };
   throw new TransportConfigError('the peer transport needs TLS material (tls) or an explicit insecure: true');
 }

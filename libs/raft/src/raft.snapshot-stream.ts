@@ -8,6 +8,7 @@ import { createReadStream } from 'node:fs';
 import { type FileHandle, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import type { DuplexCall, Msg } from '@app/grpc';
 import { type Message, type NodeId, type Snapshot, EMPTY_DATA } from './raft.types.js';
 import { type WireChunk, type WireMessage, fromWire, num, toWire } from './raft.wire-codec.js';
 
@@ -81,6 +82,8 @@ class MemorySnapshotSink implements SnapshotSink {
     return Promise.resolve();
   }
 }
+
+const ACK: Msg = {};
 
 /** Up to this many pieces wait for the disk before the stream is paused. */
 const SNAPSHOT_WRITES_AHEAD = 4;
@@ -169,10 +172,14 @@ export interface SnapshotReceiveOptions {
  * the sink is behind), then delivers the message with its data or file once the last chunk came.
  * An incomplete or unstorable transfer is answered with an error and leaves nothing behind.
  */
-export function receiveSnapshot(call: grpc.ServerReadableStream<WireChunk, object>, cb: grpc.sendUnaryData<object>, opts: SnapshotReceiveOptions): void {
-  // Headers at once for the same reason as Stream: the sender then releases each chunk
+export function receiveSnapshot(call: DuplexCall, opts: SnapshotReceiveOptions): void {
+  // Headers at once for the same reason as Stream: a grpc-js sender then releases each chunk
   // once written, whatever the chunk size.
-  call.sendMetadata(new grpc.Metadata());
+  call.sendHeaders();
+  const ok = (): void => {
+    call.write(ACK);
+    call.end();
+  };
   const sink = opts.snapshotDir !== undefined ? new FileSnapshotSink(opts.snapshotDir) : new MemorySnapshotSink();
   let header: WireMessage | undefined;
   let done = false;
@@ -186,11 +193,14 @@ export function receiveSnapshot(call: grpc.ServerReadableStream<WireChunk, objec
     counted = true;
     countTransfer(opts.received, from, ok, bytes, started);
   };
-  call.on('data', (c: WireChunk) => {
+  // The client half-closed: what follows runs to its end even if the client goes away meanwhile.
+  let ended = false;
+  call.on('data', (msg: Msg) => {
+    const c = msg as WireChunk;
     if (c.header && !header) header = c.header;
     if (c.data && c.data.length > 0) {
       bytes += c.data.length;
-      // Bounded memory: the stream pauses while the sink is behind (gRPC flow control
+      // Bounded memory: the stream pauses while the sink is behind (HTTP/2 flow control
       // then holds the sender back).
       if (!sink.write(c.data)) {
         call.pause();
@@ -200,11 +210,12 @@ export function receiveSnapshot(call: grpc.ServerReadableStream<WireChunk, objec
     if (c.last) done = true;
   });
   call.on('end', () => {
+    ended = true;
     void (async () => {
       if (!header || !done) {
         count(false);
         await sink.discard();
-        cb({ code: grpc.status.INVALID_ARGUMENT, details: 'incomplete snapshot' }, null);
+        call.fail({ code: grpc.status.INVALID_ARGUMENT, details: 'incomplete snapshot' });
         return;
       }
       let received: { data: Uint8Array; file?: string };
@@ -213,17 +224,19 @@ export function receiveSnapshot(call: grpc.ServerReadableStream<WireChunk, objec
       } catch (e) {
         count(false);
         await sink.discard();
-        cb({ code: grpc.status.INTERNAL, details: `snapshot not stored: ${(e as Error).message}` }, null);
+        call.fail({ code: grpc.status.INTERNAL, details: `snapshot not stored: ${(e as Error).message}` });
         return;
       }
       count(true);
       const m = fromWire(header, received.data);
       if (m?.snapshot && received.file !== undefined) m.snapshot = { ...m.snapshot, file: received.file };
       if (!m || !opts.deliver(m)) dropSnapshotFile(m ?? { snapshot: received.file === undefined ? undefined : { file: received.file } });
-      cb(null, {});
-    })().catch((e: unknown) => cb({ code: grpc.status.INTERNAL, details: `snapshot not delivered: ${(e as Error).message}` }, null));
+      ok();
+    })().catch((e: unknown) => call.fail({ code: grpc.status.INTERNAL, details: `snapshot not delivered: ${(e as Error).message}` }));
   });
-  call.on('error', () => {
+  // The sender went away (or the stream broke) before it finished sending.
+  call.on('cancelled', () => {
+    if (ended) return;
     count(false);
     void sink.discard();
   });

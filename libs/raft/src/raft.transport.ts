@@ -1,9 +1,34 @@
 import * as grpc from '@grpc/grpc-js';
+import type { PackageDefinition } from '@grpc/proto-loader';
+import { type DuplexCall, GrpcH2Server, type GrpcServiceDefinition, type Msg, type ServiceHandlers } from '@app/grpc';
 import type { Message, NodeId } from './raft.types.js';
-import { type PeerTls, peerCredentials } from './raft.peer-tls.js';
+import { type PeerCredentials, type PeerTls, TransportConfigError, peerCredentials } from './raft.peer-tls.js';
 import { PeerSender } from './raft.peer-sender.js';
 import { type SnapshotTransferCounts, dropSnapshotFile, receiveSnapshot } from './raft.snapshot-stream.js';
-import { type WireChunk, findRaftProto, raftService } from './raft.wire-codec.js';
+import { findRaftProto, raftService } from './raft.wire-codec.js';
+
+/**
+ * The largest message the peer port takes (a MessageBatch, a snapshot chunk): as grpc-js's
+ * `grpc.max_receive_message_length` of the peers' channels.
+ */
+const MAX_PEER_MESSAGE_BYTES = 64 << 20;
+/**
+ * What one peer connection's calls may hold of unfinished messages: its Raft stream's, a
+ * snapshot's and an administrative call's largest message at once. Only an authorized peer's
+ * calls get that far.
+ */
+const MAX_PEER_HELD_BYTES = 4 * MAX_PEER_MESSAGE_BYTES;
+/** How long stop() lets calls finish before the peer connections are destroyed. */
+const STOP_GRACE_MS = 1000;
+const ACK: Msg = {};
+
+/** "host:port" or "[v6]:port" as a host and a port. */
+function hostPort(addr: string): { host: string; port: number } {
+  const m = /^\[([^\]]+)\]:(\d+)$/.exec(addr) ?? /^([^:]+):(\d+)$/.exec(addr);
+  const port = Number(m?.[2]);
+  if (!m || !(port >= 0 && port < 65536)) throw new TransportConfigError(`peer listen address ${JSON.stringify(addr)} is not host:port`);
+  return { host: m[1]!, port };
+}
 
 /** What the node driver needs from a transport. */
 export interface RaftTransport {
@@ -61,9 +86,12 @@ export interface GrpcTransportOptions {
 }
 
 /**
- * gRPC transport between Raft nodes (proto/raft.proto, see raftService): one
- * long-lived client stream per peer carrying batches of messages, reconnect with exponential
- * backoff, snapshots chunked on a separate stream, and a bounded queue per peer.
+ * gRPC transport between Raft nodes (proto/raft.proto, see raftService): one long-lived client
+ * stream per peer carrying batches of messages, reconnect with exponential backoff, snapshots
+ * chunked on a separate stream, and a bounded queue per peer (docs/cluster.md "Peer transport").
+ * The peer port is a GrpcH2Server (node:http2); peer streams, snapshots and ClusterAdmin calls
+ * go through grpc-js clients.
+ * It speaks plain gRPC both ways, so it interoperates with a peer whose transport is grpc-js's.
  */
 export class GrpcTransport implements RaftTransport {
   readonly maxQueue: number;
@@ -71,15 +99,15 @@ export class GrpcTransport implements RaftTransport {
   readonly snapshotChunkBytes: number;
   readonly minBackoffMs: number;
   readonly maxBackoffMs: number;
-  private readonly server: grpc.Server;
+  private readonly server: GrpcH2Server;
   private readonly senders = new Map<NodeId, PeerSender>();
-  private readonly ctor: grpc.ServiceClientConstructor;
+  /** The grpc-js client of RaftTransport (snapshot transfers). */
+  readonly snapshotClient: grpc.ServiceClientConstructor;
   private readonly service: grpc.ServiceDefinition;
   private stopped = false;
   /** Snapshot transfers by peer: sent to it, received from it. */
   readonly snapshotTransfers = { sent: new Map<NodeId, SnapshotTransferCounts>(), received: new Map<NodeId, SnapshotTransferCounts>() };
-  private readonly serverCreds: grpc.ServerCredentials;
-  private readonly clientCreds: grpc.ChannelCredentials;
+  private readonly creds: PeerCredentials;
 
   /**
    * Throws TransportConfigError when neither `tls` nor `insecure` is given (plaintext
@@ -94,14 +122,29 @@ export class GrpcTransport implements RaftTransport {
     this.snapshotChunkBytes = opts.snapshotChunkBytes ?? 1 << 20;
     this.minBackoffMs = opts.minBackoffMs ?? 50;
     this.maxBackoffMs = opts.maxBackoffMs ?? 2000;
-    const creds = peerCredentials(opts.tls, opts.insecure);
-    this.serverCreds = creds.server;
-    this.clientCreds = creds.client;
-    this.server = new grpc.Server(creds.serverOptions);
+    this.creds = peerCredentials(opts.tls, opts.insecure);
+    hostPort(opts.listen);
     // Messages addressed to another node are dropped as they are decoded.
     this.service = raftService(opts.protoPath ?? findRaftProto(), (m) => m.to === opts.id);
-    this.ctor = grpc.makeGenericClientConstructor(this.service, 'RaftTransport');
-    for (const [id, addr] of opts.peers) if (id !== opts.id) this.senders.set(id, new PeerSender(id, addr, this.ctor, this));
+    this.snapshotClient = grpc.makeGenericClientConstructor(this.service, 'RaftTransport');
+    this.server = new GrpcH2Server(
+      {} as PackageDefinition,
+      {},
+      {
+        maxMessageBytes: MAX_PEER_MESSAGE_BYTES,
+        maxHeldRequestBytes: MAX_PEER_HELD_BYTES,
+        // A client certificate of the CA that is not a peer's: PERMISSION_DENIED on every call.
+        authorize: this.creds.authorize,
+        stopDetails: 'the peer is stopping',
+        shutdownGraceMs: STOP_GRACE_MS,
+      },
+    );
+    this.server.addService(
+      this.service,
+      { Stream: (call: DuplexCall) => this.serveStream(call), Snapshot: (call: DuplexCall) => this.serveSnapshot(call) },
+      'kapi.raft.v1.RaftTransport',
+    );
+    for (const [id, addr] of opts.peers) if (id !== opts.id) this.senders.set(id, new PeerSender(id, addr, this.snapshotClient, this));
   }
 
   /** Whether peer traffic is mutually authenticated TLS. */
@@ -109,57 +152,65 @@ export class GrpcTransport implements RaftTransport {
     return this.opts.tls !== undefined;
   }
 
-  /** Credentials of outgoing peer channels (internal to the transport's senders). */
+  /** grpc-js credentials of calls to peers (snapshot transfers, ClusterAdmin's client). */
   channelCredentials(): grpc.ChannelCredentials {
-    return this.clientCreds;
+    return this.creds.client;
   }
 
   /** Starts the server; resolves with the bound port. */
   async start(): Promise<number> {
-    this.server.addService(this.service, {
-      Stream: (call: grpc.ServerReadableStream<Message[], object>, cb: grpc.sendUnaryData<object>) => {
-        // Response headers at once, not only with the final Ack: grpc-js keeps every message a
-        // client writes (in its retry buffer, even with retries off) until the call is
-        // "committed" by the server's first response, or until 1 MiB of them piled up. A
-        // follower's stream carries small acks, each pinning an 8 KiB Buffer pool slab: tens of
-        // MiB held per stream and an old-generation GC load paid on every write (docs/performance.md).
-        call.sendMetadata(new grpc.Metadata());
-        // The peer this stream comes from, once a message told (one stream per sending peer).
-        let from = 0;
-        call.on('data', (batch: Message[]) => {
-          if (this.stopped) return;
-          for (const m of batch) {
-            from = m.from;
-            this.events.onMessage(m);
-          }
-        });
-        call.on('end', () => cb(null, {}));
-        call.on('error', () => {
-          if (from > 0 && !this.stopped) this.events.onConnectionLost?.(from);
-        });
-      },
-      Snapshot: (call: grpc.ServerReadableStream<WireChunk, object>, cb: grpc.sendUnaryData<object>) =>
-        receiveSnapshot(call, cb, {
-          snapshotDir: this.opts.snapshotDir,
-          received: this.snapshotTransfers.received,
-          deliver: (m) => {
-            if (m.to !== this.opts.id || this.stopped) return false;
-            this.events.onMessage(m);
-            return true;
-          },
-        }),
+    const { host, port } = hostPort(this.opts.listen);
+    return this.server.listen({ host, port, tls: this.creds.serverTls });
+  }
+
+  /** One peer's stream of message batches to this node (RaftTransport.Stream). */
+  private serveStream(call: DuplexCall): void {
+    // Response headers at once, not only with the final Ack: grpc-js (the sender of a peer of
+    // an earlier build) keeps every message a client writes (in its retry buffer, even with
+    // retries off) until the call is "committed" by the server's first response, or until
+    // 1 MiB of them piled up. A follower's stream carries small acks, each pinning an 8 KiB
+    // Buffer pool slab: tens of MiB held per stream and an old-generation GC load paid on
+    // every write (docs/performance.md).
+    call.sendHeaders();
+    // The peer this stream comes from, once a message told (one stream per sending peer).
+    let from = 0;
+    call.on('data', (batch: Msg) => {
+      if (this.stopped) return;
+      for (const m of batch as unknown as Message[]) {
+        from = m.from;
+        this.events.onMessage(m);
+      }
     });
-    return new Promise<number>((resolve, reject) => {
-      this.server.bindAsync(this.opts.listen, this.serverCreds, (err, port) => (err ? reject(err) : resolve(port)));
+    call.on('end', () => {
+      call.write(ACK);
+      call.end();
+    });
+    // The sender went away, or the stream broke.
+    call.on('cancelled', () => {
+      if (from > 0 && !this.stopped) this.events.onConnectionLost?.(from);
+    });
+  }
+
+  /** One snapshot from a peer (RaftTransport.Snapshot). */
+  private serveSnapshot(call: DuplexCall): void {
+    receiveSnapshot(call, {
+      snapshotDir: this.opts.snapshotDir,
+      received: this.snapshotTransfers.received,
+      deliver: (m) => {
+        if (m.to !== this.opts.id || this.stopped) return false;
+        this.events.onMessage(m);
+        return true;
+      },
     });
   }
 
   /**
-   * Serves another gRPC service on the peer port, behind the same mutual TLS (callable before or
-   * after start()). Used for node-to-node administration beside Raft (proto/cluster.proto).
+   * Serves another gRPC service on the peer port, behind the same mutual TLS and peer check
+   * (callable before or after start()). Used for node-to-node administration beside Raft
+   * (proto/cluster.proto).
    */
-  addService(service: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation): void {
-    this.server.addService(service, implementation);
+  addService(service: GrpcServiceDefinition, handlers: ServiceHandlers): void {
+    this.server.addService(service, handlers);
   }
 
   send(msgs: readonly Message[]): void {
@@ -176,7 +227,7 @@ export class GrpcTransport implements RaftTransport {
   /** Adds (or re-addresses) a peer. */
   addPeer(id: NodeId, addr: string): void {
     this.senders.get(id)?.close();
-    this.senders.set(id, new PeerSender(id, addr, this.ctor, this));
+    this.senders.set(id, new PeerSender(id, addr, this.snapshotClient, this));
   }
 
   removePeer(id: NodeId): void {
@@ -187,15 +238,8 @@ export class GrpcTransport implements RaftTransport {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const s of this.senders.values()) s.close();
-    // A graceful shutdown waits for open calls; a peer stuck mid-handshake (or refused) must not
-    // hold a stopping node, so it is forced after a short grace.
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, 1000);
-      this.server.tryShutdown(() => {
-        clearTimeout(t);
-        resolve();
-      });
-    });
-    this.server.forceShutdown();
+    // Open peer streams end at once (UNAVAILABLE); a peer stuck mid-handshake (or refused) must
+    // not hold a stopping node, so connections are destroyed after a short grace.
+    await this.server.stop();
   }
 }

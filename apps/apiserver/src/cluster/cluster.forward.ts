@@ -12,6 +12,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import type { UnaryCall } from '@app/grpc';
 import { findProtoFile, type GrpcTransport } from '@app/raft';
 import { ClusterConfigError } from './cluster.ids.js';
 import { MembershipConflictError, NotLeaderError, type ClusterMembership, type MemberRecord } from './cluster.members.js';
@@ -80,12 +81,12 @@ export function errorForReply(r: WireReply): Error {
 /** Serves ClusterAdmin on the transport's peer port: changes are carried out by `membership`. */
 export function serveClusterAdmin(transport: GrpcTransport, membership: ClusterMembership, log: (line: string) => void = () => undefined): void {
   transport.addService(clusterAdminService(), {
-    ChangeMember: (call: grpc.ServerUnaryCall<WireRequest, WireReply>, cb: grpc.sendUnaryData<WireReply>) => {
-      const req = call.request;
+    ChangeMember: (call: UnaryCall) => {
+      const req = call.request as WireRequest;
       const done = (p: Promise<MemberRecord | void>): void => {
         p.then(
-          (rec) => cb(null, { recordJson: rec ? JSON.stringify(rec) : '', errorKind: '', errorMessage: '', leaderName: '', leaderUrl: '' }),
-          (e: unknown) => cb(null, replyForError(e)),
+          (rec) => call.respond({ recordJson: rec ? JSON.stringify(rec) : '', errorKind: '', errorMessage: '', leaderName: '', leaderUrl: '' }),
+          (e: unknown) => call.respond(replyForError(e)),
         );
       };
       // Quoted: both strings come from the network.
@@ -93,7 +94,7 @@ export function serveClusterAdmin(transport: GrpcTransport, membership: ClusterM
         log(`membership: ${req.op} ${JSON.stringify(req.name)} forwarded by a peer for user ${JSON.stringify(req.requestedBy)}`);
       if (req.op === 'add') done(membership.add(req.name, req.peerUrl, { forwarded: true }));
       else if (req.op === 'remove') done(membership.remove(req.name, { forwarded: true }));
-      else cb(null, replyForError(new ClusterConfigError(`unknown membership operation "${req.op}"`)));
+      else call.respond(replyForError(new ClusterConfigError(`unknown membership operation "${req.op}"`)));
     },
   });
 }
