@@ -400,7 +400,8 @@ abstract class SingleRequestCall extends ServerCall {
   }
 
   onEnd(): void {
-    if (this.done) return;
+    // A reset stream ends its readable side too: that is no half-close, and 'close' follows.
+    if (this.done || this.stream.closed) return;
     if (this.count !== 1 || this.partial) {
       this.abort({
         code: GrpcStatus.UNIMPLEMENTED,
@@ -480,7 +481,8 @@ class StreamServerCall extends SingleRequestCall implements ServerWritableCall, 
 
   override onEnd(): void {
     if (this.route.kind !== Kind.Duplex) return super.onEnd();
-    if (this.done) return;
+    // A reset stream: the call is cancelled when 'close' follows, not ended.
+    if (this.done || this.stream.closed) return;
     if (this.partial) this.abort({ code: GrpcStatus.INTERNAL, details: 'the request ended inside a message' });
     else this.emit('end');
   }
