@@ -1,12 +1,20 @@
 /**
- * The sending side of the peer transport, one PeerSender per peer.
+ * The sending side of the peer transport, one PeerSender per peer (docs/cluster.md "Peer
+ * transport"): Raft messages go on one long-lived gRPC client stream, RaftTransport.Stream,
+ * spoken directly on a node:http2 session of the sender's own; snapshots go on grpc-js calls.
+ * Either works against any gRPC server of proto/raft.proto (the peer port of this build, or
+ * grpc-js's).
  */
+import * as http2 from 'node:http2';
+import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, SecureClientSessionOptions } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
+import { encodeMessage } from '@app/grpc';
 import type { Message, NodeId } from './raft.types.js';
+import type { PeerConnectTls } from './raft.peer-tls.js';
 import type { ServiceClient } from './raft.wire-codec.js';
 import { dropSnapshotFile, sendSnapshot, type SnapshotTransferCounts } from './raft.snapshot-stream.js';
 
-/** What a PeerSender reads from its transport (limits, callbacks, credentials). */
+/** What a PeerSender reads from its transport (limits, callbacks, credentials, codec). */
 export interface PeerSenderHost {
   readonly maxQueue: number;
   readonly maxBatch: number;
@@ -19,82 +27,283 @@ export interface PeerSenderHost {
     onConnectionLost?(id: NodeId): void;
   };
   readonly snapshotTransfers: { readonly sent: Map<NodeId, SnapshotTransferCounts> };
+  /** TLS of the peer stream's connection; undefined: plaintext (HTTP/2 with prior knowledge). */
+  readonly connectTls: PeerConnectTls | undefined;
+  /** Credentials of the grpc-js channel that carries snapshots. */
   channelCredentials(): grpc.ChannelCredentials;
+  /** The RaftTransport client of grpc-js (snapshots). */
+  readonly snapshotClient: grpc.ServiceClientConstructor;
+  /** Encodes messages as one kapi.raft.v1.MessageBatch. */
+  encodeBatch(msgs: readonly Message[]): Uint8Array;
+}
+
+/** The peer stream's request headers (gRPC's PROTOCOL-HTTP2.md); :authority and :scheme come from the session. */
+const STREAM_HEADERS: OutgoingHttpHeaders = {
+  ':method': 'POST',
+  ':path': '/kapi.raft.v1.RaftTransport/Stream',
+  'content-type': 'application/grpc',
+  te: 'trailers',
+  'user-agent': 'kapi-raft-peer',
+};
+const STREAM_OPTIONS = { endStream: false };
+/** How often an open connection is PINGed; a PING unanswered by the next one ends the connection. */
+const KEEPALIVE_MS = 10_000;
+/** A connection not established by then is given up (and tried again after the backoff). */
+const CONNECT_TIMEOUT_MS = 20_000;
+/** How long close() lets the stream end politely before the connection is destroyed. */
+const CLOSE_GRACE_MS = 1000;
+/**
+ * Payloads from this size on are written as the 5-byte prefix and the payload itself (one
+ * writev) rather than copied behind the prefix.
+ */
+const COPY_BELOW_BYTES = 64 << 10;
+/** Message size limits of the snapshot channel (as the peer port's server). */
+const MAX_MESSAGE_BYTES = 64 << 20;
+
+function noop(): void {}
+
+/** The gRPC message prefix of an uncompressed payload of `length` bytes. */
+function messagePrefix(length: number): Buffer {
+  const p = Buffer.allocUnsafe(5);
+  p[0] = 0;
+  p.writeUInt32BE(length, 1);
+  return p;
 }
 
 /**
- * One outgoing peer: bounded queue, one client stream, reconnect with exponential backoff.
- * Snapshots go on their own call (sendSnapshot).
+ * One outgoing peer: bounded queue, one client stream on a node:http2 session, reconnect with
+ * exponential backoff, keepalive PINGs. Snapshots go on their own grpc-js call (sendSnapshot).
  */
 export class PeerSender {
   private queue: Message[] = [];
-  private stream: grpc.ClientWritableStream<readonly Message[]> | undefined;
+  private session: ClientHttp2Session | undefined;
+  /** The session finished its handshake (streams can be opened). */
+  private connected = false;
+  private stream: ClientHttp2Stream | undefined;
   private waitingDrain = false;
   private backoffMs: number;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** While connecting: reports the peer unreachable when the connection takes long, then gives up on it. */
+  private connectTimer: NodeJS.Timeout | undefined;
+  private keepalive: NodeJS.Timeout | undefined;
   private closed = false;
-  private connecting = false;
-  private readonly client: ServiceClient;
+  private snapshots: ServiceClient | undefined;
+  private readonly onDrain = (): void => {
+    this.waitingDrain = false;
+    this.flush();
+  };
 
   constructor(
     readonly id: NodeId,
-    addr: string,
-    ctor: grpc.ServiceClientConstructor,
+    private readonly addr: string,
     private readonly t: PeerSenderHost,
   ) {
-    this.client = new ctor(addr, t.channelCredentials(), {
-      'grpc.keepalive_time_ms': 10_000,
-      'grpc.max_receive_message_length': 64 << 20,
-      'grpc.max_send_message_length': 64 << 20,
-      // The sender reconnects and Raft retransmits by itself; gRPC's retry layer would only
-      // track every message written to the stream. (Even with retries off, grpc-js keeps the
-      // messages until the call commits: the receiving side sends headers at once for that.)
-      'grpc.enable_retries': 0,
-    }) as unknown as ServiceClient;
     this.backoffMs = t.minBackoffMs;
   }
 
+  /** Queues `m` and sends what can be sent now. */
   enqueue(m: Message): void {
+    if (this.push(m)) this.flush();
+  }
+
+  /**
+   * Queues `m` without sending (the caller flushes once after queuing a batch); false when it
+   * was not queued (a snapshot goes on its own call at once; a full queue drops it).
+   */
+  push(m: Message): boolean {
     if (this.closed) {
       dropSnapshotFile(m);
-      return;
+      return false;
     }
     if (m.type === 'snap') {
       void sendSnapshot(m, {
         peer: this.id,
         chunkBytes: this.t.snapshotChunkBytes,
         sent: this.t.snapshotTransfers.sent,
-        open: (cb) => this.client.Snapshot(cb),
+        open: (cb) => this.snapshotChannel().Snapshot(cb),
         onStatus: (failed) => this.t.events.onSnapshotStatus?.(this.id, failed),
       });
-      return;
+      return false;
     }
     if (this.queue.length >= this.t.maxQueue) {
       // Bounded memory: a slow or dead peer loses messages instead of growing the leader.
       this.t.events.onUnreachable?.(this.id);
-      return;
+      return false;
     }
     this.queue.push(m);
-    this.flush();
+    return true;
   }
 
-  private open(): void {
-    const s = this.client.Stream((err) => {
-      if (this.stream === s) this.broken(err ?? undefined);
+  /** Writes the queue to the stream, in batches of at most maxBatch, until it is empty or the stream is full. */
+  flush(): void {
+    if (this.closed || this.waitingDrain || this.retryTimer || this.queue.length === 0) return;
+    let s = this.stream;
+    if (s === undefined) {
+      // Messages stay queued (bounded) until the connection is up, rather than being written
+      // into a stream that is bound to fail.
+      if (this.session === undefined) this.connect();
+      if (!this.connected) return;
+      s = this.open();
+      if (s === undefined) return;
+    }
+    while (this.queue.length > 0) {
+      const all = this.queue.length <= this.t.maxBatch;
+      const batch = all ? this.queue : this.queue.slice(0, this.t.maxBatch);
+      this.queue = all ? [] : this.queue.slice(this.t.maxBatch);
+      if (!this.write(s, batch)) {
+        this.waitingDrain = true;
+        s.once('drain', this.onDrain);
+        return;
+      }
+    }
+  }
+
+  /** Frames one batch onto the stream; false when the stream's buffer is full (wait for 'drain'). */
+  private write(s: ClientHttp2Stream, batch: readonly Message[]): boolean {
+    let payload: Uint8Array;
+    try {
+      payload = this.t.encodeBatch(batch);
+    } catch {
+      // A message that has no wire form (a bug): the batch is lost, which Raft tolerates.
+      return true;
+    }
+    if (payload.length < COPY_BELOW_BYTES) return s.write(encodeMessage(payload));
+    s.cork();
+    s.write(messagePrefix(payload.length));
+    const ok = s.write(payload);
+    s.uncork();
+    return ok;
+  }
+
+  private connect(): void {
+    const tls = this.t.connectTls;
+    const common = { settings: { enablePush: false }, maxSessionMemory: 64 };
+    const options: SecureClientSessionOptions = tls
+      ? { ...common, ca: tls.ca, cert: tls.cert, key: tls.key, checkServerIdentity: tls.checkServerIdentity }
+      : common;
+    let session: ClientHttp2Session;
+    try {
+      session = http2.connect(`${tls ? 'https' : 'http'}://${this.addr}`, options);
+    } catch {
+      // An address that cannot be dialled at all.
+      this.broken();
+      return;
+    }
+    this.session = session;
+    this.connected = false;
+    session.on('error', noop);
+    session.once('connect', () => {
+      if (this.session !== session) return;
+      this.clearConnectTimer();
+      this.connected = true;
+      this.startKeepalive(session);
+      this.flush();
     });
-    s.on('error', () => {
-      if (this.stream === s) this.broken();
+    session.once('close', () => {
+      if (this.session === session) this.sessionLost();
     });
+    // A server going away (GOAWAY): the open stream may finish, new streams go to a new connection.
+    session.once('goaway', () => {
+      if (this.session === session) this.detachSession();
+    });
+    // Slow to connect: the peer is reported as unreachable after the current backoff, as when
+    // the connection is refused, but the attempt goes on (a distant peer may just be slow).
+    this.connectTimer = setTimeout(
+      () => {
+        if (this.session !== session || this.connected) return;
+        this.t.events.onUnreachable?.(this.id);
+        this.t.events.onConnectionLost?.(this.id);
+        this.connectTimer = setTimeout(() => {
+          if (this.session === session && !this.connected) session.destroy();
+        }, CONNECT_TIMEOUT_MS);
+      },
+      Math.max(this.backoffMs, 200),
+    );
+  }
+
+  /** Opens the stream on the connected session; undefined when the session cannot take it (it is then dropped). */
+  private open(): ClientHttp2Stream | undefined {
+    const session = this.session!;
+    let s: ClientHttp2Stream;
+    try {
+      s = session.request(STREAM_HEADERS, STREAM_OPTIONS);
+    } catch {
+      this.sessionLost();
+      return undefined;
+    }
     this.stream = s;
+    s.on('error', noop);
+    s.on('response', (headers: IncomingHttpHeaders) => {
+      // Answered with headers only, not with a status (trailers-only): the server took the
+      // stream, so the next failure starts the backoff afresh.
+      if (this.stream === s && headers['grpc-status'] === undefined) this.backoffMs = this.t.minBackoffMs;
+    });
+    // The server sends nothing but its final Ack; reading lets the end be seen.
+    s.on('data', noop);
+    // Any end of the stream (a status from the server, a reset, the connection gone) breaks it.
+    const ended = (): void => {
+      if (this.stream !== s) return;
+      this.stream = undefined;
+      if (!s.destroyed) s.close(http2.constants.NGHTTP2_CANCEL);
+      this.broken();
+    };
+    s.once('end', ended);
+    s.once('close', ended);
+    return s;
   }
 
-  private broken(_err?: Error): void {
+  private startKeepalive(session: ClientHttp2Session): void {
+    let outstanding = false;
+    this.keepalive = setInterval(() => {
+      if (outstanding) {
+        session.destroy(new Error('keepalive PING unanswered'));
+        return;
+      }
+      outstanding = true;
+      try {
+        session.ping((err) => {
+          if (!err) outstanding = false;
+        });
+      } catch {
+        session.destroy();
+      }
+    }, KEEPALIVE_MS);
+    this.keepalive.unref();
+  }
+
+  private clearConnectTimer(): void {
+    if (this.connectTimer !== undefined) clearTimeout(this.connectTimer);
+    this.connectTimer = undefined;
+  }
+
+  /** Forgets the session: the next stream is opened on a new connection. */
+  private detachSession(): void {
+    this.session = undefined;
+    this.connected = false;
+    this.clearConnectTimer();
+    if (this.keepalive !== undefined) clearInterval(this.keepalive);
+    this.keepalive = undefined;
+  }
+
+  /** The connection closed (or failed to open): the stream on it is gone too. */
+  private sessionLost(): void {
+    const s = this.session;
+    this.detachSession();
+    s?.destroy();
+    this.stream = undefined;
+    this.broken();
+  }
+
+  /**
+   * The stream or its connection broke: report the peer, and try again after the backoff
+   * (once per failure; the backoff doubles up to maxBackoffMs until a stream is taken).
+   */
+  private broken(): void {
     this.stream = undefined;
     this.waitingDrain = false;
-    if (this.closed) return;
+    if (this.closed || this.retryTimer) return;
     this.t.events.onUnreachable?.(this.id);
     this.t.events.onConnectionLost?.(this.id);
-    if (this.retryTimer) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.flush();
@@ -102,46 +311,34 @@ export class PeerSender {
     this.backoffMs = Math.min(this.backoffMs * 2, this.t.maxBackoffMs);
   }
 
-  flush(): void {
-    if (this.closed || this.waitingDrain || this.retryTimer || this.connecting || this.queue.length === 0) return;
-    if (!this.stream) {
-      // Keep messages queued (bounded) until the channel is connected, rather than writing
-      // them into a stream that is bound to fail.
-      this.connecting = true;
-      this.client.waitForReady(Date.now() + Math.max(this.backoffMs, 200), (err) => {
-        this.connecting = false;
-        if (this.closed) return;
-        if (err) {
-          this.broken(err);
-          return;
-        }
-        this.open();
-        this.flush();
-      });
-      return;
-    }
-    const s = this.stream;
-    while (this.queue.length > 0) {
-      const batch = this.queue.length <= this.t.maxBatch ? this.queue : this.queue.slice(0, this.t.maxBatch);
-      this.queue = this.queue.length <= this.t.maxBatch ? [] : this.queue.slice(this.t.maxBatch);
-      const ok = s.write(batch);
-      this.backoffMs = this.t.minBackoffMs;
-      if (!ok) {
-        this.waitingDrain = true;
-        s.once('drain', () => {
-          this.waitingDrain = false;
-          this.flush();
-        });
-        return;
-      }
-    }
+  /** The grpc-js channel of snapshot transfers, opened at the first. */
+  private snapshotChannel(): ServiceClient {
+    this.snapshots ??= new this.t.snapshotClient(this.addr, this.t.channelCredentials(), {
+      'grpc.keepalive_time_ms': KEEPALIVE_MS,
+      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+      // Raft retries a failed snapshot by itself; gRPC's retry layer would only keep every chunk
+      // written. (Even with retries off, grpc-js keeps the chunks until the call commits: the
+      // receiving side sends headers at once for that.)
+      'grpc.enable_retries': 0,
+    }) as unknown as ServiceClient;
+    return this.snapshots;
   }
 
   close(): void {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.stream?.end();
+    this.retryTimer = undefined;
+    const s = this.stream;
     this.stream = undefined;
-    this.client.close();
+    const session = this.session;
+    this.detachSession();
+    // Half-close: the peer answers with its Ack; the connection closes once the stream has ended.
+    if (s !== undefined && !s.destroyed) s.end();
+    if (session !== undefined) {
+      session.close();
+      setTimeout(() => session.destroy(), CLOSE_GRACE_MS).unref();
+    }
+    this.snapshots?.close();
   }
 }

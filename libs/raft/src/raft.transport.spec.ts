@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import * as http2 from 'node:http2';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { encodeMessage } from '@app/grpc';
 import { createPki, loadPki } from '@app/pki';
 import { GrpcTransport } from './raft.transport.js';
 import { type PeerTls, TransportConfigError } from './raft.peer-tls.js';
@@ -398,5 +400,111 @@ describe('GrpcTransport', () => {
     expect(
       () => new GrpcTransport({ id: 1, listen: '127.0.0.1:0', peers: new Map(), tls: { ...tlsA, allowedCN: [] } }, { onMessage: () => undefined }),
     ).toThrow(TransportConfigError);
+  }, 20000);
+  /** A grpc-js client of RaftTransport with the peer pair of `tls` (the sender of a grpc-js build). */
+  function grpcJsClient(addr: string, tls: PeerTls) {
+    const Client = grpc.makeGenericClientConstructor(raftService(findRaftProto()), 'RaftTransport');
+    const creds = grpc.credentials.createSsl(Buffer.from(tls.ca), Buffer.from(tls.key), Buffer.from(tls.cert));
+    return new Client(addr, creds, { 'grpc.enable_retries': 0 }) as unknown as grpc.Client & {
+      Stream(cb: (e: grpc.ServiceError | null) => void): grpc.ClientWritableStream<Message[]>;
+    };
+  }
+
+  it('takes the peer stream of a grpc-js sender (a node of the previous build)', async () => {
+    const port = await freePort();
+    const got: Message[] = [];
+    const lost: number[] = [];
+    const t = new GrpcTransport(
+      { id: 2, listen: `127.0.0.1:${port}`, peers: new Map(), tls: tlsA },
+      { onMessage: (m) => got.push(m), onConnectionLost: (id) => lost.push(id) },
+    );
+    await t.start();
+    const client = grpcJsClient(`127.0.0.1:${port}`, tlsA);
+    try {
+      const done = new Promise<grpc.ServiceError | null>((resolve) => {
+        const s = client.Stream(resolve);
+        for (let i = 0; i < 50; i++) {
+          const entries = [{ term: 1, index: i + 1, type: 'normal' as const, data: new Uint8Array(100).fill(i) }];
+          s.write([msg({ type: 'app', from: 1, to: 2, term: 1, index: i, entries }), msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
+        }
+        s.end();
+      });
+      // The stream ends with the server's Ack (status OK), every message delivered in order.
+      expect(await done).toBeNull();
+      const apps = got.filter((m) => m.type === 'app');
+      expect(apps.map((m) => m.index)).toEqual([...Array(50).keys()]);
+      expect([...apps[7]!.entries[0]!.data]).toEqual(new Array(100).fill(7));
+      expect(got).toHaveLength(100);
+      // A stream that ends normally is no lost connection.
+      expect(lost).toEqual([]);
+      // One whose connection is lost (the sending node died) is.
+      const session = http2.connect(`https://127.0.0.1:${port}`, { ca: tlsA.ca, cert: tlsA.cert, key: tlsA.key });
+      session.on('error', () => undefined);
+      const cut = session.request({ ':method': 'POST', ':path': '/kapi.raft.v1.RaftTransport/Stream', 'content-type': 'application/grpc', te: 'trailers' });
+      cut.on('error', () => undefined);
+      const batch = raftService(findRaftProto()).Stream!.requestSerialize([msg({ type: 'heartbeat', from: 1, to: 2, term: 2 })]);
+      cut.write(encodeMessage(batch));
+      await waitFor(() => got.length === 101);
+      session.destroy();
+      await waitFor(() => lost.length === 1);
+      expect(lost).toEqual([1]);
+    } finally {
+      client.close();
+      await t.stop();
+    }
+  }, 20000);
+
+  it('delivers to the grpc-js server of a node of the previous build, large batches and backpressure included', async () => {
+    const [p1, p2] = [await freePort(), await freePort()];
+    const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 << 20 });
+    const got: Message[] = [];
+    let streams = 0;
+    server.addService(raftService(findRaftProto()), {
+      Stream: (call: grpc.ServerReadableStream<Message[], object>, cb: grpc.sendUnaryData<object>) => {
+        streams++;
+        call.sendMetadata(new grpc.Metadata());
+        call.on('data', (batch: Message[]) => got.push(...batch));
+        call.on('end', () => cb(null, {}));
+        call.on('error', () => undefined);
+      },
+    });
+    const serverCreds = grpc.ServerCredentials.createSsl(
+      Buffer.from(tlsA.ca),
+      [{ private_key: Buffer.from(tlsA.key), cert_chain: Buffer.from(tlsA.cert) }],
+      true,
+    );
+    await new Promise<number>((resolve, reject) => server.bindAsync(`127.0.0.1:${p2}`, serverCreds, (e, port) => (e ? reject(e) : resolve(port))));
+    const unreachable: number[] = [];
+    const t1 = new GrpcTransport(
+      {
+        id: 1,
+        listen: `127.0.0.1:${p1}`,
+        peers: new Map([
+          [1, `127.0.0.1:${p1}`],
+          [2, `127.0.0.1:${p2}`],
+        ]),
+        tls: tlsA,
+      },
+      { onMessage: () => undefined, onUnreachable: (id) => unreachable.push(id) },
+    );
+    await t1.start();
+    try {
+      t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
+      await waitFor(() => got.length === 1);
+      // 3000 appends of 1 KiB in one call: batches of maxBatch (512), each over the stream's
+      // buffer, so the sender waits for 'drain' between them.
+      const many: Message[] = [];
+      for (let i = 0; i < 3000; i++)
+        many.push(msg({ type: 'app', from: 1, to: 2, term: 1, index: i, entries: [{ term: 1, index: i + 1, type: 'normal', data: randomBytes(1024) }] }));
+      t1.send(many);
+      await waitFor(() => got.length === 3001, 10_000);
+      expect(got.slice(1).map((m) => m.index)).toEqual(many.map((m) => m.index));
+      expect(Buffer.from(got[2999]!.entries[0]!.data).equals(Buffer.from(many[2998]!.entries[0]!.data))).toBe(true);
+      expect(streams).toBe(1);
+      expect(unreachable).toEqual([]);
+    } finally {
+      await t1.stop();
+      server.forceShutdown();
+    }
   }, 20000);
 });

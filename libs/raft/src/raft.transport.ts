@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { type DuplexCall, GrpcH2Server, type GrpcServiceDefinition, type Msg, type ServiceHandlers } from '@app/grpc';
 import type { Message, NodeId } from './raft.types.js';
-import { type PeerCredentials, type PeerTls, TransportConfigError, peerCredentials } from './raft.peer-tls.js';
+import { type PeerConnectTls, type PeerCredentials, type PeerTls, TransportConfigError, peerCredentials } from './raft.peer-tls.js';
 import { PeerSender } from './raft.peer-sender.js';
 import { type SnapshotTransferCounts, dropSnapshotFile, receiveSnapshot } from './raft.snapshot-stream.js';
 import { findRaftProto, raftService } from './raft.wire-codec.js';
@@ -89,8 +89,8 @@ export interface GrpcTransportOptions {
  * gRPC transport between Raft nodes (proto/raft.proto, see raftService): one long-lived client
  * stream per peer carrying batches of messages, reconnect with exponential backoff, snapshots
  * chunked on a separate stream, and a bounded queue per peer (docs/cluster.md "Peer transport").
- * The peer port is a GrpcH2Server (node:http2); peer streams, snapshots and ClusterAdmin calls
- * go through grpc-js clients.
+ * The peer port is a GrpcH2Server (node:http2); each peer's stream is written on a node:http2
+ * session of its PeerSender, and snapshots and ClusterAdmin calls go through grpc-js clients.
  * It speaks plain gRPC both ways, so it interoperates with a peer whose transport is grpc-js's.
  */
 export class GrpcTransport implements RaftTransport {
@@ -108,6 +108,10 @@ export class GrpcTransport implements RaftTransport {
   /** Snapshot transfers by peer: sent to it, received from it. */
   readonly snapshotTransfers = { sent: new Map<NodeId, SnapshotTransferCounts>(), received: new Map<NodeId, SnapshotTransferCounts>() };
   private readonly creds: PeerCredentials;
+  /** TLS of the connections to peers (undefined: plaintext). */
+  readonly connectTls: PeerConnectTls | undefined;
+  /** Encodes a MessageBatch (the Stream method's request serializer). */
+  readonly encodeBatch: (msgs: readonly Message[]) => Uint8Array;
 
   /**
    * Throws TransportConfigError when neither `tls` nor `insecure` is given (plaintext
@@ -123,10 +127,12 @@ export class GrpcTransport implements RaftTransport {
     this.minBackoffMs = opts.minBackoffMs ?? 50;
     this.maxBackoffMs = opts.maxBackoffMs ?? 2000;
     this.creds = peerCredentials(opts.tls, opts.insecure);
+    this.connectTls = this.creds.connectTls;
     hostPort(opts.listen);
     // Messages addressed to another node are dropped as they are decoded.
     this.service = raftService(opts.protoPath ?? findRaftProto(), (m) => m.to === opts.id);
     this.snapshotClient = grpc.makeGenericClientConstructor(this.service, 'RaftTransport');
+    this.encodeBatch = this.service.Stream!.requestSerialize as (msgs: readonly Message[]) => Uint8Array;
     this.server = new GrpcH2Server(
       {} as PackageDefinition,
       {},
@@ -144,7 +150,7 @@ export class GrpcTransport implements RaftTransport {
       { Stream: (call: DuplexCall) => this.serveStream(call), Snapshot: (call: DuplexCall) => this.serveSnapshot(call) },
       'kapi.raft.v1.RaftTransport',
     );
-    for (const [id, addr] of opts.peers) if (id !== opts.id) this.senders.set(id, new PeerSender(id, addr, this.snapshotClient, this));
+    for (const [id, addr] of opts.peers) if (id !== opts.id) this.senders.set(id, new PeerSender(id, addr, this));
   }
 
   /** Whether peer traffic is mutually authenticated TLS. */
@@ -214,20 +220,23 @@ export class GrpcTransport implements RaftTransport {
   }
 
   send(msgs: readonly Message[]): void {
+    let queued = false;
     for (const m of msgs) {
       const s = this.stopped ? undefined : this.senders.get(m.to);
-      if (s) s.enqueue(m);
+      if (s) queued = s.push(m) || queued;
       else {
         dropSnapshotFile(m);
         if (!this.stopped) this.events.onUnreachable?.(m.to);
       }
     }
+    // One write per peer for everything this call queued for it, at once (no event-loop turn).
+    if (queued) for (const s of this.senders.values()) s.flush();
   }
 
   /** Adds (or re-addresses) a peer. */
   addPeer(id: NodeId, addr: string): void {
     this.senders.get(id)?.close();
-    this.senders.set(id, new PeerSender(id, addr, this.snapshotClient, this));
+    this.senders.set(id, new PeerSender(id, addr, this));
   }
 
   removePeer(id: NodeId): void {
