@@ -1,0 +1,152 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import * as http2 from 'node:http2';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { type DuplexCall, GrpcH2Server, type GrpcServiceDefinition, type Msg, type UnaryCall } from './grpc.h2-server.js';
+import { encodeMessage } from './grpc.h2-framing.js';
+
+const PROTO = `syntax = "proto3";
+package t.v1;
+message Item { string name = 1; }
+message Count { uint32 n = 1; }
+service Echo {
+  rpc Say(Item) returns (Item);
+  rpc Collect(stream Item) returns (Count);
+}
+service Other {
+  rpc Ping(Item) returns (Item);
+}
+`;
+
+type Client = grpc.Client & {
+  Say(req: Msg, cb: (e: grpc.ServiceError | null, r?: Msg) => void): void;
+  Collect(cb: (e: grpc.ServiceError | null, r?: Msg) => void): grpc.ClientWritableStream<Msg>;
+  Ping(req: Msg, cb: (e: grpc.ServiceError | null, r?: Msg) => void): void;
+};
+
+let dir: string;
+let def: protoLoader.PackageDefinition;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'grpc-h2-'));
+  await writeFile(join(dir, 't.proto'), PROTO);
+  def = protoLoader.loadSync(join(dir, 't.proto'), { defaults: true });
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function client(port: number, service: 'Echo' | 'Other'): Client {
+  const ctor = grpc.makeGenericClientConstructor(def[`t.v1.${service}`] as grpc.ServiceDefinition, service);
+  return new ctor(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+    'grpc.enable_retries': 0,
+    // A connection of its own per client (grpc-js shares them by default).
+    'grpc.use_local_subchannel_pool': 1,
+  }) as unknown as Client;
+}
+
+const say = (c: Client, name: string): Promise<Msg> => new Promise((resolve, reject) => c.Say({ name }, (e, r) => (e ? reject(e) : resolve(r!))));
+
+describe('GrpcH2Server', () => {
+  it('answers unary calls, and a client stream whose headers it sends before any request', async () => {
+    const seen: string[] = [];
+    const server = new GrpcH2Server(def, {
+      't.v1.Echo': {
+        Say: (call: UnaryCall) => call.respond({ name: `hello ${call.request.name}` }),
+        Collect: (call: DuplexCall) => {
+          call.sendHeaders();
+          let n = 0;
+          call.on('data', (m) => {
+            n++;
+            seen.push(m.name);
+          });
+          call.on('end', () => {
+            call.write({ n });
+            call.end();
+          });
+        },
+      },
+    });
+    const port = await server.listen({ host: '127.0.0.1', port: 0 });
+    const c = client(port, 'Echo');
+    try {
+      for (let i = 0; i < 3; i++) expect(await say(c, `n${i}`)).toEqual({ name: `hello n${i}` });
+      let count: Msg | undefined;
+      const done = new Promise<void>((resolve, reject) => {
+        const s = c.Collect((e, r) => {
+          count = r;
+          if (e) reject(e);
+          else resolve();
+        });
+        // Nothing written yet: the headers come anyway.
+        s.once('metadata', () => {
+          s.write({ name: 'a' });
+          s.write({ name: 'b' });
+          s.end();
+        });
+      });
+      await done;
+      expect(count).toEqual({ n: 2 });
+      expect(seen).toEqual(['a', 'b']);
+    } finally {
+      c.close();
+      await server.stop();
+    }
+  });
+
+  it('serves a service added after listen(), and refuses every call of a connection authorize() turns down', async () => {
+    let allow = false;
+    const server = new GrpcH2Server(
+      def,
+      { 't.v1.Echo': { Say: (call: UnaryCall) => call.respond({ name: call.request.name }) } },
+      { authorize: () => (allow ? undefined : { code: grpc.status.PERMISSION_DENIED, details: 'no' }) },
+    );
+    const port = await server.listen({ host: '127.0.0.1', port: 0 });
+    server.addService(def['t.v1.Other'] as unknown as GrpcServiceDefinition, { Ping: (call: UnaryCall) => call.respond({ name: 'pong' }) });
+    const denied = client(port, 'Echo');
+    try {
+      await expect(say(denied, 'x')).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED, details: 'no' });
+      // Decided once per connection: the refused one stays refused, a new one is asked again.
+      allow = true;
+      await expect(say(denied, 'x')).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+      const [ok, other] = [client(port, 'Echo'), client(port, 'Other')];
+      expect(await say(ok, 'y')).toEqual({ name: 'y' });
+      expect(await new Promise((resolve) => other.Ping({ name: '' }, (e, r) => resolve(e ?? r)))).toEqual({ name: 'pong' });
+      ok.close();
+      other.close();
+    } finally {
+      denied.close();
+      await server.stop();
+    }
+  });
+
+  it('cancels a client stream whose connection is cut, rather than ending it', async () => {
+    const events: string[] = [];
+    const server = new GrpcH2Server(def, {
+      't.v1.Echo': {
+        Collect: (call: DuplexCall) => {
+          call.sendHeaders();
+          call.on('data', () => events.push('data'));
+          call.on('end', () => events.push('end'));
+          call.on('cancelled', () => events.push('cancelled'));
+        },
+      },
+    });
+    const port = await server.listen({ host: '127.0.0.1', port: 0 });
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on('error', () => undefined);
+    try {
+      const s = session.request({ ':method': 'POST', ':path': '/t.v1.Echo/Collect', 'content-type': 'application/grpc', te: 'trailers' });
+      s.on('error', () => undefined);
+      s.write(encodeMessage(Buffer.from([0x0a, 0x01, 0x61])));
+      await new Promise<void>((resolve) => s.once('response', () => resolve()));
+      for (let i = 0; i < 100 && events.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      session.destroy();
+      for (let i = 0; i < 100 && events.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(events).toEqual(['data', 'cancelled']);
+    } finally {
+      await server.stop();
+    }
+  });
+});
