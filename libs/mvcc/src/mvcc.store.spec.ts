@@ -72,6 +72,18 @@ describe('MvccStore', () => {
     expect(store.getLatestNow('/a')).toMatchObject({ modRevision: 2 });
   });
 
+  it('reads and deletes keys of multi-byte characters of every length synchronously (none missed)', async () => {
+    // Keys like the escapes of non-UTF-8 etcd key bytes (4-byte characters), of growing length.
+    const keys = Array.from({ length: 40 }, (_, n) => `/p/${'a'.repeat(n % 7)}${String.fromCodePoint(0x10ff80).repeat(n)}`);
+    for (const k of keys) await apply(put(k, 'v'));
+    await store.close();
+    store = await MvccStore.open(dir);
+    expect(keys.filter((k) => store.getLatestNow(k) === undefined)).toEqual([]);
+    // A delete finds the current version the same way: every key goes.
+    for (const k of keys) expect((await apply(del(k))).results[0]).toMatchObject({ prev: { key: k } });
+    expect((await store.range('/p/')).kvs).toEqual([]);
+  });
+
   it('evaluates compares: absent, modRevision; failure branch returns fresh state', async () => {
     const create: TxnCommand = {
       compares: [{ key: '/k', target: 'absent' }],

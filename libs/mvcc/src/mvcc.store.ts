@@ -26,6 +26,9 @@ import { exportSnapshotPieces, exportToFile, exportToMemory, readSnapshot, write
 import { RevisionWaiters } from './mvcc.revision-waiters.js';
 import { MvccError, validateCommand, type ApplyEntry, type KeyValue, type MvccEvent, type OpResult, type TxnCommand, type TxnResult } from './mvcc.types.js';
 
+/** Options of a synchronous get whose key is given as bytes (see readLatestNow). */
+const BYTES_KEY = { keyEncoding: 'buffer' } as const;
+
 /** What MvccStore.getLatestNow answers while the store cannot be read synchronously. */
 export const NOT_NOW: unique symbol = Symbol('not now');
 
@@ -368,7 +371,10 @@ export class MvccStore {
     if (this.liveKeys && !this.liveKeys.has(key)) return undefined;
     const hit = this.latestCache.get(key);
     if (hit) return hit;
-    const b = this.db.getSync(LATEST + key);
+    // The key goes as bytes: classic-level's getSync of a utf8 string key copies it into a
+    // shared buffer and can cut it short, unnoticed, when that buffer ends inside a multi-byte
+    // character (such as the escapes of non-UTF-8 etcd key bytes), then reads the wrong key.
+    const b = this.db.getSync<Buffer, Buffer>(Buffer.from(LATEST + key, 'utf8'), BYTES_KEY);
     if (b === undefined) return undefined;
     const kv = decodeLatest(key, b);
     // A batch in flight may or may not be in what was read: cache only what no write can change.
