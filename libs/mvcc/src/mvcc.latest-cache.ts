@@ -6,8 +6,7 @@ import type { KeyValue } from './mvcc.types.js';
 /**
  * A bounded map from key to its current version, evicted oldest-inserted first. The store
  * decides what goes in (see MvccStore: writes update it after their batch is durable; a read
- * fills it only when no batch landed or was in flight while it read, which `epoch` tells), so
- * it never holds a value older than the store's.
+ * fills it only while no batch is in flight), so it never holds a value older than the store's.
  */
 export class LatestCache {
   /** Most entries held by default. */
@@ -19,11 +18,6 @@ export class LatestCache {
 
   private readonly map = new Map<string, KeyValue>();
   private bytes = 0;
-  /**
-   * Changes whenever a batch lands or the data is replaced: a read that saw the same epoch
-   * before and after its LevelDB get may cache what it read.
-   */
-  epoch = 0;
 
   constructor(private readonly maxEntries: number = LatestCache.DEFAULT_MAX_ENTRIES) {}
 
@@ -53,9 +47,8 @@ export class LatestCache {
     if (this.map.size > this.maxEntries || this.bytes > LatestCache.MAX_BYTES) this.evict();
   }
 
-  /** Forgets everything and moves the epoch (the data was replaced). */
+  /** Forgets everything (the data was replaced). */
   clear(): void {
-    this.epoch++;
     this.map.clear();
     this.bytes = 0;
   }

@@ -45,8 +45,8 @@ export class MvccStore {
   /**
    * Read cache of the latest keyspace (current reads are the hot path). Writes update it after
    * their batch is durable (updates and deletes; a create does not add the new key: nothing has
-   * read it yet); a read fills it only when no batch landed or was in flight while it read
-   * (LatestCache.epoch unchanged), so it never holds a value older than the store's.
+   * read it yet); a read fills it only while no batch is in flight (reads are synchronous, so
+   * none lands during one), so it never holds a value older than the store's.
    */
   private readonly latestCache: LatestCache;
   /**
@@ -333,8 +333,6 @@ export class MvccStore {
     } catch (e) {
       this.compacted = compactedBefore;
       throw e;
-    } finally {
-      this.latestCache.epoch++;
     }
     for (const [key, v] of overlay) {
       // A key created by this batch is not cached (see latestCache): a create-heavy load would

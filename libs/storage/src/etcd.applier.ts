@@ -240,8 +240,8 @@ export class EtcdApplier {
     const base = new Map<string, KeyValue | null>();
     for (const k of keys) {
       if (validateKey(k) !== undefined) continue;
-      const now = this.store.getLatestNow(k);
-      base.set(k, (now === NOT_NOW ? await this.store.get(k) : now) ?? null);
+      const v = this.current(k);
+      base.set(k, (v instanceof Promise ? await v : v) ?? null);
     }
     return base;
   }
