@@ -205,6 +205,30 @@ export class ClusterMembership {
     return new Set(res.kvs.map((kv) => kv.key.slice(REMOVED_PREFIX.length)));
   }
 
+  /**
+   * Rewrites `name`'s record as `next` makes it from the record as it is, only if no other write
+   * of the record came in between (a compare on its modRevision): this node's registration and
+   * the leader's promotion of it may race, and a blind write of a stale copy would undo the
+   * other (a promoted member listed as a learner again). `next` returning undefined writes
+   * nothing. A lost race is read again after a ReadIndex barrier and retried.
+   */
+  private async update(name: string, next: (current: MemberRecord | undefined) => MemberRecord | undefined): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > 0) await this.o.proposer.readBarrier();
+      const kv = await this.o.store.get(MEMBER_PREFIX + name);
+      const r = next(kv ? parseRecord(kv.value) : undefined);
+      if (r === undefined) return;
+      const key = MEMBER_PREFIX + r.name;
+      const res = await this.o.proposer.propose({
+        compares: [{ key, target: 'modRevision', value: kv?.modRevision ?? 0 }],
+        success: [{ type: 'put', key, value: enc.encode(JSON.stringify(r)) }],
+        failure: [],
+      });
+      if (res.succeeded) return;
+      if (attempt >= 4) throw new MembershipConflictError(`the record of ${name} kept changing while it was written`);
+    }
+  }
+
   /** Writes `r`; `added` (a member added by add()) also clears a removal marker of its name. */
   private async write(r: MemberRecord, added = false): Promise<void> {
     await this.o.proposer.propose({
@@ -230,25 +254,26 @@ export class ClusterMembership {
     const { voters, learners } = this.o.node.members();
     if (!voters.includes(this.o.selfId) && !learners.includes(this.o.selfId))
       throw new Error(`${this.o.selfName} is not a member of the configuration applied here`);
-    const mine = (await this.records()).find((r) => r.name === this.o.selfName);
     const formats = [...LOG_FORMATS_APPLIED];
-    if (
-      mine &&
-      mine.clientURL === this.o.selfClientURL &&
-      mine.peerURL === this.o.selfPeerURL &&
-      mine.etcdClientURL === this.o.selfEtcdClientURL &&
-      JSON.stringify(mine.logFormats ?? []) === JSON.stringify(formats)
-    )
-      return;
     const founding = this.o.initial.some((m) => m.name === this.o.selfName);
-    await this.write({
-      name: this.o.selfName,
-      id: this.o.selfId,
-      peerURL: this.o.selfPeerURL,
-      clientURL: this.o.selfClientURL,
-      ...(this.o.selfEtcdClientURL ? { etcdClientURL: this.o.selfEtcdClientURL } : {}),
-      logFormats: formats,
-      role: mine?.role ?? (founding ? 'voter' : 'learner'),
+    await this.update(this.o.selfName, (mine) => {
+      if (
+        mine &&
+        mine.clientURL === this.o.selfClientURL &&
+        mine.peerURL === this.o.selfPeerURL &&
+        mine.etcdClientURL === this.o.selfEtcdClientURL &&
+        JSON.stringify(mine.logFormats ?? []) === JSON.stringify(formats)
+      )
+        return undefined;
+      return {
+        name: this.o.selfName,
+        id: this.o.selfId,
+        peerURL: this.o.selfPeerURL,
+        clientURL: this.o.selfClientURL,
+        ...(this.o.selfEtcdClientURL ? { etcdClientURL: this.o.selfEtcdClientURL } : {}),
+        logFormats: formats,
+        role: mine?.role ?? (founding ? 'voter' : 'learner'),
+      };
     });
   }
 
@@ -373,9 +398,8 @@ export class ClusterMembership {
         if (await this.waitCaughtUp(id)) {
           await this.o.node.promote(id);
           // The node may have registered itself meanwhile (its URLs, its log formats): keep that.
-          const current = (await this.records()).find((r) => r.name === name);
-          rec = { ...(current ?? rec), role: 'voter' };
-          await this.write(rec);
+          const promoted = rec;
+          await this.update(name, (current) => (rec = { ...(current ?? promoted), role: 'voter' }));
         }
       }
       return rec;
