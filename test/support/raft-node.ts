@@ -145,6 +145,7 @@ async function main(): Promise<void> {
       onMessage: (m) => node.step(m),
       onUnreachable: (p) => node.reportUnreachable(p),
       onConnectionLost: (p) => node.reportConnectionLost(p),
+      onUndelivered: (_p, msgs) => node.reportUndelivered(msgs),
       onSnapshotStatus: (p, f) => node.reportSnapshot(p, f),
     },
   );

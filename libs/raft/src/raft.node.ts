@@ -207,6 +207,33 @@ export class RaftNode {
     if (!this.stopped) this.raw.reportConnectionLost(id);
   }
 
+  /**
+   * The transport never sent these forwarded proposals and read requests (no connection to the
+   * leader was up): nothing of them can commit, so those of this node fail at once with
+   * ErrProposalDropped, which a caller may retry safely, rather than waiting for a leader
+   * change (outcome unknown) or the request timeout.
+   */
+  reportUndelivered(msgs: readonly Message[]): void {
+    if (this.stopped) return;
+    const err = new RaftError('ErrProposalDropped', 'the leader could not be reached; the request was not sent');
+    for (const m of msgs) {
+      if (m.type === 'readIndex') {
+        const r = this.reads.get(m.context);
+        if (r && r.index < 0) {
+          this.clock.clearTimeout(r.timer);
+          this.reads.delete(m.context);
+          r.reject(err);
+        }
+        continue;
+      }
+      if (m.type !== 'prop') continue;
+      for (const e of m.entries) {
+        if (e.type !== 'normal' || e.data.length < HEADER) continue;
+        if (new DataView(e.data.buffer, e.data.byteOffset).getUint32(0) === this.id) this.failProposal(e.data, err);
+      }
+    }
+  }
+
   reportSnapshot(id: NodeId, failed: boolean): void {
     if (this.stopped) return;
     this.raw.reportSnapshot(id, failed);

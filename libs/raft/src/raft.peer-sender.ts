@@ -25,6 +25,7 @@ export interface PeerSenderHost {
     onUnreachable?(id: NodeId): void;
     onSnapshotStatus?(id: NodeId, failed: boolean): void;
     onConnectionLost?(id: NodeId): void;
+    onUndelivered?(id: NodeId, msgs: readonly Message[]): void;
   };
   readonly snapshotTransfers: { readonly sent: Map<NodeId, SnapshotTransferCounts> };
   /** TLS of the peer stream's connection; undefined: plaintext (HTTP/2 with prior knowledge). */
@@ -61,6 +62,14 @@ const COPY_BELOW_BYTES = 64 << 10;
 const MAX_MESSAGE_BYTES = 64 << 20;
 
 function noop(): void {}
+
+/**
+ * A proposal or read request forwarded to the leader: one that was never written can be retried
+ * by its sender without any risk of applying it twice.
+ */
+function isRequest(m: Message): boolean {
+  return m.type === 'prop' || m.type === 'readIndex';
+}
 
 /** The gRPC message prefix of an uncompressed payload of `length` bytes. */
 function messagePrefix(length: number): Buffer {
@@ -125,13 +134,30 @@ export class PeerSender {
       });
       return false;
     }
+    if (isRequest(m) && (this.retryTimer !== undefined || !this.connected)) {
+      // A forwarded proposal or read is not kept for a connection that is down: it is handed
+      // back at once as never sent, so that its proposer may retry it (through whichever leader
+      // is elected) instead of waiting on a leader that may be gone.
+      if (this.session === undefined && this.retryTimer === undefined) this.connect();
+      this.t.events.onUndelivered?.(this.id, [m]);
+      return false;
+    }
     if (this.queue.length >= this.t.maxQueue) {
       // Bounded memory: a slow or dead peer loses messages instead of growing the leader.
       this.t.events.onUnreachable?.(this.id);
+      if (isRequest(m)) this.t.events.onUndelivered?.(this.id, [m]);
       return false;
     }
     this.queue.push(m);
     return true;
+  }
+
+  /** Hands back the queued requests (never written) and keeps the rest queued. */
+  private returnQueuedRequests(): void {
+    if (!this.queue.some(isRequest)) return;
+    const requests = this.queue.filter(isRequest);
+    this.queue = this.queue.filter((m) => !isRequest(m));
+    this.t.events.onUndelivered?.(this.id, requests);
   }
 
   /** Writes the queue to the stream, in batches of at most maxBatch, until it is empty or the stream is full. */
@@ -301,6 +327,7 @@ export class PeerSender {
   private broken(): void {
     this.stream = undefined;
     this.waitingDrain = false;
+    if (!this.closed) this.returnQueuedRequests();
     if (this.closed || this.retryTimer) return;
     this.t.events.onUnreachable?.(this.id);
     this.t.events.onConnectionLost?.(this.id);
@@ -326,6 +353,7 @@ export class PeerSender {
   }
 
   close(): void {
+    this.returnQueuedRequests();
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;

@@ -239,6 +239,40 @@ describe('GrpcTransport', () => {
     await t2.stop();
   }, 20000);
 
+  it('hands back forwarded proposals and reads it cannot send, and sends them once the peer is connected', async () => {
+    const [p1, p2] = [await freePort(), await freePort()];
+    const peers = new Map([
+      [1, `127.0.0.1:${p1}`],
+      [2, `127.0.0.1:${p2}`],
+    ]);
+    const undelivered: Message[] = [];
+    const got: Message[] = [];
+    const t1 = new GrpcTransport(
+      { id: 1, listen: `127.0.0.1:${p1}`, peers, minBackoffMs: 20, insecure: true },
+      { onMessage: () => undefined, onUndelivered: (id, msgs) => undelivered.push(...msgs.map((m) => ({ ...m, to: id }))) },
+    );
+    await t1.start();
+    const prop = msg({ type: 'prop', from: 1, to: 2, entries: [{ term: 0, index: 0, type: 'normal', data: new Uint8Array([1, 2, 3]) }] });
+    const read = msg({ type: 'readIndex', from: 1, to: 2, context: 'r1' });
+    // Nobody listens on 2: a heartbeat waits in the queue, the requests come back at once.
+    t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 }), prop, read]);
+    expect(undelivered.map((m) => m.type)).toEqual(['prop', 'readIndex']);
+    const t2 = new GrpcTransport({ id: 2, listen: `127.0.0.1:${p2}`, peers, insecure: true }, { onMessage: (m) => got.push(m) });
+    await t2.start();
+    try {
+      // Once connected (the queued heartbeat arrives), requests are sent, not handed back.
+      await waitFor(() => got.length === 1, 10_000);
+      undelivered.length = 0;
+      t1.send([prop, read]);
+      await waitFor(() => got.length === 3);
+      expect(got.map((m) => m.type)).toEqual(['heartbeat', 'prop', 'readIndex']);
+      expect(undelivered).toEqual([]);
+    } finally {
+      await t1.stop();
+      await t2.stop();
+    }
+  }, 20000);
+
   it('drops and reports unreachable when a peer queue is full (bounded memory)', async () => {
     const [p1, dead] = [await freePort(), await freePort()];
     const unreachable: number[] = [];

@@ -49,6 +49,11 @@ export interface TransportEvents {
    * ended with an error (RawNode.reportConnectionLost: a follower may campaign early).
    */
   onConnectionLost?(id: NodeId): void;
+  /**
+   * Forwarded proposals or read requests ('prop', 'readIndex') for peer `id` that were never
+   * sent: no connection to it was up, or its queue was full (RaftNode.reportUndelivered).
+   */
+  onUndelivered?(id: NodeId, msgs: readonly Message[]): void;
 }
 
 /** Options of GrpcTransport. */
@@ -226,7 +231,10 @@ export class GrpcTransport implements RaftTransport {
       if (s) queued = s.push(m) || queued;
       else {
         dropSnapshotFile(m);
-        if (!this.stopped) this.events.onUnreachable?.(m.to);
+        if (!this.stopped) {
+          this.events.onUnreachable?.(m.to);
+          if (m.type === 'prop' || m.type === 'readIndex') this.events.onUndelivered?.(m.to, [m]);
+        }
       }
     }
     // One write per peer for everything this call queued for it, at once (no event-loop turn).

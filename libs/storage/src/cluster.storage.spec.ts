@@ -266,6 +266,49 @@ describe('openClusterStorage (three nodes over gRPC)', () => {
   });
 });
 
+describe('openClusterStorage (a write through a follower while its leader is gone)', () => {
+  it('hands back a proposal the follower could not send to its stopped leader, and retries it through the next one', async () => {
+    const ports = await Promise.all([0, 1, 2].map(() => freePort()));
+    const peers = new Map(ports.map((p, i) => [i + 1, `127.0.0.1:${p}`] as [number, string]));
+    const dirs = await Promise.all([1, 2, 3].map((i) => mkdtemp(join(tmpdir(), `cluster-undelivered-${i}-`))));
+    const nodes: ClusterStorage[] = [];
+    const open = new Set<ClusterStorage>();
+    try {
+      for (let i = 0; i < 3; i++) {
+        const n = await openClusterStorage({
+          dataDir: dirs[i]!,
+          nodeId: i + 1,
+          bootstrapVoters: [1, 2, 3],
+          listen: peers.get(i + 1)!,
+          peers,
+          insecurePeers: true,
+          tickMs: 100,
+          compactionIntervalMs: 0,
+        });
+        nodes.push(n);
+        open.add(n);
+      }
+      await waitFor(() => nodes.some((n) => n.node.status().role === 'leader'));
+      const leader = nodes.find((n) => n.node.status().role === 'leader')!;
+      const follower = nodes.find((n) => n !== leader)!;
+      await follower.storage.create(key('before'), cm('before'));
+      await leader.close();
+      open.delete(leader);
+      // The follower has seen its connection to the leader close, but no election has run yet
+      // (it campaigns two heartbeats later): its proposal has nowhere to go.
+      await new Promise((r) => setTimeout(r, 50));
+      expect(follower.node.status().lead).toBe(leader.node.id);
+      await follower.storage.create(key('after'), cm('after'));
+      expect(follower.node.status().lead).not.toBe(leader.node.id);
+      for (const n of open) await waitFor(() => n.storage.currentRevision() === 2);
+      expect((await follower.storage.get(key('after'), { mode: 'MostRecent' }))?.data).toEqual({ v: '1' });
+    } finally {
+      for (const n of open) await n.close();
+      for (const d of dirs) await rm(d, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('openClusterStorage (snapshot catch-up over gRPC)', () => {
   it('brings a node that was down past the log up to date with a snapshot streamed through files, and keeps no copy of it', async () => {
     const ports = await Promise.all([0, 1, 2].map(() => freePort()));

@@ -119,6 +119,7 @@ export async function openClusterStorage(o: ClusterStorageOptions): Promise<Clus
           onMessage: (m) => node.step(m),
           onUnreachable: (p) => node.reportUnreachable(p),
           onConnectionLost: (p) => node.reportConnectionLost(p),
+          onUndelivered: (_p, msgs) => node.reportUndelivered(msgs),
           onSnapshotStatus: (p, failed) => node.reportSnapshot(p, failed),
         },
       );
