@@ -21,6 +21,10 @@ export interface PeerSenderHost {
   readonly snapshotChunkBytes: number;
   readonly minBackoffMs: number;
   readonly maxBackoffMs: number;
+  /** How often an open connection is PINGed; a PING unanswered by the next one ends the connection. */
+  readonly keepaliveMs: number;
+  /** A connection not established this long after it was reported unreachable is given up (and tried again after the backoff). */
+  readonly connectTimeoutMs: number;
   readonly events: {
     onUnreachable?(id: NodeId): void;
     onSnapshotStatus?(id: NodeId, failed: boolean): void;
@@ -47,10 +51,6 @@ const STREAM_HEADERS: OutgoingHttpHeaders = {
   'user-agent': 'kapi-raft-peer',
 };
 const STREAM_OPTIONS = { endStream: false };
-/** How often an open connection is PINGed; a PING unanswered by the next one ends the connection. */
-const KEEPALIVE_MS = 10_000;
-/** A connection not established by then is given up (and tried again after the backoff). */
-const CONNECT_TIMEOUT_MS = 20_000;
 /** How long close() lets the stream end politely before the connection is destroyed. */
 const CLOSE_GRACE_MS = 1000;
 /**
@@ -241,7 +241,7 @@ export class PeerSender {
         this.t.events.onConnectionLost?.(this.id);
         this.connectTimer = setTimeout(() => {
           if (this.session === session && !this.connected) session.destroy();
-        }, CONNECT_TIMEOUT_MS);
+        }, this.t.connectTimeoutMs);
       },
       Math.max(this.backoffMs, 200),
     );
@@ -293,7 +293,7 @@ export class PeerSender {
       } catch {
         session.destroy();
       }
-    }, KEEPALIVE_MS);
+    }, this.t.keepaliveMs);
     this.keepalive.unref();
   }
 
@@ -341,7 +341,7 @@ export class PeerSender {
   /** The grpc-js channel of snapshot transfers, opened at the first. */
   private snapshotChannel(): ServiceClient {
     this.snapshots ??= new this.t.snapshotClient(this.addr, this.t.channelCredentials(), {
-      'grpc.keepalive_time_ms': KEEPALIVE_MS,
+      'grpc.keepalive_time_ms': this.t.keepaliveMs,
       'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
       'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
       // Raft retries a failed snapshot by itself; gRPC's retry layer would only keep every chunk

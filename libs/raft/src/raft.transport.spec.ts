@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import * as http2 from 'node:http2';
-import { createServer } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -270,6 +270,87 @@ describe('GrpcTransport', () => {
     } finally {
       await t1.stop();
       await t2.stop();
+    }
+  }, 20000);
+
+  it('ends a connection whose peer stops answering PINGs, and reconnects', async () => {
+    const [p1, p2] = [await freePort(), await freePort()];
+    // A TCP relay in front of peer 2 whose current connections can be frozen: open, but silent.
+    const frozen = new Set<Socket>();
+    const live = new Set<Socket>();
+    const relay: Server = createServer((c) => {
+      const u = connect(p2, '127.0.0.1');
+      live.add(c);
+      c.on('data', (d) => void (frozen.has(c) || u.write(d)));
+      u.on('data', (d) => void (frozen.has(c) || c.write(d)));
+      const end = (): void => {
+        live.delete(c);
+        c.destroy();
+        u.destroy();
+      };
+      c.on('close', end).on('error', end);
+      u.on('close', end).on('error', end);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const relayPort = (relay.address() as { port: number }).port;
+    const lost: number[] = [];
+    const got: Message[] = [];
+    const t1 = new GrpcTransport(
+      { id: 1, listen: `127.0.0.1:${p1}`, peers: new Map([[2, `127.0.0.1:${relayPort}`]]), minBackoffMs: 20, keepaliveMs: 200, insecure: true },
+      { onMessage: () => undefined, onConnectionLost: (id) => lost.push(id) },
+    );
+    const t2 = new GrpcTransport({ id: 2, listen: `127.0.0.1:${p2}`, peers: new Map(), insecure: true }, { onMessage: (m) => got.push(m) });
+    await t1.start();
+    await t2.start();
+    try {
+      t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
+      await waitFor(() => got.length === 1);
+      // Several PING rounds pass while the peer answers: the connection stays.
+      await new Promise((r) => setTimeout(r, 700));
+      expect(lost).toEqual([]);
+      for (const c of live) frozen.add(c);
+      await waitFor(() => lost.includes(2));
+      // New connections go through: the next message arrives on one.
+      t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 2 })]);
+      await waitFor(() => got.length === 2);
+      expect(got[1]!.term).toBe(2);
+    } finally {
+      await t1.stop();
+      await t2.stop();
+      for (const c of live) c.destroy();
+      await new Promise<void>((r) => relay.close(() => r()));
+    }
+  }, 20000);
+
+  it('reports a peer that does not finish connecting as unreachable, then gives the attempt up and tries again', async () => {
+    const p1 = await freePort();
+    // Takes TCP connections and never answers the TLS handshake.
+    const accepted: Socket[] = [];
+    let closed = 0;
+    const silent = createServer((c) => {
+      accepted.push(c);
+      c.on('error', () => undefined).on('close', () => closed++);
+      c.resume();
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as { port: number }).port;
+    const unreachable: number[] = [];
+    const t1 = new GrpcTransport(
+      { id: 1, listen: `127.0.0.1:${p1}`, peers: new Map([[2, `127.0.0.1:${port}`]]), minBackoffMs: 100, connectTimeoutMs: 300, tls: tlsA },
+      { onMessage: () => undefined, onUnreachable: (id) => unreachable.push(id) },
+    );
+    await t1.start();
+    try {
+      t1.send([msg({ type: 'heartbeat', from: 1, to: 2, term: 1 })]);
+      await waitFor(() => accepted.length === 1);
+      await waitFor(() => unreachable.includes(2));
+      // The first attempt is given up and a second connection made.
+      await waitFor(() => accepted.length >= 2 && closed >= 1);
+      expect(unreachable.every((id) => id === 2)).toBe(true);
+    } finally {
+      await t1.stop();
+      for (const c of accepted) c.destroy();
+      await new Promise<void>((r) => silent.close(() => r()));
     }
   }, 20000);
 

@@ -78,6 +78,13 @@ export interface GrpcTransportOptions {
   /** Reconnect backoff bounds in ms. */
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /** How often a peer connection is PINGed (default 10 s); a PING unanswered by the next ends it. */
+  keepaliveMs?: number;
+  /**
+   * How long a connection attempt goes on after the peer was reported unreachable for being
+   * slow to connect (default 20 s).
+   */
+  connectTimeoutMs?: number;
   /** Path of proto/raft.proto (found automatically when omitted). */
   protoPath?: string;
   /**
@@ -104,6 +111,8 @@ export class GrpcTransport implements RaftTransport {
   readonly snapshotChunkBytes: number;
   readonly minBackoffMs: number;
   readonly maxBackoffMs: number;
+  readonly keepaliveMs: number;
+  readonly connectTimeoutMs: number;
   private readonly server: GrpcH2Server;
   private readonly senders = new Map<NodeId, PeerSender>();
   /** The grpc-js client of RaftTransport (snapshot transfers). */
@@ -131,6 +140,8 @@ export class GrpcTransport implements RaftTransport {
     this.snapshotChunkBytes = opts.snapshotChunkBytes ?? 1 << 20;
     this.minBackoffMs = opts.minBackoffMs ?? 50;
     this.maxBackoffMs = opts.maxBackoffMs ?? 2000;
+    this.keepaliveMs = opts.keepaliveMs ?? 10_000;
+    this.connectTimeoutMs = opts.connectTimeoutMs ?? 20_000;
     this.creds = peerCredentials(opts.tls, opts.insecure);
     this.connectTls = this.creds.connectTls;
     hostPort(opts.listen);
