@@ -131,6 +131,57 @@ describe('EtcdApplier (on a real MvccStore)', () => {
     expect(await store.get('/z')).toMatchObject({ version: 1, createRevision: 3 });
   });
 
+  it("evaluates a Txn in etcd's order: nested compares against the state before it, Put checks before Range revisions", async () => {
+    // The nested compare does not see the Put before it in the same Txn (etcd decides the whole
+    // path first); a Range does see it.
+    const r = await apply({
+      txn: {
+        compare: [],
+        success: [
+          put('/n/k', 'v1'),
+          {
+            txn: {
+              compare: [{ key: '/n/k', target: 'VALUE', result: 'EQUAL', value: b64('v1') }],
+              success: [put('/n/k2', 'yes')],
+              failure: [put('/n/k2', 'no')],
+            },
+          },
+          { range: { key: '/n/k' } },
+        ],
+        failure: [],
+      },
+    });
+    expect(r.txn!.responses[1]).toMatchObject({ txn: { succeeded: false } });
+    expect(Buffer.from((await store.get('/n/k2'))!.value).toString()).toBe('no');
+    const seen = r.txn!.responses[2]!;
+    expect('range' in seen && seen.range.kvs.map((kv) => Buffer.from(kv.value).toString())).toEqual(['v1']);
+    // A Range at a future revision and an ignore_value Put of a missing key: the Put's error wins.
+    const both = await apply({
+      txn: {
+        compare: [],
+        success: [{ range: { key: '/n/k', revision: 99 } }, { put: { key: '/n/none', value: Buffer.from(''), lease: '0', ignoreValue: true } }],
+        failure: [],
+      },
+    });
+    expect(both.error).toEqual({ code: 'INVALID_ARGUMENT', message: 'etcdserver: key not found' });
+    // The revision a Txn's own writes will take is in the future for its Range.
+    const own = await apply({ txn: { compare: [], success: [put('/n/x', '1'), { range: { key: '/n/x', revision: 2 } }], failure: [] } });
+    expect(own.error).toEqual({ code: 'OUT_OF_RANGE', message: 'etcdserver: mvcc: required revision is a future revision' });
+  });
+
+  it('a Range at a revision written earlier in the same batch reads it, as on a replica that applied the entries one by one', async () => {
+    const rs = await applier.applyMany([
+      { index: ++index, cmd: { txn: { compare: [], success: [put('/h', 'one')], failure: [] } } },
+      { index: ++index, cmd: { txn: { compare: [], success: [put('/h', 'two')], failure: [] } } },
+      { index: ++index, cmd: { txn: { compare: [], success: [{ range: { key: '/h', revision: 1 } }, put('/h2', 'x')], failure: [] } } },
+    ]);
+    expect(rs.map((r) => r.error)).toEqual([undefined, undefined, undefined]);
+    const at1 = rs[2]!.txn!.responses[0]!;
+    expect('range' in at1 && at1.range.kvs.map((kv) => Buffer.from(kv.value).toString())).toEqual(['one']);
+    expect(rs.map((r) => r.revision)).toEqual([1, 2, 3]);
+    expect(store.currentRevision()).toBe(3);
+  });
+
   it('stage answers before the batch is in the store, and pendingRevision covers what it answered', async () => {
     await apply({ txn: { compare: [], success: [put('/s', '1')], failure: [] } });
     const { results, written } = await applier.stage([{ index: ++index, cmd: { txn: { compare: [], success: [put('/s', '2', '0')], failure: [] } } }]);
@@ -163,7 +214,7 @@ describe('etcd ranges', () => {
     expect(inRange('/z', { key: '/a', end: '\u0000' })).toBe(true);
   });
 
-  it('shapeRange: sort, count before limit, keys_only, count_only', () => {
+  it('shapeRange: sort, count of the whole range (before filters and limit), keys_only, count_only', () => {
     const kv = (key: string, mod: number) => ({ key, value: Buffer.from('v'), createRevision: 1, modRevision: mod, version: 1 });
     const all = [kv('/a', 3), kv('/b', 1), kv('/c', 2)];
     const r = shapeRange(all, { key: '/', end: '0', sortTarget: 'MOD', sortOrder: 'DESCEND', limit: 2, keysOnly: true }, () => '0');
@@ -172,5 +223,10 @@ describe('etcd ranges', () => {
     expect(r.more).toBe(true);
     expect(r.kvs[0]!.value.length).toBe(0);
     expect(shapeRange(all, { key: '/', end: '0', countOnly: true }, () => '0')).toEqual({ kvs: [], count: 3, more: false });
+    // The revision filters do not change the count: etcd counts the keys of the range.
+    const filtered = shapeRange(all, { key: '/', end: '0', minModRevision: 2 }, () => '0');
+    expect(filtered.kvs.map((x) => x.key)).toEqual(['/a', '/c']);
+    expect(filtered.count).toBe(3);
+    expect(shapeRange(all, { key: '/', end: '0', maxModRevision: 1, countOnly: true }, () => '0').count).toBe(3);
   });
 });

@@ -19,6 +19,7 @@ import type {
   EtcdCommand,
   EtcdCompare,
   EtcdKv,
+  EtcdOp,
   EtcdOpResponse,
   EtcdResult,
   EtcdTxnResponse,
@@ -65,6 +66,30 @@ interface TxnContext {
   batch: Map<string, KeyValue | null>;
   /** The store's state of keys read ahead for the batch (absent key: null). */
   base: Map<string, KeyValue | null>;
+}
+
+/** The branch a Txn takes (its compares held), and the path of each nested Txn on that branch. */
+interface TxnPath {
+  ok: boolean;
+  nested: (TxnPath | undefined)[];
+}
+
+/** The operations a Txn runs on `path`, nested Txns flattened, in order. */
+function* opsOnPath(spec: EtcdTxnSpec, path: TxnPath): Generator<Exclude<EtcdOp, { txn: EtcdTxnSpec }>> {
+  for (const [i, op] of (path.ok ? spec.success : spec.failure).entries()) {
+    if ('txn' in op) yield* opsOnPath(op.txn, path.nested[i]!);
+    else yield op;
+  }
+}
+
+/** The highest revision a Range of `spec` reads at, in either branch (0: none). */
+function rangeRevision(spec: EtcdTxnSpec): number {
+  let max = 0;
+  for (const op of [...spec.success, ...spec.failure]) {
+    if ('range' in op && op.range.revision && op.range.revision > max) max = op.range.revision;
+    else if ('txn' in op) max = Math.max(max, rangeRevision(op.txn));
+  }
+  return max;
 }
 
 /** The lease table and the evaluation of etcd commands on one replica. */
@@ -184,6 +209,12 @@ export class EtcdApplier {
         continue;
       }
       const ctx: TxnContext = { overlay: new Map(), attach: new Map(), ops: [], writeRev: rev + 1, batch, base };
+      // A Range at a revision that an earlier entry of this group wrote reads the store: what the
+      // group staged so far is written first, so that every replica reads the same, however its
+      // entries were grouped.
+      if ('txn' in cmd && toWrite.length > 0 && rangeRevision(cmd.txn) > this.store.currentRevision()) {
+        await this.store.applyBatch(toWrite.splice(0));
+      }
       try {
         const extra = await this.evaluate(ctx, cmd);
         const invalid = ctx.ops.length > 0 ? validateCommand({ compares: [], success: ctx.ops, failure: [] }) : undefined;
@@ -255,7 +286,12 @@ export class EtcdApplier {
   /** Evaluates one command into ctx; returns what to do once it is accepted (and its answer). */
   private async evaluate(ctx: TxnContext, cmd: EtcdCommand): Promise<() => Partial<EtcdResult>> {
     if ('txn' in cmd) {
-      const txn = await this.evalTxn(ctx, cmd.txn);
+      // etcd's order: the compares of the Txn and of the nested Txns on its path are evaluated
+      // first, against the state before it; then the Puts on that path are checked, then the
+      // revisions of its Ranges; only then do its operations run.
+      const path = await this.txnPath(ctx, cmd.txn);
+      await this.checkPath(ctx, cmd.txn, path);
+      const txn = await this.evalTxn(ctx, cmd.txn, path);
       return () => ({ txn });
     }
     if ('grant' in cmd) {
@@ -377,7 +413,8 @@ export class EtcdApplier {
     }
   }
 
-  private async evalTxn(ctx: TxnContext, spec: EtcdTxnSpec): Promise<EtcdTxnResponse> {
+  /** The branch `spec` takes, and that of every nested Txn on it, before any operation runs. */
+  private async txnPath(ctx: TxnContext, spec: EtcdTxnSpec): Promise<TxnPath> {
     let ok = true;
     for (const c of spec.compare) {
       if (!(await this.compare(ctx, c))) {
@@ -385,13 +422,39 @@ export class EtcdApplier {
         break;
       }
     }
-    const responses: EtcdOpResponse[] = [];
-    for (const op of ok ? spec.success : spec.failure) responses.push(await this.evalOp(ctx, op));
-    return { succeeded: ok, responses };
+    const nested: (TxnPath | undefined)[] = [];
+    for (const op of ok ? spec.success : spec.failure) nested.push('txn' in op ? await this.txnPath(ctx, op.txn) : undefined);
+    return { ok, nested };
   }
 
-  private async evalOp(ctx: TxnContext, op: EtcdTxnSpec['success'][number]): Promise<EtcdOpResponse> {
-    if ('txn' in op) return { txn: await this.evalTxn(ctx, op.txn) };
+  /**
+   * etcd's checks of the operations on a Txn's path, before any runs: a Put with ignore_value or
+   * ignore_lease needs its key, a Put's lease must exist; then a Range's revision must be neither
+   * in the future (beyond the revision before this Txn) nor compacted.
+   */
+  private async checkPath(ctx: TxnContext, spec: EtcdTxnSpec, path: TxnPath): Promise<void> {
+    const ops = [...opsOnPath(spec, path)];
+    for (const op of ops) {
+      if (!('put' in op)) continue;
+      const p = op.put;
+      if ((p.ignoreValue || p.ignoreLease) && !(await this.ctxGet(ctx, p.key))) throw new EtcdFailure('INVALID_ARGUMENT', 'etcdserver: key not found');
+      if (!p.ignoreLease && p.lease !== '0' && !this.leases.has(p.lease)) throw new EtcdFailure('NOT_FOUND', 'etcdserver: requested lease not found');
+    }
+    for (const op of ops) {
+      if (!('range' in op) || !op.range.revision || op.range.revision <= 0) continue;
+      if (op.range.revision > ctx.writeRev - 1) throw new EtcdFailure('OUT_OF_RANGE', 'etcdserver: mvcc: required revision is a future revision');
+      if (op.range.revision < this.store.compactedRevision()) throw new EtcdFailure('OUT_OF_RANGE', 'etcdserver: mvcc: required revision has been compacted');
+    }
+  }
+
+  private async evalTxn(ctx: TxnContext, spec: EtcdTxnSpec, path: TxnPath): Promise<EtcdTxnResponse> {
+    const responses: EtcdOpResponse[] = [];
+    for (const [i, op] of (path.ok ? spec.success : spec.failure).entries()) responses.push(await this.evalOp(ctx, op, path.nested[i]));
+    return { succeeded: path.ok, responses };
+  }
+
+  private async evalOp(ctx: TxnContext, op: EtcdTxnSpec['success'][number], path: TxnPath | undefined): Promise<EtcdOpResponse> {
+    if ('txn' in op) return { txn: await this.evalTxn(ctx, op.txn, path!) };
     if ('range' in op) {
       const spec = op.range;
       let kvs: KeyValue[];

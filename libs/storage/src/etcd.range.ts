@@ -69,10 +69,12 @@ export async function readRange(store: MvccStore, r: EtcdKeyRange, at?: number):
 
 /**
  * Applies a Range request's filters, sort, limit, keys_only and count_only to the keys of its
- * range (etcd's order of evaluation: filter by revisions, sort, count, then limit).
+ * range (etcd's order of evaluation: filter by revisions, sort, then limit). `count` is the
+ * number of keys in the range, before the revision filters, as etcd counts them.
  */
 export function shapeRange(all: KeyValue[], spec: EtcdRangeSpec, leaseOf: (key: string) => string): { kvs: EtcdKv[]; count: number; more: boolean } {
   let kvs = all;
+  const count = all.length;
   const { minModRevision: minMod, maxModRevision: maxMod, minCreateRevision: minCreate, maxCreateRevision: maxCreate } = spec;
   if (minMod || maxMod || minCreate || maxCreate) {
     kvs = kvs.filter(
@@ -104,7 +106,6 @@ export function shapeRange(all: KeyValue[], spec: EtcdRangeSpec, leaseOf: (key: 
     const sign = order === 'DESCEND' ? -1 : 1;
     kvs = [...kvs].sort((a, b) => sign * by(a, b) || compareKeys(a.key, b.key));
   }
-  const count = kvs.length;
   if (spec.countOnly) return { kvs: [], count, more: false };
   const limit = spec.limit && spec.limit > 0 ? spec.limit : 0;
   const more = limit > 0 && kvs.length > limit;

@@ -51,6 +51,11 @@ describe('etcd wire conversions', () => {
     // Different branches, and overlapping deletes, are fine.
     expect(txnSpecIn({ success: [put('/a')], failure: [put('/a')] }).success).toHaveLength(1);
     expect(txnSpecIn({ success: [del('/a', '/c'), del('/b', '/d')] }).success).toHaveLength(2);
+    // The two branches of a nested Txn may put the same key (only one runs), not the level around them.
+    expect(txnSpecIn({ success: [{ request_txn: { success: [put('/a')], failure: [put('/a')] } }] }).success).toHaveLength(1);
+    expect(() => txnSpecIn({ success: [{ request_txn: { success: [put('/a')], failure: [put('/a')] } }, put('/a')] })).toThrow(dup);
+    expect(() => txnSpecIn({ success: [{ request_txn: { failure: [put('/a/1')] } }, del('/a/', '/a0')] })).toThrow(dup);
+    expect(() => txnSpecIn({ success: [{ request_txn: { success: [put('/a')] } }, { request_txn: { failure: [put('/a')] } }] })).toThrow(dup);
     expect(() => txnSpecIn({ success: Array.from({ length: 129 }, (_, i) => put(`/k${i}`)) })).toThrow('etcdserver: too many operations in txn request');
   });
 

@@ -7,6 +7,7 @@ import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { MvccError, type KeyValue } from '@app/mvcc';
 import {
   StorageError,
+  inRange,
   isReservedKey,
   type EtcdCompare,
   type EtcdDeleteSpec,
@@ -228,37 +229,37 @@ export function txnSpecIn(t: Msg, top = true): EtcdTxnSpec {
 }
 
 /**
- * etcd's rule: within one branch (nested txns included) a key may be put once, and not both put
- * and deleted. Deletes may overlap each other.
+ * etcd's rule (its checkIntervals), applied to each branch of the top-level Txn: a key may be put
+ * once, and not both put and deleted; deletes may overlap each other. A nested Txn's branches
+ * are checked on their own, and the same key may be put in both of them (only one runs); their
+ * puts then count against the puts and deletes of the level they are on.
  */
-function checkDuplicates(ops: EtcdOp[]): void {
-  const puts = new Set<string>();
+function checkDuplicates(ops: EtcdOp[]): { puts: Set<string>; dels: EtcdKeyRange[] } {
+  const duplicate = (): EtcdApiError => new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: duplicate key given in txn request');
   const dels: EtcdKeyRange[] = [];
-  const collect = (list: EtcdOp[], into: Set<string>, intoDels: EtcdKeyRange[]): void => {
-    for (const op of list) {
-      if ('put' in op) {
-        if (into.has(op.put.key)) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: duplicate key given in txn request');
-        into.add(op.put.key);
-      } else if ('del' in op) intoDels.push(op.del);
-      else if ('txn' in op) {
-        // Only one branch of a nested txn runs: each is checked against the outer ops alone.
-        for (const branch of [op.txn.success, op.txn.failure]) {
-          const p = new Set(into);
-          const d = [...intoDels];
-          collect(branch, p, d);
-          for (const k of p) into.add(k);
-          intoDels.push(...d.slice(intoDels.length));
-        }
-      }
+  for (const op of ops) if ('del' in op) dels.push(op.del);
+  const deleted = (k: string): boolean => dels.some((d) => inRange(k, d));
+  const puts = new Set<string>();
+  for (const op of ops) {
+    if (!('txn' in op)) continue;
+    const then = checkDuplicates(op.txn.success);
+    const otherwise = checkDuplicates(op.txn.failure);
+    for (const k of then.puts) {
+      if (puts.has(k) || deleted(k)) throw duplicate();
+      puts.add(k);
     }
-  };
-  collect(ops, puts, dels);
-  for (const k of puts) {
-    for (const d of dels) {
-      const inside = d.end === undefined ? d.key === k : k >= d.key && (d.end === '\u0000' || k < d.end);
-      if (inside) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: duplicate key given in txn request');
+    for (const k of otherwise.puts) {
+      if ((puts.has(k) && !then.puts.has(k)) || deleted(k)) throw duplicate();
+      puts.add(k);
     }
+    dels.push(...then.dels, ...otherwise.dels);
   }
+  for (const op of ops) {
+    if (!('put' in op)) continue;
+    if (puts.has(op.put.key) || deleted(op.put.key)) throw duplicate();
+    puts.add(op.put.key);
+  }
+  return { puts, dels };
 }
 
 /** A stored key as mvccpb.KeyValue. */
