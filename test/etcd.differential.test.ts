@@ -23,7 +23,7 @@ type Msg = Record<string, any>;
 
 const rpc = findProtoFile('etcd/rpc.proto');
 const def = protoLoader.loadSync(rpc, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: false, includeDirs: [dirname(rpc)] });
-const KV = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: { KV: grpc.ServiceClientConstructor } }).etcdserverpb.KV;
+const pkg = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: Record<'KV' | 'Lease' | 'Watch', grpc.ServiceClientConstructor> }).etcdserverpb;
 
 /** What a call answered: the message, or the gRPC error's code and text. */
 type Answer = { ok: Msg } | { error: { code: number; details: string } };
@@ -45,7 +45,7 @@ type RevRef = { kind: 'zero' } | { kind: 'write'; i: number } | { kind: 'future'
 type KeySel = { kind: 'one'; key: string } | { kind: 'all' } | { kind: 'span'; from: string; to: string } | { kind: 'from'; key: string };
 
 type Op =
-  | { op: 'put'; key: string; value: string; prevKv: boolean; ignoreValue: boolean }
+  | { op: 'put'; key: string; value: string; prevKv: boolean; ignoreValue: boolean; lease: number }
   | {
       op: 'range';
       sel: KeySel;
@@ -62,18 +62,24 @@ type Op =
     }
   | { op: 'delete'; sel: KeySel; prevKv: boolean }
   | { op: 'txn'; compares: Compare[]; success: Op[]; failure: Op[] }
-  | { op: 'compact'; revision: RevRef };
+  | { op: 'compact'; revision: RevRef }
+  | { op: 'grant'; lease: number }
+  | { op: 'revoke'; lease: number }
+  | { op: 'ttl'; lease: number; keys: boolean };
 
 interface Compare {
   sel: KeySel;
-  target: 'VERSION' | 'CREATE' | 'MOD' | 'VALUE';
+  target: 'VERSION' | 'CREATE' | 'MOD' | 'VALUE' | 'LEASE';
   result: 'EQUAL' | 'GREATER' | 'LESS' | 'NOT_EQUAL';
   version: number;
   rev: RevRef;
   value: string;
+  lease: number;
 }
 
 const key = fc.constantFrom(...KEYS);
+/** A lease of the sequence (1-3: its ids are made unique per sequence), or none (0). */
+const leaseRef = fc.constantFrom(0, 0, 0, 1, 2, 3);
 const rev: fc.Arbitrary<RevRef> = fc.oneof(
   { weight: 2, arbitrary: fc.constant<RevRef>({ kind: 'zero' }) },
   { weight: 3, arbitrary: fc.nat(20).map<RevRef>((i) => ({ kind: 'write', i })) },
@@ -95,6 +101,7 @@ const put = fc.record({
   value: fc.constantFrom(...VALUES),
   prevKv: fc.boolean(),
   ignoreValue: fc.constantFrom(false, false, false, true),
+  lease: leaseRef,
 });
 const range = fc.record({
   op: fc.constant('range' as const),
@@ -113,11 +120,12 @@ const range = fc.record({
 const del = fc.record({ op: fc.constant('delete' as const), sel, prevKv: fc.boolean() });
 const compare: fc.Arbitrary<Compare> = fc.record({
   sel: fc.oneof({ weight: 5, arbitrary: key.map<KeySel>((k) => ({ kind: 'one', key: k })) }, { weight: 1, arbitrary: sel }),
-  target: fc.constantFrom('VERSION', 'CREATE', 'MOD', 'VALUE'),
+  target: fc.constantFrom('VERSION', 'CREATE', 'MOD', 'VALUE', 'LEASE'),
   result: fc.constantFrom('EQUAL', 'GREATER', 'LESS', 'NOT_EQUAL'),
   version: fc.nat(3),
   rev: rev.filter((r) => r.kind !== 'future'),
   value: fc.constantFrom(...VALUES),
+  lease: leaseRef,
 });
 const { txnOp } = fc.letrec<{ txnOp: Op; simple: Op }>((tie) => ({
   simple: fc.oneof(put, range, del),
@@ -145,7 +153,13 @@ const { txnOp } = fc.letrec<{ txnOp: Op; simple: Op }>((tie) => ({
   }),
 }));
 const compact = fc.record({ op: fc.constant('compact' as const), revision: rev.filter((r) => r.kind === 'write') });
+const lease = fc.oneof(
+  fc.record({ op: fc.constant('grant' as const), lease: fc.constantFrom(1, 2, 3) }),
+  fc.record({ op: fc.constant('revoke' as const), lease: fc.constantFrom(1, 2, 3) }),
+  fc.record({ op: fc.constant('ttl' as const), lease: fc.constantFrom(1, 2, 3), keys: fc.boolean() }),
+);
 const op: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 2, arbitrary: lease },
   { weight: 5, arbitrary: put },
   { weight: 4, arbitrary: range },
   { weight: 2, arbitrary: del },
@@ -196,10 +210,23 @@ function keyRange(s: KeySel, prefix: string): { key: Buffer; range_end?: Buffer 
 }
 
 /** The request of `o` for one side; revisions drawn from `revs`. */
-function request(o: Op, prefix: string, revs: Revisions, side: 'etcd' | 'ours'): Msg {
+function request(o: Op, prefix: string, revs: Revisions, side: 'etcd' | 'ours', leaseBase: number): Msg {
+  const leaseId = (n: number): number => (n === 0 ? 0 : leaseBase + n);
   switch (o.op) {
     case 'put':
-      return { key: Buffer.from(prefix + o.key), value: Buffer.from(o.ignoreValue ? '' : o.value), prev_kv: o.prevKv, ignore_value: o.ignoreValue };
+      return {
+        key: Buffer.from(prefix + o.key),
+        value: Buffer.from(o.ignoreValue ? '' : o.value),
+        prev_kv: o.prevKv,
+        ignore_value: o.ignoreValue,
+        lease: leaseId(o.lease),
+      };
+    case 'grant':
+      return { ID: leaseId(o.lease), TTL: 600 };
+    case 'revoke':
+      return { ID: leaseId(o.lease) };
+    case 'ttl':
+      return { ID: leaseId(o.lease), keys: o.keys };
     case 'range':
       return {
         ...keyRange(o.sel, prefix),
@@ -220,7 +247,7 @@ function request(o: Op, prefix: string, revs: Revisions, side: 'etcd' | 'ours'):
       return { revision: revs.pick(o.revision, side) };
     case 'txn': {
       const asRequestOp = (x: Op): Msg => {
-        const r = request(x, prefix, revs, side);
+        const r = request(x, prefix, revs, side, leaseBase);
         return x.op === 'put'
           ? { request_put: r }
           : x.op === 'range'
@@ -236,6 +263,7 @@ function request(o: Op, prefix: string, revs: Revisions, side: 'etcd' | 'ours'):
           if (c.target === 'VERSION') return { ...base, version: c.version };
           if (c.target === 'CREATE') return { ...base, create_revision: revs.pick(c.rev, side) };
           if (c.target === 'MOD') return { ...base, mod_revision: revs.pick(c.rev, side) };
+          if (c.target === 'LEASE') return { ...base, lease: leaseId(c.lease) };
           return { ...base, value: Buffer.from(c.value) };
         }),
         success: o.success.map(asRequestOp),
@@ -259,6 +287,12 @@ function normalise(a: Answer, map: (r: number) => number | string): unknown {
         if (k === 'header') continue;
         out[k] = walk(x, k);
       }
+      // LeaseTimeToLive: the time left depends on when each store was asked; its keys come in
+      // no particular order.
+      if ('grantedTTL' in out) {
+        if (typeof out.TTL === 'number' && out.TTL > 0) out.TTL = 'left';
+        if (Array.isArray(out.keys)) out.keys = [...(out.keys as string[])].sort();
+      }
       return out;
     }
     if (typeof v === 'number' && field !== undefined && REVISION_FIELDS.has(field) && v !== 0) return map(v);
@@ -271,13 +305,71 @@ function headerRevision(a: Answer): number | undefined {
   return 'ok' in a ? (a.ok.header?.revision as number | undefined) : undefined;
 }
 
-const METHOD = { put: 'Put', range: 'Range', delete: 'DeleteRange', txn: 'Txn', compact: 'Compact' } as const;
+const METHOD = {
+  put: ['kv', 'Put'],
+  range: ['kv', 'Range'],
+  delete: ['kv', 'DeleteRange'],
+  txn: ['kv', 'Txn'],
+  compact: ['kv', 'Compact'],
+  grant: ['lease', 'LeaseGrant'],
+  revoke: ['lease', 'LeaseRevoke'],
+  ttl: ['lease', 'LeaseTimeToLive'],
+} as const;
+
+/** One side under test: its KV, Lease and Watch clients. */
+interface Side {
+  kv: grpc.Client;
+  lease: grpc.Client;
+  watch: grpc.Client;
+}
+
+function side(addr: string): Side {
+  const creds = grpc.credentials.createInsecure();
+  return { kv: new pkg.KV(addr, creds), lease: new pkg.Lease(addr, creds), watch: new pkg.Watch(addr, creds) };
+}
+
+/**
+ * The events a watch from `start` over [key, end) delivers (prev_kv on) until one at `last` or
+ * later arrived, the watch was cancelled, or a second passed without any.
+ */
+function replay(s: Side, key: Buffer, end: Buffer, start: number, last: number): Promise<Msg[]> {
+  return new Promise((resolve) => {
+    const got: Msg[] = [];
+    const stream = (s.watch as unknown as { Watch(): grpc.ClientDuplexStream<Msg, Msg> }).Watch();
+    let timer: NodeJS.Timeout | undefined;
+    const done = (): void => {
+      clearTimeout(timer);
+      stream.removeAllListeners('data');
+      stream.on('error', () => undefined);
+      stream.cancel();
+      resolve(got);
+    };
+    const idle = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(done, 1000);
+    };
+    stream.on('error', () => done());
+    stream.on('data', (r: Msg) => {
+      idle();
+      if (r.canceled) {
+        got.push({ canceled: true, compact_revision: r.compact_revision, cancel_reason: r.cancel_reason });
+        done();
+        return;
+      }
+      for (const e of (r.events as Msg[] | undefined) ?? []) got.push(e);
+      const newest = got.length > 0 ? ((got[got.length - 1]!.kv as Msg | undefined)?.mod_revision as number | undefined) : undefined;
+      if (newest !== undefined && newest >= last) done();
+    });
+    stream.write({ create_request: { key, range_end: end, start_revision: start, prev_kv: true } });
+    idle();
+  });
+}
 
 describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () => {
   let etcd: EtcdCluster | undefined;
   let node: ServerHandle | undefined;
-  let oursClient: grpc.Client;
-  let etcdClient: grpc.Client;
+  let ours: Side;
+  let theirs: Side;
   let sequence = 0;
   // false only when the run opted out of etcd (KAPI_TEST_WITHOUT=etcd): recorded as not covered.
   let haveEtcd = false;
@@ -293,43 +385,67 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
         readyTimeoutMs: 40_000,
       }),
     ]);
-    oursClient = new KV(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-    etcdClient = new KV(etcd.members[0]!.clientURL.replace(/^http:\/\//, ''), grpc.credentials.createInsecure());
+    ours = side(`127.0.0.1:${port}`);
+    theirs = side(etcd.members[0]!.clientURL.replace(/^http:\/\//, ''));
   }, 90_000);
 
   afterAll(async () => {
-    oursClient?.close();
-    etcdClient?.close();
+    for (const s of [ours, theirs]) for (const c of Object.values(s ?? {})) (c as grpc.Client).close();
     await node?.cleanup();
     await etcd?.cleanup();
   });
 
-  /** Runs `ops` on both; returns the first difference, or undefined. */
+  /** Runs `ops` on both, then replays the sequence's events from both; returns the first difference, or undefined. */
   async function differs(ops: readonly Op[]): Promise<string | undefined> {
-    const prefix = `/diff/${process.pid}/${++sequence}/`;
-    const start = await Promise.all([call(etcdClient, 'Range', { key: Buffer.from('/') }), call(oursClient, 'Range', { key: Buffer.from('/') })]);
+    const n = ++sequence;
+    const prefix = `/diff/${process.pid}/${n}/`;
+    const leaseBase = 1_000_000 + n * 10;
+    const start = await Promise.all([call(theirs.kv, 'Range', { key: Buffer.from('/') }), call(ours.kv, 'Range', { key: Buffer.from('/') })]);
     const revs = new Revisions(headerRevision(start[0])!, headerRevision(start[1])!);
     let lastEtcd = revs.etcdStart;
+    /** Index in `revs` of the newest write the sequence compacted at (-1: none). */
+    let compacted = -1;
     for (const [i, o] of ops.entries()) {
-      const method = METHOD[o.op];
-      const theirs = await call(etcdClient, method, request(o, prefix, revs, 'etcd'));
-      const ours = await call(oursClient, method, request(o, prefix, revs, 'ours'));
-      const er = headerRevision(theirs);
-      const or = headerRevision(ours);
-      const wrote = o.op !== 'compact' && er !== undefined && er > lastEtcd;
+      // Before the sequence's first write the two stores' revisions have nothing in common to
+      // compact at.
+      if (o.op === 'compact' && revs.etcd.length === 0) continue;
+      const [service, method] = METHOD[o.op];
+      const req = request(o, prefix, revs, 'etcd', leaseBase);
+      const a = await call(theirs[service], method, req);
+      if (o.op === 'compact' && 'ok' in a) compacted = Math.max(compacted, revs.etcd.indexOf(req.revision as number));
+      const b = await call(ours[service], method, request(o, prefix, revs, 'ours', leaseBase));
+      const er = headerRevision(a);
+      const or = headerRevision(b);
+      // Our lease grants take a revision of their own (the lease record); etcd's do not.
+      const wrote = o.op !== 'compact' && o.op !== 'grant' && er !== undefined && er > lastEtcd;
       if (er !== undefined) lastEtcd = Math.max(lastEtcd, er);
       if (wrote && or !== undefined) {
         revs.etcd.push(er);
         revs.ours.push(or);
       }
-      const a = JSON.stringify(normalise(theirs, (r) => revs.toOurs(r) ?? `etcd:${r}`));
-      const b = JSON.stringify(normalise(ours, (r) => r));
-      if (a !== b) return `op ${i} ${method} ${JSON.stringify(o)}\n  etcd: ${a}\n  ours: ${b}`;
+      const x = JSON.stringify(normalise(a, (r) => revs.toOurs(r) ?? `etcd:${r}`));
+      const y = JSON.stringify(normalise(b, (r) => r));
+      if (x !== y) return `op ${i} ${method} ${JSON.stringify(o)}\n  etcd: ${x}\n  ours: ${y}`;
+    }
+    if (revs.etcd.length > compacted + 1) {
+      // Every event of the sequence, from its first write on, as a watch delivers them.
+      const { key, range_end: end } = keyRange({ kind: 'all' }, prefix);
+      // A watch that starts AT the compacted revision is where the two differ (docs/etcd-api.md
+      // "Watch"): start after it.
+      const first = compacted + 1;
+      const last = revs.etcd.length - 1;
+      const [a, b] = await Promise.all([
+        replay(theirs, key, end!, revs.etcd[first]!, revs.etcd[last]!),
+        replay(ours, key, end!, revs.ours[first]!, revs.ours[last]!),
+      ]);
+      const x = JSON.stringify(normalise({ ok: { events: a } }, (r) => revs.toOurs(r) ?? `etcd:${r}`));
+      const y = JSON.stringify(normalise({ ok: { events: b } }, (r) => r));
+      if (x !== y) return `watch from the first write\n  etcd: ${x}\n  ours: ${y}`;
     }
     return undefined;
   }
 
-  it('answers every drawn sequence of Put, Range, DeleteRange, Txn and Compact as etcd does', async () => {
+  it('answers every drawn sequence of Put, Range, DeleteRange, Txn, Compact and lease calls as etcd does, and replays its events alike', async () => {
     if (!haveEtcd) return;
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 3, maxLength: 25 }), async (ops) => {

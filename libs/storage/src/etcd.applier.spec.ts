@@ -164,6 +164,11 @@ describe('EtcdApplier (on a real MvccStore)', () => {
       },
     });
     expect(both.error).toEqual({ code: 'INVALID_ARGUMENT', message: 'etcdserver: key not found' });
+    // A Put of a missing key with ignore_value and an unknown lease: a Txn reports the key, a
+    // KV.Put request the lease.
+    const missing: EtcdOp = { put: { key: '/n/none', value: Buffer.from(''), lease: '404', ignoreValue: true } };
+    expect((await apply({ txn: { compare: [], success: [missing], failure: [] } })).error?.message).toBe('etcdserver: key not found');
+    expect((await apply({ txn: { compare: [], success: [missing], failure: [], kvPut: true } })).error?.message).toBe('etcdserver: requested lease not found');
     // The revision a Txn's own writes will take is in the future for its Range.
     const own = await apply({ txn: { compare: [], success: [put('/n/x', '1'), { range: { key: '/n/x', revision: 2 } }], failure: [] } });
     expect(own.error).toEqual({ code: 'OUT_OF_RANGE', message: 'etcdserver: mvcc: required revision is a future revision' });
@@ -180,6 +185,20 @@ describe('EtcdApplier (on a real MvccStore)', () => {
     expect('range' in at1 && at1.range.kvs.map((kv) => Buffer.from(kv.value).toString())).toEqual(['one']);
     expect(rs.map((r) => r.revision)).toEqual([1, 2, 3]);
     expect(store.currentRevision()).toBe(3);
+  });
+
+  it('a Range at a past revision shows the lease each key had then', async () => {
+    await apply({ grant: { id: '7', ttl: 60 } });
+    await apply({ txn: { compare: [], success: [put('/l', 'a', '7')], failure: [] } });
+    const detached = await apply({ txn: { compare: [], success: [put('/l', 'b')], failure: [] } });
+    const r = await apply({
+      txn: { compare: [], success: [{ range: { key: '/l', revision: detached.revision - 1 } }, { range: { key: '/l' } }], failure: [] },
+    });
+    const [past, now] = r.txn!.responses;
+    expect(past && 'range' in past && past.range.kvs.map((kv) => kv.lease)).toEqual(['7']);
+    expect(now && 'range' in now && now.range.kvs.map((kv) => kv.lease)).toEqual(['0']);
+    expect(await applier.leaseAt('/l', detached.revision - 1)).toBe('7');
+    expect(await applier.leaseAt('/l', detached.revision)).toBe('0');
   });
 
   it('stage answers before the batch is in the store, and pendingRevision covers what it answered', async () => {

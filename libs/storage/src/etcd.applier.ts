@@ -143,6 +143,26 @@ export class EtcdApplier {
     return this.keyLease.get(key) ?? '0';
   }
 
+  /**
+   * The lease `key` was attached to at `revision` (its attachment record is written in the same
+   * revision as the Put that sets it); '0' when none, or when that revision is compacted.
+   */
+  async leaseAt(key: string, revision: number): Promise<string> {
+    try {
+      const kv = await this.store.get(ATTACH_PREFIX + key, revision);
+      return kv ? Buffer.from(kv.value).toString('utf8') : '0';
+    } catch (e) {
+      if (e instanceof MvccError && (e.code === 'Compacted' || e.code === 'InvalidKey')) return '0';
+      throw e;
+    }
+  }
+
+  /** `kvs` with the leases they had at `revision` (undefined: the current ones). */
+  async withLeases(kvs: readonly EtcdKv[], revision: number | undefined): Promise<EtcdKv[]> {
+    if (revision === undefined) return kvs.map((kv) => ({ ...kv, lease: this.leaseOf(kv.key) }));
+    return Promise.all(kvs.map(async (kv) => ({ ...kv, lease: await this.leaseAt(kv.key, revision) })));
+  }
+
   /** One lease, or undefined. */
   lease(id: string): LeaseEntry | undefined {
     return this.leases.get(id);
@@ -437,8 +457,11 @@ export class EtcdApplier {
     for (const op of ops) {
       if (!('put' in op)) continue;
       const p = op.put;
+      const unknownLease = !p.ignoreLease && p.lease !== '0' && !this.leases.has(p.lease);
+      // A KV.Put request has its lease checked first, a Put in a Txn its key (etcd's Put and checkPut).
+      if (spec.kvPut && unknownLease) throw new EtcdFailure('NOT_FOUND', 'etcdserver: requested lease not found');
       if ((p.ignoreValue || p.ignoreLease) && !(await this.ctxGet(ctx, p.key))) throw new EtcdFailure('INVALID_ARGUMENT', 'etcdserver: key not found');
-      if (!p.ignoreLease && p.lease !== '0' && !this.leases.has(p.lease)) throw new EtcdFailure('NOT_FOUND', 'etcdserver: requested lease not found');
+      if (unknownLease) throw new EtcdFailure('NOT_FOUND', 'etcdserver: requested lease not found');
     }
     for (const op of ops) {
       if (!('range' in op) || !op.range.revision || op.range.revision <= 0) continue;
@@ -470,7 +493,9 @@ export class EtcdApplier {
       } else {
         kvs = await this.ctxRange(ctx, spec);
       }
-      return { range: shapeRange(kvs, spec, (k) => this.ctxLease(ctx, k)) };
+      const shaped = shapeRange(kvs, spec, (k) => this.ctxLease(ctx, k));
+      if (spec.revision && spec.revision > 0) shaped.kvs = await this.withLeases(shaped.kvs, spec.revision);
+      return { range: shaped };
     }
     if ('put' in op) {
       const p = op.put;

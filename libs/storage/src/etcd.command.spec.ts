@@ -21,6 +21,15 @@ describe('etcd command encoding', () => {
     expect(decodeEtcdCommand(enc)).toEqual(decodeEtcdCommand(encodeEtcdCommand(cmd)));
   });
 
+  it('keeps the mark of a KV.Put request in both forms, and none on a Txn of one Put', () => {
+    const put: EtcdPutSpec = { key: '/k', value: bytes('v'), lease: '5', ignoreValue: true };
+    const request: EtcdCommand = { txn: { compare: [], success: [{ put }], failure: [], kvPut: true } };
+    for (const binaryPut of [true, false]) {
+      expect(decodeEtcdCommand(encodeEtcdCommand(request, { binaryPut }))).toEqual(request);
+      expect(decodeEtcdCommand(encodeEtcdCommand(lone(put), { binaryPut }))).toEqual(lone(put));
+    }
+  });
+
   it('keeps a decoded value independent of the entry it came from', () => {
     const enc = encodeEtcdCommand(lone({ key: '/k', value: bytes('abc'), lease: '0' }));
     const cmd = decodeEtcdCommand(enc) as unknown as { txn: { success: [{ put: EtcdPutSpec }] } };

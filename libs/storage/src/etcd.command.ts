@@ -84,6 +84,12 @@ export interface EtcdTxnSpec {
   compare: EtcdCompare[];
   success: EtcdOp[];
   failure: EtcdOp[];
+  /**
+   * The command is a KV.Put request, not a Txn: etcd checks a Put request's lease before its
+   * key (ignore_value/ignore_lease), a Put inside a Txn the other way round. Builds that do not
+   * know the mark check as for a Txn; either way such a command fails without writing.
+   */
+  kvPut?: true;
 }
 
 /** The replicated etcd command. Lease ids are decimal strings of etcd's int64 ids. */
@@ -122,6 +128,8 @@ export interface EtcdResult {
 const PUT_PREV_KV = 1;
 const PUT_IGNORE_VALUE = 2;
 const PUT_IGNORE_LEASE = 4;
+/** EtcdTxnSpec.kvPut: the Put came as a KV.Put request. */
+const PUT_KV_REQUEST = 8;
 
 /** The Put of a command that is nothing but one Put, or undefined. */
 function lonePut(cmd: EtcdCommand): EtcdPutSpec | undefined {
@@ -141,7 +149,7 @@ function txnForJson(t: EtcdTxnSpec): unknown {
       if ('txn' in op) return { txn: txnForJson(op.txn) };
       return op;
     });
-  return { compare: t.compare, success: ops(t.success), failure: ops(t.failure) };
+  return { compare: t.compare, success: ops(t.success), failure: ops(t.failure), ...(t.kvPut ? { kvPut: true } : {}) };
 }
 
 /** The JSON form: Put values as base64 strings. */
@@ -171,7 +179,11 @@ export function encodeEtcdCommand(cmd: EtcdCommand, opts: { binaryPut?: boolean 
     const out = Buffer.allocUnsafe(1 + 1 + 4 + keyLen + 1 + put.lease.length + put.value.length);
     let o = 0;
     out[o++] = ETCD_PUT_FORMAT;
-    out[o++] = (put.prevKv ? PUT_PREV_KV : 0) | (put.ignoreValue ? PUT_IGNORE_VALUE : 0) | (put.ignoreLease ? PUT_IGNORE_LEASE : 0);
+    out[o++] =
+      (put.prevKv ? PUT_PREV_KV : 0) |
+      (put.ignoreValue ? PUT_IGNORE_VALUE : 0) |
+      (put.ignoreLease ? PUT_IGNORE_LEASE : 0) |
+      ('txn' in cmd && cmd.txn.kvPut ? PUT_KV_REQUEST : 0);
     out.writeUInt32BE(keyLen, o);
     o += 4;
     o += out.write(put.key, o, 'utf8');
@@ -210,7 +222,7 @@ function decodePut(data: Uint8Array): EtcdCommand {
   if (flags & PUT_PREV_KV) put.prevKv = true;
   if (flags & PUT_IGNORE_VALUE) put.ignoreValue = true;
   if (flags & PUT_IGNORE_LEASE) put.ignoreLease = true;
-  return { txn: { compare: [], success: [{ put }], failure: [] } };
+  return { txn: { compare: [], success: [{ put }], failure: [], ...(flags & PUT_KV_REQUEST ? { kvPut: true as const } : {}) } };
 }
 
 /** Decodes encodeEtcdCommand output; throws Error on malformed bytes (every replica alike). */

@@ -35,14 +35,14 @@ export function kvService(ctx: EtcdContext): ServiceHandlers {
       const current = ctx.store.currentRevision();
       const { kvs } = await readRange(ctx.store, spec, at);
       const leases = ctx.leases;
-      return rangeOut(
-        shapeRange(kvs, spec, (k) => leases.leaseOf(k)),
-        ctx.header(Math.max(current, ctx.store.currentRevision())),
-      );
+      const shaped = shapeRange(kvs, spec, (k) => leases.leaseOf(k));
+      // A past revision shows the leases the keys had then.
+      if (at !== undefined) shaped.kvs = await leases.withLeases(shaped.kvs, at);
+      return rangeOut(shaped, ctx.header(Math.max(current, ctx.store.currentRevision())));
     }),
     Put: unary(async (req: Msg) => {
       const put = putSpecIn(req);
-      const r = await proposeEtcd(ctx, { txn: { compare: [], success: [{ put }], failure: [] } });
+      const r = await proposeEtcd(ctx, { txn: { compare: [], success: [{ put }], failure: [], kvPut: true } });
       const res = r.txn!.responses[0]!;
       const prev = 'put' in res ? res.put.prevKv : undefined;
       return { header: ctx.header(r.revision), ...(prev ? { prev_kv: kvOut(prev) } : {}) };

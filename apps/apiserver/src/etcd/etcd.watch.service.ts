@@ -7,7 +7,7 @@
  * the watcher with compact_revision, as etcd does.
  */
 import type { DuplexCall, ServiceHandlers } from '@app/grpc';
-import { MvccError, type MvccEvent } from '@app/mvcc';
+import { MvccError, NOT_NOW, type MvccEvent } from '@app/mvcc';
 import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
 import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
 import type { EtcdContext } from './etcd.context.js';
@@ -37,6 +37,8 @@ interface Watcher {
   from: number;
   queue: MvccEvent[];
   flushScheduled: boolean;
+  /** The flush in progress (flushes run one after the other). */
+  flushing: Promise<void>;
   unsubscribe: () => void;
 }
 
@@ -150,6 +152,7 @@ class WatchStream {
       from: 0,
       queue: [],
       flushScheduled: false,
+      flushing: Promise.resolve(),
       unsubscribe: () => undefined,
     };
     const store = this.ctx.store;
@@ -201,15 +204,42 @@ class WatchStream {
     }
     if (w.queue.length === 0 || w.flushScheduled) return;
     w.flushScheduled = true;
-    // After the applier finished the entry (lease attachments are then current).
-    setImmediate(() => this.flush(w));
+    // After the applier finished the entry; one flush at a time per watcher, in order.
+    setImmediate(() => {
+      w.flushing = w.flushing.then(() => this.flush(w)).catch(() => this.cancelBroken(w));
+    });
   }
 
-  private flush(w: Watcher): void {
+  /**
+   * The lease `e`'s key had at its revision: the current attachment when nothing newer is
+   * staged and the key's current version is the event's, otherwise read from the store's history.
+   */
+  private leaseAt(e: MvccEvent): string | Promise<string> {
+    const leases = this.ctx.leases;
+    if (e.revision >= leases.pendingRevision()) {
+      const now = this.ctx.store.getLatestNow(e.key);
+      if (now !== NOT_NOW && now?.modRevision === e.revision) return leases.leaseOf(e.key);
+    }
+    return leases.leaseAt(e.key, e.revision);
+  }
+
+  /** A flush that failed (the store could not be read): the watcher ends, as on a compaction. */
+  private cancelBroken(w: Watcher): void {
+    if (!this.watchers.has(w.id) || this.closed) return;
+    this.watchers.delete(w.id);
+    w.unsubscribe();
+    this.send({ header: this.ctx.header(), watch_id: w.id, canceled: true, cancel_reason: 'etcdserver: the watch could not read its events' });
+  }
+
+  private async flush(w: Watcher): Promise<void> {
     w.flushScheduled = false;
     if (!this.watchers.has(w.id) || this.closed) return;
     const events = w.queue.splice(0);
     const leases = this.ctx.leases;
+    // The leases the keys had at each event's revision, and at each previous version's.
+    const kvLeases = await Promise.all(events.map((e) => (e.type === 'put' ? this.leaseAt(e) : '0')));
+    const prevLeases = w.prevKv ? await Promise.all(events.map((e) => (e.prevValue ? leases.leaseAt(e.key, e.prevValue.modRevision) : '0'))) : [];
+    if (!this.watchers.has(w.id) || this.closed) return;
     let i = 0;
     while (i < events.length) {
       const rev = events[i]!.revision;
@@ -219,9 +249,9 @@ class WatchStream {
         const e = events[i]!;
         const kv =
           e.type === 'put'
-            ? kvOut(e.value, leases.leaseOf(e.key))
+            ? kvOut(e.value, kvLeases[i])
             : { key: keyBytes(e.key), mod_revision: e.revision, create_revision: 0, version: 0, value: Buffer.alloc(0), lease: '0' };
-        const ev: Msg = { type: e.type === 'put' ? 'PUT' : 'DELETE', kv, ...(w.prevKv && e.prevValue ? { prev_kv: kvOut(e.prevValue, '0') } : {}) };
+        const ev: Msg = { type: e.type === 'put' ? 'PUT' : 'DELETE', kv, ...(w.prevKv && e.prevValue ? { prev_kv: kvOut(e.prevValue, prevLeases[i]) } : {}) };
         bytes += e.key.length + e.value.value.length + (w.prevKv ? (e.prevValue?.value.length ?? 0) : 0);
         group.push(ev);
         if (w.fragment && bytes > FRAGMENT_BYTES && i + 1 < events.length && events[i + 1]!.revision === rev) {
