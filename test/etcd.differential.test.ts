@@ -152,6 +152,31 @@ const { txnOp } = fc.letrec<{ txnOp: Op; simple: Op }>((tie) => ({
     failure: fc.array(tie('simple'), { maxLength: 2 }),
   }),
 }));
+/** Whether `sel` covers key `k` (both relative to the sequence's prefix). */
+function covers(sel: KeySel, k: string): boolean {
+  if (sel.kind === 'one') return sel.key === k;
+  if (sel.kind === 'all') return true;
+  if (sel.kind === 'from') return k >= sel.key;
+  return k >= sel.from && k < sel.to;
+}
+
+/**
+ * A Txn in which one nested Txn puts a key that a later nested Txn on the same level deletes:
+ * etcd takes it, this store refuses it (docs/etcd-api.md "KV"), so the sequences leave it out.
+ */
+function putThenDeleteAcrossNested(o: Op): boolean {
+  if (o.op !== 'txn') return false;
+  for (const branch of [o.success, o.failure]) {
+    const nested = branch.filter((x): x is Extract<Op, { op: 'txn' }> => x.op === 'txn');
+    const puts = (t: Extract<Op, { op: 'txn' }>): string[] => [...t.success, ...t.failure].flatMap((x) => (x.op === 'put' ? [x.key] : []));
+    const dels = (t: Extract<Op, { op: 'txn' }>): KeySel[] => [...t.success, ...t.failure].flatMap((x) => (x.op === 'delete' ? [x.sel] : []));
+    for (let j = 0; j < nested.length; j++)
+      for (let k = j + 1; k < nested.length; k++) if (puts(nested[j]!).some((key) => dels(nested[k]!).some((d) => covers(d, key)))) return true;
+    if (branch.some(putThenDeleteAcrossNested)) return true;
+  }
+  return false;
+}
+
 const compact = fc.record({ op: fc.constant('compact' as const), revision: rev.filter((r) => r.kind === 'write') });
 const lease = fc.oneof(
   fc.record({ op: fc.constant('grant' as const), lease: fc.constantFrom(1, 2, 3) }),
@@ -163,7 +188,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: put },
   { weight: 4, arbitrary: range },
   { weight: 2, arbitrary: del },
-  { weight: 3, arbitrary: txnOp },
+  { weight: 3, arbitrary: txnOp.filter((t) => !putThenDeleteAcrossNested(t)) },
   { weight: 1, arbitrary: compact },
 );
 
@@ -330,27 +355,29 @@ function side(addr: string): Side {
 
 /**
  * The events a watch from `start` over [key, end) delivers (prev_kv on) until one at `last` or
- * later arrived, the watch was cancelled, or a second passed without any.
+ * later arrived or the watch was cancelled; after 10 s, what arrived by then (with a marker).
  */
 function replay(s: Side, key: Buffer, end: Buffer, start: number, last: number): Promise<Msg[]> {
   return new Promise((resolve) => {
     const got: Msg[] = [];
     const stream = (s.watch as unknown as { Watch(): grpc.ClientDuplexStream<Msg, Msg> }).Watch();
-    let timer: NodeJS.Timeout | undefined;
     const done = (): void => {
       clearTimeout(timer);
       stream.removeAllListeners('data');
+      stream.removeAllListeners('error');
       stream.on('error', () => undefined);
       stream.cancel();
       resolve(got);
     };
-    const idle = (): void => {
-      clearTimeout(timer);
-      timer = setTimeout(done, 1000);
-    };
-    stream.on('error', () => done());
+    const timer = setTimeout(() => {
+      got.push({ timedOut: true });
+      done();
+    }, 10_000);
+    stream.on('error', (e: grpc.ServiceError) => {
+      got.push({ error: e.details });
+      done();
+    });
     stream.on('data', (r: Msg) => {
-      idle();
       if (r.canceled) {
         got.push({ canceled: true, compact_revision: r.compact_revision, cancel_reason: r.cancel_reason });
         done();
@@ -361,7 +388,6 @@ function replay(s: Side, key: Buffer, end: Buffer, start: number, last: number):
       if (newest !== undefined && newest >= last) done();
     });
     stream.write({ create_request: { key, range_end: end, start_revision: start, prev_kv: true } });
-    idle();
   });
 }
 

@@ -201,6 +201,19 @@ describe('EtcdApplier (on a real MvccStore)', () => {
     expect(await applier.leaseAt('/l', detached.revision)).toBe('0');
   });
 
+  it("a revoke deletes the lease's keys in key order (the order of their delete events)", async () => {
+    await apply({ grant: { id: '9', ttl: 60 } });
+    await apply({ txn: { compare: [], success: [put('/r/z', '1', '9')], failure: [] } });
+    await apply({ txn: { compare: [], success: [put('/r/a', '1', '9')], failure: [] } });
+    const before = store.currentRevision();
+    await apply({ revoke: { id: '9' } });
+    const { events } = await store.eventsAfter(before, { prefix: '/r/' });
+    expect(events.map((e) => [e.type, e.key])).toEqual([
+      ['delete', '/r/a'],
+      ['delete', '/r/z'],
+    ]);
+  });
+
   it('stage answers before the batch is in the store, and pendingRevision covers what it answered', async () => {
     await apply({ txn: { compare: [], success: [put('/s', '1')], failure: [] } });
     const { results, written } = await applier.stage([{ index: ++index, cmd: { txn: { compare: [], success: [put('/s', '2', '0')], failure: [] } } }]);

@@ -325,7 +325,8 @@ export class EtcdApplier {
     }
     if ('revoke' in cmd) {
       const l = this.requireLease(cmd.revoke.id);
-      for (const key of l.keys) {
+      // In key order, as etcd deletes them (the order of their delete events).
+      for (const key of [...l.keys].sort(compareKeys)) {
         ctx.ops.push({ type: 'delete', key }, { type: 'delete', key: ATTACH_PREFIX + key });
         ctx.overlay.set(key, null);
         ctx.attach.set(key, '0');

@@ -56,6 +56,9 @@ describe('etcd wire conversions', () => {
     expect(() => txnSpecIn({ success: [{ request_txn: { success: [put('/a')], failure: [put('/a')] } }, put('/a')] })).toThrow(dup);
     expect(() => txnSpecIn({ success: [{ request_txn: { failure: [put('/a/1')] } }, del('/a/', '/a0')] })).toThrow(dup);
     expect(() => txnSpecIn({ success: [{ request_txn: { success: [put('/a')] } }, { request_txn: { failure: [put('/a')] } }] })).toThrow(dup);
+    // Put by one nested Txn, deleted by a later one: refused here (etcd lets it pass).
+    expect(() => txnSpecIn({ success: [{ request_txn: { success: [put('/a/1')] } }, { request_txn: { success: [del('/a/', '/a0')] } }] })).toThrow(dup);
+    expect(() => txnSpecIn({ success: [{ request_txn: { success: [del('/a/', '/a0')] } }, { request_txn: { success: [put('/a/1')] } }] })).toThrow(dup);
     expect(() => txnSpecIn({ success: Array.from({ length: 129 }, (_, i) => put(`/k${i}`)) })).toThrow('etcdserver: too many operations in txn request');
   });
 

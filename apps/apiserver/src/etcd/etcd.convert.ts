@@ -232,14 +232,18 @@ export function txnSpecIn(t: Msg, top = true): EtcdTxnSpec {
  * etcd's rule (its checkIntervals), applied to each branch of the top-level Txn: a key may be put
  * once, and not both put and deleted; deletes may overlap each other. A nested Txn's branches
  * are checked on their own, and the same key may be put in both of them (only one runs); their
- * puts then count against the puts and deletes of the level they are on.
+ * puts then count against the puts and deletes of the level they are on. One stricter than
+ * etcd: a key put in one nested Txn and deleted by a later one at the same level is refused too
+ * (etcd lets that pass, and writes two versions of the key in one revision; this store keeps one
+ * version of a key per revision).
  */
 function checkDuplicates(ops: EtcdOp[]): { puts: Set<string>; dels: EtcdKeyRange[] } {
   const duplicate = (): EtcdApiError => new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: duplicate key given in txn request');
   const dels: EtcdKeyRange[] = [];
   for (const op of ops) if ('del' in op) dels.push(op.del);
-  const deleted = (k: string): boolean => dels.some((d) => inRange(k, d));
+  const deleted = (k: string, among: readonly EtcdKeyRange[] = dels): boolean => among.some((d) => inRange(k, d));
   const puts = new Set<string>();
+  const nested: { puts: Set<string>; dels: EtcdKeyRange[] }[] = [];
   for (const op of ops) {
     if (!('txn' in op)) continue;
     const then = checkDuplicates(op.txn.success);
@@ -252,7 +256,12 @@ function checkDuplicates(ops: EtcdOp[]): { puts: Set<string>; dels: EtcdKeyRange
       if ((puts.has(k) && !then.puts.has(k)) || deleted(k)) throw duplicate();
       puts.add(k);
     }
+    nested.push({ puts: new Set([...then.puts, ...otherwise.puts]), dels: [...then.dels, ...otherwise.dels] });
     dels.push(...then.dels, ...otherwise.dels);
+  }
+  for (let j = 0; j < nested.length; j++) {
+    const later = nested.slice(j + 1).flatMap((n) => n.dels);
+    for (const k of nested[j]!.puts) if (deleted(k, later)) throw duplicate();
   }
   for (const op of ops) {
     if (!('put' in op)) continue;
