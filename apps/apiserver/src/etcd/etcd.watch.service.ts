@@ -39,6 +39,10 @@ interface Watcher {
   flushScheduled: boolean;
   /** The flush in progress (flushes run one after the other). */
   flushing: Promise<void>;
+  /** A flush took events from the queue and has not sent them all yet. */
+  flushActive: boolean;
+  /** A progress request came while events were on their way: answered once they are sent. */
+  progressAfterFlush: boolean;
   unsubscribe: () => void;
 }
 
@@ -113,9 +117,10 @@ class WatchStream {
 
   private progress(all: boolean): void {
     for (const w of this.watchers.values()) {
-      if ((all || w.progressNotify) && w.pending === undefined && w.queue.length === 0) {
-        this.send({ header: this.ctx.header(), watch_id: w.id });
-      }
+      if (!(all || w.progressNotify) || w.pending !== undefined) continue;
+      if (w.queue.length === 0 && !w.flushScheduled && !w.flushActive) this.send({ header: this.ctx.header(), watch_id: w.id });
+      // Events on their way: the answer to a progress request follows them.
+      else if (all) w.progressAfterFlush = true;
     }
   }
 
@@ -153,6 +158,8 @@ class WatchStream {
       queue: [],
       flushScheduled: false,
       flushing: Promise.resolve(),
+      flushActive: false,
+      progressAfterFlush: false,
       unsubscribe: () => undefined,
     };
     const store = this.ctx.store;
@@ -225,21 +232,25 @@ class WatchStream {
 
   /** A flush that failed (the store could not be read): the watcher ends, as on a compaction. */
   private cancelBroken(w: Watcher): void {
+    w.flushActive = false;
     if (!this.watchers.has(w.id) || this.closed) return;
-    this.watchers.delete(w.id);
-    w.unsubscribe();
-    this.send({ header: this.ctx.header(), watch_id: w.id, canceled: true, cancel_reason: 'etcdserver: the watch could not read its events' });
+    this.cancel(w, 'etcdserver: the watch could not read its events');
   }
 
   private async flush(w: Watcher): Promise<void> {
     w.flushScheduled = false;
     if (!this.watchers.has(w.id) || this.closed) return;
     const events = w.queue.splice(0);
+    // Until these are sent, no progress notification may claim their revision.
+    w.flushActive = true;
     const leases = this.ctx.leases;
     // The leases the keys had at each event's revision, and at each previous version's.
     const kvLeases = await Promise.all(events.map((e) => (e.type === 'put' ? this.leaseAt(e) : '0')));
     const prevLeases = w.prevKv ? await Promise.all(events.map((e) => (e.prevValue ? leases.leaseAt(e.key, e.prevValue.modRevision) : '0'))) : [];
-    if (!this.watchers.has(w.id) || this.closed) return;
+    if (!this.watchers.has(w.id) || this.closed) {
+      w.flushActive = false;
+      return;
+    }
     let i = 0;
     while (i < events.length) {
       const rev = events[i]!.revision;
@@ -261,6 +272,11 @@ class WatchStream {
       }
       w.sentRev = rev;
       this.send({ header: this.ctx.header(rev), watch_id: w.id, events: group });
+    }
+    w.flushActive = false;
+    if (w.progressAfterFlush && w.queue.length === 0 && !w.flushScheduled) {
+      w.progressAfterFlush = false;
+      this.send({ header: this.ctx.header(), watch_id: w.id });
     }
   }
 }
