@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MvccStore, encodeCommand, type TxnCommand } from '@app/mvcc';
-import { openClusterStorage, type ClusterStorage } from './cluster.storage.js';
+import { openClusterStorage, type ClusterStorage, type ClusterStorageOptions } from './cluster.storage.js';
 import { LevelDbRaftStorage, type RaftNode } from '@app/raft';
 import { MvccStateMachine, emptyMvccSnapshot, mvccSnapshotHeader } from './mvcc.state-machine.js';
 import { RaftProposer } from './raft.proposer.js';
@@ -35,6 +35,32 @@ async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
     if (Date.now() > end) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * A three-member Raft group over gRPC on loopback (plaintext peers): its members' data dirs, and
+ * open(i) for member i + 1 (10 ms ticks, no periodic compaction, then `extra`).
+ */
+async function threeMembers(name: string, extra: Partial<ClusterStorageOptions> = {}) {
+  const ports = await Promise.all([0, 1, 2].map(() => freePort()));
+  const peers = new Map(ports.map((p, i) => [i + 1, `127.0.0.1:${p}`] as [number, string]));
+  const dirs = await Promise.all([1, 2, 3].map((i) => mkdtemp(join(tmpdir(), `cluster-${name}-${i}-`))));
+  const open = (i: number): Promise<ClusterStorage> =>
+    openClusterStorage({
+      dataDir: dirs[i]!,
+      nodeId: i + 1,
+      bootstrapVoters: [1, 2, 3],
+      listen: peers.get(i + 1)!,
+      peers,
+      insecurePeers: true,
+      tickMs: 10,
+      compactionIntervalMs: 0,
+      ...extra,
+    });
+  const removeDirs = async (): Promise<void> => {
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  };
+  return { dirs, open, removeDirs };
 }
 
 describe('MvccStateMachine', () => {
@@ -218,25 +244,10 @@ describe('openClusterStorage (single-node Raft group)', () => {
 
 describe('openClusterStorage (three nodes over gRPC)', () => {
   it('compacts history through the log: the leader proposes, every replica compacts at the same revision', async () => {
-    const ports = await Promise.all([0, 1, 2].map(() => freePort()));
-    const peers = new Map(ports.map((p, i) => [i + 1, `127.0.0.1:${p}`] as [number, string]));
-    const dirs = await Promise.all([1, 2, 3].map((i) => mkdtemp(join(tmpdir(), `cluster-compact-${i}-`))));
+    const group = await threeMembers('compact');
     const nodes: ClusterStorage[] = [];
     try {
-      for (let i = 0; i < 3; i++) {
-        nodes.push(
-          await openClusterStorage({
-            dataDir: dirs[i]!,
-            nodeId: i + 1,
-            bootstrapVoters: [1, 2, 3],
-            listen: peers.get(i + 1)!,
-            peers,
-            insecurePeers: true,
-            tickMs: 10,
-            compactionIntervalMs: 0,
-          }),
-        );
-      }
+      for (let i = 0; i < 3; i++) nodes.push(await group.open(i));
       await waitFor(() => nodes.some((n) => n.node.status().role === 'leader'));
       const leader = nodes.find((n) => n.node.status().role === 'leader')!;
       const followers = nodes.filter((n) => n !== leader);
@@ -261,30 +272,20 @@ describe('openClusterStorage (three nodes over gRPC)', () => {
       expect(nodes.map((n) => n.storage.currentRevision())).toEqual([10, 10, 10]);
     } finally {
       for (const n of nodes) await n.close();
-      for (const d of dirs) await rm(d, { recursive: true, force: true });
+      await group.removeDirs();
     }
   });
 });
 
 describe('openClusterStorage (a write through a follower while its leader is gone)', () => {
   it('hands back a proposal the follower could not send to its stopped leader, and retries it through the next one', async () => {
-    const ports = await Promise.all([0, 1, 2].map(() => freePort()));
-    const peers = new Map(ports.map((p, i) => [i + 1, `127.0.0.1:${p}`] as [number, string]));
-    const dirs = await Promise.all([1, 2, 3].map((i) => mkdtemp(join(tmpdir(), `cluster-undelivered-${i}-`))));
+    // 100 ms ticks: an election takes a few hundred ms, time enough to write before it.
+    const group = await threeMembers('undelivered', { tickMs: 100 });
     const nodes: ClusterStorage[] = [];
     const open = new Set<ClusterStorage>();
     try {
       for (let i = 0; i < 3; i++) {
-        const n = await openClusterStorage({
-          dataDir: dirs[i]!,
-          nodeId: i + 1,
-          bootstrapVoters: [1, 2, 3],
-          listen: peers.get(i + 1)!,
-          peers,
-          insecurePeers: true,
-          tickMs: 100,
-          compactionIntervalMs: 0,
-        });
+        const n = await group.open(i);
         nodes.push(n);
         open.add(n);
       }
@@ -304,29 +305,14 @@ describe('openClusterStorage (a write through a follower while its leader is gon
       expect((await follower.storage.get(key('after'), { mode: 'MostRecent' }))?.data).toEqual({ v: '1' });
     } finally {
       for (const n of open) await n.close();
-      for (const d of dirs) await rm(d, { recursive: true, force: true });
+      await group.removeDirs();
     }
   });
 });
 
 describe('openClusterStorage (snapshot catch-up over gRPC)', () => {
   it('brings a node that was down past the log up to date with a snapshot streamed through files, and keeps no copy of it', async () => {
-    const ports = await Promise.all([0, 1, 2].map(() => freePort()));
-    const peers = new Map(ports.map((p, i) => [i + 1, `127.0.0.1:${p}`] as [number, string]));
-    const dirs = await Promise.all([1, 2, 3].map((i) => mkdtemp(join(tmpdir(), `cluster-snap-${i}-`))));
-    const open = (i: number): Promise<ClusterStorage> =>
-      openClusterStorage({
-        dataDir: dirs[i]!,
-        nodeId: i + 1,
-        bootstrapVoters: [1, 2, 3],
-        listen: peers.get(i + 1)!,
-        peers,
-        insecurePeers: true,
-        tickMs: 10,
-        compactionIntervalMs: 0,
-        snapshotEntries: 20,
-        keepEntries: 5,
-      });
+    const { dirs, open, removeDirs } = await threeMembers('snap', { snapshotEntries: 20, keepEntries: 5 });
     const nodes: (ClusterStorage | undefined)[] = [];
     try {
       for (let i = 0; i < 3; i++) nodes.push(await open(i));
@@ -362,7 +348,7 @@ describe('openClusterStorage (snapshot catch-up over gRPC)', () => {
       await waitFor(() => back.storage.currentRevision() === 62);
     } finally {
       for (const n of nodes) await n?.close();
-      for (const d of dirs) await rm(d, { recursive: true, force: true });
+      await removeDirs();
     }
   }, 60_000);
 });
