@@ -67,7 +67,7 @@ function noop(): void {}
  * A proposal or read request forwarded to the leader: one that was never written can be retried
  * by its sender without any risk of applying it twice.
  */
-function isRequest(m: Message): boolean {
+export function isRequest(m: Message): boolean {
   return m.type === 'prop' || m.type === 'readIndex';
 }
 

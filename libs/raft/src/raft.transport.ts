@@ -3,7 +3,7 @@ import type { PackageDefinition } from '@grpc/proto-loader';
 import { type DuplexCall, GrpcH2Server, type GrpcServiceDefinition, type Msg, type ServiceHandlers } from '@app/grpc';
 import type { Message, NodeId } from './raft.types.js';
 import { type PeerConnectTls, type PeerCredentials, type PeerTls, TransportConfigError, peerCredentials } from './raft.peer-tls.js';
-import { PeerSender } from './raft.peer-sender.js';
+import { PeerSender, isRequest } from './raft.peer-sender.js';
 import { type SnapshotTransferCounts, dropSnapshotFile, receiveSnapshot } from './raft.snapshot-stream.js';
 import { findRaftProto, raftService } from './raft.wire-codec.js';
 
@@ -51,7 +51,8 @@ export interface TransportEvents {
   onConnectionLost?(id: NodeId): void;
   /**
    * Forwarded proposals or read requests ('prop', 'readIndex') for peer `id` that were never
-   * sent: no connection to it was up, or its queue was full (RaftNode.reportUndelivered).
+   * sent: no connection to it was up, its queue was full, or its stream broke while they waited
+   * (RaftNode.reportUndelivered).
    */
   onUndelivered?(id: NodeId, msgs: readonly Message[]): void;
 }
@@ -244,7 +245,7 @@ export class GrpcTransport implements RaftTransport {
         dropSnapshotFile(m);
         if (!this.stopped) {
           this.events.onUnreachable?.(m.to);
-          if (m.type === 'prop' || m.type === 'readIndex') this.events.onUndelivered?.(m.to, [m]);
+          if (isRequest(m)) this.events.onUndelivered?.(m.to, [m]);
         }
       }
     }
