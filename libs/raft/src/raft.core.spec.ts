@@ -441,6 +441,14 @@ describe('Raft core scenarios', () => {
     // Node 3 is behind: the leader first catches it up, and meanwhile drops proposals.
     expect(net.raft(1).leadTransferee).toBe(3);
     expect(() => net.n(1).raw.propose(bytes('b'))).toThrow(/ErrProposalDropped/);
+    // One forwarded by a follower goes back to it, so that its proposer learns at once.
+    net.sent = [];
+    net.n(2).raw.propose(bytes('c'));
+    net.settle();
+    const back = net.sent.filter((m) => m.type === 'propDropped');
+    expect(back.map((m) => [m.from, m.to, m.term, m.context, m.entries.map((e) => new TextDecoder().decode(e.data))])).toEqual([
+      [1, 2, 0, 'leadership transfer in progress', ['c']],
+    ]);
     net.heal();
     net.tick(1);
     net.settle();

@@ -183,7 +183,7 @@ export class Raft {
     // the term they answer. Everything else is stamped with our current term.
     if (m.type === 'vote' || m.type === 'preVote' || m.type === 'voteResp' || m.type === 'preVoteResp') {
       if (m.term === 0) throw new RaftError('ErrInvariant', `term unset on ${m.type}`);
-    } else if (m.type !== 'prop' && m.type !== 'readIndex' && m.type !== 'transferLeader') {
+    } else if (m.type !== 'prop' && m.type !== 'readIndex' && m.type !== 'transferLeader' && m.type !== 'propDropped') {
       m.term = this.term;
     }
     this.msgs.push(m);
@@ -496,6 +496,8 @@ export class Raft {
    * for a local proposal or transfer that cannot be accepted now.
    */
   step(m: Message): void {
+    // Meant for the proposer's driver (RaftNode), which takes it before the core sees it.
+    if (m.type === 'propDropped') return;
     if (m.term === 0) {
       // local message
     } else if (m.term > this.term) {
@@ -649,7 +651,9 @@ export class Raft {
 
   private dropProposal(m: Message, why: string): void {
     if (m.from === NONE || m.from === this.id) throw new RaftError('ErrProposalDropped', why);
-    // Forwarded proposals are dropped silently; the proposer times out and retries.
+    // A forwarded proposal goes back to the node that forwarded it: nothing of it was appended,
+    // so its proposer may retry it at once rather than wait for its request timeout.
+    this.send(msg({ type: 'propDropped', to: m.from, entries: m.entries, context: why }));
   }
 
   private leaderTransfer(m: Message): void {

@@ -156,6 +156,49 @@ describe('RaftNode driver', () => {
     expect(target.status().peers.some((p) => p.id === 4)).toBe(false);
   }, 30000);
 
+  it('fails at once, as safe to retry, a forwarded proposal that the leader drops', async () => {
+    const net = new LocalNet();
+    for (const id of [1, 2, 3]) await startNode(net, id, [1, 2, 3]);
+    await until(() => leaderOf(net) !== undefined);
+    const leader = leaderOf(net)!;
+    const [follower, target] = [...net.nodes.values()].filter((n) => n !== leader);
+    await until(() => follower!.status().lead === leader.id);
+    // A transfer to a node that cannot be reached stays under way for an election timeout; the
+    // leader refuses proposals meanwhile (thesis section 3.10), the forwarded one included.
+    net.down.add(target!.id);
+    leader.transferLeadership(target!.id);
+    let err: unknown;
+    try {
+      await follower!.propose(new TextEncoder().encode('x=1'));
+    } catch (e) {
+      err = e;
+    }
+    // Not ErrTimeout after the request timeout (outcome unknown): the leader sent it back.
+    expect(isRaftError(err, 'ErrProposalDropped')).toBe(true);
+    expect((err as Error).message).toContain('leadership transfer in progress');
+  });
+
+  it('passes proposals it forwarded for another node, and could not deliver, back to their proposer', async () => {
+    const sent: Message[] = [];
+    const storage = await LevelDbRaftStorage.open(join(dir, 'relay'), { sync: false });
+    const node = await RaftNode.create({
+      id: 1,
+      storage,
+      stateMachine: new KvMachine(),
+      transport: { send: (ms) => sent.push(...ms) },
+      bootstrapVoters: [1, 2, 3],
+      tickMs: 10,
+    });
+    open.push({ node, storage });
+    // The 12-byte envelope of a proposal of node 7: proposer id, sequence, then the data.
+    const env = new Uint8Array(12 + 3);
+    new DataView(env.buffer).setUint32(0, 7);
+    new DataView(env.buffer).setFloat64(4, 42);
+    env.set(new TextEncoder().encode('a=1'), 12);
+    node.reportUndelivered([msg({ type: 'prop', from: 1, to: 2, entries: [{ term: 0, index: 0, type: 'normal', data: env }] })]);
+    expect(sent.map((m) => [m.type, m.from, m.to, m.entries.length, m.context])).toEqual([['propDropped', 1, 7, 1, 'the leader could not be reached']]);
+  });
+
   it('installs a snapshot on a follower that fell behind a compacted log', async () => {
     const net = new LocalNet();
     const sms = new Map<NodeId, KvMachine>();

@@ -15,6 +15,7 @@ import {
   RaftError,
   decodeConfChange,
   isRaftError,
+  msg,
 } from './raft.types.js';
 
 export * from './raft.node.types.js';
@@ -194,6 +195,7 @@ export class RaftNode {
   /** Feeds a message from the transport. */
   step(m: Message): void {
     if (this.stopped) return;
+    if (m.type === 'propDropped') return this.proposalsDropped(m);
     this.queuedMessages.push(m);
     this.schedule();
   }
@@ -226,11 +228,35 @@ export class RaftNode {
         }
         continue;
       }
-      if (m.type !== 'prop') continue;
-      for (const e of m.entries) {
-        if (e.type !== 'normal' || e.data.length < HEADER) continue;
-        if (new DataView(e.data.buffer, e.data.byteOffset).getUint32(0) === this.id) this.failProposal(e.data, err);
-      }
+      if (m.type === 'prop') this.dropped(m.entries, err, 'the leader could not be reached');
+    }
+  }
+
+  /**
+   * A node dropped proposals forwarded to it (it had no leader, a leadership transfer was under
+   * way, ...) and sent them back: this node's own fail with ErrProposalDropped, which the
+   * caller may retry safely (nothing was appended); those this node forwarded for another
+   * proposer go on to that proposer.
+   */
+  private proposalsDropped(m: Message): void {
+    const why = `node ${m.from} dropped the forwarded proposal: ${m.context || 'no reason given'}`;
+    this.dropped(m.entries, new RaftError('ErrProposalDropped', why), why);
+  }
+
+  /**
+   * Proposal entries that were not appended anywhere: this node's own fail with `err`; those it
+   * forwarded for another node go back to their proposer (a propDropped message).
+   */
+  private dropped(entries: readonly Entry[], err: RaftError, why: string): void {
+    const others = new Map<NodeId, Entry[]>();
+    for (const e of entries) {
+      if (e.type !== 'normal' || e.data.length < HEADER) continue;
+      const proposer = new DataView(e.data.buffer, e.data.byteOffset).getUint32(0);
+      if (proposer === this.id) this.failProposal(e.data, err);
+      else others.set(proposer, [...(others.get(proposer) ?? []), e]);
+    }
+    for (const [to, es] of others) {
+      this.transport?.send([msg({ type: 'propDropped', from: this.id, to, entries: es, context: why })]);
     }
   }
 

@@ -107,5 +107,5 @@ export interface PendingRead {
  * durable. Votes and append/heartbeat answers may not (they acknowledge what is on disk).
  */
 export function isDurabilityFree(m: Message): boolean {
-  return m.type === 'prop' || m.type === 'readIndex' || m.type === 'readIndexResp';
+  return m.type === 'prop' || m.type === 'readIndex' || m.type === 'readIndexResp' || m.type === 'propDropped';
 }

@@ -90,7 +90,8 @@ export type MessageType =
   | 'transferLeader'
   | 'timeoutNow'
   | 'readIndex'
-  | 'readIndexResp';
+  | 'readIndexResp'
+  | 'propDropped';
 
 /**
  * A Raft message. Fields not used by a type are left at their zero value (0, false, empty).

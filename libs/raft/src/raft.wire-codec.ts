@@ -26,6 +26,7 @@ const TYPE_TO_WIRE: Partial<Record<MessageType, number>> = {
   timeoutNow: 12, // MSG_TIMEOUT_NOW
   readIndex: 13, // MSG_READ_INDEX
   readIndexResp: 14, // MSG_READ_INDEX_RESP
+  propDropped: 15, // MSG_PROP_DROPPED
 };
 const WIRE_TO_TYPE = new Map<number, MessageType>(Object.entries(TYPE_TO_WIRE).map(([k, v]) => [v, k as MessageType]));
 /** EntryType values of proto/raft.proto. */
