@@ -92,7 +92,7 @@ describe('the binary Put log format and members of other builds', () => {
     await nodes.get('n3')!.stop();
     const old = (await members('n1')).find((m) => m.name === 'n3')!;
     const { logFormats, ...withoutFormats } = old as MemberView & Record<string, unknown>;
-    expect(logFormats).toEqual(['etcd-put']);
+    expect(logFormats).toEqual(['etcd-put', 'proposal-dedup']);
     delete withoutFormats.isLeader;
     delete withoutFormats.matchIndex;
     delete withoutFormats.progress;

@@ -16,3 +16,4 @@ export { type PeerTls, type PeerCredentials, TransportConfigError, peerCredentia
 export { type SnapshotTransferCounts } from './raft.snapshot-stream.js';
 export * from './raft.node.js';
 export * from './raft.leader-state.js';
+export { PROPOSAL_DEDUP_FORMAT } from './raft.proposal-index.js';

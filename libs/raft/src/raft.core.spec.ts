@@ -33,6 +33,8 @@ class Net {
       disks?: Map<NodeId, MemoryStorage>;
       /** Founding voters (default: all ids); other ids start with an empty disk. */
       voters?: NodeId[];
+      /** Entries carry RaftNode's envelope: leaders append each proposal once. */
+      dedup?: boolean;
     } = {},
   ) {
     const rnd = new SimRandom(opts.seed ?? 7);
@@ -51,6 +53,7 @@ class Net {
         checkQuorum: opts.checkQuorum,
         maxInflightMsgs: opts.maxInflight,
         maxSizePerMsg: opts.maxSizePerMsg,
+        dedupProposals: opts.dedup,
       });
       this.nodes.set(id, { raw, disk, applied: [], reads: [] });
     }
@@ -552,5 +555,68 @@ describe('Raft core scenarios', () => {
       err = e;
     }
     expect(isRaftError(err, 'ErrProposalDropped')).toBe(true);
+  });
+});
+
+describe('Raft core: proposals resent with the same envelope (docs/raft.md "Resent proposals")', () => {
+  /** RaftNode's envelope (proposer id, sequence) before the data. */
+  const env = (proposer: number, seq: number, s: string): Uint8Array => {
+    const d = new Uint8Array(12 + s.length);
+    new DataView(d.buffer).setUint32(0, proposer);
+    new DataView(d.buffer).setFloat64(4, seq);
+    d.set(bytes(s), 12);
+    return d;
+  };
+  const keys = (net: Net, id: NodeId): string[] =>
+    net
+      .n(id)
+      .applied.filter((e) => e.type === 'normal' && e.data.length >= 12)
+      .map((e) => new TextDecoder().decode(e.data.subarray(12)));
+  const prop = (from: NodeId, to: NodeId, index: number, ...datas: Uint8Array[]): Message =>
+    msg({ type: 'prop', from, to, index, entries: datas.map((data) => ({ term: 0, index: 0, type: 'normal' as const, data })) });
+
+  it('a leader appends a proposal once however many copies reach it, and a new leader finds it in its log', () => {
+    const net = new Net([1, 2, 3], { dedup: true });
+    net.elect(1);
+    const a = env(2, 1, 'a');
+    net.n(2).raw.proposeBatch([a]);
+    // A resend before the first copy is committed, and two copies in one message.
+    net.n(2).raw.proposeBatch([a]);
+    net.n(1).raw.step(prop(2, 1, net.raft(2).raftLog.applied, a, a));
+    net.settle();
+    expect(keys(net, 1)).toEqual(['a']);
+    expect(net.raft(1).proposalStats.duplicates).toBe(3);
+    net.elect(3);
+    expect(net.raft(3).role).toBe('leader');
+    net.n(2).raw.proposeBatch([a, env(2, 2, 'b')]);
+    net.settle();
+    expect(keys(net, 3)).toEqual(['a', 'b']);
+    expect(keys(net, 2)).toEqual(['a', 'b']);
+    expect(net.raft(3).proposalStats.duplicates).toBe(1);
+  });
+
+  it('sends back a copy it cannot check, from a proposer behind what its index covers, and takes it once the proposer says more', () => {
+    const net = new Net([1, 2, 3], { dedup: true });
+    net.elect(1);
+    for (let i = 1; i <= 5; i++) net.n(1).raw.proposeBatch([env(1, i, `e${i}`)]);
+    net.settle();
+    // Node 3 compacts its log, then leads: its index starts after the compacted entries.
+    const applied = net.raft(3).raftLog.applied;
+    net.n(3).disk.createSnapshot(applied, net.raft(3).confState(), bytes('s'));
+    net.n(3).disk.compact(applied);
+    net.elect(3);
+    expect(net.raft(3).role).toBe('leader');
+    net.sent = [];
+    net.n(3).raw.step(prop(2, 3, 1, env(2, 9, 'late')));
+    net.settle();
+    expect(keys(net, 3)).not.toContain('late');
+    expect(net.raft(3).proposalStats.uncheckable).toBe(1);
+    const back = net.sent.filter((m) => m.type === 'propDropped');
+    expect(back.map((m) => [m.to, m.entries.length])).toEqual([[2, 1]]);
+    expect(back[0]!.context).toContain('too far behind');
+    // Sent again by a proposer that applied everything up to the compaction: checked, appended.
+    net.n(3).raw.step(prop(2, 3, applied, env(2, 9, 'late')));
+    net.settle();
+    expect(keys(net, 3).filter((k) => k === 'late')).toEqual(['late']);
   });
 });

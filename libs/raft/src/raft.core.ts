@@ -1,6 +1,7 @@
 import { RaftLog } from './raft.log.js';
 import { Progress } from './raft.progress.js';
 import { committedIndex, hasQuorum, voteResult } from './raft.quorum.js';
+import { ProposalIndex, envelopeProposer, envelopeSeq, hasEnvelope } from './raft.proposal-index.js';
 import { ReadOnly } from './raft.read-only.js';
 import type { RaftStorage } from './raft.storage.js';
 import {
@@ -49,6 +50,13 @@ export interface RaftConfig {
   checkQuorum?: boolean;
   /** Pre-vote phase (thesis section 9.6) so a partitioned node does not disrupt the cluster. */
   preVote?: boolean;
+  /**
+   * Entries carry RaftNode's envelope (raft.proposal-index.ts): as leader, append a proposal
+   * at most once however many copies of it arrive (docs/raft.md "Resent proposals").
+   */
+  dedupProposals?: boolean;
+  /** How many proposals a leader's index of its log remembers (default 65536). */
+  proposalIndexCap?: number;
 }
 
 const CAMPAIGN_TRANSFER = 'transfer';
@@ -99,6 +107,12 @@ export class Raft {
   readonly maxCommittedSizePerReady: number;
   readonly checkQuorum: boolean;
   readonly preVote: boolean;
+  private readonly dedupProposals: boolean;
+  private readonly proposalIndexCap: number;
+  /** A leader's index of the proposals in its log (with dedupProposals). */
+  private proposalIndex: ProposalIndex | undefined;
+  /** Copies of proposals this node, as leader, did not append: already in its log, or not checkable. */
+  readonly proposalStats = { duplicates: 0, uncheckable: 0 };
 
   constructor(c: RaftConfig) {
     if (!(c.id > 0)) throw new RaftError('ErrInvariant', 'id must be > 0');
@@ -116,6 +130,8 @@ export class Raft {
     this.maxCommittedSizePerReady = c.maxCommittedSizePerReady ?? 64 << 20;
     this.checkQuorum = c.checkQuorum ?? false;
     this.preVote = c.preVote ?? false;
+    this.dedupProposals = c.dedupProposals ?? false;
+    this.proposalIndexCap = c.proposalIndexCap ?? 65_536;
     const { hardState, confState } = c.storage.initialState();
     this.applyConfState(confState);
     if (hardState.term !== 0 || hardState.vote !== 0 || hardState.commit !== 0) this.loadState(hardState);
@@ -268,6 +284,7 @@ export class Raft {
       this.prs.set(id, fresh);
     }
     this.pendingConfIndex = 0;
+    this.proposalIndex = undefined;
     this.leaderLost = false;
     this.readOnly.reset();
     this.pendingReadIndexMessages = [];
@@ -310,8 +327,68 @@ export class Raft {
     // Conf changes proposed by earlier leaders may be uncommitted: refuse new ones until our
     // log up to here is applied (thesis 4.1 safety fix: commit an entry of this term first).
     this.pendingConfIndex = this.raftLog.lastIndex();
+    if (this.dedupProposals) this.indexProposals();
     // Paper section 8 / 5.4.2: a no-op of the new term lets the leader commit earlier entries.
     this.appendEntries([{ term: this.term, index: 0, type: 'normal', data: EMPTY_DATA }]);
+  }
+
+  /**
+   * Builds the new leader's index of the proposals in its log (as far back as the log holds
+   * entries, up to the index's cap). Every entry that is or may yet be committed is there:
+   * committed ones are in a leader's log (Leader Completeness), and others commit only through
+   * it while it leads.
+   */
+  private indexProposals(): void {
+    const last = this.raftLog.lastIndex();
+    const floor = Math.max(this.raftLog.firstIndex() - 1, last - this.proposalIndexCap);
+    const index = new ProposalIndex(floor, this.proposalIndexCap);
+    for (let lo = floor + 1; lo <= last;) {
+      const ents = this.raftLog.slice(lo, last + 1, 8 << 20);
+      index.addEntries(ents);
+      lo += ents.length;
+    }
+    this.proposalIndex = index;
+  }
+
+  /**
+   * The entries of a 'prop' message this leader appends: a proposal already in its log is
+   * left out (a resent copy; the one in the log commits or is resent again after a leader
+   * change), and so is one it cannot check, because the proposer's applied index (`m.index`,
+   * 0 when the sender did not say) is below what the index covers. The uncheckable ones of a
+   * forwarded message go back to its sender, which resends them later.
+   */
+  private admitProposals(m: Message, index: ProposalIndex): Entry[] {
+    let es: Entry[] | undefined;
+    let back: Entry[] | undefined;
+    // Two copies in one message (none of this build's senders makes one) count as one.
+    let seen: ProposalIndex | undefined;
+    const uncheckable = m.index > 0 && m.index < index.floor;
+    for (let i = 0; i < m.entries.length; i++) {
+      const e = m.entries[i]!;
+      let keep = true;
+      if (hasEnvelope(e)) {
+        const proposer = envelopeProposer(e.data);
+        const seq = envelopeSeq(e.data);
+        if (uncheckable) {
+          keep = false;
+          this.proposalStats.uncheckable++;
+          (back ??= []).push(e);
+        } else if (index.has(proposer, seq) || seen?.has(proposer, seq)) {
+          keep = false;
+          this.proposalStats.duplicates++;
+        } else if (m.entries.length > 1) {
+          (seen ??= new ProposalIndex(0, m.entries.length)).add(proposer, seq, i);
+        }
+      }
+      if (keep) es?.push(e);
+      else es ??= m.entries.slice(0, i);
+    }
+    if (back && m.from !== NONE && m.from !== this.id) {
+      this.send(
+        msg({ type: 'propDropped', to: m.from, entries: back, context: 'the proposer is too far behind the leader to check the proposal for a duplicate' }),
+      );
+    }
+    return es ?? [...m.entries];
   }
 
   private appendEntries(es: Entry[]): void {
@@ -321,6 +398,7 @@ export class Raft {
       es[i] = { term: this.term, index: li + 1 + i, type: e.type, data: e.data };
     }
     this.raftLog.append(es);
+    this.proposalIndex?.addEntries(es);
     // The leader counts its own copy only once it is durable (onPersisted), so the driver may
     // write the leader's disk in parallel with replicating (thesis section 10.2.1).
   }
@@ -566,7 +644,7 @@ export class Raft {
         // Thesis section 3.10: stop accepting client requests during a leadership transfer.
         if (this.leadTransferee !== NONE) return this.dropProposal(m, 'leadership transfer in progress');
         const es: Entry[] = [];
-        for (const e of m.entries) {
+        for (const e of this.proposalIndex ? this.admitProposals(m, this.proposalIndex) : m.entries) {
           if (e.type === 'conf') {
             if (this.pendingConfIndex > this.raftLog.applied) {
               return this.dropProposal(m, 'a configuration change is still pending');
@@ -746,7 +824,7 @@ export class Raft {
       case 'prop':
         if (this.lead === NONE) return this.dropProposal(m, 'no leader');
         // Proposal forwarding to the leader (etcd; thesis section 6.2 "redirect").
-        this.send(msg({ type: 'prop', to: this.lead, entries: m.entries }));
+        this.send(msg({ type: 'prop', to: this.lead, entries: m.entries, index: m.index }));
         return;
       case 'app':
         this.electionElapsed = 0;

@@ -156,23 +156,39 @@ describe('RaftNode driver', () => {
     expect(target.status().peers.some((p) => p.id === 4)).toBe(false);
   }, 30000);
 
-  it('fails at once, as safe to retry, a forwarded proposal that the leader drops', async () => {
+  /** Three nodes; the follower's gate set to `resends`; a transfer to an unreachable node under way; a proposal through the follower. */
+  async function proposeDuringTransfer(resends: boolean) {
     const net = new LocalNet();
-    for (const id of [1, 2, 3]) await startNode(net, id, [1, 2, 3]);
+    const sms = new Map<NodeId, KvMachine>();
+    for (const id of [1, 2, 3]) sms.set(id, (await startNode(net, id, [1, 2, 3])).sm);
     await until(() => leaderOf(net) !== undefined);
     const leader = leaderOf(net)!;
     const [follower, target] = [...net.nodes.values()].filter((n) => n !== leader);
     await until(() => follower!.status().lead === leader.id);
+    follower!.setResendGate(() => resends);
     // A transfer to a node that cannot be reached stays under way for an election timeout; the
-    // leader refuses proposals meanwhile (thesis section 3.10), the forwarded one included.
+    // leader refuses proposals meanwhile (thesis section 3.10), the forwarded one included, and
+    // sends it back.
     net.down.add(target!.id);
     leader.transferLeadership(target!.id);
-    let err: unknown;
-    try {
-      await follower!.propose(new TextEncoder().encode('x=1'));
-    } catch (e) {
-      err = e;
-    }
+    const proposed = follower!.propose(new TextEncoder().encode('x=1'));
+    return { proposed, follower: follower!, leaderSm: sms.get(leader.id)! };
+  }
+
+  it('resends a forwarded proposal the leader drops until the leader appends it, once', async () => {
+    const { proposed, follower, leaderSm } = await proposeDuringTransfer(true);
+    const r = await proposed;
+    expect(r.result).toBe(1);
+    expect(follower.resendStats.resent).toBeGreaterThan(0);
+    expect(leaderSm.writes).toBe(1);
+  });
+
+  it('fails a forwarded proposal the leader drops at once, as safe to retry, while resending is gated off', async () => {
+    const { proposed } = await proposeDuringTransfer(false);
+    const err = await proposed.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     // Not ErrTimeout after the request timeout (outcome unknown): the leader sent it back.
     expect(isRaftError(err, 'ErrProposalDropped')).toBe(true);
     expect((err as Error).message).toContain('leadership transfer in progress');

@@ -16,12 +16,14 @@ import {
   decodeConfChange,
   isRaftError,
   msg,
+  NONE,
 } from './raft.types.js';
+import { ENVELOPE_BYTES, envelopeProposer, envelopeSeq, hasEnvelope } from './raft.proposal-index.js';
 
 export * from './raft.node.types.js';
 
 const NO_DATA = new Uint8Array(0);
-const HEADER = 12;
+const HEADER = ENVELOPE_BYTES;
 const EMPTY_MESSAGES: readonly Message[] = [];
 
 /**
@@ -37,7 +39,12 @@ export class RaftNode {
   private readonly storage: RaftNodeOptions['storage'];
   private readonly clock: RaftClock;
   private readonly sm: StateMachine;
-  private readonly opts: Required<Pick<RaftNodeOptions, 'tickMs' | 'snapshotEntries' | 'keepEntries' | 'requestTimeoutMs'>>;
+  private readonly opts: Required<Pick<RaftNodeOptions, 'tickMs' | 'snapshotEntries' | 'keepEntries' | 'requestTimeoutMs' | 'resendMs'>>;
+  private resendGate: (() => boolean) | undefined;
+  /** Something may make a pending proposal due for a resend: look at them in the next feed. */
+  private resendCheck = false;
+  /** Proposals sent again (a copy was lost, dropped, or its leader changed). */
+  readonly resendStats = { resent: 0 };
   /**
    * Proposal sequence, started from the clock so that a restarted process never reuses the
    * (proposer id, seq) of an entry its previous incarnation appended: such an entry may commit
@@ -78,6 +85,7 @@ export class RaftNode {
       snapshotEntries: o.snapshotEntries ?? 10_000,
       keepEntries: o.keepEntries ?? 1000,
       requestTimeoutMs: o.requestTimeoutMs ?? 10_000,
+      resendMs: o.resendMs ?? 2 * (o.electionTick ?? 10) * (o.tickMs ?? 100),
     };
     this.applied = applied;
     this.smDurable = o.stateMachine.appliedIndex();
@@ -121,6 +129,7 @@ export class RaftNode {
       applied,
       checkQuorum: true,
       preVote: true,
+      dedupProposals: true,
       maxSizePerMsg: 1 << 20,
       maxInflightMsgs: o.maxInflightMsgs ?? 1,
     });
@@ -129,6 +138,23 @@ export class RaftNode {
 
   setTransport(t: RaftTransport): void {
     this.transport = t;
+  }
+
+  /**
+   * Says whether every member's build appends a proposal at most once however many copies of
+   * it reach it as leader (docs/raft.md "Resent proposals"). While it does (the default without
+   * a gate), a proposal that was sent stays pending until it is applied or times out: this node
+   * sends it again when its leader or term changes, when a copy comes back dropped or
+   * undelivered, and every resendMs. Otherwise a proposal fails at once when its copy is known
+   * lost (ErrProposalDropped) or its leader lost leadership (ErrLeadershipLost), as before.
+   */
+  setResendGate(gate: (() => boolean) | undefined): void {
+    this.resendGate = gate;
+  }
+
+  /** Whether sent proposals are resent (see setResendGate). */
+  resendsProposals(): boolean {
+    return this.resendGate?.() ?? true;
   }
 
   /** Starts the tick timer. */
@@ -249,11 +275,20 @@ export class RaftNode {
    */
   private dropped(entries: readonly Entry[], err: RaftError, why: string): void {
     const others = new Map<NodeId, Entry[]>();
+    const resend = this.resendsProposals();
     for (const e of entries) {
-      if (e.type !== 'normal' || e.data.length < HEADER) continue;
-      const proposer = new DataView(e.data.buffer, e.data.byteOffset).getUint32(0);
-      if (proposer === this.id) this.failProposal(e.data, err);
-      else others.set(proposer, [...(others.get(proposer) ?? []), e]);
+      if (!hasEnvelope(e)) continue;
+      const proposer = envelopeProposer(e.data);
+      if (proposer !== this.id) others.set(proposer, [...(others.get(proposer) ?? []), e]);
+      else if (!resend) this.failProposal(e.data, err);
+      else {
+        // Another copy may still be on its way or in the log: send it again rather than fail.
+        const p = this.proposals.get(envelopeSeq(e.data));
+        if (p) {
+          p.due = true;
+          this.resendCheck = true;
+        }
+      }
     }
     for (const [to, es] of others) {
       this.transport?.send([msg({ type: 'propDropped', from: this.id, to, entries: es, context: why })]);
@@ -286,7 +321,7 @@ export class RaftNode {
         this.proposals.delete(seq);
         reject(new RaftError('ErrTimeout', `proposal ${seq} not applied within ${this.opts.requestTimeoutMs} ms`));
       }, this.opts.requestTimeoutMs);
-      this.proposals.set(seq, { resolve, reject, timer, leaderTerm: 0 });
+      this.proposals.set(seq, { resolve, reject, timer, leaderTerm: 0, env, sent: 0, sentAt: 0, sentLead: 0, sentTerm: 0, due: false, frozen: false });
       this.queuedProposals.push(env);
       this.schedule();
     });
@@ -410,6 +445,7 @@ export class RaftNode {
   }
 
   private feed(): void {
+    if (this.ticks > 0) this.resendCheck = true;
     for (; this.ticks > 0; this.ticks--) this.raw.tick();
     if (this.queuedMessages.length > 0) {
       const msgs = this.queuedMessages;
@@ -426,13 +462,65 @@ export class RaftNode {
       try {
         // One batch: one Ready, one fsync for all concurrent proposers.
         this.raw.proposeBatch(props);
+        for (const env of props) this.markSent(env, r.lead, r.term);
         if (r.role === 'leader') for (const p of props) this.markLeaderTerm(p, r.term);
       } catch (e) {
         if (!isRaftError(e, 'ErrProposalDropped')) throw e;
+        // Never sent anywhere: the caller may retry safely.
         const err = r.lead === 0 ? new RaftError('ErrNotLeader', 'no leader known') : new RaftError('ErrProposalDropped', e.message);
         for (const p of props) this.failProposal(p, err);
       }
     }
+    if (this.resendCheck) {
+      this.resendCheck = false;
+      if (this.resendsProposals()) this.resend();
+    }
+  }
+
+  private markSent(env: Uint8Array, lead: NodeId, term: number): void {
+    const p = this.proposals.get(envelopeSeq(env));
+    if (!p) return;
+    p.sent++;
+    // Sent with applied index 0 (a joining node before its first snapshot), the copy said
+    // nothing a leader could check it against (Raft.admitProposals): it is never resent.
+    if (this.raw.raft.raftLog.applied === 0) p.frozen = true;
+    p.sentAt = this.clock.now();
+    p.sentLead = lead;
+    p.sentTerm = term;
+    p.due = false;
+  }
+
+  /**
+   * Sends again, in one batch, the pending proposals that may have been lost: those sent to
+   * another leader or term than the current one (a leader that lost leadership may have dropped
+   * them), those a copy of which came back (not sooner than a tick after the last send), and
+   * those not applied within resendMs. The leader appends a copy only if its log does not hold
+   * one already (Raft.admitProposals), so a resend never writes twice. That check relies on
+   * the message's applied index: no pending proposal is in the log at or below it, since this
+   * node applied those entries one by one and would have resolved it. A snapshot breaks that
+   * (its entries are not applied one by one), so proposals sent before one are not resent.
+   */
+  private resend(): void {
+    const r = this.raw.raft;
+    if (r.lead === NONE) return;
+    const now = this.clock.now();
+    let envs: Uint8Array[] | undefined;
+    for (const p of this.proposals.values()) {
+      if (p.sent === 0 || p.frozen) continue;
+      const elapsed = now - p.sentAt;
+      const moved = p.sentLead !== r.lead || p.sentTerm !== r.term;
+      if (moved || elapsed >= this.opts.resendMs || (p.due && elapsed >= this.opts.tickMs)) (envs ??= []).push(p.env);
+    }
+    if (!envs) return;
+    try {
+      this.raw.proposeBatch(envs);
+    } catch (e) {
+      // No leader to take them now (a transfer under way): the next tick tries again.
+      if (!isRaftError(e, 'ErrProposalDropped')) throw e;
+      return;
+    }
+    this.resendStats.resent += envs.length;
+    for (const env of envs) this.markSent(env, r.lead, r.term);
   }
 
   /**
@@ -508,9 +596,16 @@ export class RaftNode {
       this.applied = s.metadata.index;
       this.confState = s.metadata.confState;
       this.confHistory = [{ index: s.metadata.index, confState: s.metadata.confState }];
+      // A proposal sent before may be in the entries the snapshot covers: this node cannot
+      // tell, so it must not send it again (it may still be applied after the snapshot).
+      for (const p of this.proposals.values()) if (p.sent > 0) p.frozen = true;
     }
     for (const e of committed) await this.applyEntry(e);
-    if (rd.softState && rd.softState.role !== 'leader') this.failLeaderProposals();
+    if (rd.softState) {
+      // A new leader or role: proposals sent to the one before may need resending.
+      if (this.resendsProposals()) this.resendCheck = true;
+      else if (rd.softState.role !== 'leader') this.failLeaderProposals();
+    }
     for (const rs of rd.readStates) {
       const p = this.reads.get(rs.context);
       if (p) p.index = rs.index;

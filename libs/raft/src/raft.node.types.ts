@@ -69,6 +69,11 @@ export interface RaftNodeOptions {
   /** Proposals and reads fail with ErrTimeout after this many ms (default 10000). */
   requestTimeoutMs?: number;
   /**
+   * A proposal sent but not applied after this many ms is sent again (default two election
+   * timeouts); see RaftNode.setResendGate.
+   */
+  resendMs?: number;
+  /**
    * Appends with entries in flight to one follower before the leader waits for an answer
    * (default 1). Every append costs the follower a Ready, an fsync (~30 µs of CPU here, and
    * kernel journal work besides) and an answer; with a small window, entries proposed while it
@@ -91,6 +96,21 @@ export interface PendingProposal {
   timer: TimerHandle;
   /** Proposed while this node was leader at this term (0 when forwarded). */
   leaderTerm: number;
+  /** The enveloped entry data, kept for resending. */
+  env: Uint8Array;
+  /** How many times it was handed to the core (appended as leader, or forwarded). */
+  sent: number;
+  /** Clock time of the last send, and the leader and term it went to. */
+  sentAt: number;
+  sentLead: NodeId;
+  sentTerm: number;
+  /** A copy came back dropped or undelivered: resend once a leader is known. */
+  due: boolean;
+  /**
+   * Never resent: a snapshot was installed after it was sent, so its entry may be among those
+   * the snapshot covers, which this node did not apply one by one (see RaftNode.resend).
+   */
+  frozen: boolean;
 }
 
 /** A ReadIndex request waiting for the applied index to reach its read index. */

@@ -43,14 +43,18 @@ export class RawNode {
 
   /** Proposes application data; throws ErrProposalDropped when it cannot be accepted now. */
   propose(data: Uint8Array): void {
-    this.raft.step(msg({ type: 'prop', entries: [{ term: 0, index: 0, type: 'normal', data }] }));
+    this.raft.step(msg({ type: 'prop', entries: [{ term: 0, index: 0, type: 'normal', data }], index: this.raft.raftLog.applied }));
   }
 
-  /** Proposes several entries at once (one Ready, one fsync). */
+  /**
+   * Proposes several entries at once (one Ready, one fsync). The message carries this node's
+   * applied index: none of these proposals is in the log at or below it, which lets a leader
+   * check them for copies already appended (Raft.admitProposals).
+   */
   proposeBatch(datas: readonly Uint8Array[]): void {
     if (datas.length === 0) return;
     const entries: Entry[] = datas.map((data) => ({ term: 0, index: 0, type: 'normal' as const, data }));
-    this.raft.step(msg({ type: 'prop', entries }));
+    this.raft.step(msg({ type: 'prop', entries, index: this.raft.raftLog.applied }));
   }
 
   /** Proposes a single-server membership change; applied when its entry is applied. */

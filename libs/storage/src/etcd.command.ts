@@ -12,6 +12,7 @@
  * - ETCD_COMMAND_FORMAT ('E'): the command as JSON, a Put's value in base64.
  */
 import type { KeyValue } from '@app/mvcc';
+import { PROPOSAL_DEDUP_FORMAT } from '@app/raft';
 
 /** First byte of an etcd command encoded as JSON ('E'). */
 export const ETCD_COMMAND_FORMAT = 0x45;
@@ -23,8 +24,8 @@ export const ETCD_PUT_FORMAT = 0x50;
  * member record lists them): the format is proposed only once every member lists it.
  */
 export const ETCD_PUT_LOG_FORMAT = 'etcd-put';
-/** The optional log formats this build applies. */
-export const LOG_FORMATS_APPLIED: readonly string[] = [ETCD_PUT_LOG_FORMAT];
+/** The optional log formats this build applies (and the leader behaviour others rely on). */
+export const LOG_FORMATS_APPLIED: readonly string[] = [ETCD_PUT_LOG_FORMAT, PROPOSAL_DEDUP_FORMAT];
 
 /** What a compare looks at (etcd's Compare.CompareTarget). */
 export type EtcdCompareTarget = 'VERSION' | 'CREATE' | 'MOD' | 'VALUE' | 'LEASE';

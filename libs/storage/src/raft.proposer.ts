@@ -119,7 +119,10 @@ export class RaftProposer implements Proposer {
     try {
       for (let wait = 20; ; wait = Math.min(wait * 2, 250)) {
         try {
-          const r = await this.watchLeader(this.node.propose(data));
+          // A node that resends its proposals (RaftNode.setResendGate) carries them across a
+          // leader change itself; otherwise the change ends them as outcome unknown at once.
+          const proposed = this.node.propose(data);
+          const r = await (this.node.resendsProposals() ? proposed : this.watchLeader(proposed));
           const result = isDeferredResult(r.result) ? await r.result.deferred : (r.result as TxnResult | undefined);
           if (!result) throw new StorageError('Internal', '', `entry ${r.index} was applied without a result`);
           this.stats.committed++;

@@ -18,7 +18,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
-import type { PeerTls } from '@app/raft';
+import { PROPOSAL_DEDUP_FORMAT, type PeerTls } from '@app/raft';
 import { openClusterStorage, type ClusterStorage } from '@app/storage';
 import type { PkiMaterial } from '@app/pki';
 import type { ServerConfig } from '../config/flags.js';
@@ -142,6 +142,9 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
   await membership.start();
   // Optional log formats (the binary etcd Put) only once every member's build applies them.
   cs.proposer.setFormatGate((format) => membership.applies(format));
+  // Proposals are resent across leader changes and lost copies only once every member's leader
+  // would append each of them once (docs/raft.md "Resent proposals").
+  cs.node.setResendGate(() => membership.applies(PROPOSAL_DEDUP_FORMAT));
   // Membership changes sent to a follower are carried out by the leader (cluster.forward.ts).
   let admin: ClusterAdminClient | undefined;
   if (cs.transport) {

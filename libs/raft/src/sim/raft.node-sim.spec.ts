@@ -30,11 +30,15 @@ const EXERCISED_BY_LONG_RUNS: readonly (keyof NodeSimStats)[] = [
   'connectionLosses',
   'unsyncedLost',
   'tornRecords',
+  'proposalsResent',
+  'duplicateProposals',
 ];
 
-async function runChecked(seed: number, brokenLeaderAcksUnsynced = false): Promise<NodeSimStats> {
+type Broken = 'brokenLeaderAcksUnsynced' | 'brokenAppendsEveryCopy';
+
+async function runChecked(seed: number, broken?: Broken): Promise<NodeSimStats> {
   try {
-    return await runNodeSeed(seed, { steps, brokenLeaderAcksUnsynced });
+    return await runNodeSeed(seed, { steps, ...(broken ? { [broken]: true } : {}) });
   } catch (e) {
     // Print the seed whatever went wrong, so the run can be replayed exactly.
     if (e instanceof SimFailure) throw e;
@@ -72,11 +76,12 @@ describe('raft node simulation (the production driver loop)', () => {
     expect(traces[1]).toEqual(traces[0]);
   });
 
-  it('catches a leader that counts its own entries before they are synced, on seeds the correct build passes', async () => {
+  /** Runs the first BROKEN_SEEDS seeds correct and `broken`; the failure messages of the broken runs. */
+  async function caughtOn(broken: Broken): Promise<string[]> {
     const caught: string[] = [];
     for (let seed = 1; seed <= BROKEN_SEEDS; seed++) {
       await runChecked(seed);
-      await runChecked(seed, true).then(
+      await runChecked(seed, broken).then(
         () => undefined,
         (e: unknown) => {
           if (!(e instanceof SimFailure)) throw e;
@@ -84,7 +89,18 @@ describe('raft node simulation (the production driver loop)', () => {
         },
       );
     }
+    return caught;
+  }
+
+  it('catches a leader that counts its own entries before they are synced, on seeds the correct build passes', async () => {
+    const caught = await caughtOn('brokenLeaderAcksUnsynced');
     expect(caught.length).toBeGreaterThanOrEqual(BROKEN_SEEDS / 2);
     expect(caught.some((m) => /durable on only|not on its synced disk|acknowledged write .* lost/.test(m))).toBe(true);
+  }, 120_000);
+
+  it('catches a leader that appends every copy of a resent proposal, on seeds the correct build passes', async () => {
+    const caught = await caughtOn('brokenAppendsEveryCopy');
+    expect(caught.length).toBeGreaterThanOrEqual(BROKEN_SEEDS / 2);
+    expect(caught.every((m) => /applied twice/.test(m))).toBe(true);
   }, 120_000);
 });

@@ -33,6 +33,7 @@ interface Member {
 }
 
 const enc = new TextEncoder();
+const dec = new TextDecoder();
 
 /** The core inside a RaftNode, read (never driven) by the simulator's invariant checks. */
 function coreOf(node: RaftNode): RawNode {
@@ -64,6 +65,8 @@ export class NodeSim implements SimKvObserver {
     earlyLeaderSends: 0,
     earlyDurabilityFree: 0,
     earlyApplies: 0,
+    proposalsResent: 0,
+    duplicateProposals: 0,
     fsyncs: 0,
     unsyncedKept: 0,
     unsyncedLost: 0,
@@ -93,6 +96,8 @@ export class NodeSim implements SimKvObserver {
   private readonly hashAt = new Map<number, number>();
   private readonly entryIdentity = new Map<string, string>();
   private readonly acknowledged = new Map<number, string>();
+  /** Index at which each write (its key is unique) was applied: a write applies at one index only. */
+  private readonly keyAppliedAt = new Map<string, number>();
   private maxApplied = 0;
   private writeSeq = 0;
 
@@ -108,6 +113,7 @@ export class NodeSim implements SimKvObserver {
       steps: opts?.steps ?? 400,
       healSteps: opts?.healSteps ?? 600,
       brokenLeaderAcksUnsynced: opts?.brokenLeaderAcksUnsynced ?? false,
+      brokenAppendsEveryCopy: opts?.brokenAppendsEveryCopy ?? false,
       trace: opts?.trace,
     };
     this.dropRate = r.pick([0, 0.01, 0.05]);
@@ -151,6 +157,7 @@ export class NodeSim implements SimKvObserver {
       for (const m of this.members.values()) m.proc.alive = false;
     }
     for (const m of this.members.values()) {
+      this.countResends(m);
       this.stats.fsyncs += m.disk.stats.fsyncs;
       this.stats.unsyncedKept += m.disk.stats.unsyncedKept;
       this.stats.unsyncedLost += m.disk.stats.unsyncedLost;
@@ -200,6 +207,7 @@ export class NodeSim implements SimKvObserver {
       (node) => {
         if (!proc.alive) return;
         m.node = node;
+        if (this.opts.brokenAppendsEveryCopy) (coreOf(node).raft as unknown as { dedupProposals: boolean }).dedupProposals = false;
         this.instrument(m, node);
         node.onFatal((e) => {
           if (proc.alive && !this.failure)
@@ -244,6 +252,7 @@ export class NodeSim implements SimKvObserver {
     const processOnly = this.rng.chance(0.5);
     this.trace(`crash ${m.id}${processOnly ? '' : ' (power loss)'}`);
     m.proc.alive = false;
+    this.countResends(m);
     m.node = undefined;
     m.kv = undefined;
     m.ready = undefined;
@@ -252,6 +261,13 @@ export class NodeSim implements SimKvObserver {
     this.stats.crashes++;
     if (!processOnly) this.stats.powerLosses++;
     for (const o of this.members.values()) if (o.node) this.connectionLost(o, m.id);
+  }
+
+  /** Adds the resend figures of `m`'s current process (before it is dropped). */
+  private countResends(m: Member): void {
+    if (!m.node) return;
+    this.stats.proposalsResent += m.node.resendStats.resent;
+    this.stats.duplicateProposals += coreOf(m.node).raft.proposalStats.duplicates;
   }
 
   private connectionLost(m: Member, peer: NodeId): void {
@@ -353,6 +369,7 @@ export class NodeSim implements SimKvObserver {
     if (ups.length === 0) return;
     const m = this.rng.pick(ups);
     const key = `w${++this.writeSeq}`;
+    this.trace(`write ${key} on ${m.id}`);
     void m.node!.propose(enc.encode(key)).then(
       ({ index, term }) => {
         // Acknowledged: applied here at (index, term). It must never be lost from now on.
@@ -505,6 +522,9 @@ export class NodeSim implements SimKvObserver {
         `${acked ? `acknowledged write ${acked} lost: ` : 'state machine safety: '}node ${m.id} applies ${key}@${e.term} at ${e.index}, another applied ${a.key}@${a.term}`,
       );
     }
+    const once = this.keyAppliedAt.get(key);
+    if (once === undefined) this.keyAppliedAt.set(key, e.index);
+    else if (once !== e.index) this.fail(`write ${key} applied twice, at ${once} and at ${e.index}: a proposal must be appended at most once`);
     const h = this.hashAt.get(e.index);
     const next = fnv(kv.hash, e.data, e.index);
     if (h === undefined) this.hashAt.set(e.index, next);
@@ -561,7 +581,13 @@ export class NodeSim implements SimKvObserver {
 }
 
 function describe(m: Message): string {
-  const ents = m.entries.length > 0 ? `[${m.entries[0]!.index}..${m.entries[m.entries.length - 1]!.index}]` : '';
+  // Proposals are named by their keys (after RaftNode's 12-byte envelope): they have no index yet.
+  const ents =
+    m.type === 'prop' || m.type === 'propDropped'
+      ? `[${m.entries.map((e) => dec.decode(e.data.subarray(12))).join(',')}]`
+      : m.entries.length > 0
+        ? `[${m.entries[0]!.index}..${m.entries[m.entries.length - 1]!.index}]`
+        : '';
   return `${m.from}->${m.to} ${m.type} t${m.term} i${m.index} lt${m.logTerm} c${m.commit}${ents}${m.reject ? ` REJ hint${m.rejectHint}` : ''}${m.snapshot ? ` snap${m.snapshot.metadata.index}` : ''}`;
 }
 

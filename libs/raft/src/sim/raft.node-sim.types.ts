@@ -16,6 +16,11 @@ export interface NodeSimOptions {
    * its own entries (and answers their proposers) while they are not yet durable.
    */
   brokenLeaderAcksUnsynced: boolean;
+  /**
+   * Another broken variant: leaders append every copy of a proposal that reaches them (their
+   * core's duplicate check is off), while the drivers still resend.
+   */
+  brokenAppendsEveryCopy: boolean;
   /** Receives a line per notable event when set (debugging a replayed seed). */
   trace?: (line: string) => void;
 }
@@ -40,6 +45,10 @@ export interface NodeSimStats {
   earlyDurabilityFree: number;
   /** Committed entries applied before the fsync of the Ready that carried them (durablyLogged). */
   earlyApplies: number;
+  /** Proposals a driver sent again (RaftNode's resends). */
+  proposalsResent: number;
+  /** Copies of proposals a leader did not append because its log held the proposal already. */
+  duplicateProposals: number;
   fsyncs: number;
   unsyncedKept: number;
   unsyncedLost: number;
