@@ -310,6 +310,59 @@ describe('openClusterStorage (a write through a follower while its leader is gon
   });
 });
 
+describe('openClusterStorage (writes across a leader change)', () => {
+  /**
+   * Three members; 150 puts of distinct keys in flight through the two followers when the leader
+   * stops: what each put ended with, and how many revisions each survivor added (one per put
+   * applied, plus one settling write through the new leader).
+   */
+  async function putsThroughLeaderStop(resends: boolean): Promise<{ failed: string[]; added: number[] }> {
+    const group = await threeMembers(`failover-${resends}`, { tickMs: 20 });
+    const nodes: ClusterStorage[] = [];
+    const open = new Set<ClusterStorage>();
+    try {
+      for (let i = 0; i < 3; i++) {
+        const n = await group.open(i);
+        nodes.push(n);
+        open.add(n);
+      }
+      for (const n of nodes) n.node.setResendGate(() => resends);
+      await waitFor(() => nodes.some((n) => n.node.status().role === 'leader'));
+      const leader = nodes.find((n) => n.node.status().role === 'leader')!;
+      const followers = nodes.filter((n) => n !== leader);
+      await followers[0]!.proposer.propose(put('/warm', 'x'));
+      for (const n of nodes) await waitFor(() => n.store.currentRevision() === leader.store.currentRevision());
+      const before = leader.store.currentRevision();
+      const writes = Array.from({ length: 150 }, (_, i) =>
+        followers[i % 2]!.proposer.propose(put(`/w/${i}`, `v${i}`)).then(
+          () => undefined,
+          (e: unknown) => `${i}: ${(e as Error).message}`,
+        ),
+      );
+      // The leader stops while the puts are on their way to it, in its log, or replicated.
+      await new Promise((r) => setTimeout(r, 5));
+      await leader.close();
+      open.delete(leader);
+      const failed = (await Promise.all(writes)).filter((f): f is string => f !== undefined);
+      await waitFor(() => followers.some((n) => n.node.status().role === 'leader'), 10_000);
+      const next = followers.find((n) => n.node.status().role === 'leader')!;
+      await next.proposer.propose(put('/last', 'x'));
+      for (const n of followers) await waitFor(() => n.store.currentRevision() === next.store.currentRevision());
+      return { failed, added: followers.map((n) => n.store.currentRevision() - before) };
+    } finally {
+      for (const n of open) await n.close();
+      await group.removeDirs();
+    }
+  }
+
+  it('answers every write in flight through a stopped leader, and applies each once', async () => {
+    const { failed, added } = await putsThroughLeaderStop(true);
+    expect(failed).toEqual([]);
+    // One revision per put and one for the settling write: none was applied twice.
+    expect(added).toEqual([151, 151]);
+  });
+});
+
 describe('openClusterStorage (snapshot catch-up over gRPC)', () => {
   it('brings a node that was down past the log up to date with a snapshot streamed through files, and keeps no copy of it', async () => {
     const { dirs, open, removeDirs } = await threeMembers('snap', { snapshotEntries: 20, keepEntries: 5 });
