@@ -295,16 +295,22 @@ export class ServerHandle implements HttpTarget, KubectlTarget {
 
   /**
    * Sends `signal` (default SIGTERM) and waits for exit; after `graceMs` (default 10 s) sends
-   * SIGKILL. Closes cached HTTP clients. Returns the exit status (undefined if not running).
+   * SIGKILL. Closes this server's cached HTTP clients, and every cached client once no server
+   * runs (so Jest can exit); requests in flight to other servers go on. Returns the exit status
+   * (undefined if not running).
    */
   async stop(signal: NodeJS.Signals = 'SIGTERM', graceMs = 10_000): Promise<{ code: number | null; signal: NodeJS.Signals | null } | undefined> {
-    await closeHttpClients();
+    await closeHttpClients(this);
     const p = this.process;
-    if (p === undefined) return this.exitInfo;
+    if (p === undefined) {
+      if (live.size === 0) await closeHttpClients();
+      return this.exitInfo;
+    }
     const exited = this.waitExit();
     p.kill(signal);
     const timer = setTimeout(() => p.kill('SIGKILL'), graceMs);
     await exited.finally(() => clearTimeout(timer));
+    if (live.size === 0) await closeHttpClients();
     return this.exitInfo;
   }
 

@@ -398,6 +398,16 @@ export class RaftNode {
     return this.confState;
   }
 
+  /**
+   * Resend figures: proposals this node sent again, and copies it did not append as leader
+   * because its log held the proposal already (`duplicates`) or it could not check them
+   * (`uncheckable`, sent back). Counted since the process started.
+   */
+  proposalCounts(): { resent: number; duplicates: number; uncheckable: number } {
+    const { duplicates, uncheckable } = this.raw.raft.proposalStats;
+    return { resent: this.resendStats.resent, duplicates, uncheckable };
+  }
+
   status(): RaftStatus & { applied: number } {
     return { ...this.raw.status(), applied: this.applied };
   }

@@ -76,6 +76,27 @@ export class RaftMetrics {
       },
     });
     new Counter({
+      name: 'kapi_raft_proposals_resent_total',
+      help: 'Proposals this node sent again because its leader changed, or a copy was lost or sent back.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(cs.node.proposalCounts().resent);
+      },
+    });
+    new Counter({
+      name: 'kapi_raft_proposal_copies_refused_total',
+      help: 'Copies of proposals this node did not append as leader: already in its log (duplicate), or not checkable (uncheckable).',
+      labelNames: ['reason'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const c = cs.node.proposalCounts();
+        this.inc({ reason: 'duplicate' }, c.duplicates);
+        this.inc({ reason: 'uncheckable' }, c.uncheckable);
+      },
+    });
+    new Counter({
       name: 'kapi_raft_read_index_failed_total',
       help: 'ReadIndex barriers (Most Recent reads) that failed or timed out.',
       registers: [registry],
