@@ -472,7 +472,8 @@ export class RaftNode {
       try {
         // One batch: one Ready, one fsync for all concurrent proposers.
         this.raw.proposeBatch(props);
-        for (const env of props) this.markSent(env, r.lead, r.term);
+        const now = this.clock.now();
+        for (const env of props) this.markSent(env, r.lead, r.term, now);
         if (r.role === 'leader') for (const p of props) this.markLeaderTerm(p, r.term);
       } catch (e) {
         if (!isRaftError(e, 'ErrProposalDropped')) throw e;
@@ -487,14 +488,14 @@ export class RaftNode {
     }
   }
 
-  private markSent(env: Uint8Array, lead: NodeId, term: number): void {
+  private markSent(env: Uint8Array, lead: NodeId, term: number, now: number): void {
     const p = this.proposals.get(envelopeSeq(env));
     if (!p) return;
     p.sent++;
     // Sent with applied index 0 (a joining node before its first snapshot), the copy said
     // nothing a leader could check it against (Raft.admitProposals): it is never resent.
     if (this.raw.raft.raftLog.applied === 0) p.frozen = true;
-    p.sentAt = this.clock.now();
+    p.sentAt = now;
     p.sentLead = lead;
     p.sentTerm = term;
     p.due = false;
@@ -530,7 +531,7 @@ export class RaftNode {
       return;
     }
     this.resendStats.resent += envs.length;
-    for (const env of envs) this.markSent(env, r.lead, r.term);
+    for (const env of envs) this.markSent(env, r.lead, r.term, now);
   }
 
   /**
@@ -544,12 +545,12 @@ export class RaftNode {
   }
 
   private markLeaderTerm(env: Uint8Array, term: number): void {
-    const p = this.proposals.get(new DataView(env.buffer, env.byteOffset).getFloat64(4));
+    const p = this.proposals.get(envelopeSeq(env));
     if (p) p.leaderTerm = term;
   }
 
   private failProposal(env: Uint8Array, err: Error): void {
-    const seq = new DataView(env.buffer, env.byteOffset).getFloat64(4);
+    const seq = envelopeSeq(env);
     const p = this.proposals.get(seq);
     if (!p) return;
     this.clock.clearTimeout(p.timer);
@@ -654,9 +655,8 @@ export class RaftNode {
       this.applied = e.index; // leader no-op
       return;
     }
-    const v = new DataView(e.data.buffer, e.data.byteOffset, e.data.byteLength);
-    const proposer = v.getUint32(0);
-    const seq = v.getFloat64(4);
+    const proposer = envelopeProposer(e.data);
+    const seq = envelopeSeq(e.data);
     let result: unknown;
     // Entries already reflected in a durable state machine are not applied twice.
     if (e.index > this.smDurable) {

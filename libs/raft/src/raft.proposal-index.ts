@@ -24,9 +24,13 @@ export function envelopeProposer(data: Uint8Array): number {
   return ((data[0]! << 24) | (data[1]! << 16) | (data[2]! << 8) | data[3]!) >>> 0;
 }
 
-/** The sequence number of an envelope. */
+const seqBytes = new Uint8Array(8);
+const seqView = new DataView(seqBytes.buffer);
+
+/** The sequence number of an envelope (read through a scratch buffer: no allocation per call). */
 export function envelopeSeq(data: Uint8Array): number {
-  return new DataView(data.buffer, data.byteOffset + 4, 8).getFloat64(0);
+  for (let i = 0; i < 8; i++) seqBytes[i] = data[4 + i]!;
+  return seqView.getFloat64(0);
 }
 
 /**
