@@ -357,7 +357,7 @@ export class Raft {
    * 0 when the sender did not say) is below what the index covers. The uncheckable ones of a
    * forwarded message go back to its sender, which resends them later.
    */
-  private admitProposals(m: Message, index: ProposalIndex): Entry[] {
+  private admitProposals(m: Message, index: ProposalIndex): readonly Entry[] {
     let es: Entry[] | undefined;
     let back: Entry[] | undefined;
     // Two copies in one message (none of this build's senders makes one) count as one.
@@ -388,7 +388,7 @@ export class Raft {
         msg({ type: 'propDropped', to: m.from, entries: back, context: 'the proposer is too far behind the leader to check the proposal for a duplicate' }),
       );
     }
-    return es ?? [...m.entries];
+    return es ?? m.entries;
   }
 
   private appendEntries(es: Entry[]): void {
@@ -653,6 +653,8 @@ export class Raft {
           }
           es.push(e);
         }
+        // Every copy was already in the log (or sent back): nothing new to replicate.
+        if (es.length === 0) return;
         this.appendEntries(es);
         this.bcastAppend();
         return;
