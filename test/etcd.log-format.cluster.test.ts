@@ -4,6 +4,8 @@
  * member whose record does not list it (as an earlier build writes it) makes every node fall
  * back to the JSON form, which all builds with the etcd API apply: the replicas never diverge
  * during a rolling upgrade. Checked on the Raft log itself, read from a stopped node's disk.
+ * Resending proposals (docs/raft.md "Resent proposals") follows the same gate, on `proposal-dedup`:
+ * off while that member's record lacks it, on again once it lists it.
  */
 import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -11,7 +13,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { ClassicLevel } from 'classic-level';
 import { findProtoFile } from '@app/raft';
 import { NODE_NAMES, startThreeNodeCluster, type TestCluster } from './support/cluster.helper.js';
-import { delay, getFreePorts, request, type ServerHandle } from './support/server.js';
+import { delay, getFreePorts, metricValue, request, type ServerHandle } from './support/server.js';
 
 const NAMES = NODE_NAMES;
 /** Entry record: crc32(4) version(1) type(1) term(8) index(8), then the entry data. */
@@ -86,6 +88,8 @@ describe('the binary Put log format and members of other builds', () => {
       const list = await members('n1');
       return list.length === 3 && list.every((m) => m.logFormats?.includes('etcd-put') === true);
     });
+    // Every build here deduplicates proposals, so every node resends them.
+    for (const n of NAMES) await until(`${n} to resend proposals`, async () => (await metricValue(nodes.get(n)!, 'kapi_raft_proposal_resend_enabled')) === 1);
     await put('n1', '/fmt/a-all-new', 'a');
 
     // n3 stops and its record is rewritten as an earlier build leaves it: no log formats.
@@ -99,12 +103,15 @@ describe('the binary Put log format and members of other builds', () => {
     await put('n1', '/kapi/cluster/members/n3', JSON.stringify(withoutFormats));
     for (const n of ['n1', 'n2'])
       await until(`${n} to apply the rewritten record`, async () => (await members(n)).find((m) => m.name === 'n3')?.logFormats === undefined);
+    // A member that does not list proposal-dedup could append a resent copy twice as leader.
+    for (const n of ['n1', 'n2']) expect(await metricValue(nodes.get(n)!, 'kapi_raft_proposal_resend_enabled')).toBe(0);
     await put('n1', '/fmt/b-mixed', 'b');
     await put('n2', '/fmt/c-via-n2', 'c');
 
     // n3 comes back: it applies what it missed, then registers its formats again.
     await nodes.get('n3')!.start();
     await until('n3 to register its formats again', async () => (await members('n1')).find((m) => m.name === 'n3')?.logFormats?.includes('etcd-put') === true);
+    await until('n1 to resend proposals again', async () => (await metricValue(nodes.get('n1')!, 'kapi_raft_proposal_resend_enabled')) === 1);
     await put('n1', '/fmt/d-upgraded', 'd');
 
     // Every replica holds every write.

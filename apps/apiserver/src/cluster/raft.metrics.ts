@@ -75,6 +75,11 @@ export class RaftMetrics {
         this.inc(cs.proposer.stats.failed);
       },
     });
+    gauge(
+      'kapi_raft_proposal_resend_enabled',
+      "Whether this node resends proposals (1: every member's build appends each proposal once; 0: a member's does not, as during a rolling upgrade).",
+      () => (cs.node.resendsProposals() ? 1 : 0),
+    );
     new Counter({
       name: 'kapi_raft_proposals_resent_total',
       help: 'Proposals this node sent again because its leader changed, or a copy was lost or sent back.',
