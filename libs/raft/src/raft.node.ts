@@ -279,8 +279,11 @@ export class RaftNode {
     for (const e of entries) {
       if (!hasEnvelope(e)) continue;
       const proposer = envelopeProposer(e.data);
-      if (proposer !== this.id) others.set(proposer, [...(others.get(proposer) ?? []), e]);
-      else if (!resend) this.failProposal(e.data, err);
+      if (proposer !== this.id) {
+        const es = others.get(proposer);
+        if (es) es.push(e);
+        else others.set(proposer, [e]);
+      } else if (!resend) this.failProposal(e.data, err);
       else {
         // Another copy may still be on its way or in the log: send it again rather than fail.
         const p = this.proposals.get(envelopeSeq(e.data));

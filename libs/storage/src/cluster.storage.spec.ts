@@ -38,8 +38,9 @@ async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
 }
 
 /**
- * A three-member Raft group over gRPC on loopback (plaintext peers): its members' data dirs, and
- * open(i) for member i + 1 (10 ms ticks, no periodic compaction, then `extra`).
+ * A three-member Raft group over gRPC on loopback (plaintext peers): its members' data dirs,
+ * open(i) for member i + 1 (10 ms ticks, no periodic compaction, then `extra`), and for tests
+ * that stop members: startAll() (all three open, a leader elected), stop(n), closeAll().
  */
 async function threeMembers(name: string, extra: Partial<ClusterStorageOptions> = {}) {
   const ports = await Promise.all([0, 1, 2].map(() => freePort()));
@@ -60,7 +61,28 @@ async function threeMembers(name: string, extra: Partial<ClusterStorageOptions> 
   const removeDirs = async (): Promise<void> => {
     for (const d of dirs) await rm(d, { recursive: true, force: true });
   };
-  return { dirs, open, removeDirs };
+  const running = new Set<ClusterStorage>();
+  const startAll = async (): Promise<{ nodes: ClusterStorage[]; leader: ClusterStorage }> => {
+    const nodes: ClusterStorage[] = [];
+    for (let i = 0; i < 3; i++) {
+      const n = await open(i);
+      nodes.push(n);
+      running.add(n);
+    }
+    await waitFor(() => nodes.some((n) => n.node.status().role === 'leader'));
+    return { nodes, leader: nodes.find((n) => n.node.status().role === 'leader')! };
+  };
+  const stop = async (n: ClusterStorage): Promise<void> => {
+    running.delete(n);
+    await n.close();
+  };
+  /** Closes the members still running and removes the data dirs. */
+  const closeAll = async (): Promise<void> => {
+    for (const n of running) await n.close();
+    running.clear();
+    await removeDirs();
+  };
+  return { dirs, open, removeDirs, startAll, stop, closeAll, running };
 }
 
 describe('MvccStateMachine', () => {
@@ -281,31 +303,21 @@ describe('openClusterStorage (a write through a follower while its leader is gon
   it('hands back a proposal the follower could not send to its stopped leader, and retries it through the next one', async () => {
     // 100 ms ticks: an election takes a few hundred ms, time enough to write before it.
     const group = await threeMembers('undelivered', { tickMs: 100 });
-    const nodes: ClusterStorage[] = [];
-    const open = new Set<ClusterStorage>();
     try {
-      for (let i = 0; i < 3; i++) {
-        const n = await group.open(i);
-        nodes.push(n);
-        open.add(n);
-      }
-      await waitFor(() => nodes.some((n) => n.node.status().role === 'leader'));
-      const leader = nodes.find((n) => n.node.status().role === 'leader')!;
+      const { nodes, leader } = await group.startAll();
       const follower = nodes.find((n) => n !== leader)!;
       await follower.storage.create(key('before'), cm('before'));
-      await leader.close();
-      open.delete(leader);
+      await group.stop(leader);
       // The follower has seen its connection to the leader close, but no election has run yet
       // (it campaigns two heartbeats later): its proposal has nowhere to go.
       await new Promise((r) => setTimeout(r, 50));
       expect(follower.node.status().lead).toBe(leader.node.id);
       await follower.storage.create(key('after'), cm('after'));
       expect(follower.node.status().lead).not.toBe(leader.node.id);
-      for (const n of open) await waitFor(() => n.storage.currentRevision() === 2);
+      for (const n of group.running) await waitFor(() => n.storage.currentRevision() === 2);
       expect((await follower.storage.get(key('after'), { mode: 'MostRecent' }))?.data).toEqual({ v: '1' });
     } finally {
-      for (const n of open) await n.close();
-      await group.removeDirs();
+      await group.closeAll();
     }
   });
 });
@@ -316,19 +328,10 @@ describe('openClusterStorage (writes across a leader change)', () => {
    * stops: what each put ended with, and how many revisions each survivor added (one per put
    * applied, plus one settling write through the new leader).
    */
-  async function putsThroughLeaderStop(resends: boolean): Promise<{ failed: string[]; added: number[] }> {
-    const group = await threeMembers(`failover-${resends}`, { tickMs: 20 });
-    const nodes: ClusterStorage[] = [];
-    const open = new Set<ClusterStorage>();
+  async function putsThroughLeaderStop(): Promise<{ failed: string[]; added: number[] }> {
+    const group = await threeMembers('failover', { tickMs: 20 });
     try {
-      for (let i = 0; i < 3; i++) {
-        const n = await group.open(i);
-        nodes.push(n);
-        open.add(n);
-      }
-      for (const n of nodes) n.node.setResendGate(() => resends);
-      await waitFor(() => nodes.some((n) => n.node.status().role === 'leader'));
-      const leader = nodes.find((n) => n.node.status().role === 'leader')!;
+      const { nodes, leader } = await group.startAll();
       const followers = nodes.filter((n) => n !== leader);
       await followers[0]!.proposer.propose(put('/warm', 'x'));
       for (const n of nodes) await waitFor(() => n.store.currentRevision() === leader.store.currentRevision());
@@ -341,8 +344,7 @@ describe('openClusterStorage (writes across a leader change)', () => {
       );
       // The leader stops while the puts are on their way to it, in its log, or replicated.
       await new Promise((r) => setTimeout(r, 5));
-      await leader.close();
-      open.delete(leader);
+      await group.stop(leader);
       const failed = (await Promise.all(writes)).filter((f): f is string => f !== undefined);
       await waitFor(() => followers.some((n) => n.node.status().role === 'leader'), 10_000);
       const next = followers.find((n) => n.node.status().role === 'leader')!;
@@ -350,13 +352,12 @@ describe('openClusterStorage (writes across a leader change)', () => {
       for (const n of followers) await waitFor(() => n.store.currentRevision() === next.store.currentRevision());
       return { failed, added: followers.map((n) => n.store.currentRevision() - before) };
     } finally {
-      for (const n of open) await n.close();
-      await group.removeDirs();
+      await group.closeAll();
     }
   }
 
   it('answers every write in flight through a stopped leader, and applies each once', async () => {
-    const { failed, added } = await putsThroughLeaderStop(true);
+    const { failed, added } = await putsThroughLeaderStop();
     expect(failed).toEqual([]);
     // One revision per put and one for the settling write: none was applied twice.
     expect(added).toEqual([151, 151]);
