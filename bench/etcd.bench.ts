@@ -57,6 +57,8 @@ interface Result {
   errors: number;
   /** CPU time of all members (user + system, every thread) per operation, in microseconds. */
   cpuUsPerOp: number;
+  /** CPU time of the benchmark's own process (the client) per operation, in microseconds. */
+  clientUsPerOp: number;
 }
 
 interface Perf {
@@ -107,6 +109,7 @@ function cpuSeconds(pids: readonly number[]): number {
 /** Closed-loop workers for SECONDS against `sys`; latencies in ms. */
 async function measure(sys: System, workers: number, op: (i: number) => Promise<void>): Promise<Result> {
   const cpu0 = cpuSeconds(sys.pids);
+  const client0 = process.cpuUsage();
   const lat: number[] = [];
   let errors = 0;
   const end = Date.now() + SECONDS * 1000;
@@ -129,7 +132,9 @@ async function measure(sys: System, workers: number, op: (i: number) => Promise<
   lat.sort((a, b) => a - b);
   const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
   const cpuUsPerOp = lat.length > 0 ? ((cpuSeconds(sys.pids) - cpu0) * 1e6) / lat.length : NaN;
-  return { opsPerSec: lat.length / secs, p50: q(0.5), p99: q(0.99), errors, cpuUsPerOp };
+  const client = process.cpuUsage(client0);
+  const clientUsPerOp = lat.length > 0 ? (client.user + client.system) / lat.length : NaN;
+  return { opsPerSec: lat.length / secs, p50: q(0.5), p99: q(0.99), errors, cpuUsPerOp, clientUsPerOp };
 }
 
 async function leaderOf(endpoints: string[]): Promise<number> {
@@ -295,6 +300,7 @@ function medianResult(rs: readonly Result[]): Result {
     p50: med((r) => r.p50),
     p99: med((r) => r.p99),
     cpuUsPerOp: med((r) => r.cpuUsPerOp),
+    clientUsPerOp: med((r) => r.clientUsPerOp),
     errors: rs.reduce((n, r) => n + r.errors, 0),
   };
 }
@@ -378,6 +384,7 @@ async function main(): Promise<void> {
       rows.push([`${label} p50 ms`, f2(r.p50), f2(e.p50), f2(r.p50 / e.p50)]);
       rows.push([`${label} p99 ms`, f2(r.p99), f2(e.p99), f2(r.p99 / e.p99)]);
       rows.push([`${label} CPU us/op`, f0(r.cpuUsPerOp), f0(e.cpuUsPerOp), f2(r.cpuUsPerOp / e.cpuUsPerOp)]);
+      rows.push([`${label} client CPU us/op`, f0(r.clientUsPerOp), f0(e.clientUsPerOp), f2(r.clientUsPerOp / e.clientUsPerOp)]);
     });
     rows.push(['gRPC server floor: put c=64 CPU us/op', f0(floor.cpuUsPerOp), '', '']);
     for (const [label, x, y] of [

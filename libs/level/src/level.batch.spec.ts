@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
-import { RawBatchError, type RawBatchOp, writeBatch } from './level.batch.js';
+import { RawBatchError, type RawBatchOp, SLICED_BATCH_OPS, writeBatch } from './level.batch.js';
 
 describe('writeBatch', () => {
   let dir: string;
@@ -53,5 +53,41 @@ describe('writeBatch', () => {
     expect([...(await db.get('k'))!]).toEqual([5]);
     await db.close();
     await expect(writeBatch(db, [{ type: 'put', key: 'k', value: new Uint8Array([6]) }], false)).rejects.toMatchObject({ code: 'LEVEL_DATABASE_NOT_OPEN' });
+  });
+
+  it('hands a batch of many operations to LevelDB a slice per turn of the event loop, and writes it atomically', async () => {
+    const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+    await db.open();
+    await db.put('k0000000', new Uint8Array([7]));
+    const n = 4 * SLICED_BATCH_OPS + 10;
+    const ops: RawBatchOp[] = Array.from({ length: n }, (_, i) => ({ type: 'put', key: `k${String(i).padStart(7, '0')}`, value: new Uint8Array([i % 251]) }));
+    ops.push({ type: 'del', key: 'k0000001' });
+    // Count what reaches the chained batch.
+    let added = 0;
+    const batch = db.batch.bind(db) as (...a: unknown[]) => unknown;
+    (db as unknown as { batch: (...a: unknown[]) => unknown }).batch = (...args: unknown[]) => {
+      if (args.length > 0) return batch(...args);
+      const chained = batch() as { put(k: string, v: Uint8Array): unknown; del(k: string): unknown };
+      const put = chained.put.bind(chained);
+      const del = chained.del.bind(chained);
+      chained.put = (k, v) => (added++, put(k, v));
+      chained.del = (k) => (added++, del(k));
+      return chained;
+    };
+    const writing = writeBatch(db, ops, false);
+    // The event loop turns while the slices are added (whole slices so far), with nothing written yet.
+    const atTurn = await new Promise<{ added: number; first: number | undefined }>((resolve) =>
+      setImmediate(() => resolve({ added, first: db.getSync('k0000000')?.[0] })),
+    );
+    expect(atTurn.added % SLICED_BATCH_OPS).toBe(0);
+    expect(atTurn.added).toBeGreaterThan(0);
+    expect(atTurn.added).toBeLessThan(n);
+    expect(atTurn.first).toBe(7);
+    await writing;
+    expect(added).toBe(n + 1);
+    expect((await db.keys().all()).length).toBe(n - 1);
+    expect([...(await db.get(`k${String(n - 1).padStart(7, '0')}`))!]).toEqual([(n - 1) % 251]);
+    expect(await db.get('k0000001')).toBeUndefined();
+    await db.close();
   });
 });

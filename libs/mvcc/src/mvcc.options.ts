@@ -21,4 +21,9 @@ export interface MvccStoreOptions {
    * key missing from the latest-value cache reads LevelDB first, and ranges count no remaining.
    */
   keyIndex?: boolean;
+  /**
+   * Longest run, in ms, of the synchronous part of applying one batch before the event loop gets
+   * a turn (default 10; checked every 256 operations). Only batches of many operations reach it.
+   */
+  applySliceMs?: number;
 }

@@ -341,6 +341,46 @@ describe('MvccStore', () => {
     expect(store.purgeErrors).toBe(0);
   });
 
+  it('gives the event loop turns while it reads and builds a batch of many operations, none of it visible before the write', async () => {
+    const keys = Array.from({ length: 3000 }, (_, i) => `/many/${String(i).padStart(5, '0')}`);
+    await store.apply(++index, { compares: [], success: keys.map((key) => ({ type: 'put' as const, key, value: enc('v') })), failure: [] });
+    await store.close();
+    // Reopened with an empty cache, so that the delete reads every key from LevelDB, and with
+    // a slice of 0 ms: a turn every 256 operations.
+    const db = new ClassicLevel<string, Buffer>(dir, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+    store = await MvccStore.open(dir, { db, applySliceMs: 0 });
+    const before = store.currentRevision();
+    // What happens in order: the apply's reads of LevelDB, and turns of the event loop (in
+    // which a reader looks at the store).
+    const log: string[] = [];
+    const seen = new Set<string>();
+    let inTurn = false;
+    const getSync = db.getSync.bind(db);
+    db.getSync = ((...a: Parameters<typeof getSync>) => (inTurn || log.push('read'), getSync(...a))) as typeof db.getSync;
+    let running = true;
+    const turn = (): void => {
+      if (!running) return;
+      inTurn = true;
+      log.push('turn');
+      const first = store.getLatestNow(keys[0]!);
+      seen.add(`${store.currentRevision()} ${first === NOT_NOW ? 'not now' : dec(first?.value)}`);
+      inTurn = false;
+      setImmediate(turn);
+    };
+    setImmediate(turn);
+    const r = await store.apply(++index, { compares: [], success: keys.map((key) => ({ type: 'delete' as const, key })), failure: [] });
+    running = false;
+    expect(r?.revision).toBe(before + 1);
+    // The reads were spread over several turns...
+    const reads = log.slice(log.indexOf('read'), log.lastIndexOf('read') + 1);
+    expect(reads.filter((e) => e === 'read').length).toBe(keys.length);
+    expect(reads.filter((e) => e === 'turn').length).toBeGreaterThan(3);
+    // ...in which readers saw the store as it was before the batch, which then went in whole.
+    expect([...seen]).toEqual([`${before} v`]);
+    expect((await store.range('/many/')).kvs).toEqual([]);
+    expect((await store.eventsAfter(before)).events.length).toBe(keys.length);
+  });
+
   it('compacts history: older reads fail with Compacted, the state at the compacted revision stays', async () => {
     await apply(put('/c/a', '1')); // 1
     await apply(put('/c/a', '2')); // 2

@@ -36,6 +36,31 @@ export const NOT_NOW: unique symbol = Symbol('not now');
  * A multi-version key-value store whose state changes only by applying numbered commands.
  * Reads may run concurrently with applies and always see whole batches (LevelDB snapshots).
  */
+/**
+ * Paces a long synchronous loop: due() is true every PACER_STRIDE calls once `sliceMs` have
+ * passed since the last pause, and pause() resolves on the next turn of the event loop. A loop
+ * of a few hundred steps never pauses and never reads the clock.
+ */
+class Pacer {
+  private calls = 0;
+  private since = performance.now();
+
+  constructor(private readonly sliceMs: number) {}
+
+  due(): boolean {
+    return ++this.calls % PACER_STRIDE === 0 && performance.now() - this.since >= this.sliceMs;
+  }
+
+  async pause(): Promise<void> {
+    await new Promise((r) => setImmediate(r));
+    this.since = performance.now();
+  }
+}
+/** Steps between clock reads of a Pacer. */
+const PACER_STRIDE = 256;
+/** MvccStoreOptions.applySliceMs's default. */
+const APPLY_SLICE_MS = 10;
+
 export class MvccStore {
   private revision = 0;
   private applied = 0;
@@ -77,6 +102,7 @@ export class MvccStore {
   private constructor(
     private readonly db: Db,
     cacheMaxEntries: number,
+    private readonly applySliceMs: number,
   ) {
     this.latestCache = new LatestCache(cacheMaxEntries);
     this.compactor = new MvccCompactor({
@@ -102,7 +128,7 @@ export class MvccStore {
   static async open(dir: string, opts: MvccStoreOptions = {}): Promise<MvccStore> {
     const db = opts.db ?? new ClassicLevel<string, Buffer>(dir, { keyEncoding: 'utf8', valueEncoding: 'buffer', writeBufferSize: WRITE_BUFFER_BYTES });
     await db.open();
-    const store = new MvccStore(db, opts.cacheMaxEntries ?? LatestCache.DEFAULT_MAX_ENTRIES);
+    const store = new MvccStore(db, opts.cacheMaxEntries ?? LatestCache.DEFAULT_MAX_ENTRIES, opts.applySliceMs ?? APPLY_SLICE_MS);
     const [rev, applied, compacted, importing] = await db.getMany([META_REV, META_APPLIED, META_COMPACTED, META_IMPORTING]);
     if (importing !== undefined) {
       // A snapshot import stopped midway (a crash, or a failure not followed by a successful
@@ -227,11 +253,20 @@ export class MvccStore {
     const want = (k: unknown): void => {
       if (typeof k === 'string' && !prefetched.has(k)) prefetched.set(k, this.readLatestNow(k));
     };
+    // A batch of many operations (a DeleteRange of a large prefix is one command with an
+    // operation per key) gives the event loop a turn now and then while it is read and built,
+    // so that heartbeats, peer messages and reads are not held for seconds. Nothing else
+    // mutates the store meanwhile (this runs inside the mutation queue), and nothing of the
+    // batch is visible before it is written.
+    const pacer = new Pacer(this.applySliceMs);
     for (const entry of entries) {
       if (!entry.command || entry.index <= applied) continue;
-      for (const c of entry.command.compares) want(c.key);
-      for (const op of entry.command.success) want(op.key);
-      for (const op of entry.command.failure) want(op.key);
+      for (const ops of [entry.command.compares, entry.command.success, entry.command.failure]) {
+        for (const op of ops) {
+          want(op.key);
+          if (pacer.due()) await pacer.pause();
+        }
+      }
     }
     const latest = (key: string): KeyValue | undefined => {
       const o = overlay.get(key);
@@ -277,6 +312,7 @@ export class MvccStore {
       let seq = 0;
       const opResults: OpResult[] = [];
       for (const op of ok ? cmd.success : cmd.failure) {
+        if (pacer.due()) await pacer.pause();
         const prev = latest(op.key);
         if (op.type === 'get') {
           opResults.push(prev ? { current: prev } : {});
