@@ -10,7 +10,9 @@
  *
  * Each Put load point also reports the members' CPU time per Put (user + system, every thread,
  * from /proc): when the cores are the limit, as on a small machine running clients and all
- * three members, throughput follows it. The gRPC server our members serve the API with
+ * three members, throughput follows it; and the client's own CPU time per Put (this process),
+ * which the machine pays too and which depends on how a server frames its answers. The gRPC
+ * server our members serve the API with
  * (node:http2, libs/grpc), answering Put at once with no storage, is measured with the
  * same client as the floor of what a member spends per client request.
  *
