@@ -480,4 +480,37 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
       { numRuns: Number(process.env.KAPI_DIFF_RUNS ?? 60) },
     );
   }, 300_000);
+
+  it('answers a Range over more keys than the server serializes at once as etcd does: all, limited, sorted, keys only', async () => {
+    if (!haveEtcd) return;
+    const prefix = `/many/${process.pid}/`;
+    const n = 2_500;
+    for (const s of [theirs, ours]) {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 64 }, async () => {
+          for (let i = next++; i < n; i = next++) {
+            const a = await call(s.kv, 'Put', { key: Buffer.from(`${prefix}${String(i).padStart(5, '0')}`), value: Buffer.from(`v${i}`.repeat(1 + (i % 7))) });
+            if ('error' in a) throw new Error(a.error.details);
+          }
+        }),
+      );
+    }
+    const end = Buffer.from(prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1));
+    const shape = (a: Answer) => {
+      if ('error' in a) return a;
+      const r = a.ok;
+      return { count: Number(r.count), more: r.more, kvs: (r.kvs as Msg[]).map((kv) => [String(kv.key), String(kv.value), Number(kv.version)]) };
+    };
+    for (const req of [
+      { key: Buffer.from(prefix), range_end: end },
+      { key: Buffer.from(prefix), range_end: end, limit: 1_700, sort_order: 'DESCEND', sort_target: 'KEY' },
+      { key: Buffer.from(prefix), range_end: end, keys_only: true, serializable: true },
+    ]) {
+      const [a, b] = await Promise.all([call(theirs.kv, 'Range', req), call(ours.kv, 'Range', req)]);
+      const x = shape(a);
+      expect(shape(b)).toEqual(x);
+      expect('ok' in a && a.ok.kvs.length).toBe(req.limit ?? n);
+    }
+  }, 120_000);
 });

@@ -104,6 +104,31 @@ export abstract class MessageDecoder {
   }
 }
 
+/**
+ * A response a handler serialized itself, in pieces whose concatenation is the message. Protobuf
+ * parses concatenated encodings of one message type as their merge (repeated fields append), so
+ * a large message can be serialized a slice of its repeated field at a time, with turns of the
+ * event loop in between. The server frames it as it is (GrpcH2Server).
+ */
+export class SerializedMessage {
+  constructor(readonly pieces: readonly Uint8Array[]) {}
+
+  /** The pieces framed as one gRPC message (uncompressed), copied once. */
+  frame(): Buffer {
+    let length = 0;
+    for (const p of this.pieces) length += p.length;
+    const out = Buffer.allocUnsafe(PREFIX_BYTES + length);
+    out[0] = 0;
+    out.writeUInt32BE(length, 1);
+    let at = PREFIX_BYTES;
+    for (const p of this.pieces) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  }
+}
+
 /** One payload framed as a gRPC message (uncompressed). */
 export function encodeMessage(payload: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(PREFIX_BYTES + payload.length);

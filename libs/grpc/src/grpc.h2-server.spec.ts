@@ -5,14 +5,16 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { type DuplexCall, GrpcH2Server, type GrpcServiceDefinition, type Msg, type UnaryCall } from './grpc.h2-server.js';
-import { encodeMessage } from './grpc.h2-framing.js';
+import { SerializedMessage, encodeMessage } from './grpc.h2-framing.js';
 
 const PROTO = `syntax = "proto3";
 package t.v1;
 message Item { string name = 1; }
 message Count { uint32 n = 1; }
+message List { repeated Item items = 1; uint32 total = 2; }
 service Echo {
   rpc Say(Item) returns (Item);
+  rpc Many(Item) returns (List);
   rpc Collect(stream Item) returns (Count);
 }
 service Other {
@@ -22,6 +24,7 @@ service Other {
 
 type Client = grpc.Client & {
   Say(req: Msg, cb: (e: grpc.ServiceError | null, r?: Msg) => void): void;
+  Many(req: Msg, cb: (e: grpc.ServiceError | null, r?: Msg) => void): void;
   Collect(cb: (e: grpc.ServiceError | null, r?: Msg) => void): grpc.ClientWritableStream<Msg>;
   Ping(req: Msg, cb: (e: grpc.ServiceError | null, r?: Msg) => void): void;
 };
@@ -89,6 +92,31 @@ describe('GrpcH2Server', () => {
       await done;
       expect(count).toEqual({ n: 2 });
       expect(seen).toEqual(['a', 'b']);
+    } finally {
+      c.close();
+      await server.stop();
+    }
+  });
+
+  it('sends a response a handler serialized itself in pieces, as the message they make together', async () => {
+    const serialize = (def['t.v1.Echo'] as Record<string, protoLoader.MethodDefinition<Msg, Msg>>).Many!.responseSerialize;
+    const server = new GrpcH2Server(def, {
+      't.v1.Echo': {
+        Many: (call: UnaryCall) =>
+          call.respond(
+            new SerializedMessage([
+              serialize({ total: 3 }),
+              serialize({ items: [{ name: call.request.name }] }),
+              serialize({ items: [{ name: 'b' }, { name: 'c' }] }),
+            ]),
+          ),
+      },
+    });
+    const port = await server.listen({ host: '127.0.0.1', port: 0 });
+    const c = client(port, 'Echo');
+    try {
+      const r = await new Promise<Msg>((resolve, reject) => c.Many({ name: 'a' }, (e, m) => (e ? reject(e) : resolve(m!))));
+      expect(r).toEqual({ items: [{ name: 'a' }, { name: 'b' }, { name: 'c' }], total: 3 });
     } finally {
       c.close();
       await server.stop();

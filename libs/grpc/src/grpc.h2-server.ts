@@ -20,7 +20,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Session, Serv
 import type { AddressInfo } from 'node:net';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { MAX_REQUEST_MESSAGE_BYTES, MessageDecoder, encodeGrpcMessage, encodeMessage, parseGrpcTimeout } from './grpc.h2-framing.js';
+import { MAX_REQUEST_MESSAGE_BYTES, MessageDecoder, SerializedMessage, encodeGrpcMessage, encodeMessage, parseGrpcTimeout } from './grpc.h2-framing.js';
 
 /** A message as handlers see it: what the method's deserializer made (or takes to serialize). */
 export type Msg = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -318,8 +318,9 @@ abstract class ServerCall extends MessageDecoder {
     this.stream.on('wantTrailers', onWantTrailers);
   }
 
-  /** Frames and writes one response; undefined when it could not be serialized (the call then failed). */
+  /** Frames one response; undefined when it could not be serialized (the call then failed). */
   protected frame(msg: Msg): Buffer | undefined {
+    if (msg instanceof SerializedMessage) return msg.frame();
     try {
       return encodeMessage(this.route.serialize(msg));
     } catch (e) {

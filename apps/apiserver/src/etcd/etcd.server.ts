@@ -81,10 +81,12 @@ export class EtcdServer {
     const tls = await this.credentials(secure);
     const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls!);
     this.watchCounts = ctx.watchCounts;
+    const def = loadEtcdProto();
+    const rangeResponse = (def['etcdserverpb.KV'] as Record<string, protoLoader.MethodDefinition<object, object>>).Range!.responseSerialize;
     const server = new GrpcH2Server(
-      loadEtcdProto(),
+      def,
       {
-        'etcdserverpb.KV': kvService(ctx),
+        'etcdserverpb.KV': kvService(ctx, (m) => rangeResponse(m)),
         'etcdserverpb.Watch': watchService(ctx),
         'etcdserverpb.Lease': leaseService(ctx),
         'etcdserverpb.Cluster': clusterService(ctx),

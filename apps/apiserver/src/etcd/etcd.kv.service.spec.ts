@@ -1,0 +1,56 @@
+import { dirname } from 'node:path';
+import * as protoLoader from '@grpc/proto-loader';
+import { SerializedMessage } from '@app/grpc';
+import { findProtoFile } from '@app/raft';
+import type { EtcdKv } from '@app/storage';
+import { rangeOut, type Msg } from './etcd.convert.js';
+import { RANGE_SLICE_KVS, rangeAnswer } from './etcd.kv.service.js';
+
+const rpc = findProtoFile('etcd/rpc.proto');
+const def = protoLoader.loadSync(rpc, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(rpc)] });
+const range = (def['etcdserverpb.KV'] as Record<string, protoLoader.MethodDefinition<Msg, Msg>>).Range!;
+
+const kvs = (n: number): EtcdKv[] =>
+  Array.from({ length: n }, (_, i) => ({
+    key: `/k/${String(i).padStart(5, '0')}`,
+    value: Buffer.from(`value ${i}`),
+    createRevision: i + 1,
+    modRevision: i + 1,
+    version: 1,
+    lease: i % 3 === 0 ? '7' : '0',
+  }));
+const header = { cluster_id: '1', member_id: '2', revision: '4000', raft_term: '3' };
+
+describe('the Range answer of the etcd KV service', () => {
+  it('serializes a large answer a slice at a time, with turns of the event loop between slices, into the message it stands for', async () => {
+    const shaped = { kvs: kvs(2 * RANGE_SLICE_KVS + 500), count: 5000, more: true };
+    let turns = 0;
+    let counting = true;
+    const tick = (): void => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const answer = await rangeAnswer(shaped, header, (m) => range.responseSerialize(m));
+    counting = false;
+    expect(answer).toBeInstanceOf(SerializedMessage);
+    const pieces = (answer as SerializedMessage).pieces;
+    // The header with count and more, then one piece per slice, each after a turn.
+    expect(pieces.length).toBe(4);
+    expect(turns).toBeGreaterThanOrEqual(3);
+    const framed = (answer as SerializedMessage).frame();
+    expect(framed.readUInt32BE(1)).toBe(framed.length - 5);
+    const decoded = range.responseDeserialize(framed.subarray(5));
+    expect(decoded).toEqual(range.responseDeserialize(range.responseSerialize(rangeOut(shaped, header))));
+    expect(decoded.kvs.length).toBe(shaped.kvs.length);
+    expect(decoded).toMatchObject({ header, count: '5000', more: true });
+  });
+
+  it('answers a Range of up to one slice as a plain message', async () => {
+    const shaped = { kvs: kvs(RANGE_SLICE_KVS), count: RANGE_SLICE_KVS, more: false };
+    const answer = await rangeAnswer(shaped, header, (m) => range.responseSerialize(m));
+    expect(answer).not.toBeInstanceOf(SerializedMessage);
+    expect(answer).toEqual(rangeOut(shaped, header));
+  });
+});
