@@ -512,5 +512,22 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
       expect(shape(b)).toEqual(x);
       expect('ok' in a && a.ok.kvs.length).toBe(req.limit ?? n);
     }
+    // One DeleteRange removes them all: its answer's previous values, and the one watch
+    // response that carries the revision's events, match too.
+    const deleted = await Promise.all([theirs, ours].map((s) => call(s.kv, 'DeleteRange', { key: Buffer.from(prefix), range_end: end, prev_kv: true })));
+    const prevs = deleted.map((d) =>
+      'ok' in d ? { deleted: Number(d.ok.deleted), prev: (d.ok.prev_kvs as Msg[]).map((kv) => [String(kv.key), String(kv.value)]) } : d,
+    );
+    expect(prevs[1]).toEqual(prevs[0]);
+    expect(prevs[0]).toMatchObject({ deleted: n });
+    const events = await Promise.all(
+      [theirs, ours].map(async (s, k) => {
+        const rev = Number((deleted[k] as { ok: Msg }).ok.header.revision);
+        const got = await replay(s, Buffer.from(prefix), end, rev, rev);
+        return got.map((e) => [e.type, String((e.kv as Msg).key), String((e.prev_kv as Msg | undefined)?.value)]);
+      }),
+    );
+    expect(events[1]).toEqual(events[0]);
+    expect(events[0]!.length).toBe(n);
   }, 120_000);
 });

@@ -3,8 +3,9 @@ import * as protoLoader from '@grpc/proto-loader';
 import { SerializedMessage } from '@app/grpc';
 import { findProtoFile } from '@app/raft';
 import type { EtcdKv } from '@app/storage';
-import { rangeOut, type Msg } from './etcd.convert.js';
-import { RANGE_SLICE_KVS, rangeAnswer } from './etcd.kv.service.js';
+import { kvOut, rangeOut, type Msg } from './etcd.convert.js';
+import { rangeAnswer } from './etcd.kv.service.js';
+import { SLICE_ITEMS, serializeInSlices } from './etcd.sliced.js';
 
 const rpc = findProtoFile('etcd/rpc.proto');
 const def = protoLoader.loadSync(rpc, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(rpc)] });
@@ -23,7 +24,7 @@ const header = { cluster_id: '1', member_id: '2', revision: '4000', raft_term: '
 
 describe('the Range answer of the etcd KV service', () => {
   it('serializes a large answer a slice at a time, with turns of the event loop between slices, into the message it stands for', async () => {
-    const shaped = { kvs: kvs(2 * RANGE_SLICE_KVS + 500), count: 5000, more: true };
+    const shaped = { kvs: kvs(2 * SLICE_ITEMS + 500), count: 5000, more: true };
     let turns = 0;
     let counting = true;
     const tick = (): void => {
@@ -48,9 +49,30 @@ describe('the Range answer of the etcd KV service', () => {
   });
 
   it('answers a Range of up to one slice as a plain message', async () => {
-    const shaped = { kvs: kvs(RANGE_SLICE_KVS), count: RANGE_SLICE_KVS, more: false };
+    const shaped = { kvs: kvs(SLICE_ITEMS), count: SLICE_ITEMS, more: false };
     const answer = await rangeAnswer(shaped, header, (m) => range.responseSerialize(m));
     expect(answer).not.toBeInstanceOf(SerializedMessage);
     expect(answer).toEqual(rangeOut(shaped, header));
+  });
+
+  it('stops serializing when the answer is no longer wanted', async () => {
+    let slices = 0;
+    const serialize = (m: Msg): Buffer => {
+      if (m.kvs) slices++;
+      return range.responseSerialize(m);
+    };
+    let wanted = true;
+    setImmediate(() => setImmediate(() => (wanted = false)));
+    const answer = await serializeInSlices(
+      { header },
+      'kvs',
+      kvs(10 * SLICE_ITEMS),
+      (kv) => kvOut(kv),
+      serialize,
+      () => !wanted,
+    );
+    expect(answer).toBeUndefined();
+    expect(slices).toBeGreaterThan(0);
+    expect(slices).toBeLessThan(10);
   });
 });

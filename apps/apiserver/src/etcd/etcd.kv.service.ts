@@ -6,11 +6,12 @@
  * store's replicated compaction command.
  */
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { SerializedMessage, type ServiceHandlers } from '@app/grpc';
+import type { ServiceHandlers } from '@app/grpc';
 import { compactCommand } from '@app/mvcc';
 import { readRange, shapeRange, type EtcdCommand, type EtcdKv, type EtcdResult } from '@app/storage';
 import { EtcdApiError, commandError, deleteSpecIn, kvOut, putSpecIn, rangeOut, rangeSpecIn, txnOut, txnSpecIn, num, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
+import { SLICE_ITEMS, serializeInSlices } from './etcd.sliced.js';
 
 /** The longest a Range waits for a revision that is staged but not yet in the store. */
 const STAGED_WAIT_MS = 5000;
@@ -22,26 +23,15 @@ export async function proposeEtcd(ctx: EtcdContext, cmd: EtcdCommand): Promise<E
   return r;
 }
 
-/** A Range answer of more keys than this is serialized a slice of this many keys at a time. */
-export const RANGE_SLICE_KVS = 1000;
-
-/** Resolves on the next turn of the event loop (after the I/O callbacks that are due). */
-const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
-
 /**
- * A Range's answer. A large one is serialized RANGE_SLICE_KVS keys at a time, with a turn of the
- * event loop between slices, and sent as those pieces (concatenated encodings of a message parse
- * as their merge): as one message, the 100,000 values of 1 KiB of `etcdctl get --prefix` held
- * the node's event loop for about 0.7 s, its Raft heartbeats and other clients with it.
+ * A Range's answer; one of more than SLICE_ITEMS keys is serialized a slice at a time between
+ * turns of the event loop (etcd.sliced.ts): as one message, the 100,000 values of 1 KiB of
+ * `etcdctl get --prefix` held the node for about 0.7 s, its Raft heartbeats and other clients
+ * with it.
  */
 export async function rangeAnswer(shaped: { kvs: EtcdKv[]; count: number; more: boolean }, header: Msg, serialize: (m: Msg) => Buffer): Promise<Msg> {
-  if (shaped.kvs.length <= RANGE_SLICE_KVS) return rangeOut(shaped, header);
-  const pieces = [serialize({ header, more: shaped.more, count: shaped.count })];
-  for (let i = 0; i < shaped.kvs.length; i += RANGE_SLICE_KVS) {
-    await nextTurn();
-    pieces.push(serialize({ kvs: shaped.kvs.slice(i, i + RANGE_SLICE_KVS).map((kv) => kvOut(kv)) }));
-  }
-  return new SerializedMessage(pieces);
+  if (shaped.kvs.length <= SLICE_ITEMS) return rangeOut(shaped, header);
+  return (await serializeInSlices({ header, more: shaped.more, count: shaped.count }, 'kvs', shaped.kvs, (kv) => kvOut(kv), serialize))!;
 }
 
 /** The KV service's handlers; `serializeRange` encodes a RangeResponse. */

@@ -82,12 +82,15 @@ export class EtcdServer {
     const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls!);
     this.watchCounts = ctx.watchCounts;
     const def = loadEtcdProto();
-    const rangeResponse = (def['etcdserverpb.KV'] as Record<string, protoLoader.MethodDefinition<object, object>>).Range!.responseSerialize;
+    const responseOf = (service: string, method: string) =>
+      (def[`etcdserverpb.${service}`] as Record<string, protoLoader.MethodDefinition<object, object>>)[method]!.responseSerialize;
+    const rangeResponse = responseOf('KV', 'Range');
+    const watchResponse = responseOf('Watch', 'Watch');
     const server = new GrpcH2Server(
       def,
       {
         'etcdserverpb.KV': kvService(ctx, (m) => rangeResponse(m)),
-        'etcdserverpb.Watch': watchService(ctx),
+        'etcdserverpb.Watch': watchService(ctx, (m) => watchResponse(m)),
         'etcdserverpb.Lease': leaseService(ctx),
         'etcdserverpb.Cluster': clusterService(ctx),
         'etcdserverpb.Maintenance': maintenanceService(ctx, this.dataDir),

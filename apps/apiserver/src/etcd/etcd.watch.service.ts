@@ -11,6 +11,7 @@ import { MvccError, NOT_NOW, type MvccEvent } from '@app/mvcc';
 import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
 import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
 import type { EtcdContext } from './etcd.context.js';
+import { SLICE_ITEMS, serializeInSlices } from './etcd.sliced.js';
 import { envInt } from '../config/env.js';
 
 /** Responses larger than this are split when the watcher asked for fragments (etcd's request limit). */
@@ -54,10 +55,13 @@ function commonPrefix(r: EtcdKeyRange): string | undefined {
   return r.key.slice(0, i);
 }
 
-/** The Watch service's handler. */
-export function watchService(ctx: EtcdContext): ServiceHandlers {
+/** Resolves on the next turn of the event loop (after the I/O callbacks that are due). */
+const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/** The Watch service's handler; `serializeResponse` encodes a WatchResponse. */
+export function watchService(ctx: EtcdContext, serializeResponse: (m: Msg) => Buffer): ServiceHandlers {
   return {
-    Watch: (call: DuplexCall) => new WatchStream(ctx, call).start(),
+    Watch: (call: DuplexCall) => new WatchStream(ctx, call, serializeResponse).start(),
   };
 }
 
@@ -71,6 +75,7 @@ class WatchStream {
   constructor(
     private readonly ctx: EtcdContext,
     private readonly call: DuplexCall,
+    private readonly serialize: (m: Msg) => Buffer,
   ) {}
 
   start(): void {
@@ -251,12 +256,23 @@ class WatchStream {
       w.flushActive = false;
       return;
     }
+    // Many events (one revision of a DeleteRange over a large prefix carries one per key) are
+    // converted and serialized a slice at a time, between turns of the event loop; a watcher
+    // canceled meanwhile gets nothing more.
+    const gone = (): boolean => !this.watchers.has(w.id) || this.closed;
     let i = 0;
     while (i < events.length) {
       const rev = events[i]!.revision;
       const group: Msg[] = [];
       let bytes = 0;
       for (; i < events.length && events[i]!.revision === rev; i++) {
+        if (i > 0 && i % SLICE_ITEMS === 0) {
+          await nextTurn();
+          if (gone()) {
+            w.flushActive = false;
+            return;
+          }
+        }
         const e = events[i]!;
         const kv =
           e.type === 'put'
@@ -270,8 +286,14 @@ class WatchStream {
           bytes = 0;
         }
       }
+      const head = { header: this.ctx.header(rev), watch_id: w.id };
+      const msg = group.length <= SLICE_ITEMS ? { ...head, events: group } : await serializeInSlices(head, 'events', group, (ev) => ev, this.serialize, gone);
+      if (msg === undefined || gone()) {
+        w.flushActive = false;
+        return;
+      }
       w.sentRev = rev;
-      this.send({ header: this.ctx.header(rev), watch_id: w.id, events: group });
+      this.send(msg);
     }
     w.flushActive = false;
     if (w.progressAfterFlush && w.queue.length === 0 && !w.flushScheduled) {

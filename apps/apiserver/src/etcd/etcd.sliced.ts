@@ -1,0 +1,39 @@
+/**
+ * Large etcd answers serialized a slice at a time (docs/etcd-api.md "KV" and "Watch"): a
+ * RangeResponse of 100,000 keys or a WatchResponse carrying the 100,000 events of one large
+ * DeleteRange, serialized as one message, holds the node's event loop for most of a second.
+ * Protobuf parses concatenated encodings of one message type as their merge (repeated fields
+ * append), so the message is serialized as its head (every field but the repeated one) and then
+ * one piece per slice of the repeated field, with a turn of the event loop before each slice.
+ * The gRPC server frames the pieces as they are (SerializedMessage).
+ */
+import { SerializedMessage } from '@app/grpc';
+import type { Msg } from './etcd.convert.js';
+
+/** Items of the repeated field per piece; a message with at most this many is not sliced. */
+export const SLICE_ITEMS = 1000;
+
+/** Resolves on the next turn of the event loop (after the I/O callbacks that are due). */
+const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/**
+ * `head` plus `items` as the repeated `field`, serialized SLICE_ITEMS items per turn of the event
+ * loop; `toMsg` makes each item's message as its slice is serialized. Undefined when `stop()`
+ * turns true after a turn (the answer is no longer wanted).
+ */
+export async function serializeInSlices<T>(
+  head: Msg,
+  field: string,
+  items: readonly T[],
+  toMsg: (item: T) => Msg,
+  serialize: (m: Msg) => Buffer,
+  stop: () => boolean = () => false,
+): Promise<SerializedMessage | undefined> {
+  const pieces = [serialize(head)];
+  for (let i = 0; i < items.length; i += SLICE_ITEMS) {
+    await nextTurn();
+    if (stop()) return undefined;
+    pieces.push(serialize({ [field]: items.slice(i, i + SLICE_ITEMS).map(toMsg) }));
+  }
+  return new SerializedMessage(pieces);
+}
