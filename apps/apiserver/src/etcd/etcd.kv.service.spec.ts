@@ -5,7 +5,7 @@ import { findProtoFile } from '@app/raft';
 import type { EtcdKv } from '@app/storage';
 import { kvOut, rangeOut, type Msg } from './etcd.convert.js';
 import { rangeAnswer } from './etcd.kv.service.js';
-import { SLICE_ITEMS, serializeInSlices } from './etcd.sliced.js';
+import { SLICE_ITEMS, mapInSlices, serializeInSlices } from './etcd.sliced.js';
 
 const rpc = findProtoFile('etcd/rpc.proto');
 const def = protoLoader.loadSync(rpc, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(rpc)] });
@@ -74,5 +74,32 @@ describe('the Range answer of the etcd KV service', () => {
     expect(answer).toBeUndefined();
     expect(slices).toBeGreaterThan(0);
     expect(slices).toBeLessThan(10);
+  });
+});
+
+describe('mapInSlices', () => {
+  it('maps many items a slice per turn of the event loop, in order, sync and async results alike', async () => {
+    const items = Array.from({ length: 3 * SLICE_ITEMS + 7 }, (_, i) => i);
+    let turns = 0;
+    let counting = true;
+    const tick = (): void => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    let started = 0;
+    const startedAtTurn: number[] = [];
+    const out = await mapInSlices(items, (i) => {
+      started++;
+      if (i % SLICE_ITEMS === 0) startedAtTurn.push(turns);
+      return i % 2 === 0 ? i * 2 : Promise.resolve(i * 2);
+    });
+    counting = false;
+    expect(started).toBe(items.length);
+    expect(out).toEqual(items.map((i) => i * 2));
+    // Each slice starts on a later turn than the one before it.
+    expect(startedAtTurn.length).toBe(4);
+    for (let k = 1; k < startedAtTurn.length; k++) expect(startedAtTurn[k]!).toBeGreaterThan(startedAtTurn[k - 1]!);
   });
 });

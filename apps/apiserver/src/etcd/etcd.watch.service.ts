@@ -11,7 +11,7 @@ import { MvccError, NOT_NOW, type MvccEvent } from '@app/mvcc';
 import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
 import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
 import type { EtcdContext } from './etcd.context.js';
-import { SLICE_ITEMS, serializeInSlices } from './etcd.sliced.js';
+import { SLICE_ITEMS, mapInSlices, serializeInSlices } from './etcd.sliced.js';
 import { envInt } from '../config/env.js';
 
 /** Responses larger than this are split when the watcher asked for fragments (etcd's request limit). */
@@ -250,8 +250,8 @@ class WatchStream {
     w.flushActive = true;
     const leases = this.ctx.leases;
     // The leases the keys had at each event's revision, and at each previous version's.
-    const kvLeases = await Promise.all(events.map((e) => (e.type === 'put' ? this.leaseAt(e) : '0')));
-    const prevLeases = w.prevKv ? await Promise.all(events.map((e) => (e.prevValue ? leases.leaseAt(e.key, e.prevValue.modRevision) : '0'))) : [];
+    const kvLeases = await mapInSlices(events, (e) => (e.type === 'put' ? this.leaseAt(e) : '0'));
+    const prevLeases = w.prevKv ? await mapInSlices(events, (e) => (e.prevValue ? leases.leaseAt(e.key, e.prevValue.modRevision) : '0')) : [];
     if (!this.watchers.has(w.id) || this.closed) {
       w.flushActive = false;
       return;
