@@ -251,7 +251,11 @@ class WatchStream {
     const leases = this.ctx.leases;
     // The leases the keys had at each event's revision, and at each previous version's.
     const kvLeases = await mapInSlices(events, (e) => (e.type === 'put' ? this.leaseAt(e) : '0'));
-    const prevLeases = w.prevKv ? await mapInSlices(events, (e) => (e.prevValue ? leases.leaseAt(e.key, e.prevValue.modRevision) : '0')) : [];
+    // A previous version's lease is read just before the event's revision, as etcd reads prev_kv:
+    // the attachment cannot change between that version and the event (only a write of the key
+    // changes it), and that revision is never below the compacted one for an event a watch
+    // delivers, where the previous version's own revision may be.
+    const prevLeases = w.prevKv ? await mapInSlices(events, (e) => (e.prevValue ? leases.leaseAt(e.key, e.revision - 1) : '0')) : [];
     if (!this.watchers.has(w.id) || this.closed) {
       w.flushActive = false;
       return;
