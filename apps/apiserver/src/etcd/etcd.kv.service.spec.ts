@@ -22,24 +22,29 @@ const kvs = (n: number): EtcdKv[] =>
   }));
 const header = { cluster_id: '1', member_id: '2', revision: '4000', raft_term: '3' };
 
+/** Counts turns of the event loop (a chain of setImmediate callbacks) until stop(). */
+function countTurns(): { count: number; stop(): void } {
+  const turns = { count: 0, running: true, stop: () => (turns.running = false) };
+  const tick = (): void => {
+    if (!turns.running) return;
+    turns.count++;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  return turns;
+}
+
 describe('the Range answer of the etcd KV service', () => {
   it('serializes a large answer a slice at a time, with turns of the event loop between slices, into the message it stands for', async () => {
     const shaped = { kvs: kvs(2 * SLICE_ITEMS + 500), count: 5000, more: true };
-    let turns = 0;
-    let counting = true;
-    const tick = (): void => {
-      if (!counting) return;
-      turns++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
+    const turns = countTurns();
     const answer = await rangeAnswer(shaped, header, (m) => range.responseSerialize(m));
-    counting = false;
+    turns.stop();
     expect(answer).toBeInstanceOf(SerializedMessage);
     const pieces = (answer as SerializedMessage).pieces;
     // The header with count and more, then one piece per slice, each after a turn.
     expect(pieces.length).toBe(4);
-    expect(turns).toBeGreaterThanOrEqual(3);
+    expect(turns.count).toBeGreaterThanOrEqual(3);
     const framed = (answer as SerializedMessage).frame();
     expect(framed.readUInt32BE(1)).toBe(framed.length - 5);
     const decoded = range.responseDeserialize(framed.subarray(5));
@@ -80,22 +85,15 @@ describe('the Range answer of the etcd KV service', () => {
 describe('mapInSlices', () => {
   it('maps many items a slice per turn of the event loop, in order, sync and async results alike', async () => {
     const items = Array.from({ length: 3 * SLICE_ITEMS + 7 }, (_, i) => i);
-    let turns = 0;
-    let counting = true;
-    const tick = (): void => {
-      if (!counting) return;
-      turns++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
+    const turns = countTurns();
     let started = 0;
     const startedAtTurn: number[] = [];
     const out = await mapInSlices(items, (i) => {
       started++;
-      if (i % SLICE_ITEMS === 0) startedAtTurn.push(turns);
+      if (i % SLICE_ITEMS === 0) startedAtTurn.push(turns.count);
       return i % 2 === 0 ? i * 2 : Promise.resolve(i * 2);
     });
-    counting = false;
+    turns.stop();
     expect(started).toBe(items.length);
     expect(out).toEqual(items.map((i) => i * 2));
     // Each slice starts on a later turn than the one before it.
