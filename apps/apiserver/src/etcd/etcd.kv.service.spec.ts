@@ -4,12 +4,13 @@ import { SerializedMessage } from '@app/grpc';
 import { findProtoFile } from '@app/raft';
 import type { EtcdKv } from '@app/storage';
 import { kvOut, rangeOut, type Msg } from './etcd.convert.js';
-import { rangeAnswer } from './etcd.kv.service.js';
+import { deleteAnswer, rangeAnswer } from './etcd.kv.service.js';
 import { SLICE_ITEMS, mapInSlices, serializeInSlices } from './etcd.sliced.js';
 
 const rpc = findProtoFile('etcd/rpc.proto');
 const def = protoLoader.loadSync(rpc, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(rpc)] });
 const range = (def['etcdserverpb.KV'] as Record<string, protoLoader.MethodDefinition<Msg, Msg>>).Range!;
+const deleteRange = (def['etcdserverpb.KV'] as Record<string, protoLoader.MethodDefinition<Msg, Msg>>).DeleteRange!;
 
 const kvs = (n: number): EtcdKv[] =>
   Array.from({ length: n }, (_, i) => ({
@@ -79,6 +80,32 @@ describe('the Range answer of the etcd KV service', () => {
     expect(answer).toBeUndefined();
     expect(slices).toBeGreaterThan(0);
     expect(slices).toBeLessThan(10);
+  });
+});
+
+describe('the DeleteRange answer of the etcd KV service', () => {
+  it('serializes the previous versions of a large delete a slice at a time, into the message it stands for', async () => {
+    const prevKvs = kvs(SLICE_ITEMS + 1);
+    const turns = countTurns();
+    const answer = await deleteAnswer({ deleted: prevKvs.length, prevKvs }, header, (m) => deleteRange.responseSerialize(m));
+    turns.stop();
+    expect(answer).toBeInstanceOf(SerializedMessage);
+    expect((answer as SerializedMessage).pieces.length).toBe(3);
+    expect(turns.count).toBeGreaterThanOrEqual(2);
+    const decoded = deleteRange.responseDeserialize((answer as SerializedMessage).frame().subarray(5));
+    const whole = { header, deleted: prevKvs.length, prev_kvs: prevKvs.map((kv) => kvOut(kv)) };
+    expect(decoded).toEqual(deleteRange.responseDeserialize(deleteRange.responseSerialize(whole)));
+    expect(decoded).toMatchObject({ header, deleted: String(SLICE_ITEMS + 1) });
+    expect(decoded.prev_kvs.length).toBe(SLICE_ITEMS + 1);
+  });
+
+  it('answers a delete without previous versions, or with up to one slice of them, as a plain message', async () => {
+    const plain = await deleteAnswer({ deleted: 5000, prevKvs: [] }, header, (m) => deleteRange.responseSerialize(m));
+    expect(plain).toEqual({ header, deleted: 5000, prev_kvs: [] });
+    const prevKvs = kvs(SLICE_ITEMS);
+    const small = await deleteAnswer({ deleted: SLICE_ITEMS, prevKvs }, header, (m) => deleteRange.responseSerialize(m));
+    expect(small).not.toBeInstanceOf(SerializedMessage);
+    expect((small as Msg).prev_kvs).toHaveLength(SLICE_ITEMS);
   });
 });
 

@@ -34,8 +34,25 @@ export async function rangeAnswer(shaped: { kvs: EtcdKv[]; count: number; more: 
   return (await serializeInSlices({ header, more: shaped.more, count: shaped.count }, 'kvs', shaped.kvs, (kv) => kvOut(kv), serialize))!;
 }
 
-/** The KV service's handlers; `serializeRange` encodes a RangeResponse. */
-export function kvService(ctx: EtcdContext, serializeRange: (m: Msg) => Buffer): ServiceHandlers {
+/**
+ * A DeleteRange's answer: with `prev_kv` it carries every deleted key's previous version, and
+ * one of more than SLICE_ITEMS keys is serialized a slice at a time, as a Range's answer is.
+ */
+export async function deleteAnswer(d: { deleted: number; prevKvs: EtcdKv[] }, header: Msg, serialize: (m: Msg) => Buffer): Promise<Msg> {
+  if (d.prevKvs.length <= SLICE_ITEMS) return { header, deleted: d.deleted, prev_kvs: d.prevKvs.map((kv) => kvOut(kv)) };
+  return (await serializeInSlices({ header, deleted: d.deleted }, 'prev_kvs', d.prevKvs, (kv) => kvOut(kv), serialize))!;
+}
+
+/** How the KV service encodes the answers it may serialize in slices. */
+export interface KvSerializers {
+  /** Encodes a RangeResponse. */
+  range(m: Msg): Buffer;
+  /** Encodes a DeleteRangeResponse. */
+  deleteRange(m: Msg): Buffer;
+}
+
+/** The KV service's handlers. */
+export function kvService(ctx: EtcdContext, serialize: KvSerializers): ServiceHandlers {
   return {
     Range: unary(async (req: Msg) => {
       const spec = rangeSpecIn(req);
@@ -50,7 +67,7 @@ export function kvService(ctx: EtcdContext, serializeRange: (m: Msg) => Buffer):
       const shaped = shapeRange(kvs, spec, (k) => leases.leaseOf(k));
       // A past revision shows the leases the keys had then.
       if (at !== undefined) shaped.kvs = await leases.withLeases(shaped.kvs, at);
-      return rangeAnswer(shaped, ctx.header(Math.max(current, ctx.store.currentRevision())), serializeRange);
+      return rangeAnswer(shaped, ctx.header(Math.max(current, ctx.store.currentRevision())), (m) => serialize.range(m));
     }),
     Put: unary(async (req: Msg) => {
       const put = putSpecIn(req);
@@ -64,7 +81,7 @@ export function kvService(ctx: EtcdContext, serializeRange: (m: Msg) => Buffer):
       const r = await proposeEtcd(ctx, { txn: { compare: [], success: [{ del }], failure: [] } });
       const res = r.txn!.responses[0]!;
       const d = 'del' in res ? res.del : { deleted: 0, prevKvs: [] };
-      return { header: ctx.header(r.revision), deleted: d.deleted, prev_kvs: d.prevKvs.map((kv) => kvOut(kv)) };
+      return deleteAnswer(d, ctx.header(r.revision), (m) => serialize.deleteRange(m));
     }),
     Txn: unary(async (req: Msg) => {
       const txn = txnSpecIn(req);
