@@ -269,7 +269,9 @@ function request(o: Op, prefix: string, revs: Revisions, side: 'etcd' | 'ours', 
     case 'delete':
       return { ...keyRange(o.sel, prefix), prev_kv: o.prevKv };
     case 'compact':
-      return { revision: revs.pick(o.revision, side) };
+      // physical: etcd answers once its backend dropped what the compaction removed, so a
+      // watch from the compacted revision sees what stays.
+      return { revision: revs.pick(o.revision, side), physical: true };
     case 'txn': {
       const asRequestOp = (x: Op): Msg => {
         const r = request(x, prefix, revs, side, leaseBase);
@@ -453,12 +455,19 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
       const y = JSON.stringify(normalise(b, (r) => r));
       if (x !== y) return `op ${i} ${method} ${JSON.stringify(o)}\n  etcd: ${x}\n  ours: ${y}`;
     }
-    if (revs.etcd.length > compacted + 1) {
-      // Every event of the sequence, from its first write on, as a watch delivers them.
+    if (revs.etcd.length > 0) {
+      // A last put on both, so that the watches below end on an event even when the sequence
+      // ends with a revision that a watch does not deliver (a delete at the compacted revision).
+      const end = { key: Buffer.from(`${prefix}~end`), value: Buffer.from('end') };
+      const [a, b] = [await call(theirs.kv, 'Put', end), await call(ours.kv, 'Put', end)];
+      revs.etcd.push(headerRevision(a)!);
+      revs.ours.push(headerRevision(b)!);
+    }
+    if (revs.etcd.length > 0) {
+      // Every event of the sequence from its first write on, or from the compacted revision
+      // (its puts, as compaction keeps them), as a watch delivers them.
       const { key, range_end: end } = keyRange({ kind: 'all' }, prefix);
-      // A watch that starts AT the compacted revision is where the two differ (docs/etcd-api.md
-      // "Watch"): start after it.
-      const first = compacted + 1;
+      const first = Math.max(compacted, 0);
       const last = revs.etcd.length - 1;
       const [a, b] = await Promise.all([
         replay(theirs, key, end!, revs.etcd[first]!, revs.etcd[last]!),

@@ -115,7 +115,9 @@ export class MvccCompactor {
    * chunks written between applies. Every event at revision r <= C is dropped, and with it the
    * version it superseded (its previous version: a newer one at r <= C is what any read at C or
    * later sees) and, for a delete, its own tombstone (absent needs no record). Versions live at
-   * C are never superseded by an event <= C, so they stay. Events at or below C never change,
+   * C are never superseded by an event <= C, so they stay. The put events of C itself stay too
+   * (their versions are live at C): a watch may start at the compacted revision, and etcd's
+   * delivers them; the next compaction drops them. Events at or below C never change,
    * and applies only add newer records, so the chunks can be read outside the apply queue; only
    * their writes take turns with applies. Events of the older self-contained format carry no
    * previous revision: their keys' versions are sorted out inside the queue, as compaction did
@@ -132,11 +134,12 @@ export class MvccCompactor {
         const ops: BatchOp[] = [];
         const legacy = new Set<string>();
         for (const [k, v] of chunk) {
-          ops.push({ type: 'del', key: k });
           const revision = parseInt(k.slice(EVENTS.length, EVENTS.length + 16), 16);
           const r = new BinReader(v);
           const key = r.str();
           const kind = r.u8();
+          // A put of C itself: its version is live at C (the newest of its key at or below C).
+          if (!(revision === target && (kind === 1 || kind === 3))) ops.push({ type: 'del', key: k });
           if (kind === 3 || kind === 4) {
             const prev = r.num();
             if (prev > 0) ops.push({ type: 'del', key: historyKey(key, prev) });

@@ -219,8 +219,12 @@ async function countAt(
  * The events of the event log with revision in (`afterRevision`, `revision`] for keys under
  * `match.prefix` (or exactly `match.key`), in order, read from `snap`, with their values and
  * previous values from the history and latest keyspaces. The caller checks the revisions.
+ *
+ * Events at or below `compacted` (the compacted revision; only the events of that revision
+ * itself are kept, see MvccCompactor.purge) are delivered as etcd delivers them: puts without
+ * their previous version, which compaction dropped, and no deletes (their tombstones are gone).
  */
-export async function readEvents(db: Db, snap: Snapshot, afterRevision: number, match: { prefix?: string; key?: string }): Promise<MvccEvent[]> {
+export async function readEvents(db: Db, snap: Snapshot, afterRevision: number, match: { prefix?: string; key?: string }, compacted = 0): Promise<MvccEvent[]> {
   const events: MvccEvent[] = [];
   const keep = match.key !== undefined ? (k: string) => k === match.key : match.prefix ? (k: string) => k.startsWith(match.prefix!) : () => true;
   const it = db.iterator({ gte: EVENTS + hex(Math.max(afterRevision + 1, 0)), lt: EVENTS + '\u007f', snapshot: snap });
@@ -234,8 +238,13 @@ export async function readEvents(db: Db, snap: Snapshot, afterRevision: number, 
       const wanted: string[] = [];
       for (const [k, v] of chunk) {
         const rev = parseInt(k.slice(EVENTS.length, EVENTS.length + 16), 16);
-        const e = decodeEvent(v, rev, keep);
+        let e = decodeEvent(v, rev, keep);
         if (!e) continue;
+        if (rev <= compacted) {
+          if (e.type === 'delete') continue;
+          if ('prevRevision' in e) e = { ...e, prevRevision: 0 };
+          else if (e.prevValue) e = { type: e.type, key: e.key, value: e.value, revision: e.revision };
+        }
         decoded.push(e);
         if ('prevRevision' in e) {
           const value = wanted.push(historyKey(e.key, e.revision)) - 1;

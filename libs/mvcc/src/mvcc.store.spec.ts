@@ -271,10 +271,45 @@ describe('MvccStore', () => {
         .map((k) => (k.startsWith('h:') ? k.replace('\u0000', '@').replace(/@0+/, '@') : `e:${parseInt(k.slice(2, 18), 16)}`));
     expect(await records()).toEqual(['e:1', 'e:2', 'e:3', 'e:4', 'e:5', 'e:6', 'e:7', 'h:/p/a@1', 'h:/p/a@2', 'h:/p/b@3', 'h:/p/b@4', 'h:/p/c@5']);
     await store.compact(5);
-    // Kept: the events after 5 and the versions live at 5 that were superseded later.
-    expect(await records()).toEqual(['e:6', 'e:7', 'h:/p/a@2', 'h:/p/c@5']);
+    // Kept: the events after 5, the put of 5 itself, and the versions live at 5 that were
+    // superseded later.
+    expect(await records()).toEqual(['e:5', 'e:6', 'e:7', 'h:/p/a@2', 'h:/p/c@5']);
     expect((await store.range('/p/', { atRevision: 5 })).kvs.map((kv) => `${kv.key}=${dec(kv.value)}`)).toEqual(['/p/a=2', '/p/c=1']);
-    expect((await store.eventsAfter(5)).events.map((e) => `${e.key}@${e.revision}<${e.prevValue?.modRevision}`)).toEqual(['/p/a@6<2', '/p/c@7<5']);
+    const history = async (after: number, opts = {}) =>
+      (await store.eventsAfter(after, {}, opts)).events.map((e) => `${e.type} ${e.key}@${e.revision}<${e.prevValue?.modRevision}`);
+    expect(await history(5)).toEqual(['put /p/a@6<2', 'put /p/c@7<5']);
+    await expect(store.eventsAfter(4)).rejects.toMatchObject({ code: 'Compacted' });
+    // From the compacted revision itself (etcd's watch): its put, without a previous version.
+    expect(await history(4, { fromCompacted: true })).toEqual(['put /p/c@5<undefined', 'put /p/a@6<2', 'put /p/c@7<5']);
+    await expect(store.eventsAfter(3, {}, { fromCompacted: true })).rejects.toMatchObject({ code: 'Compacted' });
+
+    // A delete at the compacted revision is not kept: nothing is live of its key there.
+    await apply(del('/p/c')); // 8: supersedes c@7, tombstone c@8
+    await apply(put('/p/a', '4')); // 9: supersedes a@6
+    await store.compact(8);
+    expect(await records()).toEqual(['e:9', 'h:/p/a@6']);
+    expect(await history(7, { fromCompacted: true })).toEqual(['put /p/a@9<6']);
+    expect((await store.range('/p/', { atRevision: 8 })).kvs.map((kv) => `${kv.key}=${dec(kv.value)}`)).toEqual(['/p/a=3']);
+  });
+
+  it('leaves out the deletes of the compacted revision and the previous versions of its puts, before and after the purge', async () => {
+    await apply(put('/d/a', '1')); // 1
+    await apply(put('/d/b', '1')); // 2
+    // 3: one transaction puts a again and deletes b.
+    await apply({
+      compares: [],
+      success: [
+        { type: 'put', key: '/d/a', value: enc('2') },
+        { type: 'delete', key: '/d/b' },
+      ],
+      failure: [],
+    });
+    await apply(put('/d/c', '1')); // 4
+    const fromThree = async () =>
+      (await store.eventsAfter(2, {}, { fromCompacted: true })).events.map((e) => `${e.type} ${e.key}@${e.revision}<${e.prevValue?.modRevision}`);
+    expect(await fromThree()).toEqual(['put /d/a@3<1', 'delete /d/b@3<2', 'put /d/c@4<undefined']);
+    await store.compact(3);
+    expect(await fromThree()).toEqual(['put /d/a@3<undefined', 'put /d/c@4<undefined']);
   });
 
   it('applies go on while a compaction deletes a long history', async () => {
@@ -337,7 +372,7 @@ describe('MvccStore', () => {
     expect(store.compactedRevision()).toBe(4);
     await store.whenPurged();
     const left = (await db.keys({ gte: 'e:', lt: 'i' }).all()).filter((k) => k.startsWith('e:') || k.startsWith('h:'));
-    expect(left.map((k) => (k.startsWith('e:') ? parseInt(k.slice(2, 18), 16) : `h@${parseInt(k.slice(-16), 16)}`))).toEqual([5, 6, 'h@4', 'h@5']);
+    expect(left.map((k) => (k.startsWith('e:') ? parseInt(k.slice(2, 18), 16) : `h@${parseInt(k.slice(-16), 16)}`))).toEqual([4, 5, 6, 'h@4', 'h@5']);
     expect(store.purgeErrors).toBe(0);
   });
 

@@ -492,17 +492,27 @@ export class MvccStore {
    * up to the returned `revision` (the store revision the history was read at). A caller that
    * subscribed before calling gets every later event from the bus: together, no gap. Compacted
    * when `afterRevision` < compactedRevision.
+   *
+   * With `fromCompacted`, `afterRevision` may also be the revision just before the compacted one
+   * C: the history then starts with C's puts, without their previous versions and without C's
+   * deletes, which is what etcd's watch from C delivers (compaction keeps, of each key, its
+   * newest version at or below C unless that is a tombstone).
    */
-  async eventsAfter(afterRevision: number, match: { prefix?: string; key?: string } = {}): Promise<{ events: MvccEvent[]; revision: number }> {
+  async eventsAfter(
+    afterRevision: number,
+    match: { prefix?: string; key?: string } = {},
+    opts: { fromCompacted?: boolean } = {},
+  ): Promise<{ events: MvccEvent[]; revision: number }> {
     if (this.importGate) await this.importGate;
     const { snap, revision } = await this.snapshot();
     try {
-      if (afterRevision < this.compacted) {
+      const lowest = opts.fromCompacted ? this.compacted - 1 : this.compacted;
+      if (afterRevision < lowest) {
         throw new MvccError('Compacted', `revision ${afterRevision} has been compacted (compacted ${this.compacted})`, this.compacted);
       }
       const events: MvccEvent[] = [];
       if (afterRevision >= revision) return { events, revision };
-      events.push(...(await readEvents(this.db, snap, afterRevision, match)));
+      events.push(...(await readEvents(this.db, snap, afterRevision, match, this.compacted)));
       return { events, revision };
     } finally {
       await snap.close();

@@ -4,7 +4,8 @@
  * its start revision, then delivers what arrived meanwhile (without the revisions the replay
  * already covered): no gap and no duplicate. Events of one revision travel in one response
  * (split into fragments when asked and large). A start revision below the compacted one cancels
- * the watcher with compact_revision, as etcd does.
+ * the watcher with compact_revision, as etcd does; one at the compacted revision replays that
+ * revision's puts first, as etcd does.
  */
 import type { DuplexCall, ServiceHandlers } from '@app/grpc';
 import { MvccError, NOT_NOW, type MvccEvent } from '@app/mvcc';
@@ -190,7 +191,7 @@ class WatchStream {
       return;
     }
     const prefix = commonPrefix(range);
-    store.eventsAfter(start - 1, prefix === undefined ? { key: range.key } : { prefix }).then(
+    store.eventsAfter(start - 1, prefix === undefined ? { key: range.key } : { prefix }, { fromCompacted: true }).then(
       ({ events, revision }) => {
         if (!this.watchers.has(id)) return;
         const replay = events.filter((e) => !isReservedKey(e.key) && inRange(e.key, range));
