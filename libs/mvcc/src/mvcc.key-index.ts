@@ -97,6 +97,28 @@ export class KeyIndex {
   }
 
   /**
+   * Deletes many keys at once. One at a time, each costs a search and a splice in its block,
+   * about 1.5 µs: 150 ms of one turn of the event loop for a DeleteRange of 100,000 keys. When
+   * they are many against the index's size, every block is filtered once instead.
+   */
+  deleteMany(keys: readonly string[]): void {
+    if (keys.length * 16 < this.members.size) {
+      for (const k of keys) this.delete(k);
+      return;
+    }
+    let gone = 0;
+    for (const k of keys) if (this.members.delete(k)) gone++;
+    if (gone === 0) return;
+    const members = this.members;
+    const kept: string[][] = [];
+    for (const block of this.blocks) {
+      const left = block.filter((k) => members.has(k));
+      if (left.length > 0) kept.push(left.length === block.length ? block : left);
+    }
+    this.blocks = kept;
+  }
+
+  /**
    * Number of keys k with `after` < k < `before` (`after` undefined: no lower bound) in LevelDB
    * order.
    */

@@ -370,14 +370,16 @@ export class MvccStore {
       this.compacted = compactedBefore;
       throw e;
     }
+    const deleted: string[] = [];
     for (const [key, v] of overlay) {
       // A key created by this batch is not cached (see latestCache): a create-heavy load would
       // otherwise keep every new object alive until evicted, old-generation garbage for the GC
       // on every replica, while what reads need stays cached on read and on update.
       if (v === null || prefetched.get(key) !== undefined || this.latestCache.has(key)) this.latestCache.set(key, v);
-      if (v === null) this.liveKeys?.delete(key);
+      if (v === null) deleted.push(key);
       else this.liveKeys?.add(key);
     }
+    this.liveKeys?.deleteMany(deleted);
     this.revision = rev;
     this.applied = applied;
     this.bus.emit(events);
