@@ -222,6 +222,58 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     }
   });
 
+  it('delivers a revision of many events whole, or in fragments of at most about 1.5 MiB when asked, in key order', async () => {
+    const kv = kvClient(ports[0]!, grpc.credentials.createInsecure());
+    const value = Buffer.alloc(1024, 'v');
+    const n = 2500;
+    const keys = Array.from({ length: n }, (_, i) => `/frag/${String(i).padStart(5, '0')}`);
+    for (let i = 0; i < n; i += 100) await Promise.all(keys.slice(i, i + 100).map((key) => unary(kv, 'Put', { key: Buffer.from(key), value })));
+    const from = Number((await unary(kv, 'Range', { key: Buffer.from('/frag/') })).header.revision) + 1;
+    // Two watchers over the prefix with prev_kv, one asking for fragments; the DeleteRange puts
+    // 2,500 events (each with a previous value of 1 KiB, 2.5 MiB in all) in one revision.
+    const watcher = new pkg.Watch!(`127.0.0.1:${ports[0]}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & { Watch(): grpc.ClientDuplexStream<Msg, Msg> };
+    const stream = watcher.Watch();
+    const got = new Map<number, Msg[]>();
+    let events = 0;
+    const done = new Promise<void>((resolve) =>
+      stream.on('data', (r: Msg) => {
+        if (r.created) return;
+        const id = Number(r.watch_id);
+        got.set(id, [...(got.get(id) ?? []), r]);
+        events += (r.events as Msg[]).length;
+        if (events === 2 * n) resolve();
+      }),
+    );
+    const range = { key: Buffer.from('/frag/'), range_end: Buffer.from('/frag0'), start_revision: from, prev_kv: true };
+    stream.write({ create_request: { ...range, watch_id: 1 } });
+    stream.write({ create_request: { ...range, watch_id: 2, fragment: true } });
+    await delay(200);
+    const del = await unary(kv, 'DeleteRange', { key: Buffer.from('/frag/'), range_end: Buffer.from('/frag0') });
+    expect(Number(del.deleted)).toBe(n);
+    await done;
+    stream.cancel();
+    stream.on('error', () => undefined);
+    watcher.close();
+    kv.close();
+    const keysOf = (rs: Msg[]) => rs.flatMap((r) => (r.events as Msg[]).map((e) => (e.kv.key as Buffer).toString()));
+    const whole = got.get(1)!;
+    expect(whole).toHaveLength(1);
+    expect(whole[0]!.fragment).toBe(false);
+    expect(keysOf(whole)).toEqual(keys);
+    const parts = got.get(2)!;
+    expect(parts.length).toBeGreaterThanOrEqual(2);
+    expect(parts.map((r) => r.fragment)).toEqual([...parts.slice(1).map(() => true), false]);
+    expect(keysOf(parts)).toEqual(keys);
+    for (const r of [...whole, ...parts]) {
+      expect(Number(r.header.revision)).toBe(Number(del.header.revision));
+      for (const e of r.events as Msg[]) {
+        expect(e.type).toBe('DELETE');
+        expect(Buffer.compare(e.prev_kv.value as Buffer, value)).toBe(0);
+      }
+    }
+    for (const r of parts) expect(WATCH.responseSerialize(r).length).toBeLessThan(1.6 * 1024 * 1024);
+  });
+
   it('reads several messages from one DATA frame on a watch stream', async () => {
     const create = (key: string): Buffer => frame(WATCH.requestSerialize({ create_request: { key: Buffer.from(key) } }));
     // Both requests in one write, the stream half-closed: two watchers created, then OK.

@@ -7,12 +7,12 @@
  * the watcher with compact_revision, as etcd does; one at the compacted revision replays that
  * revision's puts first, as etcd does.
  */
-import type { DuplexCall, ServiceHandlers } from '@app/grpc';
+import { SerializedMessage, type DuplexCall, type ServiceHandlers } from '@app/grpc';
 import { MvccError, NOT_NOW, type MvccEvent } from '@app/mvcc';
 import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
 import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
 import type { EtcdContext } from './etcd.context.js';
-import { SLICE_ITEMS, mapInSlices, serializeInSlices } from './etcd.sliced.js';
+import { SLICE_ITEMS, mapInSlices } from './etcd.sliced.js';
 import { envInt } from '../config/env.js';
 
 /** Responses larger than this are split when the watcher asked for fragments (etcd's request limit). */
@@ -262,16 +262,30 @@ class WatchStream {
       return;
     }
     // Many events (one revision of a DeleteRange over a large prefix carries one per key) are
-    // converted and serialized a slice at a time, between turns of the event loop; a watcher
-    // canceled meanwhile gets nothing more.
+    // converted and serialized a slice at a time, between turns of the event loop, and only the
+    // serialized slices are kept: holding 100,000 converted events until the end made the heap
+    // peak higher and its collection pauses longer. A watcher canceled meanwhile gets nothing
+    // more.
     const gone = (): boolean => !this.watchers.has(w.id) || this.closed;
     let i = 0;
     while (i < events.length) {
       const rev = events[i]!.revision;
-      const group: Msg[] = [];
+      let slice: Msg[] = [];
+      const pieces: Uint8Array[] = [];
+      // The response of what was gathered: a plain message up to one slice, else the pieces.
+      const take = (fragment: boolean): Msg | SerializedMessage => {
+        const head = { header: this.ctx.header(rev), watch_id: w.id, ...(fragment ? { fragment: true } : {}) };
+        const events = slice;
+        slice = [];
+        if (pieces.length === 0) return { ...head, events };
+        if (events.length > 0) pieces.push(this.serialize({ events }));
+        return new SerializedMessage([this.serialize(head), ...pieces.splice(0)]);
+      };
       let bytes = 0;
       for (; i < events.length && events[i]!.revision === rev; i++) {
-        if (i > 0 && i % SLICE_ITEMS === 0) {
+        if (slice.length === SLICE_ITEMS) {
+          pieces.push(this.serialize({ events: slice }));
+          slice = [];
           await nextTurn();
           if (gone()) {
             w.flushActive = false;
@@ -283,22 +297,15 @@ class WatchStream {
           e.type === 'put'
             ? kvOut(e.value, kvLeases[i])
             : { key: keyBytes(e.key), mod_revision: e.revision, create_revision: 0, version: 0, value: Buffer.alloc(0), lease: '0' };
-        const ev: Msg = { type: e.type === 'put' ? 'PUT' : 'DELETE', kv, ...(w.prevKv && e.prevValue ? { prev_kv: kvOut(e.prevValue, prevLeases[i]) } : {}) };
+        slice.push({ type: e.type === 'put' ? 'PUT' : 'DELETE', kv, ...(w.prevKv && e.prevValue ? { prev_kv: kvOut(e.prevValue, prevLeases[i]) } : {}) });
         bytes += e.key.length + e.value.value.length + (w.prevKv ? (e.prevValue?.value.length ?? 0) : 0);
-        group.push(ev);
         if (w.fragment && bytes > FRAGMENT_BYTES && i + 1 < events.length && events[i + 1]!.revision === rev) {
-          this.send({ header: this.ctx.header(rev), watch_id: w.id, events: group.splice(0), fragment: true });
+          this.send(take(true));
           bytes = 0;
         }
       }
-      const head = { header: this.ctx.header(rev), watch_id: w.id };
-      const msg = group.length <= SLICE_ITEMS ? { ...head, events: group } : await serializeInSlices(head, 'events', group, (ev) => ev, this.serialize, gone);
-      if (msg === undefined || gone()) {
-        w.flushActive = false;
-        return;
-      }
       w.sentRev = rev;
-      this.send(msg);
+      this.send(take(false));
     }
     w.flushActive = false;
     if (w.progressAfterFlush && w.queue.length === 0 && !w.flushScheduled) {
