@@ -231,7 +231,9 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     const from = Number((await unary(kv, 'Range', { key: Buffer.from('/frag/') })).header.revision) + 1;
     // Two watchers over the prefix with prev_kv, one asking for fragments; the DeleteRange puts
     // 2,500 events (each with a previous value of 1 KiB, 2.5 MiB in all) in one revision.
-    const watcher = new pkg.Watch!(`127.0.0.1:${ports[0]}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & { Watch(): grpc.ClientDuplexStream<Msg, Msg> };
+    const watcher = new pkg.Watch!(`127.0.0.1:${ports[0]}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+      Watch(): grpc.ClientDuplexStream<Msg, Msg>;
+    };
     const stream = watcher.Watch();
     const got = new Map<number, Msg[]>();
     let events = 0;
