@@ -540,6 +540,23 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
       expect(shape(b)).toEqual(x);
       expect('ok' in a && a.ok.kvs.length).toBe(req.limit ?? n);
     }
+    // A Txn whose success branch ranges over all of them twice (one keys only) and puts a key.
+    const txnReq = {
+      compare: [{ key: Buffer.from(`${prefix}00000`), target: 'VERSION', result: 'GREATER', version: 0 }],
+      success: [
+        { request_range: { key: Buffer.from(prefix), range_end: end } },
+        { request_range: { key: Buffer.from(prefix), range_end: end, keys_only: true, limit: 1_200 } },
+        { request_put: { key: Buffer.from(`${prefix}~txn`), value: Buffer.from('t') } },
+      ],
+    };
+    const txns = await Promise.all([call(theirs.kv, 'Txn', txnReq), call(ours.kv, 'Txn', txnReq)]);
+    const txnShape = (a: Answer) =>
+      'error' in a
+        ? a
+        : { succeeded: a.ok.succeeded, responses: (a.ok.responses as Msg[]).map((r) => (r.response_range ? shape({ ok: r.response_range }) : r.response)) };
+    expect(txnShape(txns[1])).toEqual(txnShape(txns[0]));
+    expect(txnShape(txns[0])).toMatchObject({ succeeded: true, responses: [{ count: n }, { count: n, more: true }, 'response_put'] });
+    await Promise.all([theirs, ours].map((s) => call(s.kv, 'DeleteRange', { key: Buffer.from(`${prefix}~txn`) })));
     // One DeleteRange removes them all: its answer's previous values, and the one watch
     // response that carries the revision's events, match too.
     const deleted = await Promise.all([theirs, ours].map((s) => call(s.kv, 'DeleteRange', { key: Buffer.from(prefix), range_end: end, prev_kv: true })));

@@ -288,7 +288,8 @@ export function rangeOut(r: { kvs: EtcdKv[]; count: number; more: boolean }, hea
   return { header, kvs: r.kvs.map((kv) => kvOut(kv)), more: r.more, count: r.count };
 }
 
-function opOut(r: EtcdOpResponse, header: Msg): Msg {
+/** One response of a Txn as ResponseOp. */
+export function opOut(r: EtcdOpResponse, header: Msg): Msg {
   if ('range' in r) return { response_range: rangeOut(r.range, header) };
   if ('put' in r) return { response_put: { header, ...(r.put.prevKv ? { prev_kv: kvOut(r.put.prevKv) } : {}) } };
   if ('del' in r) return { response_delete_range: { header, deleted: r.del.deleted, prev_kvs: r.del.prevKvs.map((kv) => kvOut(kv)) } };

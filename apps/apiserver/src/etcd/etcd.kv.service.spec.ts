@@ -2,15 +2,21 @@ import { dirname } from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
 import { SerializedMessage } from '@app/grpc';
 import { findProtoFile } from '@app/raft';
-import type { EtcdKv } from '@app/storage';
-import { kvOut, rangeOut, type Msg } from './etcd.convert.js';
-import { deleteAnswer, rangeAnswer } from './etcd.kv.service.js';
+import type { EtcdKv, EtcdTxnResponse } from '@app/storage';
+import { kvOut, rangeOut, txnOut, type Msg } from './etcd.convert.js';
+import { deleteAnswer, rangeAnswer, txnAnswer, type KvSerializers } from './etcd.kv.service.js';
 import { SLICE_ITEMS, mapInSlices, serializeInSlices } from './etcd.sliced.js';
 
 const rpc = findProtoFile('etcd/rpc.proto');
 const def = protoLoader.loadSync(rpc, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(rpc)] });
 const range = (def['etcdserverpb.KV'] as Record<string, protoLoader.MethodDefinition<Msg, Msg>>).Range!;
 const deleteRange = (def['etcdserverpb.KV'] as Record<string, protoLoader.MethodDefinition<Msg, Msg>>).DeleteRange!;
+const txn = (def['etcdserverpb.KV'] as Record<string, protoLoader.MethodDefinition<Msg, Msg>>).Txn!;
+const serializers: KvSerializers = {
+  range: (m) => range.responseSerialize(m),
+  deleteRange: (m) => deleteRange.responseSerialize(m),
+  txn: (m) => txn.responseSerialize(m),
+};
 
 const kvs = (n: number): EtcdKv[] =>
   Array.from({ length: n }, (_, i) => ({
@@ -106,6 +112,65 @@ describe('the DeleteRange answer of the etcd KV service', () => {
     const small = await deleteAnswer({ deleted: SLICE_ITEMS, prevKvs }, header, (m) => deleteRange.responseSerialize(m));
     expect(small).not.toBeInstanceOf(SerializedMessage);
     expect((small as Msg).prev_kvs).toHaveLength(SLICE_ITEMS);
+  });
+});
+
+describe('the Txn answer of the etcd KV service', () => {
+  it('serializes a Txn whose Ranges and DeleteRanges carry many keys a slice at a time, nested Txns included, into the message it stands for', async () => {
+    const t: EtcdTxnResponse = {
+      succeeded: true,
+      responses: [
+        { put: { prevKv: kvs(1)[0]! } },
+        { range: { kvs: kvs(2 * SLICE_ITEMS + 500), count: 2500, more: false } },
+        { range: { kvs: kvs(3), count: 7, more: true } },
+        { del: { deleted: SLICE_ITEMS + 200, prevKvs: kvs(SLICE_ITEMS + 200) } },
+        {
+          txn: {
+            succeeded: false,
+            responses: [{ del: { deleted: 2, prevKvs: kvs(2) } }, { range: { kvs: kvs(SLICE_ITEMS + 1), count: SLICE_ITEMS + 1, more: false } }, { put: {} }],
+          },
+        },
+        { txn: { succeeded: true, responses: [{ range: { kvs: kvs(5), count: 5, more: false } }] } },
+      ],
+    };
+    const turns = countTurns();
+    const answer = await txnAnswer(t, header, serializers);
+    turns.stop();
+    expect(answer).toBeInstanceOf(SerializedMessage);
+    expect(turns.count).toBeGreaterThanOrEqual(6);
+    const decoded = txn.responseDeserialize((answer as SerializedMessage).frame().subarray(5));
+    expect(decoded).toEqual(txn.responseDeserialize(txn.responseSerialize(txnOut(t, header))));
+    expect(decoded.responses.map((r: Msg) => r.response)).toEqual([
+      'response_put',
+      'response_range',
+      'response_range',
+      'response_delete_range',
+      'response_txn',
+      'response_txn',
+    ]);
+    expect(decoded.responses[1].response_range.kvs).toHaveLength(2 * SLICE_ITEMS + 500);
+    expect(decoded.responses[4].response_txn.responses[1].response_range.kvs).toHaveLength(SLICE_ITEMS + 1);
+  });
+
+  it('gives the event loop a turn between responses of fewer keys each once they add up to a slice', async () => {
+    const t: EtcdTxnResponse = { succeeded: true, responses: Array.from({ length: 5 }, () => ({ range: { kvs: kvs(900), count: 900, more: false } })) };
+    const turns = countTurns();
+    const answer = await txnAnswer(t, header, serializers);
+    turns.stop();
+    expect(answer).toBeInstanceOf(SerializedMessage);
+    expect(turns.count).toBeGreaterThanOrEqual(4);
+    const decoded = txn.responseDeserialize((answer as SerializedMessage).frame().subarray(5));
+    expect(decoded).toEqual(txn.responseDeserialize(txn.responseSerialize(txnOut(t, header))));
+  });
+
+  it('answers a Txn of up to one slice of keys as a plain message', async () => {
+    const t: EtcdTxnResponse = {
+      succeeded: true,
+      responses: [{ range: { kvs: kvs(SLICE_ITEMS - 1), count: SLICE_ITEMS - 1, more: false } }, { del: { deleted: 1, prevKvs: kvs(1) } }],
+    };
+    const answer = await txnAnswer(t, header, serializers);
+    expect(answer).not.toBeInstanceOf(SerializedMessage);
+    expect(answer).toEqual(txnOut(t, header));
   });
 });
 

@@ -8,10 +8,11 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { ServiceHandlers } from '@app/grpc';
 import { compactCommand } from '@app/mvcc';
-import { readRange, shapeRange, type EtcdCommand, type EtcdKv, type EtcdResult } from '@app/storage';
-import { EtcdApiError, commandError, deleteSpecIn, kvOut, putSpecIn, rangeOut, rangeSpecIn, txnOut, txnSpecIn, num, type Msg } from './etcd.convert.js';
+import { readRange, shapeRange, type EtcdCommand, type EtcdKv, type EtcdOpResponse, type EtcdResult, type EtcdTxnResponse } from '@app/storage';
+import { EtcdApiError, commandError, deleteSpecIn, kvOut, opOut, putSpecIn, rangeOut, rangeSpecIn, txnOut, txnSpecIn, num, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
-import { SLICE_ITEMS, serializeInSlices } from './etcd.sliced.js';
+import { SerializedMessage } from '@app/grpc';
+import { SLICE_ITEMS, embedded, nextTurn, serializeInSlices } from './etcd.sliced.js';
 
 /** The longest a Range waits for a revision that is staged but not yet in the store. */
 const STAGED_WAIT_MS = 5000;
@@ -49,6 +50,77 @@ export interface KvSerializers {
   range(m: Msg): Buffer;
   /** Encodes a DeleteRangeResponse. */
   deleteRange(m: Msg): Buffer;
+  /** Encodes a TxnResponse. */
+  txn(m: Msg): Buffer;
+}
+
+/** Keys a Txn's answer carries: those of its Ranges and of its DeleteRanges' previous versions, nested Txns included. */
+function txnItems(t: EtcdTxnResponse): number {
+  let n = 0;
+  for (const r of t.responses) {
+    if ('range' in r) n += r.range.kvs.length;
+    else if ('del' in r) n += r.del.prevKvs.length;
+    else if ('txn' in r) n += txnItems(r.txn);
+  }
+  return n;
+}
+
+/** ResponseOp's fields: response_range, response_delete_range, response_txn. */
+const OP_RANGE = 1;
+const OP_DELETE_RANGE = 3;
+const OP_TXN = 4;
+/** TxnResponse's field `responses`. */
+const TXN_RESPONSES = 3;
+
+/**
+ * A TxnResponse as pieces: its head, then one piece per response. A response holding more than
+ * SLICE_ITEMS keys is its own message serialized in slices, embedded by a tag and a length
+ * (a response must be one contiguous field); the others are serialized as a TxnResponse with
+ * that one response, which protobuf merges into the whole (repeated fields append).
+ */
+async function txnPieces(t: EtcdTxnResponse, header: Msg, serialize: KvSerializers): Promise<Uint8Array[]> {
+  const pieces: Uint8Array[] = [serialize.txn({ header, succeeded: t.succeeded })];
+  // Keys serialized since the last turn of the event loop (many responses of fewer keys each).
+  let since = 0;
+  for (const r of t.responses) {
+    const op = await largeOp(r, header, serialize);
+    if (op) {
+      pieces.push(...embedded(TXN_RESPONSES, embedded(op.field, op.pieces)));
+      since = 0;
+      continue;
+    }
+    const items = txnItems({ succeeded: false, responses: [r] });
+    if (since + items > SLICE_ITEMS) {
+      await nextTurn();
+      since = 0;
+    }
+    since += items;
+    pieces.push(serialize.txn({ responses: [opOut(r, header)] }));
+  }
+  return pieces;
+}
+
+/** The pieces of one response of a Txn that holds more than SLICE_ITEMS keys, or undefined. */
+async function largeOp(r: EtcdOpResponse, header: Msg, serialize: KvSerializers): Promise<{ field: number; pieces: readonly Uint8Array[] } | undefined> {
+  if ('range' in r && r.range.kvs.length > SLICE_ITEMS) {
+    const m = await rangeAnswer(r.range, header, (x) => serialize.range(x));
+    return { field: OP_RANGE, pieces: (m as SerializedMessage).pieces };
+  }
+  if ('del' in r && r.del.prevKvs.length > SLICE_ITEMS) {
+    const m = await deleteAnswer(r.del, header, (x) => serialize.deleteRange(x));
+    return { field: OP_DELETE_RANGE, pieces: (m as SerializedMessage).pieces };
+  }
+  if ('txn' in r && txnItems(r.txn) > SLICE_ITEMS) return { field: OP_TXN, pieces: await txnPieces(r.txn, header, serialize) };
+  return undefined;
+}
+
+/**
+ * A Txn's answer; one whose Ranges and DeleteRanges carry more than SLICE_ITEMS keys in all is
+ * serialized a slice at a time (see txnPieces), as a Range's answer is.
+ */
+export async function txnAnswer(t: EtcdTxnResponse, header: Msg, serialize: KvSerializers): Promise<Msg> {
+  if (txnItems(t) <= SLICE_ITEMS) return txnOut(t, header);
+  return new SerializedMessage(await txnPieces(t, header, serialize));
 }
 
 /** The KV service's handlers. */
@@ -86,7 +158,7 @@ export function kvService(ctx: EtcdContext, serialize: KvSerializers): ServiceHa
     Txn: unary(async (req: Msg) => {
       const txn = txnSpecIn(req);
       const r = await proposeEtcd(ctx, { txn });
-      return txnOut(r.txn!, ctx.header(r.revision));
+      return txnAnswer(r.txn!, ctx.header(r.revision), serialize);
     }),
     Compact: unary(async (req: Msg) => {
       const rev = num(req.revision);

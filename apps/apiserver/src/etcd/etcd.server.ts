@@ -86,11 +86,12 @@ export class EtcdServer {
       (def[`etcdserverpb.${service}`] as Record<string, protoLoader.MethodDefinition<object, object>>)[method]!.responseSerialize;
     const rangeResponse = responseOf('KV', 'Range');
     const deleteRangeResponse = responseOf('KV', 'DeleteRange');
+    const txnResponse = responseOf('KV', 'Txn');
     const watchResponse = responseOf('Watch', 'Watch');
     const server = new GrpcH2Server(
       def,
       {
-        'etcdserverpb.KV': kvService(ctx, { range: (m) => rangeResponse(m), deleteRange: (m) => deleteRangeResponse(m) }),
+        'etcdserverpb.KV': kvService(ctx, { range: (m) => rangeResponse(m), deleteRange: (m) => deleteRangeResponse(m), txn: (m) => txnResponse(m) }),
         'etcdserverpb.Watch': watchService(ctx, (m) => watchResponse(m)),
         'etcdserverpb.Lease': leaseService(ctx),
         'etcdserverpb.Cluster': clusterService(ctx),

@@ -14,7 +14,7 @@ import type { Msg } from './etcd.convert.js';
 export const SLICE_ITEMS = 1000;
 
 /** Resolves on the next turn of the event loop (after the I/O callbacks that are due). */
-const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+export const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 /**
  * `head` plus `items` as the repeated `field`, serialized SLICE_ITEMS items per turn of the event
@@ -51,4 +51,23 @@ export async function mapInSlices<T, R>(items: readonly T[], fn: (item: T) => R 
     for (const r of await Promise.all(items.slice(i, i + SLICE_ITEMS).map(fn))) out.push(r);
   }
   return out;
+}
+
+/**
+ * `pieces` (one message's encoding) as the field `field` of an enclosing message: a tag and a
+ * length, then the pieces as they are (protobuf's embedded messages are length-delimited).
+ */
+export function embedded(field: number, pieces: readonly Uint8Array[]): Uint8Array[] {
+  let length = 0;
+  for (const p of pieces) length += p.length;
+  const head: number[] = [(field << 3) | 2];
+  for (let n = length; ;) {
+    if (n < 0x80) {
+      head.push(n);
+      break;
+    }
+    head.push((n % 0x80) | 0x80);
+    n = Math.floor(n / 0x80);
+  }
+  return [Buffer.from(head), ...pieces];
 }

@@ -12,7 +12,7 @@ import { MvccError, NOT_NOW, type MvccEvent } from '@app/mvcc';
 import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
 import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
 import type { EtcdContext } from './etcd.context.js';
-import { SLICE_ITEMS, mapInSlices } from './etcd.sliced.js';
+import { SLICE_ITEMS, mapInSlices, nextTurn } from './etcd.sliced.js';
 import { envInt } from '../config/env.js';
 
 /** Responses larger than this are split when the watcher asked for fragments (etcd's request limit). */
@@ -55,9 +55,6 @@ function commonPrefix(r: EtcdKeyRange): string | undefined {
   while (i < r.key.length && i < r.end.length && r.key.charCodeAt(i) === r.end.charCodeAt(i)) i++;
   return r.key.slice(0, i);
 }
-
-/** Resolves on the next turn of the event loop (after the I/O callbacks that are due). */
-const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 /** The Watch service's handler; `serializeResponse` encodes a WatchResponse. */
 export function watchService(ctx: EtcdContext, serializeResponse: (m: Msg) => Buffer): ServiceHandlers {
