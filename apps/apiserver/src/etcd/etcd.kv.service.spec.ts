@@ -116,6 +116,21 @@ describe('the DeleteRange answer of the etcd KV service', () => {
 });
 
 describe('the Txn answer of the etcd KV service', () => {
+  /**
+   * `t`'s answer: pieces built over at least `minTurns` turns of the event loop, which decode to
+   * exactly what the one-message encoding decodes to. Returns the decoded answer.
+   */
+  async function slicedTxn(t: EtcdTxnResponse, minTurns: number): Promise<Msg> {
+    const turns = countTurns();
+    const answer = await txnAnswer(t, header, serializers);
+    turns.stop();
+    expect(answer).toBeInstanceOf(SerializedMessage);
+    expect(turns.count).toBeGreaterThanOrEqual(minTurns);
+    const decoded = txn.responseDeserialize((answer as SerializedMessage).frame().subarray(5));
+    expect(decoded).toEqual(txn.responseDeserialize(txn.responseSerialize(txnOut(t, header))));
+    return decoded;
+  }
+
   it('serializes a Txn whose Ranges and DeleteRanges carry many keys a slice at a time, nested Txns included, into the message it stands for', async () => {
     const t: EtcdTxnResponse = {
       succeeded: true,
@@ -133,13 +148,7 @@ describe('the Txn answer of the etcd KV service', () => {
         { txn: { succeeded: true, responses: [{ range: { kvs: kvs(5), count: 5, more: false } }] } },
       ],
     };
-    const turns = countTurns();
-    const answer = await txnAnswer(t, header, serializers);
-    turns.stop();
-    expect(answer).toBeInstanceOf(SerializedMessage);
-    expect(turns.count).toBeGreaterThanOrEqual(6);
-    const decoded = txn.responseDeserialize((answer as SerializedMessage).frame().subarray(5));
-    expect(decoded).toEqual(txn.responseDeserialize(txn.responseSerialize(txnOut(t, header))));
+    const decoded = await slicedTxn(t, 6);
     expect(decoded.responses.map((r: Msg) => r.response)).toEqual([
       'response_put',
       'response_range',
@@ -154,13 +163,7 @@ describe('the Txn answer of the etcd KV service', () => {
 
   it('gives the event loop a turn between responses of fewer keys each once they add up to a slice', async () => {
     const t: EtcdTxnResponse = { succeeded: true, responses: Array.from({ length: 5 }, () => ({ range: { kvs: kvs(900), count: 900, more: false } })) };
-    const turns = countTurns();
-    const answer = await txnAnswer(t, header, serializers);
-    turns.stop();
-    expect(answer).toBeInstanceOf(SerializedMessage);
-    expect(turns.count).toBeGreaterThanOrEqual(4);
-    const decoded = txn.responseDeserialize((answer as SerializedMessage).frame().subarray(5));
-    expect(decoded).toEqual(txn.responseDeserialize(txn.responseSerialize(txnOut(t, header))));
+    await slicedTxn(t, 4);
   });
 
   it('answers a Txn of up to one slice of keys as a plain message', async () => {

@@ -6,12 +6,11 @@
  * store's replicated compaction command.
  */
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import type { ServiceHandlers } from '@app/grpc';
+import { SerializedMessage, type ServiceHandlers } from '@app/grpc';
 import { compactCommand } from '@app/mvcc';
 import { readRange, shapeRange, type EtcdCommand, type EtcdKv, type EtcdOpResponse, type EtcdResult, type EtcdTxnResponse } from '@app/storage';
 import { EtcdApiError, commandError, deleteSpecIn, kvOut, opOut, putSpecIn, rangeOut, rangeSpecIn, txnOut, txnSpecIn, num, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
-import { SerializedMessage } from '@app/grpc';
 import { SLICE_ITEMS, embedded, nextTurn, serializeInSlices } from './etcd.sliced.js';
 
 /** The longest a Range waits for a revision that is staged but not yet in the store. */
@@ -54,14 +53,17 @@ export interface KvSerializers {
   txn(m: Msg): Buffer;
 }
 
-/** Keys a Txn's answer carries: those of its Ranges and of its DeleteRanges' previous versions, nested Txns included. */
+/** Keys one response of a Txn carries: a Range's, a DeleteRange's previous versions, a nested Txn's. */
+function opItems(r: EtcdOpResponse): number {
+  if ('range' in r) return r.range.kvs.length;
+  if ('del' in r) return r.del.prevKvs.length;
+  return 'txn' in r ? txnItems(r.txn) : 0;
+}
+
+/** Keys a Txn's answer carries (opItems of each response). */
 function txnItems(t: EtcdTxnResponse): number {
   let n = 0;
-  for (const r of t.responses) {
-    if ('range' in r) n += r.range.kvs.length;
-    else if ('del' in r) n += r.del.prevKvs.length;
-    else if ('txn' in r) n += txnItems(r.txn);
-  }
+  for (const r of t.responses) n += opItems(r);
   return n;
 }
 
@@ -89,7 +91,7 @@ async function txnPieces(t: EtcdTxnResponse, header: Msg, serialize: KvSerialize
       since = 0;
       continue;
     }
-    const items = txnItems({ succeeded: false, responses: [r] });
+    const items = opItems(r);
     if (since + items > SLICE_ITEMS) {
       await nextTurn();
       since = 0;
