@@ -163,7 +163,8 @@ describe('the Txn answer of the etcd KV service', () => {
 
   it('gives the event loop a turn between responses of fewer keys each once they add up to a slice', async () => {
     const t: EtcdTxnResponse = { succeeded: true, responses: Array.from({ length: 5 }, () => ({ range: { kvs: kvs(900), count: 900, more: false } })) };
-    await slicedTxn(t, 4);
+    const decoded = await slicedTxn(t, 4);
+    expect(decoded.responses.map((r: Msg) => r.response_range.kvs.length)).toEqual([900, 900, 900, 900, 900]);
   });
 
   it('answers a Txn of up to one slice of keys as a plain message', async () => {
