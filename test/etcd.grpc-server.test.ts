@@ -6,11 +6,14 @@
  * an oversize message, the compressed flag, unary cardinality), grpc-timeout, the release of a
  * watcher when its client cancels the stream (etcd_debugging_mvcc_watcher_total on /metrics),
  * a snapshot stream under backpressure, TLS with and without client certificates, the end
- * of open streams when the node stops, and what one connection may make the server hold (the
+ * of open streams when the node stops, HTTP/1.1 beside gRPC on the same port (/health, /version,
+ * /metrics, and `etcdctl check datascale`, which reads the last), and what one connection may make the server hold (the
  * streams it may open, the bytes of unfinished requests: a GrpcH2Server in this process, with a
  * small bound).
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +22,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
 import { createPki } from '@app/pki';
+import { prerequisite } from './support/prereq.js';
 import { GrpcH2Server, type UnaryCall } from '@app/grpc';
 import { delay, getFreePorts, request, startServer, type ServerHandle } from './support/server.js';
 
@@ -430,6 +434,41 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     refused.destroy();
     expect(outcome).toMatch(/^error/);
   });
+
+  it('serves HTTP/1.1 beside gRPC in cleartext: /health, /version, /metrics (etcdctl check datascale reads it)', async () => {
+    const get = (path: string, method = 'GET'): Promise<{ status: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        const req = http.request(`http://127.0.0.1:${ports[0]}${path}`, { method, agent: false }, (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await get('/health')).toEqual({ status: 200, body: '{"health":"true"}' });
+    expect(await get('/version')).toEqual({ status: 200, body: '{"etcdserver":"3.4.0","etcdcluster":"3.4.0"}' });
+    expect((await get('/metrics')).body).toMatch(/^etcd_server_is_leader 1$/m);
+    expect(await get('/health', 'POST')).toMatchObject({ status: 405 });
+    expect(await get('/nothing')).toEqual({ status: 404, body: '404 page not found\n' });
+    // gRPC on the same port is untouched.
+    const kv = kvClient(ports[0]!, grpc.credentials.createInsecure());
+    try {
+      expect((await unary(kv, 'Range', { key: Buffer.from('/h1/none') })).count).toBe(0);
+    } finally {
+      kv.close();
+    }
+    if (!prerequisite('etcdctl', 'etcdctl check datascale (test/etcd.grpc-server.test.ts)')) return;
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        'etcdctl',
+        ['--endpoints', `http://127.0.0.1:${ports[0]}`, 'check', 'datascale', '--load=s'],
+        { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 150_000 },
+        (e, stdout, stderr) => (e ? reject(new Error(`${e.message}\n${stdout}\n${stderr}`)) : resolve(stdout)),
+      ),
+    );
+    expect(out).toMatch(/PASS: Approximate system memory used : [\d.]+ MB/);
+  }, 180_000);
 
   it('advertises a bound on concurrent streams per connection in its SETTINGS', async () => {
     const ok = await raw(session, PUT.path, { chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/settings') }))] });

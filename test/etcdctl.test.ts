@@ -3,13 +3,17 @@
  * put/get (prefix, limit, rev, keys-only, count, sort, compaction), del (prefix, prev-kv), watch (a
  * concurrent put, a start revision), txn from stdin, leases (grant, revoke, keep-alive --once,
  * timetolive --keys, list, a key expiring with its lease), endpoint status/health, member list,
- * snapshot save and `check perf --load=s`; then the leader is killed and the same commands work
- * through the two remaining nodes. Every node serves mutual TLS (--client-cert-auth) with the
+ * snapshot save, `check perf --load=s` and move-leader, and /health, /version and /metrics over
+ * HTTP/1.1 on the same mutual-TLS port (etcdctl's own `check datascale` fetches /metrics without
+ * the TLS flags: test/etcd.grpc-server.test.ts runs it in cleartext); then the leader is
+ * killed and the same commands work through the two remaining nodes, and a second node down
+ * turns /health false on the last one. Every node serves mutual TLS (--client-cert-auth) with the
  * cluster PKI; etcdctl presents the admin client certificate.
  *
  * Without etcdctl (KAPI_TEST_WITHOUT=etcdctl) only the gRPC check of the endpoint runs.
  */
 import { spawn } from 'node:child_process';
+import * as https from 'node:https';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -101,6 +105,35 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
   const b64 = (s: string | undefined): string => Buffer.from(s ?? '', 'base64').toString('utf8');
   const getJson = async (args: string[], names?: string[]): Promise<JsonGet> => JSON.parse(await ok(['get', ...args, '-w', 'json'], { names })) as JsonGet;
   const keysOf = (g: JsonGet): string[] => (g.kvs ?? []).map((kv) => b64(kv.key));
+
+  /** The leader among `names` (by `endpoint status`), with every member id by name. */
+  const leaderOf = async (names: string[] = live): Promise<{ leader: string; ids: Map<string, number> }> => {
+    const st = JSON.parse(await ok(['endpoint', 'status', '-w', 'json'], { names })) as {
+      Endpoint: string;
+      Status: { header: { member_id: number }; leader: number };
+    }[];
+    const ids = new Map(st.map((s) => [NAMES.find((n) => endpoint(n) === s.Endpoint)!, s.Status.header.member_id]));
+    const lead = st.find((s) => s.Status.header.member_id === s.Status.leader);
+    if (!lead) throw new Error(`no leader among ${names.join(', ')}`);
+    return { leader: NAMES.find((n) => endpoint(n) === lead.Endpoint)!, ids };
+  };
+
+  /** An HTTP/1.1 GET on node `n`'s etcd client URL, with the admin client certificate unless `anonymous`. */
+  const httpGet = async (n: string, path: string, anonymous = false): Promise<{ status: number; type: string; body: string }> => {
+    const pki = await loadPki(join(dir, 'pki'));
+    return new Promise((resolve, reject) => {
+      const req = https.get(
+        `${endpoint(n)}${path}`,
+        { ca: pki.caPem, ...(anonymous ? {} : { cert: pki.adminCertPem, key: pki.adminKeyPem }), agent: false },
+        (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
+        },
+      );
+      req.on('error', reject);
+    });
+  };
 
   /** Starts `etcdctl watch` and resolves once its output holds `lines` lines (then stops it). */
   const watchLines = (args: string[], lines: number, names: string[]): { done: Promise<string[]>; stop(): void } => {
@@ -428,6 +461,51 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     expect(keysOf(await getJson(['/etcdctl-check-perf/', '--prefix', '--keys-only']))).toEqual([]);
   }, 180_000);
 
+  it('/health, /version and /metrics over HTTP/1.1 on the client URL, with the client certificate', async () => {
+    for (const n of NAMES) {
+      expect(await httpGet(n, '/health')).toEqual({ status: 200, type: 'text/plain; charset=utf-8', body: '{"health":"true"}' });
+      expect(await httpGet(n, '/health?serializable=true')).toMatchObject({ status: 200, body: '{"health":"true"}' });
+      expect(await httpGet(n, '/version')).toEqual({ status: 200, type: 'application/json', body: '{"etcdserver":"3.4.0","etcdcluster":"3.4.0"}' });
+      const metrics = await httpGet(n, '/metrics');
+      expect(metrics.status).toBe(200);
+      expect(metrics.body).toMatch(/^etcd_server_has_leader 1$/m);
+      expect(metrics.body).toMatch(/^process_resident_memory_bytes \d+/m);
+      expect(await httpGet(n, '/v3/kv/range')).toMatchObject({ status: 404, body: '404 page not found\n' });
+    }
+    // The client certificate is required of HTTP/1.1 clients as of gRPC ones (--client-cert-auth).
+    await expect(httpGet('n1', '/health', true)).rejects.toThrow();
+  }, 180_000);
+
+  it('move-leader: leadership moves to the member named; only the leader takes it, and only for a voting member', async () => {
+    if (!have) return;
+    const before = await leaderOf();
+    const target = NAMES.find((n) => n !== before.leader)!;
+    const out = await ok(['move-leader', before.ids.get(target)!.toString(16)]);
+    expect(out).toContain(`Leadership transferred from ${before.ids.get(before.leader)!.toString(16)} to ${before.ids.get(target)!.toString(16)}`);
+    expect((await leaderOf()).leader).toBe(target);
+    // Straight to the etcd API: a follower refuses, and so does the leader for an id that is no member.
+    const rpc = findProtoFile('etcd/rpc.proto');
+    const def = protoLoader.loadSync(rpc, { keepCase: true, longs: String, defaults: true, includeDirs: [dirname(rpc)] });
+    const Maintenance = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: { Maintenance: grpc.ServiceClientConstructor } }).etcdserverpb
+      .Maintenance;
+    const pki = await loadPki(join(dir, 'pki'));
+    const creds = grpc.credentials.createSsl(Buffer.from(pki.caPem), Buffer.from(pki.adminKeyPem), Buffer.from(pki.adminCertPem));
+    const move = (n: string, targetID: number): Promise<unknown> => {
+      const c = new Maintenance(`127.0.0.1:${clientPorts.get(n)}`, creds);
+      return new Promise((resolve, reject) =>
+        (c.MoveLeader as (r: object, cb: (e: grpc.ServiceError | null, v: unknown) => void) => void).call(c, { targetID: String(targetID) }, (e, v) => {
+          c.close();
+          if (e) reject(e);
+          else resolve(v);
+        }),
+      );
+    };
+    const follower = NAMES.find((n) => n !== target)!;
+    await expect(move(follower, before.ids.get(follower)!)).rejects.toMatchObject({ code: grpc.status.FAILED_PRECONDITION, details: 'etcdserver: not leader' });
+    await expect(move(target, 12345)).rejects.toMatchObject({ code: grpc.status.FAILED_PRECONDITION, details: 'etcdserver: bad leader transferee' });
+    expect((await leaderOf()).leader).toBe(target);
+  }, 60_000);
+
   it('after the leader is killed, the same commands work through the two remaining nodes', async () => {
     if (!have) return;
     const st = JSON.parse(await ok(['endpoint', 'status', '-w', 'json'])) as { Endpoint: string; Status: { header: { member_id: number }; leader: number } }[];
@@ -451,4 +529,19 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     // Keys written before the failover are all still there.
     expect(keysOf(await getJson(['/e1/', '--prefix', '--keys-only']))).toEqual(expect.arrayContaining(['/e1/a', '/e1/b', '/e1/c']));
   }, 180_000);
+
+  it('/health answers 503 on the last node once a second one is down (no quorum, then no leader)', async () => {
+    if (!have) return;
+    const [gone, last] = live;
+    await nodes.get(gone!)!.kill();
+    live = [last!];
+    expect(await httpGet(last!, '/health')).toEqual({ status: 503, type: 'text/plain; charset=utf-8', body: '{"health":"false"}' });
+    // Without a quorum the node loses its leader within an election timeout: then even the serializable check fails.
+    let serializable = await httpGet(last!, '/health?serializable=true');
+    for (let i = 0; i < 100 && serializable.status === 200; i++) {
+      await delay(100);
+      serializable = await httpGet(last!, '/health?serializable=true');
+    }
+    expect(serializable).toMatchObject({ status: 503, body: '{"health":"false"}' });
+  }, 60_000);
 });

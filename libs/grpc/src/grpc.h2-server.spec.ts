@@ -1,9 +1,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import * as http from 'node:http';
 import * as http2 from 'node:http2';
+import * as https from 'node:https';
+import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { createPki, loadPki } from '@app/pki';
 import { type DuplexCall, GrpcH2Server, type GrpcServiceDefinition, type Msg, type UnaryCall } from './grpc.h2-server.js';
 import { SerializedMessage, encodeMessage } from './grpc.h2-framing.js';
 
@@ -176,5 +180,115 @@ describe('GrpcH2Server', () => {
     } finally {
       await server.stop();
     }
+  });
+
+  describe('HTTP/1.x beside gRPC on one port', () => {
+    const echo = { 't.v1.Echo': { Say: (call: UnaryCall) => call.respond({ name: `hello ${call.request.name}` }) } };
+    const h1: http.RequestListener = (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`h1 ${req.method} ${req.url}`);
+    };
+    const get = (
+      url: string,
+      opts: https.RequestOptions & { ALPNProtocols?: string[] } = {},
+    ): Promise<{ status: number; body: string; alpn: string | false | undefined }> =>
+      new Promise((resolve, reject) => {
+        const req = (url.startsWith('https:') ? https : http).get(url, { ...opts, agent: false }, (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, body, alpn: (res.socket as { alpnProtocol?: string | false }).alpnProtocol }));
+        });
+        req.on('error', reject);
+      });
+
+    it('in cleartext, routes a connection by its first bytes, also when they arrive one at a time: the HTTP/2 preface to gRPC, anything else to the handler', async () => {
+      const server = new GrpcH2Server(def, echo);
+      const port = await server.listen({ host: '127.0.0.1', port: 0, http1: h1 });
+      const c = client(port, 'Echo');
+      const relays: net.Server[] = [];
+      try {
+        expect(await say(c, 'a')).toEqual({ name: 'hello a' });
+        expect(await get(`http://127.0.0.1:${port}/metrics?x=1`)).toMatchObject({ status: 200, body: 'h1 GET /metrics?x=1' });
+        // A client whose preface arrives a byte at a time still reaches the gRPC server: a relay
+        // in between sends the connection's first bytes one by one.
+        const relay = net.createServer((inbound) => {
+          const out = net.connect(port, '127.0.0.1');
+          out.setNoDelay(true);
+          out.pipe(inbound);
+          let first = true;
+          inbound.on('data', (chunk: Buffer) => {
+            if (!first) return void out.write(chunk);
+            first = false;
+            inbound.pause();
+            void (async () => {
+              for (const b of chunk.subarray(0, 3)) {
+                out.write(Buffer.from([b]));
+                await new Promise((r) => setTimeout(r, 20));
+              }
+              out.write(chunk.subarray(3));
+              inbound.resume();
+            })();
+          });
+          inbound.on('close', () => out.destroy());
+          out.on('close', () => inbound.destroy());
+        });
+        await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', () => resolve()));
+        relays.push(relay);
+        const session = http2.connect(`http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`);
+        session.on('error', () => undefined);
+        const answer = await new Promise<string>((resolve, reject) => {
+          const s = session.request({ ':method': 'POST', ':path': '/t.v1.Echo/Say', 'content-type': 'application/grpc', te: 'trailers' });
+          s.on('error', reject);
+          const chunks: Buffer[] = [];
+          s.on('data', (d: Buffer) => chunks.push(d));
+          s.on('end', () => resolve(Buffer.concat(chunks).subarray(5).toString('latin1')));
+          s.end(encodeMessage(Buffer.from([0x0a, 0x01, 0x62])));
+        });
+        session.destroy();
+        expect(answer).toContain('hello b');
+        // So does an HTTP/1.1 request whose method starts as the preface does.
+        const put = await new Promise<string>((resolve, reject) => {
+          const req = http.request(`http://127.0.0.1:${(relay.address() as net.AddressInfo).port}/x`, { method: 'PUT', agent: false }, (res) => {
+            let body = '';
+            res.on('data', (d: Buffer) => (body += d.toString()));
+            res.on('end', () => resolve(body));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+        expect(put).toBe('h1 PUT /x');
+      } finally {
+        for (const r of relays) r.close();
+        c.close();
+        await server.stop();
+      }
+    });
+
+    it('over TLS, serves gRPC to clients that negotiate h2 and the handler to HTTP/1.1 clients and to clients that negotiate nothing', async () => {
+      const pkiDir = join(dir, 'pki');
+      await createPki({ outDir: pkiDir, hosts: ['127.0.0.1'] });
+      const pki = await loadPki(pkiDir);
+      const server = new GrpcH2Server(def, echo);
+      const tls = { cert: Buffer.from(pki.servingCertPem), key: Buffer.from(pki.servingKeyPem), clientCa: Buffer.from(pki.caPem) };
+      const port = await server.listen({ host: '127.0.0.1', port: 0, tls, http1: h1 });
+      const creds = grpc.credentials.createSsl(Buffer.from(pki.caPem), Buffer.from(pki.adminKeyPem), Buffer.from(pki.adminCertPem));
+      const ctor = grpc.makeGenericClientConstructor(def['t.v1.Echo'] as grpc.ServiceDefinition, 'Echo');
+      const c = new ctor(`127.0.0.1:${port}`, creds, { 'grpc.enable_retries': 0 }) as unknown as Client;
+      const mtls = { ca: pki.caPem, cert: pki.adminCertPem, key: pki.adminKeyPem };
+      try {
+        expect(await say(c, 'c')).toEqual({ name: 'hello c' });
+        expect(await get(`https://127.0.0.1:${port}/health`, { ...mtls, ALPNProtocols: ['http/1.1'] })).toEqual({
+          status: 200,
+          body: 'h1 GET /health',
+          alpn: 'http/1.1',
+        });
+        expect(await get(`https://127.0.0.1:${port}/version`, mtls)).toEqual({ status: 200, body: 'h1 GET /version', alpn: false });
+        // The client certificate is required of HTTP/1.x clients too.
+        await expect(get(`https://127.0.0.1:${port}/health`, { ca: pki.caPem })).rejects.toThrow();
+      } finally {
+        c.close();
+        await server.stop();
+      }
+    });
   });
 });

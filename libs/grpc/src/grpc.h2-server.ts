@@ -15,7 +15,10 @@
  * them (unfinished messages, a single request waiting for the client's half-close).
  */
 import { EventEmitter } from 'node:events';
+import * as http from 'node:http';
 import * as http2 from 'node:http2';
+import * as net from 'node:net';
+import * as tls from 'node:tls';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { PackageDefinition } from '@grpc/proto-loader';
@@ -138,7 +141,17 @@ export interface GrpcListenOptions {
   port: number;
   /** TLS material; absent: cleartext HTTP/2 with prior knowledge (h2c). */
   tls?: { cert: Buffer; key: Buffer; /** When set, clients must present a certificate this CA signed. */ clientCa?: Buffer };
+  /**
+   * Also serves HTTP/1.x on the same port, with this handler (etcd's /health, /version and
+   * /metrics beside its gRPC API): over TLS, a client that negotiates `http/1.1` or no
+   * protocol at all (gRPC clients negotiate `h2`); in cleartext, a client whose first bytes
+   * are not HTTP/2's connection preface. Without it only HTTP/2 is served.
+   */
+  http1?: http.RequestListener;
 }
+
+/** The start of HTTP/2's client connection preface ("PRI * HTTP/2.0..."), which no HTTP/1 request starts with. */
+const H2_PREFACE_START = Buffer.from('PRI');
 
 const CALL = Symbol('grpcCall');
 type CallStream = ServerHttp2Stream & { [CALL]?: ServerCall };
@@ -559,7 +572,12 @@ function isGrpcContentType(ct: string | undefined): boolean {
 /** A gRPC server on node:http2 serving handlers of services from one proto package definition. */
 export class GrpcH2Server {
   private readonly routes = new Map<string, Route>();
-  private server: http2.Http2Server | http2.Http2SecureServer | undefined;
+  private server: net.Server | undefined;
+  /** The HTTP/1.x server beside gRPC (GrpcListenOptions.http1), and connections not yet routed. */
+  private http1: http.Server | undefined;
+  private readonly unrouted = new Set<net.Socket>();
+  /** Every accepted connection, to destroy what is left once the stop's grace period is over. */
+  private readonly sockets = new Set<net.Socket>();
   private readonly sessions = new Set<ServerHttp2Session>();
   private readonly active = new Set<StreamServerCall>();
   private stopping = false;
@@ -613,18 +631,31 @@ export class GrpcH2Server {
       maxSessionMemory: MAX_SESSION_MEMORY_MB,
       settings: { initialWindowSize: STREAM_WINDOW_BYTES, maxConcurrentStreams: this.maxConcurrentStreams },
     };
-    const server = opts.tls
-      ? http2.createSecureServer({
-          ...settings,
-          cert: opts.tls.cert,
-          key: opts.tls.key,
-          ALPNProtocols: ['h2'],
-          ...(opts.tls.clientCa ? { ca: opts.tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
-        })
-      : http2.createServer(settings);
-    server.on('session', (s: ServerHttp2Session) => this.onSession(s));
-    server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => this.onStream(stream as CallStream, headers));
-    server.on('sessionError', noop);
+    const mutual = opts.tls?.clientCa ? { ca: opts.tls.clientCa, requestCert: true, rejectUnauthorized: true } : {};
+    // With HTTP/1.x beside it, the HTTP/2 server takes connections routed to it (TLS done by the
+    // listener in front); a TLSSocket handed over this way is served as by a secure server.
+    const h2 =
+      opts.tls && !opts.http1
+        ? http2.createSecureServer({ ...settings, cert: opts.tls.cert, key: opts.tls.key, ALPNProtocols: ['h2'], ...mutual })
+        : http2.createServer(settings);
+    h2.on('session', (s: ServerHttp2Session) => this.onSession(s));
+    h2.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => this.onStream(stream as CallStream, headers));
+    h2.on('sessionError', noop);
+    let server: net.Server = h2;
+    if (opts.http1) {
+      const h1 = http.createServer(opts.http1);
+      this.http1 = h1;
+      if (opts.tls) {
+        server = tls.createServer({ cert: opts.tls.cert, key: opts.tls.key, ALPNProtocols: ['h2', 'http/1.1'], ...mutual }, (socket) => {
+          (socket.alpnProtocol === 'h2' ? h2 : h1).emit('connection', socket);
+        });
+        server.on('tlsClientError', noop);
+      } else server = net.createServer((socket) => this.route(socket, h2, h1));
+    }
+    server.on('connection', (socket: net.Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(opts.port, opts.host, () => {
@@ -635,6 +666,38 @@ export class GrpcH2Server {
     server.on('error', noop);
     this.server = server;
     return (server.address() as AddressInfo).port;
+  }
+
+  /**
+   * Routes a cleartext connection by its first bytes: HTTP/2's preface goes to `h2` (which reads
+   * the bytes already taken from the socket's buffer), anything else to `h1`.
+   */
+  private route(socket: net.Socket, h2: http2.Http2Server, h1: http.Server): void {
+    this.unrouted.add(socket);
+    let head: Buffer = Buffer.alloc(0);
+    const done = (): void => {
+      this.unrouted.delete(socket);
+      socket.off('data', onData);
+      socket.off('close', done);
+    };
+    const onData = (chunk: Buffer): void => {
+      head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+      const n = Math.min(head.length, H2_PREFACE_START.length);
+      const h2c = head.subarray(0, n).equals(H2_PREFACE_START.subarray(0, n));
+      if (h2c && n < H2_PREFACE_START.length) return;
+      done();
+      socket.pause();
+      socket.unshift(head);
+      if (h2c) h2.emit('connection', socket);
+      else {
+        h1.emit('connection', socket);
+        socket.resume();
+      }
+    };
+    socket.on('error', noop);
+    socket.on('data', onData);
+    socket.on('close', done);
+    if (this.stopping) socket.destroy();
   }
 
   private onSession(s: ServerHttp2Session): void {
@@ -699,6 +762,8 @@ export class GrpcH2Server {
     const details = this.options.stopDetails ?? 'server stopped';
     for (const call of [...this.active]) call.abort({ code: GrpcStatus.UNAVAILABLE, details });
     for (const s of this.sessions) s.close();
+    for (const socket of this.unrouted) socket.destroy();
+    this.http1?.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, this.options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
@@ -706,6 +771,10 @@ export class GrpcH2Server {
     await Promise.race([closed, grace]);
     clearTimeout(timer);
     for (const s of this.sessions) s.destroy();
+    this.http1?.closeAllConnections();
+    // A connection whose peer never closed its side (a half-closed HTTP/1.x connection, a
+    // session closed gracefully) would hold close() forever.
+    for (const socket of this.sockets) socket.destroy();
     await closed;
   }
 }

@@ -3,7 +3,8 @@
  * MemberList reads the replicated member records; membership changes stay with the API's
  * /cluster/members. Status reports this node's Raft state; Defragment and Alarm answer as an
  * etcd without alarms would; Snapshot streams the store's own export (docs/etcd-api.md
- * "Snapshot": our format, not bbolt); HashKV hashes the keys and values at a revision.
+ * "Snapshot": our format, not bbolt); HashKV hashes the keys and values at a revision; MoveLeader
+ * hands leadership to another voter.
  */
 import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
@@ -31,7 +32,8 @@ export function clusterService(ctx: EtcdContext): ServiceHandlers {
     MemberList: unary(async (req: Msg) => {
       const list = await ctx.node.membership.list({ local: !req.linearizable });
       return {
-        header: ctx.header(),
+        // etcd's Cluster service answers with a header without a revision.
+        header: { ...ctx.header(), revision: 0 },
         members: list.members.map((m) => ({
           ID: String(m.id),
           name: m.name,
@@ -74,13 +76,41 @@ export function maintenanceService(ctx: EtcdContext, dataDir: string): ServiceHa
       const rev = num(req.revision) || undefined;
       return { header: ctx.header(), hash: await hashAt(ctx, rev), compact_revision: ctx.store.compactedRevision() };
     }),
-    MoveLeader: unary(async () => {
-      throw new EtcdApiError(GrpcStatus.UNIMPLEMENTED, 'etcdserver: MoveLeader is not served');
+    MoveLeader: unary(async (req: Msg) => {
+      await moveLeader(ctx, num(req.targetID));
+      return { header: ctx.header() };
     }),
     Snapshot: (call: ServerWritableCall) => {
       void streamSnapshot(ctx, call).catch((e: unknown) => call.fail(toServiceError(e)));
     },
   };
+}
+
+/** How long MoveLeader waits for the target to lead (etcd bounds it by the request's deadline). */
+export const MOVE_LEADER_TIMEOUT_MS = 5000;
+
+/**
+ * etcd's MoveLeader: only the leader takes it; the target must be a voting member. Raft's
+ * transfer (thesis 3.10) brings the target's log up to date and tells it to campaign; the call
+ * returns once the target leads, or fails when that took too long (leadership may still move).
+ */
+async function moveLeader(ctx: EtcdContext, target: number): Promise<void> {
+  const raft = ctx.node.cs.node;
+  const st = raft.status();
+  if (st.role !== 'leader') throw new EtcdApiError(GrpcStatus.FAILED_PRECONDITION, 'etcdserver: not leader');
+  if (target === st.id) return;
+  const peer = st.peers.find((p) => p.id === target);
+  if (!peer || peer.learner) throw new EtcdApiError(GrpcStatus.FAILED_PRECONDITION, 'etcdserver: bad leader transferee');
+  try {
+    raft.transferLeadership(target);
+  } catch {
+    throw new EtcdApiError(GrpcStatus.FAILED_PRECONDITION, 'etcdserver: not leader');
+  }
+  const deadline = Date.now() + MOVE_LEADER_TIMEOUT_MS;
+  while (raft.status().lead !== target) {
+    if (Date.now() > deadline) throw new EtcdApiError(GrpcStatus.DEADLINE_EXCEEDED, 'etcdserver: request timed out, leader transfer took too long');
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 async function dirSize(dir: string): Promise<number> {

@@ -22,7 +22,7 @@ export class EtcdEndpoint implements OnApplicationBootstrap, BeforeApplicationSh
     @Inject(SERVER_CONFIG) private readonly cfg: ServerConfig,
     @Inject(PKI) private readonly pki: PkiMaterial,
     @Inject(CLUSTER_NODE) private readonly node: ClusterNode,
-    metrics: ApiMetrics,
+    private readonly metrics: ApiMetrics,
   ) {
     if (!cfg.listenClientUrls) return;
     // etcd's names (server/storage/mvcc/metrics.go): what the etcd endpoint's watches hold.
@@ -47,7 +47,7 @@ export class EtcdEndpoint implements OnApplicationBootstrap, BeforeApplicationSh
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.cfg.listenClientUrls) return;
-    const server = new EtcdServer(this.cfg, this.pki, this.node, path.resolve(this.cfg.dataDir));
+    const server = new EtcdServer(this.cfg, this.pki, this.node, path.resolve(this.cfg.dataDir), this.metrics.registry);
     await server.start();
     this.server = server;
   }

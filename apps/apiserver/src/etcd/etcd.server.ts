@@ -3,7 +3,8 @@
  * (proto/etcd/rpc.proto, kv.proto) served on --listen-client-urls with TLS from the node's PKI
  * or etcd's --cert-file/--key-file/--trusted-ca-file, and client certificates required with
  * --client-cert-auth (etcd's flags and defaults). The gRPC server is our own, on node:http2
- * (GrpcH2Server of libs/grpc).
+ * (GrpcH2Server of libs/grpc). HTTP/1.x clients on the same port get /health, /version and
+ * /metrics (etcd.http.ts).
  */
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -14,6 +15,7 @@ import type { ServerConfig } from '../config/flags.js';
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import { EtcdContext } from './etcd.context.js';
 import { GrpcH2Server, type GrpcListenOptions } from '@app/grpc';
+import { etcdHttpHandler, type MetricsSource } from './etcd.http.js';
 import { kvService } from './etcd.kv.service.js';
 import { leaseService } from './etcd.lease.service.js';
 import { clusterService, maintenanceService } from './etcd.maintenance.service.js';
@@ -55,6 +57,8 @@ export class EtcdServer {
     private readonly pki: PkiMaterial,
     private readonly node: ClusterNode,
     private readonly dataDir: string,
+    /** What /metrics serves (the node's registry); without it /metrics is not served. */
+    private readonly metrics?: MetricsSource,
   ) {}
 
   private async credentials(secure: boolean): Promise<GrpcListenOptions['tls']> {
@@ -75,7 +79,7 @@ export class EtcdServer {
     return { cert, key, ...(mutual ? { clientCa: ca } : {}) };
   }
 
-  /** Binds --listen-client-urls and serves KV, Watch, Lease, Cluster and Maintenance. */
+  /** Binds --listen-client-urls and serves KV, Watch, Lease, Cluster and Maintenance (and HTTP/1.x, above). */
   async start(): Promise<void> {
     const { secure, host, port } = parseClientUrl(this.cfg.listenClientUrls!);
     const tls = await this.credentials(secure);
@@ -100,7 +104,7 @@ export class EtcdServer {
       { stopDetails: 'etcdserver: server stopped' },
     );
     try {
-      this.port = await server.listen({ host, port, tls });
+      this.port = await server.listen({ host, port, tls, http1: etcdHttpHandler(ctx, this.metrics) });
     } catch (e) {
       const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
       throw new EtcdConfigError(`--listen-client-urls: cannot listen on ${addr}: ${(e as Error).message}`);
