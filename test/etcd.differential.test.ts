@@ -398,6 +398,9 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
   let node: ServerHandle | undefined;
   let ours: Side;
   let theirs: Side;
+  /** The two endpoints' URLs (their JSON gateway). */
+  let oursUrl = '';
+  let theirsUrl = '';
   let sequence = 0;
   // false only when the run opted out of etcd (KAPI_TEST_WITHOUT=etcd): recorded as not covered.
   let haveEtcd = false;
@@ -415,6 +418,8 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
     ]);
     ours = side(`127.0.0.1:${port}`);
     theirs = side(etcd.members[0]!.clientURL.replace(/^http:\/\//, ''));
+    oursUrl = `http://127.0.0.1:${port}`;
+    theirsUrl = etcd.members[0]!.clientURL;
   }, 90_000);
 
   afterAll(async () => {
@@ -578,4 +583,93 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
     expect(events[1]).toEqual(events[0]);
     expect(events[0]!.length).toBe(n);
   }, 120_000);
+
+  it('answers the JSON gateway (POST /v3/...) as etcd does: bodies, status codes and errors', async () => {
+    if (!haveEtcd) return;
+    const b64 = (x: string): string => Buffer.from(x).toString('base64');
+    const p = `/gw/${process.pid}/`;
+    const end = b64(prefixEnd(p));
+    const lease = String(70_000_000 + (process.pid % 1000));
+    /** The revisions each side's writes answered with, in order: revision fields are compared by their position here. */
+    const writes: Record<'etcd' | 'ours', number[]> = { etcd: [], ours: [] };
+    type Req = { path: string; body: string | ((side: 'etcd' | 'ours') => string); method?: string; write?: boolean; messageDiffers?: boolean };
+    const reqs: Req[] = [
+      { path: '/v3/kv/put', body: `{"key":"${b64(p + 'a')}","value":"${b64('1')}"}`, write: true },
+      { path: '/v3/kv/put', body: `{"key":"${b64(p + 'b')}","value":"${b64('2')}","prev_kv":true}`, write: true },
+      { path: '/v3/kv/put', body: `{"key":"${b64(p + 'b')}","value":"${b64('3')}","prevKv":true}`, write: true },
+      { path: '/v3/kv/range', body: `{"key":"${b64(p)}","range_end":"${end}","sort_order":"DESCEND","sort_target":"KEY"}` },
+      { path: '/v3/kv/range', body: `{"key":"${b64(p)}","rangeEnd":"${end}","count_only":true}` },
+      { path: '/v3/kv/range', body: `{"key":"${b64(p)}","range_end":"${end}","limit":"1","keys_only":true}` },
+      { path: '/v3/kv/range', body: `{"key":"${b64(p)}","range_end":"${end}","limit":1,"sortOrder":2,"sortTarget":"MOD"}` },
+      { path: '/v3/kv/range', body: (side) => `{"key":"${b64(p + 'b')}","revision":"${writes[side][1]}"}` },
+      { path: '/v3/kv/range', body: (side) => `{"key":"${b64(p + 'b')}","revision":"${writes[side][2]! + 1000}"}` },
+      {
+        path: '/v3/kv/txn',
+        body: `{"compare":[{"target":"VALUE","key":"${b64(p + 'a')}","value":"${b64('1')}","result":"EQUAL"}],"success":[{"requestRange":{"key":"${b64(p + 'a')}"}},{"request_put":{"key":"${b64(p + 'c')}","value":"${b64('x')}"}}],"failure":[]}`,
+        write: true,
+      },
+      {
+        path: '/v3/kv/txn',
+        body: `{"compare":[{"target":"VERSION","key":"${b64(p + 'a')}","version":"5","result":"GREATER"}],"failure":[{"request_delete_range":{"key":"${b64(p + 'c')}","prev_kv":true}}]}`,
+        write: true,
+      },
+      { path: '/v3/lease/grant', body: `{"TTL":"60","ID":"${lease}"}` },
+      { path: '/v3/kv/put', body: `{"key":"${b64(p + 'l')}","value":"${b64('v')}","lease":"${lease}"}`, write: true },
+      { path: '/v3/kv/lease/timetolive', body: `{"ID":"${lease}","keys":true}` },
+      { path: '/v3/lease/revoke', body: `{"ID":"${lease}"}`, write: true },
+      { path: '/v3/lease/revoke', body: `{"ID":"${lease}"}` },
+      { path: '/v3/lease/timetolive', body: `{"ID":"${lease}"}` },
+      { path: '/v3/kv/deleterange', body: `{"key":"${b64(p)}","range_end":"${end}","prev_kv":true}`, write: true },
+      { path: '/v3/kv/range', body: `{"nosuch":1}` },
+      { path: '/v3/kv/put', body: `{"key":"${b64(p + 'x')}","lease":"${lease}"}` },
+      { path: '/v3/kv/compaction', body: (side) => `{"revision":"${writes[side].at(-1)! + 1000}"}` },
+      // Bodies that make no request: etcd's messages are Go's, so only the code is compared.
+      { path: '/v3/kv/range', body: '{bad', messageDiffers: true },
+      { path: '/v3/kv/range', body: '[]', messageDiffers: true },
+      { path: '/v3/kv/range', body: '{"key":"%%%"}', messageDiffers: true },
+      { path: '/v3/kv/range', body: `{"key":"${b64(p)}","limit":"abc"}`, messageDiffers: true },
+      { path: '/v3/kv/range', body: '{}', method: 'GET' },
+      { path: '/v3/no/such/call', body: '{}' },
+    ];
+    const normalise = (side: 'etcd' | 'ours', text: string, messageDiffers: boolean): unknown => {
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return text;
+      }
+      const walk = (v: unknown): unknown => {
+        if (Array.isArray(v)) return v.map(walk);
+        if (typeof v !== 'object' || v === null) return v;
+        const out: Record<string, unknown> = {};
+        for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+          if (k === 'header') continue;
+          if (REVISION_FIELDS.has(k) || k === 'revision') out[k] = `w${writes[side].indexOf(Number(x))}`;
+          else if (messageDiffers && (k === 'error' || k === 'message')) out[k] = typeof x;
+          else out[k] = walk(x);
+        }
+        return out;
+      };
+      return walk(body);
+    };
+    for (const r of reqs) {
+      const answers: Record<'etcd' | 'ours', unknown> = { etcd: undefined, ours: undefined };
+      for (const [side, url] of [
+        ['etcd', theirsUrl],
+        ['ours', oursUrl],
+      ] as const) {
+        const res = await fetch(url + r.path, {
+          method: r.method ?? 'POST',
+          body: r.method === 'GET' ? undefined : typeof r.body === 'string' ? r.body : r.body(side),
+        });
+        const text = await res.text();
+        if (r.write && res.status === 200) writes[side].push(Number((JSON.parse(text) as { header: { revision: string } }).header.revision));
+        answers[side] = { status: res.status, type: res.headers.get('content-type'), body: normalise(side, text, r.messageDiffers === true) };
+      }
+      expect({ request: `${r.method ?? 'POST'} ${r.path}`, ...(answers.ours as object) }).toEqual({
+        request: `${r.method ?? 'POST'} ${r.path}`,
+        ...(answers.etcd as object),
+      });
+    }
+  }, 60_000);
 });

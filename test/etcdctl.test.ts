@@ -118,20 +118,21 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     return { leader: NAMES.find((n) => endpoint(n) === lead.Endpoint)!, ids };
   };
 
-  /** An HTTP/1.1 GET on node `n`'s etcd client URL, with the admin client certificate unless `anonymous`. */
-  const httpGet = async (n: string, path: string, anonymous = false): Promise<{ status: number; type: string; body: string }> => {
+  /** An HTTP/1.1 request on node `n`'s etcd client URL (GET unless a body is given), with the admin client certificate unless `anonymous`. */
+  const httpGet = async (n: string, path: string, anonymous = false, body?: string): Promise<{ status: number; type: string; body: string }> => {
     const pki = await loadPki(join(dir, 'pki'));
     return new Promise((resolve, reject) => {
-      const req = https.get(
+      const req = https.request(
         `${endpoint(n)}${path}`,
-        { ca: pki.caPem, ...(anonymous ? {} : { cert: pki.adminCertPem, key: pki.adminKeyPem }), agent: false },
+        { method: body === undefined ? 'GET' : 'POST', ca: pki.caPem, ...(anonymous ? {} : { cert: pki.adminCertPem, key: pki.adminKeyPem }), agent: false },
         (res) => {
-          let body = '';
-          res.on('data', (d: Buffer) => (body += d.toString()));
-          res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body: text }));
         },
       );
       req.on('error', reject);
+      req.end(body);
     });
   };
 
@@ -461,7 +462,7 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     expect(keysOf(await getJson(['/etcdctl-check-perf/', '--prefix', '--keys-only']))).toEqual([]);
   }, 180_000);
 
-  it('/health, /version and /metrics over HTTP/1.1 on the client URL, with the client certificate', async () => {
+  it('/health, /version, /metrics and the JSON gateway over HTTP/1.1 on the client URL, with the client certificate', async () => {
     for (const n of NAMES) {
       expect(await httpGet(n, '/health')).toEqual({ status: 200, type: 'text/plain; charset=utf-8', body: '{"health":"true"}' });
       expect(await httpGet(n, '/health?serializable=true')).toMatchObject({ status: 200, body: '{"health":"true"}' });
@@ -470,7 +471,14 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
       expect(metrics.status).toBe(200);
       expect(metrics.body).toMatch(/^etcd_server_has_leader 1$/m);
       expect(metrics.body).toMatch(/^process_resident_memory_bytes \d+/m);
-      expect(await httpGet(n, '/v3/kv/range')).toMatchObject({ status: 404, body: '404 page not found\n' });
+      expect(await httpGet(n, '/nothing')).toMatchObject({ status: 404, body: '404 page not found\n' });
+      // etcd's JSON gateway: a Put and a Range in base64 JSON.
+      const key = Buffer.from(`/gw/${n}`).toString('base64');
+      expect((await httpGet(n, '/v3/kv/put', false, JSON.stringify({ key, value: Buffer.from(n).toString('base64') }))).status).toBe(200);
+      const got = await httpGet(n, '/v3/kv/range', false, JSON.stringify({ key }));
+      expect(got.status).toBe(200);
+      const kv = (JSON.parse(got.body) as { kvs: { key: string; value: string; version: string }[] }).kvs[0]!;
+      expect([b64(kv.key), b64(kv.value), kv.version]).toEqual([`/gw/${n}`, n, '1']);
     }
     // The client certificate is required of HTTP/1.1 clients as of gRPC ones (--client-cert-auth).
     await expect(httpGet('n1', '/health', true)).rejects.toThrow();

@@ -2,10 +2,12 @@
  * What the etcd endpoint serves over HTTP/1.x beside its gRPC API, on the same port and TLS
  * (docs/etcd-api.md "HTTP endpoints"), as an etcd 3.4 member does on its client URL: `/health`
  * (what load balancers and `etcdctl endpoint health`-style probes ask), `/version` and
- * `/metrics` (the node's Prometheus metrics: what `etcdctl check datascale` reads).
+ * `/metrics` (the node's Prometheus metrics: what `etcdctl check datascale` reads), and etcd's
+ * JSON gateway under `/v3/` (etcd.gateway.ts).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { EtcdContext } from './etcd.context.js';
+import type { EtcdGateway } from './etcd.gateway.js';
 import { ETCD_VERSION } from './etcd.maintenance.service.js';
 
 /** Where /metrics comes from: a prom-client Registry has this shape. */
@@ -51,9 +53,12 @@ export async function etcdHealthy(ctx: EtcdContext, serializable: boolean): Prom
 }
 
 /** The HTTP/1.x handler of one node's etcd endpoint. */
-export function etcdHttpHandler(ctx: EtcdContext, metrics: MetricsSource | undefined): RequestListener {
+export function etcdHttpHandler(ctx: EtcdContext, metrics: MetricsSource | undefined, gateway?: EtcdGateway): RequestListener {
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://etcd.invalid');
+    if (gateway?.owns(url.pathname)) return gateway.handle(req, res, url.pathname);
+    // The other endpoints read no body: drain it so that the connection can take the next request.
+    req.resume();
     const route = url.pathname === '/health' || url.pathname === '/version' || (url.pathname === '/metrics' && metrics !== undefined);
     if (!route) return send(res, 404, TEXT, '404 page not found\n');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -68,8 +73,6 @@ export function etcdHttpHandler(ctx: EtcdContext, metrics: MetricsSource | undef
     return send(res, 200, metrics!.contentType, await metrics!.metrics());
   };
   return (req, res) => {
-    // The request body is never read: drain it so that the connection can take the next request.
-    req.resume();
     answer(req, res).catch((e: unknown) => {
       if (!res.headersSent) send(res, 500, TEXT, `${(e as Error).message}\n`);
       else res.destroy();

@@ -60,7 +60,8 @@ export function leaseService(ctx: EtcdContext): ServiceHandlers {
       const id = leaseIn(req.ID);
       const l = ctx.leases.lease(id);
       if (!l) return { header: ctx.header(), ID: id, TTL: -1 };
-      const remaining = Math.max(0, Math.ceil((l.expiry - Date.now()) / 1000));
+      // Whole seconds left, rounded down as etcd's (a lease granted for 60 s answers 59 at once).
+      const remaining = Math.max(0, Math.floor((l.expiry - Date.now()) / 1000));
       return {
         header: ctx.header(),
         ID: id,

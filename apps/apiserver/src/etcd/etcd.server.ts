@@ -4,7 +4,7 @@
  * or etcd's --cert-file/--key-file/--trusted-ca-file, and client certificates required with
  * --client-cert-auth (etcd's flags and defaults). The gRPC server is our own, on node:http2
  * (GrpcH2Server of libs/grpc). HTTP/1.x clients on the same port get /health, /version and
- * /metrics (etcd.http.ts).
+ * /metrics (etcd.http.ts), and etcd's JSON gateway under /v3/ (etcd.gateway.ts).
  */
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -15,6 +15,7 @@ import type { ServerConfig } from '../config/flags.js';
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import { EtcdContext } from './etcd.context.js';
 import { GrpcH2Server, type GrpcListenOptions } from '@app/grpc';
+import { EtcdGateway } from './etcd.gateway.js';
 import { etcdHttpHandler, type MetricsSource } from './etcd.http.js';
 import { kvService } from './etcd.kv.service.js';
 import { leaseService } from './etcd.lease.service.js';
@@ -92,19 +93,17 @@ export class EtcdServer {
     const deleteRangeResponse = responseOf('KV', 'DeleteRange');
     const txnResponse = responseOf('KV', 'Txn');
     const watchResponse = responseOf('Watch', 'Watch');
-    const server = new GrpcH2Server(
-      def,
-      {
-        'etcdserverpb.KV': kvService(ctx, { range: (m) => rangeResponse(m), deleteRange: (m) => deleteRangeResponse(m), txn: (m) => txnResponse(m) }),
-        'etcdserverpb.Watch': watchService(ctx, (m) => watchResponse(m)),
-        'etcdserverpb.Lease': leaseService(ctx),
-        'etcdserverpb.Cluster': clusterService(ctx),
-        'etcdserverpb.Maintenance': maintenanceService(ctx, this.dataDir),
-      },
-      { stopDetails: 'etcdserver: server stopped' },
-    );
+    const services = {
+      'etcdserverpb.KV': kvService(ctx, { range: (m) => rangeResponse(m), deleteRange: (m) => deleteRangeResponse(m), txn: (m) => txnResponse(m) }),
+      'etcdserverpb.Watch': watchService(ctx, (m) => watchResponse(m)),
+      'etcdserverpb.Lease': leaseService(ctx),
+      'etcdserverpb.Cluster': clusterService(ctx),
+      'etcdserverpb.Maintenance': maintenanceService(ctx, this.dataDir),
+    };
+    const server = new GrpcH2Server(def, services, { stopDetails: 'etcdserver: server stopped' });
+    const gateway = new EtcdGateway(def, findProtoFile('etcd/rpc.proto'), services);
     try {
-      this.port = await server.listen({ host, port, tls, http1: etcdHttpHandler(ctx, this.metrics) });
+      this.port = await server.listen({ host, port, tls, http1: etcdHttpHandler(ctx, this.metrics, gateway) });
     } catch (e) {
       const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
       throw new EtcdConfigError(`--listen-client-urls: cannot listen on ${addr}: ${(e as Error).message}`);

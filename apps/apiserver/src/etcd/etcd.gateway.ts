@@ -1,0 +1,263 @@
+/**
+ * etcd's JSON gateway (docs/etcd-api.md "JSON gateway"): `POST /v3/kv/range` and the other
+ * unary calls of KV, Lease, Cluster and Maintenance with a JSON body, answered in JSON, as an
+ * etcd 3.4 member serves them on its client URL for curl and other HTTP clients. Each request is
+ * converted to the call's protobuf message and handed to the same handler as a gRPC call; the
+ * answer is encoded as for gRPC and converted back.
+ *
+ * JSON mapping (etcd's gateway): bytes are base64, 64-bit integers strings (numbers are taken
+ * too), enums names (numbers taken too); requests may name fields as in the .proto or in
+ * lowerCamelCase, unknown fields are ignored; answers use the .proto's names and leave out
+ * fields at their zero value. Errors are `{"error", "message", "code"}` with the gRPC code and
+ * the HTTP status gRPC's gateway maps it to.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import protobuf from 'protobufjs';
+import type { PackageDefinition } from '@grpc/proto-loader';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { SerializedMessage, type CallStatus, type Msg, type ServiceHandlers, type UnaryCall, type UnaryHandler } from '@app/grpc';
+
+/** The gateway's paths (etcd's rpc.proto `google.api.http` options) of the unary calls. */
+const UNARY_ROUTES: Readonly<Record<string, readonly [service: string, method: string]>> = {
+  '/v3/kv/range': ['KV', 'Range'],
+  '/v3/kv/put': ['KV', 'Put'],
+  '/v3/kv/deleterange': ['KV', 'DeleteRange'],
+  '/v3/kv/txn': ['KV', 'Txn'],
+  '/v3/kv/compaction': ['KV', 'Compact'],
+  '/v3/lease/grant': ['Lease', 'LeaseGrant'],
+  '/v3/lease/revoke': ['Lease', 'LeaseRevoke'],
+  '/v3/kv/lease/revoke': ['Lease', 'LeaseRevoke'],
+  '/v3/lease/timetolive': ['Lease', 'LeaseTimeToLive'],
+  '/v3/kv/lease/timetolive': ['Lease', 'LeaseTimeToLive'],
+  '/v3/lease/leases': ['Lease', 'LeaseLeases'],
+  '/v3/kv/lease/leases': ['Lease', 'LeaseLeases'],
+  '/v3/cluster/member/add': ['Cluster', 'MemberAdd'],
+  '/v3/cluster/member/remove': ['Cluster', 'MemberRemove'],
+  '/v3/cluster/member/update': ['Cluster', 'MemberUpdate'],
+  '/v3/cluster/member/list': ['Cluster', 'MemberList'],
+  '/v3/cluster/member/promote': ['Cluster', 'MemberPromote'],
+  '/v3/maintenance/alarm': ['Maintenance', 'Alarm'],
+  '/v3/maintenance/status': ['Maintenance', 'Status'],
+  '/v3/maintenance/defragment': ['Maintenance', 'Defragment'],
+  '/v3/maintenance/hash': ['Maintenance', 'Hash'],
+  '/v3/maintenance/hashkv': ['Maintenance', 'HashKV'],
+  '/v3/maintenance/transfer-leadership': ['Maintenance', 'MoveLeader'],
+};
+
+/** The streaming calls' paths: not served by this gateway (gRPC serves them). */
+const STREAMING_PATHS = new Set(['/v3/watch', '/v3/lease/keepalive', '/v3/maintenance/snapshot']);
+
+/** The largest request body: a gRPC request of the largest size (2 MiB + 4 KiB), in base64, with room for the JSON around it. */
+export const MAX_GATEWAY_BODY_BYTES = 3 * 1024 * 1024;
+
+/** The HTTP status gRPC's gateway answers a gRPC code with. */
+const HTTP_STATUS: Readonly<Record<number, number>> = {
+  [GrpcStatus.OK]: 200,
+  [GrpcStatus.CANCELLED]: 408,
+  [GrpcStatus.UNKNOWN]: 500,
+  [GrpcStatus.INVALID_ARGUMENT]: 400,
+  [GrpcStatus.DEADLINE_EXCEEDED]: 504,
+  [GrpcStatus.NOT_FOUND]: 404,
+  [GrpcStatus.ALREADY_EXISTS]: 409,
+  [GrpcStatus.PERMISSION_DENIED]: 403,
+  [GrpcStatus.UNAUTHENTICATED]: 401,
+  [GrpcStatus.RESOURCE_EXHAUSTED]: 429,
+  [GrpcStatus.FAILED_PRECONDITION]: 412,
+  [GrpcStatus.ABORTED]: 409,
+  [GrpcStatus.OUT_OF_RANGE]: 400,
+  [GrpcStatus.UNIMPLEMENTED]: 501,
+  [GrpcStatus.INTERNAL]: 500,
+  [GrpcStatus.UNAVAILABLE]: 503,
+  [GrpcStatus.DATA_LOSS]: 500,
+};
+
+/** A request body that does not make the call's message: answered 400 INVALID_ARGUMENT. */
+class BadJson extends Error {}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const INTEGER = /^-?\d+$/;
+const LONG_TYPES = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
+const INT_TYPES = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32']);
+
+interface Route {
+  handler: UnaryHandler;
+  request: protobuf.Type;
+  response: protobuf.Type;
+  deserialize(b: Buffer): Msg;
+  serialize(m: Msg): Buffer;
+}
+
+/** lowerCamelCase of a .proto field name, as protobuf's JSON mapping names it. */
+function camel(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * Checks one JSON value against field `f` and converts it for `Type.fromObject` (bytes to
+ * Buffers, 64-bit integers to decimal strings); throws BadJson naming the field.
+ */
+function fieldFromJson(f: protobuf.Field, v: unknown, path: string): unknown {
+  if (v === null) return undefined;
+  if (f.repeated) {
+    if (!Array.isArray(v)) throw new BadJson(`${path}: expected an array`);
+    return v.map((x, i) => scalarFromJson(f, x, `${path}[${i}]`));
+  }
+  return scalarFromJson(f, v, path);
+}
+
+function scalarFromJson(f: protobuf.Field, v: unknown, path: string): unknown {
+  const rt = f.resolvedType;
+  if (rt instanceof protobuf.Type) return messageFromJson(rt, v, path);
+  if (rt instanceof protobuf.Enum) {
+    if (typeof v === 'string' && v in rt.values) return v;
+    if (typeof v === 'number' && Number.isInteger(v)) return v;
+    throw new BadJson(`${path}: ${JSON.stringify(v)} is not a value of ${rt.name}`);
+  }
+  if (f.type === 'bytes') {
+    if (typeof v !== 'string' || !BASE64.test(v) || v.length % 4 === 1) throw new BadJson(`${path}: expected base64`);
+    return Buffer.from(v, 'base64');
+  }
+  if (f.type === 'bool') {
+    if (typeof v !== 'boolean') throw new BadJson(`${path}: expected true or false`);
+    return v;
+  }
+  if (f.type === 'string') {
+    if (typeof v !== 'string') throw new BadJson(`${path}: expected a string`);
+    return v;
+  }
+  if (LONG_TYPES.has(f.type) || INT_TYPES.has(f.type)) {
+    const s = typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : typeof v === 'string' && INTEGER.test(v) ? v : undefined;
+    if (s === undefined) throw new BadJson(`${path}: expected an integer`);
+    const n = BigInt(s);
+    const unsigned = f.type.startsWith('u') || f.type.startsWith('fixed');
+    const bits = LONG_TYPES.has(f.type) ? 64n : 32n;
+    const [lo, hi] = unsigned ? [0n, (1n << bits) - 1n] : [-(1n << (bits - 1n)), (1n << (bits - 1n)) - 1n];
+    if (n < lo || n > hi) throw new BadJson(`${path}: ${s} is out of range for ${f.type}`);
+    return LONG_TYPES.has(f.type) ? s : Number(s);
+  }
+  if (typeof v !== 'number') throw new BadJson(`${path}: expected a number`);
+  return v;
+}
+
+function messageFromJson(t: protobuf.Type, v: unknown, path: string): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new BadJson(`${path || 'the request'}: expected a JSON object`);
+  const out: Record<string, unknown> = {};
+  const byJsonName = new Map<string, protobuf.Field>();
+  for (const f of t.fieldsArray) {
+    byJsonName.set(f.name, f);
+    byJsonName.set(camel(f.name), f);
+  }
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    const f = byJsonName.get(k);
+    if (!f) continue;
+    const converted = fieldFromJson(f, x, path ? `${path}.${f.name}` : f.name);
+    if (converted !== undefined) out[f.name] = converted;
+  }
+  return out;
+}
+
+/** Answers a gateway error: gRPC code and message, as etcd's gateway does. */
+function sendError(res: ServerResponse, code: number, message: string, httpStatus = HTTP_STATUS[code] ?? 500): void {
+  const body = JSON.stringify({ error: message, message, code });
+  res.writeHead(httpStatus, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** Reads the body, up to MAX_GATEWAY_BODY_BYTES; undefined when it is larger. */
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of req) {
+    total += (chunk as Buffer).length;
+    if (total > MAX_GATEWAY_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The gateway of one etcd endpoint: the unary handlers it serves, by path. */
+export class EtcdGateway {
+  private readonly routes = new Map<string, Route>();
+
+  /**
+   * `def`: the proto-loader definitions the gRPC server uses; `protoFile`: the same .proto,
+   * read again by protobufjs for the JSON mapping; `services`: the handlers by service name.
+   */
+  constructor(def: PackageDefinition, protoFile: string, services: Record<string, ServiceHandlers>) {
+    const root = new protobuf.Root();
+    root.loadSync(protoFile, { keepCase: true });
+    root.resolveAll();
+    for (const [path, [service, method]] of Object.entries(UNARY_ROUTES)) {
+      const handler = services[`etcdserverpb.${service}`]?.[method] as UnaryHandler | undefined;
+      const m = (def[`etcdserverpb.${service}`] as Record<string, { requestDeserialize(b: Buffer): Msg; responseSerialize(m: Msg): Buffer }> | undefined)?.[
+        method
+      ];
+      const rpc = root.lookupService(`etcdserverpb.${service}`).methods[method];
+      if (!handler || !m || !rpc) continue;
+      this.routes.set(path, {
+        handler,
+        request: root.lookupType(rpc.requestType),
+        response: root.lookupType(rpc.responseType),
+        deserialize: (b) => m.requestDeserialize(b),
+        serialize: (x) => m.responseSerialize(x),
+      });
+    }
+  }
+
+  /** True when `path` is the gateway's (every path under /v3/). */
+  owns(path: string): boolean {
+    return path.startsWith('/v3/');
+  }
+
+  /** Answers one request under /v3/. */
+  async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const route = this.routes.get(path);
+    if (!route) {
+      if (STREAMING_PATHS.has(path))
+        return sendError(res, GrpcStatus.UNIMPLEMENTED, `${path} is a streaming call: it is served over gRPC, not by the JSON gateway`);
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end('Not Found\n');
+      return;
+    }
+    if (req.method !== 'POST') {
+      req.resume();
+      res.writeHead(405, { 'Content-Type': 'text/plain; charset=utf-8', Allow: 'POST' });
+      res.end('Method Not Allowed\n');
+      return;
+    }
+    const body = await readBody(req);
+    if (body === undefined) return sendError(res, GrpcStatus.RESOURCE_EXHAUSTED, `the request body is larger than ${MAX_GATEWAY_BODY_BYTES} bytes`, 413);
+    let request: Msg;
+    try {
+      const text = body.toString('utf8').trim();
+      let json: unknown;
+      try {
+        json = text === '' ? {} : JSON.parse(text);
+      } catch (e) {
+        throw new BadJson(`the request body is not JSON: ${(e as Error).message}`);
+      }
+      const message = route.request.fromObject(messageFromJson(route.request, json, ''));
+      request = route.deserialize(Buffer.from(route.request.encode(message).finish()));
+    } catch (e) {
+      if (e instanceof BadJson) return sendError(res, GrpcStatus.INVALID_ARGUMENT, e.message);
+      throw e;
+    }
+    const answer = await new Promise<{ msg?: Msg; status?: CallStatus }>((resolve) => {
+      const call: UnaryCall = {
+        request,
+        get cancelled() {
+          return res.destroyed;
+        },
+        respond: (msg) => resolve({ msg }),
+        fail: (status) => resolve({ status }),
+      };
+      route.handler(call);
+    });
+    if (answer.status) return sendError(res, answer.status.code ?? GrpcStatus.UNKNOWN, answer.status.details ?? '');
+    const bytes = answer.msg instanceof SerializedMessage ? answer.msg.frame().subarray(5) : route.serialize(answer.msg!);
+    const out = route.response.toObject(route.response.decode(bytes), { longs: String, enums: String, bytes: String });
+    const text = JSON.stringify(out);
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+}
