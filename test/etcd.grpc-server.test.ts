@@ -145,12 +145,12 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     dir = await mkdtemp(join(tmpdir(), 'kapi-etcd-grpc-'));
     pkiDir = join(dir, 'pki');
     await createPki({ outDir: pkiDir, hosts: ['127.0.0.1'] });
-    ports.push(...(await getFreePorts(3)));
+    ports.push(...(await getFreePorts(4)));
     // The etcd endpoint serves the built-in store: pinned, also when the suite runs the other
     // tests on an external etcd (KAPI_TEST_STORAGE=etcd3).
     const base = ['--storage-backend', 'builtin', '--pki-dir', pkiDir, '--listen-client-urls'];
     [plain, tls, mutual] = await Promise.all([
-      startServer({ args: [...base, `http://127.0.0.1:${ports[0]}`], readyTimeoutMs: 40_000 }),
+      startServer({ args: [...base, `http://127.0.0.1:${ports[0]}`, '--listen-metrics-urls', `http://127.0.0.1:${ports[3]}`], readyTimeoutMs: 40_000 }),
       startServer({ args: [...base, `https://127.0.0.1:${ports[1]}`], readyTimeoutMs: 40_000 }),
       startServer({ args: [...base, `https://127.0.0.1:${ports[2]}`, '--client-cert-auth'], readyTimeoutMs: 40_000 }),
     ]);
@@ -435,17 +435,32 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     expect(outcome).toMatch(/^error/);
   });
 
-  it('serves HTTP/1.1 beside gRPC in cleartext: /health, /version, /metrics (etcdctl check datascale reads it)', async () => {
-    const get = (path: string, method = 'GET'): Promise<{ status: number; body: string }> =>
-      new Promise((resolve, reject) => {
-        const req = http.request(`http://127.0.0.1:${ports[0]}${path}`, { method, agent: false }, (res) => {
-          let body = '';
-          res.on('data', (d: Buffer) => (body += d.toString()));
-          res.on('end', () => resolve({ status: res.statusCode!, body }));
-        });
-        req.on('error', reject);
-        req.end();
+  const httpCall = (port: number, path: string, method = 'GET'): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      const req = http.request(`http://127.0.0.1:${port}${path}`, { method, agent: false }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
       });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it('serves /health, /version and /metrics alone on --listen-metrics-urls (HTTP/1.1, no gRPC, no JSON gateway)', async () => {
+    expect(await httpCall(ports[3]!, '/health')).toEqual({ status: 200, body: '{"health":"true"}' });
+    expect(await httpCall(ports[3]!, '/version')).toEqual({ status: 200, body: '{"etcdserver":"3.4.0","etcdcluster":"3.4.0"}' });
+    expect((await httpCall(ports[3]!, '/metrics')).body).toMatch(/^etcd_server_has_leader 1$/m);
+    expect((await httpCall(ports[3]!, '/v3/kv/range', 'POST')).status).toBe(404);
+    const kv = kvClient(ports[3]!, grpc.credentials.createInsecure());
+    try {
+      await expect(unary(kv, 'Range', { key: Buffer.from('/m/none') }, { deadline: Date.now() + 5000 })).rejects.toThrow();
+    } finally {
+      kv.close();
+    }
+  });
+
+  it('serves HTTP/1.1 beside gRPC in cleartext: /health, /version, /metrics (etcdctl check datascale reads it)', async () => {
+    const get = (path: string, method = 'GET') => httpCall(ports[0]!, path, method);
     expect(await get('/health')).toEqual({ status: 200, body: '{"health":"true"}' });
     expect(await get('/version')).toEqual({ status: 200, body: '{"etcdserver":"3.4.0","etcdcluster":"3.4.0"}' });
     expect((await get('/metrics')).body).toMatch(/^etcd_server_is_leader 1$/m);

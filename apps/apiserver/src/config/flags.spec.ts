@@ -183,6 +183,10 @@ describe('external etcd flags', () => {
     expect(() => parseFlags(['--storage-backend=etcd3', '--etcd-servers=http://h:1', '--listen-client-urls=https://127.0.0.1:2379'])).toThrow(
       'clients talk to etcd itself',
     );
+    expect(() => parseFlags(['--storage-backend=etcd3', '--etcd-servers=http://h:1', '--listen-metrics-urls=http://127.0.0.1:2381'])).toThrow(
+      'ask etcd itself',
+    );
+    expect(parseFlags(['--listen-metrics-urls=http://127.0.0.1:2381']).listenMetricsUrls).toBe('http://127.0.0.1:2381');
     expect(() => parseFlags(['--storage-backend=consul'])).toThrow('not built into this server');
   });
 });

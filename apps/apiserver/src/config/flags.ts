@@ -49,6 +49,8 @@ export interface ServerConfig {
   etcdCompactionIntervalMs: number;
   /** The etcd v3 API's listener (etcd's --listen-client-urls, one https://HOST:PORT URL); absent: not served. */
   listenClientUrls?: string;
+  /** etcd's --listen-metrics-urls (one http(s)://HOST:PORT URL): /metrics and /health over HTTP/1.x only; absent: not served. */
+  listenMetricsUrls?: string;
   /** The etcd API's TLS (etcd's flags): serving certificate and key (default: the node's serving pair), the CA client certificates must chain to (default: the PKI's ca.crt). */
   certFile?: string;
   keyFile?: string;
@@ -160,6 +162,7 @@ const FLAGS: Record<string, FlagSpec> = {
   },
   'peer-cert-file': { key: 'peerCertFile', kind: 'string' },
   'listen-client-urls': { key: 'listenClientUrls', kind: 'string' },
+  'listen-metrics-urls': { key: 'listenMetricsUrls', kind: 'string' },
   'cert-file': { key: 'certFile', kind: 'string' },
   'key-file': { key: 'keyFile', kind: 'string' },
   'trusted-ca-file': { key: 'trustedCaFile', kind: 'string' },
@@ -366,6 +369,11 @@ function checkEtcdFlags(cfg: ServerConfig): void {
   }
   if (raw['listen-client-urls'] !== undefined) {
     throw new FlagError('--listen-client-urls serves the built-in store through the etcd v3 API; with --storage-backend=etcd3 clients talk to etcd itself');
+  }
+  if (raw['listen-metrics-urls'] !== undefined) {
+    throw new FlagError(
+      "--listen-metrics-urls serves the built-in store's etcd health and metrics; with --storage-backend=etcd3 ask etcd itself (the API's /metrics and /readyz stay served)",
+    );
   }
   const interval = raw['etcd-compaction-interval'];
   if (interval !== undefined) {

@@ -1,5 +1,6 @@
 /**
- * The etcd v3 API of a node (docs/etcd-api.md), served when --listen-client-urls is given. It
+ * The etcd v3 API of a node (docs/etcd-api.md), served when --listen-client-urls is given (and
+ * its health and metrics alone with --listen-metrics-urls). It
  * starts once the application is bootstrapped (the storage is open) and stops before the
  * storage closes (beforeApplicationShutdown runs ahead of the storage's onApplicationShutdown).
  */
@@ -24,7 +25,7 @@ export class EtcdEndpoint implements OnApplicationBootstrap, BeforeApplicationSh
     @Inject(CLUSTER_NODE) private readonly node: ClusterNode,
     private readonly metrics: ApiMetrics,
   ) {
-    if (!cfg.listenClientUrls) return;
+    if (!cfg.listenClientUrls && !cfg.listenMetricsUrls) return;
     // etcd's names (server/storage/mvcc/metrics.go): what the etcd endpoint's watches hold.
     const gauge = (name: string, help: string, value: () => number): void => {
       new Gauge({
@@ -46,7 +47,7 @@ export class EtcdEndpoint implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.cfg.listenClientUrls) return;
+    if (!this.cfg.listenClientUrls && !this.cfg.listenMetricsUrls) return;
     const server = new EtcdServer(this.cfg, this.pki, this.node, path.resolve(this.cfg.dataDir), this.metrics.registry);
     await server.start();
     this.server = server;

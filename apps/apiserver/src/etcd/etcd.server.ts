@@ -7,6 +7,9 @@
  * /metrics (etcd.http.ts), and etcd's JSON gateway under /v3/ (etcd.gateway.ts).
  */
 import { readFile } from 'node:fs/promises';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
@@ -25,16 +28,16 @@ import { watchService } from './etcd.watch.service.js';
 /** A bad --listen-client-urls or TLS file: the node does not start. */
 export class EtcdConfigError extends Error {}
 
-/** Parses etcd's --listen-client-urls (one URL here): scheme, host and port. */
-export function parseClientUrl(raw: string): { secure: boolean; host: string; port: number } {
+/** Parses etcd's --listen-client-urls or --listen-metrics-urls (`flag`; one URL here): scheme, host and port. */
+export function parseClientUrl(raw: string, flag = 'listen-client-urls'): { secure: boolean; host: string; port: number } {
   const first = raw.split(',')[0]!.trim();
   let u: URL;
   try {
     u = new URL(first);
   } catch {
-    throw new EtcdConfigError(`--listen-client-urls: ${JSON.stringify(first)} is not a URL such as https://127.0.0.1:2379`);
+    throw new EtcdConfigError(`--${flag}: ${JSON.stringify(first)} is not a URL such as https://127.0.0.1:2379`);
   }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new EtcdConfigError('--listen-client-urls: the scheme must be https (or http without TLS)');
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new EtcdConfigError(`--${flag}: the scheme must be https (or http without TLS)`);
   const port = Number(u.port || (u.protocol === 'https:' ? 2379 : 2379));
   return { secure: u.protocol === 'https:', host: u.hostname.replace(/^\[|\]$/g, ''), port };
 }
@@ -50,6 +53,9 @@ export class EtcdServer {
   private server: GrpcH2Server | undefined;
   /** The bound port (after start). */
   port = 0;
+  /** The metrics listener (--listen-metrics-urls) and its bound port. */
+  private metricsServer: http.Server | undefined;
+  metricsPort = 0;
   /** Open watch streams and watchers (zero before start). */
   watchCounts: { readonly streams: number; readonly watchers: number } = { streams: 0, watchers: 0 };
 
@@ -80,12 +86,20 @@ export class EtcdServer {
     return { cert, key, ...(mutual ? { clientCa: ca } : {}) };
   }
 
-  /** Binds --listen-client-urls and serves KV, Watch, Lease, Cluster and Maintenance (and HTTP/1.x, above). */
+  /**
+   * Binds --listen-client-urls and serves KV, Watch, Lease, Cluster and Maintenance (and HTTP/1.x,
+   * above); binds --listen-metrics-urls and serves /health, /version and /metrics there.
+   */
   async start(): Promise<void> {
-    const { secure, host, port } = parseClientUrl(this.cfg.listenClientUrls!);
-    const tls = await this.credentials(secure);
-    const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls!);
+    const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls ?? '');
     this.watchCounts = ctx.watchCounts;
+    if (this.cfg.listenClientUrls) await this.serveClients(ctx, this.cfg.listenClientUrls);
+    if (this.cfg.listenMetricsUrls) await this.serveMetrics(ctx, this.cfg.listenMetricsUrls);
+  }
+
+  private async serveClients(ctx: EtcdContext, url: string): Promise<void> {
+    const { secure, host, port } = parseClientUrl(url);
+    const tls = await this.credentials(secure);
     const def = loadEtcdProto();
     const responseOf = (service: string, method: string) =>
       (def[`etcdserverpb.${service}`] as Record<string, protoLoader.MethodDefinition<object, object>>)[method]!.responseSerialize;
@@ -111,10 +125,40 @@ export class EtcdServer {
     this.server = server;
   }
 
+  /** etcd's metrics listener: HTTP/1.x only, with the client URL's TLS when https. */
+  private async serveMetrics(ctx: EtcdContext, url: string): Promise<void> {
+    const { secure, host, port } = parseClientUrl(url, 'listen-metrics-urls');
+    const tls = await this.credentials(secure);
+    const handler = etcdHttpHandler(ctx, this.metrics);
+    const server = tls
+      ? https.createServer(
+          { cert: tls.cert, key: tls.key, ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}) },
+          handler,
+        )
+      : http.createServer(handler);
+    server.on('tlsClientError', () => undefined);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (e) => {
+        const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+        reject(new EtcdConfigError(`--listen-metrics-urls: cannot listen on ${addr}: ${e.message}`));
+      });
+      server.listen(port, host, () => resolve());
+    });
+    this.metricsServer = server;
+    this.metricsPort = (server.address() as AddressInfo).port;
+  }
+
   /** Stops serving: open streams end (clients reconnect to another member); connections close within 2 s. */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
+    const metrics = this.metricsServer;
+    this.metricsServer = undefined;
+    if (metrics) {
+      const closed = new Promise<void>((resolve) => metrics.close(() => resolve()));
+      metrics.closeAllConnections();
+      await closed;
+    }
     await server?.stop();
   }
 }
