@@ -9,6 +9,7 @@
  * filters on create or mod revisions, Compact) are drawn from the pairs recorded, and every
  * revision in etcd's answers is translated through them before the comparison.
  */
+import * as http from 'node:http';
 import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -584,7 +585,7 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
     expect(events[0]!.length).toBe(n);
   }, 120_000);
 
-  it('answers the JSON gateway (POST /v3/...) as etcd does: bodies, status codes and errors', async () => {
+  it('answers the JSON gateway (POST /v3/...) as etcd does: bodies, status codes, errors, a watch and keep-alives', async () => {
     if (!haveEtcd) return;
     const b64 = (x: string): string => Buffer.from(x).toString('base64');
     const p = `/gw/${process.pid}/`;
@@ -671,5 +672,53 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
         ...(answers.etcd as object),
       });
     }
+
+    // Streaming: a watch over the gateway sees the writes made after it was created, one JSON
+    // line per response, and keep-alives answer one line per request of the body.
+    const watchLines = async (url: string, side: 'etcd' | 'ours', key: string): Promise<unknown[]> => {
+      const lines: string[] = [];
+      let created!: () => void;
+      const isCreated = new Promise<void>((resolve) => (created = resolve));
+      const req = http.request(`${url}/v3/watch`, { method: 'POST', agent: false }, (res) => {
+        let buf = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          buf += d;
+          for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+            lines.push(buf.slice(0, i));
+            buf = buf.slice(i + 1);
+            if (lines.length === 1) created();
+          }
+        });
+      });
+      req.on('error', () => undefined);
+      req.end(JSON.stringify({ create_request: { key: b64(key), prev_kv: true } }));
+      await isCreated;
+      for (const body of [`{"key":"${b64(key)}","value":"${b64('w1')}"}`, `{"key":"${b64(key)}","value":"${b64('w2')}"}`]) {
+        const res = await fetch(`${url}/v3/kv/put`, { method: 'POST', body });
+        writes[side].push(Number(((await res.json()) as { header: { revision: string } }).header.revision));
+      }
+      const del = await fetch(`${url}/v3/kv/deleterange`, { method: 'POST', body: `{"key":"${b64(key)}"}` });
+      writes[side].push(Number(((await del.json()) as { header: { revision: string } }).header.revision));
+      for (let i = 0; i < 100 && lines.length < 4; i++) await new Promise((r) => setTimeout(r, 20));
+      req.destroy();
+      return lines.map((l) => normalise(side, l, false));
+    };
+    const watched = { etcd: await watchLines(theirsUrl, 'etcd', `${p}w`), ours: await watchLines(oursUrl, 'ours', `${p}w`) };
+    expect(watched.ours).toHaveLength(4);
+    expect(watched.ours).toEqual(watched.etcd);
+    const keepAlive = async (url: string, side: 'etcd' | 'ours'): Promise<unknown> => {
+      const id = String(71_000_000 + (process.pid % 1000));
+      await fetch(`${url}/v3/lease/grant`, { method: 'POST', body: `{"TTL":"60","ID":"${id}"}` });
+      const res = await fetch(`${url}/v3/lease/keepalive`, { method: 'POST', body: `{"ID":"${id}"}\n{"ID":"${id}"} {"ID":"12345"}` });
+      return {
+        status: res.status,
+        lines: (await res.text())
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => normalise(side, l, false)),
+      };
+    };
+    expect(await keepAlive(oursUrl, 'ours')).toEqual(await keepAlive(theirsUrl, 'etcd'));
   }, 60_000);
 });

@@ -1,9 +1,10 @@
 /**
  * etcd's JSON gateway (docs/etcd-api.md "JSON gateway"): `POST /v3/kv/range` and the other
- * unary calls of KV, Lease, Cluster and Maintenance with a JSON body, answered in JSON, as an
- * etcd 3.4 member serves them on its client URL for curl and other HTTP clients. Each request is
- * converted to the call's protobuf message and handed to the same handler as a gRPC call; the
- * answer is encoded as for gRPC and converted back.
+ * unary calls of KV, Lease, Cluster and Maintenance with a JSON body, answered in JSON, and the
+ * watch and keep-alive streams as JSON lines, as an etcd 3.4 member serves them on its client
+ * URL for curl and other HTTP clients. Each request is converted to the call's protobuf message
+ * and handed to the same handler as a gRPC call; each answer is encoded as for gRPC and
+ * converted back.
  *
  * JSON mapping (etcd's gateway): bytes are base64, 64-bit integers strings (numbers are taken
  * too), enums names (numbers taken too); requests may name fields as in the .proto or in
@@ -11,11 +12,21 @@
  * fields at their zero value. Errors are `{"error", "message", "code"}` with the gRPC code and
  * the HTTP status gRPC's gateway maps it to.
  */
+import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import protobuf from 'protobufjs';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { SerializedMessage, type CallStatus, type Msg, type ServiceHandlers, type UnaryCall, type UnaryHandler } from '@app/grpc';
+import {
+  SerializedMessage,
+  type CallStatus,
+  type DuplexCall,
+  type DuplexHandler,
+  type Msg,
+  type ServiceHandlers,
+  type UnaryCall,
+  type UnaryHandler,
+} from '@app/grpc';
 
 /** The gateway's paths (etcd's rpc.proto `google.api.http` options) of the unary calls. */
 const UNARY_ROUTES: Readonly<Record<string, readonly [service: string, method: string]>> = {
@@ -44,8 +55,18 @@ const UNARY_ROUTES: Readonly<Record<string, readonly [service: string, method: s
   '/v3/maintenance/transfer-leadership': ['Maintenance', 'MoveLeader'],
 };
 
-/** The streaming calls' paths: not served by this gateway (gRPC serves them). */
-const STREAMING_PATHS = new Set(['/v3/watch', '/v3/lease/keepalive', '/v3/maintenance/snapshot']);
+/**
+ * The bidirectional calls the gateway serves: the request body's JSON messages are the client's
+ * stream, and each response is one line `{"result": ...}`. A watch stays open after the body
+ * (until the client goes away), as etcd's gateway keeps it; keep-alives end with the body.
+ */
+const STREAMING_ROUTES: Readonly<Record<string, readonly [service: string, method: string, endsWithBody: boolean]>> = {
+  '/v3/watch': ['Watch', 'Watch', false],
+  '/v3/lease/keepalive': ['Lease', 'LeaseKeepAlive', true],
+};
+
+/** Streaming paths not served by this gateway (gRPC serves them). */
+const UNSERVED_STREAMING_PATHS = new Set(['/v3/maintenance/snapshot']);
 
 /** The largest request body: a gRPC request of the largest size (2 MiB + 4 KiB), in base64, with room for the JSON around it. */
 export const MAX_GATEWAY_BODY_BYTES = 3 * 1024 * 1024;
@@ -80,7 +101,9 @@ const LONG_TYPES = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64'])
 const INT_TYPES = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32']);
 
 interface Route {
-  handler: UnaryHandler;
+  handler: UnaryHandler | DuplexHandler;
+  /** For a bidirectional call: whether it ends once the body's messages are answered. */
+  endsWithBody?: boolean;
   request: protobuf.Type;
   response: protobuf.Type;
   deserialize(b: Buffer): Msg;
@@ -187,8 +210,12 @@ export class EtcdGateway {
     const root = new protobuf.Root();
     root.loadSync(protoFile, { keepCase: true });
     root.resolveAll();
-    for (const [path, [service, method]] of Object.entries(UNARY_ROUTES)) {
-      const handler = services[`etcdserverpb.${service}`]?.[method] as UnaryHandler | undefined;
+    const routes = [
+      ...Object.entries(UNARY_ROUTES).map(([path, [service, method]]) => ({ path, service, method, endsWithBody: undefined })),
+      ...Object.entries(STREAMING_ROUTES).map(([path, [service, method, endsWithBody]]) => ({ path, service, method, endsWithBody })),
+    ];
+    for (const { path, service, method, endsWithBody } of routes) {
+      const handler = services[`etcdserverpb.${service}`]?.[method] as UnaryHandler | DuplexHandler | undefined;
       const m = (def[`etcdserverpb.${service}`] as Record<string, { requestDeserialize(b: Buffer): Msg; responseSerialize(m: Msg): Buffer }> | undefined)?.[
         method
       ];
@@ -196,6 +223,7 @@ export class EtcdGateway {
       if (!handler || !m || !rpc) continue;
       this.routes.set(path, {
         handler,
+        ...(endsWithBody !== undefined ? { endsWithBody } : {}),
         request: root.lookupType(rpc.requestType),
         response: root.lookupType(rpc.responseType),
         deserialize: (b) => m.requestDeserialize(b),
@@ -213,7 +241,7 @@ export class EtcdGateway {
   async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const route = this.routes.get(path);
     if (!route) {
-      if (STREAMING_PATHS.has(path))
+      if (UNSERVED_STREAMING_PATHS.has(path))
         return sendError(res, GrpcStatus.UNIMPLEMENTED, `${path} is a streaming call: it is served over gRPC, not by the JSON gateway`);
       res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end('Not Found\n');
@@ -227,21 +255,18 @@ export class EtcdGateway {
     }
     const body = await readBody(req);
     if (body === undefined) return sendError(res, GrpcStatus.RESOURCE_EXHAUSTED, `the request body is larger than ${MAX_GATEWAY_BODY_BYTES} bytes`, 413);
-    let request: Msg;
+    let requests: Msg[];
     try {
-      const text = body.toString('utf8').trim();
-      let json: unknown;
-      try {
-        json = text === '' ? {} : JSON.parse(text);
-      } catch (e) {
-        throw new BadJson(`the request body is not JSON: ${(e as Error).message}`);
-      }
-      const message = route.request.fromObject(messageFromJson(route.request, json, ''));
-      request = route.deserialize(Buffer.from(route.request.encode(message).finish()));
+      requests = parseMessages(body.toString('utf8')).map((json) => {
+        const message = route.request.fromObject(messageFromJson(route.request, json, ''));
+        return route.deserialize(Buffer.from(route.request.encode(message).finish()));
+      });
     } catch (e) {
       if (e instanceof BadJson) return sendError(res, GrpcStatus.INVALID_ARGUMENT, e.message);
       throw e;
     }
+    if (route.endsWithBody !== undefined) return this.stream(route, requests, res);
+    const request = requests[0] ?? route.deserialize(Buffer.alloc(0));
     const answer = await new Promise<{ msg?: Msg; status?: CallStatus }>((resolve) => {
       const call: UnaryCall = {
         request,
@@ -251,13 +276,115 @@ export class EtcdGateway {
         respond: (msg) => resolve({ msg }),
         fail: (status) => resolve({ status }),
       };
-      route.handler(call);
+      (route.handler as UnaryHandler)(call);
     });
     if (answer.status) return sendError(res, answer.status.code ?? GrpcStatus.UNKNOWN, answer.status.details ?? '');
-    const bytes = answer.msg instanceof SerializedMessage ? answer.msg.frame().subarray(5) : route.serialize(answer.msg!);
-    const out = route.response.toObject(route.response.decode(bytes), { longs: String, enums: String, bytes: String });
-    const text = JSON.stringify(out);
+    const text = JSON.stringify(toJson(route, answer.msg!));
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
     res.end(text);
+  }
+
+  /**
+   * Serves a bidirectional call: `requests` are its client stream, each response is written
+   * as it comes, one JSON line; a failure is a last line `{"error": {...}}`.
+   */
+  private stream(route: Route, requests: Msg[], res: ServerResponse): void {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    const call = new GatewayStream(route, res);
+    (route.handler as DuplexHandler)(call);
+    for (const r of requests) call.emit('data', r);
+    if (route.endsWithBody) call.emit('end');
+  }
+}
+
+/** A response message in the gateway's JSON. */
+function toJson(route: Route, msg: Msg): unknown {
+  const bytes = msg instanceof SerializedMessage ? msg.frame().subarray(5) : route.serialize(msg);
+  return route.response.toObject(route.response.decode(bytes), { longs: String, enums: String, bytes: String });
+}
+
+/**
+ * The JSON messages of a request body: one object, or several one after the other (as a
+ * client streams them); an empty body is one empty message.
+ */
+function parseMessages(text: string): unknown[] {
+  const out: unknown[] = [];
+  let rest = text.trim();
+  if (rest === '') return [{}];
+  while (rest !== '') {
+    // The end of the first value: JSON.parse of the whole first, then of each prefix that ends a top-level object.
+    let end = rest.length;
+    if (rest.startsWith('{')) {
+      let depth = 0;
+      let inString = false;
+      for (let i = 0; i < rest.length; i++) {
+        const c = rest[i];
+        if (inString) {
+          if (c === '\\') i++;
+          else if (c === '"') inString = false;
+        } else if (c === '"') inString = true;
+        else if (c === '{') depth++;
+        else if (c === '}' && --depth === 0) {
+          end = i + 1;
+          break;
+        }
+      }
+    }
+    try {
+      out.push(JSON.parse(rest.slice(0, end)));
+    } catch (e) {
+      throw new BadJson(`the request body is not JSON: ${(e as Error).message}`);
+    }
+    rest = rest.slice(end).trim();
+  }
+  return out;
+}
+
+/** A bidirectional call whose responses go to an HTTP response as JSON lines. */
+class GatewayStream extends EventEmitter implements DuplexCall {
+  private ended = false;
+
+  constructor(
+    private readonly route: Route,
+    private readonly res: ServerResponse,
+  ) {
+    super();
+    res.on('close', () => {
+      if (this.ended) return;
+      this.ended = true;
+      this.emit('cancelled');
+    });
+    res.on('drain', () => this.emit('drain'));
+  }
+
+  get cancelled(): boolean {
+    return this.res.destroyed;
+  }
+
+  sendHeaders(): void {
+    this.res.flushHeaders();
+  }
+
+  pause(): void {}
+
+  resume(): void {}
+
+  write(msg: Msg): boolean {
+    if (this.ended) return true;
+    return this.res.write(`${JSON.stringify({ result: toJson(this.route, msg) })}\n`);
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.res.end();
+  }
+
+  fail(status: CallStatus): void {
+    if (this.ended) return;
+    this.ended = true;
+    const code = status.code ?? GrpcStatus.UNKNOWN;
+    const message = status.details ?? '';
+    this.res.end(`${JSON.stringify({ error: { grpc_code: code, http_code: HTTP_STATUS[code] ?? 500, message } })}\n`);
   }
 }
