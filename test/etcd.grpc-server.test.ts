@@ -5,7 +5,8 @@
  * content-type, message framing (a message over many DATA frames, several messages in one,
  * an oversize message, the compressed flag, unary cardinality), grpc-timeout, the release of a
  * watcher when its client cancels the stream (etcd_debugging_mvcc_watcher_total on /metrics),
- * a snapshot stream under backpressure, TLS with and without client certificates, the end
+ * a snapshot stream under backpressure, TLS with and without client certificates (and, on the
+ * cluster CA, only system:masters certificates served the data), the end
  * of open streams when the node stops, HTTP/1.1 beside gRPC on the same port (/health, /version,
  * /metrics, and `etcdctl check datascale`, which reads the last), and what one connection may make the server hold (the
  * streams it may open, the bytes of unfinished requests: a GrpcH2Server in this process, with a
@@ -14,6 +15,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
+import * as https from 'node:https';
 import * as http2 from 'node:http2';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,7 +23,7 @@ import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
-import { createPki } from '@app/pki';
+import { createPki, issueClientCertificate } from '@app/pki';
 import { prerequisite } from './support/prereq.js';
 import { GrpcH2Server, type UnaryCall } from '@app/grpc';
 import { delay, getFreePorts, request, startServer, type ServerHandle } from './support/server.js';
@@ -484,6 +486,54 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     );
     expect(out).toMatch(/PASS: Approximate system memory used : [\d.]+ MB/);
   }, 180_000);
+
+  it('with --client-cert-auth on the cluster CA, serves the data only to certificates in group system:masters (gRPC and the JSON gateway)', async () => {
+    const ca = await readFile(join(pkiDir, 'ca.crt'));
+    // Certificates the same CA issues to Kubernetes users: a kubelet's, a user's approved through the CSR API.
+    const kubelet = await issueClientCertificate(pkiDir, 'system:node:w1', ['system:nodes']);
+    const alice = await issueClientCertificate(pkiDir, 'alice', ['developers', 'system:authenticated']);
+    const admin = { certPem: (await readFile(join(pkiDir, 'admin.crt'))).toString(), keyPem: (await readFile(join(pkiDir, 'admin.key'))).toString() };
+    const https1 = (who: { certPem: string; keyPem: string }, path: string, body?: string): Promise<{ status: number; body: string }> =>
+      new Promise((resolve, reject) => {
+        const req = https.request(
+          `https://127.0.0.1:${ports[2]}${path}`,
+          { method: body === undefined ? 'GET' : 'POST', ca, cert: who.certPem, key: who.keyPem, agent: false },
+          (res) => {
+            let text = '';
+            res.on('data', (d: Buffer) => (text += d.toString()));
+            res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    const range = JSON.stringify({ key: Buffer.from('/tls/b').toString('base64') });
+    for (const who of [kubelet, alice]) {
+      const c = kvClient(ports[2]!, grpc.credentials.createSsl(ca, Buffer.from(who.keyPem), Buffer.from(who.certPem)));
+      try {
+        await expect(unary(c, 'Range', { key: Buffer.from('/tls/b') })).rejects.toMatchObject({
+          code: grpc.status.PERMISSION_DENIED,
+          details: 'etcdserver: permission denied',
+        });
+        await expect(unary(c, 'Put', { key: Buffer.from('/tls/b'), value: Buffer.from('2') })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+      } finally {
+        c.close();
+      }
+      expect(await https1(who, '/v3/kv/range', range)).toEqual({
+        status: 403,
+        body: '{"error":"etcdserver: permission denied","message":"etcdserver: permission denied","code":7}',
+      });
+      // Health and metrics hold no data: served to every client the TLS lets in, as etcd's.
+      expect(await https1(who, '/health')).toEqual({ status: 200, body: '{"health":"true"}' });
+    }
+    const c = kvClient(ports[2]!, grpc.credentials.createSsl(ca, Buffer.from(admin.keyPem), Buffer.from(admin.certPem)));
+    try {
+      expect((await unary(c, 'Range', { key: Buffer.from('/tls/b') })).count).toBe(1);
+    } finally {
+      c.close();
+    }
+    expect((await https1(admin, '/v3/kv/range', range)).status).toBe(200);
+  });
 
   it('advertises a bound on concurrent streams per connection in its SETTINGS', async () => {
     const ok = await raw(session, PUT.path, { chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/settings') }))] });

@@ -237,6 +237,11 @@ export class EtcdGateway {
     return path.startsWith('/v3/');
   }
 
+  /** Answers a client that may not use the etcd API: PERMISSION_DENIED, as a call of it would be. */
+  refuse(res: ServerResponse): void {
+    sendError(res, GrpcStatus.PERMISSION_DENIED, 'etcdserver: permission denied');
+  }
+
   /** Answers one request under /v3/. */
   async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const route = this.routes.get(path);

@@ -53,10 +53,22 @@ export async function etcdHealthy(ctx: EtcdContext, serializable: boolean): Prom
 }
 
 /** The HTTP/1.x handler of one node's etcd endpoint. */
-export function etcdHttpHandler(ctx: EtcdContext, metrics: MetricsSource | undefined, gateway?: EtcdGateway): RequestListener {
+export function etcdHttpHandler(
+  ctx: EtcdContext,
+  metrics: MetricsSource | undefined,
+  gateway?: EtcdGateway,
+  /** Who may use the gateway (the data), by the request's socket; /health, /version and /metrics are served to every client the TLS let in. */
+  allowed?: (socket: unknown) => boolean,
+): RequestListener {
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://etcd.invalid');
-    if (gateway?.owns(url.pathname)) return gateway.handle(req, res, url.pathname);
+    if (gateway?.owns(url.pathname)) {
+      if (allowed && !allowed(req.socket)) {
+        req.resume();
+        return gateway.refuse(res);
+      }
+      return gateway.handle(req, res, url.pathname);
+    }
     // The other endpoints read no body: drain it so that the connection can take the next request.
     req.resume();
     const route = url.pathname === '/health' || url.pathname === '/version' || (url.pathname === '/metrics' && metrics !== undefined);

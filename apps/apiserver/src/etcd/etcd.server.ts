@@ -10,6 +10,8 @@ import { readFile } from 'node:fs/promises';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { dirname } from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
@@ -42,6 +44,27 @@ export function parseClientUrl(raw: string, flag = 'listen-client-urls'): { secu
   return { secure: u.protocol === 'https:', host: u.hostname.replace(/^\[|\]$/g, ''), port };
 }
 
+/** What a client outside group system:masters gets from the etcd API of a cluster-CA endpoint (etcd's code and text). */
+const PERMISSION_DENIED = { code: GrpcStatus.PERMISSION_DENIED, details: 'etcdserver: permission denied' };
+
+/**
+ * True when the client certificate on `socket` was not issued by one of `userCas` (DER), or
+ * names group system:masters among its subject's organizations.
+ */
+export function clusterAdminOrForeign(socket: unknown, userCas: readonly Buffer[]): boolean {
+  const peer = (socket as Partial<TLSSocket>).getPeerCertificate?.(true);
+  if (!peer || !peer.raw) return false;
+  const issuer = peer.issuerCertificate?.raw;
+  if (!issuer || !userCas.some((c) => c.equals(issuer))) return true;
+  const o = peer.subject?.O;
+  return Array.isArray(o) ? o.includes('system:masters') : o === 'system:masters';
+}
+
+/** The DER bytes of every certificate in a PEM bundle, in order. */
+function pemCertificates(pem: string): Buffer[] {
+  return [...pem.matchAll(/-----BEGIN CERTIFICATE-----([^-]+)-----END CERTIFICATE-----/g)].map((m) => Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'));
+}
+
 /** Loads etcd's service definitions (paths, encoders and decoders of every method). */
 function loadEtcdProto(): protoLoader.PackageDefinition {
   const rpc = findProtoFile('etcd/rpc.proto');
@@ -68,8 +91,16 @@ export class EtcdServer {
     private readonly metrics?: MetricsSource,
   ) {}
 
-  private async credentials(secure: boolean): Promise<GrpcListenOptions['tls']> {
-    if (!secure) return undefined;
+  /**
+   * The TLS of a listener (etcd's flags, defaulting to the node's PKI), and who may use its data
+   * (undefined: every client the TLS lets in). The cluster CA (and the CSR signer's, when it has
+   * its own) also signs client certificates of Kubernetes users (kubelets, users approved
+   * through the CSR API), and the etcd API bypasses RBAC: with --client-cert-auth, a client
+   * whose certificate such a CA issued must be in group system:masters. Certificates of another
+   * CA in --trusted-ca-file are taken as etcd takes them.
+   */
+  private async credentials(secure: boolean): Promise<{ tls: GrpcListenOptions['tls']; allowed: ((socket: unknown) => boolean) | undefined }> {
+    if (!secure) return { tls: undefined, allowed: undefined };
     const read = async (flag: string, file: string | undefined, fallback: string): Promise<Buffer> => {
       if (!file) return Buffer.from(fallback);
       try {
@@ -82,8 +113,16 @@ export class EtcdServer {
     const key = await read('key-file', this.cfg.keyFile, this.pki.servingKeyPem);
     const ca = await read('trusted-ca-file', this.cfg.trustedCaFile, this.pki.caPem);
     // etcd: client certificates are verified against the trusted CA only with --client-cert-auth.
-    const mutual = this.cfg.clientCertAuth === true;
-    return { cert, key, ...(mutual ? { clientCa: ca } : {}) };
+    if (this.cfg.clientCertAuth !== true) return { tls: { cert, key }, allowed: undefined };
+    // The CAs that issue Kubernetes users' certificates: the PKI's, and the CSR signer's when it has its own.
+    const signing = this.cfg.raw['cluster-signing-cert-file'];
+    const userCas = [
+      ...pemCertificates(this.pki.caPem),
+      ...(signing ? pemCertificates((await read('cluster-signing-cert-file', signing, '')).toString('utf8')) : []),
+    ];
+    const trusted = pemCertificates(ca.toString('utf8'));
+    const allowed = trusted.some((c) => userCas.some((u) => u.equals(c))) ? (socket: unknown) => clusterAdminOrForeign(socket, userCas) : undefined;
+    return { tls: { cert, key, clientCa: ca }, allowed };
   }
 
   /**
@@ -99,7 +138,12 @@ export class EtcdServer {
 
   private async serveClients(ctx: EtcdContext, url: string): Promise<void> {
     const { secure, host, port } = parseClientUrl(url);
-    const tls = await this.credentials(secure);
+    const { tls, allowed } = await this.credentials(secure);
+    if (!tls?.clientCa) {
+      process.stderr.write(
+        `etcd API on ${url}: clients are not verified (no --client-cert-auth${secure ? '' : ', no TLS'}): whoever reaches the port can read and change everything in the store, Secrets included\n`,
+      );
+    }
     const def = loadEtcdProto();
     const responseOf = (service: string, method: string) =>
       (def[`etcdserverpb.${service}`] as Record<string, protoLoader.MethodDefinition<object, object>>)[method]!.responseSerialize;
@@ -114,10 +158,13 @@ export class EtcdServer {
       'etcdserverpb.Cluster': clusterService(ctx),
       'etcdserverpb.Maintenance': maintenanceService(ctx, this.dataDir),
     };
-    const server = new GrpcH2Server(def, services, { stopDetails: 'etcdserver: server stopped' });
+    const server = new GrpcH2Server(def, services, {
+      stopDetails: 'etcdserver: server stopped',
+      ...(allowed ? { authorize: (session) => (allowed(session.socket) ? undefined : PERMISSION_DENIED) } : {}),
+    });
     const gateway = new EtcdGateway(def, findProtoFile('etcd/rpc.proto'), services);
     try {
-      this.port = await server.listen({ host, port, tls, http1: etcdHttpHandler(ctx, this.metrics, gateway) });
+      this.port = await server.listen({ host, port, tls, http1: etcdHttpHandler(ctx, this.metrics, gateway, allowed) });
     } catch (e) {
       const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
       throw new EtcdConfigError(`--listen-client-urls: cannot listen on ${addr}: ${(e as Error).message}`);
@@ -128,7 +175,7 @@ export class EtcdServer {
   /** etcd's metrics listener: HTTP/1.x only, with the client URL's TLS when https. */
   private async serveMetrics(ctx: EtcdContext, url: string): Promise<void> {
     const { secure, host, port } = parseClientUrl(url, 'listen-metrics-urls');
-    const tls = await this.credentials(secure);
+    const { tls } = await this.credentials(secure);
     const handler = etcdHttpHandler(ctx, this.metrics);
     const server = tls
       ? https.createServer(
