@@ -162,7 +162,11 @@ function scalarFromJson(f: protobuf.Field, v: unknown, path: string): unknown {
   return v;
 }
 
+/** How deep messages may nest in a request (Txns in Txns): deeper is refused, not recursed into. */
+const MAX_DEPTH = 32;
+
 function messageFromJson(t: protobuf.Type, v: unknown, path: string): Record<string, unknown> {
+  if (path.split('.').length > MAX_DEPTH) throw new BadJson(`${path}: messages nest more than ${MAX_DEPTH} deep`);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new BadJson(`${path || 'the request'}: expected a JSON object`);
   const out: Record<string, unknown> = {};
   const byJsonName = new Map<string, protobuf.Field>();
