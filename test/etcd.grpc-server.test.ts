@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as http2 from 'node:http2';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -124,6 +124,9 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
   let plain: ServerHandle;
   let tls: ServerHandle;
   let mutual: ServerHandle;
+  /** Mutual TLS with a trusted bundle of the cluster CA and a CA for etcd clients only (`otherPki`). */
+  let bundle: ServerHandle;
+  let otherPki: string;
   const ports: number[] = [];
   let session: http2.ClientHttp2Session;
 
@@ -147,14 +150,24 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     dir = await mkdtemp(join(tmpdir(), 'kapi-etcd-grpc-'));
     pkiDir = join(dir, 'pki');
     await createPki({ outDir: pkiDir, hosts: ['127.0.0.1'] });
-    ports.push(...(await getFreePorts(4)));
+    ports.push(...(await getFreePorts(5)));
+    otherPki = join(dir, 'other-pki');
+    await createPki({ outDir: otherPki, hosts: ['127.0.0.1'] });
+    await writeFile(
+      join(dir, 'bundle.crt'),
+      Buffer.concat([await readFile(join(pkiDir, 'ca.crt')), Buffer.from('\n'), await readFile(join(otherPki, 'ca.crt'))]),
+    );
     // The etcd endpoint serves the built-in store: pinned, also when the suite runs the other
     // tests on an external etcd (KAPI_TEST_STORAGE=etcd3).
     const base = ['--storage-backend', 'builtin', '--pki-dir', pkiDir, '--listen-client-urls'];
-    [plain, tls, mutual] = await Promise.all([
+    [plain, tls, mutual, bundle] = await Promise.all([
       startServer({ args: [...base, `http://127.0.0.1:${ports[0]}`, '--listen-metrics-urls', `http://127.0.0.1:${ports[3]}`], readyTimeoutMs: 40_000 }),
       startServer({ args: [...base, `https://127.0.0.1:${ports[1]}`], readyTimeoutMs: 40_000 }),
       startServer({ args: [...base, `https://127.0.0.1:${ports[2]}`, '--client-cert-auth'], readyTimeoutMs: 40_000 }),
+      startServer({
+        args: [...base, `https://127.0.0.1:${ports[4]}`, '--client-cert-auth', '--trusted-ca-file', join(dir, 'bundle.crt')],
+        readyTimeoutMs: 40_000,
+      }),
     ]);
     session = http2.connect(`http://127.0.0.1:${ports[0]}`);
     session.on('error', () => undefined);
@@ -162,7 +175,7 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
 
   afterAll(async () => {
     session?.close();
-    for (const h of [plain, tls, mutual]) await h?.cleanup();
+    for (const h of [plain, tls, mutual, bundle]) await h?.cleanup();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -528,11 +541,30 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     }
     const c = kvClient(ports[2]!, grpc.credentials.createSsl(ca, Buffer.from(admin.keyPem), Buffer.from(admin.certPem)));
     try {
+      await unary(c, 'Put', { key: Buffer.from('/tls/b'), value: Buffer.from('admin') });
       expect((await unary(c, 'Range', { key: Buffer.from('/tls/b') })).count).toBe(1);
     } finally {
       c.close();
     }
     expect((await https1(admin, '/v3/kv/range', range)).status).toBe(200);
+    // With a CA for etcd clients beside the cluster CA in --trusted-ca-file, that CA's
+    // certificates are served as etcd serves them, whatever their groups; the cluster CA's still need system:masters.
+    const backup = await issueClientCertificate(otherPki, 'etcd-backup');
+    for (const [who, code] of [
+      [backup, undefined],
+      [alice, grpc.status.PERMISSION_DENIED],
+    ] as const) {
+      const k = kvClient(ports[4]!, grpc.credentials.createSsl(ca, Buffer.from(who.keyPem), Buffer.from(who.certPem)));
+      try {
+        const outcome = await unary(k, 'Put', { key: Buffer.from('/tls/other'), value: Buffer.from('1') }).then(
+          () => undefined,
+          (e: grpc.ServiceError) => e.code,
+        );
+        expect(outcome).toBe(code);
+      } finally {
+        k.close();
+      }
+    }
   });
 
   it('advertises a bound on concurrent streams per connection in its SETTINGS', async () => {

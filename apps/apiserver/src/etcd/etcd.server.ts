@@ -54,8 +54,10 @@ const PERMISSION_DENIED = { code: GrpcStatus.PERMISSION_DENIED, details: 'etcdse
 export function clusterAdminOrForeign(socket: unknown, userCas: readonly Buffer[]): boolean {
   const peer = (socket as Partial<TLSSocket>).getPeerCertificate?.(true);
   if (!peer || !peer.raw) return false;
+  // The TLS handshake verified the chain, so the issuer is known; without it, nothing is served.
   const issuer = peer.issuerCertificate?.raw;
-  if (!issuer || !userCas.some((c) => c.equals(issuer))) return true;
+  if (!issuer) return false;
+  if (!userCas.some((c) => c.equals(issuer))) return true;
   const o = peer.subject?.O;
   return Array.isArray(o) ? o.includes('system:masters') : o === 'system:masters';
 }
