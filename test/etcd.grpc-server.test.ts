@@ -15,7 +15,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
-import * as https from 'node:https';
 import * as http2 from 'node:http2';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,7 +25,7 @@ import { findProtoFile } from '@app/raft';
 import { createPki, issueClientCertificate } from '@app/pki';
 import { prerequisite } from './support/prereq.js';
 import { GrpcH2Server, type UnaryCall } from '@app/grpc';
-import { delay, getFreePorts, request, startServer, type ServerHandle } from './support/server.js';
+import { closeHttpClients, delay, getFreePorts, request, startServer, type ServerHandle } from './support/server.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Msg = Record<string, any>;
@@ -176,6 +175,8 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
   afterAll(async () => {
     session?.close();
     for (const h of [plain, tls, mutual, bundle]) await h?.cleanup();
+    // The keep-alive clients of the etcd URLs.
+    await closeHttpClients();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -506,20 +507,11 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     const kubelet = await issueClientCertificate(pkiDir, 'system:node:w1', ['system:nodes']);
     const alice = await issueClientCertificate(pkiDir, 'alice', ['developers', 'system:authenticated']);
     const admin = { certPem: (await readFile(join(pkiDir, 'admin.crt'))).toString(), keyPem: (await readFile(join(pkiDir, 'admin.key'))).toString() };
-    const https1 = (who: { certPem: string; keyPem: string }, path: string, body?: string): Promise<{ status: number; body: string }> =>
-      new Promise((resolve, reject) => {
-        const req = https.request(
-          `https://127.0.0.1:${ports[2]}${path}`,
-          { method: body === undefined ? 'GET' : 'POST', ca, cert: who.certPem, key: who.keyPem, agent: false },
-          (res) => {
-            let text = '';
-            res.on('data', (d: Buffer) => (text += d.toString()));
-            res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-          },
-        );
-        req.on('error', reject);
-        req.end(body);
-      });
+    const target = { url: `https://127.0.0.1:${ports[2]}`, caPem: ca.toString(), adminCertPem: admin.certPem, adminKeyPem: admin.keyPem };
+    const https1 = async (who: { certPem: string; keyPem: string }, path: string, body?: string): Promise<{ status: number; body: string }> => {
+      const r = await request(target, body === undefined ? 'GET' : 'POST', path, { identity: who, ...(body !== undefined ? { body } : {}) });
+      return { status: r.status, body: r.body };
+    };
     const range = JSON.stringify({ key: Buffer.from('/tls/b').toString('base64') });
     for (const who of [kubelet, alice]) {
       const c = kvClient(ports[2]!, grpc.credentials.createSsl(ca, Buffer.from(who.keyPem), Buffer.from(who.certPem)));

@@ -13,7 +13,6 @@
  * Without etcdctl (KAPI_TEST_WITHOUT=etcdctl) only the gRPC check of the endpoint runs.
  */
 import { spawn } from 'node:child_process';
-import * as https from 'node:https';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -22,7 +21,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
 import { createPki, loadPki } from '@app/pki';
 import { prerequisite } from './support/prereq.js';
-import { delay, getFreePorts, metricSum, metricValue, request, startServer, type ServerHandle } from './support/server.js';
+import { closeHttpClients, delay, getFreePorts, metricSum, metricValue, request, startServer, type ServerHandle } from './support/server.js';
 
 const NAMES = ['n1', 'n2', 'n3'];
 const ENV = { KAPI_READ_INDEX_TIMEOUT_MS: '2000' };
@@ -121,19 +120,11 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
   /** An HTTP/1.1 request on node `n`'s etcd client URL (GET unless a body is given), with the admin client certificate unless `anonymous`. */
   const httpGet = async (n: string, path: string, anonymous = false, body?: string): Promise<{ status: number; type: string; body: string }> => {
     const pki = await loadPki(join(dir, 'pki'));
-    return new Promise((resolve, reject) => {
-      const req = https.request(
-        `${endpoint(n)}${path}`,
-        { method: body === undefined ? 'GET' : 'POST', ca: pki.caPem, ...(anonymous ? {} : { cert: pki.adminCertPem, key: pki.adminKeyPem }), agent: false },
-        (res) => {
-          let text = '';
-          res.on('data', (d: Buffer) => (text += d.toString()));
-          res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body: text }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
+    const r = await request({ url: endpoint(n), ...pki }, body === undefined ? 'GET' : 'POST', path, {
+      ...(body !== undefined ? { body } : {}),
+      ...(anonymous ? { identity: 'anonymous' as const } : {}),
     });
+    return { status: r.status, type: r.headers['content-type'] ?? '', body: r.body };
   };
 
   /** Starts `etcdctl watch` and resolves once its output holds `lines` lines (then stops it). */
@@ -200,6 +191,8 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
 
   afterAll(async () => {
     for (const h of nodes.values()) await h.cleanup();
+    // The keep-alive clients of the etcd URLs (httpGet).
+    await closeHttpClients();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -188,17 +188,19 @@ describe('GrpcH2Server', () => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end(`h1 ${req.method} ${req.url}`);
     };
-    const get = (
+    /** An HTTP/1.1 request (GET unless `opts.method` says otherwise). */
+    const http1 = (
       url: string,
       opts: https.RequestOptions & { ALPNProtocols?: string[] } = {},
     ): Promise<{ status: number; body: string; alpn: string | false | undefined }> =>
       new Promise((resolve, reject) => {
-        const req = (url.startsWith('https:') ? https : http).get(url, { ...opts, agent: false }, (res) => {
+        const req = (url.startsWith('https:') ? https : http).request(url, { ...opts, agent: false }, (res) => {
           let body = '';
           res.on('data', (d: Buffer) => (body += d.toString()));
           res.on('end', () => resolve({ status: res.statusCode!, body, alpn: (res.socket as { alpnProtocol?: string | false }).alpnProtocol }));
         });
         req.on('error', reject);
+        req.end();
       });
 
     it('in cleartext, routes a connection by its first bytes, also when they arrive one at a time: the HTTP/2 preface to gRPC, anything else to the handler', async () => {
@@ -208,7 +210,7 @@ describe('GrpcH2Server', () => {
       const relays: net.Server[] = [];
       try {
         expect(await say(c, 'a')).toEqual({ name: 'hello a' });
-        expect(await get(`http://127.0.0.1:${port}/metrics?x=1`)).toMatchObject({ status: 200, body: 'h1 GET /metrics?x=1' });
+        expect(await http1(`http://127.0.0.1:${port}/metrics?x=1`)).toMatchObject({ status: 200, body: 'h1 GET /metrics?x=1' });
         // A client whose preface arrives a byte at a time still reaches the gRPC server: a relay
         // in between sends the connection's first bytes one by one.
         const relay = net.createServer((inbound) => {
@@ -247,16 +249,8 @@ describe('GrpcH2Server', () => {
         session.destroy();
         expect(answer).toContain('hello b');
         // So does an HTTP/1.1 request whose method starts as the preface does.
-        const put = await new Promise<string>((resolve, reject) => {
-          const req = http.request(`http://127.0.0.1:${(relay.address() as net.AddressInfo).port}/x`, { method: 'PUT', agent: false }, (res) => {
-            let body = '';
-            res.on('data', (d: Buffer) => (body += d.toString()));
-            res.on('end', () => resolve(body));
-          });
-          req.on('error', reject);
-          req.end();
-        });
-        expect(put).toBe('h1 PUT /x');
+        const put = await http1(`http://127.0.0.1:${(relay.address() as net.AddressInfo).port}/x`, { method: 'PUT' });
+        expect(put).toMatchObject({ status: 200, body: 'h1 PUT /x' });
       } finally {
         for (const r of relays) r.close();
         c.close();
@@ -277,14 +271,14 @@ describe('GrpcH2Server', () => {
       const mtls = { ca: pki.caPem, cert: pki.adminCertPem, key: pki.adminKeyPem };
       try {
         expect(await say(c, 'c')).toEqual({ name: 'hello c' });
-        expect(await get(`https://127.0.0.1:${port}/health`, { ...mtls, ALPNProtocols: ['http/1.1'] })).toEqual({
+        expect(await http1(`https://127.0.0.1:${port}/health`, { ...mtls, ALPNProtocols: ['http/1.1'] })).toEqual({
           status: 200,
           body: 'h1 GET /health',
           alpn: 'http/1.1',
         });
-        expect(await get(`https://127.0.0.1:${port}/version`, mtls)).toEqual({ status: 200, body: 'h1 GET /version', alpn: false });
+        expect(await http1(`https://127.0.0.1:${port}/version`, mtls)).toEqual({ status: 200, body: 'h1 GET /version', alpn: false });
         // The client certificate is required of HTTP/1.x clients too.
-        await expect(get(`https://127.0.0.1:${port}/health`, { ca: pki.caPem })).rejects.toThrow();
+        await expect(http1(`https://127.0.0.1:${port}/health`, { ca: pki.caPem })).rejects.toThrow();
       } finally {
         c.close();
         await server.stop();

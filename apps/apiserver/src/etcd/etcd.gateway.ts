@@ -119,18 +119,18 @@ function camel(name: string): string {
  * Checks one JSON value against field `f` and converts it for `Type.fromObject` (bytes to
  * Buffers, 64-bit integers to decimal strings); throws BadJson naming the field.
  */
-function fieldFromJson(f: protobuf.Field, v: unknown, path: string): unknown {
+function fieldFromJson(f: protobuf.Field, v: unknown, path: string, depth: number): unknown {
   if (v === null) return undefined;
   if (f.repeated) {
     if (!Array.isArray(v)) throw new BadJson(`${path}: expected an array`);
-    return v.map((x, i) => scalarFromJson(f, x, `${path}[${i}]`));
+    return v.map((x, i) => scalarFromJson(f, x, `${path}[${i}]`, depth));
   }
-  return scalarFromJson(f, v, path);
+  return scalarFromJson(f, v, path, depth);
 }
 
-function scalarFromJson(f: protobuf.Field, v: unknown, path: string): unknown {
+function scalarFromJson(f: protobuf.Field, v: unknown, path: string, depth: number): unknown {
   const rt = f.resolvedType;
-  if (rt instanceof protobuf.Type) return messageFromJson(rt, v, path);
+  if (rt instanceof protobuf.Type) return messageFromJson(rt, v, path, depth + 1);
   if (rt instanceof protobuf.Enum) {
     if (typeof v === 'string' && v in rt.values) return v;
     if (typeof v === 'number' && Number.isInteger(v)) return v;
@@ -165,19 +165,32 @@ function scalarFromJson(f: protobuf.Field, v: unknown, path: string): unknown {
 /** How deep messages may nest in a request (Txns in Txns): deeper is refused, not recursed into. */
 const MAX_DEPTH = 32;
 
-function messageFromJson(t: protobuf.Type, v: unknown, path: string): Record<string, unknown> {
-  if (path.split('.').length > MAX_DEPTH) throw new BadJson(`${path}: messages nest more than ${MAX_DEPTH} deep`);
+/** A message type's fields by the names JSON may give them (.proto and lowerCamelCase), built once per type. */
+const fieldsByJsonName = new WeakMap<protobuf.Type, Map<string, protobuf.Field>>();
+
+function jsonNames(t: protobuf.Type): Map<string, protobuf.Field> {
+  let names = fieldsByJsonName.get(t);
+  if (!names) {
+    names = new Map();
+    for (const f of t.fieldsArray) {
+      names.set(f.name, f);
+      names.set(camel(f.name), f);
+    }
+    fieldsByJsonName.set(t, names);
+  }
+  return names;
+}
+
+/** The request message `v` for `Type.fromObject`, checked field by field; `depth` counts the messages it is nested in. */
+function messageFromJson(t: protobuf.Type, v: unknown, path: string, depth = 0): Record<string, unknown> {
+  if (depth >= MAX_DEPTH) throw new BadJson(`${path}: messages nest more than ${MAX_DEPTH} deep`);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new BadJson(`${path || 'the request'}: expected a JSON object`);
   const out: Record<string, unknown> = {};
-  const byJsonName = new Map<string, protobuf.Field>();
-  for (const f of t.fieldsArray) {
-    byJsonName.set(f.name, f);
-    byJsonName.set(camel(f.name), f);
-  }
+  const names = jsonNames(t);
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-    const f = byJsonName.get(k);
+    const f = names.get(k);
     if (!f) continue;
-    const converted = fieldFromJson(f, x, path ? `${path}.${f.name}` : f.name);
+    const converted = fieldFromJson(f, x, path ? `${path}.${f.name}` : f.name, depth);
     if (converted !== undefined) out[f.name] = converted;
   }
   return out;
@@ -313,39 +326,38 @@ function toJson(route: Route, msg: Msg): unknown {
 }
 
 /**
- * The JSON messages of a request body: one object, or several one after the other (as a
- * client streams them); an empty body is one empty message.
+ * The JSON messages of a request body: one value, or several one after the other (as a client
+ * streams them); an empty body is one empty message.
  */
 function parseMessages(text: string): unknown[] {
   const out: unknown[] = [];
-  let rest = text.trim();
-  if (rest === '') return [{}];
-  while (rest !== '') {
-    // The end of the first value: JSON.parse of the whole first, then of each prefix that ends a top-level object.
-    let end = rest.length;
-    if (rest.startsWith('{')) {
-      let depth = 0;
-      let inString = false;
-      for (let i = 0; i < rest.length; i++) {
-        const c = rest[i];
-        if (inString) {
-          if (c === '\\') i++;
-          else if (c === '"') inString = false;
-        } else if (c === '"') inString = true;
-        else if (c === '{') depth++;
-        else if (c === '}' && --depth === 0) {
-          end = i + 1;
-          break;
-        }
-      }
-    }
+  const parse = (json: string): void => {
     try {
-      out.push(JSON.parse(rest.slice(0, end)));
+      out.push(JSON.parse(json));
     } catch (e) {
       throw new BadJson(`the request body is not JSON: ${(e as Error).message}`);
     }
-    rest = rest.slice(end).trim();
+  };
+  let start = 0;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if ((c === '}' || c === ']') && --depth === 0) {
+      // The end of a top-level object or array.
+      parse(text.slice(start, i + 1));
+      start = i + 1;
+    }
   }
+  const rest = text.slice(start).trim();
+  // What follows the last object or array (the whole body when it holds none): one more value, or nothing.
+  if (rest !== '') parse(rest);
+  else if (out.length === 0) out.push({});
   return out;
 }
 

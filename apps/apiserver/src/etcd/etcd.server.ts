@@ -9,8 +9,9 @@
 import { readFile } from 'node:fs/promises';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { X509Certificate } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
+import { authenticateClientCert, parseCaBundle } from '@app/auth';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { dirname } from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
@@ -48,23 +49,26 @@ export function parseClientUrl(raw: string, flag = 'listen-client-urls'): { secu
 const PERMISSION_DENIED = { code: GrpcStatus.PERMISSION_DENIED, details: 'etcdserver: permission denied' };
 
 /**
- * True when the client certificate on `socket` was not issued by one of `userCas` (DER), or
- * names group system:masters among its subject's organizations.
+ * True when the client certificate on `socket` was not issued by one of `userCas`, or is a
+ * Kubernetes user in group system:masters (its O values, read as the API's x509 method reads them).
  */
-export function clusterAdminOrForeign(socket: unknown, userCas: readonly Buffer[]): boolean {
-  const peer = (socket as Partial<TLSSocket>).getPeerCertificate?.(true);
-  if (!peer || !peer.raw) return false;
+export function clusterAdminOrForeign(socket: unknown, userCas: readonly X509Certificate[]): boolean {
+  const tlsSocket = socket as TLSSocket;
+  const peer = tlsSocket.getPeerCertificate?.(true);
   // The TLS handshake verified the chain, so the issuer is known; without it, nothing is served.
-  const issuer = peer.issuerCertificate?.raw;
+  const issuer = peer?.raw ? peer.issuerCertificate?.raw : undefined;
   if (!issuer) return false;
-  if (!userCas.some((c) => c.equals(issuer))) return true;
-  const o = peer.subject?.O;
-  return Array.isArray(o) ? o.includes('system:masters') : o === 'system:masters';
+  if (!userCas.some((c) => c.raw.equals(issuer))) return true;
+  return authenticateClientCert(tlsSocket)?.groups.includes('system:masters') === true;
 }
 
-/** The DER bytes of every certificate in a PEM bundle, in order. */
-function pemCertificates(pem: string): Buffer[] {
-  return [...pem.matchAll(/-----BEGIN CERTIFICATE-----([^-]+)-----END CERTIFICATE-----/g)].map((m) => Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'));
+/** The certificates of a PEM bundle; a file without any is a configuration error naming `flag`. */
+function caBundle(flag: string, pem: string): X509Certificate[] {
+  try {
+    return parseCaBundle(pem);
+  } catch (e) {
+    throw new EtcdConfigError(`--${flag}: ${(e as Error).message}`);
+  }
 }
 
 /** Loads etcd's service definitions (paths, encoders and decoders of every method). */
@@ -78,9 +82,8 @@ export class EtcdServer {
   private server: GrpcH2Server | undefined;
   /** The bound port (after start). */
   port = 0;
-  /** The metrics listener (--listen-metrics-urls) and its bound port. */
+  /** The metrics listener (--listen-metrics-urls). */
   private metricsServer: http.Server | undefined;
-  metricsPort = 0;
   /** Open watch streams and watchers (zero before start). */
   watchCounts: { readonly streams: number; readonly watchers: number } = { streams: 0, watchers: 0 };
 
@@ -119,11 +122,11 @@ export class EtcdServer {
     // The CAs that issue Kubernetes users' certificates: the PKI's, and the CSR signer's when it has its own.
     const signing = this.cfg.raw['cluster-signing-cert-file'];
     const userCas = [
-      ...pemCertificates(this.pki.caPem),
-      ...(signing ? pemCertificates((await read('cluster-signing-cert-file', signing, '')).toString('utf8')) : []),
+      ...caBundle('pki-dir', this.pki.caPem),
+      ...(signing ? caBundle('cluster-signing-cert-file', (await read('cluster-signing-cert-file', signing, '')).toString('utf8')) : []),
     ];
-    const trusted = pemCertificates(ca.toString('utf8'));
-    const allowed = trusted.some((c) => userCas.some((u) => u.equals(c))) ? (socket: unknown) => clusterAdminOrForeign(socket, userCas) : undefined;
+    const trusted = caBundle('trusted-ca-file', ca.toString('utf8'));
+    const allowed = trusted.some((c) => userCas.some((u) => u.raw.equals(c.raw))) ? (socket: unknown) => clusterAdminOrForeign(socket, userCas) : undefined;
     return { tls: { cert, key, clientCa: ca }, allowed };
   }
 
@@ -194,7 +197,6 @@ export class EtcdServer {
       server.listen(port, host, () => resolve());
     });
     this.metricsServer = server;
-    this.metricsPort = (server.address() as AddressInfo).port;
   }
 
   /** Stops serving: open streams end (clients reconnect to another member); connections close within 2 s. */
