@@ -152,10 +152,7 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     ports.push(...(await getFreePorts(5)));
     otherPki = join(dir, 'other-pki');
     await createPki({ outDir: otherPki, hosts: ['127.0.0.1'] });
-    await writeFile(
-      join(dir, 'bundle.crt'),
-      Buffer.concat([await readFile(join(pkiDir, 'ca.crt')), Buffer.from('\n'), await readFile(join(otherPki, 'ca.crt'))]),
-    );
+    await writeFile(join(dir, 'bundle.crt'), Buffer.concat([await readFile(join(pkiDir, 'ca.crt')), await readFile(join(otherPki, 'ca.crt'))]));
     // The etcd endpoint serves the built-in store: pinned, also when the suite runs the other
     // tests on an external etcd (KAPI_TEST_STORAGE=etcd3).
     const base = ['--storage-backend', 'builtin', '--pki-dir', pkiDir, '--listen-client-urls'];

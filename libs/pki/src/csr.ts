@@ -9,6 +9,7 @@ import { createPrivateKey, randomBytes, webcrypto } from 'node:crypto';
 // @peculiar/x509 uses tsyringe, which needs the Reflect metadata polyfill loaded first.
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
+import { certificatePem } from './pem.js';
 
 type X509Crypto = NonNullable<Parameters<typeof x509.X509CertificateGenerator.create>[1]>;
 const xc = webcrypto as unknown as X509Crypto;
@@ -163,12 +164,12 @@ export async function loadSigningAuthority(certPem: string, keyPem: string): Pro
   if (type === 'ec' && (curve === 'prime256v1' || curve === 'secp384r1')) {
     const namedCurve = curve === 'prime256v1' ? 'P-256' : 'P-384';
     const key = await webcrypto.subtle.importKey('pkcs8', der, { name: 'ECDSA', namedCurve }, false, ['sign']);
-    return { cert, certPem: cert.toString('pem'), key, alg: { name: 'ECDSA', hash: namedCurve === 'P-256' ? 'SHA-256' : 'SHA-384' } as webcrypto.EcdsaParams };
+    return { cert, certPem: certificatePem(cert), key, alg: { name: 'ECDSA', hash: namedCurve === 'P-256' ? 'SHA-256' : 'SHA-384' } as webcrypto.EcdsaParams };
   }
   if (type === 'rsa') {
     const alg = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
     const key = await webcrypto.subtle.importKey('pkcs8', der, alg, false, ['sign']);
-    return { cert, certPem: cert.toString('pem'), key, alg };
+    return { cert, certPem: certificatePem(cert), key, alg };
   }
   throw new CsrError(`signing key type ${String(type)}${curve ? ` (${curve})` : ''} is not supported`);
 }
@@ -220,7 +221,7 @@ export async function signCertificateRequest(csr: ParsedCertificateRequest, ca: 
     },
     xc,
   );
-  return cert.toString('pem');
+  return certificatePem(cert);
 }
 
 /** The notAfter of the first certificate of a PEM bundle, or undefined when none parses. */

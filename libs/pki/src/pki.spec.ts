@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { X509Certificate, createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as https from 'node:https';
@@ -103,6 +104,19 @@ describe('createPki', () => {
     expect(m.peerKeyPem).toBe(await fs.readFile(p.peerKey, 'utf8'));
     expect(certificateCoversHost(m.servingCertPem, '[fd00::7]')).toBe(true);
     expect(certificateCoversHost(m.servingCertPem, 'nope.example')).toBe(false);
+  });
+
+  it('ends every PEM file with a newline, so files joined with cat stay whole for OpenSSL', async () => {
+    await createPki({ outDir: tmp, hosts: ['127.0.0.1'] });
+    const other = path.join(tmp, 'other');
+    await createPki({ outDir: other, hosts: ['127.0.0.1'] });
+    for (const f of ['ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key', 'admin.crt', 'admin.key', 'peer.crt', 'peer.key', 'sa.key', 'sa.pub']) {
+      expect({ f, last: (await fs.readFile(path.join(tmp, f), 'utf8')).slice(-1) }).toEqual({ f, last: '\n' });
+    }
+    const bundle = path.join(tmp, 'bundle.crt');
+    await fs.writeFile(bundle, Buffer.concat([await fs.readFile(path.join(tmp, 'ca.crt')), await fs.readFile(path.join(other, 'ca.crt'))]));
+    const out = execFileSync('openssl', ['storeutl', '-noout', '-certs', bundle], { encoding: 'utf8' });
+    expect(out).toContain('Total found: 2');
   });
 
   it('serves mutual TLS: a client with the CA and admin cert talks to a server with the serving cert', async () => {

@@ -21,6 +21,7 @@ import * as path from 'node:path';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { writeKubeconfig } from './pki.kubeconfig.js';
+import { certificatePem } from './pem.js';
 
 export * from './pki.kubeconfig.js';
 
@@ -301,7 +302,7 @@ async function signLeaf(ca: Signer, subject: string, extensions: x509.Extension[
     },
     xc,
   );
-  return { certPem: cert.toString('pem'), keyPem: privatePem(keys.privateKey) };
+  return { certPem: certificatePem(cert), keyPem: privatePem(keys.privateKey) };
 }
 
 /** A user or group name that can go into a certificate subject as it is. */
@@ -380,7 +381,7 @@ export async function ensurePki(dir: string, opts: PkiOptions = {}): Promise<Pki
         },
         xc,
       );
-      caPem = cert.toString('pem');
+      caPem = certificatePem(cert);
       // Key first: a crash between the two writes leaves a lone key, which the next run reports
       // instead of a lone certificate that every client may already trust.
       await put(paths.caKey, privatePem(keys.privateKey), 0o600);
