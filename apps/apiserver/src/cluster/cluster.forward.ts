@@ -19,7 +19,7 @@ import { MembershipConflictError, NotLeaderError, type ClusterMembership, type M
 
 /** A membership change as sent to the leader. */
 export interface MemberChange {
-  op: 'add' | 'remove';
+  op: 'add' | 'remove' | 'promote';
   name: string;
   peerURL?: string;
   requestedBy: string;
@@ -90,10 +90,11 @@ export function serveClusterAdmin(transport: GrpcTransport, membership: ClusterM
         );
       };
       // Quoted: both strings come from the network.
-      if (req.op === 'add' || req.op === 'remove')
+      if (req.op === 'add' || req.op === 'remove' || req.op === 'promote')
         log(`membership: ${req.op} ${JSON.stringify(req.name)} forwarded by a peer for user ${JSON.stringify(req.requestedBy)}`);
       if (req.op === 'add') done(membership.add(req.name, req.peerUrl, { forwarded: true }));
       else if (req.op === 'remove') done(membership.remove(req.name, { forwarded: true }));
+      else if (req.op === 'promote') done(membership.promote(req.name, { forwarded: true }));
       else call.respond(replyForError(new ClusterConfigError(`unknown membership operation "${req.op}"`)));
     },
   });
@@ -112,7 +113,7 @@ export class ClusterAdminClient {
 
   /**
    * Carries out `change` on the leader at `leader.peerURL`; resolves with the leader's record
-   * (add) or nothing (remove), rejects with the leader's error. When the leader cannot be reached
+   * (add, promote) or nothing (remove), rejects with the leader's error. When the leader cannot be reached
    * the error is NotLeaderError naming it, so the client can go there itself.
    */
   async forward(change: MemberChange, leader: Pick<MemberRecord, 'name' | 'peerURL' | 'clientURL'>): Promise<MemberRecord | void> {

@@ -115,11 +115,20 @@ export interface ChangeOptions {
 
 /** Carries out a change on the leader (cluster.forward.ts). */
 export type MembershipForwarder = (
-  change: { op: 'add' | 'remove'; name: string; peerURL?: string; requestedBy: string },
+  change: { op: 'add' | 'remove' | 'promote'; name: string; peerURL?: string; requestedBy: string },
   leader: MemberRecord,
 ) => Promise<MemberRecord | void>;
 
-/** Member records, the transport's peer list, and the add/remove operations. */
+/** The refusals of promote(), in etcd's words (its MemberPromote errors without the prefix). */
+export const NOT_A_LEARNER = 'can only promote a learner member';
+export const LEARNER_NOT_READY = 'can only promote a learner member which is in sync with leader';
+
+/** A learner whose log reached the leader's commit index, give or take a few entries in flight. */
+function caughtUp(match: number, commit: number): boolean {
+  return match > 0 && match >= commit - 10;
+}
+
+/** Member records, the transport's peer list, and the add, promote and remove operations. */
 export class ClusterMembership {
   private readonly peers = new Map<number, string>();
   /** The log formats each member's record lists, by member id (see applies). */
@@ -373,7 +382,7 @@ export class ClusterMembership {
   /**
    * Adds `name` at `peerURL` as a learner, waits for it to catch up, then promotes it. Resolves
    * with the final role ('learner' when it did not catch up within the timeout; promote later by
-   * posting again). Throws ClusterConfigError, NotLeaderError, MembershipConflictError.
+   * posting again, or with promote()). Throws ClusterConfigError, NotLeaderError, MembershipConflictError.
    */
   async add(name: string, peerURLRaw: string, opts: ChangeOptions = {}): Promise<MemberRecord> {
     const bad = validateNodeName(name);
@@ -408,6 +417,35 @@ export class ClusterMembership {
     }
   }
 
+  /**
+   * Promotes learner `name` to voter now, as etcd's MemberPromote does: refused (no waiting) when
+   * the member is a voter already or has not caught up with the leader's log. Resolves with the
+   * member's record. Throws MembershipConflictError, NotLeaderError.
+   */
+  async promote(name: string, opts: ChangeOptions = {}): Promise<MemberRecord> {
+    const leader = await this.leaderToForwardTo(opts);
+    if (leader) return (await this.forwarder!({ op: 'promote', name, requestedBy: opts.requestedBy ?? '' }, leader)) as MemberRecord;
+    if (this.changing) throw new MembershipConflictError('another membership change is in progress');
+    const rec = (await this.records()).find((r) => r.name === name);
+    const initial = (await this.removedNames()).has(name) ? undefined : this.o.initial.find((m) => m.name === name);
+    const id = rec?.id ?? initial?.id;
+    if (id === undefined) throw new MembershipConflictError(`no member named ${name}`);
+    const st = this.o.node.status();
+    const p = st.peers.find((x) => x.id === id);
+    if (!p?.learner) throw new MembershipConflictError(NOT_A_LEARNER);
+    if (!caughtUp(p.match, st.commit)) throw new MembershipConflictError(LEARNER_NOT_READY);
+    this.changing = true;
+    try {
+      await this.o.node.promote(id);
+      const base: MemberRecord = rec ?? { name, id, peerURL: initial!.peerAddress, role: 'voter' };
+      let out: MemberRecord = { ...base, role: 'voter' };
+      await this.update(name, (current) => (out = { ...(current ?? base), role: 'voter' }));
+      return out;
+    } finally {
+      this.changing = false;
+    }
+  }
+
   /** True once the learner's match index reached the leader's commit index (within the timeout). */
   private async waitCaughtUp(id: number): Promise<boolean> {
     const deadline = Date.now() + (this.o.catchUpTimeoutMs ?? 60_000);
@@ -415,7 +453,7 @@ export class ClusterMembership {
       const st = this.o.node.status();
       if (st.role !== 'leader') throw new NotLeaderError('lost leadership while the learner caught up; retry on the new leader');
       const p = st.peers.find((x) => x.id === id);
-      if (p && p.match > 0 && p.match >= st.commit - 10) return true;
+      if (p && caughtUp(p.match, st.commit)) return true;
       await new Promise((r) => setTimeout(r, 100));
     }
     return false;

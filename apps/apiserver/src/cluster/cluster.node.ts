@@ -138,6 +138,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     store: cs.store,
     proposer: cs.proposer,
     transport: cs.transport,
+    catchUpTimeoutMs: envInt('KAPI_MEMBER_CATCH_UP_TIMEOUT_MS'),
   });
   await membership.start();
   // Optional log formats (the binary etcd Put) only once every member's build applies them.

@@ -52,6 +52,15 @@ export const KAPI_ENV: readonly EnvVar[] = [
     use: 'tuning',
   },
   {
+    name: 'KAPI_MEMBER_CATCH_UP_TIMEOUT_MS',
+    meaning: 'longest wait of an added member (POST /cluster/members) to catch up as a learner before its promotion; after it the member stays a learner (202)',
+    unit: 'ms',
+    min: 100,
+    max: 3_600_000,
+    productionDefault: '60000',
+    use: 'tuning',
+  },
+  {
     name: 'KAPI_SNAPSHOT_COUNT',
     meaning: 'applied Raft entries between snapshots (--snapshot-count wins)',
     unit: 'entries',

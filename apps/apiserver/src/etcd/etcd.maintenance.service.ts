@@ -1,7 +1,8 @@
 /**
  * etcd's Cluster and Maintenance services (docs/etcd-api.md "Cluster and maintenance").
- * MemberList reads the replicated member records; membership changes stay with the API's
- * /cluster/members. Status reports this node's Raft state; Defragment and Alarm answer as an
+ * MemberList reads the replicated member records; MemberRemove and MemberPromote carry out the
+ * same changes as the API's /cluster/members (forwarded to the leader), while members are added
+ * there: etcd's MemberAdd names no member. Status reports this node's Raft state; Defragment and Alarm answer as an
  * etcd without alarms would; Snapshot streams the store's own export (docs/etcd-api.md
  * "Snapshot": our format, not bbolt); HashKV hashes the keys and values at a revision; MoveLeader
  * hands leadership to another voter.
@@ -15,6 +16,8 @@ import type { ServerWritableCall, ServiceHandlers } from '@app/grpc';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { EtcdApiError, num, toServiceError, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
+import { ClusterConfigError } from '../cluster/cluster.ids.js';
+import { MembershipConflictError, NotLeaderError, type MemberView } from '../cluster/cluster.members.js';
 
 /** The version string Status reports: etcd's API level this server speaks. */
 export const ETCD_VERSION = '3.4.0';
@@ -23,30 +26,73 @@ function peerURL(addr: string): string {
   return addr.includes('://') ? addr : `https://${addr}`;
 }
 
+/** A member as etcd's Cluster service lists it. */
+function memberOut(m: MemberView): Msg {
+  return {
+    ID: String(m.id),
+    name: m.name,
+    peerURLs: [peerURL(m.peerURL)],
+    clientURLs: m.etcdClientURL ? [m.etcdClientURL] : [],
+    isLearner: m.role === 'learner',
+  };
+}
+
+/** A failed membership change as etcd's Cluster service reports it. */
+function memberError(e: unknown): unknown {
+  if (e instanceof MembershipConflictError) return new EtcdApiError(GrpcStatus.FAILED_PRECONDITION, `etcdserver: ${e.message}`);
+  if (e instanceof NotLeaderError) return new EtcdApiError(GrpcStatus.UNAVAILABLE, `etcdserver: ${e.message}`);
+  if (e instanceof ClusterConfigError) return new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, `etcdserver: ${e.message}`);
+  return e;
+}
+
 /** The Cluster service's handlers. */
 export function clusterService(ctx: EtcdContext): ServiceHandlers {
-  const unimplemented = unary(async () => {
-    throw new EtcdApiError(GrpcStatus.UNIMPLEMENTED, "etcdserver: membership changes go through the API server's /cluster/members");
-  });
+  const members = async (linearizable: boolean): Promise<MemberView[]> => (await ctx.node.membership.list({ local: !linearizable })).members;
+  /** The member `ID` names, from the linearizable list: a member added a moment ago counts. */
+  const named = async (req: Msg): Promise<MemberView> => {
+    const id = num(req.ID);
+    const m = (await members(true)).find((x) => x.id === id);
+    if (!m) throw new EtcdApiError(GrpcStatus.NOT_FOUND, 'etcdserver: member not found');
+    return m;
+  };
+  // etcd's Cluster service answers with a header without a revision.
+  const header = (): Msg => ({ ...ctx.header(), revision: 0 });
+  const change = (fn: (req: Msg) => Promise<void>) =>
+    unary(async (req: Msg) => {
+      try {
+        await fn(req);
+      } catch (e) {
+        throw memberError(e);
+      }
+      // The list as it is after the change; a node that just removed itself answers from its
+      // own replica, as it takes part in no read barrier any more.
+      const after = await members(true).catch(() => members(false));
+      return { header: header(), members: after.map(memberOut) };
+    });
   return {
-    MemberList: unary(async (req: Msg) => {
-      const list = await ctx.node.membership.list({ local: !req.linearizable });
-      return {
-        // etcd's Cluster service answers with a header without a revision.
-        header: { ...ctx.header(), revision: 0 },
-        members: list.members.map((m) => ({
-          ID: String(m.id),
-          name: m.name,
-          peerURLs: [peerURL(m.peerURL)],
-          clientURLs: m.etcdClientURL ? [m.etcdClientURL] : [],
-          isLearner: m.role === 'learner',
-        })),
-      };
+    MemberList: unary(async (req: Msg) => ({ header: header(), members: (await members(Boolean(req.linearizable))).map(memberOut) })),
+    MemberRemove: change(async (req) => {
+      const m = await named(req);
+      await ctx.node.membership.remove(m.name, { requestedBy: 'an etcd API client' });
     }),
-    MemberAdd: unimplemented,
-    MemberRemove: unimplemented,
-    MemberUpdate: unimplemented,
-    MemberPromote: unimplemented,
+    MemberPromote: change(async (req) => {
+      const m = await named(req);
+      await ctx.node.membership.promote(m.name, { requestedBy: 'an etcd API client' });
+    }),
+    // Member ids are derived from member names here (docs/cluster.md "Node ids"), and etcd's
+    // MemberAdd carries no name; a member's peer URL is the one it starts with.
+    MemberAdd: unary(async () => {
+      throw new EtcdApiError(
+        GrpcStatus.UNIMPLEMENTED,
+        'etcdserver: MemberAdd carries no member name, and member ids are derived from names here: add members with POST /cluster/members {"name", "peerURL"}',
+      );
+    }),
+    MemberUpdate: unary(async () => {
+      throw new EtcdApiError(
+        GrpcStatus.UNIMPLEMENTED,
+        'etcdserver: a member registers the peer URL it is started with: restart it with the new --initial-cluster entry',
+      );
+    }),
   };
 }
 
