@@ -3,6 +3,7 @@
 // sources (so `npm install && npm start` works on a fresh clone and restarts stay fast).
 //   node scripts/start.mjs [flags...]        -> the API server (dist/apps/apiserver/src/main.js)
 //   node scripts/start.mjs pki [flags...]    -> the PKI tool (dist/cluster/pki.cli.js)
+//   node scripts/start.mjs snapshot [...]    -> restore / status of snapshot files (dist/cluster/snapshot.cli.js)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -13,6 +14,7 @@ const entries = {
   server: 'dist/apps/apiserver/src/main.js',
   pki: 'dist/cluster/pki.cli.js',
   cluster: 'dist/cluster/launcher.cli.js',
+  snapshot: 'dist/cluster/snapshot.cli.js',
 };
 let which = 'server';
 if (process.argv[2] && Object.hasOwn(entries, process.argv[2]) && process.argv[2] !== 'server') {

@@ -84,13 +84,27 @@ class SnapshotDecoder {
   /** Input bytes consumed so far (positions in error messages). */
   private offset = 0;
   private pending: PendingRecord | undefined;
+  /** Input bytes up to and including the terminator, once it was read. */
+  snapshotBytes = 0;
+  /** Records of the latest keyspace read so far (the live keys). */
+  liveKeys = 0;
 
-  constructor(private readonly keepValues: boolean) {}
+  /**
+   * `zeroPadding`: zero bytes after the terminator are allowed and ignored (the padding of a
+   * snapshot framed for etcdctl); anything else after it is still refused.
+   */
+  constructor(
+    private readonly keepValues: boolean,
+    private readonly zeroPadding = false,
+  ) {}
 
   /** Takes the next chunk; yields [key, value] of each record it completes (none without keepValues). */
   *records(chunk: Uint8Array): Generator<[string, Buffer]> {
     if (chunk.length === 0) return;
-    if (this.ended) throw new CodecError(`trailing bytes at byte ${this.offset}`);
+    if (this.ended) {
+      this.skipPadding(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      return;
+    }
     this.queue.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
     this.queued += chunk.length;
     if (!this.header && !this.readHeader()) return;
@@ -110,6 +124,13 @@ class SnapshotDecoder {
   end(): SnapshotHeader {
     if (!this.ended || !this.header) throw new CodecError(`truncated input at byte ${this.offset + this.available()}`);
     return this.header;
+  }
+
+  /** Input after the terminator: zero padding when allowed, else an error. */
+  private skipPadding(b: Buffer): void {
+    if (b.length === 0) return;
+    if (!this.zeroPadding || b.some((x) => x !== 0)) throw new CodecError(`trailing bytes at byte ${this.offset}`);
+    this.offset += b.length;
   }
 
   private available(): number {
@@ -192,7 +213,12 @@ class SnapshotDecoder {
     if (flag === 0) {
       this.skip(1);
       this.ended = true;
-      if (this.available() > 0) throw new CodecError(`trailing bytes at byte ${this.offset}`);
+      this.snapshotBytes = this.offset;
+      this.skipPadding(this.buf.subarray(this.pos));
+      for (const c of this.queue.splice(0)) this.skipPadding(c);
+      this.buf = Buffer.alloc(0);
+      this.pos = 0;
+      this.queued = 0;
       return undefined;
     }
     if (flag !== 1) throw new CodecError(`unknown record flag ${flag} at byte ${this.offset}`);
@@ -211,6 +237,7 @@ class SnapshotDecoder {
       throw new CodecError(`record outside the store's keyspaces: ${JSON.stringify(key.slice(0, 40))}`);
     }
     const left = r.u32();
+    if (latest || key.startsWith(LATEST)) this.liveKeys++;
     this.skip(size);
     const value = this.keepValues ? Buffer.allocUnsafe(left) : undefined;
     return latest ? { key: LATEST + key, value, left, latest } : { key, value, left };
@@ -244,6 +271,30 @@ export async function readSnapshot(source: SnapshotSource, onRecord?: (key: stri
       }
     }
     return decoder.end();
+  } catch (e) {
+    if (e instanceof CodecError) throw new MvccError('Corrupt', `invalid snapshot: ${e.message}`);
+    throw e;
+  }
+}
+
+/** What inspectSnapshot found in a snapshot. */
+export interface SnapshotSummary extends SnapshotHeader {
+  /** Bytes of the snapshot itself, up to and including its terminator (padding excluded). */
+  bytes: number;
+  /** Live keys (records of the latest keyspace), the store's reserved keys included. */
+  keys: number;
+}
+
+/**
+ * Validates the snapshot `source` yields, allowing zero padding after its terminator (a snapshot
+ * framed for etcdctl), and returns its counters, its own length and its number of live keys.
+ * Malformed input: MvccError('Corrupt').
+ */
+export async function inspectSnapshot(source: SnapshotSource): Promise<SnapshotSummary> {
+  const decoder = new SnapshotDecoder(false, true);
+  try {
+    for await (const chunk of source) for (const _ of decoder.records(chunk));
+    return { ...decoder.end(), bytes: decoder.snapshotBytes, keys: decoder.liveKeys };
   } catch (e) {
     if (e instanceof CodecError) throw new MvccError('Corrupt', `invalid snapshot: ${e.message}`);
     throw e;

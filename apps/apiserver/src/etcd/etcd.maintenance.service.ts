@@ -17,6 +17,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { EtcdApiError, num, toServiceError, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
 import { ClusterConfigError } from '../cluster/cluster.ids.js';
+import { snapshotPadding } from '../cluster/cluster.restore.js';
 import { MembershipConflictError, NotLeaderError, type MemberView } from '../cluster/cluster.members.js';
 
 /** The version string Status reports: etcd's API level this server speaks. */
@@ -203,7 +204,7 @@ async function streamSnapshot(ctx: EtcdContext, call: ServerWritableCall): Promi
   try {
     await ctx.store.exportSnapshotToFile(file);
     const { size: exported } = await stat(file);
-    const pad = (512 - (exported % 512)) % 512;
+    const pad = snapshotPadding(exported);
     const size = exported + pad + 32;
     const hash = createHash('sha256');
     let sent = 0;

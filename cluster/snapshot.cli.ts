@@ -1,0 +1,115 @@
+/**
+ * `npm run snapshot -- restore FILE --data-dir DIR [--name NAME] [--initial-cluster n1=host:port,...]
+ * [--skip-hash-check]` and `npm run snapshot -- status FILE [-w table|json]` (compiled:
+ * `node dist/cluster/snapshot.cli.js ...`): restores a member's data dir from a snapshot saved
+ * with `etcdctl snapshot save`, as `etcdctl snapshot restore` does for etcd, and describes such a
+ * file (docs/backup.md). Exit codes: 0 done, 2 bad usage, 1 the restore or check failed.
+ */
+import { parseArgs } from 'node:util';
+import { MvccError } from '@app/mvcc';
+import { ClusterConfigError } from '../apps/apiserver/src/cluster/cluster.ids.js';
+import { RestoreError, inspectSnapshotFile, restoreSnapshot } from '../apps/apiserver/src/cluster/cluster.restore.js';
+import { isEntryPoint } from './entry-point.js';
+
+/** A usage error of the CLI. */
+export class SnapshotUsageError extends Error {
+  override readonly name = 'SnapshotUsageError';
+}
+
+/** Usage text printed on `--help` and on a usage error. */
+export const SNAPSHOT_USAGE = [
+  'usage: snapshot restore FILE --data-dir DIR [--name NAME] [--initial-cluster n1=host:port,...] [--skip-hash-check]',
+  '       snapshot status FILE [-w table|json]',
+].join('\n');
+
+/**
+ * Runs the CLI on `argv` (without node and script). Returns the process exit code; never throws
+ * for bad input (usage errors and failures are printed through `printError`).
+ */
+export async function runSnapshotCli(
+  argv: readonly string[],
+  print: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+  printError: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: true,
+      options: {
+        'data-dir': { type: 'string' },
+        name: { type: 'string' },
+        'initial-cluster': { type: 'string' },
+        'skip-hash-check': { type: 'boolean' },
+        'write-out': { type: 'string', short: 'w' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+    if (values.help === true) {
+      print(SNAPSHOT_USAGE);
+      return 0;
+    }
+    const [command, file, ...rest] = positionals;
+    if (command !== 'restore' && command !== 'status')
+      throw new SnapshotUsageError(command === undefined ? 'name a command: restore or status' : `unknown command ${JSON.stringify(command)}`);
+    if (file === undefined || file === '') throw new SnapshotUsageError(`${command}: name the snapshot file`);
+    if (rest.length > 0) throw new SnapshotUsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
+    if (command === 'status') {
+      for (const flag of ['data-dir', 'name', 'initial-cluster'] as const)
+        if (values[flag] !== undefined) throw new SnapshotUsageError(`--${flag} is a flag of restore`);
+      const format = values['write-out'] ?? 'table';
+      if (format !== 'table' && format !== 'json') throw new SnapshotUsageError(`-w: table or json, got ${JSON.stringify(format)}`);
+      const s = await inspectSnapshotFile(file, { skipHashCheck: values['skip-hash-check'] });
+      const row = {
+        revision: s.revision,
+        compactRevision: s.compacted,
+        raftIndex: s.applied,
+        totalKey: s.keys,
+        totalSize: s.fileBytes,
+        ...(s.sha256 ? { sha256: s.sha256 } : {}),
+      };
+      if (format === 'json') print(JSON.stringify(row));
+      else {
+        print('REVISION\tCOMPACT REVISION\tRAFT INDEX\tTOTAL KEYS\tTOTAL SIZE');
+        print(`${s.revision}\t${s.compacted}\t${s.applied}\t${s.keys}\t${s.fileBytes}`);
+      }
+      return 0;
+    }
+    if (values['write-out'] !== undefined) throw new SnapshotUsageError('-w is a flag of status');
+    const dataDir = values['data-dir'];
+    if (dataDir === undefined || dataDir === '') throw new SnapshotUsageError('restore: --data-dir DIR is required');
+    const name = values.name ?? 'default';
+    const res = await restoreSnapshot({
+      file,
+      dataDir,
+      name,
+      ...(values['initial-cluster'] !== undefined ? { initialCluster: values['initial-cluster'] } : {}),
+      skipHashCheck: values['skip-hash-check'] === true,
+    });
+    print(`restored ${file}: revision ${res.snapshot.revision}, ${res.snapshot.keys} keys, history from revision ${res.snapshot.compacted}`);
+    if (res.droppedMemberKeys > 0)
+      print(`dropped ${res.droppedMemberKeys} member records of the cluster the snapshot came from (revision ${res.revision} now)`);
+    print(`data dir ${dataDir}: member ${name} of ${res.members.map((m) => `${m.name}=${m.peerAddress}`).join(',')}, Raft log from index ${res.index}`);
+    print(
+      `start it with --data-dir ${dataDir} --name ${name}${values['initial-cluster'] !== undefined ? ` --initial-cluster ${values['initial-cluster']}` : ''} and the cluster's --pki-dir`,
+    );
+    return 0;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? '';
+    if (e instanceof SnapshotUsageError || code.startsWith('ERR_PARSE_ARGS')) {
+      printError(`snapshot: ${(e as Error).message}`);
+      printError(SNAPSHOT_USAGE);
+      return 2;
+    }
+    if (e instanceof RestoreError || e instanceof ClusterConfigError || e instanceof MvccError) {
+      printError(`snapshot: ${e.message}`);
+      return 1;
+    }
+    printError(`snapshot: ${(e as Error).message}`);
+    return 1;
+  }
+}
+
+if (isEntryPoint(import.meta.url)) {
+  process.exitCode = await runSnapshotCli(process.argv.slice(2));
+}
