@@ -117,7 +117,8 @@ export function maintenanceService(ctx: EtcdContext, dataDir: string): ServiceHa
       };
     }),
     Defragment: unary(async () => ({ header: ctx.header() })),
-    Alarm: unary(async () => ({ header: ctx.header(), alarms: [] })),
+    // etcd answers Alarm without a header.
+    Alarm: unary(async () => ({ alarms: [] })),
     Hash: unary(async () => ({ header: ctx.header(), hash: await hashAt(ctx, undefined) })),
     HashKV: unary(async (req: Msg) => {
       const rev = num(req.revision) || undefined;

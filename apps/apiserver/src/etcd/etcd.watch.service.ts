@@ -2,8 +2,9 @@
  * etcd's Watch service (docs/etcd-api.md "Watch"): one bidirectional stream carries many
  * watchers. A watcher subscribes to the store's event stream first, then replays history from
  * its start revision, then delivers what arrived meanwhile (without the revisions the replay
- * already covered): no gap and no duplicate. Events of one revision travel in one response
- * (split into fragments when asked and large). A start revision below the compacted one cancels
+ * already covered): no gap and no duplicate. Replayed events travel up to 1000 revisions per
+ * response, live ones one revision per response, as etcd sends them (split into fragments when
+ * asked and large). A start revision below the compacted one cancels
  * the watcher with compact_revision, as etcd does; one at the compacted revision replays that
  * revision's puts first, as etcd does.
  */
@@ -14,6 +15,12 @@ import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.
 import type { EtcdContext } from './etcd.context.js';
 import { SLICE_ITEMS, mapInSlices, nextTurn } from './etcd.sliced.js';
 import { envInt } from '../config/env.js';
+
+/** Longest wait of a watch's replay for writes this node answered to land in the store. */
+const STAGED_WAIT_MS = 5000;
+
+/** Most revisions in one response of a watcher's catch-up (etcd's watchBatchMaxRevs). */
+const CATCH_UP_REVISIONS = 1000;
 
 /** Responses larger than this are split when the watcher asked for fragments (etcd's request limit). */
 const FRAGMENT_BYTES = 1536 * 1024;
@@ -35,6 +42,12 @@ interface Watcher {
   pending: MvccEvent[] | undefined;
   /** Last revision delivered (replayed or live). */
   sentRev: number;
+  /**
+   * The store's revision when the history replay was read (0 without a replay): the replayed
+   * events, up to it, travel several revisions per response with it in the header, as etcd
+   * sends a catching-up watcher's events; later ones one revision per response.
+   */
+  catchUpTo: number;
   /** First revision this watcher reports (its start revision, or the next one). */
   from: number;
   queue: MvccEvent[];
@@ -157,6 +170,7 @@ class WatchStream {
       progressNotify: !!c.progress_notify,
       pending: [],
       sentRev: 0,
+      catchUpTo: 0,
       from: 0,
       queue: [],
       flushScheduled: false,
@@ -173,7 +187,9 @@ class WatchStream {
     });
     this.watchers.set(id, w);
     this.ctx.watchCounts.watchers++;
-    const current = store.currentRevision();
+    // The revision this node has answered writes with: a write is answered once evaluated, a
+    // moment before its batch lands in the store.
+    const current = this.ctx.leases.pendingRevision();
     const start = num(c.start_revision);
     this.send({ header: this.ctx.header(current), watch_id: id, created: true });
     w.from = start > 0 ? start : current + 1;
@@ -188,23 +204,29 @@ class WatchStream {
       return;
     }
     const prefix = commonPrefix(range);
-    store.eventsAfter(start - 1, prefix === undefined ? { key: range.key } : { prefix }, { fromCompacted: true }).then(
-      ({ events, revision }) => {
-        if (!this.watchers.has(id)) return;
-        const replay = events.filter((e) => !isReservedKey(e.key) && inRange(e.key, range));
-        const held = w.pending ?? [];
-        w.pending = undefined;
-        this.enqueue(w, [...replay, ...held.filter((e) => e.revision > revision)]);
-      },
-      (e: unknown) => {
-        if (!this.watchers.has(id)) return;
-        if (e instanceof MvccError && e.code === 'Compacted') {
-          this.cancel(w, 'etcdserver: mvcc: required revision has been compacted', store.compactedRevision());
-        } else {
-          this.cancel(w, toServiceError(e).details ?? String(e));
-        }
-      },
-    );
+    // The replay reads the store once it holds every write answered before the watch: those are
+    // history to this watcher, and travel with the rest of its catch-up.
+    const landed = current > store.currentRevision() ? store.waitForRevision(current, STAGED_WAIT_MS) : Promise.resolve(true);
+    landed
+      .then(() => store.eventsAfter(start - 1, prefix === undefined ? { key: range.key } : { prefix }, { fromCompacted: true }))
+      .then(
+        ({ events, revision }) => {
+          if (!this.watchers.has(id)) return;
+          const replay = events.filter((e) => !isReservedKey(e.key) && inRange(e.key, range));
+          const held = w.pending ?? [];
+          w.pending = undefined;
+          w.catchUpTo = revision;
+          this.enqueue(w, [...replay, ...held.filter((e) => e.revision > revision)]);
+        },
+        (e: unknown) => {
+          if (!this.watchers.has(id)) return;
+          if (e instanceof MvccError && e.code === 'Compacted') {
+            this.cancel(w, 'etcdserver: mvcc: required revision has been compacted', store.compactedRevision());
+          } else {
+            this.cancel(w, toServiceError(e).details ?? String(e));
+          }
+        },
+      );
   }
 
   private enqueue(w: Watcher, events: MvccEvent[]): void {
@@ -266,7 +288,17 @@ class WatchStream {
     const gone = (): boolean => !this.watchers.has(w.id) || this.closed;
     let i = 0;
     while (i < events.length) {
-      const rev = events[i]!.revision;
+      // One response: the events of one revision, or in the catch-up up to CATCH_UP_REVISIONS
+      // revisions, with the revision the replay read up to in the header (etcd's watcher batch).
+      const first = events[i]!.revision;
+      const packed = first <= w.catchUpTo;
+      const rev = packed ? w.catchUpTo : first;
+      let revs = 0;
+      let lastRev = 0;
+      const belongs = (e: MvccEvent): boolean => {
+        if (!packed) return e.revision === first;
+        return e.revision <= w.catchUpTo && (e.revision === lastRev || revs < CATCH_UP_REVISIONS);
+      };
       let slice: Msg[] = [];
       const pieces: Uint8Array[] = [];
       // The response of what was gathered: a plain message up to one slice, else the pieces.
@@ -279,7 +311,7 @@ class WatchStream {
         return new SerializedMessage([this.serialize(head), ...pieces.splice(0)]);
       };
       let bytes = 0;
-      for (; i < events.length && events[i]!.revision === rev; i++) {
+      for (; i < events.length && belongs(events[i]!); i++) {
         if (slice.length === SLICE_ITEMS) {
           pieces.push(this.serialize({ events: slice }));
           slice = [];
@@ -290,18 +322,22 @@ class WatchStream {
           }
         }
         const e = events[i]!;
+        if (e.revision !== lastRev) {
+          revs++;
+          lastRev = e.revision;
+        }
         const kv =
           e.type === 'put'
             ? kvOut(e.value, kvLeases[i])
             : { key: keyBytes(e.key), mod_revision: e.revision, create_revision: 0, version: 0, value: Buffer.alloc(0), lease: '0' };
         slice.push({ type: e.type === 'put' ? 'PUT' : 'DELETE', kv, ...(w.prevKv && e.prevValue ? { prev_kv: kvOut(e.prevValue, prevLeases[i]) } : {}) });
         bytes += e.key.length + e.value.value.length + (w.prevKv ? (e.prevValue?.value.length ?? 0) : 0);
-        if (w.fragment && bytes > FRAGMENT_BYTES && i + 1 < events.length && events[i + 1]!.revision === rev) {
+        if (w.fragment && bytes > FRAGMENT_BYTES && i + 1 < events.length && belongs(events[i + 1]!)) {
           this.send(take(true));
           bytes = 0;
         }
       }
-      w.sentRev = rev;
+      w.sentRev = lastRev;
       this.send(take(false));
     }
     w.flushActive = false;
