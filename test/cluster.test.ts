@@ -335,6 +335,14 @@ describe('replicated cluster (3 real nodes)', () => {
     const removed = await request(follower, 'DELETE', '/cluster/members/n4');
     expect(removed.status).toBe(200);
     expect((await members(leader)).members.map((m) => m.name)).not.toContain('n4');
+    // n4 learns that it was removed (it applied its removal, or a member refused its messages as
+    // a removed member's) and says so, instead of waiting for a leader that will never come.
+    let why = '';
+    for (let i = 0; i < 100 && !why.includes('removed from the cluster'); i++) {
+      why = (await request(n4, 'GET', '/readyz/raft', { timeoutMs: 2_000 })).body;
+      if (!why.includes('removed from the cluster')) await delay(200);
+    }
+    expect(why).toContain('this node was removed from the cluster');
     await n4.cleanup();
     nodes.delete('n4');
     expect((await create(node('n1'), 'after-remove')).status).toBe(201);

@@ -26,6 +26,10 @@ const NO_DATA = new Uint8Array(0);
 const HEADER = ENVELOPE_BYTES;
 const EMPTY_MESSAGES: readonly Message[] = [];
 
+function inConf(c: ConfState, id: NodeId): boolean {
+  return c.voters.includes(id) || c.learners.includes(id);
+}
+
 /**
  * The node driver: owns a RawNode, ticks it from a timer and runs the loop of the Ready
  * contract — persist (one fsync per Ready) -> send -> apply -> advance. Proposals carry a small
@@ -53,6 +57,7 @@ export class RaftNode {
    */
   private seq: number;
   private readonly proposals = new Map<number, PendingProposal>();
+  private removedNote: string | undefined;
   private readonly reads = new Map<string, PendingRead>();
   private queuedProposals: Uint8Array[] = [];
   private queuedMessages: Message[] = [];
@@ -411,6 +416,20 @@ export class RaftNode {
     return { resent: this.resendStats.resent, duplicates, uncheckable };
   }
 
+  /**
+   * Why this node holds that it was removed from the cluster, while it is not in the
+   * configuration it applied: it applied its own removal, or a peer refused its messages as a
+   * removed member's (reportRemoved). Undefined otherwise (a member, or a node waiting to join).
+   */
+  removed(): string | undefined {
+    return this.removedNote !== undefined && !inConf(this.confState, this.id) ? this.removedNote : undefined;
+  }
+
+  /** A peer refused this node's messages because it was removed from the cluster. */
+  reportRemoved(by: NodeId): void {
+    this.removedNote ??= `member ${by} refused its messages as a removed member's`;
+  }
+
   status(): RaftStatus & { applied: number } {
     return { ...this.raw.status(), applied: this.applied };
   }
@@ -649,7 +668,9 @@ export class RaftNode {
 
   private async applyEntry(e: Entry): Promise<void> {
     if (e.type === 'conf') {
+      const before = this.confState;
       this.confState = this.raw.applyConfChange(decodeConfChange(e.data));
+      if (inConf(before, this.id) && !inConf(this.confState, this.id)) this.removedNote = `its removal from the configuration was applied at index ${e.index}`;
       this.confHistory.push({ index: e.index, confState: this.confState });
       this.applied = e.index;
       return;

@@ -14,6 +14,10 @@ import type { PeerConnectTls } from './raft.peer-tls.js';
 import type { ServiceClient } from './raft.wire-codec.js';
 import { dropSnapshotFile, sendSnapshot, type SnapshotTransferCounts } from './raft.snapshot-stream.js';
 
+/** What a member tells a removed member that still sends it Raft messages (etcd's words). */
+export const REMOVED_MEMBER_MESSAGE = 'the member has been permanently removed from the cluster';
+const FAILED_PRECONDITION = 9;
+
 /** What a PeerSender reads from its transport (limits, callbacks, credentials, codec). */
 export interface PeerSenderHost {
   readonly maxQueue: number;
@@ -30,6 +34,7 @@ export interface PeerSenderHost {
     onSnapshotStatus?(id: NodeId, failed: boolean): void;
     onConnectionLost?(id: NodeId): void;
     onUndelivered?(id: NodeId, msgs: readonly Message[]): void;
+    onRemoved?(by: NodeId): void;
   };
   readonly snapshotTransfers: { readonly sent: Map<NodeId, SnapshotTransferCounts> };
   /** TLS of the peer stream's connection; undefined: plaintext (HTTP/2 with prior knowledge). */
@@ -266,6 +271,20 @@ export class PeerSender {
     });
     // The server sends nothing but its final Ack; reading lets the end be seen.
     s.on('data', noop);
+    // A peer that knows this node was removed ends the stream saying so (trailers, or headers
+    // only when it refused at once).
+    const status = (headers: IncomingHttpHeaders): void => {
+      if (headers['grpc-status'] !== String(FAILED_PRECONDITION)) return;
+      let text = String(headers['grpc-message'] ?? '');
+      try {
+        text = decodeURIComponent(text);
+      } catch {
+        // not percent-encoded as gRPC asks: compared as it came
+      }
+      if (text === REMOVED_MEMBER_MESSAGE) this.t.events.onRemoved?.(this.id);
+    };
+    s.on('trailers', status);
+    s.on('response', status);
     // Any end of the stream (a status from the server, a reset, the connection gone) breaks it.
     const ended = (): void => {
       if (this.stream !== s) return;

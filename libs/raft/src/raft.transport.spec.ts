@@ -210,6 +210,37 @@ describe('GrpcTransport', () => {
     }
   }, 20000);
 
+  it("refuses a removed member's messages and tells it so; a member's still arrive", async () => {
+    const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
+    const peers = new Map([
+      [1, `127.0.0.1:${p1}`],
+      [2, `127.0.0.1:${p2}`],
+      [3, `127.0.0.1:${p3}`],
+    ]);
+    const removedBy: number[] = [];
+    const got: Message[] = [];
+    const t1 = new GrpcTransport(
+      { id: 1, listen: `127.0.0.1:${p1}`, peers, minBackoffMs: 20, tls: tlsA },
+      { onMessage: () => undefined, onRemoved: (by) => removedBy.push(by) },
+    );
+    const t2 = new GrpcTransport({ id: 2, listen: `127.0.0.1:${p2}`, peers, tls: tlsA }, { onMessage: (m) => got.push(m) });
+    const t3 = new GrpcTransport(
+      { id: 3, listen: `127.0.0.1:${p3}`, peers, minBackoffMs: 20, tls: tlsA },
+      { onMessage: () => undefined, onRemoved: (by) => removedBy.push(by) },
+    );
+    t2.setRemovedCheck((id) => id === 1);
+    try {
+      await Promise.all([t1.start(), t2.start(), t3.start()]);
+      t1.send([msg({ type: 'preVote', from: 1, to: 2, term: 5 })]);
+      t3.send([msg({ type: 'heartbeat', from: 3, to: 2, term: 5 })]);
+      await waitFor(() => removedBy.length > 0 && got.length > 0);
+      expect(removedBy[0]).toBe(2);
+      expect(got.map((m) => m.from)).toEqual([3]);
+    } finally {
+      await Promise.all([t1.stop(), t2.stop(), t3.stop()]);
+    }
+  });
+
   it('reports a lost connection when a peer goes away, and none while it is up', async () => {
     const [p1, p2] = [await freePort(), await freePort()];
     const peers = new Map([

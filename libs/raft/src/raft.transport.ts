@@ -3,7 +3,9 @@ import type { PackageDefinition } from '@grpc/proto-loader';
 import { type DuplexCall, GrpcH2Server, type GrpcServiceDefinition, type Msg, type ServiceHandlers } from '@app/grpc';
 import type { Message, NodeId } from './raft.types.js';
 import { type PeerConnectTls, type PeerCredentials, type PeerTls, TransportConfigError, peerCredentials } from './raft.peer-tls.js';
-import { PeerSender, isRequest } from './raft.peer-sender.js';
+import { PeerSender, REMOVED_MEMBER_MESSAGE, isRequest } from './raft.peer-sender.js';
+
+export { REMOVED_MEMBER_MESSAGE };
 import { type SnapshotTransferCounts, dropSnapshotFile, receiveSnapshot } from './raft.snapshot-stream.js';
 import { findRaftProto, raftService } from './raft.wire-codec.js';
 
@@ -55,6 +57,8 @@ export interface TransportEvents {
    * (RaftNode.reportUndelivered).
    */
   onUndelivered?(id: NodeId, msgs: readonly Message[]): void;
+  /** A peer ended this node's stream to it with REMOVED_MEMBER_MESSAGE: this node was removed. */
+  onRemoved?(by: NodeId): void;
 }
 
 /** Options of GrpcTransport. */
@@ -116,6 +120,7 @@ export class GrpcTransport implements RaftTransport {
   readonly connectTimeoutMs: number;
   private readonly server: GrpcH2Server;
   private readonly senders = new Map<NodeId, PeerSender>();
+  private removedCheck: ((id: NodeId) => boolean) | undefined;
   /** The grpc-js client of RaftTransport (snapshot transfers). */
   readonly snapshotClient: grpc.ServiceClientConstructor;
   private readonly service: grpc.ServiceDefinition;
@@ -197,9 +202,15 @@ export class GrpcTransport implements RaftTransport {
     call.sendHeaders();
     // The peer this stream comes from, once a message told (one stream per sending peer).
     let from = 0;
+    let refused = false;
     call.on('data', (batch: Msg) => {
-      if (this.stopped) return;
+      if (this.stopped || refused) return;
       for (const m of batch as unknown as Message[]) {
+        if (this.removedCheck?.(m.from)) {
+          refused = true;
+          call.fail({ code: grpc.status.FAILED_PRECONDITION, details: REMOVED_MEMBER_MESSAGE });
+          return;
+        }
         from = m.from;
         this.events.onMessage(m);
       }
@@ -225,6 +236,15 @@ export class GrpcTransport implements RaftTransport {
         return true;
       },
     });
+  }
+
+  /**
+   * Sets what says whether a peer id was removed from the cluster: such a peer's stream to this
+   * node is then ended with FAILED_PRECONDITION and REMOVED_MEMBER_MESSAGE instead of being
+   * delivered, which tells it (TransportEvents.onRemoved on its side).
+   */
+  setRemovedCheck(check: ((id: NodeId) => boolean) | undefined): void {
+    this.removedCheck = check;
   }
 
   /**

@@ -121,6 +121,7 @@ export async function openClusterStorage(o: ClusterStorageOptions): Promise<Clus
           onConnectionLost: (p) => node.reportConnectionLost(p),
           onUndelivered: (_p, msgs) => node.reportUndelivered(msgs),
           onSnapshotStatus: (p, failed) => node.reportSnapshot(p, failed),
+          onRemoved: (p) => node.reportRemoved(p),
         },
       );
       node.setTransport(transport);

@@ -131,6 +131,8 @@ function caughtUp(match: number, commit: number): boolean {
 /** Member records, the transport's peer list, and the add, promote and remove operations. */
 export class ClusterMembership {
   private readonly peers = new Map<number, string>();
+  /** Ids of the removal markers (REMOVED_PREFIX). */
+  private readonly removedIds = new Set<number>();
   /** The log formats each member's record lists, by member id (see applies). */
   private readonly formats = new Map<number, ReadonlySet<string>>();
   private unsubscribe: (() => void)[] = [];
@@ -146,13 +148,28 @@ export class ClusterMembership {
     this.unsubscribe.push(this.o.store.subscribe((e) => this.onEvent(e)));
     this.unsubscribe.push(this.o.store.onReset(() => void this.resync()));
     await this.resync();
+    // A removed member that still sends Raft messages is told so (as etcd's peers answer it).
+    this.o.transport?.setRemovedCheck((id) => this.isRemoved(id));
   }
 
   stop(): void {
+    this.o.transport?.setRemovedCheck(undefined);
     for (const u of this.unsubscribe.splice(0)) u();
   }
 
+  /** True when `id` has a removal marker and is not in the configuration applied here. */
+  isRemoved(id: number): boolean {
+    if (!this.removedIds.has(id)) return false;
+    const { voters, learners } = this.o.node.members();
+    return !voters.includes(id) && !learners.includes(id);
+  }
+
   private onEvent(e: MvccEvent): void {
+    if (e.key.startsWith(REMOVED_PREFIX)) {
+      if (e.type === 'put') this.removedIds.add(Number(dec.decode(e.value.value)));
+      else if (e.prevValue) this.removedIds.delete(Number(dec.decode(e.prevValue.value)));
+      return;
+    }
     if (!e.key.startsWith(MEMBER_PREFIX)) return;
     if (e.type === 'put') {
       const r = parseRecord(e.value.value);
@@ -177,6 +194,8 @@ export class ClusterMembership {
   }
 
   private async resync(): Promise<void> {
+    this.removedIds.clear();
+    for (const kv of (await this.o.store.range(REMOVED_PREFIX)).kvs) this.removedIds.add(Number(dec.decode(kv.value)));
     const records = await this.records();
     this.formats.clear();
     for (const r of records) {

@@ -168,9 +168,20 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     else if (st.lead === 0) raftReason = `no leader known (term ${st.term}, ${st.role})`;
     else raftReason = `nothing heard from leader ${names.get(st.lead) ?? st.lead} within the election timeout (term ${st.term})`;
   });
+  let removedSaid = false;
   const raftCheck = (): string | undefined => {
     const failed = cs.node.failure();
-    return failed ? `stopped by a storage failure: ${failed.message}` : raftReason;
+    if (failed) return `stopped by a storage failure: ${failed.message}`;
+    const removed = cs.node.removed();
+    if (removed !== undefined) {
+      const reason = `this node was removed from the cluster (${removed}): stop it, or add it back (docs/cluster.md "Membership")`;
+      if (!removedSaid) {
+        removedSaid = true;
+        process.stderr.write(`${name}: ${reason}\n`);
+      }
+      return reason;
+    }
+    return raftReason;
   };
   const storageCheck = (): string | undefined => {
     const failed = cs.node.failure();
