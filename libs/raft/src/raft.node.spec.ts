@@ -145,6 +145,8 @@ describe('RaftNode driver', () => {
     await until(() => target.status().role === 'leader');
     // Add a learner (node 4, empty disk): it gets the founding snapshot, then the log.
     const { node: n4, sm: sm4 } = await startNode(net, 4, undefined);
+    // A node waiting to join is not in any configuration, and was not removed either.
+    expect(n4.removed()).toBeUndefined();
     await target.addLearner(4);
     await until(() => sm4.map.get('b') === '2');
     await target.promote(4);
@@ -152,8 +154,17 @@ describe('RaftNode driver', () => {
     await target.propose(new TextEncoder().encode('c=3'));
     await until(() => sm4.map.get('c') === '3');
     expect(n4.status().lead).toBe(target.id);
+    expect(n4.removed()).toBeUndefined();
     await target.removeNode(4);
     expect(target.status().peers.some((p) => p.id === 4)).toBe(false);
+    // Node 4 applies its removal only if a commit index covering it reached it before the
+    // leader stopped sending to it; a peer's word counts as well (a removed node that missed
+    // the entry still lists itself in its configuration).
+    n4.reportRemoved(target.id);
+    expect(n4.removed()).toMatch(/^(its removal from the configuration was applied at index \d+|member \d+ refused its messages as a removed member's)$/);
+    expect(follower.removed()).toBeUndefined();
+    follower.reportRemoved(target.id);
+    expect(follower.removed()).toBe(`member ${target.id} refused its messages as a removed member's`);
   }, 30000);
 
   /** Three nodes; the follower's gate set to `resends`; a transfer to an unreachable node under way; a proposal through the follower. */

@@ -58,6 +58,7 @@ export class RaftNode {
   private seq: number;
   private readonly proposals = new Map<number, PendingProposal>();
   private removedNote: string | undefined;
+  private removedByPeer: string | undefined;
   private readonly reads = new Map<string, PendingRead>();
   private queuedProposals: Uint8Array[] = [];
   private queuedMessages: Message[] = [];
@@ -417,17 +418,20 @@ export class RaftNode {
   }
 
   /**
-   * Why this node holds that it was removed from the cluster, while it is not in the
-   * configuration it applied: it applied its own removal, or a peer refused its messages as a
-   * removed member's (reportRemoved). Undefined otherwise (a member, or a node waiting to join).
+   * Why this node holds that it was removed from the cluster: it applied its own removal (and
+   * is not in the configuration it applied since), or a peer refused its messages as a removed
+   * member's (reportRemoved; until a configuration it applies adds it again). Undefined
+   * otherwise (a member, or a node waiting to join).
    */
   removed(): string | undefined {
-    return this.removedNote !== undefined && !inConf(this.confState, this.id) ? this.removedNote : undefined;
+    if (this.removedNote !== undefined && !inConf(this.confState, this.id)) return this.removedNote;
+    // A node that missed its removal still lists itself in the configuration it applied.
+    return this.removedByPeer;
   }
 
   /** A peer refused this node's messages because it was removed from the cluster. */
   reportRemoved(by: NodeId): void {
-    this.removedNote ??= `member ${by} refused its messages as a removed member's`;
+    this.removedByPeer ??= `member ${by} refused its messages as a removed member's`;
   }
 
   status(): RaftStatus & { applied: number } {
@@ -671,6 +675,8 @@ export class RaftNode {
       const before = this.confState;
       this.confState = this.raw.applyConfChange(decodeConfChange(e.data));
       if (inConf(before, this.id) && !inConf(this.confState, this.id)) this.removedNote = `its removal from the configuration was applied at index ${e.index}`;
+      // Added (back) by a configuration this node applied: what a peer said before is past.
+      else if (!inConf(before, this.id) && inConf(this.confState, this.id)) this.removedByPeer = undefined;
       this.confHistory.push({ index: e.index, confState: this.confState });
       this.applied = e.index;
       return;
