@@ -633,6 +633,7 @@ export class RaftNode {
       this.applied = s.metadata.index;
       this.confState = s.metadata.confState;
       this.confHistory = [{ index: s.metadata.index, confState: s.metadata.confState }];
+      if (inConf(this.confState, this.id)) this.removedByPeer = undefined;
       // A proposal sent before may be in the entries the snapshot covers: this node cannot
       // tell, so it must not send it again (it may still be applied after the snapshot).
       for (const p of this.proposals.values()) if (p.sent > 0) p.frozen = true;
