@@ -48,13 +48,28 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     if (r.code !== 0) throw new Error(`etcdctl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
     return r.stdout;
   };
-  /** Starts a cluster of `names` on fresh ports with cleartext etcd client URLs; returns the nodes and their etcd endpoints. */
-  const startCluster = async (names: string[], dataDir: (n: string) => string): Promise<{ nodes: ServerHandle[]; endpoints: string[]; initial: string }> => {
+  interface Layout {
+    names: string[];
+    ports: number[];
+    /** `--initial-cluster` of the members. */
+    initial: string;
+    /** Their cleartext etcd client URLs. */
+    endpoints: string[];
+  }
+  /** Fresh peer and etcd client ports for members `names`. */
+  const layout = async (names: string[]): Promise<Layout> => {
     const ports = await getFreePorts(names.length * 2);
-    const initial = names.map((n, i) => `${n}=127.0.0.1:${ports[i]}`).join(',');
-    const endpoints = names.map((_, i) => `http://127.0.0.1:${ports[names.length + i]}`);
+    return {
+      names,
+      ports,
+      initial: names.map((n, i) => `${n}=127.0.0.1:${ports[i]}`).join(','),
+      endpoints: names.map((_, i) => `http://127.0.0.1:${ports[names.length + i]}`),
+    };
+  };
+  /** Starts the members of `l`, each on its data dir under `base`. */
+  const startCluster = async (l: Layout, base: string): Promise<ServerHandle[]> => {
     const nodes = await Promise.all(
-      names.map((n, i) =>
+      l.names.map((n, i) =>
         startServer({
           args: [
             '--name',
@@ -62,19 +77,19 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
             '--pki-dir',
             join(dir, 'pki'),
             '--listen-peer-port',
-            String(ports[i]),
+            String(l.ports[i]),
             '--initial-cluster',
-            initial,
+            l.initial,
             '--listen-client-urls',
-            endpoints[i]!,
+            l.endpoints[i]!,
           ],
-          dataDir: dataDir(n),
+          dataDir: join(base, n),
           readyTimeoutMs: 40_000,
         }),
       ),
     );
     servers.push(...nodes);
-    return { nodes, endpoints, initial };
+    return nodes;
   };
 
   beforeAll(async () => {
@@ -91,8 +106,9 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
 
   it('restores the objects, keys and revisions of the snapshot, with the new members only', async () => {
     if (!have) return;
-    const old = await startCluster(['n1', 'n2', 'n3'], (n) => join(dir, 'old', n));
-    const n1 = old.nodes[0]!;
+    const old = await layout(['n1', 'n2', 'n3']);
+    const oldNodes = await startCluster(old, join(dir, 'old'));
+    const n1 = oldNodes[0]!;
     const created = await request(n1, 'POST', '/api/v1/namespaces/default/configmaps', { body: cm('kept', { a: '1' }) });
     expect(created.status).toBe(201);
     const kept = created.json<{ metadata: { resourceVersion: string; uid: string } }>().metadata;
@@ -110,12 +126,10 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     expect(JSON.parse(status.stdout)).toMatchObject({ revision: savedRev.header.revision });
 
     // The whole cluster is lost.
-    for (const s of old.nodes) await s.kill();
+    for (const s of oldNodes) await s.kill();
 
-    const names = ['m1', 'm2', 'm3'];
-    const ports = await getFreePorts(6);
-    const initial = names.map((n, i) => `${n}=127.0.0.1:${ports[i]}`).join(',');
-    const endpoints = names.map((_, i) => `http://127.0.0.1:${ports[3 + i]}`);
+    const fresh = await layout(['m1', 'm2', 'm3']);
+    const { names, initial, endpoints } = fresh;
     for (const n of names) {
       const r = await run('node', [
         join(repoRoot(), 'dist/cluster/snapshot.cli.js'),
@@ -132,27 +146,7 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
       expect(r.stdout).toContain(`member ${n} of ${initial}`);
     }
     // The restored members start on the peer ports the restore named.
-    const restored = await Promise.all(
-      names.map((n, i) =>
-        startServer({
-          args: [
-            '--name',
-            n,
-            '--pki-dir',
-            join(dir, 'pki'),
-            '--listen-peer-port',
-            String(ports[i]),
-            '--initial-cluster',
-            initial,
-            '--listen-client-urls',
-            endpoints[i]!,
-          ],
-          dataDir: join(dir, 'new', n),
-          readyTimeoutMs: 40_000,
-        }),
-      ),
-    );
-    servers.push(...restored);
+    const restored = await startCluster(fresh, join(dir, 'new'));
 
     for (const node of restored) {
       const got = await request(node, 'GET', '/api/v1/namespaces/default/configmaps/kept');
