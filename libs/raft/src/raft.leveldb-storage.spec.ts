@@ -177,6 +177,29 @@ describe('LevelDbRaftStorage', () => {
     }
   });
 
+  it('keeps the index of its own removal across reopening until it is cleared, and reports a damaged record', async () => {
+    const s = await LevelDbRaftStorage.open(dir);
+    await s.bootstrap([1, 2]);
+    expect(s.removedAt()).toBeUndefined();
+    await s.setRemovedAt(7);
+    await s.close();
+    const r = await LevelDbRaftStorage.open(dir);
+    expect(r.removedAt()).toBe(7);
+    await r.setRemovedAt(undefined);
+    await r.close();
+    const t = await LevelDbRaftStorage.open(dir);
+    expect(t.removedAt()).toBeUndefined();
+    await t.setRemovedAt(9);
+    await t.close();
+    const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+    await db.open();
+    const bad = (await db.get('r'))!.slice();
+    bad[bad.length - 2] = bad[bad.length - 2]! ^ 0xff;
+    await db.put('r', bad);
+    await db.close();
+    await expect(LevelDbRaftStorage.open(dir)).rejects.toThrow(`raft log in ${dir}: checksum mismatch in record r`);
+  });
+
   it('reports a corrupted record as ErrCorrupt instead of applying it', async () => {
     const s = await LevelDbRaftStorage.open(dir);
     await s.bootstrap([1]);

@@ -12,6 +12,8 @@ import { type ConfState, type Entry, type EntryType, type HardState, type Snapsh
  *   `e<16 hex digits of index>` -> entry      [crc32:4][version:1][type:1][term:f64][index:f64][data]
  *   `h`                         -> hard state  [crc32:4][version:1][json {term, vote, commit}]
  *   `s`                         -> snapshot    [crc32:4][version:1][metaLen:u32][json metadata][data]
+ *   `r`                         -> removal     [crc32:4][version:1][json {index}]: this node
+ *                                  applied its own removal at that index (absent otherwise)
  * A snapshot whose data is in a file (Snapshot.file) stores the file's path in the metadata
  * JSON (`file`) and no data; the file was made durable before it was handed over, and it is
  * deleted once a later record replaces this one.
@@ -33,6 +35,8 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
   private closing = false;
   /** The hard state in memory carries a commit index no batch has written yet (see save). */
   private hardStateUnwritten = false;
+  /** The `r` record: the index at which this node applied its own removal. */
+  private removal: number | undefined;
 
   private constructor(
     private readonly db: ClassicLevel<string, Uint8Array>,
@@ -93,7 +97,10 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
         throw new RaftError('ErrCorrupt', `hard state commits index ${hs.commit} but the log ends at index ${mem.lastIndex()}: records are missing`);
       mem.setHardState(hs);
     }
-    return new LevelDbRaftStorage(db, mem, opts.sync ?? true, dir);
+    const storage = new LevelDbRaftStorage(db, mem, opts.sync ?? true, dir);
+    const removalRaw = await db.get('r');
+    if (removalRaw !== undefined) storage.removal = decodeRemoval(removalRaw);
+    return storage;
   }
 
   /** One batch, written again after a reopen while the disk is full (see the class comment). */
@@ -247,6 +254,16 @@ export class LevelDbRaftStorage implements RaftNodeStorage {
     await removeSnapshotFile(current, undefined);
   }
 
+  removedAt(): number | undefined {
+    return this.removal;
+  }
+
+  async setRemovedAt(index: number | undefined): Promise<void> {
+    if (index === this.removal) return;
+    await this.write([index === undefined ? { type: 'del', key: 'r' } : { type: 'put', key: 'r', value: encodeRemoval(index) }], this.sync);
+    this.removal = index;
+  }
+
   /** Resolves when the deletions of compacted entries started so far are done. */
   compacted(): Promise<void> {
     return this.clearing;
@@ -334,6 +351,25 @@ function decodeHardState(raw: Uint8Array): HardState {
     /* fall through */
   }
   throw new RaftError('ErrCorrupt', 'hard state record is malformed');
+}
+
+function encodeRemoval(index: number): Uint8Array {
+  const json = enc.encode(JSON.stringify({ index }));
+  const body = new Uint8Array(1 + json.length);
+  body[0] = VERSION;
+  body.set(json, 1);
+  return seal(body);
+}
+
+function decodeRemoval(raw: Uint8Array): number {
+  const body = unseal('r', raw);
+  try {
+    const o = JSON.parse(dec.decode(body.subarray(1))) as { index?: unknown };
+    if (typeof o.index === 'number' && Number.isSafeInteger(o.index) && o.index > 0) return o.index;
+  } catch {
+    /* fall through */
+  }
+  throw new RaftError('ErrCorrupt', 'removal record is malformed');
 }
 
 /** Deletes the file of a snapshot record that `next` replaced (a missing file is fine). */

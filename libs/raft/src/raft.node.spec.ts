@@ -167,6 +167,48 @@ describe('RaftNode driver', () => {
     expect(follower.removed()).toBe(`member ${target.id} refused its messages as a removed member's`);
   }, 30000);
 
+  it('still knows after a restart that it was removed once a snapshot of its own covers the removal, until it is added back', async () => {
+    const net = new LocalNet();
+    // Two voters: the removal needs node 2's acknowledgement, so the commit reaches node 2.
+    await startNode(net, 1, [1, 2]);
+    const { node: n2, storage: s2, sm: sm2 } = await startNode(net, 2, [1, 2]);
+    await until(() => leaderOf(net) !== undefined);
+    if (leaderOf(net)!.id !== 1) {
+      n2.transferLeadership(1);
+      await until(() => leaderOf(net)?.id === 1);
+    }
+    const n1 = net.nodes.get(1)!;
+    await n1.propose(new TextEncoder().encode('a=1'));
+    await n1.removeNode(2);
+    await until(() => n2.removed() !== undefined);
+    const at = Number(/at index (\d+)$/.exec(n2.removed()!)![1]);
+    expect(s2.removedAt()).toBe(at);
+    // Node 2 stops, and a snapshot of its own at the removal entry replaces its log (as when
+    // entries after the removal reached it and its snapshot threshold was crossed): the
+    // configuration a restart replays from no longer shows the change.
+    const entry = open.find((o) => o.node === n2)!;
+    open.splice(open.indexOf(entry), 1);
+    await n2.stop();
+    net.nodes.delete(2);
+    await s2.createSnapshot(at, { voters: [1], learners: [] }, (await sm2.snapshot()).data);
+    await s2.close();
+    const storage = await LevelDbRaftStorage.open(join(dir, 'n2'), { sync: false });
+    const again = await RaftNode.create({ id: 2, storage, stateMachine: new KvMachine(), transport: net.transport(2), tickMs: 10, keepEntries: 2 });
+    open.push({ node: again, storage });
+    net.nodes.set(2, again);
+    again.start();
+    expect(storage.snapshot().metadata).toMatchObject({ index: at, confState: { voters: [1] } });
+    expect(again.removed()).toBe(`its removal from the configuration was applied at index ${at}`);
+    // Nothing reaches it (it is in no configuration and does not campaign), and it stays so.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(again.removed()).toBe(`its removal from the configuration was applied at index ${at}`);
+    // Added back, as a learner: the record is cleared with what it said.
+    await n1.addLearner(2);
+    await until(() => again.members().learners.includes(2));
+    expect(again.removed()).toBeUndefined();
+    await until(() => storage.removedAt() === undefined);
+  }, 30000);
+
   /** Three nodes; the follower's gate set to `resends`; a transfer to an unreachable node under way; a proposal through the follower. */
   async function proposeDuringTransfer(resends: boolean) {
     const net = new LocalNet();

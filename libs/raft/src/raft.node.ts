@@ -98,6 +98,10 @@ export class RaftNode {
     const snapMeta = o.storage.snapshot().metadata;
     this.confState = snapMeta.confState;
     this.confHistory = [{ index: snapMeta.index, confState: snapMeta.confState }];
+    // A removal this node applied before a snapshot of its own covered it: the configuration
+    // replayed from that snapshot no longer shows the change, the record does.
+    const removedAt = o.storage.removedAt?.();
+    if (removedAt !== undefined) this.removedNote = `its removal from the configuration was applied at index ${removedAt}`;
   }
 
   /**
@@ -429,6 +433,13 @@ export class RaftNode {
     return this.removedByPeer;
   }
 
+  /** A configuration that lists this node again: it is a member, whatever was said before. */
+  private async clearRemoval(): Promise<void> {
+    this.removedByPeer = undefined;
+    this.removedNote = undefined;
+    if (this.storage.removedAt?.() !== undefined) await this.storage.setRemovedAt?.(undefined);
+  }
+
   /** A peer refused this node's messages because it was removed from the cluster. */
   reportRemoved(by: NodeId): void {
     this.removedByPeer ??= `member ${by} refused its messages as a removed member's`;
@@ -633,7 +644,7 @@ export class RaftNode {
       this.applied = s.metadata.index;
       this.confState = s.metadata.confState;
       this.confHistory = [{ index: s.metadata.index, confState: s.metadata.confState }];
-      if (inConf(this.confState, this.id)) this.removedByPeer = undefined;
+      if (inConf(this.confState, this.id)) await this.clearRemoval();
       // A proposal sent before may be in the entries the snapshot covers: this node cannot
       // tell, so it must not send it again (it may still be applied after the snapshot).
       for (const p of this.proposals.values()) if (p.sent > 0) p.frozen = true;
@@ -675,9 +686,12 @@ export class RaftNode {
     if (e.type === 'conf') {
       const before = this.confState;
       this.confState = this.raw.applyConfChange(decodeConfChange(e.data));
-      if (inConf(before, this.id) && !inConf(this.confState, this.id)) this.removedNote = `its removal from the configuration was applied at index ${e.index}`;
+      if (inConf(before, this.id) && !inConf(this.confState, this.id)) {
+        this.removedNote = `its removal from the configuration was applied at index ${e.index}`;
+        await this.storage.setRemovedAt?.(e.index);
+      }
       // Added (back) by a configuration this node applied: what a peer said before is past.
-      else if (!inConf(before, this.id) && inConf(this.confState, this.id)) this.removedByPeer = undefined;
+      else if (!inConf(before, this.id) && inConf(this.confState, this.id)) await this.clearRemoval();
       this.confHistory.push({ index: e.index, confState: this.confState });
       this.applied = e.index;
       return;

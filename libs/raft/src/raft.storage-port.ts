@@ -25,4 +25,12 @@ export interface RaftNodeStorage extends RaftStorage {
   createSnapshot(i: number, confState: ConfState, data: Uint8Array, compactTo?: number): Promise<Snapshot>;
   /** Rewrites the stored snapshot as metadata only (a durable state machine holds its data). */
   dropSnapshotData(): Promise<void>;
+  /**
+   * The index of this node's own removal from the configuration, as last recorded by
+   * setRemovedAt: the node keeps knowing that it was removed after a snapshot of its own
+   * covered the removal entry (and the configuration no longer shows the change).
+   */
+  removedAt?(): number | undefined;
+  /** Records (durably) or clears the index of this node's own removal. */
+  setRemovedAt?(index: number | undefined): Promise<void>;
 }
