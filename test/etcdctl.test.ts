@@ -3,7 +3,7 @@
  * put/get (prefix, limit, rev, keys-only, count, sort, compaction), del (prefix, prev-kv), watch (a
  * concurrent put, a start revision), txn from stdin, leases (grant, revoke, keep-alive --once,
  * timetolive --keys, list, a key expiring with its lease), endpoint status/health, member list,
- * snapshot save, `check perf --load=s` and move-leader, and /health, /version and /metrics over
+ * snapshot save, lock and elect, `check perf --load=s` and move-leader, and /health, /version and /metrics over
  * HTTP/1.1 on the same mutual-TLS port (etcdctl's own `check datascale` fetches /metrics without
  * the TLS flags: test/etcd.grpc-server.test.ts runs it in cleartext); then the leader is
  * killed and the same commands work through the two remaining nodes, and a second node down
@@ -47,25 +47,19 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
 
   const endpoint = (n: string): string => `https://127.0.0.1:${clientPorts.get(n)}`;
 
+  /** etcdctl's connection flags for `names`: their client URLs, the cluster CA, the admin certificate. */
+  const connection = (names: string[]): string[] => {
+    const pki = join(dir, 'pki');
+    return ['--endpoints', names.map(endpoint).join(','), '--cacert', join(pki, 'ca.crt'), '--cert', join(pki, 'admin.crt'), '--key', join(pki, 'admin.key')];
+  };
+
   /** Runs etcdctl against `names` (default: every live node); `input` goes to stdin. */
   const ctl = (args: string[], opts: { names?: string[]; input?: string; timeoutMs?: number } = {}): Promise<CtlResult> =>
     new Promise((resolve, reject) => {
-      const pki = join(dir, 'pki');
-      const child = spawn(
-        'etcdctl',
-        [
-          '--endpoints',
-          (opts.names ?? live).map(endpoint).join(','),
-          '--cacert',
-          join(pki, 'ca.crt'),
-          '--cert',
-          join(pki, 'admin.crt'),
-          '--key',
-          join(pki, 'admin.key'),
-          ...args,
-        ],
-        { env: { ...process.env, ETCDCTL_API: '3' }, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] },
-      );
+      const child = spawn('etcdctl', [...connection(opts.names ?? live), ...args], {
+        env: { ...process.env, ETCDCTL_API: '3' },
+        stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -132,23 +126,7 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
 
   /** Starts `etcdctl watch` and resolves once its output holds `lines` lines (then stops it). */
   const watchLines = (args: string[], lines: number, names: string[]): { done: Promise<string[]>; stop(): void } => {
-    const pki = join(dir, 'pki');
-    const child = spawn(
-      'etcdctl',
-      [
-        '--endpoints',
-        names.map(endpoint).join(','),
-        '--cacert',
-        join(pki, 'ca.crt'),
-        '--cert',
-        join(pki, 'admin.crt'),
-        '--key',
-        join(pki, 'admin.key'),
-        'watch',
-        ...args,
-      ],
-      { env: { ...process.env, ETCDCTL_API: '3' }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn('etcdctl', [...connection(names), 'watch', ...args], { env: { ...process.env, ETCDCTL_API: '3' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const done = new Promise<string[]>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -166,6 +144,76 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
       });
     });
     return { done, stop: () => child.kill('SIGKILL') };
+  };
+
+  /** A long-running etcdctl (elect): its output so far, a wait for a line, and a signal to end it. */
+  const background = (args: string[], names: string[]) => {
+    const child = spawn('etcdctl', [...connection(names), ...args], { env: { ...process.env, ETCDCTL_API: '3' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    return {
+      lines: (): string[] => out.split('\n').filter((l) => l !== ''),
+      /** Resolves once a line of output equals `line`. */
+      async waitFor(line: string, ms = 20_000): Promise<void> {
+        const end = Date.now() + ms;
+        while (!this.lines().includes(line)) {
+          if (Date.now() > end)
+            throw new Error(`etcdctl ${args.join(' ')} did not print ${line}; stdout ${JSON.stringify(out)}, stderr ${JSON.stringify(err)}`);
+          await delay(50);
+        }
+      },
+      async stop(signal: NodeJS.Signals = 'SIGINT'): Promise<number | null> {
+        child.kill(signal);
+        return closed;
+      },
+    };
+  };
+
+  /**
+   * etcdctl's lock and elect recipes (sessions on a lease kept alive, keys under a prefix, a
+   * wait for the deletion of the key before one's own): two holders of a lock run their
+   * commands one after the other; a second candidate wins only when the leader resigns, and an
+   * observer sees both leaders.
+   */
+  const lockElect = async (names: string[], p: string): Promise<void> => {
+    const section = (tag: string) =>
+      ok(['lock', `${p}/lock`, '--', 'sh', '-c', `echo ${tag} in $(date +%s%N) $ETCD_LOCK_KEY; sleep 0.5; echo ${tag} out $(date +%s%N)`], {
+        names,
+        timeoutMs: 30_000,
+      });
+    const outs = await Promise.all([section('a'), section('b')]);
+    const spans = outs.map((o) => {
+      const [inLine, outLine] = o.split('\n').filter((l) => l !== '');
+      const [, , tIn, key] = inLine!.split(' ');
+      return { from: BigInt(tIn!), to: BigInt(outLine!.split(' ')[2]!), key: key! };
+    });
+    // Each held its own key under the lock's prefix, and the sections did not overlap.
+    for (const s of spans) expect(s.key).toMatch(new RegExp(`^${p}/lock/[0-9a-f]+$`));
+    expect(spans[0]!.key).not.toBe(spans[1]!.key);
+    const [first, second] = spans[0]!.from < spans[1]!.from ? spans : [spans[1]!, spans[0]!];
+    expect(second!.from > first!.to).toBe(true);
+    // Both keys went with their sessions.
+    expect(keysOf(await getJson([`${p}/lock/`, '--prefix', '--keys-only'], names))).toEqual([]);
+
+    const observer = background(['elect', '-l', `${p}/elect`], names);
+    const one = background(['elect', `${p}/elect`, 'one'], names);
+    await one.waitFor('one');
+    await observer.waitFor('one');
+    const two = background(['elect', `${p}/elect`, 'two'], names);
+    // Two campaigns: two keys under the election's prefix, "one" still the leader.
+    for (let i = 0; i < 100 && keysOf(await getJson([`${p}/elect/`, '--prefix', '--keys-only'], names)).length < 2; i++) await delay(100);
+    expect(keysOf(await getJson([`${p}/elect/`, '--prefix', '--keys-only'], names))).toHaveLength(2);
+    expect(two.lines()).not.toContain('two');
+    // "one" resigns on SIGINT: "two" wins, and the observer sees it.
+    await one.stop();
+    await two.waitFor('two');
+    await observer.waitFor('two');
+    await two.stop();
+    await observer.stop();
+    expect(keysOf(await getJson([`${p}/elect/`, '--prefix', '--keys-only'], names))).toEqual([]);
   };
 
   beforeAll(async () => {
@@ -436,6 +484,11 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     await expect(status(NAMES)).resolves.toBeUndefined();
   }, 60_000);
 
+  it('lock and elect: exclusive lock holders, a campaign that waits for the leader to resign, an observer', async () => {
+    if (!have) return;
+    await expect(lockElect(NAMES, '/e1')).resolves.toBeUndefined();
+  }, 90_000);
+
   it('check perf --load=s: the cluster keeps the write rate (150 writes/s from 50 clients)', async () => {
     if (!have) return;
     const r = await ctl(['check', 'perf', '--load=s'], { timeoutMs: 150_000 });
@@ -595,6 +648,7 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     await txn(live, '/e2');
     await lease(live, '/e2');
     await status(live);
+    await lockElect(live, '/e2');
     // Keys written before the failover are all still there.
     expect(keysOf(await getJson(['/e1/', '--prefix', '--keys-only']))).toEqual(expect.arrayContaining(['/e1/a', '/e1/b', '/e1/c']));
   }, 180_000);
