@@ -19,6 +19,7 @@
  *   bench.test.ts               the built-in store's benchmarks
  *   etcd3.backend.test.ts       starts its own three-member etcd already (runs in npm test)
  *   etcd.differential.test.ts   the built-in store's etcd API compared with an etcd member
+ *   etcd.concurrency.test.ts    the built-in store's Lock and Election services compared with an etcd member
  *   snapshot-restore.test.ts    the built-in store's backup through etcdctl and its restore
  *   support/                    the harness's own tests (no API server storage involved)
  *
@@ -34,7 +35,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ignored = [
   '/node_modules/',
   '/test/(client-node-2|chaos|raft|support)/',
-  '/test/(cluster|cluster\\.compaction|rbac\\.cluster|storage\\.failure|disk-faults|disk-faults\\.cluster|soak|deploy|bench|etcd3\\.backend|etcd\\.differential|snapshot-restore)\\.test\\.ts$',
+  '/test/(cluster|cluster\\.compaction|rbac\\.cluster|storage\\.failure|disk-faults|disk-faults\\.cluster|soak|deploy|bench|etcd3\\.backend|etcd\\.differential|etcd\\.concurrency|snapshot-restore)\\.test\\.ts$',
 ].join('|');
 const args = [
   '--experimental-vm-modules',

@@ -51,7 +51,7 @@ async function call(gw: EtcdGateway, path: string, body: string | Buffer, method
 
 describe('the etcd JSON gateway', () => {
   const seen: Msg[] = [];
-  const gw = new EtcdGateway(def, rpc, {
+  const gw = new EtcdGateway(def, [rpc], {
     'etcdserverpb.KV': {
       // Echoes what the handler was given, in a RangeResponse.
       Range: (c: UnaryCall) => {

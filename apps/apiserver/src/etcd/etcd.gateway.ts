@@ -1,7 +1,7 @@
 /**
  * etcd's JSON gateway (docs/etcd-api.md "JSON gateway"): `POST /v3/kv/range` and the other
- * unary calls of KV, Lease, Cluster and Maintenance with a JSON body, answered in JSON, and the
- * watch and keep-alive streams as JSON lines, as an etcd 3.4 member serves them on its client
+ * unary calls of KV, Lease, Cluster, Maintenance, Lock and Election with a JSON body, answered in
+ * JSON, and the watch, keep-alive and election-observe streams as JSON lines, as an etcd 3.4 member serves them on its client
  * URL for curl and other HTTP clients. Each request is converted to the call's protobuf message
  * and handed to the same handler as a gRPC call; each answer is encoded as for gRPC and
  * converted back.
@@ -13,6 +13,8 @@
  * the HTTP status gRPC's gateway maps it to.
  */
 import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import protobuf from 'protobufjs';
 import type { PackageDefinition } from '@grpc/proto-loader';
@@ -28,7 +30,10 @@ import {
   type UnaryHandler,
 } from '@app/grpc';
 
-/** The gateway's paths (etcd's rpc.proto `google.api.http` options) of the unary calls. */
+/**
+ * The gateway's paths (the `google.api.http` options of etcd's rpc.proto, v3lock.proto and
+ * v3election.proto) of the unary calls; services without a package are etcdserverpb's.
+ */
 const UNARY_ROUTES: Readonly<Record<string, readonly [service: string, method: string]>> = {
   '/v3/kv/range': ['KV', 'Range'],
   '/v3/kv/put': ['KV', 'Put'],
@@ -53,6 +58,12 @@ const UNARY_ROUTES: Readonly<Record<string, readonly [service: string, method: s
   '/v3/maintenance/hash': ['Maintenance', 'Hash'],
   '/v3/maintenance/hashkv': ['Maintenance', 'HashKV'],
   '/v3/maintenance/transfer-leadership': ['Maintenance', 'MoveLeader'],
+  '/v3/lock/lock': ['v3lockpb.Lock', 'Lock'],
+  '/v3/lock/unlock': ['v3lockpb.Lock', 'Unlock'],
+  '/v3/election/campaign': ['v3electionpb.Election', 'Campaign'],
+  '/v3/election/proclaim': ['v3electionpb.Election', 'Proclaim'],
+  '/v3/election/leader': ['v3electionpb.Election', 'Leader'],
+  '/v3/election/resign': ['v3electionpb.Election', 'Resign'],
 };
 
 /**
@@ -63,6 +74,8 @@ const UNARY_ROUTES: Readonly<Record<string, readonly [service: string, method: s
 const STREAMING_ROUTES: Readonly<Record<string, readonly [service: string, method: string, endsWithBody: boolean]>> = {
   '/v3/watch': ['Watch', 'Watch', false],
   '/v3/lease/keepalive': ['Lease', 'LeaseKeepAlive', true],
+  // Server-streaming: the body is its one request; it stays open as a watch does.
+  '/v3/election/observe': ['v3electionpb.Election', 'Observe', false],
 };
 
 /** Streaming paths not served by this gateway (gRPC serves them). */
@@ -102,8 +115,10 @@ const INT_TYPES = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32']);
 
 interface Route {
   handler: UnaryHandler | DuplexHandler;
-  /** For a bidirectional call: whether it ends once the body's messages are answered. */
+  /** For a streaming call: whether it ends once the body's messages are answered. */
   endsWithBody?: boolean;
+  /** A server-streaming call: the body is its one request. */
+  serverStream?: boolean;
   request: protobuf.Type;
   response: protobuf.Type;
   deserialize(b: Buffer): Msg;
@@ -223,24 +238,30 @@ export class EtcdGateway {
    * `def`: the proto-loader definitions the gRPC server uses; `protoFile`: the same .proto,
    * read again by protobufjs for the JSON mapping; `services`: the handlers by service name.
    */
-  constructor(def: PackageDefinition, protoFile: string, services: Record<string, ServiceHandlers>) {
+  constructor(def: PackageDefinition, protoFiles: readonly string[], services: Record<string, ServiceHandlers>) {
     const root = new protobuf.Root();
-    root.loadSync(protoFile, { keepCase: true });
+    // Imports ("rpc.proto") are beside the files that name them.
+    const dirs = [...new Set(protoFiles.map((f) => dirname(f)))];
+    root.resolvePath = (origin, target) => {
+      if (isAbsolute(target)) return target;
+      return dirs.map((d) => join(d, target)).find((p) => existsSync(p)) ?? join(dirname(origin), target);
+    };
+    root.loadSync([...protoFiles], { keepCase: true });
     root.resolveAll();
     const routes = [
       ...Object.entries(UNARY_ROUTES).map(([path, [service, method]]) => ({ path, service, method, endsWithBody: undefined })),
       ...Object.entries(STREAMING_ROUTES).map(([path, [service, method, endsWithBody]]) => ({ path, service, method, endsWithBody })),
     ];
-    for (const { path, service, method, endsWithBody } of routes) {
-      const handler = services[`etcdserverpb.${service}`]?.[method] as UnaryHandler | DuplexHandler | undefined;
-      const m = (def[`etcdserverpb.${service}`] as Record<string, { requestDeserialize(b: Buffer): Msg; responseSerialize(m: Msg): Buffer }> | undefined)?.[
-        method
-      ];
-      const rpc = root.lookupService(`etcdserverpb.${service}`).methods[method];
+    for (const { path, service: name, method, endsWithBody } of routes) {
+      const service = name.includes('.') ? name : `etcdserverpb.${name}`;
+      const handler = services[service]?.[method] as UnaryHandler | DuplexHandler | undefined;
+      const m = (def[service] as Record<string, { requestDeserialize(b: Buffer): Msg; responseSerialize(m: Msg): Buffer }> | undefined)?.[method];
+      const rpc = (root.lookup(service) as protobuf.Service | null)?.methods[method];
       if (!handler || !m || !rpc) continue;
       this.routes.set(path, {
         handler,
         ...(endsWithBody !== undefined ? { endsWithBody } : {}),
+        ...(!rpc.requestStream && rpc.responseStream ? { serverStream: true } : {}),
         request: root.lookupType(rpc.requestType),
         response: root.lookupType(rpc.responseType),
         deserialize: (b) => m.requestDeserialize(b),
@@ -312,8 +333,11 @@ export class EtcdGateway {
    */
   private stream(route: Route, requests: Msg[], res: ServerResponse): void {
     res.writeHead(200, { 'Content-Type': 'application/json' });
-    const call = new GatewayStream(route, res);
+    // The status goes at once: an Observe of an election without a leader writes nothing for a while.
+    res.flushHeaders();
+    const call = new GatewayStream(route, res, route.serverStream ? requests[0] : undefined);
     (route.handler as DuplexHandler)(call);
+    if (route.serverStream) return;
     for (const r of requests) call.emit('data', r);
     if (route.endsWithBody) call.emit('end');
   }
@@ -368,6 +392,8 @@ class GatewayStream extends EventEmitter implements DuplexCall {
   constructor(
     private readonly route: Route,
     private readonly res: ServerResponse,
+    /** A server-streaming call's request. */
+    readonly request?: Msg,
   ) {
     super();
     res.on('close', () => {

@@ -20,7 +20,9 @@ import type { PkiMaterial } from '@app/pki';
 import type { ServerConfig } from '../config/flags.js';
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import { EtcdContext } from './etcd.context.js';
-import { GrpcH2Server, type GrpcListenOptions } from '@app/grpc';
+import { GrpcH2Server, type GrpcListenOptions, type ServiceHandlers } from '@app/grpc';
+import { electionService, lockService } from './etcd.concurrency.service.js';
+import { EtcdLoopback } from './etcd.loopback.js';
 import { EtcdGateway } from './etcd.gateway.js';
 import { etcdHttpHandler, type MetricsSource } from './etcd.http.js';
 import { kvService } from './etcd.kv.service.js';
@@ -71,10 +73,15 @@ function caBundle(flag: string, pem: string): X509Certificate[] {
   }
 }
 
+/** The .proto files of the services served: etcdserverpb's, then Lock and Election. */
+export function etcdProtoFiles(): string[] {
+  return ['etcd/rpc.proto', 'etcd/v3lock.proto', 'etcd/v3election.proto'].map((f) => findProtoFile(f));
+}
+
 /** Loads etcd's service definitions (paths, encoders and decoders of every method). */
 function loadEtcdProto(): protoLoader.PackageDefinition {
-  const rpc = findProtoFile('etcd/rpc.proto');
-  return protoLoader.loadSync(rpc, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(rpc)] });
+  const files = etcdProtoFiles();
+  return protoLoader.loadSync(files, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(files[0]!)] });
 }
 
 /** One node's etcd endpoint; start() binds, stop() closes every stream. */
@@ -131,8 +138,8 @@ export class EtcdServer {
   }
 
   /**
-   * Binds --listen-client-urls and serves KV, Watch, Lease, Cluster and Maintenance (and HTTP/1.x,
-   * above); binds --listen-metrics-urls and serves /health, /version and /metrics there.
+   * Binds --listen-client-urls and serves KV, Watch, Lease, Cluster, Maintenance, Lock and
+   * Election (and HTTP/1.x, above); binds --listen-metrics-urls and serves /health, /version and /metrics there.
    */
   async start(): Promise<void> {
     const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls ?? '');
@@ -156,18 +163,22 @@ export class EtcdServer {
     const deleteRangeResponse = responseOf('KV', 'DeleteRange');
     const txnResponse = responseOf('KV', 'Txn');
     const watchResponse = responseOf('Watch', 'Watch');
-    const services = {
+    const services: Record<string, ServiceHandlers> = {
       'etcdserverpb.KV': kvService(ctx, { range: (m) => rangeResponse(m), deleteRange: (m) => deleteRangeResponse(m), txn: (m) => txnResponse(m) }),
       'etcdserverpb.Watch': watchService(ctx, (m) => watchResponse(m)),
       'etcdserverpb.Lease': leaseService(ctx),
       'etcdserverpb.Cluster': clusterService(ctx),
       'etcdserverpb.Maintenance': maintenanceService(ctx, this.dataDir),
     };
+    // Lock and Election are recipes over the services above, called in-process as etcd calls its own.
+    const loopback = new EtcdLoopback(def, services);
+    services['v3lockpb.Lock'] = lockService(loopback);
+    services['v3electionpb.Election'] = electionService(loopback);
     const server = new GrpcH2Server(def, services, {
       stopDetails: 'etcdserver: server stopped',
       ...(allowed ? { authorize: (session) => (allowed(session.socket) ? undefined : PERMISSION_DENIED) } : {}),
     });
-    const gateway = new EtcdGateway(def, findProtoFile('etcd/rpc.proto'), services);
+    const gateway = new EtcdGateway(def, etcdProtoFiles(), services);
     try {
       this.port = await server.listen({ host, port, tls, http1: etcdHttpHandler(ctx, this.metrics, gateway, allowed) });
     } catch (e) {
