@@ -37,6 +37,8 @@ export interface StartEtcdOptions {
   readyTimeoutMs?: number;
   /** Extra etcd flags for every member. */
   args?: readonly string[];
+  /** A snapshot file (`etcdctl snapshot save`, or our `npm run snapshot -- to-etcd`): each member's data dir is made from it with `etcdctl snapshot restore`. */
+  restoreFrom?: string;
 }
 
 /** One member. */
@@ -122,6 +124,25 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdCluste
     });
   }
   const initial = members.map((m) => `${m.name}=${m.peerURL}`).join(',');
+  const token = `kapi-test-${path.basename(base)}`;
+  if (opts.restoreFrom) {
+    for (const m of members) {
+      await execFileP(
+        'etcdctl',
+        [
+          'snapshot',
+          'restore',
+          opts.restoreFrom,
+          `--name=${m.name}`,
+          `--data-dir=${m.dataDir}`,
+          `--initial-cluster=${initial}`,
+          `--initial-cluster-token=${token}`,
+          `--initial-advertise-peer-urls=${m.peerURL}`,
+        ],
+        { env: { ...process.env, ETCDCTL_API: '3' } },
+      );
+    }
+  }
   const cluster = new EtcdCluster(members, base, opts.pkiDir);
   for (const m of members) {
     const args = [
@@ -133,7 +154,7 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdCluste
       `--initial-advertise-peer-urls=${m.peerURL}`,
       `--initial-cluster=${initial}`,
       '--initial-cluster-state=new',
-      `--initial-cluster-token=kapi-test-${path.basename(base)}`,
+      `--initial-cluster-token=${token}`,
       // Periodic progress notifications every few seconds (etcd's default is 10 minutes).
       '--experimental-watch-progress-notify-interval=5s',
       ...(opts.args ?? []),

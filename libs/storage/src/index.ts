@@ -13,3 +13,4 @@ export * from './etcd.command.js';
 export * from './etcd.range.js';
 export * from './etcd.applier.js';
 export * from './etcd.lessor.js';
+export * from './etcd.bolt-writer.js';
