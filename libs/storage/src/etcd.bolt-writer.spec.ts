@@ -31,12 +31,28 @@ describe('writeBoltFile', () => {
 
   it('refuses keys out of order or repeated, and bucket names out of order', async () => {
     const out = (n: string) => join(dir, n);
-    await expect(writeBoltFile(out('a'), [{ name: Buffer.from('k'), entries: [[rev(2), Buffer.alloc(1)], [rev(1), Buffer.alloc(1)]] }])).rejects.toThrow(
-      'bolt: bucket keys must be unique and in byte order',
-    );
-    await expect(writeBoltFile(out('b'), [{ name: Buffer.from('k'), entries: [[rev(1), Buffer.alloc(1)], [rev(1), Buffer.alloc(1)]] }])).rejects.toThrow(
-      'bolt: bucket keys must be unique and in byte order',
-    );
+    await expect(
+      writeBoltFile(out('a'), [
+        {
+          name: Buffer.from('k'),
+          entries: [
+            [rev(2), Buffer.alloc(1)],
+            [rev(1), Buffer.alloc(1)],
+          ],
+        },
+      ]),
+    ).rejects.toThrow('bolt: bucket keys must be unique and in byte order');
+    await expect(
+      writeBoltFile(out('b'), [
+        {
+          name: Buffer.from('k'),
+          entries: [
+            [rev(1), Buffer.alloc(1)],
+            [rev(1), Buffer.alloc(1)],
+          ],
+        },
+      ]),
+    ).rejects.toThrow('bolt: bucket keys must be unique and in byte order');
     await expect(
       writeBoltFile(out('c'), [
         { name: Buffer.from('meta'), entries: [] },
