@@ -13,7 +13,7 @@ const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const put = (key: string, value: string): TxnCommand => ({ compares: [], success: [{ type: 'put', key, value: enc(value) }], failure: [] });
 const del = (key: string): TxnCommand => ({ compares: [], success: [{ type: 'delete', key }], failure: [] });
 
-describe('snapshot CLI: restore and status of a snapshot saved by etcdctl', () => {
+describe('snapshot CLI: restore, status and to-etcd of a snapshot saved by etcdctl', () => {
   let tmp: string;
   /** A snapshot in etcdctl's framing of a store with history, member records of an old cluster and a compaction. */
   let file: string;
@@ -100,6 +100,38 @@ describe('snapshot CLI: restore and status of a snapshot saved by etcdctl', () =
     } finally {
       await cs.close();
     }
+  });
+
+  it("to-etcd: the live keys (not the old member records) in etcd's backend format, framed with its SHA-256", async () => {
+    const out = path.join(tmp, 'for-etcd.db');
+    const r = await run(['to-etcd', file, '--out', out]);
+    expect(r).toMatchObject({ code: 0, err: [] });
+    expect(r.out[0]).toMatch(/^wrote .*for-etcd\.db: 2 keys and 0 leases at revision 7, \d+ bytes \(etcd's backend format\)$/);
+    const bytes = await fs.readFile(out);
+    // Whole 4 KiB pages (bbolt's magic in the first meta page), then the SHA-256 of them.
+    expect(bytes.length % 4096).toBe(32);
+    expect(bytes.readUInt32LE(16)).toBe(0xed0cdaed);
+    const db = bytes.subarray(0, bytes.length - 32);
+    expect(createHash('sha256').update(db).digest()).toEqual(bytes.subarray(bytes.length - 32));
+    // The live keys are there, the old cluster's member records and removal markers are not.
+    expect(db.includes(Buffer.from('/registry/configmaps/default/a'))).toBe(true);
+    expect(db.includes(Buffer.from('/other'))).toBe(true);
+    expect(db.includes(Buffer.from(MEMBER_PREFIX))).toBe(false);
+    expect(db.includes(Buffer.from(REMOVED_PREFIX))).toBe(false);
+    // Refusals: an existing output file, a damaged backup, usage.
+    expect(await run(['to-etcd', file, '--out', out])).toMatchObject({ code: 1, err: [expect.stringContaining('exists: name a new file')] });
+    const damaged = path.join(tmp, 'damaged-for-etcd.db');
+    const raw = await fs.readFile(file);
+    raw[40] = raw[40]! ^ 0xff;
+    await fs.writeFile(damaged, raw);
+    expect(await run(['to-etcd', damaged, '--out', path.join(tmp, 'x.db')])).toMatchObject({
+      code: 1,
+      err: [expect.stringContaining('integrity check failed')],
+    });
+    await expect(fs.access(path.join(tmp, 'x.db'))).rejects.toThrow();
+    expect((await run(['to-etcd', file])).code).toBe(2);
+    expect((await run(['to-etcd', file, '--out', path.join(tmp, 'y.db'), '--data-dir', tmp])).code).toBe(2);
+    expect((await run(['status', file, '--out', path.join(tmp, 'y.db')])).code).toBe(2);
   });
 
   it('refuses a damaged file, a data dir in use, a member not in the cluster, and bad usage', async () => {
