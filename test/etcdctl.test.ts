@@ -3,7 +3,7 @@
  * put/get (prefix, limit, rev, keys-only, count, sort, compaction), del (prefix, prev-kv), watch (a
  * concurrent put, a start revision), txn from stdin, leases (grant, revoke, keep-alive --once,
  * timetolive --keys, list, a key expiring with its lease), endpoint status/health, member list,
- * snapshot save, lock and elect, `check perf --load=s` and move-leader, and /health, /version and /metrics over
+ * snapshot save, lock and elect, make-mirror, `check perf --load=s` and move-leader, and /health, /version and /metrics over
  * HTTP/1.1 on the same mutual-TLS port (etcdctl's own `check datascale` fetches /metrics without
  * the TLS flags: test/etcd.grpc-server.test.ts runs it in cleartext); then the leader is
  * killed and the same commands work through the two remaining nodes, and a second node down
@@ -214,6 +214,53 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     await two.stop();
     await observer.stop();
     expect(keysOf(await getJson([`${p}/elect/`, '--prefix', '--keys-only'], names))).toEqual([]);
+  };
+
+  /**
+   * make-mirror: the keys under one prefix copied under another (here in the same cluster, as to
+   * any other etcd): first what is there (a Range at a revision), then every later write and
+   * delete (a Watch from the revision after it).
+   */
+  const mirror = async (names: string[], p: string): Promise<void> => {
+    await ok(['put', `${p}/src/a`, '1'], { names });
+    await ok(['put', `${p}/src/b`, '2'], { names });
+    const pki = join(dir, 'pki');
+    const m = background(
+      [
+        'make-mirror',
+        '--prefix',
+        `${p}/src/`,
+        '--dest-prefix',
+        `${p}/dst/`,
+        '--dest-cacert',
+        join(pki, 'ca.crt'),
+        '--dest-cert',
+        join(pki, 'admin.crt'),
+        '--dest-key',
+        join(pki, 'admin.key'),
+        endpoint(names[names.length - 1]!),
+      ],
+      names,
+    );
+    const dst = async (): Promise<string[]> => (await ok(['get', `${p}/dst/`, '--prefix'], { names })).split('\n').filter((l) => l !== '');
+    const until = async (want: string[]): Promise<void> => {
+      let got: string[] = [];
+      for (let i = 0; i < 100; i++) {
+        got = await dst();
+        if (JSON.stringify(got) === JSON.stringify(want)) return;
+        await delay(100);
+      }
+      expect(got).toEqual(want);
+    };
+    try {
+      await until([`${p}/dst/a`, '1', `${p}/dst/b`, '2']);
+      await ok(['put', `${p}/src/c`, '3'], { names });
+      await ok(['put', `${p}/src/a`, '4'], { names });
+      await ok(['del', `${p}/src/b`], { names });
+      await until([`${p}/dst/a`, '4', `${p}/dst/c`, '3']);
+    } finally {
+      await m.stop('SIGKILL');
+    }
   };
 
   beforeAll(async () => {
@@ -489,6 +536,11 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     await expect(lockElect(NAMES, '/e1')).resolves.toBeUndefined();
   }, 90_000);
 
+  it('make-mirror: a prefix copied to another, then kept in step with its writes and deletes', async () => {
+    if (!have) return;
+    await expect(mirror(NAMES, '/e1/mirror')).resolves.toBeUndefined();
+  }, 60_000);
+
   it('check perf --load=s: the cluster keeps the write rate (150 writes/s from 50 clients)', async () => {
     if (!have) return;
     const r = await ctl(['check', 'perf', '--load=s'], { timeoutMs: 150_000 });
@@ -649,6 +701,7 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     await lease(live, '/e2');
     await status(live);
     await lockElect(live, '/e2');
+    await mirror(live, '/e2/mirror');
     // Keys written before the failover are all still there.
     expect(keysOf(await getJson(['/e1/', '--prefix', '--keys-only']))).toEqual(expect.arrayContaining(['/e1/a', '/e1/b', '/e1/c']));
   }, 180_000);
