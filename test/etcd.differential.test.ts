@@ -727,4 +727,43 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
     };
     expect(await keepAlive(oursUrl, 'ours')).toEqual(await keepAlive(theirsUrl, 'etcd'));
   }, 60_000);
+  it("answers gRPC's health service as etcd does: the server SERVING, any named service unknown", async () => {
+    if (!haveEtcd) return;
+    const file = findProtoFile('etcd/health.proto');
+    const hdef = protoLoader.loadSync(file, { enums: String, includeDirs: [dirname(file)] });
+    const Health = (grpc.loadPackageDefinition(hdef) as unknown as { grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } } }).grpc.health.v1
+      .Health;
+    const answers = async (url: string): Promise<unknown[]> => {
+      const c = new Health(url.replace(/^http:\/\//, ''), grpc.credentials.createInsecure());
+      try {
+        const out: unknown[] = [];
+        for (const service of ['', 'etcdserverpb.KV', 'nope']) out.push(await call(c, 'Check', { service }));
+        // Watch: the first message, for the server and for an unknown service.
+        for (const service of ['', 'nope']) {
+          out.push(
+            await new Promise((resolve) => {
+              const w = (c as unknown as { Watch(r: Msg): grpc.ClientReadableStream<Msg> }).Watch({ service });
+              w.once('data', (m: Msg) => {
+                resolve(m);
+                w.cancel();
+              });
+              w.on('error', () => undefined);
+            }),
+          );
+        }
+        return out;
+      } finally {
+        c.close();
+      }
+    };
+    const mine = await answers(oursUrl);
+    expect(mine).toEqual([
+      { ok: { status: 'SERVING' } },
+      { error: { code: grpc.status.NOT_FOUND, details: 'unknown service' } },
+      { error: { code: grpc.status.NOT_FOUND, details: 'unknown service' } },
+      { status: 'SERVING' },
+      { status: 'SERVICE_UNKNOWN' },
+    ]);
+    expect(await answers(theirsUrl)).toEqual(mine);
+  });
 });

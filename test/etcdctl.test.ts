@@ -3,12 +3,13 @@
  * put/get (prefix, limit, rev, keys-only, count, sort, compaction), del (prefix, prev-kv), watch (a
  * concurrent put, a start revision), txn from stdin, leases (grant, revoke, keep-alive --once,
  * timetolive --keys, list, a key expiring with its lease), endpoint status/health, member list,
- * snapshot save, lock and elect, make-mirror, `check perf --load=s` and move-leader, and /health, /version and /metrics over
- * HTTP/1.1 on the same mutual-TLS port (etcdctl's own `check datascale` fetches /metrics without
- * the TLS flags: test/etcd.grpc-server.test.ts runs it in cleartext); then the leader is
- * killed and the same commands work through the two remaining nodes, and a second node down
- * turns /health false on the last one. Every node serves mutual TLS (--client-cert-auth) with the
- * cluster PKI; etcdctl presents the admin client certificate.
+ * snapshot save, lock and elect, make-mirror, `check perf --load=s` and move-leader, and /health,
+ * /version and /metrics over HTTP/1.1 on the same mutual-TLS port (etcdctl's own `check
+ * datascale` fetches /metrics without the TLS flags: test/etcd.grpc-server.test.ts runs it in
+ * cleartext); then the leader is killed and the same commands work through the two remaining
+ * nodes, and a second node down turns /health false on the last one, and gRPC's health service
+ * NOT_SERVING. Every node serves mutual TLS (--client-cert-auth) with the cluster PKI; etcdctl
+ * presents the admin client certificate.
  *
  * Without etcdctl (KAPI_TEST_WITHOUT=etcdctl) only the gRPC check of the endpoint runs.
  */
@@ -706,9 +707,31 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     expect(keysOf(await getJson(['/e1/', '--prefix', '--keys-only']))).toEqual(expect.arrayContaining(['/e1/a', '/e1/b', '/e1/c']));
   }, 180_000);
 
-  it('/health answers 503 on the last node once a second one is down (no quorum, then no leader)', async () => {
+  it('/health answers 503 on the last node once a second one is down (no quorum, then no leader); gRPC health turns NOT_SERVING', async () => {
     if (!have) return;
     const [gone, last] = live;
+    // gRPC's health service on the same port: SERVING now, watched until it changes.
+    const file = findProtoFile('etcd/health.proto');
+    const def = protoLoader.loadSync(file, { enums: String, includeDirs: [dirname(file)] });
+    const Health = (grpc.loadPackageDefinition(def) as unknown as { grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } } }).grpc.health.v1
+      .Health;
+    const pki = await loadPki(join(dir, 'pki'));
+    const health = new Health(
+      `127.0.0.1:${clientPorts.get(last!)}`,
+      grpc.credentials.createSsl(Buffer.from(pki.caPem), Buffer.from(pki.adminKeyPem), Buffer.from(pki.adminCertPem)),
+    );
+    const check = (service: string): Promise<string> =>
+      new Promise((resolve) =>
+        (health as unknown as { Check(r: object, cb: (e: grpc.ServiceError | null, v: { status: string }) => void): void }).Check({ service }, (e, v) =>
+          resolve(e ? `${e.code} ${e.details}` : v.status),
+        ),
+      );
+    expect(await check('')).toBe('SERVING');
+    expect(await check('etcdserverpb.KV')).toBe(`${grpc.status.NOT_FOUND} unknown service`);
+    const watched: string[] = [];
+    const watch = (health as unknown as { Watch(r: object): grpc.ClientReadableStream<{ status: string }> }).Watch({ service: '' });
+    watch.on('data', (m: { status: string }) => watched.push(m.status));
+    watch.on('error', () => undefined);
     await nodes.get(gone!)!.kill();
     live = [last!];
     expect(await httpGet(last!, '/health')).toEqual({ status: 503, type: 'text/plain; charset=utf-8', body: '{"health":"false"}' });
@@ -719,5 +742,10 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
       serializable = await httpGet(last!, '/health?serializable=true');
     }
     expect(serializable).toMatchObject({ status: 503, body: '{"health":"false"}' });
+    for (let i = 0; i < 50 && watched.length < 2; i++) await delay(100);
+    watch.cancel();
+    expect(watched).toEqual(['SERVING', 'NOT_SERVING']);
+    expect(await check('')).toBe('NOT_SERVING');
+    health.close();
   }, 60_000);
 });

@@ -22,6 +22,7 @@ import type { ClusterNode } from '../cluster/cluster.node.js';
 import { EtcdContext } from './etcd.context.js';
 import { GrpcH2Server, type GrpcListenOptions, type ServiceHandlers } from '@app/grpc';
 import { electionService, lockService } from './etcd.concurrency.service.js';
+import { healthService } from './etcd.health.service.js';
 import { EtcdLoopback } from './etcd.loopback.js';
 import { EtcdGateway } from './etcd.gateway.js';
 import { etcdHttpHandler, type MetricsSource } from './etcd.http.js';
@@ -73,9 +74,9 @@ function caBundle(flag: string, pem: string): X509Certificate[] {
   }
 }
 
-/** The .proto files of the services served: etcdserverpb's, then Lock and Election. */
+/** The .proto files of the services served: etcdserverpb's, then Lock, Election and gRPC's health. */
 export function etcdProtoFiles(): string[] {
-  return ['etcd/rpc.proto', 'etcd/v3lock.proto', 'etcd/v3election.proto'].map((f) => findProtoFile(f));
+  return ['etcd/rpc.proto', 'etcd/v3lock.proto', 'etcd/v3election.proto', 'etcd/health.proto'].map((f) => findProtoFile(f));
 }
 
 /** Loads etcd's service definitions (paths, encoders and decoders of every method). */
@@ -138,8 +139,8 @@ export class EtcdServer {
   }
 
   /**
-   * Binds --listen-client-urls and serves KV, Watch, Lease, Cluster, Maintenance, Lock and
-   * Election (and HTTP/1.x, above); binds --listen-metrics-urls and serves /health, /version and /metrics there.
+   * Binds --listen-client-urls and serves KV, Watch, Lease, Cluster, Maintenance, Lock,
+   * Election and gRPC's Health (and HTTP/1.x, above); binds --listen-metrics-urls and serves /health, /version and /metrics there.
    */
   async start(): Promise<void> {
     const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls ?? '');
@@ -174,6 +175,7 @@ export class EtcdServer {
     const loopback = new EtcdLoopback(def, services);
     services['v3lockpb.Lock'] = lockService(loopback);
     services['v3electionpb.Election'] = electionService(loopback);
+    services['grpc.health.v1.Health'] = healthService(ctx);
     const server = new GrpcH2Server(def, services, {
       stopDetails: 'etcdserver: server stopped',
       ...(allowed ? { authorize: (session) => (allowed(session.socket) ? undefined : PERMISSION_DENIED) } : {}),
