@@ -35,10 +35,10 @@ const VERSION = 2;
 const FREELIST_PAGE = 2;
 const FIRST_DATA_PAGE = 3;
 
-/** One bucket of the root: its name and its entries in byte order of their keys. */
+/** One bucket of the root: its name and its entries in byte order of their keys (read once, as they are written). */
 export interface BoltBucket {
   name: Buffer;
-  entries: Iterable<readonly [key: Buffer, value: Buffer]>;
+  entries: Iterable<readonly [key: Buffer, value: Buffer]> | AsyncIterable<readonly [key: Buffer, value: Buffer]>;
 }
 
 /** FNV-1a, 64 bits (bbolt's meta checksum). */
@@ -122,12 +122,12 @@ class PageWriter {
   }
 
   /** Writes a bucket's tree (leaves, then branch levels) and returns its root page id. */
-  async tree(entries: Iterable<readonly [Buffer, Buffer]>): Promise<number> {
+  async tree(entries: BoltBucket['entries']): Promise<number> {
     let level: Child[] = [];
     let items: (readonly [Buffer, Buffer, number])[] = [];
     let size = HEADER;
     let last: Buffer | undefined;
-    for (const [k, v] of entries) {
+    for await (const [k, v] of entries) {
       if (last && Buffer.compare(last, k) >= 0) throw new Error('bolt: bucket keys must be unique and in byte order');
       last = k;
       const add = ELEMENT + k.length + v.length;

@@ -31,6 +31,9 @@ import { keyBytes } from '../etcd/etcd.convert.js';
 import { MEMBER_PREFIX, REMOVED_PREFIX } from './cluster.members.js';
 import { RestoreError, inspectSnapshotFile, type SnapshotFileSummary } from './cluster.restore.js';
 
+/** Keys read per page while listing the store. */
+const EXPORT_PAGE = 1000;
+
 /** What exportForEtcd wrote. */
 export interface EtcdExportResult {
   snapshot: SnapshotFileSummary;
@@ -89,24 +92,36 @@ export async function exportForEtcd(o: { file: string; out: string; skipHashChec
       await leases.ready();
       const revision = store.currentRevision();
       const { keyValue, lease } = messageTypes();
-      const kvs = (await store.range('')).kvs
-        .filter((kv) => !isReservedKey(kv.key) && !kv.key.startsWith(MEMBER_PREFIX) && !kv.key.startsWith(REMOVED_PREFIX))
-        .map((kv) => ({ kv, bytes: keyBytes(kv.key) }))
-        .sort((a, b) => a.kv.modRevision - b.kv.modRevision || Buffer.compare(a.bytes, b.bytes));
-      const keyEntries: [Buffer, Buffer][] = [];
-      let sub = 0;
-      kvs.forEach(({ kv, bytes }, i) => {
-        sub = i > 0 && kvs[i - 1]!.kv.modRevision === kv.modRevision ? sub + 1 : 0;
-        const message = {
-          key: bytes,
-          create_revision: kv.createRevision,
-          mod_revision: kv.modRevision,
-          version: kv.version,
-          value: Buffer.from(kv.value),
-          lease: leases.leaseOf(kv.key),
-        };
-        keyEntries.push([etcdRevisionKey(kv.modRevision, sub), Buffer.from(keyValue.encode(keyValue.fromObject(message)).finish())]);
-      });
+      // The keys and their mod revisions first (values are read again one by one as the
+      // bucket is written, so memory holds the key list, not the store).
+      const live: { key: string; bytes: Buffer; modRevision: number }[] = [];
+      for (let after: string | undefined; ; ) {
+        const page = await store.range('', { limit: EXPORT_PAGE, ...(after !== undefined ? { startAfter: after } : {}) });
+        for (const kv of page.kvs) {
+          if (isReservedKey(kv.key) || kv.key.startsWith(MEMBER_PREFIX) || kv.key.startsWith(REMOVED_PREFIX)) continue;
+          live.push({ key: kv.key, bytes: keyBytes(kv.key), modRevision: kv.modRevision });
+        }
+        if (page.kvs.length < EXPORT_PAGE) break;
+        after = page.kvs[page.kvs.length - 1]!.key;
+      }
+      live.sort((a, b) => a.modRevision - b.modRevision || Buffer.compare(a.bytes, b.bytes));
+      async function* keyEntries(): AsyncGenerator<readonly [Buffer, Buffer]> {
+        let sub = 0;
+        for (const [i, k] of live.entries()) {
+          sub = i > 0 && live[i - 1]!.modRevision === k.modRevision ? sub + 1 : 0;
+          const kv = await store.get(k.key);
+          if (!kv) throw new Error(`bolt export: ${k.key} vanished from the scratch store`);
+          const message = {
+            key: k.bytes,
+            create_revision: kv.createRevision,
+            mod_revision: kv.modRevision,
+            version: kv.version,
+            value: Buffer.from(kv.value),
+            lease: leases.leaseOf(kv.key),
+          };
+          yield [etcdRevisionKey(kv.modRevision, sub), Buffer.from(keyValue.encode(keyValue.fromObject(message)).finish())];
+        }
+      }
       const leaseEntries = leases
         .leaseIds()
         .map((id) => BigInt(id))
@@ -117,7 +132,7 @@ export async function exportForEtcd(o: { file: string; out: string; skipHashChec
         ]);
       const compacted = etcdRevisionKey(revision, 0);
       await writeBoltFile(o.out, [
-        { name: Buffer.from('key'), entries: keyEntries },
+        { name: Buffer.from('key'), entries: keyEntries() },
         { name: Buffer.from('lease'), entries: leaseEntries },
         {
           name: Buffer.from('meta'),
@@ -132,7 +147,7 @@ export async function exportForEtcd(o: { file: string; out: string; skipHashChec
       const hash = createHash('sha256');
       for await (const chunk of createReadStream(o.out, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
       await appendFile(o.out, hash.digest());
-      return { snapshot, revision, keys: keyEntries.length, leases: leaseEntries.length, bytes: (await stat(o.out)).size };
+      return { snapshot, revision, keys: live.length, leases: leaseEntries.length, bytes: (await stat(o.out)).size };
     } finally {
       await store.close();
     }
