@@ -109,7 +109,9 @@ async function script(s: Side, base: string): Promise<unknown[]> {
   note('lock B after the unlock', await b1, (m) => text(m.key));
   // A waiter whose deadline passes leaves: its key goes with it, and B still holds the lock.
   const late = await call(s.lock, 'Lock', { name: lockName, lease: C }, 600);
-  out.push(['lock C with a short deadline', 'error' in late ? late.error.code : 'acquired']);
+  // Which error comes is a race on etcd (its own deadline answers UNKNOWN, the client's is
+  // DEADLINE_EXCEEDED), so only the failure is compared.
+  out.push(['lock C with a short deadline', 'error' in late ? 'failed' : 'acquired']);
   let left: string[] = [];
   for (let i = 0; i < 40; i++) {
     left = await keysUnder('lock/');
@@ -213,7 +215,7 @@ describe('etcd Lock and Election services against etcd 3.4', () => {
       ['waiters', ['lock/<A>', 'lock/<B>']],
       ['unlock A', 'ok'],
       ['lock B after the unlock', 'lock/<B>'],
-      ['lock C with a short deadline', grpc.status.DEADLINE_EXCEEDED],
+      ['lock C with a short deadline', 'failed'],
       ['after the deadline', ['lock/<B>']],
       ['lock A after B revoked', 'lock/<A>'],
       // etcd's services answer every error as UNKNOWN with its text.
