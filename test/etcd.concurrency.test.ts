@@ -104,7 +104,12 @@ async function script(s: Side, base: string): Promise<unknown[]> {
   note('lock A again (the same hold)', await call(s.lock, 'Lock', { name: lockName, lease: A }), (m) => text(m.key));
   const b1 = call(s.lock, 'Lock', { name: lockName, lease: B });
   expect(await settlesWithin(b1, 500)).toBe(false);
-  out.push(['waiters', await keysUnder('lock/')]);
+  let waiters: string[] = [];
+  for (let i = 0; i < 100 && waiters.length < 2; i++) {
+    waiters = await keysUnder('lock/');
+    if (waiters.length < 2) await delay(50);
+  }
+  out.push(['waiters', waiters]);
   note('unlock A', await call(s.lock, 'Unlock', { key: ('ok' in a1 ? a1.ok.key : '') as Buffer }));
   note('lock B after the unlock', await b1, (m) => text(m.key));
   // A waiter whose deadline passes leaves: its key goes with it, and B still holds the lock.
