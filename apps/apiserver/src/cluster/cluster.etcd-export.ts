@@ -95,7 +95,7 @@ export async function exportForEtcd(o: { file: string; out: string; skipHashChec
       // The keys and their mod revisions first (values are read again one by one as the
       // bucket is written, so memory holds the key list, not the store).
       const live: { key: string; bytes: Buffer; modRevision: number }[] = [];
-      for (let after: string | undefined; ; ) {
+      for (let after: string | undefined; ;) {
         const page = await store.range('', { limit: EXPORT_PAGE, ...(after !== undefined ? { startAfter: after } : {}) });
         for (const kv of page.kvs) {
           if (isReservedKey(kv.key) || kv.key.startsWith(MEMBER_PREFIX) || kv.key.startsWith(REMOVED_PREFIX)) continue;
