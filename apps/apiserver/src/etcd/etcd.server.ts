@@ -34,9 +34,18 @@ import { watchService } from './etcd.watch.service.js';
 /** A bad --listen-client-urls or TLS file: the node does not start. */
 export class EtcdConfigError extends Error {}
 
-/** Parses etcd's --listen-client-urls or --listen-metrics-urls (`flag`; one URL here): scheme, host and port. */
+/**
+ * Parses etcd's --listen-client-urls or --listen-metrics-urls (`flag`): scheme, host and port.
+ * One URL is served here; a list of several is refused rather than served in part.
+ */
 export function parseClientUrl(raw: string, flag = 'listen-client-urls'): { secure: boolean; host: string; port: number } {
-  const first = raw.split(',')[0]!.trim();
+  const urls = raw
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
+  if (urls.length > 1)
+    throw new EtcdConfigError(`--${flag}: one URL is served here, got ${urls.length} (${urls.join(', ')}); listen on 0.0.0.0 or [::] to take every address`);
+  const first = urls[0] ?? '';
   let u: URL;
   try {
     u = new URL(first);
