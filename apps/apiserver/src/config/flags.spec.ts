@@ -22,6 +22,15 @@ describe('parseFlags', () => {
     expect(() => parseFlags(['--cluster-signing-cert-file=/c'])).toThrow('--cluster-signing-cert-file and --cluster-signing-key-file must be given together');
   });
 
+  it('refuses an etcd client or metrics URL list it would not serve whole, or a bad URL, before anything starts', () => {
+    expect(parseFlags(['--listen-client-urls', 'https://0.0.0.0:2379']).listenClientUrls).toBe('https://0.0.0.0:2379');
+    expect(() => parseFlags(['--listen-client-urls', 'https://127.0.0.1:2379,https://10.0.0.1:2379'])).toThrow(FlagError);
+    expect(() => parseFlags(['--listen-client-urls', 'https://127.0.0.1:2379,https://10.0.0.1:2379'])).toThrow(
+      /^--listen-client-urls: one URL is served here, got 2/,
+    );
+    expect(() => parseFlags(['--listen-metrics-urls', 'ftp://x:1'])).toThrow('--listen-metrics-urls: the scheme must be https (or http without TLS)');
+  });
+
   it('refuses a --runtime-config it cannot parse', () => {
     expect(() => parseFlags(['--runtime-config=apps/v1=maybe'])).toThrow(FlagError);
     expect(() => parseFlags(['--runtime-config=apps/notaversion'])).toThrow(/is not an API version/);

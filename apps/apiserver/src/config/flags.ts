@@ -5,6 +5,7 @@
  * are security-relevant (authentication, authorization, admission, audit, TLS material: a
  * FlagError naming the flag) and are accepted with a warning otherwise (`unsupported`).
  */
+import { parseClientUrl } from '../etcd/etcd.url.js';
 import { parseGoDuration } from '@app/apimachinery';
 import { AUTHORIZATION_MODES } from '@app/authz';
 import { parseRuntimeConfig, RuntimeConfigError } from './runtime-config.js';
@@ -323,6 +324,17 @@ export function parseFlags(argv: string[]): ServerConfig {
     throw new FlagError(`--initial-cluster-state must be new or existing`);
   }
   if (cfg.maxRequestBodyBytes < 1024) throw new FlagError(`--max-request-body-bytes must be at least 1024`);
+  for (const [flag, value] of [
+    ['listen-client-urls', cfg.listenClientUrls],
+    ['listen-metrics-urls', cfg.listenMetricsUrls],
+  ] as const) {
+    if (value === undefined) continue;
+    try {
+      parseClientUrl(value, flag);
+    } catch (e) {
+      throw new FlagError((e as Error).message);
+    }
+  }
   checkAuthenticationFlags(cfg.raw);
   try {
     parseRuntimeConfig(cfg.raw['runtime-config']);

@@ -16,6 +16,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { dirname } from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
+import { EtcdConfigError, parseClientUrl } from './etcd.url.js';
 import type { PkiMaterial } from '@app/pki';
 import type { ServerConfig } from '../config/flags.js';
 import type { ClusterNode } from '../cluster/cluster.node.js';
@@ -30,32 +31,6 @@ import { kvService } from './etcd.kv.service.js';
 import { leaseService } from './etcd.lease.service.js';
 import { clusterService, maintenanceService } from './etcd.maintenance.service.js';
 import { watchService } from './etcd.watch.service.js';
-
-/** A bad --listen-client-urls or TLS file: the node does not start. */
-export class EtcdConfigError extends Error {}
-
-/**
- * Parses etcd's --listen-client-urls or --listen-metrics-urls (`flag`): scheme, host and port.
- * One URL is served here; a list of several is refused rather than served in part.
- */
-export function parseClientUrl(raw: string, flag = 'listen-client-urls'): { secure: boolean; host: string; port: number } {
-  const urls = raw
-    .split(',')
-    .map((u) => u.trim())
-    .filter((u) => u !== '');
-  if (urls.length > 1)
-    throw new EtcdConfigError(`--${flag}: one URL is served here, got ${urls.length} (${urls.join(', ')}); listen on 0.0.0.0 or [::] to take every address`);
-  const first = urls[0] ?? '';
-  let u: URL;
-  try {
-    u = new URL(first);
-  } catch {
-    throw new EtcdConfigError(`--${flag}: ${JSON.stringify(first)} is not a URL such as https://127.0.0.1:2379`);
-  }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new EtcdConfigError(`--${flag}: the scheme must be https (or http without TLS)`);
-  const port = Number(u.port || (u.protocol === 'https:' ? 2379 : 2379));
-  return { secure: u.protocol === 'https:', host: u.hostname.replace(/^\[|\]$/g, ''), port };
-}
 
 /** What a client outside group system:masters gets from the etcd API of a cluster-CA endpoint (etcd's code and text). */
 const PERMISSION_DENIED = { code: GrpcStatus.PERMISSION_DENIED, details: 'etcdserver: permission denied' };

@@ -1,4 +1,4 @@
-import { EtcdConfigError, parseClientUrl } from './etcd.server.js';
+import { EtcdConfigError, parseClientUrl } from './etcd.url.js';
 
 describe('parseClientUrl', () => {
   it('reads scheme, host and port of one URL', () => {
