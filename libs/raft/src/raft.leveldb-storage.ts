@@ -334,42 +334,41 @@ function decodeEntry(key: string, raw: Uint8Array): Entry {
   return { term: v.getFloat64(2), index, type, data: body.slice(18) };
 }
 
-function encodeHardState(hs: HardState): Uint8Array {
-  const json = enc.encode(JSON.stringify({ term: hs.term, vote: hs.vote, commit: hs.commit }));
+/** A record whose payload is JSON: `[crc32][version][json]`. */
+function sealJson(value: unknown): Uint8Array {
+  const json = enc.encode(JSON.stringify(value));
   const body = new Uint8Array(1 + json.length);
   body[0] = VERSION;
   body.set(json, 1);
   return seal(body);
+}
+
+/** The JSON of record `key` when `valid` accepts it; ErrCorrupt naming `what` otherwise. */
+function unsealJson<T>(key: string, raw: Uint8Array, what: string, valid: (o: Partial<Record<keyof T, unknown>>) => boolean): T {
+  const body = unseal(key, raw);
+  try {
+    const o = JSON.parse(dec.decode(body.subarray(1))) as Partial<Record<keyof T, unknown>> | null;
+    if (o !== null && typeof o === 'object' && valid(o)) return o as T;
+  } catch {
+    /* fall through */
+  }
+  throw new RaftError('ErrCorrupt', `${what} record is malformed`);
+}
+
+function encodeHardState(hs: HardState): Uint8Array {
+  return sealJson({ term: hs.term, vote: hs.vote, commit: hs.commit });
 }
 
 function decodeHardState(raw: Uint8Array): HardState {
-  const body = unseal('h', raw);
-  try {
-    const o = JSON.parse(dec.decode(body.subarray(1))) as HardState;
-    if (typeof o.term === 'number' && typeof o.vote === 'number' && typeof o.commit === 'number') return o;
-  } catch {
-    /* fall through */
-  }
-  throw new RaftError('ErrCorrupt', 'hard state record is malformed');
+  return unsealJson<HardState>('h', raw, 'hard state', (o) => typeof o.term === 'number' && typeof o.vote === 'number' && typeof o.commit === 'number');
 }
 
 function encodeRemoval(index: number): Uint8Array {
-  const json = enc.encode(JSON.stringify({ index }));
-  const body = new Uint8Array(1 + json.length);
-  body[0] = VERSION;
-  body.set(json, 1);
-  return seal(body);
+  return sealJson({ index });
 }
 
 function decodeRemoval(raw: Uint8Array): number {
-  const body = unseal('r', raw);
-  try {
-    const o = JSON.parse(dec.decode(body.subarray(1))) as { index?: unknown };
-    if (typeof o.index === 'number' && Number.isSafeInteger(o.index) && o.index > 0) return o.index;
-  } catch {
-    /* fall through */
-  }
-  throw new RaftError('ErrCorrupt', 'removal record is malformed');
+  return unsealJson<{ index: number }>('r', raw, 'removal', (o) => typeof o.index === 'number' && Number.isSafeInteger(o.index) && o.index > 0).index;
 }
 
 /** Deletes the file of a snapshot record that `next` replaced (a missing file is fine). */
