@@ -14,3 +14,4 @@ export * from './etcd.range.js';
 export * from './etcd.applier.js';
 export * from './etcd.lessor.js';
 export * from './etcd.bolt-writer.js';
+export * from './etcd.bolt-reader.js';
