@@ -5,7 +5,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { MvccStore, type TxnCommand } from '@app/mvcc';
-import { openClusterStorage } from '@app/storage';
+import { EtcdApplier, openClusterStorage, writeBoltFile } from '@app/storage';
+import { etcdRecordTypes, etcdRevisionKey } from '../apps/apiserver/src/cluster/cluster.etcd-export.js';
 import { nodeIdFromName } from '../apps/apiserver/src/cluster/cluster.ids.js';
 import { MEMBER_PREFIX, REMOVED_PREFIX } from '../apps/apiserver/src/cluster/cluster.members.js';
 import { snapshotPadding } from '../apps/apiserver/src/cluster/cluster.restore.js';
@@ -16,7 +17,7 @@ const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const put = (key: string, value: string): TxnCommand => ({ compares: [], success: [{ type: 'put', key, value: enc(value) }], failure: [] });
 const del = (key: string): TxnCommand => ({ compares: [], success: [{ type: 'delete', key }], failure: [] });
 
-describe('snapshot CLI: restore, status and to-etcd of a snapshot saved by etcdctl', () => {
+describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot saved by etcdctl', () => {
   let tmp: string;
   /** A snapshot in etcdctl's framing of a store with history, member records of an old cluster and a compaction. */
   let file: string;
@@ -200,5 +201,157 @@ describe('snapshot CLI: restore, status and to-etcd of a snapshot saved by etcdc
     expect((await run(['status'])).code).toBe(2);
     expect((await run(['status', file, '--name', 'x'])).code).toBe(2);
     expect((await run(['restore', file, '--data-dir', path.join(tmp, 'x4'), '--bogus'])).code).toBe(2);
+  });
+  /** etcd's backend file of the records given (revision key, KeyValue), leases and meta records, with etcdctl's SHA-256 when `framed`. */
+  const etcdFile = async (
+    name: string,
+    records: readonly (readonly [main: number, sub: number, tombstone: boolean, kv: Record<string, unknown>])[],
+    leases: readonly (readonly [id: number, ttl: number])[],
+    metaRecords: readonly (readonly [Buffer, Buffer])[],
+    framed = true,
+  ): Promise<string> => {
+    const { keyValue, lease } = etcdRecordTypes();
+    const db = path.join(tmp, `${name}.bolt`);
+    const leaseKey = (id: number) => {
+      const b = Buffer.alloc(8);
+      b.writeBigUInt64BE(BigInt(id));
+      return b;
+    };
+    await writeBoltFile(db, [
+      {
+        name: Buffer.from('key'),
+        entries: records.map(([main, sub, tombstone, kv]) => [
+          tombstone ? Buffer.concat([etcdRevisionKey(main, sub), Buffer.from('t')]) : etcdRevisionKey(main, sub),
+          Buffer.from(keyValue.encode(keyValue.fromObject(kv)).finish()),
+        ]),
+      },
+      {
+        name: Buffer.from('lease'),
+        entries: leases.map(([id, ttl]) => [leaseKey(id), Buffer.from(lease.encode(lease.fromObject({ ID: id, TTL: ttl })).finish())]),
+      },
+      { name: Buffer.from('meta'), entries: metaRecords },
+    ]);
+    if (!framed) return db;
+    const body = await fs.readFile(db);
+    const out = path.join(tmp, `${name}.db`);
+    await fs.writeFile(out, Buffer.concat([body, createHash('sha256').update(body).digest()]));
+    return out;
+  };
+  const u64be = (n: number) => {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64BE(BigInt(n));
+    return b;
+  };
+  const kv = (key: string | Buffer, value: string, create: number, mod: number, version: number, lease = 0) => ({
+    key: typeof key === 'string' ? Buffer.from(key) : key,
+    value: Buffer.from(value),
+    create_revision: create,
+    mod_revision: mod,
+    version,
+    lease,
+  });
+
+  it("from-etcd: the newest version of each live key with its revisions and lease, at etcd's revision, restored as any backup", async () => {
+    const binary = Buffer.from([0x2f, 0x62, 0x00, 0xff]);
+    const file = await etcdFile(
+      'etcd',
+      [
+        [2, 0, false, kv('/a', 'v1', 2, 2, 1)],
+        [3, 0, false, kv('/a', 'v2', 2, 3, 2)],
+        // One transaction writing two keys.
+        [4, 0, false, kv('/t/y', 'y', 4, 4, 1)],
+        [4, 1, false, kv('/t/x', 'x', 4, 4, 1)],
+        [5, 0, false, kv('/gone', 'g', 5, 5, 1)],
+        [6, 0, true, { key: Buffer.from('/gone') }],
+        [7, 0, false, kv('/leased', 'l', 7, 7, 1, 0x1234)],
+        [8, 0, false, kv('/orphan', 'o', 8, 8, 1, 99)],
+        [9, 0, false, kv(binary, 'bin', 9, 9, 1)],
+        // Deleted, then written again.
+        [10, 0, true, { key: Buffer.from('/t/y') }],
+        [11, 0, false, kv('/t/y', 'again', 11, 11, 1)],
+      ],
+      [[0x1234, 600]],
+      [
+        [Buffer.from('consistent_index'), u64be(42)],
+        [Buffer.from('finishedCompactRev'), etcdRevisionKey(5, 0)],
+      ],
+    );
+    const out = path.join(tmp, 'from-etcd.db');
+    const r = await run(['from-etcd', file, '--out', out]);
+    expect(r).toMatchObject({ code: 0, err: [] });
+    expect(r.out[0]).toMatch(
+      /^wrote .*from-etcd\.db: 6 keys and 1 leases at revision 11, \d+ bytes \(a backup of the built-in store; history before revision 11 is not carried\)$/,
+    );
+    expect(r.out[1]).toBe('1 keys named a lease the file does not hold: they were carried without a lease');
+    // Our status reads it: compacted at etcd's revision, the keys plus the lease and its attachment.
+    const st = await run(['status', out, '-w', 'json']);
+    expect(JSON.parse(st.out[0]!)).toMatchObject({ revision: 11, compactRevision: 11, raftIndex: 42, totalKey: 8 });
+
+    const dataDir = path.join(tmp, 'from-etcd-node');
+    expect((await run(['restore', out, '--data-dir', dataDir])).code).toBe(0);
+    const cs = await openClusterStorage({ dataDir, nodeId: nodeIdFromName('default'), sync: false });
+    try {
+      expect(cs.store.currentRevision()).toBe(11);
+      expect(cs.store.compactedRevision()).toBe(11);
+      const live = (await cs.store.range('/')).kvs.map((k) => [k.key, Buffer.from(k.value).toString(), k.createRevision, k.modRevision, k.version]);
+      expect(live).toEqual([
+        ['/a', 'v2', 2, 3, 2],
+        ['/b\u{10FF00}\u{10FFFF}', 'bin', 9, 9, 1],
+        ['/leased', 'l', 7, 7, 1],
+        ['/orphan', 'o', 8, 8, 1],
+        ['/t/x', 'x', 4, 4, 1],
+        ['/t/y', 'again', 11, 11, 1],
+      ]);
+      await expect(cs.store.get('/a', 10)).rejects.toThrow(/compacted/);
+      const leases = new EtcdApplier(cs.store, () => Date.now());
+      await leases.ready();
+      expect(leases.leaseIds()).toEqual([String(0x1234)]);
+      expect(leases.lease(String(0x1234))).toMatchObject({ ttl: 600 });
+      expect(leases.leaseOf('/leased')).toBe(String(0x1234));
+      expect(leases.leaseOf('/orphan')).toBe('0');
+    } finally {
+      await cs.close();
+    }
+  });
+
+  it("from-etcd: refuses a file without or with a wrong hash, one that is not etcd's, keys under the store's own prefix; restore names the command", async () => {
+    const records = [[2, 0, false, kv('/k', 'v', 2, 2, 1)]] as const;
+    const meta = [[Buffer.from('consistent_index'), u64be(1)]] as const;
+    const out = (n: string) => path.join(tmp, `refused-${n}.db`);
+    // A member's db file has no hash: taken only with --skip-hash-check.
+    const bare = await etcdFile('bare', records, [], meta, false);
+    expect(await run(['from-etcd', bare, '--out', out('bare')])).toMatchObject({ code: 1, err: [expect.stringContaining('pass --skip-hash-check')] });
+    expect(await run(['from-etcd', bare, '--out', out('bare'), '--skip-hash-check'])).toMatchObject({ code: 0, err: [] });
+    expect(await run(['from-etcd', bare, '--out', out('bare'), '--skip-hash-check'])).toMatchObject({
+      code: 1,
+      err: [expect.stringContaining('exists: name a new file')],
+    });
+    // A hash that does not match.
+    const framed = await etcdFile('framed', records, [], meta);
+    const bytes = await fs.readFile(framed);
+    bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+    await fs.writeFile(framed, bytes);
+    expect(await run(['from-etcd', framed, '--out', out('hash')])).toMatchObject({ code: 1, err: [expect.stringContaining('integrity check failed')] });
+    await expect(fs.access(out('hash'))).rejects.toThrow();
+    // Our own backup is no etcd file; a bbolt file without etcd's buckets neither.
+    expect(await run(['from-etcd', file, '--out', out('ours')])).toMatchObject({ code: 1, err: [expect.stringContaining('is not a bbolt database')] });
+    const other = path.join(tmp, 'other.bolt');
+    await writeBoltFile(other, [{ name: Buffer.from('things'), entries: [] }]);
+    expect(await run(['from-etcd', other, '--out', out('other'), '--skip-hash-check'])).toMatchObject({
+      code: 1,
+      err: [expect.stringContaining("not etcd's backend")],
+    });
+    // A key the store keeps for itself.
+    const reserved = await etcdFile('reserved', [[2, 0, false, kv('\u0001etcd/lease/1', 'x', 2, 2, 1)]], [], meta);
+    expect(await run(['from-etcd', reserved, '--out', out('reserved')])).toMatchObject({ code: 1, err: [expect.stringContaining('cannot be carried')] });
+    await expect(fs.access(out('reserved'))).rejects.toThrow();
+    // restore and status given etcd's file say what to do with it.
+    for (const argv of [
+      ['restore', framed, '--data-dir', path.join(tmp, 'never')],
+      ['status', framed],
+    ])
+      expect(await run(argv)).toMatchObject({ code: 1, err: [expect.stringContaining('npm run snapshot -- from-etcd')] });
+    expect((await run(['from-etcd', framed])).code).toBe(2);
+    expect((await run(['from-etcd', framed, '--out', out('x'), '--name', 'n'])).code).toBe(2);
   });
 });

@@ -1,17 +1,19 @@
 /**
  * `npm run snapshot -- restore FILE --data-dir DIR [--name NAME] [--initial-cluster n1=host:port,...]
- * [--skip-hash-check]`, `npm run snapshot -- status FILE [-w table|json]` and `npm run snapshot --
- * to-etcd FILE --out FILE [--skip-hash-check]` (compiled: `node dist/cluster/snapshot.cli.js ...`):
- * restores a member's data dir from a snapshot saved with `etcdctl snapshot save`, as `etcdctl
- * snapshot restore` does for etcd, describes such a file, and makes it into a file that etcd's own
- * `etcdctl snapshot restore` takes (docs/backup.md). Exit codes: 0 done, 2 bad usage, 1 the
- * restore, check or conversion failed.
+ * [--skip-hash-check]`, `npm run snapshot -- status FILE [-w table|json]`, `npm run snapshot --
+ * to-etcd FILE --out FILE [--skip-hash-check]` and `npm run snapshot -- from-etcd FILE --out FILE
+ * [--skip-hash-check]` (compiled: `node dist/cluster/snapshot.cli.js ...`): restores a member's
+ * data dir from a snapshot saved with `etcdctl snapshot save`, as `etcdctl snapshot restore` does
+ * for etcd, describes such a file, makes it into a file that etcd's own `etcdctl snapshot restore`
+ * takes, and makes a snapshot of etcd into one that `restore` takes (docs/backup.md). Exit codes:
+ * 0 done, 2 bad usage, 1 the restore, check or conversion failed.
  */
 import { parseArgs } from 'node:util';
 import { MvccError } from '@app/mvcc';
 import { ClusterConfigError } from '../apps/apiserver/src/cluster/cluster.ids.js';
 import { RestoreError, inspectSnapshotFile, restoreSnapshot } from '../apps/apiserver/src/cluster/cluster.restore.js';
 import { exportForEtcd } from '../apps/apiserver/src/cluster/cluster.etcd-export.js';
+import { importFromEtcd } from '../apps/apiserver/src/cluster/cluster.etcd-import.js';
 import { isEntryPoint } from './entry-point.js';
 
 /** A usage error of the CLI. */
@@ -24,6 +26,7 @@ export const SNAPSHOT_USAGE = [
   'usage: snapshot restore FILE --data-dir DIR [--name NAME] [--initial-cluster n1=host:port,...] [--skip-hash-check]',
   '       snapshot status FILE [-w table|json]',
   '       snapshot to-etcd FILE --out FILE [--skip-hash-check]',
+  '       snapshot from-etcd FILE --out FILE [--skip-hash-check]',
 ].join('\n');
 
 /**
@@ -55,17 +58,30 @@ export async function runSnapshotCli(
       return 0;
     }
     const [command, file, ...rest] = positionals;
-    if (command !== 'restore' && command !== 'status' && command !== 'to-etcd')
-      throw new SnapshotUsageError(command === undefined ? 'name a command: restore, status or to-etcd' : `unknown command ${JSON.stringify(command)}`);
+    if (command !== 'restore' && command !== 'status' && command !== 'to-etcd' && command !== 'from-etcd')
+      throw new SnapshotUsageError(
+        command === undefined ? 'name a command: restore, status, to-etcd or from-etcd' : `unknown command ${JSON.stringify(command)}`,
+      );
     if (file === undefined || file === '') throw new SnapshotUsageError(`${command}: name the snapshot file`);
     if (rest.length > 0) throw new SnapshotUsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
-    if (command !== 'to-etcd' && values.out !== undefined) throw new SnapshotUsageError('--out is a flag of to-etcd');
-    if (command === 'to-etcd') {
+    if (command !== 'to-etcd' && command !== 'from-etcd' && values.out !== undefined) throw new SnapshotUsageError('--out is a flag of to-etcd and from-etcd');
+    if (command === 'to-etcd' || command === 'from-etcd') {
       for (const flag of ['data-dir', 'name', 'initial-cluster', 'write-out'] as const)
-        if (values[flag] !== undefined) throw new SnapshotUsageError(`--${flag} is not a flag of to-etcd`);
-      if (values.out === undefined || values.out === '') throw new SnapshotUsageError('to-etcd: --out FILE is required');
-      const res = await exportForEtcd({ file, out: values.out, skipHashCheck: values['skip-hash-check'] === true });
-      print(`wrote ${values.out}: ${res.keys} keys and ${res.leases} leases at revision ${res.revision}, ${res.bytes} bytes (etcd's backend format)`);
+        if (values[flag] !== undefined) throw new SnapshotUsageError(`--${flag} is not a flag of ${command}`);
+      if (values.out === undefined || values.out === '') throw new SnapshotUsageError(`${command}: --out FILE is required`);
+    }
+    if (command === 'from-etcd') {
+      const res = await importFromEtcd({ file, out: values.out!, skipHashCheck: values['skip-hash-check'] === true });
+      print(
+        `wrote ${values.out}: ${res.keys} keys and ${res.leases} leases at revision ${res.revision}, ${res.snapshot.fileBytes} bytes (a backup of the built-in store; history before revision ${res.revision} is not carried)`,
+      );
+      if (res.orphanedLeaseKeys > 0) print(`${res.orphanedLeaseKeys} keys named a lease the file does not hold: they were carried without a lease`);
+      print(`restore members from it with: npm run snapshot -- restore ${values.out} --data-dir DIR --name NAME --initial-cluster ...`);
+      return 0;
+    }
+    if (command === 'to-etcd') {
+      const res = await exportForEtcd({ file, out: values.out!, skipHashCheck: values['skip-hash-check'] === true });
+      print(`wrote ${values.out!}: ${res.keys} keys and ${res.leases} leases at revision ${res.revision}, ${res.bytes} bytes (etcd's backend format)`);
       print(`restore etcd members from it with: etcdctl snapshot restore ${values.out} --name NAME --data-dir DIR --initial-cluster ...`);
       return 0;
     }

@@ -21,7 +21,7 @@ import {
   encodeLatest,
   prefixEnd,
 } from './mvcc.keyspace.js';
-import { MvccError, type KeyValue } from './mvcc.types.js';
+import { MvccError, type KeyValue, validateKey } from './mvcc.types.js';
 
 /** First field of every snapshot. */
 const SNAPSHOT_MAGIC = 'kapi-mvcc-snapshot';
@@ -312,30 +312,68 @@ async function writeFully(fh: FileHandle, data: Buffer): Promise<void> {
  * then the terminator 0. Each piece is a new buffer: the caller may keep it. The caller keeps
  * `snap` open until the generator is done.
  */
-export async function* snapshotPieces(db: Db, snap: Snapshot, header: SnapshotHeader): AsyncGenerator<Buffer> {
+export function snapshotPieces(db: Db, snap: Snapshot, header: SnapshotHeader): AsyncGenerator<Buffer> {
+  return encodeSnapshot(header, storedRecords(db, snap));
+}
+
+/** Every record of the latest, history and event keyspaces in `snap`, a chunk at a time. */
+async function* storedRecords(db: Db, snap: Snapshot): AsyncGenerator<readonly (readonly [string, Buffer])[]> {
+  for (const space of [LATEST, HISTORY, EVENTS]) {
+    const it = db.iterator({ gte: space, lt: prefixEnd(space), snapshot: snap });
+    try {
+      for (let chunk = await it.nextv(1000); chunk.length > 0; chunk = await it.nextv(1000)) yield chunk;
+    } finally {
+      await it.close();
+    }
+  }
+}
+
+/** The snapshot (format 2) of `header` and the records (store keys and values) `chunks` yields, in pieces as snapshotPieces. */
+async function* encodeSnapshot(header: SnapshotHeader, chunks: AsyncIterable<readonly (readonly [string, Buffer])[]>): AsyncGenerator<Buffer> {
   const writer = () => new BinWriter(SNAPSHOT_PIECE_BYTES + 64 * 1024);
   let w = writer();
   w.str(SNAPSHOT_MAGIC).u8(2).num(header.revision).num(header.applied).num(header.compacted);
   // Roughly the bytes in `w` (keys counted in UTF-16 units): only decides where a piece ends.
   let size = 0;
-  for (const space of [LATEST, HISTORY, EVENTS]) {
-    const it = db.iterator({ gte: space, lt: prefixEnd(space), snapshot: snap });
-    try {
-      for (let chunk = await it.nextv(1000); chunk.length > 0; chunk = await it.nextv(1000)) {
-        for (const [k, v] of chunk) {
-          w.u8(1).str(k).bytes(v);
-          size += 9 + k.length + v.length;
-          if (size < SNAPSHOT_PIECE_BYTES) continue;
-          yield w.finish();
-          w = writer();
-          size = 0;
-        }
-      }
-    } finally {
-      await it.close();
+  for await (const chunk of chunks) {
+    for (const [k, v] of chunk) {
+      w.u8(1).str(k).bytes(v);
+      size += 9 + k.length + v.length;
+      if (size < SNAPSHOT_PIECE_BYTES) continue;
+      yield w.finish();
+      w = writer();
+      size = 0;
     }
   }
   yield w.u8(0).finish();
+}
+
+/**
+ * The snapshot (format 2) of a store that holds exactly the versions `kvs` yields (each key
+ * once, keys valid as validateKey checks, revisions at most `header.revision`) and no history:
+ * `header.compacted` must be `header.revision`, as nothing before it can be read. In pieces as
+ * snapshotPieces. Used to bring data from elsewhere (an etcd backend file) into the store's
+ * format; MvccStore.importSnapshotFrom then imports it as any snapshot.
+ */
+export function snapshotOfVersions(header: SnapshotHeader, kvs: AsyncIterable<readonly KeyValue[]>): AsyncGenerator<Buffer> {
+  if (header.compacted !== header.revision) throw new MvccError('InvalidCommand', 'a snapshot without history is compacted at its revision');
+  return encodeSnapshot(
+    header,
+    (async function* () {
+      for await (const chunk of kvs) {
+        for (const kv of chunk) {
+          const bad = validateKey(kv.key);
+          if (bad !== undefined) throw new MvccError('InvalidKey', `${JSON.stringify(kv.key)}: ${bad}`);
+          if (!(kv.modRevision >= kv.createRevision && kv.createRevision >= 1 && kv.modRevision <= header.revision && kv.version >= 1))
+            throw new MvccError(
+              'InvalidCommand',
+              `${JSON.stringify(kv.key)}: revisions out of order (create ${kv.createRevision}, mod ${kv.modRevision}, version ${kv.version}, store at ${header.revision})`,
+            );
+        }
+        yield chunk.map((kv): readonly [string, Buffer] => [LATEST + kv.key, encodeLatest(kv)]);
+      }
+    })(),
+  );
 }
 
 /**

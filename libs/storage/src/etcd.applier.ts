@@ -33,6 +33,16 @@ import { compareKeys } from '@app/mvcc';
 const LEASE_PREFIX = `${ETCD_RESERVED_PREFIX}lease/`;
 const ATTACH_PREFIX = `${ETCD_RESERVED_PREFIX}attach/`;
 
+/** The store record of lease `id` (decimal) with its TTL in seconds. */
+export function leaseRecord(id: string, ttl: number): { key: string; value: Buffer } {
+  return { key: LEASE_PREFIX + id, value: Buffer.from(JSON.stringify({ ttl })) };
+}
+
+/** The store record that attaches `key` to lease `id` (decimal, not '0'). */
+export function attachmentRecord(key: string, id: string): { key: string; value: Buffer } {
+  return { key: ATTACH_PREFIX + key, value: Buffer.from(id) };
+}
+
 /** Resolves on the next turn of the event loop (after the I/O and microtasks queued now). */
 const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -317,7 +327,7 @@ export class EtcdApplier {
     if ('grant' in cmd) {
       const { id, ttl } = cmd.grant;
       if (this.leases.has(id)) throw new EtcdFailure('FAILED_PRECONDITION', 'etcdserver: lease already exists');
-      ctx.ops.push({ type: 'put', key: LEASE_PREFIX + id, value: Buffer.from(JSON.stringify({ ttl })) });
+      ctx.ops.push({ type: 'put', ...leaseRecord(id, ttl) });
       return () => {
         this.leases.set(id, { id, ttl, keys: new Set(), expiry: this.now() + ttl * 1000 });
         return { grant: { id, ttl } };
@@ -516,7 +526,7 @@ export class EtcdApplier {
       ctx.overlay.set(p.key, kv);
       ctx.ops.push({ type: 'put', key: p.key, value });
       if (lease !== current) {
-        ctx.ops.push(lease === '0' ? { type: 'delete', key: ATTACH_PREFIX + p.key } : { type: 'put', key: ATTACH_PREFIX + p.key, value: Buffer.from(lease) });
+        ctx.ops.push(lease === '0' ? { type: 'delete', key: ATTACH_PREFIX + p.key } : { type: 'put', ...attachmentRecord(p.key, lease) });
         ctx.attach.set(p.key, lease);
       }
       return { put: p.prevKv && prev ? { prevKv: { ...prev, lease: current } } : {} };

@@ -61,7 +61,7 @@ function u64be(n: bigint | number): Buffer {
 }
 
 /** mvccpb.KeyValue (proto/etcd/kv.proto) and leasepb.Lease (ID = 1, TTL = 2, RemainingTTL = 3, all int64). */
-function messageTypes(): { keyValue: protobuf.Type; lease: protobuf.Type } {
+export function etcdRecordTypes(): { keyValue: protobuf.Type; lease: protobuf.Type } {
   const file = findProtoFile('etcd/kv.proto');
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => (isAbsolute(target) ? target : join(dirname(file), target));
@@ -91,7 +91,7 @@ export async function exportForEtcd(o: { file: string; out: string; skipHashChec
       const leases = new EtcdApplier(store, () => Date.now());
       await leases.ready();
       const revision = store.currentRevision();
-      const { keyValue, lease } = messageTypes();
+      const { keyValue, lease } = etcdRecordTypes();
       // The keys and their mod revisions first (values are read again one by one as the
       // bucket is written, so memory holds the key list, not the store).
       const live: { key: string; bytes: Buffer; modRevision: number }[] = [];

@@ -16,10 +16,11 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MvccStore, inspectSnapshot, type SnapshotSummary } from '@app/mvcc';
 import { LevelDbRaftStorage } from '@app/raft';
+import { looksLikeBolt } from '@app/storage';
 import { type ClusterMemberSpec, nodeIdFromName, parseInitialCluster, validateNodeName } from './cluster.ids.js';
 import { MEMBER_PREFIX, REMOVED_PREFIX } from './cluster.members.js';
 
@@ -57,6 +58,10 @@ export async function inspectSnapshotFile(file: string, opts: { skipHashCheck?: 
   } catch (e) {
     throw new RestoreError(`cannot read ${file}: ${(e as Error).message}`);
   }
+  if (await isBoltFile(file))
+    throw new RestoreError(
+      `${file} is an etcd backend file (a snapshot of etcd), not a backup of the built-in store: make it into one with \`npm run snapshot -- from-etcd ${file} --out FILE\``,
+    );
   const framed = size >= HASH_BYTES && (size - HASH_BYTES) % PAD_TO === 0;
   let sha256: string | undefined;
   if (framed) {
@@ -73,6 +78,18 @@ export async function inspectSnapshotFile(file: string, opts: { skipHashCheck?: 
   const body = framed ? size - HASH_BYTES : size;
   const summary = await inspectSnapshot(body === 0 ? [] : createReadStream(file, { start: 0, end: body - 1, highWaterMark: 1 << 20 }));
   return { ...summary, fileBytes: size, ...(sha256 ? { sha256 } : {}) };
+}
+
+/** True when `file` starts as a bbolt database does (etcd's backend). */
+async function isBoltFile(file: string): Promise<boolean> {
+  const fh = await open(file, 'r');
+  try {
+    const head = Buffer.alloc(64);
+    const { bytesRead } = await fh.read(head, 0, head.length, 0);
+    return looksLikeBolt(head.subarray(0, bytesRead));
+  } finally {
+    await fh.close();
+  }
 }
 
 async function readTail(file: string, size: number): Promise<Buffer> {

@@ -1,0 +1,242 @@
+/**
+ * An etcd backend file (what `etcdctl snapshot save` writes against etcd, or a member's
+ * `member/snap/db` copied while it was stopped) made into a backup of the built-in store, which
+ * `npm run snapshot -- restore` then makes members' data dirs from (docs/backup.md "Moving from
+ * etcd"). A cluster that ran the API server on etcd (`--storage-backend=etcd3`) moves to the
+ * built-in store keeping every key, value and revision: resourceVersions stay what clients saw.
+ *
+ * What is carried (etcd 3.4's backend layout, the inverse of cluster.etcd-export.ts):
+ * - bucket `key`: revision keys (8 bytes of main revision big-endian, `_`, 8 bytes of sub
+ *   revision, and `t` after them for a deletion) in revision order, each with its
+ *   mvccpb.KeyValue. A key's newest record decides: a deletion drops it, a put gives its create
+ *   and mod revision, version, value and lease. Keys are bytes in etcd and strings in the store:
+ *   they map as the etcd API maps them (docs/etcd-api.md "Keys").
+ * - bucket `lease`: each lease (leasepb.Lease) with its TTL, and each live key's attachment to
+ *   a lease that exists. A lease's clock starts again at its TTL when the new cluster's leader
+ *   takes it, as etcd's own restore does.
+ * - bucket `meta`: `finishedCompactRev` (the revision is at least it) and `consistent_index`
+ *   (kept as the store's applied index).
+ * The store's revision is etcd's current one (the newest record's main revision, at least the
+ * compacted one), and the backup is compacted at it: the current versions come along, not the
+ * history, so a read or watch from an older revision answers that it is compacted.
+ * Other buckets (members, alarms, auth) are not carried: the restored members are the ones
+ * `--initial-cluster` names, as etcd's own restore replaces an etcd backup's members.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, stat, unlink } from 'node:fs/promises';
+import { type KeyValue, snapshotOfVersions } from '@app/mvcc';
+import { BoltReader, attachmentRecord, isReservedKey, leaseRecord } from '@app/storage';
+import { bytesToKey } from '../etcd/etcd.convert.js';
+import { etcdRecordTypes } from './cluster.etcd-export.js';
+import { RestoreError, inspectSnapshotFile, snapshotPadding, type SnapshotFileSummary } from './cluster.restore.js';
+
+/** Bytes of the hash `etcdctl snapshot save` appends to the database. */
+const HASH_BYTES = 32;
+/** Versions handed to the snapshot encoder at a time. */
+const CHUNK = 500;
+
+/** What importFromEtcd wrote. */
+export interface EtcdImportResult {
+  /** The backup written, as `snapshot status` describes it. */
+  snapshot: SnapshotFileSummary;
+  /** etcd's current revision: the store's revision and compacted revision in the backup. */
+  revision: number;
+  /** etcd's compacted revision before (0: never compacted). */
+  etcdCompacted: number;
+  /** Live keys carried. */
+  keys: number;
+  leases: number;
+  /** Live keys whose lease was not in the lease bucket: carried without a lease. */
+  orphanedLeaseKeys: number;
+}
+
+/** A revision key of etcd's `key` bucket. */
+interface RevisionKey {
+  main: number;
+  sub: number;
+  tombstone: boolean;
+}
+
+function revisionKey(k: Buffer): RevisionKey {
+  if ((k.length !== 17 && !(k.length === 18 && k[17] === 0x74)) || k[8] !== 0x5f)
+    throw new RestoreError(`not an etcd backend: the key bucket holds the key ${k.toString('hex')}, which is no revision`);
+  const main = k.readBigUInt64BE(0);
+  if (main > BigInt(Number.MAX_SAFE_INTEGER)) throw new RestoreError(`revision ${main} is beyond what the store counts`);
+  return { main: Number(main), sub: Number(k.readBigUInt64BE(9)), tombstone: k.length === 18 };
+}
+
+function counter(v: unknown, what: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new RestoreError(`${what}: ${String(v)} is not a revision, version or TTL`);
+  return n;
+}
+
+/**
+ * Writes `out`, a backup of the built-in store in etcdctl's framing, from the etcd backend file
+ * `file` (see the module comment); `out` must not exist. `skipHashCheck`: accept a file without
+ * etcdctl's SHA-256 trailer (a copied `member/snap/db`), or one whose hash does not match.
+ */
+export async function importFromEtcd(o: { file: string; out: string; skipHashCheck?: boolean }): Promise<EtcdImportResult> {
+  if (
+    await stat(o.out)
+      .then(() => true)
+      .catch(() => false)
+  )
+    throw new RestoreError(`${o.out} exists: name a new file`);
+  let size: number;
+  try {
+    size = (await stat(o.file)).size;
+  } catch (e) {
+    throw new RestoreError(`cannot read ${o.file}: ${(e as Error).message}`);
+  }
+  // etcdctl's rule: a database is whole pages (512n), the saved snapshot 32 bytes of hash more.
+  const hashed = size % 512 === HASH_BYTES;
+  if (hashed && !o.skipHashCheck) {
+    const hash = createHash('sha256');
+    for await (const chunk of createReadStream(o.file, { start: 0, end: size - HASH_BYTES - 1, highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+    const tail = Buffer.alloc(HASH_BYTES);
+    const fh = await open(o.file, 'r');
+    try {
+      await fh.read(tail, 0, HASH_BYTES, size - HASH_BYTES);
+    } finally {
+      await fh.close();
+    }
+    if (!hash.digest().equals(tail)) throw new RestoreError(`${o.file}: snapshot file integrity check failed: its SHA-256 does not match the one it ends with`);
+  } else if (!hashed && !o.skipHashCheck) {
+    throw new RestoreError(
+      `${o.file} has no SHA-256 trailer (is it a member's db file rather than a snapshot saved by etcdctl?): pass --skip-hash-check to take it as it is`,
+    );
+  }
+  const bolt = await BoltReader.open(o.file, hashed ? size - HASH_BYTES : size).catch((e: Error) => {
+    throw new RestoreError(e.message);
+  });
+  try {
+    const names = (await bolt.bucketNames()).map((n) => n.toString('latin1'));
+    if (!names.includes('key') || !names.includes('meta'))
+      throw new RestoreError(`${o.file} is a bbolt database but not etcd's backend: it has no key and meta buckets`);
+    const { keyValue, lease: leaseType } = etcdRecordTypes();
+    const decode = (v: Buffer, where: RevisionKey) => {
+      try {
+        return keyValue.toObject(keyValue.decode(v), { longs: String, bytes: Buffer }) as {
+          key?: Buffer;
+          create_revision?: string;
+          mod_revision?: string;
+          version?: string;
+          value?: Buffer;
+          lease?: string;
+        };
+      } catch (e) {
+        throw new RestoreError(`the record of revision ${where.main}.${where.sub} is damaged: ${(e as Error).message}`);
+      }
+    };
+
+    let etcdCompacted = 0;
+    let appliedIndex = 0;
+    for await (const [k, v] of bolt.entries('meta')) {
+      const name = k.toString('latin1');
+      if (name === 'finishedCompactRev' && v.length >= 8) etcdCompacted = counter(v.readBigUInt64BE(0), 'finishedCompactRev');
+      if (name === 'consistent_index' && v.length === 8) appliedIndex = counter(v.readBigUInt64BE(0), 'consistent_index');
+    }
+
+    // Pass 1: each key's newest record (revision order is the bucket's order).
+    const newest = new Map<string, RevisionKey>();
+    let revision = Math.max(1, etcdCompacted);
+    for await (const [k, v] of bolt.entries('key')) {
+      const at = revisionKey(k);
+      revision = Math.max(revision, at.main);
+      const rec = decode(v, at);
+      if (!rec.key || rec.key.length === 0) throw new RestoreError(`the record of revision ${at.main}.${at.sub} has no key`);
+      const key = bytesToKey(rec.key);
+      if (isReservedKey(key))
+        throw new RestoreError(`the key ${JSON.stringify(key)} lies under the prefix the store keeps for its own lease records; it cannot be carried`);
+      if (at.tombstone) newest.delete(key);
+      else newest.set(key, at);
+    }
+
+    const leases = new Map<string, number>();
+    for await (const [k, v] of bolt.entries('lease')) {
+      if (k.length !== 8) throw new RestoreError(`the lease bucket holds the key ${k.toString('hex')}, which is no lease id`);
+      let ttl: number;
+      try {
+        ttl = counter((leaseType.toObject(leaseType.decode(v), { longs: String }) as { TTL?: string }).TTL ?? '0', 'lease TTL');
+      } catch (e) {
+        throw e instanceof RestoreError ? e : new RestoreError(`the lease ${k.readBigInt64BE(0)} is damaged: ${(e as Error).message}`);
+      }
+      leases.set(k.readBigInt64BE(0).toString(), ttl);
+    }
+
+    // Pass 2: the newest put of each live key, with the lease records.
+    let orphanedLeaseKeys = 0;
+    const attachments: { key: string; value: Buffer; at: number }[] = [];
+    async function* versions(): AsyncGenerator<KeyValue[]> {
+      let chunk: KeyValue[] = [];
+      for await (const [k, v] of bolt.entries('key')) {
+        const at = revisionKey(k);
+        if (at.tombstone) continue;
+        const rec = decode(v, at);
+        const key = bytesToKey(rec.key!);
+        const live = newest.get(key);
+        if (!live || live.main !== at.main || live.sub !== at.sub) continue;
+        const modRevision = counter(rec.mod_revision, `mod revision of ${key}`);
+        if (modRevision !== at.main)
+          throw new RestoreError(`the record of revision ${at.main}.${at.sub} (${key}) says it was written at revision ${modRevision}`);
+        chunk.push({
+          key,
+          createRevision: counter(rec.create_revision, `create revision of ${key}`),
+          modRevision,
+          version: counter(rec.version, `version of ${key}`),
+          value: new Uint8Array(rec.value ?? Buffer.alloc(0)),
+        });
+        const lease = BigInt.asIntN(64, BigInt(rec.lease ?? '0')).toString();
+        if (lease !== '0') {
+          if (leases.has(lease)) attachments.push({ ...attachmentRecord(key, lease), at: modRevision });
+          else orphanedLeaseKeys++;
+        }
+        if (chunk.length >= CHUNK) {
+          yield chunk;
+          chunk = [];
+        }
+      }
+      for (const [id, ttl] of leases) {
+        const r = leaseRecord(id, ttl);
+        chunk.push({ key: r.key, createRevision: revision, modRevision: revision, version: 1, value: r.value });
+      }
+      for (const a of attachments) chunk.push({ key: a.key, createRevision: a.at, modRevision: a.at, version: 1, value: a.value });
+      yield chunk;
+    }
+
+    const header = { revision, applied: Math.max(1, appliedIndex), compacted: revision };
+    await writeFramed(o.out, snapshotOfVersions(header, versions()));
+    const snapshot = await inspectSnapshotFile(o.out);
+    return { snapshot, revision, etcdCompacted, keys: newest.size, leases: leases.size, orphanedLeaseKeys };
+  } catch (e) {
+    await unlink(o.out).catch(() => undefined);
+    throw e;
+  } finally {
+    await bolt.close();
+  }
+}
+
+/** Writes `pieces` to a new file `out` in etcdctl's framing (zero padding to 512n, then the SHA-256), fsynced. */
+async function writeFramed(out: string, pieces: AsyncIterable<Buffer>): Promise<void> {
+  const fh = await open(out, 'wx', 0o600);
+  try {
+    const hash = createHash('sha256');
+    let bytes = 0;
+    const write = async (b: Buffer) => {
+      hash.update(b);
+      for (let at = 0; at < b.length;) at += (await fh.write(b, at)).bytesWritten;
+    };
+    for await (const piece of pieces) {
+      await write(piece);
+      bytes += piece.length;
+    }
+    await write(Buffer.alloc(snapshotPadding(bytes)));
+    const digest = hash.digest();
+    for (let at = 0; at < digest.length;) at += (await fh.write(digest, at)).bytesWritten;
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
