@@ -16,6 +16,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
+import * as net from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,7 +26,7 @@ import { findProtoFile } from '@app/raft';
 import { createPki, issueClientCertificate } from '@app/pki';
 import { prerequisite } from './support/prereq.js';
 import { GrpcH2Server, type UnaryCall } from '@app/grpc';
-import { closeHttpClients, delay, getFreePorts, request, startServer, type ServerHandle } from './support/server.js';
+import { closeHttpClients, delay, getFreePorts, repoRoot, request, startServer, type ServerHandle } from './support/server.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Msg = Record<string, any>;
@@ -149,7 +150,7 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     dir = await mkdtemp(join(tmpdir(), 'kapi-etcd-grpc-'));
     pkiDir = join(dir, 'pki');
     await createPki({ outDir: pkiDir, hosts: ['127.0.0.1'] });
-    ports.push(...(await getFreePorts(5)));
+    ports.push(...(await getFreePorts(7)));
     otherPki = join(dir, 'other-pki');
     await createPki({ outDir: otherPki, hosts: ['127.0.0.1'] });
     await writeFile(join(dir, 'bundle.crt'), Buffer.concat([await readFile(join(pkiDir, 'ca.crt')), await readFile(join(otherPki, 'ca.crt'))]));
@@ -157,8 +158,20 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     // tests on an external etcd (KAPI_TEST_STORAGE=etcd3).
     const base = ['--storage-backend', 'builtin', '--pki-dir', pkiDir, '--listen-client-urls'];
     [plain, tls, mutual, bundle] = await Promise.all([
-      startServer({ args: [...base, `http://127.0.0.1:${ports[0]}`, '--listen-metrics-urls', `http://127.0.0.1:${ports[3]}`], readyTimeoutMs: 40_000 }),
-      startServer({ args: [...base, `https://127.0.0.1:${ports[1]}`], readyTimeoutMs: 40_000 }),
+      startServer({
+        args: [...base, `http://127.0.0.1:${ports[0]}`, '--listen-metrics-urls', `http://127.0.0.1:${ports[3]},http://127.0.0.1:${ports[6]}`],
+        readyTimeoutMs: 40_000,
+      }),
+      // Two client URLs, one with TLS and one without, and the URLs its member record advertises.
+      startServer({
+        args: [
+          ...base,
+          `https://127.0.0.1:${ports[1]},http://127.0.0.1:${ports[5]}`,
+          '--advertise-client-urls',
+          `https://etcd-1.example:2379,http://127.0.0.1:${ports[5]}`,
+        ],
+        readyTimeoutMs: 40_000,
+      }),
       startServer({ args: [...base, `https://127.0.0.1:${ports[2]}`, '--client-cert-auth'], readyTimeoutMs: 40_000 }),
       startServer({
         args: [...base, `https://127.0.0.1:${ports[4]}`, '--client-cert-auth', '--trusted-ca-file', join(dir, 'bundle.crt')],
@@ -447,6 +460,61 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     refused.destroy();
     expect(outcome).toMatch(/^error/);
   });
+
+  it('serves every URL of --listen-client-urls and --listen-metrics-urls; the member list gives --advertise-client-urls', async () => {
+    const ca = await readFile(join(pkiDir, 'ca.crt'));
+    const overTls = kvClient(ports[1]!, grpc.credentials.createSsl(ca));
+    const cleartext = kvClient(ports[5]!, grpc.credentials.createInsecure());
+    const members = (port: number) => new pkg.Cluster!(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as ReturnType<typeof kvClient>;
+    const listed = members(ports[5]!);
+    const plainListed = members(ports[0]!);
+    try {
+      const put = await unary(overTls, 'Put', { key: Buffer.from('/urls/a'), value: Buffer.from('both') });
+      const got = await unary(cleartext, 'Range', { key: Buffer.from('/urls/a') });
+      expect(Buffer.from(got.kvs[0].value).toString()).toBe('both');
+      expect(got.kvs[0].mod_revision).toBe(put.header.revision);
+      // One member list, whichever URL it is asked on.
+      expect((await unary(listed, 'MemberList', {})).members.map((m: Msg) => m.clientURLs)).toEqual([
+        ['https://etcd-1.example:2379', `http://127.0.0.1:${ports[5]}`],
+      ]);
+      expect((await unary(plainListed, 'MemberList', {})).members.map((m: Msg) => m.clientURLs)).toEqual([[`http://127.0.0.1:${ports[0]}`]]);
+    } finally {
+      for (const c of [overTls, cleartext, listed, plainListed]) c.close();
+    }
+    for (const port of [ports[3]!, ports[6]!]) expect(await httpCall(port, '/health')).toEqual({ status: 200, body: '{"health":"true"}' });
+  });
+
+  it('does not start when one of its client URLs cannot be bound, naming the flag and the address', async () => {
+    const [busyPort, freePort, securePort] = await getFreePorts(3);
+    const busy = net.createServer();
+    await new Promise<void>((r) => busy.listen(busyPort, '127.0.0.1', r));
+    try {
+      const out = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          [
+            join(repoRoot(), 'dist/apps/apiserver/src/main.js'),
+            '--data-dir',
+            join(dir, 'busy'),
+            '--pki-dir',
+            pkiDir,
+            '--secure-port',
+            String(securePort),
+            '--storage-backend',
+            'builtin',
+            '--listen-client-urls',
+            `http://127.0.0.1:${freePort},http://127.0.0.1:${busyPort}`,
+          ],
+          { timeout: 60_000 },
+          (e, _stdout, stderr) => resolve({ code: e ? ((e as { code?: number }).code ?? null) : 0, stderr }),
+        );
+      });
+      expect(out.code).not.toBe(0);
+      expect(out.stderr).toContain(`--listen-client-urls: cannot listen on 127.0.0.1:${busyPort}`);
+    } finally {
+      await new Promise<void>((r) => busy.close(() => r()));
+    }
+  }, 70_000);
 
   const httpCall = (port: number, path: string, method = 'GET'): Promise<{ status: number; body: string }> =>
     new Promise((resolve, reject) => {

@@ -37,7 +37,7 @@ export interface MemberRecord {
   peerURL: string;
   /** The node's API URL, when it registered itself. */
   clientURL?: string;
-  /** The node's etcd v3 API URL (--listen-client-urls), when it serves one. */
+  /** The node's etcd v3 API URLs, comma-separated (--advertise-client-urls, else --listen-client-urls), when it serves one. */
   etcdClientURL?: string;
   /**
    * The optional Raft log formats the node's build applies (LOG_FORMATS_APPLIED), written when

@@ -22,6 +22,7 @@ import { PROPOSAL_DEDUP_FORMAT, type PeerTls } from '@app/raft';
 import { openClusterStorage, type ClusterStorage } from '@app/storage';
 import type { PkiMaterial } from '@app/pki';
 import type { ServerConfig } from '../config/flags.js';
+import { parseClientUrls } from '../etcd/etcd.url.js';
 import { ClusterConfigError, nodeIdFromName, parseInitialCluster, validateNodeName, type ClusterMemberSpec } from './cluster.ids.js';
 import { ClusterAdminClient, serveClusterAdmin } from './cluster.forward.js';
 import { ClusterMembership } from './cluster.members.js';
@@ -132,7 +133,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     selfId: id,
     selfPeerURL,
     selfClientURL: clientURL,
-    ...(cfg.listenClientUrls ? { selfEtcdClientURL: cfg.listenClientUrls } : {}),
+    ...(cfg.listenClientUrls ? { selfEtcdClientURL: etcdClientUrlsOf(cfg) } : {}),
     initial,
     node: cs.node,
     store: cs.store,
@@ -219,4 +220,12 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
       await cs.close();
     },
   };
+}
+
+/** The etcd client URLs a member record lists for this node: --advertise-client-urls, else --listen-client-urls. */
+function etcdClientUrlsOf(cfg: ServerConfig): string {
+  const raw = cfg.advertiseClientUrls ?? cfg.listenClientUrls ?? '';
+  return parseClientUrls(raw, cfg.advertiseClientUrls !== undefined ? 'advertise-client-urls' : 'listen-client-urls')
+    .map((u) => u.url)
+    .join(',');
 }

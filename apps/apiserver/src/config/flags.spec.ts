@@ -22,13 +22,19 @@ describe('parseFlags', () => {
     expect(() => parseFlags(['--cluster-signing-cert-file=/c'])).toThrow('--cluster-signing-cert-file and --cluster-signing-key-file must be given together');
   });
 
-  it('refuses an etcd client or metrics URL list it would not serve whole, or a bad URL, before anything starts', () => {
+  it('takes lists of etcd client, advertised and metrics URLs, and refuses a bad one before anything starts', () => {
     expect(parseFlags(['--listen-client-urls', 'https://0.0.0.0:2379']).listenClientUrls).toBe('https://0.0.0.0:2379');
-    expect(() => parseFlags(['--listen-client-urls', 'https://127.0.0.1:2379,https://10.0.0.1:2379'])).toThrow(FlagError);
-    expect(() => parseFlags(['--listen-client-urls', 'https://127.0.0.1:2379,https://10.0.0.1:2379'])).toThrow(
-      /^--listen-client-urls: one URL is served here, got 2/,
+    const both = parseFlags(['--listen-client-urls', 'https://127.0.0.1:2379,https://10.0.0.1:2379', '--advertise-client-urls', 'https://n1.example:2379']);
+    expect(both).toMatchObject({ listenClientUrls: 'https://127.0.0.1:2379,https://10.0.0.1:2379', advertiseClientUrls: 'https://n1.example:2379' });
+    expect(() => parseFlags(['--listen-client-urls', 'https://127.0.0.1:2379,https://127.0.0.1:2379'])).toThrow(FlagError);
+    expect(() => parseFlags(['--listen-client-urls', 'https://127.0.0.1:2379,https://127.0.0.1:2379'])).toThrow(
+      '--listen-client-urls: 127.0.0.1:2379 is named twice',
     );
     expect(() => parseFlags(['--listen-metrics-urls', 'ftp://x:1'])).toThrow('--listen-metrics-urls: the scheme must be https (or http without TLS)');
+    expect(() => parseFlags(['--listen-client-urls', 'https://127.0.0.1:2379', '--advertise-client-urls', '10.0.0.1:2379'])).toThrow(
+      '--advertise-client-urls: "10.0.0.1:2379" is not a URL',
+    );
+    expect(() => parseFlags(['--advertise-client-urls', 'https://n1:2379'])).toThrow('give --listen-client-urls too');
   });
 
   it('refuses a --runtime-config it cannot parse', () => {

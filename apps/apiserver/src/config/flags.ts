@@ -5,7 +5,7 @@
  * are security-relevant (authentication, authorization, admission, audit, TLS material: a
  * FlagError naming the flag) and are accepted with a warning otherwise (`unsupported`).
  */
-import { parseClientUrl } from '../etcd/etcd.url.js';
+import { parseClientUrls } from '../etcd/etcd.url.js';
 import { parseGoDuration } from '@app/apimachinery';
 import { AUTHORIZATION_MODES } from '@app/authz';
 import { parseRuntimeConfig, RuntimeConfigError } from './runtime-config.js';
@@ -48,9 +48,11 @@ export interface ServerConfig {
   etcdPrefix: string;
   /** Period of the coordinated etcd compaction in ms (kube's --etcd-compaction-interval, default 5m; 0 disables). */
   etcdCompactionIntervalMs: number;
-  /** The etcd v3 API's listener (etcd's --listen-client-urls, one https://HOST:PORT URL); absent: not served. */
+  /** The etcd v3 API's listeners (etcd's --listen-client-urls, https://HOST:PORT URLs, comma-separated); absent: not served. */
   listenClientUrls?: string;
-  /** etcd's --listen-metrics-urls (one http(s)://HOST:PORT URL): /metrics and /health over HTTP/1.x only; absent: not served. */
+  /** The client URLs the etcd API's member list gives for this node (etcd's --advertise-client-urls); default: --listen-client-urls. */
+  advertiseClientUrls?: string;
+  /** etcd's --listen-metrics-urls (http(s)://HOST:PORT URLs, comma-separated): /metrics and /health over HTTP/1.x only; absent: not served. */
   listenMetricsUrls?: string;
   /** The etcd API's TLS (etcd's flags): serving certificate and key (default: the node's serving pair), the CA client certificates must chain to (default: the PKI's ca.crt). */
   certFile?: string;
@@ -163,6 +165,7 @@ const FLAGS: Record<string, FlagSpec> = {
   },
   'peer-cert-file': { key: 'peerCertFile', kind: 'string' },
   'listen-client-urls': { key: 'listenClientUrls', kind: 'string' },
+  'advertise-client-urls': { key: 'advertiseClientUrls', kind: 'string' },
   'listen-metrics-urls': { key: 'listenMetricsUrls', kind: 'string' },
   'cert-file': { key: 'certFile', kind: 'string' },
   'key-file': { key: 'keyFile', kind: 'string' },
@@ -327,14 +330,17 @@ export function parseFlags(argv: string[]): ServerConfig {
   for (const [flag, value] of [
     ['listen-client-urls', cfg.listenClientUrls],
     ['listen-metrics-urls', cfg.listenMetricsUrls],
+    ['advertise-client-urls', cfg.advertiseClientUrls],
   ] as const) {
     if (value === undefined) continue;
     try {
-      parseClientUrl(value, flag);
+      parseClientUrls(value, flag);
     } catch (e) {
       throw new FlagError((e as Error).message);
     }
   }
+  if (cfg.advertiseClientUrls !== undefined && cfg.listenClientUrls === undefined)
+    throw new FlagError('--advertise-client-urls names where the etcd API of --listen-client-urls is reached; give --listen-client-urls too');
   checkAuthenticationFlags(cfg.raw);
   try {
     parseRuntimeConfig(cfg.raw['runtime-config']);

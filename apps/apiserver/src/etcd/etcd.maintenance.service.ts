@@ -33,7 +33,7 @@ function memberOut(m: MemberView): Msg {
     ID: String(m.id),
     name: m.name,
     peerURLs: [peerURL(m.peerURL)],
-    clientURLs: m.etcdClientURL ? [m.etcdClientURL] : [],
+    clientURLs: m.etcdClientURL ? m.etcdClientURL.split(',') : [],
     isLearner: m.role === 'learner',
   };
 }

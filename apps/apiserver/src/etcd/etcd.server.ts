@@ -16,7 +16,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { dirname } from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
-import { EtcdConfigError, parseClientUrl } from './etcd.url.js';
+import { type ClientUrl, EtcdConfigError, parseClientUrls } from './etcd.url.js';
 import type { PkiMaterial } from '@app/pki';
 import type { ServerConfig } from '../config/flags.js';
 import type { ClusterNode } from '../cluster/cluster.node.js';
@@ -71,11 +71,12 @@ function loadEtcdProto(): protoLoader.PackageDefinition {
 
 /** One node's etcd endpoint; start() binds, stop() closes every stream. */
 export class EtcdServer {
-  private server: GrpcH2Server | undefined;
-  /** The bound port (after start). */
+  /** One server per URL of --listen-client-urls. */
+  private readonly servers: GrpcH2Server[] = [];
+  /** The port bound for the first URL of --listen-client-urls (after start). */
   port = 0;
-  /** The metrics listener (--listen-metrics-urls). */
-  private metricsServer: http.Server | undefined;
+  /** The metrics listeners (--listen-metrics-urls). */
+  private readonly metricsServers: http.Server[] = [];
   /** Open watch streams and watchers (zero before start). */
   watchCounts: { readonly streams: number; readonly watchers: number } = { streams: 0, watchers: 0 };
 
@@ -123,24 +124,24 @@ export class EtcdServer {
   }
 
   /**
-   * Binds --listen-client-urls and serves KV, Watch, Lease, Cluster, Maintenance, Lock,
-   * Election and gRPC's Health (and HTTP/1.x, above); binds --listen-metrics-urls and serves /health, /version and /metrics there.
+   * Binds each URL of --listen-client-urls and serves KV, Watch, Lease, Cluster, Maintenance,
+   * Lock, Election and gRPC's Health (and HTTP/1.x, above) on it; binds each URL of
+   * --listen-metrics-urls and serves /health, /version and /metrics there. When one cannot be
+   * bound, those already bound are closed and the start fails naming the flag and address.
    */
   async start(): Promise<void> {
     const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls ?? '');
     this.watchCounts = ctx.watchCounts;
-    if (this.cfg.listenClientUrls) await this.serveClients(ctx, this.cfg.listenClientUrls);
-    if (this.cfg.listenMetricsUrls) await this.serveMetrics(ctx, this.cfg.listenMetricsUrls);
+    try {
+      if (this.cfg.listenClientUrls) await this.serveClients(ctx, parseClientUrls(this.cfg.listenClientUrls));
+      if (this.cfg.listenMetricsUrls) for (const u of parseClientUrls(this.cfg.listenMetricsUrls, 'listen-metrics-urls')) await this.serveMetrics(ctx, u);
+    } catch (e) {
+      await this.stop();
+      throw e;
+    }
   }
 
-  private async serveClients(ctx: EtcdContext, url: string): Promise<void> {
-    const { secure, host, port } = parseClientUrl(url);
-    const { tls, allowed } = await this.credentials(secure);
-    if (!tls?.clientCa) {
-      process.stderr.write(
-        `etcd API on ${url}: clients are not verified (no --client-cert-auth${secure ? '' : ', no TLS'}): whoever reaches the port can read and change everything in the store, Secrets included\n`,
-      );
-    }
+  private async serveClients(ctx: EtcdContext, urls: readonly ClientUrl[]): Promise<void> {
     const def = loadEtcdProto();
     const responseOf = (service: string, method: string) =>
       (def[`etcdserverpb.${service}`] as Record<string, protoLoader.MethodDefinition<object, object>>)[method]!.responseSerialize;
@@ -160,23 +161,33 @@ export class EtcdServer {
     services['v3lockpb.Lock'] = lockService(loopback);
     services['v3electionpb.Election'] = electionService(loopback);
     services['grpc.health.v1.Health'] = healthService(ctx);
-    const server = new GrpcH2Server(def, services, {
-      stopDetails: 'etcdserver: server stopped',
-      ...(allowed ? { authorize: (session) => (allowed(session.socket) ? undefined : PERMISSION_DENIED) } : {}),
-    });
     const gateway = new EtcdGateway(def, etcdProtoFiles(), services);
-    try {
-      this.port = await server.listen({ host, port, tls, http1: etcdHttpHandler(ctx, this.metrics, gateway, allowed) });
-    } catch (e) {
-      const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-      throw new EtcdConfigError(`--listen-client-urls: cannot listen on ${addr}: ${(e as Error).message}`);
+    // One server per URL (each with its own TLS), all serving the same services.
+    for (const { url, secure, host, port } of urls) {
+      const { tls, allowed } = await this.credentials(secure);
+      if (!tls?.clientCa) {
+        process.stderr.write(
+          `etcd API on ${url}: clients are not verified (no --client-cert-auth${secure ? '' : ', no TLS'}): whoever reaches the port can read and change everything in the store, Secrets included\n`,
+        );
+      }
+      const server = new GrpcH2Server(def, services, {
+        stopDetails: 'etcdserver: server stopped',
+        ...(allowed ? { authorize: (session) => (allowed(session.socket) ? undefined : PERMISSION_DENIED) } : {}),
+      });
+      let bound: number;
+      try {
+        bound = await server.listen({ host, port, tls, http1: etcdHttpHandler(ctx, this.metrics, gateway, allowed) });
+      } catch (e) {
+        const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+        throw new EtcdConfigError(`--listen-client-urls: cannot listen on ${addr}: ${(e as Error).message}`);
+      }
+      if (this.servers.length === 0) this.port = bound;
+      this.servers.push(server);
     }
-    this.server = server;
   }
 
   /** etcd's metrics listener: HTTP/1.x only, with the client URL's TLS when https. */
-  private async serveMetrics(ctx: EtcdContext, url: string): Promise<void> {
-    const { secure, host, port } = parseClientUrl(url, 'listen-metrics-urls');
+  private async serveMetrics(ctx: EtcdContext, { secure, host, port }: ClientUrl): Promise<void> {
     const { tls } = await this.credentials(secure);
     const handler = etcdHttpHandler(ctx, this.metrics);
     const server = tls
@@ -193,20 +204,20 @@ export class EtcdServer {
       });
       server.listen(port, host, () => resolve());
     });
-    this.metricsServer = server;
+    this.metricsServers.push(server);
   }
 
   /** Stops serving: open streams end (clients reconnect to another member); connections close within 2 s. */
   async stop(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    const metrics = this.metricsServer;
-    this.metricsServer = undefined;
-    if (metrics) {
-      const closed = new Promise<void>((resolve) => metrics.close(() => resolve()));
-      metrics.closeAllConnections();
-      await closed;
-    }
-    await server?.stop();
+    const servers = this.servers.splice(0);
+    const metrics = this.metricsServers.splice(0);
+    await Promise.all(
+      metrics.map((m) => {
+        const closed = new Promise<void>((resolve) => m.close(() => resolve()));
+        m.closeAllConnections();
+        return closed;
+      }),
+    );
+    await Promise.all(servers.map((s) => s.stop()));
   }
 }
