@@ -290,7 +290,9 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
     const dataDir = path.join(tmp, 'from-etcd-node');
     expect((await run(['restore', out, '--data-dir', dataDir])).code).toBe(0);
     const cs = await openClusterStorage({ dataDir, nodeId: nodeIdFromName('default'), sync: false });
+    let converted: unknown[] | undefined;
     try {
+      converted = (await cs.store.range('')).kvs;
       expect(cs.store.currentRevision()).toBe(11);
       expect(cs.store.compactedRevision()).toBe(11);
       const live = (await cs.store.range('/')).kvs.map((k) => [k.key, Buffer.from(k.value).toString(), k.createRevision, k.modRevision, k.version]);
@@ -312,9 +314,24 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
     } finally {
       await cs.close();
     }
+    // restore and status take etcd's file itself, through the same conversion.
+    const direct = path.join(tmp, 'from-etcd-direct');
+    const restored = await run(['restore', file, '--data-dir', direct]);
+    expect(restored).toMatchObject({ code: 0, err: [] });
+    expect(restored.out[0]).toBe(
+      `${file} is etcd's backend file: made into a backup of the built-in store first (6 keys and 1 leases at revision 11; history before it is not carried)`,
+    );
+    const again = await openClusterStorage({ dataDir: direct, nodeId: nodeIdFromName('default'), sync: false });
+    try {
+      expect((await again.store.range('')).kvs).toEqual(converted);
+    } finally {
+      await again.close();
+    }
+    const status = await run(['status', file, '-w', 'json']);
+    expect(JSON.parse(status.out[0]!)).toEqual({ revision: 11, compactRevision: 11, raftIndex: 42, totalKey: 8, totalSize: (await fs.stat(file)).size });
   });
 
-  it("from-etcd: refuses a file without or with a wrong hash, one that is not etcd's, keys under the store's own prefix; restore names the command", async () => {
+  it("from-etcd: refuses a file without or with a wrong hash, one that is not etcd's, keys under the store's own prefix", async () => {
     const records = [[2, 0, false, kv('/k', 'v', 2, 2, 1)]] as const;
     const meta = [[Buffer.from('consistent_index'), u64be(1)]] as const;
     const out = (n: string) => path.join(tmp, `refused-${n}.db`);
@@ -345,12 +362,11 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
     const reserved = await etcdFile('reserved', [[2, 0, false, kv('\u0001etcd/lease/1', 'x', 2, 2, 1)]], [], meta);
     expect(await run(['from-etcd', reserved, '--out', out('reserved')])).toMatchObject({ code: 1, err: [expect.stringContaining('cannot be carried')] });
     await expect(fs.access(out('reserved'))).rejects.toThrow();
-    // restore and status given etcd's file say what to do with it.
-    for (const argv of [
-      ['restore', framed, '--data-dir', path.join(tmp, 'never')],
-      ['status', framed],
-    ])
-      expect(await run(argv)).toMatchObject({ code: 1, err: [expect.stringContaining('npm run snapshot -- from-etcd')] });
+    // to-etcd of a file that is etcd's already says what it is.
+    expect(await run(['to-etcd', framed, '--out', out('again'), '--skip-hash-check'])).toMatchObject({
+      code: 1,
+      err: [expect.stringContaining('is an etcd backend file')],
+    });
     expect((await run(['from-etcd', framed])).code).toBe(2);
     expect((await run(['from-etcd', framed, '--out', out('x'), '--name', 'n'])).code).toBe(2);
   });

@@ -5,15 +5,17 @@
  * [--skip-hash-check]` (compiled: `node dist/cluster/snapshot.cli.js ...`): restores a member's
  * data dir from a snapshot saved with `etcdctl snapshot save`, as `etcdctl snapshot restore` does
  * for etcd, describes such a file, makes it into a file that etcd's own `etcdctl snapshot restore`
- * takes, and makes a snapshot of etcd into one that `restore` takes (docs/backup.md). Exit codes:
- * 0 done, 2 bad usage, 1 the restore, check or conversion failed.
+ * takes, and makes a snapshot of etcd into one that `restore` takes (docs/backup.md); `restore`
+ * and `status` given etcd's file make that conversion first. Exit codes: 0 done, 2 bad usage, 1
+ * the restore, check or conversion failed.
  */
+import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { MvccError } from '@app/mvcc';
 import { ClusterConfigError } from '../apps/apiserver/src/cluster/cluster.ids.js';
-import { RestoreError, inspectSnapshotFile, restoreSnapshot } from '../apps/apiserver/src/cluster/cluster.restore.js';
+import { RestoreError, inspectSnapshotFile, isEtcdBackendFile, restoreSnapshot } from '../apps/apiserver/src/cluster/cluster.restore.js';
 import { exportForEtcd } from '../apps/apiserver/src/cluster/cluster.etcd-export.js';
-import { importFromEtcd } from '../apps/apiserver/src/cluster/cluster.etcd-import.js';
+import { type EtcdImportResult, importFromEtcd, withImportedEtcdFile } from '../apps/apiserver/src/cluster/cluster.etcd-import.js';
 import { isEntryPoint } from './entry-point.js';
 
 /** A usage error of the CLI. */
@@ -85,12 +87,28 @@ export async function runSnapshotCli(
       print(`restore etcd members from it with: etcdctl snapshot restore ${values.out} --name NAME --data-dir DIR --initial-cluster ...`);
       return 0;
     }
+    /**
+     * Runs `use` on `file`, or, when it is etcd's backend file, on the backup from-etcd makes of
+     * it (`converted` hears of the conversion).
+     */
+    const viaEtcd = async <T>(use: (f: string, skipHashCheck: boolean) => Promise<T>, converted?: (imported: EtcdImportResult) => void): Promise<T> => {
+      const skipHashCheck = values['skip-hash-check'] === true;
+      if (!(await isEtcdBackendFile(file))) return use(file, skipHashCheck);
+      return withImportedEtcdFile(file, skipHashCheck, (backup, imported) => {
+        converted?.(imported);
+        return use(backup, false);
+      });
+    };
     if (command === 'status') {
       for (const flag of ['data-dir', 'name', 'initial-cluster'] as const)
         if (values[flag] !== undefined) throw new SnapshotUsageError(`--${flag} is a flag of restore`);
       const format = values['write-out'] ?? 'table';
       if (format !== 'table' && format !== 'json') throw new SnapshotUsageError(`-w: table or json, got ${JSON.stringify(format)}`);
-      const s = await inspectSnapshotFile(file, { skipHashCheck: values['skip-hash-check'] });
+      // An etcd file is described as the backup from-etcd makes of it (its own size on disk).
+      const s = await viaEtcd(async (f, skipHashCheck) => ({
+        ...(await inspectSnapshotFile(f, { skipHashCheck })),
+        ...(f === file ? {} : { fileBytes: (await stat(file)).size, sha256: undefined }),
+      }));
       const row = {
         revision: s.revision,
         compactRevision: s.compacted,
@@ -110,13 +128,20 @@ export async function runSnapshotCli(
     const dataDir = values['data-dir'];
     if (dataDir === undefined || dataDir === '') throw new SnapshotUsageError('restore: --data-dir DIR is required');
     const name = values.name ?? 'default';
-    const res = await restoreSnapshot({
-      file,
-      dataDir,
-      name,
-      ...(values['initial-cluster'] !== undefined ? { initialCluster: values['initial-cluster'] } : {}),
-      skipHashCheck: values['skip-hash-check'] === true,
-    });
+    const res = await viaEtcd(
+      (f, skipHashCheck) =>
+        restoreSnapshot({
+          file: f,
+          dataDir,
+          name,
+          ...(values['initial-cluster'] !== undefined ? { initialCluster: values['initial-cluster'] } : {}),
+          skipHashCheck,
+        }),
+      (imported) =>
+        print(
+          `${file} is etcd's backend file: made into a backup of the built-in store first (${imported.keys} keys and ${imported.leases} leases at revision ${imported.revision}; history before it is not carried)`,
+        ),
+    );
     print(`restored ${file}: revision ${res.snapshot.revision}, ${res.snapshot.keys} keys, history from revision ${res.snapshot.compacted}`);
     if (res.droppedMemberKeys > 0)
       print(`dropped ${res.droppedMemberKeys} member records of the cluster the snapshot came from (revision ${res.revision} now)`);

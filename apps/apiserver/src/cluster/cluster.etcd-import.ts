@@ -24,7 +24,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, stat, unlink } from 'node:fs/promises';
+import { mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type KeyValue, snapshotOfVersions } from '@app/mvcc';
 import { BoltReader, attachmentRecord, isReservedKey, leaseRecord } from '@app/storage';
 import { bytesToKey } from '../etcd/etcd.convert.js';
@@ -238,5 +240,23 @@ async function writeFramed(out: string, pieces: AsyncIterable<Buffer>): Promise<
     await fh.sync();
   } finally {
     await fh.close();
+  }
+}
+
+/**
+ * Runs `use` on a backup made from the etcd backend file `file` (importFromEtcd into a scratch
+ * directory, removed afterwards): `restore` and `status` take etcd's files this way.
+ */
+export async function withImportedEtcdFile<T>(
+  file: string,
+  skipHashCheck: boolean,
+  use: (backup: string, imported: EtcdImportResult) => Promise<T>,
+): Promise<T> {
+  const work = await mkdtemp(join(tmpdir(), 'kapi-etcd-import-'));
+  try {
+    const backup = join(work, 'backup.db');
+    return await use(backup, await importFromEtcd({ file, out: backup, skipHashCheck }));
+  } finally {
+    await rm(work, { recursive: true, force: true });
   }
 }

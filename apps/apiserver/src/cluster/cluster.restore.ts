@@ -58,9 +58,9 @@ export async function inspectSnapshotFile(file: string, opts: { skipHashCheck?: 
   } catch (e) {
     throw new RestoreError(`cannot read ${file}: ${(e as Error).message}`);
   }
-  if (await isBoltFile(file))
+  if (await isEtcdBackendFile(file))
     throw new RestoreError(
-      `${file} is an etcd backend file (a snapshot of etcd), not a backup of the built-in store: make it into one with \`npm run snapshot -- from-etcd ${file} --out FILE\``,
+      `${file} is an etcd backend file (a snapshot of etcd), not a backup of the built-in store: \`npm run snapshot -- from-etcd ${file} --out FILE\` makes one of it`,
     );
   const framed = size >= HASH_BYTES && (size - HASH_BYTES) % PAD_TO === 0;
   let sha256: string | undefined;
@@ -81,8 +81,9 @@ export async function inspectSnapshotFile(file: string, opts: { skipHashCheck?: 
 }
 
 /** True when `file` starts as a bbolt database does (etcd's backend). */
-async function isBoltFile(file: string): Promise<boolean> {
-  const fh = await open(file, 'r');
+export async function isEtcdBackendFile(file: string): Promise<boolean> {
+  const fh = await open(file, 'r').catch(() => undefined);
+  if (!fh) return false;
   try {
     const head = Buffer.alloc(64);
     const { bytesRead } = await fh.read(head, 0, head.length, 0);
