@@ -29,7 +29,7 @@ import { findProtoFile } from '@app/raft';
 import { EtcdApplier, isReservedKey, writeBoltFile } from '@app/storage';
 import { keyBytes } from '../etcd/etcd.convert.js';
 import { MEMBER_PREFIX, REMOVED_PREFIX } from './cluster.members.js';
-import { RestoreError, inspectSnapshotFile, type SnapshotFileSummary } from './cluster.restore.js';
+import { inspectSnapshotFile, refuseExisting, type SnapshotFileSummary } from './cluster.restore.js';
 
 /** Keys read per page while listing the store. */
 const EXPORT_PAGE = 1000;
@@ -76,12 +76,7 @@ export function etcdRecordTypes(): { keyValue: protobuf.Type; lease: protobuf.Ty
 
 /** Writes `out` from the snapshot file `file` (see the module comment); `out` must not exist. */
 export async function exportForEtcd(o: { file: string; out: string; skipHashCheck?: boolean }): Promise<EtcdExportResult> {
-  if (
-    await stat(o.out)
-      .then(() => true)
-      .catch(() => false)
-  )
-    throw new RestoreError(`${o.out} exists: name a new file`);
+  await refuseExisting(o.out);
   const snapshot = await inspectSnapshotFile(o.file, { skipHashCheck: o.skipHashCheck });
   const work = await mkdtemp(join(tmpdir(), 'kapi-etcd-export-'));
   try {

@@ -31,7 +31,7 @@ import { type KeyValue, snapshotOfVersions } from '@app/mvcc';
 import { BoltReader, attachmentRecord, isReservedKey, leaseRecord } from '@app/storage';
 import { bytesToKey } from '../etcd/etcd.convert.js';
 import { etcdRecordTypes } from './cluster.etcd-export.js';
-import { RestoreError, inspectSnapshotFile, snapshotPadding, type SnapshotFileSummary } from './cluster.restore.js';
+import { RestoreError, inspectSnapshotFile, refuseExisting, snapshotPadding, type SnapshotFileSummary } from './cluster.restore.js';
 
 /** Bytes of the hash `etcdctl snapshot save` appends to the database. */
 const HASH_BYTES = 32;
@@ -80,12 +80,7 @@ function counter(v: unknown, what: string): number {
  * etcdctl's SHA-256 trailer (a copied `member/snap/db`), or one whose hash does not match.
  */
 export async function importFromEtcd(o: { file: string; out: string; skipHashCheck?: boolean }): Promise<EtcdImportResult> {
-  if (
-    await stat(o.out)
-      .then(() => true)
-      .catch(() => false)
-  )
-    throw new RestoreError(`${o.out} exists: name a new file`);
+  await refuseExisting(o.out);
   let size: number;
   try {
     size = (await stat(o.file)).size;

@@ -80,6 +80,16 @@ export async function inspectSnapshotFile(file: string, opts: { skipHashCheck?: 
   return { ...summary, fileBytes: size, ...(sha256 ? { sha256 } : {}) };
 }
 
+/** A RestoreError when `out`, a file a conversion is to write, exists already. */
+export async function refuseExisting(out: string): Promise<void> {
+  if (
+    await stat(out)
+      .then(() => true)
+      .catch(() => false)
+  )
+    throw new RestoreError(`${out} exists: name a new file`);
+}
+
 /** True when `file` starts as a bbolt database does (etcd's backend). */
 export async function isEtcdBackendFile(file: string): Promise<boolean> {
   const fh = await open(file, 'r').catch(() => undefined);
