@@ -17,3 +17,16 @@ export function isEntryPoint(moduleUrl: string): boolean {
   }
   return false;
 }
+
+/**
+ * Lets a command's output go nowhere once its reader has gone (`| head -1` closing the pipe):
+ * the write errors that follow (EPIPE, then writes to the destroyed stream) are dropped instead
+ * of ending the process with a stack trace, so the command finishes its work and exit code.
+ */
+export function ignoreClosedOutput(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EPIPE' && e.code !== 'ERR_STREAM_DESTROYED') throw e;
+    });
+  }
+}

@@ -23,7 +23,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { haproxyConfig } from './haproxy.js';
-import { isEntryPoint } from './entry-point.js';
+import { ignoreClosedOutput, isEntryPoint } from './entry-point.js';
 import { type ClusterTopology, LaunchError, type TopologyOptions, TopologyError, clusterTopology, launchCluster } from './launcher.js';
 
 /** Usage text, printed on --help and usage errors. */
@@ -260,5 +260,6 @@ export async function runLauncherCli(argv: readonly string[]): Promise<number> {
 }
 
 if (isEntryPoint(import.meta.url)) {
+  ignoreClosedOutput();
   process.exitCode = await runLauncherCli(process.argv.slice(2));
 }

@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { PkiError, createPki, pkiPaths } from '@app/pki';
-import { isEntryPoint } from './entry-point.js';
+import { ignoreClosedOutput, isEntryPoint } from './entry-point.js';
 
 /** A usage error of the CLI (unknown flag, missing --out). */
 export class PkiUsageError extends Error {
@@ -85,5 +85,6 @@ export async function runPkiCli(
 }
 
 if (isEntryPoint(import.meta.url)) {
+  ignoreClosedOutput();
   process.exitCode = await runPkiCli(process.argv.slice(2));
 }

@@ -16,7 +16,7 @@ import { ClusterConfigError } from '../apps/apiserver/src/cluster/cluster.ids.js
 import { RestoreError, inspectSnapshotFile, isEtcdBackendFile, restoreSnapshot } from '../apps/apiserver/src/cluster/cluster.restore.js';
 import { exportForEtcd } from '../apps/apiserver/src/cluster/cluster.etcd-export.js';
 import { type EtcdImportResult, importFromEtcd, withImportedEtcdFile } from '../apps/apiserver/src/cluster/cluster.etcd-import.js';
-import { isEntryPoint } from './entry-point.js';
+import { ignoreClosedOutput, isEntryPoint } from './entry-point.js';
 
 /** A usage error of the CLI. */
 export class SnapshotUsageError extends Error {
@@ -167,5 +167,6 @@ export async function runSnapshotCli(
 }
 
 if (isEntryPoint(import.meta.url)) {
+  ignoreClosedOutput();
   process.exitCode = await runSnapshotCli(process.argv.slice(2));
 }
