@@ -87,6 +87,8 @@ describe('nodeArgs', () => {
       '127.0.0.1',
       '--listen-client-urls',
       'https://127.0.0.1:2479',
+      '--advertise-client-urls',
+      'https://127.0.0.1:2479',
       '--client-cert-auth',
     ]);
   });
@@ -110,6 +112,8 @@ describe('nodeArgs', () => {
       '0.0.0.0',
       '--listen-client-urls',
       'https://0.0.0.0:2379',
+      '--advertise-client-urls',
+      'https://n1:2379',
       '--client-cert-auth',
     ]);
     const flags = (a: string[]): string[] => a.filter((x) => x.startsWith('--'));

@@ -212,6 +212,9 @@ export function nodeArgs(t: ClusterTopology, node: ClusterNode | string): string
     t.bindAddress,
     '--listen-client-urls',
     `https://${hostPort(t.bindAddress, n.clientPort)}`,
+    // Where etcd clients reach it (the member list's client URLs), not the address it binds.
+    '--advertise-client-urls',
+    `https://${hostPort(n.address, n.clientPort)}`,
     '--client-cert-auth',
   ];
 }
