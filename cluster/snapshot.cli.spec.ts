@@ -5,8 +5,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { MvccStore, type TxnCommand } from '@app/mvcc';
-import { EtcdApplier, openClusterStorage, writeBoltFile } from '@app/storage';
-import { etcdRecordTypes, etcdRevisionKey } from '../apps/apiserver/src/cluster/cluster.etcd-export.js';
+import { BoltReader, EtcdApplier, leaseRecord, openClusterStorage, writeBoltFile } from '@app/storage';
+import { REVISION_MARK_KEY, etcdRecordTypes, etcdRevisionKey } from '../apps/apiserver/src/cluster/cluster.etcd-export.js';
 import { nodeIdFromName } from '../apps/apiserver/src/cluster/cluster.ids.js';
 import { MEMBER_PREFIX, REMOVED_PREFIX } from '../apps/apiserver/src/cluster/cluster.members.js';
 import { snapshotPadding } from '../apps/apiserver/src/cluster/cluster.restore.js';
@@ -106,11 +106,56 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
     }
   });
 
-  it("to-etcd: the live keys (not the old member records) in etcd's backend format, framed with its SHA-256", async () => {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  /** The records of an etcd backend file's bucket, key and meta records decoded. */
+  const boltRecords = async (file: string, bucket: string) => {
+    const bytes = (await fs.stat(file)).size;
+    const bolt = await BoltReader.open(file, bytes % 512 === 32 ? bytes - 32 : bytes);
+    const { keyValue } = etcdRecordTypes();
+    const rows: unknown[] = [];
+    try {
+      for await (const [k, v] of bolt.entries(bucket)) {
+        if (bucket !== 'key') {
+          rows.push([k.toString(), v.length === 17 ? Number(v.readBigUInt64BE(0)) : v.toString('hex')]);
+          continue;
+        }
+        const rec = keyValue.toObject(keyValue.decode(v), { longs: Number, bytes: String, defaults: true }) as Record<string, unknown>;
+        rows.push([
+          `${Number(k.readBigUInt64BE(0))}.${Number(k.readBigUInt64BE(9))}${k.length === 18 ? 't' : ''}`,
+          rec.key,
+          rec.value,
+          rec.create_revision,
+          rec.mod_revision,
+          rec.version,
+          rec.lease,
+        ]);
+      }
+    } finally {
+      await bolt.close();
+    }
+    return rows;
+  };
+
+  it("to-etcd: the history since the compaction (not the old member records) in etcd's backend format, framed with its SHA-256", async () => {
     const out = path.join(tmp, 'for-etcd.db');
     const r = await run(['to-etcd', file, '--out', out]);
     expect(r).toMatchObject({ code: 0, err: [] });
-    expect(r.out[0]).toMatch(/^wrote .*for-etcd\.db: 2 keys and 0 leases at revision 7, \d+ bytes \(etcd's backend format\)$/);
+    expect(r.out[0]).toMatch(
+      /^wrote .*for-etcd\.db: 2 keys and 0 leases at revision 7, history from revision 2 \(4 changes\), \d+ bytes \(etcd's backend format\)$/,
+    );
+    // The version each key had at the compacted revision, then every change after it (the
+    // member records' revisions 5 and 6 carry nothing), and the compaction in meta.
+    expect(await boltRecords(out, 'key')).toEqual([
+      ['2.0', b64('/registry/configmaps/default/a'), b64('v2'), 1, 2, 2, 0],
+      ['3.0', b64('/registry/configmaps/default/b'), b64('b1'), 3, 3, 1, 0],
+      ['4.0t', b64('/registry/configmaps/default/b'), '', 0, 0, 0, 0],
+      ['7.0', b64('/other'), b64('x'), 7, 7, 1, 0],
+    ]);
+    expect(await boltRecords(out, 'meta')).toEqual([
+      ['consistent_index', Buffer.from([0, 0, 0, 0, 0, 0, 0, 108]).toString('hex')],
+      ['finishedCompactRev', 2],
+      ['scheduledCompactRev', 2],
+    ]);
     const bytes = await fs.readFile(out);
     // Whole 4 KiB pages (bbolt's magic in the first meta page), then the SHA-256 of them.
     expect(bytes.length % 4096).toBe(32);
@@ -138,7 +183,7 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
     expect((await run(['status', file, '--out', path.join(tmp, 'y.db')])).code).toBe(2);
   });
 
-  it('to-etcd: a store of more keys than one listing page, several written by one revision, all in the file etcd reads', async () => {
+  it('to-etcd: a store of more keys than one listing page, several written by one revision, all in the file etcd reads, and back', async () => {
     const store = await MvccStore.open(path.join(tmp, 'many'));
     let index = 0;
     for (let i = 0; i < 2400; i++) await store.apply(++index, put(`/many/${String(i).padStart(5, '0')}`, `v${i}`));
@@ -148,6 +193,9 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
       success: ['c', 'a', 'b'].map((k) => ({ type: 'put' as const, key: `/txn/${k}`, value: enc(k) })),
       failure: [],
     });
+    // The last revision writes only a lease record: the file carries the revision with a mark.
+    const lease = leaseRecord('77', 60);
+    await store.apply(index + 2, { compares: [], success: [{ type: 'put', key: lease.key, value: lease.value }], failure: [] });
     const raw = path.join(tmp, 'many.snap');
     const { bytes } = await store.exportSnapshotToFile(raw);
     await store.close();
@@ -157,11 +205,37 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
     const out = path.join(tmp, 'many-etcd.db');
     const r = await run(['to-etcd', saved, '--out', out]);
     expect(r).toMatchObject({ code: 0, err: [] });
-    expect(r.out[0]).toContain('2403 keys and 0 leases at revision 2401');
+    expect(r.out[0]).toContain('2403 keys and 1 leases at revision 2402, the whole history (2403 changes)');
+    const records = await boltRecords(out, 'key');
+    expect(records.slice(-4)).toEqual([
+      ['2401.0', b64('/txn/c'), b64('c'), 2401, 2401, 1, 0],
+      ['2401.1', b64('/txn/a'), b64('a'), 2401, 2401, 1, 0],
+      ['2401.2', b64('/txn/b'), b64('b'), 2401, 2401, 1, 0],
+      ['2402.0t', b64(REVISION_MARK_KEY), '', 0, 0, 0, 0],
+    ]);
+    // Back: the same keys and revision, the lease, and no mark.
+    const back = path.join(tmp, 'many-back.db');
+    expect((await run(['from-etcd', out, '--out', back])).out[0]).toContain('2403 keys and 1 leases at revision 2402, the whole history (2403 changes)');
+    const backDir = path.join(tmp, 'many-back');
+    expect((await run(['restore', back, '--data-dir', backDir])).code).toBe(0);
+    const cs = await openClusterStorage({ dataDir: backDir, nodeId: nodeIdFromName('default'), sync: false });
+    try {
+      expect(cs.store.currentRevision()).toBe(2402);
+      expect((await cs.store.range('/')).kvs).toHaveLength(2403);
+      expect((await cs.store.eventsAfter(2399)).events.map((e) => `${e.key}@${e.revision}`)).toEqual([
+        '/many/02399@2400',
+        '/txn/c@2401',
+        '/txn/a@2401',
+        '/txn/b@2401',
+        lease.key + '@2402',
+      ]);
+    } finally {
+      await cs.close();
+    }
     if (!prerequisite('etcdctl', "etcdctl snapshot status of a backup made into etcd's format (cluster/snapshot.cli.spec.ts)")) return;
     const { stdout } = await promisify(execFile)('etcdctl', ['snapshot', 'status', out, '-w', 'json'], { env: { ...process.env, ETCDCTL_API: '3' } });
-    // Every key record and the three meta records; the last key record is the transaction's.
-    expect(JSON.parse(stdout)).toMatchObject({ revision: 2401, totalKey: 2403 + 3 });
+    // Every key record (the mark too: it is what gives etcd the revision), the lease and the meta record.
+    expect(JSON.parse(stdout)).toMatchObject({ revision: 2402, totalKey: 2403 + 1 + 1 + 1 });
   });
 
   it('refuses a damaged file, a data dir in use, a member not in the cluster, and bad usage', async () => {
@@ -251,7 +325,7 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
     lease,
   });
 
-  it("from-etcd: the newest version of each live key with its revisions and lease, at etcd's revision, restored as any backup", async () => {
+  it("from-etcd: the history from etcd's compaction, each live key with its revisions and lease, at etcd's revision, restored as any backup", async () => {
     const binary = Buffer.from([0x2f, 0x62, 0x00, 0xff]);
     const file = await etcdFile(
       'etcd',
@@ -280,12 +354,12 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
     const r = await run(['from-etcd', file, '--out', out]);
     expect(r).toMatchObject({ code: 0, err: [] });
     expect(r.out[0]).toMatch(
-      /^wrote .*from-etcd\.db: 6 keys and 1 leases at revision 11, \d+ bytes \(a backup of the built-in store; history before revision 11 is not carried\)$/,
+      /^wrote .*from-etcd\.db: 6 keys and 1 leases at revision 11, history from revision 5 \(11 changes\), \d+ bytes \(a backup of the built-in store\)$/,
     );
     expect(r.out[1]).toBe('1 keys named a lease the file does not hold: they were carried without a lease');
-    // Our status reads it: compacted at etcd's revision, the keys plus the lease and its attachment.
+    // Our status reads it: compacted where etcd was, the keys plus the lease and its attachment.
     const st = await run(['status', out, '-w', 'json']);
-    expect(JSON.parse(st.out[0]!)).toMatchObject({ revision: 11, compactRevision: 11, raftIndex: 42, totalKey: 8 });
+    expect(JSON.parse(st.out[0]!)).toMatchObject({ revision: 11, compactRevision: 5, raftIndex: 42, totalKey: 8 });
 
     const dataDir = path.join(tmp, 'from-etcd-node');
     expect((await run(['restore', out, '--data-dir', dataDir])).code).toBe(0);
@@ -294,7 +368,7 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
     try {
       converted = (await cs.store.range('')).kvs;
       expect(cs.store.currentRevision()).toBe(11);
-      expect(cs.store.compactedRevision()).toBe(11);
+      expect(cs.store.compactedRevision()).toBe(5);
       const live = (await cs.store.range('/')).kvs.map((k) => [k.key, Buffer.from(k.value).toString(), k.createRevision, k.modRevision, k.version]);
       expect(live).toEqual([
         ['/a', 'v2', 2, 3, 2],
@@ -304,7 +378,25 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
         ['/t/x', 'x', 4, 4, 1],
         ['/t/y', 'again', 11, 11, 1],
       ]);
-      await expect(cs.store.get('/a', 10)).rejects.toThrow(/compacted/);
+      // Past revisions read as etcd read them, from its compacted revision on; watches replay
+      // its changes since, deletions with the version they removed.
+      await expect(cs.store.get('/a', 4)).rejects.toThrow(/compacted/);
+      const at = async (revision: number) =>
+        (await cs.store.range('/', { atRevision: revision })).kvs.map((k) => `${k.key}=${Buffer.from(k.value).toString()}`);
+      expect(await at(5)).toEqual(['/a=v2', '/gone=g', '/t/x=x', '/t/y=y']);
+      expect(await at(6)).toEqual(['/a=v2', '/t/x=x', '/t/y=y']);
+      expect(await at(10)).toEqual(['/a=v2', '/b\u{10FF00}\u{10FFFF}=bin', '/leased=l', '/orphan=o', '/t/x=x']);
+      const events = (await cs.store.eventsAfter(5, { prefix: '/' })).events;
+      expect(events.map((e) => `${e.type} ${e.key}@${e.revision}<${e.prevValue?.modRevision ?? '-'}`)).toEqual([
+        'delete /gone@6<5',
+        'put /leased@7<-',
+        'put /orphan@8<-',
+        'put /b\u{10FF00}\u{10FFFF}@9<-',
+        'delete /t/y@10<4',
+        'put /t/y@11<-',
+      ]);
+      await cs.store.whenPurged();
+      await expect(cs.store.eventsAfter(3)).rejects.toThrow(/compacted/);
       const leases = new EtcdApplier(cs.store, () => Date.now());
       await leases.ready();
       expect(leases.leaseIds()).toEqual([String(0x1234)]);
@@ -319,7 +411,7 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
     const restored = await run(['restore', file, '--data-dir', direct]);
     expect(restored).toMatchObject({ code: 0, err: [] });
     expect(restored.out[0]).toBe(
-      `${file} is etcd's backend file: made into a backup of the built-in store first (6 keys and 1 leases at revision 11; history before it is not carried)`,
+      `${file} is etcd's backend file: made into a backup of the built-in store first (6 keys and 1 leases at revision 11, history from revision 5)`,
     );
     const again = await openClusterStorage({ dataDir: direct, nodeId: nodeIdFromName('default'), sync: false });
     try {
@@ -328,7 +420,7 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
       await again.close();
     }
     const status = await run(['status', file, '-w', 'json']);
-    expect(JSON.parse(status.out[0]!)).toEqual({ revision: 11, compactRevision: 11, raftIndex: 42, totalKey: 8, totalSize: (await fs.stat(file)).size });
+    expect(JSON.parse(status.out[0]!)).toEqual({ revision: 11, compactRevision: 5, raftIndex: 42, totalKey: 8, totalSize: (await fs.stat(file)).size });
   });
 
   it("from-etcd: refuses a file without or with a wrong hash, one that is not etcd's, keys under the store's own prefix", async () => {

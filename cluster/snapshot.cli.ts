@@ -35,6 +35,9 @@ export const SNAPSHOT_USAGE = [
  * Runs the CLI on `argv` (without node and script). Returns the process exit code; never throws
  * for bad input (usage errors and failures are printed through `printError`).
  */
+/** What a backup's compacted revision means to its reader. */
+const historyFrom = (compacted: number) => (compacted > 0 ? `history from revision ${compacted}` : 'the whole history');
+
 export async function runSnapshotCli(
   argv: readonly string[],
   print: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
@@ -75,7 +78,7 @@ export async function runSnapshotCli(
     if (command === 'from-etcd') {
       const res = await importFromEtcd({ file, out: values.out!, skipHashCheck: values['skip-hash-check'] === true });
       print(
-        `wrote ${values.out}: ${res.keys} keys and ${res.leases} leases at revision ${res.revision}, ${res.snapshot.fileBytes} bytes (a backup of the built-in store; history before revision ${res.revision} is not carried)`,
+        `wrote ${values.out}: ${res.keys} keys and ${res.leases} leases at revision ${res.revision}, ${historyFrom(res.compacted)} (${res.changes} changes), ${res.snapshot.fileBytes} bytes (a backup of the built-in store)`,
       );
       if (res.orphanedLeaseKeys > 0) print(`${res.orphanedLeaseKeys} keys named a lease the file does not hold: they were carried without a lease`);
       print(`restore members from it with: npm run snapshot -- restore ${values.out} --data-dir DIR --name NAME --initial-cluster ...`);
@@ -83,7 +86,9 @@ export async function runSnapshotCli(
     }
     if (command === 'to-etcd') {
       const res = await exportForEtcd({ file, out: values.out!, skipHashCheck: values['skip-hash-check'] === true });
-      print(`wrote ${values.out!}: ${res.keys} keys and ${res.leases} leases at revision ${res.revision}, ${res.bytes} bytes (etcd's backend format)`);
+      print(
+        `wrote ${values.out!}: ${res.keys} keys and ${res.leases} leases at revision ${res.revision}, ${historyFrom(res.compacted)} (${res.changes} changes), ${res.bytes} bytes (etcd's backend format)`,
+      );
       print(`restore etcd members from it with: etcdctl snapshot restore ${values.out} --name NAME --data-dir DIR --initial-cluster ...`);
       return 0;
     }
@@ -139,10 +144,10 @@ export async function runSnapshotCli(
         }),
       (imported) =>
         print(
-          `${file} is etcd's backend file: made into a backup of the built-in store first (${imported.keys} keys and ${imported.leases} leases at revision ${imported.revision}; history before it is not carried)`,
+          `${file} is etcd's backend file: made into a backup of the built-in store first (${imported.keys} keys and ${imported.leases} leases at revision ${imported.revision}, ${historyFrom(imported.compacted)})`,
         ),
     );
-    print(`restored ${file}: revision ${res.snapshot.revision}, ${res.snapshot.keys} keys, history from revision ${res.snapshot.compacted}`);
+    print(`restored ${file}: revision ${res.snapshot.revision}, ${res.snapshot.keys} keys, ${historyFrom(res.snapshot.compacted)}`);
     if (res.droppedMemberKeys > 0)
       print(`dropped ${res.droppedMemberKeys} member records of the cluster the snapshot came from (revision ${res.revision} now)`);
     print(`data dir ${dataDir}: member ${name} of ${res.members.map((m) => `${m.name}=${m.peerAddress}`).join(',')}, Raft log from index ${res.index}`);

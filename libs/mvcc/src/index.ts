@@ -5,7 +5,7 @@ export * from './mvcc.store.js';
 export type { MvccStoreOptions } from './mvcc.options.js';
 export { prefixEnd } from './mvcc.keyspace.js';
 export type { SnapshotSource, SnapshotSummary } from './mvcc.snapshot-format.js';
-export { inspectSnapshot, snapshotOfVersions } from './mvcc.snapshot-format.js';
+export { type HistoryChange, inspectSnapshot, snapshotOfHistory } from './mvcc.snapshot-format.js';
 export type { RangeOptions, RangeResult, KeyIndexAt } from './mvcc.range-reader.js';
 export { KeyIndex, compareKeys } from './mvcc.key-index.js';
 export * from './proposer.port.js';

@@ -224,10 +224,21 @@ async function countAt(
  * itself are kept, see MvccCompactor.purge) are delivered as etcd delivers them: puts without
  * their previous version, which compaction dropped, and no deletes (their tombstones are gone).
  */
-export async function readEvents(db: Db, snap: Snapshot, afterRevision: number, match: { prefix?: string; key?: string }, compacted = 0): Promise<MvccEvent[]> {
+export async function readEvents(
+  db: Db,
+  snap: Snapshot,
+  afterRevision: number,
+  match: { prefix?: string; key?: string },
+  compacted = 0,
+  until = Number.MAX_SAFE_INTEGER,
+): Promise<MvccEvent[]> {
   const events: MvccEvent[] = [];
   const keep = match.key !== undefined ? (k: string) => k === match.key : match.prefix ? (k: string) => k.startsWith(match.prefix!) : () => true;
-  const it = db.iterator({ gte: EVENTS + hex(Math.max(afterRevision + 1, 0)), lt: EVENTS + '\u007f', snapshot: snap });
+  const it = db.iterator({
+    gte: EVENTS + hex(Math.max(afterRevision + 1, 0)),
+    lt: until < Number.MAX_SAFE_INTEGER ? EVENTS + hex(until + 1) : EVENTS + '\u007f',
+    snapshot: snap,
+  });
   try {
     for (;;) {
       const chunk = await it.nextv(1000);

@@ -18,7 +18,11 @@ import {
   META_IMPORTING,
   META_REV,
   clearExcept,
+  encodeEventRef,
+  encodeHistory,
   encodeLatest,
+  hex,
+  historyKey,
   prefixEnd,
 } from './mvcc.keyspace.js';
 import { MvccError, type KeyValue, validateKey } from './mvcc.types.js';
@@ -349,28 +353,87 @@ async function* encodeSnapshot(header: SnapshotHeader, chunks: AsyncIterable<rea
 }
 
 /**
- * The snapshot (format 2) of a store that holds exactly the versions `kvs` yields (each key
- * once, keys valid as validateKey checks, revisions at most `header.revision`) and no history:
- * `header.compacted` must be `header.revision`, as nothing before it can be read. In pieces as
- * snapshotPieces. Used to bring data from elsewhere (an etcd backend file) into the store's
- * format; MvccStore.importSnapshotFrom then imports it as any snapshot.
+ * One change of a history handed to snapshotOfHistory: a put of `kv` at `kv.modRevision`, or the
+ * deletion of `key` at `revision`. `current` marks the put that is its key's version now (its
+ * key's last change).
  */
-export function snapshotOfVersions(header: SnapshotHeader, kvs: AsyncIterable<readonly KeyValue[]>): AsyncGenerator<Buffer> {
-  if (header.compacted !== header.revision) throw new MvccError('InvalidCommand', 'a snapshot without history is compacted at its revision');
+export type HistoryChange = { type: 'put'; kv: KeyValue; current: boolean } | { type: 'delete'; key: string; revision: number };
+
+/** What snapshotOfHistory knows of a key: its last change. */
+interface LastChange {
+  revision: number;
+  createRevision: number;
+  put: boolean;
+  current: boolean;
+}
+
+/**
+ * The snapshot (format 2) of a store whose history is `changes`, in revision order (changes of
+ * one revision in the order they were made), with the counters of `header`. The records are the
+ * ones the store's own applies would have written: current versions in the latest keyspace,
+ * superseded versions and tombstones in history, an event per change. Changes at or below
+ * `header.compacted` may be only what a compaction there kept (each key's newest version at or
+ * below it); their events and superseded versions are left for the importing store's purge,
+ * which runs after the import as after any compaction. In pieces as snapshotPieces. Used to
+ * bring data from elsewhere (an etcd backend file) into the store's format;
+ * MvccStore.importSnapshotFrom then imports it as any snapshot. A history the store could not
+ * have written (revisions going back, a key changed twice in a revision, a put marked current
+ * that changes again or a last put not so marked, a key the store refuses) is MvccError.
+ */
+export function snapshotOfHistory(header: SnapshotHeader, changes: AsyncIterable<readonly HistoryChange[]>): AsyncGenerator<Buffer> {
+  if (!(header.compacted >= 0 && header.compacted <= header.revision)) {
+    throw new MvccError('InvalidCommand', `compacted revision ${header.compacted} is not between 0 and the revision ${header.revision}`);
+  }
   return encodeSnapshot(
     header,
     (async function* () {
-      for await (const chunk of kvs) {
-        for (const kv of chunk) {
-          const bad = validateKey(kv.key);
-          if (bad !== undefined) throw new MvccError('InvalidKey', `${JSON.stringify(kv.key)}: ${bad}`);
-          if (!(kv.modRevision >= kv.createRevision && kv.createRevision >= 1 && kv.modRevision <= header.revision && kv.version >= 1))
+      const last = new Map<string, LastChange>();
+      let revision = 0;
+      let seq = 0;
+      for await (const chunk of changes) {
+        const records: (readonly [string, Buffer])[] = [];
+        for (const c of chunk) {
+          const key = c.type === 'put' ? c.kv.key : c.key;
+          const at = c.type === 'put' ? c.kv.modRevision : c.revision;
+          const bad = validateKey(key);
+          if (bad !== undefined) throw new MvccError('InvalidKey', `${JSON.stringify(key)}: ${bad}`);
+          if (!(Number.isSafeInteger(at) && at >= Math.max(1, revision) && at <= header.revision)) {
+            throw new MvccError('InvalidCommand', `${JSON.stringify(key)}: revision ${at} after revision ${revision} (store at ${header.revision})`);
+          }
+          if (at !== revision) seq = 0;
+          revision = at;
+          if (seq > 0xffff) throw new MvccError('InvalidCommand', `revision ${at} changes more than ${0xffff + 1} keys`);
+          const prev = last.get(key);
+          if (prev?.revision === at) throw new MvccError('InvalidCommand', `${JSON.stringify(key)} changes twice in revision ${at}`);
+          if (prev?.current)
             throw new MvccError(
               'InvalidCommand',
-              `${JSON.stringify(kv.key)}: revisions out of order (create ${kv.createRevision}, mod ${kv.modRevision}, version ${kv.version}, store at ${header.revision})`,
+              `${JSON.stringify(key)}: the version of revision ${prev.revision} is marked current, but it changes at ${at}`,
             );
+          const prevRevision = prev?.put ? prev.revision : 0;
+          if (c.type === 'put') {
+            const kv = c.kv;
+            if (!(kv.createRevision >= 1 && kv.createRevision <= at && Number.isSafeInteger(kv.version) && kv.version >= 1)) {
+              throw new MvccError(
+                'InvalidCommand',
+                `${JSON.stringify(key)}: revisions out of order (create ${kv.createRevision}, mod ${at}, version ${kv.version})`,
+              );
+            }
+            records.push(c.current ? [LATEST + key, encodeLatest(kv)] : [historyKey(key, at), encodeHistory(kv, false)]);
+            records.push([EVENTS + hex(at) + hex(seq++, 4), encodeEventRef(key, 'put', prevRevision)]);
+            last.set(key, { revision: at, createRevision: kv.createRevision, put: true, current: c.current });
+          } else {
+            const tomb: KeyValue = { key, value: new Uint8Array(0), createRevision: prev?.put ? prev.createRevision : 0, modRevision: at, version: 0 };
+            records.push([historyKey(key, at), encodeHistory(tomb, true)]);
+            records.push([EVENTS + hex(at) + hex(seq++, 4), encodeEventRef(key, 'delete', prevRevision)]);
+            last.set(key, { revision: at, createRevision: 0, put: false, current: false });
+          }
         }
-        yield chunk.map((kv): readonly [string, Buffer] => [LATEST + kv.key, encodeLatest(kv)]);
+        yield records;
+      }
+      for (const [key, l] of last) {
+        if (l.put && !l.current)
+          throw new MvccError('InvalidCommand', `${JSON.stringify(key)}: its last version (revision ${l.revision}) is not marked current`);
       }
     })(),
   );

@@ -499,11 +499,13 @@ export class MvccStore {
    * C: the history then starts with C's puts, without their previous versions and without C's
    * deletes, which is what etcd's watch from C delivers (compaction keeps, of each key, its
    * newest version at or below C unless that is a tombstone).
+   *
+   * With `until`, only events with revision <= `until`: a long history is read in windows.
    */
   async eventsAfter(
     afterRevision: number,
     match: { prefix?: string; key?: string } = {},
-    opts: { fromCompacted?: boolean } = {},
+    opts: { fromCompacted?: boolean; until?: number } = {},
   ): Promise<{ events: MvccEvent[]; revision: number }> {
     if (this.importGate) await this.importGate;
     const { snap, revision } = await this.snapshot();
@@ -514,7 +516,7 @@ export class MvccStore {
       }
       const events: MvccEvent[] = [];
       if (afterRevision >= revision) return { events, revision };
-      events.push(...(await readEvents(this.db, snap, afterRevision, match, this.compacted)));
+      events.push(...(await readEvents(this.db, snap, afterRevision, match, this.compacted, opts.until)));
       return { events, revision };
     } finally {
       await snap.close();

@@ -7,16 +7,23 @@
  * key, value and revision: resourceVersions stay what clients have seen (docs/backup.md).
  *
  * What the file holds (etcd 3.4's backend layout):
- * - bucket `key`: each live key once, at its mod revision, as etcd's revision key (8 bytes of
- *   main revision big-endian, `_`, 8 bytes of sub revision; keys written by one revision get
- *   sub revisions in key order) with the mvccpb.KeyValue (key, create and mod revision,
- *   version, value, lease);
+ * - bucket `key`: the history, as etcd's revision keys (8 bytes of main revision big-endian, `_`,
+ *   8 bytes of sub revision, `t` after them for a deletion) with their mvccpb.KeyValue (key,
+ *   create and mod revision, version, value, and for a key's current version its lease):
+ *   - each key's version at the store's compacted revision C, at its mod revision (keys written
+ *     by one revision get sub revisions in key order: the store does not keep their order);
+ *   - every put and deletion after C, sub revisions numbered in the order they were made.
+ *   So reads at any revision from C on, and watches from there, answer as the store answered.
+ *   The store's own records (its lease tables under the reserved prefix, the cluster's member
+ *   records) are left out, and with them the revisions that changed nothing else. When the
+ *   store's last revisions are such, a tombstone of REVISION_MARK_KEY at the store's revision
+ *   carries the revision over (etcd's current revision is its newest record's): etcd's restore
+ *   skips a deletion of a key it never saw, so no key appears.
  * - bucket `lease`: each lease (8-byte big-endian id -> leasepb.Lease {ID, TTL});
- * - bucket `meta`: `finishedCompactRev` and `scheduledCompactRev` at the store's revision R
- *   (history before R is not carried: etcd holds the file as compacted at R, and its revision
- *   counter goes on from R), `consistent_index` (the store's applied Raft index).
- * The store's reserved etcd records (lease tables) and the old cluster's member records are
- * left out, as `etcdctl snapshot restore` drops an etcd backup's members.
+ * - bucket `meta`: `finishedCompactRev` and `scheduledCompactRev` at C (none when the store was
+ *   never compacted), `consistent_index` (the store's applied Raft index).
+ * The old cluster's member records are left out, as `etcdctl snapshot restore` drops an etcd
+ * backup's members.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -26,33 +33,47 @@ import { dirname, isAbsolute, join } from 'node:path';
 import protobuf from 'protobufjs';
 import { MvccStore } from '@app/mvcc';
 import { findProtoFile } from '@app/raft';
-import { EtcdApplier, isReservedKey, writeBoltFile } from '@app/storage';
+import { ETCD_RESERVED_PREFIX, EtcdApplier, isReservedKey, writeBoltFile } from '@app/storage';
 import { keyBytes } from '../etcd/etcd.convert.js';
 import { MEMBER_PREFIX, REMOVED_PREFIX } from './cluster.members.js';
 import { inspectSnapshotFile, refuseExisting, type SnapshotFileSummary } from './cluster.restore.js';
 
 /** Keys read per page while listing the store. */
 const EXPORT_PAGE = 1000;
+/** Revisions of history read at a time. */
+const HISTORY_WINDOW = 1000;
+
+/** The key whose tombstone carries the store's revision when its last revisions are not carried. */
+export const REVISION_MARK_KEY = `${ETCD_RESERVED_PREFIX}revision`;
 
 /** What exportForEtcd wrote. */
 export interface EtcdExportResult {
   snapshot: SnapshotFileSummary;
-  /** The store's revision: etcd's current (and compacted) revision after a restore. */
+  /** The store's revision: etcd's current revision after a restore. */
   revision: number;
+  /** The store's compacted revision: etcd's too (0: never compacted). */
+  compacted: number;
+  /** Live keys. */
   keys: number;
+  /** Records of the key bucket: puts and deletions since the compacted revision. */
+  changes: number;
   leases: number;
   /** Size of the written file (the database and its 32-byte hash). */
   bytes: number;
 }
 
-/** etcd's revision key: main and sub revision, big-endian, joined by `_`. */
-export function etcdRevisionKey(main: number, sub: number): Buffer {
-  const b = Buffer.alloc(17);
+/** etcd's revision key: main and sub revision, big-endian, joined by `_`; `t` after them for a deletion. */
+export function etcdRevisionKey(main: number, sub: number, tombstone = false): Buffer {
+  const b = Buffer.alloc(tombstone ? 18 : 17);
   b.writeBigUInt64BE(BigInt(main), 0);
   b[8] = 0x5f;
   b.writeBigUInt64BE(BigInt(sub), 9);
+  if (tombstone) b[17] = 0x74;
   return b;
 }
+
+/** True for the store's own records, which etcd does not get. */
+const notCarried = (key: string) => isReservedKey(key) || key.startsWith(MEMBER_PREFIX) || key.startsWith(REMOVED_PREFIX);
 
 function u64be(n: bigint | number): Buffer {
   const b = Buffer.alloc(8);
@@ -86,36 +107,78 @@ export async function exportForEtcd(o: { file: string; out: string; skipHashChec
       const leases = new EtcdApplier(store, () => Date.now());
       await leases.ready();
       const revision = store.currentRevision();
+      const compacted = store.compactedRevision();
       const { keyValue, lease } = etcdRecordTypes();
-      // The keys and their mod revisions first (values are read again one by one as the
-      // bucket is written, so memory holds the key list, not the store).
-      const live: { key: string; bytes: Buffer; modRevision: number }[] = [];
-      for (let after: string | undefined; ;) {
-        const page = await store.range('', { limit: EXPORT_PAGE, ...(after !== undefined ? { startAfter: after } : {}) });
-        for (const kv of page.kvs) {
-          if (isReservedKey(kv.key) || kv.key.startsWith(MEMBER_PREFIX) || kv.key.startsWith(REMOVED_PREFIX)) continue;
-          live.push({ key: kv.key, bytes: keyBytes(kv.key), modRevision: kv.modRevision });
+      const encode = (message: Record<string, unknown>) => Buffer.from(keyValue.encode(keyValue.fromObject(message)).finish());
+      // Keys and mod revisions, now (to know which version is current) and at the compacted
+      // revision (the base of the history); values are read again one by one as the bucket is
+      // written, so memory holds key lists, not the store.
+      const listKeys = async (atRevision?: number) => {
+        const keys: { key: string; bytes: Buffer; modRevision: number }[] = [];
+        for (let after: string | undefined; ;) {
+          const page = await store.range('', {
+            limit: EXPORT_PAGE,
+            ...(after !== undefined ? { startAfter: after } : {}),
+            ...(atRevision ? { atRevision } : {}),
+          });
+          for (const kv of page.kvs) if (!notCarried(kv.key)) keys.push({ key: kv.key, bytes: keyBytes(kv.key), modRevision: kv.modRevision });
+          if (page.kvs.length < EXPORT_PAGE) break;
+          after = page.kvs[page.kvs.length - 1]!.key;
         }
-        if (page.kvs.length < EXPORT_PAGE) break;
-        after = page.kvs[page.kvs.length - 1]!.key;
-      }
-      live.sort((a, b) => a.modRevision - b.modRevision || Buffer.compare(a.bytes, b.bytes));
+        return keys;
+      };
+      const live = new Map((await listKeys()).map((k) => [k.key, k.modRevision]));
+      const leaseOfVersion = (key: string, modRevision: number) => (live.get(key) === modRevision ? leases.leaseOf(key) : '0');
+      const base = compacted > 0 ? await listKeys(compacted) : [];
+      base.sort((a, b) => a.modRevision - b.modRevision || Buffer.compare(a.bytes, b.bytes));
+      let changes = 0;
       async function* keyEntries(): AsyncGenerator<readonly [Buffer, Buffer]> {
         let sub = 0;
-        for (const [i, k] of live.entries()) {
-          sub = i > 0 && live[i - 1]!.modRevision === k.modRevision ? sub + 1 : 0;
-          const kv = await store.get(k.key);
+        for (const [i, k] of base.entries()) {
+          sub = i > 0 && base[i - 1]!.modRevision === k.modRevision ? sub + 1 : 0;
+          const kv = await store.get(k.key, compacted);
           if (!kv) throw new Error(`bolt export: ${k.key} vanished from the scratch store`);
-          const message = {
-            key: k.bytes,
-            create_revision: kv.createRevision,
-            mod_revision: kv.modRevision,
-            version: kv.version,
-            value: Buffer.from(kv.value),
-            lease: leases.leaseOf(kv.key),
-          };
-          yield [etcdRevisionKey(kv.modRevision, sub), Buffer.from(keyValue.encode(keyValue.fromObject(message)).finish())];
+          changes++;
+          yield [
+            etcdRevisionKey(kv.modRevision, sub),
+            encode({
+              key: k.bytes,
+              create_revision: kv.createRevision,
+              mod_revision: kv.modRevision,
+              version: kv.version,
+              value: Buffer.from(kv.value),
+              lease: leaseOfVersion(k.key, kv.modRevision),
+            }),
+          ];
         }
+        let newest = compacted;
+        let at = 0;
+        for (let after = compacted; after < revision; after += HISTORY_WINDOW) {
+          for (const ev of (await store.eventsAfter(after, {}, { until: after + HISTORY_WINDOW })).events) {
+            if (notCarried(ev.key)) continue;
+            sub = ev.revision === at ? sub + 1 : 0;
+            at = newest = ev.revision;
+            changes++;
+            const key = keyBytes(ev.key);
+            if (ev.type === 'delete') {
+              yield [etcdRevisionKey(ev.revision, sub, true), encode({ key })];
+            } else {
+              const kv = ev.value;
+              yield [
+                etcdRevisionKey(ev.revision, sub),
+                encode({
+                  key,
+                  create_revision: kv.createRevision,
+                  mod_revision: kv.modRevision,
+                  version: kv.version,
+                  value: Buffer.from(kv.value),
+                  lease: leaseOfVersion(ev.key, kv.modRevision),
+                }),
+              ];
+            }
+          }
+        }
+        if (newest < revision) yield [etcdRevisionKey(revision, 0, true), encode({ key: keyBytes(REVISION_MARK_KEY) })];
       }
       const leaseEntries = leases
         .leaseIds()
@@ -125,7 +188,7 @@ export async function exportForEtcd(o: { file: string; out: string; skipHashChec
           u64be(id),
           Buffer.from(lease.encode(lease.fromObject({ ID: id.toString(), TTL: leases.lease(id.toString())!.ttl })).finish()),
         ]);
-      const compacted = etcdRevisionKey(revision, 0);
+      const compactedKey = etcdRevisionKey(compacted, 0);
       await writeBoltFile(o.out, [
         { name: Buffer.from('key'), entries: keyEntries() },
         { name: Buffer.from('lease'), entries: leaseEntries },
@@ -133,8 +196,7 @@ export async function exportForEtcd(o: { file: string; out: string; skipHashChec
           name: Buffer.from('meta'),
           entries: [
             [Buffer.from('consistent_index'), u64be(store.appliedIndex())],
-            [Buffer.from('finishedCompactRev'), compacted],
-            [Buffer.from('scheduledCompactRev'), compacted],
+            ...(compacted > 0 ? [[Buffer.from('finishedCompactRev'), compactedKey] as const, [Buffer.from('scheduledCompactRev'), compactedKey] as const] : []),
           ],
         },
       ]);
@@ -142,7 +204,7 @@ export async function exportForEtcd(o: { file: string; out: string; skipHashChec
       const hash = createHash('sha256');
       for await (const chunk of createReadStream(o.out, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
       await appendFile(o.out, hash.digest());
-      return { snapshot, revision, keys: live.length, leases: leaseEntries.length, bytes: (await stat(o.out)).size };
+      return { snapshot, revision, compacted, keys: live.size, changes, leases: leaseEntries.length, bytes: (await stat(o.out)).size };
     } finally {
       await store.close();
     }

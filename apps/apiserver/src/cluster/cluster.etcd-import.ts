@@ -8,29 +8,31 @@
  * What is carried (etcd 3.4's backend layout, the inverse of cluster.etcd-export.ts):
  * - bucket `key`: revision keys (8 bytes of main revision big-endian, `_`, 8 bytes of sub
  *   revision, and `t` after them for a deletion) in revision order, each with its
- *   mvccpb.KeyValue. A key's newest record decides: a deletion drops it, a put gives its create
- *   and mod revision, version, value and lease. Keys are bytes in etcd and strings in the store:
- *   they map as the etcd API maps them (docs/etcd-api.md "Keys").
+ *   mvccpb.KeyValue: the history, every put and deletion etcd still holds. Keys are bytes in
+ *   etcd and strings in the store: they map as the etcd API maps them (docs/etcd-api.md "Keys").
+ *   Each becomes the store's records of that change (snapshotOfHistory), so reads at past
+ *   revisions and watches from them answer as etcd answered. A key's newest record decides
+ *   whether it is live now.
  * - bucket `lease`: each lease (leasepb.Lease) with its TTL, and each live key's attachment to
  *   a lease that exists. A lease's clock starts again at its TTL when the new cluster's leader
  *   takes it, as etcd's own restore does.
- * - bucket `meta`: `finishedCompactRev` (the revision is at least it) and `consistent_index`
- *   (kept as the store's applied index).
+ * - bucket `meta`: the compacted revision (`finishedCompactRev`, or `scheduledCompactRev` when
+ *   a compaction was under way: etcd finishes it when it starts) and `consistent_index` (kept
+ *   as the store's applied index).
  * The store's revision is etcd's current one (the newest record's main revision, at least the
- * compacted one), and the backup is compacted at it: the current versions come along, not the
- * history, so a read or watch from an older revision answers that it is compacted.
- * Other buckets (members, alarms, auth) are not carried: the restored members are the ones
- * `--initial-cluster` names, as etcd's own restore replaces an etcd backup's members.
+ * compacted one), and the backup is compacted where etcd was. A tombstone of a key under the
+ * store's reserved prefix is the mark the export leaves when its last revisions touched only
+ * such keys (cluster.etcd-export.ts): it counts for the revision and is otherwise skipped.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type KeyValue, snapshotOfVersions } from '@app/mvcc';
+import { type HistoryChange, snapshotOfHistory } from '@app/mvcc';
 import { BoltReader, attachmentRecord, isReservedKey, leaseRecord } from '@app/storage';
 import { bytesToKey } from '../etcd/etcd.convert.js';
-import { etcdRecordTypes } from './cluster.etcd-export.js';
+import { REVISION_MARK_KEY, etcdRecordTypes } from './cluster.etcd-export.js';
 import { RestoreError, inspectSnapshotFile, refuseExisting, snapshotPadding, type SnapshotFileSummary } from './cluster.restore.js';
 
 /** Bytes of the hash `etcdctl snapshot save` appends to the database. */
@@ -42,10 +44,12 @@ const CHUNK = 500;
 export interface EtcdImportResult {
   /** The backup written, as `snapshot status` describes it. */
   snapshot: SnapshotFileSummary;
-  /** etcd's current revision: the store's revision and compacted revision in the backup. */
+  /** etcd's current revision: the store's revision in the backup. */
   revision: number;
-  /** etcd's compacted revision before (0: never compacted). */
-  etcdCompacted: number;
+  /** etcd's compacted revision, the backup's too (0: never compacted). */
+  compacted: number;
+  /** Changes carried (puts and deletions of the history). */
+  changes: number;
   /** Live keys carried. */
   keys: number;
   leases: number;
@@ -72,6 +76,19 @@ function counter(v: unknown, what: string): number {
   const n = Number(v);
   if (!Number.isSafeInteger(n) || n < 0) throw new RestoreError(`${what}: ${String(v)} is not a revision, version or TTL`);
   return n;
+}
+
+/**
+ * The store key of a `key` bucket record; undefined for the export's revision mark (a tombstone
+ * of a reserved key). Any other key under the reserved prefix is refused: the store keeps its
+ * lease records there.
+ */
+function recordKey(rec: { key?: Buffer }, at: RevisionKey): string | undefined {
+  if (!rec.key || rec.key.length === 0) throw new RestoreError(`the record of revision ${at.main}.${at.sub} has no key`);
+  const key = bytesToKey(rec.key);
+  if (!isReservedKey(key)) return key;
+  if (at.tombstone && key === REVISION_MARK_KEY) return undefined;
+  throw new RestoreError(`the key ${JSON.stringify(key)} lies under the prefix the store keeps for its own lease records; it cannot be carried`);
 }
 
 /**
@@ -128,25 +145,23 @@ export async function importFromEtcd(o: { file: string; out: string; skipHashChe
       }
     };
 
-    let etcdCompacted = 0;
+    let compacted = 0;
     let appliedIndex = 0;
     for await (const [k, v] of bolt.entries('meta')) {
       const name = k.toString('latin1');
-      if (name === 'finishedCompactRev' && v.length >= 8) etcdCompacted = counter(v.readBigUInt64BE(0), 'finishedCompactRev');
+      if ((name === 'finishedCompactRev' || name === 'scheduledCompactRev') && v.length >= 8)
+        compacted = Math.max(compacted, counter(v.readBigUInt64BE(0), name));
       if (name === 'consistent_index' && v.length === 8) appliedIndex = counter(v.readBigUInt64BE(0), 'consistent_index');
     }
 
     // Pass 1: each key's newest record (revision order is the bucket's order).
     const newest = new Map<string, RevisionKey>();
-    let revision = Math.max(1, etcdCompacted);
+    let revision = Math.max(1, compacted);
     for await (const [k, v] of bolt.entries('key')) {
       const at = revisionKey(k);
       revision = Math.max(revision, at.main);
-      const rec = decode(v, at);
-      if (!rec.key || rec.key.length === 0) throw new RestoreError(`the record of revision ${at.main}.${at.sub} has no key`);
-      const key = bytesToKey(rec.key);
-      if (isReservedKey(key))
-        throw new RestoreError(`the key ${JSON.stringify(key)} lies under the prefix the store keeps for its own lease records; it cannot be carried`);
+      const key = recordKey(decode(v, at), at);
+      if (key === undefined) continue;
       if (at.tombstone) newest.delete(key);
       else newest.set(key, at);
     }
@@ -163,50 +178,56 @@ export async function importFromEtcd(o: { file: string; out: string; skipHashChe
       leases.set(k.readBigInt64BE(0).toString(), ttl);
     }
 
-    // Pass 2: the newest put of each live key, with the lease records.
+    // Pass 2: every change, the newest put of each live key marked current, then the lease
+    // records (at the store's revision: when the store wrote them does not matter).
     let orphanedLeaseKeys = 0;
-    const attachments: { key: string; value: Buffer; at: number }[] = [];
-    async function* versions(): AsyncGenerator<KeyValue[]> {
-      let chunk: KeyValue[] = [];
+    let changes = 0;
+    const attachments: { key: string; value: Buffer }[] = [];
+    async function* history(): AsyncGenerator<HistoryChange[]> {
+      let chunk: HistoryChange[] = [];
       for await (const [k, v] of bolt.entries('key')) {
         const at = revisionKey(k);
-        if (at.tombstone) continue;
         const rec = decode(v, at);
-        const key = bytesToKey(rec.key!);
-        const live = newest.get(key);
-        if (!live || live.main !== at.main || live.sub !== at.sub) continue;
-        const modRevision = counter(rec.mod_revision, `mod revision of ${key}`);
-        if (modRevision !== at.main)
-          throw new RestoreError(`the record of revision ${at.main}.${at.sub} (${key}) says it was written at revision ${modRevision}`);
-        chunk.push({
-          key,
-          createRevision: counter(rec.create_revision, `create revision of ${key}`),
-          modRevision,
-          version: counter(rec.version, `version of ${key}`),
-          value: new Uint8Array(rec.value ?? Buffer.alloc(0)),
-        });
-        const lease = BigInt.asIntN(64, BigInt(rec.lease ?? '0')).toString();
-        if (lease !== '0') {
-          if (leases.has(lease)) attachments.push({ ...attachmentRecord(key, lease), at: modRevision });
-          else orphanedLeaseKeys++;
+        const key = recordKey(rec, at);
+        if (key === undefined) continue;
+        changes++;
+        if (at.tombstone) {
+          chunk.push({ type: 'delete', key, revision: at.main });
+        } else {
+          const modRevision = counter(rec.mod_revision, `mod revision of ${key}`);
+          if (modRevision !== at.main)
+            throw new RestoreError(`the record of revision ${at.main}.${at.sub} (${key}) says it was written at revision ${modRevision}`);
+          const live = newest.get(key);
+          const current = live !== undefined && live.main === at.main && live.sub === at.sub;
+          const kv = {
+            key,
+            createRevision: counter(rec.create_revision, `create revision of ${key}`),
+            modRevision,
+            version: counter(rec.version, `version of ${key}`),
+            value: new Uint8Array(rec.value ?? Buffer.alloc(0)),
+          };
+          chunk.push({ type: 'put', kv, current });
+          const lease = BigInt.asIntN(64, BigInt(rec.lease ?? '0')).toString();
+          if (current && lease !== '0') {
+            if (leases.has(lease)) attachments.push(attachmentRecord(key, lease));
+            else orphanedLeaseKeys++;
+          }
         }
         if (chunk.length >= CHUNK) {
           yield chunk;
           chunk = [];
         }
       }
-      for (const [id, ttl] of leases) {
-        const r = leaseRecord(id, ttl);
-        chunk.push({ key: r.key, createRevision: revision, modRevision: revision, version: 1, value: r.value });
-      }
-      for (const a of attachments) chunk.push({ key: a.key, createRevision: a.at, modRevision: a.at, version: 1, value: a.value });
+      const own = [...[...leases].map(([id, ttl]) => leaseRecord(id, ttl)), ...attachments];
+      for (const r of own)
+        chunk.push({ type: 'put', kv: { key: r.key, createRevision: revision, modRevision: revision, version: 1, value: r.value }, current: true });
       yield chunk;
     }
 
-    const header = { revision, applied: Math.max(1, appliedIndex), compacted: revision };
-    await writeFramed(o.out, snapshotOfVersions(header, versions()));
+    const header = { revision, applied: Math.max(1, appliedIndex), compacted };
+    await writeFramed(o.out, snapshotOfHistory(header, history()));
     const snapshot = await inspectSnapshotFile(o.out);
-    return { snapshot, revision, etcdCompacted, keys: newest.size, leases: leases.size, orphanedLeaseKeys };
+    return { snapshot, revision, compacted, changes, keys: newest.size, leases: leases.size, orphanedLeaseKeys };
   } catch (e) {
     await unlink(o.out).catch(() => undefined);
     throw e;
