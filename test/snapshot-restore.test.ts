@@ -5,12 +5,13 @@
  * with their resourceVersions, the keys etcdctl wrote, none of the writes after the snapshot, only
  * the new members, and new writes above the snapshot's revision. Then a backup of one node made
  * into etcd's format (`npm run snapshot -- to-etcd`): `etcdctl snapshot status` reads it, `etcdctl
- * snapshot restore` makes an etcd 3.4 member of it with the same keys, values, revisions and
- * lease, and an API server on that etcd (`--storage-backend=etcd3`) serves the objects with the
+ * snapshot restore` makes an etcd 3.4 member of it with the same keys, values, revisions, history
+ * (every past revision reads the same) and lease, and an API server on that etcd (`--storage-backend=etcd3`) serves the objects with the
  * resourceVersions they had. And the way back: an API server on etcd 3.4 (`--storage-backend=etcd3`)
  * and etcdctl write, `etcdctl snapshot save` against etcd, `npm run snapshot -- from-etcd` makes
  * the file a backup of ours, and a node restored from it serves the objects with their
- * resourceVersions and uids, and etcdctl the keys with their revisions and lease.
+ * resourceVersions and uids, and etcdctl the keys with their revisions, history since etcd's
+ * compaction and lease.
  *
  * Without etcdctl (KAPI_TEST_WITHOUT=etcdctl) the suite does not run (the save needs it).
  */
@@ -57,7 +58,24 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     const r = await run('etcdctl', ['--endpoints', endpoint, ...args], { ETCDCTL_API: '3' }, input);
     if (r.code !== 0) throw new Error(`etcdctl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
     return r.stdout;
+  }; /**
+   * What `get "" --from-key --rev R` answers at each revision R of [from, to], keys as text with
+   * their values and revisions (`keep` chooses keys; leases left out: a past read names none).
+   */
+  const readsAt = async (endpoint: string, from: number, to: number, keep: (key: string) => boolean = () => true) => {
+    const out: Record<number, string[]> = {};
+    for (let r = from; r <= to; r++) {
+      const res = JSON.parse(await etcdctl(endpoint, ['get', '', '--from-key', '--rev', String(r), '-w', 'json'])) as {
+        kvs?: { key: string; value?: string; create_revision: number; mod_revision: number; version: number }[];
+      };
+      out[r] = (res.kvs ?? [])
+        .map((kv) => ({ ...kv, key: Buffer.from(kv.key, 'base64').toString() }))
+        .filter((kv) => keep(kv.key))
+        .map((kv) => `${kv.key}=${kv.value ?? ''}@${kv.create_revision}/${kv.mod_revision}/${kv.version}`);
+    }
+    return out;
   };
+
   interface Layout {
     names: string[];
     ports: number[];
@@ -187,7 +205,7 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     expect(Number(next.json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion)).toBeGreaterThan(savedRev.header.revision);
   });
 
-  it("a backup made into etcd's format restores an etcd member with the same keys and revisions, and an API server on it serves the objects", async () => {
+  it("a backup made into etcd's format restores an etcd member with the same keys, revisions and history, and an API server on it serves the objects", async () => {
     if (!have || !haveEtcd) return;
     const [port] = await getFreePorts(1);
     const endpoint = `http://127.0.0.1:${port}`;
@@ -216,11 +234,18 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     const conv = await run('node', [join(repoRoot(), 'dist/cluster/snapshot.cli.js'), 'to-etcd', saved, '--out', file]);
     expect({ code: conv.code, stderr: conv.stderr }).toEqual({ code: 0, stderr: '' });
     // The old cluster's member records stay behind, as etcd's restore drops an etcd backup's members.
-    const kept = (before.kvs ?? []).filter((kv) => !Buffer.from(kv.key, 'base64').toString().startsWith('/kapi/cluster/'));
-    expect(conv.stdout).toContain(`${kept.length} keys and 1 leases at revision ${before.header.revision}`);
+    const carried = (key: string) => !key.startsWith('/kapi/cluster/');
+    const kept = (before.kvs ?? []).filter((kv) => carried(Buffer.from(kv.key, 'base64').toString()));
+    expect(conv.stdout).toContain(`${kept.length} keys and 1 leases at revision ${before.header.revision}, the whole history (`);
+    const changes = Number(/\((\d+) changes\)/.exec(conv.stdout)![1]);
     const st = JSON.parse(await etcdctl(endpoint, ['snapshot', 'status', file, '-w', 'json'])) as { revision: number; totalKey: number };
-    // etcd's status reads the revision of the newest record (the delete left none) and counts every record: keys, the lease, three meta records.
-    expect(st).toMatchObject({ revision: Math.max(...kept.map((kv) => kv.mod_revision)), totalKey: kept.length + 1 + 3 });
+    // etcd's status reads the revision of the newest record (the delete's tombstone, or the mark
+    // carrying the revision) and counts every record: the changes, maybe the mark, the lease, the meta record.
+    expect(st.revision).toBe(before.header.revision);
+    expect(st.totalKey).toBeGreaterThanOrEqual(changes + 2);
+    expect(st.totalKey).toBeLessThanOrEqual(changes + 3);
+    // Every revision reads the same on the node (its whole history) and later on etcd.
+    const history = await readsAt(endpoint, 1, before.header.revision, carried);
 
     const etcd = await startEtcd({ members: 1, restoreFrom: file });
     try {
@@ -232,9 +257,8 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
       // The lease came along with its key (JSON numbers lose the id's low digits: etcdctl's text is compared).
       expect(await etcdctl(url, ['lease', 'list'])).toContain(leaseId);
       expect(await etcdctl(url, ['lease', 'timetolive', leaseId, '--keys'])).toMatch(/granted with TTL\(600s\).*attached keys\(\[\/x\/leased\]\)/);
-      // History before the snapshot's revision is not carried: etcd holds it as compacted there.
-      const past = await run('etcdctl', ['--endpoints', url, 'get', '/x/a', '--rev', String(before.header.revision - 1)], { ETCDCTL_API: '3' });
-      expect(past.stderr).toContain('required revision has been compacted');
+      // The history came along: every past revision reads as it did on the node.
+      expect(await readsAt(url, 1, before.header.revision)).toEqual(history);
       const put = JSON.parse(await etcdctl(url, ['put', '/x/new', 'n', '-w', 'json'])) as { header: { revision: number } };
       expect(put.header.revision).toBe(before.header.revision + 1);
 
@@ -251,7 +275,7 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
       await etcd.cleanup();
     }
   }, 120_000);
-  it('an etcd snapshot of an API server on etcd becomes a backup of ours: a node restored from it serves the objects and keys with their revisions', async () => {
+  it('an etcd snapshot of an API server on etcd becomes a backup of ours: a node restored from it serves the objects and keys with their revisions and history', async () => {
     if (!have || !haveEtcd) return;
     interface Kvs {
       header: { revision: number };
@@ -263,6 +287,8 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     let object: { resourceVersion: string; uid: string };
     let leaseId: string;
     let revision: number;
+    let compacted: number;
+    let history: Record<number, string[]>;
     try {
       const url = etcd.members[0]!.clientURL;
       const onEtcd = await startServer({ args: ['--storage-backend', 'etcd3', '--etcd-servers', url], readyTimeoutMs: 40_000 });
@@ -284,10 +310,13 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
       leaseId = /lease ([0-9a-f]+) granted/.exec(await etcdctl(url, ['lease', 'grant', '600']))![1]!;
       await etcdctl(url, ['put', '/y/leased', 'l', '--lease', leaseId]);
       await etcdctl(url, ['put', '/y/gone', 'g']);
-      const gone = JSON.parse(await etcdctl(url, ['del', '/y/gone', '-w', 'json'])) as { header: { revision: number } };
-      await etcdctl(url, ['compaction', String(gone.header.revision - 1)]);
+      await etcdctl(url, ['del', '/y/gone']);
+      // Compacted at the first put of /y/a: what came before is gone, what came after is history.
+      compacted = Number(/mod_revision":(\d+)/.exec(await etcdctl(url, ['get', '/y/a', '-w', 'json']))![1]) - 1;
+      await etcdctl(url, ['compaction', String(compacted)]);
       before = JSON.parse(await etcdctl(url, ['get', '/y/', '--prefix', '-w', 'json'])) as Kvs;
       revision = before.header.revision;
+      history = await readsAt(url, compacted, revision);
       saved = join(dir, 'etcd-saved.db');
       await etcdctl(url, ['snapshot', 'save', saved]);
     } finally {
@@ -297,7 +326,7 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     const backup = join(dir, 'from-etcd.db');
     const conv = await run('node', [join(repoRoot(), 'dist/cluster/snapshot.cli.js'), 'from-etcd', saved, '--out', backup]);
     expect({ code: conv.code, stderr: conv.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(conv.stdout).toContain(`leases at revision ${revision}`);
+    expect(conv.stdout).toContain(`leases at revision ${revision!}, history from revision ${compacted!} (`);
     const restored = await run('node', [join(repoRoot(), 'dist/cluster/snapshot.cli.js'), 'restore', backup, '--data-dir', join(dir, 'from-etcd-node')]);
     expect({ code: restored.code, stderr: restored.stderr }).toEqual({ code: 0, stderr: '' });
 
@@ -314,8 +343,10 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     expect(after.kvs).toEqual(before!.kvs);
     expect(after.header.revision).toBeGreaterThanOrEqual(revision!);
     expect(await etcdctl(endpoint, ['lease', 'timetolive', leaseId!, '--keys'])).toMatch(/granted with TTL\(600s\).*attached keys\(\[\/y\/leased\]\)/);
-    // History before etcd's revision is not carried.
-    const past = await run('etcdctl', ['--endpoints', endpoint, 'get', '/y/a', '--rev', String(revision! - 1)], { ETCDCTL_API: '3' });
+    // etcd's history came along: every revision from its compaction on reads the same, and
+    // before it is compacted, as on etcd.
+    expect(await readsAt(endpoint, compacted!, revision!)).toEqual(history!);
+    const past = await run('etcdctl', ['--endpoints', endpoint, 'get', '/y/a', '--rev', String(compacted! - 1)], { ETCDCTL_API: '3' });
     expect(past.stderr).toContain('required revision has been compacted');
     // New writes go on above it.
     const next = await request(node, 'POST', '/api/v1/namespaces/default/configmaps', { body: cm('after-move', { a: '1' }) });
