@@ -454,11 +454,15 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
     const reserved = await etcdFile('reserved', [[2, 0, false, kv('\u0001etcd/lease/1', 'x', 2, 2, 1)]], [], meta);
     expect(await run(['from-etcd', reserved, '--out', out('reserved')])).toMatchObject({ code: 1, err: [expect.stringContaining('cannot be carried')] });
     await expect(fs.access(out('reserved'))).rejects.toThrow();
-    // to-etcd of a file that is etcd's already says what it is.
-    expect(await run(['to-etcd', framed, '--out', out('again'), '--skip-hash-check'])).toMatchObject({
-      code: 1,
-      err: [expect.stringContaining('is an etcd backend file')],
-    });
+    // to-etcd of a file that is etcd's already checks it and copies it; a damaged one is refused.
+    const good = await etcdFile('good', records, [], meta);
+    const again = await run(['to-etcd', good, '--out', out('again')]);
+    expect(again).toMatchObject({ code: 0, err: [] });
+    expect(again.out[0]).toBe(`${good} is etcd's backend file already: copied to ${out('again')} (1 keys and 0 leases at revision 2, the whole history)`);
+    expect((await fs.readFile(out('again'))).equals(await fs.readFile(good))).toBe(true);
+    expect(await run(['to-etcd', good, '--out', out('again')])).toMatchObject({ code: 1, err: [expect.stringContaining('exists: name a new file')] });
+    expect(await run(['to-etcd', framed, '--out', out('flipped')])).toMatchObject({ code: 1, err: [expect.stringContaining('integrity check failed')] });
+    await expect(fs.access(out('flipped'))).rejects.toThrow();
     expect((await run(['from-etcd', framed])).code).toBe(2);
     expect((await run(['from-etcd', framed, '--out', out('x'), '--name', 'n'])).code).toBe(2);
   });

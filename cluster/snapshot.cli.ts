@@ -4,16 +4,18 @@
  * to-etcd FILE --out FILE [--skip-hash-check]` and `npm run snapshot -- from-etcd FILE --out FILE
  * [--skip-hash-check]` (compiled: `node dist/cluster/snapshot.cli.js ...`): restores a member's
  * data dir from a snapshot saved with `etcdctl snapshot save`, as `etcdctl snapshot restore` does
- * for etcd, describes such a file, makes it into a file that etcd's own `etcdctl snapshot restore`
- * takes, and makes a snapshot of etcd into one that `restore` takes (docs/backup.md); `restore`
- * and `status` given etcd's file make that conversion first. Exit codes: 0 done, 2 bad usage, 1
- * the restore, check or conversion failed.
+ * for etcd, and describes such a file (docs/backup.md). A node's snapshot is etcd's backend format,
+ * as etcd's own is; `restore` and `status` make such a file into the store's own snapshot format
+ * first, which `from-etcd` writes out. `to-etcd` makes a file in the store's own snapshot
+ * format into etcd's, and copies one that is etcd's already. Exit
+ * codes: 0 done, 2 bad usage, 1 the restore, check or conversion failed.
  */
-import { stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { MvccError } from '@app/mvcc';
 import { ClusterConfigError } from '../apps/apiserver/src/cluster/cluster.ids.js';
-import { RestoreError, inspectSnapshotFile, isEtcdBackendFile, restoreSnapshot } from '../apps/apiserver/src/cluster/cluster.restore.js';
+import { RestoreError, inspectSnapshotFile, isEtcdBackendFile, refuseExisting, restoreSnapshot } from '../apps/apiserver/src/cluster/cluster.restore.js';
 import { exportForEtcd } from '../apps/apiserver/src/cluster/cluster.etcd-export.js';
 import { type EtcdImportResult, importFromEtcd, withImportedEtcdFile } from '../apps/apiserver/src/cluster/cluster.etcd-import.js';
 import { ignoreClosedOutput, isEntryPoint } from './entry-point.js';
@@ -82,6 +84,18 @@ export async function runSnapshotCli(
       );
       if (res.orphanedLeaseKeys > 0) print(`${res.orphanedLeaseKeys} keys named a lease the file does not hold: they were carried without a lease`);
       print(`restore members from it with: npm run snapshot -- restore ${values.out} --data-dir DIR --name NAME --initial-cluster ...`);
+      return 0;
+    }
+    if (command === 'to-etcd' && (await isEtcdBackendFile(file))) {
+      // What a node's `etcdctl snapshot save` gives is etcd's format already: checked (the same
+      // conversion restore would make of it), then copied as it is.
+      const imported = await withImportedEtcdFile(file, values['skip-hash-check'] === true, async (_backup, res) => res);
+      await refuseExisting(values.out!);
+      await copyFile(file, values.out!, constants.COPYFILE_EXCL);
+      print(
+        `${file} is etcd's backend file already: copied to ${values.out!} (${imported.keys} keys and ${imported.leases} leases at revision ${imported.revision}, ${historyFrom(imported.compacted)})`,
+      );
+      print(`restore etcd members from it with: etcdctl snapshot restore ${values.out} --name NAME --data-dir DIR --initial-cluster ...`);
       return 0;
     }
     if (command === 'to-etcd') {

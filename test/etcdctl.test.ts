@@ -490,8 +490,13 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     expect(members.members.map((m) => m.name).sort()).toEqual(NAMES);
     for (const n of names) expect(members.members.find((m) => m.name === n)?.clientURLs).toEqual([endpoint(n)]);
     const file = join(dir, `snap-${names.length}.db`);
+    const revision = (JSON.parse(await ok(['get', 'x', '-w', 'json'], { names })) as { header: { revision: number } }).header.revision;
     await ok(['snapshot', 'save', file], { names: [names[0]!] });
     expect((await stat(file)).size % 512).toBe(32);
+    // A node's snapshot is etcd's backend file: etcdctl's own status reads and checks it.
+    const saved = JSON.parse(await ok(['snapshot', 'status', file, '-w', 'json'], { names })) as { revision: number; totalKey: number; hash: number };
+    expect(saved.revision).toBeGreaterThanOrEqual(revision);
+    expect(saved.totalKey).toBeGreaterThan(0);
   };
 
   it('put/get: prefix, limit, rev, keys-only, count, sort; the API server lists what etcdctl wrote', async () => {

@@ -104,111 +104,144 @@ export async function exportForEtcd(o: { file: string; out: string; skipHashChec
     const store = await MvccStore.open(join(work, 'mvcc'));
     try {
       await store.importSnapshotFrom(() => createReadStream(o.file, { start: 0, end: snapshot.bytes - 1, highWaterMark: 1 << 20 }));
-      const leases = new EtcdApplier(store, () => Date.now());
-      await leases.ready();
-      const revision = store.currentRevision();
-      const compacted = store.compactedRevision();
-      const { keyValue, lease } = etcdRecordTypes();
-      const encode = (message: Record<string, unknown>) => Buffer.from(keyValue.encode(keyValue.fromObject(message)).finish());
-      // Keys and mod revisions, now (to know which version is current) and at the compacted
-      // revision (the base of the history); values are read again one by one as the bucket is
-      // written, so memory holds key lists, not the store.
-      const listKeys = async (atRevision?: number) => {
-        const keys: { key: string; bytes: Buffer; modRevision: number }[] = [];
-        for (let after: string | undefined; ;) {
-          const page = await store.range('', {
-            limit: EXPORT_PAGE,
-            ...(after !== undefined ? { startAfter: after } : {}),
-            ...(atRevision ? { atRevision } : {}),
-          });
-          for (const kv of page.kvs) if (!notCarried(kv.key)) keys.push({ key: kv.key, bytes: keyBytes(kv.key), modRevision: kv.modRevision });
-          if (page.kvs.length < EXPORT_PAGE) break;
-          after = page.kvs[page.kvs.length - 1]!.key;
-        }
-        return keys;
-      };
-      const live = new Map((await listKeys()).map((k) => [k.key, k.modRevision]));
-      const leaseOfVersion = (key: string, modRevision: number) => (live.get(key) === modRevision ? leases.leaseOf(key) : '0');
-      const base = compacted > 0 ? await listKeys(compacted) : [];
-      base.sort((a, b) => a.modRevision - b.modRevision || Buffer.compare(a.bytes, b.bytes));
-      let changes = 0;
-      async function* keyEntries(): AsyncGenerator<readonly [Buffer, Buffer]> {
-        let sub = 0;
-        for (const [i, k] of base.entries()) {
-          sub = i > 0 && base[i - 1]!.modRevision === k.modRevision ? sub + 1 : 0;
-          const kv = await store.get(k.key, compacted);
-          if (!kv) throw new Error(`bolt export: ${k.key} vanished from the scratch store`);
-          changes++;
-          yield [
-            etcdRevisionKey(kv.modRevision, sub),
-            encode({
-              key: k.bytes,
-              create_revision: kv.createRevision,
-              mod_revision: kv.modRevision,
-              version: kv.version,
-              value: Buffer.from(kv.value),
-              lease: leaseOfVersion(k.key, kv.modRevision),
-            }),
-          ];
-        }
-        let newest = compacted;
-        let at = 0;
-        for (let after = compacted; after < revision; after += HISTORY_WINDOW) {
-          for (const ev of (await store.eventsAfter(after, {}, { until: after + HISTORY_WINDOW })).events) {
-            if (notCarried(ev.key)) continue;
-            sub = ev.revision === at ? sub + 1 : 0;
-            at = newest = ev.revision;
-            changes++;
-            const key = keyBytes(ev.key);
-            if (ev.type === 'delete') {
-              yield [etcdRevisionKey(ev.revision, sub, true), encode({ key })];
-            } else {
-              const kv = ev.value;
-              yield [
-                etcdRevisionKey(ev.revision, sub),
-                encode({
-                  key,
-                  create_revision: kv.createRevision,
-                  mod_revision: kv.modRevision,
-                  version: kv.version,
-                  value: Buffer.from(kv.value),
-                  lease: leaseOfVersion(ev.key, kv.modRevision),
-                }),
-              ];
-            }
-          }
-        }
-        if (newest < revision) yield [etcdRevisionKey(revision, 0, true), encode({ key: keyBytes(REVISION_MARK_KEY) })];
-      }
-      const leaseEntries = leases
-        .leaseIds()
-        .map((id) => BigInt(id))
-        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-        .map((id): [Buffer, Buffer] => [
-          u64be(id),
-          Buffer.from(lease.encode(lease.fromObject({ ID: id.toString(), TTL: leases.lease(id.toString())!.ttl })).finish()),
-        ]);
-      const compactedKey = etcdRevisionKey(compacted, 0);
-      await writeBoltFile(o.out, [
-        { name: Buffer.from('key'), entries: keyEntries() },
-        { name: Buffer.from('lease'), entries: leaseEntries },
-        {
-          name: Buffer.from('meta'),
-          entries: [
-            [Buffer.from('consistent_index'), u64be(store.appliedIndex())],
-            ...(compacted > 0 ? [[Buffer.from('finishedCompactRev'), compactedKey] as const, [Buffer.from('scheduledCompactRev'), compactedKey] as const] : []),
-          ],
-        },
-      ]);
-      // etcdctl's framing: the database, then its SHA-256 (the database is whole pages, so 512n).
-      const hash = createHash('sha256');
-      for await (const chunk of createReadStream(o.out, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
-      await appendFile(o.out, hash.digest());
-      return { snapshot, revision, compacted, keys: live.size, changes, leases: leaseEntries.length, bytes: (await stat(o.out)).size };
+      return { snapshot, ...(await writeEtcdBackend(store, o.out)) };
     } finally {
       await store.close();
     }
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * A consistent copy of the running `store` as etcd's backend file (what `etcdctl snapshot save`
+ * gets from etcd), written to a new file in `dir`: the store's own export (taken in the apply
+ * queue, so it holds one revision), imported into a scratch store beside it, which is then
+ * written out as above. The scratch files are removed; the caller removes the returned file.
+ */
+export async function etcdBackendOf(store: MvccStore, dir: string): Promise<{ file: string } & Omit<EtcdExportResult, 'snapshot'>> {
+  const work = await mkdtemp(join(dir, 'kapi-etcd-snapshot-'));
+  const out = `${work}.db`;
+  try {
+    const exported = join(work, 'export.snap');
+    await store.exportSnapshotToFile(exported);
+    const scratch = await MvccStore.open(join(work, 'mvcc'));
+    try {
+      await scratch.importSnapshotFrom(() => createReadStream(exported, { highWaterMark: 1 << 20 }));
+      await rm(exported);
+      return { file: out, ...(await writeEtcdBackend(scratch, out)) };
+    } finally {
+      await scratch.close();
+    }
+  } catch (e) {
+    await rm(out, { force: true });
+    throw e;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** Writes the new file `out` from `store`, which nothing else writes meanwhile (see the module comment). */
+async function writeEtcdBackend(store: MvccStore, out: string): Promise<Omit<EtcdExportResult, 'snapshot'>> {
+  const leases = new EtcdApplier(store, () => Date.now());
+  await leases.ready();
+  const revision = store.currentRevision();
+  const compacted = store.compactedRevision();
+  const { keyValue, lease } = etcdRecordTypes();
+  const encode = (message: Record<string, unknown>) => Buffer.from(keyValue.encode(keyValue.fromObject(message)).finish());
+  // Keys and mod revisions, now (to know which version is current) and at the compacted
+  // revision (the base of the history); values are read again one by one as the bucket is
+  // written, so memory holds key lists, not the store.
+  const listKeys = async (atRevision?: number) => {
+    const keys: { key: string; bytes: Buffer; modRevision: number }[] = [];
+    for (let after: string | undefined; ;) {
+      const page = await store.range('', {
+        limit: EXPORT_PAGE,
+        ...(after !== undefined ? { startAfter: after } : {}),
+        ...(atRevision ? { atRevision } : {}),
+      });
+      for (const kv of page.kvs) if (!notCarried(kv.key)) keys.push({ key: kv.key, bytes: keyBytes(kv.key), modRevision: kv.modRevision });
+      if (page.kvs.length < EXPORT_PAGE) break;
+      after = page.kvs[page.kvs.length - 1]!.key;
+    }
+    return keys;
+  };
+  const live = new Map((await listKeys()).map((k) => [k.key, k.modRevision]));
+  const leaseOfVersion = (key: string, modRevision: number) => (live.get(key) === modRevision ? leases.leaseOf(key) : '0');
+  const base = compacted > 0 ? await listKeys(compacted) : [];
+  base.sort((a, b) => a.modRevision - b.modRevision || Buffer.compare(a.bytes, b.bytes));
+  let changes = 0;
+  async function* keyEntries(): AsyncGenerator<readonly [Buffer, Buffer]> {
+    let sub = 0;
+    for (const [i, k] of base.entries()) {
+      sub = i > 0 && base[i - 1]!.modRevision === k.modRevision ? sub + 1 : 0;
+      const kv = await store.get(k.key, compacted);
+      if (!kv) throw new Error(`bolt export: ${k.key} vanished from the scratch store`);
+      changes++;
+      yield [
+        etcdRevisionKey(kv.modRevision, sub),
+        encode({
+          key: k.bytes,
+          create_revision: kv.createRevision,
+          mod_revision: kv.modRevision,
+          version: kv.version,
+          value: Buffer.from(kv.value),
+          lease: leaseOfVersion(k.key, kv.modRevision),
+        }),
+      ];
+    }
+    let newest = compacted;
+    let at = 0;
+    for (let after = compacted; after < revision; after += HISTORY_WINDOW) {
+      for (const ev of (await store.eventsAfter(after, {}, { until: after + HISTORY_WINDOW })).events) {
+        if (notCarried(ev.key)) continue;
+        sub = ev.revision === at ? sub + 1 : 0;
+        at = newest = ev.revision;
+        changes++;
+        const key = keyBytes(ev.key);
+        if (ev.type === 'delete') {
+          yield [etcdRevisionKey(ev.revision, sub, true), encode({ key })];
+        } else {
+          const kv = ev.value;
+          yield [
+            etcdRevisionKey(ev.revision, sub),
+            encode({
+              key,
+              create_revision: kv.createRevision,
+              mod_revision: kv.modRevision,
+              version: kv.version,
+              value: Buffer.from(kv.value),
+              lease: leaseOfVersion(ev.key, kv.modRevision),
+            }),
+          ];
+        }
+      }
+    }
+    if (newest < revision) yield [etcdRevisionKey(revision, 0, true), encode({ key: keyBytes(REVISION_MARK_KEY) })];
+  }
+  const leaseEntries = leases
+    .leaseIds()
+    .map((id) => BigInt(id))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map((id): [Buffer, Buffer] => [
+      u64be(id),
+      Buffer.from(lease.encode(lease.fromObject({ ID: id.toString(), TTL: leases.lease(id.toString())!.ttl })).finish()),
+    ]);
+  const compactedKey = etcdRevisionKey(compacted, 0);
+  await writeBoltFile(out, [
+    { name: Buffer.from('key'), entries: keyEntries() },
+    { name: Buffer.from('lease'), entries: leaseEntries },
+    {
+      name: Buffer.from('meta'),
+      entries: [
+        [Buffer.from('consistent_index'), u64be(store.appliedIndex())],
+        ...(compacted > 0 ? [[Buffer.from('finishedCompactRev'), compactedKey] as const, [Buffer.from('scheduledCompactRev'), compactedKey] as const] : []),
+      ],
+    },
+  ]);
+  // etcdctl's framing: the database, then its SHA-256 (the database is whole pages, so 512n).
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(out, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+  await appendFile(out, hash.digest());
+  return { revision, compacted, keys: live.size, changes, leases: leaseEntries.length, bytes: (await stat(out)).size };
 }

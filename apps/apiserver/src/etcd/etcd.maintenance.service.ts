@@ -3,21 +3,20 @@
  * MemberList reads the replicated member records; MemberRemove and MemberPromote carry out the
  * same changes as the API's /cluster/members (forwarded to the leader), while members are added
  * there: etcd's MemberAdd names no member. Status reports this node's Raft state; Defragment and Alarm answer as an
- * etcd without alarms would; Snapshot streams the store's own export (docs/etcd-api.md
- * "Snapshot": our format, not bbolt); HashKV hashes the keys and values at a revision; MoveLeader
+ * etcd without alarms would; Snapshot streams the store as etcd's backend file (bbolt, with
+ * etcd's buckets); HashKV hashes the keys and values at a revision; MoveLeader
  * hands leadership to another voter.
  */
 import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
 import type { ServerWritableCall, ServiceHandlers } from '@app/grpc';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { EtcdApiError, num, toServiceError, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
 import { ClusterConfigError } from '../cluster/cluster.ids.js';
-import { snapshotPadding } from '../cluster/cluster.restore.js';
+import { etcdBackendOf } from '../cluster/cluster.etcd-export.js';
 import { MembershipConflictError, NotLeaderError, type MemberView } from '../cluster/cluster.members.js';
 
 /** The version string Status reports: etcd's API level this server speaks. */
@@ -196,34 +195,23 @@ function drained(call: ServerWritableCall): Promise<void> {
 }
 
 /**
- * Streams a consistent export of the store (MvccStore.exportSnapshotToFile), 1 MiB per message,
- * framed as etcdctl expects of a snapshot: zero padding to a multiple of 512 bytes, then the
- * SHA-256 of everything before it (etcdctl refuses a stream whose length is not 512n + 32).
+ * Streams a consistent copy of the store as etcd's backend file (etcdBackendOf: a bbolt database
+ * with etcd's buckets, the history since the compaction included, then its SHA-256), 1 MiB per
+ * message: what `etcdctl snapshot save` gets from etcd, so `etcdctl snapshot status` and
+ * `etcdctl snapshot restore` read it, and `npm run snapshot -- restore` too.
  */
 async function streamSnapshot(ctx: EtcdContext, call: ServerWritableCall): Promise<void> {
-  const file = join(tmpdir(), `kapi-etcd-snapshot-${randomBytes(6).toString('hex')}.snap`);
+  const { file, bytes: size } = await etcdBackendOf(ctx.store, tmpdir());
   try {
-    await ctx.store.exportSnapshotToFile(file);
-    const { size: exported } = await stat(file);
-    const pad = snapshotPadding(exported);
-    const size = exported + pad + 32;
-    const hash = createHash('sha256');
     let sent = 0;
     const header = ctx.header();
-    const write = async (b: Buffer): Promise<void> => {
-      sent += b.length;
-      const ok = call.write({ header, remaining_bytes: size - sent, blob: b });
-      if (!ok && !call.cancelled) await drained(call);
-    };
     for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
       // The client went away: stop reading (the file is removed below).
       if (call.cancelled) return;
-      hash.update(chunk as Buffer);
-      await write(chunk as Buffer);
+      sent += (chunk as Buffer).length;
+      const ok = call.write({ header, remaining_bytes: size - sent, blob: chunk as Buffer });
+      if (!ok && !call.cancelled) await drained(call);
     }
-    const zeros = Buffer.alloc(pad);
-    hash.update(zeros);
-    await write(Buffer.concat([zeros, hash.digest()]));
     call.end();
   } finally {
     await rm(file, { force: true });
