@@ -402,6 +402,9 @@ describe('snapshot CLI: restore, status, to-etcd and from-etcd of a snapshot sav
       expect(leases.leaseIds()).toEqual([String(0x1234)]);
       expect(leases.lease(String(0x1234))).toMatchObject({ ttl: 600 });
       expect(leases.leaseOf('/leased')).toBe(String(0x1234));
+      // The attachment is history too: written with the put of revision 7.
+      expect(await leases.leaseAt('/leased', 8)).toBe(String(0x1234));
+      expect(await leases.leaseAt('/leased', 6)).toBe('0');
       expect(leases.leaseOf('/orphan')).toBe('0');
     } finally {
       await cs.close();

@@ -59,19 +59,19 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     if (r.code !== 0) throw new Error(`etcdctl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
     return r.stdout;
   }; /**
-   * What `get "" --from-key --rev R` answers at each revision R of [from, to], keys as text with
-   * their values and revisions (`keep` chooses keys; leases left out: a past read names none).
+   * What `get "" --from-key --rev R` answers at each revision R of [from, to]: keys as text with
+   * their values, revisions and leases (`keep` chooses keys).
    */
   const readsAt = async (endpoint: string, from: number, to: number, keep: (key: string) => boolean = () => true) => {
     const out: Record<number, string[]> = {};
     for (let r = from; r <= to; r++) {
       const res = JSON.parse(await etcdctl(endpoint, ['get', '', '--from-key', '--rev', String(r), '-w', 'json'])) as {
-        kvs?: { key: string; value?: string; create_revision: number; mod_revision: number; version: number }[];
+        kvs?: { key: string; value?: string; create_revision: number; mod_revision: number; version: number; lease?: number }[];
       };
       out[r] = (res.kvs ?? [])
         .map((kv) => ({ ...kv, key: Buffer.from(kv.key, 'base64').toString() }))
         .filter((kv) => keep(kv.key))
-        .map((kv) => `${kv.key}=${kv.value ?? ''}@${kv.create_revision}/${kv.mod_revision}/${kv.version}`);
+        .map((kv) => `${kv.key}=${kv.value ?? ''}@${kv.create_revision}/${kv.mod_revision}/${kv.version}/${kv.lease ?? 0}`);
     }
     return out;
   };

@@ -2,6 +2,7 @@ export * from './mvcc.types.js';
 export * from './mvcc.codec.js';
 export * from './event.bus.js';
 export * from './mvcc.store.js';
+export { MvccView } from './mvcc.view.js';
 export type { MvccStoreOptions } from './mvcc.options.js';
 export { prefixEnd } from './mvcc.keyspace.js';
 export type { SnapshotSource, SnapshotSummary } from './mvcc.snapshot-format.js';

@@ -24,6 +24,7 @@ import { type RangeOptions, type RangeResult, historyVersionAt, rangeHistory, ra
 import type { SnapshotHeader, SnapshotSource } from './mvcc.snapshot-format.js';
 import { exportSnapshotPieces, exportToFile, exportToMemory, readSnapshot, writeSnapshotRecords } from './mvcc.snapshot-format.js';
 import { RevisionWaiters } from './mvcc.revision-waiters.js';
+import { MvccView } from './mvcc.view.js';
 import { MvccError, validateCommand, type ApplyEntry, type KeyValue, type MvccEvent, type OpResult, type TxnCommand, type TxnResult } from './mvcc.types.js';
 
 /** Options of a synchronous get whose key is given as bytes (see readLatestNow). */
@@ -569,6 +570,16 @@ export class MvccStore {
     const take = () =>
       this.exclusive(async () => ({ snap: this.db.snapshot(), header: { revision: this.revision, applied: this.applied, compacted: this.compacted } }));
     return exportSnapshotPieces(this.db, take, write);
+  }
+
+  /**
+   * A consistent read-only view of the store as it is now (MvccView): a LevelDB snapshot and the
+   * counters, taken together in the apply queue, readable at any revision from the compacted one
+   * to the current one whatever happens to the store meanwhile. The caller closes it.
+   */
+  async view(): Promise<MvccView> {
+    if (this.importGate) await this.importGate;
+    return this.exclusive(async () => new MvccView(this.db, this.db.snapshot(), { revision: this.revision, applied: this.applied, compacted: this.compacted }));
   }
 
   /**

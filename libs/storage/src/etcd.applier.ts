@@ -30,8 +30,10 @@ import type {
 import { ETCD_RESERVED_PREFIX, inRange, readRange, shapeRange } from './etcd.range.js';
 import { compareKeys } from '@app/mvcc';
 
-const LEASE_PREFIX = `${ETCD_RESERVED_PREFIX}lease/`;
-const ATTACH_PREFIX = `${ETCD_RESERVED_PREFIX}attach/`;
+/** Prefix of the lease records (leaseRecord). */
+export const LEASE_PREFIX = `${ETCD_RESERVED_PREFIX}lease/`;
+/** Prefix of the attachment records (attachmentRecord). */
+export const ATTACH_PREFIX = `${ETCD_RESERVED_PREFIX}attach/`;
 
 /** The store record of lease `id` (decimal) with its TTL in seconds. */
 export function leaseRecord(id: string, ttl: number): { key: string; value: Buffer } {

@@ -56,9 +56,27 @@ interface Child {
   page: number;
 }
 
+/** Bytes of pages collected before they are written out (pages are allocated in file order). */
+const FLUSH_BYTES = 1 << 20;
+
 class PageWriter {
   next = FIRST_DATA_PAGE;
+  /** Pages made but not written yet, which start at file offset `pendingAt`. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private pendingAt = FIRST_DATA_PAGE * BOLT_PAGE_SIZE;
   constructor(private readonly fh: FileHandle) {}
+
+  /** Writes the pages collected so far. */
+  async flush(): Promise<void> {
+    if (this.pendingBytes === 0) return;
+    const data = Buffer.concat(this.pending, this.pendingBytes);
+    const at = this.pendingAt;
+    this.pending = [];
+    this.pendingAt += this.pendingBytes;
+    this.pendingBytes = 0;
+    for (let done = 0; done < data.length;) done += (await this.fh.write(data, done, data.length - done, at + done)).bytesWritten;
+  }
 
   /** Writes `size` bytes' worth of pages (the first with its header) and returns the first page id. */
   async write(fill: (buf: Buffer) => void, size: number, flags: number, count: number): Promise<number> {
@@ -71,7 +89,9 @@ class PageWriter {
     buf.writeUInt16LE(count, 10);
     buf.writeUInt32LE(pages - 1, 12);
     fill(buf);
-    await this.fh.write(buf, 0, buf.length, id * BOLT_PAGE_SIZE);
+    this.pending.push(buf);
+    this.pendingBytes += buf.length;
+    if (this.pendingBytes >= FLUSH_BYTES) await this.flush();
     return id;
   }
 
@@ -204,6 +224,7 @@ export async function writeBoltFile(file: string, buckets: readonly BoltBucket[]
     for (let i = 1; i < roots.length; i++)
       if (Buffer.compare(roots[i - 1]![0], roots[i]![0]) >= 0) throw new Error('bolt: bucket names must be unique and in byte order');
     const root = await w.leaf(roots);
+    await w.flush();
     const front = frontPages(root, w.next);
     await fh.write(front, 0, front.length, 0);
     await fh.sync();

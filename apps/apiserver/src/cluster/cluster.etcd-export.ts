@@ -25,15 +25,15 @@
  * The old cluster's member records are left out, as `etcdctl snapshot restore` drops an etcd
  * backup's members.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { appendFile, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import protobuf from 'protobufjs';
-import { MvccStore } from '@app/mvcc';
+import { type KeyValue, MvccStore, type MvccView } from '@app/mvcc';
 import { findProtoFile } from '@app/raft';
-import { ETCD_RESERVED_PREFIX, EtcdApplier, isReservedKey, writeBoltFile } from '@app/storage';
+import { ATTACH_PREFIX, ETCD_RESERVED_PREFIX, LEASE_PREFIX, isReservedKey, writeBoltFile } from '@app/storage';
 import { keyBytes } from '../etcd/etcd.convert.js';
 import { MEMBER_PREFIX, REMOVED_PREFIX } from './cluster.members.js';
 import { inspectSnapshotFile, refuseExisting, type SnapshotFileSummary } from './cluster.restore.js';
@@ -114,119 +114,111 @@ export async function exportForEtcd(o: { file: string; out: string; skipHashChec
 }
 
 /**
- * A consistent copy of the running `store` as etcd's backend file (what `etcdctl snapshot save`
- * gets from etcd), written to a new file in `dir`: the store's own export (taken in the apply
- * queue, so it holds one revision), imported into a scratch store beside it, which is then
- * written out as above. The scratch files are removed; the caller removes the returned file.
+ * The running `store` as etcd's backend file (what `etcdctl snapshot save` gets from etcd),
+ * written to a new file in `dir` from one consistent view of it (MvccStore.view: writes go on
+ * meanwhile). The caller removes the returned file.
  */
 export async function etcdBackendOf(store: MvccStore, dir: string): Promise<{ file: string } & Omit<EtcdExportResult, 'snapshot'>> {
-  const work = await mkdtemp(join(dir, 'kapi-etcd-snapshot-'));
-  const out = `${work}.db`;
+  const out = join(dir, `kapi-etcd-snapshot-${randomBytes(6).toString('hex')}.db`);
   try {
-    const exported = join(work, 'export.snap');
-    await store.exportSnapshotToFile(exported);
-    const scratch = await MvccStore.open(join(work, 'mvcc'));
-    try {
-      await scratch.importSnapshotFrom(() => createReadStream(exported, { highWaterMark: 1 << 20 }));
-      await rm(exported);
-      return { file: out, ...(await writeEtcdBackend(scratch, out)) };
-    } finally {
-      await scratch.close();
-    }
+    return { file: out, ...(await writeEtcdBackend(store, out)) };
   } catch (e) {
     await rm(out, { force: true });
     throw e;
-  } finally {
-    await rm(work, { recursive: true, force: true });
   }
 }
 
-/** Writes the new file `out` from `store`, which nothing else writes meanwhile (see the module comment). */
+/** Every record under `prefix` in `view` at `atRevision` (small tables: lease records). */
+async function readAll(view: MvccView, prefix: string, atRevision: number): Promise<KeyValue[]> {
+  const kvs: KeyValue[] = [];
+  for (let after: string | undefined; ;) {
+    const page = await view.range(prefix, { limit: EXPORT_PAGE, atRevision, ...(after !== undefined ? { startAfter: after } : {}) });
+    kvs.push(...page.kvs);
+    if (!page.more) return kvs;
+    after = page.kvs[page.kvs.length - 1]!.key;
+  }
+}
+
+/** Writes the new file `out` from a consistent view of `store` (see the module comment). */
 async function writeEtcdBackend(store: MvccStore, out: string): Promise<Omit<EtcdExportResult, 'snapshot'>> {
-  const leases = new EtcdApplier(store, () => Date.now());
-  await leases.ready();
-  const revision = store.currentRevision();
-  const compacted = store.compactedRevision();
+  const view = await store.view();
+  try {
+    return await writeView(view, out);
+  } finally {
+    await view.close();
+  }
+}
+
+async function writeView(view: MvccView, out: string): Promise<Omit<EtcdExportResult, 'snapshot'>> {
+  const { revision, compacted, applied } = view.header;
   const { keyValue, lease } = etcdRecordTypes();
   const encode = (message: Record<string, unknown>) => Buffer.from(keyValue.encode(keyValue.fromObject(message)).finish());
-  // Keys and mod revisions, now (to know which version is current) and at the compacted
-  // revision (the base of the history); values are read again one by one as the bucket is
-  // written, so memory holds key lists, not the store.
-  const listKeys = async (atRevision?: number) => {
-    const keys: { key: string; bytes: Buffer; modRevision: number }[] = [];
+  const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
+  // Each key's lease as of the revision being written: the attachment records at the compacted
+  // revision, then their changes as the history goes (an attachment is written in the same
+  // revision as the put that sets it).
+  const attached = new Map<string, string>();
+  if (compacted > 0) for (const kv of await readAll(view, ATTACH_PREFIX, compacted)) attached.set(kv.key.slice(ATTACH_PREFIX.length), text(kv.value));
+  // The keys at the compacted revision with their mod revisions, in etcd's order; their values
+  // are read again one by one as the bucket is written, so memory holds the key list.
+  const base: { key: string; bytes: Buffer; modRevision: number }[] = [];
+  if (compacted > 0) {
     for (let after: string | undefined; ;) {
-      const page = await store.range('', {
-        limit: EXPORT_PAGE,
-        ...(after !== undefined ? { startAfter: after } : {}),
-        ...(atRevision ? { atRevision } : {}),
-      });
-      for (const kv of page.kvs) if (!notCarried(kv.key)) keys.push({ key: kv.key, bytes: keyBytes(kv.key), modRevision: kv.modRevision });
-      if (page.kvs.length < EXPORT_PAGE) break;
+      const page = await view.range('', { limit: EXPORT_PAGE, atRevision: compacted, ...(after !== undefined ? { startAfter: after } : {}) });
+      for (const kv of page.kvs) if (!notCarried(kv.key)) base.push({ key: kv.key, bytes: keyBytes(kv.key), modRevision: kv.modRevision });
+      if (!page.more) break;
       after = page.kvs[page.kvs.length - 1]!.key;
     }
-    return keys;
-  };
-  const live = new Map((await listKeys()).map((k) => [k.key, k.modRevision]));
-  const leaseOfVersion = (key: string, modRevision: number) => (live.get(key) === modRevision ? leases.leaseOf(key) : '0');
-  const base = compacted > 0 ? await listKeys(compacted) : [];
+  }
   base.sort((a, b) => a.modRevision - b.modRevision || Buffer.compare(a.bytes, b.bytes));
+  const live = new Set(base.map((k) => k.key));
   let changes = 0;
+  const putRecord = (key: Buffer, kv: KeyValue, leaseId: string) =>
+    encode({ key, create_revision: kv.createRevision, mod_revision: kv.modRevision, version: kv.version, value: Buffer.from(kv.value), lease: leaseId });
   async function* keyEntries(): AsyncGenerator<readonly [Buffer, Buffer]> {
     let sub = 0;
     for (const [i, k] of base.entries()) {
       sub = i > 0 && base[i - 1]!.modRevision === k.modRevision ? sub + 1 : 0;
-      const kv = await store.get(k.key, compacted);
-      if (!kv) throw new Error(`bolt export: ${k.key} vanished from the scratch store`);
+      const kv = await view.get(k.key, compacted);
+      if (!kv) throw new Error(`bolt export: ${k.key} is missing at revision ${compacted}`);
       changes++;
-      yield [
-        etcdRevisionKey(kv.modRevision, sub),
-        encode({
-          key: k.bytes,
-          create_revision: kv.createRevision,
-          mod_revision: kv.modRevision,
-          version: kv.version,
-          value: Buffer.from(kv.value),
-          lease: leaseOfVersion(k.key, kv.modRevision),
-        }),
-      ];
+      yield [etcdRevisionKey(kv.modRevision, sub), putRecord(k.bytes, kv, attached.get(k.key) ?? '0')];
     }
     let newest = compacted;
-    let at = 0;
     for (let after = compacted; after < revision; after += HISTORY_WINDOW) {
-      for (const ev of (await store.eventsAfter(after, {}, { until: after + HISTORY_WINDOW })).events) {
-        if (notCarried(ev.key)) continue;
-        sub = ev.revision === at ? sub + 1 : 0;
-        at = newest = ev.revision;
-        changes++;
-        const key = keyBytes(ev.key);
-        if (ev.type === 'delete') {
-          yield [etcdRevisionKey(ev.revision, sub, true), encode({ key })];
-        } else {
-          const kv = ev.value;
-          yield [
-            etcdRevisionKey(ev.revision, sub),
-            encode({
-              key,
-              create_revision: kv.createRevision,
-              mod_revision: kv.modRevision,
-              version: kv.version,
-              value: Buffer.from(kv.value),
-              lease: leaseOfVersion(ev.key, kv.modRevision),
-            }),
-          ];
+      const events = await view.eventsAfter(after, after + HISTORY_WINDOW);
+      for (let i = 0; i < events.length;) {
+        let end = i;
+        while (end < events.length && events[end]!.revision === events[i]!.revision) end++;
+        const group = events.slice(i, end);
+        i = end;
+        for (const ev of group) {
+          if (!ev.key.startsWith(ATTACH_PREFIX)) continue;
+          if (ev.type === 'put') attached.set(ev.key.slice(ATTACH_PREFIX.length), text(ev.value.value));
+          else attached.delete(ev.key.slice(ATTACH_PREFIX.length));
+        }
+        sub = 0;
+        for (const ev of group) {
+          if (notCarried(ev.key)) continue;
+          changes++;
+          newest = ev.revision;
+          const key = keyBytes(ev.key);
+          if (ev.type === 'delete') {
+            live.delete(ev.key);
+            yield [etcdRevisionKey(ev.revision, sub++, true), encode({ key })];
+          } else {
+            live.add(ev.key);
+            yield [etcdRevisionKey(ev.revision, sub++), putRecord(key, ev.value, attached.get(ev.key) ?? '0')];
+          }
         }
       }
     }
     if (newest < revision) yield [etcdRevisionKey(revision, 0, true), encode({ key: keyBytes(REVISION_MARK_KEY) })];
   }
-  const leaseEntries = leases
-    .leaseIds()
-    .map((id) => BigInt(id))
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-    .map((id): [Buffer, Buffer] => [
-      u64be(id),
-      Buffer.from(lease.encode(lease.fromObject({ ID: id.toString(), TTL: leases.lease(id.toString())!.ttl })).finish()),
-    ]);
+  const leaseEntries = (await readAll(view, LEASE_PREFIX, revision))
+    .map((kv) => ({ id: BigInt(kv.key.slice(LEASE_PREFIX.length)), ttl: (JSON.parse(text(kv.value)) as { ttl: number }).ttl }))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((l): [Buffer, Buffer] => [u64be(l.id), Buffer.from(lease.encode(lease.fromObject({ ID: l.id.toString(), TTL: l.ttl })).finish())]);
   const compactedKey = etcdRevisionKey(compacted, 0);
   await writeBoltFile(out, [
     { name: Buffer.from('key'), entries: keyEntries() },
@@ -234,7 +226,7 @@ async function writeEtcdBackend(store: MvccStore, out: string): Promise<Omit<Etc
     {
       name: Buffer.from('meta'),
       entries: [
-        [Buffer.from('consistent_index'), u64be(store.appliedIndex())],
+        [Buffer.from('consistent_index'), u64be(applied)],
         ...(compacted > 0 ? [[Buffer.from('finishedCompactRev'), compactedKey] as const, [Buffer.from('scheduledCompactRev'), compactedKey] as const] : []),
       ],
     },

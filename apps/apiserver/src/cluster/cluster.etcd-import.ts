@@ -13,9 +13,11 @@
  *   Each becomes the store's records of that change (snapshotOfHistory), so reads at past
  *   revisions and watches from them answer as etcd answered. A key's newest record decides
  *   whether it is live now.
- * - bucket `lease`: each lease (leasepb.Lease) with its TTL, and each live key's attachment to
- *   a lease that exists. A lease's clock starts again at its TTL when the new cluster's leader
- *   takes it, as etcd's own restore does.
+ * - bucket `lease`: each lease (leasepb.Lease) with its TTL. A lease's clock starts again at its
+ *   TTL when the new cluster's leader takes it, as etcd's own restore does. The lease of each
+ *   version in `key` becomes the store's attachment records, changed in the revisions where a
+ *   key's lease changed, so past reads name the lease they named on etcd; a current version
+ *   whose lease the bucket does not hold is carried without one.
  * - bucket `meta`: the compacted revision (`finishedCompactRev`, or `scheduledCompactRev` when
  *   a compaction was under way: etcd finishes it when it starts) and `consistent_index` (kept
  *   as the store's applied index).
@@ -30,7 +32,7 @@ import { mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type HistoryChange, snapshotOfHistory } from '@app/mvcc';
-import { BoltReader, attachmentRecord, isReservedKey, leaseRecord } from '@app/storage';
+import { ATTACH_PREFIX, BoltReader, attachmentRecord, isReservedKey, leaseRecord } from '@app/storage';
 import { bytesToKey } from '../etcd/etcd.convert.js';
 import { REVISION_MARK_KEY, etcdRecordTypes } from './cluster.etcd-export.js';
 import { RestoreError, inspectSnapshotFile, refuseExisting, snapshotPadding, type SnapshotFileSummary } from './cluster.restore.js';
@@ -178,12 +180,55 @@ export async function importFromEtcd(o: { file: string; out: string; skipHashChe
       leases.set(k.readBigInt64BE(0).toString(), ttl);
     }
 
-    // Pass 2: every change, the newest put of each live key marked current, then the lease
-    // records (at the store's revision: when the store wrote them does not matter).
+    // Leases as the store records them (etcd.applier.ts): a key's attachment is a record written
+    // in the revision of the put that changes the key's lease, and deleted with the key or by a
+    // put that takes the lease away. A put leaves its own lease attached, except a current
+    // version whose lease the file does not hold: that key is carried without one.
+    const isCurrent = (key: string, at: RevisionKey) => {
+      const live = newest.get(key);
+      return live !== undefined && live.main === at.main && live.sub === at.sub;
+    };
+    const leaseLeft = (rec: { lease?: string }, current: boolean) => {
+      const lease = BigInt.asIntN(64, BigInt(rec.lease ?? '0')).toString();
+      return lease !== '0' && (!current || leases.has(lease)) ? lease : '0';
+    };
+    interface Attachment {
+      lease: string;
+      createRevision: number;
+      version: number;
+    }
+    const attach = (state: Map<string, Attachment>, key: string, lease: string, at: number): 'put' | 'delete' | undefined => {
+      const now = state.get(key);
+      if ((now?.lease ?? '0') === lease) return undefined;
+      if (lease === '0') {
+        state.delete(key);
+        return 'delete';
+      }
+      state.set(key, { lease, createRevision: now?.createRevision ?? at, version: (now?.version ?? 0) + 1 });
+      return 'put';
+    };
+    // Pass 2: where each key's attachment last changes (that record is its current version).
+    const lastAttach = new Map<string, string>();
+    {
+      const state = new Map<string, Attachment>();
+      for await (const [k, v] of bolt.entries('key')) {
+        const at = revisionKey(k);
+        const rec = decode(v, at);
+        const key = recordKey(rec, at);
+        if (key === undefined) continue;
+        const change = attach(state, key, at.tombstone ? '0' : leaseLeft(rec, isCurrent(key, at)), at.main);
+        if (change === 'put') lastAttach.set(key, `${at.main}.${at.sub}`);
+        else if (change === 'delete') lastAttach.delete(key);
+      }
+    }
+
+    // Pass 3: every change, the newest put of each live key marked current, with the attachment
+    // changes, then the lease records (at the store's revision: when the store wrote them does
+    // not matter).
     let orphanedLeaseKeys = 0;
     let changes = 0;
-    const attachments: { key: string; value: Buffer }[] = [];
     async function* history(): AsyncGenerator<HistoryChange[]> {
+      const state = new Map<string, Attachment>();
       let chunk: HistoryChange[] = [];
       for await (const [k, v] of bolt.entries('key')) {
         const at = revisionKey(k);
@@ -191,14 +236,14 @@ export async function importFromEtcd(o: { file: string; out: string; skipHashChe
         const key = recordKey(rec, at);
         if (key === undefined) continue;
         changes++;
+        let lease = '0';
         if (at.tombstone) {
           chunk.push({ type: 'delete', key, revision: at.main });
         } else {
           const modRevision = counter(rec.mod_revision, `mod revision of ${key}`);
           if (modRevision !== at.main)
             throw new RestoreError(`the record of revision ${at.main}.${at.sub} (${key}) says it was written at revision ${modRevision}`);
-          const live = newest.get(key);
-          const current = live !== undefined && live.main === at.main && live.sub === at.sub;
+          const current = isCurrent(key, at);
           const kv = {
             key,
             createRevision: counter(rec.create_revision, `create revision of ${key}`),
@@ -207,20 +252,29 @@ export async function importFromEtcd(o: { file: string; out: string; skipHashChe
             value: new Uint8Array(rec.value ?? Buffer.alloc(0)),
           };
           chunk.push({ type: 'put', kv, current });
-          const lease = BigInt.asIntN(64, BigInt(rec.lease ?? '0')).toString();
-          if (current && lease !== '0') {
-            if (leases.has(lease)) attachments.push(attachmentRecord(key, lease));
-            else orphanedLeaseKeys++;
-          }
+          lease = leaseLeft(rec, current);
+          if (current && lease === '0' && leaseLeft(rec, false) !== '0') orphanedLeaseKeys++;
+        }
+        const change = attach(state, key, lease, at.main);
+        if (change === 'delete') chunk.push({ type: 'delete', key: ATTACH_PREFIX + key, revision: at.main });
+        if (change === 'put') {
+          const a = state.get(key)!;
+          const r = attachmentRecord(key, lease);
+          chunk.push({
+            type: 'put',
+            kv: { key: r.key, createRevision: a.createRevision, modRevision: at.main, version: a.version, value: r.value },
+            current: lastAttach.get(key) === `${at.main}.${at.sub}`,
+          });
         }
         if (chunk.length >= CHUNK) {
           yield chunk;
           chunk = [];
         }
       }
-      const own = [...[...leases].map(([id, ttl]) => leaseRecord(id, ttl)), ...attachments];
-      for (const r of own)
+      for (const [id, ttl] of leases) {
+        const r = leaseRecord(id, ttl);
         chunk.push({ type: 'put', kv: { key: r.key, createRevision: revision, modRevision: revision, version: 1, value: r.value }, current: true });
+      }
       yield chunk;
     }
 
