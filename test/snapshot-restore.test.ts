@@ -7,7 +7,8 @@
  * which is etcd's backend format: `etcdctl snapshot status` reads it, `etcdctl snapshot restore`
  * makes an etcd 3.4 member of it with the same keys, values, revisions, history
  * (every past revision reads the same) and lease, and an API server on that etcd (`--storage-backend=etcd3`) serves the objects with the
- * resourceVersions they had. And the way back: an API server on etcd 3.4 (`--storage-backend=etcd3`)
+ * resourceVersions they had. A snapshot saved while the API's writes go on holds one revision:
+ * etcd restored from it reads as the node read there. And the way back: an API server on etcd 3.4 (`--storage-backend=etcd3`)
  * and etcdctl write, `etcdctl snapshot save` against etcd, `npm run snapshot -- from-etcd` makes
  * the file a backup of ours, and a node restored from it serves the objects with their
  * resourceVersions and uids, and etcdctl the keys with their revisions, history since etcd's
@@ -279,6 +280,47 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
       await etcd.cleanup();
     }
   }, 120_000);
+  it('a snapshot taken while writes go on holds one revision: etcd restored from it reads as the node read at that revision', async () => {
+    if (!have || !haveEtcd) return;
+    const [port] = await getFreePorts(1);
+    const endpoint = `http://127.0.0.1:${port}`;
+    const node = await startServer({ args: ['--listen-client-urls', endpoint], dataDir: join(dir, 'busy'), readyTimeoutMs: 40_000 });
+    servers.push(node);
+    // Creates, updates and deletes of ConfigMaps keep going until the snapshot is saved.
+    let writing = true;
+    let writes = 0;
+    const writer = (async () => {
+      for (let i = 0; writing; i++) {
+        const name = `busy-${i % 20}`;
+        const r = await request(node, 'POST', '/api/v1/namespaces/default/configmaps', { body: cm(name, { i: String(i) }) });
+        if (r.status === 409) await request(node, 'DELETE', `/api/v1/namespaces/default/configmaps/${name}`);
+        writes++;
+      }
+    })();
+    while (writes < 20) await new Promise((r) => setTimeout(r, 10));
+    const file = join(dir, 'busy.db');
+    await etcdctl(endpoint, ['snapshot', 'save', file]);
+    const saved = writes;
+    while (writes < saved + 5) await new Promise((r) => setTimeout(r, 10));
+    writing = false;
+    await writer;
+    const { revision } = JSON.parse(await etcdctl(endpoint, ['snapshot', 'status', file, '-w', 'json'])) as { revision: number };
+    // The node went on past the snapshot's revision.
+    const now = JSON.parse(await etcdctl(endpoint, ['get', 'x', '-w', 'json'])) as { header: { revision: number } };
+    expect(now.header.revision).toBeGreaterThan(revision);
+    const carried = (key: string) => !key.startsWith('/kapi/cluster/');
+    const history = await readsAt(endpoint, revision - 5, revision, carried);
+    const etcd = await startEtcd({ members: 1, restoreFrom: file });
+    try {
+      const url = etcd.members[0]!.clientURL;
+      expect(await readsAt(url, revision - 5, revision)).toEqual(history);
+      const put = JSON.parse(await etcdctl(url, ['put', '/busy/next', 'n', '-w', 'json'])) as { header: { revision: number } };
+      expect(put.header.revision).toBe(revision + 1);
+    } finally {
+      await etcd.cleanup();
+    }
+  }, 120_000);
+
   it('an etcd snapshot of an API server on etcd becomes a backup of ours: a node restored from it serves the objects and keys with their revisions and history', async () => {
     if (!have || !haveEtcd) return;
     interface Kvs {
