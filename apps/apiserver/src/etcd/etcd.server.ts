@@ -16,7 +16,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { dirname } from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
-import { type ClientUrl, EtcdConfigError, parseClientUrls } from './etcd.url.js';
+import { type ClientUrl, EtcdConfigError, hostPort, parseClientUrls } from './etcd.url.js';
 import type { PkiMaterial } from '@app/pki';
 import type { ServerConfig } from '../config/flags.js';
 import type { ClusterNode } from '../cluster/cluster.node.js';
@@ -69,6 +69,12 @@ function loadEtcdProto(): protoLoader.PackageDefinition {
   return protoLoader.loadSync(files, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(files[0]!)] });
 }
 
+/** The TLS of an https listener and who may use its data (see EtcdServer.credentials). */
+interface Credentials {
+  tls: GrpcListenOptions['tls'];
+  allowed: ((socket: unknown) => boolean) | undefined;
+}
+
 /** One node's etcd endpoint; start() binds, stop() closes every stream. */
 export class EtcdServer {
   /** One server per URL of --listen-client-urls. */
@@ -77,6 +83,8 @@ export class EtcdServer {
   port = 0;
   /** The metrics listeners (--listen-metrics-urls). */
   private readonly metricsServers: http.Server[] = [];
+  /** The https listeners' credentials, read once per start. */
+  private tlsCredentials: Promise<Credentials> | undefined;
   /** Open watch streams and watchers (zero before start). */
   watchCounts: { readonly streams: number; readonly watchers: number } = { streams: 0, watchers: 0 };
 
@@ -97,8 +105,14 @@ export class EtcdServer {
    * whose certificate such a CA issued must be in group system:masters. Certificates of another
    * CA in --trusted-ca-file are taken as etcd takes them.
    */
-  private async credentials(secure: boolean): Promise<{ tls: GrpcListenOptions['tls']; allowed: ((socket: unknown) => boolean) | undefined }> {
-    if (!secure) return { tls: undefined, allowed: undefined };
+  private credentials(secure: boolean): Promise<Credentials> {
+    if (!secure) return Promise.resolve({ tls: undefined, allowed: undefined });
+    // Every https listener of a start shares one reading of the files.
+    this.tlsCredentials ??= this.readCredentials();
+    return this.tlsCredentials;
+  }
+
+  private async readCredentials(): Promise<Credentials> {
     const read = async (flag: string, file: string | undefined, fallback: string): Promise<Buffer> => {
       if (!file) return Buffer.from(fallback);
       try {
@@ -130,6 +144,7 @@ export class EtcdServer {
    * bound, those already bound are closed and the start fails naming the flag and address.
    */
   async start(): Promise<void> {
+    this.tlsCredentials = undefined;
     const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls ?? '');
     this.watchCounts = ctx.watchCounts;
     try {
@@ -178,8 +193,7 @@ export class EtcdServer {
       try {
         bound = await server.listen({ host, port, tls, http1: etcdHttpHandler(ctx, this.metrics, gateway, allowed) });
       } catch (e) {
-        const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-        throw new EtcdConfigError(`--listen-client-urls: cannot listen on ${addr}: ${(e as Error).message}`);
+        throw new EtcdConfigError(`--listen-client-urls: cannot listen on ${hostPort({ host, port })}: ${(e as Error).message}`);
       }
       if (this.servers.length === 0) this.port = bound;
       this.servers.push(server);
@@ -198,10 +212,7 @@ export class EtcdServer {
       : http.createServer(handler);
     server.on('tlsClientError', () => undefined);
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (e) => {
-        const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-        reject(new EtcdConfigError(`--listen-metrics-urls: cannot listen on ${addr}: ${e.message}`));
-      });
+      server.once('error', (e) => reject(new EtcdConfigError(`--listen-metrics-urls: cannot listen on ${hostPort({ host, port })}: ${e.message}`)));
       server.listen(port, host, () => resolve());
     });
     this.metricsServers.push(server);

@@ -30,11 +30,16 @@ export function parseClientUrls(raw: string, flag = 'listen-client-urls'): Clien
   const out = urls.map((one) => parseOne(one, flag));
   const seen = new Set<string>();
   for (const u of out) {
-    const at = `${u.host}:${u.port}`;
-    if (seen.has(at)) throw new EtcdConfigError(`--${flag}: ${u.host.includes(':') ? `[${u.host}]:${u.port}` : at} is named twice`);
+    const at = hostPort(u);
+    if (seen.has(at)) throw new EtcdConfigError(`--${flag}: ${at} is named twice`);
     seen.add(at);
   }
   return out;
+}
+
+/** `host:port` of a URL, with an IPv6 host in brackets (as in messages and URLs). */
+export function hostPort(u: Pick<ClientUrl, 'host' | 'port'>): string {
+  return u.host.includes(':') ? `[${u.host}]:${u.port}` : `${u.host}:${u.port}`;
 }
 
 function parseOne(url: string, flag: string): ClientUrl {
