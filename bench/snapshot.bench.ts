@@ -7,7 +7,10 @@
  * fresh child process so that its memory is its own:
  *   export   MvccStore.exportSnapshotToFile, what the leader does
  *   import   MvccStore.importSnapshotFrom a file stream into an empty store, what the follower does
- * The anchor is a plain copy of the snapshot file (read and write of the same bytes, fsynced).
+ *   etcd     the store as etcd's backend file (etcdBackendOf), what a node does for `etcdctl
+ *            snapshot save`
+ * The anchor is a plain copy of the snapshot file (read and write of the same bytes, fsynced);
+ * the etcd file's time is also given against the export's.
  * Printed: MB/s of each and its ratio to the copy, and each child's peak RSS above its level
  * before the operation. Target: going from S to 2S raises neither peak by more than 25% of the
  * bytes added (memory does not grow with the store; it did, at least twice the snapshot's size,
@@ -19,10 +22,11 @@ import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { copyFile, mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MvccStore, type TxnCommand } from '@app/mvcc';
+import { etcdBackendOf } from '../apps/apiserver/src/cluster/cluster.etcd-export.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
 
 const MB = 1024 * 1024;
@@ -89,13 +93,14 @@ async function child(op: string, dir: string, file: string): Promise<void> {
   const store = await MvccStore.open(dir);
   const r = await measured(async () => {
     if (op === 'export') await store.exportSnapshotToFile(file);
+    else if (op === 'etcd') await rm((await etcdBackendOf(store, dirname(file))).file);
     else await store.importSnapshotFrom(() => createReadStream(file, { highWaterMark: MB }));
   });
   await store.close();
   process.stdout.write(JSON.stringify(r) + '\n');
 }
 
-function runChild(op: 'export' | 'import', dir: string, file: string): Promise<ChildResult> {
+function runChild(op: 'export' | 'import' | 'etcd', dir: string, file: string): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', op, dir, file], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -123,6 +128,7 @@ interface SizeResult {
   copyMs: number;
   export: ChildResult;
   import: ChildResult;
+  etcd: ChildResult;
 }
 
 async function measureSize(root: string, megabytes: number): Promise<SizeResult> {
@@ -134,10 +140,11 @@ async function measureSize(root: string, megabytes: number): Promise<SizeResult>
   const snapshotBytes = (await stat(file)).size;
   const copy = await copyMs(file);
   const imp = await runChild('import', dst, file);
+  const etcd = await runChild('etcd', src, file);
   await rm(src, { recursive: true, force: true });
   await rm(dst, { recursive: true, force: true });
   await rm(file, { force: true });
-  return { snapshotBytes, copyMs: copy, export: exp, import: imp };
+  return { snapshotBytes, copyMs: copy, export: exp, import: imp, etcd };
 }
 
 async function main(): Promise<number> {
@@ -162,6 +169,10 @@ async function main(): Promise<number> {
     const verdicts = (['export', 'import'] as const).map((op) => ({ op, share: growth(op), met: growth(op) <= 0.25 }));
     for (const v of verdicts)
       lines.push(`${v.op} peak RSS, S -> 2S: ${(v.share * 100).toFixed(1)}% of the added snapshot bytes   (target <= 25%)   ${v.met ? 'MET' : 'NOT MET'}`);
+    for (const [i, r] of sizes.entries())
+      lines.push(
+        `${i === 0 ? 'S ' : '2S'}  etcd backend file (etcdctl snapshot save): ${r.etcd.ms.toFixed(0)} ms, ${(r.etcd.ms / r.export.ms).toFixed(2)}x the export's time, peak RSS+ ${(r.etcd.peakRssGrowth / MB).toFixed(0)} MB`,
+      );
     process.stdout.write(lines.join('\n') + '\n');
     if (values['json-out']) await writeFile(values['json-out'], JSON.stringify({ sizes, verdicts }, null, 2));
     return 0;
