@@ -173,20 +173,21 @@ describe('benchmarks (short runs)', () => {
     expect(r.out).toMatch(/^service-account JWT: authn\+RBAC cost +\s*= -?[\d.]+%/m);
   });
 
-  it('snapshot: exports and imports a store at two sizes and prints throughput and peak memory against a file copy', async () => {
+  it("snapshot: exports and imports a store at two sizes, writes it as etcd's backend file, and prints throughput and peak memory against a file copy", async () => {
     const json = join(dir, 'snapshot.json');
     const r = await runBench('snapshot.bench.js', ['--megabytes', '4', '--json-out', json]);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
     const report = JSON.parse(await readFile(json, 'utf8')) as {
-      sizes: { snapshotBytes: number; copyMs: number; export: { ms: number }; import: { ms: number } }[];
+      sizes: { snapshotBytes: number; copyMs: number; export: { ms: number }; import: { ms: number }; etcd: { ms: number } }[];
       verdicts: { op: string }[];
     };
     expect(report.sizes).toHaveLength(2);
     // The second size holds about twice the data of the first.
     expect(report.sizes[1]!.snapshotBytes / report.sizes[0]!.snapshotBytes).toBeGreaterThan(1.8);
-    for (const s of report.sizes) expect(Math.min(s.snapshotBytes, s.copyMs, s.export.ms, s.import.ms)).toBeGreaterThan(0);
+    for (const s of report.sizes) expect(Math.min(s.snapshotBytes, s.copyMs, s.export.ms, s.import.ms, s.etcd.ms)).toBeGreaterThan(0);
     expect(report.verdicts.map((v) => v.op)).toEqual(['export', 'import']);
     expect(r.out).toMatch(/import peak RSS, S -> 2S: -?[\d.]+% of the added snapshot bytes/);
+    expect(r.out).toMatch(/2S {2}etcd backend file \(etcdctl snapshot save\): \d+ ms, [\d.]+x the export's time/);
   });
 
   it('raft: our Raft and etcd with three members and with one, and the share of throughput three keep', async () => {
