@@ -1,7 +1,8 @@
 /**
- * A backup of the built-in store (`etcdctl snapshot save` against a node) made into an etcd
- * backend file: a bbolt database with etcd's buckets, framed as `etcdctl snapshot save` frames
- * etcd's own (the SHA-256 of the database at its end). `etcdctl snapshot status` reads it and
+ * The built-in store as an etcd backend file: what a node streams for `etcdctl snapshot save`
+ * (etcdBackendOf), and what `npm run snapshot -- to-etcd` makes of a file in the store's own
+ * snapshot format (exportForEtcd). A bbolt database with etcd's buckets, framed as `etcdctl
+ * snapshot save` frames etcd's own (the SHA-256 of the database at its end). `etcdctl snapshot status` reads it and
  * `etcdctl snapshot restore` makes etcd members' data dirs from it, so a cluster moves from the
  * built-in store to an etcd cluster (then served with `--storage-backend=etcd3`) keeping every
  * key, value and revision: resourceVersions stay what clients have seen (docs/backup.md).
@@ -9,7 +10,8 @@
  * What the file holds (etcd 3.4's backend layout):
  * - bucket `key`: the history, as etcd's revision keys (8 bytes of main revision big-endian, `_`,
  *   8 bytes of sub revision, `t` after them for a deletion) with their mvccpb.KeyValue (key,
- *   create and mod revision, version, value, and for a key's current version its lease):
+ *   create and mod revision, version, value, and the lease the key had at that revision, from
+ *   the store's attachment records):
  *   - each key's version at the store's compacted revision C, at its mod revision (keys written
  *     by one revision get sub revisions in key order: the store does not keep their order);
  *   - every put and deletion after C, sub revisions numbered in the order they were made.
