@@ -2,9 +2,9 @@
  * The built-in store as an etcd backend file: what a node streams for `etcdctl snapshot save`
  * (etcdBackendOf), and what `npm run snapshot -- to-etcd` makes of a file in the store's own
  * snapshot format (exportForEtcd). A bbolt database with etcd's buckets, framed as `etcdctl
- * snapshot save` frames etcd's own (the SHA-256 of the database at its end). `etcdctl snapshot status` reads it and
- * `etcdctl snapshot restore` makes etcd members' data dirs from it, so a cluster moves from the
- * built-in store to an etcd cluster (then served with `--storage-backend=etcd3`) keeping every
+ * snapshot save` frames etcd's own (the SHA-256 of the database at its end). `etcdctl snapshot
+ * status` reads it and `etcdctl snapshot restore` makes etcd members' data dirs from it, so a
+ * cluster moves from the built-in store to an etcd cluster (then served with `--storage-backend=etcd3`) keeping every
  * key, value and revision: resourceVersions stay what clients have seen (docs/backup.md).
  *
  * What the file holds (etcd 3.4's backend layout):
