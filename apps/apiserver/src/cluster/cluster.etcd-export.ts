@@ -4,8 +4,9 @@
  * snapshot format (exportForEtcd). A bbolt database with etcd's buckets, framed as `etcdctl
  * snapshot save` frames etcd's own (the SHA-256 of the database at its end). `etcdctl snapshot
  * status` reads it and `etcdctl snapshot restore` makes etcd members' data dirs from it, so a
- * cluster moves from the built-in store to an etcd cluster (then served with `--storage-backend=etcd3`) keeping every
- * key, value and revision: resourceVersions stay what clients have seen (docs/backup.md).
+ * cluster moves from the built-in store to an etcd cluster (then served with
+ * `--storage-backend=etcd3`) keeping every key, value and revision: resourceVersions stay what
+ * clients have seen (docs/backup.md).
  *
  * What the file holds (etcd 3.4's backend layout):
  * - bucket `key`: the history, as etcd's revision keys (8 bytes of main revision big-endian, `_`,
