@@ -121,6 +121,15 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     return nodes;
   };
 
+  /** A single node with a cleartext etcd endpoint, in the data dir `name`. */
+  const singleNode = async (name: string) => {
+    const [port] = await getFreePorts(1);
+    const endpoint = `http://127.0.0.1:${port}`;
+    const node = await startServer({ args: ['--listen-client-urls', endpoint], dataDir: join(dir, name), readyTimeoutMs: 40_000 });
+    servers.push(node);
+    return { node, endpoint };
+  };
+
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kapi-restore-'));
     have = prerequisite('etcdctl', 'etcdctl snapshot save and a restored cluster (test/snapshot-restore.test.ts)');
@@ -210,10 +219,7 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
 
   it("a node's snapshot restores an etcd member with etcdctl: the same keys, revisions and history, and an API server on it serves the objects", async () => {
     if (!have || !haveEtcd) return;
-    const [port] = await getFreePorts(1);
-    const endpoint = `http://127.0.0.1:${port}`;
-    const node = await startServer({ args: ['--listen-client-urls', endpoint], dataDir: join(dir, 'single'), readyTimeoutMs: 40_000 });
-    servers.push(node);
+    const { node, endpoint } = await singleNode('single');
     const created = await request(node, 'POST', '/api/v1/namespaces/default/configmaps', { body: cm('moved', { m: 'v' }) });
     expect(created.status).toBe(201);
     const moved = created.json<{ metadata: { resourceVersion: string; uid: string } }>().metadata;
@@ -282,10 +288,7 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
   }, 120_000);
   it('a snapshot taken while writes go on holds one revision: etcd restored from it reads as the node read at that revision', async () => {
     if (!have || !haveEtcd) return;
-    const [port] = await getFreePorts(1);
-    const endpoint = `http://127.0.0.1:${port}`;
-    const node = await startServer({ args: ['--listen-client-urls', endpoint], dataDir: join(dir, 'busy'), readyTimeoutMs: 40_000 });
-    servers.push(node);
+    const { node, endpoint } = await singleNode('busy');
     // Creates, updates and deletes of ConfigMaps keep going until the snapshot is saved.
     let writing = true;
     let writes = 0;
@@ -376,10 +379,7 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     const restored = await run('node', [join(repoRoot(), 'dist/cluster/snapshot.cli.js'), 'restore', backup, '--data-dir', join(dir, 'from-etcd-node')]);
     expect({ code: restored.code, stderr: restored.stderr }).toEqual({ code: 0, stderr: '' });
 
-    const [port] = await getFreePorts(1);
-    const endpoint = `http://127.0.0.1:${port}`;
-    const node = await startServer({ args: ['--listen-client-urls', endpoint], dataDir: join(dir, 'from-etcd-node'), readyTimeoutMs: 40_000 });
-    servers.push(node);
+    const { node, endpoint } = await singleNode('from-etcd-node');
     // The object, with the resourceVersion and uid clients of the API server on etcd saw.
     const got = await request(node, 'GET', '/api/v1/namespaces/default/configmaps/from-etcd');
     expect(got.status).toBe(200);
