@@ -57,6 +57,8 @@ interface StreamingCall {
   resume(): void;
   /** Sends one response; false when the stream's buffer is full (wait for 'drain'). Ignored once ended. */
   write(msg: Msg): boolean;
+  /** Bytes of responses written and not yet handed to the connection (HTTP/2 flow control holds them while the client does not read). */
+  readonly bufferedBytes: number;
   /** Ends the call with status OK after the responses written. */
   end(): void;
   /** Ends the call with an error status. */
@@ -462,6 +464,10 @@ class StreamServerCall extends SingleRequestCall implements ServerWritableCall, 
     super(stream, route, held);
     active.add(this);
     stream.on('drain', onStreamDrain);
+  }
+
+  get bufferedBytes(): number {
+    return this.done ? 0 : this.stream.writableLength;
   }
 
   pause(): void {

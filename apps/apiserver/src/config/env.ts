@@ -10,7 +10,7 @@ export interface EnvVar {
   readonly name: string;
   readonly meaning: string;
   /** `switch`: 0 (off, as when unset) or 1 (on). */
-  readonly unit: 'ms' | 'bytes' | 'entries' | 'switch';
+  readonly unit: 'ms' | 'bytes' | 'entries' | 'revisions' | 'events' | 'switch';
   /** Inclusive bounds of an accepted value (an integer). */
   readonly min: number;
   readonly max: number;
@@ -49,6 +49,33 @@ export const KAPI_ENV: readonly EnvVar[] = [
     min: 100,
     max: 86_400_000,
     productionDefault: '600000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_ETCD_WATCH_BUFFER_BYTES',
+    meaning: 'an etcd API watch stream whose unsent responses pass this stops buffering: its watchers catch up from the history once the client reads again',
+    unit: 'bytes',
+    min: 65_536,
+    max: 1_073_741_824,
+    productionDefault: '8388608',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_ETCD_WATCH_WINDOW_REVISIONS',
+    meaning: 'revisions an etcd API watcher reads from the history at a time while it catches up',
+    unit: 'revisions',
+    min: 1,
+    max: 1_000_000,
+    productionDefault: '1000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_ETCD_WATCH_HELD_EVENTS',
+    meaning: 'new events an etcd API watcher holds while it catches up; past them it drops them and reads them from the history too',
+    unit: 'events',
+    min: 1,
+    max: 10_000_000,
+    productionDefault: '10000',
     use: 'tuning',
   },
   {

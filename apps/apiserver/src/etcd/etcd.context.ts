@@ -18,8 +18,11 @@ export class EtcdContext {
    * and RaftNode.status() copies every peer's progress to say it.
    */
   private term: number;
-  /** Open watch streams and their watchers (etcd's watch_stream_total and watcher_total on /metrics). */
-  readonly watchCounts = { streams: 0, watchers: 0 };
+  /**
+   * Open watch streams, their watchers, and the watchers catching up from the history (etcd's
+   * watch_stream_total, watcher_total and slow_watcher_total on /metrics).
+   */
+  readonly watchCounts = { streams: 0, watchers: 0, slow: 0 };
 
   constructor(
     readonly node: ClusterNode,

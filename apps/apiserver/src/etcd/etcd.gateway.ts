@@ -408,6 +408,10 @@ class GatewayStream extends EventEmitter implements DuplexCall {
     return this.res.destroyed;
   }
 
+  get bufferedBytes(): number {
+    return this.res.writableLength;
+  }
+
   sendHeaders(): void {
     this.res.flushHeaders();
   }

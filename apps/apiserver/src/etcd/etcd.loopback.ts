@@ -74,6 +74,8 @@ export class EtcdLoopback {
       get cancelled(): boolean {
         return !open;
       }
+      // Responses are handed over as they are written: nothing is ever buffered.
+      readonly bufferedBytes = 0;
       sendHeaders(): void {}
       pause(): void {}
       resume(): void {}

@@ -39,6 +39,7 @@ export class EtcdEndpoint implements OnApplicationBootstrap, BeforeApplicationSh
     };
     gauge('etcd_debugging_mvcc_watch_stream_total', 'Total number of watch streams.', () => this.server?.watchCounts.streams ?? 0);
     gauge('etcd_debugging_mvcc_watcher_total', 'Total number of watchers.', () => this.server?.watchCounts.watchers ?? 0);
+    gauge('etcd_debugging_mvcc_slow_watcher_total', 'Total number of unsynced slow watchers.', () => this.server?.watchCounts.slow ?? 0);
   }
 
   /** The bound port, or 0 when not served. */

@@ -86,7 +86,7 @@ export class EtcdServer {
   /** The https listeners' credentials, read once per start. */
   private tlsCredentials: Promise<Credentials> | undefined;
   /** Open watch streams and watchers (zero before start). */
-  watchCounts: { readonly streams: number; readonly watchers: number } = { streams: 0, watchers: 0 };
+  watchCounts: { readonly streams: number; readonly watchers: number; readonly slow: number } = { streams: 0, watchers: 0, slow: 0 };
 
   constructor(
     private readonly cfg: ServerConfig,

@@ -7,6 +7,12 @@
  * asked and large). A start revision below the compacted one cancels
  * the watcher with compact_revision, as etcd does; one at the compacted revision replays that
  * revision's puts first, as etcd does.
+ *
+ * What a stream holds for its client is bounded, as etcd bounds its slow watchers: the history is
+ * replayed a window of revisions at a time, each once the stream has sent the one before; and a
+ * live watcher whose stream holds more unsent bytes than its bound stops taking events and later
+ * catches up from the history the same way, holding only a bounded number of new events
+ * meanwhile (past it, those are read from the history too).
  */
 import { SerializedMessage, type DuplexCall, type ServiceHandlers } from '@app/grpc';
 import { MvccError, NOT_NOW, type MvccEvent } from '@app/mvcc';
@@ -25,6 +31,25 @@ const CATCH_UP_REVISIONS = 1000;
 /** Responses larger than this are split when the watcher asked for fragments (etcd's request limit). */
 const FRAGMENT_BYTES = 1536 * 1024;
 
+/**
+ * What one stream and its watchers may hold for a client that does not read (etcd's slow
+ * watchers): responses written and not yet taken by the connection up to this many bytes; past
+ * it, a live watcher stops taking new events and catches up from the history later.
+ */
+function bufferBytes(): number {
+  return envInt('KAPI_ETCD_WATCH_BUFFER_BYTES') ?? 8 * 1024 * 1024;
+}
+
+/** Revisions a catching-up watcher reads from the history at a time. */
+function windowRevisions(): number {
+  return envInt('KAPI_ETCD_WATCH_WINDOW_REVISIONS') ?? CATCH_UP_REVISIONS;
+}
+
+/** New events a catching-up watcher holds; past them it reads those from the history too. */
+function heldEvents(): number {
+  return envInt('KAPI_ETCD_WATCH_HELD_EVENTS') ?? 10_000;
+}
+
 /** How often a watcher with progress_notify hears the current revision (etcd's default is 10 minutes). */
 function progressIntervalMs(): number {
   return envInt('KAPI_ETCD_PROGRESS_NOTIFY_MS') ?? 10 * 60 * 1000;
@@ -38,8 +63,16 @@ interface Watcher {
   noDelete: boolean;
   fragment: boolean;
   progressNotify: boolean;
-  /** Events held back until the history replay is sent (undefined once live). */
+  /**
+   * New events held while the watcher catches up from the history (undefined while it is live).
+   * Past heldEvents() they are dropped and `dropped` set: the catch-up then reads them too.
+   */
   pending: MvccEvent[] | undefined;
+  dropped: boolean;
+  /** While catching up: the revision up to which the history has been read and queued. */
+  cursor: number;
+  /** The revision of the last event given to the queue (its revision is complete once a later one comes). */
+  queuedRev: number;
   /** Last revision delivered (replayed or live). */
   sentRev: number;
   /**
@@ -107,7 +140,10 @@ class WatchStream {
     this.closed = true;
     if (this.progressTimer) clearInterval(this.progressTimer);
     this.unsubscribeReset?.();
-    for (const w of this.watchers.values()) w.unsubscribe();
+    for (const w of this.watchers.values()) {
+      w.unsubscribe();
+      if (w.pending) this.ctx.watchCounts.slow--;
+    }
     this.ctx.watchCounts.streams--;
     this.ctx.watchCounts.watchers -= this.watchers.size;
     this.watchers.clear();
@@ -142,7 +178,10 @@ class WatchStream {
 
   private cancel(w: Watcher, reason: string, compactRevision?: number): void {
     w.unsubscribe();
-    if (this.watchers.delete(w.id)) this.ctx.watchCounts.watchers--;
+    if (this.watchers.delete(w.id)) {
+      this.ctx.watchCounts.watchers--;
+      if (w.pending) this.ctx.watchCounts.slow--;
+    }
     this.send({
       header: this.ctx.header(),
       watch_id: w.id,
@@ -169,6 +208,9 @@ class WatchStream {
       fragment: !!c.fragment,
       progressNotify: !!c.progress_notify,
       pending: [],
+      dropped: false,
+      cursor: 0,
+      queuedRev: 0,
       sentRev: 0,
       catchUpTo: 0,
       from: 0,
@@ -182,8 +224,7 @@ class WatchStream {
     const store = this.ctx.store;
     w.unsubscribe = store.subscribe((ev) => {
       if (isReservedKey(ev.key) || !inRange(ev.key, range)) return;
-      if (w.pending) w.pending.push(ev);
-      else this.enqueue(w, [ev]);
+      this.deliver(w, ev);
     });
     this.watchers.set(id, w);
     this.ctx.watchCounts.watchers++;
@@ -203,34 +244,117 @@ class WatchStream {
       );
       return;
     }
-    const prefix = commonPrefix(range);
     // The replay reads the store once it holds every write answered before the watch: those are
     // history to this watcher, and travel with the rest of its catch-up.
+    this.ctx.watchCounts.slow++;
+    w.cursor = start - 1;
     const landed = current > store.currentRevision() ? store.waitForRevision(current, STAGED_WAIT_MS) : Promise.resolve(true);
-    landed
-      .then(() => store.eventsAfter(start - 1, prefix === undefined ? { key: range.key } : { prefix }, { fromCompacted: true }))
-      .then(
-        ({ events, revision }) => {
-          if (!this.watchers.has(id)) return;
-          const replay = events.filter((e) => !isReservedKey(e.key) && inRange(e.key, range));
-          const held = w.pending ?? [];
-          w.pending = undefined;
-          w.catchUpTo = revision;
-          this.enqueue(w, [...replay, ...held.filter((e) => e.revision > revision)]);
-        },
-        (e: unknown) => {
-          if (!this.watchers.has(id)) return;
-          if (e instanceof MvccError && e.code === 'Compacted') {
-            this.cancel(w, 'etcdserver: mvcc: required revision has been compacted', store.compactedRevision());
-          } else {
-            this.cancel(w, toServiceError(e).details ?? String(e));
-          }
-        },
-      );
+    void landed.then(() => this.catchUp(w, true));
+  }
+
+  /** An event of the store for `w`: queued while the watcher is live, held while it catches up. */
+  private deliver(w: Watcher, ev: MvccEvent): void {
+    if (w.pending) {
+      if (w.dropped) return;
+      if (w.pending.length < heldEvents()) w.pending.push(ev);
+      else {
+        w.pending = [];
+        w.dropped = true;
+      }
+      return;
+    }
+    // A client that does not read: the watcher stops here, between two revisions (everything
+    // up to queuedRev is queued), and later reads the rest from the history.
+    if (ev.revision !== w.queuedRev && this.call.bufferedBytes > bufferBytes()) {
+      w.pending = [ev];
+      w.dropped = false;
+      w.cursor = w.queuedRev;
+      this.ctx.watchCounts.slow++;
+      void this.catchUp(w, false);
+      return;
+    }
+    this.enqueue(w, [ev]);
+  }
+
+  /**
+   * Reads `w`'s events from the history after w.cursor, a window of revisions at a time, each
+   * once the stream has sent what it holds, then goes live with the new events it held (those
+   * past the history it read). Held events it had to drop are read from the history by another
+   * pass. `fromCompacted`: the first read may start at the compacted revision (a watch created
+   * from it). A compacted cursor cancels the watcher with compact_revision, as etcd cancels a
+   * slow watcher whose revision was compacted.
+   */
+  private async catchUp(w: Watcher, fromCompacted: boolean): Promise<void> {
+    const store = this.ctx.store;
+    const prefix = commonPrefix(w.range);
+    const match = prefix === undefined ? { key: w.range.key } : { prefix };
+    const gone = (): boolean => !this.watchers.has(w.id) || this.closed;
+    try {
+      for (;;) {
+        await this.flushed(w);
+        await this.writable();
+        if (gone()) return;
+        // Held events are dropped before the history is read: the read then covers them.
+        if (w.dropped) {
+          w.dropped = false;
+          w.pending = [];
+        }
+        const until = w.cursor + windowRevisions();
+        const { events, revision } = await store.eventsAfter(w.cursor, match, { fromCompacted, until });
+        fromCompacted = false;
+        if (gone()) return;
+        const end = Math.min(until, revision);
+        w.catchUpTo = revision;
+        this.enqueue(
+          w,
+          events.filter((e) => !isReservedKey(e.key) && inRange(e.key, w.range)),
+        );
+        w.cursor = end;
+        if (end < revision || w.dropped) continue;
+        const held = w.pending ?? [];
+        w.pending = undefined;
+        this.ctx.watchCounts.slow--;
+        this.enqueue(
+          w,
+          held.filter((e) => e.revision > end),
+        );
+        return;
+      }
+    } catch (e) {
+      if (gone()) return;
+      if (e instanceof MvccError && e.code === 'Compacted') {
+        this.cancel(w, 'etcdserver: mvcc: required revision has been compacted', store.compactedRevision());
+      } else {
+        this.cancel(w, toServiceError(e).details ?? String(e));
+      }
+    }
+  }
+
+  /** Resolves once `w` has no event queued or on its way to the stream. */
+  private async flushed(w: Watcher): Promise<void> {
+    while (!this.closed && this.watchers.has(w.id) && (w.flushScheduled || w.flushActive || w.queue.length > 0)) {
+      if (w.flushActive) await w.flushing;
+      else await nextTurn();
+    }
+  }
+
+  /** Resolves once the stream holds at most half its buffer bound unsent (or has ended). */
+  private writable(): Promise<void> {
+    if (this.closed || this.call.bufferedBytes <= bufferBytes() / 2) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.call.off('drain', done);
+        this.call.off('cancelled', done);
+        resolve();
+      };
+      this.call.on('drain', done);
+      this.call.on('cancelled', done);
+    });
   }
 
   private enqueue(w: Watcher, events: MvccEvent[]): void {
     for (const e of events) {
+      w.queuedRev = e.revision;
       if (e.revision < w.from || (e.type === 'put' ? w.noPut : w.noDelete)) continue;
       w.queue.push(e);
     }
