@@ -22,7 +22,7 @@ describe('MvccStorage', () => {
   let storage: MvccStorage;
   let store: MvccStore;
 
-  const open = async (opts: { revisionWaitMs?: number; compactionIntervalMs?: number } = {}) => {
+  const open = async (opts: { revisionWaitMs?: number; compactionIntervalMs?: number; replayWindowRevisions?: number } = {}) => {
     const s = await openLocalStorage({ dataDir: dir, revisionWaitMs: 200, compactionIntervalMs: 0, ...opts });
     storage = s.storage;
     store = s.store;
@@ -285,6 +285,49 @@ describe('MvccStorage', () => {
       await storage.create(key('c'), cm('c'));
       await until(() => w.events.length >= 3);
       expect(w.events.map((e) => e.revision)).toEqual([1, 2, 3]);
+    });
+
+    it('replays a long history a window of revisions at a time, then goes live; a compaction between windows ends it with 410', async () => {
+      await storage.close();
+      await open({ replayWindowRevisions: 4 });
+      // Revisions of other keys between the watched ones: windows with few or no events.
+      for (let i = 0; i < 30; i++) {
+        await storage.create(key(`w${i}`), cm(`w${i}`));
+        if (i % 3 === 0) await storage.create(key(`o${i}`, 'other'), cm(`o${i}`, {}, 'other'));
+      }
+      const windows: (number | undefined)[][] = [];
+      const original = store.eventsAfter.bind(store);
+      store.eventsAfter = async (after, match, opts) => {
+        windows.push([after, opts?.until]);
+        // Writes land while the replay is under way: they arrive live, once, after it.
+        if (windows.length === 3) void storage.create(key('late'), cm('late'));
+        return original(after, match, opts);
+      };
+      const w = collect({ key: collectionPrefix({ group: '', resource: 'configmaps', namespace: 'default' }), recursive: true, afterRevision: 0 });
+      await until(() => w.events.some((e) => e.object.metadata.name === 'late'));
+      const names = w.events.map((e) => e.object.metadata.name);
+      expect(names).toEqual([...Array.from({ length: 30 }, (_, i) => `w${i}`), 'late']);
+      expect(new Set(w.events.map((e) => e.revision)).size).toBe(31);
+      expect(w.errors).toEqual([]);
+      // Windows of 4 revisions from 0 up to the revision the replay reached.
+      expect(windows.length).toBeGreaterThan(10);
+      windows.forEach(([after, until], i) => {
+        expect(after).toBe(4 * i);
+        expect(until).toBe(4 * i + 4);
+      });
+      w.handle.stop();
+
+      // A compaction past the replay's position between two windows: 410, as for any watch
+      // from a compacted revision.
+      store.eventsAfter = async (after, match, opts) => {
+        if (after > 0) await store.compact(store.currentRevision());
+        return original(after, match, opts);
+      };
+      const gone = collect({ key: PREFIX, recursive: true, afterRevision: 0 });
+      await until(() => gone.errors.length > 0);
+      expect(gone.errors[0]!.code).toBe('Compacted');
+      expect(gone.events.length).toBeLessThanOrEqual(4);
+      store.eventsAfter = original;
     });
 
     it('a watch from a future revision delivers only later events', async () => {

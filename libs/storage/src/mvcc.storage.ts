@@ -40,12 +40,18 @@ export interface MvccStorageOptions {
   compactionIntervalMs?: number;
   /** Give up a guaranteedUpdate/delete after this many lost compare-and-swaps (default 100). */
   maxConflictRetries?: number;
+  /**
+   * Revisions a watch's replay of the history reads at a time (default 1000): a watch from an
+   * old resourceVersion never holds the whole history it replays at once.
+   */
+  replayWindowRevisions?: number;
 }
 
 /** Storage implemented on MvccStore (reads) + Proposer (writes). Owns both: close() closes them. */
 export class MvccStorage implements Storage {
   private readonly revisionWaitMs: number;
   private readonly maxRetries: number;
+  private readonly replayWindow: number;
   private readonly watches = new Set<() => void>();
   private compactionTimer: NodeJS.Timeout | undefined;
   private compactionMark: number;
@@ -58,6 +64,7 @@ export class MvccStorage implements Storage {
   ) {
     this.revisionWaitMs = opts.revisionWaitMs ?? 3000;
     this.maxRetries = opts.maxConflictRetries ?? 100;
+    this.replayWindow = Math.max(1, opts.replayWindowRevisions ?? 1000);
     this.compactionMark = store.currentRevision();
     const interval = opts.compactionIntervalMs ?? 300_000;
     if (interval > 0) {
@@ -410,32 +417,42 @@ export class MvccStorage implements Storage {
       if (replaying) buffer.push(e);
       else if (e.revision > threshold) deliver(e, true);
     });
-    // Replays history after `from`, then switches to live events (buffered meanwhile). A newer
-    // catch-up supersedes one still in flight.
+    // Replays history after `from`, a window of revisions at a time (replayWindowRevisions),
+    // then switches to live events (buffered meanwhile). A newer catch-up supersedes one still
+    // in flight.
     let generation = 0;
+    const match = opts.recursive ? { prefix: opts.key } : { key: opts.key };
     const catchUp = (from: number): void => {
       const gen = ++generation;
       replaying = true;
       buffer = [];
-      this.store.eventsAfter(from, opts.recursive ? { prefix: opts.key } : { key: opts.key }).then(
-        ({ events, revision }) => {
-          if (gen !== generation || stopped) return;
-          for (const e of events) deliver(e, false);
-          threshold = Math.max(from, revision);
-          replaying = false;
-          const pending = buffer;
-          buffer = [];
-          for (const e of pending) if (e.revision > threshold) deliver(e, true);
-        },
-        (err: unknown) => {
-          if (gen !== generation) return;
-          try {
-            this.mapError(opts.key, err, from);
-          } catch (se) {
-            fail(se as StorageError);
-          }
-        },
-      );
+      const window = (after: number): void => {
+        const until = after + this.replayWindow;
+        this.store.eventsAfter(after, match, { until }).then(
+          ({ events, revision }) => {
+            if (gen !== generation || stopped) return;
+            for (const e of events) deliver(e, false);
+            if (until < revision) {
+              window(until);
+              return;
+            }
+            threshold = Math.max(from, revision);
+            replaying = false;
+            const pending = buffer;
+            buffer = [];
+            for (const e of pending) if (e.revision > threshold) deliver(e, true);
+          },
+          (err: unknown) => {
+            if (gen !== generation) return;
+            try {
+              this.mapError(opts.key, err, from);
+            } catch (se) {
+              fail(se as StorageError);
+            }
+          },
+        );
+      };
+      window(from);
     };
     // A snapshot install replaced this node's history with the leader's (which reaches back to
     // the leader's compacted revision): go on from the last event delivered when the new history
