@@ -82,6 +82,20 @@ describe('etcd Watch: slow clients', () => {
       });
     return { stream, responses, until };
   };
+  /**
+   * A live watcher of `prefix` whose client stops reading, then 300 Puts of 4 KiB under it: far
+   * more than the stream's 64 KiB and HTTP/2's windows, and more than the 20 new events a
+   * catching-up watcher holds, so some are read from the history. Resolves once the node counts
+   * the watcher as slow; the client is still paused.
+   */
+  const stalled = async (prefix: string) => {
+    const w = open({ key: Buffer.from(prefix), range_end: Buffer.from(prefix.slice(0, -1) + '0') });
+    await w.until((rs) => rs.some((r) => r.created));
+    w.stream.pause();
+    const puts = await putMany(prefix, 300);
+    await waitSlow(1);
+    return { ...w, puts };
+  };
   const eventsOf = (rs: Msg[]): { key: string; revision: number; size: number }[] =>
     rs.flatMap((r) =>
       ((r.events as Msg[] | undefined) ?? []).map((e) => ({
@@ -126,13 +140,8 @@ describe('etcd Watch: slow clients', () => {
   });
 
   it('a client that stops reading: its watcher stops buffering, then catches up from the history and loses or repeats nothing', async () => {
-    const w = open({ key: Buffer.from('/slow/'), range_end: Buffer.from('/slow0') });
-    await w.until((rs) => rs.some((r) => r.created));
-    w.stream.pause();
-    // 300 events of 4 KiB: far more than the stream's 64 KiB and HTTP/2's windows, and more
-    // than the 20 new events a catching-up watcher holds, so some are read from the history.
-    const puts = await putMany('/slow/', 300);
-    await waitSlow(1);
+    const w = await stalled('/slow/');
+    const { puts } = w;
     w.stream.resume();
     await w.until((rs) => eventsOf(rs).some((e) => e.revision === puts.at(-1)!.revision));
     const got = eventsOf(w.responses);
@@ -149,11 +158,8 @@ describe('etcd Watch: slow clients', () => {
   });
 
   it('a slow watcher whose history is compacted meanwhile is canceled with compact_revision', async () => {
-    const w = open({ key: Buffer.from('/gone/'), range_end: Buffer.from('/gone0') });
-    await w.until((rs) => rs.some((r) => r.created));
-    w.stream.pause();
-    const puts = await putMany('/gone/', 300);
-    await waitSlow(1);
+    const w = await stalled('/gone/');
+    const { puts } = w;
     const compactAt = puts.at(-1)!.revision;
     await call('Compact', { revision: compactAt, physical: true });
     w.stream.resume();
