@@ -44,7 +44,7 @@ export interface UnaryCall {
 }
 
 /** What streaming calls share: writing responses and ending with a status. */
-interface StreamingCall {
+export interface StreamingCall {
   /** True once the client went away, the deadline passed or the server stopped. */
   readonly cancelled: boolean;
   /**
@@ -77,6 +77,19 @@ export interface ServerWritableCall extends StreamingCall {
 export interface DuplexCall extends StreamingCall {
   on(event: 'data', listener: (msg: Msg) => void): this;
   on(event: 'end' | 'drain' | 'cancelled', listener: () => void): this;
+}
+
+/** Resolves on the call's next 'drain' (its buffered responses were taken), or once it is cancelled. */
+export function drained(call: StreamingCall): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      call.off('drain', done);
+      call.off('cancelled', done);
+      resolve();
+    };
+    call.once('drain', done);
+    call.once('cancelled', done);
+  });
 }
 
 export type UnaryHandler = (call: UnaryCall) => void;

@@ -11,7 +11,7 @@ import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServerWritableCall, ServiceHandlers } from '@app/grpc';
+import { drained, type ServerWritableCall, type ServiceHandlers } from '@app/grpc';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { EtcdApiError, num, toServiceError, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
@@ -179,19 +179,6 @@ async function hashAt(ctx: EtcdContext, rev: number | undefined): Promise<number
     mix(kv.value);
   }
   return h >>> 0;
-}
-
-/** Resolves once `call` can take more (or is cancelled: nothing more will be sent). */
-function drained(call: ServerWritableCall): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      call.off('drain', done);
-      call.off('cancelled', done);
-      resolve();
-    };
-    call.once('drain', done);
-    call.once('cancelled', done);
-  });
 }
 
 /**

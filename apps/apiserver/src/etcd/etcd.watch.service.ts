@@ -14,7 +14,7 @@
  * catches up from the history the same way, holding only a bounded number of new events
  * meanwhile (past it, those are read from the history too).
  */
-import { SerializedMessage, type DuplexCall, type ServiceHandlers } from '@app/grpc';
+import { SerializedMessage, drained, type DuplexCall, type ServiceHandlers } from '@app/grpc';
 import { MvccError, NOT_NOW, type MvccEvent } from '@app/mvcc';
 import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
 import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
@@ -341,15 +341,7 @@ class WatchStream {
   /** Resolves once the stream holds at most half its buffer bound unsent (or has ended). */
   private writable(): Promise<void> {
     if (this.closed || this.call.bufferedBytes <= bufferBytes() / 2) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.call.off('drain', done);
-        this.call.off('cancelled', done);
-        resolve();
-      };
-      this.call.on('drain', done);
-      this.call.on('cancelled', done);
-    });
+    return drained(this.call);
   }
 
   private enqueue(w: Watcher, events: MvccEvent[]): void {
