@@ -5,7 +5,7 @@
  * the proposing node, and travels in the command (as etcd's lessor ids do).
  */
 import { randomBytes } from 'node:crypto';
-import type { DuplexCall, ServiceHandlers } from '@app/grpc';
+import { drained, type DuplexCall, type ServiceHandlers } from '@app/grpc';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { EtcdApiError, keyBytes, leaseIn, num, toServiceError, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
@@ -13,6 +13,9 @@ import { proposeEtcd } from './etcd.kv.service.js';
 
 /** Largest TTL etcd accepts (seconds). */
 const MAX_LEASE_TTL = 9_000_000_000;
+
+/** Keep-alives one stream queues before it stops reading more. */
+const KEEPALIVES_QUEUED = 64;
 
 function newLeaseId(): string {
   // A positive int64, as etcd's ids (never 0: that means "no lease").
@@ -37,17 +40,31 @@ export function leaseService(ctx: EtcdContext): ServiceHandlers {
       return { header: ctx.header(r.revision) };
     }),
     LeaseKeepAlive: (call: DuplexCall) => {
-      // Answers in request order, one keep-alive at a time per stream.
+      // Answers in request order, one keep-alive at a time per stream. A client that sends
+      // faster than it takes the answers is held back by HTTP/2 flow control: the stream stops
+      // reading requests while KEEPALIVES_QUEUED wait, and an answer the stream cannot take
+      // holds the queue until it drains.
       let chain = Promise.resolve();
+      let queued = 0;
+      let paused = false;
       call.on('data', (req: Msg) => {
         const id = leaseIn(req.ID);
+        if (++queued >= KEEPALIVES_QUEUED && !paused) {
+          paused = true;
+          call.pause();
+        }
         chain = chain.then(async () => {
           try {
             const r = await ctx.proposer.proposeEtcd({ keepalive: { id } });
             // etcd answers a keep-alive of an unknown lease with TTL 0, not with an error.
-            call.write({ header: ctx.header(r.revision), ID: id, TTL: r.keepalive?.ttl ?? 0 });
+            if (!call.write({ header: ctx.header(r.revision), ID: id, TTL: r.keepalive?.ttl ?? 0 })) await drained(call);
           } catch (e) {
             call.fail(toServiceError(e));
+          } finally {
+            if (--queued < KEEPALIVES_QUEUED / 2 && paused) {
+              paused = false;
+              call.resume();
+            }
           }
         });
       });
