@@ -161,7 +161,13 @@ describe('watch (one node)', () => {
   beforeAll(async () => {
     server = await startServer({
       args: ['--compaction-interval', '0'],
-      env: { KAPI_WATCH_BOOKMARK_INTERVAL_MS: '400', KAPI_WATCH_MAX_BUFFER_BYTES: String(1024 * 1024), KAPI_WATCH_SLOW_GRACE_MS: '1000' },
+      env: {
+        KAPI_WATCH_BOOKMARK_INTERVAL_MS: '400',
+        KAPI_WATCH_MAX_BUFFER_BYTES: String(1024 * 1024),
+        KAPI_WATCH_SLOW_GRACE_MS: '1000',
+        // Replays read 2 revisions at a time: every replay in this file runs in windows.
+        KAPI_WATCH_WINDOW_REVISIONS: '2',
+      },
     });
   });
   afterEach(() => {
@@ -423,6 +429,63 @@ describe('watch (one node)', () => {
       const again = watch(`/api/v1/namespaces/slow/configmaps?watch=1&resourceVersion=${last}`);
       const more = await again.atLeast(N - got.length, 30_000);
       expect([...got, ...more.map((e) => e.object.metadata.name)]).toEqual(all);
+    } finally {
+      session.destroy();
+    }
+  });
+});
+
+describe('watch replay paced by the client', () => {
+  let server: ServerHandle;
+  beforeAll(async () => {
+    server = await startServer({
+      args: ['--compaction-interval', '0'],
+      env: { KAPI_WATCH_MAX_BUFFER_BYTES: String(1024 * 1024), KAPI_WATCH_SLOW_GRACE_MS: '1000', KAPI_WATCH_WINDOW_REVISIONS: '2' },
+    });
+  });
+  afterAll(async () => {
+    await server?.cleanup();
+  });
+
+  it('a client that stops reading during a long replay holds about one window in the server; it is not cut off, and gets every event once it reads', async () => {
+    await mkns(server, 'replay');
+    const rv0 = await listRv(server, 'replay');
+    // 6 MB of history after rv0, six times the 1 MiB slow-watcher bound.
+    const big = 'x'.repeat(100 * 1024);
+    const N = 60;
+    const all = Array.from({ length: N }, (_, i) => `r${String(i).padStart(3, '0')}`);
+    for (const n of all) await create(server, 'replay', cm(n, { big }));
+    const session = http2.connect(server.url, { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem });
+    try {
+      const events: Ev[] = [];
+      let closed: { rstCode: number } | undefined;
+      let rest = '';
+      const stream = session.request({ ':method': 'GET', ':path': `/api/v1/namespaces/replay/configmaps?watch=1&resourceVersion=${rv0}` });
+      stream.setEncoding('utf8');
+      stream.pause();
+      stream.on('data', (c: string) => {
+        rest += c;
+        let i: number;
+        while ((i = rest.indexOf('\n')) >= 0) {
+          const l = rest.slice(0, i);
+          rest = rest.slice(i + 1);
+          if (l.trim()) events.push(JSON.parse(l) as Ev);
+        }
+      });
+      stream.on('error', () => undefined);
+      stream.on('close', () => (closed = { rstCode: stream.rstCode ?? 0 }));
+      // Paused for three times the grace: a replay queued whole would pass the bound and be
+      // cut off within the grace. Paced by the client, the queue stays under it.
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(closed).toBeUndefined();
+      stream.resume();
+      await waitFor('the whole replay', async () => events.length >= N, 30_000);
+      expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(all.map((n) => `ADDED ${n}`));
+      // Live once the replay is over.
+      await create(server, 'replay', cm('after'));
+      await waitFor('the live event', async () => events.length > N, 10_000);
+      expect(events.map((e) => e.object.metadata.name).slice(N)).toEqual(['after']);
+      expect(closed).toBeUndefined();
     } finally {
       session.destroy();
     }

@@ -17,6 +17,8 @@ export interface WatchEventOut {
 export interface WatchEventSink {
   event(e: WatchEventOut): void;
   error(err: StatusError): void;
+  /** Replay pacing, passed to storage as WatchSink.ready. */
+  ready?(): Promise<void> | undefined;
 }
 
 /**
@@ -62,5 +64,6 @@ export function filteredWatchSink(
         sink.error(new StatusError(410, 'Expired', `too old resource version: ${requested} (${oldest})`));
       } else sink.error(Errors.internal(err.message));
     },
+    ...(sink.ready ? { ready: () => sink.ready?.() } : {}),
   };
 }

@@ -22,7 +22,7 @@ describe('MvccStorage', () => {
   let storage: MvccStorage;
   let store: MvccStore;
 
-  const open = async (opts: { revisionWaitMs?: number; compactionIntervalMs?: number; replayWindowRevisions?: number } = {}) => {
+  const open = async (opts: { revisionWaitMs?: number; compactionIntervalMs?: number; replayWindowRevisions?: number; replayHeldEvents?: number } = {}) => {
     const s = await openLocalStorage({ dataDir: dir, revisionWaitMs: 200, compactionIntervalMs: 0, ...opts });
     storage = s.storage;
     store = s.store;
@@ -327,6 +327,65 @@ describe('MvccStorage', () => {
       await until(() => gone.errors.length > 0);
       expect(gone.errors[0]!.code).toBe('Compacted');
       expect(gone.events.length).toBeLessThanOrEqual(4);
+      store.eventsAfter = original;
+    });
+
+    it('reads the next window only when the sink is ready; drops held live events past the bound and rereads them', async () => {
+      await storage.close();
+      await open({ replayWindowRevisions: 5, replayHeldEvents: 3 });
+      for (let i = 0; i < 20; i++) await storage.create(key(`h${i}`), cm(`h${i}`));
+      let reads = 0;
+      const original = store.eventsAfter.bind(store);
+      store.eventsAfter = async (after, match, opts) => {
+        reads++;
+        const read = await original(after, match, opts);
+        // The last window: more writes than it may hold land after its snapshot was read and
+        // before its events are handed over. Their events are dropped, so the replay must go on
+        // from the history instead of switching to live.
+        if (after === 25) for (let i = 0; i < 5; i++) await storage.create(key(`m${i}`), cm(`m${i}`));
+        return read;
+      };
+      // A sink whose consumer is busy until `release` is called.
+      let release: (() => void) | undefined;
+      let asked = 0;
+      const events: StorageEvent[] = [];
+      const errors: StorageError[] = [];
+      const handle = storage.watch(
+        { key: PREFIX, recursive: true, afterRevision: 0 },
+        {
+          event: (e) => events.push(e),
+          error: (e) => errors.push(e),
+          ready: () => {
+            asked++;
+            return new Promise<void>((r) => (release = r));
+          },
+        },
+      );
+      await until(() => release !== undefined);
+      // One window handed over, and no further read while the consumer is busy, even as
+      // writes land: more than the 3 events it may hold, so they are dropped.
+      for (let i = 0; i < 10; i++) await storage.create(key(`l${i}`), cm(`l${i}`));
+      await new Promise((r) => setTimeout(r, 30));
+      expect(events.map((e) => e.revision)).toEqual([1, 2, 3, 4, 5]);
+      expect(reads).toBe(1);
+      // Released window by window: every event once, in order, the dropped ones from history.
+      for (let i = 0; i < 20 && events.length < 35; i++) {
+        const r = release!;
+        release = undefined;
+        r();
+        await until(() => release !== undefined || events.length >= 35);
+      }
+      expect(events.map((e) => e.revision)).toEqual(Array.from({ length: 35 }, (_, i) => i + 1));
+      // Windows after 0, 5, ..., 25, then the one that reads the dropped events (30-35).
+      expect(reads).toBe(7);
+      expect(asked).toBe(6);
+      // Live after the replay: the sink is not asked again, writes arrive at once.
+      await storage.create(key('live'), cm('live'));
+      await until(() => events.length === 36);
+      expect(events[35]!.object.metadata.name).toBe('live');
+      expect(asked).toBe(6);
+      expect(errors).toEqual([]);
+      handle.stop();
       store.eventsAfter = original;
     });
 

@@ -45,6 +45,12 @@ export interface MvccStorageOptions {
    * old resourceVersion never holds the whole history it replays at once.
    */
   replayWindowRevisions?: number;
+  /**
+   * Live events a watch holds while its replay waits for the sink (default 10000). Past that it
+   * drops them and reads them from the history with the rest of its replay, so a watcher that
+   * does not read holds a bounded number of events, however fast the writes come.
+   */
+  replayHeldEvents?: number;
 }
 
 /** Storage implemented on MvccStore (reads) + Proposer (writes). Owns both: close() closes them. */
@@ -52,6 +58,7 @@ export class MvccStorage implements Storage {
   private readonly revisionWaitMs: number;
   private readonly maxRetries: number;
   private readonly replayWindow: number;
+  private readonly heldEvents: number;
   private readonly watches = new Set<() => void>();
   private compactionTimer: NodeJS.Timeout | undefined;
   private compactionMark: number;
@@ -65,6 +72,7 @@ export class MvccStorage implements Storage {
     this.revisionWaitMs = opts.revisionWaitMs ?? 3000;
     this.maxRetries = opts.maxConflictRetries ?? 100;
     this.replayWindow = Math.max(1, opts.replayWindowRevisions ?? 1000);
+    this.heldEvents = Math.max(1, opts.replayHeldEvents ?? 10_000);
     this.compactionMark = store.currentRevision();
     const interval = opts.compactionIntervalMs ?? 300_000;
     if (interval > 0) {
@@ -412,14 +420,23 @@ export class MvccStorage implements Storage {
       }
     };
 
+    // Live events that arrive while replaying are held; past heldEvents they are dropped (the
+    // count `drops` tells the replay to read them from the history instead).
+    let drops = 0;
     const unsubscribe = this.store.subscribe((e) => {
       if (!matches(e.key)) return;
-      if (replaying) buffer.push(e);
-      else if (e.revision > threshold) deliver(e, true);
+      if (replaying) {
+        if (buffer.length >= this.heldEvents) {
+          buffer = [];
+          drops++;
+        }
+        buffer.push(e);
+      } else if (e.revision > threshold) deliver(e, true);
     });
     // Replays history after `from`, a window of revisions at a time (replayWindowRevisions),
-    // then switches to live events (buffered meanwhile). A newer catch-up supersedes one still
-    // in flight.
+    // reading each next window once the sink is ready for more, then switches to live events
+    // (held meanwhile). If held events were dropped while a window was read, the replay goes on
+    // from the history past it. A newer catch-up supersedes one still in flight.
     let generation = 0;
     const match = opts.recursive ? { prefix: opts.key } : { key: opts.key };
     const catchUp = (from: number): void => {
@@ -428,12 +445,24 @@ export class MvccStorage implements Storage {
       buffer = [];
       const window = (after: number): void => {
         const until = after + this.replayWindow;
+        const dropsBefore = drops;
         this.store.eventsAfter(after, match, { until }).then(
           ({ events, revision }) => {
             if (gen !== generation || stopped) return;
             for (const e of events) deliver(e, false);
-            if (until < revision) {
-              window(until);
+            if (stopped) return;
+            if (until < revision || drops !== dropsBefore) {
+              // Events past this read's snapshot that were dropped lie in the history now.
+              const next = Math.min(until, revision);
+              const waiting = sink.ready?.();
+              if (waiting === undefined) {
+                window(next);
+                return;
+              }
+              const go = (): void => {
+                if (gen === generation && !stopped) window(next);
+              };
+              waiting.then(go, go);
               return;
             }
             threshold = Math.max(from, revision);

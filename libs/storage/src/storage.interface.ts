@@ -99,6 +99,13 @@ export interface WatchSink {
   event(e: StorageEvent): void;
   /** Called once when the watch can no longer continue (e.g. Compacted -> 410); no events after. */
   error(err: StorageError): void;
+  /**
+   * Pacing of a replay (optional): undefined when the consumer can take more now, else a promise
+   * that settles once it can (its queue drained, or it went away). A storage that replays
+   * history in parts asks before reading each next part, so a consumer that does not read holds
+   * at most about one part of the history.
+   */
+  ready?(): Promise<void> | undefined;
 }
 
 /** Options for `watch`. */

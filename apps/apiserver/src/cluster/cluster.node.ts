@@ -127,6 +127,8 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     electionTick: Math.max(5, Math.round(cfg.electionTimeoutMs / (envInt('KAPI_RAFT_TICK_MS') ?? cfg.heartbeatIntervalMs))),
     compactionIntervalMs: cfg.compactionIntervalSeconds * 1000,
     readTimeoutMs: envInt('KAPI_READ_INDEX_TIMEOUT_MS'),
+    replayWindowRevisions: envInt('KAPI_WATCH_WINDOW_REVISIONS'),
+    replayHeldEvents: envInt('KAPI_WATCH_HELD_EVENTS'),
   });
   const membership = new ClusterMembership({
     selfName: name,

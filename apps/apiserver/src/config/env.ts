@@ -178,6 +178,25 @@ export const KAPI_ENV: readonly EnvVar[] = [
     use: 'tuning',
   },
   {
+    name: 'KAPI_WATCH_WINDOW_REVISIONS',
+    meaning:
+      'revisions a watch from an old resourceVersion reads from the history at a time; it reads the next once the client took its queue below half of KAPI_WATCH_MAX_BUFFER_BYTES',
+    unit: 'revisions',
+    min: 1,
+    max: 1_000_000,
+    productionDefault: '1000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_WATCH_HELD_EVENTS',
+    meaning: 'new events a watch holds while its history replay waits for the client; past them it drops them and reads them from the history too',
+    unit: 'events',
+    min: 1,
+    max: 10_000_000,
+    productionDefault: '10000',
+    use: 'tuning',
+  },
+  {
     name: 'KAPI_WATCH_BOOKMARK_INTERVAL_MS',
     meaning: 'interval of watch bookmarks (kube-apiserver: 1 minute, fixed)',
     unit: 'ms',

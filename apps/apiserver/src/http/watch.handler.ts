@@ -247,22 +247,23 @@ export async function serveWatch(
   req.raw.on('close', cleanup);
   raw.on('error', cleanup);
 
+  // Resolves once the response's queue drained or the response closed.
+  const drained = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const done = (): void => {
+        raw.off('drain', done);
+        raw.off('close', done);
+        resolve();
+      };
+      raw.on('drain', done);
+      raw.on('close', done);
+    });
   // Initial state, paced by the client (it is ours to send, so wait for drain rather than
   // cutting off a client that is merely reading a large list); changes meanwhile are replayed
   // from history by the watch below, which starts at the list's revision.
   for (const o of initial) {
     if (closed) return;
-    if (!raw.write(line('ADDED', o)) && bufferedBytes(raw) > maxBuffer / 2) {
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          raw.off('drain', done);
-          raw.off('close', done);
-          resolve();
-        };
-        raw.on('drain', done);
-        raw.on('close', done);
-      });
-    }
+    if (!raw.write(line('ADDED', o)) && bufferedBytes(raw) > maxBuffer / 2) await drained();
   }
   if (closed) return;
   if (initialEnd) write(bookmark(after, { [INITIAL_EVENTS_END_ANNOTATION]: 'true' }));
@@ -281,6 +282,10 @@ export async function serveWatch(
         raw.end();
       }
     },
+    // The history replay is paced the same way: its next part is read once the client took
+    // the queue below half the bound. Live events are not held back (the slow-watcher policy
+    // above applies to them).
+    ready: () => (closed || bufferedBytes(raw) <= maxBuffer / 2 ? undefined : drained()),
   });
   if (closed) handle.stop();
   timers.push(setTimeout(finish, timeoutMs));
