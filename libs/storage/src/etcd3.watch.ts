@@ -3,7 +3,8 @@
  * start_revision = afterRevision + 1 and prev_kv, so every event carries the state before it.
  * A stream that breaks (member down, leader lost) is re-created on a connected member from the
  * revision after the last event delivered, as etcd's clientv3 does; a start revision etcd has
- * compacted ends the watch with Compacted (the API answers 410 and the client relists).
+ * compacted ends the watch with Compacted (the API answers 410 and the client relists). The
+ * replay of an old revision's history is paced by the sink (WatchSink.ready).
  *
  * Progress (bookmarks): the revision of the last event delivered, or a later one learnt from
  * progress requests, sent when the API asks for the progress (at most once per progress
@@ -32,6 +33,8 @@ export class Etcd3Watch {
   private pendingProgress = 0;
   private lastRequest = 0;
   private resumes = 0;
+  /** The revision etcd was at when the stream was created: events up to it are its replay. */
+  private replayUntil = 0;
 
   constructor(
     private readonly storage: Etcd3Storage,
@@ -138,6 +141,7 @@ export class Etcd3Watch {
     }
     if (r.created) {
       this.resumes = 0;
+      this.replayUntil = header;
       return;
     }
     if (r.events.length === 0) {
@@ -149,14 +153,42 @@ export class Etcd3Watch {
     const first = rev(r.events[0]!.kv.mod_revision);
     if (this.pendingProgress > 0 && first > this.pendingProgress && this.pendingProgress > this.covered) this.covered = this.pendingProgress;
     this.pendingProgress = 0;
-    for (const e of r.events) {
-      if (this.stopped) return;
+    this.deliver(r.events, 0);
+  }
+
+  /**
+   * Hands `events` from index `i` to the sink. During the replay (events up to the revision
+   * etcd was at when the stream was created), it asks the sink before each event whether it can
+   * take more (WatchSink.ready) and, while it cannot, stops reading the stream: gRPC flow
+   * control then holds the rest of the history back in etcd, and the events of this response
+   * are handed over as the client reads. A response can hold a whole history (etcd batches it
+   * by revisions, not bytes), so waiting between responses alone would not bound the client's
+   * queue. No later response is read before this one is handed over, so progress answers never
+   * overtake its events. Live events are not held back.
+   */
+  private deliver(events: EtcdEvent[], i: number): boolean {
+    const stream = this.stream;
+    for (; i < events.length; i++) {
+      if (this.stopped) return false;
+      const e = events[i]!;
+      if (this.delivered < this.replayUntil) {
+        const waiting = this.sink.ready?.();
+        if (waiting && stream) {
+          stream.pause();
+          const from = i;
+          const go = (): void => {
+            if (this.stream === stream && !this.stopped && this.deliver(events, from)) stream.resume();
+          };
+          waiting.then(go, go);
+          return false;
+        }
+      }
       let se: StorageEvent | undefined;
       try {
         se = this.toStorageEvent(e);
       } catch (err) {
         this.fail(err instanceof StorageError ? err : new StorageError('Internal', this.opts.key, String(err)));
-        return;
+        return false;
       }
       this.delivered = se ? se.revision : rev(e.kv.mod_revision);
       if (!se) continue;
@@ -165,11 +197,12 @@ export class Etcd3Watch {
       } catch {
         // A sink that throws cannot be trusted to have seen the event: end the watch.
         this.fail(new StorageError('Internal', this.opts.key, 'watch sink failed'));
-        return;
+        return false;
       }
     }
     // The header of an event response is not used as progress: a watcher catching up from an
     // old revision gets its history in batches, each with the current revision in its header.
+    return true;
   }
 
   private toStorageEvent(e: EtcdEvent): StorageEvent | undefined {

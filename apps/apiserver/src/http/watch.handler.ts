@@ -258,6 +258,23 @@ export async function serveWatch(
       raw.on('drain', done);
       raw.on('close', done);
     });
+  // Resolves once the queue is at most `limit` bytes or the response closed. 'drain' alone does
+  // not tell: over HTTP/1.1 it comes only once a write passed the socket's high-water mark
+  // (http1.write-buffer.ts), which may be above `limit`; so the queue is also looked at every
+  // 50 ms while waiting.
+  const below = (limit: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (!closed && !raw.destroyed && bufferedBytes(raw) > limit) return;
+        clearInterval(poll);
+        raw.off('drain', check);
+        raw.off('close', check);
+        resolve();
+      };
+      const poll = setInterval(check, 50);
+      raw.on('drain', check);
+      raw.on('close', check);
+    });
   // Initial state, paced by the client (it is ours to send, so wait for drain rather than
   // cutting off a client that is merely reading a large list); changes meanwhile are replayed
   // from history by the watch below, which starts at the list's revision.
@@ -285,7 +302,7 @@ export async function serveWatch(
     // The history replay is paced the same way: its next part is read once the client took
     // the queue below half the bound. Live events are not held back (the slow-watcher policy
     // above applies to them).
-    ready: () => (closed || bufferedBytes(raw) <= maxBuffer / 2 ? undefined : drained()),
+    ready: () => (closed || bufferedBytes(raw) <= maxBuffer / 2 ? undefined : below(maxBuffer / 2)),
   });
   if (closed) handle.stop();
   timers.push(setTimeout(finish, timeoutMs));
