@@ -2,6 +2,7 @@
  * The one request path on real storage (LevelDB in a temp dir) through Fastify: a REST-only
  * kind served by it, subresources as declared, and the typed options' 400s.
  */
+import { jest } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -138,6 +139,49 @@ describe('ResourceHandler', () => {
     const dry = await json('POST', '/apis/example.com/v1/namespaces/a/widgets?dryRun=Some', { metadata: { name: 'x' } });
     expect(dry.statusCode).toBe(422);
     expect(dry.json<{ message: string }>().message).toBe('CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "Some": supported values: "All"');
+  });
+
+  it("reads a watch's initial state a page at a time, later pages at the first one's revision", async () => {
+    const names = Array.from({ length: 1100 }, (_, i) => `p${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < names.length; i += 100) {
+      const created = await Promise.all(
+        names
+          .slice(i, i + 100)
+          .map((n) => json('POST', '/apis/example.com/v1/namespaces/paged/widgets', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: n } })),
+      );
+      expect(created.map((r) => r.statusCode)).toEqual(created.map(() => 201));
+    }
+    const reads = jest.spyOn(storage, 'list');
+    try {
+      for (const query of ['', '&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true']) {
+        reads.mockClear();
+        const res = await fetch(`${base}/apis/example.com/v1/namespaces/paged/widgets?watch=1&timeoutSeconds=1${query}`);
+        const events = (await res.text())
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+          .map((l) => JSON.parse(l) as { type: string; object: KubeObject });
+        const added = events.filter((e) => e.type === 'ADDED');
+        expect(added.map((e) => e.object.metadata.name)).toEqual(names);
+        const rv = added[0]!.object.metadata.resourceVersion;
+        // The end of the initial state (streaming list) is marked after its last page.
+        const end = events.findIndex(
+          (e) => e.type === 'BOOKMARK' && (e.object.metadata.annotations as Record<string, string> | undefined)?.['k8s.io/initial-events-end'] === 'true',
+        );
+        expect(end).toBe(query === '' ? -1 : names.length);
+        const calls = reads.mock.calls.map(([, o]) => ({ limit: o.limit, consistency: o.consistency }));
+        expect(calls).toHaveLength(3);
+        expect(calls.every((c) => c.limit === 500)).toBe(true);
+        expect(calls[0]!.consistency.mode).toBe('MostRecent');
+        const revision = (calls[1]!.consistency as { revision: number }).revision;
+        expect(calls.slice(1).map((c) => c.consistency)).toEqual([
+          { mode: 'Exact', revision },
+          { mode: 'Exact', revision },
+        ]);
+        expect(revision).toBeGreaterThanOrEqual(Number(rv));
+      }
+    } finally {
+      reads.mockRestore();
+    }
   });
 
   it('answers 405 for a method the path has no route for, 404 for a path that names nothing', async () => {

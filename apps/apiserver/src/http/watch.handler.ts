@@ -10,9 +10,18 @@
  * shared event object and written to every watcher that receives it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { encodeWatchEventFrame, Errors, type JsonObject, type StatusError, type KubeObject } from '@app/apimachinery';
+import { encodeWatchEventFrame, Errors, StatusError, type JsonObject, type KubeObject } from '@app/apimachinery';
 import type { ReadConsistency, WatchHandle } from '@app/storage';
-import { apiVersionOf, toTable, type GenericStore, type KindDeclaration, type WatchEventOut, type WatchOptions } from '@app/registry';
+import {
+  apiVersionOf,
+  decodeContinue,
+  toTable,
+  type GenericStore,
+  type KindDeclaration,
+  type ListResponse,
+  type WatchEventOut,
+  type WatchOptions,
+} from '@app/registry';
 import { negotiateOutput, type OutputFormat } from './negotiation.js';
 import { envInt } from '../config/env.js';
 
@@ -48,6 +57,8 @@ const DEFAULT_MAX_BUFFER = 8 * 1024 * 1024;
 const DEFAULT_SLOW_GRACE_MS = 5000;
 /** setTimeout's largest delay; longer watch timeouts are clamped to it (about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Objects per read of a watch's initial state. */
+const INITIAL_PAGE = 500;
 
 /**
  * Encoded events, cached on the (shared, read-only) object they carry, keyed
@@ -121,29 +132,33 @@ export async function serveWatch(
   const rv = params.resourceVersion;
 
   // Where the stream starts (`after`), which state goes first as ADDED events, and whether a
-  // BOOKMARK marks the end of that state. Returned as values rather than assigned from a
-  // closure, so no long-lived closure of this watch keeps the initial list alive once sent.
+  // BOOKMARK marks the end of that state. The state is read a page at a time (INITIAL_PAGE
+  // objects, later pages at the first page's revision) and each page is sent before the next is
+  // read, so a watch over a large collection never holds all of it; only the first page is read
+  // here, before the response starts, so that its errors are still plain HTTP errors.
   // unset: Most Recent; "0": Any; N: not older than N.
   const consistency: ReadConsistency = rv === undefined ? { mode: 'MostRecent' } : rv === 0 ? { mode: 'Any' } : { mode: 'NotOlderThan', revision: rv };
-  const listInitial = async (): Promise<{ initial: KubeObject[]; after: number }> => {
-    const list = await store.list(ns, { ...selectors, consistency });
-    return { initial: name ? list.items.filter((o) => o.metadata.name === name) : list.items, after: Number(list.resourceVersion) };
-  };
-  const start = async (): Promise<{ initial: KubeObject[]; after: number; initialEnd: boolean }> => {
+  const listPage = (c: ReadConsistency, continueAfter?: string): Promise<ListResponse> =>
+    store.list(ns, { ...selectors, consistency: c, limit: INITIAL_PAGE, ...(continueAfter !== undefined ? { continueAfter } : {}) });
+  const start = async (): Promise<{ first: ListResponse | undefined; after: number; initialEnd: boolean }> => {
     if (params.sendInitialEvents === true) {
       // Streaming list: unset = consistent read, "0" = any, N = not older than N.
-      return { ...(await listInitial()), initialEnd: true };
+      const first = await listPage(consistency);
+      return { first, after: Number(first.resourceVersion), initialEnd: true };
     }
     if (params.sendInitialEvents === false) {
       // No initial state: from N, or from "now" when unset/"0".
-      if (rv !== undefined && rv !== 0) return { initial: [], after: rv, initialEnd: false };
+      if (rv !== undefined && rv !== 0) return { first: undefined, after: rv, initialEnd: false };
       // Only the revision is needed: a one-item page read Most Recent ("0": Any).
-      return { initial: [], after: Number((await store.list(ns, { consistency, limit: 1 })).resourceVersion), initialEnd: false };
+      return { first: undefined, after: Number((await store.list(ns, { consistency, limit: 1 })).resourceVersion), initialEnd: false };
     }
-    if (rv === undefined || rv === 0) return { ...(await listInitial()), initialEnd: false };
-    return { initial: [], after: rv, initialEnd: false };
+    if (rv === undefined || rv === 0) {
+      const first = await listPage(consistency);
+      return { first, after: Number(first.resourceVersion), initialEnd: false };
+    }
+    return { first: undefined, after: rv, initialEnd: false };
   };
-  const { initial, after, initialEnd } = await start();
+  const { first, after, initialEnd } = await start();
 
   const timeoutMs = Math.min(
     MAX_TIMER_MS,
@@ -247,17 +262,6 @@ export async function serveWatch(
   req.raw.on('close', cleanup);
   raw.on('error', cleanup);
 
-  // Resolves once the response's queue drained or the response closed.
-  const drained = (): Promise<void> =>
-    new Promise<void>((resolve) => {
-      const done = (): void => {
-        raw.off('drain', done);
-        raw.off('close', done);
-        resolve();
-      };
-      raw.on('drain', done);
-      raw.on('close', done);
-    });
   // Resolves once the queue is at most `limit` bytes or the response closed. 'drain' alone does
   // not tell: over HTTP/1.1 it comes only once a write passed the socket's high-water mark
   // (http1.write-buffer.ts), which may be above `limit`; so the queue is also looked at every
@@ -275,12 +279,34 @@ export async function serveWatch(
       raw.on('drain', check);
       raw.on('close', check);
     });
-  // Initial state, paced by the client (it is ours to send, so wait for drain rather than
-  // cutting off a client that is merely reading a large list); changes meanwhile are replayed
-  // from history by the watch below, which starts at the list's revision.
-  for (const o of initial) {
+  // Initial state, paced by the client (it is ours to send, so wait for the queue to drain
+  // rather than cutting off a client that is merely reading a large list), a page at a time;
+  // changes meanwhile are replayed from history by the watch below, which starts at the first
+  // page's revision. A later page that fails (its revision compacted while a slow client read
+  // the ones before: 410) ends the watch with an ERROR event, as a failing watch does.
+  let page = first;
+  while (page) {
+    for (const o of page.items) {
+      if (closed) return;
+      if (name !== undefined && o.metadata.name !== name) continue;
+      if (!raw.write(line('ADDED', o)) && bufferedBytes(raw) > maxBuffer / 2) await below(maxBuffer / 2);
+    }
     if (closed) return;
-    if (!raw.write(line('ADDED', o)) && bufferedBytes(raw) > maxBuffer / 2) await drained();
+    if (page.continue === undefined) break;
+    const next = decodeContinue(page.continue).start;
+    try {
+      page = await listPage({ mode: 'Exact', revision: after }, next);
+    } catch (e) {
+      if (closed) return;
+      const status = (e instanceof StatusError ? e : Errors.internal(String(e))).toStatus();
+      try {
+        raw.write(line('ERROR', status as unknown as Record<string, unknown>));
+      } finally {
+        cleanup();
+        raw.end();
+      }
+      return;
+    }
   }
   if (closed) return;
   if (initialEnd) write(bookmark(after, { [INITIAL_EVENTS_END_ANNOTATION]: 'true' }));
