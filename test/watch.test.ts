@@ -149,6 +149,36 @@ async function listRv(s: ServerHandle, ns: string): Promise<number> {
 }
 const summary = (evs: Ev[]): string[] => evs.map((e) => `${e.type} ${e.object.metadata.name ?? ''}`.trim());
 
+/**
+ * A watch over HTTP/2 whose reader starts paused (resume() to read): HTTP/2 flow control keeps
+ * the unread bytes in the server's stream queue (not in kernel socket buffers, which on
+ * loopback can absorb tens of MiB), so the server's bounds apply at once.
+ */
+function pausedH2Watch(
+  s: ServerHandle,
+  path: string,
+): { events: Ev[]; closed: () => { rstCode: number } | undefined; resume: () => void; destroy: () => void } {
+  const session = http2.connect(s.url, { ca: s.caPem, cert: s.adminCertPem, key: s.adminKeyPem });
+  const events: Ev[] = [];
+  let closed: { rstCode: number } | undefined;
+  let rest = '';
+  const stream = session.request({ ':method': 'GET', ':path': path });
+  stream.setEncoding('utf8');
+  stream.pause();
+  stream.on('data', (c: string) => {
+    rest += c;
+    let i: number;
+    while ((i = rest.indexOf('\n')) >= 0) {
+      const l = rest.slice(0, i);
+      rest = rest.slice(i + 1);
+      if (l.trim()) events.push(JSON.parse(l) as Ev);
+    }
+  });
+  stream.on('error', () => undefined);
+  stream.on('close', () => (closed = { rstCode: stream.rstCode ?? 0 }));
+  return { events, closed: () => closed, resume: () => stream.resume(), destroy: () => session.destroy() };
+}
+
 describe('watch (one node)', () => {
   let server: ServerHandle;
   const streams: WatchStream[] = [];
@@ -387,26 +417,8 @@ describe('watch (one node)', () => {
     const rv0 = await listRv(server, 'slow');
     const fast = watch(`/api/v1/namespaces/slow/configmaps?watch=1&resourceVersion=${rv0}`);
     await fast.started();
-    // HTTP/2 flow control keeps the unread bytes in the server's stream queue (not in kernel
-    // socket buffers, which on loopback can absorb tens of MiB), so the bound is reached at once.
-    const session = http2.connect(server.url, { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem });
-    const slowEvents: Ev[] = [];
-    let slowClosed: { rstCode: number } | undefined;
-    let rest = '';
-    const stream = session.request({ ':method': 'GET', ':path': `/api/v1/namespaces/slow/configmaps?watch=1&resourceVersion=${rv0}` });
-    stream.setEncoding('utf8');
-    stream.pause();
-    stream.on('data', (c: string) => {
-      rest += c;
-      let i: number;
-      while ((i = rest.indexOf('\n')) >= 0) {
-        const l = rest.slice(0, i);
-        rest = rest.slice(i + 1);
-        if (l.trim()) slowEvents.push(JSON.parse(l) as Ev);
-      }
-    });
-    stream.on('error', () => undefined);
-    stream.on('close', () => (slowClosed = { rstCode: stream.rstCode ?? 0 }));
+    const slow = pausedH2Watch(server, `/api/v1/namespaces/slow/configmaps?watch=1&resourceVersion=${rv0}`);
+    const slowEvents = slow.events;
     try {
       const big = 'x'.repeat(200 * 1024);
       const N = 40; // 8 MB, far above the 1 MiB bound
@@ -417,10 +429,10 @@ describe('watch (one node)', () => {
       expect(fe.map((e) => e.object.metadata.name)).toEqual(all);
       // Within the grace period (1 s here) the server resets the slow stream.
       const deadline = Date.now() + 15_000;
-      while (!slowClosed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(slowClosed).toBeDefined();
-      expect(slowClosed!.rstCode).not.toBe(0); // RST_STREAM: an error, not a clean end
-      stream.resume();
+      while (!slow.closed() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(slow.closed()).toBeDefined();
+      expect(slow.closed()!.rstCode).not.toBe(0); // RST_STREAM: an error, not a clean end
+      slow.resume();
       await new Promise((r) => setTimeout(r, 200));
       expect(slowEvents.length).toBeLessThan(N);
       // It resumes from the last resourceVersion it got and sees the rest, in order.
@@ -430,7 +442,7 @@ describe('watch (one node)', () => {
       const more = await again.atLeast(N - got.length, 30_000);
       expect([...got, ...more.map((e) => e.object.metadata.name)]).toEqual(all);
     } finally {
-      session.destroy();
+      slow.destroy();
     }
   });
 });
@@ -455,39 +467,23 @@ describe('watch replay paced by the client', () => {
     const N = 60;
     const all = Array.from({ length: N }, (_, i) => `r${String(i).padStart(3, '0')}`);
     for (const n of all) await create(server, 'replay', cm(n, { big }));
-    const session = http2.connect(server.url, { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem });
+    const w = pausedH2Watch(server, `/api/v1/namespaces/replay/configmaps?watch=1&resourceVersion=${rv0}`);
+    const events = w.events;
     try {
-      const events: Ev[] = [];
-      let closed: { rstCode: number } | undefined;
-      let rest = '';
-      const stream = session.request({ ':method': 'GET', ':path': `/api/v1/namespaces/replay/configmaps?watch=1&resourceVersion=${rv0}` });
-      stream.setEncoding('utf8');
-      stream.pause();
-      stream.on('data', (c: string) => {
-        rest += c;
-        let i: number;
-        while ((i = rest.indexOf('\n')) >= 0) {
-          const l = rest.slice(0, i);
-          rest = rest.slice(i + 1);
-          if (l.trim()) events.push(JSON.parse(l) as Ev);
-        }
-      });
-      stream.on('error', () => undefined);
-      stream.on('close', () => (closed = { rstCode: stream.rstCode ?? 0 }));
       // Paused for three times the grace: a replay queued whole would pass the bound and be
       // cut off within the grace. Paced by the client, the queue stays under it.
       await new Promise((r) => setTimeout(r, 3000));
-      expect(closed).toBeUndefined();
-      stream.resume();
+      expect(w.closed()).toBeUndefined();
+      w.resume();
       await waitFor('the whole replay', async () => events.length >= N, 30_000);
       expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(all.map((n) => `ADDED ${n}`));
       // Live once the replay is over.
       await create(server, 'replay', cm('after'));
       await waitFor('the live event', async () => events.length > N, 10_000);
       expect(events.map((e) => e.object.metadata.name).slice(N)).toEqual(['after']);
-      expect(closed).toBeUndefined();
+      expect(w.closed()).toBeUndefined();
     } finally {
-      session.destroy();
+      w.destroy();
     }
   });
 });
