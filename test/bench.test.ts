@@ -233,4 +233,10 @@ describe('benchmarks (short runs)', () => {
     const watch = await runBench('watch.bench.js', ['--watchers', '20', '--rate', '20', '--seconds', '2']);
     expect({ code: watch.code, tail: watch.code === 0 ? '' : watch.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
   });
+
+  it('slow clients: every phase runs and prints its row', async () => {
+    const r = await runBench('slow-clients.bench.js', ['--objects', '200', '--seconds', '1']);
+    expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    for (const phase of ['none', 'replay', 'initial', 'etcd']) expect(r.out).toMatch(new RegExp(`^${phase} +-?\\d+ +-?\\d+%  (-|open|cut off)$`, 'm'));
+  }, 120_000);
 });
