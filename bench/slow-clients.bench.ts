@@ -30,6 +30,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
 import { getFreePorts, request, startServer, type ServerHandle } from '../test/support/server.js';
 import { rssMiB } from './api.bench.js';
+import { positive } from './watch.bench.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
 
 const NS = 'bench-slow';
@@ -131,13 +132,6 @@ export async function runSlowClientsBench(opts: { objects: number; seconds: numb
   } finally {
     await server.cleanup();
   }
-}
-
-function positive(v: string | undefined, dflt: number, what: string): number {
-  if (v === undefined || v === '') return dflt;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${what} must be a positive number, got ${JSON.stringify(v)}`);
-  return n;
 }
 
 if (isEntryPoint(import.meta.url)) {

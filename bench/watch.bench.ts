@@ -241,7 +241,8 @@ export async function runWatchBench(opts: WatchBenchOptions): Promise<WatchBench
   }
 }
 
-function positive(v: string | undefined, dflt: number, what: string): number {
+/** A flag's positive number (`dflt` when absent); throws on anything else. */
+export function positive(v: string | undefined, dflt: number, what: string): number {
   if (v === undefined || v === '') return dflt;
   const n = Number(v);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${what} must be a positive number, got ${JSON.stringify(v)}`);
