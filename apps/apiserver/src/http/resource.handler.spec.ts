@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { StatusError, type KubeObject } from '@app/apimachinery';
-import { openLocalStorage, type MvccStorage } from '@app/storage';
+import { openLocalStorage, StorageError, type MvccStorage } from '@app/storage';
 import { GenericStore, KindRegistry, NO_ADMISSION, statusSubresource, type KindDeclaration } from '@app/registry';
 import { createMachinery, createWireCodecs } from '../wiring/machinery.js';
 import { ResourceHandler } from './resource.handler.js';
@@ -151,6 +151,7 @@ describe('ResourceHandler', () => {
       );
       expect(created.map((r) => r.statusCode)).toEqual(created.map(() => 201));
     }
+    const realList = storage.list.bind(storage);
     const reads = jest.spyOn(storage, 'list');
     try {
       for (const query of ['', '&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true']) {
@@ -179,6 +180,24 @@ describe('ResourceHandler', () => {
         ]);
         expect(revision).toBeGreaterThanOrEqual(Number(rv));
       }
+      // A later page whose revision was compacted meanwhile (a client slower than the
+      // compaction interval): the first page, then the 410 of a watch whose position is gone.
+      reads.mockClear();
+      reads.mockImplementation((prefix, o) => {
+        if (reads.mock.calls.length === 2) return Promise.reject(new StorageError('Compacted', prefix, 'compacted'));
+        return realList(prefix, o);
+      });
+      const res = await fetch(`${base}/apis/example.com/v1/namespaces/paged/widgets?watch=1&timeoutSeconds=5`);
+      const events = (await res.text())
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as { type: string; object: KubeObject & { code?: number; reason?: string; message?: string } });
+      expect(events.slice(0, -1).map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(names.slice(0, 500).map((n) => `ADDED ${n}`));
+      // The watch's position: the first page's revision (nothing was written since).
+      const rv = storage.currentRevision();
+      expect(events.at(-1)!.type).toBe('ERROR');
+      expect(events.at(-1)!.object).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
+      expect(events.at(-1)!.object.message).toMatch(new RegExp(`^too old resource version: ${rv} \\(\\d+\\)$`));
     } finally {
       reads.mockRestore();
     }

@@ -262,6 +262,16 @@ export async function serveWatch(
   req.raw.on('close', cleanup);
   raw.on('error', cleanup);
 
+  // Ends the watch with an ERROR event carrying the error's Status.
+  const endWithError = (err: StatusError): void => {
+    if (closed) return;
+    try {
+      raw.write(line('ERROR', err.toStatus() as unknown as Record<string, unknown>));
+    } finally {
+      cleanup();
+      raw.end();
+    }
+  };
   // Resolves once the queue is at most `limit` bytes or the response closed. 'drain' alone does
   // not tell: over HTTP/1.1 it comes only once a write passed the socket's high-water mark
   // (http1.write-buffer.ts), which may be above `limit`; so the queue is also looked at every
@@ -282,8 +292,9 @@ export async function serveWatch(
   // Initial state, paced by the client (it is ours to send, so wait for the queue to drain
   // rather than cutting off a client that is merely reading a large list), a page at a time;
   // changes meanwhile are replayed from history by the watch below, which starts at the first
-  // page's revision. A later page that fails (its revision compacted while a slow client read
-  // the ones before: 410) ends the watch with an ERROR event, as a failing watch does.
+  // page's revision. A later page that fails ends the watch with an ERROR event, as a failing
+  // watch does; when its revision was compacted while a slow client read the pages before, the
+  // watch's own position is gone: the 410 a watch from a compacted revision gets.
   let page = first;
   while (page) {
     for (const o of page.items) {
@@ -298,13 +309,12 @@ export async function serveWatch(
       page = await listPage({ mode: 'Exact', revision: after }, next);
     } catch (e) {
       if (closed) return;
-      const status = (e instanceof StatusError ? e : Errors.internal(String(e))).toStatus();
-      try {
-        raw.write(line('ERROR', status as unknown as Record<string, unknown>));
-      } finally {
-        cleanup();
-        raw.end();
-      }
+      const err = !(e instanceof StatusError)
+        ? Errors.internal(String(e))
+        : e.code === 410
+          ? Errors.gone(`too old resource version: ${after} (${store.storage.compactedRevision()})`)
+          : e;
+      endWithError(err);
       return;
     }
   }
@@ -316,15 +326,7 @@ export async function serveWatch(
       lastRevision = e.revision;
       write(line(e.type, e.object));
     },
-    error: (err: StatusError) => {
-      if (closed) return;
-      try {
-        raw.write(line('ERROR', err.toStatus() as unknown as Record<string, unknown>));
-      } finally {
-        cleanup();
-        raw.end();
-      }
-    },
+    error: endWithError,
     // The history replay is paced the same way: its next part is read once the client took
     // the queue below half the bound. Live events are not held back (the slow-watcher policy
     // above applies to them).
