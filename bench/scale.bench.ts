@@ -11,6 +11,8 @@
  *                        (median of 5), over all namespaces and over one namespace
  *   selective selector   a page with a label selector matching 1% of the objects, at the
  *                        current and at a past revision (selectors filter after the walk)
+ *   one object by name   a list, and a watch's first event, with fieldSelector=metadata.name
+ *                        in one namespace (median of 5): the one key is read
  *   cold start           stop, start again on the same data, until ready
  *   RSS                  after the start, and the highest sampled during the list load
  *   bytes on disk        the data directory
@@ -145,6 +147,26 @@ async function benchServer(o: ScaleOptions, figures: ScaleFigure[]): Promise<voi
       req.on('error', reject);
       req.end();
     });
+  // Milliseconds until a watch's first event arrives (the initial ADDED), then closes it.
+  const firstEvent = (p: string): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const started = performance.now();
+      const req = https.request(`${server.url}${p}`, { agent, headers: { accept: 'application/json' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+          if (!text.includes('\n')) return;
+          const type = (JSON.parse(text.slice(0, text.indexOf('\n'))) as { type: string }).type;
+          req.destroy();
+          if (res.statusCode !== 200 || type !== 'ADDED') reject(new Error(`GET ${p} -> ${res.statusCode} ${text.slice(0, 300)}`));
+          else resolve(performance.now() - started);
+        });
+        res.on('error', () => undefined);
+      });
+      req.on('error', (e) => (req.destroyed ? undefined : reject(e)));
+      req.end();
+    });
   const post = async (p: string, body: string): Promise<void> => {
     const res = await pool.request({ method: 'POST', path: p, headers: { 'content-type': 'application/json' }, body });
     const text = await res.body.text();
@@ -219,6 +241,23 @@ async function benchServer(o: ScaleOptions, figures: ScaleFigure[]): Promise<voi
     for (let i = 0; i < 3; i++)
       selPast.push((await timed(() => get(`/api/v1/configmaps?limit=${o.limit}&labelSelector=mod%3D7&resourceVersion=${past}&resourceVersionMatch=Exact`)))[1]);
     add(`  the same at a past revision (Exact)`, median(selPast), 'ms');
+    // A field selector on metadata.name (kubectl get NAME -w, kubectl wait, rollout status) reads
+    // that one key, however many objects its namespace holds.
+    // Object k * namespaces is in the first namespace.
+    const perNs = Math.floor(o.objects / o.namespaces);
+    const pick = (i: number): number => ((i * 7919) % perNs) * o.namespaces;
+    const byName: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const n = pick(i);
+      const [list, ms] = await timed(() => get(`/api/v1/namespaces/${nss[0]}/configmaps?fieldSelector=metadata.name%3Dcm-${n}`));
+      if (list.items.length !== 1) throw new Error(`a list by name returned ${list.items.length} items`);
+      byName.push(ms);
+    }
+    add(`list by fieldSelector metadata.name (one of ${perNs})`, median(byName), 'ms');
+    const watchByName: number[] = [];
+    for (let i = 0; i < 5; i++)
+      watchByName.push(await firstEvent(`/api/v1/namespaces/${nss[0]}/configmaps?watch=1&fieldSelector=metadata.name%3Dcm-${pick(i + 5)}`));
+    add('  a watch by the same: first event (new connection)', median(watchByName), 'ms');
     add('RSS under the list load (highest sampled)', load.stop(), 'MiB');
     load = undefined;
 

@@ -108,6 +108,8 @@ describe('benchmarks (short runs)', () => {
         'page at the current revision (limit 50)',
         'page at a past revision (Exact, limit 50)',
         'Exact list of one namespace (limit 50)',
+        'list by fieldSelector metadata.name (one of 100)',
+        '  a watch by the same: first event (new connection)',
         'cold start to ready',
         'RSS after start',
         'bytes on disk',

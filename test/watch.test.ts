@@ -360,6 +360,26 @@ describe('watch (one node)', () => {
     expect(summary(fe)).toEqual(['MODIFIED a', 'MODIFIED a', 'MODIFIED a']);
   });
 
+  it('a list and a watch by metadata.name see that object alone, not the objects whose names it prefixes', async () => {
+    await mkns(server, 'wbyname');
+    for (const n of ['a', 'a-1', 'ab', 'b']) await create(server, 'wbyname', cm(n));
+    const rv = await listRv(server, 'wbyname');
+    const l = (await request(server, 'GET', '/api/v1/namespaces/wbyname/configmaps?limit=1&fieldSelector=metadata.name%3Da')).json<{
+      items: Obj[];
+      metadata: { resourceVersion: string; continue?: string };
+    }>();
+    expect(l.items.map((o) => o.metadata.name)).toEqual(['a']);
+    expect(Number(l.metadata.resourceVersion)).toBeGreaterThanOrEqual(rv);
+    expect(l.metadata.continue).toBeUndefined();
+    const none = (await request(server, 'GET', '/api/v1/namespaces/wbyname/configmaps?fieldSelector=metadata.name%3Dc')).json<{ items: Obj[] }>();
+    expect(none.items).toEqual([]);
+    const w = watch('/api/v1/namespaces/wbyname/configmaps?watch=1&fieldSelector=metadata.name%3Da');
+    await w.started();
+    for (const n of ['a-1', 'ab', 'a']) await patch(server, 'wbyname', n, { data: { v: '2' } });
+    for (const n of ['a-1', 'a']) await del(server, 'wbyname', n);
+    expect(summary(await w.atLeast(3))).toEqual(['ADDED a', 'MODIFIED a', 'DELETED a']);
+  });
+
   it('HTTP/2 watch with timeoutSeconds returns the events in one stream', async () => {
     await mkns(server, 'w2');
     await create(server, 'w2', cm('a'));

@@ -54,7 +54,12 @@ const machinery: Machinery = {
   },
   parseFieldSelector: (s) => {
     const sel = parseFieldSelector(s);
-    return { empty: () => sel.isEmpty(), fields: () => sel.requirements().map((r) => r.field), matches: (g) => sel.matches(g) };
+    return {
+      empty: () => sel.isEmpty(),
+      fields: () => sel.requirements().map((r) => r.field),
+      matches: (g) => sel.matches(g),
+      requiresExactMatch: (f) => sel.requiresExactMatch(f),
+    };
   },
   mergePatch: (t, p) => applyMergePatch(t, p),
   jsonPatch: (t, p) => applyJsonPatch(t, p),

@@ -305,6 +305,49 @@ describe('GenericStore hook order', () => {
   });
 });
 
+describe('reads narrowed by metadata.name', () => {
+  /** Records the `key` option of every storage list. */
+  function recordReads(): { keys: Array<string | undefined> } {
+    const seen = { keys: [] as Array<string | undefined> };
+    const list = storage.list.bind(storage);
+    storage.list = (p, o) => (seen.keys.push(o.key), list(p, o));
+    return seen;
+  }
+
+  it('a field selector requiring one metadata.name in a namespace reads that key alone; the selector still filters', async () => {
+    const s = store();
+    for (const n of ['a', 'a-1', 'b']) await seed(s, n);
+    const seen = recordReads();
+    const one = await s.list('ns', { fieldSelector: 'metadata.name=a' });
+    expect(one.items.map((o) => o.metadata.name)).toEqual(['a']);
+    expect((await s.list('ns', { fieldSelector: 'metadata.name==a,metadata.namespace=other' })).items).toEqual([]);
+    expect((await s.list('ns', { fieldSelector: 'metadata.name=zz' })).items).toEqual([]);
+    const key = objectKey(WIDGET(), 'ns', 'a');
+    expect(seen.keys).toEqual([key, key, objectKey(WIDGET(), 'ns', 'zz')]);
+  });
+
+  it('walks the collection when the name is not pinned to one key: !=, an empty name, all namespaces', async () => {
+    const s = store();
+    for (const n of ['a', 'b']) await seed(s, n);
+    const seen = recordReads();
+    expect((await s.list('ns', { fieldSelector: 'metadata.name!=a' })).items.map((o) => o.metadata.name)).toEqual(['b']);
+    expect((await s.list('ns', { fieldSelector: 'metadata.name=' })).items).toEqual([]);
+    expect((await s.list('', { fieldSelector: 'metadata.name=a' })).items.map((o) => o.metadata.name)).toEqual(['a']);
+    expect(seen.keys).toEqual([undefined, undefined, undefined]);
+    expect(s.singleName('', 'metadata.name=a')).toBeUndefined();
+    expect(s.singleName('ns', 'metadata.name=a')).toBe('a');
+  });
+
+  it('a cluster-scoped kind narrows without a namespace', async () => {
+    const decl = { ...WIDGET(), namespaced: false };
+    const s = store(decl);
+    await s.create('', widget('c'), { ctx: ctx(), fieldValidation: 'Strict' });
+    const seen = recordReads();
+    expect((await s.list('', { fieldSelector: 'metadata.name=c' })).items.map((o) => o.metadata.name)).toEqual(['c']);
+    expect(seen.keys).toEqual([objectKey(decl, '', 'c')]);
+  });
+});
+
 describe('REST-only kinds', () => {
   /** A toy review API: never stored; the answer is the request with a status. */
   const REVIEW = (): KindDeclaration => ({

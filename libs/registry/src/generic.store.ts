@@ -145,6 +145,18 @@ export class GenericStore implements StoreCore {
     return { predicate, filtered: true };
   }
 
+  /**
+   * The one object a list or watch in `ns` can be narrowed to: the name an `=` term of the field
+   * selector requires of metadata.name, when the request names the namespace or the kind is
+   * cluster-scoped (kube's registry store reads the key alone then: SelectionPredicate's
+   * MatchesSingle). The selector still filters; this only spares walking the collection.
+   */
+  singleName(ns: string, fieldSelector: string | undefined): string | undefined {
+    if (!fieldSelector || (this.decl.namespaced && ns === '')) return undefined;
+    const name = this.deps.machinery.parseFieldSelector(fieldSelector).requiresExactMatch('metadata.name');
+    return name ? name : undefined;
+  }
+
   private fieldGetter(field: string): ((o: KubeObject) => string | undefined) | undefined {
     if (field === 'metadata.name') return (o) => o.metadata.name ?? '';
     if (field === 'metadata.namespace') return this.decl.namespaced ? (o) => o.metadata.namespace ?? '' : undefined;
@@ -161,6 +173,7 @@ export class GenericStore implements StoreCore {
     const { predicate, filtered } = this.selectorPredicate(opts);
     const prefix = collectionPrefix(this.decl, ns);
     const after = opts.continueAfter;
+    const single = this.singleName(ns, opts.fieldSelector);
     let res;
     try {
       res = await this.storage.list(prefix, {
@@ -168,6 +181,7 @@ export class GenericStore implements StoreCore {
         limit: opts.limit && opts.limit > 0 ? opts.limit : undefined,
         startAfterKey: after !== undefined ? prefix + after : undefined,
         predicate,
+        ...(single !== undefined ? { key: this.key(ns, single) } : {}),
       });
     } catch (e) {
       if (e instanceof StorageError && e.code === 'Compacted' && after !== undefined) {

@@ -19,6 +19,8 @@ export interface FieldMatcher {
   /** Field names referenced (to reject unsupported ones). */
   fields(): string[];
   matches(get: (field: string) => string | undefined): boolean;
+  /** The value an `=`/`==` term requires of `field`, if there is one. */
+  requiresExactMatch(field: string): string | undefined;
 }
 
 /** The machinery functions; every function is pure apart from `generateName`'s randomness. */

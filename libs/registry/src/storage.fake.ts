@@ -88,7 +88,9 @@ export class FakeStorage implements Storage {
 
   async list(prefix: string, opts: ListOptions): Promise<ListResult> {
     this.log.push('storage.list');
-    const keys = [...this.data.keys()].filter((k) => k.startsWith(prefix) && (opts.startAfterKey === undefined || k > opts.startAfterKey)).sort();
+    const keys = [...this.data.keys()]
+      .filter((k) => k.startsWith(prefix) && (opts.key === undefined || k === opts.key) && (opts.startAfterKey === undefined || k > opts.startAfterKey))
+      .sort();
     const items: KubeObject[] = [];
     let last: string | undefined;
     for (const k of keys) {
@@ -178,7 +180,12 @@ export function recordingMachinery(log: string[]): Machinery {
     },
     parseFieldSelector: (s) => {
       const sel = parseFieldSelector(s);
-      return { empty: () => sel.isEmpty(), fields: () => sel.requirements().map((r) => r.field), matches: (get) => sel.matches(get) };
+      return {
+        empty: () => sel.isEmpty(),
+        fields: () => sel.requirements().map((r) => r.field),
+        matches: (get) => sel.matches(get),
+        requiresExactMatch: (field) => sel.requiresExactMatch(field),
+      };
     },
     mergePatch: rec('mergePatch', (t, p) => applyMergePatch(t, p)),
     jsonPatch: rec('jsonPatch', (t, p) => applyJsonPatch(t, p)),

@@ -129,6 +129,29 @@ describe('Etcd3Storage', () => {
     });
   });
 
+  it("narrows a list to one key: that key alone, never a key it prefixes, at the read's revision", async () => {
+    if (!haveEtcd) return;
+    const s = await open();
+    const prefix = '/registry/core/configmaps/one/';
+    for (const n of ['x', 'x-1', 'xa', 'y']) await s.create(`${prefix}${n}`, { ...cm(n), metadata: { name: n, namespace: 'one' } });
+    const one = await s.list(prefix, { consistency: { mode: 'MostRecent' }, key: `${prefix}x`, limit: 1 });
+    expect(one.items.map((o) => o.metadata.name)).toEqual(['x']);
+    expect(one.revision).toBe(s.currentRevision());
+    expect(one.continueAfterKey).toBeUndefined();
+    const before = one.revision;
+    const rvX = one.items[0]!.metadata.resourceVersion;
+    await s.delete(`${prefix}x`);
+    const gone = await s.list(prefix, { consistency: { mode: 'MostRecent' }, key: `${prefix}x` });
+    expect(gone.items).toEqual([]);
+    expect(gone.revision).toBeGreaterThan(before);
+    const past = await s.list(prefix, { consistency: { mode: 'Exact', revision: before }, key: `${prefix}x` });
+    expect(past.items.map((o) => [o.metadata.name, o.metadata.resourceVersion])).toEqual([['x', rvX]]);
+    expect(past.revision).toBe(before);
+    expect((await s.list(prefix, { consistency: { mode: 'Any' }, key: `${prefix}y`, predicate: () => false })).items).toEqual([]);
+    expect((await s.list(prefix, { consistency: { mode: 'Any' }, key: `${prefix}y`, startAfterKey: `${prefix}y` })).items).toEqual([]);
+    expect((await s.list(prefix, { consistency: { mode: 'Any' }, key: `${prefix}y`, startAfterKey: `${prefix}x` })).items).toHaveLength(1);
+  });
+
   it('maps /registry to --etcd-prefix', async () => {
     if (!haveEtcd) return;
     const s = await open('/other-prefix/');

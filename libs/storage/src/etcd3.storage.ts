@@ -221,6 +221,7 @@ export class Etcd3Storage implements Storage {
    */
   async list(prefix: string, opts: ListOptions): Promise<ListResult> {
     if (!prefix.endsWith('/')) throw new StorageError('Internal', prefix, 'list prefix must end in /');
+    if (opts.key !== undefined) return this.listOne(prefix, opts.key, opts);
     const etcdPrefix = this.keys.toEtcd(prefix);
     const end = etcdPrefixEnd(etcdPrefix);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
@@ -263,6 +264,17 @@ export class Etcd3Storage implements Storage {
       if (!r.more || r.kvs.length === 0) return { items, revision };
       from = Buffer.concat([r.kvs[r.kvs.length - 1]!.key, Buffer.from([0])]);
     }
+  }
+
+  /** A list narrowed to `key`: a Range of that key alone. */
+  private async listOne(prefix: string, key: string, opts: ListOptions): Promise<ListResult> {
+    const c = opts.consistency;
+    const r = await this.read(prefix, c, this.keys.toEtcd(key), {});
+    const revision = c.mode === 'Exact' ? c.revision : rev(r.header.revision);
+    const kv = r.kvs[0];
+    const wanted = kv !== undefined && key.startsWith(prefix) && (opts.startAfterKey === undefined || key > opts.startAfterKey);
+    const obj = wanted ? this.decode(key, kv) : undefined;
+    return { items: obj && (!opts.predicate || opts.predicate(obj)) ? [obj] : [], revision };
   }
 
   // ---- writes ---------------------------------------------------------------------------

@@ -144,6 +144,29 @@ describe('MvccStorage', () => {
       expect(p2.continueAfterKey).toBeUndefined();
     });
 
+    it("narrowed to one key: that key alone, never a key it prefixes, at the read's revision", async () => {
+      const nsA = collectionPrefix({ group: '', resource: 'configmaps', namespace: 'a' });
+      await storage.create(key('x-1', 'a'), cm('x-1', {}, 'a'));
+      await storage.create(key('xa', 'a'), cm('xa', {}, 'a'));
+      const one = await storage.list(nsA, { consistency: latest, key: key('x', 'a'), limit: 1 });
+      expect(one.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['a/x']);
+      expect(one.revision).toBe(7);
+      expect(one.continueAfterKey).toBeUndefined();
+      const before = one.revision;
+      await storage.delete(key('x', 'a'));
+      // Absent: an empty list at the current revision, though x-1 and xa start with its key.
+      const gone = await storage.list(nsA, { consistency: latest, key: key('x', 'a') });
+      expect(gone).toEqual({ items: [], revision: 8 });
+      // At a past revision, the version live then.
+      const past = await storage.list(nsA, { consistency: { mode: 'Exact', revision: before }, key: key('x', 'a') });
+      expect(past.items.map((o) => [o.metadata.name, o.metadata.resourceVersion])).toEqual([['x', '1']]);
+      expect(past.revision).toBe(before);
+      // The predicate and a continue position still apply.
+      expect((await storage.list(nsA, { consistency: latest, key: key('y', 'a'), predicate: () => false })).items).toEqual([]);
+      expect((await storage.list(nsA, { consistency: latest, key: key('y', 'a'), startAfterKey: key('y', 'a') })).items).toEqual([]);
+      expect((await storage.list(nsA, { consistency: latest, key: key('y', 'a'), startAfterKey: key('x', 'a') })).items).toHaveLength(1);
+    });
+
     it('lists one namespace only', async () => {
       const res = await storage.list(collectionPrefix({ group: '', resource: 'configmaps', namespace: 'b' }), { consistency: { mode: 'Any' } });
       expect(res.items.map((o) => o.metadata.name)).toEqual(['x', 'y']);

@@ -216,6 +216,7 @@ export class MvccStorage implements Storage {
 
   async list(prefix: string, opts: ListOptions): Promise<ListResult> {
     const at = await this.prepareRead(prefix, opts.consistency);
+    if (opts.key !== undefined) return this.listOne(prefix, opts.key, at, opts);
     const decoded = new Map<KeyValue, KubeObject>();
     const predicate = opts.predicate;
     const filter = predicate
@@ -238,6 +239,23 @@ export class MvccStorage implements Storage {
       out.remaining = res.remaining;
     }
     return out;
+  }
+
+  /**
+   * A list narrowed to `key`: the range of keys starting with `key`, one deep. The key itself
+   * sorts first among them, so a one-key page holds it when it exists at the revision.
+   */
+  private async listOne(prefix: string, key: string, at: number | undefined, opts: ListOptions): Promise<ListResult> {
+    let res;
+    try {
+      res = await this.store.range(key, { atRevision: at, limit: 1 });
+    } catch (e) {
+      this.mapError(prefix, e, at);
+    }
+    const kv = res.kvs[0];
+    const wanted = kv !== undefined && kv.key === key && key.startsWith(prefix) && (opts.startAfterKey === undefined || key > opts.startAfterKey);
+    const obj = wanted ? this.decode(kv) : undefined;
+    return { items: obj && (!opts.predicate || opts.predicate(obj)) ? [obj] : [], revision: res.revision };
   }
 
   // ---- writes ---------------------------------------------------------------------------

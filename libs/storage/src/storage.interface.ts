@@ -56,6 +56,12 @@ export interface ListOptions {
   startAfterKey?: string;
   /** Filter applied to each decoded object before counting against `limit`. */
   predicate?: (obj: KubeObject) => boolean;
+  /**
+   * Only this key, which lies under the prefix: a list narrowed to one object (a field selector
+   * requiring metadata.name), read as one key rather than by walking the range. The result is
+   * still a list at the read's revision: empty when the key is absent, never a continue token.
+   */
+  key?: string;
 }
 
 /** Result of `list`. */

@@ -321,7 +321,9 @@ export async function serveWatch(
   if (closed) return;
   if (initialEnd) write(bookmark(after, { [INITIAL_EVENTS_END_ANNOTATION]: 'true' }));
 
-  handle = store.watch(ns, name, after, pred, {
+  // A field selector requiring one metadata.name watches that key alone (the initial state
+  // above was read as that key alone too, by store.list).
+  handle = store.watch(ns, name ?? store.singleName(ns, params.fieldSelector), after, pred, {
     event: (e: WatchEventOut) => {
       lastRevision = e.revision;
       write(line(e.type, e.object));

@@ -58,6 +58,7 @@ export function createMachinery(): Machinery {
         empty: () => sel.isEmpty(),
         fields: () => sel.requirements().map((r) => r.field),
         matches: (get) => sel.matches(get),
+        requiresExactMatch: (field) => sel.requiresExactMatch(field),
       };
     },
     mergePatch: (target, patch) => applyMergePatch(target, patch),
