@@ -203,27 +203,32 @@ describe('ResourceHandler', () => {
     }
   });
 
-  it('a watch narrowed by a field selector on metadata.name reads and watches that key alone', async () => {
-    const path = '/apis/example.com/v1/namespaces/single/widgets';
-    for (const n of ['n', 'n-1', 'm'])
-      expect((await json('POST', path, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: n } })).statusCode).toBe(201);
-    const reads = jest.spyOn(storage, 'list');
-    const watches = jest.spyOn(storage, 'watch');
-    try {
-      const res = await fetch(`${base}${path}?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Dn`);
-      const text = res.text();
-      for (const n of ['n-1', 'n', 'm']) expect((await json('DELETE', `${path}/${n}`)).statusCode).toBe(200);
-      const events = (await text)
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as { type: string; object: KubeObject });
-      expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED n', 'DELETED n']);
-      const key = objectKey(WIDGET, 'single', 'n');
-      expect(reads.mock.calls.map(([, o]) => o.key)).toEqual([key]);
-      expect(watches.mock.calls.map(([o]) => ({ key: o.key, recursive: o.recursive }))).toEqual([{ key, recursive: false }]);
-    } finally {
-      reads.mockRestore();
-      watches.mockRestore();
+  it('a watch narrowed to one object, by a field selector on metadata.name or by its URL, reads and watches that key alone', async () => {
+    for (const [ns, url] of [
+      ['single', (p: string) => `${p}?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Dn`],
+      ['single-url', (p: string) => `${p}/n?watch=1&timeoutSeconds=1`],
+    ] as const) {
+      const path = `/apis/example.com/v1/namespaces/${ns}/widgets`;
+      for (const n of ['n', 'n-1', 'm'])
+        expect((await json('POST', path, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: n } })).statusCode).toBe(201);
+      const reads = jest.spyOn(storage, 'list');
+      const watches = jest.spyOn(storage, 'watch');
+      try {
+        const res = await fetch(`${base}${url(path)}`);
+        const text = res.text();
+        for (const n of ['n-1', 'n', 'm']) expect((await json('DELETE', `${path}/${n}`)).statusCode).toBe(200);
+        const events = (await text)
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+          .map((l) => JSON.parse(l) as { type: string; object: KubeObject });
+        expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED n', 'DELETED n']);
+        const key = objectKey(WIDGET, ns, 'n');
+        expect(reads.mock.calls.map(([, o]) => o.key)).toEqual([key]);
+        expect(watches.mock.calls.map(([o]) => ({ key: o.key, recursive: o.recursive }))).toEqual([{ key, recursive: false }]);
+      } finally {
+        reads.mockRestore();
+        watches.mockRestore();
+      }
     }
   });
 

@@ -10,7 +10,7 @@
  * shared event object and written to every watcher that receives it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { encodeWatchEventFrame, Errors, StatusError, type JsonObject, type KubeObject } from '@app/apimachinery';
+import { encodeWatchEventFrame, Errors, escapeFieldValue, StatusError, type JsonObject, type KubeObject } from '@app/apimachinery';
 import type { ReadConsistency, WatchHandle } from '@app/storage';
 import {
   apiVersionOf,
@@ -138,8 +138,14 @@ export async function serveWatch(
   // here, before the response starts, so that its errors are still plain HTTP errors.
   // unset: Most Recent; "0": Any; N: not older than N.
   const consistency: ReadConsistency = rv === undefined ? { mode: 'MostRecent' } : rv === 0 ? { mode: 'Any' } : { mode: 'NotOlderThan', revision: rv };
+  // A watch of one object by its URL reads its initial state as a list by metadata.name does:
+  // that key alone.
+  const readSelectors =
+    name === undefined
+      ? selectors
+      : { ...selectors, fieldSelector: [params.fieldSelector, `metadata.name=${escapeFieldValue(name)}`].filter(Boolean).join(',') };
   const listPage = (c: ReadConsistency, continueAfter?: string): Promise<ListResponse> =>
-    store.list(ns, { ...selectors, consistency: c, limit: INITIAL_PAGE, ...(continueAfter !== undefined ? { continueAfter } : {}) });
+    store.list(ns, { ...readSelectors, consistency: c, limit: INITIAL_PAGE, ...(continueAfter !== undefined ? { continueAfter } : {}) });
   const start = async (): Promise<{ first: ListResponse | undefined; after: number; initialEnd: boolean }> => {
     if (params.sendInitialEvents === true) {
       // Streaming list: unset = consistent read, "0" = any, N = not older than N.
@@ -323,7 +329,7 @@ export async function serveWatch(
 
   // A field selector requiring one metadata.name watches that key alone (the initial state
   // above was read as that key alone too, by store.list).
-  handle = store.watch(ns, name ?? store.singleName(ns, params.fieldSelector), after, pred, {
+  handle = store.watch(ns, name ?? store.singleName(ns, readSelectors.fieldSelector), after, pred, {
     event: (e: WatchEventOut) => {
       lastRevision = e.revision;
       write(line(e.type, e.object));
