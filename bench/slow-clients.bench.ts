@@ -2,8 +2,8 @@
  * Slow-client benchmark (`npm run bench:slow-clients`): what one client that stops reading
  * costs a node in memory, against the size of the history it asks for.
  *
- * Starts one node with the etcd API on, writes N ConfigMaps of 4 KiB through the Kubernetes API
- * (default 20,000), and then runs each phase in turn: it opens one stream whose client never
+ * Starts one node with the etcd API on, writes N ConfigMaps of B bytes through the Kubernetes API
+ * (default 20,000 of 4 KiB), and then runs each phase in turn: it opens one stream whose client never
  * reads, and samples the node's RSS (VmRSS) every 250 ms for S seconds (default 10):
  *
  * - `none`: no stream, the anchor (how much RSS moves by itself over the same time);
@@ -15,12 +15,12 @@
  *   and its previous one).
  *
  * Each phase prints the peak RSS added over its start, that figure as a share of the history's
- * size (N x 4 KiB), and whether the node kept the stream open (Kubernetes watches over HTTP/2
+ * size (N x B), and whether the node kept the stream open (Kubernetes watches over HTTP/2
  * are cut off only when their queue passes the slow-watcher bound: docs/watch.md). A stream is
  * closed and the node left to settle before the next phase. Figures are reported, not enforced:
  * exit code 0 when every phase ran, 2 on a setup failure.
  *
- * Flags: --objects N, --seconds S.
+ * Flags: --objects N, --value-bytes B, --seconds S.
  */
 import * as http2 from 'node:http2';
 import { dirname } from 'node:path';
@@ -34,7 +34,6 @@ import { positive } from './watch.bench.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
 
 const NS = 'bench-slow';
-const VALUE = 'x'.repeat(4096);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One phase's figures. */
@@ -84,7 +83,8 @@ function stalledEtcdWatch(port: number, key: string): Stalled {
 }
 
 /** Runs the phases; prints a table and returns the figures. */
-export async function runSlowClientsBench(opts: { objects: number; seconds: number }): Promise<SlowPhase[]> {
+export async function runSlowClientsBench(opts: { objects: number; valueBytes: number; seconds: number }): Promise<SlowPhase[]> {
+  const value = 'x'.repeat(opts.valueBytes);
   const [etcdPort] = await getFreePorts(1);
   const server = await startServer({ args: ['--compaction-interval', '0', '--listen-client-urls', `http://127.0.0.1:${etcdPort}`], readyTimeoutMs: 60_000 });
   try {
@@ -94,7 +94,7 @@ export async function runSlowClientsBench(opts: { objects: number; seconds: numb
     const before = JSON.parse((await request(server, 'GET', `/api/v1/namespaces/${NS}/configmaps`)).body) as { metadata: { resourceVersion: string } };
     for (let i = 0; i < opts.objects; i += 64) {
       const batch = Array.from({ length: Math.min(64, opts.objects - i) }, (_, j) =>
-        request(server, 'POST', `/api/v1/namespaces/${NS}/configmaps`, { body: { metadata: { name: `s${i + j}` }, data: { v: VALUE } } }),
+        request(server, 'POST', `/api/v1/namespaces/${NS}/configmaps`, { body: { metadata: { name: `s${i + j}` }, data: { v: value } } }),
       );
       for (const r of await Promise.all(batch)) if (r.status !== 201) throw new Error(`create: HTTP ${r.status} ${r.body.slice(0, 200)}`);
     }
@@ -118,9 +118,9 @@ export async function runSlowClientsBench(opts: { objects: number; seconds: numb
       out.push({ name, addedMiB: peak - start, open: s ? s.open() : true });
       s?.close();
     }
-    const historyMiB = (opts.objects * VALUE.length) / 1024 / 1024;
+    const historyMiB = (opts.objects * opts.valueBytes) / 1024 / 1024;
     const lines = [
-      `slow clients: one node, ${opts.objects} ConfigMaps of 4 KiB (history ${historyMiB.toFixed(0)} MiB), a client that does not read, RSS sampled for ${opts.seconds} s`,
+      `slow clients: one node, ${opts.objects} ConfigMaps of ${opts.valueBytes} bytes (history ${historyMiB.toFixed(0)} MiB), a client that does not read, RSS sampled for ${opts.seconds} s`,
       `${'phase'.padEnd(10)}${'RSS added MiB'.padStart(15)}${'of history'.padStart(12)}  stream`,
       ...out.map(
         (p) =>
@@ -136,8 +136,12 @@ export async function runSlowClientsBench(opts: { objects: number; seconds: numb
 
 if (isEntryPoint(import.meta.url)) {
   try {
-    const { values } = parseArgs({ options: { objects: { type: 'string' }, seconds: { type: 'string' } } });
-    await runSlowClientsBench({ objects: Math.round(positive(values.objects, 20_000, 'objects')), seconds: positive(values.seconds, 10, 'seconds') });
+    const { values } = parseArgs({ options: { objects: { type: 'string' }, 'value-bytes': { type: 'string' }, seconds: { type: 'string' } } });
+    await runSlowClientsBench({
+      objects: Math.round(positive(values.objects, 20_000, 'objects')),
+      valueBytes: Math.round(positive(values['value-bytes'], 4096, 'value-bytes')),
+      seconds: positive(values.seconds, 10, 'seconds'),
+    });
     process.exit(0);
   } catch (e) {
     process.stderr.write(`slow-clients bench: ${(e as Error).message}\n`);

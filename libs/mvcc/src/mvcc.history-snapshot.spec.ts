@@ -112,6 +112,43 @@ describe('snapshotOfHistory', () => {
     }
   });
 
+  it('ends a window at the end of the revision whose values reach maxBytes; a revision larger than a read step is not split', async () => {
+    const a = await open();
+    try {
+      let index = 0;
+      const big = 'v'.repeat(1000);
+      for (let i = 1; i <= 5; i++) await a.apply(++index, put('/w/a', `${i}${big}`));
+      // One revision of 2,500 events: more than one read step of the event log.
+      await a.apply(++index, {
+        compares: [],
+        success: Array.from({ length: 2500 }, (_, i) => ({ type: 'put' as const, key: `/w/t/${i}`, value: enc(`t${i}`) })),
+        failure: [],
+      });
+      for (let i = 7; i <= 9; i++) await a.apply(++index, put('/w/a', `${i}${big}`));
+      const all = (await a.eventsAfter(0, { prefix: '/w/' })).events;
+      const read: MvccEvent[] = [];
+      const windows: { after: number; through: number; revisions: number[] }[] = [];
+      for (let after = 0; after < 9;) {
+        const { events, revision, through } = await a.eventsAfter(after, { prefix: '/w/' }, { until: after + 1000, maxBytes: 2500 });
+        expect(revision).toBe(9);
+        expect(through).toBeGreaterThan(after);
+        expect(events.every((e) => e.revision > after && e.revision <= through)).toBe(true);
+        windows.push({ after, through, revisions: [...new Set(events.map((e) => e.revision))] });
+        read.push(...events);
+        after = through;
+      }
+      expect(read).toEqual(all);
+      // Some window ended early, and revision 6 came whole in one window.
+      expect(windows.length).toBeGreaterThan(1);
+      const six = windows.find((w) => w.revisions.includes(6))!;
+      expect(read.filter((e) => e.revision === 6 && six.after < e.revision && e.revision <= six.through)).toHaveLength(2500);
+      // Without maxBytes the window is the whole range.
+      expect((await a.eventsAfter(0, { prefix: '/w/' }, { until: 1000 })).through).toBe(9);
+    } finally {
+      await a.close();
+    }
+  });
+
   it('refuses a history the store could not have written', async () => {
     const kv = (key: string, mod: number, create = mod, version = 1): KeyValue => ({ key, value: enc('v'), createRevision: create, modRevision: mod, version });
     const header = { revision: 5, applied: 1, compacted: 0 };

@@ -223,6 +223,11 @@ async function countAt(
  * Events at or below `compacted` (the compacted revision; only the events of that revision
  * itself are kept, see MvccCompactor.purge) are delivered as etcd delivers them: puts without
  * their previous version, which compaction dropped, and no deletes (their tombstones are gone).
+ *
+ * With `maxBytes`, the read stops early once the events read hold that many bytes of values and
+ * previous values, at the end of the revision that reached it (a revision's events are never
+ * split): `through` is then that revision. Values are fetched a group of events at a time then,
+ * so the stop leaves at most one group fetched in vain. Without a stop `through` is undefined.
  */
 export async function readEvents(
   db: Db,
@@ -231,24 +236,31 @@ export async function readEvents(
   match: { prefix?: string; key?: string },
   compacted = 0,
   until = Number.MAX_SAFE_INTEGER,
-): Promise<MvccEvent[]> {
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<{ events: MvccEvent[]; through?: number }> {
   const events: MvccEvent[] = [];
+  let bytes = 0;
+  // The revision the read stops after, once the bytes are reached.
+  let stopAfter: number | undefined;
   const keep = match.key !== undefined ? (k: string) => k === match.key : match.prefix ? (k: string) => k.startsWith(match.prefix!) : () => true;
   const it = db.iterator({
     gte: EVENTS + hex(Math.max(afterRevision + 1, 0)),
     lt: until < Number.MAX_SAFE_INTEGER ? EVENTS + hex(until + 1) : EVENTS + '\u007f',
     snapshot: snap,
   });
+  const group = maxBytes === Number.POSITIVE_INFINITY ? EVENT_CHUNK : FETCH_GROUP;
   try {
     for (;;) {
-      const chunk = await it.nextv(1000);
+      const chunk = await it.nextv(EVENT_CHUNK);
       if (chunk.length === 0) break;
       const decoded: (MvccEvent | EventRef)[] = [];
-      // Per reference: where its value and previous value are in `wanted` (-1: none).
-      const slots: { value: number; prev: number }[] = [];
-      const wanted: string[] = [];
+      let past = false;
       for (const [k, v] of chunk) {
         const rev = parseInt(k.slice(EVENTS.length, EVENTS.length + 16), 16);
+        if (stopAfter !== undefined && rev > stopAfter) {
+          past = true;
+          break;
+        }
         let e = decodeEvent(v, rev, keep);
         if (!e) continue;
         if (rev <= compacted) {
@@ -257,40 +269,68 @@ export async function readEvents(
           else if (e.prevValue) e = { type: e.type, key: e.key, value: e.value, revision: e.revision };
         }
         decoded.push(e);
-        if ('prevRevision' in e) {
-          const value = wanted.push(historyKey(e.key, e.revision)) - 1;
-          slots.push({ value, prev: e.prevRevision > 0 ? wanted.push(historyKey(e.key, e.prevRevision)) - 1 : -1 });
-        }
       }
-      const records = wanted.length > 0 ? await db.getMany(wanted, { snapshot: snap }) : [];
-      // A version not superseded yet is the current one, in `k:` only.
-      const refs = decoded.filter((e): e is EventRef => 'prevRevision' in e);
-      const currentKeys = refs.filter((_, i) => records[slots[i]!.value] === undefined).map((e) => LATEST + e.key);
-      const currents = currentKeys.length > 0 ? await db.getMany(currentKeys, { snapshot: snap }) : [];
-      let r = 0;
-      let c = 0;
-      for (const e of decoded) {
-        if (!('prevRevision' in e)) {
+      for (let i = 0; i < decoded.length; i += group) {
+        for (const e of await withValues(db, snap, decoded.slice(i, i + group))) {
+          if (stopAfter !== undefined && e.revision > stopAfter) return { events, through: stopAfter };
           events.push(e);
-          continue;
+          if (stopAfter !== undefined) continue;
+          bytes += e.value.value.length + (e.prevValue?.value.length ?? 0);
+          if (bytes >= maxBytes) stopAfter = e.revision;
         }
-        const slot = slots[r++]!;
-        const stored = records[slot.value];
-        const value = stored !== undefined ? decodeHistoryRecord(e.key, e.revision, stored) : currentRecord(e.key, e.revision, currents[c++]);
-        if (slot.prev < 0) {
-          events.push({ type: e.type, key: e.key, value, revision: e.revision });
-          continue;
-        }
-        const prevStored = records[slot.prev];
-        const prevValue = decodeHistoryRecord(e.key, e.prevRevision, prevStored);
-        events.push({ type: e.type, key: e.key, value, prevValue, revision: e.revision });
       }
+      if (past) return { events, through: stopAfter };
     }
   } finally {
     await it.close();
   }
-  return events;
+  return { events };
 }
+
+/**
+ * The events of `decoded` with their values: a reference's value and previous value come from
+ * the history keyspace, or for a version not superseded yet from the latest one.
+ */
+async function withValues(db: Db, snap: Snapshot, decoded: readonly (MvccEvent | EventRef)[]): Promise<MvccEvent[]> {
+  // Per reference: where its value and previous value are in `wanted` (-1: none).
+  const slots: { value: number; prev: number }[] = [];
+  const wanted: string[] = [];
+  for (const e of decoded) {
+    if (!('prevRevision' in e)) continue;
+    const value = wanted.push(historyKey(e.key, e.revision)) - 1;
+    slots.push({ value, prev: e.prevRevision > 0 ? wanted.push(historyKey(e.key, e.prevRevision)) - 1 : -1 });
+  }
+  if (wanted.length === 0) return decoded as MvccEvent[];
+  const records = await db.getMany(wanted, { snapshot: snap });
+  const refs = decoded.filter((e): e is EventRef => 'prevRevision' in e);
+  const currentKeys = refs.filter((_, i) => records[slots[i]!.value] === undefined).map((e) => LATEST + e.key);
+  const currents = currentKeys.length > 0 ? await db.getMany(currentKeys, { snapshot: snap }) : [];
+  const out: MvccEvent[] = [];
+  let r = 0;
+  let c = 0;
+  for (const e of decoded) {
+    if (!('prevRevision' in e)) {
+      out.push(e);
+      continue;
+    }
+    const slot = slots[r++]!;
+    const stored = records[slot.value];
+    const value = stored !== undefined ? decodeHistoryRecord(e.key, e.revision, stored) : currentRecord(e.key, e.revision, currents[c++]);
+    if (slot.prev < 0) {
+      out.push({ type: e.type, key: e.key, value, revision: e.revision });
+      continue;
+    }
+    const prevValue = decodeHistoryRecord(e.key, e.prevRevision, records[slot.prev]);
+    out.push({ type: e.type, key: e.key, value, prevValue, revision: e.revision });
+  }
+  return out;
+}
+
+/** Event records read per step of readEvents. */
+const EVENT_CHUNK = 1000;
+
+/** Events whose values are fetched together when readEvents is bounded by bytes. */
+const FETCH_GROUP = 64;
 
 /** The newest superseded version of `key` at or before `at` in history (undefined: none, or a tombstone). */
 export async function historyVersionAt(db: Db, snap: Snapshot, key: string, at: number): Promise<KeyValue | undefined> {

@@ -501,13 +501,16 @@ export class MvccStore {
    * deletes, which is what etcd's watch from C delivers (compaction keeps, of each key, its
    * newest version at or below C unless that is a tombstone).
    *
-   * With `until`, only events with revision <= `until`: a long history is read in windows.
+   * With `until`, only events with revision <= `until`: a long history is read in windows. With
+   * `maxBytes`, a window also ends, between two revisions, once its events hold that many bytes
+   * of values (readEvents). `through` is the revision the events were read through: min(until,
+   * revision), or less where `maxBytes` ended the read.
    */
   async eventsAfter(
     afterRevision: number,
     match: { prefix?: string; key?: string } = {},
-    opts: { fromCompacted?: boolean; until?: number } = {},
-  ): Promise<{ events: MvccEvent[]; revision: number }> {
+    opts: { fromCompacted?: boolean; until?: number; maxBytes?: number } = {},
+  ): Promise<{ events: MvccEvent[]; revision: number; through: number }> {
     if (this.importGate) await this.importGate;
     const { snap, revision } = await this.snapshot();
     try {
@@ -515,10 +518,9 @@ export class MvccStore {
       if (afterRevision < lowest) {
         throw new MvccError('Compacted', `revision ${afterRevision} has been compacted (compacted ${this.compacted})`, this.compacted);
       }
-      const events: MvccEvent[] = [];
-      if (afterRevision >= revision) return { events, revision };
-      events.push(...(await readEvents(this.db, snap, afterRevision, match, this.compacted, opts.until)));
-      return { events, revision };
+      if (afterRevision >= revision) return { events: [], revision, through: revision };
+      const { events, through } = await readEvents(this.db, snap, afterRevision, match, this.compacted, opts.until, opts.maxBytes);
+      return { events, revision, through: through ?? Math.min(opts.until ?? revision, revision) };
     } finally {
       await snap.close();
     }

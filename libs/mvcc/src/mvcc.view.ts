@@ -54,7 +54,7 @@ export class MvccView {
     this.check(Math.max(afterRevision, this.header.compacted));
     if (afterRevision < this.header.compacted)
       throw new MvccError('Compacted', `revision ${afterRevision} has been compacted (compacted ${this.header.compacted})`, this.header.compacted);
-    return readEvents(this.db, this.snap, afterRevision, {}, this.header.compacted, Math.min(until, this.header.revision));
+    return (await readEvents(this.db, this.snap, afterRevision, {}, this.header.compacted, Math.min(until, this.header.revision))).events;
   }
 
   /** Releases the LevelDB snapshot (reads fail afterwards). */

@@ -22,7 +22,15 @@ describe('MvccStorage', () => {
   let storage: MvccStorage;
   let store: MvccStore;
 
-  const open = async (opts: { revisionWaitMs?: number; compactionIntervalMs?: number; replayWindowRevisions?: number; replayHeldEvents?: number } = {}) => {
+  const open = async (
+    opts: {
+      revisionWaitMs?: number;
+      compactionIntervalMs?: number;
+      replayWindowRevisions?: number;
+      replayWindowBytes?: number;
+      replayHeldEvents?: number;
+    } = {},
+  ) => {
     const s = await openLocalStorage({ dataDir: dir, revisionWaitMs: 200, compactionIntervalMs: 0, ...opts });
     storage = s.storage;
     store = s.store;
@@ -410,6 +418,27 @@ describe('MvccStorage', () => {
       expect(errors).toEqual([]);
       handle.stop();
       store.eventsAfter = original;
+    });
+
+    it('a replay window also ends once its values reach replayWindowBytes', async () => {
+      await storage.close();
+      await open({ replayWindowRevisions: 1000, replayWindowBytes: 3000 });
+      const big = 'x'.repeat(1000);
+      for (let i = 0; i < 6; i++) await storage.create(key(`b${i}`), cm(`b${i}`, { big }));
+      let release: (() => void) | undefined;
+      const events: StorageEvent[] = [];
+      const handle = storage.watch(
+        { key: PREFIX, recursive: true, afterRevision: 0 },
+        { event: (e) => events.push(e), error: () => undefined, ready: () => new Promise<void>((r) => (release = r)) },
+      );
+      // Three values of over 1,000 bytes reach the bound: the window ends after the third.
+      await until(() => release !== undefined);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(events.map((e) => e.revision)).toEqual([1, 2, 3]);
+      release!();
+      await until(() => events.length === 6);
+      expect(events.map((e) => e.revision)).toEqual([1, 2, 3, 4, 5, 6]);
+      handle.stop();
     });
 
     it('a watch from a future revision delivers only later events', async () => {

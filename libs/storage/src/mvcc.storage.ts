@@ -46,6 +46,11 @@ export interface MvccStorageOptions {
    */
   replayWindowRevisions?: number;
   /**
+   * Bytes of values that end a replay window early, between two revisions (default 4 MiB): a
+   * window of large objects holds about this much, not a thousand of them.
+   */
+  replayWindowBytes?: number;
+  /**
    * Live events a watch holds while its replay waits for the sink (default 10000). Past that it
    * drops them and reads them from the history with the rest of its replay, so a watcher that
    * does not read holds a bounded number of events, however fast the writes come.
@@ -58,6 +63,7 @@ export class MvccStorage implements Storage {
   private readonly revisionWaitMs: number;
   private readonly maxRetries: number;
   private readonly replayWindow: number;
+  private readonly replayWindowBytes: number;
   private readonly heldEvents: number;
   private readonly watches = new Set<() => void>();
   private compactionTimer: NodeJS.Timeout | undefined;
@@ -72,6 +78,7 @@ export class MvccStorage implements Storage {
     this.revisionWaitMs = opts.revisionWaitMs ?? 3000;
     this.maxRetries = opts.maxConflictRetries ?? 100;
     this.replayWindow = Math.max(1, opts.replayWindowRevisions ?? 1000);
+    this.replayWindowBytes = Math.max(1, opts.replayWindowBytes ?? 4 << 20);
     this.heldEvents = Math.max(1, opts.replayHeldEvents ?? 10_000);
     this.compactionMark = store.currentRevision();
     const interval = opts.compactionIntervalMs ?? 300_000;
@@ -451,8 +458,9 @@ export class MvccStorage implements Storage {
         buffer.push(e);
       } else if (e.revision > threshold) deliver(e, true);
     });
-    // Replays history after `from`, a window of revisions at a time (replayWindowRevisions),
-    // reading each next window once the sink is ready for more, then switches to live events
+    // Replays history after `from`, a window of revisions at a time (replayWindowRevisions, and
+    // fewer when their values pass replayWindowBytes), reading each next window once the sink is
+    // ready for more, then switches to live events
     // (held meanwhile). If held events were dropped while a window was read, the replay goes on
     // from the history past it. A newer catch-up supersedes one still in flight.
     let generation = 0;
@@ -464,14 +472,14 @@ export class MvccStorage implements Storage {
       const window = (after: number): void => {
         const until = after + this.replayWindow;
         const dropsBefore = drops;
-        this.store.eventsAfter(after, match, { until }).then(
-          ({ events, revision }) => {
+        this.store.eventsAfter(after, match, { until, maxBytes: this.replayWindowBytes }).then(
+          ({ events, revision, through }) => {
             if (gen !== generation || stopped) return;
             for (const e of events) deliver(e, false);
             if (stopped) return;
-            if (until < revision || drops !== dropsBefore) {
+            if (through < revision || drops !== dropsBefore) {
               // Events past this read's snapshot that were dropped lie in the history now.
-              const next = Math.min(until, revision);
+              const next = through;
               const waiting = sink.ready?.();
               if (waiting === undefined) {
                 window(next);

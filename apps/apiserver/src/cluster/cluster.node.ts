@@ -128,6 +128,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     compactionIntervalMs: cfg.compactionIntervalSeconds * 1000,
     readTimeoutMs: envInt('KAPI_READ_INDEX_TIMEOUT_MS'),
     replayWindowRevisions: envInt('KAPI_WATCH_WINDOW_REVISIONS'),
+    replayWindowBytes: envInt('KAPI_WATCH_WINDOW_BYTES'),
     replayHeldEvents: envInt('KAPI_WATCH_HELD_EVENTS'),
   });
   const membership = new ClusterMembership({

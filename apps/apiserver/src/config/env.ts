@@ -70,6 +70,15 @@ export const KAPI_ENV: readonly EnvVar[] = [
     use: 'tuning',
   },
   {
+    name: 'KAPI_ETCD_WATCH_WINDOW_BYTES',
+    meaning: "bytes of values that end an etcd API watcher's window of history early, between two revisions",
+    unit: 'bytes',
+    min: 1,
+    max: 1_073_741_824,
+    productionDefault: '4194304',
+    use: 'tuning',
+  },
+  {
     name: 'KAPI_ETCD_WATCH_HELD_EVENTS',
     meaning: 'new events an etcd API watcher holds while it catches up; past them it drops them and reads them from the history too',
     unit: 'events',
@@ -185,6 +194,15 @@ export const KAPI_ENV: readonly EnvVar[] = [
     min: 1,
     max: 1_000_000,
     productionDefault: '1000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_WATCH_WINDOW_BYTES',
+    meaning: "bytes of values that end a watch's window of history early, between two revisions: a window of large objects stays small",
+    unit: 'bytes',
+    min: 1,
+    max: 1_073_741_824,
+    productionDefault: '4194304',
     use: 'tuning',
   },
   {

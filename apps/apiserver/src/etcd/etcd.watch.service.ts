@@ -28,6 +28,9 @@ const STAGED_WAIT_MS = 5000;
 /** Most revisions in one response of a watcher's catch-up (etcd's watchBatchMaxRevs). */
 const CATCH_UP_REVISIONS = 1000;
 
+/** Bytes of values that end a catch-up window early, between two revisions. */
+const CATCH_UP_BYTES = 4 << 20;
+
 /** Responses larger than this are split when the watcher asked for fragments (etcd's request limit). */
 const FRAGMENT_BYTES = 1536 * 1024;
 
@@ -300,10 +303,11 @@ class WatchStream {
           w.pending = [];
         }
         const until = w.cursor + windowRevisions();
-        const { events, revision } = await store.eventsAfter(w.cursor, match, { fromCompacted, until });
+        const maxBytes = envInt('KAPI_ETCD_WATCH_WINDOW_BYTES') ?? CATCH_UP_BYTES;
+        const { events, revision, through } = await store.eventsAfter(w.cursor, match, { fromCompacted, until, maxBytes });
         fromCompacted = false;
         if (gone()) return;
-        const end = Math.min(until, revision);
+        const end = through;
         w.catchUpTo = revision;
         this.enqueue(
           w,
