@@ -141,7 +141,7 @@ describe('ResourceHandler', () => {
     expect(dry.json<{ message: string }>().message).toBe('CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "Some": supported values: "All"');
   });
 
-  it("reads a watch's initial state a page at a time, later pages at the first one's revision", async () => {
+  it("reads a watch's initial state a page at a time, later pages at the first one's revision, sized to the objects", async () => {
     const names = Array.from({ length: 1100 }, (_, i) => `p${String(i).padStart(4, '0')}`);
     for (let i = 0; i < names.length; i += 100) {
       const created = await Promise.all(
@@ -170,11 +170,12 @@ describe('ResourceHandler', () => {
         );
         expect(end).toBe(query === '' ? -1 : names.length);
         const calls = reads.mock.calls.map(([, o]) => ({ limit: o.limit, consistency: o.consistency }));
-        expect(calls).toHaveLength(3);
-        expect(calls.every((c) => c.limit === 500)).toBe(true);
+        // A first page of 50, then pages of 500 (small objects).
+        expect(calls.map((c) => c.limit)).toEqual([50, 500, 500, 500]);
         expect(calls[0]!.consistency.mode).toBe('MostRecent');
         const revision = (calls[1]!.consistency as { revision: number }).revision;
         expect(calls.slice(1).map((c) => c.consistency)).toEqual([
+          { mode: 'Exact', revision },
           { mode: 'Exact', revision },
           { mode: 'Exact', revision },
         ]);
@@ -192,12 +193,42 @@ describe('ResourceHandler', () => {
         .split('\n')
         .filter((l) => l.trim() !== '')
         .map((l) => JSON.parse(l) as { type: string; object: KubeObject & { code?: number; reason?: string; message?: string } });
-      expect(events.slice(0, -1).map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(names.slice(0, 500).map((n) => `ADDED ${n}`));
+      expect(events.slice(0, -1).map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(names.slice(0, 50).map((n) => `ADDED ${n}`));
       // The watch's position: the first page's revision (nothing was written since).
       const rv = storage.currentRevision();
       expect(events.at(-1)!.type).toBe('ERROR');
       expect(events.at(-1)!.object).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
       expect(events.at(-1)!.object.message).toMatch(new RegExp(`^too old resource version: ${rv} \\(\\d+\\)$`));
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it("sizes later pages of a watch's initial state to about half the slow-watcher bound: large objects come a few at a time", async () => {
+    const big = 'x'.repeat(200_000);
+    const names = Array.from({ length: 80 }, (_, i) => `b${String(i).padStart(2, '0')}`);
+    for (const n of names) {
+      const r = await json('POST', '/apis/example.com/v1/namespaces/large/widgets', {
+        apiVersion: 'example.com/v1',
+        kind: 'Widget',
+        metadata: { name: n, annotations: { big } },
+      });
+      expect(r.statusCode).toBe(201);
+    }
+    const reads = jest.spyOn(storage, 'list');
+    try {
+      const res = await fetch(`${base}/apis/example.com/v1/namespaces/large/widgets?watch=1&timeoutSeconds=1`);
+      const added = (await res.text())
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as { type: string; object: KubeObject })
+        .filter((e) => e.type === 'ADDED');
+      expect(added.map((e) => e.object.metadata.name)).toEqual(names);
+      // 4 MiB (half the 8 MiB bound) of objects of about 200 KB: about 20 a page after the first.
+      const limits = reads.mock.calls.map(([, o]) => o.limit);
+      expect(limits[0]).toBe(50);
+      expect(limits.slice(1).every((l) => l !== undefined && l >= 18 && l <= 21)).toBe(true);
+      expect(limits.length).toBe(3);
     } finally {
       reads.mockRestore();
     }

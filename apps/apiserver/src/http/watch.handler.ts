@@ -57,7 +57,9 @@ const DEFAULT_MAX_BUFFER = 8 * 1024 * 1024;
 const DEFAULT_SLOW_GRACE_MS = 5000;
 /** setTimeout's largest delay; longer watch timeouts are clamped to it (about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-/** Objects per read of a watch's initial state. */
+/** Objects in the first read of a watch's initial state. */
+const FIRST_PAGE = 50;
+/** Most objects in a later read; fewer when the objects are large (see serveWatch). */
 const INITIAL_PAGE = 500;
 
 /**
@@ -132,10 +134,13 @@ export async function serveWatch(
   const rv = params.resourceVersion;
 
   // Where the stream starts (`after`), which state goes first as ADDED events, and whether a
-  // BOOKMARK marks the end of that state. The state is read a page at a time (INITIAL_PAGE
-  // objects, later pages at the first page's revision) and each page is sent before the next is
-  // read, so a watch over a large collection never holds all of it; only the first page is read
-  // here, before the response starts, so that its errors are still plain HTTP errors.
+  // BOOKMARK marks the end of that state. The state is read a page at a time, later pages at the
+  // first page's revision, and each page is sent before the next is read, so a watch over a
+  // large collection never holds all of it. The first page holds FIRST_PAGE objects; each later
+  // one as many as would encode to about half the slow-watcher bound at the size of the
+  // objects sent so far, at most INITIAL_PAGE, so a collection of large objects is read a few at
+  // a time. Only the first page is read here, before the response starts, so that its errors
+  // are still plain HTTP errors.
   // unset: Most Recent; "0": Any; N: not older than N.
   const consistency: ReadConsistency = rv === undefined ? { mode: 'MostRecent' } : rv === 0 ? { mode: 'Any' } : { mode: 'NotOlderThan', revision: rv };
   // A watch of one object by its URL reads its initial state as a list by metadata.name does:
@@ -144,8 +149,8 @@ export async function serveWatch(
     name === undefined
       ? selectors
       : { ...selectors, fieldSelector: [params.fieldSelector, `metadata.name=${escapeFieldValue(name)}`].filter(Boolean).join(',') };
-  const listPage = (c: ReadConsistency, continueAfter?: string): Promise<ListResponse> =>
-    store.list(ns, { ...readSelectors, consistency: c, limit: INITIAL_PAGE, ...(continueAfter !== undefined ? { continueAfter } : {}) });
+  const listPage = (c: ReadConsistency, continueAfter?: string, limit = FIRST_PAGE): Promise<ListResponse> =>
+    store.list(ns, { ...readSelectors, consistency: c, limit, ...(continueAfter !== undefined ? { continueAfter } : {}) });
   const start = async (): Promise<{ first: ListResponse | undefined; after: number; initialEnd: boolean }> => {
     if (params.sendInitialEvents === true) {
       // Streaming list: unset = consistent read, "0" = any, N = not older than N.
@@ -302,17 +307,23 @@ export async function serveWatch(
   // watch does; when its revision was compacted while a slow client read the pages before, the
   // watch's own position is gone: the 410 a watch from a compacted revision gets.
   let page = first;
+  let sentBytes = 0;
+  let sentObjects = 0;
   while (page) {
     for (const o of page.items) {
       if (closed) return;
       if (name !== undefined && o.metadata.name !== name) continue;
-      if (!raw.write(line('ADDED', o)) && bufferedBytes(raw) > maxBuffer / 2) await below(maxBuffer / 2);
+      const frame = line('ADDED', o);
+      sentBytes += frame.length;
+      sentObjects++;
+      if (!raw.write(frame) && bufferedBytes(raw) > maxBuffer / 2) await below(maxBuffer / 2);
     }
     if (closed) return;
     if (page.continue === undefined) break;
     const next = decodeContinue(page.continue).start;
+    const limit = sentObjects === 0 ? INITIAL_PAGE : Math.max(1, Math.min(INITIAL_PAGE, Math.floor(maxBuffer / 2 / (sentBytes / sentObjects))));
     try {
-      page = await listPage({ mode: 'Exact', revision: after }, next);
+      page = await listPage({ mode: 'Exact', revision: after }, next, limit);
     } catch (e) {
       if (closed) return;
       const err = !(e instanceof StatusError)
