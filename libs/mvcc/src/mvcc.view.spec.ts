@@ -55,4 +55,26 @@ describe('MvccStore.view', () => {
     }
     await expect(view.get('/v/a')).rejects.toThrow(/closed/);
   });
+
+  it('reads history in windows that end once their values reach maxBytes', async () => {
+    for (let i = 1; i <= 7; i++) await apply(put(`/v/${i % 3}`, `${i}`.repeat(100)));
+    const view = await store.view();
+    try {
+      const windows: string[] = [];
+      const read: number[] = [];
+      for (let after = 0; after < 7;) {
+        const { events, through } = await view.eventsWindow(after, after + 1000, 250);
+        windows.push(`${after}-${through}`);
+        read.push(...events.map((e) => e.revision));
+        after = through;
+      }
+      // Revisions 1-3 have no previous value (100 bytes each), later ones one (200 bytes).
+      expect(windows).toEqual(['0-3', '3-5', '5-7']);
+      expect(read).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(await view.eventsWindow(0)).toMatchObject({ through: 7 });
+      expect(await view.eventsWindow(7)).toEqual({ events: [], through: 7 });
+    } finally {
+      await view.close();
+    }
+  });
 });

@@ -51,10 +51,20 @@ export class MvccView {
    * revision): as MvccStore.eventsAfter, for all keys.
    */
   async eventsAfter(afterRevision: number, until = this.header.revision): Promise<MvccEvent[]> {
+    return (await this.eventsWindow(afterRevision, until)).events;
+  }
+
+  /**
+   * As eventsAfter, ending early, at the end of a revision, once the events hold `maxBytes` of
+   * values (readEvents); `through` is the revision they were read through.
+   */
+  async eventsWindow(afterRevision: number, until = this.header.revision, maxBytes?: number): Promise<{ events: MvccEvent[]; through: number }> {
     this.check(Math.max(afterRevision, this.header.compacted));
     if (afterRevision < this.header.compacted)
       throw new MvccError('Compacted', `revision ${afterRevision} has been compacted (compacted ${this.header.compacted})`, this.header.compacted);
-    return (await readEvents(this.db, this.snap, afterRevision, {}, this.header.compacted, Math.min(until, this.header.revision))).events;
+    const end = Math.min(until, this.header.revision);
+    const { events, through } = await readEvents(this.db, this.snap, afterRevision, {}, this.header.compacted, end, maxBytes);
+    return { events, through: through ?? Math.max(end, afterRevision) };
   }
 
   /** Releases the LevelDB snapshot (reads fail afterwards). */

@@ -45,6 +45,8 @@ import { inspectSnapshotFile, refuseExisting, type SnapshotFileSummary } from '.
 const EXPORT_PAGE = 1000;
 /** Revisions of history read at a time. */
 const HISTORY_WINDOW = 1000;
+/** Bytes of values that end a window of history early (at the end of a revision). */
+const HISTORY_WINDOW_BYTES = 4 << 20;
 
 /** The key whose tombstone carries the store's revision when its last revisions are not carried. */
 export const REVISION_MARK_KEY = `${ETCD_RESERVED_PREFIX}revision`;
@@ -188,8 +190,9 @@ async function writeView(view: MvccView, out: string): Promise<Omit<EtcdExportRe
       yield [etcdRevisionKey(kv.modRevision, sub), putRecord(k.bytes, kv, attached.get(k.key) ?? '0')];
     }
     let newest = compacted;
-    for (let after = compacted; after < revision; after += HISTORY_WINDOW) {
-      const events = await view.eventsAfter(after, after + HISTORY_WINDOW);
+    for (let after = compacted; after < revision;) {
+      const { events, through } = await view.eventsWindow(after, after + HISTORY_WINDOW, HISTORY_WINDOW_BYTES);
+      after = through;
       for (let i = 0; i < events.length;) {
         let end = i;
         while (end < events.length && events[end]!.revision === events[i]!.revision) end++;
