@@ -460,9 +460,9 @@ export class MvccStorage implements Storage {
     });
     // Replays history after `from`, a window of revisions at a time (replayWindowRevisions, and
     // fewer when their values pass replayWindowBytes), reading each next window once the sink is
-    // ready for more, then switches to live events
-    // (held meanwhile). If held events were dropped while a window was read, the replay goes on
-    // from the history past it. A newer catch-up supersedes one still in flight.
+    // ready for more, then switches to live events (held meanwhile). If held events were dropped
+    // while a window was read, the replay goes on from the history past it. A newer catch-up
+    // supersedes one still in flight.
     let generation = 0;
     const match = opts.recursive ? { prefix: opts.key } : { key: opts.key };
     const catchUp = (from: number): void => {
