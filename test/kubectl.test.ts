@@ -165,6 +165,45 @@ stringData:
     }
   });
 
+  it('watches one object: get NAME -w shows that object alone, and wait --for sees its change', async () => {
+    await k(['create', 'cm', 'one', '-n', 'team-a', '--from-literal=a=1']);
+    await k(['create', 'cm', 'one-more', '-n', 'team-a', '--from-literal=a=1']);
+    const spawnK = (args: string[]) => {
+      const child = spawn('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, '--cache-dir', server.kubectlCacheDir, ...args], {
+        env: { ...process.env, HOME: server.homeDir },
+      });
+      const state = { out: '', code: undefined as number | null | undefined };
+      child.stdout.on('data', (d) => (state.out += d));
+      child.stderr.on('data', (d) => (state.out += d));
+      child.on('exit', (code) => (state.code = code));
+      return { child, state };
+    };
+    const until = async (what: string, ok: () => boolean, ms = 20_000) => {
+      const end = Date.now() + ms;
+      while (!ok()) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const watch = spawnK(['get', 'cm', 'one', '-n', 'team-a', '-w']);
+    const wait = spawnK(['wait', '--for=jsonpath={.data.ready}=yes', 'cm/one', '-n', 'team-a', '--timeout=30s']);
+    try {
+      await until(`one in: ${watch.state.out}`, () => /^one\s+1\s+/m.test(watch.state.out));
+      // Let wait read the object once without the data it waits for.
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(wait.state.code).toBeUndefined();
+      await k(['patch', 'cm', 'one-more', '-n', 'team-a', '--type', 'merge', '-p', '{"data":{"b":"2","c":"3"}}']);
+      await k(['patch', 'cm', 'one', '-n', 'team-a', '--type', 'merge', '-p', '{"data":{"ready":"yes"}}']);
+      await until(`the change in: ${watch.state.out}`, () => /^one\s+2\s+/m.test(watch.state.out));
+      await until(`wait to end: ${wait.state.out}`, () => wait.state.code !== undefined);
+      expect({ code: wait.state.code, out: wait.state.out.trim() }).toEqual({ code: 0, out: 'configmap/one condition met' });
+      expect(watch.state.out).not.toMatch(/^one-more/m);
+    } finally {
+      watch.child.kill('SIGTERM');
+      wait.child.kill('SIGTERM');
+    }
+  });
+
   it('deletes', async () => {
     const r = await k(['delete', 'cm', 'c2', '-n', 'team-a']);
     expect(r.stdout).toContain('configmap "c2" deleted');
