@@ -113,7 +113,14 @@ describe('etcd streaming calls: slow clients', () => {
     [port] = (await getFreePorts(1)) as [number];
     node = await startServer({
       args: ['--storage-backend', 'builtin', '--listen-client-urls', `http://127.0.0.1:${port}`],
-      env: { KAPI_ETCD_WATCH_BUFFER_BYTES: '65536', KAPI_ETCD_WATCH_WINDOW_REVISIONS: '7', KAPI_ETCD_WATCH_HELD_EVENTS: '20' },
+      // Catch-up windows end at 7 revisions or 20,000 bytes of values (five values of 4 KiB,
+      // fewer with their previous values), whichever comes first.
+      env: {
+        KAPI_ETCD_WATCH_BUFFER_BYTES: '65536',
+        KAPI_ETCD_WATCH_WINDOW_REVISIONS: '7',
+        KAPI_ETCD_WATCH_WINDOW_BYTES: '20000',
+        KAPI_ETCD_WATCH_HELD_EVENTS: '20',
+      },
       readyTimeoutMs: 40_000,
     });
     kv = new pkg.KV!(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as KvClient;

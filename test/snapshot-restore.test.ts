@@ -227,6 +227,9 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     await etcdctl(endpoint, ['put', '/x/a', '2']);
     // Two keys written by one revision.
     await etcdctl(endpoint, ['txn', '-i'], '\nput /x/t2 b\nput /x/t1 a\n\n\n');
+    // Values of 1 MiB, each with the previous one: the history holds more than the 4 MiB that
+    // end a window of the export, so the file is written from several windows.
+    for (const fill of ['A', 'B', 'C', 'D']) await etcdctl(endpoint, ['put', '/x/big'], fill.repeat(1 << 20));
     const leaseId = /lease ([0-9a-f]+) granted/.exec(await etcdctl(endpoint, ['lease', 'grant', '600']))![1]!;
     await etcdctl(endpoint, ['put', '/x/leased', 'l', '--lease', leaseId]);
     await etcdctl(endpoint, ['put', '/x/gone', 'g']);

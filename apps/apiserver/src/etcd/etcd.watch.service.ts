@@ -48,6 +48,11 @@ function windowRevisions(): number {
   return envInt('KAPI_ETCD_WATCH_WINDOW_REVISIONS') ?? CATCH_UP_REVISIONS;
 }
 
+/** Bytes of values that end a catch-up window early (KAPI_ETCD_WATCH_WINDOW_BYTES). */
+function windowBytes(): number {
+  return envInt('KAPI_ETCD_WATCH_WINDOW_BYTES') ?? CATCH_UP_BYTES;
+}
+
 /** New events a catching-up watcher holds; past them it reads those from the history too. */
 function heldEvents(): number {
   return envInt('KAPI_ETCD_WATCH_HELD_EVENTS') ?? 10_000;
@@ -303,8 +308,7 @@ class WatchStream {
           w.pending = [];
         }
         const until = w.cursor + windowRevisions();
-        const maxBytes = envInt('KAPI_ETCD_WATCH_WINDOW_BYTES') ?? CATCH_UP_BYTES;
-        const { events, revision, through } = await store.eventsAfter(w.cursor, match, { fromCompacted, until, maxBytes });
+        const { events, revision, through } = await store.eventsAfter(w.cursor, match, { fromCompacted, until, maxBytes: windowBytes() });
         fromCompacted = false;
         if (gone()) return;
         const end = through;
