@@ -635,6 +635,21 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
       { path: '/v3/kv/range', body: `{"key":"${b64(p)}","limit":"abc"}`, messageDiffers: true },
       { path: '/v3/kv/range', body: '{}', method: 'GET' },
       { path: '/v3/maintenance/alarm', body: '{"action":"GET"}' },
+      // Auth as on an etcd whose authentication is disabled and which has no users or roles
+      // (the calls that would create some are refused here, and AuthStatus is etcd 3.5's).
+      { path: '/v3/auth/authenticate', body: '{"name":"root","password":"secret"}' },
+      { path: '/v3/auth/disable', body: '{}' },
+      { path: '/v3/auth/user/list', body: '{}' },
+      { path: '/v3/auth/role/list', body: '{}' },
+      { path: '/v3/auth/user/get', body: '{"name":"root"}' },
+      { path: '/v3/auth/user/delete', body: '{"name":"root"}' },
+      { path: '/v3/auth/user/changepw', body: '{"name":"root","password":"x"}' },
+      { path: '/v3/auth/user/grant', body: '{"user":"root","role":"root"}' },
+      { path: '/v3/auth/user/revoke', body: '{"name":"root","role":"root"}' },
+      { path: '/v3/auth/role/get', body: '{"role":"r"}' },
+      { path: '/v3/auth/role/delete', body: '{"role":"r"}' },
+      { path: '/v3/auth/role/grant', body: `{"name":"r","perm":{"permType":"READ","key":"${b64(p)}"}}` },
+      { path: '/v3/auth/role/revoke', body: `{"role":"r","key":"${b64(p)}"}` },
       { path: '/v3/no/such/call', body: '{}' },
     ];
     const normalise = (side: 'etcd' | 'ours', text: string, messageDiffers: boolean): unknown => {

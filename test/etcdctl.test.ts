@@ -589,6 +589,40 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     await expect(httpGet('n1', '/health', true)).rejects.toThrow();
   }, 180_000);
 
+  it('auth: a client given a user name and password works, as on an etcd whose authentication is disabled; users and roles are none, and creating them is refused', async () => {
+    if (!have) return;
+    // etcdctl asks for a token first; "authentication is not enabled" lets it go on without one.
+    await ok(['--user', 'root:secret', 'put', '/etcdctl/auth', 'v']);
+    expect(await ok(['--user', 'root', '--password', 'secret', 'get', '/etcdctl/auth', '--print-value-only'])).toBe('v\n');
+    expect(await ok(['auth', 'disable'])).toContain('Authentication Disabled');
+    expect(await ok(['user', 'list'])).toBe('');
+    expect(await ok(['role', 'list'])).toBe('');
+    for (const [args, message] of [
+      [['user', 'get', 'root'], 'etcdserver: user name not found'],
+      [['user', 'delete', 'root'], 'etcdserver: user name not found'],
+      [['user', 'grant-role', 'root', 'root'], 'etcdserver: user name not found'],
+      [['role', 'get', 'root'], 'etcdserver: role name not found'],
+      [['role', 'grant-permission', 'r', 'readwrite', '/a'], 'etcdserver: role name not found'],
+      [['user', 'add', 'u:p'], 'etcd users and roles are not kept by this server'],
+      [['role', 'add', 'r'], 'etcd users and roles are not kept by this server'],
+      [['auth', 'enable'], 'identifies clients by TLS client certificates (--client-cert-auth)'],
+    ] as const) {
+      const r = await ctl([...args]);
+      expect([args.join(' '), r.code === 0, r.stderr.includes(message)]).toEqual([args.join(' '), false, true]);
+    }
+    // The same through the JSON gateway.
+    const st = await httpGet('n1', '/v3/auth/status', false, '{}');
+    expect(st.status).toBe(200);
+    expect(JSON.parse(st.body)).toMatchObject({ authRevision: '1' });
+    expect(JSON.parse(st.body)).not.toHaveProperty('enabled');
+    const authn = await httpGet('n1', '/v3/auth/authenticate', false, JSON.stringify({ name: 'root', password: 'secret' }));
+    expect(JSON.parse(authn.body)).toEqual({
+      error: 'etcdserver: authentication is not enabled',
+      message: 'etcdserver: authentication is not enabled',
+      code: 9,
+    });
+  }, 120_000);
+
   it('move-leader: leadership moves to the member named; only the leader takes it, and only for a voting member', async () => {
     if (!have) return;
     const before = await leaderOf();

@@ -1,6 +1,6 @@
 /**
  * etcd's JSON gateway (docs/etcd-api.md "JSON gateway"): `POST /v3/kv/range` and the other
- * unary calls of KV, Lease, Cluster, Maintenance, Lock and Election with a JSON body, answered in
+ * unary calls of KV, Lease, Cluster, Maintenance, Auth, Lock and Election with a JSON body, answered in
  * JSON, and the watch, keep-alive and election-observe streams as JSON lines, as an etcd 3.4 member serves them on its client
  * URL for curl and other HTTP clients. Each request is converted to the call's protobuf message
  * and handed to the same handler as a gRPC call; each answer is encoded as for gRPC and
@@ -58,6 +58,23 @@ const UNARY_ROUTES: Readonly<Record<string, readonly [service: string, method: s
   '/v3/maintenance/hash': ['Maintenance', 'Hash'],
   '/v3/maintenance/hashkv': ['Maintenance', 'HashKV'],
   '/v3/maintenance/transfer-leadership': ['Maintenance', 'MoveLeader'],
+  '/v3/auth/enable': ['Auth', 'AuthEnable'],
+  '/v3/auth/disable': ['Auth', 'AuthDisable'],
+  '/v3/auth/status': ['Auth', 'AuthStatus'],
+  '/v3/auth/authenticate': ['Auth', 'Authenticate'],
+  '/v3/auth/user/add': ['Auth', 'UserAdd'],
+  '/v3/auth/user/get': ['Auth', 'UserGet'],
+  '/v3/auth/user/list': ['Auth', 'UserList'],
+  '/v3/auth/user/delete': ['Auth', 'UserDelete'],
+  '/v3/auth/user/changepw': ['Auth', 'UserChangePassword'],
+  '/v3/auth/user/grant': ['Auth', 'UserGrantRole'],
+  '/v3/auth/user/revoke': ['Auth', 'UserRevokeRole'],
+  '/v3/auth/role/add': ['Auth', 'RoleAdd'],
+  '/v3/auth/role/get': ['Auth', 'RoleGet'],
+  '/v3/auth/role/list': ['Auth', 'RoleList'],
+  '/v3/auth/role/delete': ['Auth', 'RoleDelete'],
+  '/v3/auth/role/grant': ['Auth', 'RoleGrantPermission'],
+  '/v3/auth/role/revoke': ['Auth', 'RoleRevokePermission'],
   '/v3/lock/lock': ['v3lockpb.Lock', 'Lock'],
   '/v3/lock/unlock': ['v3lockpb.Lock', 'Unlock'],
   '/v3/election/campaign': ['v3electionpb.Election', 'Campaign'],

@@ -1,6 +1,6 @@
 /**
  * The etcd v3 gRPC endpoint of a node (docs/etcd-api.md): etcd's wire definitions
- * (proto/etcd/rpc.proto, kv.proto) served on --listen-client-urls with TLS from the node's PKI
+ * (proto/etcd/rpc.proto, kv.proto, auth.proto) served on --listen-client-urls with TLS from the node's PKI
  * or etcd's --cert-file/--key-file/--trusted-ca-file, and client certificates required with
  * --client-cert-auth (etcd's flags and defaults). The gRPC server is our own, on node:http2
  * (GrpcH2Server of libs/grpc). HTTP/1.x clients on the same port get /health, /version and
@@ -22,6 +22,7 @@ import type { ServerConfig } from '../config/flags.js';
 import type { ClusterNode } from '../cluster/cluster.node.js';
 import { EtcdContext } from './etcd.context.js';
 import { GrpcH2Server, type GrpcListenOptions, type ServiceHandlers } from '@app/grpc';
+import { authService } from './etcd.auth.service.js';
 import { electionService, lockService } from './etcd.concurrency.service.js';
 import { healthService } from './etcd.health.service.js';
 import { EtcdLoopback } from './etcd.loopback.js';
@@ -170,6 +171,7 @@ export class EtcdServer {
       'etcdserverpb.Lease': leaseService(ctx),
       'etcdserverpb.Cluster': clusterService(ctx),
       'etcdserverpb.Maintenance': maintenanceService(ctx, this.dataDir),
+      'etcdserverpb.Auth': authService(ctx),
     };
     // Lock and Election are recipes over the services above, called in-process as etcd calls its own.
     const loopback = new EtcdLoopback(def, services);
