@@ -519,6 +519,44 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
     expect(await differs(ops)).toBeUndefined();
   }, 60_000);
 
+  it('refuses writes larger than etcd takes as etcd does, at about the same size, and grants leases no shorter than etcd', async () => {
+    if (!haveEtcd) return;
+    const p = `/large/${process.pid}/`;
+    const both = async (service: keyof Side, method: string, req: Msg): Promise<string[]> => {
+      const answers = await Promise.all([call(theirs[service], method, req), call(ours[service], method, req)]);
+      return answers.map((a) => ('error' in a ? `${a.error.code} ${a.error.details}` : method === 'LeaseGrant' ? `TTL ${String(a.ok.TTL)}` : 'ok'));
+    };
+    const MiB = 1024 * 1024;
+    // About the largest value etcd 3.4 takes in a Put of this 20-byte key (1.5 MiB with what it
+    // wraps around the request; its request id's varint moves the bound by a byte or two), and
+    // a little more; then the same with prev_kv, which the request carries too.
+    const key = Buffer.from(`${p}k20`.padEnd(20, 'x'));
+    const largest = 1_572_820;
+    for (const [value, prevKv, expected] of [
+      [largest - 16, false, 'ok'],
+      [largest + 16, false, '3 etcdserver: request is too large'],
+      [largest - 16, true, 'ok'],
+      [largest + 16, true, '3 etcdserver: request is too large'],
+      [2 * MiB - 100, false, '3 etcdserver: request is too large'],
+    ] as const) {
+      expect([value, prevKv, await both('kv', 'Put', { key, value: Buffer.alloc(value, 1), prev_kv: prevKv })]).toEqual([value, prevKv, [expected, expected]]);
+    }
+    // Over gRPC's limit (1.5 MiB + 512 KiB) the message itself is refused.
+    const over = await both('kv', 'Put', { key, value: Buffer.alloc(2 * MiB, 1) });
+    expect(over.map((a) => a.replace(/^(\d+) .*\(\d+ vs\. (\d+)\)$/, '$1 max $2'))).toEqual(['8 max 2097152', '8 max 2097152']);
+    // A Txn is measured whole: two Puts of 0.8 MiB are too large together, not apart.
+    const put = (k: string): Msg => ({ request_put: { key: Buffer.from(p + k), value: Buffer.alloc(0.8 * MiB, 1) } });
+    expect(await both('kv', 'Txn', { success: [put('t1'), put('t2')] })).toEqual(['3 etcdserver: request is too large', '3 etcdserver: request is too large']);
+    expect(await both('kv', 'Txn', { success: [put('t1')] })).toEqual(['ok', 'ok']);
+    expect(await both('kv', 'DeleteRange', { key: Buffer.alloc(1.6 * MiB, 97) })).toEqual([
+      '3 etcdserver: request is too large',
+      '3 etcdserver: request is too large',
+    ]);
+    // Both run with a 1 s election timeout: the shortest lease is 2 s (1.5 election timeouts, rounded up).
+    for (const ttl of [-1, 0, 1, 2, 3])
+      expect([ttl, await both('lease', 'LeaseGrant', { TTL: ttl })]).toEqual([ttl, ttl <= 2 ? ['TTL 2', 'TTL 2'] : ['TTL 3', 'TTL 3']]);
+  }, 60_000);
+
   it('answers a Range over more keys than the server serializes at once as etcd does: all, limited, sorted, keys only; a Txn of such Ranges; their DeleteRange and its watch', async () => {
     if (!haveEtcd) return;
     const prefix = `/many/${process.pid}/`;

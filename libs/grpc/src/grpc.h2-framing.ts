@@ -7,9 +7,9 @@
 
 /**
  * The largest request message accepted unless a server says otherwise: etcd's 1.5 MiB request
- * limit plus its gRPC overhead, as etcd's default.
+ * limit plus the 512 KiB it allows for gRPC's overhead, as etcd's default.
  */
-export const MAX_REQUEST_MESSAGE_BYTES = 2 * 1024 * 1024 + 4096;
+export const MAX_REQUEST_MESSAGE_BYTES = 2 * 1024 * 1024;
 
 /** Length of a message's prefix: the compressed flag and the 4-byte length. */
 const PREFIX_BYTES = 5;

@@ -24,9 +24,15 @@ export class EtcdContext {
    */
   readonly watchCounts = { streams: 0, watchers: 0, slow: 0 };
 
+  /**
+   * @param minLeaseTtl the shortest lease TTL granted, in seconds: etcd's, one and a half
+   * election timeouts rounded up, so that a lease outlives the election that follows a leader's
+   * loss (a new leader restarts every lease's clock).
+   */
   constructor(
     readonly node: ClusterNode,
     readonly clientURL: string,
+    readonly minLeaseTtl = 2,
   ) {
     this.memberId = String(node.id);
     const h = createHash('sha256')

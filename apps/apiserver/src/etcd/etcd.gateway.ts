@@ -98,7 +98,7 @@ const STREAMING_ROUTES: Readonly<Record<string, readonly [service: string, metho
 /** Streaming paths not served by this gateway (gRPC serves them). */
 const UNSERVED_STREAMING_PATHS = new Set(['/v3/maintenance/snapshot']);
 
-/** The largest request body: a gRPC request of the largest size (2 MiB + 4 KiB), in base64, with room for the JSON around it. */
+/** The largest request body: a gRPC request of the largest size (2 MiB), in base64, with room for the JSON around it. */
 export const MAX_GATEWAY_BODY_BYTES = 3 * 1024 * 1024;
 
 /** The HTTP status gRPC's gateway answers a gRPC code with. */

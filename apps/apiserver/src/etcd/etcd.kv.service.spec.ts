@@ -4,7 +4,7 @@ import { SerializedMessage } from '@app/grpc';
 import { findProtoFile } from '@app/raft';
 import type { EtcdKv, EtcdTxnResponse } from '@app/storage';
 import { kvOut, rangeOut, txnOut, type Msg } from './etcd.convert.js';
-import { deleteAnswer, rangeAnswer, txnAnswer, type KvSerializers } from './etcd.kv.service.js';
+import { deleteAnswer, encodedBytes, rangeAnswer, txnAnswer, type KvSerializers } from './etcd.kv.service.js';
 import { SLICE_ITEMS, mapInSlices, serializeInSlices } from './etcd.sliced.js';
 
 const rpc = findProtoFile('etcd/rpc.proto');
@@ -195,5 +195,46 @@ describe('mapInSlices', () => {
     // Each slice starts on a later turn than the one before it.
     expect(startedAtTurn.length).toBe(4);
     for (let k = 1; k < startedAtTurn.length; k++) expect(startedAtTurn[k]!).toBeGreaterThan(startedAtTurn[k - 1]!);
+  });
+});
+
+describe('encodedBytes: the size of a write request, as etcd measures it against its 1.5 MiB limit', () => {
+  const kv = def['etcdserverpb.KV'] as Record<string, protoLoader.MethodDefinition<Msg, Msg>>;
+  /** The request as the server's decoder hands it over, and its real size on the wire. */
+  const decoded = (method: string, req: Msg): { msg: Msg; bytes: number } => {
+    const wire = kv[method]!.requestSerialize(req);
+    return { msg: kv[method]!.requestDeserialize(wire), bytes: wire.length };
+  };
+  const put = (key: string, value: Buffer, extra: Msg = {}): Msg => ({ key: Buffer.from(key), value, ...extra });
+  const cases: [string, string, Msg][] = [
+    ['a Put', 'Put', put('/k', Buffer.alloc(1000, 1))],
+    ['a Put with lease and prev_kv', 'Put', put('/k', Buffer.alloc(300_000, 1), { lease: '7587899245147721997', prev_kv: true })],
+    ['a Put of an empty value', 'Put', put('/key', Buffer.alloc(0))],
+    ['a DeleteRange', 'DeleteRange', { key: Buffer.from('/a'), range_end: Buffer.from('/b'), prev_kv: true }],
+    [
+      'a Txn with compares, nested ops and a Txn inside',
+      'Txn',
+      {
+        compare: [
+          { key: Buffer.from('/a'), target: 'VALUE', result: 'EQUAL', value: Buffer.alloc(5000, 2) },
+          { key: Buffer.from('/b'), target: 'MOD', result: 'LESS', mod_revision: '123456' },
+        ],
+        success: [{ request_put: put('/a', Buffer.alloc(800_000, 1)) }, { request_range: { key: Buffer.from('/c'), limit: '10' } }],
+        failure: [{ request_txn: { success: [{ request_delete_range: { key: Buffer.from('/d') } }, { request_put: put('/e', Buffer.alloc(70_000, 3)) }] } }],
+      },
+    ],
+  ];
+  it.each(cases)('%s: never less than its encoding, at most a few bytes per field more', (_name, method, req) => {
+    const { msg, bytes } = decoded(method, req);
+    const estimate = encodedBytes(msg);
+    expect(estimate).toBeGreaterThanOrEqual(bytes);
+    expect(estimate - bytes).toBeLessThanOrEqual(64);
+  });
+  it('values and keys count in full; fields at their zero value and the oneof names the decoder adds count nothing', () => {
+    expect(encodedBytes(decoded('Put', put('/k', Buffer.alloc(0))).msg)).toBeLessThan(16);
+    const one = encodedBytes(decoded('Txn', { success: [{ request_put: put('/k', Buffer.alloc(1000)) }] }).msg);
+    const two = encodedBytes(decoded('Txn', { success: [{ request_put: put('/k', Buffer.alloc(1000)) }, { request_put: put('/k', Buffer.alloc(1000)) }] }).msg);
+    expect(two - one).toBeGreaterThanOrEqual(1000);
+    expect(two - one).toBeLessThanOrEqual(1020);
   });
 });

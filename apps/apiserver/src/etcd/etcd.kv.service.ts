@@ -16,6 +16,37 @@ import { SLICE_ITEMS, embedded, nextTurn, serializeInSlices } from './etcd.slice
 /** The longest a Range waits for a revision that is staged but not yet in the store. */
 const STAGED_WAIT_MS = 5000;
 
+/**
+ * etcd's --max-request-bytes default: a write whose request (with what etcd wraps around it for
+ * its log) is larger is refused with "request is too large" (INVALID_ARGUMENT).
+ */
+export const MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;
+/** What etcd's log entry adds around a client's write request (a header with the request's id). */
+const ENTRY_WRAPPING_BYTES = 11;
+
+/**
+ * About the size of `m` in protobuf's encoding, from its decoded fields: bytes and strings with a
+ * tag and length, true as two bytes, other numbers as the longest varint, messages with a tag and
+ * length. Fields at their zero value count nothing, as proto3 leaves them out, and neither does
+ * the name of the field a oneof holds (which the decoder adds beside it).
+ */
+export function encodedBytes(m: unknown): number {
+  if (m === null || m === undefined || m === false || m === '' || m === 0 || m === '0') return 0;
+  if (m instanceof Uint8Array) return m.length === 0 ? 0 : m.length + 4;
+  if (typeof m === 'string') return m.length + 2;
+  if (m === true) return 2;
+  if (typeof m !== 'object') return 10;
+  let n = 0;
+  if (Array.isArray(m)) for (const x of m) n += encodedBytes(x);
+  else for (const x of Object.values(m)) if (typeof x !== 'string' || !(x in m)) n += encodedBytes(x);
+  return Array.isArray(m) ? n : n + 4;
+}
+
+/** Refuses a write whose request is larger than etcd takes. */
+function checkRequestSize(bytes: number): void {
+  if (bytes + ENTRY_WRAPPING_BYTES > MAX_REQUEST_BYTES) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: request is too large');
+}
+
 /** Proposes an etcd command; an etcd-level failure becomes its gRPC error. */
 export async function proposeEtcd(ctx: EtcdContext, cmd: EtcdCommand): Promise<EtcdResult> {
   const r = await ctx.proposer.proposeEtcd(cmd);
@@ -144,6 +175,7 @@ export function kvService(ctx: EtcdContext, serialize: KvSerializers): ServiceHa
       return rangeAnswer(shaped, ctx.header(Math.max(current, ctx.store.currentRevision())), (m) => serialize.range(m));
     }),
     Put: unary(async (req: Msg) => {
+      checkRequestSize(encodedBytes(req));
       const put = putSpecIn(req);
       const r = await proposeEtcd(ctx, { txn: { compare: [], success: [{ put }], failure: [], kvPut: true } });
       const res = r.txn!.responses[0]!;
@@ -151,6 +183,7 @@ export function kvService(ctx: EtcdContext, serialize: KvSerializers): ServiceHa
       return { header: ctx.header(r.revision), ...(prev ? { prev_kv: kvOut(prev) } : {}) };
     }),
     DeleteRange: unary(async (req: Msg) => {
+      checkRequestSize(encodedBytes(req));
       const del = deleteSpecIn(req);
       const r = await proposeEtcd(ctx, { txn: { compare: [], success: [{ del }], failure: [] } });
       const res = r.txn!.responses[0]!;
@@ -158,6 +191,7 @@ export function kvService(ctx: EtcdContext, serialize: KvSerializers): ServiceHa
       return deleteAnswer(d, ctx.header(r.revision), (m) => serialize.deleteRange(m));
     }),
     Txn: unary(async (req: Msg) => {
+      checkRequestSize(encodedBytes(req));
       const txn = txnSpecIn(req);
       const r = await proposeEtcd(ctx, { txn });
       return txnAnswer(r.txn!, ctx.header(r.revision), serialize);

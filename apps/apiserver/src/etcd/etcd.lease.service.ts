@@ -32,7 +32,7 @@ export function leaseService(ctx: EtcdContext): ServiceHandlers {
       let id = leaseIn(req.ID);
       if (BigInt(id) < 0n) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'etcdserver: negative lease id');
       if (id === '0') id = newLeaseId();
-      const r = await proposeEtcd(ctx, { grant: { id, ttl: Math.max(1, ttl) } });
+      const r = await proposeEtcd(ctx, { grant: { id, ttl: Math.max(ctx.minLeaseTtl, ttl) } });
       return { header: ctx.header(r.revision), ID: r.grant!.id, TTL: r.grant!.ttl };
     }),
     LeaseRevoke: unary(async (req: Msg) => {

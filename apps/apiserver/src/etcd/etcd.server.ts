@@ -146,7 +146,7 @@ export class EtcdServer {
    */
   async start(): Promise<void> {
     this.tlsCredentials = undefined;
-    const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls ?? '');
+    const ctx = new EtcdContext(this.node, this.cfg.listenClientUrls ?? '', Math.ceil((1.5 * this.cfg.electionTimeoutMs) / 1000));
     this.watchCounts = ctx.watchCounts;
     try {
       if (this.cfg.listenClientUrls) await this.serveClients(ctx, parseClientUrls(this.cfg.listenClientUrls));
