@@ -557,6 +557,48 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
       expect([ttl, await both('lease', 'LeaseGrant', { TTL: ttl })]).toEqual([ttl, ttl <= 2 ? ['TTL 2', 'TTL 2'] : ['TTL 3', 'TTL 3']]);
   }, 60_000);
 
+  it('answers watch creates, cancels and progress requests as etcd does: no key, a range ending at or below its key, ids chosen and repeated, no watcher', async () => {
+    if (!haveEtcd) return;
+    const p = Buffer.from(`/wcreate/${process.pid}/`);
+    const k = (s: string): Buffer => Buffer.concat([p, Buffer.from(s)]);
+    const scripts: Record<string, Msg[]> = {
+      'no key (the smallest, "\\0")': [{ create_request: { key: Buffer.alloc(0) } }],
+      'a range ending below its key': [{ create_request: { key: k('b'), range_end: k('a') } }],
+      'a range ending at its key': [{ create_request: { key: k('b'), range_end: k('b') } }],
+      'from a key ("\\0" as the end)': [{ create_request: { key: k('b'), range_end: Buffer.from([0]) } }],
+      'an id taken': [{ create_request: { key: k('a'), watch_id: 5 } }, { create_request: { key: k('b'), watch_id: 5 } }],
+      'ids chosen around one given': [
+        { create_request: { key: k('a') } },
+        { create_request: { key: k('a'), watch_id: 1 } },
+        { create_request: { key: k('a') } },
+      ],
+      'a cancel of an unknown id, and twice': [
+        { cancel_request: { watch_id: 42 } },
+        { create_request: { key: k('a'), watch_id: 7 } },
+        { cancel_request: { watch_id: 7 } },
+        { cancel_request: { watch_id: 7 } },
+      ],
+      'a progress request with no watcher': [{ progress_request: {} }],
+    };
+    const run = async (s: Side, script: Msg[]): Promise<string[]> => {
+      const stream = (s.watch as unknown as { Watch(): grpc.ClientDuplexStream<Msg, Msg> }).Watch();
+      const got: string[] = [];
+      stream.on('data', (m: Msg) => got.push(JSON.stringify({ ...m, header: m.header ? 'present' : 'absent' })));
+      stream.on('error', () => undefined);
+      for (const req of script) {
+        stream.write(req);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      stream.cancel();
+      return got;
+    };
+    for (const [name, script] of Object.entries(scripts)) {
+      const [a, b] = [await run(theirs, script), await run(ours, script)];
+      expect([name, b]).toEqual([name, a]);
+    }
+  }, 60_000);
+
   it('answers a Range over more keys than the server serializes at once as etcd does: all, limited, sorted, keys only; a Txn of such Ranges; their DeleteRange and its watch', async () => {
     if (!haveEtcd) return;
     const prefix = `/many/${process.pid}/`;

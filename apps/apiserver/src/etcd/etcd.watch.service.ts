@@ -14,16 +14,20 @@
  * catches up from the history the same way, holding only a bounded number of new events
  * meanwhile (past it, those are read from the history too).
  */
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { SerializedMessage, drained, type DuplexCall, type ServiceHandlers } from '@app/grpc';
 import { MvccError, NOT_NOW, type MvccEvent } from '@app/mvcc';
 import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
-import { keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
+import { EtcdApiError, keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
 import type { EtcdContext } from './etcd.context.js';
 import { SLICE_ITEMS, mapInSlices, nextTurn } from './etcd.sliced.js';
 import { envInt } from '../config/env.js';
 
 /** Longest wait of a watch's replay for writes this node answered to land in the store. */
 const STAGED_WAIT_MS = 5000;
+
+/** The smallest key, which etcd watches when a create names none. */
+const ZERO_KEY = Buffer.from([0]);
 
 /** Most revisions in one response of a watcher's catch-up (etcd's watchBatchMaxRevs). */
 const CATCH_UP_REVISIONS = 1000;
@@ -176,6 +180,8 @@ class WatchStream {
   }
 
   private progress(all: boolean): void {
+    // With no watcher the answer belongs to none, as etcd's (watch_id -1).
+    if (all && this.watchers.size === 0) this.send({ header: this.ctx.header(), watch_id: -1 });
     for (const w of this.watchers.values()) {
       if (!(all || w.progressNotify) || w.pending !== undefined) continue;
       if (w.queue.length === 0 && !w.flushScheduled && !w.flushActive) this.send({ header: this.ctx.header(), watch_id: w.id });
@@ -200,12 +206,17 @@ class WatchStream {
   }
 
   private create(c: Msg): void {
-    const range = rangeIn(c.key, c.range_end);
+    // As etcd: no key is the smallest key, "\0"; a range must not end at or below its key.
+    const key: Buffer = c.key && c.key.length > 0 ? c.key : ZERO_KEY;
+    const end: Buffer | undefined = c.range_end;
+    if (end && end.length > 0 && !(end.length === 1 && end[0] === 0) && Buffer.compare(key, end) >= 0)
+      throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'mvcc: watcher range is empty');
+    const range = rangeIn(key, end);
     let id = num(c.watch_id);
-    if (id === 0 || this.watchers.has(id)) {
+    if (id === 0) {
       while (this.watchers.has(this.nextId)) this.nextId++;
       id = this.nextId++;
-    }
+    } else if (this.watchers.has(id)) throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, 'mvcc: duplicate watch ID provided on the WatchStream');
     const filters: string[] = c.filters ?? [];
     const w: Watcher = {
       id,
