@@ -18,12 +18,12 @@ import { EtcdApiError } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
 
 /** etcd's error strings (its clients match them to typed errors by their text). */
-export const ERR_AUTH_NOT_ENABLED = 'etcdserver: authentication is not enabled';
+const ERR_AUTH_NOT_ENABLED = 'etcdserver: authentication is not enabled';
 const ERR_USER_NOT_FOUND = 'etcdserver: user name not found';
 const ERR_ROLE_NOT_FOUND = 'etcdserver: role name not found';
 
 /** Why users, roles and enabling authentication are refused. */
-export const AUTH_NOT_SERVED =
+const AUTH_NOT_SERVED =
   'etcdserver: etcd users and roles are not kept by this server: its etcd API identifies clients by TLS client certificates (--client-cert-auth)';
 
 /** The revision of the auth store, which never changes here (etcd starts its own at 1). */

@@ -20,7 +20,7 @@ const STAGED_WAIT_MS = 5000;
  * etcd's --max-request-bytes default: a write whose request (with what etcd wraps around it for
  * its log) is larger is refused with "request is too large" (INVALID_ARGUMENT).
  */
-export const MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;
+const MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;
 /** What etcd's log entry adds around a client's write request (a header with the request's id). */
 const ENTRY_WRAPPING_BYTES = 11;
 
