@@ -1,14 +1,14 @@
 /**
- * A lean gRPC server on node:http2, serving the etcd endpoint (docs/etcd-api.md "Transport") and
- * the Raft peer port (docs/cluster.md "Peer transport"): it dispatches on :path to handlers of
- * services, decodes requests straight from the
- * received DATA chunks (grpc.h2-framing.ts) and answers with headers, length-prefixed messages
- * and grpc-status trailers (gRPC's PROTOCOL-HTTP2.md). Messages are encoded and decoded by
- * @grpc/proto-loader's definitions, the same as grpc-js would use.
+ * A lean gRPC server on our own HTTP/2 connections (h2/h2.connection.ts), serving the etcd
+ * endpoint (docs/etcd-api.md "Transport") and the Raft peer port (docs/cluster.md "Peer
+ * transport"): it dispatches on :path to handlers of services, decodes requests straight from
+ * the received DATA chunks (grpc.h2-framing.ts) and answers with headers, length-prefixed
+ * messages and grpc-status trailers (gRPC's PROTOCOL-HTTP2.md). Messages are encoded and decoded
+ * by @grpc/proto-loader's definitions, the same as grpc-js would use.
  *
- * What a request costs is kept small: a unary call is one object (no EventEmitter, no per-call
- * closures: the stream's listeners are shared functions that find the call on the stream), and
- * response headers and OK trailers are shared constants.
+ * What a request costs is kept small: a unary call is one object besides its stream (no
+ * EventEmitter), its answer leaves as one buffer (headers, message, trailers), and response
+ * headers and OK trailers are shared, encoded once.
  *
  * What a connection can make the server hold is bounded: the streams it may have open at once
  * (SETTINGS_MAX_CONCURRENT_STREAMS), and the request bytes its calls keep before a handler has
@@ -16,14 +16,14 @@
  */
 import { EventEmitter } from 'node:events';
 import * as http from 'node:http';
-import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { MAX_REQUEST_MESSAGE_BYTES, MessageDecoder, SerializedMessage, encodeGrpcMessage, encodeMessage, parseGrpcTimeout } from './grpc.h2-framing.js';
+import { CLIENT_PREFACE, H2_ERROR, H2ServerConnection, type H2Stream, type H2StreamListener, type RequestHeaders } from './h2/h2.connection.js';
+import { encodeHeaders } from './h2/hpack.js';
 
 /** A message as handlers see it: what the method's deserializer made (or takes to serialize). */
 export type Msg = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -141,9 +141,10 @@ export interface GrpcServerOptions extends GrpcServerLimits {
   /**
    * Decides once per connection, before its first call is dispatched, whether its calls are
    * served: undefined serves them, a status refuses every call of the connection with it (e.g.
-   * PERMISSION_DENIED for a client certificate that is not one of the allowed names).
+   * PERMISSION_DENIED for a client certificate that is not one of the allowed names). `socket`
+   * is a TLSSocket on a TLS port.
    */
-  authorize?(session: ServerHttp2Session): CallStatus | undefined;
+  authorize?(socket: net.Socket): CallStatus | undefined;
   /** grpc-message of the UNAVAILABLE that open streaming calls end with on stop(). */
   stopDetails?: string;
   /** How long stop() lets calls finish before it destroys the connections (SHUTDOWN_GRACE_MS). */
@@ -166,26 +167,26 @@ export interface GrpcListenOptions {
 }
 
 /** The start of HTTP/2's client connection preface ("PRI * HTTP/2.0..."), which no HTTP/1 request starts with. */
-const H2_PREFACE_START = Buffer.from('PRI');
-
-const CALL = Symbol('grpcCall');
-type CallStream = ServerHttp2Stream & { [CALL]?: ServerCall };
+const H2_PREFACE_START = CLIENT_PREFACE.subarray(0, 3);
 
 /** Request bytes one connection's calls keep that no handler has yet, and how many it may. */
 interface HeldBytes {
   total: number;
   readonly limit: number;
 }
-const HELD = Symbol('heldRequestBytes');
-/** A connection's authorization: null when its calls are served, else the status refusing them. */
-const REFUSAL = Symbol('refusal');
-type CallSession = ServerHttp2Session & { [HELD]?: HeldBytes; [REFUSAL]?: CallStatus | null };
+/** What the server keeps per connection: its held request bytes and its authorization. */
+interface ConnectionState {
+  held: HeldBytes;
+  /** Undefined until decided; null when its calls are served, else the status refusing them. */
+  refusal: CallStatus | null | undefined;
+}
 
-const RESPONSE_HEADERS: OutgoingHttpHeaders = { ':status': 200, 'content-type': 'application/grpc' };
 // No date header: gRPC clients have no use for it, and it costs every response.
-const RESPOND_STREAMING = { waitForTrailers: true, sendDate: false };
-const RESPOND_TRAILERS_ONLY = { endStream: true, sendDate: false };
-const OK_TRAILERS: OutgoingHttpHeaders = { 'grpc-status': '0' };
+const RESPONSE_HEADERS = encodeHeaders([
+  [':status', '200'],
+  ['content-type', 'application/grpc'],
+]);
+const OK_TRAILERS = encodeHeaders([['grpc-status', '0']]);
 /** HTTP/2 flow-control windows the server grants: per stream, and per connection. */
 const STREAM_WINDOW_BYTES = 1 << 20;
 const CONNECTION_WINDOW_BYTES = 8 << 20;
@@ -213,49 +214,48 @@ const MAX_HELD_REQUEST_BYTES = 64 << 20;
  * error (GOAWAY) once it has.
  */
 const MAX_CONCURRENT_STREAMS = 1000;
-/**
- * node:http2's maxSessionMemory, in MB: what node and nghttp2 keep for one connection (its
- * streams, header blocks, HPACK tables, frames waiting for the socket). It counts neither the
- * request bytes calls keep (MAX_HELD_REQUEST_BYTES) nor response data (bounded by flow control
- * and 'drain'). Over it new streams are refused (RST_STREAM ENHANCE_YOUR_CALM), so it keeps a
- * wide margin: MAX_CONCURRENT_STREAMS concurrent Puts on one connection, with 20 MiB responses
- * streaming on it, run within 1 MB.
- */
-const MAX_SESSION_MEMORY_MB = 32;
 /** How long stop() lets calls finish before it destroys the connections. */
 const SHUTDOWN_GRACE_MS = 2000;
 
 function noop(): void {}
 
-function statusTrailers(code: number, details: string): OutgoingHttpHeaders {
-  return details ? { 'grpc-status': String(code), 'grpc-message': encodeGrpcMessage(details) } : { 'grpc-status': String(code) };
+function statusFields(code: number, details: string): [string, string][] {
+  return details
+    ? [
+        ['grpc-status', String(code)],
+        ['grpc-message', encodeGrpcMessage(details)],
+      ]
+    : [['grpc-status', String(code)]];
+}
+
+/** The header block of a trailers-only answer: HTTP status, content-type and the gRPC status. */
+function trailersOnly(httpStatus: number, code: number, details: string): Buffer {
+  return encodeHeaders([[':status', String(httpStatus)], ['content-type', 'application/grpc'], ...statusFields(code, details)]);
 }
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** Answers a stream with a status only (trailers-only), then discards what the client still sends. */
-function refuse(stream: ServerHttp2Stream, httpStatus: number, code: number, details: string): void {
-  if (stream.destroyed || stream.closed) return;
-  stream.respond({ ':status': httpStatus, 'content-type': 'application/grpc', ...statusTrailers(code, details) }, RESPOND_TRAILERS_ONLY);
-  stream.resume();
+const TRAILERS_ONLY_OK = trailersOnly(200, GrpcStatus.OK, '');
+
+/** Answers a stream with a status only (trailers-only); what the client still sends is dropped. */
+function refuse(stream: H2Stream, httpStatus: number, code: number, details: string): void {
+  stream.respond(trailersOnly(httpStatus, code, details), true);
 }
 
 /** One call on one stream: framing in, status out, cancellation. */
-abstract class ServerCall extends MessageDecoder {
+abstract class ServerCall extends MessageDecoder implements H2StreamListener {
   cancelled = false;
   /** A status was sent or the stream closed: nothing more is written or read. Set by setDone() only. */
   protected done = false;
   /** This call's part of `held.total`: what heldBytes() was when last counted. */
   private heldShare = 0;
   private headersSent = false;
-  /** The trailers sent when the stream asks for them ('wantTrailers'). */
-  trailers: OutgoingHttpHeaders = OK_TRAILERS;
   timer: NodeJS.Timeout | undefined = undefined;
 
   constructor(
-    protected readonly stream: CallStream,
+    protected readonly stream: H2Stream,
     protected readonly route: Route,
     private readonly held: HeldBytes,
   ) {
@@ -329,22 +329,19 @@ abstract class ServerCall extends MessageDecoder {
   }
 
   sendHeaders(): void {
-    if (this.done || this.stream.closed || this.stream.destroyed) return;
-    try {
-      this.respondHeaders();
-    } catch {
-      this.stream.destroy();
-    }
+    if (this.done || this.stream.closed) return;
+    this.respondHeaders();
   }
 
-  /** Sends the response headers unless they went already (throws when the stream is gone). */
+  /** Sends the response headers unless they went already. */
   private respondHeaders(): void {
     if (this.headersSent) return;
     this.headersSent = true;
-    this.stream.respond(RESPONSE_HEADERS, RESPOND_STREAMING);
-    // 'on', not 'once' (which wraps the listener per call): the stream asks for trailers once.
-    this.stream.on('wantTrailers', onWantTrailers);
+    this.stream.respond(RESPONSE_HEADERS, false);
   }
+
+  /** Responses written after a write() that returned false have left (streaming calls follow it). */
+  onDrain(): void {}
 
   /** Frames one response; undefined when it could not be serialized (the call then failed). */
   protected frame(msg: Msg): Buffer | undefined {
@@ -358,47 +355,47 @@ abstract class ServerCall extends MessageDecoder {
   }
 
   write(msg: Msg): boolean {
-    if (this.done || this.stream.closed || this.stream.destroyed) return true;
+    if (this.done || this.stream.closed) return true;
     const f = this.frame(msg);
     if (f === undefined) return true;
-    try {
-      this.respondHeaders();
-      return this.stream.write(f);
-    } catch {
-      this.stream.destroy();
-      return true;
-    }
+    this.respondHeaders();
+    return this.stream.write(f);
   }
 
   end(): void {
-    this.finish(OK_TRAILERS, undefined);
+    this.finishStatus(GrpcStatus.OK, '');
   }
 
   fail(status: CallStatus): void {
-    this.finish(statusTrailers(status.code ?? GrpcStatus.UNKNOWN, status.details ?? ''), undefined);
+    this.finishStatus(status.code ?? GrpcStatus.UNKNOWN, status.details ?? '');
   }
 
-  /** Sends `last` (if any) and the status; the first status wins. */
-  protected finish(trailers: OutgoingHttpHeaders, last: Buffer | undefined): void {
+  private finishStatus(code: number, details: string): void {
+    if (this.done) return;
+    // Before any response: trailers-only, the status in the one header block.
+    if (!this.headersSent) this.finish(undefined, undefined, code === GrpcStatus.OK && !details ? TRAILERS_ONLY_OK : trailersOnly(200, code, details));
+    else this.finish(code === GrpcStatus.OK && !details ? OK_TRAILERS : encodeHeaders(statusFields(code, details)), undefined);
+  }
+
+  /**
+   * Sends `last` (if any) and the status, or only `alone` (a trailers-only answer); the first
+   * status wins. Never throws: it runs in handlers' promise callbacks.
+   */
+  protected finish(trailers: Buffer | undefined, last: Buffer | undefined, alone?: Buffer): void {
     if (this.done) return;
     this.setDone();
     if (this.timer !== undefined) clearTimeout(this.timer);
     const stream = this.stream;
-    if (stream.destroyed || stream.closed) return;
-    // Never throws: it runs in handlers' promise callbacks, where a throw would be an unhandled rejection.
-    try {
-      if (!this.headersSent && last === undefined) {
-        this.headersSent = true;
-        stream.respond({ ...RESPONSE_HEADERS, ...trailers }, RESPOND_TRAILERS_ONLY);
-        stream.resume();
-        return;
-      }
-      this.trailers = trailers;
+    if (stream.closed) return;
+    if (alone !== undefined) {
+      this.headersSent = true;
+      stream.respond(alone, true);
+    } else if (!this.headersSent && last !== undefined) {
+      this.headersSent = true;
+      stream.respondAll(RESPONSE_HEADERS, last, trailers!);
+    } else {
       this.respondHeaders();
-      if (last === undefined) stream.end();
-      else stream.end(last);
-    } catch {
-      stream.destroy();
+      stream.end(last, trailers!);
     }
   }
 }
@@ -429,7 +426,6 @@ abstract class SingleRequestCall extends ServerCall {
   }
 
   onEnd(): void {
-    // A reset stream ends its readable side too: that is no half-close, and 'close' follows.
     if (this.done || this.stream.closed) return;
     if (this.count !== 1 || this.partial) {
       this.abort({
@@ -469,14 +465,17 @@ class StreamServerCall extends SingleRequestCall implements ServerWritableCall, 
   private readonly events = new EventEmitter();
 
   constructor(
-    stream: CallStream,
+    stream: H2Stream,
     route: Route,
     held: HeldBytes,
     private readonly active: Set<StreamServerCall>,
   ) {
     super(stream, route, held);
     active.add(this);
-    stream.on('drain', onStreamDrain);
+  }
+
+  override onDrain(): void {
+    this.emit('drain');
   }
 
   get bufferedBytes(): number {
@@ -514,7 +513,6 @@ class StreamServerCall extends SingleRequestCall implements ServerWritableCall, 
 
   override onEnd(): void {
     if (this.route.kind !== Kind.Duplex) return super.onEnd();
-    // A reset stream: the call is cancelled when 'close' follows, not ended.
     if (this.done || this.stream.closed) return;
     if (this.partial) this.abort({ code: GrpcStatus.INTERNAL, details: 'the request ended inside a message' });
     else this.emit('end');
@@ -525,9 +523,9 @@ class StreamServerCall extends SingleRequestCall implements ServerWritableCall, 
     super.onClose();
   }
 
-  protected override finish(trailers: OutgoingHttpHeaders, last: Buffer | undefined): void {
+  protected override finish(trailers: Buffer | undefined, last: Buffer | undefined, alone?: Buffer): void {
     this.active.delete(this);
-    super.finish(trailers, last);
+    super.finish(trailers, last, alone);
   }
 
   protected onCancelled(): void {
@@ -559,22 +557,6 @@ class StreamServerCall extends SingleRequestCall implements ServerWritableCall, 
   }
 }
 
-// The stream's listeners, shared by every call: `this` is the stream, which holds its call.
-function onStreamData(this: CallStream, chunk: Buffer): void {
-  this[CALL]!.onData(chunk);
-}
-function onStreamEnd(this: CallStream): void {
-  this[CALL]!.onEnd();
-}
-function onStreamClose(this: CallStream): void {
-  this[CALL]!.onClose();
-}
-function onStreamDrain(this: CallStream): void {
-  (this[CALL] as StreamServerCall).emit('drain');
-}
-function onWantTrailers(this: CallStream): void {
-  if (!this.closed && !this.destroyed) this.sendTrailers(this[CALL]!.trailers);
-}
 function onDeadline(call: ServerCall): void {
   call.abort({ code: GrpcStatus.DEADLINE_EXCEEDED, details: 'Deadline exceeded' });
 }
@@ -588,7 +570,7 @@ function isGrpcContentType(ct: string | undefined): boolean {
   return rest === '' || rest === '+' || rest === ';';
 }
 
-/** A gRPC server on node:http2 serving handlers of services from one proto package definition. */
+/** A gRPC server on our own HTTP/2 connections, serving handlers of services from one proto package definition. */
 export class GrpcH2Server {
   private readonly routes = new Map<string, Route>();
   private server: net.Server | undefined;
@@ -597,7 +579,7 @@ export class GrpcH2Server {
   private readonly unrouted = new Set<net.Socket>();
   /** Every accepted connection, to destroy what is left once the stop's grace period is over. */
   private readonly sockets = new Set<net.Socket>();
-  private readonly sessions = new Set<ServerHttp2Session>();
+  private readonly connections = new Set<H2ServerConnection>();
   private readonly active = new Set<StreamServerCall>();
   private stopping = false;
   private readonly maxHeldRequestBytes: number;
@@ -643,34 +625,19 @@ export class GrpcH2Server {
 
   /** Binds and serves; resolves with the bound port (the given one, or the one chosen for 0). */
   async listen(opts: GrpcListenOptions): Promise<number> {
-    // Windows larger than HTTP/2's 64 KiB default: hundreds of concurrent Puts on one
-    // connection, or one large message, flow without waiting for WINDOW_UPDATEs (requests are
-    // read as they arrive, so the windows bound no buffering of ours: maxHeldRequestBytes does).
-    const settings = {
-      maxSessionMemory: MAX_SESSION_MEMORY_MB,
-      settings: { initialWindowSize: STREAM_WINDOW_BYTES, maxConcurrentStreams: this.maxConcurrentStreams },
-    };
     const mutual = opts.tls?.clientCa ? { ca: opts.tls.clientCa, requestCert: true, rejectUnauthorized: true } : {};
-    // With HTTP/1.x beside it, the HTTP/2 server takes connections routed to it (TLS done by the
-    // listener in front); a TLSSocket handed over this way is served as by a secure server.
-    const h2 =
-      opts.tls && !opts.http1
-        ? http2.createSecureServer({ ...settings, cert: opts.tls.cert, key: opts.tls.key, ALPNProtocols: ['h2'], ...mutual })
-        : http2.createServer(settings);
-    h2.on('session', (s: ServerHttp2Session) => this.onSession(s));
-    h2.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => this.onStream(stream as CallStream, headers));
-    h2.on('sessionError', noop);
-    let server: net.Server = h2;
-    if (opts.http1) {
-      const h1 = http.createServer(opts.http1);
-      this.http1 = h1;
-      if (opts.tls) {
-        server = tls.createServer({ cert: opts.tls.cert, key: opts.tls.key, ALPNProtocols: ['h2', 'http/1.1'], ...mutual }, (socket) => {
-          (socket.alpnProtocol === 'h2' ? h2 : h1).emit('connection', socket);
-        });
-        server.on('tlsClientError', noop);
-      } else server = net.createServer((socket) => this.route(socket, h2, h1));
-    }
+    const h1 = opts.http1 ? http.createServer(opts.http1) : undefined;
+    this.http1 = h1;
+    let server: net.Server;
+    if (opts.tls) {
+      const alpn = h1 ? ['h2', 'http/1.1'] : ['h2'];
+      server = tls.createServer({ cert: opts.tls.cert, key: opts.tls.key, ALPNProtocols: alpn, ...mutual }, (socket) => {
+        if (socket.alpnProtocol === 'h2') this.serve(socket, undefined);
+        else if (h1) h1.emit('connection', socket);
+        else socket.destroy();
+      });
+      server.on('tlsClientError', noop);
+    } else server = net.createServer((socket) => (h1 ? this.route(socket, h1) : this.serve(socket, undefined)));
     server.on('connection', (socket: net.Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
@@ -688,10 +655,10 @@ export class GrpcH2Server {
   }
 
   /**
-   * Routes a cleartext connection by its first bytes: HTTP/2's preface goes to `h2` (which reads
-   * the bytes already taken from the socket's buffer), anything else to `h1`.
+   * Routes a cleartext connection by its first bytes: HTTP/2's preface goes to gRPC (with the
+   * bytes already read), anything else to `h1`.
    */
-  private route(socket: net.Socket, h2: http2.Http2Server, h1: http.Server): void {
+  private route(socket: net.Socket, h1: http.Server): void {
     this.unrouted.add(socket);
     let head: Buffer = Buffer.alloc(0);
     const done = (): void => {
@@ -705,10 +672,10 @@ export class GrpcH2Server {
       const h2c = head.subarray(0, n).equals(H2_PREFACE_START.subarray(0, n));
       if (h2c && n < H2_PREFACE_START.length) return;
       done();
-      socket.pause();
-      socket.unshift(head);
-      if (h2c) h2.emit('connection', socket);
+      if (h2c) this.serve(socket, head);
       else {
+        socket.pause();
+        socket.unshift(head);
         h1.emit('connection', socket);
         socket.resume();
       }
@@ -719,26 +686,33 @@ export class GrpcH2Server {
     if (this.stopping) socket.destroy();
   }
 
-  private onSession(s: ServerHttp2Session): void {
-    this.sessions.add(s);
-    s.on('error', noop);
-    s.on('close', () => this.sessions.delete(s));
-    try {
-      s.setLocalWindowSize(CONNECTION_WINDOW_BYTES);
-    } catch {
-      // The connection is already gone.
+  /** Serves HTTP/2 on `socket`, whose first bytes (`head`) may have been read already. */
+  private serve(socket: net.Socket, head: Buffer | undefined): void {
+    if (this.stopping) {
+      socket.destroy();
+      return;
     }
-    if (this.stopping) s.close();
+    const state: ConnectionState = { held: { total: 0, limit: this.maxHeldRequestBytes }, refusal: undefined };
+    const conn = new H2ServerConnection(
+      socket,
+      {
+        maxConcurrentStreams: this.maxConcurrentStreams,
+        streamWindowBytes: STREAM_WINDOW_BYTES,
+        connectionWindowBytes: CONNECTION_WINDOW_BYTES,
+        onRequest: (stream, headers) => this.onStream(stream, headers, state, socket),
+        onClose: () => this.connections.delete(conn),
+      },
+      head,
+    );
+    this.connections.add(conn);
   }
 
-  private onStream(stream: CallStream, headers: IncomingHttpHeaders): void {
-    stream.on('error', noop);
+  private onStream(stream: H2Stream, headers: RequestHeaders, state: ConnectionState, socket: net.Socket): void {
     try {
       if (this.stopping) return refuse(stream, 200, GrpcStatus.UNAVAILABLE, 'the server is stopping');
       if (this.options.authorize !== undefined) {
-        const s = stream.session as CallSession;
-        if (s[REFUSAL] === undefined) s[REFUSAL] = this.options.authorize(s) ?? null;
-        const refusal = s[REFUSAL];
+        if (state.refusal === undefined) state.refusal = this.options.authorize(socket) ?? null;
+        const refusal = state.refusal;
         if (refusal !== null) return refuse(stream, 200, refusal.code ?? GrpcStatus.PERMISSION_DENIED, refusal.details ?? '');
       }
       if (headers[':method'] !== 'POST') return refuse(stream, 405, GrpcStatus.INTERNAL, `method ${headers[':method']} is not POST`);
@@ -751,19 +725,13 @@ export class GrpcH2Server {
       if (enc !== undefined && enc !== 'identity') return refuse(stream, 200, GrpcStatus.UNIMPLEMENTED, `grpc-encoding ${enc} is not supported`);
       const timeout = parseGrpcTimeout(headers['grpc-timeout']);
       if (timeout !== undefined && Number.isNaN(timeout)) return refuse(stream, 200, GrpcStatus.INTERNAL, 'malformed grpc-timeout');
-      const session = stream.session as CallSession;
-      const held = (session[HELD] ??= { total: 0, limit: this.maxHeldRequestBytes });
-      const call = route.kind === Kind.Unary ? new UnaryServerCall(stream, route, held) : new StreamServerCall(stream, route, held, this.active);
-      stream[CALL] = call;
-      stream.on('data', onStreamData);
-      stream.on('end', onStreamEnd);
-      stream.on('close', onStreamClose);
+      const call = route.kind === Kind.Unary ? new UnaryServerCall(stream, route, state.held) : new StreamServerCall(stream, route, state.held, this.active);
+      stream.listener = call;
       if (timeout !== undefined && timeout < MAX_TIMER_MS) call.timer = setTimeout(onDeadline, Math.ceil(timeout), call);
       if (route.kind === Kind.Duplex) (call as StreamServerCall).start();
-    } catch (e) {
-      // A stream the peer already reset, or a bug: the stream ends, the process does not.
-      if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
-      void e;
+    } catch {
+      // A bug: the stream ends, the process does not.
+      stream.reset(H2_ERROR.INTERNAL_ERROR);
     }
   }
 
@@ -780,7 +748,7 @@ export class GrpcH2Server {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     const details = this.options.stopDetails ?? 'server stopped';
     for (const call of [...this.active]) call.abort({ code: GrpcStatus.UNAVAILABLE, details });
-    for (const s of this.sessions) s.close();
+    for (const c of this.connections) c.close();
     for (const socket of this.unrouted) socket.destroy();
     this.http1?.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
@@ -789,10 +757,10 @@ export class GrpcH2Server {
     });
     await Promise.race([closed, grace]);
     clearTimeout(timer);
-    for (const s of this.sessions) s.destroy();
+    for (const c of this.connections) c.destroy();
     this.http1?.closeAllConnections();
     // A connection whose peer never closed its side (a half-closed HTTP/1.x connection, a
-    // session closed gracefully) would hold close() forever.
+    // connection closed gracefully) would hold close() forever.
     for (const socket of this.sockets) socket.destroy();
     await closed;
   }

@@ -3,7 +3,7 @@
  * credentials of both directions (docs/cluster.md "Peer TLS").
  */
 import { X509Certificate } from 'node:crypto';
-import type { ServerHttp2Session } from 'node:http2';
+import type { Socket } from 'node:net';
 import { type PeerCertificate, type TLSSocket, checkServerIdentity, createSecureContext } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import type { CallStatus } from '@app/grpc';
@@ -88,7 +88,7 @@ export interface PeerCredentials {
    * peer common name: PERMISSION_DENIED on every call (GrpcServerOptions.authorize). Undefined
    * in plaintext.
    */
-  readonly authorize: ((session: ServerHttp2Session) => CallStatus | undefined) | undefined;
+  readonly authorize: ((socket: Socket) => CallStatus | undefined) | undefined;
 }
 
 const NOT_A_PEER: CallStatus = { code: grpc.status.PERMISSION_DENIED, details: 'not a peer certificate' };
@@ -127,7 +127,7 @@ export function peerCredentials(tls: PeerTls | undefined, insecure: boolean | un
       // Every call on the peer port (Raft streams, snapshots, the node-to-node administration of
       // addService) must come from a peer certificate: a client certificate of the API, signed
       // by the same CA, is refused with PERMISSION_DENIED before any handler sees the call.
-      authorize: (session) => (peerCertificateAllowed((session.socket as TLSSocket).getPeerCertificate(), allowed) ? undefined : NOT_A_PEER),
+      authorize: (socket) => (peerCertificateAllowed((socket as TLSSocket).getPeerCertificate(), allowed) ? undefined : NOT_A_PEER),
     };
   }
   if (insecure === true) return { serverTls: undefined, connectTls: undefined, client: grpc.credentials.createInsecure(), authorize: undefined };

@@ -189,7 +189,7 @@ export class EtcdServer {
       }
       const server = new GrpcH2Server(def, services, {
         stopDetails: 'etcdserver: server stopped',
-        ...(allowed ? { authorize: (session) => (allowed(session.socket) ? undefined : PERMISSION_DENIED) } : {}),
+        ...(allowed ? { authorize: (socket) => (allowed(socket) ? undefined : PERMISSION_DENIED) } : {}),
       });
       let bound: number;
       try {
