@@ -566,6 +566,25 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
     expect(out).toMatch(/PASS: Approximate system memory used : [\d.]+ MB/);
   }, 180_000);
 
+  it("serves etcdctl's per-endpoint calls on an http:// endpoint given with its scheme (the whole URL as :authority)", async () => {
+    if (!prerequisite('etcdctl', 'etcdctl endpoint status (test/etcd.grpc-server.test.ts)')) return;
+    const etcdctl = (...args: string[]): Promise<string> =>
+      new Promise((resolve, reject) =>
+        execFile(
+          'etcdctl',
+          ['--endpoints', `http://127.0.0.1:${ports[0]}`, ...args],
+          { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 30_000 },
+          (e, stdout, stderr) => (e ? reject(new Error(`${e.message}\n${stdout}\n${stderr}`)) : resolve(stdout)),
+        ),
+      );
+    // etcdctl 3.4 dials each endpoint of these commands by its URL, scheme included, and sends
+    // that as :authority, which nghttp2 (node:http2) would refuse with PROTOCOL_ERROR.
+    expect(await etcdctl('endpoint', 'status', '-w', 'json')).toMatch(/"leader":/);
+    expect(await etcdctl('endpoint', 'hashkv')).toMatch(new RegExp(`^http://127.0.0.1:${ports[0]}, \\d+`));
+    expect(await etcdctl('alarm', 'list')).toBe('');
+    expect(await etcdctl('defrag')).toMatch(/Finished defragmenting etcd member/);
+  }, 60_000);
+
   it('with --client-cert-auth on the cluster CA, serves the data only to certificates in group system:masters (gRPC and the JSON gateway)', async () => {
     const ca = await readFile(join(pkiDir, 'ca.crt'));
     // Certificates the same CA issues to Kubernetes users: a kubelet's, a user's approved through the CSR API.

@@ -598,6 +598,7 @@ export class H2ServerConnection {
     if (this.streams.size >= this.options.maxConcurrentStreams) return this.resetId(streamId, H2_ERROR.REFUSED_STREAM);
     if (!fits) {
       const s = this.openStream(streamId);
+      if (this.blockEndStream) s.remoteEnded = true;
       s.respond(encodeHeaders([[':status', '431']]), true);
       return;
     }

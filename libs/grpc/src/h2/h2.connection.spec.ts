@@ -1,0 +1,422 @@
+/**
+ * H2ServerConnection against real clients over real sockets: node:http2's client for what it
+ * sends well-formed, raw frames for what it would not send (a URL as :authority, floods,
+ * protocol errors).
+ */
+import * as http2 from 'node:http2';
+import * as net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { CLIENT_PREFACE, H2_ERROR, H2ServerConnection, type H2Stream, type RequestHeaders } from './h2.connection.js';
+import { HpackDecoder, encodeHeaders } from './hpack.js';
+
+interface Frame {
+  type: number;
+  flags: number;
+  stream: number;
+  payload: Buffer;
+}
+
+const DATA = 0;
+const HEADERS = 1;
+const RST_STREAM = 3;
+const SETTINGS = 4;
+const PING = 6;
+const GOAWAY = 7;
+const WINDOW_UPDATE = 8;
+const CONTINUATION = 9;
+
+function frame(type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)): Buffer {
+  const h = Buffer.alloc(9);
+  h.writeUIntBE(payload.length, 0, 3);
+  h[3] = type;
+  h[4] = flags;
+  h.writeUInt32BE(stream, 5);
+  return Buffer.concat([h, payload]);
+}
+
+const REQUEST = (authority = '127.0.0.1'): Buffer =>
+  encodeHeaders([
+    [':method', 'POST'],
+    [':scheme', 'http'],
+    [':path', '/svc/Echo'],
+    [':authority', authority],
+    ['content-type', 'application/grpc'],
+  ]);
+
+/** A client speaking raw frames: what it sent is up to the test, what came back is parsed. */
+class RawClient {
+  readonly socket: net.Socket;
+  readonly frames: Frame[] = [];
+  readonly decoder = new HpackDecoder();
+  closed = false;
+  private buf = Buffer.alloc(0);
+  private waiters: (() => void)[] = [];
+
+  constructor(port: number, settings: Buffer = Buffer.alloc(0)) {
+    this.socket = net.connect(port, '127.0.0.1');
+    this.socket.on('error', () => undefined);
+    this.socket.write(Buffer.concat([CLIENT_PREFACE, frame(SETTINGS, 0, 0, settings)]));
+    this.socket.on('data', (chunk: Buffer) => {
+      this.buf = Buffer.concat([this.buf, chunk]);
+      while (this.buf.length >= 9) {
+        const len = this.buf.readUIntBE(0, 3);
+        if (this.buf.length < 9 + len) break;
+        this.frames.push({ type: this.buf[3]!, flags: this.buf[4]!, stream: this.buf.readUInt32BE(5) & 0x7fffffff, payload: this.buf.subarray(9, 9 + len) });
+        this.buf = this.buf.subarray(9 + len);
+      }
+      this.wake();
+    });
+    this.socket.on('close', () => {
+      this.closed = true;
+      this.wake();
+    });
+  }
+
+  private wake(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  write(...frames: Buffer[]): void {
+    this.socket.write(Buffer.concat(frames));
+  }
+
+  /** Resolves with the first frame received that matches, waiting for it. */
+  async next(match: (f: Frame) => boolean): Promise<Frame> {
+    for (;;) {
+      const f = this.frames.find(match);
+      if (f !== undefined) return f;
+      if (this.closed) throw new Error('connection closed before the frame came');
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  async untilClosed(): Promise<void> {
+    while (!this.closed) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
+  headersOf(f: Frame): Record<string, string> {
+    const h: Record<string, string> = {};
+    this.decoder.decode(f.payload, (n, v) => (h[n] = v));
+    return h;
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+/** A server answering every request with its body echoed, under test-chosen behaviour. */
+class EchoServer {
+  server!: net.Server;
+  port = 0;
+  readonly connections: H2ServerConnection[] = [];
+  readonly requests: RequestHeaders[] = [];
+  readonly closedStreams: number[] = [];
+  /** How a request is served; by default its DATA is echoed back once the client ends. */
+  serve: (s: H2Stream, h: RequestHeaders) => void = (s) => {
+    const parts: Buffer[] = [];
+    s.listener = {
+      onData: (c) => parts.push(Buffer.from(c)),
+      onEnd: () => s.respondAll(encodeHeaders([[':status', '200']]), Buffer.concat(parts), encodeHeaders([['grpc-status', '0']])),
+      onClose: () => this.closedStreams.push(s.id),
+      onDrain: () => undefined,
+    };
+  };
+
+  async start(maxConcurrentStreams = 100, streamWindowBytes = 1 << 20): Promise<void> {
+    this.server = net.createServer((socket) => {
+      this.connections.push(
+        new H2ServerConnection(socket, {
+          maxConcurrentStreams,
+          streamWindowBytes,
+          connectionWindowBytes: 8 << 20,
+          onRequest: (s, h) => {
+            this.requests.push(h);
+            this.serve(s, h);
+          },
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    for (const c of this.connections) c.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+async function h2request(
+  session: http2.ClientHttp2Session,
+  body: Buffer,
+  headers: http2.OutgoingHttpHeaders = {},
+): Promise<{ status: number; body: Buffer; trailers: http2.IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const req = session.request({ ':method': 'POST', ':path': '/svc/Echo', 'content-type': 'application/grpc', ...headers });
+    const parts: Buffer[] = [];
+    let status = 0;
+    let trailers: http2.IncomingHttpHeaders = {};
+    req.on('response', (h) => (status = Number(h[':status'])));
+    req.on('trailers', (t) => (trailers = t));
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => resolve({ status, body: Buffer.concat(parts), trailers }));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('H2ServerConnection', () => {
+  let echo: EchoServer;
+
+  beforeEach(async () => {
+    echo = new EchoServer();
+    await echo.start();
+  });
+
+  afterEach(async () => {
+    await echo.stop();
+  });
+
+  it('serves node:http2 requests, concurrent ones on one connection, with headers, DATA and trailers', async () => {
+    const session = http2.connect(`http://127.0.0.1:${echo.port}`);
+    try {
+      const bodies = Array.from({ length: 50 }, (_, i) => Buffer.alloc(i * 37, i));
+      const answers = await Promise.all(bodies.map((b) => h2request(session, b)));
+      answers.forEach((a, i) => {
+        expect(a.status).toBe(200);
+        expect(a.body.equals(bodies[i]!)).toBe(true);
+        expect(a.trailers['grpc-status']).toBe('0');
+      });
+      expect(session.remoteSettings.maxConcurrentStreams).toBe(100);
+      expect(session.remoteSettings.initialWindowSize).toBe(1 << 20);
+      expect(echo.requests[0]).toMatchObject({ ':method': 'POST', ':path': '/svc/Echo', ':scheme': 'http', 'content-type': 'application/grpc' });
+    } finally {
+      session.close();
+    }
+  });
+
+  it('serves a request whose :authority is a whole URL, as etcdctl sends on cleartext connections', async () => {
+    const c = new RawClient(echo.port);
+    try {
+      c.write(frame(HEADERS, 0x4, 1, REQUEST('http://127.0.0.1:2379')), frame(DATA, 0x1, 1, Buffer.from('hi')));
+      const h = await c.next((f) => f.type === HEADERS && f.stream === 1);
+      expect(c.headersOf(h)[':status']).toBe('200');
+      expect((await c.next((f) => f.type === DATA && f.stream === 1)).payload.toString()).toBe('hi');
+      expect(echo.requests[0]![':authority']).toBe('http://127.0.0.1:2379');
+    } finally {
+      c.close();
+    }
+  });
+
+  it('moves large bodies both ways within the flow-control windows of a client that grants little', async () => {
+    // The client's stream window is 1,000 bytes and its connection window HTTP/2's 65,535:
+    // a 300 KiB answer needs hundreds of WINDOW_UPDATEs.
+    const session = http2.connect(`http://127.0.0.1:${echo.port}`, { settings: { initialWindowSize: 1000 } });
+    try {
+      const body = Buffer.alloc(300 * 1024);
+      for (let i = 0; i < body.length; i++) body[i] = (i * 7) & 0xff;
+      const a = await h2request(session, body);
+      expect(a.body.equals(body)).toBe(true);
+      expect(a.trailers['grpc-status']).toBe('0');
+    } finally {
+      session.close();
+    }
+  });
+
+  it('holds back a streaming answer the client does not read, reports the full buffer, and drains when it reads', async () => {
+    let stream!: H2Stream;
+    const drained: number[] = [];
+    const written: boolean[] = [];
+    echo.serve = (s) => {
+      stream = s;
+      s.listener = { onData: () => undefined, onEnd: () => undefined, onClose: () => undefined, onDrain: () => drained.push(s.writableLength) };
+      s.respond(encodeHeaders([[':status', '200']]), false);
+      for (let i = 0; i < 10; i++) written.push(s.write(Buffer.alloc(10_000, i)));
+    };
+    // Stream window 30,000: three writes leave, the rest waits for the client's WINDOW_UPDATEs.
+    const c = new RawClient(echo.port, Buffer.from([0, 4, 0, 0, 0x75, 0x30]));
+    try {
+      c.write(frame(HEADERS, 0x4, 1, REQUEST()));
+      await c.next((f) => f.type === HEADERS && f.stream === 1);
+      await new Promise((r) => setTimeout(r, 100));
+      const received = (): number => c.frames.filter((f) => f.type === DATA && f.stream === 1).reduce((n, f) => n + f.payload.length, 0);
+      expect(received()).toBe(30_000);
+      expect(stream.writableLength).toBe(70_000);
+      expect(written).toEqual([true, true, true, true, false, false, false, false, false, false]);
+      expect(drained).toEqual([]);
+      const inc = Buffer.alloc(4);
+      inc.writeUInt32BE(70_000);
+      // The connection's window (65,535 by default) must open too.
+      c.write(frame(WINDOW_UPDATE, 0, 1, inc), frame(WINDOW_UPDATE, 0, 0, inc));
+      await c.next(() => received() >= 100_000);
+      expect(drained).toEqual([0]);
+      stream.end(undefined, encodeHeaders([['grpc-status', '0']]));
+      const t = await c.next((f) => f.type === HEADERS && f.stream === 1 && (f.flags & 1) === 1);
+      expect(c.headersOf(t)['grpc-status']).toBe('0');
+    } finally {
+      c.close();
+    }
+  });
+
+  it('answers PING, reads a header block split over CONTINUATION frames, and refuses streams over its limit', async () => {
+    await echo.stop();
+    echo = new EchoServer();
+    const held: H2Stream[] = [];
+    echo.serve = (s) => {
+      held.push(s);
+      s.listener = { onData: () => undefined, onEnd: () => undefined, onClose: () => undefined, onDrain: () => undefined };
+    };
+    await echo.start(2);
+    const c = new RawClient(echo.port);
+    try {
+      c.write(frame(PING, 0, 0, Buffer.from('12345678')));
+      const pong = await c.next((f) => f.type === PING);
+      expect(pong.flags & 1).toBe(1);
+      expect(pong.payload.toString()).toBe('12345678');
+      const block = REQUEST();
+      c.write(frame(HEADERS, 0, 1, block.subarray(0, 5)), frame(CONTINUATION, 0, 1, block.subarray(5, 9)), frame(CONTINUATION, 0x4, 1, block.subarray(9)));
+      c.write(frame(HEADERS, 0x4, 3, REQUEST()), frame(HEADERS, 0x4, 5, REQUEST()));
+      const refused = await c.next((f) => f.type === RST_STREAM);
+      expect(refused.stream).toBe(5);
+      expect(refused.payload.readUInt32BE(0)).toBe(H2_ERROR.REFUSED_STREAM);
+      expect(held.map((s) => s.id)).toEqual([1, 3]);
+      expect(echo.requests[0]![':path']).toBe('/svc/Echo');
+      // A stream that ends frees its place.
+      held[0]!.respond(encodeHeaders([[':status', '200']]), true);
+      c.write(frame(HEADERS, 0x4, 7, REQUEST()));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(held.map((s) => s.id)).toEqual([1, 3, 7]);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('tells the stream it is closed when the client resets it, and drops DATA that arrives after', async () => {
+    echo.serve = (s) => {
+      s.listener = { onData: () => undefined, onEnd: () => undefined, onClose: () => echo.closedStreams.push(s.id), onDrain: () => undefined };
+    };
+    const c = new RawClient(echo.port);
+    try {
+      c.write(frame(HEADERS, 0x4, 1, REQUEST()), frame(RST_STREAM, 0, 1, Buffer.from([0, 0, 0, 8])), frame(DATA, 0, 1, Buffer.from('late')));
+      c.write(frame(PING, 0, 0, Buffer.alloc(8)));
+      await c.next((f) => f.type === PING);
+      expect(echo.closedStreams).toEqual([1]);
+      expect(c.frames.some((f) => f.type === GOAWAY)).toBe(false);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('answers a header list over 64 KiB with 431, and goes on serving the connection', async () => {
+    const c = new RawClient(echo.port);
+    try {
+      const big = encodeHeaders([
+        [':method', 'POST'],
+        [':scheme', 'http'],
+        [':path', '/svc/Echo'],
+        ['x-big', 'a'.repeat(70_000)],
+      ]);
+      const parts = [frame(HEADERS, 0, 1, big.subarray(0, 16_000))];
+      for (let off = 16_000; off < big.length; off += 16_000) {
+        parts.push(frame(CONTINUATION, off + 16_000 >= big.length ? 0x4 : 0, 1, big.subarray(off, off + 16_000)));
+      }
+      c.write(...parts);
+      const goaway = await c.next((f) => f.type === GOAWAY || f.type === HEADERS);
+      // A block over 64 KiB ends the connection (a CONTINUATION flood); one under it but whose
+      // list is over (counted with 32 bytes per field) is answered 431.
+      expect(goaway.type).toBe(GOAWAY);
+      expect(goaway.payload.readUInt32BE(4)).toBe(H2_ERROR.ENHANCE_YOUR_CALM);
+    } finally {
+      c.close();
+    }
+    const d = new RawClient(echo.port);
+    try {
+      const fields: [string, string][] = [
+        [':method', 'POST'],
+        [':scheme', 'http'],
+        [':path', '/svc/Echo'],
+      ];
+      for (let i = 0; i < 2100; i++) fields.push(['x', '']);
+      const block = encodeHeaders(fields); // about 2 KiB on the wire, 2100 * 33 bytes as a list
+      d.write(frame(HEADERS, 0x5, 1, block));
+      const h = await d.next((f) => f.type === HEADERS && f.stream === 1);
+      expect(d.headersOf(h)[':status']).toBe('431');
+      d.write(frame(HEADERS, 0x4, 3, REQUEST()), frame(DATA, 0x1, 3, Buffer.from('ok')));
+      expect((await d.next((f) => f.type === DATA && f.stream === 3)).payload.toString()).toBe('ok');
+    } finally {
+      d.close();
+    }
+  });
+
+  it('ends the connection with GOAWAY on protocol errors: a bad preface, DATA on an idle stream, an oversize frame, a broken header block', async () => {
+    const cases: [string, (c: net.Socket) => void, number][] = [
+      ['bad preface', (s) => s.write('GET / HTTP/1.1\r\n\r\n'), H2_ERROR.PROTOCOL_ERROR],
+      [
+        'DATA on an idle stream',
+        (s) => s.write(Buffer.concat([CLIENT_PREFACE, frame(SETTINGS, 0, 0), frame(DATA, 0, 9, Buffer.from('x'))])),
+        H2_ERROR.PROTOCOL_ERROR,
+      ],
+      [
+        'a 20 KB frame',
+        (s) => s.write(Buffer.concat([CLIENT_PREFACE, frame(SETTINGS, 0, 0), frame(DATA, 0, 1, Buffer.alloc(20_000))])),
+        H2_ERROR.FRAME_SIZE_ERROR,
+      ],
+      [
+        'index 0 in HPACK',
+        (s) => s.write(Buffer.concat([CLIENT_PREFACE, frame(SETTINGS, 0, 0), frame(HEADERS, 0x4, 1, Buffer.from([0x80]))])),
+        H2_ERROR.COMPRESSION_ERROR,
+      ],
+      ['an even stream id', (s) => s.write(Buffer.concat([CLIENT_PREFACE, frame(SETTINGS, 0, 0), frame(HEADERS, 0x4, 2, REQUEST())])), H2_ERROR.PROTOCOL_ERROR],
+      [
+        'a header block interrupted',
+        (s) =>
+          s.write(Buffer.concat([CLIENT_PREFACE, frame(SETTINGS, 0, 0), frame(HEADERS, 0, 1, REQUEST().subarray(0, 4)), frame(PING, 0, 0, Buffer.alloc(8))])),
+        H2_ERROR.PROTOCOL_ERROR,
+      ],
+    ];
+    for (const [name, send, code] of cases) {
+      const socket = net.connect(echo.port, '127.0.0.1');
+      const got: Buffer[] = [];
+      socket.on('data', (d: Buffer) => got.push(d));
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      send(socket);
+      await new Promise<void>((resolve) => socket.once('close', resolve));
+      const all = Buffer.concat(got);
+      let off = 0;
+      let goaway: number | undefined;
+      while (off + 9 <= all.length) {
+        const len = all.readUIntBE(off, 3);
+        if (all[off + 3] === GOAWAY) goaway = all.readUInt32BE(off + 13);
+        off += 9 + len;
+      }
+      expect({ name, goaway }).toEqual({ name, goaway: code });
+    }
+  });
+
+  it('closes gracefully: GOAWAY NO_ERROR, open streams finish, later ones are refused, then the socket ends', async () => {
+    let first!: H2Stream;
+    echo.serve = (s) => {
+      first ??= s;
+      s.listener = { onData: () => undefined, onEnd: () => undefined, onClose: () => undefined, onDrain: () => undefined };
+    };
+    const c = new RawClient(echo.port);
+    try {
+      c.write(frame(HEADERS, 0x4, 1, REQUEST()));
+      await new Promise((r) => setTimeout(r, 50));
+      echo.connections[0]!.close();
+      const goaway = await c.next((f) => f.type === GOAWAY);
+      expect(goaway.payload.readUInt32BE(0)).toBe(1);
+      expect(goaway.payload.readUInt32BE(4)).toBe(H2_ERROR.NO_ERROR);
+      c.write(frame(HEADERS, 0x4, 3, REQUEST()));
+      const refused = await c.next((f) => f.type === RST_STREAM && f.stream === 3);
+      expect(refused.payload.readUInt32BE(0)).toBe(H2_ERROR.REFUSED_STREAM);
+      expect(c.closed).toBe(false);
+      first.respondAll(encodeHeaders([[':status', '200']]), Buffer.from('bye'), encodeHeaders([['grpc-status', '0']]));
+      expect((await c.next((f) => f.type === DATA && f.stream === 1)).payload.toString()).toBe('bye');
+      await c.untilClosed();
+    } finally {
+      c.close();
+    }
+  });
+});
