@@ -1,14 +1,15 @@
 /**
  * The sending side of the peer transport, one PeerSender per peer (docs/cluster.md "Peer
  * transport"): Raft messages go on one long-lived gRPC client stream, RaftTransport.Stream,
- * spoken directly on a node:http2 session of the sender's own; snapshots go on grpc-js calls.
+ * spoken directly on an HTTP/2 connection of the sender's own (libs/grpc's H2ClientConnection);
+ * snapshots go on grpc-js calls.
  * Either works against any gRPC server of proto/raft.proto (the peer port of this build, or
  * grpc-js's).
  */
-import * as http2 from 'node:http2';
-import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, SecureClientSessionOptions } from 'node:http2';
+import * as net from 'node:net';
+import * as tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
-import { encodeMessage } from '@app/grpc';
+import { H2ClientConnection, H2_ERROR, type H2Stream, encodeHeaders, encodeMessage } from '@app/grpc';
 import type { Message, NodeId } from './raft.types.js';
 import type { PeerConnectTls } from './raft.peer-tls.js';
 import type { ServiceClient } from './raft.wire-codec.js';
@@ -47,15 +48,29 @@ export interface PeerSenderHost {
   encodeBatch(msgs: readonly Message[]): Uint8Array;
 }
 
-/** The peer stream's request headers (gRPC's PROTOCOL-HTTP2.md); :authority and :scheme come from the session. */
-const STREAM_HEADERS: OutgoingHttpHeaders = {
-  ':method': 'POST',
-  ':path': '/kapi.raft.v1.RaftTransport/Stream',
-  'content-type': 'application/grpc',
-  te: 'trailers',
-  'user-agent': 'kapi-raft-peer',
-};
-const STREAM_OPTIONS = { endStream: false };
+/** The peer stream's request header block (gRPC's PROTOCOL-HTTP2.md). */
+function streamHeaders(secure: boolean, authority: string): Buffer {
+  return encodeHeaders([
+    [':method', 'POST'],
+    [':scheme', secure ? 'https' : 'http'],
+    [':path', '/kapi.raft.v1.RaftTransport/Stream'],
+    [':authority', authority],
+    ['content-type', 'application/grpc'],
+    ['te', 'trailers'],
+    ['user-agent', 'kapi-raft-peer'],
+  ]);
+}
+/**
+ * The windows the sender grants the peer's server: it sends nothing on the stream but its
+ * final Ack, so HTTP/2's defaults do.
+ */
+const CLIENT_WINDOWS = { streamWindowBytes: 65_535, connectionWindowBytes: 65_535 };
+
+/** Host and port of a peer address ("host:port", "[v6]:port"). */
+function hostPort(addr: string): { host: string; port: number } {
+  const u = new URL(`http://${addr}`);
+  return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 80) };
+}
 /** How long close() lets the stream end politely before the connection is destroyed. */
 const CLOSE_GRACE_MS = 1000;
 /**
@@ -85,15 +100,15 @@ function messagePrefix(length: number): Buffer {
 }
 
 /**
- * One outgoing peer: bounded queue, one client stream on a node:http2 session, reconnect with
+ * One outgoing peer: bounded queue, one client stream on an HTTP/2 connection, reconnect with
  * exponential backoff, keepalive PINGs. Snapshots go on their own grpc-js call (sendSnapshot).
  */
 export class PeerSender {
   private queue: Message[] = [];
-  private session: ClientHttp2Session | undefined;
-  /** The session finished its handshake (streams can be opened). */
+  private session: H2ClientConnection | undefined;
+  /** The connection finished its handshake (streams can be opened). */
   private connected = false;
-  private stream: ClientHttp2Stream | undefined;
+  private stream: H2Stream | undefined;
   private waitingDrain = false;
   private backoffMs: number;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -101,8 +116,11 @@ export class PeerSender {
   private connectTimer: NodeJS.Timeout | undefined;
   private keepalive: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The stream's request header block on the current connection. */
+  private headers: Buffer | undefined;
   private snapshots: ServiceClient | undefined;
   private readonly onDrain = (): void => {
+    if (!this.waitingDrain) return;
     this.waitingDrain = false;
     this.flush();
   };
@@ -183,14 +201,13 @@ export class PeerSender {
       this.queue = all ? [] : this.queue.slice(this.t.maxBatch);
       if (!this.write(s, batch)) {
         this.waitingDrain = true;
-        s.once('drain', this.onDrain);
         return;
       }
     }
   }
 
   /** Frames one batch onto the stream; false when the stream's buffer is full (wait for 'drain'). */
-  private write(s: ClientHttp2Stream, batch: readonly Message[]): boolean {
+  private write(s: H2Stream, batch: readonly Message[]): boolean {
     let payload: Uint8Array;
     try {
       payload = this.t.encodeBatch(batch);
@@ -199,43 +216,58 @@ export class PeerSender {
       return true;
     }
     if (payload.length < COPY_BELOW_BYTES) return s.write(encodeMessage(payload));
-    s.cork();
     s.write(messagePrefix(payload.length));
-    const ok = s.write(payload);
-    s.uncork();
-    return ok;
+    return s.write(Buffer.from(payload.buffer, payload.byteOffset, payload.length));
   }
 
   private connect(): void {
-    const tls = this.t.connectTls;
-    const common = { settings: { enablePush: false }, maxSessionMemory: 64 };
-    const options: SecureClientSessionOptions = tls
-      ? { ...common, ca: tls.ca, cert: tls.cert, key: tls.key, checkServerIdentity: tls.checkServerIdentity }
-      : common;
-    let session: ClientHttp2Session;
+    const secure = this.t.connectTls;
+    let socket: net.Socket;
+    let host: string;
     try {
-      session = http2.connect(`${tls ? 'https' : 'http'}://${this.addr}`, options);
+      const hp = hostPort(this.addr);
+      host = hp.host;
+      socket = secure
+        ? tls.connect({
+            host,
+            port: hp.port,
+            ca: secure.ca,
+            cert: secure.cert,
+            key: secure.key,
+            checkServerIdentity: secure.checkServerIdentity,
+            ALPNProtocols: ['h2'],
+            ...(net.isIP(host) ? {} : { servername: host }),
+          })
+        : net.connect(hp.port, host);
     } catch {
       // An address that cannot be dialled at all.
       this.broken();
       return;
     }
+    const session: H2ClientConnection = new H2ClientConnection(socket, {
+      ...CLIENT_WINDOWS,
+      onClose: () => {
+        if (this.session === session) this.sessionLost();
+      },
+      // A server going away (GOAWAY): the open stream may finish, new streams go to a new connection.
+      onGoAway: () => {
+        if (this.session === session) this.detachSession();
+      },
+    });
     this.session = session;
     this.connected = false;
-    session.on('error', noop);
-    session.once('connect', () => {
+    this.headers = streamHeaders(secure !== undefined, this.addr);
+    socket.once(secure ? 'secureConnect' : 'connect', () => {
       if (this.session !== session) return;
+      // A TLS server that did not choose h2 does not speak this protocol.
+      if (secure && (socket as tls.TLSSocket).alpnProtocol !== 'h2') {
+        session.destroy();
+        return;
+      }
       this.clearConnectTimer();
       this.connected = true;
       this.startKeepalive(session);
       this.flush();
-    });
-    session.once('close', () => {
-      if (this.session === session) this.sessionLost();
-    });
-    // A server going away (GOAWAY): the open stream may finish, new streams go to a new connection.
-    session.once('goaway', () => {
-      if (this.session === session) this.detachSession();
     });
     // Slow to connect: the peer is reported as unreachable after the current backoff, as when
     // the connection is refused, but the attempt goes on (a distant peer may just be slow).
@@ -253,29 +285,17 @@ export class PeerSender {
   }
 
   /** Opens the stream on the connected session; undefined when the session cannot take it (it is then dropped). */
-  private open(): ClientHttp2Stream | undefined {
+  private open(): H2Stream | undefined {
     const session = this.session!;
-    let s: ClientHttp2Stream;
-    try {
-      s = session.request(STREAM_HEADERS, STREAM_OPTIONS);
-    } catch {
+    if (session.closing) {
       this.sessionLost();
       return undefined;
     }
-    this.stream = s;
-    s.on('error', noop);
-    s.on('response', (headers: IncomingHttpHeaders) => {
-      // Answered with headers only, not with a status (trailers-only): the server took the
-      // stream, so the next failure starts the backoff afresh.
-      if (this.stream === s && headers['grpc-status'] === undefined) this.backoffMs = this.t.minBackoffMs;
-    });
-    // The server sends nothing but its final Ack; reading lets the end be seen.
-    s.on('data', noop);
     // A peer that knows this node was removed ends the stream saying so (trailers, or headers
     // only when it refused at once).
-    const status = (headers: IncomingHttpHeaders): void => {
+    const status = (headers: Record<string, string>): void => {
       if (headers['grpc-status'] !== String(FAILED_PRECONDITION)) return;
-      let text = String(headers['grpc-message'] ?? '');
+      let text = headers['grpc-message'] ?? '';
       try {
         text = decodeURIComponent(text);
       } catch {
@@ -283,35 +303,43 @@ export class PeerSender {
       }
       if (text === REMOVED_MEMBER_MESSAGE) this.t.events.onRemoved?.(this.id);
     };
-    s.on('trailers', status);
-    s.on('response', status);
     // Any end of the stream (a status from the server, a reset, the connection gone) breaks it.
     const ended = (): void => {
       if (this.stream !== s) return;
       this.stream = undefined;
-      if (!s.destroyed) s.close(http2.constants.NGHTTP2_CANCEL);
+      if (!s.closed) s.reset(H2_ERROR.CANCEL);
       this.broken();
     };
-    s.once('end', ended);
-    s.once('close', ended);
+    const s: H2Stream = session.request(this.headers!, {
+      // The server sends nothing but its final Ack.
+      onData: noop,
+      onHeaders: (headers, trailers) => {
+        // Answered with headers only, not with a status (trailers-only): the server took the
+        // stream, so the next failure starts the backoff afresh.
+        if (!trailers && this.stream === s && headers['grpc-status'] === undefined) this.backoffMs = this.t.minBackoffMs;
+        status(headers);
+      },
+      onEnd: ended,
+      onClose: ended,
+      onDrain: this.onDrain,
+    });
+    this.stream = s;
     return s;
   }
 
-  private startKeepalive(session: ClientHttp2Session): void {
+  private startKeepalive(session: H2ClientConnection): void {
     let outstanding = false;
+    const answered = (): void => {
+      outstanding = false;
+    };
     this.keepalive = setInterval(() => {
       if (outstanding) {
-        session.destroy(new Error('keepalive PING unanswered'));
+        // A PING unanswered by the next one: the connection is given up.
+        session.destroy();
         return;
       }
       outstanding = true;
-      try {
-        session.ping((err) => {
-          if (!err) outstanding = false;
-        });
-      } catch {
-        session.destroy();
-      }
+      session.ping(answered);
     }, this.t.keepaliveMs);
     this.keepalive.unref();
   }
@@ -381,7 +409,7 @@ export class PeerSender {
     const session = this.session;
     this.detachSession();
     // Half-close: the peer answers with its Ack; the connection closes once the stream has ended.
-    if (s !== undefined && !s.destroyed) s.end();
+    if (s !== undefined && !s.closed) s.end(undefined, undefined);
     if (session !== undefined) {
       session.close();
       setTimeout(() => session.destroy(), CLOSE_GRACE_MS).unref();

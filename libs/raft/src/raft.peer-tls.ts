@@ -67,7 +67,7 @@ export class TransportConfigError extends Error {
 /** PEM material as a Buffer. */
 export const pem = (v: string | Buffer): Buffer => (typeof v === 'string' ? Buffer.from(v) : v);
 
-/** TLS options of connections to peers (node:tls / node:http2 connect options). */
+/** TLS options of connections to peers (node:tls connect options). */
 export interface PeerConnectTls {
   readonly ca: Buffer;
   readonly cert: Buffer;
@@ -79,7 +79,7 @@ export interface PeerConnectTls {
 export interface PeerCredentials {
   /** TLS of the peer port's server: clients must present a certificate `clientCa` signed. Undefined: plaintext. */
   readonly serverTls: { readonly cert: Buffer; readonly key: Buffer; readonly clientCa: Buffer } | undefined;
-  /** TLS of the peer streams this node opens (node:http2). Undefined: plaintext. */
+  /** TLS of the peer streams this node opens. Undefined: plaintext. */
   readonly connectTls: PeerConnectTls | undefined;
   /** The same, as grpc-js channel credentials (snapshot transfers, ClusterAdmin calls). */
   readonly client: grpc.ChannelCredentials;

@@ -106,8 +106,9 @@ export interface GrpcTransportOptions {
  * gRPC transport between Raft nodes (proto/raft.proto, see raftService): one long-lived client
  * stream per peer carrying batches of messages, reconnect with exponential backoff, snapshots
  * chunked on a separate stream, and a bounded queue per peer (docs/cluster.md "Peer transport").
- * The peer port is a GrpcH2Server (node:http2); each peer's stream is written on a node:http2
- * session of its PeerSender, and snapshots and ClusterAdmin calls go through grpc-js clients.
+ * The peer port is a GrpcH2Server; each peer's stream is written on an HTTP/2 connection of its
+ * PeerSender (both on libs/grpc's own HTTP/2), and snapshots and ClusterAdmin calls go through
+ * grpc-js clients.
  * It speaks plain gRPC both ways, so it interoperates with a peer whose transport is grpc-js's.
  */
 export class GrpcTransport implements RaftTransport {

@@ -2,7 +2,7 @@
  * The etcd v3 gRPC endpoint of a node (docs/etcd-api.md): etcd's wire definitions
  * (proto/etcd/rpc.proto, kv.proto, auth.proto) served on --listen-client-urls with TLS from the node's PKI
  * or etcd's --cert-file/--key-file/--trusted-ca-file, and client certificates required with
- * --client-cert-auth (etcd's flags and defaults). The gRPC server is our own, on node:http2
+ * --client-cert-auth (etcd's flags and defaults). The gRPC server is our own, down to HTTP/2
  * (GrpcH2Server of libs/grpc). HTTP/1.x clients on the same port get /health, /version and
  * /metrics (etcd.http.ts), and etcd's JSON gateway under /v3/ (etcd.gateway.ts).
  */

@@ -6,7 +6,7 @@
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { CLIENT_PREFACE, H2_ERROR, H2ServerConnection, type H2Stream, type RequestHeaders } from './h2.connection.js';
+import { CLIENT_PREFACE, H2_ERROR, H2ClientConnection, H2ServerConnection, type H2Stream, type RequestHeaders } from './h2.connection.js';
 import { HpackDecoder, encodeHeaders } from './hpack.js';
 
 interface Frame {
@@ -417,6 +417,77 @@ describe('H2ServerConnection', () => {
       await c.untilClosed();
     } finally {
       c.close();
+    }
+  });
+});
+
+describe('H2ClientConnection', () => {
+  it("talks to node:http2's server: a stream with a large body each way, the half-close, trailers, PING, and GOAWAY", async () => {
+    const server = http2.createServer();
+    const sessions: http2.ServerHttp2Session[] = [];
+    server.on('session', (session) => sessions.push(session));
+    server.on('stream', (stream, headers) => {
+      const parts: Buffer[] = [];
+      stream.on('data', (c: Buffer) => parts.push(c));
+      stream.on('end', () => {
+        stream.respond({ ':status': 200, 'x-path': String(headers[':path']) }, { waitForTrailers: true });
+        stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0', 'x-bytes': String(Buffer.concat(parts).length) }));
+        stream.end(Buffer.concat(parts));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    let goaway = false;
+    let closed = false;
+    const conn = new H2ClientConnection(net.connect(port, '127.0.0.1'), {
+      streamWindowBytes: 65_535,
+      connectionWindowBytes: 65_535,
+      onGoAway: () => (goaway = true),
+      onClose: () => (closed = true),
+    });
+    try {
+      const body = Buffer.alloc(500_000);
+      for (let i = 0; i < body.length; i++) body[i] = (i * 13) & 0xff;
+      const got: Buffer[] = [];
+      const heads: [Record<string, string>, boolean][] = [];
+      let drains = 0;
+      const done = new Promise<void>((resolve) => {
+        const s = conn.request(
+          encodeHeaders([
+            [':method', 'POST'],
+            [':scheme', 'http'],
+            [':path', '/echo'],
+            [':authority', `127.0.0.1:${port}`],
+          ]),
+          {
+            onData: (c) => got.push(Buffer.from(c)),
+            onHeaders: (h, trailers) => heads.push([h, trailers]),
+            onEnd: () => undefined,
+            onClose: resolve,
+            onDrain: () => drains++,
+          },
+        );
+        // node's server grants 65,535 bytes per stream at first: most of the body waits.
+        expect(s.write(body)).toBe(false);
+        s.end(undefined, undefined);
+      });
+      await done;
+      expect(Buffer.concat(got).equals(body)).toBe(true);
+      expect(heads).toEqual([
+        [expect.objectContaining({ ':status': '200', 'x-path': '/echo' }), false],
+        [expect.objectContaining({ 'grpc-status': '0', 'x-bytes': '500000' }), true],
+      ]);
+      expect(drains).toBe(0); // no drain is due once the stream is ended: its end went out after the data
+      const pong = await new Promise<boolean>((resolve) => conn.ping(() => resolve(true)));
+      expect(pong).toBe(true);
+      // The server's session closes gracefully: GOAWAY, then the connection ends.
+      for (const session of sessions) session.close();
+      for (let i = 0; i < 100 && !closed; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(goaway).toBe(true);
+      expect(closed).toBe(true);
+    } finally {
+      conn.destroy();
+      server.close();
     }
   });
 });

@@ -53,6 +53,7 @@ export const H2_ERROR = {
   ENHANCE_YOUR_CALM: 11,
 } as const;
 
+const SETTINGS_ENABLE_PUSH = 2;
 const SETTINGS_MAX_CONCURRENT_STREAMS = 3;
 const SETTINGS_INITIAL_WINDOW_SIZE = 4;
 const SETTINGS_MAX_FRAME_SIZE = 5;
@@ -81,8 +82,10 @@ const STREAM_HIGH_WATER_BYTES = 16_384;
 
 /** Where a request's stream and its call talk to each other. */
 export interface H2StreamListener {
-  /** A DATA chunk of the request (a view of the received bytes). */
+  /** A DATA chunk (a view of the received bytes). */
   onData(chunk: Buffer): void;
+  /** On a client's stream: the response's headers, then its trailers (`trailers` true). */
+  onHeaders?(headers: RequestHeaders, trailers: boolean): void;
   /** The client half-closed its side (END_STREAM): no more data comes. */
   onEnd(): void;
   /** The stream is gone: both sides ended, either side reset it, or the connection closed. */
@@ -94,18 +97,30 @@ export interface H2StreamListener {
 /** The headers of a request: each name's first value, names lower case as on the wire. */
 export type RequestHeaders = Record<string, string>;
 
-/** Settings of a connection. */
-export interface H2ConnectionOptions {
-  /** SETTINGS_MAX_CONCURRENT_STREAMS: more open streams are refused (RST_STREAM REFUSED_STREAM). */
-  maxConcurrentStreams: number;
-  /** SETTINGS_INITIAL_WINDOW_SIZE: what a client may send on one stream before it is read. */
+/** The receive windows a connection grants its peer. */
+export interface H2Windows {
+  /** SETTINGS_INITIAL_WINDOW_SIZE: what the peer may send on one stream before it is read. */
   streamWindowBytes: number;
   /** The connection's receive window (a WINDOW_UPDATE on stream 0 raises it from 65,535). */
   connectionWindowBytes: number;
+}
+
+/** Settings of a server connection. */
+export interface H2ConnectionOptions extends H2Windows {
+  /** SETTINGS_MAX_CONCURRENT_STREAMS: more open streams are refused (RST_STREAM REFUSED_STREAM). */
+  maxConcurrentStreams: number;
   /** A request whose headers are complete; the handler sets stream.listener to follow it. */
   onRequest(stream: H2Stream, headers: RequestHeaders): void;
   /** The connection ended (socket closed); every stream was closed before. */
   onClose?(): void;
+}
+
+/** Settings of a client connection. */
+export interface H2ClientOptions extends H2Windows {
+  /** The connection ended (socket closed); every stream was closed before. */
+  onClose?(): void;
+  /** The server sent GOAWAY: streams it did not take are closed, no new one should be opened. */
+  onGoAway?(): void;
 }
 
 /** One request's stream, on the server side. */
@@ -124,8 +139,11 @@ export class H2Stream {
   /** DATA held back by flow control, oldest first, and their bytes. */
   pending: Buffer[] = [];
   pendingBytes = 0;
-  /** The trailers' header block, sent after `pending`. */
+  /** END_STREAM is to follow `pending`: with the trailers' header block, or (undefined) on an empty DATA frame. */
+  endQueued = false;
   trailers: Buffer | undefined = undefined;
+  /** A client's stream: the response's headers came (a later header block is its trailers). */
+  gotHeaders = false;
   /** A write() returned false: onDrain is due once `pending` empties. */
   needDrain = false;
   /** While paused, received DATA (and the end) wait here instead of reaching the listener. */
@@ -135,7 +153,7 @@ export class H2Stream {
 
   constructor(
     readonly id: number,
-    readonly connection: H2ServerConnection,
+    readonly connection: H2Connection,
     sendWindow: number,
   ) {
     this.sendWindow = sendWindow;
@@ -164,8 +182,8 @@ export class H2Stream {
     this.connection.respondAll(this, headers, data, trailers);
   }
 
-  /** Sends `last` (if any), then the trailers' block with END_STREAM. */
-  end(last: Buffer | undefined, trailers: Buffer): void {
+  /** Sends `last` (if any), then END_STREAM: with the trailers' block, or (a client) on an empty DATA frame. */
+  end(last: Buffer | undefined, trailers: Buffer | undefined): void {
     this.connection.endStream(this, last, trailers);
   }
 
@@ -241,58 +259,82 @@ const SETTINGS_ACK = frameHeader(0, FrameType.Settings, FLAG_ACK, 0);
 /** Pseudo-headers a request may carry (RFC 9113 8.3.1). */
 const REQUEST_PSEUDO = new Set([':method', ':scheme', ':authority', ':path', ':protocol']);
 
-/** The server side of one HTTP/2 connection on `socket`. */
-export class H2ServerConnection {
-  private readonly streams = new Map<number, H2Stream>();
+/** What both sides of an HTTP/2 connection do: frames, flow control, settings, PING, resets, GOAWAY. */
+export abstract class H2Connection {
+  protected readonly streams = new Map<number, H2Stream>();
   /** Streams with DATA or trailers held back by flow control, in the order they were held. */
-  private readonly blocked = new Set<H2Stream>();
-  private readonly decoder = new HpackDecoder();
+  protected readonly blocked = new Set<H2Stream>();
+  protected readonly decoder = new HpackDecoder();
   /** Received bytes not yet cut into frames, and whether the preface was read. */
-  private input: Buffer | undefined = undefined;
-  private prefaceRead = false;
+  protected input: Buffer | undefined = undefined;
+  protected prefaceRead = false;
   /** The header block being gathered (HEADERS then CONTINUATIONs) and its stream. */
-  private blockParts: Buffer[] | undefined = undefined;
-  private blockBytes = 0;
-  private blockStream = 0;
-  private blockEndStream = false;
+  protected blockParts: Buffer[] | undefined = undefined;
+  protected blockBytes = 0;
+  protected blockStream = 0;
+  protected blockEndStream = false;
   /** The highest stream id the client opened. */
-  private lastStreamId = 0;
-  /** The client's settings that matter to this side. */
-  private peerInitialWindow = DEFAULT_WINDOW_BYTES;
-  private peerMaxFrame = DEFAULT_MAX_FRAME_BYTES;
+  protected lastStreamId = 0;
+  /** PINGs sent and not yet acknowledged: their callbacks, oldest first. */
+  protected pings: (() => void)[] = [];
+  /** The peer's settings that matter to this side. */
+  protected peerInitialWindow = DEFAULT_WINDOW_BYTES;
+  protected peerMaxFrame = DEFAULT_MAX_FRAME_BYTES;
   /** What this side may still send on the connection, and what it read and has not granted back. */
-  private sendWindow = DEFAULT_WINDOW_BYTES;
-  private recvUnacked = 0;
+  protected sendWindow = DEFAULT_WINDOW_BYTES;
+  protected recvUnacked = 0;
   /** Output of this turn of the event loop, written as one batch. */
-  private corked = false;
-  private goingAway = false;
-  private ended = false;
+  protected corked = false;
+  protected goingAway = false;
+  protected ended = false;
 
+  /** Pseudo-headers the peer's header blocks may carry. */
+  protected abstract readonly pseudoHeaders: ReadonlySet<string>;
+
+  /**
+   * Starts the connection on `socket`: the client's preface (`isServer` false), this side's
+   * SETTINGS (`settings`, and the window of `windows`) and the connection's window.
+   */
   constructor(
     readonly socket: Socket,
-    private readonly options: H2ConnectionOptions,
-    head: Buffer | undefined = undefined,
+    protected readonly windows: H2Windows,
+    settings: Buffer,
+    protected readonly isServer: boolean,
   ) {
     socket.setNoDelay?.(true);
+    if (!isServer) {
+      this.prefaceRead = true;
+      this.writeRaw(CLIENT_PREFACE);
+    }
     this.writeRaw(
       frame(
         FrameType.Settings,
         0,
         0,
         Buffer.concat([
-          setting(SETTINGS_MAX_CONCURRENT_STREAMS, options.maxConcurrentStreams),
-          setting(SETTINGS_INITIAL_WINDOW_SIZE, options.streamWindowBytes),
+          settings,
+          setting(SETTINGS_INITIAL_WINDOW_SIZE, windows.streamWindowBytes),
           setting(SETTINGS_MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST_BYTES),
         ]),
       ),
     );
-    if (options.connectionWindowBytes > DEFAULT_WINDOW_BYTES) {
-      this.writeRaw(frame(FrameType.WindowUpdate, 0, 0, u32(options.connectionWindowBytes - DEFAULT_WINDOW_BYTES)));
+    if (windows.connectionWindowBytes > DEFAULT_WINDOW_BYTES) {
+      this.writeRaw(frame(FrameType.WindowUpdate, 0, 0, u32(windows.connectionWindowBytes - DEFAULT_WINDOW_BYTES)));
     }
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', () => socket.destroy());
     socket.on('close', () => this.onSocketClose());
-    if (head !== undefined && head.length > 0) this.receive(head);
+  }
+
+  /** The connection ended: every stream was closed. */
+  protected abstract onClosed(): void;
+  /** A complete header block of `streamId`, decoded (`fits`: within the header list limit). */
+  protected abstract onHeaders(streamId: number, headers: RequestHeaders, fits: boolean, malformed: boolean, endStream: boolean): void;
+
+  /** Sends a PING; `acked` is called when its ACK comes. */
+  ping(acked: () => void): void {
+    this.pings.push(acked);
+    this.writeRaw(frame(FrameType.Ping, 0, 0, Buffer.alloc(8)));
   }
 
   /** Open streams. */
@@ -316,9 +358,15 @@ export class H2ServerConnection {
     this.socket.destroy();
   }
 
+  /** Whether the socket ended (or a GOAWAY went or came): no stream should be opened. */
+  get closing(): boolean {
+    return this.ended || this.goingAway;
+  }
+
   // ---------------------------------------------------------------- input
 
-  private receive(chunk: Buffer): void {
+  /** Reads bytes from the peer (the socket's, or ones read before the connection took it). */
+  receive(chunk: Buffer): void {
     if (this.ended) return;
     let buf = chunk;
     if (this.input !== undefined) {
@@ -356,7 +404,7 @@ export class H2ServerConnection {
     }
   }
 
-  private onFrame(type: number, flags: number, streamId: number, payload: Buffer): void {
+  protected onFrame(type: number, flags: number, streamId: number, payload: Buffer): void {
     if (this.blockParts !== undefined && type !== FrameType.Continuation) {
       throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'a header block was interrupted');
     }
@@ -385,13 +433,12 @@ export class H2ServerConnection {
         if (streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'PING on a stream');
         if (payload.length !== 8) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'PING of a wrong size');
         if ((flags & FLAG_ACK) === 0) this.writeControl(frame(FrameType.Ping, FLAG_ACK, 0, payload));
+        else this.pings.shift()?.();
         return;
       case FrameType.GoAway:
         if (streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'GOAWAY on a stream');
-        // The client opens no more streams; the open ones finish, then the socket ends.
-        this.goingAway = true;
-        if (this.streams.size === 0) this.endSocket();
-        return;
+        if (payload.length < 8) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'GOAWAY of a wrong size');
+        return this.onGoAway(payload.readUInt32BE(0) & 0x7fffffff);
       case FrameType.WindowUpdate:
         return this.onWindowUpdate(streamId, payload);
       case FrameType.Continuation:
@@ -402,7 +449,14 @@ export class H2ServerConnection {
     }
   }
 
-  private onSettings(flags: number, streamId: number, payload: Buffer): void {
+  /** The peer sent GOAWAY: it takes no stream above `lastId`; the open ones finish, then the socket ends. */
+  protected onGoAway(lastId: number): void {
+    void lastId;
+    this.goingAway = true;
+    if (this.streams.size === 0) this.endSocket();
+  }
+
+  protected onSettings(flags: number, streamId: number, payload: Buffer): void {
     if (streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'SETTINGS on a stream');
     if ((flags & FLAG_ACK) !== 0) {
       if (payload.length !== 0) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'SETTINGS ACK with a payload');
@@ -423,7 +477,7 @@ export class H2ServerConnection {
       } else if (id === SETTINGS_MAX_FRAME_SIZE) {
         if (value < DEFAULT_MAX_FRAME_BYTES || value > 16_777_215) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
         this.peerMaxFrame = value;
-      } else if (id === 2 && value > 1) {
+      } else if (id === SETTINGS_ENABLE_PUSH && value > 1) {
         throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'SETTINGS_ENABLE_PUSH other than 0 or 1');
       }
       // SETTINGS_HEADER_TABLE_SIZE needs nothing: the encoder here keeps no dynamic table.
@@ -432,7 +486,7 @@ export class H2ServerConnection {
     this.flushBlocked();
   }
 
-  private onWindowUpdate(streamId: number, payload: Buffer): void {
+  protected onWindowUpdate(streamId: number, payload: Buffer): void {
     if (payload.length !== 4) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'WINDOW_UPDATE of a wrong size');
     const inc = payload.readUInt32BE(0) & 0x7fffffff;
     if (streamId === 0) {
@@ -453,7 +507,7 @@ export class H2ServerConnection {
     if (this.blocked.has(s)) this.flushBlocked();
   }
 
-  private onDataFrame(flags: number, streamId: number, payload: Buffer): void {
+  protected onDataFrame(flags: number, streamId: number, payload: Buffer): void {
     if (streamId === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'DATA on stream 0');
     let data = payload;
     if ((flags & FLAG_PADDED) !== 0) {
@@ -462,7 +516,7 @@ export class H2ServerConnection {
     }
     // The whole frame counts against the connection's window, whatever becomes of it.
     this.recvUnacked += payload.length;
-    if (this.recvUnacked >= this.options.connectionWindowBytes / 2) {
+    if (this.recvUnacked >= this.windows.connectionWindowBytes / 2) {
       this.writeRaw(frame(FrameType.WindowUpdate, 0, 0, u32(this.recvUnacked)));
       this.recvUnacked = 0;
     }
@@ -487,9 +541,9 @@ export class H2ServerConnection {
   }
 
   /** `bytes` of the stream's DATA were read: the client's window is given back in halves. */
-  private consumed(s: H2Stream, bytes: number): void {
+  protected consumed(s: H2Stream, bytes: number): void {
     s.unacked += bytes;
-    if (s.unacked >= this.options.streamWindowBytes / 2 && !s.remoteEnded && !s.closed) {
+    if (s.unacked >= this.windows.streamWindowBytes / 2 && !s.remoteEnded && !s.closed) {
       this.writeRaw(frame(FrameType.WindowUpdate, 0, s.id, u32(s.unacked)));
       s.unacked = 0;
     }
@@ -518,12 +572,13 @@ export class H2ServerConnection {
     }
   }
 
-  private remoteEnd(s: H2Stream): void {
+  protected remoteEnd(s: H2Stream): void {
     s.listener?.onEnd();
-    if (s.localEnded && s.pendingBytes === 0 && s.trailers === undefined) this.closeStream(s);
+    // A client's stream whose END_STREAM went out closes when the server's comes.
+    if (!s.closed && s.localEnded && !s.endQueued) this.closeStream(s);
   }
 
-  private onHeadersFrame(flags: number, streamId: number, payload: Buffer): void {
+  protected onHeadersFrame(flags: number, streamId: number, payload: Buffer): void {
     if (streamId === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'HEADERS on stream 0');
     let start = 0;
     let end = payload.length;
@@ -545,7 +600,7 @@ export class H2ServerConnection {
     this.blockBytes = fragment.length;
   }
 
-  private onContinuation(flags: number, streamId: number, payload: Buffer): void {
+  protected onContinuation(flags: number, streamId: number, payload: Buffer): void {
     if (this.blockParts === undefined || streamId !== this.blockStream) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'CONTINUATION out of place');
     this.blockParts.push(payload);
     this.blockBytes += payload.length;
@@ -557,9 +612,9 @@ export class H2ServerConnection {
     this.onHeaderBlock(block);
   }
 
-  private onHeaderBlock(block: Buffer): void {
-    const streamId = this.blockStream;
+  protected onHeaderBlock(block: Buffer): void {
     const headers: RequestHeaders = {};
+    const pseudo = this.pseudoHeaders;
     let malformed = false;
     let regularSeen = false;
     let fits: boolean;
@@ -568,7 +623,7 @@ export class H2ServerConnection {
         block,
         (name, value) => {
           if (name.charCodeAt(0) === 58 /* ':' */) {
-            if (regularSeen || !REQUEST_PSEUDO.has(name) || headers[name] !== undefined) malformed = true;
+            if (regularSeen || !pseudo.has(name) || headers[name] !== undefined) malformed = true;
           } else regularSeen = true;
           if (headers[name] === undefined) headers[name] = value;
         },
@@ -578,43 +633,17 @@ export class H2ServerConnection {
       if (e instanceof HpackError) throw new ConnectionError(H2_ERROR.COMPRESSION_ERROR, e.message);
       throw e;
     }
-    const existing = this.streams.get(streamId);
-    if (existing !== undefined) {
-      // Trailers from the client: they must end the stream; gRPC has no use for their fields.
-      if (existing.remoteEnded) return this.resetStream(existing, H2_ERROR.STREAM_CLOSED, true);
-      if (!this.blockEndStream) return this.resetStream(existing, H2_ERROR.PROTOCOL_ERROR, true);
-      existing.remoteEnded = true;
-      if (existing.paused) existing.heldEnd = true;
-      else this.remoteEnd(existing);
-      return;
-    }
-    if (streamId <= this.lastStreamId) {
-      // A closed stream's trailers, arriving after this side reset it: nothing to do.
-      return;
-    }
-    if ((streamId & 1) === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'a client opened an even stream id');
-    this.lastStreamId = streamId;
-    if (this.goingAway) return this.resetId(streamId, H2_ERROR.REFUSED_STREAM);
-    if (this.streams.size >= this.options.maxConcurrentStreams) return this.resetId(streamId, H2_ERROR.REFUSED_STREAM);
-    if (!fits) {
-      const s = this.openStream(streamId);
-      if (this.blockEndStream) s.remoteEnded = true;
-      s.respond(encodeHeaders([[':status', '431']]), true);
-      return;
-    }
-    if (malformed || headers[':method'] === undefined || (headers[':method'] !== 'CONNECT' && (!headers[':path'] || headers[':scheme'] === undefined))) {
-      return this.resetId(streamId, H2_ERROR.PROTOCOL_ERROR);
-    }
-    const s = this.openStream(streamId);
-    if (this.blockEndStream) s.remoteEnded = true;
-    this.options.onRequest(s, headers);
-    if (s.remoteEnded && !s.closed) {
-      if (s.paused) s.heldEnd = true;
-      else this.remoteEnd(s);
-    }
+    this.onHeaders(this.blockStream, headers, fits, malformed, this.blockEndStream);
   }
 
-  private openStream(id: number): H2Stream {
+  /** The peer's END_STREAM came with a header block: the stream's listener hears it (now, or after a pause). */
+  protected headersEnd(s: H2Stream): void {
+    s.remoteEnded = true;
+    if (s.paused) s.heldEnd = true;
+    else this.remoteEnd(s);
+  }
+
+  protected openStream(id: number): H2Stream {
     const s = new H2Stream(id, this, this.peerInitialWindow);
     this.streams.set(id, s);
     return s;
@@ -623,7 +652,7 @@ export class H2ServerConnection {
   // ---------------------------------------------------------------- output
 
   /** Batches this turn's output: the socket is corked until the microtasks of this turn ran. */
-  private cork(): void {
+  protected cork(): void {
     if (this.corked) return;
     this.corked = true;
     this.socket.cork();
@@ -633,14 +662,14 @@ export class H2ServerConnection {
     });
   }
 
-  private writeRaw(b: Buffer): void {
+  protected writeRaw(b: Buffer): void {
     if (this.socket.destroyed) return;
     this.cork();
     this.socket.write(b);
   }
 
   /** A frame answering the peer's own: dropped with the connection when the peer does not read. */
-  private writeControl(b: Buffer): void {
+  protected writeControl(b: Buffer): void {
     if (this.socket.writableLength > MAX_QUEUED_CONTROL_BYTES) {
       this.socket.destroy();
       return;
@@ -656,7 +685,7 @@ export class H2ServerConnection {
     if (endStream) this.localEnd(s);
   }
 
-  private writeHeaderBlock(id: number, block: Buffer, endStream: boolean): void {
+  protected writeHeaderBlock(id: number, block: Buffer, endStream: boolean): void {
     const max = this.peerMaxFrame;
     const es = endStream ? FLAG_END_STREAM : 0;
     if (block.length <= max) {
@@ -712,24 +741,31 @@ export class H2ServerConnection {
     return true;
   }
 
-  endStream(s: H2Stream, last: Buffer | undefined, trailers: Buffer): void {
+  endStream(s: H2Stream, last: Buffer | undefined, trailers: Buffer | undefined): void {
     if (s.closed || s.localEnded) return;
     if (last !== undefined && last.length > 0) this.sendData(s, last);
     s.localEnded = true;
-    if (s.pendingBytes === 0) {
-      this.writeHeaderBlock(s.id, trailers, true);
-      this.localEnd(s);
-    } else {
-      s.trailers = trailers;
-      this.blocked.add(s);
-    }
+    s.trailers = trailers;
+    s.endQueued = true;
+    if (s.pendingBytes === 0) this.writeEnd(s);
+    else this.blocked.add(s);
+  }
+
+  /** Writes the stream's END_STREAM: its trailers, or an empty DATA frame. */
+  protected writeEnd(s: H2Stream): void {
+    const t = s.trailers;
+    s.trailers = undefined;
+    s.endQueued = false;
+    if (t !== undefined) this.writeHeaderBlock(s.id, t, true);
+    else this.writeRaw(frameHeader(0, FrameType.Data, FLAG_END_STREAM, s.id));
+    this.localEnd(s);
   }
 
   /**
    * Writes as much of `data` from `off` as the windows allow, in frames of at most the peer's
    * frame size; returns how far it got.
    */
-  private writeData(s: H2Stream, data: Buffer, off: number): number {
+  protected writeData(s: H2Stream, data: Buffer, off: number): number {
     while (off < data.length) {
       const room = Math.min(this.sendWindow, s.sendWindow, this.peerMaxFrame, data.length - off);
       if (room <= 0) break;
@@ -743,7 +779,7 @@ export class H2ServerConnection {
   }
 
   /** Sends what flow control held back, as far as the windows now allow. */
-  private flushBlocked(): void {
+  protected flushBlocked(): void {
     for (const s of this.blocked) {
       if (s.closed) {
         this.blocked.delete(s);
@@ -764,23 +800,22 @@ export class H2ServerConnection {
         continue;
       }
       this.blocked.delete(s);
-      if (s.trailers !== undefined) {
-        const t = s.trailers;
-        s.trailers = undefined;
-        this.writeHeaderBlock(s.id, t, true);
-        this.localEnd(s);
-      } else if (s.needDrain) {
+      if (s.endQueued) this.writeEnd(s);
+      else if (s.needDrain) {
         s.needDrain = false;
         s.listener?.onDrain();
       }
     }
   }
 
-  /** This side's END_STREAM went out: the stream closes, resetting the client's side if it is still sending. */
-  private localEnd(s: H2Stream): void {
+  /**
+   * This side's END_STREAM went out. A server's stream closes, resetting the client's side if it
+   * is still sending (a call answered before its request ended: RST_STREAM NO_ERROR tells it to
+   * stop, RFC 9113 8.1); a client's stream waits for the response's end.
+   */
+  protected localEnd(s: H2Stream): void {
     if (s.closed) return;
-    // The client may still be sending (a call answered before its request ended): RST_STREAM
-    // NO_ERROR tells it to stop (RFC 9113 8.1).
+    if (!this.isServer && !s.remoteEnded) return;
     if (!s.remoteEnded) this.writeRaw(frame(FrameType.RstStream, 0, s.id, u32(H2_ERROR.NO_ERROR)));
     this.closeStream(s);
   }
@@ -791,11 +826,11 @@ export class H2ServerConnection {
     this.closeStream(s);
   }
 
-  private resetId(id: number, code: number): void {
+  protected resetId(id: number, code: number): void {
     this.writeControl(frame(FrameType.RstStream, 0, id, u32(code)));
   }
 
-  private closeStream(s: H2Stream): void {
+  protected closeStream(s: H2Stream): void {
     if (s.closed) return;
     s.closed = true;
     s.pending = [];
@@ -810,23 +845,24 @@ export class H2ServerConnection {
     }
   }
 
-  private goAwayFrame(code: number, debug: string): Buffer {
+  protected goAwayFrame(code: number, debug: string): Buffer {
     const d = Buffer.from(debug, 'utf8');
     const p = Buffer.allocUnsafe(8 + d.length);
-    p.writeUInt32BE(this.lastStreamId, 0);
+    // The last stream the peer opened that this side took: a client takes none.
+    p.writeUInt32BE(this.isServer ? this.lastStreamId : 0, 0);
     p.writeUInt32BE(code, 4);
     d.copy(p, 8);
     return frame(FrameType.GoAway, 0, 0, p);
   }
 
   /** A connection error: GOAWAY, then the socket ends and every stream is closed. */
-  private fail(code: number, debug: string): void {
+  protected fail(code: number, debug: string): void {
     if (this.ended) return;
     this.writeRaw(this.goAwayFrame(code, debug));
     this.endSocket();
   }
 
-  private endSocket(): void {
+  protected endSocket(): void {
     if (this.ended) return;
     this.ended = true;
     this.socket.end();
@@ -834,10 +870,115 @@ export class H2ServerConnection {
     setTimeout(() => this.socket.destroy(), 1000).unref();
   }
 
-  private onSocketClose(): void {
+  protected onSocketClose(): void {
     this.ended = true;
     for (const s of [...this.streams.values()]) this.closeStream(s);
+    this.pings = [];
+    this.onClosed();
+  }
+}
+
+/** The server side of one HTTP/2 connection on `socket`. */
+export class H2ServerConnection extends H2Connection {
+  protected readonly pseudoHeaders = REQUEST_PSEUDO;
+
+  /** `head`: bytes of the connection already read from the socket (its preface's start). */
+  constructor(
+    socket: Socket,
+    private readonly options: H2ConnectionOptions,
+    head: Buffer | undefined = undefined,
+  ) {
+    super(socket, options, setting(SETTINGS_MAX_CONCURRENT_STREAMS, options.maxConcurrentStreams), true);
+    if (head !== undefined && head.length > 0) this.receive(head);
+  }
+
+  protected onClosed(): void {
     this.options.onClose?.();
+  }
+
+  protected onHeaders(streamId: number, headers: RequestHeaders, fits: boolean, malformed: boolean, endStream: boolean): void {
+    const existing = this.streams.get(streamId);
+    if (existing !== undefined) {
+      // Trailers from the client: they must end the stream; gRPC has no use for their fields.
+      if (existing.remoteEnded) return this.resetStream(existing, H2_ERROR.STREAM_CLOSED, true);
+      if (!endStream) return this.resetStream(existing, H2_ERROR.PROTOCOL_ERROR, true);
+      return this.headersEnd(existing);
+    }
+    if (streamId <= this.lastStreamId) {
+      // A closed stream's trailers, arriving after this side reset it: nothing to do.
+      return;
+    }
+    if ((streamId & 1) === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'a client opened an even stream id');
+    this.lastStreamId = streamId;
+    if (this.goingAway) return this.resetId(streamId, H2_ERROR.REFUSED_STREAM);
+    if (this.streams.size >= this.options.maxConcurrentStreams) return this.resetId(streamId, H2_ERROR.REFUSED_STREAM);
+    if (!fits) {
+      const s = this.openStream(streamId);
+      if (endStream) s.remoteEnded = true;
+      s.respond(encodeHeaders([[':status', '431']]), true);
+      return;
+    }
+    if (malformed || headers[':method'] === undefined || (headers[':method'] !== 'CONNECT' && (!headers[':path'] || headers[':scheme'] === undefined))) {
+      return this.resetId(streamId, H2_ERROR.PROTOCOL_ERROR);
+    }
+    const s = this.openStream(streamId);
+    if (endStream) s.remoteEnded = true;
+    this.options.onRequest(s, headers);
+    if (s.remoteEnded && !s.closed) {
+      if (s.paused) s.heldEnd = true;
+      else this.remoteEnd(s);
+    }
+  }
+}
+
+/** Pseudo-headers a response may carry. */
+const RESPONSE_PSEUDO = new Set([':status']);
+
+/**
+ * The client side of one HTTP/2 connection on `socket` (connected or connecting; over TLS, one
+ * that negotiated `h2`): streams opened by request(), server push refused (SETTINGS_ENABLE_PUSH 0).
+ */
+export class H2ClientConnection extends H2Connection {
+  protected readonly pseudoHeaders = RESPONSE_PSEUDO;
+
+  constructor(
+    socket: Socket,
+    private readonly options: H2ClientOptions,
+  ) {
+    super(socket, options, setting(SETTINGS_ENABLE_PUSH, 0), false);
+  }
+
+  /** Opens a stream with the request's header block (not ending it); `listener` follows it. */
+  request(block: Buffer, listener: H2StreamListener): H2Stream {
+    const id = this.lastStreamId === 0 ? 1 : this.lastStreamId + 2;
+    this.lastStreamId = id;
+    const s = this.openStream(id);
+    s.listener = listener;
+    this.sendHeaders(s, block, false);
+    return s;
+  }
+
+  protected onClosed(): void {
+    this.options.onClose?.();
+  }
+
+  protected override onGoAway(lastId: number): void {
+    for (const s of [...this.streams.values()]) if (s.id > lastId) this.closeStream(s);
+    super.onGoAway(lastId);
+    this.options.onGoAway?.();
+  }
+
+  protected onHeaders(streamId: number, headers: RequestHeaders, fits: boolean, malformed: boolean, endStream: boolean): void {
+    const s = this.streams.get(streamId);
+    if (s === undefined) {
+      if ((streamId & 1) === 0 || streamId > this.lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'HEADERS on a stream never opened');
+      return;
+    }
+    if (!fits || malformed || (!s.gotHeaders && headers[':status'] === undefined)) return this.resetStream(s, H2_ERROR.PROTOCOL_ERROR, true);
+    const trailers = s.gotHeaders;
+    s.gotHeaders = true;
+    s.listener?.onHeaders?.(headers, trailers);
+    if (endStream && !s.closed) this.headersEnd(s);
   }
 }
 
