@@ -12,9 +12,9 @@
  * from /proc): when the cores are the limit, as on a small machine running clients and all
  * three members, throughput follows it; and the client's own CPU time per Put (this process),
  * which the machine pays too and which depends on how a server frames its answers. The gRPC
- * server our members serve the API with
- * (node:http2, libs/grpc), answering Put at once with no storage, is measured with the
- * same client as the floor of what a member spends per client request.
+ * server our members serve the API with (libs/grpc, on its own HTTP/2), answering Put at once
+ * with no storage, is measured with the same client as the floor of what a member spends per
+ * client request.
  *
  * Both systems serve clients plain HTTP/2 on loopback (no TLS on the client side), and their
  * members talk to each other over mutual TLS (our nodes always do; etcd is given the same peer
@@ -223,7 +223,7 @@ async function startEtcd(dir: string, bin: string): Promise<System> {
 
 /**
  * The floor of our members' client side: one process serving etcd's KV.Put on the gRPC server
- * the members use (GrpcH2Server on node:http2), answering at once (no storage, no replication).
+ * the members use (GrpcH2Server on our own HTTP/2), answering at once (no storage, no replication).
  * Its CPU per Put bounds from below what a member spends per client request.
  */
 async function startFloor(): Promise<System> {

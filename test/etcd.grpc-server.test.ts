@@ -118,7 +118,7 @@ function raw(session: http2.ClientHttp2Session, path: string, opts: RawOptions =
   });
 }
 
-describe('the etcd endpoint gRPC server (node:http2)', () => {
+describe('the etcd endpoint gRPC server', () => {
   let dir: string;
   let pkiDir: string;
   let plain: ServerHandle;
@@ -646,7 +646,7 @@ describe('the etcd endpoint gRPC server (node:http2)', () => {
   it('advertises a bound on concurrent streams per connection in its SETTINGS', async () => {
     const ok = await raw(session, PUT.path, { chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/settings') }))] });
     expect(ok.grpcStatus).toBe('0');
-    // Without one node:http2 reports HTTP/2's default, unlimited (2^32 - 1).
+    // Without one the client reports HTTP/2's default, unlimited (2^32 - 1).
     expect(session.remoteSettings.maxConcurrentStreams).toBe(1000);
   });
 
