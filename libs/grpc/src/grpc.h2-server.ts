@@ -187,7 +187,12 @@ const RESPONSE_HEADERS = encodeHeaders([
   ['content-type', 'application/grpc'],
 ]);
 const OK_TRAILERS = encodeHeaders([['grpc-status', '0']]);
-/** HTTP/2 flow-control windows the server grants: per stream, and per connection. */
+/**
+ * HTTP/2 flow-control windows the server grants, per stream and per connection: larger than the
+ * 64 KiB default, so hundreds of concurrent Puts on one connection, or one large message, flow
+ * without waiting for WINDOW_UPDATEs. Requests are read as they arrive, so the windows bound no
+ * buffering of ours: MAX_HELD_REQUEST_BYTES does.
+ */
 const STREAM_WINDOW_BYTES = 1 << 20;
 const CONNECTION_WINDOW_BYTES = 8 << 20;
 /**
@@ -209,9 +214,8 @@ const MAX_HELD_REQUEST_BYTES = 64 << 20;
  * math.MaxUint32); 1000 stays above what its clients open: kube-apiserver's requests in flight
  * are capped at 600 by default (--max-requests-inflight 400 plus --max-mutating-requests-inflight
  * 200), and etcd's client multiplexes its watches onto few streams. It bounds what one
- * connection's streams cost the server. A client that opens more than advertised is refused by
- * nghttp2: RST_STREAM REFUSED_STREAM while it has not acknowledged the SETTINGS, a connection
- * error (GOAWAY) once it has.
+ * connection's streams cost the server. Each stream a client opens beyond it is refused with
+ * RST_STREAM REFUSED_STREAM (h2.connection.ts).
  */
 const MAX_CONCURRENT_STREAMS = 1000;
 /** How long stop() lets calls finish before it destroys the connections. */

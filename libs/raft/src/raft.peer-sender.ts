@@ -223,14 +223,12 @@ export class PeerSender {
   private connect(): void {
     const secure = this.t.connectTls;
     let socket: net.Socket;
-    let host: string;
     try {
-      const hp = hostPort(this.addr);
-      host = hp.host;
+      const { host, port } = hostPort(this.addr);
       socket = secure
         ? tls.connect({
             host,
-            port: hp.port,
+            port,
             ca: secure.ca,
             cert: secure.cert,
             key: secure.key,
@@ -238,7 +236,7 @@ export class PeerSender {
             ALPNProtocols: ['h2'],
             ...(net.isIP(host) ? {} : { servername: host }),
           })
-        : net.connect(hp.port, host);
+        : net.connect(port, host);
     } catch {
       // An address that cannot be dialled at all.
       this.broken();

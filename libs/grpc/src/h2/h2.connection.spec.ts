@@ -196,14 +196,24 @@ describe('H2ServerConnection', () => {
     }
   });
 
-  it('serves a request whose :authority is a whole URL, as etcdctl sends on cleartext connections', async () => {
+  it('serves a request whose :authority is a whole URL, as etcdctl sends on cleartext connections, and keeps every header name', async () => {
     const c = new RawClient(echo.port);
     try {
-      c.write(frame(HEADERS, 0x4, 1, REQUEST('http://127.0.0.1:2379')), frame(DATA, 0x1, 1, Buffer.from('hi')));
+      const block = Buffer.concat([
+        REQUEST('http://127.0.0.1:2379'),
+        encodeHeaders([
+          ['constructor', 'c'],
+          ['__proto__', 'p'],
+        ]),
+      ]);
+      c.write(frame(HEADERS, 0x4, 1, block), frame(DATA, 0x1, 1, Buffer.from('hi')));
       const h = await c.next((f) => f.type === HEADERS && f.stream === 1);
       expect(c.headersOf(h)[':status']).toBe('200');
       expect((await c.next((f) => f.type === DATA && f.stream === 1)).payload.toString()).toBe('hi');
       expect(echo.requests[0]![':authority']).toBe('http://127.0.0.1:2379');
+      // Any header name is a plain key of the headers, also those an object's prototype has.
+      expect(echo.requests[0]!['constructor']).toBe('c');
+      expect(Object.getOwnPropertyDescriptor(echo.requests[0], '__proto__')?.value).toBe('p');
     } finally {
       c.close();
     }

@@ -1,9 +1,9 @@
 /**
- * The server side of one HTTP/2 connection (RFC 9113), written for GrpcH2Server: frames in and
- * out of a socket (TCP or TLS), HPACK (hpack.ts), flow control both ways, SETTINGS, PING,
- * RST_STREAM and GOAWAY. It is what a gRPC server needs and no more: no server push, no
- * priorities (PRIORITY frames are read and ignored), requests handed over once their header
- * block is complete.
+ * HTTP/2 connections (RFC 9113) for gRPC: the server side under GrpcH2Server, the client side
+ * under the Raft peer sender. Frames in and out of a socket (TCP or TLS), HPACK (hpack.ts), flow
+ * control both ways, SETTINGS, PING, RST_STREAM and GOAWAY. It is what gRPC needs and no more:
+ * no server push, no priorities (PRIORITY frames are read and ignored), header blocks handed
+ * over once complete.
  *
  * Why not node:http2: nghttp2 refuses requests whose `:authority` is not a bare host[:port]
  * (etcdctl 3.4 sends the endpoint's whole URL there on cleartext connections), and node:http2
@@ -94,7 +94,10 @@ export interface H2StreamListener {
   onDrain(): void;
 }
 
-/** The headers of a request: each name's first value, names lower case as on the wire. */
+/**
+ * The headers of a request or response: each name's first value, names lower case as on the
+ * wire, in an object without a prototype (any name a peer sends is a plain key).
+ */
 export type RequestHeaders = Record<string, string>;
 
 /** The receive windows a connection grants its peer. */
@@ -123,18 +126,18 @@ export interface H2ClientOptions extends H2Windows {
   onGoAway?(): void;
 }
 
-/** One request's stream, on the server side. */
+/** One stream, on either side. */
 export class H2Stream {
   listener: H2StreamListener | undefined = undefined;
-  /** The client sent END_STREAM. */
+  /** The peer sent END_STREAM. */
   remoteEnded = false;
   /** This side sent (or queued) END_STREAM: nothing more may be written. */
   localEnded = false;
   /** Gone: reset, both sides ended, or the connection closed. */
   closed = false;
-  /** What this side may still send on the stream (the client's window). */
+  /** What this side may still send on the stream (the peer's window). */
   sendWindow: number;
-  /** Bytes of DATA read and not yet returned to the client by a WINDOW_UPDATE. */
+  /** Bytes of DATA read and not yet returned to the peer by a WINDOW_UPDATE. */
   unacked = 0;
   /** DATA held back by flow control, oldest first, and their bytes. */
   pending: Buffer[] = [];
@@ -192,7 +195,7 @@ export class H2Stream {
     this.connection.resetStream(this, code, true);
   }
 
-  /** Stops handing received DATA to the listener (and granting the client window) until resume(). */
+  /** Stops handing received DATA to the listener (and granting the peer window) until resume(). */
   pause(): void {
     this.paused = true;
   }
@@ -227,24 +230,13 @@ function putFrameHeader(b: Buffer, at: number, length: number, type: number, fla
 
 function frameHeader(length: number, type: number, flags: number, streamId: number): Buffer {
   const b = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-  b[0] = (length >>> 16) & 0xff;
-  b[1] = (length >>> 8) & 0xff;
-  b[2] = length & 0xff;
-  b[3] = type;
-  b[4] = flags;
-  b.writeUInt32BE(streamId, 5);
+  putFrameHeader(b, 0, length, type, flags, streamId);
   return b;
 }
 
 function frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
   const b = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
-  b[0] = (payload.length >>> 16) & 0xff;
-  b[1] = (payload.length >>> 8) & 0xff;
-  b[2] = payload.length & 0xff;
-  b[3] = type;
-  b[4] = flags;
-  b.writeUInt32BE(streamId, 5);
-  payload.copy(b, FRAME_HEADER_BYTES);
+  payload.copy(b, putFrameHeader(b, 0, payload.length, type, flags, streamId));
   return b;
 }
 
@@ -273,7 +265,7 @@ export abstract class H2Connection {
   protected blockBytes = 0;
   protected blockStream = 0;
   protected blockEndStream = false;
-  /** The highest stream id the client opened. */
+  /** The highest stream id opened: by the client on a server, by this side on a client. */
   protected lastStreamId = 0;
   /** PINGs sent and not yet acknowledged: their callbacks, oldest first. */
   protected pings: (() => void)[] = [];
@@ -588,6 +580,7 @@ export abstract class H2Connection {
       end -= payload[0]!;
     }
     if ((flags & FLAG_PRIORITY) !== 0) {
+      if (end - start < 5) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'HEADERS too short for its priority');
       if ((payload.readUInt32BE(start) & 0x7fffffff) === streamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'a stream depends on itself');
       start += 5;
     }
@@ -613,7 +606,7 @@ export abstract class H2Connection {
   }
 
   protected onHeaderBlock(block: Buffer): void {
-    const headers: RequestHeaders = {};
+    const headers: RequestHeaders = Object.create(null) as RequestHeaders;
     const pseudo = this.pseudoHeaders;
     let malformed = false;
     let regularSeen = false;
@@ -924,10 +917,7 @@ export class H2ServerConnection extends H2Connection {
     const s = this.openStream(streamId);
     if (endStream) s.remoteEnded = true;
     this.options.onRequest(s, headers);
-    if (s.remoteEnded && !s.closed) {
-      if (s.paused) s.heldEnd = true;
-      else this.remoteEnd(s);
-    }
+    if (endStream && !s.closed) this.headersEnd(s);
   }
 }
 
