@@ -258,6 +258,45 @@ describe('GrpcH2Server', () => {
       }
     });
 
+    it('drops connections that stall at their start, in cleartext and over TLS, and keeps connections that started', async () => {
+      const pkiDir = join(dir, 'pki-stall');
+      await createPki({ outDir: pkiDir, hosts: ['127.0.0.1'] });
+      const pki = await loadPki(pkiDir);
+      const plain = new GrpcH2Server(def, echo, { handshakeTimeoutMs: 300 });
+      const secure = new GrpcH2Server(def, echo, { handshakeTimeoutMs: 300 });
+      const plainPort = await plain.listen({ host: '127.0.0.1', port: 0, http1: h1 });
+      const securePort = await secure.listen({
+        host: '127.0.0.1',
+        port: 0,
+        tls: { cert: Buffer.from(pki.servingCertPem), key: Buffer.from(pki.servingKeyPem) },
+      });
+      const c = client(plainPort, 'Echo');
+      /** A client that connects and sends `first` (or nothing), then only waits: resolves when the server drops it. */
+      const stall = (port: number, first?: Buffer): Promise<void> =>
+        new Promise((resolve) => {
+          const s = net.connect(port, '127.0.0.1', () => first && s.write(first));
+          s.on('error', () => undefined);
+          s.resume();
+          s.on('close', () => resolve());
+        });
+      try {
+        expect(await say(c, 'a')).toEqual({ name: 'hello a' });
+        await Promise.all([
+          stall(plainPort),
+          // The HTTP/2 preface's start, then nothing.
+          stall(plainPort, Buffer.from('PRI * HTTP/2.0\r\n')),
+          // A TCP connection to the TLS port that never starts its handshake.
+          stall(securePort),
+        ]);
+        // The gRPC client's connection, older than the timeout, still serves.
+        expect(await say(c, 'b')).toEqual({ name: 'hello b' });
+      } finally {
+        c.close();
+        await plain.stop();
+        await secure.stop();
+      }
+    });
+
     it('over TLS, serves gRPC to clients that negotiate h2 and the handler to HTTP/1.1 clients and to clients that negotiate nothing', async () => {
       const pkiDir = join(dir, 'pki');
       await createPki({ outDir: pkiDir, hosts: ['127.0.0.1'] });

@@ -149,6 +149,12 @@ export interface GrpcServerOptions extends GrpcServerLimits {
   stopDetails?: string;
   /** How long stop() lets calls finish before it destroys the connections (SHUTDOWN_GRACE_MS). */
   shutdownGraceMs?: number;
+  /**
+   * How long a new connection has for its start (HANDSHAKE_TIMEOUT_MS): the TLS handshake, then
+   * (or in cleartext, from the connection) HTTP/2's preface and SETTINGS exchange. A connection
+   * that stalls there is dropped.
+   */
+  handshakeTimeoutMs?: number;
 }
 
 /** Listening options of {@link GrpcH2Server.listen}. */
@@ -220,6 +226,8 @@ const MAX_HELD_REQUEST_BYTES = 64 << 20;
 const MAX_CONCURRENT_STREAMS = 1000;
 /** How long stop() lets calls finish before it destroys the connections. */
 const SHUTDOWN_GRACE_MS = 2000;
+/** See GrpcServerOptions.handshakeTimeoutMs. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
 
 function noop(): void {}
 
@@ -589,6 +597,7 @@ export class GrpcH2Server {
   private readonly maxHeldRequestBytes: number;
   private readonly maxConcurrentStreams: number;
   private readonly maxMessageBytes: number;
+  private readonly handshakeTimeoutMs: number;
 
   /**
    * `services` by full service name ('etcdserverpb.KV') in `def`; a method without a handler
@@ -602,6 +611,7 @@ export class GrpcH2Server {
     this.maxHeldRequestBytes = options.maxHeldRequestBytes ?? MAX_HELD_REQUEST_BYTES;
     this.maxConcurrentStreams = options.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS;
     this.maxMessageBytes = options.maxMessageBytes ?? MAX_REQUEST_MESSAGE_BYTES;
+    this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS;
     for (const [name, handlers] of Object.entries(services)) {
       const svc = def[name];
       if (svc === undefined || 'format' in svc) throw new Error(`no service ${name} in the package definition`);
@@ -635,12 +645,14 @@ export class GrpcH2Server {
     let server: net.Server;
     if (opts.tls) {
       const alpn = h1 ? ['h2', 'http/1.1'] : ['h2'];
-      server = tls.createServer({ cert: opts.tls.cert, key: opts.tls.key, ALPNProtocols: alpn, ...mutual }, (socket) => {
+      const tlsOptions = { cert: opts.tls.cert, key: opts.tls.key, ALPNProtocols: alpn, handshakeTimeout: this.handshakeTimeoutMs, ...mutual };
+      server = tls.createServer(tlsOptions, (socket) => {
         if (socket.alpnProtocol === 'h2') this.serve(socket, undefined);
         else if (h1) h1.emit('connection', socket);
         else socket.destroy();
       });
-      server.on('tlsClientError', noop);
+      // With a listener here, Node leaves a failed handshake's socket open (a timed-out one too).
+      server.on('tlsClientError', (_e: Error, socket: tls.TLSSocket) => socket.destroy());
     } else server = net.createServer((socket) => (h1 ? this.route(socket, h1) : this.serve(socket, undefined)));
     server.on('connection', (socket: net.Socket) => {
       this.sockets.add(socket);
@@ -665,7 +677,10 @@ export class GrpcH2Server {
   private route(socket: net.Socket, h1: http.Server): void {
     this.unrouted.add(socket);
     let head: Buffer = Buffer.alloc(0);
+    // A client that connects and sends nothing is not kept.
+    const timer = setTimeout(() => socket.destroy(), this.handshakeTimeoutMs);
     const done = (): void => {
+      clearTimeout(timer);
       this.unrouted.delete(socket);
       socket.off('data', onData);
       socket.off('close', done);
@@ -703,6 +718,7 @@ export class GrpcH2Server {
         maxConcurrentStreams: this.maxConcurrentStreams,
         streamWindowBytes: STREAM_WINDOW_BYTES,
         connectionWindowBytes: CONNECTION_WINDOW_BYTES,
+        handshakeTimeoutMs: this.handshakeTimeoutMs,
         onRequest: (stream, headers) => this.onStream(stream, headers, state, socket),
         onClose: () => this.connections.delete(conn),
       },

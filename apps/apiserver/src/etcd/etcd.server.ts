@@ -212,7 +212,8 @@ export class EtcdServer {
           handler,
         )
       : http.createServer(handler);
-    server.on('tlsClientError', () => undefined);
+    // With a listener here, Node leaves a failed handshake's socket open (a timed-out one too).
+    server.on('tlsClientError', (_e: Error, socket: TLSSocket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once('error', (e) => reject(new EtcdConfigError(`--listen-metrics-urls: cannot listen on ${hostPort({ host, port })}: ${e.message}`)));
       server.listen(port, host, () => resolve());

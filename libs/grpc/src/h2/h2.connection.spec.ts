@@ -43,7 +43,10 @@ const REQUEST = (authority = '127.0.0.1'): Buffer =>
     ['content-type', 'application/grpc'],
   ]);
 
-/** A client speaking raw frames: what it sent is up to the test, what came back is parsed. */
+/**
+ * A client speaking raw frames: what it sent is up to the test, what came back is parsed. It
+ * acknowledges the server's SETTINGS, as every client must, unless `ack` is false.
+ */
 class RawClient {
   readonly socket: net.Socket;
   readonly frames: Frame[] = [];
@@ -52,7 +55,7 @@ class RawClient {
   private buf = Buffer.alloc(0);
   private waiters: (() => void)[] = [];
 
-  constructor(port: number, settings: Buffer = Buffer.alloc(0)) {
+  constructor(port: number, settings: Buffer = Buffer.alloc(0), ack = true) {
     this.socket = net.connect(port, '127.0.0.1');
     this.socket.on('error', () => undefined);
     this.socket.write(Buffer.concat([CLIENT_PREFACE, frame(SETTINGS, 0, 0, settings)]));
@@ -61,7 +64,9 @@ class RawClient {
       while (this.buf.length >= 9) {
         const len = this.buf.readUIntBE(0, 3);
         if (this.buf.length < 9 + len) break;
-        this.frames.push({ type: this.buf[3]!, flags: this.buf[4]!, stream: this.buf.readUInt32BE(5) & 0x7fffffff, payload: this.buf.subarray(9, 9 + len) });
+        const f = { type: this.buf[3]!, flags: this.buf[4]!, stream: this.buf.readUInt32BE(5) & 0x7fffffff, payload: this.buf.subarray(9, 9 + len) };
+        this.frames.push(f);
+        if (ack && f.type === SETTINGS && (f.flags & 1) === 0) this.socket.write(frame(SETTINGS, 1, 0));
         this.buf = this.buf.subarray(9 + len);
       }
       this.wake();
@@ -123,13 +128,14 @@ class EchoServer {
     };
   };
 
-  async start(maxConcurrentStreams = 100, streamWindowBytes = 1 << 20): Promise<void> {
+  async start(maxConcurrentStreams = 100, streamWindowBytes = 1 << 20, handshakeTimeoutMs?: number): Promise<void> {
     this.server = net.createServer((socket) => {
       this.connections.push(
         new H2ServerConnection(socket, {
           maxConcurrentStreams,
           streamWindowBytes,
           connectionWindowBytes: 8 << 20,
+          handshakeTimeoutMs,
           onRequest: (s, h) => {
             this.requests.push(h);
             this.serve(s, h);
@@ -377,6 +383,7 @@ describe('H2ServerConnection', () => {
         (s) => s.write(Buffer.concat([CLIENT_PREFACE, frame(SETTINGS, 0, 0), frame(HEADERS, 0x4, 1, Buffer.from([0x80]))])),
         H2_ERROR.COMPRESSION_ERROR,
       ],
+      ['a first frame other than SETTINGS', (s) => s.write(Buffer.concat([CLIENT_PREFACE, frame(PING, 0, 0, Buffer.alloc(8))])), H2_ERROR.PROTOCOL_ERROR],
       ['an even stream id', (s) => s.write(Buffer.concat([CLIENT_PREFACE, frame(SETTINGS, 0, 0), frame(HEADERS, 0x4, 2, REQUEST())])), H2_ERROR.PROTOCOL_ERROR],
       [
         'a header block interrupted',
@@ -401,6 +408,134 @@ describe('H2ServerConnection', () => {
         off += 9 + len;
       }
       expect({ name, goaway }).toEqual({ name, goaway: code });
+    }
+  });
+
+  it('ends a connection whose client resets or overruns streams faster than it may ("rapid reset"), and keeps one that stays under', async () => {
+    echo.serve = (s) => {
+      s.listener = { onData: () => undefined, onEnd: () => undefined, onClose: () => undefined, onDrain: () => undefined };
+    };
+    const pairs = (first: number, n: number): Buffer[] => {
+      const out: Buffer[] = [];
+      for (let i = 0; i < n; i++) out.push(frame(HEADERS, 0x4, first + 2 * i, REQUEST()), frame(RST_STREAM, 0, first + 2 * i, Buffer.from([0, 0, 0, 8])));
+      return out;
+    };
+    const calm = new RawClient(echo.port);
+    try {
+      calm.write(...pairs(1, 900), frame(PING, 0, 0, Buffer.alloc(8)));
+      await calm.next((f) => f.type === PING);
+      expect(calm.frames.some((f) => f.type === GOAWAY)).toBe(false);
+      expect(echo.requests).toHaveLength(900);
+    } finally {
+      calm.close();
+    }
+    const rapid = new RawClient(echo.port);
+    try {
+      rapid.write(...pairs(1, 1200));
+      const goaway = await rapid.next((f) => f.type === GOAWAY);
+      expect(goaway.payload.readUInt32BE(4)).toBe(H2_ERROR.ENHANCE_YOUR_CALM);
+      await rapid.untilClosed();
+      // Served up to the bucket's burst (and what it refilled meanwhile), not all 1,200.
+      expect(echo.requests.length - 900).toBeGreaterThanOrEqual(1000);
+      expect(echo.requests.length - 900).toBeLessThan(1200);
+    } finally {
+      rapid.close();
+    }
+  });
+
+  it('counts streams refused over the concurrency limit, and malformed requests, against the same allowance', async () => {
+    const flood = async (port: number, request: Buffer, code: number): Promise<void> => {
+      const c = new RawClient(port);
+      try {
+        const frames = [frame(HEADERS, 0x4, 1, REQUEST())];
+        for (let i = 1; i <= 1200; i++) frames.push(frame(HEADERS, 0x4, 1 + 2 * i, request));
+        c.write(...frames);
+        const goaway = await c.next((f) => f.type === GOAWAY);
+        expect(goaway.payload.readUInt32BE(4)).toBe(H2_ERROR.ENHANCE_YOUR_CALM);
+        const resets = c.frames.filter((f) => f.type === RST_STREAM).map((f) => f.payload.readUInt32BE(0));
+        expect(resets.length).toBeGreaterThanOrEqual(1000);
+        expect(resets.length).toBeLessThan(1200);
+        expect(new Set(resets)).toEqual(new Set([code]));
+      } finally {
+        c.close();
+      }
+    };
+    echo.serve = (s) => {
+      s.listener = { onData: () => undefined, onEnd: () => undefined, onClose: () => undefined, onDrain: () => undefined };
+    };
+    // Requests without :path, beside one open stream.
+    const malformed = encodeHeaders([
+      [':method', 'POST'],
+      [':scheme', 'http'],
+    ]);
+    await flood(echo.port, malformed, H2_ERROR.PROTOCOL_ERROR);
+    // Well-formed requests over a limit of one open stream.
+    const serve = echo.serve;
+    await echo.stop();
+    echo = new EchoServer();
+    echo.serve = serve;
+    await echo.start(1);
+    await flood(echo.port, REQUEST(), H2_ERROR.REFUSED_STREAM);
+  });
+
+  it('ends a header block spread over too many frames (empty CONTINUATIONs), and keeps no empty DATA for a paused stream', async () => {
+    const c = new RawClient(echo.port);
+    try {
+      const block = REQUEST();
+      const frames = [frame(HEADERS, 0, 1, block.subarray(0, 4))];
+      for (let i = 0; i < 200; i++) frames.push(frame(CONTINUATION, 0, 1));
+      frames.push(frame(CONTINUATION, 0x4, 1, block.subarray(4)));
+      c.write(...frames);
+      const goaway = await c.next((f) => f.type === GOAWAY);
+      expect(goaway.payload.readUInt32BE(4)).toBe(H2_ERROR.ENHANCE_YOUR_CALM);
+    } finally {
+      c.close();
+    }
+    let paused!: H2Stream;
+    echo.serve = (s) => {
+      paused = s;
+      s.pause();
+      s.listener = { onData: () => undefined, onEnd: () => undefined, onClose: () => undefined, onDrain: () => undefined };
+    };
+    const d = new RawClient(echo.port);
+    try {
+      const empty = frame(DATA, 0, 1);
+      d.write(
+        frame(HEADERS, 0x4, 1, REQUEST()),
+        ...Array.from({ length: 5000 }, () => empty),
+        frame(DATA, 0, 1, Buffer.from('x')),
+        frame(PING, 0, 0, Buffer.alloc(8)),
+      );
+      await d.next((f) => f.type === PING);
+      expect(paused.held?.map((b) => b.toString())).toEqual(['x']);
+    } finally {
+      d.close();
+    }
+  });
+
+  it('drops a connection that does not finish its start in time, and keeps one that did', async () => {
+    await echo.stop();
+    echo = new EchoServer();
+    await echo.start(100, 1 << 20, 300);
+    const silent = net.connect(echo.port, '127.0.0.1');
+    silent.on('error', () => undefined);
+    silent.resume();
+    const noAck = new RawClient(echo.port, Buffer.alloc(0), false);
+    const good = new RawClient(echo.port);
+    try {
+      await new Promise<void>((resolve) => silent.once('close', () => resolve()));
+      const goaway = await noAck.next((f) => f.type === GOAWAY);
+      expect(goaway.payload.readUInt32BE(4)).toBe(H2_ERROR.SETTINGS_TIMEOUT);
+      await noAck.untilClosed();
+      await new Promise((r) => setTimeout(r, 400));
+      good.write(frame(PING, 0, 0, Buffer.alloc(8)));
+      await good.next((f) => f.type === PING && (f.flags & 1) === 1);
+      expect(good.closed).toBe(false);
+      expect(good.frames.some((f) => f.type === GOAWAY)).toBe(false);
+    } finally {
+      silent.destroy();
+      noAck.close();
+      good.close();
     }
   });
 

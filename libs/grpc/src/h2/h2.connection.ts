@@ -45,6 +45,7 @@ export const H2_ERROR = {
   PROTOCOL_ERROR: 1,
   INTERNAL_ERROR: 2,
   FLOW_CONTROL_ERROR: 3,
+  SETTINGS_TIMEOUT: 4,
   STREAM_CLOSED: 5,
   FRAME_SIZE_ERROR: 6,
   REFUSED_STREAM: 7,
@@ -79,6 +80,25 @@ const MAX_HEADER_LIST_BYTES = 65_536;
 const MAX_QUEUED_CONTROL_BYTES = 16 << 20;
 /** A stream's write() reports a full buffer over this many bytes held back by flow control. */
 const STREAM_HIGH_WATER_BYTES = 16_384;
+/**
+ * How long a new connection has to finish its start: the client's preface, the peer's SETTINGS,
+ * and the peer's acknowledgement of this side's SETTINGS. A peer that connects and stalls is
+ * dropped instead of holding a socket forever.
+ */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+/**
+ * Streams a client may make the server abandon before answering them (resets of its own
+ * requests, requests refused over the concurrency limit or as malformed): a burst of this many,
+ * then ABANDONED_STREAMS_PER_SECOND. A client over it (the "rapid reset" attack, which makes a
+ * server start work it never finishes) loses the connection with ENHANCE_YOUR_CALM.
+ */
+const ABANDONED_STREAMS_BURST = 1000;
+const ABANDONED_STREAMS_PER_SECOND = 100;
+/**
+ * The most frames one header block may span (HEADERS and its CONTINUATIONs): a 64 KiB block in
+ * frames of 512 bytes. Empty CONTINUATIONs would otherwise never reach the block's byte limit.
+ */
+const MAX_HEADER_BLOCK_FRAMES = 128;
 
 /** Where a request's stream and its call talk to each other. */
 export interface H2StreamListener {
@@ -100,12 +120,14 @@ export interface H2StreamListener {
  */
 export type RequestHeaders = Record<string, string>;
 
-/** The receive windows a connection grants its peer. */
+/** The receive windows a connection grants its peer, and how long the connection's start may take. */
 export interface H2Windows {
   /** SETTINGS_INITIAL_WINDOW_SIZE: what the peer may send on one stream before it is read. */
   streamWindowBytes: number;
   /** The connection's receive window (a WINDOW_UPDATE on stream 0 raises it from 65,535). */
   connectionWindowBytes: number;
+  /** The preface and the SETTINGS exchange must be done within this (HANDSHAKE_TIMEOUT_MS by default). */
+  handshakeTimeoutMs?: number;
 }
 
 /** Settings of a server connection. */
@@ -279,6 +301,13 @@ export abstract class H2Connection {
   protected corked = false;
   protected goingAway = false;
   protected ended = false;
+  /** The connection's start: the peer's SETTINGS came, and acknowledged ours; the timer ends it otherwise. */
+  protected peerSettingsSeen = false;
+  protected settingsAcked = false;
+  protected handshakeTimer: NodeJS.Timeout | undefined;
+  /** Streams the peer may still make this side abandon now (a token bucket), and when it was filled. */
+  protected abandonTokens = ABANDONED_STREAMS_BURST;
+  protected abandonFilledAt = 0;
 
   /** Pseudo-headers the peer's header blocks may carry. */
   protected abstract readonly pseudoHeaders: ReadonlySet<string>;
@@ -313,6 +342,14 @@ export abstract class H2Connection {
     if (windows.connectionWindowBytes > DEFAULT_WINDOW_BYTES) {
       this.writeRaw(frame(FrameType.WindowUpdate, 0, 0, u32(windows.connectionWindowBytes - DEFAULT_WINDOW_BYTES)));
     }
+    this.handshakeTimer = setTimeout(() => {
+      if (!this.ended)
+        this.fail(
+          H2_ERROR.SETTINGS_TIMEOUT,
+          this.prefaceRead && this.peerSettingsSeen ? 'SETTINGS not acknowledged in time' : 'no preface and SETTINGS in time',
+        );
+    }, windows.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
+    this.handshakeTimer.unref?.();
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', () => socket.destroy());
     socket.on('close', () => this.onSocketClose());
@@ -400,6 +437,10 @@ export abstract class H2Connection {
     if (this.blockParts !== undefined && type !== FrameType.Continuation) {
       throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'a header block was interrupted');
     }
+    // Each side's preface ends with a SETTINGS frame (RFC 9113 3.4).
+    if (!this.peerSettingsSeen && (type !== FrameType.Settings || (flags & FLAG_ACK) !== 0)) {
+      throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'the first frame was not SETTINGS');
+    }
     switch (type) {
       case FrameType.Data:
         return this.onDataFrame(flags, streamId, payload);
@@ -414,7 +455,10 @@ export abstract class H2Connection {
         if (payload.length !== 4) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'RST_STREAM of a wrong size');
         if (streamId > this.lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'RST_STREAM on an idle stream');
         const s = this.streams.get(streamId);
-        if (s !== undefined) this.closeStream(s);
+        if (s === undefined) return;
+        // A client abandoning a request it has not seen answered (a response ends the stream here).
+        if (this.isServer) this.abandoned();
+        this.closeStream(s);
         return;
       }
       case FrameType.Settings:
@@ -452,9 +496,17 @@ export abstract class H2Connection {
     if (streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'SETTINGS on a stream');
     if ((flags & FLAG_ACK) !== 0) {
       if (payload.length !== 0) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'SETTINGS ACK with a payload');
+      if (!this.settingsAcked) {
+        this.settingsAcked = true;
+        this.handshakeDone();
+      }
       return;
     }
     if (payload.length % 6 !== 0) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'SETTINGS of a wrong size');
+    if (!this.peerSettingsSeen) {
+      this.peerSettingsSeen = true;
+      this.handshakeDone();
+    }
     for (let i = 0; i < payload.length; i += 6) {
       const id = payload.readUInt16BE(i);
       const value = payload.readUInt32BE(i + 2);
@@ -476,6 +528,28 @@ export abstract class H2Connection {
     }
     this.writeControl(SETTINGS_ACK);
     this.flushBlocked();
+  }
+
+  /** Stops the start's timer once both SETTINGS were exchanged. */
+  protected handshakeDone(): void {
+    if (this.peerSettingsSeen && this.settingsAcked && this.handshakeTimer !== undefined) {
+      clearTimeout(this.handshakeTimer);
+      this.handshakeTimer = undefined;
+    }
+  }
+
+  /**
+   * The peer made this side abandon a stream (see ABANDONED_STREAMS_BURST): one token of the
+   * bucket, and a connection error once it is empty.
+   */
+  protected abandoned(): void {
+    if (this.abandonTokens < ABANDONED_STREAMS_BURST) {
+      const now = performance.now();
+      this.abandonTokens = Math.min(ABANDONED_STREAMS_BURST, this.abandonTokens + ((now - this.abandonFilledAt) / 1000) * ABANDONED_STREAMS_PER_SECOND);
+      this.abandonFilledAt = now;
+    } else this.abandonFilledAt = performance.now();
+    if (this.abandonTokens < 1) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many streams reset or refused');
+    this.abandonTokens -= 1;
   }
 
   protected onWindowUpdate(streamId: number, payload: Buffer): void {
@@ -522,7 +596,7 @@ export abstract class H2Connection {
     const end = (flags & FLAG_END_STREAM) !== 0;
     if (end) s.remoteEnded = true;
     if (s.paused) {
-      (s.held ??= []).push(data);
+      if (data.length > 0) (s.held ??= []).push(data);
       s.unacked += payload.length;
       if (end) s.heldEnd = true;
       return;
@@ -597,7 +671,9 @@ export abstract class H2Connection {
     if (this.blockParts === undefined || streamId !== this.blockStream) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'CONTINUATION out of place');
     this.blockParts.push(payload);
     this.blockBytes += payload.length;
-    if (this.blockBytes > MAX_HEADER_LIST_BYTES) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'header block too large');
+    if (this.blockBytes > MAX_HEADER_LIST_BYTES || this.blockParts.length > MAX_HEADER_BLOCK_FRAMES) {
+      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'header block too large');
+    }
     if ((flags & FLAG_END_HEADERS) === 0) return;
     const block = Buffer.concat(this.blockParts, this.blockBytes);
     this.blockParts = undefined;
@@ -865,6 +941,7 @@ export abstract class H2Connection {
 
   protected onSocketClose(): void {
     this.ended = true;
+    if (this.handshakeTimer !== undefined) clearTimeout(this.handshakeTimer);
     for (const s of [...this.streams.values()]) this.closeStream(s);
     this.pings = [];
     this.onClosed();
@@ -904,7 +981,10 @@ export class H2ServerConnection extends H2Connection {
     if ((streamId & 1) === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'a client opened an even stream id');
     this.lastStreamId = streamId;
     if (this.goingAway) return this.resetId(streamId, H2_ERROR.REFUSED_STREAM);
-    if (this.streams.size >= this.options.maxConcurrentStreams) return this.resetId(streamId, H2_ERROR.REFUSED_STREAM);
+    if (this.streams.size >= this.options.maxConcurrentStreams) {
+      this.abandoned();
+      return this.resetId(streamId, H2_ERROR.REFUSED_STREAM);
+    }
     if (!fits) {
       const s = this.openStream(streamId);
       if (endStream) s.remoteEnded = true;
@@ -912,6 +992,7 @@ export class H2ServerConnection extends H2Connection {
       return;
     }
     if (malformed || headers[':method'] === undefined || (headers[':method'] !== 'CONNECT' && (!headers[':path'] || headers[':scheme'] === undefined))) {
+      this.abandoned();
       return this.resetId(streamId, H2_ERROR.PROTOCOL_ERROR);
     }
     const s = this.openStream(streamId);
