@@ -120,20 +120,24 @@ export interface H2StreamListener {
  */
 export type RequestHeaders = Record<string, string>;
 
-/** The receive windows a connection grants its peer, and how long the connection's start may take. */
+/** The receive windows a connection grants its peer. */
 export interface H2Windows {
   /** SETTINGS_INITIAL_WINDOW_SIZE: what the peer may send on one stream before it is read. */
   streamWindowBytes: number;
   /** The connection's receive window (a WINDOW_UPDATE on stream 0 raises it from 65,535). */
   connectionWindowBytes: number;
-  /** The preface and the SETTINGS exchange must be done within this (HANDSHAKE_TIMEOUT_MS by default). */
-  handshakeTimeoutMs?: number;
 }
 
 /** Settings of a server connection. */
 export interface H2ConnectionOptions extends H2Windows {
   /** SETTINGS_MAX_CONCURRENT_STREAMS: more open streams are refused (RST_STREAM REFUSED_STREAM). */
   maxConcurrentStreams: number;
+  /**
+   * The client's preface and the SETTINGS exchange must be done within this (HANDSHAKE_TIMEOUT_MS
+   * by default). A client connection has no such timer: its user's keepalive PINGs find a
+   * server that went silent.
+   */
+  handshakeTimeoutMs?: number;
   /** A request whose headers are complete; the handler sets stream.listener to follow it. */
   onRequest(stream: H2Stream, headers: RequestHeaders): void;
   /** The connection ended (socket closed); every stream was closed before. */
@@ -301,10 +305,10 @@ export abstract class H2Connection {
   protected corked = false;
   protected goingAway = false;
   protected ended = false;
-  /** The connection's start: the peer's SETTINGS came, and acknowledged ours; the timer ends it otherwise. */
+  /** The connection's start: the peer's SETTINGS came, and acknowledged ours; a server's timer ends it otherwise. */
   protected peerSettingsSeen = false;
   protected settingsAcked = false;
-  protected handshakeTimer: NodeJS.Timeout | undefined;
+  protected handshakeTimer: NodeJS.Timeout | undefined = undefined;
   /** Streams the peer may still make this side abandon now (a token bucket), and when it was filled. */
   protected abandonTokens = ABANDONED_STREAMS_BURST;
   protected abandonFilledAt = 0;
@@ -342,14 +346,6 @@ export abstract class H2Connection {
     if (windows.connectionWindowBytes > DEFAULT_WINDOW_BYTES) {
       this.writeRaw(frame(FrameType.WindowUpdate, 0, 0, u32(windows.connectionWindowBytes - DEFAULT_WINDOW_BYTES)));
     }
-    this.handshakeTimer = setTimeout(() => {
-      if (!this.ended)
-        this.fail(
-          H2_ERROR.SETTINGS_TIMEOUT,
-          this.prefaceRead && this.peerSettingsSeen ? 'SETTINGS not acknowledged in time' : 'no preface and SETTINGS in time',
-        );
-    }, windows.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
-    this.handshakeTimer.unref?.();
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', () => socket.destroy());
     socket.on('close', () => this.onSocketClose());
@@ -959,6 +955,14 @@ export class H2ServerConnection extends H2Connection {
     head: Buffer | undefined = undefined,
   ) {
     super(socket, options, setting(SETTINGS_MAX_CONCURRENT_STREAMS, options.maxConcurrentStreams), true);
+    this.handshakeTimer = setTimeout(() => {
+      if (!this.ended)
+        this.fail(
+          H2_ERROR.SETTINGS_TIMEOUT,
+          this.prefaceRead && this.peerSettingsSeen ? 'SETTINGS not acknowledged in time' : 'no preface and SETTINGS in time',
+        );
+    }, options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
+    this.handshakeTimer.unref();
     if (head !== undefined && head.length > 0) this.receive(head);
   }
 
