@@ -443,12 +443,12 @@ describe('H2ServerConnection', () => {
     }
   });
 
-  it('counts streams refused over the concurrency limit, and malformed requests, against the same allowance', async () => {
-    const flood = async (port: number, request: Buffer, code: number): Promise<void> => {
+  it('counts streams refused over the concurrency limit, malformed requests, and streams reset for errors of the client against the same allowance', async () => {
+    const flood = async (port: number, perStream: (id: number) => Buffer[], code: number): Promise<void> => {
       const c = new RawClient(port);
       try {
         const frames = [frame(HEADERS, 0x4, 1, REQUEST())];
-        for (let i = 1; i <= 1200; i++) frames.push(frame(HEADERS, 0x4, 1 + 2 * i, request));
+        for (let i = 1; i <= 1200; i++) frames.push(...perStream(1 + 2 * i));
         c.write(...frames);
         const goaway = await c.next((f) => f.type === GOAWAY);
         expect(goaway.payload.readUInt32BE(4)).toBe(H2_ERROR.ENHANCE_YOUR_CALM);
@@ -468,14 +468,18 @@ describe('H2ServerConnection', () => {
       [':method', 'POST'],
       [':scheme', 'http'],
     ]);
-    await flood(echo.port, malformed, H2_ERROR.PROTOCOL_ERROR);
+    await flood(echo.port, (id) => [frame(HEADERS, 0x4, id, malformed)], H2_ERROR.PROTOCOL_ERROR);
+    // Requests, each followed by a WINDOW_UPDATE of 0 on its stream.
+    await flood(echo.port, (id) => [frame(HEADERS, 0x4, id, REQUEST()), frame(WINDOW_UPDATE, 0, id, Buffer.alloc(4))], H2_ERROR.PROTOCOL_ERROR);
+    // PRIORITY frames of a wrong size.
+    await flood(echo.port, (id) => [frame(2, 0, id, Buffer.alloc(4))], H2_ERROR.FRAME_SIZE_ERROR);
     // Well-formed requests over a limit of one open stream.
     const serve = echo.serve;
     await echo.stop();
     echo = new EchoServer();
     echo.serve = serve;
     await echo.start(1);
-    await flood(echo.port, REQUEST(), H2_ERROR.REFUSED_STREAM);
+    await flood(echo.port, (id) => [frame(HEADERS, 0x4, id, REQUEST())], H2_ERROR.REFUSED_STREAM);
   });
 
   it('ends a header block spread over too many frames (empty CONTINUATIONs), and keeps no empty DATA for a paused stream', async () => {

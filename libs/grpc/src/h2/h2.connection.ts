@@ -88,7 +88,8 @@ const STREAM_HIGH_WATER_BYTES = 16_384;
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 /**
  * Streams a client may make the server abandon before answering them (resets of its own
- * requests, requests refused over the concurrency limit or as malformed): a burst of this many,
+ * requests, requests refused over the concurrency limit or as malformed, streams reset for the
+ * client's errors on them): a burst of this many,
  * then ABANDONED_STREAMS_PER_SECOND. A client over it (the "rapid reset" attack, which makes a
  * server start work it never finishes) loses the connection with ENHANCE_YOUR_CALM.
  */
@@ -444,7 +445,10 @@ export abstract class H2Connection {
         return this.onHeadersFrame(flags, streamId, payload);
       case FrameType.Priority:
         if (streamId === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'PRIORITY on stream 0');
-        if (payload.length !== 5) this.resetId(streamId, H2_ERROR.FRAME_SIZE_ERROR);
+        if (payload.length !== 5) {
+          if (this.isServer) this.abandoned();
+          this.resetId(streamId, H2_ERROR.FRAME_SIZE_ERROR);
+        }
         return;
       case FrameType.RstStream: {
         if (streamId === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'RST_STREAM on stream 0');
@@ -563,9 +567,9 @@ export abstract class H2Connection {
       if (streamId > this.lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'WINDOW_UPDATE on an idle stream');
       return;
     }
-    if (inc === 0) return this.resetStream(s, H2_ERROR.PROTOCOL_ERROR, true);
+    if (inc === 0) return this.streamError(s, H2_ERROR.PROTOCOL_ERROR);
     s.sendWindow += inc;
-    if (s.sendWindow > MAX_WINDOW_BYTES) return this.resetStream(s, H2_ERROR.FLOW_CONTROL_ERROR, true);
+    if (s.sendWindow > MAX_WINDOW_BYTES) return this.streamError(s, H2_ERROR.FLOW_CONTROL_ERROR);
     if (this.blocked.has(s)) this.flushBlocked();
   }
 
@@ -586,7 +590,7 @@ export abstract class H2Connection {
     if (s === undefined || s.remoteEnded) {
       if (streamId > this.lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'DATA on an idle stream');
       // A stream closed here (answered, reset) may still receive what the client had in flight.
-      if (s !== undefined) this.resetStream(s, H2_ERROR.STREAM_CLOSED, true);
+      if (s !== undefined) this.streamError(s, H2_ERROR.STREAM_CLOSED);
       return;
     }
     const end = (flags & FLAG_END_STREAM) !== 0;
@@ -891,6 +895,12 @@ export abstract class H2Connection {
     this.closeStream(s);
   }
 
+  /** A stream error the peer caused: the stream is reset, and on a server it counts as abandoned. */
+  protected streamError(s: H2Stream, code: number): void {
+    if (this.isServer) this.abandoned();
+    this.resetStream(s, code, true);
+  }
+
   protected resetId(id: number, code: number): void {
     this.writeControl(frame(FrameType.RstStream, 0, id, u32(code)));
   }
@@ -974,8 +984,8 @@ export class H2ServerConnection extends H2Connection {
     const existing = this.streams.get(streamId);
     if (existing !== undefined) {
       // Trailers from the client: they must end the stream; gRPC has no use for their fields.
-      if (existing.remoteEnded) return this.resetStream(existing, H2_ERROR.STREAM_CLOSED, true);
-      if (!endStream) return this.resetStream(existing, H2_ERROR.PROTOCOL_ERROR, true);
+      if (existing.remoteEnded) return this.streamError(existing, H2_ERROR.STREAM_CLOSED);
+      if (!endStream) return this.streamError(existing, H2_ERROR.PROTOCOL_ERROR);
       return this.headersEnd(existing);
     }
     if (streamId <= this.lastStreamId) {
