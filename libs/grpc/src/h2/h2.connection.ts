@@ -89,12 +89,13 @@ const HANDSHAKE_TIMEOUT_MS = 10_000;
 /**
  * Streams a client may make the server abandon before answering them (resets of its own
  * requests, requests refused over the concurrency limit or as malformed, streams reset for the
- * client's errors on them): a burst of this many,
- * then ABANDONED_STREAMS_PER_SECOND. A client over it (the "rapid reset" attack, which makes a
- * server start work it never finishes) loses the connection with ENHANCE_YOUR_CALM.
+ * client's errors on them): a burst of this many, then ABANDONED_STREAMS_PER_MS. A client over
+ * it (the "rapid reset" attack, which makes a server start work it never finishes) loses the
+ * connection with ENHANCE_YOUR_CALM.
  */
 const ABANDONED_STREAMS_BURST = 1000;
-const ABANDONED_STREAMS_PER_SECOND = 100;
+/** 100 a second. */
+const ABANDONED_STREAMS_PER_MS = 0.1;
 /**
  * The most frames one header block may span (HEADERS and its CONTINUATIONs): a 64 KiB block in
  * frames of 512 bytes. Empty CONTINUATIONs would otherwise never reach the block's byte limit.
@@ -446,7 +447,7 @@ export abstract class H2Connection {
       case FrameType.Priority:
         if (streamId === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'PRIORITY on stream 0');
         if (payload.length !== 5) {
-          if (this.isServer) this.abandoned();
+          this.abandoned();
           this.resetId(streamId, H2_ERROR.FRAME_SIZE_ERROR);
         }
         return;
@@ -457,7 +458,7 @@ export abstract class H2Connection {
         const s = this.streams.get(streamId);
         if (s === undefined) return;
         // A client abandoning a request it has not seen answered (a response ends the stream here).
-        if (this.isServer) this.abandoned();
+        this.abandoned();
         this.closeStream(s);
         return;
       }
@@ -539,15 +540,14 @@ export abstract class H2Connection {
   }
 
   /**
-   * The peer made this side abandon a stream (see ABANDONED_STREAMS_BURST): one token of the
-   * bucket, and a connection error once it is empty.
+   * The peer made this side abandon a stream (see ABANDONED_STREAMS_BURST): on a server, one
+   * token of the bucket, and a connection error once it is empty. A client counts nothing.
    */
   protected abandoned(): void {
-    if (this.abandonTokens < ABANDONED_STREAMS_BURST) {
-      const now = performance.now();
-      this.abandonTokens = Math.min(ABANDONED_STREAMS_BURST, this.abandonTokens + ((now - this.abandonFilledAt) / 1000) * ABANDONED_STREAMS_PER_SECOND);
-      this.abandonFilledAt = now;
-    } else this.abandonFilledAt = performance.now();
+    if (!this.isServer) return;
+    const now = performance.now();
+    this.abandonTokens = Math.min(ABANDONED_STREAMS_BURST, this.abandonTokens + (now - this.abandonFilledAt) * ABANDONED_STREAMS_PER_MS);
+    this.abandonFilledAt = now;
     if (this.abandonTokens < 1) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many streams reset or refused');
     this.abandonTokens -= 1;
   }
@@ -895,9 +895,9 @@ export abstract class H2Connection {
     this.closeStream(s);
   }
 
-  /** A stream error the peer caused: the stream is reset, and on a server it counts as abandoned. */
+  /** A stream error the peer caused: the stream is reset, and (on a server) counts as abandoned. */
   protected streamError(s: H2Stream, code: number): void {
-    if (this.isServer) this.abandoned();
+    this.abandoned();
     this.resetStream(s, code, true);
   }
 
