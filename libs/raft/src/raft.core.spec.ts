@@ -35,6 +35,8 @@ class Net {
       voters?: NodeId[];
       /** Entries carry RaftNode's envelope: leaders append each proposal once. */
       dedup?: boolean;
+      /** Leaders defer commit notices (RaftConfig.deferCommitNotices). */
+      notices?: boolean;
     } = {},
   ) {
     const rnd = new SimRandom(opts.seed ?? 7);
@@ -54,6 +56,7 @@ class Net {
         maxInflightMsgs: opts.maxInflight,
         maxSizePerMsg: opts.maxSizePerMsg,
         dedupProposals: opts.dedup,
+        deferCommitNotices: opts.notices,
       });
       this.nodes.set(id, { raw, disk, applied: [], reads: [] });
     }
@@ -67,8 +70,12 @@ class Net {
     return this.n(id).raw.raft;
   }
 
-  /** Processes every node's Ready (persist, send, apply, advance) until no message is left. */
-  settle(maxRounds = 200): void {
+  /**
+   * Processes every node's Ready (persist, send, apply, advance) until no message is left,
+   * then sends the commit notices a leader's driver would send a moment later (unless
+   * `notices` is false) and goes on until quiet.
+   */
+  settle(maxRounds = 200, notices = true): void {
     for (let round = 0; round < maxRounds; round++) {
       const out: Message[] = [];
       for (const node of this.nodes.values()) {
@@ -86,7 +93,17 @@ class Net {
           node.raw.advance(rd);
         }
       }
-      if (out.length === 0) return;
+      if (out.length === 0) {
+        // Quiet: the driver's deferred commit notices go out (as its timer would send them).
+        let noticed = false;
+        for (const node of this.nodes.values()) {
+          if (!notices || !node.raw.raft.commitNoticePending()) continue;
+          node.raw.raft.flushCommitNotices();
+          noticed = true;
+        }
+        if (noticed) continue;
+        return;
+      }
       this.sent.push(...out);
       for (const m of out) {
         const to = this.nodes.get(m.to);
@@ -555,6 +572,107 @@ describe('Raft core scenarios', () => {
       err = e;
     }
     expect(isRaftError(err, 'ErrProposalDropped')).toBe(true);
+  });
+});
+
+describe('Raft core: commit notices (docs/raft.md "Commit notices")', () => {
+  const commitOf = (net: Net, id: NodeId) => net.raft(id).raftLog.committed;
+  const appsTo = (net: Net, to: NodeId) => net.sent.filter((m) => m.type === 'app' && m.from === 1 && m.to === to).length;
+
+  it('tells a follower with nothing new of a commit with its next append, or with a notice a moment later', () => {
+    const net = new Net([1, 2, 3], { notices: true });
+    net.elect(1);
+    net.sent = [];
+    net.n(1).raw.propose(bytes('a'));
+    net.settle(200, false);
+    const a = commitOf(net, 1);
+    // One append per follower carried the entry; none followed for its commit.
+    expect(appsTo(net, 2)).toBe(1);
+    expect(appsTo(net, 3)).toBe(1);
+    expect(commitOf(net, 2)).toBe(a - 1);
+    expect(net.data(2)).toEqual([]);
+    expect(net.raft(1).commitNoticePending()).toBe(true);
+    // The next write's append carries the commit of the one before.
+    net.n(1).raw.propose(bytes('b'));
+    net.settle(200, false);
+    expect(appsTo(net, 2)).toBe(2);
+    expect(net.data(2)).toEqual(['a']);
+    expect(net.data(3)).toEqual(['a']);
+    // With no write after it, the driver's notice tells them.
+    expect(net.raft(1).commitNoticePending()).toBe(true);
+    net.raft(1).flushCommitNotices();
+    net.settle(200, false);
+    expect(appsTo(net, 2)).toBe(3);
+    expect(net.data(2)).toEqual(['a', 'b']);
+    expect(commitOf(net, 3)).toBe(commitOf(net, 1));
+    expect(net.raft(1).commitNoticePending()).toBe(false);
+    // Told once: flushing again sends nothing.
+    net.raft(1).flushCommitNotices();
+    net.settle(200, false);
+    expect(appsTo(net, 2)).toBe(3);
+  });
+
+  it('without deferral, tells every follower of each commit at once (etcd raft)', () => {
+    const net = new Net([1, 2, 3]);
+    net.elect(1);
+    net.sent = [];
+    net.n(1).raw.propose(bytes('a'));
+    net.settle(200, false);
+    expect(appsTo(net, 2)).toBe(2);
+    expect(net.data(2)).toEqual(['a']);
+  });
+
+  it('tells a follower at once of the commit of its own proposal, and of a ReadIndex answered to it', () => {
+    const net = new Net([1, 2, 3], { notices: true });
+    net.elect(1);
+    net.n(3).raw.propose(bytes('from3'));
+    net.settle(200, false);
+    expect(net.data(3)).toEqual(['from3']);
+    expect(net.data(2)).toEqual([]);
+    // A write through the leader, then a ReadIndex through node 2: it learns the commit with
+    // the answer, so it can serve the read without waiting for the notice.
+    net.n(1).raw.propose(bytes('lead'));
+    net.settle(200, false);
+    expect(net.data(2)).toEqual(['from3']);
+    net.n(2).raw.readIndex('r');
+    net.settle(200, false);
+    expect(net.n(2).reads).toEqual([{ index: commitOf(net, 1), context: 'r' }]);
+    expect(commitOf(net, 2)).toBe(commitOf(net, 1));
+    expect(net.data(2)).toEqual(['from3', 'lead']);
+  });
+
+  it('tells a follower acknowledging late of the commit of its own proposal', () => {
+    const net = new Net([1, 2, 3], { notices: true });
+    net.elect(1);
+    // Node 3's acknowledgements are held back: its proposal commits with node 2's.
+    let held: Message[] = [];
+    net.filter = (m) => {
+      if (m.from === 3 && m.type === 'appResp') {
+        held.push(m);
+        return false;
+      }
+      return true;
+    };
+    net.n(3).raw.propose(bytes('late'));
+    net.settle(200, false);
+    expect(net.data(1)).toEqual(['late']);
+    expect(net.data(3)).toEqual([]);
+    net.filter = () => true;
+    for (const m of held) net.n(1).raw.step(m);
+    held = [];
+    net.settle(200, false);
+    expect(net.data(3)).toEqual(['late']);
+  });
+
+  it('tells every follower at once of the commit of a configuration change, a removed one too', () => {
+    const net = new Net([1, 2, 3], { notices: true });
+    net.elect(1);
+    net.n(1).raw.proposeConfChange({ type: 'remove', nodeId: 3 });
+    net.settle(200, false);
+    expect([...net.raft(1).voters].sort()).toEqual([1, 2]);
+    // Node 3 applied its own removal: the commit reached it before the leader dropped it.
+    expect(net.n(3).applied.some((e) => e.type === 'conf')).toBe(true);
+    expect(net.n(2).applied.some((e) => e.type === 'conf')).toBe(true);
   });
 });
 

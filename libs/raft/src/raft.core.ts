@@ -57,6 +57,12 @@ export interface RaftConfig {
   dedupProposals?: boolean;
   /** How many proposals a leader's index of its log remembers (default 65536). */
   proposalIndexCap?: number;
+  /**
+   * A leader tells followers of a new commit index only with appends that carry entries, or
+   * when they wait for it; the driver sends the rest later (flushCommitNotices). Default false:
+   * an append to every follower for each advance of the commit index, as etcd's raft does.
+   */
+  deferCommitNotices?: boolean;
 }
 
 const CAMPAIGN_TRANSFER = 'transfer';
@@ -108,6 +114,7 @@ export class Raft {
   readonly checkQuorum: boolean;
   readonly preVote: boolean;
   private readonly dedupProposals: boolean;
+  private readonly deferCommitNotices: boolean;
   private readonly proposalIndexCap: number;
   /** A leader's index of the proposals in its log (with dedupProposals). */
   private proposalIndex: ProposalIndex | undefined;
@@ -131,6 +138,7 @@ export class Raft {
     this.checkQuorum = c.checkQuorum ?? false;
     this.preVote = c.preVote ?? false;
     this.dedupProposals = c.dedupProposals ?? false;
+    this.deferCommitNotices = c.deferCommitNotices ?? false;
     this.proposalIndexCap = c.proposalIndexCap ?? 65_536;
     const { hardState, confState } = c.storage.initialState();
     this.applyConfState(confState);
@@ -216,7 +224,9 @@ export class Raft {
     if (ents.length === 0 && !sendIfEmpty) return false;
     let bytes = 0;
     for (const e of ents) bytes += entrySize(e);
-    this.send(msg({ type: 'app', to, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.raftLog.committed }));
+    const commit = this.raftLog.committed;
+    this.send(msg({ type: 'app', to, index: prevIndex, logTerm: prevTerm, entries: ents, commit }));
+    pr.sentCommit = Math.max(pr.sentCommit, Math.min(commit, prevIndex + ents.length));
     pr.sentEntries(ents.length, bytes, ents.length > 0 ? ents[ents.length - 1]!.index : prevIndex);
     return true;
   }
@@ -247,6 +257,53 @@ export class Raft {
     // the follower's commitTo stays within its log.
     const commit = Math.min(pr ? pr.match : 0, this.raftLog.committed);
     this.send(msg({ type: 'heartbeat', to, commit, context }));
+    if (pr) pr.sentCommit = Math.max(pr.sentCommit, commit);
+  }
+
+  /**
+   * The commit index advanced. A follower with entries still to receive learns of it from the
+   * append that carries them. One with nothing new is told at once only if it waits for the
+   * commit (urgentCommit); the others learn of it from their next append, or from the notice
+   * the driver sends a moment later (flushCommitNotices). That saves an append, its answer and
+   * a wake-up of every follower for each commit when writes come one by one.
+   */
+  private bcastCommit(): void {
+    if (!this.deferCommitNotices) return this.bcastAppend();
+    for (const [id, pr] of this.prs) {
+      if (id === this.id) continue;
+      if (this.maybeSendAppend(id, false)) {
+        while (this.maybeSendAppend(id, false)) {
+          /* keep the window full */
+        }
+      } else if (this.urgentCommit(pr)) this.sendAppend(id);
+    }
+  }
+
+  /**
+   * Whether a follower must learn of the commit index at once: it holds committed entries it
+   * has not been told of, and it waits for them (its own proposals, or a ReadIndex answered to
+   * it), or they include a configuration change (a removed member must learn of its removal
+   * before the leader stops sending to it).
+   */
+  private urgentCommit(pr: Progress): boolean {
+    const known = Math.min(this.raftLog.committed, pr.match);
+    if (known <= pr.sentCommit) return false;
+    return pr.awaited > pr.sentCommit || (this.pendingConfIndex > pr.sentCommit && this.pendingConfIndex <= known);
+  }
+
+  /** Whether a follower holds committed entries it has not been told are committed. */
+  commitNoticePending(): boolean {
+    if (!this.deferCommitNotices || this.role !== 'leader') return false;
+    const committed = this.raftLog.committed;
+    for (const [id, pr] of this.prs) if (id !== this.id && Math.min(committed, pr.match) > pr.sentCommit && !pr.isPaused()) return true;
+    return false;
+  }
+
+  /** Tells every follower that holds committed entries it does not know of the commit index. */
+  flushCommitNotices(): void {
+    if (this.role !== 'leader') return;
+    const committed = this.raftLog.committed;
+    for (const [id, pr] of this.prs) if (id !== this.id && Math.min(committed, pr.match) > pr.sentCommit) this.sendAppend(id);
   }
 
   private bcastAppend(): void {
@@ -421,7 +478,7 @@ export class Raft {
     if (!self || !self.maybeUpdate(index)) return;
     if (this.maybeCommit()) {
       this.releasePendingReadIndexMessages();
-      this.bcastAppend();
+      this.bcastCommit();
     }
   }
 
@@ -656,6 +713,8 @@ export class Raft {
         // Every copy was already in the log (or sent back): nothing new to replicate.
         if (es.length === 0) return;
         this.appendEntries(es);
+        const from = m.from !== this.id ? this.prs.get(m.from) : undefined;
+        if (from) from.awaited = this.raftLog.lastIndex();
         this.bcastAppend();
         return;
       }
@@ -691,7 +750,7 @@ export class Raft {
         } else if (pr.state === 'replicate') pr.inflights.freeLE(m.index);
         if (this.maybeCommit()) {
           this.releasePendingReadIndexMessages();
-          this.bcastAppend();
+          this.bcastCommit();
         } else if (wasPaused) {
           this.sendAppend(m.from);
         }
@@ -699,6 +758,8 @@ export class Raft {
         while (this.maybeSendAppend(m.from, false)) {
           /* send more */
         }
+        // It now holds entries committed before it acknowledged them, and waits for them.
+        if (this.urgentCommit(pr)) this.sendAppend(m.from);
         if (m.from === this.leadTransferee && pr.match === this.raftLog.lastIndex()) {
           this.send(msg({ type: 'timeoutNow', to: m.from }));
         }
@@ -778,6 +839,12 @@ export class Raft {
       this.readStates.push({ index, context: req.context });
     } else {
       this.send(msg({ type: 'readIndexResp', to: req.from, index, context: req.context }));
+      // The follower serves the read once it has applied `index`: tell it of the commit now.
+      const pr = this.prs.get(req.from);
+      if (pr) {
+        pr.awaited = Math.max(pr.awaited, index);
+        if (this.urgentCommit(pr)) this.sendAppend(req.from);
+      }
     }
   }
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LevelDbRaftStorage } from './raft.leveldb-storage.js';
 import { RaftNode, type AppliedEntry, type StateMachine, type StateMachineSnapshot } from './raft.node.js';
+import type { RaftNodeOptions } from './raft.node.types.js';
 import type { RaftTransport } from './raft.transport.js';
 import { type Message, type NodeId, isRaftError, msg } from './raft.types.js';
 
@@ -74,7 +75,14 @@ describe('RaftNode driver', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function startNode(net: LocalNet, id: NodeId, voters: NodeId[] | undefined, sm = new KvMachine(), snapshotEntries = 10_000) {
+  async function startNode(
+    net: LocalNet,
+    id: NodeId,
+    voters: NodeId[] | undefined,
+    sm = new KvMachine(),
+    snapshotEntries = 10_000,
+    timing: Pick<RaftNodeOptions, 'electionTick' | 'heartbeatTick' | 'commitNoticeMs'> = {},
+  ) {
     const storage = await LevelDbRaftStorage.open(join(dir, `n${id}`), { sync: false });
     const node = await RaftNode.create({
       id,
@@ -85,12 +93,29 @@ describe('RaftNode driver', () => {
       tickMs: 10,
       snapshotEntries,
       keepEntries: 2,
+      ...timing,
     });
     net.nodes.set(id, node);
     node.start();
     open.push({ node, storage });
     return { node, sm, storage };
   }
+
+  it('tells a follower of a lone commit with a notice of its own, long before a heartbeat would', async () => {
+    // Heartbeats every 10 s: only the leader's commit notice can bring the commit in time.
+    const timing = { electionTick: 2000, heartbeatTick: 1000, commitNoticeMs: 20 };
+    const net = new LocalNet();
+    const { node: n1 } = await startNode(net, 1, [1], undefined, undefined, timing);
+    await until(() => n1.status().role === 'leader');
+    const { node: n2, sm: sm2 } = await startNode(net, 2, undefined, undefined, undefined, timing);
+    await n1.addLearner(2);
+    await n1.promote(2);
+    await n1.propose(new TextEncoder().encode('a=1'));
+    // Committed with node 2's acknowledgement, applied on the leader; node 2 holds the entry
+    // and learns that it is committed from the notice.
+    await until(() => sm2.map.get('a') === '1', 2000);
+    expect(n2.status().commit).toBe(n1.status().commit);
+  });
 
   it('stops for good when a write fails, tells its listeners and fails what is pending', async () => {
     // A state machine whose store fails on a marked entry, as on a full disk.

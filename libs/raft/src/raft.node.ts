@@ -25,6 +25,8 @@ export * from './raft.node.types.js';
 const NO_DATA = new Uint8Array(0);
 const HEADER = ENVELOPE_BYTES;
 const EMPTY_MESSAGES: readonly Message[] = [];
+/** RaftNodeOptions.commitNoticeMs by default. */
+const DEFAULT_COMMIT_NOTICE_MS = 10;
 
 function inConf(c: ConfState, id: NodeId): boolean {
   return c.voters.includes(id) || c.learners.includes(id);
@@ -43,7 +45,7 @@ export class RaftNode {
   private readonly storage: RaftNodeOptions['storage'];
   private readonly clock: RaftClock;
   private readonly sm: StateMachine;
-  private readonly opts: Required<Pick<RaftNodeOptions, 'tickMs' | 'snapshotEntries' | 'keepEntries' | 'requestTimeoutMs' | 'resendMs'>>;
+  private readonly opts: Required<Pick<RaftNodeOptions, 'tickMs' | 'snapshotEntries' | 'keepEntries' | 'requestTimeoutMs' | 'resendMs' | 'commitNoticeMs'>>;
   private resendGate: (() => boolean) | undefined;
   /** Something may make a pending proposal due for a resend: look at them in the next feed. */
   private resendCheck = false;
@@ -69,6 +71,9 @@ export class RaftNode {
   private scheduled = false;
   private stopped = false;
   private tickTimer: TimerHandle | undefined;
+  /** Armed while a leader owes followers a commit notice (see commitNoticeMs). */
+  private noticeTimer: TimerHandle | undefined;
+  private noticeDue = false;
   private applied: number;
   private smDurable: number;
   private confState: ConfState;
@@ -92,6 +97,7 @@ export class RaftNode {
       keepEntries: o.keepEntries ?? 1000,
       requestTimeoutMs: o.requestTimeoutMs ?? 10_000,
       resendMs: o.resendMs ?? 2 * (o.electionTick ?? 10) * (o.tickMs ?? 100),
+      commitNoticeMs: o.commitNoticeMs ?? DEFAULT_COMMIT_NOTICE_MS,
     };
     this.applied = applied;
     this.smDurable = o.stateMachine.appliedIndex();
@@ -140,6 +146,7 @@ export class RaftNode {
       checkQuorum: true,
       preVote: true,
       dedupProposals: true,
+      deferCommitNotices: (o.commitNoticeMs ?? DEFAULT_COMMIT_NOTICE_MS) > 0,
       maxSizePerMsg: 1 << 20,
       maxInflightMsgs: o.maxInflightMsgs ?? 1,
     });
@@ -210,6 +217,8 @@ export class RaftNode {
     this.stopped = true;
     if (this.tickTimer) this.clock.clearInterval(this.tickTimer);
     this.tickTimer = undefined;
+    if (this.noticeTimer !== undefined) this.clock.clearTimeout(this.noticeTimer);
+    this.noticeTimer = undefined;
     while (this.running) await new Promise<void>((r) => this.idleWaiters.push(r));
     this.failPending(new RaftError('ErrStopped', 'node stopped'));
   }
@@ -481,14 +490,28 @@ export class RaftNode {
       this.loopError = err;
       this.stopped = true;
       if (this.tickTimer) this.clock.clearInterval(this.tickTimer);
+      if (this.noticeTimer !== undefined) this.clock.clearTimeout(this.noticeTimer);
       this.failPending(err);
       for (const l of this.fatalListeners.splice(0)) l(err);
     } finally {
-      if (!this.stopped) this.leaderState.publish(leaderStateOf(this.raw.raft));
+      if (!this.stopped) {
+        this.leaderState.publish(leaderStateOf(this.raw.raft));
+        this.armCommitNotice();
+      }
       this.running = false;
       for (const w of this.idleWaiters.splice(0)) w();
-      if (!this.stopped && (this.queuedMessages.length > 0 || this.queuedProposals.length > 0 || this.ticks > 0)) this.schedule();
+      if (!this.stopped && (this.queuedMessages.length > 0 || this.queuedProposals.length > 0 || this.ticks > 0 || this.noticeDue)) this.schedule();
     }
+  }
+
+  /** Arms the timer of the commit notice a leader owes its followers, if it owes one. */
+  private armCommitNotice(): void {
+    if (this.noticeTimer !== undefined || this.noticeDue || !this.raw.raft.commitNoticePending()) return;
+    this.noticeTimer = this.clock.setTimeout(() => {
+      this.noticeTimer = undefined;
+      this.noticeDue = true;
+      this.schedule();
+    }, this.opts.commitNoticeMs);
   }
 
   private feed(): void {
@@ -518,6 +541,10 @@ export class RaftNode {
         const err = r.lead === 0 ? new RaftError('ErrNotLeader', 'no leader known') : new RaftError('ErrProposalDropped', e.message);
         for (const p of props) this.failProposal(p, err);
       }
+    }
+    if (this.noticeDue) {
+      this.noticeDue = false;
+      this.raw.raft.flushCommitNotices();
     }
     if (this.resendCheck) {
       this.resendCheck = false;

@@ -74,6 +74,13 @@ export interface RaftNodeOptions {
    */
   resendMs?: number;
   /**
+   * How long a leader may wait before telling a follower that entries it holds are committed,
+   * when no append is going to it anyway (default 10). A follower learns of a commit with the
+   * next append that carries entries; this bounds how late it applies when none comes. 0 tells
+   * followers at once, with an append of its own for every commit.
+   */
+  commitNoticeMs?: number;
+  /**
    * Appends with entries in flight to one follower before the leader waits for an answer
    * (default 1). Every append costs the follower a Ready, an fsync (~30 µs of CPU here, and
    * kernel journal work besides) and an answer; with a small window, entries proposed while it

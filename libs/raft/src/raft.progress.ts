@@ -79,6 +79,16 @@ export class Progress {
   recentActive = false;
   /** In probe state: an append is outstanding, wait for its answer or a heartbeat response. */
   probeSent = false;
+  /**
+   * The highest commit index this peer has been told of and can act on: the commit an append
+   * carried, capped at the append's last entry, or a heartbeat's.
+   */
+  sentCommit = 0;
+  /**
+   * The highest index this peer waits to learn is committed: the last entry it proposed
+   * through this leader, or the index of a ReadIndex answered to it (0: none).
+   */
+  awaited = 0;
   readonly inflights: Inflights;
 
   constructor(
