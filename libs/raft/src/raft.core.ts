@@ -295,7 +295,11 @@ export class Raft {
   commitNoticePending(): boolean {
     if (!this.deferCommitNotices || this.role !== 'leader') return false;
     const committed = this.raftLog.committed;
-    for (const [id, pr] of this.prs) if (id !== this.id && Math.min(committed, pr.match) > pr.sentCommit && !pr.isPaused()) return true;
+    // Only a follower in replicate state with room in its window can be sent one now; the
+    // driver asks again after every turn of its loop, so the others count once they can.
+    for (const [id, pr] of this.prs) {
+      if (id !== this.id && pr.state === 'replicate' && !pr.isPaused() && Math.min(committed, pr.match) > pr.sentCommit) return true;
+    }
     return false;
   }
 
