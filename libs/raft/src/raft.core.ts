@@ -286,28 +286,33 @@ export class Raft {
    * before the leader stops sending to it).
    */
   private urgentCommit(pr: Progress): boolean {
+    if (!this.deferCommitNotices) return false;
     const known = Math.min(this.raftLog.committed, pr.match);
     if (known <= pr.sentCommit) return false;
     return pr.awaited > pr.sentCommit || (this.pendingConfIndex > pr.sentCommit && this.pendingConfIndex <= known);
   }
 
-  /** Whether a follower holds committed entries it has not been told are committed. */
+  /**
+   * Whether a notice can be sent to this follower now: it holds committed entries it has not
+   * been told are committed, and it is in replicate state with room in its window. The driver
+   * asks again after every turn of its loop, so one that cannot be sent one yet counts once it
+   * can.
+   */
+  private owesNotice(id: NodeId, pr: Progress): boolean {
+    return id !== this.id && pr.state === 'replicate' && !pr.isPaused() && Math.min(this.raftLog.committed, pr.match) > pr.sentCommit;
+  }
+
+  /** Whether a follower is owed a commit notice that can be sent now (owesNotice). */
   commitNoticePending(): boolean {
     if (!this.deferCommitNotices || this.role !== 'leader') return false;
-    const committed = this.raftLog.committed;
-    // Only a follower in replicate state with room in its window can be sent one now; the
-    // driver asks again after every turn of its loop, so the others count once they can.
-    for (const [id, pr] of this.prs) {
-      if (id !== this.id && pr.state === 'replicate' && !pr.isPaused() && Math.min(committed, pr.match) > pr.sentCommit) return true;
-    }
+    for (const [id, pr] of this.prs) if (this.owesNotice(id, pr)) return true;
     return false;
   }
 
-  /** Tells every follower that holds committed entries it does not know of the commit index. */
+  /** Sends every follower owed a commit notice an append that carries the commit index. */
   flushCommitNotices(): void {
-    if (this.role !== 'leader') return;
-    const committed = this.raftLog.committed;
-    for (const [id, pr] of this.prs) if (id !== this.id && Math.min(committed, pr.match) > pr.sentCommit) this.sendAppend(id);
+    if (!this.deferCommitNotices || this.role !== 'leader') return;
+    for (const [id, pr] of this.prs) if (this.owesNotice(id, pr)) this.sendAppend(id);
   }
 
   private bcastAppend(): void {
