@@ -124,6 +124,12 @@ describe('replicated cluster (3 real nodes)', () => {
     const m = await members(node('n2'));
     expect(m.members.map((x) => `${x.name}:${x.role}`).sort()).toEqual(['n1:voter', 'n2:voter', 'n3:voter']);
     expect(await metricValue(node('n1'), 'etcd_server_has_leader')).toBe(1);
+    // The writes through the two followers: the leader told each of them of its own write's
+    // commit at once (an urgent commit notice), without waiting for a later append.
+    const leader = await leaderName(NAMES);
+    const notices = (await request(node(leader), 'GET', '/metrics')).body;
+    expect(Number(/^kapi_raft_commit_notices_sent_total\{reason="urgent"\} (\d+)$/m.exec(notices)?.[1])).toBeGreaterThanOrEqual(2);
+    expect(notices).toMatch(/^kapi_raft_commit_notices_sent_total\{reason="timer"\} \d+$/m);
   });
 
   it("the peer port refuses the API's client certificates (same CA): no Raft message, no membership change", async () => {

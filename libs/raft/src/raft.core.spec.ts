@@ -578,11 +578,14 @@ describe('Raft core scenarios', () => {
 describe('Raft core: commit notices (docs/raft.md "Commit notices")', () => {
   const commitOf = (net: Net, id: NodeId) => net.raft(id).raftLog.committed;
   const appsTo = (net: Net, to: NodeId) => net.sent.filter((m) => m.type === 'app' && m.from === 1 && m.to === to).length;
+  /** Starts the leader's notice counters afresh (the election's own entry counted too). */
+  const zeroStats = (net: Net) => Object.assign(net.raft(1).commitNoticeStats, { urgent: 0, timer: 0 });
 
   it('tells a follower with nothing new of a commit with its next append, or with a notice a moment later', () => {
     const net = new Net([1, 2, 3], { notices: true });
     net.elect(1);
     net.sent = [];
+    zeroStats(net);
     net.n(1).raw.propose(bytes('a'));
     net.settle(200, false);
     const a = commitOf(net, 1);
@@ -592,6 +595,7 @@ describe('Raft core: commit notices (docs/raft.md "Commit notices")', () => {
     expect(commitOf(net, 2)).toBe(a - 1);
     expect(net.data(2)).toEqual([]);
     expect(net.raft(1).commitNoticePending()).toBe(true);
+    expect(net.raft(1).commitNoticeStats).toEqual({ urgent: 0, timer: 0 });
     // The next write's append carries the commit of the one before.
     net.n(1).raw.propose(bytes('b'));
     net.settle(200, false);
@@ -606,10 +610,12 @@ describe('Raft core: commit notices (docs/raft.md "Commit notices")', () => {
     expect(net.data(2)).toEqual(['a', 'b']);
     expect(commitOf(net, 3)).toBe(commitOf(net, 1));
     expect(net.raft(1).commitNoticePending()).toBe(false);
+    expect(net.raft(1).commitNoticeStats).toEqual({ urgent: 0, timer: 2 });
     // Told once: flushing again sends nothing.
     net.raft(1).flushCommitNotices();
     net.settle(200, false);
     expect(appsTo(net, 2)).toBe(3);
+    expect(net.raft(1).commitNoticeStats.timer).toBe(2);
   });
 
   it('without deferral, tells every follower of each commit at once (etcd raft)', () => {
@@ -620,15 +626,18 @@ describe('Raft core: commit notices (docs/raft.md "Commit notices")', () => {
     net.settle(200, false);
     expect(appsTo(net, 2)).toBe(2);
     expect(net.data(2)).toEqual(['a']);
+    expect(net.raft(1).commitNoticeStats).toEqual({ urgent: 0, timer: 0 });
   });
 
   it('tells a follower at once of the commit of its own proposal, and of a ReadIndex answered to it', () => {
     const net = new Net([1, 2, 3], { notices: true });
     net.elect(1);
+    zeroStats(net);
     net.n(3).raw.propose(bytes('from3'));
     net.settle(200, false);
     expect(net.data(3)).toEqual(['from3']);
     expect(net.data(2)).toEqual([]);
+    expect(net.raft(1).commitNoticeStats).toEqual({ urgent: 1, timer: 0 });
     // A write through the leader, then a ReadIndex through node 2: it learns the commit with
     // the answer, so it can serve the read without waiting for the notice.
     net.n(1).raw.propose(bytes('lead'));
@@ -639,6 +648,8 @@ describe('Raft core: commit notices (docs/raft.md "Commit notices")', () => {
     expect(net.n(2).reads).toEqual([{ index: commitOf(net, 1), context: 'r' }]);
     expect(commitOf(net, 2)).toBe(commitOf(net, 1));
     expect(net.data(2)).toEqual(['from3', 'lead']);
+    // (The leader's heartbeat round that confirms the read carried the commit index.)
+    expect(net.raft(1).commitNoticeStats).toEqual({ urgent: 1, timer: 0 });
   });
 
   it('tells a follower acknowledging late of the commit of its own proposal', () => {

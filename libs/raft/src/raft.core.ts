@@ -120,6 +120,11 @@ export class Raft {
   private proposalIndex: ProposalIndex | undefined;
   /** Copies of proposals this node, as leader, did not append: already in its log, or not checkable. */
   readonly proposalStats = { duplicates: 0, uncheckable: 0 };
+  /**
+   * Commit notices of a leader with deferCommitNotices: appends sent only to carry the commit
+   * index, at once to a follower that waits for it (urgent), or by flushCommitNotices (timer).
+   */
+  readonly commitNoticeStats = { urgent: 0, timer: 0 };
 
   constructor(c: RaftConfig) {
     if (!(c.id > 0)) throw new RaftError('ErrInvariant', 'id must be > 0');
@@ -275,8 +280,13 @@ export class Raft {
         while (this.maybeSendAppend(id, false)) {
           /* keep the window full */
         }
-      } else if (this.urgentCommit(pr)) this.sendAppend(id);
+      } else if (this.urgentCommit(pr)) this.sendUrgentNotice(id);
     }
+  }
+
+  private sendUrgentNotice(id: NodeId): void {
+    this.commitNoticeStats.urgent++;
+    this.sendAppend(id);
   }
 
   /**
@@ -312,7 +322,11 @@ export class Raft {
   /** Sends every follower owed a commit notice an append that carries the commit index. */
   flushCommitNotices(): void {
     if (!this.deferCommitNotices || this.role !== 'leader') return;
-    for (const [id, pr] of this.prs) if (this.owesNotice(id, pr)) this.sendAppend(id);
+    for (const [id, pr] of this.prs) {
+      if (!this.owesNotice(id, pr)) continue;
+      this.commitNoticeStats.timer++;
+      this.sendAppend(id);
+    }
   }
 
   private bcastAppend(): void {
@@ -768,7 +782,7 @@ export class Raft {
           /* send more */
         }
         // It now holds entries committed before it acknowledged them, and waits for them.
-        if (this.urgentCommit(pr)) this.sendAppend(m.from);
+        if (this.urgentCommit(pr)) this.sendUrgentNotice(m.from);
         if (m.from === this.leadTransferee && pr.match === this.raftLog.lastIndex()) {
           this.send(msg({ type: 'timeoutNow', to: m.from }));
         }
@@ -852,7 +866,7 @@ export class Raft {
       const pr = this.prs.get(req.from);
       if (pr) {
         pr.awaited = Math.max(pr.awaited, index);
-        if (this.urgentCommit(pr)) this.sendAppend(req.from);
+        if (this.urgentCommit(pr)) this.sendUrgentNotice(req.from);
       }
     }
   }

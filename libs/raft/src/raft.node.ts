@@ -430,6 +430,11 @@ export class RaftNode {
     return { resent: this.resendStats.resent, duplicates, uncheckable };
   }
 
+  /** The leader's commit notices so far (RaftCore.commitNoticeStats; zero with them off). */
+  commitNoticeCounts(): { urgent: number; timer: number } {
+    return { ...this.raw.raft.commitNoticeStats };
+  }
+
   /**
    * Why this node holds that it was removed from the cluster: it applied its own removal (and
    * is not in the configuration it applied since), or a peer refused its messages as a removed

@@ -102,6 +102,18 @@ export class RaftMetrics {
       },
     });
     new Counter({
+      name: 'kapi_raft_commit_notices_sent_total',
+      help: 'Appends this node, as leader, sent only to carry the commit index (docs/raft.md, commit notices): at once to a follower waiting for it (urgent), or after the notice delay (timer).',
+      labelNames: ['reason'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const c = cs.node.commitNoticeCounts();
+        this.inc({ reason: 'urgent' }, c.urgent);
+        this.inc({ reason: 'timer' }, c.timer);
+      },
+    });
+    new Counter({
       name: 'kapi_raft_read_index_failed_total',
       help: 'ReadIndex barriers (Most Recent reads) that failed or timed out.',
       registers: [registry],
