@@ -7,10 +7,11 @@
  * Durability: the batch is NOT fsynced. The Raft log (LevelDbRaftStorage) was fsynced before
  * the entry could commit, so the entry survives any crash; the store only has to be a PREFIX
  * of the log. LevelDB's write-ahead log gives that: a process crash (kill -9) loses nothing
- * written (it is in the OS page cache), and an OS crash loses at most a suffix of batches,
- * never one in the middle (each batch is one checksummed log record). On restart RaftNode
- * replays the committed log after the store's appliedIndex() (or restores the Raft snapshot
- * first when the store is older than it), so every lost suffix is applied again, in order.
+ * written (it is in the OS page cache), and an OS crash usually loses a suffix of batches
+ * (each batch is one checksummed log record). On restart RaftNode replays the committed log
+ * after the store's appliedIndex() (or restores the Raft snapshot first when the store is
+ * older than it), so a lost suffix is applied again, in order. LevelDB does not promise a
+ * suffix for unsynced writes across a switch of its log file: docs/cluster.md "Durability".
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
