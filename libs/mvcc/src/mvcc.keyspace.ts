@@ -2,6 +2,8 @@
  * The store's LevelDB keyspaces and record formats (docs/storage.md "Key layout"):
  *   m:rev, m:applied, m:compacted     counters (decimal strings)
  *   m:importing                       present while a snapshot import rewrites the database
+ *   m:synced                          applied index of the last synced write (decimal)
+ *   m:b:<first index:16 hex>          mark of an unsynced batch: the last index it applied
  *   k:<key>                           latest live state: one get per current read
  *   h:<key>\0<rev:16 hex>             every superseded version (or tombstone) of a key
  *   e:<rev:16 hex><seq:4 hex>         the event log in revision order: watch replay
@@ -27,6 +29,14 @@ export const META_APPLIED = 'm:applied';
 export const META_COMPACTED = 'm:compacted';
 /** Written (synced) before a snapshot import touches the data, deleted by its last batch. */
 export const META_IMPORTING = 'm:importing';
+/** Applied index of the store's last synced write: every batch up to it is on disk. */
+export const META_SYNCED = 'm:synced';
+/**
+ * Prefix of the batch marks. Every batch written without sync carries one, keyed by the first
+ * index after the applied index before it, holding the applied index after it: the marks
+ * after META_SYNCED must then follow each other without a gap (checkBatchChain).
+ */
+export const BATCH_MARK = 'm:b:';
 /** Prefix of the latest keyspace (current versions). */
 export const LATEST = 'k:';
 /** Prefix of the history keyspace (superseded versions and tombstones). */
@@ -229,6 +239,34 @@ export async function reopenAt(db: Db, applied: number): Promise<void> {
   await db.open();
   const onDisk = Number((await db.get(META_APPLIED))?.toString() ?? 0);
   if (onDisk !== applied) throw new MvccError('Corrupt', `store reopened after a failed write holds applied index ${onDisk}, not ${applied}`);
+}
+
+/**
+ * Checks that no unsynced batch between the last synced write and `applied` was lost while a
+ * later one was kept. An OS crash may drop the store's latest unsynced batches, which the Raft
+ * log replays; but LevelDB does not promise that only a suffix goes (it switches log files
+ * without syncing the old one, and its recovery skips a damaged record), and a lost batch
+ * followed by a kept one would leave `m:applied` covering entries the store does not hold.
+ * Throws MvccError('Corrupt') naming the missing entries. A store without `m:synced` (created
+ * before marks were written) has nothing to check against; the caller records one.
+ */
+export async function checkBatchChain(db: Db, applied: number): Promise<void> {
+  const raw = await db.get(META_SYNCED);
+  if (raw === undefined) return;
+  const synced = Number(raw.toString());
+  let expected = synced + 1;
+  for await (const [key, value] of db.iterator({ gt: BATCH_MARK + hex(synced), lt: prefixEnd(BATCH_MARK) })) {
+    const first = parseInt(key.slice(BATCH_MARK.length), 16);
+    if (first !== expected) break;
+    expected = Number(value.toString()) + 1;
+  }
+  if (expected - 1 < applied) {
+    throw new MvccError(
+      'Corrupt',
+      `the store holds entries applied through index ${applied} but lost the batch of entries from ${expected} (an unsynced write lost in a system crash): ` +
+        'this member must be rebuilt: remove it from the cluster, clear its data directory and add it again (docs/cluster.md "Durability")',
+    );
+  }
 }
 
 /** Look-ahead over a LevelDB iterator, read in chunks. */

@@ -17,6 +17,7 @@ import {
   META_COMPACTED,
   META_IMPORTING,
   META_REV,
+  META_SYNCED,
   clearExcept,
   encodeEventRef,
   encodeHistory,
@@ -472,6 +473,7 @@ export async function writeSnapshotRecords(
   ops.push(
     { type: 'put', key: META_REV, value: Buffer.from(String(header.revision)) },
     { type: 'put', key: META_APPLIED, value: Buffer.from(String(header.applied)) },
+    { type: 'put', key: META_SYNCED, value: Buffer.from(String(header.applied)) },
     { type: 'put', key: META_COMPACTED, value: Buffer.from(String(header.compacted)) },
     { type: 'del', key: META_IMPORTING },
   );

@@ -464,6 +464,55 @@ describe('MvccStore', () => {
     expect(store.appliedIndex()).toBe(3);
   });
 
+  it('refuses to open a store that lost an unsynced batch and kept a later one; a synced write ends the marks before it', async () => {
+    const marks = async (): Promise<string[]> => {
+      const db = new ClassicLevel<string, string>(dir);
+      const out: string[] = [];
+      for await (const [k, v] of db.iterator({ gte: 'm:b:', lt: 'm:b;' })) out.push(`${parseInt(k.slice(4), 16)}-${v}`);
+      const synced = await db.get('m:synced');
+      await db.close();
+      return [`synced ${synced}`, ...out];
+    };
+    await store.applyBatch([{ index: 1, command: put('/h/a', '1') }]);
+    await store.applyBatch([
+      { index: 2, command: put('/h/b', '1') },
+      { index: 3, command: put('/h/c', '1') },
+    ]);
+    await store.applyBatch([{ index: 5, command: put('/h/d', '1') }]);
+    await store.close();
+    // Each unsynced batch left a mark: the first index after the one before it, its last one.
+    expect(await marks()).toEqual(['synced 0', '1-1', '2-3', '4-5']);
+    store = await MvccStore.open(dir);
+    expect(store.appliedIndex()).toBe(5);
+    // A synced write: the marks it covers go, later batches leave theirs.
+    expect(await store.sync()).toBe(5);
+    await store.applyBatch([{ index: 6, command: put('/h/e', '1') }]);
+    await store.applyBatch([{ index: 7, command: put('/h/f', '1') }]);
+    await store.close();
+    expect(await marks()).toEqual(['synced 5', '6-6', '7-7']);
+    // The batch of entry 6 lost (as a system crash may lose it), the one of entry 7 kept.
+    const db = new ClassicLevel<string, string>(dir);
+    await db.batch([
+      { type: 'del', key: 'm:b:' + (6).toString(16).padStart(16, '0') },
+      { type: 'del', key: 'k:/h/e' },
+    ]);
+    await db.close();
+    const err = await MvccStore.open(dir).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MvccError);
+    expect(err).toMatchObject({ code: 'Corrupt' });
+    expect((err as Error).message).toContain('applied through index 7 but lost the batch of entries from 6');
+    // A lost last batch is a suffix: the store opens at the one before, for the log to replay.
+    const db2 = new ClassicLevel<string, string>(dir);
+    await db2.batch([
+      { type: 'del', key: 'm:b:' + (7).toString(16).padStart(16, '0') },
+      { type: 'del', key: 'k:/h/f' },
+      { type: 'put', key: 'm:applied', value: '5' },
+    ]);
+    await db2.close();
+    store = await MvccStore.open(dir);
+    expect(store.appliedIndex()).toBe(5);
+  });
+
   it('applyBatch gives each command its own revision and later commands see earlier ones', async () => {
     const create = (v: string): TxnCommand => ({
       compares: [{ key: '/g', target: 'absent' }],

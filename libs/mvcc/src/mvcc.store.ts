@@ -16,7 +16,20 @@ import { writeBatch, writeUntilSpace } from '@app/level';
 import { EventBus, type EventListener } from './event.bus.js';
 import { MvccCompactor } from './mvcc.compactor.js';
 import { WRITE_BUFFER_BYTES, type MvccStoreOptions } from './mvcc.options.js';
-import { type BatchOp, type Db, type Snapshot, EVENTS, LATEST, META_APPLIED, META_COMPACTED, META_IMPORTING, META_REV } from './mvcc.keyspace.js';
+import {
+  type BatchOp,
+  type Db,
+  type Snapshot,
+  BATCH_MARK,
+  EVENTS,
+  LATEST,
+  META_APPLIED,
+  META_COMPACTED,
+  META_IMPORTING,
+  META_REV,
+  META_SYNCED,
+  checkBatchChain,
+} from './mvcc.keyspace.js';
 import { clearExcept, decodeLatest, encodeEventRef, encodeHistory, encodeLatest, hex, historyKey, readLiveKeys, reopenAt } from './mvcc.keyspace.js';
 import { KeyIndex } from './mvcc.key-index.js';
 import { LatestCache } from './mvcc.latest-cache.js';
@@ -95,6 +108,8 @@ export class MvccStore {
    */
   private importGate: Promise<void> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Range deletions of batch marks that a synced write made unneeded (see sync). */
+  private clearingMarks: Promise<void> = Promise.resolve();
   private closing = false;
   private closed = false;
   private readonly bus = new EventBus();
@@ -141,6 +156,14 @@ export class MvccStore {
       store.revision = rev ? Number(rev.toString()) : 0;
       store.applied = applied ? Number(applied.toString()) : 0;
       store.compacted = compacted ? Number(compacted.toString()) : 0;
+    }
+    try {
+      await checkBatchChain(db, store.applied);
+      // A new store, or one written before batch marks: the chain starts here.
+      if ((await db.get(META_SYNCED)) === undefined) await writeBatch(db, [{ type: 'put', key: META_SYNCED, value: Buffer.from(String(store.applied)) }], true);
+    } catch (e) {
+      await db.close();
+      throw e;
     }
     if (opts.keyIndex ?? true) store.liveKeys = await readLiveKeys(db);
     // A purge cut short by a stop left history at or below the compacted revision: finish it.
@@ -358,6 +381,9 @@ export class MvccStore {
     }
     if (applied === this.applied) return results;
     ops.push({ type: 'put', key: META_APPLIED, value: Buffer.from(String(applied)) });
+    // A synced batch makes everything before it durable; an unsynced one leaves its mark.
+    if (sync) ops.push({ type: 'put', key: META_SYNCED, value: Buffer.from(String(applied)) });
+    else ops.push({ type: 'put', key: BATCH_MARK + hex(this.applied + 1), value: Buffer.from(String(applied)) });
     if (rev !== this.revision) ops.push({ type: 'put', key: META_REV, value: Buffer.from(String(rev)) });
     const compactedBefore = this.compacted;
     if (compactTo > compactedBefore) {
@@ -591,8 +617,17 @@ export class MvccStore {
    */
   sync(): Promise<number> {
     return this.exclusive(async () => {
-      await this.writeBatch([{ type: 'put', key: META_APPLIED, value: Buffer.from(String(this.applied)) }], true);
-      return this.applied;
+      const applied = this.applied;
+      await this.writeBatch(
+        [
+          { type: 'put', key: META_APPLIED, value: Buffer.from(String(applied)) },
+          { type: 'put', key: META_SYNCED, value: Buffer.from(String(applied)) },
+        ],
+        true,
+      );
+      // The marks of the batches now synced are no longer needed (checkBatchChain skips them).
+      this.clearingMarks = this.clearingMarks.then(() => this.db.clear({ gte: BATCH_MARK, lte: BATCH_MARK + hex(applied) })).catch(() => undefined);
+      return applied;
     });
   }
 
@@ -669,6 +704,7 @@ export class MvccStore {
     await this.queue;
     // A purge stops at its next write (exclusive() refuses once closing).
     await this.compactor.stopped();
+    await this.clearingMarks;
     this.closed = true;
     this.waiters.closeAll();
     await this.db.close();

@@ -11,7 +11,8 @@
  * (each batch is one checksummed log record). On restart RaftNode replays the committed log
  * after the store's appliedIndex() (or restores the Raft snapshot first when the store is
  * older than it), so a lost suffix is applied again, in order. LevelDB does not promise a
- * suffix for unsynced writes across a switch of its log file: docs/cluster.md "Durability".
+ * suffix for unsynced writes across a switch of its log file: the store marks each unsynced
+ * batch and refuses to open with a hole (docs/cluster.md "Durability").
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
