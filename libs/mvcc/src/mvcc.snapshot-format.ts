@@ -444,8 +444,9 @@ export function snapshotOfHistory(header: SnapshotHeader, changes: AsyncIterable
  * Pass 2 of a snapshot import (MvccStore.importSnapshotFrom): replaces every record of the
  * database with the snapshot's, in bounded batches written by `write` without fsync between a
  * synced marker (m:importing = `importing`, the snapshot's applied index) and a synced last batch
- * that writes the counters and removes the marker (LevelDB's log is written in order, so that
- * fsync makes every batch before it durable too). Returns the snapshot's counters and, when
+ * that writes the counters and removes the marker (its fsync makes the batches before it in the
+ * same LevelDB log file durable too; see docs/cluster.md "Durability" for a switch of log file
+ * in between). Returns the snapshot's counters and, when
  * `trackLive`, the keys of its latest keyspace.
  */
 export async function writeSnapshotRecords(
