@@ -241,6 +241,21 @@ export async function reopenAt(db: Db, applied: number): Promise<void> {
   if (onDisk !== applied) throw new MvccError('Corrupt', `store reopened after a failed write holds applied index ${onDisk}, not ${applied}`);
 }
 
+/** A key range beyond every keyspace of the store (all of them start with ASCII letters). */
+const BEYOND_ALL_KEYS = '\u00ff';
+
+/**
+ * Waits until everything written to `db` before the call is on disk, whichever LevelDB log file
+ * holds it. A synced write flushes only the log file LevelDB is writing at the time; batches in
+ * a file it switched away from (its memtable was full) are durable only once that memtable is
+ * flushed to a table file. A manual compaction first switches the memtable and waits for every
+ * memtable to be flushed (table files and manifest are synced); over a key range that holds no
+ * key it compacts nothing else. It reports no error: a failed flush fails the next write.
+ */
+export async function flushToDisk(db: Db): Promise<void> {
+  await db.compactRange(BEYOND_ALL_KEYS, BEYOND_ALL_KEYS);
+}
+
 /**
  * Checks that no unsynced batch between the last synced write and `applied` was lost while a
  * later one was kept. An OS crash may drop the store's latest unsynced batches, which the Raft

@@ -22,6 +22,7 @@ import {
   encodeEventRef,
   encodeHistory,
   encodeLatest,
+  flushToDisk,
   hex,
   historyKey,
   prefixEnd,
@@ -444,9 +445,8 @@ export function snapshotOfHistory(header: SnapshotHeader, changes: AsyncIterable
  * Pass 2 of a snapshot import (MvccStore.importSnapshotFrom): replaces every record of the
  * database with the snapshot's, in bounded batches written by `write` without fsync between a
  * synced marker (m:importing = `importing`, the snapshot's applied index) and a synced last batch
- * that writes the counters and removes the marker (its fsync makes the batches before it in the
- * same LevelDB log file durable too; see docs/cluster.md "Durability" for a switch of log file
- * in between). Returns the snapshot's counters and, when
+ * that writes the counters and removes the marker, once flushToDisk has made the clear and every
+ * batch before it durable. Returns the snapshot's counters and, when
  * `trackLive`, the keys of its latest keyspace.
  */
 export async function writeSnapshotRecords(
@@ -471,6 +471,9 @@ export async function writeSnapshotRecords(
     bytes = 0;
     return write(batch, false);
   });
+  // The clear and every batch before the last are on disk before it removes the marker.
+  if (ops.length > 0) await write(ops.splice(0), false);
+  await flushToDisk(db);
   ops.push(
     { type: 'put', key: META_REV, value: Buffer.from(String(header.revision)) },
     { type: 'put', key: META_APPLIED, value: Buffer.from(String(header.applied)) },

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
@@ -511,6 +511,23 @@ describe('MvccStore', () => {
     await db2.close();
     store = await MvccStore.open(dir);
     expect(store.appliedIndex()).toBe(5);
+  });
+
+  it('sync() leaves nothing it reports durable in a LevelDB log file: the memtable is flushed to synced tables', async () => {
+    const logBytes = async (): Promise<number> => {
+      let n = 0;
+      for (const f of await readdir(dir)) if (/^\d+\.log$/.test(f)) n += (await stat(join(dir, f))).size;
+      return n;
+    };
+    await store.applyBatch([{ index: 1, command: put('/big/a', 'a'.repeat(64 * 1024)) }]);
+    await store.applyBatch([{ index: 2, command: put('/big/b', 'b'.repeat(64 * 1024)) }]);
+    expect(await logBytes()).toBeGreaterThan(128 * 1024);
+    expect(await store.sync()).toBe(2);
+    // Only the synced `m:synced` record (and no batch) is left in the log after the flush.
+    expect(await logBytes()).toBeLessThan(4096);
+    await store.close();
+    store = await MvccStore.open(dir);
+    expect(dec((await store.get('/big/b'))?.value)?.length).toBe(64 * 1024);
   });
 
   it('applyBatch gives each command its own revision and later commands see earlier ones', async () => {

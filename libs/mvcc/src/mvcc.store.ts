@@ -30,7 +30,18 @@ import {
   META_SYNCED,
   checkBatchChain,
 } from './mvcc.keyspace.js';
-import { clearExcept, decodeLatest, encodeEventRef, encodeHistory, encodeLatest, hex, historyKey, readLiveKeys, reopenAt } from './mvcc.keyspace.js';
+import {
+  clearExcept,
+  decodeLatest,
+  encodeEventRef,
+  encodeHistory,
+  encodeLatest,
+  flushToDisk,
+  hex,
+  historyKey,
+  readLiveKeys,
+  reopenAt,
+} from './mvcc.keyspace.js';
 import { KeyIndex } from './mvcc.key-index.js';
 import { LatestCache } from './mvcc.latest-cache.js';
 import { type RangeOptions, type RangeResult, historyVersionAt, rangeHistory, rangeLatest, readEvents } from './mvcc.range-reader.js';
@@ -110,6 +121,8 @@ export class MvccStore {
   private queue: Promise<unknown> = Promise.resolve();
   /** Range deletions of batch marks that a synced write made unneeded (see sync). */
   private clearingMarks: Promise<void> = Promise.resolve();
+  /** The applied index in `m:synced`: every batch up to it is on disk. */
+  private synced = 0;
   private closing = false;
   private closed = false;
   private readonly bus = new EventBus();
@@ -159,8 +172,14 @@ export class MvccStore {
     }
     try {
       await checkBatchChain(db, store.applied);
-      // A new store, or one written before batch marks: the chain starts here.
-      if ((await db.get(META_SYNCED)) === undefined) await writeBatch(db, [{ type: 'put', key: META_SYNCED, value: Buffer.from(String(store.applied)) }], true);
+      const synced = await db.get(META_SYNCED);
+      if (synced !== undefined) store.synced = Number(synced.toString());
+      else {
+        // A new store, or one written before batch marks: the chain starts here.
+        await flushToDisk(db);
+        await writeBatch(db, [{ type: 'put', key: META_SYNCED, value: Buffer.from(String(store.applied)) }], true);
+        store.synced = store.applied;
+      }
     } catch (e) {
       await db.close();
       throw e;
@@ -409,6 +428,7 @@ export class MvccStore {
     this.liveKeys?.deleteMany(deleted);
     this.revision = rev;
     this.applied = applied;
+    if (sync) this.synced = applied;
     this.bus.emit(events);
     this.waiters.wake(this.revision);
     if (compactTo > compactedBefore) this.compactor.schedule();
@@ -612,20 +632,21 @@ export class MvccStore {
 
   /**
    * Makes every applied batch durable (applies are written without fsync: the Raft log is the
-   * durable record until the log is compacted) and returns the applied index now on disk.
-   * One synced write of the applied index flushes LevelDB's log, and with it every batch before.
+   * durable record until the log is compacted) and returns the applied index now on disk:
+   * flushToDisk, then a synced `m:synced`, then the batch marks it covers are deleted.
    */
-  sync(): Promise<number> {
+  async sync(): Promise<number> {
+    // Every batch up to `applied` has been written (mutations run one at a time).
+    const applied = await this.exclusive(async () => this.applied);
+    // A synced write alone would not do: it flushes only LevelDB's current log file
+    // (flushToDisk). Applies go on meanwhile.
+    await flushToDisk(this.db);
     return this.exclusive(async () => {
-      const applied = this.applied;
-      await this.writeBatch(
-        [
-          { type: 'put', key: META_APPLIED, value: Buffer.from(String(applied)) },
-          { type: 'put', key: META_SYNCED, value: Buffer.from(String(applied)) },
-        ],
-        true,
-      );
-      // The marks of the batches now synced are no longer needed (checkBatchChain skips them).
+      if (applied > this.synced) {
+        await this.writeBatch([{ type: 'put', key: META_SYNCED, value: Buffer.from(String(applied)) }], true);
+        this.synced = applied;
+      }
+      // The marks of the batches now on disk are no longer needed (checkBatchChain skips them).
       this.clearingMarks = this.clearingMarks.then(() => this.db.clear({ gte: BATCH_MARK, lte: BATCH_MARK + hex(applied) })).catch(() => undefined);
       return applied;
     });
@@ -686,6 +707,7 @@ export class MvccStore {
       if (this.liveKeys && liveKeys) this.liveKeys = KeyIndex.from(liveKeys);
       this.revision = header.revision;
       this.applied = header.applied;
+      this.synced = header.applied;
       this.compacted = header.compacted;
       this.compactor.dataReplaced();
       this.importGate = undefined;
