@@ -262,26 +262,29 @@ export async function flushToDisk(db: Db): Promise<void> {
  * log replays; but LevelDB does not promise that only a suffix goes (it switches log files
  * without syncing the old one, and its recovery skips a damaged record), and a lost batch
  * followed by a kept one would leave `m:applied` covering entries the store does not hold.
- * Throws MvccError('Corrupt') naming the missing entries. A store without `m:synced` (created
- * before marks were written) has nothing to check against; the caller records one.
+ * Throws MvccError('Corrupt') naming the first missing entry when a mark follows a missing
+ * batch. Returns true when the marks do not reach `applied` and none follows them (or there is
+ * no `m:synced`): those batches were written by a version that leaves no marks (a store from
+ * before marks, or one a downgraded node wrote to), and there is nothing to check them
+ * against; the caller records a new `m:synced` once they are on disk.
  */
-export async function checkBatchChain(db: Db, applied: number): Promise<void> {
+export async function checkBatchChain(db: Db, applied: number): Promise<boolean> {
   const raw = await db.get(META_SYNCED);
-  if (raw === undefined) return;
+  if (raw === undefined) return true;
   const synced = Number(raw.toString());
   let expected = synced + 1;
   for await (const [key, value] of db.iterator({ gt: BATCH_MARK + hex(synced), lt: prefixEnd(BATCH_MARK) })) {
     const first = parseInt(key.slice(BATCH_MARK.length), 16);
-    if (first !== expected) break;
+    if (first !== expected) {
+      throw new MvccError(
+        'Corrupt',
+        `the store holds entries applied through index ${applied} but lost the batch of entries from ${expected} (an unsynced write lost in a system crash): ` +
+          'this member must be rebuilt: remove it from the cluster, clear its data directory and add it again (docs/cluster.md "Durability")',
+      );
+    }
     expected = Number(value.toString()) + 1;
   }
-  if (expected - 1 < applied) {
-    throw new MvccError(
-      'Corrupt',
-      `the store holds entries applied through index ${applied} but lost the batch of entries from ${expected} (an unsynced write lost in a system crash): ` +
-        'this member must be rebuilt: remove it from the cluster, clear its data directory and add it again (docs/cluster.md "Durability")',
-    );
-  }
+  return expected - 1 < applied;
 }
 
 /** Look-ahead over a LevelDB iterator, read in chunks. */

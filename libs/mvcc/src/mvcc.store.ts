@@ -171,15 +171,12 @@ export class MvccStore {
       store.compacted = compacted ? Number(compacted.toString()) : 0;
     }
     try {
-      await checkBatchChain(db, store.applied);
-      const synced = await db.get(META_SYNCED);
-      if (synced !== undefined) store.synced = Number(synced.toString());
-      else {
-        // A new store, or one written before batch marks: the chain starts here.
+      if (await checkBatchChain(db, store.applied)) {
+        // A new store, or batches written without marks: the chain starts again here.
         await flushToDisk(db);
         await writeBatch(db, [{ type: 'put', key: META_SYNCED, value: Buffer.from(String(store.applied)) }], true);
         store.synced = store.applied;
-      }
+      } else store.synced = Number((await db.get(META_SYNCED))!.toString());
     } catch (e) {
       await db.close();
       throw e;
