@@ -29,8 +29,6 @@ import {
   META_REV,
   META_SYNCED,
   checkBatchChain,
-} from './mvcc.keyspace.js';
-import {
   clearExcept,
   decodeLatest,
   encodeEventRef,
