@@ -395,4 +395,40 @@ describe('RaftNode driver', () => {
     await until(() => again.sm.map.get('q') === '2');
     expect(again.sm.writes).toBe(2);
   });
+
+  it('syncs a durable state machine beside the loop and compacts the log to what the sync made durable', async () => {
+    /** A durable state machine whose sync() ends only when the test lets it. */
+    class SlowSync extends KvMachine {
+      calls = 0;
+      syncedAt = 0;
+      release: (() => void) | undefined;
+      sync(): Promise<number> {
+        this.calls++;
+        const at = (this.syncedAt = this.index);
+        return new Promise((resolve) => (this.release = () => resolve(at)));
+      }
+    }
+    const net = new LocalNet();
+    const sm = new SlowSync();
+    const { node, storage } = await startNode(net, 1, [1], sm, 5);
+    await until(() => node.status().role === 'leader');
+    const put = (i: number) => node.propose(new TextEncoder().encode(`k${i}=${i}`));
+    for (let i = 0; i < 6; i++) await put(i);
+    await until(() => sm.calls === 1);
+    const syncedAt = sm.syncedAt;
+    // While the sync runs, writes go on being applied (the loop does not wait for it), no second
+    // sync starts, and the log is not compacted yet.
+    for (let i = 6; i < 20; i++) await put(i);
+    expect(sm.map.get('k19')).toBe('19');
+    expect(sm.calls).toBe(1);
+    expect(storage.snapshot().metadata.index).toBeLessThan(syncedAt);
+    // Once it ends, the log is compacted to the index it made durable (not to the applied one).
+    sm.release!();
+    await until(() => storage.snapshot().metadata.index === syncedAt);
+    expect(storage.snapshot().data.length).toBe(0);
+    // The next write finds enough entries past that snapshot and starts the next sync.
+    await put(20);
+    await until(() => sm.calls === 2);
+    sm.release!();
+  });
 });

@@ -80,6 +80,10 @@ export class RaftNode {
   /** Membership after each configuration entry applied since the last snapshot (and at it). */
   private confHistory: { index: number; confState: ConfState }[];
   private loopError: Error | undefined;
+  /** A sync of the durable state machine, running beside the loop (see maybeSnapshot). */
+  private smSyncing: Promise<void> | undefined;
+  /** The index the last finished sync made durable, until the log is compacted to it. */
+  private smSynced: number | undefined;
   private fatalListeners: ((e: Error) => void)[] = [];
   private idleWaiters: (() => void)[] = [];
   private readonly leaderState = new LeaderStateSignal();
@@ -220,6 +224,8 @@ export class RaftNode {
     if (this.noticeTimer !== undefined) this.clock.clearTimeout(this.noticeTimer);
     this.noticeTimer = undefined;
     while (this.running) await new Promise<void>((r) => this.idleWaiters.push(r));
+    // The caller closes the state machine next: a sync under way ends first.
+    await this.smSyncing;
     this.failPending(new RaftError('ErrStopped', 'node stopped'));
   }
 
@@ -479,6 +485,7 @@ export class RaftNode {
     try {
       for (;;) {
         this.feed();
+        if (this.smSynced !== undefined) await this.compactToSynced();
         if (!this.raw.hasReady()) {
           this.removeUnusedSnapshotFiles(undefined);
           break;
@@ -488,16 +495,7 @@ export class RaftNode {
         await this.handleReady(rd);
       }
     } catch (e) {
-      // A failed write of the log or of the state machine (a full disk, an I/O error): what
-      // this node holds in memory may now be ahead of its disk, so it must not go on. It stops
-      // for good; its durable state is intact and a restart resumes from it.
-      const err = e instanceof Error ? e : new Error(String(e));
-      this.loopError = err;
-      this.stopped = true;
-      if (this.tickTimer) this.clock.clearInterval(this.tickTimer);
-      if (this.noticeTimer !== undefined) this.clock.clearTimeout(this.noticeTimer);
-      this.failPending(err);
-      for (const l of this.fatalListeners.splice(0)) l(err);
+      this.fail(e);
     } finally {
       if (!this.stopped) {
         this.leaderState.publish(leaderStateOf(this.raw.raft));
@@ -505,8 +503,28 @@ export class RaftNode {
       }
       this.running = false;
       for (const w of this.idleWaiters.splice(0)) w();
-      if (!this.stopped && (this.queuedMessages.length > 0 || this.queuedProposals.length > 0 || this.ticks > 0 || this.noticeDue)) this.schedule();
+      if (
+        !this.stopped &&
+        (this.queuedMessages.length > 0 || this.queuedProposals.length > 0 || this.ticks > 0 || this.noticeDue || this.smSynced !== undefined)
+      )
+        this.schedule();
     }
+  }
+
+  /**
+   * A failed write of the log or of the state machine (a full disk, an I/O error): what this
+   * node holds in memory may now be ahead of its disk, so it must not go on. It stops for good;
+   * its durable state is intact and a restart resumes from it.
+   */
+  private fail(e: unknown): void {
+    if (this.loopError) return;
+    const err = e instanceof Error ? e : new Error(String(e));
+    this.loopError = err;
+    this.stopped = true;
+    if (this.tickTimer) this.clock.clearInterval(this.tickTimer);
+    if (this.noticeTimer !== undefined) this.clock.clearTimeout(this.noticeTimer);
+    this.failPending(err);
+    for (const l of this.fatalListeners.splice(0)) l(err);
   }
 
   /** Arms the timer of the commit notice a leader owes its followers, if it owes one. */
@@ -668,6 +686,10 @@ export class RaftNode {
     // 3. Apply.
     if (rd.snapshot) {
       const s = rd.snapshot;
+      // A sync under way belongs to the state being replaced: it ends first, and what it made
+      // durable is not compacted to (the snapshot's index is past it).
+      await this.smSyncing;
+      this.smSynced = undefined;
       await this.sm.restore({ index: s.metadata.index, term: s.metadata.term, data: s.data, file: s.file });
       // A durable state machine now holds the snapshot on disk (its restore is synced): the
       // log's storage keeps only the metadata, as after a snapshot of its own.
@@ -814,24 +836,53 @@ export class RaftNode {
   /**
    * Log compaction (paper section 7) once enough entries were applied since the last snapshot.
    * A durable state machine is synced to `applied` first and the snapshot keeps only metadata;
-   * otherwise the export is stored with it.
+   * otherwise the export is stored with it. The sync (LevelDB flushing its memtables to synced
+   * tables, tens of milliseconds) runs beside the loop; a later turn compacts the log to what
+   * it made durable (compactToSynced).
    */
   private async maybeSnapshot(): Promise<void> {
     const last = this.storage.snapshot().metadata.index;
     if (this.applied - last < this.opts.snapshotEntries) return;
-    const compactTo = (i: number) => Math.max(last, i - this.opts.keepEntries);
-    if (this.sm.sync) {
-      const durable = await this.sm.sync();
-      const i = Math.min(durable, this.applied);
-      if (i <= last) return;
-      await this.storage.createSnapshot(i, this.confStateAt(i), NO_DATA, compactTo(i));
-    } else {
-      const s = await this.sm.snapshot();
-      // The membership recorded with the snapshot is the one at `applied`; a state machine that
-      // snapshots a different index is skipped this round.
-      if (s.index !== this.applied || s.index <= last) return;
-      await this.storage.createSnapshot(s.index, this.confState, s.data, compactTo(s.index));
+    const sync = this.sm.sync?.bind(this.sm);
+    if (sync) {
+      if (this.smSyncing !== undefined || this.smSynced !== undefined) return;
+      this.smSyncing = sync().then(
+        (durable) => {
+          this.smSyncing = undefined;
+          this.smSynced = durable;
+          this.schedule();
+        },
+        (e: unknown) => {
+          this.smSyncing = undefined;
+          if (!this.stopped) this.fail(e);
+        },
+      );
+      return;
     }
+    const s = await this.sm.snapshot();
+    // The membership recorded with the snapshot is the one at `applied`; a state machine that
+    // snapshots a different index is skipped this round.
+    if (s.index !== this.applied || s.index <= last) return;
+    await this.storage.createSnapshot(s.index, this.confState, s.data, this.compactionPoint(last, s.index));
+    this.trimConfHistory();
+  }
+
+  /** Records a metadata-only snapshot at the index the last sync made durable, compacting the log. */
+  private async compactToSynced(): Promise<void> {
+    const last = this.storage.snapshot().metadata.index;
+    const i = Math.min(this.smSynced!, this.applied);
+    this.smSynced = undefined;
+    if (i <= last) return;
+    await this.storage.createSnapshot(i, this.confStateAt(i), NO_DATA, this.compactionPoint(last, i));
+    this.trimConfHistory();
+  }
+
+  /** Where the log is compacted to for a snapshot at i: a few entries are kept for lagging followers. */
+  private compactionPoint(last: number, i: number): number {
+    return Math.max(last, i - this.opts.keepEntries);
+  }
+
+  private trimConfHistory(): void {
     const keepFrom = this.storage.snapshot().metadata.index;
     let k = 0;
     while (k + 1 < this.confHistory.length && this.confHistory[k + 1]!.index <= keepFrom) k++;
