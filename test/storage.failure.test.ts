@@ -89,10 +89,10 @@ describe('a node whose storage write fails', () => {
     const db = new ClassicLevel<string, string>(join(dataDir, 'mvcc'), { keyEncoding: 'utf8', valueEncoding: 'utf8' });
     await db.open();
     const synced = Number(await db.get('m:synced'));
-    const marks: { key: string; first: number; last: number }[] = [];
-    for await (const [key, value] of db.iterator({ gt: 'm:b:', lt: 'm:b;' })) {
+    const marks: { key: string; first: number }[] = [];
+    for await (const key of db.keys({ gt: 'm:b:', lt: 'm:b;' })) {
       const first = parseInt(key.slice('m:b:'.length), 16);
-      if (first > synced) marks.push({ key, first, last: Number(value) });
+      if (first > synced) marks.push({ key, first });
     }
     expect(marks.length).toBeGreaterThanOrEqual(3);
     const lost = marks[1]!;

@@ -37,8 +37,9 @@ export interface StateMachineSnapshot {
  *    while later entries are applied. restore() replaces the state.
  *  - sync(), for a durable state machine only: makes every applied entry durable and returns
  *    the durable applied index. The driver does not wait for it: apply() goes on being called
- *    while a sync runs, and the log is compacted to the index it returns. With it, the Raft snapshots kept on disk hold only metadata
- *    (index, term, membership: the state machine itself is the snapshot, as in etcd), so
+ *    while a sync runs, and the log is compacted to the index it returns. With it, the Raft
+ *    snapshots kept on disk hold only metadata (index, term, membership: the state machine
+ *    itself is the snapshot, as in etcd), so
  *    compacting the log costs one fsync instead of a copy of the whole state; the data is
  *    exported only when a follower needs it. Without it, every snapshot stores the exported
  *    state (a volatile state machine rebuilds from it after a restart).
