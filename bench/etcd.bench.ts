@@ -67,6 +67,8 @@ interface Perf {
   throughput: number;
   slowest: number;
   pass: boolean;
+  /** Members' CPU time per write while the load ran, in microseconds (NaN if not measured). */
+  cpuUsPerWrite: number;
 }
 
 interface System {
@@ -307,18 +309,48 @@ function medianResult(rs: readonly Result[]): Result {
   };
 }
 
-function checkPerf(sys: System, load: string): Perf {
-  const r = spawnSync('etcdctl', ['--endpoints', sys.endpoints.join(','), 'check', 'perf', `--load=${load}`], {
-    env: { ...process.env, ETCDCTL_API: '3' },
-    encoding: 'utf8',
-    timeout: 240_000,
+/**
+ * Runs `etcdctl check perf --load=<load>` against `sys`. Besides etcdctl's verdict it reads the
+ * members' CPU time while the load runs (from etcdctl's progress bar appearing to its last step,
+ * "60 / 60"; not the client start-up nor the DeleteRange that ends the check) and divides it by
+ * the writes of that span (throughput x span), as the Put loads do. etcdctl paces its writes with
+ * a rate limiter that saves no tokens (burst 1): a generator that wakes late loses the write, so
+ * on a machine whose cores the members keep busy the throughput falls short of the load's rate
+ * even when every write is answered quickly (docs/performance.md); the CPU per write says how
+ * much of the machine each system left to it.
+ */
+async function checkPerf(sys: System, load: string): Promise<Perf> {
+  const env = { ...process.env, ETCDCTL_API: '3' };
+  const child = spawn('etcdctl', ['--endpoints', sys.endpoints.join(','), 'check', 'perf', `--load=${load}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  let start: { cpu: number; at: number } | undefined;
+  let end: { cpu: number; at: number } | undefined;
+  const reading = () => ({ cpu: cpuSeconds(sys.pids), at: Date.now() });
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stdout.on('data', (d: string) => {
+    out += d;
+    start ??= reading();
+    if (!end && /(?:^|\D)60 \/ 60\b/.test(out.slice(-d.length - 16))) end = reading();
   });
-  const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+  child.stderr.on('data', (d: string) => (err += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
+  const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  clearTimeout(timer);
   // "PASS: Throughput is N writes/s" or "FAIL: Throughput too low: N writes/s" (likewise the slowest).
-  const tp = /Throughput (?:is|too low:) ([\d.]+) writes\/s/.exec(out);
-  const slow = /Slowest request took (?:too long: )?([\d.]+)s/.exec(out);
-  spawnSync('etcdctl', ['--endpoints', sys.endpoints.join(','), 'del', '--prefix', '/etcdctl-check-perf/'], { env: { ...process.env, ETCDCTL_API: '3' } });
-  return { throughput: tp ? Number(tp[1]) : 0, slowest: slow ? Number(slow[1]) : NaN, pass: r.status === 0 && /^PASS$/m.test(r.stdout ?? '') };
+  const text = `${out}${err}`;
+  const tp = /Throughput (?:is|too low:) ([\d.]+) writes\/s/.exec(text);
+  const slow = /Slowest request took (?:too long: )?([\d.]+)s/.exec(text);
+  spawnSync('etcdctl', ['--endpoints', sys.endpoints.join(','), 'del', '--prefix', '/etcdctl-check-perf/'], { env });
+  const throughput = tp ? Number(tp[1]) : 0;
+  const writes = start && end ? (throughput * (end.at - start.at)) / 1000 : 0;
+  return {
+    throughput,
+    slowest: slow ? Number(slow[1]) : NaN,
+    pass: status === 0 && /^PASS$/m.test(out),
+    cpuUsPerWrite: start && end && writes > 0 ? ((end.cpu - start.cpu) * 1e6) / writes : NaN,
+  };
 }
 
 const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : '-');
@@ -360,8 +392,8 @@ async function main(): Promise<void> {
         cb.close();
       }
       for (const l of LOADS) {
-        perfA.set(l, checkPerf(ours, l));
-        perfB.set(l, checkPerf(etcd, l));
+        perfA.set(l, await checkPerf(ours, l));
+        perfB.set(l, await checkPerf(etcd, l));
       }
     } finally {
       for (const stop of stops) await stop();
@@ -404,6 +436,7 @@ async function main(): Promise<void> {
         `${y.pass ? 'PASS' : 'FAIL'} ${f0(y.throughput)}/s ${f2(y.slowest)}s`,
         f2(x.throughput / y.throughput),
       ]);
+      rows.push([`check perf --load=${l} CPU us/write`, f0(x.cpuUsPerWrite), f0(y.cpuUsPerWrite), f2(x.cpuUsPerWrite / y.cpuUsPerWrite)]);
     }
     const errors = a.reduce((n, r) => n + r.errors, 0);
     console.log(
