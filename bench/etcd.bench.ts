@@ -336,7 +336,10 @@ async function checkPerf(sys: System, load: string): Promise<Perf> {
   });
   child.stderr.on('data', (d: string) => (err += d));
   const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
-  const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const status = await new Promise<number | null>((resolve) => {
+    child.on('error', () => resolve(null));
+    child.on('close', (code) => resolve(code));
+  });
   clearTimeout(timer);
   // "PASS: Throughput is N writes/s" or "FAIL: Throughput too low: N writes/s" (likewise the slowest).
   const text = `${out}${err}`;
