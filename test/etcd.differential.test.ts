@@ -369,7 +369,8 @@ function replay(s: Side, key: Buffer, end: Buffer, start: number, last: number, 
       stream.removeAllListeners('data');
       stream.removeAllListeners('error');
       stream.on('error', () => undefined);
-      stream.cancel();
+      // Not from inside the stream's own data callback (see cancelSoon in etcd3.watch.ts).
+      setImmediate(() => stream.cancel());
       resolve(got);
     };
     const timer = setTimeout(() => {
@@ -840,7 +841,7 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
               const w = (c as unknown as { Watch(r: Msg): grpc.ClientReadableStream<Msg> }).Watch({ service });
               w.once('data', (m: Msg) => {
                 resolve(m);
-                w.cancel();
+                setImmediate(() => w.cancel());
               });
               w.on('error', () => undefined);
             }),

@@ -21,6 +21,18 @@ import { StorageError, type StorageEvent, type WatchOptions, type WatchSink } fr
 /** Re-creations of a broken stream in a row before the watch fails Unavailable. */
 const MAX_RESUMES = 20;
 
+/**
+ * Cancels a watch stream on the next turn of the event loop. The watch lets go of a stream
+ * inside the stream's own 'data' and 'error' handlers (a compacted or cancelled watch, a sink
+ * that stops on an event), and a gRPC call cancelled from its own data callback is the pattern
+ * reported to trip node:http2's memory accounting assertion
+ * (`Http2Session::CheckAllocatedSize`), which aborts the process. Nothing reads the stream
+ * meanwhile: its handlers check that it is still the watch's stream.
+ */
+function cancelSoon(stream: grpc.ClientDuplexStream<object, EtcdWatchResponse> | undefined): void {
+  if (stream) setImmediate(() => stream.cancel());
+}
+
 /** A running watch; owned by Etcd3Storage, which stops it on close. */
 export class Etcd3Watch {
   private stream: grpc.ClientDuplexStream<object, EtcdWatchResponse> | undefined;
@@ -109,7 +121,7 @@ export class Etcd3Watch {
     if (this.stopped) return;
     const old = this.stream;
     this.stream = undefined;
-    old?.cancel();
+    cancelSoon(old);
     if (++this.resumes > MAX_RESUMES) {
       this.fail(new StorageError('Unavailable', this.opts.key, `etcd watch failed: ${e instanceof Error ? e.message : String(e)}`));
       return;
@@ -240,7 +252,7 @@ export class Etcd3Watch {
     this.stopped = true;
     const s = this.stream;
     this.stream = undefined;
-    s?.cancel();
+    cancelSoon(s);
     this.onStop();
   }
 }
