@@ -8,6 +8,8 @@
  *   own and the write is there whole;
  * - an I/O error on a write or on its fsync: the write gets a 5xx Status and the node stops
  *   (exit 1, never retrying an fsync); restarted, it has each object whole or not at all;
+ * - a slow fsync: writes past the node's bound of pending proposal bytes are refused at once
+ *   (429, and etcd's "too many requests" through the etcd API); the pending ones land;
  * - flipped bytes: a corrupt Raft log record stops the start with a message naming the
  *   directory and the entry; a corrupt stored object is a 500 naming the key, never another value.
  */
@@ -16,7 +18,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
-import { type ServerHandle, metricValue, repoRoot, request, startServer, waitFor } from './support/server.js';
+import { type ServerHandle, getFreePort, metricValue, repoRoot, request, startServer, waitFor } from './support/server.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const cm = (name: string, v = 'value') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v } });
@@ -53,8 +55,8 @@ describe('disk faults on a single node', () => {
   const setFaults = (plan: object) => writeFile(control, JSON.stringify(plan));
   // A test that failed midway must not leave its fault to the next one.
   afterEach(() => setFaults({}));
-  const start = async (name: string): Promise<ServerHandle> => {
-    const h = await startServer({ dataDir: join(dir, name), args: ['--test-disk-faults', control], env: { KAPI_TEST_FAULTS: '1' } });
+  const start = async (name: string, args: string[] = [], env: Record<string, string> = {}): Promise<ServerHandle> => {
+    const h = await startServer({ dataDir: join(dir, name), args: ['--test-disk-faults', control, ...args], env: { KAPI_TEST_FAULTS: '1', ...env } });
     handles.push(h);
     return h;
   };
@@ -162,5 +164,45 @@ describe('disk faults on a single node', () => {
     expect(r.json<Status>()).toMatchObject({ kind: 'Status', code: 500 });
     expect(r.json<Status>().message).toContain(`checksum mismatch in current record of ${keys[0]!.slice(2)}`);
     expect(r.body).not.toContain('nriginal');
+  }, 60_000);
+
+  it('a slow disk: writes past the bound of pending proposals are refused at once (429, etcd\'s "too many requests"), the pending ones land', async () => {
+    const etcdPort = await getFreePort();
+    const h = await start('backpressure', ['--listen-client-urls', `http://127.0.0.1:${etcdPort}`], { KAPI_MAX_PENDING_PROPOSAL_BYTES: '300000' });
+    expect((await request(h, 'POST', CM, { body: cm('before') })).status).toBe(201);
+    await setFaults({ fsyncDelayMs: 4000 });
+    // About 200 KB pending while the log's fsync waits: under the bound of 300,000 bytes.
+    const pending = request(h, 'POST', CM, { body: cm('pending', 'p'.repeat(200_000)), timeoutMs: 30_000 });
+    await waitFor('the first write to be pending', async () => (await metricValue(h, 'kapi_proposals_pending_bytes')) >= 200_000, 10_000);
+
+    // A write that would pass the bound is refused at once, before it is proposed.
+    const refused = await request(h, 'POST', CM, { body: cm('refused', 'r'.repeat(120_000)) });
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.json<Status>()).toMatchObject({ kind: 'Status', code: 429, reason: 'TooManyRequests' });
+    expect(refused.json<Status>().message).toMatch(/too many requests: proposals of \d+ bytes are pending on this node \(at most 300000\)/);
+    // The same through the etcd API, in etcd's words (etcdctl does not retry it).
+    const put = spawnSync('etcdctl', ['--endpoints', `http://127.0.0.1:${etcdPort}`, '--command-timeout', '10s', 'put', '/refused', 'e'.repeat(120_000)], {
+      env: { ...process.env, ETCDCTL_API: '3' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(put.status).not.toBe(0);
+    expect(put.stderr).toContain('etcdserver: too many requests');
+    expect(await metricValue(h, 'kapi_proposals_refused_total')).toBe(2);
+
+    // The pending write lands once the disk is fast again; nothing refused was written.
+    await setFaults({});
+    expect((await pending).status).toBe(201);
+    expect(await wholeOrAbsent(h, 'refused')).toBe('absent');
+    const get = spawnSync('etcdctl', ['--endpoints', `http://127.0.0.1:${etcdPort}`, 'get', '/refused'], {
+      env: { ...process.env, ETCDCTL_API: '3' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(get.status).toBe(0);
+    expect(get.stdout).toBe('');
+    expect(await metricValue(h, 'kapi_proposals_pending_bytes')).toBe(0);
+    expect((await request(h, 'POST', CM, { body: cm('after', 'a'.repeat(120_000)) })).status).toBe(201);
   }, 60_000);
 });

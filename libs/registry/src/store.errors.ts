@@ -20,6 +20,8 @@ export function mapStorageError(gr: { group: string; resource: string }, err: un
         throw Errors.tooLargeResourceVersion(err.requestedRevision ?? 0, err.currentRevision ?? 0);
       case 'Unavailable':
         throw Errors.timeout(`Timeout: request did not complete within the allowed duration: ${err.message}`);
+      case 'TooManyRequests':
+        throw Errors.tooManyRequests(`${err.message}; please try again later`, 1);
       default:
         throw Errors.internal(err.message);
     }

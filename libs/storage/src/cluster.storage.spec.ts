@@ -262,6 +262,34 @@ describe('openClusterStorage (single-node Raft group)', () => {
     expect(cs.proposer.stats.failed).toBe(1);
     expect(cs.proposer.stats.readIndexFailed).toBe(1);
   });
+
+  it('refuses a write at once with TooManyRequests while pending proposals hold their bound, and takes writes again once they end', async () => {
+    // No leader can be elected: proposals wait leaderWaitMs, and stay pending meanwhile.
+    cs = await open({ bootstrapVoters: [7, 8, 9], leaderWaitMs: 1500, maxPendingProposalBytes: 100_000 });
+    const value = 'x'.repeat(40_000);
+    // One proposal alone is always taken, however large.
+    const huge = cs.storage.create(key('huge'), cm('huge', 'y'.repeat(200_000))).catch((e: unknown) => e);
+    expect(cs.proposer.stats.pending).toBe(1);
+    expect(cs.proposer.stats.pendingBytes).toBeGreaterThan(200_000);
+    const refusedAtOnce = await cs.storage.create(key('small'), cm('small')).catch((e: unknown) => e);
+    expect(refusedAtOnce).toMatchObject({ code: 'TooManyRequests' });
+    expect((refusedAtOnce as Error).message).toMatch(/too many requests: proposals of \d+ bytes are pending on this node \(at most 100000\)/);
+    expect(await huge).toMatchObject({ code: 'Unavailable' });
+    expect(cs.proposer.stats.pending).toBe(0);
+    expect(cs.proposer.stats.pendingBytes).toBe(0);
+
+    // Two of 40 KB fit under 100,000 bytes; the third is refused, the first two wait on.
+    const first = cs.storage.create(key('a'), cm('a', value)).catch((e: unknown) => e);
+    const second = cs.storage.create(key('b'), cm('b', value)).catch((e: unknown) => e);
+    const third = await cs.storage.create(key('c'), cm('c', value)).catch((e: unknown) => e);
+    expect(third).toBeInstanceOf(StorageError);
+    expect(third).toMatchObject({ code: 'TooManyRequests' });
+    expect(cs.proposer.stats.pending).toBe(2);
+    expect(cs.proposer.stats.refused).toBe(2);
+    expect(await first).toMatchObject({ code: 'Unavailable' });
+    expect(await second).toMatchObject({ code: 'Unavailable' });
+    expect(cs.proposer.stats.pendingBytes).toBe(0);
+  });
 });
 
 describe('openClusterStorage (three nodes over gRPC)', () => {

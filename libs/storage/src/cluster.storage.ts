@@ -49,6 +49,8 @@ export interface ClusterStorageOptions extends MvccStorageOptions {
   readTimeoutMs?: number;
   /** How long writes wait for a leader during an election (default 5000 ms). */
   leaderWaitMs?: number;
+  /** Bound of the bytes of pending proposals (RaftProposerOptions.maxPendingBytes). */
+  maxPendingProposalBytes?: number;
   /** fsync the Raft log (default true; false only in tests that do not care). */
   sync?: boolean;
 }
@@ -128,7 +130,12 @@ export async function openClusterStorage(o: ClusterStorageOptions): Promise<Clus
       peerPort = await transport.start();
     }
     node.start();
-    const proposer = new RaftProposer(node, { readTimeoutMs: o.readTimeoutMs, leaderWaitMs: o.leaderWaitMs, applied: () => stateMachine.waitApplied() });
+    const proposer = new RaftProposer(node, {
+      readTimeoutMs: o.readTimeoutMs,
+      leaderWaitMs: o.leaderWaitMs,
+      maxPendingBytes: o.maxPendingProposalBytes,
+      applied: () => stateMachine.waitApplied(),
+    });
     const storage = new MvccStorage(store, proposer, o);
     const lessor = new EtcdLessor(stateMachine.etcd, node, proposer);
     lessor.start();

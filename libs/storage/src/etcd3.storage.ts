@@ -135,6 +135,8 @@ export class Etcd3Storage implements Storage {
     if (/required revision is a future revision/.test(msg)) {
       return new StorageError('TooLargeResourceVersion', key, `Too large resource version: ${requested}, current: ${this.latest}`, this.latest, requested);
     }
+    // etcd refuses writes while its apply lags its commit by too much: retry later (429).
+    if (e instanceof Etcd3Error && e.grpcCode === 8 && /too many requests/.test(msg)) return new StorageError('TooManyRequests', key, msg);
     if (e instanceof Etcd3Error && e.unavailable) return new StorageError('Unavailable', key, msg);
     if (e instanceof Etcd3Error && (e.grpcCode === 4 || e.grpcCode === 14)) return new StorageError('Unavailable', key, msg);
     return new StorageError('Internal', key, `etcd: ${msg}`);

@@ -30,13 +30,33 @@ export interface RaftProposerOptions {
    * counts them applied). Awaited after the read index is reached.
    */
   applied?: () => Promise<void>;
+  /**
+   * Bound of the bytes of proposals made on this node and not yet answered (default
+   * DEFAULT_MAX_PENDING_PROPOSAL_BYTES). Each counts its encoded command plus
+   * PENDING_PROPOSAL_OVERHEAD_BYTES. A proposal that would pass it fails at once with
+   * StorageError('TooManyRequests'), before anything is appended; one proposal alone is always
+   * taken, however large.
+   */
+  maxPendingBytes?: number;
 }
+
+/** The default bound of pending proposal bytes per node: 128 MiB. */
+export const DEFAULT_MAX_PENDING_PROPOSAL_BYTES = 128 << 20;
+/**
+ * What a pending proposal is charged beyond its command's bytes: its promises, closures and
+ * the Raft node's pending entry. Bounds the count of small proposals as well as their bytes.
+ */
+export const PENDING_PROPOSAL_OVERHEAD_BYTES = 1024;
 
 /** Counters for /metrics (etcd_server_proposals_committed_total / _failed_total). */
 export interface ProposerStats {
   committed: number;
   failed: number;
   pending: number;
+  /** Bytes of the pending proposals, as the bound counts them (RaftProposerOptions.maxPendingBytes). */
+  pendingBytes: number;
+  /** Proposals refused because the pending bytes would have passed the bound. */
+  refused: number;
   readIndexFailed: number;
 }
 
@@ -51,12 +71,13 @@ function retryable(e: unknown): boolean {
 
 /** Proposer whose log is the Raft group `node` belongs to. */
 export class RaftProposer implements Proposer {
-  readonly stats: ProposerStats = { committed: 0, failed: 0, pending: 0, readIndexFailed: 0 };
+  readonly stats: ProposerStats = { committed: 0, failed: 0, pending: 0, pendingBytes: 0, refused: 0, readIndexFailed: 0 };
   private closed = false;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly leaderWaitMs: number;
   private readonly readTimeoutMs: number;
   private readonly applied: (() => Promise<void>) | undefined;
+  private readonly maxPendingBytes: number;
   private formatGate: ((format: string) => boolean) | undefined;
 
   constructor(
@@ -66,6 +87,7 @@ export class RaftProposer implements Proposer {
     this.leaderWaitMs = opts.leaderWaitMs ?? 5000;
     this.readTimeoutMs = opts.readTimeoutMs ?? 5000;
     this.applied = opts.applied;
+    this.maxPendingBytes = opts.maxPendingBytes ?? DEFAULT_MAX_PENDING_PROPOSAL_BYTES;
   }
 
   /**
@@ -114,8 +136,21 @@ export class RaftProposer implements Proposer {
   }
 
   private async run(data: Uint8Array): Promise<TxnResult> {
+    const charge = data.byteLength + PENDING_PROPOSAL_OVERHEAD_BYTES;
+    // Backpressure (etcd's "too many requests"): while the log cannot keep up (a slow disk, no
+    // quorum, more clients than the cores serve), proposals would otherwise pile up in memory
+    // without end. Refused before anything is appended, so the client may simply retry.
+    if (this.stats.pending > 0 && this.stats.pendingBytes + charge > this.maxPendingBytes) {
+      this.stats.refused++;
+      throw new StorageError(
+        'TooManyRequests',
+        '',
+        `too many requests: proposals of ${this.stats.pendingBytes} bytes are pending on this node (at most ${this.maxPendingBytes})`,
+      );
+    }
     const deadline = Date.now() + this.leaderWaitMs;
     this.stats.pending++;
+    this.stats.pendingBytes += charge;
     try {
       for (let wait = 20; ; wait = Math.min(wait * 2, 250)) {
         try {
@@ -138,6 +173,7 @@ export class RaftProposer implements Proposer {
       }
     } finally {
       this.stats.pending--;
+      this.stats.pendingBytes -= charge;
     }
   }
 

@@ -24,6 +24,7 @@ export type StorageErrorCode =
   | 'Compacted' // revision below the compacted revision (410)
   | 'TooLargeResourceVersion' // revision not reached within the wait bound (504)
   | 'Unavailable' // no quorum / leadership lost; the outcome of a write is unknown
+  | 'TooManyRequests' // refused before it was proposed: too many writes pending (429); safe to retry
   | 'Internal';
 
 /** Typed storage failure. `currentRevision` is set for Compacted and TooLargeResourceVersion. */

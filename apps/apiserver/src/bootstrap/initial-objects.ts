@@ -23,7 +23,10 @@ export interface InitialObjectsDeps {
 }
 
 function unavailable(e: unknown): boolean {
-  return (e instanceof StatusError && (e.code === 503 || e.code === 504)) || (e instanceof StorageError && e.code === 'Unavailable');
+  return (
+    (e instanceof StatusError && (e.code === 429 || e.code === 503 || e.code === 504)) ||
+    (e instanceof StorageError && (e.code === 'Unavailable' || e.code === 'TooManyRequests'))
+  );
 }
 
 /**

@@ -127,6 +127,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     electionTick: Math.max(5, Math.round(cfg.electionTimeoutMs / (envInt('KAPI_RAFT_TICK_MS') ?? cfg.heartbeatIntervalMs))),
     compactionIntervalMs: cfg.compactionIntervalSeconds * 1000,
     readTimeoutMs: envInt('KAPI_READ_INDEX_TIMEOUT_MS'),
+    maxPendingProposalBytes: envInt('KAPI_MAX_PENDING_PROPOSAL_BYTES'),
     replayWindowRevisions: envInt('KAPI_WATCH_WINDOW_REVISIONS'),
     replayWindowBytes: envInt('KAPI_WATCH_WINDOW_BYTES'),
     replayHeldEvents: envInt('KAPI_WATCH_HELD_EVENTS'),

@@ -30,6 +30,7 @@ export function membershipError(e: unknown): StatusError {
   const err = e as { code?: string; message?: string };
   if (typeof err?.code === 'string' && err.code.startsWith('Err')) return Errors.serviceUnavailable(`raft: ${err.message ?? err.code}`);
   if (err?.code === 'Unavailable') return Errors.timeout(err.message ?? 'unavailable');
+  if (err?.code === 'TooManyRequests') return Errors.tooManyRequests(err.message ?? 'too many requests', 1);
   return Errors.internal(err?.message ?? String(e));
 }
 

@@ -53,6 +53,20 @@ export class RaftMetrics {
     gauge('etcd_server_proposals_committed_total', 'The total number of consensus proposals committed (the commit index).', () => status().commit);
     gauge('etcd_server_proposals_applied_total', 'The total number of consensus proposals applied (the applied index).', () => status().applied);
     gauge('etcd_server_proposals_pending', 'The current number of pending proposals to commit.', () => cs.proposer.stats.pending);
+    gauge(
+      'kapi_proposals_pending_bytes',
+      'Bytes of the proposals made on this node and not yet answered, as KAPI_MAX_PENDING_PROPOSAL_BYTES bounds them.',
+      () => cs.proposer.stats.pendingBytes,
+    );
+    new Counter({
+      name: 'kapi_proposals_refused_total',
+      help: 'Writes refused before they were proposed because the pending proposals would have passed KAPI_MAX_PENDING_PROPOSAL_BYTES (429, or "etcdserver: too many requests").',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(cs.proposer.stats.refused);
+      },
+    });
     gauge('kapi_raft_apply_lag_entries', 'Committed entries not yet applied on this node (commit index - applied index).', () => {
       const s = status();
       return Math.max(0, s.commit - s.applied);

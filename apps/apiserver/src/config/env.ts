@@ -43,6 +43,16 @@ export const KAPI_ENV: readonly EnvVar[] = [
     use: 'tuning',
   },
   {
+    name: 'KAPI_MAX_PENDING_PROPOSAL_BYTES',
+    meaning:
+      'writes proposed on a node and not yet answered may hold this many bytes (each its command plus 1 KiB); a write beyond it is refused at once: 429 TooManyRequests, or etcd\'s "etcdserver: too many requests"',
+    unit: 'bytes',
+    min: 65_536,
+    max: 4_294_967_296,
+    productionDefault: '134217728',
+    use: 'tuning',
+  },
+  {
     name: 'KAPI_ETCD_PROGRESS_NOTIFY_MS',
     meaning: 'interval of the progress notifications of etcd API watchers that asked for them (etcd default: 10 minutes)',
     unit: 'ms',

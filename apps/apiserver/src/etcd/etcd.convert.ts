@@ -60,6 +60,8 @@ export function toServiceError(e: unknown): Partial<ServiceError> {
     return { code: GrpcStatus.UNAVAILABLE, details: `etcdserver: ${e.message}` };
   }
   if (e instanceof StorageError) {
+    // etcd's ErrGRPCTooManyRequests, word for word: clients match on it.
+    if (e.code === 'TooManyRequests') return { code: GrpcStatus.RESOURCE_EXHAUSTED, details: 'etcdserver: too many requests' };
     // etcd's "etcdserver: request timed out" / "no leader" are Unavailable: clients retry them.
     return { code: GrpcStatus.UNAVAILABLE, details: `etcdserver: ${e.message}` };
   }
