@@ -1,4 +1,5 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import fc from 'fast-check';
 import { MvccError } from '@app/mvcc';
 import { EtcdApiError, bytesToKey, keyBytes, putSpecIn, rangeIn, toServiceError, txnSpecIn } from './etcd.convert.js';
 
@@ -19,6 +20,56 @@ describe('etcd wire conversions', () => {
       expect(key.includes('\u0000')).toBe(false);
       expect(keyBytes(key).equals(bytes)).toBe(true);
     }
+  });
+
+  it('maps any bytes as a piece-by-piece decoder does, to a flat string, and back', () => {
+    // The definition, one byte or one UTF-8 sequence at a time: a sequence stays when a strict
+    // decoder reads it back to the same bytes and it is below the escape range.
+    const reference = (bytes: Buffer): string => {
+      let out = '';
+      for (let i = 0; i < bytes.length;) {
+        const c = bytes[i]!;
+        const n = c === 0 ? 0 : c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        if (n > 0 && i + n <= bytes.length) {
+          const piece = bytes.subarray(i, i + n);
+          let t: string | undefined;
+          try {
+            t = new TextDecoder('utf-8', { fatal: true }).decode(piece);
+          } catch {
+            t = undefined;
+          }
+          if (t !== undefined && t.codePointAt(0)! < 0x10ff00) {
+            out += t;
+            i += n;
+            continue;
+          }
+        }
+        out += String.fromCodePoint(0x10ff00 + c);
+        i++;
+      }
+      return out;
+    };
+    // Bytes drawn to hit NUL, ASCII, lead and continuation bytes and the escape range's own
+    // encoding (F4 8F BC..BF) often.
+    const byte = fc.oneof(
+      fc.constantFrom(0x00, 0x2f, 0x41, 0x80, 0x8f, 0xbc, 0xbf, 0xc0, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff),
+      fc.integer({ min: 0, max: 255 }),
+    );
+    fc.assert(
+      fc.property(fc.array(byte, { maxLength: 40 }), (arr) => {
+        const bytes = Buffer.from(arr);
+        const key = bytesToKey(bytes);
+        expect(key).toBe(reference(bytes));
+        expect(keyBytes(key).equals(bytes)).toBe(true);
+      }),
+      { numRuns: 5000 },
+    );
+    // etcdctl check perf's keys: a prefix, a varint, then NULs.
+    const perf = Buffer.concat([b('/etcdctl-check-perf/'), Buffer.from([0x96, 0xe4, 0x01]), Buffer.alloc(253)]);
+    expect(bytesToKey(perf)).toBe(reference(perf));
+    expect(keyBytes(bytesToKey(perf)).equals(perf)).toBe(true);
+    // Keys of valid UTF-8 (astral code points included) keep their bytes.
+    expect(keyBytes('/a/\u{1F600}/\u00e9/\u{10FEFF}').equals(b('/a/\u{1F600}/\u00e9/\u{10FEFF}'))).toBe(true);
   });
 
   it('reads etcd ranges: one key, [key, end), from key with "\\0", everything from "\\0"', () => {

@@ -70,10 +70,28 @@ export function toServiceError(e: unknown): Partial<ServiceError> {
 
 /** First code point of the escapes of bytes that are not UTF-8 (or NUL) in a key: U+10FF00 + byte. */
 const ESCAPE_BASE = 0x10ff00;
+/** The high surrogate of every escape (U+10FF00..U+10FFFF share it). */
+const ESCAPE_HIGH = 0xdbff;
+/** The low surrogate of the escape of byte 0 (the escape of byte b is ESCAPE_LOW + b). */
+const ESCAPE_LOW = 0xdf00;
 
-function escapedByte(s: string): boolean {
-  const cp = s.codePointAt(0) ?? 0;
-  return cp >= ESCAPE_BASE;
+/**
+ * The code point of the well-formed UTF-8 sequence of `n` bytes at `i`, or -1: continuation
+ * bytes in 80..BF, no overlong form, no surrogate, nothing past U+10FFFF (what a strict decoder
+ * accepts).
+ */
+function utf8At(b: Uint8Array, i: number, n: number): number {
+  if (i + n > b.length) return -1;
+  const c = b[i]!;
+  let cp = n === 2 ? c & 0x1f : n === 3 ? c & 0x0f : c & 0x07;
+  for (let j = 1; j < n; j++) {
+    const x = b[i + j]!;
+    if ((x & 0xc0) !== 0x80) return -1;
+    cp = (cp << 6) | (x & 0x3f);
+  }
+  if (n === 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) return -1;
+  if (n === 4 && (cp < 0x10000 || cp > 0x10ffff)) return -1;
+  return cp;
 }
 
 /**
@@ -81,40 +99,80 @@ function escapedByte(s: string): boolean {
  * the same string (so keys the API server writes and reads are the same on both sides); a NUL,
  * a byte that is not part of valid UTF-8, and the bytes of a code point in U+10FF00..U+10FFFF
  * become the code point U+10FF00 + byte. Reversible by keyBytes.
+ *
+ * Keys that need escapes are built as UTF-16 code units in one buffer and decoded once, so the
+ * result is a flat string (etcdctl's `check perf` writes keys of mostly NUL bytes: built by
+ * concatenation, each was a rope of hundreds of pieces that every later comparison and hash
+ * had to flatten).
  */
 export function bytesToKey(b: Buffer): string {
   const fast = b.toString('utf8');
   if (!fast.includes('\u0000') && !fast.includes('\uFFFD') && !fast.includes('\uDBFF')) return fast;
-  let out = '';
+  // At most two code units per byte, two bytes per unit, little-endian.
+  const out = Buffer.allocUnsafe(b.length * 4);
+  let o = 0;
+  const unit = (u: number): void => {
+    out[o++] = u & 0xff;
+    out[o++] = u >>> 8;
+  };
   let i = 0;
   while (i < b.length) {
     const c = b[i]!;
-    const n = c === 0 ? 0 : c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (n > 0 && i + n <= b.length) {
-      const piece = b.subarray(i, i + n);
-      const t = piece.toString('utf8');
-      const genuine = !t.includes('\uFFFD') || (n === 3 && piece[0] === 0xef && piece[1] === 0xbf && piece[2] === 0xbd);
-      if (genuine && Buffer.from(t, 'utf8').equals(piece) && !escapedByte(t)) {
-        out += t;
-        i += n;
-        continue;
-      }
+    if (c > 0 && c < 0x80) {
+      unit(c);
+      i++;
+      continue;
     }
-    out += String.fromCodePoint(ESCAPE_BASE + c);
+    const n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    const cp = n === 0 ? -1 : utf8At(b, i, n);
+    if (cp >= 0 && cp < ESCAPE_BASE) {
+      if (cp < 0x10000) unit(cp);
+      else {
+        unit(0xd800 + ((cp - 0x10000) >>> 10));
+        unit(0xdc00 + ((cp - 0x10000) & 0x3ff));
+      }
+      i += n;
+      continue;
+    }
+    unit(ESCAPE_HIGH);
+    unit(ESCAPE_LOW + c);
     i++;
   }
-  return out;
+  return out.toString('utf16le', 0, o);
 }
 
 /** The bytes of a store key (inverse of bytesToKey). */
 export function keyBytes(key: string): Buffer {
   if (!key.includes('\uDBFF')) return Buffer.from(key, 'utf8');
-  const parts: Buffer[] = [];
-  for (const ch of key) {
-    const cp = ch.codePointAt(0)!;
-    parts.push(cp >= ESCAPE_BASE ? Buffer.from([cp - ESCAPE_BASE]) : Buffer.from(ch, 'utf8'));
+  // At most three bytes per code unit (a surrogate pair is four bytes for two units).
+  const out = Buffer.allocUnsafe(key.length * 3);
+  let o = 0;
+  for (let i = 0; i < key.length; i++) {
+    const u = key.charCodeAt(i);
+    const next = i + 1 < key.length ? key.charCodeAt(i + 1) : 0;
+    if (u === ESCAPE_HIGH && next >= ESCAPE_LOW && next <= 0xdfff) {
+      out[o++] = next - ESCAPE_LOW;
+      i++;
+    } else if (u < 0x80) out[o++] = u;
+    else if (u < 0x800) {
+      out[o++] = 0xc0 | (u >>> 6);
+      out[o++] = 0x80 | (u & 0x3f);
+    } else if (u >= 0xd800 && u <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+      const cp = 0x10000 + ((u - 0xd800) << 10) + (next - 0xdc00);
+      out[o++] = 0xf0 | (cp >>> 18);
+      out[o++] = 0x80 | ((cp >>> 12) & 0x3f);
+      out[o++] = 0x80 | ((cp >>> 6) & 0x3f);
+      out[o++] = 0x80 | (cp & 0x3f);
+      i++;
+    } else {
+      // A lone surrogate is written as Buffer.from would: U+FFFD.
+      const v = u >= 0xd800 && u <= 0xdfff ? 0xfffd : u;
+      out[o++] = 0xe0 | (v >>> 12);
+      out[o++] = 0x80 | ((v >>> 6) & 0x3f);
+      out[o++] = 0x80 | (v & 0x3f);
+    }
   }
-  return Buffer.concat(parts);
+  return Buffer.from(out.subarray(0, o));
 }
 
 /** A key from the wire (non-empty; see bytesToKey). */
