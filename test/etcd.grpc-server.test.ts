@@ -743,3 +743,48 @@ describe('what one connection may make the etcd endpoint gRPC server hold', () =
     }
   }, 30_000);
 });
+
+describe('what all connections together may make the etcd endpoint gRPC server hold', () => {
+  it('fails the call that would take the server past its bound though its own connection is under its own, until others release', async () => {
+    const put = (call: UnaryCall): void => call.respond({ header: { revision: 9 } });
+    const server = new GrpcH2Server(def, { 'etcdserverpb.KV': { Put: put } }, { maxHeldRequestBytes: 100 * 1024, maxServerHeldRequestBytes: 150 * 1024 });
+    const port = await server.listen({ host: '127.0.0.1', port: 0 });
+    const sessions = [0, 1, 2].map(() => {
+      const s = http2.connect(`http://127.0.0.1:${port}`);
+      s.on('error', () => undefined);
+      return s;
+    });
+    try {
+      // 60 KiB of a message announced as 64 KiB, held until the stream ends.
+      const part = frame(Buffer.alloc(64 * 1024)).subarray(0, 60 * 1024);
+      const halfSent = async (s: http2.ClientHttp2Session): Promise<{ req: http2.ClientHttp2Stream; result: Promise<RawResult> }> => {
+        let req!: http2.ClientHttp2Stream;
+        let written!: () => void;
+        const out = new Promise<void>((resolve) => (written = resolve));
+        const result = raw(s, PUT.path, { chunks: [part], end: false, opened: (r) => (req = r), written });
+        await Promise.race([out, result]);
+        return { req, result };
+      };
+      const a = await halfSent(sessions[0]!);
+      const b = await halfSent(sessions[1]!);
+      // 180 KiB in all would be held, 60 KiB on the third connection: refused by the server's bound.
+      const c = await (await halfSent(sessions[2]!)).result;
+      expect(c).toMatchObject({ grpcStatus: String(grpc.status.RESOURCE_EXHAUSTED), trailersOnly: true });
+      expect(c.grpcMessage).toMatch(/the server holds too many bytes of unfinished requests \(at most 153600 across its connections\)/);
+      // A small whole call on that connection still fits (120 + 20 KiB).
+      expect(
+        (await raw(sessions[2]!, PUT.path, { chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/s'), value: Buffer.alloc(20 * 1024) }))] })).grpcStatus,
+      ).toBe('0');
+      // Once the first two are reset, the third connection may hold as much as its own bound.
+      a.req.close(http2.constants.NGHTTP2_CANCEL);
+      b.req.close(http2.constants.NGHTTP2_CANCEL);
+      await Promise.all([a.result, b.result]);
+      const big = await raw(sessions[2]!, PUT.path, { chunks: [frame(PUT.requestSerialize({ key: Buffer.from('/s'), value: Buffer.alloc(95 * 1024) }))] });
+      expect(big.grpcStatus).toBe('0');
+      expect(Number(PUT.responseDeserialize(big.messages[0]!).header.revision)).toBe(9);
+    } finally {
+      for (const s of sessions) s.close();
+      await server.stop();
+    }
+  }, 30_000);
+});

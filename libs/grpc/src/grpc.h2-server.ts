@@ -126,10 +126,12 @@ export interface GrpcMethodDefinition {
 /** A service's methods by name (as in the .proto). */
 export type GrpcServiceDefinition = Record<string, GrpcMethodDefinition>;
 
-/** Per-connection bounds of a {@link GrpcH2Server}; each defaults to the constant of the same name. */
+/** Bounds of a {@link GrpcH2Server}, per connection and for all of them; each defaults to the constant of the same name. */
 export interface GrpcServerLimits {
   /** See MAX_HELD_REQUEST_BYTES. */
   maxHeldRequestBytes?: number;
+  /** See MAX_SERVER_HELD_REQUEST_BYTES. */
+  maxServerHeldRequestBytes?: number;
   /** See MAX_CONCURRENT_STREAMS. */
   maxConcurrentStreams?: number;
   /** The largest request message (MAX_REQUEST_MESSAGE_BYTES of grpc.h2-framing.ts). */
@@ -175,10 +177,14 @@ export interface GrpcListenOptions {
 /** The start of HTTP/2's client connection preface ("PRI * HTTP/2.0..."), which no HTTP/1 request starts with. */
 const H2_PREFACE_START = CLIENT_PREFACE.subarray(0, 3);
 
-/** Request bytes one connection's calls keep that no handler has yet, and how many it may. */
-interface HeldBytes {
+/** Request bytes calls keep that no handler has yet, and how many they may. */
+interface HeldBudget {
   total: number;
   readonly limit: number;
+}
+/** One connection's budget of held request bytes, inside the server's. */
+interface HeldBytes extends HeldBudget {
+  readonly server: HeldBudget;
 }
 /** What the server keeps per connection: its held request bytes and its authorization. */
 interface ConnectionState {
@@ -214,6 +220,13 @@ const CONNECTION_WINDOW_BYTES = 8 << 20;
  * it, one connection could pin 2 GiB (MAX_CONCURRENT_STREAMS half-sent 2 MiB messages).
  */
 const MAX_HELD_REQUEST_BYTES = 64 << 20;
+/**
+ * The same across all of the server's connections: without it, each new connection could hold
+ * MAX_HELD_REQUEST_BYTES more. 512 MiB is eight connections at their bound, or 340 messages of
+ * etcd's 1.5 MiB request limit half-sent at once; a call that would cross it fails with
+ * RESOURCE_EXHAUSTED as above.
+ */
+const MAX_SERVER_HELD_REQUEST_BYTES = 512 << 20;
 /**
  * SETTINGS_MAX_CONCURRENT_STREAMS, the streams a client may have open at once on one connection
  * (gRPC clients queue calls beyond it). etcd advertises no limit (grpc-go's default,
@@ -288,7 +301,10 @@ abstract class ServerCall extends MessageDecoder implements H2StreamListener {
     else if (!this.countHeld()) {
       this.abort({
         code: GrpcStatus.RESOURCE_EXHAUSTED,
-        details: `the connection holds too many bytes of unfinished requests (at most ${this.held.limit} across its calls)`,
+        details:
+          this.held.total + this.heldBytes() - this.heldShare > this.held.limit
+            ? `the connection holds too many bytes of unfinished requests (at most ${this.held.limit} across its calls)`
+            : `the server holds too many bytes of unfinished requests (at most ${this.held.server.limit} across its connections)`,
       });
     }
   }
@@ -304,14 +320,16 @@ abstract class ServerCall extends MessageDecoder implements H2StreamListener {
   }
 
   /**
-   * Sets this call's part of its connection's held request bytes to what it keeps now (nothing
-   * once done). Growing past the connection's limit is refused: false, nothing counted.
+   * Sets this call's part of its connection's (and the server's) held request bytes to what it
+   * keeps now (nothing once done). Growing past either limit is refused: false, nothing counted.
    */
   protected countHeld(): boolean {
     const bytes = this.done ? 0 : this.heldBytes();
-    const total = this.held.total - this.heldShare + bytes;
-    if (bytes > this.heldShare && total > this.held.limit) return false;
-    this.held.total = total;
+    const delta = bytes - this.heldShare;
+    const held = this.held;
+    if (delta > 0 && (held.total + delta > held.limit || held.server.total + delta > held.server.limit)) return false;
+    held.total += delta;
+    held.server.total += delta;
     this.heldShare = bytes;
     return true;
   }
@@ -595,6 +613,8 @@ export class GrpcH2Server {
   private readonly active = new Set<StreamServerCall>();
   private stopping = false;
   private readonly maxHeldRequestBytes: number;
+  /** What all connections' calls hold (MAX_SERVER_HELD_REQUEST_BYTES). */
+  private readonly serverHeld: HeldBudget;
   private readonly maxConcurrentStreams: number;
   private readonly maxMessageBytes: number;
   private readonly handshakeTimeoutMs: number;
@@ -609,6 +629,7 @@ export class GrpcH2Server {
     private readonly options: GrpcServerOptions = {},
   ) {
     this.maxHeldRequestBytes = options.maxHeldRequestBytes ?? MAX_HELD_REQUEST_BYTES;
+    this.serverHeld = { total: 0, limit: options.maxServerHeldRequestBytes ?? MAX_SERVER_HELD_REQUEST_BYTES };
     this.maxConcurrentStreams = options.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS;
     this.maxMessageBytes = options.maxMessageBytes ?? MAX_REQUEST_MESSAGE_BYTES;
     this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS;
@@ -711,7 +732,7 @@ export class GrpcH2Server {
       socket.destroy();
       return;
     }
-    const state: ConnectionState = { held: { total: 0, limit: this.maxHeldRequestBytes }, refusal: undefined };
+    const state: ConnectionState = { held: { total: 0, limit: this.maxHeldRequestBytes, server: this.serverHeld }, refusal: undefined };
     const conn = new H2ServerConnection(
       socket,
       {

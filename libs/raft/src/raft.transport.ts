@@ -162,6 +162,8 @@ export class GrpcTransport implements RaftTransport {
       {
         maxMessageBytes: MAX_PEER_MESSAGE_BYTES,
         maxHeldRequestBytes: MAX_PEER_HELD_BYTES,
+        // Peers are few and authorized: each connection's bound is the one that matters.
+        maxServerHeldRequestBytes: Number.POSITIVE_INFINITY,
         // A client certificate of the CA that is not a peer's: PERMISSION_DENIED on every call.
         authorize: this.creds.authorize,
         stopDetails: 'the peer is stopping',
