@@ -1,7 +1,7 @@
 import type { KubeObject } from '@app/apimachinery';
 import { startEtcd, type EtcdCluster } from '../../../test/support/etcd.js';
 import { prerequisite } from '../../../test/support/prereq.js';
-import { Etcd3Client } from './etcd3.client.js';
+import { Etcd3Client, Etcd3Error } from './etcd3.client.js';
 import { Etcd3Compactor } from './etcd3.compactor.js';
 import { Etcd3Storage } from './etcd3.storage.js';
 import { NO_CHANGE, StorageError, type StorageEvent } from './storage.interface.js';
@@ -51,6 +51,12 @@ afterAll(async () => {
 });
 
 describe('Etcd3Storage', () => {
+  it('maps etcd\'s "too many requests" to TooManyRequests (429), other exhaustion to Internal', () => {
+    const s = new Etcd3Storage(new Etcd3Client({ endpoints: ['http://127.0.0.1:1'] }), {});
+    expect(s.mapError('/k', new Etcd3Error('etcd: etcdserver: too many requests', 8, false))).toMatchObject({ code: 'TooManyRequests', key: '/k' });
+    expect(s.mapError('/k', new Etcd3Error('etcd: received message larger than max', 8, false))).toMatchObject({ code: 'Internal' });
+  });
+
   it('creates, reads, updates with compare-and-swap and deletes; resourceVersions are etcd revisions', async () => {
     if (!haveEtcd) return;
     const s = await open();

@@ -6,10 +6,11 @@ import { SCHEDULING_KINDS } from '../groups/scheduling/scheduling.module.js';
 import { createInitialObjects } from './initial-objects.js';
 
 describe('createInitialObjects', () => {
-  it('creates every missing initial object of every kind, skips existing ones and 409s, retries an unavailable store', async () => {
+  it('creates every missing initial object of every kind, skips existing ones and 409s, retries an unavailable or busy store', async () => {
     const stored = new Map<string, KubeObject>([['/registry/core/namespaces/default', { metadata: { name: 'default' } }]]);
     const created: string[] = [];
     let unavailableOnce = true;
+    const busy = new Set(['kube-system', 'system-node-critical']);
     await createInitialObjects({
       kinds: [...CORE_KINDS, ...SCHEDULING_KINDS],
       storage: { get: async (key: string) => stored.get(key) },
@@ -20,6 +21,11 @@ describe('createInitialObjects', () => {
         if (name === 'kube-public' && unavailableOnce) {
           unavailableOnce = false;
           throw new StorageError('Unavailable', '', 'no quorum');
+        }
+        // Refused for too many pending writes, once through the API (429), once from the store.
+        if (busy.delete(name)) {
+          if (name === 'kube-system') throw new StatusError(429, 'TooManyRequests', 'too many requests');
+          throw new StorageError('TooManyRequests', '', 'too many requests');
         }
         if (name === 'kube-node-lease') throw new StatusError(409, 'AlreadyExists', 'made by a peer');
         created.push(`${obj.apiVersion} ${obj.kind} ${name}`);
