@@ -257,6 +257,16 @@ export async function flushToDisk(db: Db): Promise<void> {
 }
 
 /**
+ * Compacts every key of `db` down to LevelDB's last level: records deleted or overwritten
+ * (history dropped by compaction, deleted keys, Raft-applied batch marks) leave the table
+ * files, and the space they held is given back (etcd's defragment). Reads and writes go on
+ * meanwhile; the call ends when the compaction does.
+ */
+export async function compactAll(db: Db): Promise<void> {
+  await db.compactRange('\u0000', BEYOND_ALL_KEYS);
+}
+
+/**
  * Checks that no unsynced batch between the last synced write and `applied` was lost while a
  * later one was kept. An OS crash may drop the store's latest unsynced batches, which the Raft
  * log replays; but LevelDB does not promise that only a suffix goes (it switches log files

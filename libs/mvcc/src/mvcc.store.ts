@@ -30,6 +30,7 @@ import {
   META_SYNCED,
   checkBatchChain,
   clearExcept,
+  compactAll,
   decodeLatest,
   encodeEventRef,
   encodeHistory,
@@ -645,6 +646,11 @@ export class MvccStore {
       this.clearingMarks = this.clearingMarks.then(() => this.db.clear({ gte: BATCH_MARK, lte: BATCH_MARK + hex(applied) })).catch(() => undefined);
       return applied;
     });
+  }
+
+  /** Gives back the disk space of deleted and compacted records (compactAll; etcd's defragment). */
+  async defragment(): Promise<void> {
+    await compactAll(this.db);
   }
 
   /**

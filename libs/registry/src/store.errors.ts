@@ -22,6 +22,9 @@ export function mapStorageError(gr: { group: string; resource: string }, err: un
         throw Errors.timeout(`Timeout: request did not complete within the allowed duration: ${err.message}`);
       case 'TooManyRequests':
         throw Errors.tooManyRequests(`${err.message}; please try again later`, 1);
+      case 'NoSpace':
+        // kube-apiserver on an etcd out of space answers the same: 500 with etcd's words.
+        throw Errors.internal(err.message);
       default:
         throw Errors.internal(err.message);
     }

@@ -10,6 +10,7 @@ import { MvccStateMachine, emptyMvccSnapshot, mvccSnapshotHeader } from './mvcc.
 import { RaftProposer } from './raft.proposer.js';
 import type { KubeObject } from '@app/apimachinery';
 import { StorageError } from './storage.interface.js';
+import { ALARM_PREFIX, SpaceQuota, directorySize } from './space.quota.js';
 import { objectKey } from './storage.keys.js';
 
 const cm = (name: string, v = '1'): KubeObject => ({
@@ -289,6 +290,50 @@ describe('openClusterStorage (single-node Raft group)', () => {
     expect(await first).toMatchObject({ code: 'Unavailable' });
     expect(await second).toMatchObject({ code: 'Unavailable' });
     expect(cs.proposer.stats.pendingBytes).toBe(0);
+  });
+
+  it('over the space quota, refuses writes that add data before proposing them, raises a replicated NOSPACE alarm, and takes deletes', async () => {
+    cs = await open();
+    await cs.storage.create(key('kept'), cm('kept'));
+    let quotaBytes = 1; // the store is larger already
+    const quota = new SpaceQuota({
+      get quotaBytes() {
+        return quotaBytes;
+      },
+      selfId: 7,
+      sizeOf: () => directorySize(join(dir, 'mvcc')),
+      store: cs.store,
+      write: (c) => cs!.proposer.propose(c),
+    });
+    await quota.start();
+    try {
+      cs.proposer.setQuota(quota);
+      const revision = cs.store.currentRevision();
+      const refused = await cs.storage.create(key('more'), cm('more')).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(StorageError);
+      expect(refused).toMatchObject({ code: 'NoSpace' });
+      // The alarm went through the log: a record in the store, the write's revision never taken.
+      for (let i = 0; i < 100 && quota.list().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(quota.list()).toEqual([{ memberId: 7, alarm: 'NOSPACE' }]);
+      expect((await cs.store.range(ALARM_PREFIX)).kvs.map((kv) => kv.key)).toEqual([`${ALARM_PREFIX}7/NOSPACE`]);
+      expect(cs.store.currentRevision()).toBe(revision + 1);
+      expect(await cs.storage.get(key('more'), { mode: 'MostRecent' })).toBeUndefined();
+      // etcd commands too; a delete is taken.
+      await expect(
+        cs.proposer.proposeEtcd({ txn: { compare: [], success: [{ put: { key: 'e', value: new Uint8Array(1), lease: '0' } }], failure: [] } }),
+      ).rejects.toMatchObject({
+        code: 'NoSpace',
+      });
+      await cs.storage.delete(key('kept'));
+      expect(await cs.storage.get(key('kept'), { mode: 'MostRecent' })).toBeUndefined();
+      // Disarmed with room again: writes are taken.
+      quotaBytes = 1 << 30;
+      await quota.deactivate({ memberId: 7, alarm: 'NOSPACE' });
+      await cs.storage.create(key('more'), cm('more'));
+    } finally {
+      quota.stop();
+      cs.proposer.setQuota(undefined);
+    }
   });
 });
 

@@ -57,6 +57,11 @@ describe('Etcd3Storage', () => {
     expect(s.mapError('/k', new Etcd3Error('etcd: received message larger than max', 8, false))).toMatchObject({ code: 'Internal' });
   });
 
+  it("maps etcd's NOSPACE refusal to NoSpace", () => {
+    const s = new Etcd3Storage(new Etcd3Client({ endpoints: ['http://127.0.0.1:1'] }), {});
+    expect(s.mapError('/k', new Etcd3Error('etcd: etcdserver: mvcc: database space exceeded', 8, false))).toMatchObject({ code: 'NoSpace', key: '/k' });
+  });
+
   it('creates, reads, updates with compare-and-swap and deletes; resourceVersions are etcd revisions', async () => {
     if (!haveEtcd) return;
     const s = await open();

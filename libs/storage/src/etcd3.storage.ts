@@ -137,6 +137,8 @@ export class Etcd3Storage implements Storage {
     }
     // etcd refuses writes while its apply lags its commit by too much: retry later (429).
     if (e instanceof Etcd3Error && e.grpcCode === 8 && /too many requests/.test(msg)) return new StorageError('TooManyRequests', key, msg);
+    // etcd over its space quota (a NOSPACE alarm) refuses writes until an operator disarms it.
+    if (e instanceof Etcd3Error && e.grpcCode === 8 && /database space exceeded/.test(msg)) return new StorageError('NoSpace', key, msg);
     if (e instanceof Etcd3Error && e.unavailable) return new StorageError('Unavailable', key, msg);
     if (e instanceof Etcd3Error && (e.grpcCode === 4 || e.grpcCode === 14)) return new StorageError('Unavailable', key, msg);
     return new StorageError('Internal', key, `etcd: ${msg}`);

@@ -15,3 +15,4 @@ export * from './etcd.applier.js';
 export * from './etcd.lessor.js';
 export * from './etcd.bolt-writer.js';
 export * from './etcd.bolt-reader.js';
+export * from './space.quota.js';

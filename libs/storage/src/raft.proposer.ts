@@ -16,6 +16,7 @@ import { MvccError, encodeCommand, validateCommand, type Proposer, type TxnComma
 import { RaftError, type RaftNode } from '@app/raft';
 import { ETCD_PUT_LOG_FORMAT, encodeEtcdCommand, type EtcdCommand, type EtcdResult } from './etcd.command.js';
 import { isDeferredResult, type EtcdTxnResult } from './mvcc.state-machine.js';
+import { etcdCommandCost, txnCommandCost, type SpaceQuota } from './space.quota.js';
 import { StorageError } from './storage.interface.js';
 
 /** Options of RaftProposer. */
@@ -79,6 +80,7 @@ export class RaftProposer implements Proposer {
   private readonly applied: (() => Promise<void>) | undefined;
   private readonly maxPendingBytes: number;
   private formatGate: ((format: string) => boolean) | undefined;
+  private quota: Pick<SpaceQuota, 'check'> | undefined;
 
   constructor(
     private readonly node: RaftNode,
@@ -100,6 +102,14 @@ export class RaftProposer implements Proposer {
     this.formatGate = gate;
   }
 
+  /**
+   * Checks every write against the store's space quota before it is proposed (space.quota.ts):
+   * a write that adds data while the quota is exceeded fails with StorageError('NoSpace').
+   */
+  setQuota(quota: Pick<SpaceQuota, 'check'> | undefined): void {
+    this.quota = quota;
+  }
+
   /** True while this node is the Raft leader (it proposes the periodic compaction). */
   leads(): boolean {
     return this.node.status().role === 'leader';
@@ -109,6 +119,11 @@ export class RaftProposer implements Proposer {
     if (this.closed) return Promise.reject(new MvccError('Closed', 'proposer is closed'));
     const invalid = validateCommand(command);
     if (invalid) return Promise.reject(new MvccError('InvalidCommand', invalid));
+    try {
+      this.quota?.check(txnCommandCost(command));
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
     const p = this.run(encodeCommand(command));
     this.inflight.add(p);
     void p.then(
@@ -124,6 +139,7 @@ export class RaftProposer implements Proposer {
    */
   async proposeEtcd(command: EtcdCommand): Promise<EtcdResult> {
     if (this.closed) throw new MvccError('Closed', 'proposer is closed');
+    this.quota?.check(etcdCommandCost(command));
     const p = this.run(encodeEtcdCommand(command, { binaryPut: this.formatGate?.(ETCD_PUT_LOG_FORMAT) ?? true }));
     this.inflight.add(p);
     void p.then(

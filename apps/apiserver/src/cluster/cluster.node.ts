@@ -19,7 +19,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
 import { PROPOSAL_DEDUP_FORMAT, type PeerTls } from '@app/raft';
-import { openClusterStorage, type ClusterStorage } from '@app/storage';
+import { join } from 'node:path';
+import { DEFAULT_QUOTA_BACKEND_BYTES, SpaceQuota, directorySize, openClusterStorage, type ClusterStorage } from '@app/storage';
 import type { PkiMaterial } from '@app/pki';
 import type { ServerConfig } from '../config/flags.js';
 import { parseClientUrls } from '../etcd/etcd.url.js';
@@ -38,6 +39,8 @@ export interface ClusterNode {
   id: number;
   cs: ClusterStorage;
   membership: ClusterMembership;
+  /** The store's space quota and the replicated alarms (etcd's NOSPACE). */
+  quota: SpaceQuota;
   /**
    * Readiness check `raft` (docs/health.md): undefined while this node can serve a linearizable
    * request, i.e. it leads or heard from its leader within the last election timeout; else why
@@ -146,6 +149,21 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     catchUpTimeoutMs: envInt('KAPI_MEMBER_CATCH_UP_TIMEOUT_MS'),
   });
   await membership.start();
+  // A negative --quota-backend-bytes: no quota; 0 or none: the default (etcd's meaning of both).
+  const quotaFlag = cfg.quotaBackendBytes ?? 0;
+  const quota = new SpaceQuota({
+    quotaBytes: quotaFlag === 0 ? DEFAULT_QUOTA_BACKEND_BYTES : quotaFlag,
+    selfId: id,
+    sizeOf: () => directorySize(join(dataDir, 'mvcc')),
+    store: cs.store,
+    write: (command) => cs.proposer.propose(command),
+    onRaise: (size, limit) =>
+      process.stderr.write(
+        `${name}: the store holds ${size} bytes, over its quota of ${limit} (--quota-backend-bytes): raising a NOSPACE alarm; writes that add data are refused until it is disarmed\n`,
+      ),
+  });
+  await quota.start();
+  cs.proposer.setQuota(quota);
   // Optional log formats (the binary etcd Put) only once every member's build applies them.
   cs.proposer.setFormatGate((format) => membership.applies(format));
   // Proposals are resent across leader changes and lost copies only once every member's leader
@@ -211,6 +229,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     id,
     cs,
     membership,
+    quota,
     raftCheck,
     storageCheck,
     failure: () => cs.node.failure(),
@@ -219,6 +238,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
       closed = true;
       if (registerTimer) clearTimeout(registerTimer);
       metrics.stop();
+      quota.stop();
       membership.stop();
       admin?.close();
       await cs.close();

@@ -22,6 +22,14 @@ describe('parseFlags', () => {
     expect(() => parseFlags(['--cluster-signing-cert-file=/c'])).toThrow('--cluster-signing-cert-file and --cluster-signing-key-file must be given together');
   });
 
+  it('takes --quota-backend-bytes, negative too (no quota, as etcd)', () => {
+    expect(parseFlags([]).quotaBackendBytes).toBeUndefined();
+    expect(parseFlags(['--quota-backend-bytes', '4096']).quotaBackendBytes).toBe(4096);
+    expect(parseFlags(['--quota-backend-bytes=-1']).quotaBackendBytes).toBe(-1);
+    expect(() => parseFlags(['--quota-backend-bytes', '2GB'])).toThrow('invalid value "2GB" for --quota-backend-bytes: must be an integer');
+    expect(() => parseFlags(['--snapshot-count', '-1'])).toThrow('must be a non-negative integer');
+  });
+
   it('takes lists of etcd client, advertised and metrics URLs, and refuses a bad one before anything starts', () => {
     expect(parseFlags(['--listen-client-urls', 'https://0.0.0.0:2379']).listenClientUrls).toBe('https://0.0.0.0:2379');
     const both = parseFlags(['--listen-client-urls', 'https://127.0.0.1:2379,https://10.0.0.1:2379', '--advertise-client-urls', 'https://n1.example:2379']);

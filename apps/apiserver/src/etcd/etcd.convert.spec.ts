@@ -1,6 +1,7 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { MvccError } from '@app/mvcc';
+import { StorageError } from '@app/storage';
 import { EtcdApiError, bytesToKey, keyBytes, putSpecIn, rangeIn, toServiceError, txnSpecIn } from './etcd.convert.js';
 
 const b = (s: string): Buffer => Buffer.from(s);
@@ -121,6 +122,10 @@ describe('etcd wire conversions', () => {
     expect(toServiceError(new MvccError('FutureRevision', 'x', 5))).toEqual({
       code: GrpcStatus.OUT_OF_RANGE,
       details: 'etcdserver: mvcc: required revision is a future revision',
+    });
+    expect(toServiceError(new StorageError('NoSpace', '', 'etcdserver: mvcc: database space exceeded (this node ...)'))).toEqual({
+      code: GrpcStatus.RESOURCE_EXHAUSTED,
+      details: 'etcdserver: mvcc: database space exceeded',
     });
   });
 });

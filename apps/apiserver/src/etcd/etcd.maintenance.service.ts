@@ -2,16 +2,18 @@
  * etcd's Cluster and Maintenance services (docs/etcd-api.md "Cluster and maintenance").
  * MemberList reads the replicated member records; MemberRemove and MemberPromote carry out the
  * same changes as the API's /cluster/members (forwarded to the leader), while members are added
- * there: etcd's MemberAdd names no member. Status reports this node's Raft state; Defragment and Alarm answer as an
- * etcd without alarms would; Snapshot streams the store as etcd's backend file (bbolt, with
+ * there: etcd's MemberAdd names no member. Status reports this node's Raft state and the raised
+ * alarms; Alarm lists, raises and disarms the replicated alarms (space.quota.ts); Defragment
+ * gives back the space of deleted and compacted records; Snapshot streams the store as etcd's backend file (bbolt, with
  * etcd's buckets); HashKV hashes the keys and values at a revision; MoveLeader
  * hands leadership to another voter.
  */
 import { createReadStream } from 'node:fs';
-import { rm, stat } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { drained, type ServerWritableCall, type ServiceHandlers } from '@app/grpc';
+import { directorySize, type AlarmMember, type AlarmName } from '@app/storage';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { EtcdApiError, num, toServiceError, type Msg } from './etcd.convert.js';
 import { unary, type EtcdContext } from './etcd.context.js';
@@ -101,7 +103,10 @@ export function maintenanceService(ctx: EtcdContext, dataDir: string): ServiceHa
   return {
     Status: unary(async () => {
       const st = ctx.node.cs.node.status();
-      const size = await dirSize(join(dataDir, 'mvcc'));
+      const size = await directorySize(join(dataDir, 'mvcc'));
+      const check = ctx.node.raftCheck();
+      // etcd lists the raised alarms among a member's errors, in the text form of AlarmMember.
+      const alarms = ctx.node.quota.list().map((a) => `memberID:${a.memberId} alarm:${a.alarm} `);
       return {
         header: ctx.header(),
         version: ETCD_VERSION,
@@ -111,13 +116,17 @@ export function maintenanceService(ctx: EtcdContext, dataDir: string): ServiceHa
         raftIndex: st.commit,
         raftTerm: st.term,
         raftAppliedIndex: ctx.store.appliedIndex(),
-        errors: ctx.node.raftCheck() ? [ctx.node.raftCheck()] : [],
+        errors: [...(check ? [check] : []), ...alarms],
         isLearner: false,
       };
     }),
-    Defragment: unary(async () => ({ header: ctx.header() })),
+    Defragment: unary(async () => {
+      await ctx.store.defragment();
+      await ctx.node.quota.sample();
+      return { header: ctx.header() };
+    }),
     // etcd answers Alarm without a header.
-    Alarm: unary(async () => ({ alarms: [] })),
+    Alarm: unary(async (req: Msg) => ({ alarms: (await alarm(ctx, req)).map(alarmOut) })),
     Hash: unary(async () => ({ header: ctx.header(), hash: await hashAt(ctx, undefined) })),
     HashKV: unary(async (req: Msg) => {
       const rev = num(req.revision) || undefined;
@@ -160,11 +169,36 @@ async function moveLeader(ctx: EtcdContext, target: number): Promise<void> {
   }
 }
 
-async function dirSize(dir: string): Promise<number> {
-  const { readdir } = await import('node:fs/promises');
-  let total = 0;
-  for (const f of await readdir(dir).catch(() => [] as string[])) total += (await stat(join(dir, f)).catch(() => ({ size: 0 }))).size;
-  return total;
+const ALARM_NAMES: readonly string[] = ['NOSPACE', 'CORRUPT'];
+
+function alarmOut(a: AlarmMember): Msg {
+  return { memberID: String(a.memberId), alarm: a.alarm };
+}
+
+/**
+ * etcd's Alarm: GET lists the raised alarms (of one kind when `alarm` names one), ACTIVATE raises
+ * `alarm` for member `memberID`, DEACTIVATE disarms it; both answer with the alarm changed, or
+ * nothing when there was no change. Raising and disarming go through the log.
+ */
+async function alarm(ctx: EtcdContext, req: Msg): Promise<AlarmMember[]> {
+  const quota = ctx.node.quota;
+  const action = String(req.action ?? 'GET');
+  const name = String(req.alarm ?? 'NONE');
+  if (action === 'GET') return quota.list().filter((a) => name === 'NONE' || a.alarm === name);
+  if (!ALARM_NAMES.includes(name)) return [];
+  const target = { memberId: num(req.memberID), alarm: name as AlarmName };
+  const raised = quota.list().some((a) => a.memberId === target.memberId && a.alarm === target.alarm);
+  if (action === 'ACTIVATE') {
+    if (raised) return [];
+    await quota.activate(target);
+    return [target];
+  }
+  if (action === 'DEACTIVATE') {
+    if (!raised) return [];
+    await quota.deactivate(target);
+    return [target];
+  }
+  throw new EtcdApiError(GrpcStatus.INVALID_ARGUMENT, `etcdserver: unknown alarm action ${action}`);
 }
 
 /** CRC-free FNV-1a over every visible key and value at `rev` (a cheap consistency probe between members). */

@@ -1,0 +1,155 @@
+/**
+ * The store's space quota (docs/storage.md "Space quota") on three nodes started with a small
+ * `--quota-backend-bytes`, driven by Debian's etcdctl v3.4 and the Kubernetes API: puts through
+ * one member fill its store until it refuses in etcd's words and raises a NOSPACE alarm; the
+ * alarm is listed by every member and in `endpoint status`, and writes that add data are
+ * refused through every member (etcd's RESOURCE_EXHAUSTED; the Kubernetes API's 500, as
+ * kube-apiserver on a full etcd) while reads and deletes go on; after a delete, a compaction
+ * and a defragmentation the stores are small again, and once the alarm is disarmed writes are
+ * taken again.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPki } from '@app/pki';
+import { prerequisite } from './support/prereq.js';
+import { getFreePorts, request, startServer, waitFor, type ServerHandle } from './support/server.js';
+
+const NAMES = ['n1', 'n2', 'n3'];
+const QUOTA = 3_000_000;
+const CM = '/api/v1/namespaces/default/configmaps';
+const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: name } });
+
+interface CtlResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+describe('the space quota of three nodes', () => {
+  let dir: string;
+  let have = false;
+  const nodes: ServerHandle[] = [];
+  let clientPorts: number[] = [];
+
+  const ctl = (i: number | 'all', args: string[], input?: string): Promise<CtlResult> =>
+    new Promise((resolve, reject) => {
+      const endpoints = (i === 'all' ? clientPorts : [clientPorts[i]!]).map((p) => `http://127.0.0.1:${p}`).join(',');
+      const child = spawn('etcdctl', ['--endpoints', endpoints, '--command-timeout', '10s', ...args], {
+        env: { ...process.env, ETCDCTL_API: '3' },
+        stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.on('error', reject);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout, stderr });
+      });
+      if (input !== undefined) {
+        child.stdin!.on('error', () => undefined);
+        child.stdin!.end(input);
+      }
+    });
+  const ok = async (i: number | 'all', args: string[]): Promise<string> => {
+    const r = await ctl(i, args);
+    if (r.code !== 0) throw new Error(`etcdctl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const status = async (): Promise<{ Status: { header: { member_id: number }; dbSize: number; errors?: string[] } }[]> =>
+    JSON.parse(await ok('all', ['endpoint', 'status', '-w', 'json'])) as { Status: { header: { member_id: number }; dbSize: number; errors?: string[] } }[];
+
+  beforeAll(async () => {
+    have = prerequisite('etcdctl', 'the space quota through etcdctl (test/etcd.quota.test.ts)');
+    if (!have) return;
+    dir = await mkdtemp(join(tmpdir(), 'kapi-quota-'));
+    await createPki({ outDir: join(dir, 'pki'), hosts: ['127.0.0.1'] });
+    const ports = await getFreePorts(6);
+    clientPorts = ports.slice(3);
+    const initial = NAMES.map((n, i) => `${n}=127.0.0.1:${ports[i]}`).join(',');
+    const started = await Promise.all(
+      NAMES.map((n, i) =>
+        startServer({
+          dataDir: join(dir, n),
+          readyTimeoutMs: 60_000,
+          args: [
+            '--name',
+            n,
+            '--pki-dir',
+            join(dir, 'pki'),
+            '--listen-peer-port',
+            String(ports[i]),
+            '--initial-cluster',
+            initial,
+            '--listen-client-urls',
+            `http://127.0.0.1:${clientPorts[i]}`,
+            '--quota-backend-bytes',
+            String(QUOTA),
+          ],
+        }),
+      ),
+    );
+    nodes.push(...started);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const h of nodes) await h.cleanup();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('refuses writes that add data once a store is over its quota, on every member, until space is freed and the alarm disarmed', async () => {
+    if (!have) return;
+    expect((await request(nodes[1]!, 'POST', CM, { body: cm('before') })).status).toBe(201);
+    expect(await ok(0, ['alarm', 'list'])).toBe('');
+
+    // 400 KB values through n1 until its store refuses one (each value lands in its LevelDB log).
+    const value = 'v'.repeat(400_000);
+    let taken = 0;
+    let refused: CtlResult | undefined;
+    for (let i = 0; i < 30 && !refused; i++) {
+      const r = await ctl(0, ['put', `/big/${i}`], value);
+      if (r.code === 0) taken++;
+      else refused = r;
+      // The size is sampled once a second.
+      await new Promise((res) => setTimeout(res, 150));
+    }
+    expect(taken).toBeGreaterThan(3);
+    expect(refused?.stderr).toContain('Error: etcdserver: mvcc: database space exceeded');
+
+    // n1 raised its alarm through the log: every member lists it, and refuses writes.
+    const ids = new Map((await status()).map((s, i) => [NAMES[i]!, s.Status.header.member_id]));
+    const alarm = `memberID:${ids.get('n1')} alarm:NOSPACE`;
+    for (const i of [0, 1, 2]) await waitFor(`n${i + 1} lists the alarm`, async () => (await ok(i, ['alarm', 'list'])).trim() === alarm, 10_000);
+    for (const s of await status()) expect(s.Status.errors).toEqual([`${alarm} `]);
+    const small = await ctl(2, ['put', '/small', 'x']);
+    expect(small.code).not.toBe(0);
+    expect(small.stderr).toContain('etcdserver: mvcc: database space exceeded');
+    expect((await ctl(1, ['lease', 'grant', '60'])).stderr).toContain('etcdserver: mvcc: database space exceeded');
+    const k8s = await request(nodes[2]!, 'POST', CM, { body: cm('during') });
+    expect(k8s.status).toBe(500);
+    expect(k8s.json<{ reason: string; message: string }>()).toMatchObject({ reason: 'InternalError' });
+    expect(k8s.json<{ message: string }>().message).toMatch(/^Internal error occurred: etcdserver: mvcc: database space exceeded/);
+    // Reads and deletes go on.
+    expect((await request(nodes[2]!, 'GET', `${CM}/before`)).status).toBe(200);
+    expect((await request(nodes[2]!, 'DELETE', `${CM}/before`)).status).toBe(200);
+    expect(await ok(1, ['get', '/small'])).toBe('');
+    expect((await ok(1, ['del', '/big/', '--prefix'])).trim()).toBe(String(taken));
+
+    // Space back: compact the history away and defragment every member.
+    const rev = (JSON.parse(await ok(1, ['get', '/none', '-w', 'json'])) as { header: { revision: number } }).header.revision;
+    expect(await ok(1, ['compact', String(rev), '--physical'])).toContain(`compacted revision ${rev}`);
+    expect((await ok('all', ['defrag'])).match(/Finished defragmenting etcd member/g)).toHaveLength(3);
+    for (const s of await status()) expect(s.Status.dbSize).toBeLessThan(QUOTA / 2);
+    // Still refused until the alarm is disarmed.
+    expect((await ctl(2, ['put', '/small', 'x'])).code).not.toBe(0);
+    expect((await ok(2, ['alarm', 'disarm'])).trim()).toBe(alarm);
+    for (const i of [0, 1, 2]) await waitFor(`n${i + 1} drops the alarm`, async () => (await ok(i, ['alarm', 'list'])) === '', 10_000);
+    expect((await ok(2, ['put', '/small', 'x'])).trim()).toBe('OK');
+    expect((await request(nodes[0]!, 'POST', CM, { body: cm('after') })).status).toBe(201);
+    for (const s of await status()) expect(s.Status.errors ?? []).toEqual([]);
+  });
+});
