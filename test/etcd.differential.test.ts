@@ -716,6 +716,22 @@ describe('the etcd KV API of the built-in store answers as etcd 3.4 does', () =>
       { path: '/v3/kv/range', body: `{"key":"${b64(p)}","limit":"abc"}`, messageDiffers: true },
       { path: '/v3/kv/range', body: '{}', method: 'GET' },
       { path: '/v3/maintenance/alarm', body: '{"action":"GET"}' },
+      // Alarms raised by hand: NOSPACE refuses writes that add data, CORRUPT every write; the
+      // answers name the alarm changed (ACTIVATE names it even when it was raised already).
+      { path: '/v3/maintenance/alarm', body: '{"action":"ACTIVATE","memberID":"123","alarm":"NOSPACE"}' },
+      { path: '/v3/maintenance/alarm', body: '{"action":"ACTIVATE","memberID":"123","alarm":"NOSPACE"}' },
+      { path: '/v3/maintenance/alarm', body: '{"action":"GET","alarm":"CORRUPT"}' },
+      { path: '/v3/maintenance/alarm', body: '{"action":"GET"}' },
+      { path: '/v3/kv/put', body: `{"key":"${b64(p + 'q')}","value":"${b64('q')}"}` },
+      { path: '/v3/kv/txn', body: `{"success":[{"request_put":{"key":"${b64(p + 'q')}","value":"${b64('q')}"}}]}` },
+      { path: '/v3/lease/grant', body: '{"TTL":"60"}' },
+      { path: '/v3/maintenance/alarm', body: '{"action":"DEACTIVATE","memberID":"123","alarm":"NOSPACE"}' },
+      { path: '/v3/maintenance/alarm', body: '{"action":"DEACTIVATE","memberID":"123","alarm":"NOSPACE"}' },
+      { path: '/v3/maintenance/alarm', body: '{"action":"ACTIVATE","memberID":"123","alarm":"CORRUPT"}' },
+      { path: '/v3/kv/put', body: `{"key":"${b64(p + 'q')}","value":"${b64('q')}"}` },
+      { path: '/v3/kv/deleterange', body: `{"key":"${b64(p + 'q')}"}` },
+      { path: '/v3/maintenance/alarm', body: '{"action":"DEACTIVATE","memberID":"123","alarm":"CORRUPT"}' },
+      { path: '/v3/maintenance/alarm', body: '{"action":"GET"}' },
       // Auth as on an etcd whose authentication is disabled and which has no users or roles
       // (the calls that would create some are refused here, and AuthStatus is etcd 3.5's).
       { path: '/v3/auth/authenticate', body: '{"name":"root","password":"secret"}' },

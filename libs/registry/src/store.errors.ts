@@ -23,6 +23,7 @@ export function mapStorageError(gr: { group: string; resource: string }, err: un
       case 'TooManyRequests':
         throw Errors.tooManyRequests(`${err.message}; please try again later`, 1);
       case 'NoSpace':
+      case 'Corrupt':
         // kube-apiserver on an etcd out of space answers the same: 500 with etcd's words.
         throw Errors.internal(err.message);
       default:

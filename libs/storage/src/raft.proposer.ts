@@ -16,7 +16,7 @@ import { MvccError, encodeCommand, validateCommand, type Proposer, type TxnComma
 import { RaftError, type RaftNode } from '@app/raft';
 import { ETCD_PUT_LOG_FORMAT, encodeEtcdCommand, type EtcdCommand, type EtcdResult } from './etcd.command.js';
 import { isDeferredResult, type EtcdTxnResult } from './mvcc.state-machine.js';
-import { etcdCommandCost, txnCommandCost, type SpaceQuota } from './space.quota.js';
+import type { SpaceQuota } from './space.quota.js';
 import { StorageError } from './storage.interface.js';
 
 /** Options of RaftProposer. */
@@ -80,7 +80,7 @@ export class RaftProposer implements Proposer {
   private readonly applied: (() => Promise<void>) | undefined;
   private readonly maxPendingBytes: number;
   private formatGate: ((format: string) => boolean) | undefined;
-  private quota: Pick<SpaceQuota, 'check'> | undefined;
+  private quota: Pick<SpaceQuota, 'checkTxn' | 'checkEtcd'> | undefined;
 
   constructor(
     private readonly node: RaftNode,
@@ -103,10 +103,11 @@ export class RaftProposer implements Proposer {
   }
 
   /**
-   * Checks every write against the store's space quota before it is proposed (space.quota.ts):
-   * a write that adds data while the quota is exceeded fails with StorageError('NoSpace').
+   * Checks every write against the store's space quota and alarms before it is proposed
+   * (space.quota.ts): a write that adds data while the quota is exceeded fails with
+   * StorageError('NoSpace'), any write while a CORRUPT alarm is raised with 'Corrupt'.
    */
-  setQuota(quota: Pick<SpaceQuota, 'check'> | undefined): void {
+  setQuota(quota: Pick<SpaceQuota, 'checkTxn' | 'checkEtcd'> | undefined): void {
     this.quota = quota;
   }
 
@@ -120,7 +121,7 @@ export class RaftProposer implements Proposer {
     const invalid = validateCommand(command);
     if (invalid) return Promise.reject(new MvccError('InvalidCommand', invalid));
     try {
-      this.quota?.check(txnCommandCost(command));
+      this.quota?.checkTxn(command);
     } catch (e) {
       return Promise.reject(e as Error);
     }
@@ -139,7 +140,7 @@ export class RaftProposer implements Proposer {
    */
   async proposeEtcd(command: EtcdCommand): Promise<EtcdResult> {
     if (this.closed) throw new MvccError('Closed', 'proposer is closed');
-    this.quota?.check(etcdCommandCost(command));
+    this.quota?.checkEtcd(command);
     const p = this.run(encodeEtcdCommand(command, { binaryPut: this.formatGate?.(ETCD_PUT_LOG_FORMAT) ?? true }));
     this.inflight.add(p);
     void p.then(

@@ -6,6 +6,7 @@ import {
   PUT_OVERHEAD_BYTES,
   SpaceQuota,
   etcdCommandCost,
+  onlyClusterRecords,
   parseAlarmKey,
   txnCommandCost,
   type QuotaStore,
@@ -92,6 +93,14 @@ describe('space quota', () => {
     expect(etcdCommandCost({ keepalive: { id: '1' } })).toBe(0);
   });
 
+  it('tells commands that touch only the cluster records', () => {
+    const del = (key: string) => ({ type: 'delete' as const, key });
+    expect(onlyClusterRecords({ compares: [], success: [del('/kapi/cluster/alarms/1/NOSPACE')], failure: [] })).toBe(true);
+    expect(onlyClusterRecords({ compares: [], success: [del('/kapi/cluster/alarms/1/NOSPACE')], failure: [del('/registry/a')] })).toBe(false);
+    expect(onlyClusterRecords({ compares: [{ key: '/registry/a', target: 'absent' }], success: [del('/kapi/cluster/x')], failure: [] })).toBe(false);
+    expect(onlyClusterRecords({ compares: [], success: [], failure: [], compact: 2 })).toBe(false);
+  });
+
   it('reads alarm records by member id and name only', () => {
     expect(parseAlarmKey(`${ALARM_PREFIX}12/NOSPACE`)).toEqual({ memberId: 12, alarm: 'NOSPACE' });
     expect(parseAlarmKey(`${ALARM_PREFIX}12/CORRUPT`)).toEqual({ memberId: 12, alarm: 'CORRUPT' });
@@ -137,11 +146,27 @@ describe('space quota', () => {
       t.applied(`${ALARM_PREFIX}9/NOSPACE`, 'put');
       expect(t.quota.noSpace()).toBe(true);
       expect(() => t.quota.check(500)).toThrow(/database space exceeded/);
-      // Another kind of alarm does not refuse writes.
+      // A CORRUPT alarm refuses every write, deletes and compaction too, but the cluster's own records.
       t.applied(`${ALARM_PREFIX}9/NOSPACE`, 'delete');
-      t.applied(`${ALARM_PREFIX}9/CORRUPT`, 'put');
       t.quota.check(500);
+      t.applied(`${ALARM_PREFIX}9/CORRUPT`, 'put');
+      const corrupt = (f: () => void): unknown => {
+        try {
+          f();
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      };
+      expect(corrupt(() => t.quota.check(500))).toMatchObject({ code: 'Corrupt', message: expect.stringMatching(/^etcdserver: corrupt cluster/) });
+      expect(corrupt(() => t.quota.checkTxn({ compares: [], success: [{ type: 'delete', key: '/registry/x' }], failure: [] }))).toMatchObject({
+        code: 'Corrupt',
+      });
+      expect(corrupt(() => t.quota.checkTxn({ compares: [], success: [], failure: [], compact: 3 }))).toMatchObject({ code: 'Corrupt' });
+      expect(corrupt(() => t.quota.checkEtcd({ revoke: { id: '5' } }))).toMatchObject({ code: 'Corrupt' });
+      t.quota.checkTxn({ compares: [], success: [{ type: 'put', key: '/kapi/cluster/members/n1', value: bytes(10) }], failure: [] });
       await t.quota.deactivate({ memberId: 9, alarm: 'CORRUPT' });
+      t.quota.checkTxn({ compares: [], success: [{ type: 'delete', key: '/registry/x' }], failure: [] });
       expect(t.quota.list()).toEqual([]);
 
       // Disarmed while the store is still too large: the next write that adds data raises it again.

@@ -12,6 +12,9 @@
  *
  * The cluster's own records (under CLUSTER_RECORDS_PREFIX: members, alarms) cost nothing, so a
  * full store can still change its membership and be disarmed.
+ *
+ * A CORRUPT alarm (raised by an operator here: no corruption checker runs) refuses every write
+ * but those of the cluster's own records, as etcd's does, with its "corrupt cluster".
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -43,6 +46,8 @@ export interface AlarmMember {
 
 /** etcd's words for a write refused for space: clients (kube-apiserver among them) match on them. */
 export const NO_SPACE_MESSAGE = 'etcdserver: mvcc: database space exceeded';
+/** etcd's words for a write refused while a CORRUPT alarm is raised. */
+export const CORRUPT_MESSAGE = 'etcdserver: corrupt cluster';
 
 /** The parts of the MVCC store the quota reads. */
 export interface QuotaStore {
@@ -86,6 +91,13 @@ function opsCost(ops: readonly Op[]): number {
   let n = 0;
   for (const op of ops) if (op.type === 'put') n += putCost(op.key, op.value.byteLength);
   return n;
+}
+
+/** True when every key `command` reads or writes is one of the cluster's own records (a compaction touches them all). */
+export function onlyClusterRecords(command: TxnCommand): boolean {
+  if (command.compact !== undefined) return false;
+  const ops = [...command.compares, ...command.success, ...command.failure];
+  return ops.length > 0 && ops.every((op) => op.key.startsWith(CLUSTER_RECORDS_PREFIX));
 }
 
 /** Bytes a command of the store adds, at most (the larger branch; deletes and compaction add nothing). */
@@ -190,15 +202,34 @@ export class SpaceQuota {
 
   /** True while some member's NOSPACE alarm is raised. */
   noSpace(): boolean {
-    for (const a of this.alarms.values()) if (a.alarm === 'NOSPACE') return true;
+    return this.raised('NOSPACE');
+  }
+
+  private raised(name: AlarmName): boolean {
+    for (const a of this.alarms.values()) if (a.alarm === name) return true;
     return false;
   }
 
+  /** check() for a command of the store. */
+  checkTxn(command: TxnCommand): void {
+    this.check(txnCommandCost(command), onlyClusterRecords(command));
+  }
+
+  /** check() for an etcd command. */
+  checkEtcd(command: EtcdCommand): void {
+    this.check(etcdCommandCost(command), false);
+  }
+
   /**
-   * Throws StorageError('NoSpace') when a write adding `cost` bytes may not be proposed: a
-   * NOSPACE alarm is raised, or the store would pass its quota (then this node raises its alarm).
+   * Throws when a write adding `cost` bytes may not be proposed: StorageError('NoSpace') while a
+   * NOSPACE alarm is raised or when the store would pass its quota (then this node raises its
+   * alarm); StorageError('Corrupt') for any write while a CORRUPT alarm is raised, unless it
+   * touches `onlyClusterRecords`.
    */
-  check(cost: number): void {
+  check(cost: number, onlyClusterRecords = false): void {
+    if (!onlyClusterRecords && this.alarms.size > 0 && this.raised('CORRUPT')) {
+      throw new StorageError('Corrupt', '', `${CORRUPT_MESSAGE}: a CORRUPT alarm is raised; writes are refused until it is disarmed`);
+    }
     if (cost <= 0) return;
     if (this.noSpace()) throw this.refusal();
     const quota = this.quotaBytes;

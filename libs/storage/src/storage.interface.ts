@@ -26,6 +26,7 @@ export type StorageErrorCode =
   | 'Unavailable' // no quorum / leadership lost; the outcome of a write is unknown
   | 'TooManyRequests' // refused before it was proposed: too many writes pending (429); safe to retry
   | 'NoSpace' // refused before it was proposed: the store is over its space quota (a NOSPACE alarm)
+  | 'Corrupt' // refused before it was proposed: a CORRUPT alarm is raised
   | 'Internal';
 
 /** Typed storage failure. `currentRevision` is set for Compacted and TooLargeResourceVersion. */

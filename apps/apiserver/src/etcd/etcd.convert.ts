@@ -6,6 +6,7 @@
 import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { MvccError, type KeyValue } from '@app/mvcc';
 import {
+  CORRUPT_MESSAGE,
   NO_SPACE_MESSAGE,
   StorageError,
   inRange,
@@ -65,6 +66,7 @@ export function toServiceError(e: unknown): Partial<ServiceError> {
     if (e.code === 'TooManyRequests') return { code: GrpcStatus.RESOURCE_EXHAUSTED, details: 'etcdserver: too many requests' };
     // etcd's ErrGRPCNoSpace, word for word.
     if (e.code === 'NoSpace') return { code: GrpcStatus.RESOURCE_EXHAUSTED, details: NO_SPACE_MESSAGE };
+    if (e.code === 'Corrupt') return { code: GrpcStatus.DATA_LOSS, details: CORRUPT_MESSAGE };
     // etcd's "etcdserver: request timed out" / "no leader" are Unavailable: clients retry them.
     return { code: GrpcStatus.UNAVAILABLE, details: `etcdserver: ${e.message}` };
   }

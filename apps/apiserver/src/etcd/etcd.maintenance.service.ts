@@ -177,8 +177,8 @@ function alarmOut(a: AlarmMember): Msg {
 
 /**
  * etcd's Alarm: GET lists the raised alarms (of one kind when `alarm` names one), ACTIVATE raises
- * `alarm` for member `memberID`, DEACTIVATE disarms it; both answer with the alarm changed, or
- * nothing when there was no change. Raising and disarming go through the log.
+ * `alarm` for member `memberID` and answers with it, DEACTIVATE disarms it and answers with it,
+ * or with nothing when it was not raised. Raising and disarming go through the log.
  */
 async function alarm(ctx: EtcdContext, req: Msg): Promise<AlarmMember[]> {
   const quota = ctx.node.quota;
@@ -189,8 +189,8 @@ async function alarm(ctx: EtcdContext, req: Msg): Promise<AlarmMember[]> {
   const target = { memberId: num(req.memberID), alarm: name as AlarmName };
   const raised = quota.list().some((a) => a.memberId === target.memberId && a.alarm === target.alarm);
   if (action === 'ACTIVATE') {
-    if (raised) return [];
-    await quota.activate(target);
+    // etcd answers with the alarm whether it was raised before or not.
+    if (!raised) await quota.activate(target);
     return [target];
   }
   if (action === 'DEACTIVATE') {
