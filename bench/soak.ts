@@ -23,7 +23,7 @@ import { mkdir, readdir, readFile, writeFile, appendFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { dirSize } from '../apps/apiserver/src/cluster/raft.metrics.js';
+import { directorySize } from '@app/storage';
 import { isEntryPoint } from '../cluster/entry-point.js';
 import { startThreeNodeCluster, NODE_NAMES } from '../test/support/cluster.helper.js';
 import { closeHttpClients, request, type ServerHandle } from '../test/support/server.js';
@@ -116,7 +116,7 @@ export function soakOptions(argv: readonly string[], env: NodeJS.ProcessEnv = pr
 }
 
 /** Bytes of the files under `dir` (0 when it does not exist): what /metrics reports as the store's size. */
-export const dirBytes = dirSize;
+export const dirBytes = directorySize;
 
 async function procFds(pid: number): Promise<number> {
   return readdir(`/proc/${pid}/fd`)

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPki } from '@app/pki';
 import { prerequisite } from './support/prereq.js';
-import { getFreePorts, request, startServer, waitFor, type ServerHandle } from './support/server.js';
+import { getFreePorts, metricValue, request, startServer, waitFor, type ServerHandle } from './support/server.js';
 
 const NAMES = ['n1', 'n2', 'n3'];
 const QUOTA = 3_000_000;
@@ -125,6 +125,8 @@ describe('the space quota of three nodes', () => {
     const alarm = `memberID:${ids.get('n1')} alarm:NOSPACE`;
     for (const i of [0, 1, 2]) await waitFor(`n${i + 1} lists the alarm`, async () => (await ok(i, ['alarm', 'list'])).trim() === alarm, 10_000);
     for (const s of await status()) expect(s.Status.errors).toEqual([`${alarm} `]);
+    expect(await metricValue(nodes[1]!, 'etcd_server_quota_backend_bytes')).toBe(QUOTA);
+    expect(await metricValue(nodes[1]!, 'kapi_alarms_raised')).toBe(1);
     const small = await ctl(2, ['put', '/small', 'x']);
     expect(small.code).not.toBe(0);
     expect(small.stderr).toContain('etcdserver: mvcc: database space exceeded');

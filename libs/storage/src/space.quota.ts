@@ -273,9 +273,19 @@ export class SpaceQuota {
   }
 }
 
-/** Bytes of the files directly in `dir` (a LevelDB directory: its tables, logs and manifest); 0 when it cannot be read. */
+/** Bytes of the files under `dir`, summed recursively (0 when it cannot be read). */
 export async function directorySize(dir: string): Promise<number> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
   let total = 0;
-  for (const f of await readdir(dir).catch(() => [] as string[])) total += (await stat(join(dir, f)).catch(() => ({ size: 0 }))).size;
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) total += await directorySize(p);
+    else if (e.isFile()) total += (await stat(p).catch(() => ({ size: 0 }))).size;
+  }
   return total;
 }

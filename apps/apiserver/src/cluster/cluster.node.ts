@@ -177,7 +177,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     serveClusterAdmin(cs.transport, membership, (line) => process.stderr.write(`${name}: ${line}\n`));
     membership.setForwarder((change, leader) => client.forward(change, leader));
   }
-  const metrics = new RaftMetrics(registry, cs, dataDir);
+  const metrics = new RaftMetrics(registry, cs, dataDir, quota);
 
   let closed = false;
   let registerTimer: NodeJS.Timeout | undefined;

@@ -4,28 +4,9 @@
  * alerts carry over; kapi_* where etcd has none. Values are read at scrape time from the node,
  * except leader changes and compactions, which a sampler counts as they happen.
  */
-import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { SnapshotTransferCounts } from '@app/raft';
-import type { ClusterStorage } from '@app/storage';
-
-/** Bytes of the files under `dir`, summed recursively (0 when it does not exist). */
-export async function dirSize(dir: string): Promise<number> {
-  let total = 0;
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const e of entries) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) total += await dirSize(p);
-    else if (e.isFile()) total += (await stat(p).catch(() => ({ size: 0 }))).size;
-  }
-  return total;
-}
+import { directorySize, type ClusterStorage, type SpaceQuota } from '@app/storage';
 
 /** Registers the figures on `registry` and samples leader changes; stop() ends the sampler. */
 export class RaftMetrics {
@@ -35,7 +16,7 @@ export class RaftMetrics {
   private lastLead = 0;
   private lastCompacted: number;
 
-  constructor(registry: Registry, cs: ClusterStorage, dataDir: string) {
+  constructor(registry: Registry, cs: ClusterStorage, dataDir: string, quota?: Pick<SpaceQuota, 'quotaBytes' | 'list'>) {
     const status = () => cs.node.status();
     const gauge = (name: string, help: string, value: () => number | Promise<number>): void => {
       new Gauge({
@@ -77,7 +58,11 @@ export class RaftMetrics {
       'Index of the latest Raft snapshot (the log is compacted up to about it).',
       () => cs.raftStorage.snapshot().metadata.index,
     );
-    gauge('etcd_mvcc_db_total_size_in_bytes', 'Total size of the underlying databases (MVCC store and Raft log) in bytes.', () => dirSize(dataDir));
+    if (quota) {
+      gauge('etcd_server_quota_backend_bytes', "The store's space quota in bytes (--quota-backend-bytes; 0: none).", () => quota.quotaBytes);
+      gauge('kapi_alarms_raised', 'Alarms (NOSPACE, CORRUPT) raised in the cluster, as this node has them.', () => quota.list().length);
+    }
+    gauge('etcd_mvcc_db_total_size_in_bytes', 'Total size of the underlying databases (MVCC store and Raft log) in bytes.', () => directorySize(dataDir));
     gauge('etcd_debugging_mvcc_current_revision', 'The current revision of the store.', () => cs.store.currentRevision());
     gauge('etcd_debugging_mvcc_compact_revision', 'The revision of the last compaction in the store.', () => cs.store.compactedRevision());
     new Counter({
