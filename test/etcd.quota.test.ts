@@ -63,6 +63,11 @@ describe('the space quota of three nodes', () => {
   const status = async (): Promise<{ Status: { header: { member_id: number }; dbSize: number; errors?: string[] } }[]> =>
     JSON.parse(await ok('all', ['endpoint', 'status', '-w', 'json'])) as { Status: { header: { member_id: number }; dbSize: number; errors?: string[] } }[];
 
+  const health = async (i: number): Promise<{ status: number; body: string }> => {
+    const res = await fetch(`http://127.0.0.1:${clientPorts[i]}/health`);
+    return { status: res.status, body: await res.text() };
+  };
+
   beforeAll(async () => {
     have = prerequisite('etcdctl', 'the space quota through etcdctl (test/etcd.quota.test.ts)');
     if (!have) return;
@@ -127,6 +132,8 @@ describe('the space quota of three nodes', () => {
     for (const s of await status()) expect(s.Status.errors).toEqual([`${alarm} `]);
     expect(await metricValue(nodes[1]!, 'etcd_server_quota_backend_bytes')).toBe(QUOTA);
     expect(await metricValue(nodes[1]!, 'kapi_alarms_raised')).toBe(1);
+    // etcd 3.4's /health is false while any alarm is raised.
+    expect(await health(2)).toEqual({ status: 503, body: '{"health":"false"}' });
     const small = await ctl(2, ['put', '/small', 'x']);
     expect(small.code).not.toBe(0);
     expect(small.stderr).toContain('etcdserver: mvcc: database space exceeded');
@@ -153,5 +160,6 @@ describe('the space quota of three nodes', () => {
     expect((await ok(2, ['put', '/small', 'x'])).trim()).toBe('OK');
     expect((await request(nodes[0]!, 'POST', CM, { body: cm('after') })).status).toBe(201);
     for (const s of await status()) expect(s.Status.errors ?? []).toEqual([]);
+    expect(await health(2)).toEqual({ status: 200, body: '{"health":"true"}' });
   });
 });

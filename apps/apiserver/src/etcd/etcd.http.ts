@@ -27,13 +27,14 @@ function send(res: ServerResponse, status: number, contentType: string, body: st
 }
 
 /**
- * True when the member can serve: a leader is known, its Raft is not stopped, and (unless
- * `serializable`) a linearizable read confirms within HEALTH_READ_TIMEOUT_MS that a quorum
- * answers.
+ * True when the member can serve: a leader is known, its Raft is not stopped, no alarm is raised
+ * (etcd 3.4 answers false for any, NOSPACE included), and (unless `serializable`) a
+ * linearizable read confirms within HEALTH_READ_TIMEOUT_MS that a quorum answers.
  */
 export async function etcdHealthy(ctx: EtcdContext, serializable: boolean): Promise<boolean> {
   const raft = ctx.node.cs.node;
   if (raft.status().lead === 0 || raft.failure()) return false;
+  if (ctx.node.quota.list().length > 0) return false;
   if (serializable) return true;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<boolean>((resolve) => {
