@@ -36,7 +36,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import protobuf from 'protobufjs';
 import { type KeyValue, MvccStore, type MvccView } from '@app/mvcc';
 import { findProtoFile } from '@app/raft';
-import { ATTACH_PREFIX, ETCD_RESERVED_PREFIX, LEASE_PREFIX, isReservedKey, writeBoltFile } from '@app/storage';
+import { ALARM_PREFIX, ATTACH_PREFIX, ETCD_RESERVED_PREFIX, LEASE_PREFIX, isReservedKey, writeBoltFile } from '@app/storage';
 import { keyBytes } from '../etcd/etcd.convert.js';
 import { MEMBER_PREFIX, REMOVED_PREFIX } from './cluster.members.js';
 import { inspectSnapshotFile, refuseExisting, type SnapshotFileSummary } from './cluster.restore.js';
@@ -78,7 +78,7 @@ export function etcdRevisionKey(main: number, sub: number, tombstone = false): B
 }
 
 /** True for the store's own records, which etcd does not get. */
-const notCarried = (key: string) => isReservedKey(key) || key.startsWith(MEMBER_PREFIX) || key.startsWith(REMOVED_PREFIX);
+const notCarried = (key: string) => isReservedKey(key) || key.startsWith(MEMBER_PREFIX) || key.startsWith(REMOVED_PREFIX) || key.startsWith(ALARM_PREFIX);
 
 function u64be(n: bigint | number): Buffer {
   const b = Buffer.alloc(8);

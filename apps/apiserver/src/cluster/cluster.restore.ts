@@ -20,7 +20,7 @@ import { mkdir, open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MvccStore, inspectSnapshot, type SnapshotSummary } from '@app/mvcc';
 import { LevelDbRaftStorage } from '@app/raft';
-import { looksLikeBolt } from '@app/storage';
+import { ALARM_PREFIX, looksLikeBolt } from '@app/storage';
 import { type ClusterMemberSpec, nodeIdFromName, parseInitialCluster, validateNodeName } from './cluster.ids.js';
 import { MEMBER_PREFIX, REMOVED_PREFIX } from './cluster.members.js';
 
@@ -156,7 +156,10 @@ export async function restoreSnapshot(o: RestoreOptions): Promise<RestoreResult>
   let droppedMemberKeys: number;
   try {
     await store.importSnapshotFrom(() => createReadStream(o.file, { start: 0, end: snapshot.bytes - 1, highWaterMark: 1 << 20 }));
-    const stale = [...(await store.range(MEMBER_PREFIX)).kvs, ...(await store.range(REMOVED_PREFIX)).kvs].map((kv) => kv.key);
+    // The old cluster's members, removal markers and alarms (which name its members).
+    const stale = [...(await store.range(MEMBER_PREFIX)).kvs, ...(await store.range(REMOVED_PREFIX)).kvs, ...(await store.range(ALARM_PREFIX)).kvs].map(
+      (kv) => kv.key,
+    );
     index = store.appliedIndex() + 1;
     await store.apply(index, { compares: [], success: stale.map((key) => ({ type: 'delete' as const, key })), failure: [] }, { sync: true });
     revision = store.currentRevision();
