@@ -8,53 +8,25 @@
  * and a defragmentation the stores are small again, and once the alarm is disarmed writes are
  * taken again.
  */
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createPki } from '@app/pki';
+import { NODE_NAMES, startThreeNodeCluster, type TestCluster } from './support/cluster.helper.js';
 import { prerequisite } from './support/prereq.js';
-import { getFreePorts, metricValue, request, startServer, waitFor, type ServerHandle } from './support/server.js';
+import { run, type RunResult } from './support/run.js';
+import { getFreePorts, metricValue, request, waitFor, type ServerHandle } from './support/server.js';
 
-const NAMES = ['n1', 'n2', 'n3'];
 const QUOTA = 3_000_000;
 const CM = '/api/v1/namespaces/default/configmaps';
 const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: name } });
 
-interface CtlResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 describe('the space quota of three nodes', () => {
-  let dir: string;
+  let cluster: TestCluster | undefined;
   let have = false;
   const nodes: ServerHandle[] = [];
   let clientPorts: number[] = [];
 
-  const ctl = (i: number | 'all', args: string[], input?: string): Promise<CtlResult> =>
-    new Promise((resolve, reject) => {
-      const endpoints = (i === 'all' ? clientPorts : [clientPorts[i]!]).map((p) => `http://127.0.0.1:${p}`).join(',');
-      const child = spawn('etcdctl', ['--endpoints', endpoints, '--command-timeout', '10s', ...args], {
-        env: { ...process.env, ETCDCTL_API: '3' },
-        stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      child.on('error', reject);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-      if (input !== undefined) {
-        child.stdin!.on('error', () => undefined);
-        child.stdin!.end(input);
-      }
-    });
+  const ctl = (i: number | 'all', args: string[], input?: string): Promise<RunResult> => {
+    const endpoints = (i === 'all' ? clientPorts : [clientPorts[i]!]).map((p) => `http://127.0.0.1:${p}`).join(',');
+    return run('etcdctl', ['--endpoints', endpoints, '--command-timeout', '10s', ...args], { ETCDCTL_API: '3' }, input, 30_000);
+  };
   const ok = async (i: number | 'all', args: string[]): Promise<string> => {
     const r = await ctl(i, args);
     if (r.code !== 0) throw new Error(`etcdctl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
@@ -71,39 +43,18 @@ describe('the space quota of three nodes', () => {
   beforeAll(async () => {
     have = prerequisite('etcdctl', 'the space quota through etcdctl (test/etcd.quota.test.ts)');
     if (!have) return;
-    dir = await mkdtemp(join(tmpdir(), 'kapi-quota-'));
-    await createPki({ outDir: join(dir, 'pki'), hosts: ['127.0.0.1'] });
-    const ports = await getFreePorts(6);
-    clientPorts = ports.slice(3);
-    const initial = NAMES.map((n, i) => `${n}=127.0.0.1:${ports[i]}`).join(',');
-    const started = await Promise.all(
-      NAMES.map((n, i) =>
-        startServer({
-          dataDir: join(dir, n),
-          readyTimeoutMs: 60_000,
-          args: [
-            '--name',
-            n,
-            '--pki-dir',
-            join(dir, 'pki'),
-            '--listen-peer-port',
-            String(ports[i]),
-            '--initial-cluster',
-            initial,
-            '--listen-client-urls',
-            `http://127.0.0.1:${clientPorts[i]}`,
-            '--quota-backend-bytes',
-            String(QUOTA),
-          ],
-        }),
-      ),
-    );
-    nodes.push(...started);
+    clientPorts = await getFreePorts(3);
+    cluster = await startThreeNodeCluster('kapi-quota-', (n) => [
+      '--listen-client-urls',
+      `http://127.0.0.1:${clientPorts[NODE_NAMES.indexOf(n)]}`,
+      '--quota-backend-bytes',
+      String(QUOTA),
+    ]);
+    nodes.push(...cluster.nodes);
   }, 120_000);
 
   afterAll(async () => {
-    for (const h of nodes) await h.cleanup();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await cluster?.cleanup();
   });
 
   it('refuses writes that add data once a store is over its quota, on every member, until space is freed and the alarm disarmed', async () => {
@@ -114,7 +65,7 @@ describe('the space quota of three nodes', () => {
     // 400 KB values through n1 until its store refuses one (each value lands in its LevelDB log).
     const value = 'v'.repeat(400_000);
     let taken = 0;
-    let refused: CtlResult | undefined;
+    let refused: RunResult | undefined;
     for (let i = 0; i < 30 && !refused; i++) {
       const r = await ctl(0, ['put', `/big/${i}`], value);
       if (r.code === 0) taken++;
@@ -126,7 +77,7 @@ describe('the space quota of three nodes', () => {
     expect(refused?.stderr).toContain('Error: etcdserver: mvcc: database space exceeded');
 
     // n1 raised its alarm through the log: every member lists it, and refuses writes.
-    const ids = new Map((await status()).map((s, i) => [NAMES[i]!, s.Status.header.member_id]));
+    const ids = new Map((await status()).map((s, i) => [NODE_NAMES[i]!, s.Status.header.member_id]));
     const alarm = `memberID:${ids.get('n1')} alarm:NOSPACE`;
     for (const i of [0, 1, 2]) await waitFor(`n${i + 1} lists the alarm`, async () => (await ok(i, ['alarm', 'list'])).trim() === alarm, 10_000);
     for (const s of await status()) expect(s.Status.errors).toEqual([`${alarm} `]);

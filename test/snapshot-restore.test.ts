@@ -16,37 +16,14 @@
  *
  * Without etcdctl (KAPI_TEST_WITHOUT=etcdctl) the suite does not run (the save needs it).
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPki } from '@app/pki';
 import { startEtcd } from './support/etcd.js';
 import { prerequisite } from './support/prereq.js';
+import { run } from './support/run.js';
 import { closeHttpClients, getFreePorts, repoRoot, request, startServer, type ServerHandle } from './support/server.js';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-    if (input !== undefined) child.stdin!.end(input);
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 describe('etcdctl snapshot save, then a new cluster restored from the file', () => {
   let dir: string;
