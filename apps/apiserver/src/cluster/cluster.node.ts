@@ -17,9 +17,9 @@
  *   `--peer-cert-allowed-cn` (default: the common name of the node's own peer certificate).
  */
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import { PROPOSAL_DEDUP_FORMAT, type PeerTls } from '@app/raft';
-import { join } from 'node:path';
 import { DEFAULT_QUOTA_BACKEND_BYTES, SpaceQuota, directorySize, openClusterStorage, type ClusterStorage } from '@app/storage';
 import type { PkiMaterial } from '@app/pki';
 import type { ServerConfig } from '../config/flags.js';

@@ -4,9 +4,9 @@
  * same changes as the API's /cluster/members (forwarded to the leader), while members are added
  * there: etcd's MemberAdd names no member. Status reports this node's Raft state and the raised
  * alarms; Alarm lists, raises and disarms the replicated alarms (space.quota.ts); Defragment
- * gives back the space of deleted and compacted records; Snapshot streams the store as etcd's backend file (bbolt, with
- * etcd's buckets); HashKV hashes the keys and values at a revision; MoveLeader
- * hands leadership to another voter.
+ * gives back the space of deleted and compacted records; Snapshot streams the store as etcd's
+ * backend file (bbolt, with etcd's buckets); HashKV hashes the keys and values at a revision;
+ * MoveLeader hands leadership to another voter.
  */
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
