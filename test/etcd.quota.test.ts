@@ -4,14 +4,14 @@
  * one member fill its store until it refuses in etcd's words and raises a NOSPACE alarm; the
  * alarm is listed by every member and in `endpoint status`, and writes that add data are
  * refused through every member (etcd's RESOURCE_EXHAUSTED; the Kubernetes API's 500, as
- * kube-apiserver on a full etcd) while reads and deletes go on; after a delete, a compaction
+ * kube-apiserver on a full etcd, which kubectl shows) while reads and deletes go on; after a delete, a compaction
  * and a defragmentation the stores are small again, and once the alarm is disarmed writes are
  * taken again.
  */
 import { NODE_NAMES, startThreeNodeCluster, type TestCluster } from './support/cluster.helper.js';
 import { prerequisite } from './support/prereq.js';
 import { run, type RunResult } from './support/run.js';
-import { getFreePorts, metricValue, request, waitFor, type ServerHandle } from './support/server.js';
+import { getFreePorts, kubectl, metricValue, request, waitFor, type ServerHandle } from './support/server.js';
 
 const QUOTA = 3_000_000;
 const CM = '/api/v1/namespaces/default/configmaps';
@@ -93,6 +93,8 @@ describe('the space quota of three nodes', () => {
     expect(k8s.status).toBe(500);
     expect(k8s.json<{ reason: string; message: string }>()).toMatchObject({ reason: 'InternalError' });
     expect(k8s.json<{ message: string }>().message).toMatch(/^Internal error occurred: etcdserver: mvcc: database space exceeded/);
+    const ctlCreate = await kubectl(nodes[0]!, ['create', 'configmap', 'by-kubectl', '--from-literal=v=1'], { expectFail: true });
+    expect(ctlCreate.stderr).toContain('failed to create configmap: Internal error occurred: etcdserver: mvcc: database space exceeded');
     // Reads and deletes go on.
     expect((await request(nodes[2]!, 'GET', `${CM}/before`)).status).toBe(200);
     expect((await request(nodes[2]!, 'DELETE', `${CM}/before`)).status).toBe(200);
@@ -110,6 +112,7 @@ describe('the space quota of three nodes', () => {
     for (const i of [0, 1, 2]) await waitFor(`n${i + 1} drops the alarm`, async () => (await ok(i, ['alarm', 'list'])) === '', 10_000);
     expect((await ok(2, ['put', '/small', 'x'])).trim()).toBe('OK');
     expect((await request(nodes[0]!, 'POST', CM, { body: cm('after') })).status).toBe(201);
+    expect((await kubectl(nodes[1]!, ['create', 'configmap', 'by-kubectl', '--from-literal=v=1'])).stdout).toContain('configmap/by-kubectl created');
     for (const s of await status()) expect(s.Status.errors ?? []).toEqual([]);
     expect(await health(2)).toEqual({ status: 200, body: '{"health":"true"}' });
   });
