@@ -163,7 +163,7 @@ describe('bootstrap signer', () => {
 
     secrets.set(tokenSecret('aaaaaa', { 'usage-bootstrap-signing': 'true' }));
     secrets.set(tokenSecret('bbbbbb', { 'usage-bootstrap-signing': 'false' }));
-    secrets.set(tokenSecret('cccccc', { 'usage-bootstrap-signing': 'true', expiration: new Date(Date.now() + 300).toISOString() }));
+    secrets.set(tokenSecret('cccccc', { 'usage-bootstrap-signing': 'true', expiration: new Date(Date.now() + 1500).toISOString() }));
     await until(() => sigKeys().length === 2);
     await signer.idle();
     expect(sigKeys().sort()).toEqual(['jws-kubeconfig-aaaaaa', 'jws-kubeconfig-cccccc']);
