@@ -9,8 +9,10 @@
  * - every answer is a gRPC status the method may give for bad input, never UNKNOWN (a handler
  *   that threw where it should have refused) nor INTERNAL for a message that decodes;
  * - the node stays up and serves: after the run an etcd Put and Range round trip, `/readyz`
- *   answers 200, and the member list still names the node.
+ *   answers 200, the member list still names the node, and no watcher is left behind.
  *
+ * Watch and LeaseKeepAlive get streams of up to five generated requests, each read for 0.1 s:
+ * the server may end one only with such a status, and every answer must decode.
  * Lock and Campaign wait for their lock or election: they get fewer requests, each cut off after
  * 0.5 s, and leases 1 to 3 (ids the generator often picks) exist while they run.
  *
@@ -22,7 +24,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as fc from 'fast-check';
 import protobuf from 'protobufjs';
 import { findProtoFile } from '@app/raft';
-import { getFreePorts, request, startServer, type ServerHandle } from './support/server.js';
+import { getFreePorts, metricValue, request, startServer, waitFor, type ServerHandle } from './support/server.js';
 
 const RUNS = Number(process.env.KAPI_FUZZ_RUNS) || 150;
 const SEED = Number(process.env.KAPI_FUZZ_SEED) || 42;
@@ -230,6 +232,55 @@ describe('the etcd endpoint under generated requests', () => {
     120_000,
   );
 
+  /**
+   * A stream that sends `bodies`, reads for `ms`, then cancels: the status the server ended it
+   * with before that (undefined: still open), and its answers.
+   */
+  const stream = (path: string, bodies: Buffer[], ms = 100): Promise<{ status?: grpc.StatusObject; answers: Buffer[] }> =>
+    new Promise((resolve) => {
+      const s = client.makeBidiStreamRequest(
+        path,
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+      );
+      const answers: Buffer[] = [];
+      let status: grpc.StatusObject | undefined;
+      s.on('data', (b: Buffer) => answers.push(b));
+      s.on('error', () => undefined);
+      s.on('status', (st: grpc.StatusObject) => (status ??= st));
+      for (const b of bodies) s.write(b);
+      setTimeout(() => {
+        const ended = status;
+        s.cancel();
+        resolve({ status: ended, answers });
+      }, ms);
+    });
+
+  it.each([
+    ['etcdserverpb.Watch', 'Watch', 'WatchResponse'],
+    ['etcdserverpb.Lease', 'LeaseKeepAlive', 'LeaseKeepAliveResponse'],
+  ])(
+    '%s/%s takes streams of generated requests: answers that decode, and no status it should not give',
+    async (service, method, answerType) => {
+      const path = pathOf(service, method);
+      const answer = root.lookupType(`etcdserverpb.${answerType}`);
+      let answered = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(encoded(requestType(service, method)), { minLength: 1, maxLength: 5 }), async (bodies) => {
+          const { status, answers } = await stream(path, bodies);
+          if (status && !acceptable(service, status.code, status.details)) {
+            throw new Error(`${path} ended with ${grpc.status[status.code]} "${status.details}" after ${bodies.map((b) => b.toString('hex')).join(' ')}`);
+          }
+          for (const a of answers) answer.decode(a);
+          answered += answers.length;
+        }),
+        { numRuns: Math.ceil(RUNS / 3), seed: SEED, endOnFailure: false },
+      );
+      expect(answered).toBeGreaterThan(0);
+    },
+    120_000,
+  );
+
   it('answers bytes that do not decode as the request with INTERNAL and goes on serving', async () => {
     // A field header with wire type 7 (undefined), a length past the end, a truncated varint.
     for (const bad of ['0f', '0aff01', '08ffffff']) {
@@ -257,6 +308,8 @@ describe('the etcd endpoint under generated requests', () => {
     const kvs = (root.lookupType('etcdserverpb.RangeResponse').decode(got) as unknown as { kvs: { value: Uint8Array }[] }).kvs;
     expect(Buffer.from(kvs[0]!.value).toString()).toBe('ok');
     expect((await request(node, 'GET', '/readyz')).status).toBe(200);
+    // Every watcher of the cancelled Watch streams is released.
+    await waitFor('no etcd watchers left', async () => (await metricValue(node, 'etcd_debugging_mvcc_watcher_total')) === 0, 10_000);
     const members = await request(node, 'GET', '/cluster/members');
     expect(members.status).toBe(200);
     expect(JSON.parse(members.body).members.length).toBe(1);
