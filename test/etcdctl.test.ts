@@ -746,6 +746,24 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     expect(keysOf(await getJson(['/e1/', '--prefix', '--keys-only']))).toEqual(expect.arrayContaining(['/e1/a', '/e1/b', '/e1/c']));
   }, 180_000);
 
+  it('del "" --prefix empties the keyspace but not the cluster: the members, their URLs and the leader stay', async () => {
+    if (!have) return;
+    const deleted = Number((await ok(['del', '', '--prefix'])).trim());
+    expect(deleted).toBeGreaterThan(0);
+    // Nothing is left in any range: the cluster's records are not part of one.
+    expect(keysOf(await getJson(['', '--prefix', '--keys-only']))).toEqual([]);
+    const members = JSON.parse(await ok(['member', 'list', '-w', 'json'])) as { members: { name: string; clientURLs?: string[] }[] };
+    expect(members.members.map((m) => [m.name, (m.clientURLs ?? []).length]).sort()).toEqual(NAMES.map((n) => [n, 1]));
+    // Named by its exact key, a member record is still there.
+    const own = await getJson([`/kapi/cluster/members/${live[0]}`]);
+    expect(JSON.parse(b64(own.kvs?.[0]?.value))).toMatchObject({ name: live[0] });
+    await leaderOf();
+    await ok(['put', '/after-wipe', 'x']);
+    const view = await request(nodes.get(live[0]!)!, 'GET', '/cluster/members');
+    expect(view.status).toBe(200);
+    expect((JSON.parse(view.body) as { members: { name: string }[] }).members.map((m) => m.name).sort()).toEqual(NAMES);
+  }, 120_000);
+
   it('/health answers 503 on the last node once a second one is down (no quorum, then no leader); gRPC health turns NOT_SERVING', async () => {
     if (!have) return;
     const [gone, last] = live;

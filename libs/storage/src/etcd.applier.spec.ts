@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { MvccStore } from '@app/mvcc';
 import { EtcdApplier } from './etcd.applier.js';
 import { decodeEtcdCommand, encodeEtcdCommand, type EtcdCommand, type EtcdOp } from './etcd.command.js';
-import { inRange, readRange, shapeRange } from './etcd.range.js';
+import { inRange, readRange, shapeRange, visibleIn } from './etcd.range.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const put = (key: string, value: string, lease = '0'): EtcdOp => ({ put: { key, value: Buffer.from(value), lease } });
@@ -227,6 +227,26 @@ describe('EtcdApplier (on a real MvccStore)', () => {
     expect(applier.pendingRevision()).toBe(2);
   });
 
+  it("leaves the cluster's records out of ranges: a DeleteRange of everything keeps them, a request naming one reaches it", async () => {
+    const member = '/kapi/cluster/members/n1';
+    const alarm = '/kapi/cluster/alarms/1/NOSPACE';
+    await apply({ txn: { compare: [], success: [put(member, '{"name":"n1"}'), put(alarm, '1'), put('/kapi/other', 'x'), put('/a', '1')], failure: [] } });
+    const everything = { key: '\u0000', end: '\u0000' };
+    expect((await readRange(store, everything)).kvs.map((kv) => kv.key)).toEqual(['/a', '/kapi/other']);
+    expect((await readRange(store, { key: '/kapi/', end: '/kapi0' })).kvs.map((kv) => kv.key)).toEqual(['/kapi/other']);
+    const all = await apply({ txn: { compare: [], success: [{ del: { key: '\u0000', end: '\u0000', prevKv: false } }], failure: [] } });
+    const del = all.txn!.responses[0]!;
+    expect('del' in del && del.del.deleted).toBe(2);
+    expect(Buffer.from((await store.get(member))!.value).toString()).toBe('{"name":"n1"}');
+    expect(await store.get(alarm)).toBeDefined();
+    // By its exact key, a record is read and deleted.
+    expect((await readRange(store, { key: member })).kvs.map((kv) => kv.key)).toEqual([member]);
+    const one = await apply({ txn: { compare: [], success: [{ del: { key: alarm, prevKv: false } }], failure: [] } });
+    const delOne = one.txn!.responses[0]!;
+    expect('del' in delOne && delOne.del.deleted).toBe(1);
+    expect(await store.get(alarm)).toBeUndefined();
+  });
+
   it('a put without a lease detaches the key; a delete drops its attachment', async () => {
     await apply({ grant: { id: '9', ttl: 60 } });
     await apply({ txn: { compare: [], success: [put('/x', '1', '9'), put('/y', '1', '9')], failure: [] } });
@@ -238,6 +258,14 @@ describe('EtcdApplier (on a real MvccStore)', () => {
 });
 
 describe('etcd ranges', () => {
+  it('visibleIn: lease records never, cluster records only when the range names the key alone', () => {
+    expect(visibleIn('/kapi/cluster/members/n1', { key: '/kapi/cluster/members/n1' })).toBe(true);
+    expect(visibleIn('/kapi/cluster/members/n1', { key: '/kapi/', end: '/kapi0' })).toBe(false);
+    expect(visibleIn('/kapi/clusters', { key: '/kapi/', end: '/kapi0' })).toBe(true);
+    expect(visibleIn('\u0001etcd/lease/1', { key: '\u0001etcd/lease/1' })).toBe(false);
+    expect(visibleIn('/b', { key: '/a', end: '/c' })).toBe(true);
+  });
+
   it('inRange: single key, [key, end), and everything from key with "\\0"', () => {
     expect(inRange('/a', { key: '/a' })).toBe(true);
     expect(inRange('/ab', { key: '/a' })).toBe(false);

@@ -27,7 +27,7 @@ import type {
   EtcdErrorCode,
   EtcdKeyRange,
 } from './etcd.command.js';
-import { ETCD_RESERVED_PREFIX, inRange, readRange, shapeRange } from './etcd.range.js';
+import { ETCD_RESERVED_PREFIX, readRange, shapeRange, visibleIn } from './etcd.range.js';
 import { compareKeys } from '@app/mvcc';
 
 /** Prefix of the lease records (leaseRecord). */
@@ -392,7 +392,7 @@ export class EtcdApplier {
     const byKey = new Map(kvs.map((kv) => [kv.key, kv]));
     for (const overlay of [ctx.batch, ctx.overlay]) {
       for (const [key, v] of overlay) {
-        if (!inRange(key, r)) continue;
+        if (!visibleIn(key, r)) continue;
         if (v === null) byKey.delete(key);
         else byKey.set(key, v);
       }

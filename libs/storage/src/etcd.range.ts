@@ -3,10 +3,14 @@
  * byte order, the single key when `end` is absent, everything from `key` on when `end` is "\0".
  * The store reads by prefix, so a range is read as the longest prefix its bounds share, starting
  * at `key` and filtered to the bounds. Keys under ETCD_RESERVED_PREFIX (lease records) are the
- * server's own and never appear in an answer.
+ * server's own and never appear in an answer. The cluster's records (CLUSTER_RECORDS_PREFIX:
+ * members, removal markers, alarms) are left out of every range, so that `etcdctl del --prefix
+ * ""` empties the keyspace as on etcd (whose members live outside it) without taking the
+ * cluster's membership with it; a request that names one of them by its exact key reaches it.
  */
 import { compareKeys, type KeyValue, type MvccStore } from '@app/mvcc';
 import type { EtcdKeyRange, EtcdKv, EtcdRangeSpec } from './etcd.command.js';
+import { CLUSTER_RECORDS_PREFIX } from './space.quota.js';
 
 /** Prefix of the keys that hold lease state; invisible through the etcd API. */
 export const ETCD_RESERVED_PREFIX = '\u0001etcd/';
@@ -14,6 +18,20 @@ export const ETCD_RESERVED_PREFIX = '\u0001etcd/';
 /** True when `key` is one of the server's own (lease state). */
 export function isReservedKey(key: string): boolean {
   return key.startsWith(ETCD_RESERVED_PREFIX);
+}
+
+/** True when a range of the etcd API leaves `key` out: a lease record, or one of the cluster's records. */
+export function isHiddenFromRanges(key: string): boolean {
+  return isReservedKey(key) || key.startsWith(CLUSTER_RECORDS_PREFIX);
+}
+
+/**
+ * True when the etcd API shows `key` in range `r`: it lies in it, is not a lease record, and
+ * is not a cluster record unless `r` names that key alone.
+ */
+export function visibleIn(key: string, r: EtcdKeyRange): boolean {
+  if (r.end === undefined) return key === r.key && !isReservedKey(key);
+  return !isHiddenFromRanges(key) && inRange(key, r);
 }
 
 /** True when `key` lies in the range `r`. */
@@ -62,7 +80,7 @@ export async function readRange(store: MvccStore, r: EtcdKeyRange, at?: number):
   const res = await store.range(prefix, {
     ...(at !== undefined ? { atRevision: at } : {}),
     ...(startAfter !== undefined ? { startAfter } : {}),
-    filter: (kv) => !isReservedKey(kv.key) && inRange(kv.key, r),
+    filter: (kv) => visibleIn(kv.key, r),
   });
   return { kvs: res.kvs, revision: res.revision };
 }

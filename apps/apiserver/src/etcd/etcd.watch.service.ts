@@ -17,7 +17,7 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { SerializedMessage, drained, type DuplexCall, type ServiceHandlers } from '@app/grpc';
 import { MvccError, NOT_NOW, type MvccEvent } from '@app/mvcc';
-import { inRange, isReservedKey, type EtcdKeyRange } from '@app/storage';
+import { visibleIn, type EtcdKeyRange } from '@app/storage';
 import { EtcdApiError, keyBytes, kvOut, num, rangeIn, toServiceError, type Msg } from './etcd.convert.js';
 import type { EtcdContext } from './etcd.context.js';
 import { SLICE_ITEMS, mapInSlices, nextTurn } from './etcd.sliced.js';
@@ -242,7 +242,7 @@ class WatchStream {
     };
     const store = this.ctx.store;
     w.unsubscribe = store.subscribe((ev) => {
-      if (isReservedKey(ev.key) || !inRange(ev.key, range)) return;
+      if (!visibleIn(ev.key, range)) return;
       this.deliver(w, ev);
     });
     this.watchers.set(id, w);
@@ -326,7 +326,7 @@ class WatchStream {
         w.catchUpTo = revision;
         this.enqueue(
           w,
-          events.filter((e) => !isReservedKey(e.key) && inRange(e.key, w.range)),
+          events.filter((e) => visibleIn(e.key, w.range)),
         );
         w.cursor = end;
         if (end < revision || w.dropped) continue;
