@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { openClusterStorage, type ClusterStorage } from '@app/storage';
 import { nodeIdFromName } from './cluster.ids.js';
 import { ClusterMembership, MEMBER_PREFIX, type MemberRecord } from './cluster.members.js';
+import type { GrpcTransport } from '@app/raft';
 
 const enc = new TextEncoder();
 
@@ -52,5 +53,56 @@ describe('ClusterMembership records', () => {
     expect(raced).toBe(true);
     const stored = JSON.parse(new TextDecoder().decode((await node.store.get(key))!.value)) as MemberRecord;
     expect(stored).toMatchObject({ role: 'voter', clientURL: 'https://n4:6443' });
+  });
+
+  it("keeps the transport's peer of a member whose record is deleted while it is in the configuration; drops it once it is not", async () => {
+    dir = await mkdtemp(join(tmpdir(), 'members-'));
+    const id = nodeIdFromName('n1');
+    const other = nodeIdFromName('n2');
+    const node = await openClusterStorage({ dataDir: dir, nodeId: id, bootstrapVoters: [id], tickMs: 10, compactionIntervalMs: 0 });
+    cs = node;
+    for (let i = 0; i < 500 && node.node.status().role !== 'leader'; i++) await new Promise((r) => setTimeout(r, 10));
+    const calls: string[] = [];
+    const transport = {
+      addPeer: (peer: number, addr: string) => calls.push(`add ${peer} ${addr}`),
+      removePeer: (peer: number) => calls.push(`remove ${peer}`),
+      setRemovedCheck: () => undefined,
+    } as unknown as GrpcTransport;
+    const membership = new ClusterMembership({
+      selfName: 'n1',
+      selfId: id,
+      selfPeerURL: '127.0.0.1:1',
+      selfClientURL: 'https://n1:6443',
+      initial: [],
+      node: node.node,
+      store: node.store,
+      proposer: node.proposer,
+      transport,
+    });
+    await membership.start();
+    const key = MEMBER_PREFIX + 'n2';
+    const write = (op: 'put' | 'delete') =>
+      node.proposer.propose({
+        compares: [],
+        success: [
+          op === 'put'
+            ? { type: 'put', key, value: enc.encode(JSON.stringify({ name: 'n2', id: other, peerURL: '127.0.0.1:2', role: 'learner' })) }
+            : { type: 'delete', key },
+        ],
+        failure: [],
+      });
+    // n2 joins as a learner (a learner does not count for the quorum, so one node commits it).
+    await node.node.addLearner(other);
+    await write('put');
+    expect(calls).toEqual([`add ${other} 127.0.0.1:2`]);
+    // Its record deleted by hand: n2 is still in the configuration, so its peer stays.
+    await write('delete');
+    expect(calls).toEqual([`add ${other} 127.0.0.1:2`]);
+    // Removed from the configuration, then its record deleted (a removal's order): the peer goes.
+    await write('put');
+    await node.node.removeNode(other);
+    await write('delete');
+    expect(calls).toEqual([`add ${other} 127.0.0.1:2`, `remove ${other}`]);
+    membership.stop();
   });
 });

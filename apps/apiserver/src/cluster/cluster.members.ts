@@ -159,9 +159,7 @@ export class ClusterMembership {
 
   /** True when `id` has a removal marker and is not in the configuration applied here. */
   isRemoved(id: number): boolean {
-    if (!this.removedIds.has(id)) return false;
-    const { voters, learners } = this.o.node.members();
-    return !voters.includes(id) && !learners.includes(id);
+    return this.removedIds.has(id) && !this.inConfiguration(id);
   }
 
   private onEvent(e: MvccEvent): void {
@@ -180,11 +178,21 @@ export class ClusterMembership {
     } else if (e.prevValue) {
       const r = parseRecord(e.prevValue.value);
       if (r) this.formats.delete(r.id);
-      if (r && r.id !== this.o.selfId) {
+      // A removal deletes the record after the configuration change is applied. A record
+      // deleted while its member is still in the configuration (by hand, through the etcd API)
+      // leaves the peer where it was: dropping it would cut this node off from a member the
+      // quorum still counts.
+      if (r && r.id !== this.o.selfId && !this.inConfiguration(r.id)) {
         this.peers.delete(r.id);
         this.o.transport?.removePeer(r.id);
       }
     }
+  }
+
+  /** True when `id` is a voter or learner of the configuration applied here. */
+  private inConfiguration(id: number): boolean {
+    const { voters, learners } = this.o.node.members();
+    return voters.includes(id) || learners.includes(id);
   }
 
   private setPeer(id: number, addr: string): void {
