@@ -14,7 +14,9 @@ export class CodecError extends Error {
 }
 
 const textEncoder = new TextEncoder();
-const textDecoder = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a string that starts with U+FEFF (a key may: etcd keys are any bytes) keeps it;
+// by default TextDecoder drops a leading byte order mark.
+const textDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Appends fields to a growable buffer; `finish()` returns exactly the written bytes. */
 export class BinWriter {

@@ -16,6 +16,7 @@ describe('etcd wire conversions', () => {
       Buffer.from([0xf4, 0x8f, 0xbc, 0x80]),
       Buffer.from('ok\uFFFD', 'utf8'),
       Buffer.from([0xc3]),
+      Buffer.from([0xef, 0xbb, 0xbf, 0x61]),
     ]) {
       const key = bytesToKey(bytes);
       expect(key.includes('\u0000')).toBe(false);
@@ -35,7 +36,8 @@ describe('etcd wire conversions', () => {
           const piece = bytes.subarray(i, i + n);
           let t: string | undefined;
           try {
-            t = new TextDecoder('utf-8', { fatal: true }).decode(piece);
+            // ignoreBOM: EF BB BF is U+FEFF like any other character, not a mark to drop.
+            t = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(piece);
           } catch {
             t = undefined;
           }
