@@ -24,9 +24,13 @@ export type StatusReason =
   | 'ServerTimeout'
   | 'ServiceUnavailable'
   | 'Expired'
+  | 'StorageReadError'
   | '';
 
-/** One cause of an error (metav1.StatusCause); for Invalid, `field` is the JSON path. */
+/**
+ * One cause of an error (metav1.StatusCause); for Invalid, `field` is the JSON path, for
+ * StorageReadError the storage key of an object that could not be read.
+ */
 export interface StatusCause {
   reason?: string;
   message?: string;
@@ -214,6 +218,21 @@ export const Errors = {
       { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds },
       { 'Retry-After': String(retryAfterSeconds) },
     );
+  },
+  /**
+   * 500 StorageReadError (metav1.StatusReasonStoreReadError): a list met stored values that do
+   * not decode. One UnexpectedServerResponse cause per value (`field` its storage key), and a
+   * FieldValueTooMany cause when the list of them was cut short.
+   */
+  storageReadError(gr: GroupResource, objects: { key: string; message: string }[], truncated: boolean): StatusError {
+    const causes: StatusCause[] = objects.map((o) => ({ reason: 'UnexpectedServerResponse', message: o.message, field: o.key }));
+    if (truncated) causes.push({ reason: 'FieldValueTooMany', message: 'too many errors, the list is truncated' });
+    return new StatusError(500, 'StorageReadError', `failed to read one or more ${qualified(gr)} from the storage`, {
+      name: 'list',
+      group: gr.group,
+      kind: gr.resource,
+      causes,
+    });
   },
   internal(message: string): StatusError {
     return new StatusError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });

@@ -182,7 +182,12 @@ const ref = (o: KubeObject, extra: Record<string, unknown> = {}) => ({
   uid: o.metadata.uid,
   ...extra,
 });
-const del = (decl: KindDeclaration, name: string, opts: DeleteOptions = {}, ns = 'a') => storeFor(decl).delete(decl.namespaced ? ns : '', name, opts, ctx());
+/** Deletes through the store; every object here decodes, so the answer always has one. */
+const del = async (decl: KindDeclaration, name: string, opts: DeleteOptions = {}, ns = 'a') => {
+  const r = await storeFor(decl).delete(decl.namespaced ? ns : '', name, opts, ctx());
+  if (!r.object) throw new Error(`delete of ${name} answered without an object`);
+  return { deleted: r.deleted, object: r.object };
+};
 
 describe('GenericStore.delete propagation finalizers', () => {
   it('Foreground adds foregroundDeletion, Orphan adds orphan, Background removes both (explicit option wins)', async () => {
@@ -212,7 +217,7 @@ describe('GenericStore.delete propagation finalizers', () => {
   it('dry run reports the outcome and writes nothing', async () => {
     const w = await make(WIDGET, 'dry');
     const r = await storeFor(WIDGET).delete('a', 'dry', { propagationPolicy: 'Foreground' }, { ...ctx(), dryRun: true });
-    expect(r.object.metadata.finalizers).toEqual(['foregroundDeletion']);
+    expect(r.object?.metadata.finalizers).toEqual(['foregroundDeletion']);
     expect((await find(WIDGET, 'dry'))?.metadata.resourceVersion).toBe(w.metadata.resourceVersion);
   });
 });

@@ -272,8 +272,8 @@ describe('GenericStore hook order', () => {
       'storage.commit',
     ]);
     expect(res.deleted).toBe(false);
-    expect(res.object.metadata.deletionTimestamp).toBe('2026-01-02T03:04:05Z');
-    expect(res.object.status).toEqual({ phase: 'Terminating' });
+    expect(res.object?.metadata.deletionTimestamp).toBe('2026-01-02T03:04:05Z');
+    expect(res.object?.status).toEqual({ phase: 'Terminating' });
     // Removing the last finalizer removes the object.
     log.length = 0;
     const cur = await s.get('ns', 'a');

@@ -543,7 +543,8 @@ export class GenericStore implements StoreCore {
   }
 
   /** delete verb (store.deletion.ts). */
-  async delete(ns: string, name: string, options: DeleteOptions, ctx: RequestContext): Promise<{ object: KubeObject; deleted: boolean }> {
+  /** delete verb; `object` is undefined after the unsafe deletion of an undecodable object. */
+  async delete(ns: string, name: string, options: DeleteOptions, ctx: RequestContext): Promise<{ object: KubeObject | undefined; deleted: boolean }> {
     this.storedOnly('delete');
     return deleteObject(this, ns, name, options, ctx);
   }

@@ -83,6 +83,12 @@ export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   /** Validated: only "All" entries. The request's ctx.dryRun follows it. */
   dryRun?: string[];
+  /**
+   * Delete an object whose stored value does not decode, without reading it: no finalizers, no
+   * preconditions, no admission. Refused (422) for an object that decodes; the request's user
+   * must also be allowed the verb `unsafe-delete-ignore-read-errors` on the resource.
+   */
+  ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
 }
 
 /** Result of a list. */

@@ -138,6 +138,13 @@ export class FakeStorage implements Storage {
     return last;
   }
 
+  /** Every value here decodes (objects are kept as objects): readable, or KeyNotFound. */
+  async deleteUndecodable(key: string): Promise<{ readable: true }> {
+    this.log.push('storage.deleteUndecodable');
+    if (!this.data.has(key)) throw new StorageError('KeyNotFound', key, 'not found');
+    return { readable: true };
+  }
+
   watch(opts: WatchOptions, sink: WatchSink) {
     this.log.push('storage.watch');
     const w = { opts, sink };

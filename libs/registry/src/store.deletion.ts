@@ -4,7 +4,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { Errors, StatusError, type KubeObject } from '@app/apimachinery';
-import { NO_CHANGE, StorageError, type Storage } from '@app/storage';
+import { isCorruptObject, NO_CHANGE, StorageError, type Storage } from '@app/storage';
 import type { Admission } from './admission.port.js';
 import type { KindDeclaration, RequestContext } from './kind.types.js';
 import type { DeleteOptions } from './request.options.js';
@@ -50,17 +50,20 @@ export async function deleteObject(
   name: string,
   options: DeleteOptions,
   ctx: RequestContext,
-): Promise<{ object: KubeObject; deleted: boolean }> {
+): Promise<{ object: KubeObject | undefined; deleted: boolean }> {
   const { decl, storage } = core;
   const key = core.key(ns, name);
   const pre = options.preconditions;
+  const unsafe = options.ignoreStoreReadErrorWithClusterBreakingPotential === true;
   let current: KubeObject | undefined;
   try {
     current = await storage.get(key, { mode: 'MostRecent' });
   } catch (e) {
+    if (unsafe && isCorruptObject(e)) return deleteUndecodable(core, key, name, ctx);
     core.mapError(e, name);
   }
   if (!current) throw Errors.notFound(core.gr, name);
+  if (unsafe) throw unsafeDeleteOfReadable(core, name);
   checkPreconditions(core, current, pre, name);
   decl.strategy?.validateDelete?.(current, ctx);
   await core.admission.validate({ operation: 'DELETE', decl, namespace: ns, name, subresource: '', oldObject: current, ctx });
@@ -114,6 +117,35 @@ export async function deleteObject(
   } catch (e) {
     core.mapError(e, name);
   }
+}
+
+/**
+ * The unsafe deletion of an object whose stored value does not decode (Kubernetes'
+ * corruptObjectDeleter): the key is removed as it is, conditional on the undecodable value's
+ * revision, ignoring finalizers, preconditions and admission, none of which can be judged
+ * without the object. There is no object to answer with (`object` undefined).
+ */
+async function deleteUndecodable(core: StoreCore, key: string, name: string, ctx: RequestContext): Promise<{ object: undefined; deleted: true }> {
+  let r;
+  try {
+    r = await core.storage.deleteUndecodable(key, { dryRun: ctx.dryRun });
+  } catch (e) {
+    core.mapError(e, name);
+  }
+  if (r.readable) throw unsafeDeleteOfReadable(core, name);
+  return { object: undefined, deleted: true };
+}
+
+/** 422 for ignoreStoreReadErrorWithClusterBreakingPotential on an object that reads fine. */
+function unsafeDeleteOfReadable(core: StoreCore, name: string): StatusError {
+  return Errors.invalid(core.gr.group, core.gr.resource, name, [
+    {
+      type: 'FieldValueInvalid',
+      field: 'ignoreStoreReadErrorWithClusterBreakingPotential',
+      value: true,
+      detail: 'is exclusively used to delete corrupt object(s), try again by removing this option',
+    },
+  ]);
 }
 
 /**

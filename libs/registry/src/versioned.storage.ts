@@ -40,6 +40,7 @@ export function versionedStorage(inner: Storage, conversion: Conversion, served:
       const validate = opts?.validate;
       return out(await inner.delete(key, opts && { ...opts, validate: validate ? (cur) => validate(out(cur)) : undefined }));
     },
+    deleteUndecodable: (key, opts) => inner.deleteUndecodable(key, opts),
     watch: (opts, sink) =>
       inner.watch(opts, {
         event: (e: StorageEvent) => sink.event({ ...e, object: out(e.object), prevObject: e.prevObject && out(e.prevObject) }),

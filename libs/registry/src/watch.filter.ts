@@ -5,6 +5,7 @@
  */
 import { Errors, StatusError, type KubeObject } from '@app/apimachinery';
 import type { StorageError, StorageEvent, WatchSink } from '@app/storage';
+import { corruptObjectMessage } from './store.errors.js';
 
 /** A watch event after selector filtering. */
 export interface WatchEventOut {
@@ -62,7 +63,7 @@ export function filteredWatchSink(
         const { requested, oldest } = expired();
         // The watch cache's wording: "too old resource version: <requested> (<oldest kept>)".
         sink.error(new StatusError(410, 'Expired', `too old resource version: ${requested} (${oldest})`));
-      } else sink.error(Errors.internal(err.message));
+      } else sink.error(Errors.internal(err.code === 'CorruptObject' ? corruptObjectMessage(err.key, err.message) : err.message));
     },
     ...(sink.ready ? { ready: () => sink.ready?.() } : {}),
   };

@@ -11,7 +11,7 @@ import { Etcd3Client, Etcd3Error, etcdPrefixEnd, rev, type EtcdKeyValue, type Et
 import { Etcd3Compactor } from './etcd3.compactor.js';
 import { Etcd3Watch } from './etcd3.watch.js';
 
-import { checkPreconditions, decodeStoredObject, encodeStoredObject } from './storage.codec.js';
+import { checkPreconditions, decodeStoredObject, encodeStoredObject, isCorruptObject, ListDecoder } from './storage.codec.js';
 import {
   NO_CHANGE,
   StorageError,
@@ -234,6 +234,8 @@ export class Etcd3Storage implements Storage {
     let consistency = opts.consistency;
     const items: KubeObject[] = [];
     let lastKey: string | undefined;
+    // Values that do not decode are gathered and fail the list together, naming their keys.
+    const decoder = new ListDecoder();
     for (;;) {
       // Without a predicate one Range is the page; with one, ask for more than the rest of the
       // page (kube's etcd3 store doubles its range) so few round trips fill it.
@@ -249,15 +251,16 @@ export class Etcd3Storage implements Storage {
         used++;
         const key = this.keys.fromEtcd(kv.key);
         if (key === undefined) continue;
-        const obj = this.decode(key, kv);
+        const obj = decoder.decode(key, kv.value, rev(kv.mod_revision));
         lastKey = key;
-        if (opts.predicate && !opts.predicate(obj)) continue;
+        if (!obj || (opts.predicate && !opts.predicate(obj))) continue;
         items.push(obj);
         if (limit > 0 && items.length >= limit) break;
       }
       const restInRange = rev(r.count) - used;
       const moreHere = used < r.kvs.length || r.more;
       if (limit > 0 && items.length >= limit) {
+        decoder.check(prefix);
         const out: ListResult = { items, revision };
         if (moreHere && lastKey !== undefined) {
           out.continueAfterKey = lastKey;
@@ -265,7 +268,10 @@ export class Etcd3Storage implements Storage {
         }
         return out;
       }
-      if (!r.more || r.kvs.length === 0) return { items, revision };
+      if (!r.more || r.kvs.length === 0) {
+        decoder.check(prefix);
+        return { items, revision };
+      }
       from = Buffer.concat([r.kvs[r.kvs.length - 1]!.key, Buffer.from([0])]);
     }
   }
@@ -277,7 +283,9 @@ export class Etcd3Storage implements Storage {
     const revision = c.mode === 'Exact' ? c.revision : rev(r.header.revision);
     const kv = r.kvs[0];
     const wanted = kv !== undefined && key.startsWith(prefix) && (opts.startAfterKey === undefined || key > opts.startAfterKey);
-    const obj = wanted ? this.decode(key, kv) : undefined;
+    const decoder = new ListDecoder();
+    const obj = wanted ? decoder.decode(key, kv.value, rev(kv.mod_revision)) : undefined;
+    decoder.check(prefix);
     return { items: obj && (!opts.predicate || opts.predicate(obj)) ? [obj] : [], revision };
   }
 
@@ -360,6 +368,27 @@ export class Etcd3Storage implements Storage {
       // Someone wrote in between: re-check preconditions and validation on the new state.
       kv = r.responses[0]?.response_range?.kvs[0];
     }
+  }
+
+  async deleteUndecodable(key: string, opts: { dryRun?: boolean } = {}): Promise<{ readable: true } | { readable: false; revision: number }> {
+    const ek = this.keys.toEtcd(key);
+    const r0 = await this.read(key, { mode: 'MostRecent' }, ek, {});
+    const kv = r0.kvs[0];
+    if (!kv) throw new StorageError('KeyNotFound', key, `key ${key} not found`);
+    try {
+      this.decode(key, kv);
+      return { readable: true };
+    } catch (e) {
+      if (!isCorruptObject(e)) throw e;
+    }
+    if (opts.dryRun) return { readable: false, revision: rev(r0.header.revision) };
+    const r = await this.txn(key, {
+      compare: [{ key: ek, target: 'MOD', result: 'EQUAL', mod_revision: kv.mod_revision }],
+      success: [{ request_delete_range: { key: ek } }],
+      failure: [],
+    });
+    if (!r.succeeded) throw new StorageError('Conflict', key, `${key} was written while it was being deleted`);
+    return { readable: false, revision: rev(r.header.revision) };
   }
 
   // ---- watch ----------------------------------------------------------------------------

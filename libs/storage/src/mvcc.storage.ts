@@ -22,7 +22,7 @@ import {
   type WatchOptions,
   type WatchSink,
 } from './storage.interface.js';
-import { checkPreconditions, decodeStoredObject, encodeStoredObject } from './storage.codec.js';
+import { checkPreconditions, decodeStoredObject, encodeStoredObject, isCorruptObject, ListDecoder } from './storage.codec.js';
 
 /** Options of MvccStorage. */
 export interface MvccStorageOptions {
@@ -226,9 +226,12 @@ export class MvccStorage implements Storage {
     if (opts.key !== undefined) return this.listOne(prefix, opts.key, at, opts);
     const decoded = new Map<KeyValue, KubeObject>();
     const predicate = opts.predicate;
+    // Values that do not decode are gathered and fail the list together, naming their keys.
+    const decoder = new ListDecoder();
     const filter = predicate
       ? (kv: KeyValue): boolean => {
-          const obj = this.decode(kv);
+          const obj = decoder.decode(kv.key, kv.value, kv.modRevision);
+          if (!obj) return false;
           decoded.set(kv, obj);
           return predicate(obj);
         }
@@ -239,7 +242,12 @@ export class MvccStorage implements Storage {
     } catch (e) {
       this.mapError(prefix, e, at);
     }
-    const items = res.kvs.map((kv) => decoded.get(kv) ?? this.decode(kv));
+    const items: KubeObject[] = [];
+    for (const kv of res.kvs) {
+      const obj = decoded.get(kv) ?? decoder.decode(kv.key, kv.value, kv.modRevision);
+      if (obj) items.push(obj);
+    }
+    decoder.check(prefix);
     const out: ListResult = { items, revision: res.revision };
     if (res.more && res.kvs.length > 0) {
       out.continueAfterKey = res.kvs[res.kvs.length - 1]!.key;
@@ -261,7 +269,9 @@ export class MvccStorage implements Storage {
     }
     const kv = res.kvs[0];
     const wanted = kv !== undefined && kv.key === key && key.startsWith(prefix) && (opts.startAfterKey === undefined || key > opts.startAfterKey);
-    const obj = wanted ? this.decode(kv) : undefined;
+    const decoder = new ListDecoder();
+    const obj = wanted ? decoder.decode(kv.key, kv.value, kv.modRevision) : undefined;
+    decoder.check(prefix);
     return { items: obj && (!opts.predicate || opts.predicate(obj)) ? [obj] : [], revision: res.revision };
   }
 
@@ -371,6 +381,22 @@ export class MvccStorage implements Storage {
       kv = r.results[0]?.current;
       fresh = true;
     }
+  }
+
+  async deleteUndecodable(key: string, opts: { dryRun?: boolean } = {}): Promise<{ readable: true } | { readable: false; revision: number }> {
+    await this.prepareRead(key, { mode: 'MostRecent' });
+    const kv = await this.store.get(key);
+    if (!kv) throw new StorageError('KeyNotFound', key, `key ${key} not found`);
+    try {
+      this.decode(kv);
+      return { readable: true };
+    } catch (e) {
+      if (!isCorruptObject(e)) throw e;
+    }
+    if (opts.dryRun) return { readable: false, revision: this.store.currentRevision() };
+    const r = await this.propose(key, { compares: [{ key, target: 'modRevision', value: kv.modRevision }], success: [{ type: 'delete', key }], failure: [] });
+    if (!r.succeeded) throw new StorageError('Conflict', key, `${key} was written while it was being deleted`);
+    return { readable: false, revision: r.revision };
   }
 
   // ---- watch ----------------------------------------------------------------------------

@@ -5,7 +5,7 @@
  * MvccStorage writes the same bytes, so one layout serves the built-in store and etcd.
  */
 import type { KubeObject } from '@app/apimachinery';
-import { StorageError, type Preconditions } from './storage.interface.js';
+import { CorruptListError, MAX_REPORTED_CORRUPT_VALUES, StorageError, type CorruptValue, type Preconditions } from './storage.interface.js';
 
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
@@ -27,16 +27,19 @@ export function encodeStoredObject(key: string, obj: KubeObject): Uint8Array {
 
 /**
  * Parses stored bytes and sets metadata.resourceVersion to `resourceVersion` (undefined: none).
- * StorageError('Internal') when the bytes are not a JSON object with metadata.
+ * StorageError('CorruptObject') naming `key` when the bytes are not a JSON object with metadata
+ * (a value written around the API, through the etcd API or by a damaged disk).
  */
 export function decodeStoredObject(key: string, bytes: Uint8Array, resourceVersion: number | undefined): KubeObject {
   let obj: unknown;
   try {
     obj = JSON.parse(textDecoder.decode(bytes));
-  } catch {
-    throw new StorageError('Internal', key, 'stored value is not valid JSON');
+  } catch (e) {
+    throw new StorageError('CorruptObject', key, `object not decodable: the stored value is not valid JSON (${(e as Error).message})`);
   }
-  if (!isRecord(obj) || !isRecord(obj.metadata)) throw new StorageError('Internal', key, 'stored value has no metadata');
+  if (!isRecord(obj) || !isRecord(obj.metadata)) {
+    throw new StorageError('CorruptObject', key, 'object not decodable: the stored value is not a JSON object with metadata');
+  }
   const o = obj as KubeObject;
   if (resourceVersion === undefined) delete o.metadata.resourceVersion;
   else o.metadata.resourceVersion = String(resourceVersion);
@@ -58,5 +61,37 @@ export function checkPreconditions(key: string, current: KubeObject, p: Precondi
       key,
       `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion ?? ''}`,
     );
+  }
+}
+
+/** True when `e` says a stored value does not decode into an object. */
+export function isCorruptObject(e: unknown): e is StorageError {
+  return e instanceof StorageError && e.code === 'CorruptObject';
+}
+
+/**
+ * Decodes the values of one list, gathering those that do not decode instead of failing at the
+ * first (Kubernetes' corrupt-object aggregation), so the error names every undecodable key the
+ * list met, up to MAX_REPORTED_CORRUPT_VALUES.
+ */
+export class ListDecoder {
+  private readonly corrupt: CorruptValue[] = [];
+  private truncated = false;
+
+  /** The object, or undefined when the value does not decode (remembered for `check`). */
+  decode(key: string, bytes: Uint8Array, resourceVersion: number | undefined): KubeObject | undefined {
+    try {
+      return decodeStoredObject(key, bytes, resourceVersion);
+    } catch (e) {
+      if (!isCorruptObject(e)) throw e;
+      if (this.corrupt.length < MAX_REPORTED_CORRUPT_VALUES) this.corrupt.push({ key, message: e.message });
+      else this.truncated = true;
+      return undefined;
+    }
+  }
+
+  /** Throws CorruptListError for `prefix` when any value did not decode. */
+  check(prefix: string): void {
+    if (this.corrupt.length > 0) throw new CorruptListError(prefix, this.corrupt, this.truncated);
   }
 }

@@ -27,6 +27,7 @@ export type StorageErrorCode =
   | 'TooManyRequests' // refused before it was proposed: too many writes pending (429); safe to retry
   | 'NoSpace' // refused before it was proposed: the store is over its space quota (a NOSPACE alarm)
   | 'Corrupt' // refused before it was proposed: a CORRUPT alarm is raised
+  | 'CorruptObject' // the value stored under the key does not decode into an object
   | 'Internal';
 
 /** Typed storage failure. `currentRevision` is set for Compacted and TooLargeResourceVersion. */
@@ -42,6 +43,31 @@ export class StorageError extends Error {
     this.name = 'StorageError';
   }
 }
+
+/** An undecodable value met by a list: its key and why it does not decode. */
+export interface CorruptValue {
+  key: string;
+  message: string;
+}
+
+/**
+ * A list that met values that do not decode into objects (Kubernetes' aggregated corrupt-object
+ * error): code 'CorruptObject', `key` the list's prefix, `objects` the first
+ * MAX_REPORTED_CORRUPT_VALUES of them in key order, `truncated` when there were more.
+ */
+export class CorruptListError extends StorageError {
+  constructor(
+    prefix: string,
+    readonly objects: CorruptValue[],
+    readonly truncated: boolean,
+  ) {
+    super('CorruptObject', prefix, `unable to decode ${objects.length}${truncated ? '+' : ''} objects under ${prefix}`);
+    this.name = 'CorruptListError';
+  }
+}
+
+/** How many undecodable values a list names before it says the rest are left out. */
+export const MAX_REPORTED_CORRUPT_VALUES = 100;
 
 /** Preconditions checked against the stored object, atomically with the write. */
 export interface Preconditions {
@@ -168,6 +194,14 @@ export interface Storage {
     key: string,
     opts?: { preconditions?: Preconditions; dryRun?: boolean; validate?: (current: KubeObject) => void | Promise<void> },
   ): Promise<KubeObject>;
+
+  /**
+   * Deletes a key whose value does not decode into an object (CorruptObject on every read of
+   * it), without decoding it, conditional on that value's modRevision (Conflict when it changed
+   * meanwhile). 'readable' and no write when the value decodes; KeyNotFound when absent. With
+   * `dryRun` nothing is written. Returns the deletion's revision.
+   */
+  deleteUndecodable(key: string, opts?: { dryRun?: boolean }): Promise<{ readable: true } | { readable: false; revision: number }>;
 
   /** Starts a watch. History after `afterRevision` is replayed first; Compacted -> sink.error. */
   watch(opts: WatchOptions, sink: WatchSink): WatchHandle;

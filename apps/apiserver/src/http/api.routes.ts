@@ -95,6 +95,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
       maxWatchSeconds: cfg.minRequestTimeoutSeconds,
       bookmarkIntervalMs: 60_000,
       onDeprecated: (decl, sub) => metrics.deprecatedApis.set(deprecatedApiLabels(decl, sub), 1),
+      authorizer: this.ports.authorizer,
     });
 
     await fastify.register(async (scope: FastifyInstance) => {

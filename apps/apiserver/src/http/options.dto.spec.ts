@@ -130,5 +130,11 @@ describe('typed options', () => {
       'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set',
     );
     expect(statusOf(() => del({}, { kind: 'Pod' })).code).toBe(400);
+    // The unsafe deletion of undecodable objects, from the body or the query (which wins).
+    const unsafe = 'ignoreStoreReadErrorWithClusterBreakingPotential';
+    expect(del({}, { [unsafe]: true })).toEqual({ [unsafe]: true });
+    expect(del({ [unsafe]: 'true' })).toEqual({ [unsafe]: true });
+    expect(del({ [unsafe]: 'false' }, { [unsafe]: true })).toEqual({ [unsafe]: false });
+    expect(statusOf(() => del({}, { [unsafe]: 'yes' })).message).toBe(`DeleteOptions.${unsafe} must be a boolean`);
   });
 });

@@ -231,6 +231,10 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
   @IsString()
   orphanDependents?: string;
 
+  @IsOptional()
+  @IsString()
+  ignoreStoreReadErrorWithClusterBreakingPotential?: string;
+
   /**
    * DeleteOptions from the decoded body (or undefined) and these parameters, which override
    * the body (Kubernetes decodes both into one DeleteOptions), then metav1
@@ -244,6 +248,8 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
     if (this.propagationPolicy) opts.propagationPolicy = this.propagationPolicy as DeleteOptions['propagationPolicy'];
     if (this.orphanDependents !== undefined && this.orphanDependents !== '') opts.orphanDependents = isTrue(this.orphanDependents);
     if (queryDryRun.length) opts.dryRun = queryDryRun;
+    const unsafe = this.ignoreStoreReadErrorWithClusterBreakingPotential;
+    if (unsafe !== undefined && unsafe !== '') opts.ignoreStoreReadErrorWithClusterBreakingPotential = isTrue(unsafe);
     const errs: FieldError[] = [];
     if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) {
       errs.push({
@@ -303,6 +309,11 @@ function deleteOptionsBody(body: unknown): DeleteOptions {
   if (v.dryRun !== undefined && v.dryRun !== null) {
     if (!Array.isArray(v.dryRun)) throw Errors.badRequest('DeleteOptions.dryRun must be a list of strings');
     out.dryRun = v.dryRun.map(String);
+  }
+  const unsafe = v.ignoreStoreReadErrorWithClusterBreakingPotential;
+  if (unsafe !== undefined && unsafe !== null) {
+    if (typeof unsafe !== 'boolean') throw Errors.badRequest('DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential must be a boolean');
+    out.ignoreStoreReadErrorWithClusterBreakingPotential = unsafe;
   }
   return out;
 }

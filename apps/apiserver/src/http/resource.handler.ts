@@ -24,6 +24,7 @@ import { DeleteOptionsQueryDto, GetOptionsDto, ListOptionsDto, validateOptions, 
 import { checkPathVerb, methodNotAllowed, pathShape } from './path-verbs.js';
 import { namespaceIsTheObject, type RequestInfo } from './request-info.js';
 import type { UserInfo } from '@app/auth';
+import type { Authorizer } from '@app/authz';
 
 export type { Query } from './options.dto.js';
 
@@ -38,7 +39,16 @@ export interface ResourceHandlerDeps {
   bookmarkIntervalMs: number;
   /** Told of every request to a deprecated kind-version (apiserver_requested_deprecated_apis). */
   onDeprecated?(decl: KindDeclaration, subresource: string): void;
+  /**
+   * The request pipeline's authorizer, asked once more for a delete that sets
+   * ignoreStoreReadErrorWithClusterBreakingPotential (verb `unsafe-delete-ignore-read-errors`).
+   * Without it such deletes are refused.
+   */
+  authorizer?: Authorizer;
 }
+
+/** The verb an unsafe deletion of an undecodable object needs besides `delete`. */
+export const UNSAFE_DELETE_VERB = 'unsafe-delete-ignore-read-errors';
 
 /** `pretty` as kube reads it: strconv.ParseBool's true values; anything else is false, never an error. */
 function isTrue(v: string | undefined): boolean {
@@ -232,6 +242,7 @@ export class ResourceHandler {
       case 'delete': {
         const opts = this.deleteOptions(req, query, dryRunAll, ctx);
         const fmt = negotiateOutput(accept, protobufOk, { allowTable: false });
+        await this.authorizeUnsafeDelete(opts, info, decl, user);
         const res = await store.delete(ns, info.name, opts, ctx);
         // Kubernetes (apiserver endpoints/handlers/delete.go): 202 Accepted only when the object
         // was not removed at once AND the client asked for cascading deletion with
@@ -240,20 +251,60 @@ export class ResourceHandler {
         // Body per the resources document ("Delete response bodies"): the kinds listed with the
         // deleted object answer with the object (its Terminating state when finalizers remain),
         // every other kind with a Success Status naming it, for 200 and 202 alike.
-        if (decl.deleteReturnsObject) {
+        // An undecodable object deleted unsafely has no last state: a Success Status naming it.
+        if (decl.deleteReturnsObject && res.object) {
           const enc = encodeObject(this.deps.codecs, decl, res.object, fmt, pretty);
           return this.send(reply, code, enc.contentType, enc.body, ctx);
         }
-        return this.send(reply, code, 'application/json', JSON.stringify(successStatus(decl, res.object)), ctx);
+        return this.send(reply, code, 'application/json', JSON.stringify(successStatus(decl, res.object ?? { metadata: { name: info.name } })), ctx);
       }
       case 'deletecollection': {
         const opts = this.deleteOptions(req, query, dryRunAll, ctx);
+        await this.authorizeUnsafeDelete(opts, info, decl, user);
         await store.deleteCollection(ns, { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector }, opts, ctx);
         return this.send(reply, 200, 'application/json', JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }), ctx);
       }
       default:
         throw methodNotAllowed();
     }
+  }
+
+  /**
+   * A delete that sets ignoreStoreReadErrorWithClusterBreakingPotential needs the verb
+   * `unsafe-delete-ignore-read-errors` on the resource as well (Kubernetes' authorizeUnsafeDelete,
+   * before the object is read): 403 with the authorizer's reason otherwise, and always on a
+   * subresource.
+   */
+  private async authorizeUnsafeDelete(
+    opts: { ignoreStoreReadErrorWithClusterBreakingPotential?: boolean },
+    info: RequestInfo,
+    decl: KindDeclaration,
+    user: UserInfo,
+  ): Promise<void> {
+    if (!opts.ignoreStoreReadErrorWithClusterBreakingPotential) return;
+    const gr = { group: decl.group, resource: decl.plural };
+    if (info.subresource) {
+      throw Errors.forbidden(
+        gr,
+        info.name,
+        'ignoreStoreReadErrorWithClusterBreakingPotential delete option is not allowed on a subresource or non-resource request',
+      );
+    }
+    const d = this.deps.authorizer
+      ? await this.deps.authorizer.authorize({
+          user,
+          verb: UNSAFE_DELETE_VERB,
+          isResourceRequest: true,
+          path: '',
+          apiGroup: decl.group,
+          apiVersion: decl.version,
+          resource: decl.plural,
+          subresource: '',
+          namespace: info.namespace,
+          name: info.name,
+        })
+      : { decision: 'NoOpinion' as const, reason: 'no authorizer is configured' };
+    if (d.decision !== 'Allow') throw Errors.forbidden(gr, info.name, `not permitted to do "${UNSAFE_DELETE_VERB}", reason: ${d.reason ?? ''}`);
   }
 
   /**

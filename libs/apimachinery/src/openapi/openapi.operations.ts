@@ -95,6 +95,11 @@ const P = {
   ),
   force: q('force', 'boolean', 'Apply requests only: take ownership of conflicting fields from other managers.'),
   gracePeriodSeconds: q('gracePeriodSeconds', 'integer', 'Seconds before the object is deleted; zero deletes at once.'),
+  ignoreStoreReadErrorWithClusterBreakingPotential: q(
+    'ignoreStoreReadErrorWithClusterBreakingPotential',
+    'boolean',
+    'Remove an object whose stored data cannot be decoded, skipping finalizers, preconditions and admission (needs the unsafe-delete-ignore-read-errors verb).',
+  ),
   orphanDependents: q('orphanDependents', 'boolean', 'Deprecated: use propagationPolicy.'),
   propagationPolicy: q('propagationPolicy', 'string', 'Garbage collection of dependents: Orphan, Background or Foreground.'),
 };
@@ -113,12 +118,13 @@ const LIST_PARAMS = [
 ];
 const WRITE_PARAMS = [P.dryRun, P.fieldManager, P.fieldValidation];
 const PATCH_PARAMS = [...WRITE_PARAMS, P.force];
-const DELETE_PARAMS = [P.dryRun, P.gracePeriodSeconds, P.orphanDependents, P.propagationPolicy];
+const DELETE_PARAMS = [P.dryRun, P.gracePeriodSeconds, P.ignoreStoreReadErrorWithClusterBreakingPotential, P.orphanDependents, P.propagationPolicy];
 const DELETECOLLECTION_PARAMS = [
   P.continue,
   P.dryRun,
   P.fieldSelector,
   P.gracePeriodSeconds,
+  P.ignoreStoreReadErrorWithClusterBreakingPotential,
   P.labelSelector,
   P.limit,
   P.orphanDependents,

@@ -191,6 +191,9 @@ export const DeleteOptionsSchema = defineSchema(`${META}.DeleteOptions`, {
       'x-kubernetes-list-type': 'atomic',
     },
     gracePeriodSeconds: int64('Seconds before the object is deleted; zero means now.'),
+    ignoreStoreReadErrorWithClusterBreakingPotential: bool(
+      'Remove an object whose stored data cannot be decoded, without reading it: finalizers, preconditions and admission are skipped. Needs the unsafe-delete-ignore-read-errors verb; refused for an object that reads.',
+    ),
     kind: kindProperty,
     orphanDependents: bool('Deprecated: use propagationPolicy. Whether dependents are orphaned.'),
     preconditions: fieldOf(PreconditionsSchema, { description: 'Must be fulfilled before deletion proceeds.' }),

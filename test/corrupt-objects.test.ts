@@ -1,0 +1,185 @@
+/**
+ * Stored values that do not decode into objects (written around the API: through the etcd API,
+ * or a damaged disk), as Kubernetes handles them: a GET of one is a 500 naming its storage key,
+ * a LIST that meets any is a 500 StorageReadError naming every such key (kubectl shows it), a
+ * watch that meets one ends with an ERROR naming it, and a DELETE with
+ * ignoreStoreReadErrorWithClusterBreakingPotential removes one for a user allowed the verb
+ * `unsafe-delete-ignore-read-errors`, after which the collection reads again. The values are
+ * written with etcdctl into the store the server runs on: the built-in store's etcd endpoint, or
+ * the external etcd when the suite runs on one (KAPI_TEST_STORAGE=etcd3).
+ */
+import { startEtcd, type EtcdCluster } from './support/etcd.js';
+import { prerequisite } from './support/prereq.js';
+import { run } from './support/run.js';
+import { etcdServerArgs, getFreePorts, kubectl, request, startServer, testStorage, waitFor, type HttpResponse, type ServerHandle } from './support/server.js';
+
+const NS = 'default';
+const CM = `/api/v1/namespaces/${NS}/configmaps`;
+const KEY = (name: string) => `/registry/core/configmaps/${NS}/${name}`;
+
+interface Status {
+  code: number;
+  reason?: string;
+  message?: string;
+  details?: { name?: string; kind?: string; group?: string; causes?: { reason?: string; message?: string; field?: string }[] };
+}
+
+describe('stored values that do not decode', () => {
+  let server: ServerHandle | undefined;
+  let etcd: EtcdCluster | undefined;
+  let clientUrl = '';
+  let have = false;
+
+  /** etcdctl put into the store the server runs on. */
+  const putRaw = async (key: string, value: string): Promise<void> => {
+    if (etcd) {
+      await etcd.etcdctl(['put', key, value]);
+      return;
+    }
+    const r = await run('etcdctl', ['--endpoints', clientUrl, 'put', key], { ETCDCTL_API: '3' }, value, 30_000);
+    if (r.code !== 0) throw new Error(`etcdctl put ${key} exited ${r.code}: ${r.stderr}`);
+  };
+  const status = (r: HttpResponse): Status => r.json<Status>();
+  const asBob = { 'Impersonate-User': 'bob' };
+
+  beforeAll(async () => {
+    have = prerequisite('etcdctl', 'values written around the API with etcdctl (test/corrupt-objects.test.ts)');
+    if (!have) return;
+    if (testStorage() === 'etcd3') {
+      etcd = await startEtcd({ members: 1 });
+      server = await startServer({ args: etcdServerArgs([], etcd) });
+    } else {
+      const [port] = await getFreePorts(1);
+      clientUrl = `http://127.0.0.1:${port}`;
+      server = await startServer({ args: ['--storage-backend', 'builtin', '--listen-client-urls', clientUrl] });
+    }
+  }, 90_000);
+
+  afterAll(async () => {
+    await server?.cleanup();
+    await etcd?.cleanup();
+  });
+
+  it('are named by GET, LIST and watch, and removed by an unsafe DELETE the user is allowed', async () => {
+    if (!have) return;
+    const s = server!;
+    for (const name of ['good-1', 'good-2']) {
+      const r = await request(s, 'POST', CM, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'x' } }, data: { k: name } } });
+      expect(r.status).toBe(201);
+    }
+    const before = (await request(s, 'GET', CM)).json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion;
+    // A watch from before the damage: it ends with an ERROR naming the key it could not decode.
+    const watch = request(s, 'GET', `${CM}?watch=1&resourceVersion=${before}&timeoutSeconds=20`, { timeoutMs: 30_000 });
+
+    await putRaw(KEY('broken-a'), 'not json {');
+    await putRaw(KEY('broken-b'), '{"kind":"ConfigMap","data":{}}');
+
+    const events = (await watch).body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; object: Status });
+    expect(events.at(-1)?.type).toBe('ERROR');
+    expect(events.at(-1)?.object.code).toBe(500);
+    expect(events.at(-1)?.object.message).toContain(`StorageError: corrupt object, Code: 7, Key: ${KEY('broken-a')}`);
+
+    // GET: 500 naming the key, in Kubernetes' words.
+    const get = await request(s, 'GET', `${CM}/broken-a`);
+    expect(get.status).toBe(500);
+    expect(status(get).reason).toBe('InternalError');
+    expect(status(get).message).toContain(`Internal error occurred: StorageError: corrupt object, Code: 7, Key: ${KEY('broken-a')}, ResourceVersion: 0`);
+    expect(status(get).message).toContain('not valid JSON');
+    expect(status(await request(s, 'GET', `${CM}/broken-b`)).message).toContain('not a JSON object with metadata');
+
+    // LIST: one StorageReadError naming every undecodable key it read: with a label selector
+    // (all keys are read), a page of one (the first key at least; a backend that reads on to
+    // fill the page names the second too), a list narrowed to one by name.
+    const cases: [string, string[]][] = [
+      ['', ['broken-a', 'broken-b']],
+      ['?labelSelector=app%3Dx', ['broken-a', 'broken-b']],
+      ['?limit=1', ['broken-a']],
+      ['?fieldSelector=metadata.name%3Dbroken-b', ['broken-b']],
+    ];
+    for (const [q, names] of cases) {
+      const list = await request(s, 'GET', `${CM}${q}`);
+      expect([q, list.status]).toEqual([q, 500]);
+      const st = status(list);
+      expect(st.reason).toBe('StorageReadError');
+      expect(st.message).toBe('failed to read one or more configmaps from the storage');
+      expect(st.details?.kind).toBe('configmaps');
+      const fields = (st.details?.causes ?? []).map((c) => c.field);
+      expect([q, q === '?limit=1' ? fields.slice(0, 1) : fields]).toEqual([q, names.map(KEY)]);
+      for (const c of st.details?.causes ?? []) {
+        expect(c.reason).toBe('UnexpectedServerResponse');
+        expect(c.message).toContain(`Key: ${c.field}`);
+      }
+    }
+    const all = await request(s, 'GET', '/api/v1/configmaps');
+    expect(status(all).reason).toBe('StorageReadError');
+    const got = await kubectl(s, ['get', 'configmaps', '-n', NS], { expectFail: true });
+    expect(got.stderr).toContain('failed to read one or more configmaps from the storage');
+
+    // A plain DELETE cannot read the object either.
+    const plain = await request(s, 'DELETE', `${CM}/broken-a`);
+    expect(plain.status).toBe(500);
+    expect(status(plain).message).toContain(`Key: ${KEY('broken-a')}`);
+
+    // The option is only for objects that do not decode: 422 on one that does, which stays.
+    const readable = await request(s, 'DELETE', `${CM}/good-1?ignoreStoreReadErrorWithClusterBreakingPotential=true`);
+    expect(readable.status).toBe(422);
+    expect(status(readable).message).toBe(
+      'configmaps "good-1" is invalid: ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: is exclusively used to delete corrupt object(s), try again by removing this option',
+    );
+    expect((await request(s, 'GET', `${CM}/good-1`)).status).toBe(200);
+
+    // A user allowed to delete configmaps but not the unsafe verb is refused before anything is read.
+    const role = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'cm-deleter' },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'delete'] }],
+    };
+    expect((await request(s, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { body: role })).status).toBe(201);
+    const binding = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'bob-cm-deleter' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cm-deleter' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' }],
+    };
+    expect((await request(s, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, { body: binding })).status).toBe(201);
+    await waitFor('bob may get configmaps', async () => (await request(s, 'GET', `${CM}/good-2`, { headers: asBob })).status === 200);
+    const refused = await request(s, 'DELETE', `${CM}/broken-a?ignoreStoreReadErrorWithClusterBreakingPotential=true`, { headers: asBob });
+    expect(refused.status).toBe(403);
+    expect(status(refused).message).toContain('configmaps "broken-a" is forbidden: not permitted to do "unsafe-delete-ignore-read-errors"');
+
+    // Granted the verb, bob removes it (the option in the query); the admin removes the other
+    // (the option in a DeleteOptions body). Each answer is a Success Status naming the object.
+    role.rules[0]!.verbs.push('unsafe-delete-ignore-read-errors');
+    expect((await request(s, 'PUT', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/cm-deleter`, { body: role })).status).toBe(200);
+    const deleted = await waitFor('bob may delete unsafely', async () => {
+      const r = await request(s, 'DELETE', `${CM}/broken-a?ignoreStoreReadErrorWithClusterBreakingPotential=true`, { headers: asBob });
+      return r.status === 403 ? undefined : r;
+    });
+    expect(deleted.status).toBe(200);
+    expect(deleted.json<{ status: string; details: { name: string } }>()).toMatchObject({ status: 'Success', details: { name: 'broken-a' } });
+    expect((await request(s, 'GET', `${CM}/broken-a`)).status).toBe(404);
+    const dry = await request(s, 'DELETE', `${CM}/broken-b?dryRun=All`, {
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', ignoreStoreReadErrorWithClusterBreakingPotential: true },
+    });
+    expect(dry.status).toBe(200);
+    expect((await request(s, 'GET', `${CM}/broken-b`)).status).toBe(500);
+    const body = await request(s, 'DELETE', `${CM}/broken-b`, {
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', ignoreStoreReadErrorWithClusterBreakingPotential: true },
+    });
+    expect(body.status).toBe(200);
+
+    // The collection reads again, through the API and kubectl.
+    const list = await request(s, 'GET', CM);
+    expect(list.status).toBe(200);
+    const names = list.json<{ items: { metadata: { name: string } }[] }>().items.map((i) => i.metadata.name);
+    expect(names).toEqual(expect.arrayContaining(['good-1', 'good-2']));
+    expect(names.filter((n) => n.startsWith('broken'))).toEqual([]);
+    const ok = await kubectl(s, ['get', 'configmaps', '-n', NS, '-o', 'name']);
+    expect(ok.stdout).toContain('configmap/good-1');
+  }, 120_000);
+});
