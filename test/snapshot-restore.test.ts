@@ -225,9 +225,17 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
       header: { revision: number };
       kvs?: { key: string; value: string; create_revision: number; mod_revision: number; version: number; lease?: number }[];
     }
-    const before = JSON.parse(await etcdctl(endpoint, ['get', '', '--from-key', '-w', 'json'])) as Kvs;
     const file = join(dir, 'single.db');
     await etcdctl(endpoint, ['snapshot', 'save', file]);
+    // etcd's status reads the revision of the newest record (the delete's tombstone, or the mark
+    // carrying the revision) and counts every record: each change, maybe the mark, the lease, the meta record.
+    const st = JSON.parse(await etcdctl(endpoint, ['snapshot', 'status', file, '-w', 'json'])) as { revision: number; totalKey: number };
+    // The server's own writes (its Lease renewals, controllers) may land at any time, also
+    // between a read and the save: the node's state is read at the snapshot's revision, and the
+    // etcd restored from the file must hold exactly that state.
+    const rev = st.revision;
+    expect(rev).toBeGreaterThanOrEqual(Number(moved.resourceVersion) + 10);
+    const before = JSON.parse(await etcdctl(endpoint, ['get', '', '--from-key', '--rev', String(rev), '-w', 'json'])) as Kvs;
     // The old cluster's member records stay behind, as etcd's restore drops an etcd backup's members.
     const carried = (key: string) => !key.startsWith('/kapi/cluster/');
     const kept = (before.kvs ?? []).filter((kv) => carried(Buffer.from(kv.key, 'base64').toString()));
@@ -235,17 +243,11 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
     const copy = join(dir, 'copy.db');
     const conv = await run('node', [join(repoRoot(), 'dist/cluster/snapshot.cli.js'), 'to-etcd', file, '--out', copy]);
     expect({ code: conv.code, stderr: conv.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(conv.stdout).toContain(
-      `is etcd's backend file already: copied to ${copy} (${kept.length} keys and 1 leases at revision ${before.header.revision}, the whole history)`,
-    );
+    expect(conv.stdout).toContain(`is etcd's backend file already: copied to ${copy} (${kept.length} keys and 1 leases at revision ${rev}, the whole history)`);
     expect((await readFile(copy)).equals(await readFile(file))).toBe(true);
-    const st = JSON.parse(await etcdctl(endpoint, ['snapshot', 'status', file, '-w', 'json'])) as { revision: number; totalKey: number };
-    // etcd's status reads the revision of the newest record (the delete's tombstone, or the mark
-    // carrying the revision) and counts every record: each change, maybe the mark, the lease, the meta record.
-    expect(st.revision).toBe(before.header.revision);
     expect(st.totalKey).toBeGreaterThan(kept.length + 2);
     // Every revision reads the same on the node (its whole history) and later on etcd.
-    const history = await readsAt(endpoint, 1, before.header.revision, carried);
+    const history = await readsAt(endpoint, 1, rev, carried);
 
     const etcd = await startEtcd({ members: 1, restoreFrom: file });
     try {
@@ -253,14 +255,14 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
       const after = JSON.parse(await etcdctl(url, ['get', '', '--from-key', '-w', 'json'])) as Kvs;
       const strip = (kv: NonNullable<Kvs['kvs']>[number]) => ({ ...kv, lease: kv.lease ?? 0 });
       expect((after.kvs ?? []).map(strip)).toEqual(kept.map(strip));
-      expect(after.header.revision).toBe(before.header.revision);
+      expect(after.header.revision).toBe(rev);
       // The lease came along with its key (JSON numbers lose the id's low digits: etcdctl's text is compared).
       expect(await etcdctl(url, ['lease', 'list'])).toContain(leaseId);
       expect(await etcdctl(url, ['lease', 'timetolive', leaseId, '--keys'])).toMatch(/granted with TTL\(600s\).*attached keys\(\[\/x\/leased\]\)/);
       // The history came along: every past revision reads as it did on the node.
-      expect(await readsAt(url, 1, before.header.revision)).toEqual(history);
+      expect(await readsAt(url, 1, rev)).toEqual(history);
       const put = JSON.parse(await etcdctl(url, ['put', '/x/new', 'n', '-w', 'json'])) as { header: { revision: number } };
-      expect(put.header.revision).toBe(before.header.revision + 1);
+      expect(put.header.revision).toBe(rev + 1);
 
       // An API server on that etcd serves the object with the resourceVersion clients saw.
       const onEtcd = await startServer({ args: ['--storage-backend', 'etcd3', '--etcd-servers', url], readyTimeoutMs: 40_000 });
@@ -270,7 +272,7 @@ describe('etcdctl snapshot save, then a new cluster restored from the file', () 
       expect(got.json<{ metadata: { resourceVersion: string; uid: string }; data: unknown }>()).toMatchObject({ metadata: moved, data: { m: 'v' } });
       const next = await request(onEtcd, 'POST', '/api/v1/namespaces/default/configmaps', { body: cm('on-etcd', { e: '1' }) });
       expect(next.status).toBe(201);
-      expect(Number(next.json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion)).toBeGreaterThan(before.header.revision + 1);
+      expect(Number(next.json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion)).toBeGreaterThan(rev + 1);
     } finally {
       await etcd.cleanup();
     }
