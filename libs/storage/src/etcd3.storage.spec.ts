@@ -4,7 +4,7 @@ import { prerequisite } from '../../../test/support/prereq.js';
 import { Etcd3Client, Etcd3Error } from './etcd3.client.js';
 import { Etcd3Compactor } from './etcd3.compactor.js';
 import { Etcd3Storage } from './etcd3.storage.js';
-import { NO_CHANGE, StorageError, type StorageEvent } from './storage.interface.js';
+import { CorruptListError, NO_CHANGE, StorageError, type StorageEvent } from './storage.interface.js';
 
 // Against a real etcd (Debian's etcd-server), one member on loopback.
 let etcd: EtcdCluster;
@@ -170,6 +170,27 @@ describe('Etcd3Storage', () => {
     expect(await etcd.etcdctl(['get', '/other-prefix/core/configmaps/ns/p', '--keys-only'])).toContain('/other-prefix/core/configmaps/ns/p');
     const l = await s.list('/registry/core/configmaps/ns/', { consistency: { mode: 'MostRecent' } });
     expect(l.items.map((o) => o.metadata.name)).toEqual(['p']);
+  });
+
+  it('names undecodable values by their etcd key (the prefix included), and deletes one only while it is undecodable', async () => {
+    if (!haveEtcd) return;
+    const s = await open('/pfx/');
+    await s.create('/registry/core/configmaps/bad/ok', cm('ok'));
+    await etcd.etcdctl(['put', '/pfx/core/configmaps/bad/x', 'not json']);
+    await etcd.etcdctl(['put', '/pfx/core/configmaps/bad/y', '[1]']);
+    await expect(s.get('/registry/core/configmaps/bad/x', { mode: 'MostRecent' })).rejects.toMatchObject({
+      code: 'CorruptObject',
+      key: '/pfx/core/configmaps/bad/x',
+    });
+    const listed = await s.list('/registry/core/configmaps/bad/', { consistency: { mode: 'MostRecent' } }).catch((e: unknown) => e);
+    expect(listed).toBeInstanceOf(CorruptListError);
+    expect((listed as CorruptListError).objects.map((o) => o.key)).toEqual(['/pfx/core/configmaps/bad/x', '/pfx/core/configmaps/bad/y']);
+    expect(await s.deleteUndecodable('/registry/core/configmaps/bad/ok')).toEqual({ readable: true });
+    expect(await s.deleteUndecodable('/registry/core/configmaps/bad/x', { dryRun: true })).toMatchObject({ readable: false });
+    expect(await s.deleteUndecodable('/registry/core/configmaps/bad/x')).toMatchObject({ readable: false });
+    await expect(s.deleteUndecodable('/registry/core/configmaps/bad/x')).rejects.toMatchObject({ code: 'KeyNotFound' });
+    await etcd.etcdctl(['del', '/pfx/core/configmaps/bad/y']);
+    expect((await s.list('/registry/core/configmaps/bad/', { consistency: { mode: 'MostRecent' } })).items.map((o) => o.metadata.name)).toEqual(['ok']);
   });
 
   it('watches from a revision with prev values, announces progress, and ends with Compacted below the compacted revision', async () => {

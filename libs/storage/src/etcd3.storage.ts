@@ -59,6 +59,8 @@ export class Etcd3Keys {
     if (!key.startsWith(`${API_PREFIX}/`)) throw new StorageError('Internal', key, `storage key outside ${API_PREFIX}/`);
     return Buffer.from(this.prefix + key.slice(API_PREFIX.length), 'utf8');
   }
+  /** The etcd key of an API key as text, as errors name it (an operator's etcdctl finds it so). */
+  readonly etcdName = (key: string): string => this.prefix + key.slice(API_PREFIX.length);
   /** The API key of an etcd key (undefined when outside the prefix). */
   fromEtcd(key: Buffer): string | undefined {
     const s = key.toString('utf8');
@@ -168,7 +170,7 @@ export class Etcd3Storage implements Storage {
   }
 
   private decode(key: string, kv: EtcdKeyValue, resourceVersion: number = rev(kv.mod_revision)): KubeObject {
-    return decodeStoredObject(key, kv.value, resourceVersion);
+    return decodeStoredObject(key, kv.value, resourceVersion, this.keys.etcdName);
   }
 
   /**
@@ -235,7 +237,7 @@ export class Etcd3Storage implements Storage {
     const items: KubeObject[] = [];
     let lastKey: string | undefined;
     // Values that do not decode are gathered and fail the list together, naming their keys.
-    const decoder = new ListDecoder();
+    const decoder = new ListDecoder(this.keys.etcdName);
     for (;;) {
       // Without a predicate one Range is the page; with one, ask for more than the rest of the
       // page (kube's etcd3 store doubles its range) so few round trips fill it.
@@ -283,7 +285,7 @@ export class Etcd3Storage implements Storage {
     const revision = c.mode === 'Exact' ? c.revision : rev(r.header.revision);
     const kv = r.kvs[0];
     const wanted = kv !== undefined && key.startsWith(prefix) && (opts.startAfterKey === undefined || key > opts.startAfterKey);
-    const decoder = new ListDecoder();
+    const decoder = new ListDecoder(this.keys.etcdName);
     const obj = wanted ? decoder.decode(key, kv.value, rev(kv.mod_revision)) : undefined;
     decoder.check(prefix);
     return { items: obj && (!opts.predicate || opts.predicate(obj)) ? [obj] : [], revision };

@@ -222,6 +222,8 @@ export class Etcd3Watch {
     if (key === undefined) return undefined;
     const revision = rev(e.kv.mod_revision);
     const prev = e.prev_kv && e.prev_kv.key.length > 0 ? e.prev_kv : undefined;
+    // An undecodable value is named by its etcd key.
+    const decode = (value: Uint8Array, resourceVersion: number) => decodeStoredObject(key, value, resourceVersion, this.storage.keys.etcdName);
     if (e.type === 'DELETE') {
       // A delete whose previous state was compacted away has nothing to show; etcd3 store
       // answers such a watcher with an error too.
@@ -229,15 +231,15 @@ export class Etcd3Watch {
       return {
         type: 'DELETED',
         key,
-        object: decodeStoredObject(key, prev.value, revision),
-        prevObject: decodeStoredObject(key, prev.value, rev(prev.mod_revision)),
+        object: decode(prev.value, revision),
+        prevObject: decode(prev.value, rev(prev.mod_revision)),
         revision,
       };
     }
-    const object = decodeStoredObject(key, e.kv.value, revision);
+    const object = decode(e.kv.value, revision);
     if (rev(e.kv.create_revision) === revision) return { type: 'ADDED', key, object, revision };
     if (!prev) return { type: 'MODIFIED', key, object, revision };
-    return { type: 'MODIFIED', key, object, prevObject: decodeStoredObject(key, prev.value, rev(prev.mod_revision)), revision };
+    return { type: 'MODIFIED', key, object, prevObject: decode(prev.value, rev(prev.mod_revision)), revision };
   }
 
   /** Ends the watch with `err` (once; no events after). */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { MvccStore } from '@app/mvcc';
 import { openLocalStorage, type MvccStorage } from './mvcc.storage.js';
 import type { KubeObject } from '@app/apimachinery';
-import { NO_CHANGE, StorageError, type StorageEvent } from './storage.interface.js';
+import { CorruptListError, NO_CHANGE, StorageError, type StorageEvent } from './storage.interface.js';
 import { collectionPrefix, objectKey } from './storage.keys.js';
 
 const cm = (name: string, data: Record<string, string> = {}, ns = 'default'): KubeObject => ({
@@ -21,6 +21,7 @@ describe('MvccStorage', () => {
   let dir: string;
   let storage: MvccStorage;
   let store: MvccStore;
+  let putRaw: (k: string, value: string) => Promise<void>;
 
   const open = async (
     opts: {
@@ -34,6 +35,8 @@ describe('MvccStorage', () => {
     const s = await openLocalStorage({ dataDir: dir, revisionWaitMs: 200, compactionIntervalMs: 0, ...opts });
     storage = s.storage;
     store = s.store;
+    putRaw = async (k, value) =>
+      void (await s.proposer.propose({ compares: [], success: [{ type: 'put', key: k, value: new TextEncoder().encode(value) }], failure: [] }));
   };
 
   beforeEach(async () => {
@@ -51,6 +54,32 @@ describe('MvccStorage', () => {
       '/registry/rbac.authorization.k8s.io/clusterroles/admin',
     );
     expect(() => objectKey({ group: '', resource: 'pods', name: 'a/b' })).toThrow(TypeError);
+  });
+
+  describe('values that do not decode', () => {
+    it('fail a get naming the key, a list naming every one it read, a watch naming the first; deleteUndecodable removes only those', async () => {
+      await storage.create(key('ok'), cm('ok'));
+      const from = storage.currentRevision();
+      const events: StorageEvent[] = [];
+      const errors: StorageError[] = [];
+      const h = storage.watch({ key: PREFIX, recursive: true, afterRevision: from }, { event: (e) => events.push(e), error: (e) => errors.push(e) });
+      await putRaw(key('x'), '{');
+      await putRaw(key('y'), '{"metadata":7}');
+      await expect(storage.get(key('x'), latest)).rejects.toMatchObject({ code: 'CorruptObject', key: key('x') });
+      const filtered = await storage.list(PREFIX, { consistency: latest, predicate: () => true }).catch((e: unknown) => e);
+      expect(filtered).toBeInstanceOf(CorruptListError);
+      expect((filtered as CorruptListError).objects.map((o) => o.key)).toEqual([key('x'), key('y')]);
+      expect((filtered as CorruptListError).truncated).toBe(false);
+      await expect(storage.list(PREFIX, { consistency: latest, key: key('y') })).rejects.toBeInstanceOf(CorruptListError);
+      expect(events).toEqual([]);
+      expect(errors.map((e) => [e.code, e.key])).toEqual([['CorruptObject', key('x')]]);
+      h.stop();
+      expect(await storage.deleteUndecodable(key('ok'))).toEqual({ readable: true });
+      expect(await storage.deleteUndecodable(key('x'))).toMatchObject({ readable: false });
+      await expect(storage.deleteUndecodable(key('x'))).rejects.toMatchObject({ code: 'KeyNotFound' });
+      expect(await storage.deleteUndecodable(key('y'))).toMatchObject({ readable: false });
+      expect((await storage.list(PREFIX, { consistency: latest })).items.map((o) => o.metadata.name)).toEqual(['ok']);
+    });
   });
 
   describe('create and get', () => {

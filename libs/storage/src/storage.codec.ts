@@ -27,18 +27,24 @@ export function encodeStoredObject(key: string, obj: KubeObject): Uint8Array {
 
 /**
  * Parses stored bytes and sets metadata.resourceVersion to `resourceVersion` (undefined: none).
- * StorageError('CorruptObject') naming `key` when the bytes are not a JSON object with metadata
- * (a value written around the API, through the etcd API or by a damaged disk).
+ * StorageError('CorruptObject') when the bytes are not a JSON object with metadata (a value
+ * written around the API, through the etcd API or by a damaged disk), naming the key as
+ * `nameOf` gives it (the backend's own key; default `key`).
  */
-export function decodeStoredObject(key: string, bytes: Uint8Array, resourceVersion: number | undefined): KubeObject {
+export function decodeStoredObject(
+  key: string,
+  bytes: Uint8Array,
+  resourceVersion: number | undefined,
+  nameOf: (key: string) => string = (k) => k,
+): KubeObject {
   let obj: unknown;
   try {
     obj = JSON.parse(textDecoder.decode(bytes));
   } catch (e) {
-    throw new StorageError('CorruptObject', key, `object not decodable: the stored value is not valid JSON (${(e as Error).message})`);
+    throw new StorageError('CorruptObject', nameOf(key), `object not decodable: the stored value is not valid JSON (${(e as Error).message})`);
   }
   if (!isRecord(obj) || !isRecord(obj.metadata)) {
-    throw new StorageError('CorruptObject', key, 'object not decodable: the stored value is not a JSON object with metadata');
+    throw new StorageError('CorruptObject', nameOf(key), 'object not decodable: the stored value is not a JSON object with metadata');
   }
   const o = obj as KubeObject;
   if (resourceVersion === undefined) delete o.metadata.resourceVersion;
@@ -78,13 +84,16 @@ export class ListDecoder {
   private readonly corrupt: CorruptValue[] = [];
   private truncated = false;
 
+  /** `nameOf` names an undecodable value's key as the backend stores it (default: as given). */
+  constructor(private readonly nameOf: (key: string) => string = (k) => k) {}
+
   /** The object, or undefined when the value does not decode (remembered for `check`). */
   decode(key: string, bytes: Uint8Array, resourceVersion: number | undefined): KubeObject | undefined {
     try {
-      return decodeStoredObject(key, bytes, resourceVersion);
+      return decodeStoredObject(key, bytes, resourceVersion, this.nameOf);
     } catch (e) {
       if (!isCorruptObject(e)) throw e;
-      if (this.corrupt.length < MAX_REPORTED_CORRUPT_VALUES) this.corrupt.push({ key, message: e.message });
+      if (this.corrupt.length < MAX_REPORTED_CORRUPT_VALUES) this.corrupt.push({ key: e.key, message: e.message });
       else this.truncated = true;
       return undefined;
     }
