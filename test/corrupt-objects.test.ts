@@ -182,4 +182,32 @@ describe('stored values that do not decode', () => {
     const ok = await kubectl(s, ['get', 'configmaps', '-n', NS, '-o', 'name']);
     expect(ok.stdout).toContain('configmap/good-1');
   }, 120_000);
+
+  it("count an object of another kind under a kind's keys as undecodable, and one without kind or apiVersion as the kind's own", async () => {
+    if (!have) return;
+    const s = server!;
+    await putRaw(KEY('a-secret'), JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'a-secret', namespace: NS }, data: {} }));
+    await putRaw(KEY('other-group'), JSON.stringify({ apiVersion: 'apps/v1', kind: 'ConfigMap', metadata: { name: 'other-group', namespace: NS } }));
+    await putRaw(KEY('bare'), JSON.stringify({ metadata: { name: 'bare', namespace: NS }, data: { k: 'v' } }));
+    const get = await request(s, 'GET', `${CM}/a-secret`);
+    expect(get.status).toBe(500);
+    expect(status(get).message).toContain(
+      `Key: ${KEY('a-secret')}, ResourceVersion: 0, AdditionalErrorMsg: object not decodable: the stored object is apiVersion v1, kind Secret, not a ConfigMap`,
+    );
+    const list = await request(s, 'GET', CM);
+    expect(status(list).reason).toBe('StorageReadError');
+    expect((status(list).details?.causes ?? []).map((c) => c.field)).toEqual([KEY('a-secret'), KEY('other-group')]);
+    // No write through the API can take it for a ConfigMap either.
+    const patch = await request(s, 'PATCH', `${CM}/a-secret`, { body: { data: { x: 'y' } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(patch.status).toBe(500);
+    expect(status(patch).message).toContain(`Key: ${KEY('a-secret')}`);
+    for (const name of ['a-secret', 'other-group']) {
+      const del = await request(s, 'DELETE', `${CM}/${name}?ignoreStoreReadErrorWithClusterBreakingPotential=true`);
+      expect([name, del.status]).toEqual([name, 200]);
+    }
+    const after = await request(s, 'GET', CM);
+    expect(after.status).toBe(200);
+    expect(after.json<{ items: { kind?: string; metadata: { name: string } }[] }>().items.map((i) => i.metadata.name)).toContain('bare');
+    expect((await request(s, 'GET', `${CM}/bare`)).json<{ kind: string; apiVersion: string }>()).toMatchObject({ kind: 'ConfigMap', apiVersion: 'v1' });
+  }, 60_000);
 });

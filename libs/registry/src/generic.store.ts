@@ -23,6 +23,7 @@ import { encodeContinue } from './read.options.js';
 import type { ApplyOptions, DeleteOptions, GetOptions, ListOptions, ListResponse, WriteOptions } from './request.options.js';
 import { mapStorageError } from './store.errors.js';
 import { hasStatusSubresource, subresourceOf } from './subresource.strategies.js';
+import { kindCheckedStorage } from './kind-checked.storage.js';
 import { versionedStorage } from './versioned.storage.js';
 import { filteredWatchSink, type WatchEventSink } from './watch.filter.js';
 import { dedupOwnerReferences, WritePipeline } from './write.pipeline.js';
@@ -77,7 +78,11 @@ export class GenericStore implements StoreCore {
     this.apiVersion = apiVersionOf(decl);
     this.admission = deps.admission;
     const conv = decl.conversion;
-    this.storage = conv && conv.storageVersion !== decl.version ? versionedStorage(deps.storage, conv, decl.version) : deps.storage;
+    // Stored objects of another kind are undecodable (kind-checked.storage.ts), looked at as
+    // stored, before any conversion to the served version.
+    const storedAt = conv?.storageVersion ?? decl.version;
+    const checked = kindCheckedStorage(deps.storage, { kind: decl.kind, group: decl.group, apiVersion: decl.group ? `${decl.group}/${storedAt}` : storedAt });
+    this.storage = conv && conv.storageVersion !== decl.version ? versionedStorage(checked, conv, decl.version) : checked;
     this.pipeline = new WritePipeline(decl, deps.machinery, deps.admission, this.apiVersion);
   }
 

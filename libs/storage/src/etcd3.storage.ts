@@ -237,7 +237,7 @@ export class Etcd3Storage implements Storage {
     const items: KubeObject[] = [];
     let lastKey: string | undefined;
     // Values that do not decode are gathered and fail the list together, naming their keys.
-    const decoder = new ListDecoder(this.keys.etcdName);
+    const decoder = new ListDecoder(this.keys.etcdName, opts.kind);
     for (;;) {
       // Without a predicate one Range is the page; with one, ask for more than the rest of the
       // page (kube's etcd3 store doubles its range) so few round trips fill it.
@@ -285,7 +285,7 @@ export class Etcd3Storage implements Storage {
     const revision = c.mode === 'Exact' ? c.revision : rev(r.header.revision);
     const kv = r.kvs[0];
     const wanted = kv !== undefined && key.startsWith(prefix) && (opts.startAfterKey === undefined || key > opts.startAfterKey);
-    const decoder = new ListDecoder(this.keys.etcdName);
+    const decoder = new ListDecoder(this.keys.etcdName, opts.kind);
     const obj = wanted ? decoder.decode(key, kv.value, rev(kv.mod_revision)) : undefined;
     decoder.check(prefix);
     return { items: obj && (!opts.predicate || opts.predicate(obj)) ? [obj] : [], revision };

@@ -227,7 +227,7 @@ export class MvccStorage implements Storage {
     const decoded = new Map<KeyValue, KubeObject>();
     const predicate = opts.predicate;
     // Values that do not decode are gathered and fail the list together, naming their keys.
-    const decoder = new ListDecoder();
+    const decoder = new ListDecoder(undefined, opts.kind);
     const filter = predicate
       ? (kv: KeyValue): boolean => {
           const obj = decoder.decode(kv.key, kv.value, kv.modRevision);
@@ -269,7 +269,7 @@ export class MvccStorage implements Storage {
     }
     const kv = res.kvs[0];
     const wanted = kv !== undefined && kv.key === key && key.startsWith(prefix) && (opts.startAfterKey === undefined || key > opts.startAfterKey);
-    const decoder = new ListDecoder();
+    const decoder = new ListDecoder(undefined, opts.kind);
     const obj = wanted ? decoder.decode(kv.key, kv.value, kv.modRevision) : undefined;
     decoder.check(prefix);
     return { items: obj && (!opts.predicate || opts.predicate(obj)) ? [obj] : [], revision: res.revision };

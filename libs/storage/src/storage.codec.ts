@@ -70,6 +70,33 @@ export function checkPreconditions(key: string, current: KubeObject, p: Precondi
   }
 }
 
+/** The kind the values of a collection must be (ListOptions.kind). */
+export interface ExpectedKind {
+  kind: string;
+  /** API group ('' for the core group). */
+  group: string;
+  /** The apiVersion the kind is stored at: given to a value that has none. */
+  apiVersion: string;
+}
+
+/**
+ * Why `o` is not an object of `expected` (its `kind`, or the group of its `apiVersion`, is
+ * another), or undefined when it may be one. A value without `kind` or `apiVersion` is taken as
+ * the expected kind's and given them, as Kubernetes defaults them from the type it decodes into;
+ * one of another kind fails Kubernetes' decoder (it cannot convert a Secret into a ConfigMap), so
+ * it is as undecodable as a value that is not JSON.
+ */
+export function foreignKind(expected: ExpectedKind, o: KubeObject): string | undefined {
+  if (o.kind === undefined) o.kind = expected.kind;
+  if (o.apiVersion === undefined) o.apiVersion = expected.apiVersion;
+  const kind: unknown = o.kind;
+  const apiVersion: unknown = o.apiVersion;
+  const group = typeof apiVersion === 'string' ? apiVersion.slice(0, Math.max(0, apiVersion.lastIndexOf('/'))) : undefined;
+  if ((kind === undefined || kind === expected.kind) && (apiVersion === undefined || group === expected.group)) return undefined;
+  const show = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? 'none'));
+  return `object not decodable: the stored object is apiVersion ${show(apiVersion)}, kind ${show(kind)}, not a ${expected.group ? `${expected.group}/` : ''}${expected.kind}`;
+}
+
 /** True when `e` says a stored value does not decode into an object. */
 export function isCorruptObject(e: unknown): e is StorageError {
   return e instanceof StorageError && e.code === 'CorruptObject';
@@ -84,13 +111,22 @@ export class ListDecoder {
   private readonly corrupt: CorruptValue[] = [];
   private truncated = false;
 
-  /** `nameOf` names an undecodable value's key as the backend stores it (default: as given). */
-  constructor(private readonly nameOf: (key: string) => string = (k) => k) {}
+  /**
+   * `nameOf` names an undecodable value's key as the backend stores it (default: as given);
+   * with `kind`, an object of another kind is undecodable too (foreignKind).
+   */
+  constructor(
+    private readonly nameOf: (key: string) => string = (k) => k,
+    private readonly kind?: ExpectedKind,
+  ) {}
 
   /** The object, or undefined when the value does not decode (remembered for `check`). */
   decode(key: string, bytes: Uint8Array, resourceVersion: number | undefined): KubeObject | undefined {
     try {
-      return decodeStoredObject(key, bytes, resourceVersion, this.nameOf);
+      const obj = decodeStoredObject(key, bytes, resourceVersion, this.nameOf);
+      const why = this.kind && foreignKind(this.kind, obj);
+      if (why) throw new StorageError('CorruptObject', this.nameOf(key), why);
+      return obj;
     } catch (e) {
       if (!isCorruptObject(e)) throw e;
       if (this.corrupt.length < MAX_REPORTED_CORRUPT_VALUES) this.corrupt.push({ key: e.key, message: e.message });

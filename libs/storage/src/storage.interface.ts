@@ -86,6 +86,11 @@ export interface ListOptions {
   /** Filter applied to each decoded object before counting against `limit`. */
   predicate?: (obj: KubeObject) => boolean;
   /**
+   * The kind every value must be: one of another kind (storage.codec.ts foreignKind) is
+   * undecodable, and the list fails with CorruptListError naming it.
+   */
+  kind?: { kind: string; group: string; apiVersion: string };
+  /**
    * Only this key, which lies under the prefix: a list narrowed to one object (a field selector
    * requiring metadata.name), read as one key rather than by walking the range. The result is
    * still a list at the read's revision: empty when the key is absent, never a continue token.
