@@ -186,9 +186,16 @@ describe('stored values that do not decode', () => {
   it("count an object of another kind under a kind's keys as undecodable, and one without kind or apiVersion as the kind's own", async () => {
     if (!have) return;
     const s = server!;
+    const from = (await request(s, 'GET', CM)).json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion;
+    const watch = request(s, 'GET', `${CM}?watch=1&resourceVersion=${from}&timeoutSeconds=20`, { timeoutMs: 30_000 });
     await putRaw(KEY('a-secret'), JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'a-secret', namespace: NS }, data: {} }));
     await putRaw(KEY('other-group'), JSON.stringify({ apiVersion: 'apps/v1', kind: 'ConfigMap', metadata: { name: 'other-group', namespace: NS } }));
     await putRaw(KEY('bare'), JSON.stringify({ metadata: { name: 'bare', namespace: NS }, data: { k: 'v' } }));
+    const last = JSON.parse((await watch).body.trim().split('\n').at(-1)!) as { type: string; object: Status };
+    expect(last.type).toBe('ERROR');
+    expect(last.object.message).toContain(
+      `Key: ${KEY('a-secret')}, ResourceVersion: 0, AdditionalErrorMsg: object not decodable: the stored object is apiVersion v1, kind Secret`,
+    );
     const get = await request(s, 'GET', `${CM}/a-secret`);
     expect(get.status).toBe(500);
     expect(status(get).message).toContain(

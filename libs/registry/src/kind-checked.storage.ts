@@ -67,15 +67,16 @@ export function kindCheckedStorage(inner: Storage, decl: ExpectedKind): Storage 
     },
     watch: (opts, sink) => {
       let failed = false;
-      let handle: WatchHandle | undefined;
+      // Events may arrive before inner.watch returns: a failure then stops the watch once it has.
+      const started: { handle?: WatchHandle } = {};
       let stopOnStart = false;
-      handle = inner.watch(opts, {
+      const handle = inner.watch(opts, {
         event: (e) => {
           if (failed) return;
           const why = foreignKind(expected, e.object) ?? (e.prevObject && foreignKind(expected, e.prevObject));
           if (!why) return sink.event(e);
           failed = true;
-          if (handle) handle.stop();
+          if (started.handle) started.handle.stop();
           else stopOnStart = true;
           sink.error(new StorageError('CorruptObject', e.key, why));
         },
@@ -84,6 +85,7 @@ export function kindCheckedStorage(inner: Storage, decl: ExpectedKind): Storage 
         },
         ...(sink.ready ? { ready: () => sink.ready?.() } : {}),
       });
+      started.handle = handle;
       if (stopOnStart) handle.stop();
       return handle;
     },
