@@ -158,7 +158,7 @@ export class GarbageCollector {
 
   /** (Re)builds the graph from a Most Recent list, then watches from that revision. */
   private async sync(): Promise<void> {
-    const res = await this.deps.storage.list(REGISTRY_PREFIX, { consistency: { mode: 'MostRecent' } });
+    const res = await this.deps.storage.list(REGISTRY_PREFIX, { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
     const seen = new Set<string>();
     for (const obj of res.items) {
       const uid = obj.metadata?.uid;

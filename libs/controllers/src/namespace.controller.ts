@@ -205,7 +205,7 @@ export class NamespaceController {
 
   /** Lists namespaces (enqueueing terminating ones) and returns the list revision. */
   private async relist(): Promise<number> {
-    const res = await this.deps.storage.list(collectionPrefix(this.nsDecl(), ''), { consistency: { mode: 'MostRecent' } });
+    const res = await this.deps.storage.list(collectionPrefix(this.nsDecl(), ''), { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
     this.terminating.clear();
     for (const ns of res.items) {
       if (!isTerminating(ns)) continue;

@@ -262,7 +262,7 @@ export class Etcd3Storage implements Storage {
       const restInRange = rev(r.count) - used;
       const moreHere = used < r.kvs.length || r.more;
       if (limit > 0 && items.length >= limit) {
-        decoder.check(prefix);
+        if (!opts.skipUndecodable) decoder.check(prefix);
         const out: ListResult = { items, revision };
         if (moreHere && lastKey !== undefined) {
           out.continueAfterKey = lastKey;
@@ -271,7 +271,7 @@ export class Etcd3Storage implements Storage {
         return out;
       }
       if (!r.more || r.kvs.length === 0) {
-        decoder.check(prefix);
+        if (!opts.skipUndecodable) decoder.check(prefix);
         return { items, revision };
       }
       from = Buffer.concat([r.kvs[r.kvs.length - 1]!.key, Buffer.from([0])]);
@@ -287,7 +287,7 @@ export class Etcd3Storage implements Storage {
     const wanted = kv !== undefined && key.startsWith(prefix) && (opts.startAfterKey === undefined || key > opts.startAfterKey);
     const decoder = new ListDecoder(this.keys.etcdName, opts.kind);
     const obj = wanted ? decoder.decode(key, kv.value, rev(kv.mod_revision)) : undefined;
-    decoder.check(prefix);
+    if (!opts.skipUndecodable) decoder.check(prefix);
     return { items: obj && (!opts.predicate || opts.predicate(obj)) ? [obj] : [], revision };
   }
 

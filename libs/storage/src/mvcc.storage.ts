@@ -247,7 +247,7 @@ export class MvccStorage implements Storage {
       const obj = decoded.get(kv) ?? decoder.decode(kv.key, kv.value, kv.modRevision);
       if (obj) items.push(obj);
     }
-    decoder.check(prefix);
+    if (!opts.skipUndecodable) decoder.check(prefix);
     const out: ListResult = { items, revision: res.revision };
     if (res.more && res.kvs.length > 0) {
       out.continueAfterKey = res.kvs[res.kvs.length - 1]!.key;
@@ -271,7 +271,7 @@ export class MvccStorage implements Storage {
     const wanted = kv !== undefined && kv.key === key && key.startsWith(prefix) && (opts.startAfterKey === undefined || key > opts.startAfterKey);
     const decoder = new ListDecoder(undefined, opts.kind);
     const obj = wanted ? decoder.decode(kv.key, kv.value, kv.modRevision) : undefined;
-    decoder.check(prefix);
+    if (!opts.skipUndecodable) decoder.check(prefix);
     return { items: obj && (!opts.predicate || opts.predicate(obj)) ? [obj] : [], revision: res.revision };
   }
 

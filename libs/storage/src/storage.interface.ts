@@ -91,6 +91,12 @@ export interface ListOptions {
    */
   kind?: { kind: string; group: string; apiVersion: string };
   /**
+   * Leave values that do not decode out of the items instead of failing the list: for the
+   * server's own readers (the garbage collector, the policy and token caches), which can do
+   * nothing with such a value and must not stop over one.
+   */
+  skipUndecodable?: boolean;
+  /**
    * Only this key, which lies under the prefix: a list narrowed to one object (a field selector
    * requiring metadata.name), read as one key rather than by walking the range. The result is
    * still a list at the read's revision: empty when the key is absent, never a continue token.

@@ -86,7 +86,10 @@ export class RbacPolicyWatcher implements OnApplicationBootstrap, OnApplicationS
     let revision: number | undefined;
     for (const k of KINDS) {
       const consistency = revision === undefined ? ({ mode: 'Any' } as const) : ({ mode: 'Exact', revision } as const);
-      const res = await this.storage.list(collectionPrefix({ group: GROUP, plural: k.plural, namespaced: k.namespaced }, ''), { consistency });
+      const res = await this.storage.list(collectionPrefix({ group: GROUP, plural: k.plural, namespaced: k.namespaced }, ''), {
+        consistency,
+        skipUndecodable: true,
+      });
       revision ??= res.revision;
       all[k.kind] = res.items as RbacObject[];
     }

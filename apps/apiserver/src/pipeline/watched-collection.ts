@@ -84,7 +84,7 @@ export class WatchedCollection<T> {
   }
 
   private async sync(): Promise<void> {
-    const res = await this.storage.list(this.prefix, { consistency: { mode: 'MostRecent' } });
+    const res = await this.storage.list(this.prefix, { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
     if (this.stopped) return;
     const items = new Map<string, T>();
     for (const o of res.items) {

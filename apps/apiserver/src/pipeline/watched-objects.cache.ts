@@ -103,7 +103,7 @@ export class WatchedObjects {
   }
 
   private async sync(): Promise<void> {
-    const res = await this.opts.storage.list(this.opts.prefix, { consistency: { mode: 'MostRecent' } });
+    const res = await this.opts.storage.list(this.opts.prefix, { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
     if (this.stopped) return;
     const before = new Set(this.objects.keys());
     this.objects.clear();
