@@ -71,6 +71,8 @@ describe('MvccStorage', () => {
       expect((filtered as CorruptListError).objects.map((o) => o.key)).toEqual([key('x'), key('y')]);
       expect((filtered as CorruptListError).truncated).toBe(false);
       await expect(storage.list(PREFIX, { consistency: latest, key: key('y') })).rejects.toBeInstanceOf(CorruptListError);
+      // The server's own readers may leave them out instead.
+      expect((await storage.list(PREFIX, { consistency: latest, skipUndecodable: true })).items.map((o) => o.metadata.name)).toEqual(['ok']);
       expect(events).toEqual([]);
       expect(errors.map((e) => [e.code, e.key])).toEqual([['CorruptObject', key('x')]]);
       h.stop();
