@@ -15,7 +15,11 @@ import { etcdServerArgs, getFreePorts, kubectl, request, startServer, testStorag
 
 const NS = 'default';
 const CM = `/api/v1/namespaces/${NS}/configmaps`;
-const KEY = (name: string) => `/registry/core/configmaps/${NS}/${name}`;
+// On an external etcd the server runs with a prefix of its own (--etcd-prefix), and errors name
+// the etcd key under it.
+const ETCD_PREFIX = '/kapi-corrupt';
+const STORED = (path: string) => `${testStorage() === 'etcd3' ? ETCD_PREFIX : '/registry'}/${path}`;
+const KEY = (name: string) => STORED(`core/configmaps/${NS}/${name}`);
 
 interface Status {
   code: number;
@@ -47,7 +51,7 @@ describe('stored values that do not decode', () => {
     if (!have) return;
     if (testStorage() === 'etcd3') {
       etcd = await startEtcd({ members: 1 });
-      server = await startServer({ args: etcdServerArgs([], etcd) });
+      server = await startServer({ args: etcdServerArgs(['--etcd-prefix', ETCD_PREFIX], etcd) });
     } else {
       const [port] = await getFreePorts(1);
       clientUrl = `http://127.0.0.1:${port}`;
@@ -208,7 +212,7 @@ describe('stored values that do not decode', () => {
     // watches every key) collects a dependent, and the RBAC policy takes a new grant while a
     // Role record does not decode either.
     const RBAC = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}`;
-    await putRaw(`/registry/rbac.authorization.k8s.io/roles/${NS}/broken-role`, 'not json');
+    await putRaw(STORED(`rbac.authorization.k8s.io/roles/${NS}/broken-role`), 'not json');
     const owner = await request(s, 'POST', `/api/v1/namespaces/${NS}/secrets`, { body: { metadata: { name: 'gc-owner' } } });
     expect(owner.status).toBe(201);
     const { uid } = owner.json<{ metadata: { uid: string } }>().metadata;

@@ -18,9 +18,11 @@ import { foreignKind, isCorruptObject, StorageError, type ExpectedKind, type Sto
  */
 export function kindCheckedStorage(inner: Storage, decl: ExpectedKind): Storage {
   const expected: ExpectedKind = { kind: decl.kind, group: decl.group, apiVersion: decl.apiVersion };
+  // Errors name the key as the backing store holds it (the etcd key on an external etcd).
+  const named = (key: string): string => inner.storageKey?.(key) ?? key;
   const check = (key: string, o: KubeObject): void => {
     const why = foreignKind(expected, o);
-    if (why) throw new StorageError('CorruptObject', key, why);
+    if (why) throw new StorageError('CorruptObject', named(key), why);
   };
   return {
     get: async (key, consistency) => {
@@ -78,7 +80,7 @@ export function kindCheckedStorage(inner: Storage, decl: ExpectedKind): Storage 
           failed = true;
           if (started.handle) started.handle.stop();
           else stopOnStart = true;
-          sink.error(new StorageError('CorruptObject', e.key, why));
+          sink.error(new StorageError('CorruptObject', named(e.key), why));
         },
         error: (err) => {
           if (!failed) sink.error(err);
@@ -89,6 +91,7 @@ export function kindCheckedStorage(inner: Storage, decl: ExpectedKind): Storage 
       if (stopOnStart) handle.stop();
       return handle;
     },
+    ...(inner.storageKey ? { storageKey: (key: string) => named(key) } : {}),
     currentRevision: () => inner.currentRevision(),
     compactedRevision: () => inner.compactedRevision(),
     close: () => inner.close(),

@@ -41,6 +41,7 @@ export function versionedStorage(inner: Storage, conversion: Conversion, served:
       return out(await inner.delete(key, opts && { ...opts, validate: validate ? (cur) => validate(out(cur)) : undefined }));
     },
     deleteUndecodable: (key, opts) => inner.deleteUndecodable(key, opts),
+    ...(inner.storageKey ? { storageKey: (key: string) => inner.storageKey!(key) } : {}),
     watch: (opts, sink) =>
       inner.watch(opts, {
         event: (e: StorageEvent) => sink.event({ ...e, object: out(e.object), prevObject: e.prevObject && out(e.prevObject) }),

@@ -372,6 +372,10 @@ export class Etcd3Storage implements Storage {
     }
   }
 
+  storageKey(key: string): string {
+    return this.keys.etcdName(key);
+  }
+
   async deleteUndecodable(key: string, opts: { dryRun?: boolean } = {}): Promise<{ readable: true } | { readable: false; revision: number }> {
     const ek = this.keys.toEtcd(key);
     const r0 = await this.read(key, { mode: 'MostRecent' }, ek, {});

@@ -214,6 +214,13 @@ export interface Storage {
    */
   deleteUndecodable(key: string, opts?: { dryRun?: boolean }): Promise<{ readable: true } | { readable: false; revision: number }>;
 
+  /**
+   * The name of `key` in the backing store, as errors about its stored value name it: the key
+   * itself on the built-in store, the etcd key (with `--etcd-prefix`) on an external etcd.
+   * Absent means the key itself.
+   */
+  storageKey?(key: string): string;
+
   /** Starts a watch. History after `afterRevision` is replayed first; Compacted -> sink.error. */
   watch(opts: WatchOptions, sink: WatchSink): WatchHandle;
 
