@@ -26,7 +26,9 @@ import type {
   EtcdTxnSpec,
   EtcdErrorCode,
   EtcdKeyRange,
+  EtcdPutSpec,
 } from './etcd.command.js';
+import { lonePut } from './etcd.command.js';
 import { ETCD_RESERVED_PREFIX, readRange, shapeRange, visibleIn } from './etcd.range.js';
 import { compareKeys } from '@app/mvcc';
 
@@ -112,9 +114,14 @@ export class EtcdApplier {
   /** The revision after the last staged batch (see pendingRevision). */
   private pending = 0;
 
+  /**
+   * `opts.putFastPath` false evaluates KV.Put requests on the general path too, the reference
+   * the fast path is checked against (etcd.applier.property.spec.ts).
+   */
   constructor(
     private readonly store: MvccStore,
     private readonly now: () => number = Date.now,
+    private readonly opts: { putFastPath?: boolean } = {},
   ) {
     this.loaded = this.load();
     this.loaded.catch(() => undefined);
@@ -240,6 +247,21 @@ export class EtcdApplier {
         results.push({ revision: rev });
         continue;
       }
+      // A KV.Put request, the common command, is evaluated at once (putNow), with the outcome of
+      // the general path below but without its promises, maps and iterators per operation.
+      const put = 'txn' in cmd && cmd.txn.kvPut && this.opts.putFastPath !== false ? lonePut(cmd) : undefined;
+      const now = put && this.putNow(put, rev + 1, batch, base);
+      if (now && 'error' in now) {
+        toWrite.push({ index });
+        results.push({ revision: rev, error: now.error });
+        continue;
+      }
+      if (now) {
+        rev++;
+        toWrite.push({ index, command: { compares: [], success: now.ops, failure: [] } });
+        results.push({ revision: rev, txn: now.txn });
+        continue;
+      }
       const ctx: TxnContext = { overlay: new Map(), attach: new Map(), ops: [], writeRev: rev + 1, batch, base };
       // A Range at a revision that an earlier entry of this group wrote reads the store: what the
       // group staged so far is written first, so that every replica reads the same, however its
@@ -293,10 +315,12 @@ export class EtcdApplier {
     const keys = new Set<string>();
     const visit = (t: EtcdTxnSpec): void => {
       for (const c of t.compare) if (c.end === undefined) keys.add(c.key);
-      for (const op of [...t.success, ...t.failure]) {
-        if ('put' in op) keys.add(op.put.key);
-        else if ('del' in op && op.del.end === undefined) keys.add(op.del.key);
-        else if ('txn' in op) visit(op.txn);
+      for (const ops of [t.success, t.failure]) {
+        for (const op of ops) {
+          if ('put' in op) keys.add(op.put.key);
+          else if ('del' in op && op.del.end === undefined) keys.add(op.del.key);
+          else if ('txn' in op) visit(op.txn);
+        }
       }
     };
     for (const cmd of cmds) if ('txn' in cmd) visit(cmd.txn);
@@ -307,6 +331,53 @@ export class EtcdApplier {
       base.set(k, (v instanceof Promise ? await v : v) ?? null);
     }
     return base;
+  }
+
+  /**
+   * Evaluates a KV.Put request (a Txn of one Put, no compares) against the batch so far, as
+   * evaluate() would: the same checks in etcd's order, the same operations and answer. Applies
+   * its effect on the batch and the lease table when it succeeds; an etcd error changes
+   * nothing. Undefined when the key's current version cannot be read at once (a snapshot
+   * import is rewriting the store): the caller then takes the general path.
+   */
+  private putNow(
+    p: EtcdPutSpec,
+    writeRev: number,
+    batch: Map<string, KeyValue | null>,
+    base: Map<string, KeyValue | null>,
+  ): { ops: Op[]; txn: EtcdTxnResponse } | { error: { code: EtcdErrorCode; message: string } } | undefined {
+    const key = p.key;
+    // The batch's writes, then the state read ahead, then the store (null: absent at that layer).
+    let prev: KeyValue | undefined;
+    const staged = batch.get(key);
+    const ahead = staged === undefined ? base.get(key) : staged;
+    if (ahead !== undefined) prev = ahead ?? undefined;
+    else {
+      const cur = this.current(key);
+      if (cur instanceof Promise) return undefined;
+      prev = cur;
+    }
+    // A KV.Put request has its lease checked before its key (etcd's Put; checkPath).
+    if (!p.ignoreLease && p.lease !== '0' && !this.leases.has(p.lease))
+      return { error: { code: 'NOT_FOUND', message: 'etcdserver: requested lease not found' } };
+    if ((p.ignoreValue || p.ignoreLease) && !prev) return { error: { code: 'INVALID_ARGUMENT', message: 'etcdserver: key not found' } };
+    const value = p.ignoreValue ? prev!.value : p.value;
+    const current = this.leaseOf(key);
+    const lease = p.ignoreLease ? current : p.lease;
+    if (lease !== '0' && !this.leases.has(lease)) return { error: { code: 'NOT_FOUND', message: 'etcdserver: requested lease not found' } };
+    const ops: Op[] = [{ type: 'put', key, value }];
+    if (lease !== current) ops.push(lease === '0' ? { type: 'delete', key: ATTACH_PREFIX + key } : { type: 'put', ...attachmentRecord(key, lease) });
+    const invalid = validateCommand({ compares: [], success: ops, failure: [] });
+    if (invalid) return { error: { code: 'INVALID_ARGUMENT', message: `etcdserver: ${invalid}` } };
+    batch.set(key, {
+      key,
+      value,
+      createRevision: prev ? prev.createRevision : writeRev,
+      modRevision: writeRev,
+      version: prev ? prev.version + 1 : 1,
+    });
+    if (lease !== current) this.setAttachment(key, lease);
+    return { ops, txn: { succeeded: true, responses: [{ put: p.prevKv && prev ? { prevKv: { ...prev, lease: current } } : {} }] } };
   }
 
   /** The store's current version of `key`: read at once unless an import is rewriting the store. */

@@ -133,7 +133,7 @@ const PUT_IGNORE_LEASE = 4;
 const PUT_KV_REQUEST = 8;
 
 /** The Put of a command that is nothing but one Put, or undefined. */
-function lonePut(cmd: EtcdCommand): EtcdPutSpec | undefined {
+export function lonePut(cmd: EtcdCommand): EtcdPutSpec | undefined {
   if (!('txn' in cmd)) return undefined;
   const t = cmd.txn;
   if (t.compare.length !== 0 || t.failure.length !== 0 || t.success.length !== 1) return undefined;
