@@ -81,6 +81,13 @@ interface RawOptions {
 }
 
 /** One raw HTTP/2 request; resolves with the status once the server ends the stream. */
+/**
+ * Resolves on the next turn of the event loop. A stream closed or cancelled right after an await
+ * that a stream event resolved would be closed from inside node:http2's read callbacks, which
+ * can abort the test process (an nghttp2 memory-accounting assertion); after a turn it is not.
+ */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 function raw(session: http2.ClientHttp2Session, path: string, opts: RawOptions = {}): Promise<RawResult> {
   return new Promise((resolve, reject) => {
     const req = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...opts.headers });
@@ -92,10 +99,14 @@ function raw(session: http2.ClientHttp2Session, path: string, opts: RawOptions =
     req.on('trailers', (t) => (trailers = t));
     req.on('data', (d: Buffer) => body.push(d));
     req.on('error', reject);
-    // The server's END_STREAM ends the call; the client then resets its side if still open.
-    req.on('end', () => {
-      if (!req.closed) req.close();
-    });
+    // The server's END_STREAM ends the call; the client then resets its side if still open, on
+    // the next turn: node:http2 can abort the process (nghttp2 memory accounting) when a stream
+    // is closed from inside the callbacks of the read that delivered its end.
+    req.on('end', () =>
+      setImmediate(() => {
+        if (!req.closed) req.close();
+      }),
+    );
     req.on('close', () => {
       const st = trailers ?? headers;
       resolve({
@@ -283,6 +294,7 @@ describe('the etcd endpoint gRPC server', () => {
     const del = await unary(kv, 'DeleteRange', { key: Buffer.from('/frag/'), range_end: Buffer.from('/frag0') });
     expect(Number(del.deleted)).toBe(n);
     await done;
+    await nextTurn();
     stream.cancel();
     stream.on('error', () => undefined);
     watcher.close();
@@ -728,6 +740,7 @@ describe('what one connection may make the etcd endpoint gRPC server hold', () =
       expect((await raw(s, PUT.path, { chunks: [putOf(15 * 1024)] })).grpcStatus).toBe('0');
       expect((await raw(s, PUT.path, { chunks: [putOf(30 * 1024)] })).grpcStatus).toBe(String(grpc.status.RESOURCE_EXHAUSTED));
       // The client resets the first two; a small call after them is read after their resets.
+      await nextTurn();
       first.req.close(http2.constants.NGHTTP2_CANCEL);
       second.req.close(http2.constants.NGHTTP2_CANCEL);
       await Promise.all([first.result, second.result]);
