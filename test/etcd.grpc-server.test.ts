@@ -80,7 +80,6 @@ interface RawOptions {
   written?: () => void;
 }
 
-/** One raw HTTP/2 request; resolves with the status once the server ends the stream. */
 /**
  * Resolves on the next turn of the event loop. A stream closed or cancelled right after an await
  * that a stream event resolved would be closed from inside node:http2's read callbacks, which
@@ -88,6 +87,7 @@ interface RawOptions {
  */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** One raw HTTP/2 request; resolves with the status once the server ends the stream. */
 function raw(session: http2.ClientHttp2Session, path: string, opts: RawOptions = {}): Promise<RawResult> {
   return new Promise((resolve, reject) => {
     const req = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...opts.headers });
