@@ -134,6 +134,23 @@ describe('stored values that do not decode', () => {
       'configmaps "good-1" is invalid: ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: is exclusively used to delete corrupt object(s), try again by removing this option',
     );
     expect((await request(s, 'GET', `${CM}/good-1`)).status).toBe(200);
+    // Nor is it taken on a collection (by query or in a body): 422, and nothing is deleted.
+    for (const opts of [
+      { query: '?ignoreStoreReadErrorWithClusterBreakingPotential=true' },
+      { query: '', body: { kind: 'DeleteOptions', apiVersion: 'v1', ignoreStoreReadErrorWithClusterBreakingPotential: true } },
+    ]) {
+      const coll = await request(s, 'DELETE', `${CM}${opts.query}`, opts.body ? { body: opts.body } : {});
+      expect(coll.status).toBe(422);
+      expect(status(coll)).toMatchObject({
+        reason: 'Invalid',
+        message:
+          'DeleteOptions.meta.k8s.io "" is invalid: ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: is not allowed with DELETECOLLECTION, try again after removing the option',
+        details: { group: 'meta.k8s.io', kind: 'DeleteOptions', causes: [{ field: 'ignoreStoreReadErrorWithClusterBreakingPotential' }] },
+      });
+      expect(status(coll).details).not.toHaveProperty('name');
+    }
+    expect((await request(s, 'GET', `${CM}/good-1`)).status).toBe(200);
+    expect((await request(s, 'GET', `${CM}/broken-a`)).status).toBe(500);
 
     // A user allowed to delete configmaps but not the unsafe verb is refused before anything is read.
     const role = {

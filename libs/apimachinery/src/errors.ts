@@ -168,7 +168,7 @@ export const Errors = {
     const msgs = errs.map(fieldErrorMessage);
     const agg = msgs.length === 1 ? msgs[0] : `[${msgs.join(', ')}]`;
     return new StatusError(422, 'Invalid', `${qk} "${name}" is invalid: ${agg}`, {
-      name,
+      name: name || undefined,
       group,
       kind,
       causes: errs.map((e) => ({ reason: e.type, message: fieldErrorMessage(e).slice(e.field.length + 2), field: e.field })),

@@ -260,7 +260,18 @@ export class ResourceHandler {
       }
       case 'deletecollection': {
         const opts = this.deleteOptions(req, query, dryRunAll, ctx);
-        await this.authorizeUnsafeDelete(opts, info, decl, user);
+        // Kubernetes refuses the unsafe option on a collection before anything is read or
+        // authorized: an undecodable object is removed by name only.
+        if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
+          throw Errors.invalid('meta.k8s.io', 'DeleteOptions', '', [
+            {
+              type: 'FieldValueInvalid',
+              field: 'ignoreStoreReadErrorWithClusterBreakingPotential',
+              value: true,
+              detail: 'is not allowed with DELETECOLLECTION, try again after removing the option',
+            },
+          ]);
+        }
         await store.deleteCollection(ns, { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector }, opts, ctx);
         return this.send(reply, 200, 'application/json', JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }), ctx);
       }
