@@ -4,8 +4,9 @@
  * a LIST that meets any is a 500 StorageReadError naming every such key (kubectl shows it), a
  * watch that meets one ends with an ERROR naming it, and a DELETE with
  * ignoreStoreReadErrorWithClusterBreakingPotential removes one for a user allowed the verb
- * `unsafe-delete-ignore-read-errors`, after which the collection reads again. The values are
- * written with etcdctl into the store the server runs on: the built-in store's etcd endpoint, or
+ * `unsafe-delete-ignore-read-errors`, after which the collection reads again. An object of the
+ * kind with a field its Go type cannot hold (`"data": {"k": 1}`) counts as undecodable too, as
+ * Kubernetes' decoder refuses it. The values are written with etcdctl into the store the server runs on: the built-in store's etcd endpoint, or
  * the external etcd when the suite runs on one (KAPI_TEST_STORAGE=etcd3).
  */
 import { startEtcd, type EtcdCluster } from './support/etcd.js';
@@ -266,5 +267,34 @@ describe('stored values that do not decode', () => {
     expect(after.status).toBe(200);
     expect(after.json<{ items: { kind?: string; metadata: { name: string } }[] }>().items.map((i) => i.metadata.name)).toContain('bare');
     expect((await request(s, 'GET', `${CM}/bare`)).json<{ kind: string; apiVersion: string }>()).toMatchObject({ kind: 'ConfigMap', apiVersion: 'v1' });
+  }, 90_000);
+
+  it("count an object of the kind that the kind's Go type cannot hold (a field of the wrong type) as undecodable", async () => {
+    if (!have) return;
+    const s = server!;
+    const from = (await request(s, 'GET', CM)).json<{ metadata: { resourceVersion: string } }>().metadata.resourceVersion;
+    const watch = request(s, 'GET', `${CM}?watch=1&resourceVersion=${from}&timeoutSeconds=20`, { timeoutMs: 30_000 });
+    await putRaw(KEY('typed-wrong'), JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'typed-wrong', namespace: NS }, data: { k: 1 } }));
+    const why = `Key: ${KEY('typed-wrong')}, ResourceVersion: 0, AdditionalErrorMsg: object not decodable: json: cannot unmarshal number into Go struct field ConfigMap.data of type string`;
+    const last = JSON.parse((await watch).body.trim().split('\n').at(-1)!) as { type: string; object: Status };
+    expect(last.type).toBe('ERROR');
+    expect(last.object.message).toContain(why);
+    // GET in JSON and in protobuf (the answer is a Status either way), LIST and kubectl.
+    const get = await request(s, 'GET', `${CM}/typed-wrong`);
+    expect(get.status).toBe(500);
+    expect(status(get).message).toContain(why);
+    const proto = await request(s, 'GET', `${CM}/typed-wrong`, { headers: { Accept: 'application/vnd.kubernetes.protobuf' } });
+    expect(proto.status).toBe(500);
+    expect(proto.body).toContain(why);
+    const list = await request(s, 'GET', CM);
+    expect(status(list).reason).toBe('StorageReadError');
+    expect((status(list).details?.causes ?? []).map((c) => c.field)).toEqual([KEY('typed-wrong')]);
+    const got = await kubectl(s, ['get', 'configmap', 'typed-wrong', '-n', NS], { expectFail: true });
+    expect(got.stderr).toContain('cannot unmarshal number into Go struct field ConfigMap.data of type string');
+    // Only the unsafe DELETE removes it.
+    expect((await request(s, 'DELETE', `${CM}/typed-wrong`)).status).toBe(500);
+    expect((await request(s, 'DELETE', `${CM}/typed-wrong?ignoreStoreReadErrorWithClusterBreakingPotential=true`)).status).toBe(200);
+    expect((await request(s, 'GET', `${CM}/typed-wrong`)).status).toBe(404);
+    expect((await request(s, 'GET', CM)).status).toBe(200);
   }, 90_000);
 });

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { applyIntent, decodeTimes, Errors, StatusError, TimeDecodeError, validateApplyFieldManager, type KubeObject } from '@app/apimachinery';
+import { applyIntent, decodeProblem, decodeTimes, Errors, StatusError, TimeDecodeError, validateApplyFieldManager, type KubeObject } from '@app/apimachinery';
 import { NO_CHANGE, StorageError, type Storage, type WatchHandle } from '@app/storage';
 import type { Admission } from './admission.port.js';
 import { deleteEach, deleteObject, removeIfFinalized, type StoreCore } from './store.deletion.js';
@@ -81,7 +81,17 @@ export class GenericStore implements StoreCore {
     // Stored objects of another kind are undecodable (kind-checked.storage.ts), looked at as
     // stored, before any conversion to the served version.
     const storedAt = conv?.storageVersion ?? decl.version;
-    const checked = kindCheckedStorage(deps.storage, { kind: decl.kind, group: decl.group, apiVersion: decl.group ? `${decl.group}/${storedAt}` : storedAt });
+    // A kind with a Go type (every kind with a protobuf message) is decoded into it on every read
+    // in Kubernetes, and a field of the wrong type makes the object undecodable. The schema is the
+    // served version's, so the check is made where that is the version stored.
+    const schema = decl.schema;
+    const typed = decl.protobufMessage !== undefined && storedAt === decl.version && schema !== undefined;
+    const checked = kindCheckedStorage(deps.storage, {
+      kind: decl.kind,
+      group: decl.group,
+      apiVersion: decl.group ? `${decl.group}/${storedAt}` : storedAt,
+      decodeProblem: typed ? (o) => decodeProblem(o, schema, decl.kind) : undefined,
+    });
     this.storage = conv && conv.storageVersion !== decl.version ? versionedStorage(checked, conv, decl.version) : checked;
     this.pipeline = new WritePipeline(decl, deps.machinery, deps.admission, this.apiVersion);
   }

@@ -17,7 +17,7 @@ import { foreignKind, isCorruptObject, StorageError, type ExpectedKind, type Sto
  * without kind or apiVersion get `decl`'s (its apiVersion being the one it is stored at).
  */
 export function kindCheckedStorage(inner: Storage, decl: ExpectedKind): Storage {
-  const expected: ExpectedKind = { kind: decl.kind, group: decl.group, apiVersion: decl.apiVersion };
+  const expected: ExpectedKind = { kind: decl.kind, group: decl.group, apiVersion: decl.apiVersion, decodeProblem: decl.decodeProblem };
   // Errors name the key as the backing store holds it (the etcd key on an external etcd).
   const named = (key: string): string => inner.storageKey?.(key) ?? key;
   const check = (key: string, o: KubeObject): void => {

@@ -77,6 +77,12 @@ export interface ExpectedKind {
   group: string;
   /** The apiVersion the kind is stored at: given to a value that has none. */
   apiVersion: string;
+  /**
+   * What the kind's decoder refuses in an object of the kind (a field of the wrong type), as
+   * its message; such an object is as undecodable as one of another kind. Absent: only the kind
+   * is checked.
+   */
+  decodeProblem?: (o: KubeObject) => string | undefined;
 }
 
 /**
@@ -84,7 +90,8 @@ export interface ExpectedKind {
  * another), or undefined when it may be one. A value without `kind` or `apiVersion` is taken as
  * the expected kind's and given them, as Kubernetes defaults them from the type it decodes into;
  * one of another kind fails Kubernetes' decoder (it cannot convert a Secret into a ConfigMap), so
- * it is as undecodable as a value that is not JSON.
+ * it is as undecodable as a value that is not JSON. So is an object of the kind that its decoder
+ * refuses (`expected.decodeProblem`: a field of the wrong type).
  */
 export function foreignKind(expected: ExpectedKind, o: KubeObject): string | undefined {
   if (o.kind === undefined) o.kind = expected.kind;
@@ -92,7 +99,10 @@ export function foreignKind(expected: ExpectedKind, o: KubeObject): string | und
   const kind: unknown = o.kind;
   const apiVersion: unknown = o.apiVersion;
   const group = typeof apiVersion === 'string' ? apiVersion.slice(0, Math.max(0, apiVersion.lastIndexOf('/'))) : undefined;
-  if ((kind === undefined || kind === expected.kind) && (apiVersion === undefined || group === expected.group)) return undefined;
+  if ((kind === undefined || kind === expected.kind) && (apiVersion === undefined || group === expected.group)) {
+    const problem = expected.decodeProblem?.(o);
+    return problem === undefined ? undefined : `object not decodable: ${problem}`;
+  }
   const show = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? 'none'));
   return `object not decodable: the stored object is apiVersion ${show(apiVersion)}, kind ${show(kind)}, not a ${expected.group ? `${expected.group}/` : ''}${expected.kind}`;
 }

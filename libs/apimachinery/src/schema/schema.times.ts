@@ -32,7 +32,7 @@ export class TimeDecodeError extends Error {
 }
 
 /** Which time type a (possibly wrapped) schema is, if any. */
-function timeKind(s: JSONSchemaProps): 'Time' | 'MicroTime' | undefined {
+export function timeKind(s: JSONSchemaProps): 'Time' | 'MicroTime' | undefined {
   let cur: JSONSchemaProps | undefined = s;
   for (let hops = 0; cur && hops < 8; hops++) {
     const name = schemaName(cur);
@@ -54,7 +54,7 @@ function utcSeconds(base: string, zone: string): string | undefined {
 }
 
 /** The stored form of a time value, or throws TimeDecodeError. */
-function decodeTime(kind: 'Time' | 'MicroTime', v: unknown, path: string): unknown {
+export function decodeTime(kind: 'Time' | 'MicroTime', v: unknown, path: string): unknown {
   if (v === null || v === undefined) return v;
   const layout = kind === 'Time' ? TIME_LAYOUT : MICRO_LAYOUT;
   if (typeof v !== 'string') throw new TimeDecodeError(`json: cannot unmarshal ${typeof v} into Go value of type string`, path);
