@@ -246,12 +246,14 @@ export const KINDS: RowGroup = {
       id: 'kind-24',
       rule: 'Lease leaseDurationSeconds of the wrong type does not decode',
       source: 'resources Lease (int32)',
-      upstream: '400 BadRequest "Lease in version \\"v1\\" cannot be handled as a Lease: json: cannot unmarshal string into Go struct field ..."',
+      upstream:
+        '400 BadRequest "Lease in version \\"v1\\" cannot be handled as a Lease: json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32"',
       req: { method: 'POST', path: LEASES, body: lease('l4', { leaseDurationSeconds: '15' }) },
       expect: {
         status: 400,
         reason: 'BadRequest',
-        message: /^Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal string into Go struct field Lease\.spec\.leaseDurationSeconds/,
+        message:
+          /^Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal string into Go struct field LeaseSpec\.spec\.leaseDurationSeconds of type int32$/,
       },
     },
     {

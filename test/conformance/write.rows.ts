@@ -353,5 +353,19 @@ export const WRITES: RowGroup = {
       req: { method: 'PUT', path: `${CM}/w32/status`, body: cm('w32') },
       expect: { status: 404, reason: 'NotFound' },
     },
+    {
+      id: 'write-35',
+      rule: "A field of the wrong type inside a nested struct names the innermost struct and the field's Go type",
+      source: 'upstream create.go transformDecodeError (Go encoding/json UnmarshalTypeError)',
+      upstream:
+        '400 BadRequest "ConfigMap in version \\"v1\\" cannot be handled as a ConfigMap: json: cannot unmarshal string into Go struct field ObjectMeta.metadata.labels of type map[string]string"',
+      req: { method: 'POST', path: CM, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w35', labels: 'x' } } },
+      expect: {
+        status: 400,
+        reason: 'BadRequest',
+        message:
+          /^ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal string into Go struct field ObjectMeta\.metadata\.labels of type map\[string\]string$/,
+      },
+    },
   ],
 };

@@ -19,6 +19,7 @@ import {
   validateObjectMetaCreate,
   validateObjectMetaUpdate,
   validateSchema,
+  decodeProblem,
   type KubeObject,
 } from '@app/apimachinery';
 import {
@@ -38,6 +39,7 @@ import { NamespaceController } from './namespace.controller.js';
 
 const machinery: Machinery = {
   validateSchema: (o, s) => validateSchema(o, s),
+  decodeProblem: (o, s, k) => decodeProblem(o, s, k),
   findUnknownFields: (o, s) => findUnknownFields(o, s),
   prune: (o, s) => {
     prune(o, s);

@@ -117,7 +117,7 @@ async function seed(s: GenericStore, name: string, extra: Partial<KubeObject> = 
 describe('GenericStore hook order', () => {
   it('create: decode checks, defaults, mutating admission, prepare, validation, validating admission, canonicalize, storage', async () => {
     const obj = await store().create('ns', widget('a'), { ctx: ctx(), fieldValidation: 'Strict' });
-    expect(log).toEqual(['machinery.validateSchema', 'machinery.findUnknownFields', ...CREATE_PIPELINE, 'storage.create', 'storage.commit']);
+    expect(log).toEqual(['machinery.decodeProblem', 'machinery.findUnknownFields', ...CREATE_PIPELINE, 'storage.create', 'storage.commit']);
     expect(obj.spec).toEqual({ size: 1 });
     expect(obj.metadata.uid).toEqual(expect.any(String));
   });
@@ -141,7 +141,7 @@ describe('GenericStore hook order', () => {
     const s = store();
     const cur = await seed(s, 'a');
     const res = await s.update('ns', 'a', { ...cur, spec: { size: 3 } }, { ctx: ctx(), fieldValidation: 'Strict' });
-    expect(log).toEqual(['machinery.validateSchema', 'machinery.findUnknownFields', 'storage.guaranteedUpdate', ...UPDATE_PIPELINE, 'storage.commit']);
+    expect(log).toEqual(['machinery.decodeProblem', 'machinery.findUnknownFields', 'storage.guaranteedUpdate', ...UPDATE_PIPELINE, 'storage.commit']);
     expect(res.object.spec).toEqual({ size: 3 });
     expect(res.object.metadata.generation).toBe(2);
   });
@@ -162,7 +162,7 @@ describe('GenericStore hook order', () => {
     expect(log).toEqual([
       'storage.guaranteedUpdate',
       'machinery.mergePatch',
-      'machinery.validateSchema',
+      'machinery.decodeProblem',
       'machinery.findUnknownFields',
       ...UPDATE_PIPELINE,
       'storage.commit',
@@ -182,7 +182,7 @@ describe('GenericStore hook order', () => {
     expect(log).toEqual([
       'machinery.findUnknownFields',
       'storage.get',
-      'machinery.validateSchema',
+      'machinery.decodeProblem',
       'machinery.findUnknownFields',
       ...CREATE_PIPELINE,
       'storage.create',
@@ -212,7 +212,7 @@ describe('GenericStore hook order', () => {
       { ctx: ctx(), fieldValidation: 'Strict', subresource: 'status' },
     );
     expect(log).toEqual([
-      'machinery.validateSchema',
+      'machinery.decodeProblem',
       'machinery.findUnknownFields',
       'storage.guaranteedUpdate',
       'machinery.applyDefaults',
@@ -285,12 +285,12 @@ describe('GenericStore hook order', () => {
   it('dry run: the whole pipeline runs, storage is asked with dryRun and keeps nothing', async () => {
     const s = store();
     const obj = await s.create('ns', widget('a'), { ctx: ctx(true), fieldValidation: 'Strict' });
-    expect(log).toEqual(['machinery.validateSchema', 'machinery.findUnknownFields', ...CREATE_PIPELINE, 'storage.create dryRun']);
+    expect(log).toEqual(['machinery.decodeProblem', 'machinery.findUnknownFields', ...CREATE_PIPELINE, 'storage.create dryRun']);
     expect(obj.metadata.uid).toEqual(expect.any(String));
     expect(storage.data.size).toBe(0);
     const cur = await seed(s, 'b');
     await s.update('ns', 'b', { ...cur, spec: { size: 8 } }, { ctx: ctx(true), fieldValidation: 'Strict' });
-    expect(log).toEqual(['machinery.validateSchema', 'machinery.findUnknownFields', 'storage.guaranteedUpdate dryRun', ...UPDATE_PIPELINE]);
+    expect(log).toEqual(['machinery.decodeProblem', 'machinery.findUnknownFields', 'storage.guaranteedUpdate dryRun', ...UPDATE_PIPELINE]);
     log.length = 0;
     await s.delete('ns', 'b', {}, ctx(true));
     expect(log).toEqual(['storage.get', 'strategy.validateDelete', 'admission.validate DELETE', 'storage.delete dryRun']);
@@ -375,7 +375,7 @@ describe('REST-only kinds', () => {
       { ctx: ctx(), fieldValidation: 'Strict' },
     );
     expect(log).toEqual([
-      'machinery.validateSchema',
+      'machinery.decodeProblem',
       'machinery.findUnknownFields',
       'machinery.applyDefaults',
       'admission.admit CREATE',

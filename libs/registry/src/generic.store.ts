@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { applyIntent, decodeProblem, decodeTimes, Errors, StatusError, TimeDecodeError, validateApplyFieldManager, type KubeObject } from '@app/apimachinery';
+import { applyIntent, decodeTimes, Errors, StatusError, TimeDecodeError, validateApplyFieldManager, type KubeObject } from '@app/apimachinery';
 import { NO_CHANGE, StorageError, type Storage, type WatchHandle } from '@app/storage';
 import type { Admission } from './admission.port.js';
 import { deleteEach, deleteObject, removeIfFinalized, type StoreCore } from './store.deletion.js';
@@ -37,26 +37,6 @@ export interface StoreDeps {
 
 function nowRfc3339(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-/**
- * Go's json.Unmarshal error for a value of the wrong type, as kube's decoder reports it:
- * `json: cannot unmarshal string into Go struct field Lease.spec.leaseDurationSeconds of type int32`.
- * `expected` is read from the schema validator's detail (`... must be of type integer: ...`).
- */
-function goUnmarshalError(kind: string, field: string, actual: string, detail: string): string {
-  const goValue: Record<string, string> = { integer: 'number', number: 'number', boolean: 'bool', string: 'string', array: 'array', object: 'object' };
-  const expected = /must be of type ([a-z,]+)/.exec(detail)?.[1] ?? 'value';
-  const goType: Record<string, string> = { integer: 'int64', number: 'float64', boolean: 'bool', string: 'string', array: 'slice', object: 'struct' };
-  // Go names the struct field path: map keys and list indices are not part of it.
-  const structPath = field.replace(/\[[^\]]*\]/g, '');
-  return `json: cannot unmarshal ${goValue[actual] ?? actual} into Go struct field ${kind}.${structPath} of type ${goType[expected] ?? expected}`;
-}
-
-/** Offset Go's base64 decoder reports for input it cannot decode: the first byte outside the alphabet. */
-function firstNonBase64(s: string): number {
-  const i = s.search(/[^A-Za-z0-9+/=]/);
-  return i < 0 ? s.length : i;
 }
 
 const NOT_FOUND = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
@@ -90,7 +70,7 @@ export class GenericStore implements StoreCore {
       kind: decl.kind,
       group: decl.group,
       apiVersion: decl.group ? `${decl.group}/${storedAt}` : storedAt,
-      decodeProblem: typed ? (o) => decodeProblem(o, schema, decl.kind) : undefined,
+      decodeProblem: typed ? (o) => deps.machinery.decodeProblem(o, schema, decl.kind) : undefined,
     });
     this.storage = conv && conv.storageVersion !== decl.version ? versionedStorage(checked, conv, decl.version) : checked;
     this.pipeline = new WritePipeline(decl, deps.machinery, deps.admission, this.apiVersion);
@@ -254,12 +234,10 @@ export class GenericStore implements StoreCore {
       throw Errors.badRequest(`${kind} in version "${this.decl.version}" cannot be handled as a ${kind}: ${err}`);
     };
     if (source !== 'apply') {
-      const errs = this.deps.machinery.validateSchema(obj, this.decl.schema);
-      const typeErr = errs.find((e) => e.type === 'FieldValueTypeInvalid' && e.value !== 'null');
-      if (typeErr) fail(goUnmarshalError(kind, typeErr.field, String(typeErr.value), typeErr.detail));
-      // []byte fields decode base64 (Go's base64.CorruptInputError).
-      const byteErr = errs.find((e) => e.type === 'FieldValueInvalid' && / must be of type byte: /.test(e.detail));
-      if (byteErr) fail(`illegal base64 data at input byte ${firstNonBase64(String(byteErr.value))}`);
+      // Wrong JSON types, []byte fields that are not base64, times that do not parse: what the
+      // kind's Go type cannot hold, in Go's words (the same check reads make on stored objects).
+      const problem = this.deps.machinery.decodeProblem(obj, this.decl.schema, kind);
+      if (problem) fail(problem);
     }
     try {
       decodeTimes(obj, this.decl.schema);

@@ -26,6 +26,11 @@ export interface FieldMatcher {
 /** The machinery functions; every function is pure apart from `generateName`'s randomness. */
 export interface Machinery {
   validateSchema(obj: unknown, schema: JSONSchemaProps): FieldError[];
+  /**
+   * What the kind's Go type cannot hold in `obj` (a field of the wrong type, bytes that are not
+   * base64, a time that does not parse), as Go's decoder words it; undefined when it decodes.
+   */
+  decodeProblem(obj: unknown, schema: JSONSchemaProps, kind: string): string | undefined;
   /** Paths of fields the schema does not know, e.g. `spec.foo`. */
   findUnknownFields(obj: unknown, schema: JSONSchemaProps): string[];
   /** Drops fields the schema does not know (in place). */

@@ -16,6 +16,7 @@ import {
   validateObjectMetaCreate,
   validateObjectMetaUpdate,
   validateSchema,
+  decodeProblem,
   type KubeObject,
 } from '@app/apimachinery';
 import {
@@ -175,6 +176,7 @@ export function recordingMachinery(log: string[]): Machinery {
     };
   return {
     validateSchema: rec('validateSchema', (obj, schema) => validateSchema(obj, schema)),
+    decodeProblem: rec('decodeProblem', (obj, schema, kind) => decodeProblem(obj, schema, kind)),
     findUnknownFields: rec('findUnknownFields', (obj, schema) => findUnknownFields(obj, schema)),
     prune: rec('prune', (obj, schema) => void prune(obj, schema)),
     applyDefaults: rec('applyDefaults', (obj, schema) => void applyDefaults(obj, schema)),

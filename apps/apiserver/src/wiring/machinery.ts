@@ -21,6 +21,7 @@ import {
   validateObjectMetaCreate,
   validateObjectMetaUpdate,
   validateSchema,
+  decodeProblem,
   type ProtobufKinds,
 } from '@app/apimachinery';
 import { Errors } from '@app/apimachinery';
@@ -35,6 +36,7 @@ import type { WireCodecs } from '../http/codec.js';
 export function createMachinery(): Machinery {
   return {
     validateSchema: (obj, schema) => validateSchema(obj, schema),
+    decodeProblem: (obj, schema, kind) => decodeProblem(obj, schema, kind),
     findUnknownFields: (obj, schema) => findUnknownFields(obj, schema),
     prune: (obj, schema) => {
       prune(obj, schema);

@@ -119,6 +119,9 @@ function jsonKind(v: unknown): string {
   }
 }
 
+// 2^63, exactly representable as a double: any double >= it is out of int64's range.
+const INT64_LIMIT = 9223372036854775808;
+
 const typeProblem = (value: string, type: string): Problem => ({ value, type, fields: [] });
 
 /** Go's base64 decoder's error: the first byte outside the alphabet, or the end. */
@@ -182,7 +185,7 @@ function build(raw: JSONSchemaProps, root: boolean): DecodeCheck {
         return typeof v === 'number' ? undefined : typeProblem(jsonKind(v), type);
       case 'integer':
         if (typeof v !== 'number') return typeProblem(jsonKind(v), type);
-        if (!Number.isInteger(v) || (int32 && (v < -2147483648 || v > 2147483647))) return typeProblem(`number ${v}`, type);
+        if (!Number.isInteger(v) || (int32 ? v < -2147483648 || v > 2147483647 : v < -INT64_LIMIT || v >= INT64_LIMIT)) return typeProblem(`number ${v}`, type);
         return undefined;
       case 'array': {
         if (!Array.isArray(v)) return typeProblem(jsonKind(v), type);
