@@ -1,24 +1,5 @@
-import { readdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { buildOpenAPIV2Document, defineSchema, keepZeroMismatches, objectRootSchema, resolveSchema } from '@app/apimachinery';
-import type { KindDeclaration } from '@app/registry';
-import { protobufKindProblems } from './groups.check.js';
-
-const here = dirname(fileURLToPath(import.meta.url));
-
-/** Every declaration exported by every group module (groups/<group>/<group>.module.ts). */
-async function servedKinds(): Promise<KindDeclaration[]> {
-  const out: KindDeclaration[] = [];
-  for (const group of readdirSync(here, { withFileTypes: true })) {
-    if (!group.isDirectory()) continue;
-    const mod = (await import(`./${group.name}/${group.name}.module.js`)) as Record<string, unknown>;
-    for (const v of Object.values(mod)) {
-      if (Array.isArray(v)) out.push(...(v as KindDeclaration[]).filter((d) => d && typeof d === 'object' && 'kind' in d && 'schema' in d));
-    }
-  }
-  return out;
-}
+import { protobufKindProblems, servedKinds } from './groups.check.js';
 
 describe('served kinds and protobuf', () => {
   it('finds the kinds of every group module', async () => {

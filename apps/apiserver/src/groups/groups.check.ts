@@ -4,8 +4,25 @@
  * A kind missing here would otherwise surface as a 415 on the first protobuf body. The same
  * holds for the kinds REST subresources take (TokenRequest).
  */
+import { readdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { protobufRoot, protobufSchemaMismatches } from '@app/apimachinery';
 import type { KindDeclaration } from '@app/registry';
+
+/** Every declaration exported by every group module (groups/<group>/<group>.module.ts). */
+export async function servedKinds(): Promise<KindDeclaration[]> {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const out: KindDeclaration[] = [];
+  for (const group of readdirSync(here, { withFileTypes: true })) {
+    if (!group.isDirectory()) continue;
+    const mod = (await import(`./${group.name}/${group.name}.module.js`)) as Record<string, unknown>;
+    for (const v of Object.values(mod)) {
+      if (Array.isArray(v)) out.push(...(v as KindDeclaration[]).filter((d) => d && typeof d === 'object' && 'kind' in d && 'schema' in d));
+    }
+  }
+  return out;
+}
 
 function defined(messageName: string): boolean {
   try {

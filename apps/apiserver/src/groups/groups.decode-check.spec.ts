@@ -3,29 +3,13 @@
  * kinds: a fully populated object of every kind decodes, and a field of the wrong type, a
  * `[]byte` field that is not base64 or a Time that does not parse is refused with Go's message.
  */
-import { readdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { decodeProblem } from '@app/apimachinery';
 import type { KindDeclaration } from '@app/registry';
 // The protobuf codec's test data (one fully populated object of every kind) is not part of the
 // library's API; this spec borrows it as independent examples of real objects.
 // eslint-disable-next-line no-restricted-imports
 import { everyKind } from '../../../../libs/apimachinery/src/protobuf/protobuf.fixtures.js';
-
-const here = dirname(fileURLToPath(import.meta.url));
-
-async function servedKinds(): Promise<KindDeclaration[]> {
-  const out: KindDeclaration[] = [];
-  for (const group of readdirSync(here, { withFileTypes: true })) {
-    if (!group.isDirectory()) continue;
-    const mod = (await import(`./${group.name}/${group.name}.module.js`)) as Record<string, unknown>;
-    for (const v of Object.values(mod)) {
-      if (Array.isArray(v)) out.push(...(v as KindDeclaration[]).filter((d) => d && typeof d === 'object' && 'kind' in d && 'schema' in d));
-    }
-  }
-  return out;
-}
+import { servedKinds } from './groups.check.js';
 
 const apiVersionOf = (d: KindDeclaration): string => (d.group ? `${d.group}/${d.version}` : d.version);
 
