@@ -24,6 +24,15 @@ export function kindCheckedStorage(inner: Storage, decl: ExpectedKind): Storage 
     const why = foreignKind(expected, o);
     if (why) throw new StorageError('CorruptObject', named(key), why);
   };
+  // The storage hands the same decoded event to every watcher of a key range, so each event's
+  // objects are judged once however many watches of this kind see them (the decode check walks
+  // the whole object).
+  const verdicts = new WeakMap<KubeObject, string | false>();
+  const judged = (o: KubeObject): string | undefined => {
+    let v = verdicts.get(o);
+    if (v === undefined) verdicts.set(o, (v = foreignKind(expected, o) ?? false));
+    return v || undefined;
+  };
   return {
     get: async (key, consistency) => {
       const o = await inner.get(key, consistency);
@@ -75,7 +84,7 @@ export function kindCheckedStorage(inner: Storage, decl: ExpectedKind): Storage 
       const handle = inner.watch(opts, {
         event: (e) => {
           if (failed) return;
-          const why = foreignKind(expected, e.object) ?? (e.prevObject && foreignKind(expected, e.prevObject));
+          const why = judged(e.object) ?? (e.prevObject && judged(e.prevObject));
           if (!why) return sink.event(e);
           failed = true;
           if (started.handle) started.handle.stop();
