@@ -272,5 +272,44 @@ export const STORAGE: RowGroup = {
         },
       ],
     },
+    {
+      id: 'storage-18',
+      rule: 'A quantity written as a JSON number decodes into its canonical string',
+      source: 'upstream resource.Quantity UnmarshalJSON / MarshalJSON',
+      upstream: '201, resources.limits {"cpu": "500m", "memory": "2"}; a bool: 400 "quantities must match the regular expression ..."',
+      req: {
+        method: 'POST',
+        path: PODS,
+        body: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'q1' },
+          spec: { containers: [{ name: 'c', image: 'nginx:1.27', resources: { limits: { cpu: 0.5, memory: 2 } } }] },
+        },
+      },
+      expect: {
+        status: 201,
+        body: { spec: { containers: [{ resources: { limits: { cpu: '500m', memory: '2' }, requests: { cpu: '500m', memory: '2' } } }] } },
+      },
+      then: [
+        {
+          req: {
+            method: 'POST',
+            path: PODS,
+            body: {
+              apiVersion: 'v1',
+              kind: 'Pod',
+              metadata: { name: 'q2' },
+              spec: { containers: [{ name: 'c', image: 'nginx:1.27', resources: { limits: { cpu: true } } }] },
+            },
+          },
+          expect: {
+            status: 400,
+            reason: 'BadRequest',
+            message: `Pod in version "v1" cannot be handled as a Pod: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+          },
+        },
+      ],
+    },
   ],
 };

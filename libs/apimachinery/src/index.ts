@@ -9,6 +9,7 @@ export * from './schema/schema.prune.js';
 export * from './schema/schema.defaults.js';
 export * from './schema/schema.times.js';
 export * from './schema/schema.decode-check.js';
+export * from './schema/schema.quantities.js';
 export * from './schema/schema.lookup.js';
 export * from './schema/meta.schemas.js';
 export * from './protobuf/protobuf.codec.js';

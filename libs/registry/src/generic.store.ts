@@ -12,7 +12,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { applyIntent, decodeTimes, Errors, StatusError, TimeDecodeError, validateApplyFieldManager, type KubeObject } from '@app/apimachinery';
+import {
+  applyIntent,
+  decodeQuantities,
+  decodeTimes,
+  Errors,
+  QuantityParseError,
+  StatusError,
+  TimeDecodeError,
+  validateApplyFieldManager,
+  type KubeObject,
+} from '@app/apimachinery';
 import { NO_CHANGE, StorageError, type Storage, type WatchHandle } from '@app/storage';
 import type { Admission } from './admission.port.js';
 import { deleteEach, deleteObject, removeIfFinalized, type StoreCore } from './store.deletion.js';
@@ -241,8 +251,9 @@ export class GenericStore implements StoreCore {
     }
     try {
       decodeTimes(obj, this.decl.schema);
+      decodeQuantities(obj, this.decl.schema);
     } catch (e) {
-      if (!(e instanceof TimeDecodeError)) throw e;
+      if (!(e instanceof TimeDecodeError) && !(e instanceof QuantityParseError)) throw e;
       fail(e.message);
     }
     const unknown = this.deps.machinery.findUnknownFields(obj, this.decl.schema);

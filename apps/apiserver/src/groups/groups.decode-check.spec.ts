@@ -52,6 +52,29 @@ describe('decodeProblem on the served kinds', () => {
     expect(problem({ data: null, unknownField: 5, metadata: { ...meta, labels: null } })).toBeUndefined();
   });
 
+  it('takes a Quantity as a string or any number, and an IntOrString as a string or an int32', () => {
+    const pod = kind('Pod');
+    const withCpu = (cpu: unknown) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'c', resources: { limits: { cpu } } }] },
+    });
+    expect(decodeProblem(withCpu('500m'), pod.schema, 'Pod')).toBeUndefined();
+    expect(decodeProblem(withCpu(1.5), pod.schema, 'Pod')).toBeUndefined();
+    expect(decodeProblem(withCpu(true), pod.schema, 'Pod')).toBe("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    const svc = kind('Service');
+    const withTarget = (targetPort: unknown) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ port: 80, targetPort }] } });
+    expect(decodeProblem(withTarget('http'), svc.schema, 'Service')).toBeUndefined();
+    expect(decodeProblem(withTarget(8080), svc.schema, 'Service')).toBeUndefined();
+    expect(decodeProblem(withTarget(true), svc.schema, 'Service')).toBe(
+      'json: cannot unmarshal bool into Go struct field ServicePort.spec.ports.targetPort of type int32',
+    );
+    expect(decodeProblem(withTarget(80.5), svc.schema, 'Service')).toBe(
+      'json: cannot unmarshal number 80.5 into Go struct field ServicePort.spec.ports.targetPort of type int32',
+    );
+  });
+
   it('walks lists and nested structs by their Go type names', () => {
     const pod = kind('Pod');
     const base = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } };

@@ -15,6 +15,7 @@
  * object's root, without map keys or list indices), `illegal base64 data at input byte 3`, and
  * for times the `parsing time ...` error of schema.times.ts.
  */
+import { QUANTITY_FORMAT_ERROR } from '../quantity.js';
 import { ObjectMetaSchema } from './meta.schemas.js';
 import { schemaName } from './schema.names.js';
 import { resolveSchema } from './schema.resolve.js';
@@ -119,6 +120,8 @@ function jsonKind(v: unknown): string {
   }
 }
 
+const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
+
 // 2^63, exactly representable as a double: any double >= it is out of int64's range.
 const INT64_LIMIT = 9223372036854775808;
 
@@ -160,7 +163,10 @@ function build(raw: JSONSchemaProps, root: boolean): DecodeCheck {
   // The struct name Go reports for fields of this object, when it is a named type.
   const structName = named ? named.slice(named.lastIndexOf('.') + 1) : undefined;
   const allOf = (s.allOf ?? []).map((p) => checkOf(p));
-  const intOrString = s['x-kubernetes-int-or-string'] === true || s.format === 'int-or-string';
+  // resource.Quantity takes a string or any JSON number (its UnmarshalJSON parses the literal);
+  // anything else fails with its format error, without a field path.
+  const quantity = named === QUANTITY;
+  const intOrString = !quantity && (s['x-kubernetes-int-or-string'] === true || s.format === 'int-or-string');
   const items = s.items ? checkOf(s.items) : undefined;
   const props = new Map(Object.entries(s.properties ?? {}).map(([k, p]) => [k, checkOf(p)] as const));
   if (root && !props.has('metadata')) props.set('metadata', checkOf(ObjectMetaSchema));
@@ -170,10 +176,14 @@ function build(raw: JSONSchemaProps, root: boolean): DecodeCheck {
   const walks = s.type === 'object' || (s.type === undefined && (props.size > 0 || additional !== undefined));
 
   const own = (v: unknown): Problem | undefined => {
+    if (quantity) {
+      return typeof v === 'string' || typeof v === 'number' ? undefined : { message: QUANTITY_FORMAT_ERROR, value: '', type: '', fields: [] };
+    }
     if (intOrString) {
+      // IntOrString's UnmarshalJSON decodes anything but a string into its int32.
       if (typeof v === 'string') return undefined;
-      if (typeof v === 'number') return Number.isInteger(v) ? undefined : typeProblem(`number ${v}`, 'int32');
-      return typeProblem(jsonKind(v), type);
+      if (typeof v === 'number') return Number.isInteger(v) && v >= -2147483648 && v <= 2147483647 ? undefined : typeProblem(`number ${v}`, 'int32');
+      return typeProblem(jsonKind(v), 'int32');
     }
     switch (s.type) {
       case 'string':

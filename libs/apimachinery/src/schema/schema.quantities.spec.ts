@@ -1,0 +1,33 @@
+import { QuantitySchema } from './schema.proto.js';
+import { fieldOf } from './schema.names.js';
+import { decodeQuantities } from './schema.quantities.js';
+import type { JSONSchemaProps } from './schema.types.js';
+
+const schema: JSONSchemaProps = {
+  type: 'object',
+  properties: {
+    limits: { type: 'object', additionalProperties: QuantitySchema },
+    capacity: fieldOf(QuantitySchema, { description: 'wrapped' }),
+    items: { type: 'array', items: { type: 'object', properties: { size: QuantitySchema, name: { type: 'string' } } } },
+    plain: { type: 'integer' },
+  },
+};
+
+describe('decodeQuantities', () => {
+  it('rewrites quantities written as numbers into their canonical strings, and nothing else', () => {
+    const obj = { limits: { cpu: 0.5, memory: 2, storage: '1.5Gi', big: 1500 }, capacity: 0.001, items: [{ size: -3, name: 'a' }, { size: '250m' }], plain: 7 };
+    decodeQuantities(obj, schema);
+    expect(obj).toEqual({
+      limits: { cpu: '500m', memory: '2', storage: '1.5Gi', big: '1500' },
+      capacity: '1m',
+      items: [{ size: '-3', name: 'a' }, { size: '250m' }],
+      plain: 7,
+    });
+  });
+
+  it('leaves values of other types for the decode check to refuse', () => {
+    const obj = { limits: { cpu: true }, items: 'x' };
+    decodeQuantities(obj, schema);
+    expect(obj).toEqual({ limits: { cpu: true }, items: 'x' });
+  });
+});

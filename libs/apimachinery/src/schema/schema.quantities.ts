@@ -1,0 +1,49 @@
+/**
+ * Decoding of resource.Quantity fields written as JSON numbers, as their Go decoder does: the
+ * number is parsed as a quantity and kept in its canonical string form, which is what the
+ * apiserver stores and returns (`cpu: 0.5` becomes `"500m"`, `cpu: 2` becomes `"2"`).
+ * Quantities written as strings are kept as written.
+ */
+import { canonicalQuantity } from '../quantity.js';
+import { schemaName } from './schema.names.js';
+import { resolveSchema } from './schema.resolve.js';
+import { SubtreePredicate } from './schema.subtree.js';
+import type { JSONSchemaProps } from './schema.types.js';
+
+const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
+
+/** Whether a (possibly wrapped) schema is resource.Quantity. */
+function isQuantity(s: JSONSchemaProps): boolean {
+  let cur: JSONSchemaProps | undefined = s;
+  for (let hops = 0; cur && hops < 8; hops++) {
+    if (schemaName(cur) === QUANTITY) return true;
+    cur = cur.allOf?.length === 1 ? cur.allOf[0] : undefined;
+  }
+  return false;
+}
+
+/** Subtrees holding a Quantity field somewhere. */
+const withQuantities = new SubtreePredicate(isQuantity);
+
+/**
+ * Rewrites every Quantity field of `obj` that `schema` declares and that holds a number into its
+ * canonical string, in place. Throws QuantityParseError for a number that is no quantity.
+ */
+export function decodeQuantities(obj: unknown, schema: JSONSchemaProps): void {
+  if (obj === null || typeof obj !== 'object' || !withQuantities.has(schema)) return;
+  const s = resolveSchema(schema);
+  const fix = (v: unknown, prop: JSONSchemaProps): unknown => {
+    if (isQuantity(prop)) return typeof v === 'number' ? canonicalQuantity(String(v)) : v;
+    decodeQuantities(v, prop);
+    return v;
+  };
+  if (Array.isArray(obj)) {
+    if (s.items) for (let i = 0; i < obj.length; i++) obj[i] = fix(obj[i], s.items);
+    return;
+  }
+  const o = obj as Record<string, unknown>;
+  for (const k of Object.keys(o)) {
+    const prop = s.properties?.[k] ?? (typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined);
+    if (prop) o[k] = fix(o[k], prop);
+  }
+}
