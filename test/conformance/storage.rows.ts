@@ -274,9 +274,10 @@ export const STORAGE: RowGroup = {
     },
     {
       id: 'storage-18',
-      rule: 'A quantity written as a JSON number decodes into its canonical string',
+      rule: 'A quantity, written as a JSON number or a string, decodes into its canonical string; one that does not parse is 400',
       source: 'upstream resource.Quantity UnmarshalJSON / MarshalJSON',
-      upstream: '201, resources.limits {"cpu": "500m", "memory": "2"}; a bool: 400 "quantities must match the regular expression ..."',
+      upstream:
+        '201, resources.limits {"cpu": "500m", "memory": "1536Mi"}; a bool or a string that is no quantity: 400 "quantities must match the regular expression ..."',
       req: {
         method: 'POST',
         path: PODS,
@@ -284,12 +285,12 @@ export const STORAGE: RowGroup = {
           apiVersion: 'v1',
           kind: 'Pod',
           metadata: { name: 'q1' },
-          spec: { containers: [{ name: 'c', image: 'nginx:1.27', resources: { limits: { cpu: 0.5, memory: 2 } } }] },
+          spec: { containers: [{ name: 'c', image: 'nginx:1.27', resources: { limits: { cpu: 0.5, memory: '1.5Gi' } } }] },
         },
       },
       expect: {
         status: 201,
-        body: { spec: { containers: [{ resources: { limits: { cpu: '500m', memory: '2' }, requests: { cpu: '500m', memory: '2' } } }] } },
+        body: { spec: { containers: [{ resources: { limits: { cpu: '500m', memory: '1536Mi' }, requests: { cpu: '500m', memory: '1536Mi' } } }] } },
       },
       then: [
         {
@@ -301,6 +302,23 @@ export const STORAGE: RowGroup = {
               kind: 'Pod',
               metadata: { name: 'q2' },
               spec: { containers: [{ name: 'c', image: 'nginx:1.27', resources: { limits: { cpu: true } } }] },
+            },
+          },
+          expect: {
+            status: 400,
+            reason: 'BadRequest',
+            message: `Pod in version "v1" cannot be handled as a Pod: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+          },
+        },
+        {
+          req: {
+            method: 'POST',
+            path: PODS,
+            body: {
+              apiVersion: 'v1',
+              kind: 'Pod',
+              metadata: { name: 'q3' },
+              spec: { containers: [{ name: 'c', image: 'nginx:1.27', resources: { requests: { memory: 'lots' } } }] },
             },
           },
           expect: {

@@ -14,15 +14,26 @@ const schema: JSONSchemaProps = {
 };
 
 describe('decodeQuantities', () => {
-  it('rewrites quantities written as numbers into their canonical strings, and nothing else', () => {
-    const obj = { limits: { cpu: 0.5, memory: 2, storage: '1.5Gi', big: 1500 }, capacity: 0.001, items: [{ size: -3, name: 'a' }, { size: '250m' }], plain: 7 };
+  it('rewrites quantities written as numbers or strings into their canonical strings, and nothing else', () => {
+    const obj = {
+      limits: { cpu: 0.5, memory: 2, storage: '1.5Gi', big: 1500 },
+      capacity: 0.001,
+      items: [{ size: -3, name: 'a' }, { size: ' 250m ' }, { size: '0.5' }],
+      plain: 7,
+    };
     decodeQuantities(obj, schema);
     expect(obj).toEqual({
-      limits: { cpu: '500m', memory: '2', storage: '1.5Gi', big: '1500' },
+      limits: { cpu: '500m', memory: '2', storage: '1536Mi', big: '1500' },
       capacity: '1m',
-      items: [{ size: '-3', name: 'a' }, { size: '250m' }],
+      items: [{ size: '-3', name: 'a' }, { size: '250m' }, { size: '500m' }],
       plain: 7,
     });
+  });
+
+  it("refuses a string that is no quantity with Kubernetes' message", () => {
+    expect(() => decodeQuantities({ limits: { cpu: 'lots' } }, schema)).toThrow(
+      "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    );
   });
 
   it('leaves values of other types for the decode check to refuse', () => {

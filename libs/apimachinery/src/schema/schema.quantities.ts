@@ -1,8 +1,10 @@
 /**
- * Decoding of resource.Quantity fields written as JSON numbers, as their Go decoder does: the
- * number is parsed as a quantity and kept in its canonical string form, which is what the
- * apiserver stores and returns (`cpu: 0.5` becomes `"500m"`, `cpu: 2` becomes `"2"`).
- * Quantities written as strings are kept as written.
+ * Decoding of resource.Quantity fields as their Go decoder does: a string or a JSON number is
+ * parsed as a quantity and kept in its canonical string form, which is what the apiserver stores
+ * and returns (`cpu: 0.5` and `cpu: "0.5"` become `"500m"`, `memory: "1.5Gi"` becomes
+ * `"1536Mi"`); one that does not parse fails with Kubernetes' message. A number is read through
+ * JavaScript's spelling of it, so `1e9` is stored as `"1G"` where Go, which keeps the literal's
+ * notation, stores `"1e9"`.
  */
 import { canonicalQuantity } from '../quantity.js';
 import { schemaName } from './schema.names.js';
@@ -26,14 +28,16 @@ function isQuantity(s: JSONSchemaProps): boolean {
 const withQuantities = new SubtreePredicate(isQuantity);
 
 /**
- * Rewrites every Quantity field of `obj` that `schema` declares and that holds a number into its
- * canonical string, in place. Throws QuantityParseError for a number that is no quantity.
+ * Rewrites every Quantity field of `obj` that `schema` declares and that holds a string or a
+ * number into its canonical string, in place. Throws QuantityParseError for one that is no
+ * quantity; values of other types are left for the decode check (schema.decode-check.ts).
  */
 export function decodeQuantities(obj: unknown, schema: JSONSchemaProps): void {
   if (obj === null || typeof obj !== 'object' || !withQuantities.has(schema)) return;
   const s = resolveSchema(schema);
   const fix = (v: unknown, prop: JSONSchemaProps): unknown => {
-    if (isQuantity(prop)) return typeof v === 'number' ? canonicalQuantity(String(v)) : v;
+    // Go trims spaces around the literal before parsing it.
+    if (isQuantity(prop)) return typeof v === 'number' || typeof v === 'string' ? canonicalQuantity(String(v).trim()) : v;
     decodeQuantities(v, prop);
     return v;
   };
