@@ -22,6 +22,17 @@ const pod = (name: string, volumes: unknown[]) => ({
   metadata: { name },
   spec: { containers: [{ name: 'c', image: 'nginx:1.27' }], volumes },
 });
+const podWithResources = (name: string, resources: Record<string, unknown>) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: { containers: [{ name: 'c', image: 'nginx:1.27', resources }] },
+});
+const QUANTITY_DOES_NOT_PARSE = {
+  status: 400,
+  reason: 'BadRequest',
+  message: `Pod in version "v1" cannot be handled as a Pod: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+};
 const sc = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, ...extra });
 const driver = (name: string, spec: Record<string, unknown> = {}) => ({ apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name }, spec });
 
@@ -278,55 +289,14 @@ export const STORAGE: RowGroup = {
       source: 'upstream resource.Quantity UnmarshalJSON / MarshalJSON',
       upstream:
         '201, resources.limits {"cpu": "500m", "memory": "1536Mi"}; a bool or a string that is no quantity: 400 "quantities must match the regular expression ..."',
-      req: {
-        method: 'POST',
-        path: PODS,
-        body: {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: 'q1' },
-          spec: { containers: [{ name: 'c', image: 'nginx:1.27', resources: { limits: { cpu: 0.5, memory: '1.5Gi' } } }] },
-        },
-      },
+      req: { method: 'POST', path: PODS, body: podWithResources('q1', { limits: { cpu: 0.5, memory: '1.5Gi' } }) },
       expect: {
         status: 201,
         body: { spec: { containers: [{ resources: { limits: { cpu: '500m', memory: '1536Mi' }, requests: { cpu: '500m', memory: '1536Mi' } } }] } },
       },
       then: [
-        {
-          req: {
-            method: 'POST',
-            path: PODS,
-            body: {
-              apiVersion: 'v1',
-              kind: 'Pod',
-              metadata: { name: 'q2' },
-              spec: { containers: [{ name: 'c', image: 'nginx:1.27', resources: { limits: { cpu: true } } }] },
-            },
-          },
-          expect: {
-            status: 400,
-            reason: 'BadRequest',
-            message: `Pod in version "v1" cannot be handled as a Pod: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
-          },
-        },
-        {
-          req: {
-            method: 'POST',
-            path: PODS,
-            body: {
-              apiVersion: 'v1',
-              kind: 'Pod',
-              metadata: { name: 'q3' },
-              spec: { containers: [{ name: 'c', image: 'nginx:1.27', resources: { requests: { memory: 'lots' } } }] },
-            },
-          },
-          expect: {
-            status: 400,
-            reason: 'BadRequest',
-            message: `Pod in version "v1" cannot be handled as a Pod: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
-          },
-        },
+        { req: { method: 'POST', path: PODS, body: podWithResources('q2', { limits: { cpu: true } }) }, expect: QUANTITY_DOES_NOT_PARSE },
+        { req: { method: 'POST', path: PODS, body: podWithResources('q3', { requests: { memory: 'lots' } }) }, expect: QUANTITY_DOES_NOT_PARSE },
       ],
     },
   ],
