@@ -17,9 +17,11 @@
  */
 import { QUANTITY_FORMAT_ERROR } from '../quantity.js';
 import { ObjectMetaSchema } from './meta.schemas.js';
-import { schemaName } from './schema.names.js';
+import { wrappedSchemaName } from './schema.names.js';
+import { QUANTITY_SCHEMA_NAME } from './schema.quantities.js';
 import { resolveSchema } from './schema.resolve.js';
 import { decodeTime, TimeDecodeError, timeKind } from './schema.times.js';
+import { BASE64 } from './schema.validate.js';
 import type { JSONSchemaProps } from './schema.types.js';
 
 /**
@@ -60,20 +62,9 @@ function checkOf(raw: JSONSchemaProps, root = false): DecodeCheck {
   return lazy;
 }
 
-/** The name registered for a schema or the shared schema a field wraps (fieldOf). */
-function nameOf(s: JSONSchemaProps): string | undefined {
-  let cur: JSONSchemaProps | undefined = s;
-  for (let hops = 0; cur && hops < 8; hops++) {
-    const n = schemaName(cur);
-    if (n) return n;
-    cur = cur.allOf?.length === 1 ? cur.allOf[0] : undefined;
-  }
-  return undefined;
-}
-
 /** Go's name of the type a schema describes: `v1.ObjectMeta`, `map[string]string`, `[]v1.Container`. */
 function goType(raw: JSONSchemaProps, depth = 0): string {
-  const named = nameOf(raw);
+  const named = wrappedSchemaName(raw);
   if (named) {
     const parts = named.split('.');
     return parts.length >= 2 ? `${parts.at(-2)}.${parts.at(-1)}` : named;
@@ -120,18 +111,18 @@ function jsonKind(v: unknown): string {
   }
 }
 
-const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
-
 // 2^63, exactly representable as a double: any double >= it is out of int64's range.
 const INT64_LIMIT = 9223372036854775808;
 
 const typeProblem = (value: string, type: string): Problem => ({ value, type, fields: [] });
+/** A problem whose message is not Go's type error (base64, times, quantities). */
+const messageProblem = (message: string): Problem => ({ message, value: '', type: '', fields: [] });
 
 /** Go's base64 decoder's error: the first byte outside the alphabet, or the end. */
 function base64Problem(s: string): Problem | undefined {
-  if (/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s)) return undefined;
+  if (BASE64.test(s)) return undefined;
   const i = s.search(/[^A-Za-z0-9+/=]/);
-  return { message: `illegal base64 data at input byte ${i < 0 ? s.length : i}`, value: '', type: '', fields: [] };
+  return messageProblem(`illegal base64 data at input byte ${i < 0 ? s.length : i}`);
 }
 
 // The form every Time the API writes has (UTC, seconds), on a day every month has: such a value
@@ -147,7 +138,7 @@ function build(raw: JSONSchemaProps, root: boolean): DecodeCheck {
         decodeTime(time, v, '');
         return undefined;
       } catch (e) {
-        if (e instanceof TimeDecodeError) return { message: e.message, value: '', type: '', fields: [] };
+        if (e instanceof TimeDecodeError) return messageProblem(e.message);
         throw e;
       }
     };
@@ -159,13 +150,13 @@ function build(raw: JSONSchemaProps, root: boolean): DecodeCheck {
     return () => undefined;
   }
   const type = goType(raw);
-  const named = nameOf(raw);
+  const named = wrappedSchemaName(raw);
   // The struct name Go reports for fields of this object, when it is a named type.
   const structName = named ? named.slice(named.lastIndexOf('.') + 1) : undefined;
   const allOf = (s.allOf ?? []).map((p) => checkOf(p));
   // resource.Quantity takes a string or any JSON number (its UnmarshalJSON parses the literal);
   // anything else fails with its format error, without a field path.
-  const quantity = named === QUANTITY;
+  const quantity = named === QUANTITY_SCHEMA_NAME;
   const intOrString = !quantity && (s['x-kubernetes-int-or-string'] === true || s.format === 'int-or-string');
   const items = s.items ? checkOf(s.items) : undefined;
   const props = new Map(Object.entries(s.properties ?? {}).map(([k, p]) => [k, checkOf(p)] as const));
@@ -177,7 +168,7 @@ function build(raw: JSONSchemaProps, root: boolean): DecodeCheck {
 
   const own = (v: unknown): Problem | undefined => {
     if (quantity) {
-      return typeof v === 'string' || typeof v === 'number' ? undefined : { message: QUANTITY_FORMAT_ERROR, value: '', type: '', fields: [] };
+      return typeof v === 'string' || typeof v === 'number' ? undefined : messageProblem(QUANTITY_FORMAT_ERROR);
     }
     if (intOrString) {
       // IntOrString's UnmarshalJSON decodes anything but a string into its int32.

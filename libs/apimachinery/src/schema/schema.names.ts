@@ -25,6 +25,17 @@ export function schemaName(schema: JSONSchemaProps): string | undefined {
   return names.get(schema);
 }
 
+/** The name registered for a schema or for the shared schema a field wraps (`fieldOf`), if any. */
+export function wrappedSchemaName(schema: JSONSchemaProps): string | undefined {
+  let cur: JSONSchemaProps | undefined = schema;
+  for (let hops = 0; cur && hops < 8; hops++) {
+    const n = names.get(cur);
+    if (n) return n;
+    cur = cur.allOf?.length === 1 ? cur.allOf[0] : undefined;
+  }
+  return undefined;
+}
+
 /**
  * A field that uses a shared (named) schema but carries its own description or default, as a
  * Go struct field documents its type differently from the type itself. It is the OpenAPI v3

@@ -7,22 +7,16 @@
  * notation, stores `"1e9"`.
  */
 import { canonicalQuantity } from '../quantity.js';
-import { schemaName } from './schema.names.js';
+import { wrappedSchemaName } from './schema.names.js';
 import { resolveSchema } from './schema.resolve.js';
 import { SubtreePredicate } from './schema.subtree.js';
 import type { JSONSchemaProps } from './schema.types.js';
 
-const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
+/** resource.Quantity's definition name. */
+export const QUANTITY_SCHEMA_NAME = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
 
 /** Whether a (possibly wrapped) schema is resource.Quantity. */
-function isQuantity(s: JSONSchemaProps): boolean {
-  let cur: JSONSchemaProps | undefined = s;
-  for (let hops = 0; cur && hops < 8; hops++) {
-    if (schemaName(cur) === QUANTITY) return true;
-    cur = cur.allOf?.length === 1 ? cur.allOf[0] : undefined;
-  }
-  return false;
-}
+const isQuantity = (s: JSONSchemaProps): boolean => wrappedSchemaName(s) === QUANTITY_SCHEMA_NAME;
 
 /** Subtrees holding a Quantity field somewhere. */
 const withQuantities = new SubtreePredicate(isQuantity);

@@ -57,7 +57,7 @@ export function jsonTypeName(v: unknown): string {
 // `T` (any case), time with optional fraction, `Z` or a numeric offset.
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
 // Standard base64 with padding, as Go's base64.StdEncoding decodes `[]byte` fields.
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+export const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 function validDateTime(s: string): boolean {
   const m = DATE_TIME.exec(s);
