@@ -1,9 +1,9 @@
 /**
- * Rules of ControllerRevision, HorizontalPodAutoscaler, RuntimeClass, APIService, FlowSchema,
- * PriorityLevelConfiguration and PodSecurityPolicy (resources "Resources and their fields",
- * "Delete response bodies"; upstream validation of pkg/apis/apps, autoscaling, node, policy,
- * flowcontrol and kube-aggregator apiregistration), and deprecated APIs (conventions
- * "Versioning").
+ * Rules of ControllerRevision, HorizontalPodAutoscaler, RuntimeClass (and its admission of
+ * pods), APIService, FlowSchema, PriorityLevelConfiguration and PodSecurityPolicy (resources
+ * "Resources and their fields", "Delete response bodies"; upstream validation of
+ * pkg/apis/apps, autoscaling, node, policy, flowcontrol and kube-aggregator apiregistration),
+ * and deprecated APIs (conventions "Versioning").
  */
 import type { RowGroup } from './conformance.types.js';
 
@@ -11,6 +11,22 @@ const NS = 'cf-kinds-misc';
 const CR = `/apis/apps/v1/namespaces/${NS}/controllerrevisions`;
 const HPA = `/apis/autoscaling/v1/namespaces/${NS}/horizontalpodautoscalers`;
 const RC = '/apis/node.k8s.io/v1/runtimeclasses';
+const PODS = `/api/v1/namespaces/${NS}/pods`;
+const pod = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: { containers: [{ name: 'c', image: 'nginx' }], automountServiceAccountToken: false, ...spec },
+});
+/** A class with an overhead and scheduling constraints. */
+const RC_SANDBOX = {
+  apiVersion: 'node.k8s.io/v1',
+  kind: 'RuntimeClass',
+  metadata: { name: 'cf-rc-sandbox' },
+  handler: 'runsc',
+  overhead: { podFixed: { cpu: '250m', memory: '120Mi' } },
+  scheduling: { nodeSelector: { sandbox: 'true' }, tolerations: [{ key: 'sandbox', operator: 'Exists', effect: 'NoSchedule' }] },
+};
 const AS = '/apis/apiregistration.k8s.io/v1/apiservices';
 const FC = '/apis/flowcontrol.apiserver.k8s.io/v1';
 const PSP = '/apis/policy/v1beta1/podsecuritypolicies';
@@ -263,6 +279,80 @@ export const KINDS_MISC: RowGroup = {
         body: { kind: 'ComponentStatusList', items: [{ metadata: { name: 'etcd-0' }, conditions: [{ type: 'Healthy', status: 'True', message: 'ok' }] }] },
         headers: { warning: '299 - "v1 ComponentStatus is deprecated in v1.19+"' },
       },
+    },
+    {
+      id: 'kmisc-13',
+      rule: 'A pod naming a RuntimeClass that does not exist is refused',
+      source: 'resources RuntimeClass; upstream plugin/pkg/admission/runtimeclass',
+      upstream: '403 Forbidden "pods \\"rc-p1\\" is forbidden: pod rejected: RuntimeClass \\"cf-missing\\" not found"',
+      req: { method: 'POST', path: PODS, body: pod('rc-p1', { runtimeClassName: 'cf-missing' }) },
+      expect: { status: 403, reason: 'Forbidden', message: 'pods "rc-p1" is forbidden: pod rejected: RuntimeClass "cf-missing" not found' },
+    },
+    {
+      id: 'kmisc-14',
+      rule: "A pod takes its RuntimeClass's overhead, node selector and tolerations",
+      source: 'resources RuntimeClass (scheduling: nodeSelector merged, tolerations appended); upstream plugin/pkg/admission/runtimeclass',
+      upstream:
+        '201 with spec.overhead the class podFixed, spec.nodeSelector the union, spec.tolerations merged (a toleration another tolerates a superset of left out)',
+      setup: [{ method: 'POST', path: RC, body: RC_SANDBOX }],
+      req: {
+        method: 'POST',
+        path: PODS,
+        body: pod('rc-p2', {
+          runtimeClassName: 'cf-rc-sandbox',
+          nodeSelector: { disk: 'ssd' },
+          tolerations: [
+            { key: 'sandbox', operator: 'Equal', value: 'yes', effect: 'NoSchedule' },
+            { key: 'other', operator: 'Exists' },
+          ],
+        }),
+      },
+      expect: {
+        status: 201,
+        body: {
+          spec: {
+            overhead: { cpu: '250m', memory: '120Mi' },
+            nodeSelector: { disk: 'ssd', sandbox: 'true' },
+            tolerations: [
+              { key: 'other', operator: 'Exists' },
+              { key: 'sandbox', operator: 'Exists', effect: 'NoSchedule' },
+            ],
+          },
+        },
+      },
+    },
+    {
+      id: 'kmisc-15',
+      rule: "A pod whose node selector or overhead contradicts its RuntimeClass's is refused",
+      source: 'resources RuntimeClass (nodeSelector conflicts reject the Pod); upstream plugin/pkg/admission/runtimeclass',
+      upstream:
+        '403 Forbidden "pods \\"rc-p3\\" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[sandbox] = true; pod.spec.nodeSelector[sandbox] = false"; an overhead that differs: "pod rejected: Pod\'s Overhead doesn\'t match RuntimeClass\'s defined Overhead"',
+      setup: [{ method: 'POST', path: RC, body: { ...RC_SANDBOX, metadata: { name: 'cf-rc-sandbox2' } } }],
+      req: { method: 'POST', path: PODS, body: pod('rc-p3', { runtimeClassName: 'cf-rc-sandbox2', nodeSelector: { sandbox: 'false' } }) },
+      expect: {
+        status: 403,
+        reason: 'Forbidden',
+        message: 'pods "rc-p3" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[sandbox] = true; pod.spec.nodeSelector[sandbox] = false',
+      },
+      then: [
+        {
+          req: { method: 'POST', path: PODS, body: pod('rc-p4', { runtimeClassName: 'cf-rc-sandbox2', overhead: { cpu: '1' } }) },
+          expect: {
+            status: 403,
+            reason: 'Forbidden',
+            message: "pods \"rc-p4\" is forbidden: pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead",
+          },
+        },
+        {
+          req: { method: 'POST', path: PODS, body: pod('rc-p5', { overhead: { cpu: '1' } }) },
+          expect: {
+            status: 403,
+            reason: 'Forbidden',
+            message: 'pods "rc-p5" is forbidden: pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead',
+          },
+        },
+        { req: { method: 'GET', path: `${PODS}/rc-p3` }, expect: { status: 404 } },
+      ],
     },
   ],
 };

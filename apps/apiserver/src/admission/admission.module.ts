@@ -20,6 +20,7 @@ import {
   CertificateSubjectRestrictionPlugin,
 } from './certificates.provider.js';
 import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
+import { RuntimeClassPlugin } from './runtimeclass.provider.js';
 import { TaintNodesByConditionPlugin } from './taint-nodes-by-condition.provider.js';
 import { SecurityContextDenyPlugin } from './security-context-deny.provider.js';
 import { ServiceAccountPlugin } from './serviceaccount.provider.js';
@@ -81,6 +82,7 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
     TaintNodesByConditionPlugin,
     ServiceAccountPlugin,
     StorageObjectInUseProtectionPlugin,
+    RuntimeClassPlugin,
     SecurityContextDenyPlugin,
   ],
   exports: [ADMISSION],

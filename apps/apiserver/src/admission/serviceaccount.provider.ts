@@ -6,8 +6,9 @@
  * account's token as the projected volume kube-api-access-<suffix> at
  * /var/run/secrets/kubernetes.io/serviceaccount.
  *
- * One difference: no service-account controller creates `default` in every namespace here, so a
- * missing `default` account is not an error (the pod then gets no token volume).
+ * One difference: a missing `default` account is not an error here (the pod then gets no token
+ * volume). The service-account controller creates `default` in every namespace, but a pod created
+ * right after its namespace can come first; kube refuses such a pod, this plugin admits it.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { Errors, generateName, type KubeObject } from '@app/apimachinery';

@@ -117,6 +117,7 @@ export const BUILT_ADMISSION_PLUGINS: readonly string[] = [
   'TaintNodesByCondition',
   'ServiceAccount',
   'StorageObjectInUseProtection',
+  'RuntimeClass',
   'SecurityContextDeny',
 ];
 
