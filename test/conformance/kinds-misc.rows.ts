@@ -293,7 +293,7 @@ export const KINDS_MISC: RowGroup = {
       rule: "A pod takes its RuntimeClass's overhead, node selector and tolerations",
       source: 'resources RuntimeClass (scheduling: nodeSelector merged, tolerations appended); upstream plugin/pkg/admission/runtimeclass',
       upstream:
-        '201 with spec.overhead the class podFixed, spec.nodeSelector the union, spec.tolerations merged (a toleration another tolerates a superset of left out)',
+        '201 with spec.overhead the class podFixed, spec.nodeSelector the union, spec.tolerations merged after DefaultTolerationSeconds added its two (a toleration another tolerates a superset of left out)',
       setup: [{ method: 'POST', path: RC, body: RC_SANDBOX }],
       req: {
         method: 'POST',
@@ -315,6 +315,8 @@ export const KINDS_MISC: RowGroup = {
             nodeSelector: { disk: 'ssd', sandbox: 'true' },
             tolerations: [
               { key: 'other', operator: 'Exists' },
+              { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+              { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
               { key: 'sandbox', operator: 'Exists', effect: 'NoSchedule' },
             ],
           },

@@ -10,6 +10,13 @@ const SECRETS = `/api/v1/namespaces/${NS}/secrets`;
 const LEASES = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`;
 const PC = '/apis/scheduling.k8s.io/v1/priorityclasses';
 const EVENTS = `/api/v1/namespaces/${NS}/events`;
+const PODS = `/api/v1/namespaces/${NS}/pods`;
+const pod = (name: string, spec: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: { containers: [{ name: 'c', image: 'nginx' }], automountServiceAccountToken: false, ...spec },
+});
 const MERGE = { 'content-type': 'application/merge-patch+json' };
 const cm = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, ...extra });
 const secret = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, ...extra });
@@ -367,6 +374,81 @@ export const KINDS: RowGroup = {
       upstream: '400 BadRequest "Lease in version \\"v1\\" cannot be handled as a Lease: parsing time ..."',
       req: { method: 'PUT', path: `${LEASES}/l3`, body: lease('l3', { acquireTime: '2024-01-01' }) },
       expect: { status: 400, reason: 'BadRequest', message: /^Lease in version "v1" cannot be handled as a Lease: parsing time "2024-01-01"/ },
+    },
+    {
+      id: 'kind-38',
+      rule: 'A new pod gets priority 0, PreemptLowerPriority and the not-ready and unreachable tolerations',
+      source: 'upstream plugin/pkg/admission/priority and defaulttolerationseconds (enabled by default)',
+      upstream:
+        '201 with spec.priority 0, spec.preemptionPolicy PreemptLowerPriority, spec.tolerations node.kubernetes.io/not-ready and node.kubernetes.io/unreachable, NoExecute for 300 s',
+      req: { method: 'POST', path: PODS, body: pod('pr-1', { tolerations: [{ key: 'a', operator: 'Exists' }] }) },
+      expect: {
+        status: 201,
+        body: {
+          spec: {
+            priority: 0,
+            preemptionPolicy: 'PreemptLowerPriority',
+            tolerations: [
+              { key: 'a', operator: 'Exists' },
+              { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+              { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+            ],
+          },
+        },
+        absent: ['spec.priorityClassName'],
+      },
+    },
+    {
+      id: 'kind-39',
+      rule: 'A pod naming a PriorityClass that does not exist is refused',
+      source: 'resources PriorityClass; upstream plugin/pkg/admission/priority',
+      upstream: '403 Forbidden "pods \\"pr-2\\" is forbidden: no PriorityClass with name cf-nope was found"',
+      req: { method: 'POST', path: PODS, body: pod('pr-2', { priorityClassName: 'cf-nope' }) },
+      expect: { status: 403, reason: 'Forbidden', message: 'pods "pr-2" is forbidden: no PriorityClass with name cf-nope was found' },
+    },
+    {
+      id: 'kind-40',
+      rule: "A pod takes its PriorityClass's value and preemption policy, and may not set others",
+      source: 'resources PriorityClass (value, preemptionPolicy); upstream plugin/pkg/admission/priority',
+      upstream:
+        '201 with spec.priority 50 and spec.preemptionPolicy Never; a pod giving priority 7: 403 "the integer value of priority (7) must not be provided in pod spec; priority admission controller computed 50 from the given PriorityClass name"',
+      setup: [{ method: 'POST', path: PC, body: pc('cf-never', 50, { preemptionPolicy: 'Never' }) }],
+      req: { method: 'POST', path: PODS, body: pod('pr-3', { priorityClassName: 'cf-never' }) },
+      expect: { status: 201, body: { spec: { priorityClassName: 'cf-never', priority: 50, preemptionPolicy: 'Never' } } },
+      then: [
+        {
+          req: { method: 'POST', path: PODS, body: pod('pr-4', { priorityClassName: 'cf-never', priority: 7 }) },
+          expect: {
+            status: 403,
+            reason: 'Forbidden',
+            message:
+              'pods "pr-4" is forbidden: the integer value of priority (7) must not be provided in pod spec; priority admission controller computed 50 from the given PriorityClass name',
+          },
+        },
+      ],
+    },
+    {
+      id: 'kind-41',
+      rule: 'Only one PriorityClass is the global default, and a pod naming none takes it',
+      source: 'resources PriorityClass (globalDefault); upstream plugin/pkg/admission/priority',
+      upstream:
+        '403 Forbidden "priorityclasses.scheduling.k8s.io \\"cf-default2\\" is forbidden: PriorityClass cf-default is already marked as default. Only one default can exist"; a new pod: priorityClassName cf-default, priority 5',
+      setup: [{ method: 'POST', path: PC, body: pc('cf-default', 5, { globalDefault: true }) }],
+      req: { method: 'POST', path: PC, body: pc('cf-default2', 6, { globalDefault: true }) },
+      expect: {
+        status: 403,
+        reason: 'Forbidden',
+        message:
+          'priorityclasses.scheduling.k8s.io "cf-default2" is forbidden: PriorityClass cf-default is already marked as default. Only one default can exist',
+      },
+      then: [
+        { req: { method: 'POST', path: PODS, body: pod('pr-5') }, expect: { status: 201, body: { spec: { priorityClassName: 'cf-default', priority: 5 } } } },
+        { req: { method: 'DELETE', path: `${PC}/cf-default` }, expect: { status: 200 } },
+        {
+          req: { method: 'POST', path: PODS, body: pod('pr-6') },
+          expect: { status: 201, body: { spec: { priority: 0 } }, absent: ['spec.priorityClassName'] },
+        },
+      ],
     },
   ],
 };

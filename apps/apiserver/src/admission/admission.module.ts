@@ -19,6 +19,8 @@ import {
   CertificateSigningPlugin,
   CertificateSubjectRestrictionPlugin,
 } from './certificates.provider.js';
+import { DefaultTolerationSecondsPlugin } from './default-toleration-seconds.provider.js';
+import { PriorityPlugin } from './priority.provider.js';
 import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
 import { RuntimeClassPlugin } from './runtimeclass.provider.js';
 import { TaintNodesByConditionPlugin } from './taint-nodes-by-condition.provider.js';
@@ -81,6 +83,8 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
     CertificateRequestValidationPlugin,
     TaintNodesByConditionPlugin,
     ServiceAccountPlugin,
+    PriorityPlugin,
+    DefaultTolerationSecondsPlugin,
     StorageObjectInUseProtectionPlugin,
     RuntimeClassPlugin,
     SecurityContextDenyPlugin,

@@ -76,6 +76,9 @@ export interface ServerConfig {
   /** Read-only and mutating API requests served at once (0: no limit); see http/inflight.ts. */
   maxRequestsInflight: number;
   maxMutatingRequestsInflight: number;
+  /** The tolerationSeconds of the not-ready and unreachable NoExecute tolerations the DefaultTolerationSeconds plugin gives pods. */
+  defaultNotReadyTolerationSeconds: number;
+  defaultUnreachableTolerationSeconds: number;
   /** Flags accepted for compatibility that this build does not act on yet (not security-relevant; main.ts warns). */
   unsupported: string[];
   /** Everything that was passed, by flag name (for components that read their own flags); a repeated flag keeps its last value. */
@@ -116,6 +119,8 @@ export const BUILT_ADMISSION_PLUGINS: readonly string[] = [
   'CertificateSubjectRestriction',
   'TaintNodesByCondition',
   'ServiceAccount',
+  'Priority',
+  'DefaultTolerationSeconds',
   'StorageObjectInUseProtection',
   'RuntimeClass',
   'SecurityContextDeny',
@@ -199,6 +204,8 @@ const FLAGS: Record<string, FlagSpec> = {
   'max-request-body-bytes': { key: 'maxRequestBodyBytes', kind: 'int' },
   'max-requests-inflight': { key: 'maxRequestsInflight', kind: 'int' },
   'max-mutating-requests-inflight': { key: 'maxMutatingRequestsInflight', kind: 'int' },
+  'default-not-ready-toleration-seconds': { key: 'defaultNotReadyTolerationSeconds', kind: 'int' },
+  'default-unreachable-toleration-seconds': { key: 'defaultUnreachableTolerationSeconds', kind: 'int' },
   // Test-only disk faults, honoured with KAPI_TEST_FAULTS=1 only (config/test-faults.ts).
   'test-disk-faults': { key: 'test-disk-faults', kind: 'string' },
   // Later capabilities. Security-relevant ones refuse what is not built; the rest warn.
@@ -280,6 +287,8 @@ export function parseFlags(argv: string[]): ServerConfig {
     // kube-apiserver's defaults.
     maxRequestsInflight: 400,
     maxMutatingRequestsInflight: 200,
+    defaultNotReadyTolerationSeconds: 300,
+    defaultUnreachableTolerationSeconds: 300,
     unsupported: [],
     raw: {},
     rawAll: {},
