@@ -299,5 +299,78 @@ export const STORAGE: RowGroup = {
         { req: { method: 'POST', path: PODS, body: podWithResources('q3', { requests: { memory: 'lots' } }) }, expect: QUANTITY_DOES_NOT_PARSE },
       ],
     },
+    {
+      id: 'storage-19',
+      rule: "A LimitRange gives a new pod's containers the defaults they lack, and says so in an annotation",
+      source: 'resources LimitRange (default, defaultRequest); upstream plugin/pkg/admission/limitranger',
+      upstream:
+        '201, container resources limits {cpu: 500m, memory: 256Mi} requests {cpu: 100m, memory: 256Mi}; annotation kubernetes.io/limit-ranger "LimitRanger plugin set: cpu, memory request for container c; cpu, memory limit for container c"',
+      setup: [
+        {
+          method: 'POST',
+          path: LR,
+          body: {
+            apiVersion: 'v1',
+            kind: 'LimitRange',
+            metadata: { name: 'defaults' },
+            spec: { limits: [{ type: 'Container', default: { cpu: '500m', memory: '256Mi' }, defaultRequest: { cpu: '100m' } }] },
+          },
+          expect: { status: 201, body: { spec: { limits: [{ defaultRequest: { cpu: '100m', memory: '256Mi' } }] } } },
+        },
+      ],
+      req: { method: 'POST', path: PODS, body: podWithResources('lr1', {}) },
+      expect: {
+        status: 201,
+        body: {
+          metadata: {
+            annotations: { 'kubernetes.io/limit-ranger': 'LimitRanger plugin set: cpu, memory request for container c; cpu, memory limit for container c' },
+          },
+          spec: { containers: [{ resources: { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '100m', memory: '256Mi' } } }] },
+        },
+      },
+      then: [{ req: { method: 'DELETE', path: `${LR}/defaults` }, expect: { status: 200 } }],
+    },
+    {
+      id: 'storage-20',
+      rule: "A pod or claim outside a LimitRange's bounds is refused, every violation named",
+      source: 'resources LimitRange (min, max, maxLimitRequestRatio); upstream plugin/pkg/admission/limitranger',
+      upstream:
+        '403 Forbidden "pods \\"lr2\\" is forbidden: [maximum cpu usage per Container is 1, but limit is 2, cpu max limit to request ratio per Container is 4, but provided ratio is 10.000000]"; a claim of 100Mi: 403 "persistentvolumeclaims \\"lrc\\" is forbidden: minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 100Mi"',
+      setup: [
+        {
+          method: 'POST',
+          path: LR,
+          body: {
+            apiVersion: 'v1',
+            kind: 'LimitRange',
+            metadata: { name: 'bounds' },
+            spec: {
+              limits: [
+                { type: 'Container', max: { cpu: '1' }, maxLimitRequestRatio: { cpu: '4' } },
+                { type: 'PersistentVolumeClaim', min: { storage: '1Gi' } },
+              ],
+            },
+          },
+        },
+      ],
+      req: { method: 'POST', path: PODS, body: podWithResources('lr2', { requests: { cpu: '200m' }, limits: { cpu: '2' } }) },
+      expect: {
+        status: 403,
+        reason: 'Forbidden',
+        message:
+          'pods "lr2" is forbidden: [maximum cpu usage per Container is 1, but limit is 2, cpu max limit to request ratio per Container is 4, but provided ratio is 10.000000]',
+      },
+      then: [
+        {
+          req: { method: 'POST', path: PVC, body: pvc('lrc', { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '100Mi' } } }) },
+          expect: {
+            status: 403,
+            reason: 'Forbidden',
+            message: 'persistentvolumeclaims "lrc" is forbidden: minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 100Mi',
+          },
+        },
+        { req: { method: 'DELETE', path: `${LR}/bounds` }, expect: { status: 200 } },
+      ],
+    },
   ],
 };

@@ -20,6 +20,7 @@ import {
   CertificateSubjectRestrictionPlugin,
 } from './certificates.provider.js';
 import { DefaultTolerationSecondsPlugin } from './default-toleration-seconds.provider.js';
+import { LimitRangerPlugin } from './limit-ranger.provider.js';
 import { PriorityPlugin } from './priority.provider.js';
 import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
 import { RuntimeClassPlugin } from './runtimeclass.provider.js';
@@ -82,6 +83,7 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
     CertificateSubjectRestrictionPlugin,
     CertificateRequestValidationPlugin,
     TaintNodesByConditionPlugin,
+    LimitRangerPlugin,
     ServiceAccountPlugin,
     PriorityPlugin,
     DefaultTolerationSecondsPlugin,

@@ -118,6 +118,7 @@ export const BUILT_ADMISSION_PLUGINS: readonly string[] = [
   'CertificateSigning',
   'CertificateSubjectRestriction',
   'TaintNodesByCondition',
+  'LimitRanger',
   'ServiceAccount',
   'Priority',
   'DefaultTolerationSeconds',

@@ -1,9 +1,10 @@
 /**
  * LimitRange validation (pkg/apis/core/validation ValidateLimitRange): one item per type,
  * no defaults for type Pod, a storage bound for type PersistentVolumeClaim, and for every
- * resource min <= defaultRequest <= default <= max and 1 <= maxLimitRequestRatio <= max/min.
+ * resource min <= defaultRequest <= default <= max and 1 <= maxLimitRequestRatio <= max/min;
+ * Container items' defaults filled in from max and min first, as Kubernetes' defaulting does.
  */
-import { parseQuantity, Quantity, type FieldError } from '@app/apimachinery';
+import { parseQuantity, Quantity, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 
@@ -72,8 +73,32 @@ export function validateLimitRange(spec: Record<string, unknown>): FieldError[] 
   return errs;
 }
 
+/**
+ * SetDefaults_LimitRangeItem, for items of type Container: a resource with a max and no default
+ * limit gets the max as its default limit; one with a default limit and no default request gets
+ * the default limit as its default request; one with a min and still no default request gets
+ * the min. Values are copied as written.
+ */
+export function defaultLimitRange(lr: KubeObject): void {
+  const limits = Array.isArray(asMap(lr.spec).limits) ? (asMap(lr.spec).limits as unknown[]) : [];
+  for (const it of limits) {
+    if (!it || typeof it !== 'object' || Array.isArray(it)) continue;
+    const item = it as Record<string, unknown>;
+    if (item.type !== 'Container') continue;
+    const def: Record<string, unknown> = { ...asMap(item.default) };
+    const defReq: Record<string, unknown> = { ...asMap(item.defaultRequest) };
+    for (const [k, v] of Object.entries(asMap(item.max))) if (!(k in def)) def[k] = v;
+    for (const [k, v] of Object.entries(def)) if (!(k in defReq)) defReq[k] = v;
+    for (const [k, v] of Object.entries(asMap(item.min))) if (!(k in defReq)) defReq[k] = v;
+    if (Object.keys(def).length > 0) item.default = def;
+    if (Object.keys(defReq).length > 0) item.defaultRequest = defReq;
+  }
+}
+
 /** The LimitRange strategy. */
 export const limitRangeStrategy: Strategy = {
+  prepareForCreate: (lr) => defaultLimitRange(lr),
+  prepareForUpdate: (lr) => defaultLimitRange(lr),
   validate: (lr) => validateLimitRange(asMap(lr.spec)),
   validateUpdate: (lr) => validateLimitRange(asMap(lr.spec)),
 };
