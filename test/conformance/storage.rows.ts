@@ -13,6 +13,7 @@ const PODS = `/api/v1/namespaces/${NS}/pods`;
 const LR = `/api/v1/namespaces/${NS}/limitranges`;
 const S = '/apis/storage.k8s.io/v1';
 const MERGE = { 'content-type': 'application/merge-patch+json' };
+const DEFAULT_CLASS = { 'storageclass.kubernetes.io/is-default-class': 'true' };
 const pv = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name }, spec });
 const pvSpec = { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/data' } };
 const pvc = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec });
@@ -370,6 +371,70 @@ export const STORAGE: RowGroup = {
           },
         },
         { req: { method: 'DELETE', path: `${LR}/bounds` }, expect: { status: 200 } },
+      ],
+    },
+    {
+      id: 'storage-21',
+      rule: 'A new claim that names no class gets the default StorageClass; an empty class name is a choice',
+      source: 'upstream plugin/pkg/admission/storage/storageclass/setdefault (enabled by default)',
+      upstream: '201 with spec.storageClassName the class annotated storageclass.kubernetes.io/is-default-class "true"; storageClassName "" kept',
+      setup: [
+        {
+          method: 'POST',
+          path: `${S}/storageclasses`,
+          body: sc('cf-standard', { provisioner: 'example.com/p', metadata: { name: 'cf-standard', annotations: DEFAULT_CLASS } }),
+        },
+      ],
+      req: { method: 'POST', path: PVC, body: pvc('dc1', { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } }) },
+      expect: { status: 201, body: { spec: { storageClassName: 'cf-standard' } } },
+      then: [
+        {
+          req: {
+            method: 'POST',
+            path: PVC,
+            body: pvc('dc2', { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: '' }),
+          },
+          expect: { status: 201, body: { spec: { storageClassName: '' } } },
+        },
+        { req: { method: 'DELETE', path: `${S}/storageclasses/cf-standard` }, expect: { status: 200 } },
+      ],
+    },
+    {
+      id: 'storage-22',
+      rule: "A bound claim's storage grows only when its StorageClass allows volume expansion",
+      source: 'resources StorageClass (allowVolumeExpansion); upstream plugin/pkg/admission/storage/persistentvolume/resize',
+      upstream:
+        '403 Forbidden "persistentvolumeclaims \\"rs1\\" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize"; with allowVolumeExpansion true: 200',
+      setup: [
+        { method: 'POST', path: `${S}/storageclasses`, body: sc('cf-fixed', { provisioner: 'example.com/p' }) },
+        { method: 'POST', path: `${S}/storageclasses`, body: sc('cf-growing', { provisioner: 'example.com/p', allowVolumeExpansion: true }) },
+        {
+          method: 'POST',
+          path: PVC,
+          body: pvc('rs1', { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'cf-fixed', volumeName: 'v1' }),
+        },
+        { method: 'PATCH', path: `${PVC}/rs1/status`, body: { status: { phase: 'Bound' } }, headers: MERGE },
+        {
+          method: 'POST',
+          path: PVC,
+          body: pvc('rs2', { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'cf-growing', volumeName: 'v2' }),
+        },
+        { method: 'PATCH', path: `${PVC}/rs2/status`, body: { status: { phase: 'Bound' } }, headers: MERGE },
+      ],
+      req: { method: 'PATCH', path: `${PVC}/rs1`, body: { spec: { resources: { requests: { storage: '2Gi' } } } }, headers: MERGE },
+      expect: {
+        status: 403,
+        reason: 'Forbidden',
+        message:
+          'persistentvolumeclaims "rs1" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize',
+      },
+      then: [
+        {
+          req: { method: 'PATCH', path: `${PVC}/rs2`, body: { spec: { resources: { requests: { storage: '2Gi' } } } }, headers: MERGE },
+          expect: { status: 200, body: { spec: { resources: { requests: { storage: '2Gi' } } } } },
+        },
+        { req: { method: 'DELETE', path: `${S}/storageclasses/cf-fixed` }, expect: { status: 200 } },
+        { req: { method: 'DELETE', path: `${S}/storageclasses/cf-growing` }, expect: { status: 200 } },
       ],
     },
   ],

@@ -27,6 +27,7 @@ import { RuntimeClassPlugin } from './runtimeclass.provider.js';
 import { TaintNodesByConditionPlugin } from './taint-nodes-by-condition.provider.js';
 import { SecurityContextDenyPlugin } from './security-context-deny.provider.js';
 import { ServiceAccountPlugin } from './serviceaccount.provider.js';
+import { DefaultStorageClassPlugin, PersistentVolumeClaimResizePlugin } from './storage-class.provider.js';
 import { StorageObjectInUseProtectionPlugin } from './storage-protection.provider.js';
 
 /** The chain of the discovered plugins; filled in onModuleInit, before any request is served. */
@@ -87,7 +88,9 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
     ServiceAccountPlugin,
     PriorityPlugin,
     DefaultTolerationSecondsPlugin,
+    DefaultStorageClassPlugin,
     StorageObjectInUseProtectionPlugin,
+    PersistentVolumeClaimResizePlugin,
     RuntimeClassPlugin,
     SecurityContextDenyPlugin,
   ],

@@ -122,7 +122,9 @@ export const BUILT_ADMISSION_PLUGINS: readonly string[] = [
   'ServiceAccount',
   'Priority',
   'DefaultTolerationSeconds',
+  'DefaultStorageClass',
   'StorageObjectInUseProtection',
+  'PersistentVolumeClaimResize',
   'RuntimeClass',
   'SecurityContextDeny',
 ];

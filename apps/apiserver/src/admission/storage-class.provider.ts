@@ -1,0 +1,108 @@
+/**
+ * Two default admission plugins of kube-apiserver's about a claim's StorageClass:
+ *
+ * - DefaultStorageClass (plugin/pkg/admission/storage/storageclass/setdefault): a new
+ *   PersistentVolumeClaim that names no class (no `spec.storageClassName`, no
+ *   `volume.beta.kubernetes.io/storage-class` annotation; an empty name is a choice) gets the
+ *   default class: the one annotated `storageclass.kubernetes.io/is-default-class: "true"` (or the
+ *   beta key), the newest when several are, then the first by name.
+ * - PersistentVolumeClaimResize (plugin/pkg/admission/storage/persistentvolume/resize): a claim's
+ *   storage request may grow only when the claim is Bound and its class, unchanged, has
+ *   `allowVolumeExpansion: true`.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import { Errors, parseQuantity, type KubeObject } from '@app/apimachinery';
+import { collectionPrefix, objectKey, type Admission, type AdmissionAttributes } from '@app/registry';
+import type { Storage } from '@app/storage';
+import { isDefaultClass, storageClassKind } from '../groups/storage/storageclass/storageclass.kind.js';
+import { STORAGE } from '../tokens.js';
+import { AdmissionPlugin } from './admission.plugin.js';
+
+type Obj = Record<string, unknown>;
+const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+
+/** The annotation that named a claim's class before `spec.storageClassName`. */
+const BETA_STORAGE_CLASS_ANNOTATION = 'volume.beta.kubernetes.io/storage-class';
+
+const isClaim = (attrs: AdmissionAttributes): boolean =>
+  attrs.subresource === '' && attrs.decl.group === '' && attrs.decl.kind === 'PersistentVolumeClaim' && attrs.object !== undefined;
+
+/** The class a claim names (helper.GetPersistentVolumeClaimClass): the beta annotation first, '' for none. */
+export function claimClass(pvc: KubeObject): string {
+  const ann = (pvc.metadata.annotations ?? {}) as Record<string, unknown>;
+  if (BETA_STORAGE_CLASS_ANNOTATION in ann) return String(ann[BETA_STORAGE_CLASS_ANNOTATION]);
+  const name = asObj(pvc.spec).storageClassName;
+  return typeof name === 'string' ? name : '';
+}
+
+/** Whether a claim chose a class, possibly none ('' is a choice): helper.PersistentVolumeClaimHasClass. */
+export function claimHasClass(pvc: KubeObject): boolean {
+  const name = asObj(pvc.spec).storageClassName;
+  return (name !== undefined && name !== null) || BETA_STORAGE_CLASS_ANNOTATION in ((pvc.metadata.annotations ?? {}) as Obj);
+}
+
+/** The default class among `classes` (util.GetDefaultClass): newest first, then by name. */
+export function defaultStorageClass(classes: readonly KubeObject[]): KubeObject | undefined {
+  const created = (sc: KubeObject) => Date.parse(String(sc.metadata.creationTimestamp ?? '')) || 0;
+  return classes
+    .filter(isDefaultClass)
+    .sort(
+      (a, b) => created(b) - created(a) || ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : (a.metadata.name ?? '') > (b.metadata.name ?? '') ? 1 : 0),
+    )[0];
+}
+
+const storageRequest = (pvc: KubeObject | undefined) => {
+  const raw = asObj(asObj(asObj(pvc?.spec).resources).requests).storage;
+  try {
+    return parseQuantity(raw === undefined ? '0' : String(raw));
+  } catch {
+    return parseQuantity('0');
+  }
+};
+
+/**
+ * Why growing `pvc` from `old` is refused, given its class (undefined: not found), or undefined
+ * when it is not growing or may grow.
+ */
+export function resizeRefusal(pvc: KubeObject, old: KubeObject, cls: KubeObject | undefined): string | undefined {
+  if (storageRequest(pvc).cmp(storageRequest(old)) <= 0) return undefined;
+  if (asObj(old.status).phase !== 'Bound') return 'Only bound persistent volume claims can be expanded';
+  const name = claimClass(pvc);
+  const allowed = name !== '' && name === claimClass(old) && cls?.allowVolumeExpansion === true;
+  return allowed ? undefined : 'only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize';
+}
+
+/** DefaultStorageClass (mutating, on claim creation). */
+@AdmissionPlugin({ name: 'DefaultStorageClass', order: 800 })
+@Injectable()
+export class DefaultStorageClassPlugin implements Admission {
+  constructor(@Inject(STORAGE) private readonly storage: Storage) {}
+
+  async admit(attrs: AdmissionAttributes): Promise<void> {
+    if (attrs.operation !== 'CREATE' || !isClaim(attrs) || claimHasClass(attrs.object!)) return;
+    const list = await this.storage.list(collectionPrefix(storageClassKind, ''), { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
+    const def = defaultStorageClass(list.items);
+    if (def) ((attrs.object!.spec ??= {}) as Obj).storageClassName = def.metadata.name;
+  }
+
+  async validate(): Promise<void> {}
+}
+
+/** PersistentVolumeClaimResize (validating, on claim update). */
+@AdmissionPlugin({ name: 'PersistentVolumeClaimResize', order: 1_800 })
+@Injectable()
+export class PersistentVolumeClaimResizePlugin implements Admission {
+  constructor(@Inject(STORAGE) private readonly storage: Storage) {}
+
+  async admit(): Promise<void> {}
+
+  async validate(attrs: AdmissionAttributes): Promise<void> {
+    if (attrs.operation !== 'UPDATE' || !isClaim(attrs) || !attrs.oldObject) return;
+    const pvc = attrs.object!;
+    if (storageRequest(pvc).cmp(storageRequest(attrs.oldObject)) <= 0) return;
+    const name = claimClass(pvc);
+    const cls = name ? await this.storage.get(objectKey(storageClassKind, '', name), { mode: 'MostRecent' }) : undefined;
+    const refused = resizeRefusal(pvc, attrs.oldObject, cls);
+    if (refused) throw Errors.forbidden({ group: '', resource: 'persistentvolumeclaims' }, attrs.name, refused);
+  }
+}
