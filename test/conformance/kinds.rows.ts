@@ -450,5 +450,20 @@ export const KINDS: RowGroup = {
         },
       ],
     },
+    {
+      id: 'kind-42',
+      rule: "A pod naming no image pull secrets gets its service account's",
+      source: 'upstream plugin/pkg/admission/serviceaccount (imagePullSecrets)',
+      upstream: '201 with spec.imagePullSecrets [{name: regcred}]',
+      setup: [
+        {
+          method: 'POST',
+          path: `/api/v1/namespaces/${NS}/serviceaccounts`,
+          body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'puller' }, imagePullSecrets: [{ name: 'regcred' }] },
+        },
+      ],
+      req: { method: 'POST', path: PODS, body: pod('pr-7', { serviceAccountName: 'puller' }) },
+      expect: { status: 201, body: { spec: { serviceAccountName: 'puller', imagePullSecrets: [{ name: 'regcred' }] } } },
+    },
   ],
 };

@@ -35,4 +35,17 @@ describe('ServiceAccount admission on pods', () => {
     admitPodServiceAccount(saOff, { ...sa, automountServiceAccountToken: false }, 'abcde');
     expect((saOff.spec as { volumes?: unknown }).volumes).toBeUndefined();
   });
+
+  it("gives a pod naming no image pull secrets its account's, and keeps a pod's own", () => {
+    const withPull: KubeObject = { ...sa, imagePullSecrets: [{ name: 'regcred' }, { name: 'other' }] };
+    const p = pod({ automountServiceAccountToken: false });
+    admitPodServiceAccount(p, withPull, 'abcde');
+    expect((p.spec as { imagePullSecrets?: unknown }).imagePullSecrets).toEqual([{ name: 'regcred' }, { name: 'other' }]);
+    const own = pod({ imagePullSecrets: [{ name: 'mine' }] });
+    admitPodServiceAccount(own, withPull, 'abcde');
+    expect((own.spec as { imagePullSecrets?: unknown }).imagePullSecrets).toEqual([{ name: 'mine' }]);
+    const none = pod({});
+    admitPodServiceAccount(none, sa, 'abcde');
+    expect((none.spec as { imagePullSecrets?: unknown }).imagePullSecrets).toBeUndefined();
+  });
 });

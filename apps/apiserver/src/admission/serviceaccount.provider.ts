@@ -2,9 +2,9 @@
  * The ServiceAccount admission plugin (plugin/pkg/admission/serviceaccount) on Pods: a pod naming
  * no service account gets `default`; a pod naming one that does not exist in its namespace is
  * refused (403, as kube: "error looking up service account <ns>/<name>: serviceaccount "<name>"
- * not found"); unless the pod or the account turns automounting off, each container gets the
- * account's token as the projected volume kube-api-access-<suffix> at
- * /var/run/secrets/kubernetes.io/serviceaccount.
+ * not found"); a pod naming no image pull secrets gets the account's `imagePullSecrets`; unless
+ * the pod or the account turns automounting off, each container gets the account's token as the
+ * projected volume kube-api-access-<suffix> at /var/run/secrets/kubernetes.io/serviceaccount.
  *
  * One difference: a missing `default` account is not an error here (the pod then gets no token
  * volume). The service-account controller creates `default` in every namespace, but a pod created
@@ -50,7 +50,11 @@ export function admitPodServiceAccount(pod: KubeObject, sa: KubeObject | undefin
   const spec = (pod.spec ??= {}) as Obj;
   if (!spec.serviceAccountName) spec.serviceAccountName = spec.serviceAccount || 'default';
   spec.serviceAccount = spec.serviceAccountName;
-  if (!sa || spec.automountServiceAccountToken === false) return;
+  if (!sa) return;
+  // A pod that names no image pull secrets gets its account's.
+  const pullSecrets = objs(sa.imagePullSecrets).filter((r) => typeof r.name === 'string');
+  if (objs(spec.imagePullSecrets).length === 0 && pullSecrets.length > 0) spec.imagePullSecrets = pullSecrets.map((r) => ({ name: r.name }));
+  if (spec.automountServiceAccountToken === false) return;
   if (spec.automountServiceAccountToken === undefined && sa.automountServiceAccountToken === false) return;
   const containers = [...objs(spec.initContainers), ...objs(spec.containers)];
   const mounted = (c: Obj) => objs(c.volumeMounts).some((m) => m.mountPath === SERVICE_ACCOUNT_MOUNT_PATH);
