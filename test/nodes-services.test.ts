@@ -217,3 +217,51 @@ describe('TaintNodesByCondition', () => {
     }
   });
 });
+
+describe('Pod eviction', () => {
+  const podOn = (name: string, nodeName?: string) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: { containers: [{ name: 'c', image: 'nginx' }], ...(nodeName ? { nodeName } : {}) },
+  });
+  const PODS = '/api/v1/namespaces/default/pods';
+
+  it('lets kubectl drain cordon a node and evict its pods, leaving the others', async () => {
+    await request(server, 'POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'drain-1' } } });
+    for (const [name, node] of [
+      ['on-1', 'drain-1'],
+      ['on-2', 'drain-1'],
+      ['elsewhere', 'other-node'],
+    ] as const) {
+      expect((await request(server, 'POST', PODS, { body: podOn(name, node) })).status).toBe(201);
+    }
+    const r = await k(['drain', 'drain-1', '--force', '--ignore-daemonsets', '--timeout=60s']);
+    expect(r.stdout).toContain('node/drain-1 cordoned');
+    expect(r.stdout).toContain('pod/on-1 evicted');
+    expect(r.stdout).toContain('pod/on-2 evicted');
+    expect(r.stdout).toContain('node/drain-1 drained');
+    expect((await request(server, 'GET', `${PODS}/on-1`)).status).toBe(404);
+    expect((await request(server, 'GET', `${PODS}/elsewhere`)).status).toBe(200);
+    expect((await k(['get', 'node', 'drain-1'])).stdout).toMatch(/SchedulingDisabled/);
+  });
+
+  it('takes a protobuf Eviction, honours its dry run, and answers 201 with a Status', async () => {
+    await request(server, 'POST', PODS, { body: podOn('evict-pb') });
+    const pb = (dryRun?: string[]) =>
+      Buffer.from(
+        encodeProtobuf(
+          { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'evict-pb', namespace: 'default' }, deleteOptions: dryRun ? { dryRun } : {} },
+          'k8s.io.api.policy.v1.Eviction',
+        ),
+      );
+    const headers = { 'content-type': 'application/vnd.kubernetes.protobuf', accept: 'application/json' };
+    const dry = await request(server, 'POST', `${PODS}/evict-pb/eviction`, { body: pb(['All']), headers });
+    expect(dry.status).toBe(201);
+    expect((await request(server, 'GET', `${PODS}/evict-pb`)).status).toBe(200);
+    const r = await request(server, 'POST', `${PODS}/evict-pb/eviction`, { body: pb(), headers });
+    expect(r.status).toBe(201);
+    expect(r.json()).toMatchObject({ kind: 'Status', status: 'Success', code: 201 });
+    expect((await request(server, 'GET', `${PODS}/evict-pb`)).status).toBe(404);
+  });
+});

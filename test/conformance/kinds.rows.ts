@@ -465,5 +465,25 @@ export const KINDS: RowGroup = {
       req: { method: 'POST', path: PODS, body: pod('pr-7', { serviceAccountName: 'puller' }) },
       expect: { status: 201, body: { spec: { serviceAccountName: 'puller', imagePullSecrets: [{ name: 'regcred' }] } } },
     },
+    {
+      id: 'kind-43',
+      rule: "A pod's eviction deletes it and answers 201 with a Status; the Eviction must name the pod",
+      source: 'conventions (the Pod subresource eviction, a virtual type); upstream registry/core/pod/storage/eviction.go',
+      upstream: '201 Status Success; a different name: 400 "name in URL does not match name in Eviction object"; a missing pod: 404',
+      setup: [{ method: 'POST', path: PODS, body: pod('ev-1') }],
+      req: { method: 'POST', path: `${PODS}/ev-1/eviction`, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'ev-1' } } },
+      expect: { status: 201, body: { kind: 'Status', status: 'Success', code: 201 } },
+      then: [
+        { req: { method: 'GET', path: `${PODS}/ev-1` }, expect: { status: 404 } },
+        {
+          req: { method: 'POST', path: `${PODS}/ev-2/eviction`, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'other' } } },
+          expect: { status: 400, reason: 'BadRequest', message: 'name in URL does not match name in Eviction object' },
+        },
+        {
+          req: { method: 'POST', path: `${PODS}/ev-2/eviction`, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'ev-2' } } },
+          expect: { status: 404, reason: 'NotFound', message: 'pods "ev-2" not found' },
+        },
+      ],
+    },
   ],
 };

@@ -36,18 +36,19 @@ function lookupType(name: string): protobuf.Type | undefined {
  * Differences between the message `messageName` and the root schema of a kind: fields only in
  * one of them, and fields whose JSON type the other contradicts, recursively through nested
  * messages (not into value messages such as Time or Quantity, whose JSON form is a scalar).
- * apiVersion and kind are not message fields (they travel in the envelope). Empty = consistent.
+ * apiVersion and kind are not message fields (they travel in the envelope, and an object nested
+ * whole, such as an Eviction's DeleteOptions, has them in JSON only). Empty = consistent.
  */
 export function protobufSchemaMismatches(messageName: string, schema: JSONSchemaProps): string[] {
   const type = lookupType(messageName);
   if (!type) return [`no protobuf message ${messageName} in proto/`];
   const out: string[] = [];
   const seen = new Set<string>();
-  compare(type, resolveSchema(schema), messageName, out, seen, true);
+  compare(type, resolveSchema(schema), messageName, out, seen);
   return out;
 }
 
-function compare(type: protobuf.Type, schema: JSONSchemaProps, path: string, out: string[], seen: Set<string>, root: boolean): void {
+function compare(type: protobuf.Type, schema: JSONSchemaProps, path: string, out: string[], seen: Set<string>): void {
   // Each message is walked once per kind: shared types (ObjectMeta, ...) and recursive ones end.
   if (seen.has(type.fullName)) return;
   seen.add(type.fullName);
@@ -55,7 +56,8 @@ function compare(type: protobuf.Type, schema: JSONSchemaProps, path: string, out
   const props = schema.properties ?? {};
   const fields = jsonFields(type);
   for (const name of Object.keys(props)) {
-    if (root && (name === 'apiVersion' || name === 'kind')) continue;
+    // TypeMeta: never a message field, at the root or in an object nested whole (DeleteOptions).
+    if ((name === 'apiVersion' || name === 'kind') && !fields.has(name)) continue;
     if (!fields.has(name)) out.push(`${path}.${name}: in the schema, not in message ${type.fullName.slice(1)}`);
   }
   for (const [name, field] of fields) {
@@ -77,7 +79,7 @@ function compareValue(field: protobuf.Field, schema: JSONSchemaProps, path: stri
       out.push(`${path}: message ${t.fullName.slice(1)} but schema type ${schema.type ?? '(none)'}`);
       return;
     }
-    compare(t, schema, path, out, seen, false);
+    compare(t, schema, path, out, seen);
   } else if (t instanceof protobuf.Enum) {
     if (schema.type !== 'string' && schema.type !== 'integer') out.push(`${path}: enum but schema type ${schema.type ?? '(none)'}`);
   } else if (!scalarMatches(field.type, schema)) {

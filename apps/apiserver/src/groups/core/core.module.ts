@@ -13,7 +13,7 @@ import { eventKind } from './event/event.kind.js';
 import { limitRangeKind } from './limitrange/limitrange.kind.js';
 import { namespaceKind } from './namespace/namespace.kind.js';
 import { nodeKind } from './node/node.kind.js';
-import { podKind } from './pod/pod.kind.js';
+import { evictionPorts, podKind } from './pod/pod.kind.js';
 import { persistentVolumeKind } from './persistentvolume/persistentvolume.kind.js';
 import { persistentVolumeClaimKind } from './persistentvolumeclaim/persistentvolumeclaim.kind.js';
 import { secretKind } from './secret/secret.kind.js';
@@ -57,6 +57,18 @@ export class TokenRequestWiring {
   }
 }
 
+/** Hands the pods' eviction subresource the pod store it deletes through. */
+@Injectable()
+export class EvictionWiring {
+  constructor(registry: KindRegistry, @Inject(STORES) stores: StoreFactory) {
+    evictionPorts.deps = {
+      deletePod: async (ns, name, options, ctx) => {
+        await stores.storeFor(registry.lookup('', 'v1', 'pods') ?? podKind).delete(ns, name, options, ctx);
+      },
+    };
+  }
+}
+
 /** Provides the core/v1 kinds. */
-@Module({ providers: [apiKinds('', CORE_KINDS), TokenRequestWiring] })
+@Module({ providers: [apiKinds('', CORE_KINDS), TokenRequestWiring, EvictionWiring] })
 export class CoreGroupModule {}
