@@ -18,15 +18,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Errors, parseQuantity, Quantity, type KubeObject } from '@app/apimachinery';
 import { collectionPrefix, type Admission, type AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
+import { asMap, mapsOf } from '../groups/core/core.helpers.js';
 import { limitRangeKind } from '../groups/core/limitrange/limitrange.kind.js';
 import { STORAGE } from '../tokens.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 
 type Obj = Record<string, unknown>;
 type Resources = Map<string, Quantity>;
-
-const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
-const objs = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter((x): x is Obj => !!x && typeof x === 'object' && !Array.isArray(x)) : []);
 
 /** The annotation that says which defaults the plugin set. */
 export const LIMIT_RANGER_ANNOTATION = 'kubernetes.io/limit-ranger';
@@ -36,7 +34,7 @@ const MAX_MILLI_VALUE = (2n ** 63n - 1n) / 1000n;
 /** A resource list read as quantities; entries that do not parse are left out (validation reports them). */
 function resources(v: unknown): Resources {
   const out: Resources = new Map();
-  for (const [k, raw] of Object.entries(asObj(v))) {
+  for (const [k, raw] of Object.entries(asMap(v))) {
     try {
       out.set(k, parseQuantity(String(raw)));
     } catch {
@@ -47,27 +45,27 @@ function resources(v: unknown): Resources {
 }
 
 function containersOf(pod: KubeObject): { containers: Obj[]; initContainers: Obj[] } {
-  const spec = asObj(pod.spec);
-  return { containers: objs(spec.containers), initContainers: objs(spec.initContainers) };
+  const spec = asMap(pod.spec);
+  return { containers: mapsOf(spec.containers), initContainers: mapsOf(spec.initContainers) };
 }
 
 /** The limits of the LimitRange's Container items: its default limits and default requests. */
 function containerDefaults(lr: KubeObject): { limits: Obj; requests: Obj } {
   const limits: Obj = {};
   const requests: Obj = {};
-  for (const item of objs(asObj(lr.spec).limits)) {
+  for (const item of mapsOf(asMap(lr.spec).limits)) {
     if (item.type !== 'Container') continue;
-    Object.assign(requests, asObj(item.defaultRequest));
-    Object.assign(limits, asObj(item.default));
+    Object.assign(requests, asMap(item.defaultRequest));
+    Object.assign(limits, asMap(item.default));
   }
   return { limits, requests };
 }
 
 /** Gives one container the defaults it lacks; returns the annotation's parts for it. */
 function defaultContainer(c: Obj, defaults: { limits: Obj; requests: Obj }, what: string): string[] {
-  const res = (c.resources = asObj(c.resources));
-  const limits = (res.limits = asObj(res.limits));
-  const requests = (res.requests = asObj(res.requests));
+  const res = (c.resources = asMap(c.resources));
+  const limits = (res.limits = asMap(res.limits));
+  const requests = (res.requests = asMap(res.requests));
   const setLimits = Object.keys(defaults.limits).filter((k) => !(k in limits));
   const setRequests = Object.keys(defaults.requests).filter((k) => !(k in requests));
   for (const k of setLimits) limits[k] = defaults.limits[k];
@@ -170,7 +168,7 @@ const maxOf = (into: Resources, from: Resources): void => {
  */
 export function podTotals(pod: KubeObject, field: 'requests' | 'limits'): Resources {
   const { containers, initContainers } = containersOf(pod);
-  const of = (c: Obj) => resources(asObj(c.resources)[field]);
+  const of = (c: Obj) => resources(asMap(c.resources)[field]);
   const total: Resources = new Map();
   for (const c of containers) add(total, of(c));
   const sidecars: Resources = new Map();
@@ -193,10 +191,10 @@ export function podTotals(pod: KubeObject, field: 'requests' | 'limits'): Resour
 export function podViolations(pod: KubeObject, lr: KubeObject): string[] {
   const errs: string[] = [];
   const { containers, initContainers } = containersOf(pod);
-  for (const item of objs(asObj(lr.spec).limits)) {
+  for (const item of mapsOf(asMap(lr.spec).limits)) {
     if (item.type === 'Container') {
       for (const c of [...containers, ...initContainers]) {
-        const res = asObj(c.resources);
+        const res = asMap(c.resources);
         checkItem(item, 'Container', resources(res.requests), resources(res.limits), errs);
       }
     } else if (item.type === 'Pod') {
@@ -209,8 +207,8 @@ export function podViolations(pod: KubeObject, lr: KubeObject): string[] {
 /** The validating half for a claim and one LimitRange. */
 export function claimViolations(pvc: KubeObject, lr: KubeObject): string[] {
   const errs: string[] = [];
-  const requests = resources(asObj(asObj(asObj(pvc.spec).resources).requests));
-  for (const item of objs(asObj(lr.spec).limits)) {
+  const requests = resources(asMap(asMap(asMap(pvc.spec).resources).requests));
+  for (const item of mapsOf(asMap(lr.spec).limits)) {
     if (item.type !== 'PersistentVolumeClaim') continue;
     for (const [k, v] of resources(item.min)) {
       const e = minConstraint('PersistentVolumeClaim', k, v, requests, new Map());

@@ -12,12 +12,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Errors, type KubeObject } from '@app/apimachinery';
 import { collectionPrefix, objectKey, type Admission, type AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
+import { asMap } from '../groups/core/core.helpers.js';
 import { priorityClassKind } from '../groups/scheduling/priorityclass/priorityclass.kind.js';
 import { STORAGE } from '../tokens.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 
 type Obj = Record<string, unknown>;
-const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 
 /** scheduling.DefaultPriorityWhenNoDefaultClassExists. */
 const DEFAULT_PRIORITY = 0;
@@ -75,7 +75,7 @@ export function admitPodPriority(pod: KubeObject, resolved: ResolvedPriority, fr
 /** On an update, the priority and preemption policy the new object leaves out are the old one's. */
 export function keepPodPriority(pod: KubeObject, old: KubeObject | undefined): void {
   const spec = (pod.spec ??= {}) as Obj;
-  const oldSpec = asObj(old?.spec);
+  const oldSpec = asMap(old?.spec);
   if ((spec.priority === undefined || spec.priority === null) && oldSpec.priority !== undefined && oldSpec.priority !== null) spec.priority = oldSpec.priority;
   if ((spec.preemptionPolicy === undefined || spec.preemptionPolicy === null) && typeof oldSpec.preemptionPolicy === 'string') {
     spec.preemptionPolicy = oldSpec.preemptionPolicy;
@@ -95,7 +95,7 @@ export class PriorityPlugin implements Admission {
       return;
     }
     if (attrs.operation !== 'CREATE') return;
-    const named = asObj(attrs.object.spec).priorityClassName;
+    const named = asMap(attrs.object.spec).priorityClassName;
     let resolved: ResolvedPriority;
     if (typeof named === 'string' && named !== '') {
       const pc = await this.storage.get(objectKey(priorityClassKind, '', named), { mode: 'MostRecent' });

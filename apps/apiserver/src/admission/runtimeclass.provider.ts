@@ -11,6 +11,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Errors, parseQuantity, type KubeObject } from '@app/apimachinery';
 import { objectKey, type Admission, type AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
+import { mapsOf } from '../groups/core/core.helpers.js';
 import { runtimeClassKind } from '../groups/node/runtimeclass/runtimeclass.kind.js';
 import { STORAGE } from '../tokens.js';
 import { AdmissionPlugin } from './admission.plugin.js';
@@ -126,8 +127,7 @@ export function admitPodRuntimeClass(pod: KubeObject, rc: KubeObject | undefined
   } else if (Object.keys(classSelector).length > 0) {
     spec.nodeSelector = { ...classSelector };
   }
-  const objs = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter((x): x is Obj => asObj(x) !== undefined) : []);
-  const tolerations = mergeTolerations(objs(spec.tolerations), objs(scheduling.tolerations));
+  const tolerations = mergeTolerations(mapsOf(spec.tolerations), mapsOf(scheduling.tolerations));
   if (tolerations.length > 0) spec.tolerations = tolerations;
   else delete spec.tolerations;
   return undefined;

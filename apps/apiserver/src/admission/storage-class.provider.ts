@@ -14,12 +14,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Errors, parseQuantity, type KubeObject } from '@app/apimachinery';
 import { collectionPrefix, objectKey, type Admission, type AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
+import { asMap } from '../groups/core/core.helpers.js';
 import { isDefaultClass, storageClassKind } from '../groups/storage/storageclass/storageclass.kind.js';
 import { STORAGE } from '../tokens.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 
 type Obj = Record<string, unknown>;
-const asObj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 
 /** The annotation that named a claim's class before `spec.storageClassName`. */
 const BETA_STORAGE_CLASS_ANNOTATION = 'volume.beta.kubernetes.io/storage-class';
@@ -31,13 +31,13 @@ const isClaim = (attrs: AdmissionAttributes): boolean =>
 export function claimClass(pvc: KubeObject): string {
   const ann = (pvc.metadata.annotations ?? {}) as Record<string, unknown>;
   if (BETA_STORAGE_CLASS_ANNOTATION in ann) return String(ann[BETA_STORAGE_CLASS_ANNOTATION]);
-  const name = asObj(pvc.spec).storageClassName;
+  const name = asMap(pvc.spec).storageClassName;
   return typeof name === 'string' ? name : '';
 }
 
 /** Whether a claim chose a class, possibly none ('' is a choice): helper.PersistentVolumeClaimHasClass. */
 export function claimHasClass(pvc: KubeObject): boolean {
-  const name = asObj(pvc.spec).storageClassName;
+  const name = asMap(pvc.spec).storageClassName;
   return (name !== undefined && name !== null) || BETA_STORAGE_CLASS_ANNOTATION in ((pvc.metadata.annotations ?? {}) as Obj);
 }
 
@@ -52,7 +52,7 @@ export function defaultStorageClass(classes: readonly KubeObject[]): KubeObject 
 }
 
 const storageRequest = (pvc: KubeObject | undefined) => {
-  const raw = asObj(asObj(asObj(pvc?.spec).resources).requests).storage;
+  const raw = asMap(asMap(asMap(pvc?.spec).resources).requests).storage;
   try {
     return parseQuantity(raw === undefined ? '0' : String(raw));
   } catch {
@@ -66,7 +66,7 @@ const storageRequest = (pvc: KubeObject | undefined) => {
  */
 export function resizeRefusal(pvc: KubeObject, old: KubeObject, cls: KubeObject | undefined): string | undefined {
   if (storageRequest(pvc).cmp(storageRequest(old)) <= 0) return undefined;
-  if (asObj(old.status).phase !== 'Bound') return 'Only bound persistent volume claims can be expanded';
+  if (asMap(old.status).phase !== 'Bound') return 'Only bound persistent volume claims can be expanded';
   const name = claimClass(pvc);
   const allowed = name !== '' && name === claimClass(old) && cls?.allowVolumeExpansion === true;
   return allowed ? undefined : 'only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize';

@@ -1,11 +1,17 @@
 /**
- * Small object helpers the core kinds' strategies and table columns share.
+ * Small object helpers the core kinds' strategies and table columns, and the admission plugins
+ * that read pods and claims, share.
  */
 import type { KubeObject } from '@app/apimachinery';
 
 /** `v` as a plain object, or an empty one when it is not an object. */
 export function asMap(v: unknown): Record<string, unknown> {
   return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+/** The plain-object elements of a list value (none when it is not a list). */
+export function mapsOf(v: unknown): Record<string, unknown>[] {
+  return Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x)) : [];
 }
 
 /** Number of keys of an object value (0 for anything else). */
