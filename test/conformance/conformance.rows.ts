@@ -1,5 +1,6 @@
 /** Every group of the conformance table, in the order docs/conformance.md lists them. */
 import type { RowGroup } from './conformance.types.js';
+import { ADMISSIONREGISTRATION } from './admissionregistration.rows.js';
 import { APPLY_ROWS } from './apply.rows.js';
 import { CERTIFICATES } from './certificates.rows.js';
 import { DELETES } from './delete.rows.js';
@@ -14,4 +15,18 @@ import { STORAGE } from './storage.rows.js';
 import { WRITES } from './write.rows.js';
 
 /** The groups. */
-export const GROUPS: RowGroup[] = [FIXES, PATHS, OPTIONS, WRITES, READS, NEGOTIATION, APPLY_ROWS, DELETES, KINDS, KINDS_MISC, CERTIFICATES, STORAGE];
+export const GROUPS: RowGroup[] = [
+  FIXES,
+  PATHS,
+  OPTIONS,
+  WRITES,
+  READS,
+  NEGOTIATION,
+  APPLY_ROWS,
+  DELETES,
+  KINDS,
+  KINDS_MISC,
+  CERTIFICATES,
+  STORAGE,
+  ADMISSIONREGISTRATION,
+];

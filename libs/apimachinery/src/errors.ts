@@ -162,10 +162,14 @@ export const Errors = {
       kind: gr.resource,
     });
   },
-  /** 422 with one cause per field error. `kind` is the Kind (e.g. ConfigMap), `group` its API group. */
+  /**
+   * 422 with one cause per field error. `kind` is the Kind (e.g. ConfigMap), `group` its API group.
+   * The message lists each distinct error once, as field.ErrorList.ToAggregate does (a rule the
+   * schema and the strategy both check reads once).
+   */
   invalid(group: string, kind: string, name: string, errs: FieldError[]): StatusError {
     const qk = group ? `${kind}.${group}` : kind;
-    const msgs = errs.map(fieldErrorMessage);
+    const msgs = [...new Set(errs.map(fieldErrorMessage))];
     const agg = msgs.length === 1 ? msgs[0] : `[${msgs.join(', ')}]`;
     return new StatusError(422, 'Invalid', `${qk} "${name}" is invalid: ${agg}`, {
       name: name || undefined,

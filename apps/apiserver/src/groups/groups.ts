@@ -2,6 +2,7 @@
  * The API group modules this server serves. Adding a group is one line here; adding a kind to
  * a group is one line in its module.
  */
+import { AdmissionregistrationGroupModule } from './admissionregistration/admissionregistration.module.js';
 import { ApiregistrationGroupModule } from './apiregistration/apiregistration.module.js';
 import { AppsGroupModule } from './apps/apps.module.js';
 import { AutoscalingGroupModule } from './autoscaling/autoscaling.module.js';
@@ -24,6 +25,7 @@ export const API_GROUP_MODULES = [
   ComponentStatusModule,
   ApiregistrationGroupModule,
   AppsGroupModule,
+  AdmissionregistrationGroupModule,
   CoordinationGroupModule,
   SchedulingGroupModule,
   StorageGroupModule,

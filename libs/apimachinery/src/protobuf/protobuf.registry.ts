@@ -6,6 +6,7 @@
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 const CORE = 'k8s.io.api.core.v1';
+const ADMREG = 'k8s.io.api.admissionregistration.v1';
 const AUTHN = 'k8s.io.api.authentication.v1';
 const AUTHZ = 'k8s.io.api.authorization.v1';
 const CERTS = 'k8s.io.api.certificates.v1';
@@ -227,6 +228,27 @@ export const KEEP_ZERO: ReadonlySet<string> = new Set([
   `${STORAGE}.TokenRequest.audience`,
   `${STORAGE}.VolumeAttachmentStatus.attached`,
   `${STORAGE}.VolumeNodeResources.count`,
+  // admissionregistration/v1: the webhooks' policies, timeout and client config are pointers;
+  // names and the service's namespace have no omitempty
+  `${ADMREG}.MutatingWebhook.name`,
+  `${ADMREG}.MutatingWebhook.failurePolicy`,
+  `${ADMREG}.MutatingWebhook.matchPolicy`,
+  `${ADMREG}.MutatingWebhook.sideEffects`,
+  `${ADMREG}.MutatingWebhook.timeoutSeconds`,
+  `${ADMREG}.MutatingWebhook.reinvocationPolicy`,
+  `${ADMREG}.ValidatingWebhook.name`,
+  `${ADMREG}.ValidatingWebhook.failurePolicy`,
+  `${ADMREG}.ValidatingWebhook.matchPolicy`,
+  `${ADMREG}.ValidatingWebhook.sideEffects`,
+  `${ADMREG}.ValidatingWebhook.timeoutSeconds`,
+  `${ADMREG}.WebhookClientConfig.url`,
+  `${ADMREG}.ServiceReference.namespace`,
+  `${ADMREG}.ServiceReference.name`,
+  `${ADMREG}.ServiceReference.path`,
+  `${ADMREG}.ServiceReference.port`,
+  `${ADMREG}.Rule.scope`,
+  `${ADMREG}.MatchCondition.name`,
+  `${ADMREG}.MatchCondition.expression`,
 ]);
 
 /**
@@ -246,6 +268,8 @@ export const INLINE: ReadonlySet<string> = new Set([
   `${CORE}.SecretEnvSource.localObjectReference`,
   `${CORE}.Probe.handler`,
   `${CORE}.EphemeralContainer.ephemeralContainerCommon`,
+  `${ADMREG}.RuleWithOperations.rule`,
+  `${ADMREG}.NamedRuleWithOperations.ruleWithOperations`,
 ]);
 
 /** Whether `field` of message `typeName` (full name, no leading dot) is an embedded struct. */
