@@ -29,6 +29,7 @@ import { SecurityContextDenyPlugin } from './security-context-deny.provider.js';
 import { ServiceAccountPlugin } from './serviceaccount.provider.js';
 import { DefaultStorageClassPlugin, PersistentVolumeClaimResizePlugin } from './storage-class.provider.js';
 import { StorageObjectInUseProtectionPlugin } from './storage-protection.provider.js';
+import { AdmissionWebhooks, MutatingAdmissionWebhookPlugin, ValidatingAdmissionWebhookPlugin } from './webhook/webhook.provider.js';
 
 /** The chain of the discovered plugins; filled in onModuleInit, before any request is served. */
 @Injectable()
@@ -93,6 +94,9 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
     PersistentVolumeClaimResizePlugin,
     RuntimeClassPlugin,
     SecurityContextDenyPlugin,
+    AdmissionWebhooks,
+    MutatingAdmissionWebhookPlugin,
+    ValidatingAdmissionWebhookPlugin,
   ],
   exports: [ADMISSION],
 })

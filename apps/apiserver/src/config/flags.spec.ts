@@ -144,12 +144,13 @@ describe('parseFlags', () => {
       expectRefused(['--audit-policy-file', '/p.yaml'], 'audit-policy-file');
       expectRefused(['--audit-webhook-config-file=/w'], 'audit-webhook-config-file');
     });
-    it('admission plugins not built, and admission configuration', () => {
+    it('admission plugins not built; the admission configuration is accepted', () => {
       expectRefused(['--enable-admission-plugins=NamespaceLifecycle,PodSecurity'], 'enable-admission-plugins');
       expect(() => parseFlags(['--enable-admission-plugins=PodSecurity'])).toThrow('admission plugin "PodSecurity" is not built');
       expect(parseFlags(['--enable-admission-plugins=ServiceAccount,SecurityContextDeny,StorageObjectInUseProtection']).unsupported).toEqual([]);
       expect(parseFlags(['--enable-admission-plugins=NamespaceLifecycle']).unsupported).toEqual([]);
-      expectRefused(['--admission-control-config-file=/a.yaml'], 'admission-control-config-file');
+      expect(parseFlags(['--enable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook']).unsupported).toEqual([]);
+      expect(parseFlags(['--admission-control-config-file=/a.yaml']).unsupported).toEqual([]);
     });
     it('a bad boolean is a bad value, not a refusal', () => {
       expect(() => parseFlags(['--enable-bootstrap-token-auth=yes'])).toThrow('invalid value "yes" for --enable-bootstrap-token-auth: must be true or false');

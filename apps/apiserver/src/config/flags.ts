@@ -127,6 +127,8 @@ export const BUILT_ADMISSION_PLUGINS: readonly string[] = [
   'PersistentVolumeClaimResize',
   'RuntimeClass',
   'SecurityContextDeny',
+  'MutatingAdmissionWebhook',
+  'ValidatingAdmissionWebhook',
 ];
 
 const notBuilt = (what: string) => (): string => `${what} is not built into this server`;
@@ -260,7 +262,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'etcd-keyfile': { key: 'etcdKeyfile', kind: 'string' },
   'etcd-prefix': { key: 'etcdPrefix', kind: 'string' },
   'etcd-compaction-interval': { key: 'etcd-compaction-interval', kind: 'string' },
-  'admission-control-config-file': { key: 'admission-control-config-file', kind: 'string', refuse: notBuilt('admission plugin configuration') },
+  'admission-control-config-file': { key: 'admission-control-config-file', kind: 'string' },
   // The CSR signing controller (controllers/csr.controllers.ts, docs/certificates.md).
   'cluster-signing-duration': { key: 'cluster-signing-duration', kind: 'string' },
   'cluster-signing-cert-file': { key: 'cluster-signing-cert-file', kind: 'string' },

@@ -49,6 +49,14 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  /** Requests an admission webhook refused or could not be called for (conventions.md "Metrics"). */
+  readonly webhookRejections = new Counter({
+    name: 'apiserver_admission_webhook_rejection_count',
+    help: 'Admission webhook rejections, by webhook name, operation, admission type (admit or validating), error type and HTTP code of the rejection.',
+    labelNames: ['name', 'operation', 'type', 'error_type', 'rejection_code'] as const,
+    registers: [this.registry],
+  });
+
   /** The garbage collector running on this node, if any (controllers/builtin.controllers.ts). */
   garbageCollectorSource: (() => { readonly processedRevision: number; readonly itemsProcessed: number } | undefined) | undefined;
   readonly gcProcessedRevision = new Gauge({

@@ -1,7 +1,8 @@
 /**
  * Namespace behaviour (pkg/registry/core/namespace): the "kubernetes" finalizer on create,
  * spec.finalizers only through the finalize subresource, DNS-label names, phase Terminating on
- * delete, and the built-in namespaces cannot be deleted.
+ * delete, the built-in namespaces cannot be deleted, and the `kubernetes.io/metadata.name`
+ * label always holds the name (what namespace selectors of webhooks and policies match on).
  */
 import { Errors, validateKubeFinalizerNames, type FieldError, type KubeObject } from '@app/apimachinery';
 import { FINALIZE_STRATEGY, STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/registry';
@@ -10,8 +11,24 @@ import { asMap } from '../core.helpers.js';
 /** Namespaces whose delete is refused (Kubernetes' namespace lifecycle admission). */
 export const UNDELETABLE_NAMESPACES: readonly string[] = ['default', 'kube-system', 'kube-public'];
 
+/** The label every namespace carries with its own name (kube's v1.LabelMetadataName). */
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/** Sets the name label, as Kubernetes does on every write and read of a Namespace. */
+function labelWithName(obj: KubeObject): void {
+  const name = obj.metadata.name;
+  if (!name) return;
+  const labels = asMap(obj.metadata.labels);
+  if (labels[NAMESPACE_NAME_LABEL] === name) return;
+  obj.metadata.labels = { ...labels, [NAMESPACE_NAME_LABEL]: name };
+}
+
 /** The Namespace strategy. */
 export const namespaceStrategy: Strategy = {
+  // After validation, once a generated name is known (kube's Canonicalize), and on reads of
+  // namespaces stored without it (kube's defaulting).
+  canonicalize: labelWithName,
+  decorate: labelWithName,
   prepareForCreate(obj) {
     // Kubernetes always sets the "kubernetes" finalizer so the namespace controller can empty it.
     const spec = asMap(obj.spec);

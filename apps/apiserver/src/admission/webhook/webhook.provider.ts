@@ -1,0 +1,200 @@
+/**
+ * The MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins (on by default, as in
+ * kube-apiserver; last in the chain but for nothing after them). Both read the stored
+ * MutatingWebhookConfiguration and ValidatingWebhookConfiguration objects from a watch-fed copy
+ * kept on every node, so a configuration written through any node takes effect on each as soon
+ * as it applies the write.
+ *
+ * A webhook named by `clientConfig.service` is reached at an address of the Service's Endpoints
+ * (the port the Service maps the webhook's port to), verified as `<name>.<namespace>.svc`: this
+ * server routes to endpoints, as kube-apiserver does with `--enable-aggregator-routing`, since
+ * nothing here makes a Service's cluster IP reachable. The credentials presented to webhooks
+ * come from `--admission-control-config-file`.
+ *
+ * A DELETE reaches the chain's validating phase only (libs/registry): the mutating plugin calls
+ * its webhooks there, before the validating plugin's, to allow or refuse the delete.
+ */
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import type { KubeObject } from '@app/apimachinery';
+import { collectionPrefix, objectKey, type Admission, type AdmissionAttributes } from '@app/registry';
+import type { Storage } from '@app/storage';
+import type { ServerConfig } from '../../config/flags.js';
+import { NAMESPACE_NAME_LABEL } from '../../groups/core/namespace/namespace.strategy.js';
+import { ApiMetrics } from '../../observability/metrics.js';
+import { flagStartError } from '../../pipeline/authentication-method.js';
+import { WatchedCollection } from '../../pipeline/watched-collection.js';
+import { SERVER_CONFIG, STORAGE } from '../../tokens.js';
+import { AdmissionPlugin } from '../admission.plugin.js';
+import {
+  credentialsFor,
+  postReview,
+  webhookCredentialsFromAdmissionConfig,
+  WebhookCallError,
+  type WebhookCredentials,
+  type WebhookPluginName,
+  type WebhookTarget,
+} from './webhook.client.js';
+import { WebhookDispatcher } from './webhook.dispatcher.js';
+import { webhooksOf, type Webhook } from './webhook.matcher.js';
+
+type Obj = Record<string, unknown>;
+const GROUP = 'admissionregistration.k8s.io';
+const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+const NAMESPACES = { group: '', plural: 'namespaces', namespaced: false };
+const SERVICES = { group: '', plural: 'services', namespaced: true };
+const ENDPOINTS = { group: '', plural: 'endpoints', namespaced: true };
+
+/** The stored webhook configurations of one kind, in calling order (by configuration name). */
+class WebhookConfigurations {
+  private readonly collection: WatchedCollection<Webhook[]>;
+  private sorted: Webhook[] | undefined;
+
+  constructor(storage: Storage, plural: string, mutating: boolean) {
+    this.collection = new WatchedCollection<Webhook[]>(
+      storage,
+      collectionPrefix({ group: GROUP, plural, namespaced: false }, ''),
+      (o) => webhooksOf(o as unknown as Obj, mutating),
+      `${plural} for admission`,
+    );
+    this.collection.onChange(() => (this.sorted = undefined));
+  }
+
+  start(): void {
+    this.collection.start();
+  }
+
+  stop(): void {
+    this.collection.stop();
+  }
+
+  all(): readonly Webhook[] {
+    this.sorted ??= [...this.collection.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).flatMap(([, hooks]) => hooks);
+    return this.sorted;
+  }
+}
+
+/** What both webhook plugins share: the configurations, the way to each webhook, the metrics. */
+@Injectable()
+export class AdmissionWebhooks implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly mutatingConfigs: WebhookConfigurations;
+  private readonly validatingConfigs: WebhookConfigurations;
+  private readonly credentials: Map<WebhookPluginName, Map<string, WebhookCredentials>>;
+  readonly mutating: WebhookDispatcher;
+  readonly validating: WebhookDispatcher;
+
+  constructor(
+    @Inject(STORAGE) private readonly storage: Storage,
+    @Inject(SERVER_CONFIG) cfg: ServerConfig,
+    metrics: ApiMetrics,
+  ) {
+    this.mutatingConfigs = new WebhookConfigurations(storage, 'mutatingwebhookconfigurations', true);
+    this.validatingConfigs = new WebhookConfigurations(storage, 'validatingwebhookconfigurations', false);
+    const file = cfg.raw['admission-control-config-file'];
+    try {
+      this.credentials = file ? webhookCredentialsFromAdmissionConfig(file) : new Map();
+    } catch (e) {
+      throw flagStartError(cfg, 'admission-control-config-file', e);
+    }
+    const dispatcher = (plugin: WebhookPluginName) =>
+      new WebhookDispatcher({
+        webhooks: (mutating) => (mutating ? this.mutatingConfigs : this.validatingConfigs).all(),
+        namespaceLabels: (ns) => this.namespaceLabels(ns),
+        target: (w) => this.target(w, plugin),
+        post: postReview,
+        rejected: (labels) => metrics.webhookRejections.inc({ ...labels }),
+        ignored: (w, message) => process.stderr.write(`admission: ${message} (failure policy Ignore, configuration ${w.configuration})\n`),
+      });
+    this.mutating = dispatcher('MutatingAdmissionWebhook');
+    this.validating = dispatcher('ValidatingAdmissionWebhook');
+  }
+
+  onApplicationBootstrap(): void {
+    this.mutatingConfigs.start();
+    this.validatingConfigs.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.mutatingConfigs.stop();
+    this.validatingConfigs.stop();
+  }
+
+  private async namespaceLabels(ns: string): Promise<Record<string, string> | undefined> {
+    const o = await this.storage.get(objectKey(NAMESPACES, '', ns), { mode: 'Any' });
+    // Namespaces stored before the name label was kept get it on reads; so here.
+    return o ? { ...(obj(o.metadata.labels) as Record<string, string>), [NAMESPACE_NAME_LABEL]: ns } : undefined;
+  }
+
+  /** Where webhook `w` is, and what to present to it. */
+  private async target(w: Webhook, plugin: WebhookPluginName): Promise<WebhookTarget> {
+    const users = this.credentials.get(plugin) ?? new Map<string, WebhookCredentials>();
+    const caPem = w.clientConfig.caBundle ? Buffer.from(w.clientConfig.caBundle, 'base64').toString('utf8') : undefined;
+    const { url, service } = w.clientConfig;
+    if (url !== undefined) {
+      let u: URL;
+      try {
+        u = new URL(url);
+      } catch {
+        throw new WebhookCallError(`invalid URL ${JSON.stringify(url)}`);
+      }
+      return { url: u, caPem, credentials: credentialsFor(users, u.host) };
+    }
+    if (!service) throw new WebhookCallError('the webhook has neither a URL nor a service');
+    const host = `${service.name}.${service.namespace}.svc`;
+    const address = await this.endpointOf(service.namespace, service.name, service.port);
+    const path = service.path ?? '/';
+    const u = new URL(`https://${address}${path.startsWith('/') ? path : `/${path}`}`);
+    return { url: u, serverName: host, caPem, credentials: credentialsFor(users, service.port === 443 ? host : `${host}:${service.port}`) };
+  }
+
+  /** `ip:port` of a ready endpoint behind Service port `port`. */
+  private async endpointOf(ns: string, name: string, port: number): Promise<string> {
+    const svc = await this.storage.get(objectKey(SERVICES, ns, name), { mode: 'Any' });
+    if (!svc) throw new WebhookCallError(`service "${name}" not found`);
+    const ports = (Array.isArray(obj(svc.spec).ports) ? (obj(svc.spec).ports as unknown[]) : []).map(obj);
+    const sp = ports.find((p) => p.port === port);
+    if (!sp) throw new WebhookCallError(`no service port ${port} found for service "${name}"`);
+    const portName = typeof sp.name === 'string' ? sp.name : '';
+    const ep: KubeObject | undefined = await this.storage.get(objectKey(ENDPOINTS, ns, name), { mode: 'Any' });
+    for (const subset of (Array.isArray(ep?.subsets) ? (ep.subsets as unknown[]) : []).map(obj)) {
+      const epPort = (Array.isArray(subset.ports) ? (subset.ports as unknown[]) : [])
+        .map(obj)
+        .find((p) => (typeof p.name === 'string' ? p.name : '') === portName);
+      const addr = (Array.isArray(subset.addresses) ? (subset.addresses as unknown[]) : []).map(obj).find((a) => typeof a.ip === 'string');
+      if (epPort && typeof epPort.port === 'number' && addr) {
+        const ip = addr.ip as string;
+        return `${ip.includes(':') ? `[${ip}]` : ip}:${epPort.port}`;
+      }
+    }
+    throw new WebhookCallError(`no endpoints available for service "${name}"`);
+  }
+}
+
+/** MutatingAdmissionWebhook (kube's order: after the built-in mutating plugins). */
+@AdmissionPlugin({ name: 'MutatingAdmissionWebhook', order: 3000 })
+@Injectable()
+export class MutatingAdmissionWebhookPlugin implements Admission {
+  constructor(private readonly webhooks: AdmissionWebhooks) {}
+
+  admit(attrs: AdmissionAttributes): Promise<void> {
+    return attrs.operation === 'DELETE' ? Promise.resolve() : this.webhooks.mutating.admit(attrs);
+  }
+
+  validate(attrs: AdmissionAttributes): Promise<void> {
+    return attrs.operation === 'DELETE' ? this.webhooks.mutating.admit(attrs) : Promise.resolve();
+  }
+}
+
+/** ValidatingAdmissionWebhook. */
+@AdmissionPlugin({ name: 'ValidatingAdmissionWebhook', order: 3100 })
+@Injectable()
+export class ValidatingAdmissionWebhookPlugin implements Admission {
+  constructor(private readonly webhooks: AdmissionWebhooks) {}
+
+  admit(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  validate(attrs: AdmissionAttributes): Promise<void> {
+    return this.webhooks.validating.validate(attrs);
+  }
+}

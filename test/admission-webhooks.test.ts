@@ -1,0 +1,354 @@
+/**
+ * Admission webhooks end to end: a real API server process calls webhooks served here over
+ * HTTPS (their own CA, a certificate for `hook.webhooks.svc` and 127.0.0.1, a client
+ * certificate required of the caller), registered with kubectl as Mutating- and
+ * ValidatingWebhookConfigurations, reached by URL and through a Service's Endpoints, and
+ * authenticated with the client certificate `--admission-control-config-file` names.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensurePki, issueClientCertificate } from '@app/pki';
+import { getFreePort, kubectl, metricSum, request, startServer, waitFor, type ServerHandle } from './support/server.js';
+
+type Obj = Record<string, unknown>;
+interface Review {
+  apiVersion: string;
+  request: Obj & { uid: string; operation: string; object: Obj | null; oldObject: Obj | null; userInfo: Obj; namespace?: string; name: string };
+}
+
+/** A non-loopback IPv4 address of this machine (Endpoints refuse loopback addresses). */
+function hostAddress(): string {
+  const found = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i && !i.internal && i.family === 'IPv4');
+  if (!found) throw new Error('this machine has no non-loopback IPv4 address for the webhook Service');
+  return found.address;
+}
+
+describe('admission webhooks', () => {
+  let dir: string;
+  let server: ServerHandle;
+  let hooks: https.Server;
+  let hooksPort: number;
+  let caBundle: string;
+  /** Each call: the path, the review, and the common name of the client certificate presented. */
+  const calls: Array<{ path: string; review: Review; client: string | undefined }> = [];
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+  /** What each webhook path answers. */
+  function answer(path: string, review: Review): Obj | undefined {
+    const r = review.request;
+    const labels = ((r.object ?? r.oldObject)?.metadata as Obj | undefined)?.labels as Record<string, string> | undefined;
+    const base = { uid: r.uid };
+    switch (path) {
+      case '/mutate': {
+        const patch = labels
+          ? [{ op: 'add', path: '/metadata/labels/mutated', value: 'by-webhook' }]
+          : [{ op: 'add', path: '/metadata/labels', value: { mutated: 'by-webhook' } }];
+        return { ...base, allowed: true, patchType: 'JSONPatch', patch: b64(JSON.stringify(patch)), warnings: ['mutated by mutate.example.com'] };
+      }
+      case '/validate':
+        return labels?.deny === 'true'
+          ? { ...base, allowed: false, status: { code: 403, reason: 'Forbidden', message: 'objects labelled deny=true are refused' } }
+          : { ...base, allowed: true };
+      case '/protect':
+        return { ...base, allowed: labels?.protected !== 'true', ...(labels?.protected === 'true' ? { status: { message: 'protected' } } : {}) };
+      case '/slow':
+        return undefined;
+      default:
+        return { ...base, allowed: true };
+    }
+  }
+
+  const apply = async (name: string, doc: Obj): Promise<void> => {
+    const file = join(dir, `${name}.json`);
+    await writeFile(file, JSON.stringify(doc));
+    await kubectl(server, ['apply', '-f', file]);
+  };
+  const rule = (operations: string[], resources = ['configmaps']) => ({ operations, apiGroups: [''], apiVersions: ['v1'], resources });
+  const byUrl = (path: string) => ({ url: `https://127.0.0.1:${hooksPort}${path}`, caBundle });
+  const configMap = (ns: string, name: string, labels: Record<string, string> = {}) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: ns, labels },
+    data: { k: 'v' },
+  });
+  const createCM = (ns: string, name: string, labels: Record<string, string> = {}) =>
+    request(server, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { body: configMap(ns, name, labels) });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kapi-webhooks-'));
+    const pki = await ensurePki(join(dir, 'hooks-pki'), { hosts: ['127.0.0.1', 'hook.webhooks.svc'] });
+    caBundle = b64(await readFile(pki.caCert, 'utf8'));
+    hooks = https.createServer(
+      {
+        cert: await readFile(pki.servingCert, 'utf8'),
+        key: await readFile(pki.servingKey, 'utf8'),
+        ca: await readFile(pki.caCert, 'utf8'),
+        requestCert: true,
+        rejectUnauthorized: true,
+      },
+      (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Review;
+          const path = (req.url ?? '/').split('?')[0]!;
+          const cn = (req.socket as TLSSocket).getPeerCertificate().subject?.CN;
+          calls.push({ path, review, client: Array.isArray(cn) ? cn[0] : cn });
+          const response = answer(path, review);
+          if (!response) return; // never answers
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response }));
+        });
+      },
+    );
+    // On every address: Endpoints may not name a loopback one, so the Service's route uses another.
+    await new Promise<void>((resolve) => hooks.listen(0, '0.0.0.0', resolve));
+    hooksPort = (hooks.address() as AddressInfo).port;
+
+    // The API server presents a client certificate of the webhooks' CA to every webhook.
+    const client = await issueClientCertificate(pki.dir, 'kube-apiserver-webhook-client');
+    await writeFile(
+      join(dir, 'webhook.kubeconfig'),
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `users: [{name: "*", user: {client-certificate-data: ${b64(client.certPem)}, client-key-data: ${b64(client.keyPem)}}}]`,
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'admission.yaml'),
+      [
+        'apiVersion: apiserver.config.k8s.io/v1',
+        'kind: AdmissionConfiguration',
+        'plugins:',
+        '- name: ValidatingAdmissionWebhook',
+        '  configuration: {apiVersion: apiserver.config.k8s.io/v1, kind: WebhookAdmissionConfiguration, kubeConfigFile: webhook.kubeconfig}',
+        '- name: MutatingAdmissionWebhook',
+        '  configuration: {apiVersion: apiserver.config.k8s.io/v1, kind: WebhookAdmissionConfiguration, kubeConfigFile: webhook.kubeconfig}',
+      ].join('\n'),
+    );
+    server = await startServer({ args: [`--admission-control-config-file=${join(dir, 'admission.yaml')}`] });
+    for (const ns of ['hooked', 'plain', 'webhooks']) await kubectl(server, ['create', 'namespace', ns]);
+    await kubectl(server, ['label', 'namespace', 'hooked', 'webhooks=on']);
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await new Promise<void>((resolve) => (hooks ? hooks.close(() => resolve()) : resolve()));
+    hooks?.closeAllConnections();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a mutating webhook changes objects of the namespaces it selects, with its warnings, and sees the request', async () => {
+    await apply('mutating', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: 'mutate' },
+      webhooks: [
+        {
+          name: 'mutate.example.com',
+          rules: [rule(['CREATE'])],
+          clientConfig: byUrl('/mutate'),
+          namespaceSelector: { matchLabels: { webhooks: 'on' } },
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+      ],
+    });
+    // A configuration takes effect once this node's copy has it.
+    let n = 0;
+    const created = await waitFor('the mutating webhook to take effect', async () => {
+      const r = await createCM('hooked', `m${n++}`, { app: 'x' });
+      expect(r.status).toBe(201);
+      const labels = (r.json<Obj>().metadata as Obj).labels as Record<string, string>;
+      return labels.mutated === 'by-webhook' ? r : undefined;
+    });
+    expect(created.headers.warning).toContain('mutated by mutate.example.com');
+    const call = calls.find((c) => c.path === '/mutate')!;
+    expect(call.client).toBe('kube-apiserver-webhook-client');
+    expect(call.review.apiVersion).toBe('admission.k8s.io/v1');
+    expect(call.review.request).toMatchObject({
+      kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+      resource: { group: '', version: 'v1', resource: 'configmaps' },
+      namespace: 'hooked',
+      operation: 'CREATE',
+      oldObject: null,
+      dryRun: false,
+      userInfo: { username: 'kubernetes-admin' },
+    });
+    expect((call.review.request.object as Obj).data).toEqual({ k: 'v' });
+
+    // kubectl shows the webhook's warning, and the stored object has its change.
+    const out = await kubectl(server, ['create', 'configmap', 'via-kubectl', '-n', 'hooked', '--from-literal=a=b']);
+    expect(out.stderr).toContain('Warning: mutated by mutate.example.com');
+    const got = await kubectl(server, ['get', 'configmap', 'via-kubectl', '-n', 'hooked', '-o', 'jsonpath={.metadata.labels.mutated}']);
+    expect(got.stdout).toBe('by-webhook');
+    // Outside the selected namespace nothing is sent.
+    const before = calls.length;
+    const plain = await createCM('plain', 'untouched');
+    expect(((plain.json<Obj>().metadata as Obj).labels as Obj | undefined)?.mutated).toBeUndefined();
+    expect(calls.length).toBe(before);
+  });
+
+  it('a validating webhook reached through its Service refuses with its own status, for creates and deletes', async () => {
+    // The webhook's Service and Endpoints: port 443 of hook.webhooks goes to the server here.
+    await apply('svc', {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'hook', namespace: 'webhooks' },
+      spec: { ports: [{ name: 'https', port: 443, targetPort: hooksPort }] },
+    });
+    await apply('ep', {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'hook', namespace: 'webhooks' },
+      subsets: [{ addresses: [{ ip: hostAddress() }], ports: [{ name: 'https', port: hooksPort }] }],
+    });
+    await apply('validating', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'validate' },
+      webhooks: [
+        {
+          name: 'validate.example.com',
+          rules: [rule(['CREATE', 'UPDATE'])],
+          clientConfig: { service: { namespace: 'webhooks', name: 'hook', path: '/validate' }, caBundle },
+          objectSelector: { matchExpressions: [{ key: 'deny', operator: 'Exists' }] },
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1beta1', 'v1'],
+        },
+        {
+          name: 'protect.example.com',
+          rules: [rule(['DELETE'])],
+          clientConfig: { service: { namespace: 'webhooks', name: 'hook', path: '/protect' }, caBundle },
+          sideEffects: 'NoneOnDryRun',
+          admissionReviewVersions: ['v1'],
+        },
+      ],
+    });
+    let n = 0;
+    const refused = await waitFor('the validating webhook to take effect', async () => {
+      const r = await createCM('plain', `v${n++}`, { deny: 'true' });
+      return r.status === 403 ? r : undefined;
+    });
+    expect(refused.json()).toMatchObject({
+      kind: 'Status',
+      status: 'Failure',
+      code: 403,
+      reason: 'Forbidden',
+      message: 'admission webhook "validate.example.com" denied the request: objects labelled deny=true are refused',
+    });
+    // The first version it lists that this server speaks is the one sent.
+    expect(calls.filter((c) => c.path === '/validate').at(-1)!.review.apiVersion).toBe('admission.k8s.io/v1beta1');
+    expect((await createCM('plain', 'allowed', { deny: 'false' })).status).toBe(201);
+    const cli = await kubectl(server, ['label', 'configmap', 'allowed', '-n', 'plain', '--overwrite', 'deny=true'], { expectFail: 'any' });
+    expect(cli.code).not.toBe(0);
+    expect(cli.stderr).toContain('admission webhook "validate.example.com" denied the request: objects labelled deny=true are refused');
+
+    // A delete reaches the DELETE webhook with the old object; a refusal without a code is 400.
+    await createCM('plain', 'keep', { protected: 'true' });
+    const del = await request(server, 'DELETE', '/api/v1/namespaces/plain/configmaps/keep');
+    expect(del.status).toBe(400);
+    expect(del.json<Obj>().message).toBe('admission webhook "protect.example.com" denied the request: protected');
+    const delCall = calls.filter((c) => c.path === '/protect').at(-1)!;
+    expect(delCall.review.request).toMatchObject({ operation: 'DELETE', object: null, name: 'keep', options: { kind: 'DeleteOptions' } });
+    expect((await request(server, 'GET', '/api/v1/namespaces/plain/configmaps/keep')).status).toBe(200);
+    expect(await metricSum(server, 'apiserver_admission_webhook_rejection_count')).toBeGreaterThanOrEqual(3);
+  });
+
+  it('failure policy: a webhook that cannot be reached or times out fails the request with Fail and is passed over with Ignore', async () => {
+    const closed = await getFreePort();
+    await apply('failing', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'failing' },
+      webhooks: [
+        {
+          name: 'down.example.com',
+          rules: [rule(['CREATE'], ['secrets'])],
+          clientConfig: { url: `https://127.0.0.1:${closed}/down`, caBundle },
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'plain' } },
+          failurePolicy: 'Fail',
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+        {
+          name: 'slow.example.com',
+          rules: [rule(['CREATE'], ['secrets'])],
+          clientConfig: byUrl('/slow'),
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'hooked' } },
+          failurePolicy: 'Fail',
+          timeoutSeconds: 1,
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+        {
+          name: 'ignored.example.com',
+          rules: [rule(['CREATE'], ['secrets'])],
+          clientConfig: { url: `https://127.0.0.1:${closed}/ignored`, caBundle },
+          failurePolicy: 'Ignore',
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+      ],
+    });
+    const secret = (ns: string, name: string) =>
+      request(server, 'POST', `/api/v1/namespaces/${ns}/secrets`, { body: { metadata: { name }, stringData: { a: 'b' } } });
+    let n = 0;
+    const down = await waitFor('the failing webhook to take effect', async () => {
+      const r = await secret('plain', `s${n++}`);
+      return r.status === 500 ? r : undefined;
+    });
+    expect(down.json()).toMatchObject({ code: 500, reason: 'InternalError' });
+    expect(down.json<Obj>().message).toMatch(
+      /^Internal error occurred: failed calling webhook "down.example.com": failed to call webhook: Post "https:\/\/127.0.0.1:\d+\/down\?timeout=10s": /,
+    );
+    const slow = await secret('hooked', 'slow');
+    expect(slow.status).toBe(500);
+    expect(slow.json<Obj>().message).toContain('failed calling webhook "slow.example.com"');
+    expect(slow.json<Obj>().message).toContain('context deadline exceeded');
+    // Only the Ignore webhook applies in the webhooks namespace: the secret is created.
+    expect((await secret('webhooks', 'fine')).status).toBe(201);
+  });
+
+  it('webhook configurations are validated, and never sent to webhooks themselves', async () => {
+    const bad = await request(server, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
+      body: {
+        metadata: { name: 'bad' },
+        webhooks: [{ name: 'bad.example.com', clientConfig: { url: 'http://127.0.0.1/x' }, admissionReviewVersions: ['v1'] }],
+      },
+    });
+    expect(bad.status).toBe(422);
+    const msg = bad.json<Obj>().message as string;
+    expect(msg).toContain('webhooks[0].sideEffects');
+    expect(msg).toContain('webhooks[0].clientConfig.url');
+    const table = await kubectl(server, ['get', 'validatingwebhookconfigurations']);
+    expect(table.stdout).toMatch(/NAME\s+WEBHOOKS\s+AGE/);
+    expect(table.stdout).toMatch(/validate\s+2\s/);
+    // Deleting a webhook configuration is not sent to the DELETE webhook (which matches everything deleted).
+    await apply('catch-all', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'catch-all' },
+      webhooks: [
+        {
+          name: 'deny-all.example.com',
+          rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'] }],
+          clientConfig: { url: `https://127.0.0.1:${await getFreePort()}/none`, caBundle },
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'plain' } },
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+      ],
+    });
+    await kubectl(server, ['delete', 'validatingwebhookconfiguration', 'catch-all', 'failing', 'validate']);
+    await kubectl(server, ['delete', 'mutatingwebhookconfiguration', 'mutate']);
+    await waitFor('the webhooks to be gone', async () => (await createCM('plain', `after-${Date.now()}`, { deny: 'true' })).status === 201);
+  });
+});
