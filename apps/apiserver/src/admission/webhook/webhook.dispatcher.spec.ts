@@ -51,6 +51,7 @@ function fake(mutating: Webhook[], validating: Webhook[], answer: (name: string,
   const ignored: string[] = [];
   const deps: DispatcherDeps = {
     webhooks: (m) => (m ? mutating : validating),
+    ready: async () => true,
     namespaceLabels: async () => nsLabels,
     target: async (w) => ({ url: new URL(w.clientConfig.url!) }),
     post: async (t, review) => {
@@ -222,6 +223,13 @@ describe('WebhookDispatcher', () => {
     const ignore = fake([hook('x', { failurePolicy: 'Ignore' })], [], down);
     await expect(new WebhookDispatcher(ignore.deps).admit(attrs())).resolves.toBeUndefined();
     expect(ignore.ignored).toHaveLength(1);
+  });
+
+  it('refuses requests while the configurations are not yet known', async () => {
+    const f = fake([], [], () => new Error('not called'));
+    f.deps.ready = async () => false;
+    const err = (await new WebhookDispatcher(f.deps).validate(attrs()).catch((e: unknown) => e)) as StatusError;
+    expect([err.code, err.message]).toEqual([403, 'pods "p" is forbidden: not yet ready to handle request']);
   });
 
   it('refuses a dry run that would reach a webhook with side effects, without calling it', async () => {

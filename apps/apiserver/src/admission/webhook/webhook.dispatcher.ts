@@ -44,6 +44,8 @@ export interface RejectionLabels {
 export interface DispatcherDeps {
   /** The webhooks of every configuration of one kind, in calling order. */
   webhooks(mutating: boolean): readonly Webhook[];
+  /** Whether the configurations of one kind are known (false: not loaded in time). */
+  ready(mutating: boolean): Promise<boolean>;
   /** The labels of a namespace; undefined when it does not exist. */
   namespaceLabels(namespace: string): Promise<Record<string, string> | undefined>;
   /** Where a webhook is reached; throws WebhookCallError when it cannot be resolved. */
@@ -164,8 +166,12 @@ export class WebhookDispatcher {
 
   /** The webhooks of one kind that the request matches, in calling order. */
   private async matching(mutating: boolean, attrs: AdmissionAttributes): Promise<Webhook[]> {
+    if (EXEMPT.has(`${attrs.decl.group}/${attrs.decl.plural}`)) return [];
+    if (!(await this.deps.ready(mutating))) {
+      throw Errors.forbidden({ group: attrs.decl.group, resource: attrs.decl.plural }, attrs.name, 'not yet ready to handle request');
+    }
     const all = this.deps.webhooks(mutating);
-    if (all.length === 0 || EXEMPT.has(`${attrs.decl.group}/${attrs.decl.plural}`)) return [];
+    if (all.length === 0) return [];
     const req = matchRequestOf(attrs);
     let labels: Record<string, string> | undefined;
     let looked = false;

@@ -43,6 +43,8 @@ const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v
 const NAMESPACES = { group: '', plural: 'namespaces', namespaced: false };
 const SERVICES = { group: '', plural: 'services', namespaced: true };
 const ENDPOINTS = { group: '', plural: 'endpoints', namespaced: true };
+/** Longest wait of a request for the first list of the configurations. */
+const READY_WAIT_MS = 10_000;
 
 /** The stored webhook configurations of one kind, in calling order (by configuration name). */
 class WebhookConfigurations {
@@ -59,12 +61,30 @@ class WebhookConfigurations {
     this.collection.onChange(() => (this.sorted = undefined));
   }
 
+  private started = false;
+
+  /** Starts the list and watch once (at bootstrap, or at a request that comes first). */
   start(): void {
+    if (this.started) return;
+    this.started = true;
     this.collection.start();
   }
 
   stop(): void {
     this.collection.stop();
+  }
+
+  /**
+   * Waits up to READY_WAIT_MS for the first list, as kube's webhook plugins do; a request
+   * before it is refused rather than let through uncalled webhooks.
+   */
+  async ready(): Promise<boolean> {
+    if (this.collection.isSynced()) return true;
+    this.start();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.collection.whenSynced(), new Promise<void>((resolve) => (timer = setTimeout(resolve, READY_WAIT_MS)))]);
+    clearTimeout(timer);
+    return this.collection.isSynced();
   }
 
   all(): readonly Webhook[] {
@@ -98,6 +118,7 @@ export class AdmissionWebhooks implements OnApplicationBootstrap, OnApplicationS
     const dispatcher = (plugin: WebhookPluginName) =>
       new WebhookDispatcher({
         webhooks: (mutating) => (mutating ? this.mutatingConfigs : this.validatingConfigs).all(),
+        ready: (mutating) => (mutating ? this.mutatingConfigs : this.validatingConfigs).ready(),
         namespaceLabels: (ns) => this.namespaceLabels(ns),
         target: (w) => this.target(w, plugin),
         post: postReview,
