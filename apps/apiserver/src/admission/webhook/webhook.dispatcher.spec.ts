@@ -225,6 +225,16 @@ describe('WebhookDispatcher', () => {
     expect(ignore.ignored).toHaveLength(1);
   });
 
+  it('applies the failure policy to a stored webhook with match conditions, which are not evaluated', async () => {
+    const withConditions = { matchConditions: [{ name: 'c', expression: 'true' }] };
+    const fail = fake([], [hook('cel', withConditions, false)], () => new Error('not called'));
+    const err = (await new WebhookDispatcher(fail.deps).validate(attrs()).catch((e: unknown) => e)) as StatusError;
+    expect([err.code, err.message]).toEqual([500, 'Internal error occurred: failed calling webhook "cel": match conditions are not evaluated by this server']);
+    const ignore = fake([], [hook('cel', { ...withConditions, failurePolicy: 'Ignore' }, false)], () => new Error('not called'));
+    await expect(new WebhookDispatcher(ignore.deps).validate(attrs())).resolves.toBeUndefined();
+    expect([...fail.calls, ...ignore.calls]).toEqual([]);
+  });
+
   it('refuses requests while the configurations are not yet known', async () => {
     const f = fake([], [], () => new Error('not called'));
     f.deps.ready = async () => false;

@@ -197,6 +197,8 @@ export class WebhookDispatcher {
       throw Errors.badRequest(`admission webhook ${JSON.stringify(w.name)} does not support dry run`);
     }
     try {
+      // Validation refuses them; one stored another way cannot be judged, which is an error of the call.
+      if (w.matchConditions > 0) throw new WebhookCallError('match conditions are not evaluated by this server');
       // The first version the webhook lists that this server speaks.
       const version = w.admissionReviewVersions.find((v) => (REVIEW_VERSIONS as readonly string[]).includes(v));
       if (!version) {

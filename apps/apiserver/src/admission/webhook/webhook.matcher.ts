@@ -36,6 +36,8 @@ export interface Webhook {
   timeoutSeconds: number;
   admissionReviewVersions: string[];
   reinvocationPolicy: 'Never' | 'IfNeeded';
+  /** How many CEL match conditions it has (never evaluated here). */
+  matchConditions: number;
   clientConfig: { url?: string; service?: { namespace: string; name: string; path?: string; port: number }; caBundle?: string };
 }
 
@@ -102,6 +104,7 @@ export function webhooksOf(config: Obj, mutating: boolean): Webhook[] {
       timeoutSeconds: typeof w.timeoutSeconds === 'number' ? w.timeoutSeconds : 10,
       admissionReviewVersions: strings(w.admissionReviewVersions),
       reinvocationPolicy: mutating && w.reinvocationPolicy === 'IfNeeded' ? 'IfNeeded' : 'Never',
+      matchConditions: Array.isArray(w.matchConditions) ? w.matchConditions.length : 0,
       clientConfig: {
         url: typeof cc.url === 'string' ? cc.url : undefined,
         service: svc && {

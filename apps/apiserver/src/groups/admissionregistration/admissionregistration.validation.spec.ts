@@ -135,6 +135,7 @@ describe('webhook configuration validation', () => {
       "webhooks[0].namespaceSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
       `webhooks[0].objectSelector.matchLabels: Invalid value: "a b": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
       "webhooks[0].objectSelector.matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+      'webhooks[0].matchConditions: Forbidden: match conditions (CEL expressions) are not evaluated by this server',
       'webhooks[0].matchConditions[1].expression: Required value',
       'webhooks[0].matchConditions[1].name: Duplicate value: "ok"',
       'webhooks[0].matchConditions[2].name: Required value',

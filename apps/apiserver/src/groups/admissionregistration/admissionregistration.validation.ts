@@ -203,12 +203,16 @@ export function validateWebhookService(service: Obj, path: string): FieldError[]
   return errs;
 }
 
-/** validateMatchConditions, without compiling the expressions. */
+/** validateMatchConditions, without compiling the expressions; any condition is refused (see below). */
 function validateMatchConditions(raw: unknown, path: string): FieldError[] {
   const conditions = mapsOf(raw);
   const errs: FieldError[] = [];
   if (conditions.length > MAX_MATCH_CONDITIONS)
     errs.push({ type: 'FieldValueTooMany', field: path, value: conditions.length, detail: `must have at most ${MAX_MATCH_CONDITIONS} items` });
+  // Nothing here evaluates CEL: a webhook with conditions would be called for the requests they
+  // exclude, so they are refused rather than ignored.
+  if (conditions.length > 0)
+    errs.push({ type: 'FieldValueForbidden', field: path, detail: 'match conditions (CEL expressions) are not evaluated by this server' });
   const names = new Set<string>();
   conditions.forEach((c, i) => {
     const at = `${path}[${i}]`;
