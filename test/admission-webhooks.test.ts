@@ -196,6 +196,46 @@ describe('admission webhooks', () => {
     expect(calls.length).toBe(before);
   });
 
+  it('matchPolicy Equivalent: a webhook registered for autoscaling/v2 sees an autoscaling/v1 request at v2, and its patch lands', async () => {
+    await apply('mutating-hpa', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: 'mutate-hpa' },
+      webhooks: [
+        {
+          name: 'hpa.example.com',
+          rules: [{ operations: ['CREATE'], apiGroups: ['autoscaling'], apiVersions: ['v2'], resources: ['horizontalpodautoscalers'] }],
+          clientConfig: byUrl('/mutate'),
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+      ],
+    });
+    const hpa = (name: string) => ({
+      apiVersion: 'autoscaling/v1',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name },
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 3, targetCPUUtilizationPercentage: 50 },
+    });
+    let n = 0;
+    const created = await waitFor('the HPA webhook to take effect', async () => {
+      const r = await request(server, 'POST', '/apis/autoscaling/v1/namespaces/plain/horizontalpodautoscalers', { body: hpa(`h${n++}`) });
+      expect(r.status).toBe(201);
+      return ((r.json<Obj>().metadata as Obj).labels as Obj | undefined)?.mutated === 'by-webhook' ? r : undefined;
+    });
+    expect(created.json<Obj>()).toMatchObject({ apiVersion: 'autoscaling/v1', spec: { targetCPUUtilizationPercentage: 50 } });
+    const call = calls.filter((c) => c.path === '/mutate').at(-1)!;
+    expect(call.review.request).toMatchObject({
+      kind: { group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler' },
+      requestKind: { group: 'autoscaling', version: 'v1', kind: 'HorizontalPodAutoscaler' },
+      object: {
+        apiVersion: 'autoscaling/v2',
+        spec: { metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }] },
+      },
+    });
+    await kubectl(server, ['delete', 'mutatingwebhookconfiguration', 'mutate-hpa']);
+  });
+
   it('a validating webhook reached through its Service refuses with its own status, for creates and deletes', async () => {
     // The webhook's Service and Endpoints: port 443 of hook.webhooks goes to the server here.
     await apply('svc', {

@@ -45,13 +45,20 @@ function hook(name: string, extra: Obj = {}, mutating = true): Webhook {
 }
 
 /** Deps whose webhooks answer with `answer(name, review)`; records the calls and refusals. */
-function fake(mutating: Webhook[], validating: Webhook[], answer: (name: string, review: Obj) => Obj | Error, nsLabels?: Record<string, string>) {
+function fake(
+  mutating: Webhook[],
+  validating: Webhook[],
+  answer: (name: string, review: Obj) => Obj | Error,
+  nsLabels?: Record<string, string>,
+  equivalents: KindDeclaration[] = [],
+) {
   const calls: string[] = [];
   const rejected: RejectionLabels[] = [];
   const ignored: string[] = [];
   const deps: DispatcherDeps = {
     webhooks: (m) => (m ? mutating : validating),
     ready: async () => true,
+    equivalents: () => equivalents,
     namespaceLabels: async () => nsLabels,
     target: async (w) => ({ url: new URL(w.clientConfig.url!) }),
     post: async (t, review) => {
@@ -233,6 +240,45 @@ describe('WebhookDispatcher', () => {
     const ignore = fake([], [hook('cel', { ...withConditions, failurePolicy: 'Ignore' }, false)], () => new Error('not called'));
     await expect(new WebhookDispatcher(ignore.deps).validate(attrs())).resolves.toBeUndefined();
     expect([...fail.calls, ...ignore.calls]).toEqual([]);
+  });
+
+  it('under matchPolicy Equivalent calls a webhook registered for another version with the object converted, and converts its patch back', async () => {
+    // A kind served as v1 (field `size`) and v2 (field `replicas`), stored at v2.
+    const conversion = {
+      storageVersion: 'v2',
+      convert(o: KubeObject, to: string): KubeObject {
+        const { size, replicas, ...rest } = o as Obj;
+        return to === 'v2'
+          ? ({ ...rest, apiVersion: 'example.com/v2', replicas: replicas ?? size } as unknown as KubeObject)
+          : ({ ...rest, apiVersion: 'example.com/v1', size: size ?? replicas } as unknown as KubeObject);
+      },
+    };
+    const v1 = { group: 'example.com', version: 'v1', kind: 'Thing', plural: 'things', namespaced: true, conversion } as unknown as KindDeclaration;
+    const v2 = { ...v1, version: 'v2' } as KindDeclaration;
+    const rules = [{ operations: ['CREATE'], apiGroups: ['example.com'], apiVersions: ['v2'], resources: ['things'] }];
+    const seen: Obj[] = [];
+    const f = fake(
+      [hook('equiv', { rules }), hook('exact', { rules, matchPolicy: 'Exact' })],
+      [],
+      (_n, review) => {
+        seen.push(structuredClone(review));
+        return reply(review, { allowed: true, patchType: 'JSONPatch', patch: patchOf([{ op: 'replace', path: '/replicas', value: 5 }]) });
+      },
+      undefined,
+      [v2],
+    );
+    const a = attrs({ decl: v1, object: { apiVersion: 'example.com/v1', kind: 'Thing', metadata: { name: 't', namespace: 'team' }, size: 2 } as KubeObject });
+    await new WebhookDispatcher(f.deps).admit(a);
+    expect(f.calls).toEqual(['equiv']);
+    expect(seen[0]!.request).toMatchObject({
+      kind: { group: 'example.com', version: 'v2', kind: 'Thing' },
+      requestKind: { group: 'example.com', version: 'v1', kind: 'Thing' },
+      resource: { version: 'v2', resource: 'things' },
+      requestResource: { version: 'v1', resource: 'things' },
+      object: { apiVersion: 'example.com/v2', replicas: 2 },
+    });
+    expect(a.object).toMatchObject({ apiVersion: 'example.com/v1', size: 5 });
+    expect((a.object as Obj).replicas).toBeUndefined();
   });
 
   it('refuses requests while the configurations are not yet known', async () => {

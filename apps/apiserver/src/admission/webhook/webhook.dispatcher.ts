@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { Errors, StatusError, type KubeObject, type StatusReason } from '@app/apimachinery';
-import type { AdmissionAttributes } from '@app/registry';
+import type { AdmissionAttributes, KindDeclaration } from '@app/registry';
 import { namespaceSelectorMatches, needsNamespaceLabels, objectSelectorMatches, rulesMatch, type MatchRequest, type Webhook } from './webhook.matcher.js';
 import { WebhookCallError, type WebhookTarget } from './webhook.client.js';
 
@@ -44,6 +44,8 @@ export interface RejectionLabels {
 export interface DispatcherDeps {
   /** The webhooks of every configuration of one kind, in calling order. */
   webhooks(mutating: boolean): readonly Webhook[];
+  /** The other served versions of the request's kind (same group and resource), for matchPolicy Equivalent. */
+  equivalents(decl: KindDeclaration): readonly KindDeclaration[];
   /** Whether the configurations of one kind are known (false: not loaded in time). */
   ready(mutating: boolean): Promise<boolean>;
   /** The labels of a namespace; undefined when it does not exist. */
@@ -61,12 +63,12 @@ export interface DispatcherDeps {
 /** The group and plural resources never sent to webhooks: their own configurations. */
 const EXEMPT = new Set(['admissionregistration.k8s.io/mutatingwebhookconfigurations', 'admissionregistration.k8s.io/validatingwebhookconfigurations']);
 
-/** The request as the matcher sees it. */
-export function matchRequestOf(attrs: AdmissionAttributes): MatchRequest {
+/** The request as the matcher sees it (at `version`, by default the one it was made in). */
+export function matchRequestOf(attrs: AdmissionAttributes, version = attrs.decl.version): MatchRequest {
   return {
     operation: attrs.operation,
     group: attrs.decl.group,
-    version: attrs.decl.version,
+    version,
     resource: attrs.decl.plural,
     subresource: attrs.subresource,
     namespaced: attrs.decl.namespaced,
@@ -78,11 +80,21 @@ export function matchRequestOf(attrs: AdmissionAttributes): MatchRequest {
 
 const OPTIONS_KIND: Record<string, string | undefined> = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions' };
 
-/** The AdmissionReview sent to a webhook. */
-export function reviewFor(attrs: AdmissionAttributes, version: string, uid: string, object: KubeObject | undefined): Obj {
+/**
+ * The AdmissionReview sent to a webhook. `sent` is the version the webhook registered for (the
+ * request's own, or under matchPolicy Equivalent another), `object` and `oldObject` at it.
+ */
+export function reviewFor(
+  attrs: AdmissionAttributes,
+  version: string,
+  uid: string,
+  sent: Pick<KindDeclaration, 'group' | 'version' | 'kind' | 'plural'>,
+  object: KubeObject | undefined,
+  oldObject: KubeObject | undefined,
+): Obj {
   const { decl, ctx } = attrs;
-  const gvk = { group: decl.group, version: decl.version, kind: decl.kind };
-  const gvr = { group: decl.group, version: decl.version, resource: decl.plural };
+  const gvk = { group: sent.group, version: sent.version, kind: sent.kind };
+  const gvr = { group: sent.group, version: sent.version, resource: sent.plural };
   const optionsKind = OPTIONS_KIND[attrs.operation];
   const user: Obj = { username: ctx.user.username, groups: ctx.user.groups };
   if (ctx.user.uid) user.uid = ctx.user.uid;
@@ -92,19 +104,26 @@ export function reviewFor(attrs: AdmissionAttributes, version: string, uid: stri
     kind: gvk,
     resource: gvr,
     ...(attrs.subresource ? { subResource: attrs.subresource } : {}),
-    requestKind: gvk,
-    requestResource: gvr,
+    requestKind: { group: decl.group, version: decl.version, kind: decl.kind },
+    requestResource: { group: decl.group, version: decl.version, resource: decl.plural },
     ...(attrs.subresource ? { requestSubResource: attrs.subresource } : {}),
     name: attrs.name,
     ...(attrs.namespace ? { namespace: attrs.namespace } : {}),
     operation: attrs.operation,
     userInfo: user,
     object: attrs.operation === 'DELETE' ? null : (object ?? null),
-    oldObject: attrs.operation === 'CREATE' ? null : (attrs.oldObject ?? null),
+    oldObject: attrs.operation === 'CREATE' ? null : (oldObject ?? null),
     dryRun: ctx.dryRun,
     options: optionsKind ? { kind: optionsKind, apiVersion: 'meta.k8s.io/v1', ...(ctx.dryRun ? { dryRun: ['All'] } : {}) } : null,
   };
   return { apiVersion: `admission.k8s.io/${version}`, kind: 'AdmissionReview', request };
+}
+
+/** A webhook to call and the version of the request's kind it is called with. */
+interface Invocation {
+  w: Webhook;
+  /** The request's declaration, or another served version of it (matchPolicy Equivalent). */
+  as: KindDeclaration;
 }
 
 /** A webhook's answer, checked (kube's VerifyAdmissionResponse). */
@@ -164,8 +183,12 @@ export function refusal(name: string, status: ReviewResponse['status']): StatusE
 export class WebhookDispatcher {
   constructor(private readonly deps: DispatcherDeps) {}
 
-  /** The webhooks of one kind that the request matches, in calling order. */
-  private async matching(mutating: boolean, attrs: AdmissionAttributes): Promise<Webhook[]> {
+  /**
+   * The webhooks of one kind that the request matches, in calling order, each with the version
+   * it is called at: the request's own when a rule matches it, else (matchPolicy Equivalent)
+   * the first other served version of the same resource a rule matches.
+   */
+  private async matching(mutating: boolean, attrs: AdmissionAttributes): Promise<Invocation[]> {
     if (EXEMPT.has(`${attrs.decl.group}/${attrs.decl.plural}`)) return [];
     if (!(await this.deps.ready(mutating))) {
       throw Errors.forbidden({ group: attrs.decl.group, resource: attrs.decl.plural }, attrs.name, 'not yet ready to handle request');
@@ -175,23 +198,32 @@ export class WebhookDispatcher {
     const req = matchRequestOf(attrs);
     let labels: Record<string, string> | undefined;
     let looked = false;
-    const out: Webhook[] = [];
+    const out: Invocation[] = [];
     for (const w of all) {
-      if (!rulesMatch(w, req) || !objectSelectorMatches(w, req)) continue;
+      let as: KindDeclaration | undefined = rulesMatch(w, req) ? attrs.decl : undefined;
+      if (!as && w.matchPolicy === 'Equivalent') as = this.deps.equivalents(attrs.decl).find((d) => rulesMatch(w, matchRequestOf(attrs, d.version)));
+      if (!as || !objectSelectorMatches(w, req)) continue;
       if (needsNamespaceLabels(w, req) && !looked) {
         labels = await this.deps.namespaceLabels(req.namespace);
         looked = true;
       }
-      if (namespaceSelectorMatches(w, req, labels)) out.push(w);
+      if (namespaceSelectorMatches(w, req, labels)) out.push({ w, as });
     }
     return out;
+  }
+
+  /** `obj` at the version `as` of the request's kind. */
+  private static at(attrs: AdmissionAttributes, as: KindDeclaration, obj: KubeObject | undefined): KubeObject | undefined {
+    if (!obj || as === attrs.decl || !attrs.decl.conversion) return obj;
+    return attrs.decl.conversion.convert(obj, as.version);
   }
 
   /**
    * One call: the review, the answer checked. Returns undefined when failure policy Ignore passes
    * over a failure; throws the request's error otherwise.
    */
-  private async call(w: Webhook, attrs: AdmissionAttributes, object: KubeObject | undefined, mutating: boolean): Promise<ReviewResponse | undefined> {
+  private async call(inv: Invocation, attrs: AdmissionAttributes, object: KubeObject | undefined, mutating: boolean): Promise<ReviewResponse | undefined> {
+    const { w, as } = inv;
     const type = mutating ? 'admit' : 'validating';
     if (attrs.ctx.dryRun && w.sideEffects !== 'None' && w.sideEffects !== 'NoneOnDryRun') {
       throw Errors.badRequest(`admission webhook ${JSON.stringify(w.name)} does not support dry run`);
@@ -208,7 +240,8 @@ export class WebhookDispatcher {
       }
       const uid = randomUUID();
       const target = await this.deps.target(w);
-      const body = await this.deps.post(target, reviewFor(attrs, version, uid, object), w.timeoutSeconds);
+      const review = reviewFor(attrs, version, uid, as, object, WebhookDispatcher.at(attrs, as, attrs.oldObject));
+      const body = await this.deps.post(target, review, w.timeoutSeconds);
       return checkResponse(body, version, uid, mutating);
     } catch (e) {
       if (!(e instanceof WebhookCallError)) throw e;
@@ -242,25 +275,26 @@ export class WebhookDispatcher {
   async admit(attrs: AdmissionAttributes): Promise<void> {
     const hooks = await this.matching(true, attrs);
     if (hooks.length === 0) return;
-    const after = new Map<Webhook, unknown>();
-    const run = async (w: Webhook): Promise<void> => {
-      const res = await this.call(w, attrs, attrs.object, true);
+    const after = new Map<Invocation, unknown>();
+    const run = async (inv: Invocation): Promise<void> => {
+      const { w, as } = inv;
+      const res = await this.call(inv, attrs, WebhookDispatcher.at(attrs, as, attrs.object), true);
       if (!res) return;
       attrs.ctx.warnings.push(...res.warnings);
       if (!res.allowed) this.refuse(w, attrs, res, true);
-      if (res.patch && res.patch.length && attrs.object) this.applyPatch(w, attrs.object, res.patch);
-      if (w.reinvocationPolicy === 'IfNeeded') after.set(w, structuredClone(attrs.object));
+      if (res.patch && res.patch.length && attrs.object) this.applyPatch(inv, attrs, res.patch);
+      if (w.reinvocationPolicy === 'IfNeeded') after.set(inv, structuredClone(attrs.object));
     };
-    for (const w of hooks) await run(w);
+    for (const inv of hooks) await run(inv);
     // Reinvocation: a webhook asking for it is called once more if a later one changed the object.
-    for (const [w, seen] of [...after]) if (!isDeepStrictEqual(seen, attrs.object)) await run(w);
+    for (const [inv, seen] of [...after]) if (!isDeepStrictEqual(seen, attrs.object)) await run(inv);
   }
 
   /** The validating webhooks, all at once; the first refusal or failure in calling order wins. */
   async validate(attrs: AdmissionAttributes): Promise<void> {
     const hooks = await this.matching(false, attrs);
     if (hooks.length === 0) return;
-    const results = await Promise.allSettled(hooks.map((w) => this.call(w, attrs, attrs.object, false)));
+    const results = await Promise.allSettled(hooks.map((inv) => this.call(inv, attrs, WebhookDispatcher.at(attrs, inv.as, attrs.object), false)));
     let first: unknown;
     results.forEach((r, i) => {
       if (first !== undefined) return;
@@ -273,7 +307,7 @@ export class WebhookDispatcher {
       attrs.ctx.warnings.push(...res.warnings);
       if (!res.allowed) {
         try {
-          this.refuse(hooks[i]!, attrs, res, false);
+          this.refuse(hooks[i]!.w, attrs, res, false);
         } catch (e) {
           first = e;
         }
@@ -282,18 +316,24 @@ export class WebhookDispatcher {
     if (first !== undefined) throw first;
   }
 
-  /** Applies a webhook's JSON patch to `object` in place; a patch that does not apply is 500. */
-  private applyPatch(w: Webhook, object: KubeObject, ops: Operation[]): void {
+  /**
+   * Applies a webhook's JSON patch to the request's object in place, at the version the webhook
+   * was called with (converted back after); a patch that does not apply is 500.
+   */
+  private applyPatch(inv: Invocation, attrs: AdmissionAttributes, ops: Operation[]): void {
+    const object = attrs.object!;
+    const name = JSON.stringify(inv.w.name);
     let patched: KubeObject;
     try {
-      patched = fastJsonPatch.applyPatch(structuredClone(object), ops, true, false).newDocument;
+      patched = fastJsonPatch.applyPatch(structuredClone(WebhookDispatcher.at(attrs, inv.as, object)!), ops, true, false).newDocument;
     } catch (e) {
-      throw Errors.internal(`admission webhook ${JSON.stringify(w.name)} returned a patch that does not apply: ${(e as Error).message}`);
+      throw Errors.internal(`admission webhook ${name} returned a patch that does not apply: ${(e as Error).message}`);
     }
     const meta = (patched as Obj | null)?.metadata;
     if (!patched || typeof patched !== 'object' || Array.isArray(patched) || !meta || typeof meta !== 'object' || Array.isArray(meta)) {
-      throw Errors.internal(`admission webhook ${JSON.stringify(w.name)} returned a patch that does not leave an object with metadata`);
+      throw Errors.internal(`admission webhook ${name} returned a patch that does not leave an object with metadata`);
     }
+    if (inv.as !== attrs.decl && attrs.decl.conversion) patched = attrs.decl.conversion.convert(patched, attrs.decl.version);
     for (const k of Object.keys(object)) delete (object as Obj)[k];
     Object.assign(object, patched);
   }

@@ -16,7 +16,7 @@
  */
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
-import { collectionPrefix, objectKey, type Admission, type AdmissionAttributes } from '@app/registry';
+import { collectionPrefix, KindRegistry, objectKey, type Admission, type AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
 import type { ServerConfig } from '../../config/flags.js';
 import { NAMESPACE_NAME_LABEL } from '../../groups/core/namespace/namespace.strategy.js';
@@ -106,6 +106,7 @@ export class AdmissionWebhooks implements OnApplicationBootstrap, OnApplicationS
     @Inject(STORAGE) private readonly storage: Storage,
     @Inject(SERVER_CONFIG) cfg: ServerConfig,
     metrics: ApiMetrics,
+    registry: KindRegistry,
   ) {
     this.mutatingConfigs = new WebhookConfigurations(storage, 'mutatingwebhookconfigurations', true);
     this.validatingConfigs = new WebhookConfigurations(storage, 'validatingwebhookconfigurations', false);
@@ -118,6 +119,7 @@ export class AdmissionWebhooks implements OnApplicationBootstrap, OnApplicationS
     const dispatcher = (plugin: WebhookPluginName) =>
       new WebhookDispatcher({
         webhooks: (mutating) => (mutating ? this.mutatingConfigs : this.validatingConfigs).all(),
+        equivalents: (decl) => registry.all().filter((d) => d.group === decl.group && d.plural === decl.plural && d.version !== decl.version),
         ready: (mutating) => (mutating ? this.mutatingConfigs : this.validatingConfigs).ready(),
         namespaceLabels: (ns) => this.namespaceLabels(ns),
         target: (w) => this.target(w, plugin),
