@@ -150,6 +150,12 @@ function agentFor(t: WebhookTarget): https.Agent {
   return agent;
 }
 
+/** Closes the kept-alive connections to webhooks (at shutdown). */
+export function closeWebhookConnections(): void {
+  for (const a of agents.values()) a.destroy();
+  agents.clear();
+}
+
 /** Posts `review` and returns the parsed answer; any failure is a WebhookCallError. */
 export function postReview(t: WebhookTarget, review: unknown, timeoutSeconds: number): Promise<unknown> {
   const url = new URL(t.url);

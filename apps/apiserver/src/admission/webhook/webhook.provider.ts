@@ -26,6 +26,7 @@ import { WatchedCollection } from '../../pipeline/watched-collection.js';
 import { SERVER_CONFIG, STORAGE } from '../../tokens.js';
 import { AdmissionPlugin } from '../admission.plugin.js';
 import {
+  closeWebhookConnections,
   credentialsFor,
   postReview,
   webhookCredentialsFromAdmissionConfig,
@@ -139,6 +140,7 @@ export class AdmissionWebhooks implements OnApplicationBootstrap, OnApplicationS
   onApplicationShutdown(): void {
     this.mutatingConfigs.stop();
     this.validatingConfigs.stop();
+    closeWebhookConnections();
   }
 
   private async namespaceLabels(ns: string): Promise<Record<string, string> | undefined> {
