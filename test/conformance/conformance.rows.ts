@@ -4,6 +4,7 @@ import { ADMISSIONREGISTRATION } from './admissionregistration.rows.js';
 import { APPLY_ROWS } from './apply.rows.js';
 import { CERTIFICATES } from './certificates.rows.js';
 import { DELETES } from './delete.rows.js';
+import { DEPLOYMENT } from './deployment.rows.js';
 import { FIXES } from './fixes.rows.js';
 import { KINDS } from './kinds.rows.js';
 import { KINDS_MISC } from './kinds-misc.rows.js';
@@ -26,6 +27,7 @@ export const GROUPS: RowGroup[] = [
   DELETES,
   KINDS,
   KINDS_MISC,
+  DEPLOYMENT,
   CERTIFICATES,
   STORAGE,
   ADMISSIONREGISTRATION,

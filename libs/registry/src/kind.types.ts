@@ -60,7 +60,9 @@ export interface SubresourceStrategy {
 
 /**
  * Handler of a subresource that is not a view of the stored object (TokenRequest on
- * serviceaccounts/token, Scale on .../scale). The answer is of `kind`.
+ * serviceaccounts/token, Scale on .../scale). The answer is of `kind`. A handler with both
+ * `get` and `update` also serves PATCH: the patch is applied to what `get` returns and the
+ * result goes to `update`.
  */
 export interface SubresourceRestHandler {
   get?(ns: string, name: string, ctx: RequestContext): Promise<KubeObject>;

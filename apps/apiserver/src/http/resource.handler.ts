@@ -5,13 +5,24 @@
  * are parsed and validated once (options.dto.ts) into the typed options the store takes.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Errors, fieldManagerFor, StatusError, type KubeObject } from '@app/apimachinery';
+import {
+  applyJsonPatch,
+  applyMergePatch,
+  applyStrategicMergePatch,
+  Errors,
+  fieldManagerFor,
+  isJsonObject,
+  StatusError,
+  type JSONSchemaProps,
+  type KubeObject,
+} from '@app/apimachinery';
 import {
   GenericStore,
   subresourceOf,
   type KindDeclaration,
   type KindRegistry,
   type RequestContext,
+  type SubresourceDeclaration,
   type SubresourceRestHandler,
   verbsOf,
   type Verb,
@@ -125,7 +136,7 @@ export class ResourceHandler {
       return this.serveComputed(req, reply, decl, verb, ns, info.name, ctx, pretty, includeObject);
     if (subDecl?.rest) {
       const protobufBody = this.deps.codecs.hasProtobuf(subDecl.kind.protobufMessage);
-      return this.serveRestSubresource(req, reply, decl, subDecl.rest, verb, ns, info.name, ctx, writeOptions, pretty, protobufBody);
+      return this.serveRestSubresource(req, reply, decl, subDecl, verb, ns, info.name, ctx, writeOptions, pretty, protobufBody);
     }
 
     switch (verb) {
@@ -359,12 +370,14 @@ export class ResourceHandler {
   /**
    * A subresource that is not a view of the stored object (TokenRequest, Scale): its REST
    * handler answers in JSON; the body may be protobuf when the subresource's kind names a message.
+   * A PATCH (JSON, merge or strategic merge) is applied to the handler's current object and
+   * written back through its update, as Kubernetes' patcher does for such subresources.
    */
   private async serveRestSubresource(
     req: FastifyRequest,
     reply: FastifyReply,
     decl: KindDeclaration,
-    rest: SubresourceRestHandler,
+    subDecl: Extract<SubresourceDeclaration, { rest: SubresourceRestHandler }>,
     verb: Verb,
     ns: string,
     name: string,
@@ -373,6 +386,7 @@ export class ResourceHandler {
     pretty: boolean,
     protobufBody: boolean,
   ): Promise<void> {
+    const rest = subDecl.rest;
     const fmt = negotiateOutput(req.headers.accept, false, { allowTable: false });
     const body = (): KubeObject => decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufBody).value as KubeObject;
     let out: KubeObject | undefined;
@@ -385,9 +399,35 @@ export class ResourceHandler {
     } else if (verb === 'update' && rest.update) {
       writeOptions('UpdateOptions');
       out = await rest.update(ns, name, body(), ctx);
+    } else if (verb === 'patch' && rest.get && rest.update) {
+      writeOptions('PatchOptions');
+      const patched = this.patchRestObject(req, await rest.get(ns, name, ctx), subDecl.kind.schema);
+      out = await rest.update(ns, name, patched, ctx);
     }
     if (!out) throw methodNotAllowed();
     const enc = encodeObject(this.deps.codecs, decl, out, fmt, pretty);
     return this.send(reply, code, enc.contentType, enc.body, ctx);
+  }
+
+  /** `current` with the request's JSON, merge or strategic merge patch applied (415 for other types). */
+  private patchRestObject(req: FastifyRequest, current: KubeObject, schema: JSONSchemaProps | undefined): KubeObject {
+    const ct = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    const types = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json'];
+    if (!types.includes(ct)) throw Errors.unsupportedMediaType(ct, types);
+    let patch: unknown;
+    try {
+      patch = this.deps.codecs.parseJson(((req.body as Buffer | undefined) ?? Buffer.alloc(0)).toString('utf8')).value;
+    } catch (e) {
+      throw Errors.badRequest(`error decoding patch: ${(e as Error).message}`);
+    }
+    let patched: unknown;
+    if (ct === 'application/json-patch+json') patched = applyJsonPatch(current, patch);
+    else if (ct === 'application/merge-patch+json') patched = applyMergePatch(current, patch);
+    else {
+      if (!isJsonObject(patch)) throw Errors.badRequest('invalid JSON document');
+      patched = applyStrategicMergePatch(current as Record<string, unknown>, patch, schema);
+    }
+    if (!isJsonObject(patched)) throw Errors.badRequest('the patch result must be an object');
+    return patched as KubeObject;
   }
 }

@@ -216,8 +216,9 @@ describe('round trips JSON -> protobuf -> JSON', () => {
       for (const t of ns.nestedArray) {
         // A root kind's message has ObjectMeta (or, for a List, ListMeta) as its field `metadata`.
         const meta = (t.fields?.metadata as { type?: string } | undefined)?.type;
-        // PersistentVolumeClaimTemplate (an ephemeral volume's claim) has ObjectMeta but is no kind.
-        if (t.name === 'PersistentVolumeClaimTemplate') continue;
+        // PersistentVolumeClaimTemplate (an ephemeral volume's claim) and PodTemplateSpec (a
+        // workload's pod template) have ObjectMeta but are no kinds.
+        if (t.name === 'PersistentVolumeClaimTemplate' || t.name === 'PodTemplateSpec') continue;
         if (meta?.endsWith('v1.ObjectMeta') || meta?.endsWith('v1.ListMeta')) roots.push(`${pkg}.${t.name}`);
       }
     }

@@ -263,6 +263,7 @@ export const CORE_OVERLAYS: SchemaOverlays = {
   [`${C}.ProjectedVolumeSource`]: { fields: { defaultMode: { description: 'Mode bits of the files, 0000-0777. Default 0644.', default: 420 } } },
   [`${C}.DownwardAPIVolumeSource`]: { fields: { defaultMode: { description: 'Mode bits of the files, 0000-0777. Default 0644.', default: 420 } } },
   [`${C}.EphemeralVolumeSource`]: { description: 'A claim created for and owned by the pod.' },
+  [`${C}.PodTemplateSpec`]: { description: 'The pods a workload creates: their metadata and spec.' },
   [`${C}.PodStatus`]: {
     description: 'What is known about a pod; set by the system.',
     fields: { phase: { description: 'Pending, Running, Succeeded, Failed or Unknown.', enum: ['Failed', 'Pending', 'Running', 'Succeeded', 'Unknown'] } },

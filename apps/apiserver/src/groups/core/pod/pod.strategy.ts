@@ -3,7 +3,6 @@
  * container image pull policies are defaulted, status starts Pending with its QoS class,
  * validation is pod.validation.ts, and status is written through /status only.
  */
-import type { KubeObject } from '@app/apimachinery';
 import type { Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { validatePodSpec, validatePodSpecUpdate } from './pod.validation.js';
@@ -39,10 +38,11 @@ export function qosClassOf(spec: Obj): string {
 }
 
 /**
- * SetDefaults_Pod/Container: the pull policy, requests taken from limits where a container sets
- * a limit but no request, and an empty pod security context.
+ * SetDefaults_Pod/Container on `pod.spec`: the pull policy, requests taken from limits where a
+ * container sets a limit but no request, and an empty pod security context. Also applied to a
+ * workload's pod template (which has the same shape: metadata and spec).
  */
-function defaultContainers(pod: KubeObject): void {
+export function defaultContainers(pod: { spec?: unknown; [k: string]: unknown }): void {
   const spec = asMap(pod.spec);
   if (pod.spec && spec.securityContext === undefined) spec.securityContext = {};
   for (const c of containersOf(spec)) {

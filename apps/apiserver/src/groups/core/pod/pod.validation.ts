@@ -121,29 +121,29 @@ function validateContainers(containers: Obj[], path: string, volumes: Set<string
   return errs;
 }
 
-/** ValidatePodSpec at `spec`. */
-export function validatePodSpec(spec: Obj): FieldError[] {
-  const errs = validateVolumes(spec.volumes, 'spec.volumes');
+/** ValidatePodSpec at `path`: `spec` for a Pod, `spec.template.spec` for a workload's pod template. */
+export function validatePodSpec(spec: Obj, path = 'spec'): FieldError[] {
+  const errs = validateVolumes(spec.volumes, `${path}.volumes`);
   const volumes = new Set(list(spec.volumes).map((v) => String(v.name ?? '')));
   const names = new Set<string>();
-  errs.push(...validateContainers(list(spec.containers), 'spec.containers', volumes, names, true));
-  errs.push(...validateContainers(list(spec.initContainers), 'spec.initContainers', volumes, names, false));
+  errs.push(...validateContainers(list(spec.containers), `${path}.containers`, volumes, names, true));
+  errs.push(...validateContainers(list(spec.initContainers), `${path}.initContainers`, volumes, names, false));
   const rp = spec.restartPolicy;
   if (rp !== undefined && !RESTART_POLICIES.includes(String(rp))) {
     errs.push({
       type: 'FieldValueNotSupported',
-      field: 'spec.restartPolicy',
+      field: `${path}.restartPolicy`,
       value: rp,
       detail: `supported values: ${RESTART_POLICIES.map((r) => JSON.stringify(r)).join(', ')}`,
     });
   }
   const grace = spec.terminationGracePeriodSeconds;
   if (typeof grace === 'number' && grace < 0) {
-    errs.push({ type: 'FieldValueInvalid', field: 'spec.terminationGracePeriodSeconds', value: grace, detail: 'must be greater than or equal to 0' });
+    errs.push({ type: 'FieldValueInvalid', field: `${path}.terminationGracePeriodSeconds`, value: grace, detail: 'must be greater than or equal to 0' });
   }
   const deadline = spec.activeDeadlineSeconds;
   if (typeof deadline === 'number' && deadline <= 0) {
-    errs.push({ type: 'FieldValueInvalid', field: 'spec.activeDeadlineSeconds', value: deadline, detail: 'must be between 1 and 2147483647, inclusive' });
+    errs.push({ type: 'FieldValueInvalid', field: `${path}.activeDeadlineSeconds`, value: deadline, detail: 'must be between 1 and 2147483647, inclusive' });
   }
   return errs;
 }

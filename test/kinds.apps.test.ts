@@ -1,0 +1,97 @@
+/**
+ * apps/v1 Deployment end to end with real kubectl, as a stored kind (no controller, so status
+ * stays empty and READY reads 0/<replicas>): `kubectl create deployment` (a protobuf body),
+ * the columns of `get` and `get -o wide`, Kubernetes' defaults in `-o yaml`, `kubectl scale`
+ * through the scale subresource, `apply`, `explain`, a selector mismatch refused with
+ * Kubernetes' message, and `delete`.
+ */
+import { jest } from '@jest/globals';
+import { kubectl, startServer, type ServerHandle } from './support/server.js';
+
+jest.setTimeout(180_000);
+
+let server: ServerHandle;
+
+beforeAll(async () => {
+  server = await startServer();
+});
+
+afterAll(async () => {
+  await server?.cleanup();
+});
+
+const k = (args: string[], opts: { input?: string; expectFail?: boolean } = {}) => kubectl(server, args, opts);
+
+const MANIFEST = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: api
+  strategy:
+    type: Recreate
+  template:
+    metadata:
+      labels:
+        app: api
+    spec:
+      containers:
+      - name: api
+        image: example.com/api:1.0
+`;
+
+describe('Deployment', () => {
+  it('is created, listed, scaled and deleted with kubectl', async () => {
+    expect((await k(['create', 'deployment', 'web', '--image=nginx', '--replicas=2'])).stdout).toContain('deployment.apps/web created');
+    const list = await k(['get', 'deploy']);
+    expect(list.stdout).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE$/m);
+    expect(list.stdout).toMatch(/^web\s+0\/2\s+0\s+0\s+\d+s$/m);
+    const wide = await k(['get', 'deploy', 'web', '-o', 'wide']);
+    expect(wide.stdout).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR$/m);
+    expect(wide.stdout).toMatch(/^web\s+0\/2\s+0\s+0\s+\d+s\s+nginx\s+nginx\s+app=web$/m);
+
+    const yaml = (await k(['get', 'deploy', 'web', '-o', 'yaml'])).stdout;
+    expect(yaml).toMatch(/progressDeadlineSeconds: 600/);
+    expect(yaml).toMatch(/revisionHistoryLimit: 10/);
+    expect(yaml).toMatch(/maxSurge: 25%\n\s+maxUnavailable: 25%\n\s+type: RollingUpdate/);
+    expect(yaml).toMatch(/imagePullPolicy: Always/);
+    expect(yaml).toMatch(/restartPolicy: Always/);
+    expect(yaml).toMatch(/terminationGracePeriodSeconds: 30/);
+    expect(yaml).toMatch(/generation: 1/);
+
+    expect((await k(['scale', 'deployment', 'web', '--replicas=3'])).stdout).toContain('deployment.apps/web scaled');
+    expect((await k(['get', 'deploy', 'web', '-o', 'jsonpath={.spec.replicas} {.metadata.generation}'])).stdout).toBe('3 2');
+    expect((await k(['get', 'deploy', 'web', '-o', 'jsonpath={.status}'])).stdout).toBe('{}');
+    expect((await k(['get', '--raw', '/apis/apps/v1/namespaces/default/deployments/web/scale'])).stdout).toMatch(
+      /"spec":\{"replicas":3\},"status":\{"replicas":0,"selector":"app=web"\}/,
+    );
+    expect((await k(['scale', 'deployment', 'web', '--current-replicas=3', '--replicas=1'])).stdout).toContain('deployment.apps/web scaled');
+    expect((await k(['get', 'deploy', 'web', '-o', 'jsonpath={.spec.replicas}'])).stdout).toBe('1');
+
+    expect((await k(['delete', 'deployment', 'web'])).stdout).toContain('deployment.apps "web" deleted');
+    expect((await k(['get', 'deploy', 'web'], { expectFail: true })).stderr).toContain('deployments.apps "web" not found');
+  });
+
+  it('is applied, explained, patched and refused with Kubernetes messages', async () => {
+    expect((await k(['apply', '-f', '-'], { input: MANIFEST })).stdout).toContain('deployment.apps/api created');
+    expect((await k(['get', 'deploy', 'api', '-o', 'jsonpath={.spec.strategy}'])).stdout).toBe('{"type":"Recreate"}');
+    expect((await k(['apply', '-f', '-'], { input: MANIFEST.replace('replicas: 1', 'replicas: 4') })).stdout).toContain('deployment.apps/api configured');
+    expect((await k(['get', 'deploy', 'api', '-o', 'jsonpath={.spec.replicas}'])).stdout).toBe('4');
+    expect((await k(['explain', 'deployment.spec.strategy'])).stdout).toMatch(/GROUP:\s+apps\nKIND:\s+Deployment\nVERSION:\s+v1/);
+
+    const immutable = await k(['patch', 'deploy', 'api', '--type', 'merge', '-p', '{"spec":{"selector":{"matchLabels":{"app":"x"}}}}'], { expectFail: true });
+    expect(immutable.stderr).toContain('spec.selector: Invalid value');
+    expect(immutable.stderr).toContain('field is immutable');
+    const mismatch = await k(['apply', '-f', '-'], {
+      input: MANIFEST.replace(/name: api\n/, 'name: bad\n').replace('app: api\n    spec', 'app: other\n    spec'),
+      expectFail: true,
+    });
+    expect(mismatch.stderr).toContain('spec.template.metadata.labels: Invalid value');
+    expect(mismatch.stderr).toContain('`selector` does not match template `labels`');
+
+    expect((await k(['delete', 'deploy', 'api'])).stdout).toContain('deployment.apps "api" deleted');
+  });
+});
