@@ -95,3 +95,133 @@ describe('Deployment', () => {
     expect((await k(['delete', 'deploy', 'api'])).stdout).toContain('deployment.apps "api" deleted');
   });
 });
+
+const REPLICASET = `apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: frontend
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      tier: frontend
+  template:
+    metadata:
+      labels:
+        tier: frontend
+    spec:
+      containers:
+      - name: php
+        image: example.com/php:5
+`;
+
+describe('ReplicaSet', () => {
+  it('is applied, listed, scaled and deleted with kubectl', async () => {
+    expect((await k(['apply', '-f', '-'], { input: REPLICASET })).stdout).toContain('replicaset.apps/frontend created');
+    const list = await k(['get', 'rs']);
+    expect(list.stdout).toMatch(/^NAME\s+DESIRED\s+CURRENT\s+READY\s+AGE$/m);
+    expect(list.stdout).toMatch(/^frontend\s+2\s+0\s+0\s+\d+s$/m);
+    const wide = await k(['get', 'replicasets', 'frontend', '-o', 'wide']);
+    expect(wide.stdout).toMatch(/^frontend\s+2\s+0\s+0\s+\d+s\s+php\s+example\.com\/php:5\s+tier=frontend$/m);
+    expect((await k(['get', 'rs', 'frontend', '-o', 'jsonpath={.spec.template.spec.containers[0].imagePullPolicy} {.status}'])).stdout).toBe(
+      'IfNotPresent {"replicas":0}',
+    );
+
+    expect((await k(['scale', 'rs', 'frontend', '--replicas=4'])).stdout).toContain('replicaset.apps/frontend scaled');
+    expect((await k(['get', 'rs', 'frontend', '-o', 'jsonpath={.spec.replicas} {.metadata.generation}'])).stdout).toBe('4 2');
+    const bad = await k(['apply', '-f', '-'], { input: REPLICASET.replace('replicas: 2', 'replicas: -1'), expectFail: true });
+    expect(bad.stderr).toContain('spec.replicas: Invalid value: -1: must be greater than or equal to 0');
+
+    expect((await k(['delete', 'rs', 'frontend'])).stdout).toContain('replicaset.apps "frontend" deleted');
+  });
+});
+
+const STATEFULSET = `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  replicas: 1
+  selector:
+    matchLabels:
+      app: db
+  template:
+    metadata:
+      labels:
+        app: db
+    spec:
+      containers:
+      - name: postgres
+        image: example.com/postgres:17
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources:
+        requests:
+          storage: 1Gi
+`;
+
+describe('StatefulSet', () => {
+  it('is applied, listed with ReplicaSets, scaled and refused a forbidden change with kubectl', async () => {
+    expect((await k(['apply', '-f', '-'], { input: STATEFULSET })).stdout).toContain('statefulset.apps/db created');
+    expect((await k(['apply', '-f', '-'], { input: REPLICASET })).stdout).toContain('replicaset.apps/frontend created');
+    const list = (await k(['get', 'rs,sts'])).stdout;
+    expect(list).toMatch(/^replicaset\.apps\/frontend\s+2\s+0\s+0\s+\d+s$/m);
+    expect(list).toMatch(/^NAME\s+READY\s+AGE$/m);
+    expect(list).toMatch(/^statefulset\.apps\/db\s+0\/1\s+\d+s$/m);
+    expect((await k(['get', 'sts', 'db', '-o', 'wide'])).stdout).toMatch(/^db\s+0\/1\s+\d+s\s+postgres\s+example\.com\/postgres:17$/m);
+    expect(
+      (await k(['get', 'sts', 'db', '-o', 'jsonpath={.spec.podManagementPolicy} {.spec.updateStrategy} {.spec.persistentVolumeClaimRetentionPolicy}'])).stdout,
+    ).toBe('OrderedReady {"rollingUpdate":{"partition":0},"type":"RollingUpdate"} {"whenDeleted":"Retain","whenScaled":"Retain"}');
+
+    expect((await k(['scale', 'statefulset', 'db', '--replicas=3'])).stdout).toContain('statefulset.apps/db scaled');
+    expect((await k(['get', 'sts', 'db', '-o', 'jsonpath={.spec.replicas} {.metadata.generation}'])).stdout).toBe('3 2');
+    const forbidden = await k(['apply', '-f', '-'], { input: STATEFULSET.replace('serviceName: db', 'serviceName: other'), expectFail: true });
+    expect(forbidden.stderr).toContain("spec: Forbidden: updates to statefulset spec for fields other than 'replicas'");
+
+    expect((await k(['delete', 'sts', 'db'])).stdout).toContain('statefulset.apps "db" deleted');
+    expect((await k(['delete', 'rs', 'frontend'])).stdout).toContain('replicaset.apps "frontend" deleted');
+  });
+});
+
+const DAEMONSET = `apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+spec:
+  selector:
+    matchLabels:
+      app: agent
+  template:
+    metadata:
+      labels:
+        app: agent
+    spec:
+      nodeSelector:
+        kubernetes.io/os: linux
+      containers:
+      - name: fluentd
+        image: example.com/fluentd:1
+`;
+
+describe('DaemonSet', () => {
+  it('is applied, listed with the other workloads and deleted with kubectl', async () => {
+    expect((await k(['apply', '-f', '-'], { input: DAEMONSET })).stdout).toContain('daemonset.apps/agent created');
+    const list = await k(['get', 'ds']);
+    expect(list.stdout).toMatch(/^NAME\s+DESIRED\s+CURRENT\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+NODE SELECTOR\s+AGE$/m);
+    expect(list.stdout).toMatch(/^agent\s+0\s+0\s+0\s+0\s+0\s+kubernetes\.io\/os=linux\s+\d+s$/m);
+    const wide = await k(['get', 'ds', 'agent', '-o', 'wide']);
+    expect(wide.stdout).toMatch(/\s+fluentd\s+example\.com\/fluentd:1\s+app=agent$/m);
+    expect((await k(['get', 'ds', 'agent', '-o', 'jsonpath={.spec.updateStrategy}'])).stdout).toBe(
+      '{"rollingUpdate":{"maxSurge":0,"maxUnavailable":1},"type":"RollingUpdate"}',
+    );
+    expect((await k(['apply', '-f', '-'], { input: STATEFULSET })).stdout).toContain('statefulset.apps/db created');
+    const all = (await k(['get', 'rs,sts,ds', '-o', 'name'])).stdout;
+    expect(all).toBe('statefulset.apps/db\ndaemonset.apps/agent\n');
+    expect((await k(['delete', 'ds', 'agent'])).stdout).toContain('daemonset.apps "agent" deleted');
+    expect((await k(['delete', 'sts', 'db'])).stdout).toContain('statefulset.apps "db" deleted');
+  });
+});

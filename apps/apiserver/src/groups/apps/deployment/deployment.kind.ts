@@ -5,20 +5,14 @@
  * SELECTOR with -o wide.
  */
 import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
-import type { KubeObject } from '@app/apimachinery';
 import { asMap } from '../../core/core.helpers.js';
 import { DeploymentSchema } from './deployment.schema.js';
-import { ScalePorts, scaleSubresource, selectorString } from './deployment.scale.js';
+import { ScalePorts, scaleSubresource } from './deployment.scale.js';
+import { num, SELECTOR_COLUMN, TEMPLATE_COLUMNS } from '../workload.columns.js';
 import { deploymentStatusStrategy, deploymentStrategy } from './deployment.strategy.js';
 
 /** What the scale subresource uses of the server; the apps group module fills it in at start. */
 export const scalePorts = new ScalePorts();
-
-const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
-const containers = (o: KubeObject): Record<string, unknown>[] => {
-  const cs = asMap(asMap(asMap(o.spec).template).spec).containers;
-  return Array.isArray(cs) ? cs.map(asMap) : [];
-};
 
 /** The Deployment declaration. */
 export const deploymentKind: KindDeclaration = {
@@ -55,26 +49,7 @@ export const deploymentKind: KindDeclaration = {
     },
     { name: 'Available', type: 'integer', priority: 0, description: 'Available pods', cell: (o) => num(asMap(o.status).availableReplicas) },
     { name: 'Age', type: 'string', priority: 0, description: 'Time since creation', cell: (o, now) => ageOf(o, now) },
-    {
-      name: 'Containers',
-      type: 'string',
-      priority: 1,
-      description: 'Container names of the template',
-      cell: (o) =>
-        containers(o)
-          .map((c) => String(c.name ?? ''))
-          .join(','),
-    },
-    {
-      name: 'Images',
-      type: 'string',
-      priority: 1,
-      description: 'Container images of the template',
-      cell: (o) =>
-        containers(o)
-          .map((c) => String(c.image ?? ''))
-          .join(','),
-    },
-    { name: 'Selector', type: 'string', priority: 1, description: 'The label selector of the pods', cell: selectorString },
+    ...TEMPLATE_COLUMNS,
+    SELECTOR_COLUMN,
   ],
 };

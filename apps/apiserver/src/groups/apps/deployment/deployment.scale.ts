@@ -1,21 +1,61 @@
 /**
- * A Deployment's `scale` subresource (kube's pkg/registry/apps/deployment/storage ScaleREST):
- * an autoscaling/v1 Scale viewed from the Deployment. spec.replicas is the Deployment's
- * spec.replicas; status.replicas its status.replicas and status.selector its label selector as
- * a string. GET reads it; PUT (and PATCH, applied to the current Scale by the HTTP layer)
- * writes spec.replicas back through the Deployment store, with the Scale's resourceVersion as
- * precondition, so the Deployment's own validation and generation rules apply.
+ * The `scale` subresource of the apps/v1 workloads (kube's pkg/registry/apps/<kind>/storage
+ * ScaleREST, the same for Deployment, ReplicaSet and StatefulSet): an autoscaling/v1 Scale
+ * viewed from the workload. spec.replicas is the workload's spec.replicas; status.replicas its
+ * status.replicas and status.selector its label selector as a string. GET reads it; PUT (and
+ * PATCH, applied to the current Scale by the HTTP layer) writes spec.replicas back through the
+ * workload's store, with the Scale's resourceVersion as precondition, so the workload's own
+ * validation and generation rules apply. It lives with the Deployment, which came first; the
+ * ReplicaSet declares it too, with its own ports.
  */
-import { Errors, labelSelectorFromStruct, type FieldError, type KubeObject, type LabelSelectorStruct } from '@app/apimachinery';
+import {
+  defineSchema,
+  Errors,
+  fieldOf,
+  labelSelectorFromStruct,
+  objectRootSchema,
+  protoSchema,
+  type JSONSchemaProps,
+  type SchemaOverlays,
+  type FieldError,
+  type KubeObject,
+  type LabelSelectorStruct,
+} from '@app/apimachinery';
 import type { RequestContext, SubresourceDeclaration } from '@app/registry';
 import { asMap } from '../../core/core.helpers.js';
-import { ScaleSchema } from './deployment.schema.js';
+
+/** Descriptions of the autoscaling/v1 Scale messages. */
+const SCALE_OVERLAYS: SchemaOverlays = {
+  'k8s.io.api.autoscaling.v1.ScaleSpec': {
+    description: 'The desired replica count.',
+    fields: { replicas: { description: 'Desired number of instances of the scaled object.' } },
+  },
+  'k8s.io.api.autoscaling.v1.ScaleStatus': {
+    description: 'The observed replica count.',
+    required: ['replicas'],
+    fields: {
+      replicas: { description: 'Observed number of instances of the scaled object.' },
+      selector: { description: 'Label query over the pods counted in replicas, in the label selector string syntax.' },
+    },
+  },
+};
+
+/** autoscaling/v1 Scale, the body of a `scale` subresource. */
+export const ScaleSchema: JSONSchemaProps = defineSchema(
+  'io.k8s.api.autoscaling.v1.Scale',
+  objectRootSchema({ group: 'autoscaling', version: 'v1', kind: 'Scale' }, 'The replica count of a scalable resource.', {
+    spec: fieldOf(protoSchema('k8s.io.api.autoscaling.v1.ScaleSpec', SCALE_OVERLAYS), { description: 'The desired replica count.' }),
+    status: fieldOf(protoSchema('k8s.io.api.autoscaling.v1.ScaleStatus', SCALE_OVERLAYS), {
+      description: 'The current replica count and pod selector; read-only.',
+    }),
+  }),
+);
 
 /** What the handler uses of the server; the apps group module fills it in at start. */
 export interface ScaleDeps {
-  /** Reads the Deployment (the store's 404 when absent). */
+  /** Reads the workload (the store's 404 when absent). */
   get(ns: string, name: string): Promise<KubeObject>;
-  /** Writes the Deployment as a PUT would. */
+  /** Writes the workload as a PUT would. */
   update(ns: string, name: string, obj: KubeObject, ctx: RequestContext): Promise<KubeObject>;
 }
 
@@ -24,7 +64,7 @@ export class ScalePorts {
   deps?: ScaleDeps;
 }
 
-/** The selector of a Deployment as a string (labels.Selector.String()); '' when it has none or it does not convert. */
+/** The selector of a workload as a string (labels.Selector.String()); '' when it has none or it does not convert. */
 export function selectorString(d: KubeObject): string {
   const sel = asMap(d.spec).selector;
   if (sel === undefined || sel === null) return '';
@@ -35,7 +75,7 @@ export function selectorString(d: KubeObject): string {
   }
 }
 
-/** scaleFromDeployment: the Scale view of a Deployment. */
+/** scaleFromDeployment (scaleFromReplicaSet, scaleFromStatefulSet): the Scale view of a workload. */
 export function scaleOf(d: KubeObject): KubeObject {
   const m = d.metadata;
   const metadata: KubeObject['metadata'] = {};
@@ -56,7 +96,7 @@ export function validateScale(scale: KubeObject): FieldError[] {
   return typeof r === 'number' && r < 0 ? [{ type: 'FieldValueInvalid', field: 'spec.replicas', value: r, detail: 'must be greater than or equal to 0' }] : [];
 }
 
-/** The `scale` subresource of deployments, with the ports its handler uses. */
+/** The `scale` subresource of a workload kind, with the ports its handler uses (one per kind). */
 export function scaleSubresource(ports: ScalePorts): SubresourceDeclaration {
   const deps = (): ScaleDeps => {
     if (!ports.deps) throw Errors.internal('the scale subresource is not wired');
