@@ -2,6 +2,8 @@
 import type { RowGroup } from './conformance.types.js';
 import { ADMISSIONREGISTRATION } from './admissionregistration.rows.js';
 import { APPLY_ROWS } from './apply.rows.js';
+import { BATCH } from './batch.rows.js';
+import { APPS_WORKLOADS } from './apps-workloads.rows.js';
 import { CERTIFICATES } from './certificates.rows.js';
 import { DELETES } from './delete.rows.js';
 import { DEPLOYMENT } from './deployment.rows.js';
@@ -28,6 +30,8 @@ export const GROUPS: RowGroup[] = [
   KINDS,
   KINDS_MISC,
   DEPLOYMENT,
+  BATCH,
+  APPS_WORKLOADS,
   CERTIFICATES,
   STORAGE,
   ADMISSIONREGISTRATION,

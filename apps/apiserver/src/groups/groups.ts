@@ -6,6 +6,7 @@ import { AdmissionregistrationGroupModule } from './admissionregistration/admiss
 import { ApiregistrationGroupModule } from './apiregistration/apiregistration.module.js';
 import { AppsGroupModule } from './apps/apps.module.js';
 import { AutoscalingGroupModule } from './autoscaling/autoscaling.module.js';
+import { BatchGroupModule } from './batch/batch.module.js';
 import { ComponentStatusModule } from './core/componentstatus/componentstatus.module.js';
 import { FlowcontrolGroupModule } from './flowcontrol/flowcontrol.module.js';
 import { NodeGroupModule } from './node/node.module.js';
@@ -33,6 +34,7 @@ export const API_GROUP_MODULES = [
   AuthenticationGroupModule,
   AuthorizationGroupModule,
   AutoscalingGroupModule,
+  BatchGroupModule,
   PolicyGroupModule,
   NodeGroupModule,
   FlowcontrolGroupModule,
