@@ -74,28 +74,52 @@ export function validatePodTemplateForReplicaSet(template: unknown, selector: La
   return errs;
 }
 
+/** How one workload kind words and checks its selector and template (validateSelectorAndTemplate). */
+export interface SelectorRules {
+  /** The kind named in "empty selector is invalid for <kind>" (ReplicaSet's says deployment, as kube's). */
+  kind: string;
+  /** The detail of a selector that does not convert (kube's StatefulSet gives none). */
+  unconvertible: string;
+  /** The template check, given the converted selector. */
+  template(template: unknown, selector: LabelSelector, path: string): FieldError[];
+}
+
+/** Deployment's and ReplicaSet's rules. */
+export const REPLICA_SET_SELECTOR_RULES: SelectorRules = {
+  kind: 'deployment',
+  unconvertible: 'invalid label selector',
+  template: validatePodTemplateForReplicaSet,
+};
+
 /**
- * The selector and template part of ValidateDeploymentSpec and ValidateReplicaSetSpec at
- * `spec`: a valid, non-empty selector (kube words the emptiness error "for deployment" for
- * both kinds) and a template valid for it.
+ * The selector and template part of ValidateDeploymentSpec, ValidateReplicaSetSpec and
+ * ValidateStatefulSetSpec at `spec`: a valid, non-empty selector and a template valid for it.
  */
-export function validateSelectorAndTemplate(spec: Record<string, unknown>): FieldError[] {
+export function validateSelectorAndTemplate(spec: Record<string, unknown>, rules: SelectorRules = REPLICA_SET_SELECTOR_RULES): FieldError[] {
   const errs: FieldError[] = [];
   const sel = spec.selector;
   if (sel !== undefined && sel !== null) {
     errs.push(...validateLabelSelector(sel, 'spec.selector'));
     const s = asMap(sel);
     const n = Object.keys(asMap(s.matchLabels)).length + (Array.isArray(s.matchExpressions) ? s.matchExpressions.length : 0);
-    if (n === 0) errs.push({ type: 'FieldValueInvalid', field: 'spec.selector', value: sel, detail: 'empty selector is invalid for deployment' });
+    if (n === 0) errs.push({ type: 'FieldValueInvalid', field: 'spec.selector', value: sel, detail: `empty selector is invalid for ${rules.kind}` });
   }
   let selector: LabelSelector | undefined;
   try {
     selector = labelSelectorFromStruct((sel ?? undefined) as LabelSelectorStruct | undefined);
   } catch {
-    errs.push({ type: 'FieldValueInvalid', field: 'spec.selector', value: sel, detail: 'invalid label selector' });
+    errs.push({ type: 'FieldValueInvalid', field: 'spec.selector', value: sel, detail: rules.unconvertible });
   }
-  if (selector) errs.push(...validatePodTemplateForReplicaSet(spec.template, selector, 'spec.template'));
+  if (selector) errs.push(...rules.template(spec.template, selector, 'spec.template'));
   return errs;
+}
+
+/** kube's isDecremented check of status.collisionCount on a status update (a missing new value counts as 0). */
+export function collisionCountNotDecremented(status: unknown, oldStatus: unknown): FieldError[] {
+  const next = asMap(status).collisionCount;
+  const prev = asMap(oldStatus).collisionCount;
+  if (!isInt(prev) || (isInt(next) && next >= prev)) return [];
+  return [{ type: 'FieldValueInvalid', field: 'status.collisionCount', value: isInt(next) ? next : 0, detail: 'cannot be decremented' }];
 }
 
 /** The apps/v1 strategies' rule that spec.selector never changes. */

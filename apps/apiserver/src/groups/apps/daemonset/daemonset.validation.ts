@@ -15,7 +15,14 @@ import {
 } from '@app/apimachinery';
 import { asMap } from '../../core/core.helpers.js';
 import { validatePodSpec } from '../../core/pod/pod.validation.js';
-import { immutableSelector, intOrPercentValue, isInt, nonNegative, notMoreThan100Percent, positiveIntOrPercent } from '../workload.validation.js';
+import {
+  collisionCountNotDecremented,
+  immutableSelector,
+  intOrPercentValue,
+  nonNegative,
+  notMoreThan100Percent,
+  positiveIntOrPercent,
+} from '../workload.validation.js';
 
 type Obj = Record<string, unknown>;
 
@@ -134,10 +141,6 @@ export function validateDaemonSetStatus(status: Obj): FieldError[] {
 /** ValidateDaemonSetStatusUpdate: a valid status whose collisionCount never goes down. */
 export function validateDaemonSetStatusUpdate(ds: KubeObject, old: KubeObject): FieldError[] {
   const errs = validateDaemonSetStatus(asMap(ds.status));
-  const next = asMap(ds.status).collisionCount;
-  const prev = asMap(old.status).collisionCount;
-  if (isInt(prev) && (!isInt(next) || next < prev)) {
-    errs.push({ type: 'FieldValueInvalid', field: 'status.collisionCount', value: isInt(next) ? next : 0, detail: 'cannot be decremented' });
-  }
+  errs.push(...collisionCountNotDecremented(ds.status, old.status));
   return errs;
 }

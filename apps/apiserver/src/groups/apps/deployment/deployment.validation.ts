@@ -8,6 +8,7 @@
 import type { FieldError, KubeObject } from '@app/apimachinery';
 import { asMap } from '../../core/core.helpers.js';
 import {
+  collisionCountNotDecremented,
   immutableSelector,
   intOrPercentValue,
   isInt,
@@ -92,10 +93,6 @@ export function validateDeploymentStatus(status: Obj): FieldError[] {
 /** ValidateDeploymentStatusUpdate: a valid status whose collisionCount never goes down. */
 export function validateDeploymentStatusUpdate(d: KubeObject, old: KubeObject): FieldError[] {
   const errs = validateDeploymentStatus(asMap(d.status));
-  const next = asMap(d.status).collisionCount;
-  const prev = asMap(old.status).collisionCount;
-  if (isInt(prev) && (!isInt(next) || next < prev)) {
-    errs.push({ type: 'FieldValueInvalid', field: 'status.collisionCount', value: next ?? null, detail: 'cannot be decremented' });
-  }
+  errs.push(...collisionCountNotDecremented(d.status, old.status));
   return errs;
 }

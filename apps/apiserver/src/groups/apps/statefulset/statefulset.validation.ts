@@ -7,18 +7,17 @@
  * may be empty. Pure.
  */
 import { isDeepStrictEqual } from 'node:util';
-import {
-  labelSelectorFromStruct,
-  validateAnnotations,
-  validateLabels,
-  validateLabelSelector,
-  type FieldError,
-  type KubeObject,
-  type LabelSelector,
-  type LabelSelectorStruct,
-} from '@app/apimachinery';
+import { validateAnnotations, validateLabels, type FieldError, type KubeObject, type LabelSelector } from '@app/apimachinery';
 import { asMap } from '../../core/core.helpers.js';
-import { intOrPercentValue, isInt, nonNegative, notMoreThan100Percent, positiveIntOrPercent } from '../workload.validation.js';
+import {
+  collisionCountNotDecremented,
+  intOrPercentValue,
+  isInt,
+  nonNegative,
+  notMoreThan100Percent,
+  positiveIntOrPercent,
+  validateSelectorAndTemplate,
+} from '../workload.validation.js';
 
 type Obj = Record<string, unknown>;
 
@@ -108,20 +107,7 @@ export function validateStatefulSetSpec(spec: Obj): FieldError[] {
   errs.push(...validateRetentionPolicy(spec.persistentVolumeClaimRetentionPolicy, 'spec.persistentVolumeClaimRetentionPolicy'));
   errs.push(...nonNegative(spec.replicas, 'spec.replicas'), ...nonNegative(spec.minReadySeconds, 'spec.minReadySeconds'));
   if (set(spec.ordinals)) errs.push(...nonNegative(asMap(spec.ordinals).start, 'spec.ordinals.start'));
-  const sel = spec.selector;
-  if (set(sel)) {
-    errs.push(...validateLabelSelector(sel, 'spec.selector'));
-    const s = asMap(sel);
-    const n = Object.keys(asMap(s.matchLabels)).length + (Array.isArray(s.matchExpressions) ? s.matchExpressions.length : 0);
-    if (n === 0) errs.push({ type: 'FieldValueInvalid', field: 'spec.selector', value: sel, detail: 'empty selector is invalid for statefulset' });
-  }
-  let selector: LabelSelector | undefined;
-  try {
-    selector = labelSelectorFromStruct((sel ?? undefined) as LabelSelectorStruct | undefined);
-  } catch {
-    errs.push({ type: 'FieldValueInvalid', field: 'spec.selector', value: sel, detail: '' });
-  }
-  if (selector) errs.push(...validateTemplate(spec.template, selector, 'spec.template'));
+  errs.push(...validateSelectorAndTemplate(spec, { kind: 'statefulset', unconvertible: '', template: validateTemplate }));
   return errs;
 }
 
@@ -173,10 +159,6 @@ export function validateStatefulSetStatus(status: Obj): FieldError[] {
 /** ValidateStatefulSetStatusUpdate: a valid status whose collisionCount never goes down. */
 export function validateStatefulSetStatusUpdate(sts: KubeObject, old: KubeObject): FieldError[] {
   const errs = validateStatefulSetStatus(asMap(sts.status));
-  const next = asMap(sts.status).collisionCount;
-  const prev = asMap(old.status).collisionCount;
-  if (isInt(prev) && (!isInt(next) || next < prev)) {
-    errs.push({ type: 'FieldValueInvalid', field: 'status.collisionCount', value: isInt(next) ? next : 0, detail: 'cannot be decremented' });
-  }
+  errs.push(...collisionCountNotDecremented(sts.status, old.status));
   return errs;
 }
