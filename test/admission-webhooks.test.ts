@@ -139,7 +139,7 @@ describe('admission webhooks', () => {
   }, 60_000);
 
   afterAll(async () => {
-    await server?.stop();
+    await server?.cleanup();
     await new Promise<void>((resolve) => (hooks ? hooks.close(() => resolve()) : resolve()));
     hooks?.closeAllConnections();
     if (dir) await rm(dir, { recursive: true, force: true });
