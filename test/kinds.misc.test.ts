@@ -526,8 +526,8 @@ describe('--runtime-config', () => {
     await expect(startServer({ args: ['--runtime-config=apps/v1=maybe'], readyTimeoutMs: 10_000 })).rejects.toThrow(
       /code 2[\s\S]*error: --runtime-config: invalid value of apps\/v1: maybe/,
     );
-    await expect(startServer({ args: ['--runtime-config=networking.k8s.io/v1=true'], readyTimeoutMs: 10_000 })).rejects.toThrow(
-      /code 2[\s\S]*error: --runtime-config: unknown api groups or resources networking.k8s.io\/v1/,
+    await expect(startServer({ args: ['--runtime-config=resource.k8s.io/v1=true'], readyTimeoutMs: 10_000 })).rejects.toThrow(
+      /code 2[\s\S]*error: --runtime-config: unknown api groups or resources resource.k8s.io\/v1/,
     );
   });
 });

@@ -11,6 +11,7 @@ import { FIXES } from './fixes.rows.js';
 import { KINDS } from './kinds.rows.js';
 import { KINDS_MISC } from './kinds-misc.rows.js';
 import { NEGOTIATION } from './negotiation.rows.js';
+import { NETWORKING } from './networking.rows.js';
 import { OPTIONS } from './options.rows.js';
 import { PATHS } from './paths.rows.js';
 import { READS } from './read.rows.js';
@@ -31,6 +32,7 @@ export const GROUPS: RowGroup[] = [
   KINDS_MISC,
   DEPLOYMENT,
   BATCH,
+  NETWORKING,
   APPS_WORKLOADS,
   CERTIFICATES,
   STORAGE,

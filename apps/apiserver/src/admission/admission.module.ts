@@ -20,6 +20,7 @@ import {
   CertificateSubjectRestrictionPlugin,
 } from './certificates.provider.js';
 import { DefaultTolerationSecondsPlugin } from './default-toleration-seconds.provider.js';
+import { DefaultIngressClassPlugin } from './ingress-class.provider.js';
 import { LimitRangerPlugin } from './limit-ranger.provider.js';
 import { PriorityPlugin } from './priority.provider.js';
 import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
@@ -84,6 +85,7 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
     CertificateSigningPlugin,
     CertificateSubjectRestrictionPlugin,
     CertificateRequestValidationPlugin,
+    DefaultIngressClassPlugin,
     TaintNodesByConditionPlugin,
     LimitRangerPlugin,
     ServiceAccountPlugin,

@@ -127,6 +127,7 @@ export const BUILT_ADMISSION_PLUGINS: readonly string[] = [
   'PersistentVolumeClaimResize',
   'RuntimeClass',
   'SecurityContextDeny',
+  'DefaultIngressClass',
   'MutatingAdmissionWebhook',
   'ValidatingAdmissionWebhook',
 ];

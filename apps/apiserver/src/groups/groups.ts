@@ -9,6 +9,7 @@ import { AutoscalingGroupModule } from './autoscaling/autoscaling.module.js';
 import { BatchGroupModule } from './batch/batch.module.js';
 import { ComponentStatusModule } from './core/componentstatus/componentstatus.module.js';
 import { FlowcontrolGroupModule } from './flowcontrol/flowcontrol.module.js';
+import { NetworkingGroupModule } from './networking/networking.module.js';
 import { NodeGroupModule } from './node/node.module.js';
 import { PolicyGroupModule } from './policy/policy.module.js';
 import { AuthenticationGroupModule } from './authentication/authentication.module.js';
@@ -35,6 +36,7 @@ export const API_GROUP_MODULES = [
   AuthorizationGroupModule,
   AutoscalingGroupModule,
   BatchGroupModule,
+  NetworkingGroupModule,
   PolicyGroupModule,
   NodeGroupModule,
   FlowcontrolGroupModule,

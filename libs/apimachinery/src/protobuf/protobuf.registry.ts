@@ -11,6 +11,7 @@ const AUTHN = 'k8s.io.api.authentication.v1';
 const AUTHZ = 'k8s.io.api.authorization.v1';
 const CERTS = 'k8s.io.api.certificates.v1';
 const COORD = 'k8s.io.api.coordination.v1';
+const NET = 'k8s.io.api.networking.v1';
 const RBAC = 'k8s.io.api.rbac.v1';
 const SCHED = 'k8s.io.api.scheduling.v1';
 const STORAGE = 'k8s.io.api.storage.v1';
@@ -249,6 +250,22 @@ export const KEEP_ZERO: ReadonlySet<string> = new Set([
   `${ADMREG}.Rule.scope`,
   `${ADMREG}.MatchCondition.name`,
   `${ADMREG}.MatchCondition.expression`,
+  // networking/v1: pointers (ingressClassName, pathType, the parameters' apiGroup, scope and
+  // namespace, protocol, endPort) and fields without omitempty
+  `${NET}.IngressSpec.ingressClassName`,
+  `${NET}.HTTPIngressPath.pathType`,
+  `${NET}.IngressServiceBackend.name`,
+  `${NET}.IngressClassParametersReference.apiGroup`,
+  `${NET}.IngressClassParametersReference.kind`,
+  `${NET}.IngressClassParametersReference.name`,
+  `${NET}.IngressClassParametersReference.scope`,
+  `${NET}.IngressClassParametersReference.namespace`,
+  `${NET}.IngressPortStatus.port`,
+  `${NET}.IngressPortStatus.protocol`,
+  `${NET}.IngressPortStatus.error`,
+  `${NET}.IPBlock.cidr`,
+  `${NET}.NetworkPolicyPort.protocol`,
+  `${NET}.NetworkPolicyPort.endPort`,
 ]);
 
 /**
@@ -270,6 +287,7 @@ export const INLINE: ReadonlySet<string> = new Set([
   `${CORE}.EphemeralContainer.ephemeralContainerCommon`,
   `${ADMREG}.RuleWithOperations.rule`,
   `${ADMREG}.NamedRuleWithOperations.ruleWithOperations`,
+  `${NET}.IngressRule.ingressRuleValue`,
 ]);
 
 /** Whether `field` of message `typeName` (full name, no leading dot) is an embedded struct. */
