@@ -14,6 +14,7 @@ import { NEGOTIATION } from './negotiation.rows.js';
 import { NETWORKING } from './networking.rows.js';
 import { OPTIONS } from './options.rows.js';
 import { PATHS } from './paths.rows.js';
+import { POLICY } from './policy.rows.js';
 import { READS } from './read.rows.js';
 import { STORAGE } from './storage.rows.js';
 import { WRITES } from './write.rows.js';
@@ -33,6 +34,7 @@ export const GROUPS: RowGroup[] = [
   DEPLOYMENT,
   BATCH,
   NETWORKING,
+  POLICY,
   APPS_WORKLOADS,
   CERTIFICATES,
   STORAGE,

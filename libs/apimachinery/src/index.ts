@@ -31,6 +31,7 @@ export * from './patch.json.js';
 export * from './patch.strategic.js';
 export * from './validation.objectmeta.js';
 export * from './validation.labelselector.js';
+export * from './validation.conditions.js';
 export * from './quantity.js';
 export * from './ssa/ssa.fieldset.js';
 export * from './ssa/ssa.typed.js';

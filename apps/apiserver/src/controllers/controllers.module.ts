@@ -19,6 +19,7 @@ import { BootstrapSignerRunner, TokenCleanerRunner } from './bootstrap-token.con
 import { GarbageCollectorRunner, NamespaceControllerRunner } from './builtin.controllers.js';
 import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controller.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
+import { DisruptionControllerRunner } from './disruption.controller.js';
 import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
 import { LegacyTokenControllerRunner, RootCaPublisherRunner, ServiceAccountControllerRunner } from './serviceaccount.controllers.js';
 import { StorageProtectionRunner } from './storage-protection.controller.js';
@@ -91,6 +92,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     RootCaPublisherRunner,
     LegacyTokenControllerRunner,
     StorageProtectionRunner,
+    DisruptionControllerRunner,
   ],
 })
 export class ControllersModule {}

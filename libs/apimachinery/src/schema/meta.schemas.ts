@@ -229,6 +229,21 @@ export const LabelSelectorSchema = defineSchema(`${META}.LabelSelector`, {
   'x-kubernetes-map-type': 'atomic',
 });
 
+/** metav1.Condition: the standard condition of API objects' status. */
+export const ConditionSchema = defineSchema(`${META}.Condition`, {
+  type: 'object',
+  description: 'One aspect of the current state of an object.',
+  required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
+  properties: {
+    lastTransitionTime: fieldOf(TimeSchema, { description: 'When the status last changed.' }),
+    message: { type: 'string', description: 'Human-readable details.' },
+    observedGeneration: { type: 'integer', format: 'int64', description: 'The metadata.generation the condition was set for.' },
+    reason: { type: 'string', description: 'CamelCase reason of the last transition.' },
+    status: { type: 'string', description: 'True, False or Unknown.' },
+    type: { type: 'string', description: 'Type of the condition, in CamelCase.' },
+  },
+});
+
 /** metav1.Patch: the body of a PATCH request (any of the patch content types). */
 export const PatchSchema = defineSchema(`${META}.Patch`, {
   type: 'object',

@@ -3,9 +3,12 @@
  * CORE_KINDS is the one list of the group's kinds.
  */
 import { Inject, Injectable, Module } from '@nestjs/common';
-import { KindRegistry, type KindDeclaration } from '@app/registry';
+import { Errors, StatusError } from '@app/apimachinery';
+import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
+import type { Storage } from '@app/storage';
 import { ServiceAccountTokens } from '../../pipeline/serviceaccount.config.js';
-import { STORES, type StoreFactory } from '../../tokens.js';
+import { STORAGE, STORES, type StoreFactory } from '../../tokens.js';
+import { rfc3339 } from '../policy/poddisruptionbudget/pdb.status.js';
 import { apiKinds } from '../api-group.js';
 import { configMapKind } from './configmap/configmap.kind.js';
 import { endpointsKind } from './endpoints/endpoints.kind.js';
@@ -57,14 +60,87 @@ export class TokenRequestWiring {
   }
 }
 
-/** Hands the pods' eviction subresource the pod store it deletes through. */
+/** The identity of the server's own writes (kube's loopback client). */
+const APISERVER_CTX = (): RequestContext => ({
+  user: { username: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] },
+  dryRun: false,
+  warnings: [],
+  now: () => new Date(),
+});
+
+/**
+ * Hands the pods' eviction subresource the pod store it deletes through and the
+ * PodDisruptionBudgets it spends (read at MostRecent; their status written as the server).
+ */
 @Injectable()
 export class EvictionWiring {
-  constructor(registry: KindRegistry, @Inject(STORES) stores: StoreFactory) {
+  constructor(registry: KindRegistry, @Inject(STORES) stores: StoreFactory, @Inject(STORAGE) storage: Storage) {
+    const pods = () => stores.storeFor(registry.lookup('', 'v1', 'pods') ?? podKind);
+    const budgets = () => registry.lookup('policy', 'v1', 'poddisruptionbudgets') as KindDeclaration | undefined;
     evictionPorts.deps = {
-      deletePod: async (ns, name, options, ctx) => {
-        await stores.storeFor(registry.lookup('', 'v1', 'pods') ?? podKind).delete(ns, name, options, ctx);
+      getPod: (ns, name) => pods().get(ns, name),
+      listBudgets: async (ns) => {
+        const d = budgets();
+        if (!d) return [];
+        return (await storage.list(collectionPrefix(d, ns), { consistency: { mode: 'MostRecent' } })).items;
       },
+      getBudget: (ns, name) => {
+        const d = budgets();
+        if (!d) throw Errors.notFound({ group: 'policy', resource: 'poddisruptionbudgets' }, name);
+        return stores.storeFor(d).get(ns, name);
+      },
+      updateBudgetStatus: async (pdb) => {
+        const d = budgets();
+        if (!d) throw Errors.notFound({ group: 'policy', resource: 'poddisruptionbudgets' }, pdb.metadata.name ?? '');
+        await stores.storeFor(d).update(pdb.metadata.namespace ?? '', pdb.metadata.name ?? '', pdb, {
+          ctx: APISERVER_CTX(),
+          fieldValidation: 'Ignore',
+          subresource: 'status',
+          fieldManager: 'kube-apiserver',
+        });
+      },
+      markDisruptionTarget: async (ns, name, pre, ctx) => {
+        for (let attempt = 0; ; attempt++) {
+          const pod = await pods().get(ns, name);
+          const gr = { group: '', resource: 'Pod' };
+          if (pre?.uid && pre.uid !== pod.metadata.uid) {
+            throw Errors.conflict(
+              gr,
+              name,
+              `the UID in the precondition (${pre.uid}) does not match the UID in record (${pod.metadata.uid}). The object might have been deleted and then recreated`,
+            );
+          }
+          if (pre?.resourceVersion && pre.resourceVersion !== pod.metadata.resourceVersion) {
+            throw Errors.conflict(
+              gr,
+              name,
+              `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${pod.metadata.resourceVersion}). The object might have been modified`,
+            );
+          }
+          const status = (pod.status ?? {}) as Record<string, unknown>;
+          const conditions = Array.isArray(status.conditions) ? (status.conditions as Record<string, unknown>[]) : [];
+          const old = conditions.find((c) => c.type === 'DisruptionTarget');
+          const now = rfc3339(ctx.now());
+          const cond = {
+            type: 'DisruptionTarget',
+            status: 'True',
+            lastTransitionTime: old?.status === 'True' ? old.lastTransitionTime : now,
+            reason: 'EvictionByEvictionAPI',
+            message: 'Eviction API: evicting',
+          };
+          const next = { ...pod, status: { ...status, conditions: old ? conditions.map((c) => (c === old ? cond : c)) : [...conditions, cond] } };
+          try {
+            const res = await pods().update(ns, name, next, { ctx, fieldValidation: 'Ignore', subresource: 'status', fieldManager: 'kube-apiserver' });
+            return res.object.metadata.resourceVersion ?? '';
+          } catch (e) {
+            if (!(e instanceof StatusError && e.code === 409 && attempt < 5)) throw e;
+          }
+        }
+      },
+      deletePod: async (ns, name, options, ctx) => {
+        await pods().delete(ns, name, options, ctx);
+      },
+      now: () => new Date(),
     };
   }
 }

@@ -2,25 +2,10 @@
  * Schema of core/v1 Service (k8s.io/api/core/v1 types.go), registered under Kubernetes'
  * definition names, with kube's defaults (type ClusterIP, sessionAffinity None, protocol TCP).
  */
-import { defineSchema, fieldOf, IntOrStringSchema, objectRootSchema, TimeSchema, type JSONSchemaProps } from '@app/apimachinery';
+import { ConditionSchema, defineSchema, fieldOf, IntOrStringSchema, objectRootSchema, type JSONSchemaProps } from '@app/apimachinery';
 import { bool, CORE, gvk, int32, str } from '../core.schema.js';
 
 const strings = (description: string): JSONSchemaProps => ({ type: 'array', description, items: { type: 'string' }, 'x-kubernetes-list-type': 'atomic' });
-
-/** meta/v1 Condition (the standard condition of API objects). */
-export const ConditionSchema = defineSchema('io.k8s.apimachinery.pkg.apis.meta.v1.Condition', {
-  type: 'object',
-  description: 'One aspect of the current state of an object.',
-  required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
-  properties: {
-    lastTransitionTime: fieldOf(TimeSchema, { description: 'When the status last changed.' }),
-    message: str('Human-readable details.'),
-    observedGeneration: { type: 'integer', format: 'int64', description: 'The metadata.generation the condition was set for.' },
-    reason: str('CamelCase reason of the last transition.'),
-    status: str('True, False or Unknown.'),
-    type: str('Type of the condition, in CamelCase.'),
-  },
-});
 
 /** core/v1 ServicePort. */
 export const ServicePortSchema = defineSchema(`${CORE}.ServicePort`, {

@@ -1,0 +1,268 @@
+/**
+ * The disruption controller (kube-controller-manager's): keeps every PodDisruptionBudget's status
+ * (expected, desired and current healthy pods, disruptions allowed, the DisruptionAllowed
+ * condition, disruptedPods pruned) in step with its pods, which is what the pods' eviction
+ * subresource spends. Watches of the budgets, the pods and the apps group (a controller's scale
+ * changes the expected count) queue the budgets of a namespace; a budget with a pending
+ * disruptedPods entry is looked at again when the entry expires; a periodic resync repairs what
+ * a failed write left behind. When a status cannot be computed (a pod whose controller cannot be
+ * found, or has no scale), the budget allows no disruption and says why (SyncFailed).
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import type { KubeObject } from '@app/apimachinery';
+import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
+import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
+import { asMap } from '../groups/core/core.helpers.js';
+import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
+import { ManagedController, type ControllerRunner } from './controller.runner.js';
+import { computeBudgetStatus, controllerOf, failSafeStatus, groupOf, statusChanged, type OwnerRef, type ScaleFinder } from './disruption.logic.js';
+
+const CONTROLLER_CTX = (): RequestContext => ({
+  user: { username: 'system:serviceaccount:kube-system:disruption-controller', groups: ['system:masters', 'system:authenticated'] },
+  dryRun: false,
+  warnings: [],
+  now: () => new Date(),
+});
+/** Resync period: a missed event costs at most this long. */
+const RESYNC_MS = 30_000;
+
+/** Runs the disruption controller while this node holds the controller Lease. */
+@ManagedController({ name: 'disruption' })
+@Injectable()
+export class DisruptionControllerRunner implements ControllerRunner {
+  private watches: WatchHandle[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly rechecks = new Map<string, NodeJS.Timeout>();
+  /** Budget names per namespace, from the list and the watch. */
+  private readonly budgets = new Map<string, Set<string>>();
+  private readonly queue = new Set<string>();
+  private draining = false;
+  private stopped = true;
+
+  constructor(
+    private readonly registry: KindRegistry,
+    @Inject(STORAGE) private readonly storage: Storage,
+    @Inject(STORES) private readonly stores: StoreFactory,
+  ) {}
+
+  private decl(group: string, plural: string): KindDeclaration | undefined {
+    return this.registry.lookup(group, 'v1', plural) as KindDeclaration | undefined;
+  }
+
+  start(): void {
+    if (!this.decl('policy', 'poddisruptionbudgets')) return;
+    this.stopped = false;
+    void this.sync().catch((e) => this.retry(e));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.stopWatches();
+    if (this.timer) clearTimeout(this.timer);
+    for (const t of this.rechecks.values()) clearTimeout(t);
+    this.rechecks.clear();
+    this.queue.clear();
+    this.budgets.clear();
+  }
+
+  private stopWatches(): void {
+    for (const w of this.watches) w.stop();
+    this.watches = [];
+  }
+
+  private retry(e: unknown): void {
+    if (this.stopped) return;
+    process.stderr.write(`disruption: ${(e as Error).message}; retrying\n`);
+    this.stopWatches();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.sync().catch((err) => this.retry(err)), 1000);
+    this.timer.unref();
+  }
+
+  /** Lists the budgets, queues them all, then watches budgets, pods and the apps group from that revision. */
+  private async sync(): Promise<void> {
+    const rev = await this.relist();
+    if (this.stopped) return;
+    const pdbs = this.decl('policy', 'poddisruptionbudgets')!;
+    const pods = this.decl('', 'pods');
+    const prefixes = [collectionPrefix(pdbs, ''), ...(pods ? [collectionPrefix(pods, '')] : []), '/registry/apps/'];
+    this.watches = prefixes.map((key) =>
+      this.storage.watch({ key, recursive: true, afterRevision: rev }, { event: (e) => this.onEvent(e), error: (err) => this.retry(err) }),
+    );
+    const resync = () => {
+      this.timer = setTimeout(() => {
+        if (this.stopped) return;
+        void this.relist().then(
+          () => resync(),
+          (e) => this.retry(e),
+        );
+      }, RESYNC_MS);
+      this.timer.unref();
+    };
+    resync();
+  }
+
+  private async relist(): Promise<number> {
+    const d = this.decl('policy', 'poddisruptionbudgets')!;
+    const res = await this.storage.list(collectionPrefix(d, ''), { consistency: { mode: 'MostRecent' } });
+    this.budgets.clear();
+    for (const o of res.items) this.remember(o);
+    for (const o of res.items) this.queue.add(`${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+    this.drain();
+    return res.revision;
+  }
+
+  private remember(o: KubeObject): void {
+    const ns = o.metadata.namespace ?? '';
+    let names = this.budgets.get(ns);
+    if (!names) this.budgets.set(ns, (names = new Set()));
+    names.add(o.metadata.name ?? '');
+  }
+
+  private onEvent(e: StorageEvent): void {
+    if (this.stopped) return;
+    const ns = e.object.metadata.namespace ?? '';
+    if (e.key.startsWith('/registry/policy/poddisruptionbudgets/')) {
+      const name = e.object.metadata.name ?? '';
+      if (e.type === 'DELETED') {
+        this.budgets.get(ns)?.delete(name);
+        return;
+      }
+      this.remember(e.object);
+      this.queue.add(`${ns}/${name}`);
+    } else {
+      // A pod or an apps workload of the namespace changed: its budgets may count differently.
+      for (const name of this.budgets.get(ns) ?? []) this.queue.add(`${ns}/${name}`);
+    }
+    this.drain();
+  }
+
+  private drain(): void {
+    if (this.draining || this.stopped || this.queue.size === 0) return;
+    this.draining = true;
+    setImmediate(() => {
+      void (async () => {
+        try {
+          while (this.queue.size && !this.stopped) {
+            const key = this.queue.values().next().value as string;
+            this.queue.delete(key);
+            await this.process(key);
+          }
+        } catch (e) {
+          this.retry(e);
+        } finally {
+          this.draining = false;
+        }
+      })();
+    });
+  }
+
+  /** Finds a pod's controller among the apps kinds served here, with its desired replicas. */
+  private finders(): ScaleFinder[] {
+    const get = async (plural: string, ns: string, name: string): Promise<KubeObject | undefined> => {
+      const d = this.decl('apps', plural);
+      if (!d) return undefined;
+      return this.stores
+        .storeFor(d)
+        .get(ns, name)
+        .catch(() => undefined);
+    };
+    const replicas = (o: KubeObject): number => {
+      const r = asMap(o.spec).replicas;
+      return typeof r === 'number' ? r : 1;
+    };
+    const isApps = (ref: OwnerRef, kind: string) => ref.kind === kind && (groupOf(ref.apiVersion) === 'apps' || groupOf(ref.apiVersion) === 'extensions');
+    return [
+      // A ReplicaSet not controlled by a Deployment.
+      async (ref, ns) => {
+        if (!isApps(ref, 'ReplicaSet')) return undefined;
+        const rs = await get('replicasets', ns, ref.name);
+        if (!rs || rs.metadata.uid !== ref.uid || controllerOf(rs)?.kind === 'Deployment') return undefined;
+        return { uid: rs.metadata.uid ?? '', replicas: replicas(rs) };
+      },
+      // The Deployment controlling the pod's ReplicaSet.
+      async (ref, ns) => {
+        if (!isApps(ref, 'ReplicaSet')) return undefined;
+        const rs = await get('replicasets', ns, ref.name);
+        if (!rs || rs.metadata.uid !== ref.uid) return undefined;
+        const depRef = controllerOf(rs);
+        if (!depRef || !isApps(depRef, 'Deployment')) return undefined;
+        const dep = await get('deployments', ns, depRef.name);
+        if (!dep || dep.metadata.uid !== depRef.uid) return undefined;
+        return { uid: dep.metadata.uid ?? '', replicas: replicas(dep) };
+      },
+      async (ref, ns) => {
+        if (!isApps(ref, 'StatefulSet')) return undefined;
+        const ss = await get('statefulsets', ns, ref.name);
+        if (!ss || ss.metadata.uid !== ref.uid) return undefined;
+        return { uid: ss.metadata.uid ?? '', replicas: replicas(ss) };
+      },
+      // Any other kind through its scale subresource (getScaleController).
+      async (ref, ns) => {
+        const [group, version] = ref.apiVersion.includes('/') ? ref.apiVersion.split('/') : ['', ref.apiVersion];
+        const d = this.registry.lookupKind(group!, version!, ref.kind);
+        if (!d) throw new Error(`no matches for kind ${JSON.stringify(ref.kind)} in version ${JSON.stringify(ref.apiVersion)}`);
+        if (!d.subresources?.scale) throw new Error(`${d.group ? `${d.plural}.${d.group}` : d.plural} does not implement the scale subresource`);
+        const o = await this.stores
+          .storeFor(d)
+          .get(ns, ref.name)
+          .catch(() => undefined);
+        if (!o || o.metadata.uid !== ref.uid) return undefined;
+        return { uid: o.metadata.uid ?? '', replicas: replicas(o) };
+      },
+    ];
+  }
+
+  /** Computes one budget's status and writes it when it changed. */
+  private async process(key: string): Promise<void> {
+    const [ns, name] = key.split('/') as [string, string];
+    const d = this.decl('policy', 'poddisruptionbudgets');
+    const podDecl = this.decl('', 'pods');
+    if (!d) return;
+    const store = this.stores.storeFor(d);
+    let pdb: KubeObject;
+    try {
+      pdb = await store.get(ns, name);
+    } catch {
+      return; // gone
+    }
+    const pods = podDecl ? (await this.storage.list(collectionPrefix(podDecl, ns), { consistency: { mode: 'MostRecent' } })).items : [];
+    const now = new Date();
+    const res = await computeBudgetStatus(pdb, pods, this.finders(), now);
+    const status = 'error' in res ? failSafeStatus(pdb, res.error, now) : res.status;
+    if ('recheckAt' in res && res.recheckAt !== undefined) this.recheck(key, res.recheckAt - now.getTime());
+    if (!statusChanged(pdb, status)) return;
+    try {
+      await store.update(
+        ns,
+        name,
+        { ...pdb, status },
+        { ctx: CONTROLLER_CTX(), fieldValidation: 'Ignore', subresource: 'status', fieldManager: 'disruption-controller' },
+      );
+    } catch (e) {
+      const code = (e as { code?: number }).code;
+      if (code === 404) return;
+      if (code === 409) {
+        this.queue.add(key); // changed meanwhile: compute again from the new version
+        return;
+      }
+      throw e;
+    }
+  }
+
+  private recheck(key: string, delayMs: number): void {
+    const prev = this.rechecks.get(key);
+    if (prev) clearTimeout(prev);
+    const t = setTimeout(
+      () => {
+        this.rechecks.delete(key);
+        if (this.stopped) return;
+        this.queue.add(key);
+        this.drain();
+      },
+      Math.max(0, delayMs) + 100,
+    );
+    t.unref();
+    this.rechecks.set(key, t);
+  }
+}
