@@ -57,6 +57,10 @@ describe('admission webhooks', () => {
           : { ...base, allowed: true };
       case '/protect':
         return { ...base, allowed: labels?.protected !== 'true', ...(labels?.protected === 'true' ? { status: { message: 'protected' } } : {}) };
+      case '/no-evict':
+        return r.name === 'victim'
+          ? { ...base, allowed: false, status: { code: 403, reason: 'Forbidden', message: 'evictions are paused' } }
+          : { ...base, allowed: true };
       case '/slow':
         return undefined;
       default:
@@ -300,6 +304,89 @@ describe('admission webhooks', () => {
     expect(delCall.review.request).toMatchObject({ operation: 'DELETE', object: null, name: 'keep', options: { kind: 'DeleteOptions' } });
     expect((await request(server, 'GET', '/api/v1/namespaces/plain/configmaps/keep')).status).toBe(200);
     expect(await metricSum(server, 'apiserver_admission_webhook_rejection_count')).toBeGreaterThanOrEqual(3);
+  });
+
+  it('an eviction and a scale are admitted as their subresources, with their own kinds, and their inner writes are not admitted again', async () => {
+    const sub = (operations: string[], apiGroups: string[], resources: string[]) => ({ operations, apiGroups, apiVersions: ['v1'], resources });
+    await apply('subresources', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'subresources' },
+      webhooks: [
+        {
+          name: 'no-evict.example.com',
+          rules: [sub(['CREATE'], [''], ['pods/eviction'])],
+          clientConfig: byUrl('/no-evict'),
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+        {
+          name: 'scale.example.com',
+          rules: [sub(['UPDATE'], ['apps'], ['deployments/scale'])],
+          clientConfig: byUrl('/scale'),
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+        {
+          name: 'pods.example.com',
+          rules: [sub(['DELETE', 'UPDATE'], [''], ['pods', 'pods/status'])],
+          clientConfig: byUrl('/pods'),
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+        {
+          name: 'deployments.example.com',
+          rules: [sub(['UPDATE'], ['apps'], ['deployments'])],
+          clientConfig: byUrl('/deployments'),
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+      ],
+    });
+    const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+    for (const name of ['victim', 'evicted', 'deleted'])
+      expect((await request(server, 'POST', '/api/v1/namespaces/plain/pods', { body: pod(name) })).status).toBe(201);
+    const evict = (name: string) =>
+      request(server, 'POST', `/api/v1/namespaces/plain/pods/${name}/eviction`, { body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name } } });
+    const refused = await waitFor('the eviction webhook to take effect', async () => {
+      const r = await evict('victim');
+      return r.status === 403 ? r : undefined;
+    });
+    expect(refused.json<Obj>().message).toBe('admission webhook "no-evict.example.com" denied the request: evictions are paused');
+    expect(calls.filter((c) => c.path === '/no-evict').at(-1)!.review.request).toMatchObject({
+      operation: 'CREATE',
+      kind: { group: 'policy', version: 'v1', kind: 'Eviction' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      subResource: 'eviction',
+      requestKind: { group: 'policy', version: 'v1', kind: 'Eviction' },
+      name: 'victim',
+      object: { kind: 'Eviction', metadata: { name: 'victim' } },
+    });
+    expect((await request(server, 'GET', '/api/v1/namespaces/plain/pods/victim')).status).toBe(200);
+
+    // An allowed eviction deletes the pod without a pods DELETE admission; a plain delete has one.
+    expect((await evict('evicted')).status).toBe(201);
+    expect((await request(server, 'DELETE', '/api/v1/namespaces/plain/pods/deleted')).status).toBe(200);
+    const podCalls = calls.filter((c) => c.path === '/pods').map((c) => `${c.review.request.operation} ${c.review.request.name}`);
+    expect(podCalls).toContain('DELETE deleted');
+    expect(podCalls.filter((c) => c.endsWith(' evicted'))).toEqual([]);
+
+    // kubectl scale: one UPDATE of deployments/scale with Scale objects, none of deployments.
+    await kubectl(server, ['create', 'deployment', 'web', '-n', 'plain', '--image=nginx']);
+    const before = calls.filter((c) => c.path === '/deployments').length;
+    await kubectl(server, ['scale', 'deployment', 'web', '-n', 'plain', '--replicas=3']);
+    const scaled = calls.filter((c) => c.path === '/scale').at(-1)!.review.request;
+    expect(scaled).toMatchObject({
+      operation: 'UPDATE',
+      kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+      resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+      subResource: 'scale',
+      object: { kind: 'Scale', spec: { replicas: 3 } },
+      oldObject: { kind: 'Scale', spec: { replicas: 1 } },
+    });
+    expect(calls.filter((c) => c.path === '/deployments').length).toBe(before);
+    expect((await request(server, 'GET', '/apis/apps/v1/namespaces/plain/deployments/web')).json<{ spec: { replicas: number } }>().spec.replicas).toBe(3);
+    await kubectl(server, ['delete', 'validatingwebhookconfiguration', 'subresources']);
   });
 
   it('failure policy: a webhook that cannot be reached or times out fails the request with Fail and is passed over with Ignore', async () => {

@@ -16,6 +16,11 @@ export interface AdmissionAttributes {
   object?: KubeObject;
   oldObject?: KubeObject;
   ctx: RequestContext;
+  /**
+   * The kind of `object` and `oldObject` when it is not `decl`'s: a subresource with a kind of
+   * its own (pods/eviction: policy/v1 Eviction; deployments/scale: autoscaling/v1 Scale).
+   */
+  kind?: { group: string; version: string; kind: string };
 }
 
 /** Admission chain. */

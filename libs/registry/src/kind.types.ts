@@ -18,6 +18,12 @@ export interface RequestContext {
   warnings: string[];
   /** Wall clock, injectable for tests. */
   now(): Date;
+  /**
+   * Set on the writes a subresource's handler makes on behalf of a request that admission has
+   * already seen as that subresource (an eviction's pod delete, a scale's workload update): they
+   * skip the admission chain, as kube's subresource storage writes with rest.ValidateAllObjectFunc.
+   */
+  admitted?: boolean;
 }
 
 /**

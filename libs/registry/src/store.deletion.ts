@@ -66,7 +66,7 @@ export async function deleteObject(
   if (unsafe) throw unsafeDeleteOfReadable(core, name);
   checkPreconditions(core, current, pre, name);
   decl.strategy?.validateDelete?.(current, ctx);
-  await core.admission.validate({ operation: 'DELETE', decl, namespace: ns, name, subresource: '', oldObject: current, ctx });
+  if (!ctx.admitted) await core.admission.validate({ operation: 'DELETE', decl, namespace: ns, name, subresource: '', oldObject: current, ctx });
 
   const gc = deletionFinalizers(decl, current, options);
   const pending = decl.strategy?.pendingFinalizers?.(current) ?? [];

@@ -136,7 +136,7 @@ export class ResourceHandler {
       return this.serveComputed(req, reply, decl, verb, ns, info.name, ctx, pretty, includeObject);
     if (subDecl?.rest) {
       const protobufBody = this.deps.codecs.hasProtobuf(subDecl.kind.protobufMessage);
-      return this.serveRestSubresource(req, reply, decl, subDecl, verb, ns, info.name, ctx, writeOptions, pretty, protobufBody);
+      return this.serveRestSubresource(req, reply, decl, sub, subDecl, verb, ns, info.name, ctx, writeOptions, pretty, protobufBody);
     }
 
     switch (verb) {
@@ -377,6 +377,7 @@ export class ResourceHandler {
     req: FastifyRequest,
     reply: FastifyReply,
     decl: KindDeclaration,
+    subresource: string,
     subDecl: Extract<SubresourceDeclaration, { rest: SubresourceRestHandler }>,
     verb: Verb,
     ns: string,
@@ -391,18 +392,32 @@ export class ResourceHandler {
     const body = (): KubeObject => decodeBody(this.deps.codecs, req.headers['content-type'], req.body as Buffer | undefined, protobufBody).value as KubeObject;
     let out: KubeObject | undefined;
     let code = 200;
+    // A write is admitted as the subresource, with the subresource's own kind (kube's handlers
+    // run admission on the Eviction or the Scale); the handler's own writes then skip it.
+    const admitted: RequestContext = { ...ctx, admitted: true };
+    const admit = async (operation: 'CREATE' | 'UPDATE', object: KubeObject, oldObject?: KubeObject): Promise<KubeObject> => {
+      const { group, version, kind } = subDecl.kind;
+      const attrs = { operation, decl, namespace: ns, name, subresource, object, oldObject, ctx, kind: { group, version, kind } };
+      const admission = this.deps.storeFor(decl).admission;
+      await admission.admit(attrs);
+      await admission.validate(attrs);
+      return attrs.object;
+    };
     if (verb === 'get' && rest.get) out = await rest.get(ns, name, ctx);
     else if (verb === 'create' && rest.create) {
       writeOptions('CreateOptions');
-      out = await rest.create(ns, name, body(), ctx);
+      out = await rest.create(ns, name, await admit('CREATE', body()), admitted);
       code = 201;
     } else if (verb === 'update' && rest.update) {
       writeOptions('UpdateOptions');
-      out = await rest.update(ns, name, body(), ctx);
+      const obj = body();
+      const old = rest.get ? await rest.get(ns, name, ctx) : undefined;
+      out = await rest.update(ns, name, await admit('UPDATE', obj, old), admitted);
     } else if (verb === 'patch' && rest.get && rest.update) {
       writeOptions('PatchOptions');
-      const patched = this.patchRestObject(req, await rest.get(ns, name, ctx), subDecl.kind.schema);
-      out = await rest.update(ns, name, patched, ctx);
+      const old = await rest.get(ns, name, ctx);
+      const patched = this.patchRestObject(req, structuredClone(old), subDecl.kind.schema);
+      out = await rest.update(ns, name, await admit('UPDATE', patched, old), admitted);
     }
     if (!out) throw methodNotAllowed();
     const enc = encodeObject(this.deps.codecs, decl, out, fmt, pretty);

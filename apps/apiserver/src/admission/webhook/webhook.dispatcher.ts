@@ -93,7 +93,8 @@ export function reviewFor(
   oldObject: KubeObject | undefined,
 ): Obj {
   const { decl, ctx } = attrs;
-  const gvk = { group: sent.group, version: sent.version, kind: sent.kind };
+  // A subresource with a kind of its own (Eviction, Scale) is sent as that kind.
+  const gvk = attrs.kind ?? { group: sent.group, version: sent.version, kind: sent.kind };
   const gvr = { group: sent.group, version: sent.version, resource: sent.plural };
   const optionsKind = OPTIONS_KIND[attrs.operation];
   const user: Obj = { username: ctx.user.username, groups: ctx.user.groups };
@@ -104,7 +105,7 @@ export function reviewFor(
     kind: gvk,
     resource: gvr,
     ...(attrs.subresource ? { subResource: attrs.subresource } : {}),
-    requestKind: { group: decl.group, version: decl.version, kind: decl.kind },
+    requestKind: attrs.kind ?? { group: decl.group, version: decl.version, kind: decl.kind },
     requestResource: { group: decl.group, version: decl.version, resource: decl.plural },
     ...(attrs.subresource ? { requestSubResource: attrs.subresource } : {}),
     name: attrs.name,
@@ -201,7 +202,8 @@ export class WebhookDispatcher {
     const out: Invocation[] = [];
     for (const w of all) {
       let as: KindDeclaration | undefined = rulesMatch(w, req) ? attrs.decl : undefined;
-      if (!as && w.matchPolicy === 'Equivalent') as = this.deps.equivalents(attrs.decl).find((d) => rulesMatch(w, matchRequestOf(attrs, d.version)));
+      if (!as && w.matchPolicy === 'Equivalent' && !attrs.kind)
+        as = this.deps.equivalents(attrs.decl).find((d) => rulesMatch(w, matchRequestOf(attrs, d.version)));
       if (!as || !objectSelectorMatches(w, req)) continue;
       if (needsNamespaceLabels(w, req) && !looked) {
         labels = await this.deps.namespaceLabels(req.namespace);
