@@ -367,5 +367,19 @@ export const WRITES: RowGroup = {
           /^ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal string into Go struct field ObjectMeta\.metadata\.labels of type map\[string\]string$/,
       },
     },
+    {
+      id: 'write-36',
+      rule: 'JSON null in a field of a built-in kind is the zero value, as if the field were absent (PUT and JSON patch alike)',
+      source: 'upstream: objects decode into Go types (encoding/json leaves a field its zero value for null)',
+      upstream: '201 without labels or data; a JSON patch setting data to null answers 200 without data',
+      req: { method: 'POST', path: CM, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w36', labels: null }, data: null, binaryData: null } },
+      expect: { status: 201, body: { metadata: { name: 'w36' } }, absent: ['metadata.labels', 'data', 'binaryData'] },
+      then: [
+        {
+          req: { method: 'PATCH', path: `${CM}/w36`, headers: JSONPATCH, body: [{ op: 'add', path: '/data', value: null }] },
+          expect: { status: 200, absent: ['data'] },
+        },
+      ],
+    },
   ],
 };

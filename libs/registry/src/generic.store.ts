@@ -16,6 +16,7 @@ import {
   applyIntent,
   decodeQuantities,
   decodeTimes,
+  dropNullFields,
   Errors,
   QuantityParseError,
   StatusError,
@@ -244,6 +245,8 @@ export class GenericStore implements StoreCore {
       throw Errors.badRequest(`${kind} in version "${this.decl.version}" cannot be handled as a ${kind}: ${err}`);
     };
     if (source !== 'apply') {
+      // A kind with a Go type decodes JSON null as the field's zero value: as if it were absent.
+      if (this.decl.protobufMessage !== undefined && this.decl.schema) dropNullFields(obj, this.decl.schema);
       // Wrong JSON types, []byte fields that are not base64, times that do not parse: what the
       // kind's Go type cannot hold, in Go's words (the same check reads make on stored objects).
       const problem = this.deps.machinery.decodeProblem(obj, this.decl.schema, kind);

@@ -1,5 +1,5 @@
 import type { JSONSchemaProps } from './schema.types.js';
-import { findUnknownFields, strictDecodingErrorMessage, unknownFieldWarnings } from './schema.unknown.js';
+import { dropNullFields, findUnknownFields, strictDecodingErrorMessage, unknownFieldWarnings } from './schema.unknown.js';
 import { prune } from './schema.prune.js';
 import { objectRootSchema } from './meta.schemas.js';
 
@@ -86,5 +86,20 @@ describe('prune', () => {
     const o = { m: { a: { b: 1 } } };
     expect(prune(o, s, { root: false })).toEqual([]);
     expect(o).toEqual({ m: { a: { b: 1 } } });
+  });
+});
+
+describe('dropNullFields', () => {
+  it('drops the nulls of declared non-nullable fields, keeps nullable ones and unknown fields, and removes nothing else', () => {
+    const s: JSONSchemaProps = {
+      type: 'object',
+      properties: {
+        a: { type: 'object', properties: { b: { type: 'string' }, n: { type: 'string', nullable: true } } },
+        list: { type: 'array', items: { type: 'object', properties: { x: { type: 'object' } } } },
+      },
+    };
+    const o: Record<string, unknown> = { a: { b: null, n: null }, list: [{ x: null }, { x: {} }], other: null };
+    dropNullFields(o, s, { root: false });
+    expect(o).toEqual({ a: { n: null }, list: [{}, { x: {} }], other: null });
   });
 });

@@ -100,6 +100,15 @@ export function findUnknownFields(obj: unknown, schema: JSONSchemaProps, opts: U
 }
 
 /**
+ * Deletes every null value of a declared, non-nullable field of `obj`, in place: what decoding
+ * into a Go type does with JSON null (the field keeps its zero value, so it is as if absent).
+ * Built-in kinds accept `"resources": null` or `"data": null` this way, as kube-apiserver does.
+ */
+export function dropNullFields(obj: unknown, schema: JSONSchemaProps, opts: UnknownFieldOptions = {}): void {
+  walkUnknown(obj, schema, '', opts.root ?? true, opts.definitions, () => undefined, true);
+}
+
+/**
  * The message of the 400 BadRequest for fieldValidation=Strict, as kube-apiserver words it:
  * `strict decoding error: unknown field "spec.foo", unknown field "bar"`.
  */
