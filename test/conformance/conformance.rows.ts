@@ -15,6 +15,7 @@ import { NETWORKING } from './networking.rows.js';
 import { OPTIONS } from './options.rows.js';
 import { PATHS } from './paths.rows.js';
 import { POLICY } from './policy.rows.js';
+import { QUOTA } from './quota.rows.js';
 import { READS } from './read.rows.js';
 import { STORAGE } from './storage.rows.js';
 import { WRITES } from './write.rows.js';
@@ -35,6 +36,7 @@ export const GROUPS: RowGroup[] = [
   BATCH,
   NETWORKING,
   POLICY,
+  QUOTA,
   APPS_WORKLOADS,
   CERTIFICATES,
   STORAGE,

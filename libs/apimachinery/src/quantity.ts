@@ -152,6 +152,11 @@ export class Quantity {
     return new Quantity(this.nanos + other.nanos, this.format);
   }
 
+  /** Difference, in this quantity's format; a zero takes the other's (Quantity.Sub). */
+  sub(other: Quantity): Quantity {
+    return new Quantity(this.nanos - other.nanos, this.nanos === 0n ? other.format : this.format);
+  }
+
   /** Value in whole units, rounded up away from zero (Quantity.Value). */
   value(): bigint {
     return divUp(this.nanos, NANO);

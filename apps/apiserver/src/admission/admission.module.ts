@@ -24,6 +24,7 @@ import { DefaultIngressClassPlugin } from './ingress-class.provider.js';
 import { LimitRangerPlugin } from './limit-ranger.provider.js';
 import { PriorityPlugin } from './priority.provider.js';
 import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
+import { ResourceQuotaPlugin } from './resource-quota.provider.js';
 import { RuntimeClassPlugin } from './runtimeclass.provider.js';
 import { TaintNodesByConditionPlugin } from './taint-nodes-by-condition.provider.js';
 import { SecurityContextDenyPlugin } from './security-context-deny.provider.js';
@@ -99,6 +100,7 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
     AdmissionWebhooks,
     MutatingAdmissionWebhookPlugin,
     ValidatingAdmissionWebhookPlugin,
+    ResourceQuotaPlugin,
   ],
   exports: [ADMISSION],
 })

@@ -130,6 +130,7 @@ export const BUILT_ADMISSION_PLUGINS: readonly string[] = [
   'DefaultIngressClass',
   'MutatingAdmissionWebhook',
   'ValidatingAdmissionWebhook',
+  'ResourceQuota',
 ];
 
 const notBuilt = (what: string) => (): string => `${what} is not built into this server`;

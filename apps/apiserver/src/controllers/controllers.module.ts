@@ -22,6 +22,7 @@ import { ManagedController, type ControllerRunner } from './controller.runner.js
 import { DisruptionControllerRunner } from './disruption.controller.js';
 import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
 import { LegacyTokenControllerRunner, RootCaPublisherRunner, ServiceAccountControllerRunner } from './serviceaccount.controllers.js';
+import { ResourceQuotaControllerRunner } from './resource-quota.controller.js';
 import { StorageProtectionRunner } from './storage-protection.controller.js';
 
 /** Elects this node or not, and starts or stops every discovered controller accordingly. */
@@ -92,6 +93,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     RootCaPublisherRunner,
     LegacyTokenControllerRunner,
     StorageProtectionRunner,
+    ResourceQuotaControllerRunner,
     DisruptionControllerRunner,
   ],
 })

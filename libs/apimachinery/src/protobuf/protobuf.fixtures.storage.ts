@@ -1,6 +1,6 @@
 /**
  * Test data of the protobuf codec specs for the storage kinds: PersistentVolume,
- * PersistentVolumeClaim, LimitRange, Pod and the storage.k8s.io/v1 kinds, with their lists.
+ * PersistentVolumeClaim, LimitRange, ResourceQuota, Pod and the storage.k8s.io/v1 kinds, with their lists.
  * Embedded Go structs (a Volume's source, a PersistentVolumeSpec's source, LocalObjectReference,
  * a Probe's handler) are in their JSON place, which the codec moves into the nested message.
  * Test support only: not exported from the library.
@@ -105,6 +105,18 @@ const limitRange: JsonObject = {
       { type: 'PersistentVolumeClaim', max: { storage: '10Gi' } },
     ],
   },
+};
+
+const resourceQuota: JsonObject = {
+  apiVersion: 'v1',
+  kind: 'ResourceQuota',
+  metadata: meta('rq', 'default'),
+  spec: {
+    hard: { pods: '10', 'requests.cpu': '2' },
+    scopes: ['NotTerminating'],
+    scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] },
+  },
+  status: { hard: { pods: '10', 'requests.cpu': '2' }, used: { pods: '1', 'requests.cpu': '500m' } },
 };
 
 const pod: JsonObject = {
@@ -249,6 +261,8 @@ export const storageKinds: JsonObject[] = [
   list('v1', 'PersistentVolumeList', [persistentVolume]),
   list('v1', 'PersistentVolumeClaimList', [claim]),
   list('v1', 'LimitRangeList', [limitRange]),
+  resourceQuota,
+  list('v1', 'ResourceQuotaList', [resourceQuota]),
   list('v1', 'PodList', [pod]),
   storageClass,
   volumeAttachment,

@@ -219,6 +219,8 @@ export const KEEP_ZERO: ReadonlySet<string> = new Set([
   `${CORE}.PodSecurityContext.runAsNonRoot`,
   `${CORE}.PodSecurityContext.fsGroup`,
   `${CORE}.LimitRangeItem.type`,
+  `${CORE}.ScopedResourceSelectorRequirement.scopeName`,
+  `${CORE}.ScopedResourceSelectorRequirement.operator`,
   // storage/v1
   `${STORAGE}.StorageClass.allowVolumeExpansion`,
   `${STORAGE}.CSIDriverSpec.attachRequired`,

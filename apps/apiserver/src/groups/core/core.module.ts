@@ -19,6 +19,7 @@ import { nodeKind } from './node/node.kind.js';
 import { evictionPorts, podKind } from './pod/pod.kind.js';
 import { persistentVolumeKind } from './persistentvolume/persistentvolume.kind.js';
 import { persistentVolumeClaimKind } from './persistentvolumeclaim/persistentvolumeclaim.kind.js';
+import { resourceQuotaKind } from './resourcequota/resourcequota.kind.js';
 import { secretKind } from './secret/secret.kind.js';
 import { serviceAccountKind, tokenRequestPorts } from './serviceaccount/serviceaccount.kind.js';
 import { serviceKind } from './service/service.kind.js';
@@ -36,6 +37,7 @@ export const CORE_KINDS: readonly KindDeclaration[] = [
   persistentVolumeKind,
   persistentVolumeClaimKind,
   limitRangeKind,
+  resourceQuotaKind,
   podKind,
 ];
 

@@ -192,6 +192,30 @@ export const CORE_OVERLAYS: SchemaOverlays = {
       maxLimitRequestRatio: d('Largest limit/request ratio allowed per resource; both must be set and non-zero.'),
     },
   },
+  [`${C}.ResourceQuotaSpec`]: {
+    description: 'The hard limits a quota enforces, and which objects it applies to.',
+    fields: {
+      hard: d('Limit per resource name (pods, requests.cpu, count/configmaps, ...).'),
+      scopes: d('Filters every tracked object must match (Terminating, NotTerminating, BestEffort, NotBestEffort, PriorityClass, CrossNamespacePodAffinity).'),
+      scopeSelector: d('Filters like scopes, expressed with operators and values; objects must match both.'),
+    },
+  },
+  [`${C}.ResourceQuotaStatus`]: {
+    description: 'The limits enforced and what the namespace uses of them.',
+    fields: { hard: d('The limits enforced now (copied from spec.hard).'), used: d('Current use of each limited resource in the namespace.') },
+  },
+  [`${C}.ScopeSelector`]: {
+    description: 'The AND of its scope requirements.',
+    fields: { matchExpressions: d('The requirements.') },
+  },
+  [`${C}.ScopedResourceSelectorRequirement`]: {
+    description: 'One scope requirement: a scope name, an operator and values.',
+    fields: {
+      scopeName: d('The scope the requirement applies to (BestEffort, CrossNamespacePodAffinity, NotBestEffort, NotTerminating, PriorityClass, Terminating).'),
+      operator: d('In, NotIn, Exists or DoesNotExist.'),
+      values: d('Values for In and NotIn; empty for Exists and DoesNotExist.'),
+    },
+  },
   // Pod and what it embeds (types.go, defaults.go SetDefaults_Pod/Container/...).
   [`${C}.PodSpec`]: {
     description: 'What a pod runs: its containers, volumes and scheduling constraints.',

@@ -1,0 +1,240 @@
+/**
+ * The resourcequota controller (kube-controller-manager's; pkg/controller/resourcequota): keeps
+ * every ResourceQuota's status in step with its namespace. status.hard is spec.hard; status.used
+ * is recomputed from the stored objects (resource-quota.evaluator.ts calculateUsage) and written
+ * through /status, conditional on the resourceVersion the quota was read at, so a charge the
+ * ResourceQuota admission plugin made meanwhile is never overwritten (the write conflicts and the
+ * quota is computed again).
+ *
+ * A quota is recomputed when it is created or its spec changes, when an object it counts is
+ * deleted or its usage changes (a pod reaching a terminal phase, a service changing type, a
+ * claim growing), and on a periodic resync (kube's --resource-quota-sync-period, 5 minutes),
+ * which gives back what a charged but never stored object took.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import { isDeepStrictEqual } from 'node:util';
+import type { KubeObject } from '@app/apimachinery';
+import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
+import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
+import { calculateUsage, listsEqual, matchingResources, resourcesFor, usageOf, writeList, type GroupResource } from '../admission/resource-quota.evaluator.js';
+import { asMap } from '../groups/core/core.helpers.js';
+import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
+import { ManagedController, type ControllerRunner } from './controller.runner.js';
+
+const CONTROLLER_CTX = (): RequestContext => ({
+  user: { username: 'system:serviceaccount:kube-system:resourcequota-controller', groups: ['system:masters', 'system:authenticated'] },
+  dryRun: false,
+  warnings: [],
+  now: () => new Date(),
+});
+/** Full resync period (kube-controller-manager's --resource-quota-sync-period default). */
+const RESYNC_MS = 5 * 60_000;
+
+/** The status a quota should have: hard from spec, used as computed. Undefined when it already has it. */
+export function nextQuotaStatus(quota: KubeObject, used: ReturnType<typeof calculateUsage>): Record<string, unknown> | undefined {
+  const spec = asMap(quota.spec);
+  const status = asMap(quota.status);
+  const hard = asMap(spec.hard);
+  const next = { hard: { ...hard }, used: writeList(used) };
+  const dirty = status.hard === undefined || status.used === undefined || !isDeepStrictEqual(asMap(status.hard), hard);
+  if (!dirty && isDeepStrictEqual(asMap(status.used), next.used)) return undefined;
+  return next;
+}
+
+/** Splits a storage key `/registry/<group|core>/<plural>/<ns>/<name>`. */
+function keyParts(key: string): { gr: GroupResource; ns: string } | undefined {
+  const p = key.split('/');
+  if (p.length < 6) return undefined;
+  return { gr: { group: p[2] === 'core' ? '' : p[2]!, resource: p[3]! }, ns: p[4]! };
+}
+
+/** Runs the resourcequota controller while this node holds the controller Lease. */
+@ManagedController({ name: 'resourcequota' })
+@Injectable()
+export class ResourceQuotaControllerRunner implements ControllerRunner {
+  private watch: WatchHandle | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** Hard resource names of each quota, per namespace (from the list and the watch). */
+  private readonly quotas = new Map<string, Map<string, string[]>>();
+  private readonly queue = new Set<string>();
+  private draining = false;
+  private stopped = true;
+
+  constructor(
+    private readonly registry: KindRegistry,
+    @Inject(STORAGE) private readonly storage: Storage,
+    @Inject(STORES) private readonly stores: StoreFactory,
+  ) {}
+
+  private quotaDecl(): KindDeclaration | undefined {
+    return this.registry.lookup('', 'v1', 'resourcequotas') as KindDeclaration | undefined;
+  }
+
+  start(): void {
+    if (!this.quotaDecl()) return;
+    this.stopped = false;
+    void this.sync().catch((e) => this.retry(e));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watch?.stop();
+    this.watch = undefined;
+    if (this.timer) clearTimeout(this.timer);
+    this.queue.clear();
+    this.quotas.clear();
+  }
+
+  private retry(e: unknown): void {
+    if (this.stopped) return;
+    process.stderr.write(`resourcequota: ${(e as Error).message}; retrying\n`);
+    this.watch?.stop();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.sync().catch((err) => this.retry(err)), 1000);
+    this.timer.unref();
+  }
+
+  /** Lists the quotas, queues them all, then watches every namespaced object from that revision. */
+  private async sync(): Promise<void> {
+    const rev = await this.relist();
+    if (this.stopped) return;
+    this.watch = this.storage.watch(
+      { key: '/registry/', recursive: true, afterRevision: rev },
+      { event: (e) => this.onEvent(e), error: (err) => this.retry(err) },
+    );
+    const resync = () => {
+      this.timer = setTimeout(() => {
+        if (this.stopped) return;
+        void this.relist().then(
+          () => resync(),
+          (e) => this.retry(e),
+        );
+      }, RESYNC_MS);
+      this.timer.unref();
+    };
+    resync();
+  }
+
+  private async relist(): Promise<number> {
+    const res = await this.storage.list(collectionPrefix(this.quotaDecl()!, ''), { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
+    this.quotas.clear();
+    for (const q of res.items) this.remember(q);
+    for (const q of res.items) this.queue.add(`${q.metadata.namespace ?? ''}/${q.metadata.name}`);
+    this.drain();
+    return res.revision;
+  }
+
+  private remember(q: KubeObject): void {
+    const ns = q.metadata.namespace ?? '';
+    let m = this.quotas.get(ns);
+    if (!m) this.quotas.set(ns, (m = new Map()));
+    m.set(q.metadata.name ?? '', Object.keys(asMap(asMap(q.spec).hard)));
+  }
+
+  private onEvent(e: StorageEvent): void {
+    if (this.stopped) return;
+    const parts = keyParts(e.key);
+    if (!parts) return;
+    const { gr, ns } = parts;
+    if (gr.group === '' && gr.resource === 'resourcequotas') {
+      const name = e.object.metadata.name ?? '';
+      if (e.type === 'DELETED') {
+        this.quotas.get(ns)?.delete(name);
+        return;
+      }
+      this.remember(e.object);
+      const spec = asMap(e.object.spec);
+      const status = asMap(e.object.status);
+      const specChanged = !e.prevObject || !isDeepStrictEqual(asMap(e.prevObject.spec), spec);
+      if (specChanged || status.used === undefined || !isDeepStrictEqual(asMap(status.hard), asMap(spec.hard))) this.queue.add(`${ns}/${name}`);
+    } else {
+      const inNs = this.quotas.get(ns);
+      if (!inNs || inNs.size === 0) return;
+      // Replenishment: a deletion, or a change of what the object uses, may give usage back.
+      if (e.type === 'ADDED') return;
+      if (e.type === 'MODIFIED') {
+        if (!e.prevObject) return;
+        const now = new Date();
+        if (listsEqual(usageOf(gr, e.prevObject, now), usageOf(gr, e.object, now))) return;
+      }
+      for (const [name, hard] of inNs) if (matchingResources(gr, hard).length) this.queue.add(`${ns}/${name}`);
+    }
+    this.drain();
+  }
+
+  private drain(): void {
+    if (this.draining || this.stopped || this.queue.size === 0) return;
+    this.draining = true;
+    setImmediate(() => {
+      void (async () => {
+        try {
+          while (this.queue.size && !this.stopped) {
+            const key = this.queue.values().next().value as string;
+            this.queue.delete(key);
+            await this.process(key);
+          }
+        } catch (e) {
+          this.retry(e);
+        } finally {
+          this.draining = false;
+        }
+      })();
+    });
+  }
+
+  /** The namespaced resources served here, once per group and resource (any version). */
+  private served(): Array<{ gr: GroupResource; decl: KindDeclaration }> {
+    const seen = new Map<string, { gr: GroupResource; decl: KindDeclaration }>();
+    for (const d of this.registry.all()) {
+      if (!d.namespaced || d.rest) continue;
+      if (d.group === '' && d.plural === 'events') continue;
+      const k = `${d.group}/${d.plural}`;
+      if (!seen.has(k)) seen.set(k, { gr: { group: d.group, resource: d.plural }, decl: d });
+    }
+    return [...seen.values()];
+  }
+
+  /** Recomputes one quota's status and writes it when it changed. */
+  private async process(key: string): Promise<void> {
+    const [ns, name] = key.split('/') as [string, string];
+    const decl = this.quotaDecl();
+    if (!decl) return;
+    const store = this.stores.storeFor(decl);
+    let quota: KubeObject;
+    try {
+      quota = await store.get(ns, name);
+    } catch {
+      return; // gone
+    }
+    const served = this.served();
+    const wanted = resourcesFor(
+      Object.keys(asMap(asMap(quota.spec).hard)),
+      served.map((s) => s.gr),
+    );
+    const objects = new Map<string, KubeObject[]>();
+    for (const gr of wanted) {
+      const s = served.find((x) => x.gr.group === gr.group && x.gr.resource === gr.resource)!;
+      const res = await this.storage.list(collectionPrefix(s.decl, ns), { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
+      objects.set(`${gr.group}/${gr.resource}`, res.items);
+    }
+    const used = calculateUsage(quota, wanted, (gr) => objects.get(`${gr.group}/${gr.resource}`), new Date());
+    const status = nextQuotaStatus(quota, used);
+    if (!status) return;
+    try {
+      await store.update(
+        ns,
+        name,
+        { ...quota, status },
+        { ctx: CONTROLLER_CTX(), fieldValidation: 'Ignore', subresource: 'status', fieldManager: 'kube-controller-manager' },
+      );
+    } catch (e) {
+      const code = (e as { code?: number }).code;
+      if (code === 404) return;
+      if (code === 409) {
+        this.queue.add(key); // charged or changed meanwhile: compute again from the new version
+        return;
+      }
+      throw e;
+    }
+  }
+}
