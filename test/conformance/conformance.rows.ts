@@ -6,6 +6,7 @@ import { BATCH } from './batch.rows.js';
 import { APPS_WORKLOADS } from './apps-workloads.rows.js';
 import { CERTIFICATES } from './certificates.rows.js';
 import { DELETES } from './delete.rows.js';
+import { DISCOVERY } from './discovery.rows.js';
 import { DEPLOYMENT } from './deployment.rows.js';
 import { FIXES } from './fixes.rows.js';
 import { KINDS } from './kinds.rows.js';
@@ -35,6 +36,7 @@ export const GROUPS: RowGroup[] = [
   DEPLOYMENT,
   BATCH,
   NETWORKING,
+  DISCOVERY,
   POLICY,
   QUOTA,
   APPS_WORKLOADS,

@@ -20,6 +20,7 @@ import { GarbageCollectorRunner, NamespaceControllerRunner } from './builtin.con
 import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controller.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
 import { DisruptionControllerRunner } from './disruption.controller.js';
+import { EndpointSliceMirroringRunner } from './endpointslicemirroring.controller.js';
 import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
 import { LegacyTokenControllerRunner, RootCaPublisherRunner, ServiceAccountControllerRunner } from './serviceaccount.controllers.js';
 import { ResourceQuotaControllerRunner } from './resource-quota.controller.js';
@@ -95,6 +96,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     StorageProtectionRunner,
     ResourceQuotaControllerRunner,
     DisruptionControllerRunner,
+    EndpointSliceMirroringRunner,
   ],
 })
 export class ControllersModule {}

@@ -8,6 +8,7 @@ import { AppsGroupModule } from './apps/apps.module.js';
 import { AutoscalingGroupModule } from './autoscaling/autoscaling.module.js';
 import { BatchGroupModule } from './batch/batch.module.js';
 import { ComponentStatusModule } from './core/componentstatus/componentstatus.module.js';
+import { DiscoveryGroupModule } from './discovery/discovery.module.js';
 import { FlowcontrolGroupModule } from './flowcontrol/flowcontrol.module.js';
 import { NetworkingGroupModule } from './networking/networking.module.js';
 import { NodeGroupModule } from './node/node.module.js';
@@ -39,6 +40,7 @@ export const API_GROUP_MODULES = [
   NetworkingGroupModule,
   PolicyGroupModule,
   NodeGroupModule,
+  DiscoveryGroupModule,
   FlowcontrolGroupModule,
   CertificatesGroupModule,
 ];

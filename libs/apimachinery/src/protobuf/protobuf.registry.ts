@@ -11,6 +11,7 @@ const AUTHN = 'k8s.io.api.authentication.v1';
 const AUTHZ = 'k8s.io.api.authorization.v1';
 const CERTS = 'k8s.io.api.certificates.v1';
 const COORD = 'k8s.io.api.coordination.v1';
+const DISC = 'k8s.io.api.discovery.v1';
 const NET = 'k8s.io.api.networking.v1';
 const RBAC = 'k8s.io.api.rbac.v1';
 const SCHED = 'k8s.io.api.scheduling.v1';
@@ -268,6 +269,21 @@ export const KEEP_ZERO: ReadonlySet<string> = new Set([
   `${NET}.IPBlock.cidr`,
   `${NET}.NetworkPolicyPort.protocol`,
   `${NET}.NetworkPolicyPort.endPort`,
+  // discovery/v1: pointers (the conditions, hostname, nodeName, zone, every EndpointPort field)
+  // and fields without omitempty (addressType, the hints' names)
+  `${DISC}.EndpointSlice.addressType`,
+  `${DISC}.EndpointConditions.ready`,
+  `${DISC}.EndpointConditions.serving`,
+  `${DISC}.EndpointConditions.terminating`,
+  `${DISC}.Endpoint.hostname`,
+  `${DISC}.Endpoint.nodeName`,
+  `${DISC}.Endpoint.zone`,
+  `${DISC}.EndpointPort.name`,
+  `${DISC}.EndpointPort.protocol`,
+  `${DISC}.EndpointPort.port`,
+  `${DISC}.EndpointPort.appProtocol`,
+  `${DISC}.ForZone.name`,
+  `${DISC}.ForNode.name`,
 ]);
 
 /**
