@@ -11,10 +11,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
-import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
+import type { Storage, StorageEvent } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { ManagedController, type ControllerRunner } from './controller.runner.js';
+import { ManagedController } from './controller.runner.js';
+import { WatchQueueController } from './watch-queue.controller.js';
 import { computeBudgetStatus, controllerOf, failSafeStatus, groupOf, statusChanged, type OwnerRef, type ScaleFinder } from './disruption.logic.js';
 
 const CONTROLLER_CTX = (): RequestContext => ({
@@ -29,86 +30,46 @@ const RESYNC_MS = 30_000;
 /** Runs the disruption controller while this node holds the controller Lease. */
 @ManagedController({ name: 'disruption' })
 @Injectable()
-export class DisruptionControllerRunner implements ControllerRunner {
-  private watches: WatchHandle[] = [];
-  private timer: NodeJS.Timeout | undefined;
+export class DisruptionControllerRunner extends WatchQueueController {
   private readonly rechecks = new Map<string, NodeJS.Timeout>();
   /** Budget names per namespace, from the list and the watch. */
   private readonly budgets = new Map<string, Set<string>>();
-  private readonly queue = new Set<string>();
-  private draining = false;
-  private stopped = true;
 
   constructor(
     private readonly registry: KindRegistry,
-    @Inject(STORAGE) private readonly storage: Storage,
+    @Inject(STORAGE) storage: Storage,
     @Inject(STORES) private readonly stores: StoreFactory,
-  ) {}
+  ) {
+    super(storage, 'disruption', RESYNC_MS);
+  }
 
   private decl(group: string, plural: string): KindDeclaration | undefined {
     return this.registry.lookup(group, 'v1', plural) as KindDeclaration | undefined;
   }
 
-  start(): void {
-    if (!this.decl('policy', 'poddisruptionbudgets')) return;
-    this.stopped = false;
-    void this.sync().catch((e) => this.retry(e));
+  protected kindsServed(): boolean {
+    return this.decl('policy', 'poddisruptionbudgets') !== undefined;
   }
 
-  stop(): void {
-    this.stopped = true;
-    this.stopWatches();
-    if (this.timer) clearTimeout(this.timer);
+  protected override reset(): void {
     for (const t of this.rechecks.values()) clearTimeout(t);
     this.rechecks.clear();
-    this.queue.clear();
     this.budgets.clear();
   }
 
-  private stopWatches(): void {
-    for (const w of this.watches) w.stop();
-    this.watches = [];
-  }
-
-  private retry(e: unknown): void {
-    if (this.stopped) return;
-    process.stderr.write(`disruption: ${(e as Error).message}; retrying\n`);
-    this.stopWatches();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.sync().catch((err) => this.retry(err)), 1000);
-    this.timer.unref();
-  }
-
-  /** Lists the budgets, queues them all, then watches budgets, pods and the apps group from that revision. */
-  private async sync(): Promise<void> {
-    const rev = await this.relist();
-    if (this.stopped) return;
-    const pdbs = this.decl('policy', 'poddisruptionbudgets')!;
+  /** The budgets, the pods and the apps group (a controller's scale changes the expected count). */
+  protected watchPrefixes(): string[] {
     const pods = this.decl('', 'pods');
-    const prefixes = [collectionPrefix(pdbs, ''), ...(pods ? [collectionPrefix(pods, '')] : []), '/registry/apps/'];
-    this.watches = prefixes.map((key) =>
-      this.storage.watch({ key, recursive: true, afterRevision: rev }, { event: (e) => this.onEvent(e), error: (err) => this.retry(err) }),
-    );
-    const resync = () => {
-      this.timer = setTimeout(() => {
-        if (this.stopped) return;
-        void this.relist().then(
-          () => resync(),
-          (e) => this.retry(e),
-        );
-      }, RESYNC_MS);
-      this.timer.unref();
-    };
-    resync();
+    return [collectionPrefix(this.decl('policy', 'poddisruptionbudgets')!, ''), ...(pods ? [collectionPrefix(pods, '')] : []), '/registry/apps/'];
   }
 
-  private async relist(): Promise<number> {
+  /** Lists the budgets and queues them all. */
+  protected async relist(): Promise<number> {
     const d = this.decl('policy', 'poddisruptionbudgets')!;
     const res = await this.storage.list(collectionPrefix(d, ''), { consistency: { mode: 'MostRecent' } });
     this.budgets.clear();
     for (const o of res.items) this.remember(o);
     for (const o of res.items) this.queue.add(`${o.metadata.namespace ?? ''}/${o.metadata.name}`);
-    this.drain();
     return res.revision;
   }
 
@@ -119,8 +80,7 @@ export class DisruptionControllerRunner implements ControllerRunner {
     names.add(o.metadata.name ?? '');
   }
 
-  private onEvent(e: StorageEvent): void {
-    if (this.stopped) return;
+  protected onEvent(e: StorageEvent): void {
     const ns = e.object.metadata.namespace ?? '';
     if (e.key.startsWith('/registry/policy/poddisruptionbudgets/')) {
       const name = e.object.metadata.name ?? '';
@@ -134,27 +94,6 @@ export class DisruptionControllerRunner implements ControllerRunner {
       // A pod or an apps workload of the namespace changed: its budgets may count differently.
       for (const name of this.budgets.get(ns) ?? []) this.queue.add(`${ns}/${name}`);
     }
-    this.drain();
-  }
-
-  private drain(): void {
-    if (this.draining || this.stopped || this.queue.size === 0) return;
-    this.draining = true;
-    setImmediate(() => {
-      void (async () => {
-        try {
-          while (this.queue.size && !this.stopped) {
-            const key = this.queue.values().next().value as string;
-            this.queue.delete(key);
-            await this.process(key);
-          }
-        } catch (e) {
-          this.retry(e);
-        } finally {
-          this.draining = false;
-        }
-      })();
-    });
   }
 
   /** Finds a pod's controller among the apps kinds served here, with its desired replicas. */
@@ -214,7 +153,7 @@ export class DisruptionControllerRunner implements ControllerRunner {
   }
 
   /** Computes one budget's status and writes it when it changed. */
-  private async process(key: string): Promise<void> {
+  protected async process(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
     const d = this.decl('policy', 'poddisruptionbudgets');
     const podDecl = this.decl('', 'pods');

@@ -11,9 +11,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
-import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
+import type { Storage, StorageEvent } from '@app/storage';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { ManagedController, type ControllerRunner } from './controller.runner.js';
+import { ManagedController } from './controller.runner.js';
+import { WatchQueueController } from './watch-queue.controller.js';
 import { hasSelector, isMirrored, LABEL_SERVICE_NAME, planMirror, shouldMirror } from './endpointslicemirroring.logic.js';
 
 const CONTROLLER_CTX = (): RequestContext => ({
@@ -32,18 +33,14 @@ const RESYNC_MS = 30_000;
 /** Runs the endpointslicemirroring controller while this node holds the controller Lease. */
 @ManagedController({ name: 'endpointslicemirroring' })
 @Injectable()
-export class EndpointSliceMirroringRunner implements ControllerRunner {
-  private watches: WatchHandle[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private readonly queue = new Set<string>();
-  private draining = false;
-  private stopped = true;
-
+export class EndpointSliceMirroringRunner extends WatchQueueController {
   constructor(
     private readonly registry: KindRegistry,
-    @Inject(STORAGE) private readonly storage: Storage,
+    @Inject(STORAGE) storage: Storage,
     @Inject(STORES) private readonly stores: StoreFactory,
-  ) {}
+  ) {
+    super(storage, 'endpointslicemirroring', RESYNC_MS);
+  }
 
   private decl(group: string, plural: string): KindDeclaration | undefined {
     return this.registry.lookup(group, 'v1', plural) as KindDeclaration | undefined;
@@ -53,64 +50,20 @@ export class EndpointSliceMirroringRunner implements ControllerRunner {
     return this.decl('discovery.k8s.io', 'endpointslices');
   }
 
-  start(): void {
-    if (!this.slices() || !this.decl('', 'endpoints') || !this.decl('', 'services')) return;
-    this.stopped = false;
-    void this.sync().catch((e) => this.retry(e));
+  protected kindsServed(): boolean {
+    return !!this.slices() && !!this.decl('', 'endpoints') && !!this.decl('', 'services');
   }
 
-  stop(): void {
-    this.stopped = true;
-    this.stopWatches();
-    if (this.timer) clearTimeout(this.timer);
-    this.queue.clear();
+  protected watchPrefixes(): string[] {
+    return [collectionPrefix(this.decl('', 'endpoints')!, ''), collectionPrefix(this.decl('', 'services')!, ''), collectionPrefix(this.slices()!, '')];
   }
 
-  private stopWatches(): void {
-    for (const w of this.watches) w.stop();
-    this.watches = [];
-  }
-
-  private retry(e: unknown): void {
-    if (this.stopped) return;
-    process.stderr.write(`endpointslicemirroring: ${(e as Error).message}; retrying\n`);
-    this.stopWatches();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.sync().catch((err) => this.retry(err)), 1000);
-    this.timer.unref();
-  }
-
-  /** Lists and queues every Endpoints and mirrored slice, then watches from that revision. */
-  private async sync(): Promise<void> {
-    const rev = await this.relist();
-    if (this.stopped) return;
-    const prefixes = [
-      collectionPrefix(this.decl('', 'endpoints')!, ''),
-      collectionPrefix(this.decl('', 'services')!, ''),
-      collectionPrefix(this.slices()!, ''),
-    ];
-    this.watches = prefixes.map((key) =>
-      this.storage.watch({ key, recursive: true, afterRevision: rev }, { event: (e) => this.onEvent(e), error: (err) => this.retry(err) }),
-    );
-    const resync = () => {
-      this.timer = setTimeout(() => {
-        if (this.stopped) return;
-        void this.relist().then(
-          () => resync(),
-          (e) => this.retry(e),
-        );
-      }, RESYNC_MS);
-      this.timer.unref();
-    };
-    resync();
-  }
-
-  private async relist(): Promise<number> {
+  /** Lists and queues every Endpoints and mirrored slice. */
+  protected async relist(): Promise<number> {
     const endpoints = await this.storage.list(collectionPrefix(this.decl('', 'endpoints')!, ''), { consistency: { mode: 'MostRecent' } });
     const slices = await this.storage.list(collectionPrefix(this.slices()!, ''), { consistency: { mode: 'MostRecent' } });
     for (const o of endpoints.items) this.queue.add(`${o.metadata.namespace ?? ''}/${o.metadata.name}`);
     for (const s of slices.items) this.enqueueSlice(s);
-    this.drain();
     return Math.max(endpoints.revision, slices.revision);
   }
 
@@ -119,35 +72,13 @@ export class EndpointSliceMirroringRunner implements ControllerRunner {
     if (isMirrored(s) && service) this.queue.add(`${s.metadata.namespace ?? ''}/${service}`);
   }
 
-  private onEvent(e: StorageEvent): void {
-    if (this.stopped) return;
+  protected onEvent(e: StorageEvent): void {
     if (e.key.startsWith(collectionPrefix(this.slices()!, ''))) {
       this.enqueueSlice(e.object);
       if (e.prevObject) this.enqueueSlice(e.prevObject);
     } else {
       this.queue.add(`${e.object.metadata.namespace ?? ''}/${e.object.metadata.name}`);
     }
-    this.drain();
-  }
-
-  private drain(): void {
-    if (this.draining || this.stopped || this.queue.size === 0) return;
-    this.draining = true;
-    setImmediate(() => {
-      void (async () => {
-        try {
-          while (this.queue.size && !this.stopped) {
-            const key = this.queue.values().next().value as string;
-            this.queue.delete(key);
-            await this.process(key);
-          }
-        } catch (e) {
-          this.retry(e);
-        } finally {
-          this.draining = false;
-        }
-      })();
-    });
   }
 
   private async getOrUndefined(decl: KindDeclaration, ns: string, name: string): Promise<KubeObject | undefined> {
@@ -160,7 +91,7 @@ export class EndpointSliceMirroringRunner implements ControllerRunner {
   }
 
   /** syncEndpoints: mirrors one Endpoints, or deletes its mirrored slices when it should not be mirrored. */
-  private async process(key: string): Promise<void> {
+  protected async process(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
     const sliceDecl = this.slices();
     const epDecl = this.decl('', 'endpoints');

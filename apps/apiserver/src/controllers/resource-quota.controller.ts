@@ -15,11 +15,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
-import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
+import type { Storage, StorageEvent } from '@app/storage';
 import { calculateUsage, listsEqual, matchingResources, resourcesFor, usageOf, writeList, type GroupResource } from '../admission/resource-quota.evaluator.js';
 import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { ManagedController, type ControllerRunner } from './controller.runner.js';
+import { ManagedController } from './controller.runner.js';
+import { WatchQueueController } from './watch-queue.controller.js';
 
 const CONTROLLER_CTX = (): RequestContext => ({
   user: { username: 'system:serviceaccount:kube-system:resourcequota-controller', groups: ['system:masters', 'system:authenticated'] },
@@ -51,76 +52,41 @@ function keyParts(key: string): { gr: GroupResource; ns: string } | undefined {
 /** Runs the resourcequota controller while this node holds the controller Lease. */
 @ManagedController({ name: 'resourcequota' })
 @Injectable()
-export class ResourceQuotaControllerRunner implements ControllerRunner {
-  private watch: WatchHandle | undefined;
-  private timer: NodeJS.Timeout | undefined;
+export class ResourceQuotaControllerRunner extends WatchQueueController {
   /** Hard resource names of each quota, per namespace (from the list and the watch). */
   private readonly quotas = new Map<string, Map<string, string[]>>();
-  private readonly queue = new Set<string>();
-  private draining = false;
-  private stopped = true;
 
   constructor(
     private readonly registry: KindRegistry,
-    @Inject(STORAGE) private readonly storage: Storage,
+    @Inject(STORAGE) storage: Storage,
     @Inject(STORES) private readonly stores: StoreFactory,
-  ) {}
+  ) {
+    super(storage, 'resourcequota', RESYNC_MS);
+  }
 
   private quotaDecl(): KindDeclaration | undefined {
     return this.registry.lookup('', 'v1', 'resourcequotas') as KindDeclaration | undefined;
   }
 
-  start(): void {
-    if (!this.quotaDecl()) return;
-    this.stopped = false;
-    void this.sync().catch((e) => this.retry(e));
+  protected kindsServed(): boolean {
+    return this.quotaDecl() !== undefined;
   }
 
-  stop(): void {
-    this.stopped = true;
-    this.watch?.stop();
-    this.watch = undefined;
-    if (this.timer) clearTimeout(this.timer);
-    this.queue.clear();
+  protected override reset(): void {
     this.quotas.clear();
   }
 
-  private retry(e: unknown): void {
-    if (this.stopped) return;
-    process.stderr.write(`resourcequota: ${(e as Error).message}; retrying\n`);
-    this.watch?.stop();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.sync().catch((err) => this.retry(err)), 1000);
-    this.timer.unref();
+  /** Every namespaced object: a deletion or a change of usage gives usage back. */
+  protected watchPrefixes(): string[] {
+    return ['/registry/'];
   }
 
-  /** Lists the quotas, queues them all, then watches every namespaced object from that revision. */
-  private async sync(): Promise<void> {
-    const rev = await this.relist();
-    if (this.stopped) return;
-    this.watch = this.storage.watch(
-      { key: '/registry/', recursive: true, afterRevision: rev },
-      { event: (e) => this.onEvent(e), error: (err) => this.retry(err) },
-    );
-    const resync = () => {
-      this.timer = setTimeout(() => {
-        if (this.stopped) return;
-        void this.relist().then(
-          () => resync(),
-          (e) => this.retry(e),
-        );
-      }, RESYNC_MS);
-      this.timer.unref();
-    };
-    resync();
-  }
-
-  private async relist(): Promise<number> {
+  /** Lists the quotas and queues them all. */
+  protected async relist(): Promise<number> {
     const res = await this.storage.list(collectionPrefix(this.quotaDecl()!, ''), { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
     this.quotas.clear();
     for (const q of res.items) this.remember(q);
     for (const q of res.items) this.queue.add(`${q.metadata.namespace ?? ''}/${q.metadata.name}`);
-    this.drain();
     return res.revision;
   }
 
@@ -131,8 +97,7 @@ export class ResourceQuotaControllerRunner implements ControllerRunner {
     m.set(q.metadata.name ?? '', Object.keys(asMap(asMap(q.spec).hard)));
   }
 
-  private onEvent(e: StorageEvent): void {
-    if (this.stopped) return;
+  protected onEvent(e: StorageEvent): void {
     const parts = keyParts(e.key);
     if (!parts) return;
     const { gr, ns } = parts;
@@ -159,27 +124,6 @@ export class ResourceQuotaControllerRunner implements ControllerRunner {
       }
       for (const [name, hard] of inNs) if (matchingResources(gr, hard).length) this.queue.add(`${ns}/${name}`);
     }
-    this.drain();
-  }
-
-  private drain(): void {
-    if (this.draining || this.stopped || this.queue.size === 0) return;
-    this.draining = true;
-    setImmediate(() => {
-      void (async () => {
-        try {
-          while (this.queue.size && !this.stopped) {
-            const key = this.queue.values().next().value as string;
-            this.queue.delete(key);
-            await this.process(key);
-          }
-        } catch (e) {
-          this.retry(e);
-        } finally {
-          this.draining = false;
-        }
-      })();
-    });
   }
 
   /** The namespaced resources served here, once per group and resource (any version). */
@@ -195,7 +139,7 @@ export class ResourceQuotaControllerRunner implements ControllerRunner {
   }
 
   /** Recomputes one quota's status and writes it when it changed. */
-  private async process(key: string): Promise<void> {
+  protected async process(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
     const decl = this.quotaDecl();
     if (!decl) return;

@@ -9,10 +9,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
-import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
+import type { Storage, StorageEvent } from '@app/storage';
 import { PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER } from '../admission/storage-protection.provider.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { ManagedController, type ControllerRunner } from './controller.runner.js';
+import { ManagedController } from './controller.runner.js';
+import { WatchQueueController } from './watch-queue.controller.js';
 
 const CONTROLLER_CTX = (): RequestContext => ({
   user: { username: 'system:serviceaccount:kube-system:pvc-protection-controller', groups: ['system:masters', 'system:authenticated'] },
@@ -43,66 +44,29 @@ export function awaitsFinalizer(obj: KubeObject | undefined, finalizer: string):
 /** Runs the protection controllers while this node holds the controller Lease. */
 @ManagedController({ name: 'storage-protection' })
 @Injectable()
-export class StorageProtectionRunner implements ControllerRunner {
-  private watch: WatchHandle | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly queue = new Set<string>();
-  private draining = false;
-  private stopped = true;
-
+export class StorageProtectionRunner extends WatchQueueController {
   constructor(
     private readonly registry: KindRegistry,
-    @Inject(STORAGE) private readonly storage: Storage,
+    @Inject(STORAGE) storage: Storage,
     @Inject(STORES) private readonly stores: StoreFactory,
-  ) {}
+  ) {
+    super(storage, 'storage-protection', RESYNC_MS);
+  }
 
   private decl(plural: string): KindDeclaration | undefined {
     return this.registry.lookup('', 'v1', plural) as KindDeclaration | undefined;
   }
 
-  start(): void {
-    this.stopped = false;
-    void this.sync().catch((e) => this.retry(e));
+  protected kindsServed(): boolean {
+    return true;
   }
 
-  stop(): void {
-    this.stopped = true;
-    this.watch?.stop();
-    this.watch = undefined;
-    if (this.timer) clearTimeout(this.timer);
-    this.queue.clear();
+  protected watchPrefixes(): string[] {
+    return ['/registry/core/'];
   }
 
-  private retry(e: unknown): void {
-    if (this.stopped) return;
-    process.stderr.write(`storage-protection: ${(e as Error).message}; retrying\n`);
-    this.watch?.stop();
-    this.timer = setTimeout(() => void this.sync().catch((err) => this.retry(err)), 1000);
-    this.timer.unref();
-  }
-
-  /** Lists claims and volumes, queues the terminating ones, then watches from that revision. */
-  private async sync(): Promise<void> {
-    const rev = await this.relist();
-    if (this.stopped) return;
-    this.watch = this.storage.watch(
-      { key: '/registry/core/', recursive: true, afterRevision: rev },
-      { event: (e) => this.onEvent(e), error: (err) => this.retry(err) },
-    );
-    const resync = () => {
-      this.timer = setTimeout(() => {
-        if (this.stopped) return;
-        void this.relist().then(
-          () => resync(),
-          (e) => this.retry(e),
-        );
-      }, RESYNC_MS);
-      this.timer.unref();
-    };
-    resync();
-  }
-
-  private async relist(): Promise<number> {
+  /** Lists claims and volumes and queues the terminating ones. */
+  protected async relist(): Promise<number> {
     let rev = 0;
     for (const plural of ['persistentvolumeclaims', 'persistentvolumes']) {
       const d = this.decl(plural);
@@ -111,7 +75,6 @@ export class StorageProtectionRunner implements ControllerRunner {
       rev = Math.max(rev, res.revision);
       for (const o of res.items) this.enqueueIfTerminating(plural, o);
     }
-    this.drain();
     return rev;
   }
 
@@ -120,17 +83,14 @@ export class StorageProtectionRunner implements ControllerRunner {
     if (awaitsFinalizer(o, finalizer)) this.queue.add(`${plural}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
   }
 
-  private onEvent(e: StorageEvent): void {
-    if (this.stopped) return;
+  protected onEvent(e: StorageEvent): void {
     const [, , , plural] = e.key.split('/');
     if (plural === 'persistentvolumeclaims' || plural === 'persistentvolumes') {
       if (e.type !== 'DELETED') this.enqueueIfTerminating(plural, e.object);
     } else if (plural === 'pods' && (e.type === 'DELETED' || e.prevObject)) {
       // A pod went away or changed: the terminating claims of its namespace may be free now.
       void this.requeueClaimsOf(e.object.metadata.namespace ?? '').catch((err) => this.retry(err));
-      return;
-    } else return;
-    this.drain();
+    }
   }
 
   private async requeueClaimsOf(ns: string): Promise<void> {
@@ -141,28 +101,8 @@ export class StorageProtectionRunner implements ControllerRunner {
     this.drain();
   }
 
-  private drain(): void {
-    if (this.draining || this.stopped) return;
-    this.draining = true;
-    setImmediate(() => {
-      void (async () => {
-        try {
-          while (this.queue.size && !this.stopped) {
-            const key = this.queue.values().next().value as string;
-            this.queue.delete(key);
-            await this.process(key);
-          }
-        } catch (e) {
-          this.retry(e);
-        } finally {
-          this.draining = false;
-        }
-      })();
-    });
-  }
-
   /** Removes the protection finalizer of one object if it is no longer in use. */
-  private async process(key: string): Promise<void> {
+  protected async process(key: string): Promise<void> {
     const [plural, ns, name] = key.split('/') as [string, string, string];
     const d = this.decl(plural);
     if (!d) return;

@@ -1,0 +1,122 @@
+/**
+ * The loop the built-in controllers share, as client-go's informers and work queues give
+ * kube-controller-manager's: list what the controller keeps, queue the keys to look at, watch
+ * the given key prefixes from the list's revision, process queued keys one at a time, relist
+ * periodically (a missed event costs at most the resync period), and start over a second after
+ * any failure (a failed list, watch or process). A subclass says what to list and watch, how an
+ * event queues keys, and what processing one key does.
+ */
+import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
+import type { ControllerRunner } from './controller.runner.js';
+
+export abstract class WatchQueueController implements ControllerRunner {
+  /** Keys waiting to be processed (a key queued twice is processed once). */
+  protected readonly queue = new Set<string>();
+  protected stopped = true;
+  private watches: WatchHandle[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private draining = false;
+
+  protected constructor(
+    protected readonly storage: Storage,
+    /** Names the controller in log lines. */
+    private readonly label: string,
+    private readonly resyncMs: number,
+  ) {}
+
+  /** Whether the kinds the controller needs are served; when not, start does nothing. */
+  protected abstract kindsServed(): boolean;
+  /** The key prefixes to watch (each recursively) from the revision of a list. */
+  protected abstract watchPrefixes(): string[];
+  /** Lists what the controller keeps and queues what to look at; returns the revision to watch from. */
+  protected abstract relist(): Promise<number>;
+  /** Queues the keys one event concerns. */
+  protected abstract onEvent(e: StorageEvent): void;
+  /** Looks at one queued key. */
+  protected abstract process(key: string): Promise<void>;
+  /** Drops the controller's own state when it stops. */
+  protected reset(): void {}
+
+  start(): void {
+    if (!this.kindsServed()) return;
+    this.stopped = false;
+    void this.sync().catch((e) => this.retry(e));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.stopWatches();
+    if (this.timer) clearTimeout(this.timer);
+    this.queue.clear();
+    this.reset();
+  }
+
+  /** Processes the queue (once the current turn ends), unless it is being processed already. */
+  protected drain(): void {
+    if (this.draining || this.stopped || this.queue.size === 0) return;
+    this.draining = true;
+    setImmediate(() => {
+      void (async () => {
+        try {
+          while (this.queue.size && !this.stopped) {
+            const key = this.queue.values().next().value as string;
+            this.queue.delete(key);
+            await this.process(key);
+          }
+        } catch (e) {
+          this.retry(e);
+        } finally {
+          this.draining = false;
+        }
+      })();
+    });
+  }
+
+  /** Starts over (list, watch) a second after a failure. */
+  protected retry(e: unknown): void {
+    if (this.stopped) return;
+    process.stderr.write(`${this.label}: ${(e as Error).message}; retrying\n`);
+    this.stopWatches();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.sync().catch((err) => this.retry(err)), 1000);
+    this.timer.unref();
+  }
+
+  private stopWatches(): void {
+    for (const w of this.watches) w.stop();
+    this.watches = [];
+  }
+
+  private async sync(): Promise<void> {
+    const rev = await this.relist();
+    this.drain();
+    if (this.stopped) return;
+    this.watches = this.watchPrefixes().map((key) =>
+      this.storage.watch(
+        { key, recursive: true, afterRevision: rev },
+        {
+          event: (e) => {
+            if (this.stopped) return;
+            this.onEvent(e);
+            this.drain();
+          },
+          error: (err) => this.retry(err),
+        },
+      ),
+    );
+    const resync = () => {
+      this.timer = setTimeout(() => {
+        if (this.stopped) return;
+        void this.relist().then(
+          () => {
+            this.drain();
+            resync();
+          },
+          (e) => this.retry(e),
+        );
+      }, this.resyncMs);
+      this.timer.unref();
+    };
+    resync();
+  }
+}
