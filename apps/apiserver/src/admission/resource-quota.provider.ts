@@ -85,7 +85,7 @@ export class ResourceQuotaPlugin implements Admission, OnApplicationBootstrap, O
   onApplicationBootstrap(): void {
     const decl = this.registry.lookup('', 'v1', 'resourcequotas') as KindDeclaration | undefined;
     if (!decl) return;
-    this.cached = new WatchedCollection<KubeObject>(this.storage, collectionPrefix(decl, ''), (o) => o, 'resourcequotas for admission');
+    this.cached = new WatchedCollection<KubeObject>(this.storage, collectionPrefix(decl, ''), (o) => o, 'resourcequotas for admission', true);
     this.cached.start();
   }
 
@@ -108,9 +108,7 @@ export class ResourceQuotaPlugin implements Admission, OnApplicationBootstrap, O
 
   /** The namespace's quotas in this node's copy. */
   private cachedQuotas(ns: string): KubeObject[] {
-    const out: KubeObject[] = [];
-    for (const [, q] of this.cached!.entries()) if (q.metadata.namespace === ns) out.push(q);
-    return out;
+    return this.cached!.inNamespace(ns);
   }
 
   /** The namespace's quotas, read at MostRecent. */

@@ -56,6 +56,23 @@ describe('WatchedCollection', () => {
     c.stop();
   });
 
+  it.each([false, true])("inNamespace gives one namespace's projections, kept current by events (index: %s)", async (indexed) => {
+    const f = fakeStorage([sa('a', 'one', 'u1'), sa('ab', 'x', 'u3'), sa('b', 'two', 'u2')], 7);
+    const c = new WatchedCollection(f.storage, '/registry/core/serviceaccounts/', uidOf, 'test', indexed);
+    c.start();
+    await c.whenSynced();
+    expect(c.inNamespace('a')).toEqual(['u1']);
+    expect(c.inNamespace('ab')).toEqual(['u3']);
+    f.sinks[0]!.sink.event(ev('ADDED', sa('a', 'three', 'u4'), 8));
+    expect(c.inNamespace('a').sort()).toEqual(['u1', 'u4']);
+    f.sinks[0]!.sink.event(ev('MODIFIED', sa('a', 'one', 'u1', true), 9));
+    f.sinks[0]!.sink.event(ev('DELETED', sa('b', 'two', 'u2'), 10));
+    expect(c.inNamespace('a')).toEqual(['u4']);
+    expect(c.inNamespace('b')).toEqual([]);
+    expect(c.inNamespace('none')).toEqual([]);
+    c.stop();
+  });
+
   it('relists after a failed watch, and stops for good', async () => {
     jest.useFakeTimers();
     try {

@@ -14,6 +14,8 @@ export type Projection<T> = (obj: KubeObject) => T | undefined;
 /** One collection's objects by `namespace/name`, kept current from storage. */
 export class WatchedCollection<T> {
   private items = new Map<string, T>();
+  /** The same projections by namespace, then key (only when built with `byNamespace`). */
+  private namespaces: Map<string, Map<string, T>> | undefined;
   private watch: WatchHandle | undefined;
   private retry: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -28,6 +30,8 @@ export class WatchedCollection<T> {
     private readonly project: Projection<T>,
     /** Names the collection in log lines. */
     private readonly label: string,
+    /** Keeps an index by namespace, for `inNamespace` (costs a second map entry per object). */
+    private readonly byNamespace = false,
   ) {}
 
   /** Starts listing and watching; returns at once (a cluster's first list may wait for a quorum). */
@@ -61,6 +65,18 @@ export class WatchedCollection<T> {
     return this.items.get(namespace ? `${namespace}/${name}` : name);
   }
 
+  /**
+   * The projections of one namespace's objects: from the index when the collection keeps one,
+   * else by a walk of every object.
+   */
+  inNamespace(namespace: string): T[] {
+    if (this.namespaces) return [...(this.namespaces.get(namespace)?.values() ?? [])];
+    const out: T[] = [];
+    const prefix = `${namespace}/`;
+    for (const [k, v] of this.items) if (k.startsWith(prefix)) out.push(v);
+    return out;
+  }
+
   /** Every projection, by key. */
   entries(): IterableIterator<[string, T]> {
     return this.items.entries();
@@ -92,6 +108,10 @@ export class WatchedCollection<T> {
       if (p !== undefined) items.set(this.keyOf(o), p);
     }
     this.items = items;
+    if (this.byNamespace) {
+      this.namespaces = new Map();
+      for (const [k, v] of items) this.indexSet(k, v);
+    }
     this.synced = true;
     for (const w of this.waiters.splice(0)) w();
     for (const l of this.listeners) l('');
@@ -111,8 +131,32 @@ export class WatchedCollection<T> {
   private onEvent(e: StorageEvent): void {
     const key = this.keyOf(e.object);
     const p = e.type === 'DELETED' ? undefined : this.project(e.object);
-    if (p === undefined) this.items.delete(key);
-    else this.items.set(key, p);
+    if (p === undefined) {
+      this.items.delete(key);
+      this.indexDelete(key);
+    } else {
+      this.items.set(key, p);
+      this.indexSet(key, p);
+    }
     for (const l of this.listeners) l(key);
+  }
+
+  private indexSet(key: string, value: T): void {
+    if (!this.namespaces) return;
+    const slash = key.indexOf('/');
+    if (slash < 0) return;
+    const ns = key.slice(0, slash);
+    let m = this.namespaces.get(ns);
+    if (!m) this.namespaces.set(ns, (m = new Map()));
+    m.set(key, value);
+  }
+
+  private indexDelete(key: string): void {
+    if (!this.namespaces) return;
+    const slash = key.indexOf('/');
+    if (slash < 0) return;
+    const ns = key.slice(0, slash);
+    const m = this.namespaces.get(ns);
+    if (m?.delete(key) && m.size === 0) this.namespaces.delete(ns);
   }
 }
