@@ -106,6 +106,15 @@ function installExitHook(): void {
   process.once('exit', () => {
     for (const h of live) h.process?.kill('SIGKILL');
   });
+  // Nor does a harness process stopped by a signal (a benchmark killed with `kill`): Node's
+  // default for these signals exits without the 'exit' event. Only when nothing else handles them.
+  for (const sig of ['SIGTERM', 'SIGHUP'] as const) {
+    if (process.listenerCount(sig) > 0) continue;
+    process.once(sig, () => {
+      for (const h of live) h.process?.kill('SIGKILL');
+      process.exit(128 + (sig === 'SIGTERM' ? 15 : 1));
+    });
+  }
 }
 
 /**
