@@ -151,5 +151,19 @@ export const POLICY: RowGroup = {
       expect: { status: 500, message: 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.', absent: ['reason'] },
       then: [{ req: { method: 'GET', path: `${PODS}/two-1` }, expect: { status: 200 } }],
     },
+    {
+      id: 'pdb-10',
+      rule: 'A condition written without a message is accepted (metav1 conditions need type, status, lastTransitionTime and reason)',
+      source: 'upstream apimachinery pkg/apis/meta/v1/validation ValidateCondition (no check of an empty message)',
+      upstream: '200, the condition stored without a message',
+      setup: [{ method: 'POST', path: PDBS, body: pdb('p10', 'none', { minAvailable: 1 }) }],
+      req: {
+        method: 'PATCH',
+        path: `${PDBS}/p10/status`,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: { status: { conditions: [{ type: 'Checked', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'ByHand' }] } },
+      },
+      expect: { status: 200, body: { status: { conditions: [{ type: 'Checked', reason: 'ByHand' }] } } },
+    },
   ],
 };

@@ -230,3 +230,17 @@ describe('OpenAPIPublisher', () => {
     expect(() => buildOpenAPIV3Document([cronTab, clash])).toThrow(/two different schemas are named com.example.stable.v1.CronTab/);
   });
 });
+
+describe('schema extensions of this server', () => {
+  it('publishes metav1.Condition with every required field and without x-kapi-* keys', async () => {
+    const { SchemaEmitter } = await import('./openapi.schemas.js');
+    const { ConditionSchema } = await import('../schema/meta.schemas.js');
+    for (const flavor of ['v3', 'v2'] as const) {
+      const em = new SchemaEmitter(flavor);
+      const name = em.define(ConditionSchema);
+      const def = em.definitions[name]!;
+      expect(def.required).toEqual(['type', 'status', 'lastTransitionTime', 'reason', 'message']);
+      expect(Object.keys(def).filter((k) => k.startsWith('x-kapi-'))).toEqual([]);
+    }
+  });
+});

@@ -116,7 +116,7 @@ export class SchemaEmitter {
   private copyScalars(s: JSONSchemaProps): PublishedSchema {
     const out: PublishedSchema = {};
     for (const [k, v] of Object.entries(s)) {
-      if (CHILD_KEYS.has(k) || v === undefined) continue;
+      if (CHILD_KEYS.has(k) || v === undefined || k.startsWith('x-kapi-')) continue;
       if (this.flavor === 'v2' && k === 'nullable') continue; // Swagger 2.0 has no nullable
       out[k] = structuredClone(v);
     }

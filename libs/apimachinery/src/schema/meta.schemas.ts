@@ -234,6 +234,9 @@ export const ConditionSchema = defineSchema(`${META}.Condition`, {
   type: 'object',
   description: 'One aspect of the current state of an object.',
   required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
+  // Kubernetes' ValidateCondition checks the others (as validation.conditions.ts does here) and
+  // accepts a condition without a message.
+  'x-kapi-required-unchecked': ['message'],
   properties: {
     lastTransitionTime: fieldOf(TimeSchema, { description: 'When the status last changed.' }),
     message: { type: 'string', description: 'Human-readable details.' },

@@ -39,5 +39,11 @@ export interface JSONSchemaProps {
   'x-kubernetes-patch-strategy'?: string;
   'x-kubernetes-patch-merge-key'?: string;
   'x-kubernetes-group-version-kind'?: Array<{ group: string; version: string; kind: string }>;
+  /**
+   * Names in `required` that are published (kubectl explain marks them) but that schema
+   * validation does not check, because the kind's own validation decides as Kubernetes' Go
+   * validation does (metav1.Condition's `message`). Never published.
+   */
+  'x-kapi-required-unchecked'?: string[];
   [ext: `x-${string}`]: unknown;
 }

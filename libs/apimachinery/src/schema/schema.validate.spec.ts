@@ -206,3 +206,28 @@ describe('compiled validation', () => {
     expect(validateSchema(samples[1], schema).length).toBeGreaterThan(4);
   });
 });
+
+describe('required fields left to the kind', () => {
+  const schema: JSONSchemaProps = {
+    type: 'object',
+    required: ['type', 'message'],
+    'x-kapi-required-unchecked': ['message'],
+    properties: { type: { type: 'string' }, message: { type: 'string' } },
+  };
+
+  it.each([
+    ['compiled', {}],
+    ['interpreted', { definitions: {} }],
+  ])('%s: checks the other required fields and not those named unchecked', (_, opts) => {
+    expect(validateSchema({ type: 'Ready' }, schema, '', opts)).toEqual([]);
+    expect(validateSchema({ message: 'm' }, schema, '', opts)).toEqual([expect.objectContaining({ type: 'FieldValueRequired', field: 'type' })]);
+  });
+
+  it('metav1.Condition: a condition without a message passes, one without a reason does not', async () => {
+    const { ConditionSchema } = await import('./meta.schemas.js');
+    const c = { type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'Fine' };
+    expect(validateSchema(c, ConditionSchema)).toEqual([]);
+    const { reason: _r, ...noReason } = c;
+    expect(validateSchema(noReason, ConditionSchema)).toEqual([expect.objectContaining({ type: 'FieldValueRequired', field: 'reason' })]);
+  });
+});

@@ -247,7 +247,7 @@ class Validator {
 
   private object(v: Record<string, unknown>, s: JSONSchemaProps, path: string, asObjectRoot: boolean): void {
     const props = s.properties ?? {};
-    for (const r of s.required ?? []) {
+    for (const r of checkedRequired(s)) {
       if (v[r] === undefined) this.errs.push({ type: 'FieldValueRequired', field: childPath(path, r), detail: '' });
     }
     const embedded = asObjectRoot || s['x-kubernetes-embedded-resource'] === true;
@@ -451,7 +451,7 @@ function compileArray(s: JSONSchemaProps): Check | undefined {
 
 function compileObject(s: JSONSchemaProps): Check {
   const props = new Map(Object.entries(s.properties ?? {}).map(([k, p]) => [k, compileSchemaCheck(p)] as const));
-  const required = s.required ?? [];
+  const required = checkedRequired(s);
   const embeddedSchema = s['x-kubernetes-embedded-resource'] === true;
   const additional = typeof s.additionalProperties === 'object' ? compileSchemaCheck(s.additionalProperties) : undefined;
   const meta = compileSchemaCheck(ObjectMetaSchema);
@@ -510,4 +510,11 @@ export function validateSchema(obj: unknown, schema: JSONSchemaProps, basePath =
   const v = new Validator(opts.definitions);
   v.value(obj, schema, basePath, root);
   return v.errs;
+}
+
+/** The schema's required fields that validation checks (`x-kapi-required-unchecked` left out). */
+function checkedRequired(s: JSONSchemaProps): string[] {
+  const unchecked = s['x-kapi-required-unchecked'];
+  const required = s.required ?? [];
+  return unchecked?.length ? required.filter((r) => !unchecked.includes(r)) : required;
 }
