@@ -584,8 +584,8 @@ describe('the etcd endpoint gRPC server', () => {
       new Promise((resolve, reject) =>
         execFile(
           'etcdctl',
-          ['--endpoints', `http://127.0.0.1:${ports[0]}`, ...args],
-          { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 30_000 },
+          ['--endpoints', `http://127.0.0.1:${ports[0]}`, '--command-timeout=60s', ...args],
+          { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 70_000 },
           (e, stdout, stderr) => (e ? reject(new Error(`${e.message}\n${stdout}\n${stderr}`)) : resolve(stdout)),
         ),
       );
@@ -595,7 +595,7 @@ describe('the etcd endpoint gRPC server', () => {
     expect(await etcdctl('endpoint', 'hashkv')).toMatch(new RegExp(`^http://127.0.0.1:${ports[0]}, \\d+`));
     expect(await etcdctl('alarm', 'list')).toBe('');
     expect(await etcdctl('defrag')).toMatch(/Finished defragmenting etcd member/);
-  }, 60_000);
+  }, 240_000);
 
   it('with --client-cert-auth on the cluster CA, serves the data only to certificates in group system:masters (gRPC and the JSON gateway)', async () => {
     const ca = await readFile(join(pkiDir, 'ca.crt'));

@@ -40,6 +40,8 @@ export interface KubectlStep {
   fail?: boolean;
   stdout?: RegExp;
   stderr?: RegExp;
+  /** Run again until stdout matches, up to this long (ms): what a controller writes asynchronously. */
+  waitMs?: number;
 }
 
 /** One rule and its probe. */
@@ -55,15 +57,19 @@ export interface Row {
   /** Set when we answer differently on purpose: the reason. */
   divergence?: string;
   /** Requests run first; each must succeed (2xx) unless it has `expect`. */
-  setup?: Array<Req & { expect?: Expect }>;
+  /** Requests before the probe; with `waitMs`, sent again until they answer as expected, up to that long. */
+  setup?: Array<Req & { expect?: Expect; waitMs?: number }>;
   /** The probing request. */
   req?: Req;
   /** Or the probing kubectl command. */
   kubectl?: KubectlStep;
   /** What the probe must answer. */
   expect?: Expect;
-  /** Follow-up requests that check the probe's effect. */
-  then?: Array<{ req: Req; expect: Expect }>;
+  /**
+   * Follow-up requests that check the probe's effect. With `waitMs`, the request is sent again
+   * until it answers as expected, up to that long (what a controller writes asynchronously).
+   */
+  then?: Array<{ req: Req; expect: Expect; waitMs?: number }>;
 }
 
 /** A group of rows sharing one namespace (created before the group runs). */

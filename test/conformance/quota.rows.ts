@@ -147,7 +147,12 @@ export const QUOTA: RowGroup = {
       rule: 'A quota on requests.cpu refuses a pod whose containers do not request cpu',
       source: 'upstream pkg/quota/v1/evaluator/core pods.go (Constraints)',
       upstream: '403, pods "m1" is forbidden: failed quota: cpu: must specify requests.cpu for: c',
-      setup: [{ method: 'POST', path: QUOTAS, body: quota('cpu', { 'requests.cpu': '1' }) }],
+      // A quota constrains requests once the controller has filled in its status.hard (kube's
+      // evaluator matches on status.hard too): wait for it.
+      setup: [
+        { method: 'POST', path: QUOTAS, body: quota('cpu', { 'requests.cpu': '1' }) },
+        { method: 'GET', path: `${QUOTAS}/cpu`, expect: { status: 200, body: { status: { hard: { 'requests.cpu': '1' } } } }, waitMs: 10_000 },
+      ],
       req: { method: 'POST', path: PODS, body: pod('m1') },
       expect: { status: 403, reason: 'Forbidden', message: 'pods "m1" is forbidden: failed quota: cpu: must specify requests.cpu for: c' },
       then: [{ req: { method: 'DELETE', path: `${QUOTAS}/cpu` }, expect: { status: 200 } }],

@@ -10,8 +10,9 @@
  *
  * Readiness: every 50 ms the harness looks for credentials (the printed kubeconfig, else
  * `D/admin.kubeconfig`, else a PKI directory: `--pki-dir`, `D/pki`, `D`) and, once it has them,
- * asks `/readyz` with the admin client certificate. Timeout 20 s; the error carries the tail of
- * the server's stderr. The harness then writes its own kubeconfig pointing at the actual port
+ * asks `/readyz` with the admin client certificate. Timeout 45 s (a node is ready in 1-2 s; on
+ * two cores shared with a test run it has taken over 20); the error carries the tail of the
+ * server's stderr. The harness then writes its own kubeconfig pointing at the actual port
  * (the server's may name the default 6443), which `handle.kubeconfig` is.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -41,7 +42,7 @@ export interface StartServerOptions {
   readonly port?: number;
   /** Script to run with node; default `<repo>/dist/apps/apiserver/src/main.js` (env KAPI_SERVER_ENTRY overrides). */
   readonly entry?: string;
-  /** Readiness timeout. Default 20 s. */
+  /** Readiness timeout. Default 45 s. */
   readonly readyTimeoutMs?: number;
   /** Extra node flags (e.g. `--max-old-space-size=512`). */
   readonly nodeArgs?: readonly string[];
@@ -407,7 +408,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Server
     base,
     [...(opts.wrap ?? []), process.execPath, ...args],
     opts.env ?? {},
-    opts.readyTimeoutMs ?? 20_000,
+    opts.readyTimeoutMs ?? 45_000,
     pkiDir,
     host,
   );

@@ -22,6 +22,12 @@ export interface Proposer {
    */
   readBarrier(): Promise<void>;
   /**
+   * Resolves once every write this node has answered is in its local store and its events
+   * have been emitted (no quorum round: a local wait, free when nothing is being written).
+   * Absent when propose already resolves only after that.
+   */
+  settled?(): Promise<void>;
+  /**
    * Whether this node is the one that proposes the group's periodic work (history compaction):
    * the Raft leader. Absent for a proposer that is the only writer of its store.
    */

@@ -102,6 +102,7 @@ export function kindCheckedStorage(inner: Storage, decl: ExpectedKind): Storage 
     },
     ...(inner.storageKey ? { storageKey: (key: string) => named(key) } : {}),
     currentRevision: () => inner.currentRevision(),
+    ...(inner.settled ? { settled: () => inner.settled!() } : {}),
     compactedRevision: () => inner.compactedRevision(),
     close: () => inner.close(),
   };

@@ -92,6 +92,10 @@ export class MvccStorage implements Storage {
     return this.store.currentRevision();
   }
 
+  settled(): Promise<void> {
+    return this.proposer.settled?.() ?? Promise.resolve();
+  }
+
   compactedRevision(): number {
     return this.store.compactedRevision();
   }

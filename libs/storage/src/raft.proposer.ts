@@ -290,6 +290,11 @@ export class RaftProposer implements Proposer {
     }
   }
 
+  /** Resolves once everything this node handed to its state machine is written to the store (Proposer.settled). */
+  settled(): Promise<void> {
+    return this.applied?.() ?? Promise.resolve();
+  }
+
   /** Refuses new proposals and waits for in-flight ones to settle (the node is stopped by its owner). */
   async close(): Promise<void> {
     this.closed = true;

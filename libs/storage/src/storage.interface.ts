@@ -227,6 +227,13 @@ export interface Storage {
   /** The latest revision applied locally. */
   currentRevision(): number;
 
+  /**
+   * Resolves once every write this process has been answered for is applied locally and has
+   * reached the local watchers, so that a watch-fed copy whose watch has delivered up to
+   * currentRevision() holds them. Absent where that cannot be known (external etcd).
+   */
+  settled?(): Promise<void>;
+
   /** Revision below which history has been compacted (0 = nothing compacted). */
   compactedRevision(): number;
 

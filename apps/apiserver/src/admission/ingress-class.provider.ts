@@ -6,13 +6,14 @@
  * `ingressclass.kubernetes.io/is-default-class: "true"`. When several are, the Ingress is
  * refused (403) until only one is.
  */
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Errors, type KubeObject } from '@app/apimachinery';
-import { collectionPrefix, type Admission, type AdmissionAttributes } from '@app/registry';
+import type { Admission, AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { INGRESS_CLASS_ANNOTATION } from '../groups/networking/ingress/ingress.validation.js';
 import { ingressClassKind, isDefaultIngressClass } from '../groups/networking/ingressclass/ingressclass.kind.js';
 import { STORAGE } from '../tokens.js';
+import { AdmissionLister } from './admission.lister.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 
 type Obj = Record<string, unknown>;
@@ -43,13 +44,24 @@ export function defaultIngressClass(classes: readonly KubeObject[]): KubeObject 
 /** DefaultIngressClass (mutating, on Ingress creation). */
 @AdmissionPlugin({ name: 'DefaultIngressClass', order: 6_300 })
 @Injectable()
-export class DefaultIngressClassPlugin implements Admission {
-  constructor(@Inject(STORAGE) private readonly storage: Storage) {}
+export class DefaultIngressClassPlugin implements Admission, OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly classes: AdmissionLister;
+
+  constructor(@Inject(STORAGE) storage: Storage) {
+    this.classes = new AdmissionLister(storage, ingressClassKind, 'ingressclasses for admission');
+  }
+
+  onApplicationBootstrap(): void {
+    this.classes.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.classes.stop();
+  }
 
   async admit(attrs: AdmissionAttributes): Promise<void> {
     if (!isIngressCreate(attrs) || ingressHasClass(attrs.object!)) return;
-    const list = await this.storage.list(collectionPrefix(ingressClassKind, ''), { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
-    const def = defaultIngressClass(list.items);
+    const def = defaultIngressClass(await this.classes.list(''));
     if (def === undefined) return;
     if ('error' in def) {
       throw Errors.forbidden({ group: 'networking.k8s.io', resource: 'ingresses' }, attrs.name, `Internal error occurred: ${def.error}`);

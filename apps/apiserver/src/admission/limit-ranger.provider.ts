@@ -14,13 +14,14 @@
  *
  * Pod updates are not looked at (containers cannot change), nor is an object being deleted.
  */
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Errors, parseQuantity, Quantity, type KubeObject } from '@app/apimachinery';
-import { collectionPrefix, type Admission, type AdmissionAttributes } from '@app/registry';
+import type { Admission, AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { asMap, mapsOf } from '../groups/core/core.helpers.js';
 import { limitRangeKind } from '../groups/core/limitrange/limitrange.kind.js';
 import { STORAGE } from '../tokens.js';
+import { AdmissionLister } from './admission.lister.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 
 type Obj = Record<string, unknown>;
@@ -231,8 +232,20 @@ export function aggregate(errs: readonly string[]): string {
 /** The plugin. */
 @AdmissionPlugin({ name: 'LimitRanger', order: 200 })
 @Injectable()
-export class LimitRangerPlugin implements Admission {
-  constructor(@Inject(STORAGE) private readonly storage: Storage) {}
+export class LimitRangerPlugin implements Admission, OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly limits: AdmissionLister;
+
+  constructor(@Inject(STORAGE) storage: Storage) {
+    this.limits = new AdmissionLister(storage, limitRangeKind, 'limitranges for admission');
+  }
+
+  onApplicationBootstrap(): void {
+    this.limits.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.limits.stop();
+  }
 
   async admit(attrs: AdmissionAttributes): Promise<void> {
     if (kindOf(attrs) !== 'Pod') return;
@@ -250,9 +263,8 @@ export class LimitRangerPlugin implements Admission {
     }
   }
 
-  private async limitRanges(namespace: string): Promise<KubeObject[]> {
-    const list = await this.storage.list(collectionPrefix(limitRangeKind, namespace), { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
-    return list.items;
+  private limitRanges(namespace: string): Promise<KubeObject[]> {
+    return this.limits.list(namespace);
   }
 }
 

@@ -8,13 +8,14 @@
  * policy the pod was created with when the new object leaves them out. A PriorityClass may be
  * marked globalDefault only while no other class is.
  */
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Errors, type KubeObject } from '@app/apimachinery';
-import { collectionPrefix, objectKey, type Admission, type AdmissionAttributes } from '@app/registry';
+import type { Admission, AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
 import { priorityClassKind } from '../groups/scheduling/priorityclass/priorityclass.kind.js';
 import { STORAGE } from '../tokens.js';
+import { AdmissionLister } from './admission.lister.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 
 type Obj = Record<string, unknown>;
@@ -85,8 +86,20 @@ export function keepPodPriority(pod: KubeObject, old: KubeObject | undefined): v
 /** The plugin: mutating for pods, validating for PriorityClasses. */
 @AdmissionPlugin({ name: 'Priority', order: 600 })
 @Injectable()
-export class PriorityPlugin implements Admission {
-  constructor(@Inject(STORAGE) private readonly storage: Storage) {}
+export class PriorityPlugin implements Admission, OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly priorityClasses: AdmissionLister;
+
+  constructor(@Inject(STORAGE) storage: Storage) {
+    this.priorityClasses = new AdmissionLister(storage, priorityClassKind, 'priorityclasses for admission');
+  }
+
+  onApplicationBootstrap(): void {
+    this.priorityClasses.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.priorityClasses.stop();
+  }
 
   async admit(attrs: AdmissionAttributes): Promise<void> {
     if (attrs.subresource !== '' || attrs.decl.group !== '' || attrs.decl.kind !== 'Pod' || !attrs.object) return;
@@ -98,7 +111,7 @@ export class PriorityPlugin implements Admission {
     const named = asMap(attrs.object.spec).priorityClassName;
     let resolved: ResolvedPriority;
     if (typeof named === 'string' && named !== '') {
-      const pc = await this.storage.get(objectKey(priorityClassKind, '', named), { mode: 'MostRecent' });
+      const pc = await this.priorityClasses.get('', named);
       if (!pc) throw this.forbidden(attrs, `no PriorityClass with name ${named} was found`);
       resolved = resolvedFrom(pc);
     } else {
@@ -123,9 +136,8 @@ export class PriorityPlugin implements Admission {
     }
   }
 
-  private async classes(): Promise<KubeObject[]> {
-    const list = await this.storage.list(collectionPrefix(priorityClassKind, ''), { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
-    return list.items;
+  private classes(): Promise<KubeObject[]> {
+    return this.priorityClasses.list('');
   }
 
   private forbidden(attrs: AdmissionAttributes, message: string): Error {

@@ -101,7 +101,7 @@ export class ResourceQuotaPlugin implements Admission, OnApplicationBootstrap, O
     const decl = this.registry.lookup('', 'v1', 'resourcequotas') as KindDeclaration | undefined;
     if (!decl) return;
     // Most requests meet no quota: only those that do queue up behind the namespace's others.
-    const known = this.cached?.isSynced() ? this.cachedQuotas(attrs.namespace) : await this.quotas(decl, attrs.namespace);
+    const known = (await this.cached?.current()) ? this.cachedQuotas(attrs.namespace) : await this.quotas(decl, attrs.namespace);
     if (!known.some((q) => quotaMatches(q, gr, attrs.object!))) return;
     await this.serialized(attrs.namespace, () => this.evaluate(decl, attrs, gr));
   }

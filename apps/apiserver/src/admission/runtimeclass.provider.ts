@@ -7,13 +7,14 @@
  * differs from its class's, or that sets an overhead its class does not define. Only creates of
  * pods are looked at, as kube's plugin does.
  */
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Errors, parseQuantity, type KubeObject } from '@app/apimachinery';
-import { objectKey, type Admission, type AdmissionAttributes } from '@app/registry';
+import type { Admission, AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { mapsOf } from '../groups/core/core.helpers.js';
 import { runtimeClassKind } from '../groups/node/runtimeclass/runtimeclass.kind.js';
 import { STORAGE } from '../tokens.js';
+import { AdmissionLister } from './admission.lister.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 
 type Obj = Record<string, unknown>;
@@ -145,8 +146,20 @@ export function validatePodRuntimeClass(pod: KubeObject, rc: KubeObject | undefi
 /** The plugin, on pod creation (not on subresources). */
 @AdmissionPlugin({ name: 'RuntimeClass', order: 2_000 })
 @Injectable()
-export class RuntimeClassPlugin implements Admission {
-  constructor(@Inject(STORAGE) private readonly storage: Storage) {}
+export class RuntimeClassPlugin implements Admission, OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly classes: AdmissionLister;
+
+  constructor(@Inject(STORAGE) storage: Storage) {
+    this.classes = new AdmissionLister(storage, runtimeClassKind, 'runtimeclasses for admission');
+  }
+
+  onApplicationBootstrap(): void {
+    this.classes.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.classes.stop();
+  }
 
   async admit(attrs: AdmissionAttributes): Promise<void> {
     if (!applies(attrs)) return;
@@ -166,7 +179,7 @@ export class RuntimeClassPlugin implements Admission {
   private async runtimeClassOf(attrs: AdmissionAttributes): Promise<KubeObject | undefined> {
     const name = (asObj(attrs.object!.spec) ?? {}).runtimeClassName;
     if (name === undefined || name === null) return undefined;
-    const rc = typeof name === 'string' && name !== '' ? await this.storage.get(objectKey(runtimeClassKind, '', name), { mode: 'MostRecent' }) : undefined;
+    const rc = typeof name === 'string' && name !== '' ? await this.classes.get('', name) : undefined;
     if (!rc) throw forbidden(attrs, `pod rejected: RuntimeClass ${JSON.stringify(String(name))} not found`);
     return rc;
   }

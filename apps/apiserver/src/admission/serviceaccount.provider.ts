@@ -10,11 +10,12 @@
  * volume). The service-account controller creates `default` in every namespace, but a pod created
  * right after its namespace can come first; kube refuses such a pod, this plugin admits it.
  */
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Errors, generateName, type KubeObject } from '@app/apimachinery';
-import { KindRegistry, objectKey, type Admission, type AdmissionAttributes, type KindDeclaration } from '@app/registry';
+import { KindRegistry, type Admission, type AdmissionAttributes, type KindDeclaration } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { STORAGE } from '../tokens.js';
+import { AdmissionLister } from './admission.lister.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 
 /** Where the token volume is mounted in each container. */
@@ -70,19 +71,34 @@ export function admitPodServiceAccount(pod: KubeObject, sa: KubeObject | undefin
 /** The plugin, on pod creation (not on subresources). */
 @AdmissionPlugin({ name: 'ServiceAccount', order: 300 })
 @Injectable()
-export class ServiceAccountPlugin implements Admission {
+export class ServiceAccountPlugin implements Admission, OnApplicationBootstrap, OnApplicationShutdown {
+  private accounts: AdmissionLister | undefined;
+
   constructor(
     @Inject(STORAGE) private readonly storage: Storage,
     private readonly registry: KindRegistry,
   ) {}
+
+  onApplicationBootstrap(): void {
+    this.accounts = new AdmissionLister(this.storage, this.accountKind(), 'serviceaccounts for admission');
+    this.accounts.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.accounts?.stop();
+  }
+
+  private accountKind(): KindDeclaration {
+    return this.registry.lookup('', 'v1', 'serviceaccounts') as KindDeclaration;
+  }
 
   async admit(attrs: AdmissionAttributes): Promise<void> {
     if (attrs.operation !== 'CREATE' || attrs.subresource !== '' || attrs.decl.group !== '' || attrs.decl.kind !== 'Pod' || !attrs.object) return;
     const pod = attrs.object;
     const spec = (pod.spec ?? {}) as Obj;
     const name = String(spec.serviceAccountName || spec.serviceAccount || 'default');
-    const saDecl = this.registry.lookup('', 'v1', 'serviceaccounts') as KindDeclaration;
-    const sa = await this.storage.get(objectKey(saDecl, attrs.namespace, name), { mode: 'MostRecent' });
+    this.accounts ??= new AdmissionLister(this.storage, this.accountKind(), 'serviceaccounts for admission');
+    const sa = await this.accounts.get(attrs.namespace, name);
     if (!sa && name !== 'default') {
       throw Errors.forbidden(
         { group: '', resource: 'pods' },

@@ -10,13 +10,14 @@
  *   storage request may grow only when the claim is Bound and its class, unchanged, has
  *   `allowVolumeExpansion: true`.
  */
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Errors, parseQuantity, type KubeObject } from '@app/apimachinery';
-import { collectionPrefix, objectKey, type Admission, type AdmissionAttributes } from '@app/registry';
+import type { Admission, AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
 import { isDefaultClass, storageClassKind } from '../groups/storage/storageclass/storageclass.kind.js';
 import { STORAGE } from '../tokens.js';
+import { AdmissionLister } from './admission.lister.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 
 type Obj = Record<string, unknown>;
@@ -75,13 +76,24 @@ export function resizeRefusal(pvc: KubeObject, old: KubeObject, cls: KubeObject 
 /** DefaultStorageClass (mutating, on claim creation). */
 @AdmissionPlugin({ name: 'DefaultStorageClass', order: 800 })
 @Injectable()
-export class DefaultStorageClassPlugin implements Admission {
-  constructor(@Inject(STORAGE) private readonly storage: Storage) {}
+export class DefaultStorageClassPlugin implements Admission, OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly classes: AdmissionLister;
+
+  constructor(@Inject(STORAGE) storage: Storage) {
+    this.classes = new AdmissionLister(storage, storageClassKind, 'storageclasses for DefaultStorageClass');
+  }
+
+  onApplicationBootstrap(): void {
+    this.classes.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.classes.stop();
+  }
 
   async admit(attrs: AdmissionAttributes): Promise<void> {
     if (attrs.operation !== 'CREATE' || !isClaim(attrs) || claimHasClass(attrs.object!)) return;
-    const list = await this.storage.list(collectionPrefix(storageClassKind, ''), { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
-    const def = defaultStorageClass(list.items);
+    const def = defaultStorageClass(await this.classes.list(''));
     if (def) ((attrs.object!.spec ??= {}) as Obj).storageClassName = def.metadata.name;
   }
 
@@ -91,8 +103,20 @@ export class DefaultStorageClassPlugin implements Admission {
 /** PersistentVolumeClaimResize (validating, on claim update). */
 @AdmissionPlugin({ name: 'PersistentVolumeClaimResize', order: 1_800 })
 @Injectable()
-export class PersistentVolumeClaimResizePlugin implements Admission {
-  constructor(@Inject(STORAGE) private readonly storage: Storage) {}
+export class PersistentVolumeClaimResizePlugin implements Admission, OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly classes: AdmissionLister;
+
+  constructor(@Inject(STORAGE) storage: Storage) {
+    this.classes = new AdmissionLister(storage, storageClassKind, 'storageclasses for PersistentVolumeClaimResize');
+  }
+
+  onApplicationBootstrap(): void {
+    this.classes.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.classes.stop();
+  }
 
   async admit(): Promise<void> {}
 
@@ -101,7 +125,7 @@ export class PersistentVolumeClaimResizePlugin implements Admission {
     const pvc = attrs.object!;
     if (storageRequest(pvc).cmp(storageRequest(attrs.oldObject)) <= 0) return;
     const name = claimClass(pvc);
-    const cls = name ? await this.storage.get(objectKey(storageClassKind, '', name), { mode: 'MostRecent' }) : undefined;
+    const cls = name ? await this.classes.get('', name) : undefined;
     const refused = resizeRefusal(pvc, attrs.oldObject, cls);
     if (refused) throw Errors.forbidden({ group: '', resource: 'persistentvolumeclaims' }, attrs.name, refused);
   }

@@ -73,6 +73,37 @@ describe('WatchedCollection', () => {
     c.stop();
   });
 
+  it('current(): true only once storage has settled and the watch has delivered up to its revision', async () => {
+    let revision = 7;
+    let delivered = 7;
+    let settles = 0;
+    const storage = {
+      list: async () => ({ items: [sa('a', 'one', 'u1')], revision: 7 }),
+      watch: () => ({ stop: () => undefined, progress: () => delivered }),
+      currentRevision: () => revision,
+      settled: async () => {
+        settles++;
+      },
+    } as unknown as Storage;
+    const c = new WatchedCollection(storage, '/registry/core/serviceaccounts/', uidOf, 'test');
+    expect(await c.current()).toBe(false); // not listed yet
+    c.start();
+    await c.whenSynced();
+    expect(await c.current()).toBe(true);
+    revision = 9; // a write answered, its event not delivered yet
+    expect(await c.current()).toBe(false);
+    delivered = 9;
+    expect(await c.current()).toBe(true);
+    expect(settles).toBe(3);
+    c.stop();
+    const { settled: _s, ...withoutSettled } = storage as unknown as Record<string, unknown>;
+    const etcdLike = new WatchedCollection(withoutSettled as unknown as Storage, '/registry/core/serviceaccounts/', uidOf, 'test');
+    etcdLike.start();
+    await etcdLike.whenSynced();
+    expect(await etcdLike.current()).toBe(false);
+    etcdLike.stop();
+  });
+
   it('relists after a failed watch, and stops for good', async () => {
     jest.useFakeTimers();
     try {

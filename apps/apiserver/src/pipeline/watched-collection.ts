@@ -55,6 +55,19 @@ export class WatchedCollection<T> {
     return this.synced;
   }
 
+  /**
+   * Whether this copy holds every write this node has answered for: resolves true once the
+   * storage has settled (Storage.settled) and the watch has delivered up to the storage's
+   * current revision. False when that cannot be told (not listed yet, a watch catching up after
+   * a relist, a storage without `settled` such as external etcd): the reader then reads storage.
+   */
+  async current(): Promise<boolean> {
+    if (!this.synced || !this.watch || !this.storage.settled) return false;
+    await this.storage.settled();
+    const delivered = this.watch?.progress?.();
+    return delivered !== undefined && delivered >= this.storage.currentRevision();
+  }
+
   /** Resolves once the first list has been loaded. */
   whenSynced(): Promise<void> {
     return this.synced ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
