@@ -159,6 +159,12 @@ describe('PodDisruptionBudget', () => {
     const before = await statusOf('pdb-c', 'a', { disruptionsAllowed: 1 });
     const dry = await evict('pdb-c', 'a3', { dryRun: ['All'] });
     expect(dry.status).toBe(201);
+    // The same as the query's dryRun=All.
+    const dryQuery = await request(server, 'POST', `${PODS('pdb-c')}/a3/eviction?dryRun=All`, {
+      body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'a3' } },
+    });
+    expect(dryQuery.status).toBe(201);
+    expect(((await request(server, 'GET', `${PODS('pdb-c')}/a3`)).json() as { metadata: Obj }).metadata.deletionTimestamp).toBeUndefined();
     const after = (await budget('pdb-c', 'a')).status as Obj;
     expect(after.disruptionsAllowed).toBe(before.disruptionsAllowed);
     expect(after.disruptedPods).toBeUndefined();

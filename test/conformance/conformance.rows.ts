@@ -3,6 +3,7 @@ import type { RowGroup } from './conformance.types.js';
 import { ADMISSIONREGISTRATION } from './admissionregistration.rows.js';
 import { APPLY_ROWS } from './apply.rows.js';
 import { BATCH } from './batch.rows.js';
+import { BINDING } from './binding.rows.js';
 import { APPS_WORKLOADS } from './apps-workloads.rows.js';
 import { CERTIFICATES } from './certificates.rows.js';
 import { DELETES } from './delete.rows.js';
@@ -38,6 +39,7 @@ export const GROUPS: RowGroup[] = [
   NETWORKING,
   DISCOVERY,
   POLICY,
+  BINDING,
   QUOTA,
   APPS_WORKLOADS,
   CERTIFICATES,

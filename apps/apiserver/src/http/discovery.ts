@@ -41,7 +41,9 @@ function subresourcesOf(decl: KindDeclaration): Array<{ name: string; verbs: str
     .map(([name, s]) => ({
       name,
       verbs: [...s.verbs].sort(),
-      responseKind: s.rest ? s.kind : { group: decl.group, version: decl.version, kind: decl.kind },
+      responseKind: s.rest
+        ? { group: s.kind.group, version: s.kind.version, kind: s.kind.kind }
+        : { group: decl.group, version: decl.version, kind: decl.kind },
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -126,8 +128,9 @@ export class Discovery {
           namespaced: d.namespaced,
           kind: d.kind,
           verbs: [...verbsOf(d)].sort(),
-          storageVersionHash: storageVersionHash(d),
         };
+        // Only stored resources have a storage version (kube: storage that is a StorageVersionProvider).
+        if (!d.rest && !d.computed) r.storageVersionHash = storageVersionHash(d);
         if (d.shortNames?.length) r.shortNames = d.shortNames;
         if (d.categories?.length) r.categories = d.categories;
         resources.push(r);

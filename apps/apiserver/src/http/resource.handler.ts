@@ -393,8 +393,9 @@ export class ResourceHandler {
     let out: KubeObject | undefined;
     let code = 200;
     // A write is admitted as the subresource, with the subresource's own kind (kube's handlers
-    // run admission on the Eviction or the Scale); the handler's own writes then skip it.
-    const admitted: RequestContext = { ...ctx, admitted: true };
+    // run admission on the Eviction or the Scale); the handler's own writes then skip it. Made
+    // after the write options are read, so it carries their dry run.
+    const admitted = (): RequestContext => ({ ...ctx, admitted: true });
     const admit = async (operation: 'CREATE' | 'UPDATE', object: KubeObject, oldObject?: KubeObject): Promise<KubeObject> => {
       const { group, version, kind } = subDecl.kind;
       const attrs = { operation, decl, namespace: ns, name, subresource, object, oldObject, ctx, kind: { group, version, kind } };
@@ -406,18 +407,18 @@ export class ResourceHandler {
     if (verb === 'get' && rest.get) out = await rest.get(ns, name, ctx);
     else if (verb === 'create' && rest.create) {
       writeOptions('CreateOptions');
-      out = await rest.create(ns, name, await admit('CREATE', body()), admitted);
+      out = await rest.create(ns, name, await admit('CREATE', body()), admitted());
       code = 201;
     } else if (verb === 'update' && rest.update) {
       writeOptions('UpdateOptions');
       const obj = body();
       const old = rest.get ? await rest.get(ns, name, ctx) : undefined;
-      out = await rest.update(ns, name, await admit('UPDATE', obj, old), admitted);
+      out = await rest.update(ns, name, await admit('UPDATE', obj, old), admitted());
     } else if (verb === 'patch' && rest.get && rest.update) {
       writeOptions('PatchOptions');
       const old = await rest.get(ns, name, ctx);
       const patched = this.patchRestObject(req, structuredClone(old), subDecl.kind.schema);
-      out = await rest.update(ns, name, await admit('UPDATE', patched, old), admitted);
+      out = await rest.update(ns, name, await admit('UPDATE', patched, old), admitted());
     }
     if (!out) throw methodNotAllowed();
     const enc = encodeObject(this.deps.codecs, decl, out, fmt, pretty);

@@ -10,13 +10,15 @@ import { ServiceAccountTokens } from '../../pipeline/serviceaccount.config.js';
 import { STORAGE, STORES, type StoreFactory } from '../../tokens.js';
 import { rfc3339 } from '../policy/poddisruptionbudget/pdb.status.js';
 import { apiKinds } from '../api-group.js';
+import { bindingKind } from './binding/binding.kind.js';
 import { configMapKind } from './configmap/configmap.kind.js';
 import { endpointsKind } from './endpoints/endpoints.kind.js';
 import { eventKind } from './event/event.kind.js';
 import { limitRangeKind } from './limitrange/limitrange.kind.js';
 import { namespaceKind } from './namespace/namespace.kind.js';
 import { nodeKind } from './node/node.kind.js';
-import { evictionPorts, podKind } from './pod/pod.kind.js';
+import { assignedPod, BindingRefused } from './pod/pod.binding.js';
+import { bindingPorts, evictionPorts, podKind } from './pod/pod.kind.js';
 import { persistentVolumeKind } from './persistentvolume/persistentvolume.kind.js';
 import { persistentVolumeClaimKind } from './persistentvolumeclaim/persistentvolumeclaim.kind.js';
 import { resourceQuotaKind } from './resourcequota/resourcequota.kind.js';
@@ -39,6 +41,7 @@ export const CORE_KINDS: readonly KindDeclaration[] = [
   limitRangeKind,
   resourceQuotaKind,
   podKind,
+  bindingKind,
 ];
 
 /**
@@ -147,6 +150,36 @@ export class EvictionWiring {
   }
 }
 
+/**
+ * Hands the pods' binding subresource and the bindings resource the pod store's storage: the
+ * binding is one read-modify-write of the stored pod (kube's GuaranteedUpdate), so neither the
+ * pod's strategy nor admission runs on it; a refusal is 409 on pods/binding.
+ */
+@Injectable()
+export class BindingWiring {
+  constructor(registry: KindRegistry, @Inject(STORES) stores: StoreFactory) {
+    bindingPorts.deps = {
+      bind: async (ns, name, req, ctx) => {
+        const store = stores.storeFor(registry.lookup('', 'v1', 'pods') ?? podKind);
+        try {
+          await store.storage.guaranteedUpdate(
+            store.key(ns, name),
+            (pod) => {
+              const next = assignedPod(pod, req, ctx.now());
+              delete next.metadata.resourceVersion;
+              return next;
+            },
+            { preconditions: req.preconditions, dryRun: ctx.dryRun },
+          );
+        } catch (e) {
+          if (e instanceof BindingRefused) throw Errors.conflict({ group: '', resource: 'pods/binding' }, name, e.message);
+          store.mapError(e, name);
+        }
+      },
+    };
+  }
+}
+
 /** Provides the core/v1 kinds. */
-@Module({ providers: [apiKinds('', CORE_KINDS), TokenRequestWiring, EvictionWiring] })
+@Module({ providers: [apiKinds('', CORE_KINDS), TokenRequestWiring, EvictionWiring, BindingWiring] })
 export class CoreGroupModule {}

@@ -2,10 +2,12 @@
  * core/v1 Pod (+status) as a stored kind: no scheduler or node agent acts on it here. kubectl's
  * columns: NAME READY STATUS RESTARTS AGE, and IP NODE NOMINATED NODE READINESS GATES with
  * -o wide. DELETE answers with the object, as kube-apiserver's pod store does. The `eviction`
- * subresource deletes a pod as `kubectl drain` asks (pod.eviction.ts).
+ * subresource deletes a pod as `kubectl drain` asks (pod.eviction.ts); the `binding`
+ * subresource assigns it to a node as a scheduler does (pod.binding.ts).
  */
 import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
 import { asMap } from '../core.helpers.js';
+import { BindingPorts, bindingSubresource } from './pod.binding.js';
 import { EvictionPorts, evictionSubresource } from './pod.eviction.js';
 import { PodSchema } from './pod.schema.js';
 import { podStrategy } from './pod.strategy.js';
@@ -15,6 +17,9 @@ const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.map(asMap) : []);
 
 /** What the eviction subresource uses of the server; the core group module fills it in at start. */
 export const evictionPorts = new EvictionPorts();
+
+/** What the binding subresource and the `bindings` resource use; the core group module fills it in at start. */
+export const bindingPorts = new BindingPorts();
 
 /** The Pod declaration. */
 export const podKind: KindDeclaration = {
@@ -29,7 +34,7 @@ export const podKind: KindDeclaration = {
   schema: PodSchema,
   protobufMessage: 'k8s.io.api.core.v1.Pod',
   strategy: podStrategy,
-  subresources: { status: statusSubresource(), eviction: evictionSubresource(evictionPorts) },
+  subresources: { status: statusSubresource(), eviction: evictionSubresource(evictionPorts), binding: bindingSubresource(bindingPorts) },
   deleteReturnsObject: true,
   generation: 'spec',
   fieldSelectors: {
