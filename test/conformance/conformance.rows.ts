@@ -9,6 +9,7 @@ import { CERTIFICATES } from './certificates.rows.js';
 import { DELETES } from './delete.rows.js';
 import { DISCOVERY } from './discovery.rows.js';
 import { DEPLOYMENT } from './deployment.rows.js';
+import { EVENT_RECORDER } from './event-recorder.rows.js';
 import { FIXES } from './fixes.rows.js';
 import { KINDS } from './kinds.rows.js';
 import { KINDS_MISC } from './kinds-misc.rows.js';
@@ -40,6 +41,7 @@ export const GROUPS: RowGroup[] = [
   DISCOVERY,
   POLICY,
   BINDING,
+  EVENT_RECORDER,
   QUOTA,
   APPS_WORKLOADS,
   CERTIFICATES,

@@ -52,6 +52,16 @@ export interface GarbageCollectorDeps {
   workers?: number;
   /** Where failures are reported. Default stderr. */
   log?: (message: string) => void;
+  /**
+   * Records an Event about an object (the server's event recorder, component
+   * "garbage-collector-controller"); must not wait or throw. Default: none recorded.
+   */
+  recordEvent?: (
+    ref: { kind: string; apiVersion: string; namespace?: string; name: string; uid: string },
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+  ) => void;
 }
 
 /** Key prefix covering every kind's objects (DESIGN "Storage model"). */
@@ -330,6 +340,7 @@ export class GarbageCollector {
     const refs = ownerReferencesOf(obj);
     if (refs.length === 0) return;
     const ns = cur.decl.namespaced ? (obj.metadata.namespace ?? '') : '';
+    this.reportInvalidNamespaceOwnerRefs(node, refs, ns);
     const judged: Array<{ ref: OwnerReference; state: OwnerState }> = [];
     for (const ref of refs) judged.push({ ref, state: await this.ownerState(ref, ns) });
     const dependents = this.graph.dependentsOf(uid);
@@ -369,6 +380,26 @@ export class GarbageCollector {
         }
         return;
       }
+    }
+  }
+
+  /**
+   * reportInvalidNamespaceOwnerRef: a reference whose uid is a namespaced object of another
+   * namespace than the dependent's (or of any namespace, for a cluster-scoped dependent) can
+   * never resolve; Kubernetes says so in a Warning Event about the dependent.
+   */
+  private reportInvalidNamespaceOwnerRefs(node: GraphNode, refs: OwnerReference[], ns: string): void {
+    if (!this.deps.recordEvent) return;
+    for (const ref of refs) {
+      const owner = this.graph.get(ref.uid);
+      if (!owner || owner.identity.namespace === '' || owner.identity.namespace === ns) continue;
+      const id = node.identity;
+      this.deps.recordEvent(
+        { kind: id.kind, apiVersion: id.apiVersion, namespace: id.namespace || undefined, name: id.name, uid: id.uid },
+        'Warning',
+        'OwnerRefInvalidNamespace',
+        `ownerRef [${ref.apiVersion}/${ref.kind}, namespace: ${ns}, name: ${ref.name}, uid: ${ref.uid}] does not exist in namespace ${JSON.stringify(ns)}`,
+      );
     }
   }
 

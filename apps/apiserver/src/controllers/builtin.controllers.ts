@@ -9,6 +9,7 @@ import type { Storage } from '@app/storage';
 import { ApiMetrics } from '../observability/metrics.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
+import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
 
 /** The namespace controller (empties a terminating namespace, then removes its finalizer). */
 @ManagedController({ name: 'namespace' })
@@ -41,18 +42,27 @@ export class NamespaceControllerRunner implements ControllerRunner {
 @Injectable()
 export class GarbageCollectorRunner implements ControllerRunner {
   private controller: GarbageCollector | undefined;
+  /** Events, as kube-controller-manager's garbage collector records them. */
+  private readonly events: ComponentRecorder;
 
   constructor(
     private readonly registry: KindRegistry,
     @Inject(STORAGE) private readonly storage: Storage,
     @Inject(STORES) private readonly stores: StoreFactory,
     metrics: ApiMetrics,
+    recorder: EventRecorder,
   ) {
     metrics.garbageCollectorSource = () => this.controller;
+    this.events = recorder.for('garbage-collector-controller');
   }
 
   start(): void {
-    this.controller = new GarbageCollector({ registry: this.registry, storage: this.storage, storeFor: (d) => this.stores.storeFor(d) });
+    this.controller = new GarbageCollector({
+      registry: this.registry,
+      storage: this.storage,
+      storeFor: (d) => this.stores.storeFor(d),
+      recordEvent: (ref, type, reason, message) => this.events.record(ref, type, reason, message),
+    });
     this.controller.start().catch((e) => process.stderr.write(`garbage collector failed to start: ${(e as Error).message}\n`));
   }
 

@@ -21,6 +21,7 @@ import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controll
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
 import { DisruptionControllerRunner } from './disruption.controller.js';
 import { EndpointSliceMirroringRunner } from './endpointslicemirroring.controller.js';
+import { EventRecorder } from './event.recorder.js';
 import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
 import { LegacyTokenControllerRunner, RootCaPublisherRunner, ServiceAccountControllerRunner } from './serviceaccount.controllers.js';
 import { ResourceQuotaControllerRunner } from './resource-quota.controller.js';
@@ -82,6 +83,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
   imports: [DiscoveryModule],
   providers: [
     ControllerManager,
+    EventRecorder,
     NamespaceControllerRunner,
     GarbageCollectorRunner,
     ClusterRoleAggregationRunner,

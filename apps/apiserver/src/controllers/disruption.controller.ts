@@ -13,10 +13,21 @@ import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
 import type { Storage, StorageEvent } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
+import { budgetSelects } from '../groups/policy/poddisruptionbudget/pdb.status.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
+import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
 import { WatchQueueController } from './watch-queue.controller.js';
-import { computeBudgetStatus, controllerOf, failSafeStatus, groupOf, statusChanged, type OwnerRef, type ScaleFinder } from './disruption.logic.js';
+import {
+  computeBudgetStatus,
+  controllerOf,
+  failSafeStatus,
+  groupOf,
+  labelSelectorString,
+  statusChanged,
+  type OwnerRef,
+  type ScaleFinder,
+} from './disruption.logic.js';
 
 const CONTROLLER_CTX = (): RequestContext => ({
   user: { username: 'system:serviceaccount:kube-system:disruption-controller', groups: ['system:masters', 'system:authenticated'] },
@@ -34,13 +45,17 @@ export class DisruptionControllerRunner extends WatchQueueController {
   private readonly rechecks = new Map<string, NodeJS.Timeout>();
   /** Budget names per namespace, from the list and the watch. */
   private readonly budgets = new Map<string, Set<string>>();
+  /** Events, as kube-controller-manager's disruption controller records them (source "controllermanager"). */
+  private readonly events: ComponentRecorder;
 
   constructor(
     private readonly registry: KindRegistry,
     @Inject(STORAGE) storage: Storage,
     @Inject(STORES) private readonly stores: StoreFactory,
+    recorder: EventRecorder,
   ) {
     super(storage, 'disruption', RESYNC_MS);
+    this.events = recorder.for('controllermanager');
   }
 
   private decl(group: string, plural: string): KindDeclaration | undefined {
@@ -167,7 +182,24 @@ export class DisruptionControllerRunner extends WatchQueueController {
     }
     const pods = podDecl ? (await this.storage.list(collectionPrefix(podDecl, ns), { consistency: { mode: 'MostRecent' } })).items : [];
     const now = new Date();
+    if (!pods.some((p) => budgetSelects(pdb, p))) this.events.record(pdb, 'Normal', 'NoPods', 'No matching pods found');
     const res = await computeBudgetStatus(pdb, pods, this.finders(), now);
+    if ('error' in res) {
+      this.events.record(pdb, 'Warning', 'CalculateExpectedPodCountFailed', 'Failed to calculate the number of expected pods: %v', res.error);
+    } else {
+      if (res.unmanaged) {
+        this.events.record(
+          pdb,
+          'Warning',
+          'UnmanagedPods',
+          'Pods selected by this PodDisruptionBudget (selector: %v) were found to be unmanaged. As a result, the status of the PDB cannot be calculated correctly, which may result in undefined behavior. To account for these pods please set ".spec.minAvailable" field of the PDB to an integer value.',
+          labelSelectorString(asMap(pdb.spec).selector),
+        );
+      }
+      // Kubernetes prints the budget's namespace twice here.
+      for (const pod of res.notDeleted ?? [])
+        this.events.record(pod, 'Warning', 'NotDeleted', "Pod was expected by PDB %s/%s to be deleted but it wasn't", ns, ns);
+    }
     const status = 'error' in res ? failSafeStatus(pdb, res.error, now) : res.status;
     if ('recheckAt' in res && res.recheckAt !== undefined) this.recheck(key, res.recheckAt - now.getTime());
     if (!statusChanged(pdb, status)) return;

@@ -43,8 +43,12 @@ export interface ControllerScale {
 /** Finds the controller a pod's controller reference names and its scale (undefined: not this finder's kind, or gone). */
 export type ScaleFinder = (ref: OwnerRef, ns: string) => Promise<ControllerScale | undefined>;
 
-/** The outcome of one sync: the status to write, or the reason it could not be computed. */
-export type SyncResult = { status: Record<string, unknown>; recheckAt?: number } | { error: string };
+/**
+ * The outcome of one sync: the status to write, or the reason it could not be computed. With a
+ * status: the selected pods without a controller that a scale-based count left out
+ * (`unmanaged`), and the pods of disruptedPods that were not deleted in time (`notDeleted`).
+ */
+export type SyncResult = { status: Record<string, unknown>; recheckAt?: number; unmanaged?: string[]; notDeleted?: KubeObject[] } | { error: string };
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
 
@@ -65,10 +69,11 @@ export function scaledValue(v: unknown, total: number): number {
   return Math.ceil((Number(m[1]) * total) / 100);
 }
 
-async function expectedScale(pods: KubeObject[], ns: string, finders: ScaleFinder[]): Promise<number> {
+async function expectedScale(pods: KubeObject[], ns: string, finders: ScaleFinder[], unmanaged: string[]): Promise<number> {
   const scales = new Map<string, number>();
   for (const pod of pods) {
     const ref = controllerOf(pod);
+    if (!ref) unmanaged.push(pod.metadata.name ?? '');
     if (!ref || scales.has(ref.uid)) continue;
     let found: ControllerScale | undefined;
     for (const find of finders) {
@@ -89,15 +94,16 @@ export async function computeBudgetStatus(pdb: KubeObject, namespacePods: KubeOb
   const pods = namespacePods.filter((p) => budgetSelects(pdb, p));
   let expected = 0;
   let desired = 0;
+  const unmanaged: string[] = [];
   try {
     if (spec.maxUnavailable !== undefined && spec.maxUnavailable !== null) {
-      expected = await expectedScale(pods, pdb.metadata.namespace ?? '', finders);
+      expected = await expectedScale(pods, pdb.metadata.namespace ?? '', finders, unmanaged);
       desired = Math.max(0, expected - scaledValue(spec.maxUnavailable, expected));
     } else if (typeof spec.minAvailable === 'number') {
       desired = spec.minAvailable;
       expected = pods.length;
     } else if (typeof spec.minAvailable === 'string') {
-      expected = await expectedScale(pods, pdb.metadata.namespace ?? '', finders);
+      expected = await expectedScale(pods, pdb.metadata.namespace ?? '', finders, unmanaged);
       desired = scaledValue(spec.minAvailable, expected);
     }
   } catch (e) {
@@ -108,12 +114,16 @@ export async function computeBudgetStatus(pdb: KubeObject, namespacePods: KubeOb
   const recorded = asMap(asMap(pdb.status).disruptedPods);
   const disrupted: Record<string, string> = {};
   let recheckAt: number | undefined;
+  const notDeleted: KubeObject[] = [];
   for (const pod of pods) {
     const name = pod.metadata.name ?? '';
     const at = recorded[name];
     if (pod.metadata.deletionTimestamp || typeof at !== 'string') continue;
     const expires = Date.parse(at) + DELETION_TIMEOUT_MS;
-    if (!(expires > t)) continue; // expected to be deleted by now but was not: it counts again
+    if (!(expires > t)) {
+      notDeleted.push(pod); // expected to be deleted by now but was not: it counts again
+      continue;
+    }
     disrupted[name] = at;
     recheckAt = recheckAt === undefined ? expires : Math.min(recheckAt, expires);
   }
@@ -132,7 +142,12 @@ export async function computeBudgetStatus(pdb: KubeObject, namespacePods: KubeOb
     now,
   );
   if (Object.keys(disrupted).length === 0) delete status.disruptedPods; // omitted when empty, as Kubernetes writes it
-  return recheckAt === undefined ? { status } : { status, recheckAt };
+  return {
+    status,
+    ...(recheckAt === undefined ? {} : { recheckAt }),
+    ...(unmanaged.length ? { unmanaged } : {}),
+    ...(notDeleted.length ? { notDeleted } : {}),
+  };
 }
 
 /** failSafe: no disruption allowed, and the SyncFailed condition with the reason (observedGeneration unchanged). */
@@ -153,4 +168,19 @@ export function statusChanged(pdb: KubeObject, next: Record<string, unknown>): b
   const cur = asMap(pdb.status);
   const norm = (s: Record<string, unknown>) => ({ ...s, disruptedPods: asMap(s.disruptedPods) });
   return !isDeepStrictEqual(norm(cur), norm(next));
+}
+
+/** `%v` of a *metav1.LabelSelector (its generated String()), as the UnmanagedPods event prints it. */
+export function labelSelectorString(selector: unknown): string {
+  if (selector === null || selector === undefined) return '<nil>';
+  const sel = asMap(selector);
+  const labels = asMap(sel.matchLabels);
+  const keys = Object.keys(labels).sort();
+  const exprs = Array.isArray(sel.matchExpressions) ? (sel.matchExpressions as unknown[]).map(asMap) : [];
+  const req = (r: Record<string, unknown>) =>
+    `LabelSelectorRequirement{Key:${String(r.key ?? '')},Operator:${String(r.operator ?? '')},Values:[${(Array.isArray(r.values) ? (r.values as unknown[]) : []).map(String).join(' ')}],}`;
+  return (
+    `&LabelSelector{MatchLabels:map[string]string{${keys.map((k) => `${k}: ${String(labels[k])},`).join('')}},` +
+    `MatchExpressions:[]LabelSelectorRequirement{${exprs.map((r) => `${req(r)},`).join('')}},}`
+  );
 }

@@ -14,8 +14,17 @@ import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestConte
 import type { Storage, StorageEvent } from '@app/storage';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
+import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
 import { WatchQueueController } from './watch-queue.controller.js';
-import { hasSelector, isMirrored, LABEL_SERVICE_NAME, planMirror, shouldMirror } from './endpointslicemirroring.logic.js';
+import {
+  desiredSlices,
+  hasSelector,
+  isMirrored,
+  LABEL_SERVICE_NAME,
+  MAX_ENDPOINTS_PER_SUBSET,
+  planMirror,
+  shouldMirror,
+} from './endpointslicemirroring.logic.js';
 
 const CONTROLLER_CTX = (): RequestContext => ({
   user: {
@@ -34,12 +43,17 @@ const RESYNC_MS = 30_000;
 @ManagedController({ name: 'endpointslicemirroring' })
 @Injectable()
 export class EndpointSliceMirroringRunner extends WatchQueueController {
+  /** Events, as kube-controller-manager's endpointslicemirroring controller records them. */
+  private readonly events: ComponentRecorder;
+
   constructor(
     private readonly registry: KindRegistry,
     @Inject(STORAGE) storage: Storage,
     @Inject(STORES) private readonly stores: StoreFactory,
+    recorder: EventRecorder,
   ) {
     super(storage, 'endpointslicemirroring', RESYNC_MS);
+    this.events = recorder.for('endpoint-slice-mirroring-controller');
   }
 
   private decl(group: string, plural: string): KindDeclaration | undefined {
@@ -103,8 +117,25 @@ export class EndpointSliceMirroringRunner extends WatchQueueController {
     const mine = listed.items.filter((s) => isMirrored(s) && (s.metadata.labels as Record<string, string> | undefined)?.[LABEL_SERVICE_NAME] === name);
     const store = this.stores.storeFor(sliceDecl);
     const wopts = { ctx: CONTROLLER_CTX(), fieldValidation: 'Ignore' as const, fieldManager: FIELD_MANAGER };
-    const plan =
-      endpoints && service && !hasSelector(service) ? planMirror(endpoints, mine) : { create: [], update: [], delete: mine.map((s) => s.metadata.name ?? '') };
+    const mirror = endpoints && service && !hasSelector(service);
+    if (mirror) {
+      // reconcile: addresses that are no IP, or beyond the limit of a subset, are not mirrored.
+      const { invalidAddresses, skippedAddresses } = desiredSlices(endpoints);
+      if (invalidAddresses > 0) {
+        this.events.record(endpoints, 'Warning', 'InvalidIPAddress', 'Skipped %d invalid IP addresses when mirroring to EndpointSlices', invalidAddresses);
+      }
+      if (skippedAddresses > invalidAddresses) {
+        this.events.record(
+          endpoints,
+          'Warning',
+          'TooManyAddressesToMirror',
+          'A max of %d addresses can be mirrored to EndpointSlices per Endpoints subset. %d addresses were skipped',
+          MAX_ENDPOINTS_PER_SUBSET,
+          skippedAddresses,
+        );
+      }
+    }
+    const plan = mirror ? planMirror(endpoints, mine) : { create: [], update: [], delete: mine.map((s) => s.metadata.name ?? '') };
     try {
       for (const s of plan.create) await store.create(ns, s, wopts);
       for (const s of plan.update) await store.update(ns, s.metadata.name ?? '', s, wopts);
