@@ -381,5 +381,17 @@ export const WRITES: RowGroup = {
         },
       ],
     },
+    {
+      id: 'write-37',
+      rule: 'A create body sent without a Content-Type is read as JSON (kubectl create --raw -f sends one so over HTTP/2, with no Content-Length)',
+      source: 'upstream apiserver pkg/endpoints/handlers/negotiation NegotiateInputSerializerForMediaType (no media type: the first supported, JSON)',
+      upstream: 'kubectl create --raw prints the created ConfigMap',
+      kubectl: {
+        args: ['create', '--raw', `${CM}`, '-f', '-'],
+        input: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w37' }, data: { a: '1' } }),
+        stdout: /"name":"w37"/,
+      },
+      then: [{ req: { method: 'GET', path: `${CM}/w37` }, expect: { status: 200, body: { data: { a: '1' } } } }],
+    },
   ],
 };

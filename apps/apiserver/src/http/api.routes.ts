@@ -113,6 +113,13 @@ export class ApiRoutes implements BeforeApplicationShutdown {
         if (se.code >= 500) process.stderr.write(`internal error: ${(err as Error)?.stack ?? String(err)}\n`);
         sendStatus(reply, se);
       });
+      // A create or update body without a Content-Type is JSON, the first media type served, as
+      // kube-apiserver's input negotiation takes it. kubectl create --raw -f sends one so over
+      // HTTP/2, without a Content-Length either, which Fastify would otherwise take for no body.
+      scope.addHook('onRequest', (req, _reply, done) => {
+        if ((req.method === 'POST' || req.method === 'PUT') && req.headers['content-type'] === undefined) req.headers['content-type'] = 'application/json';
+        done();
+      });
       scope.addHook('onRequest', pipeline);
       scope.addHook('onResponse', async (req, reply) => {
         const info = stateOf(req)?.info;
