@@ -360,6 +360,12 @@ export const everyKind: JsonObject[] = [
     status: { token: 'eyJ.x.y', expirationTimestamp: '2030-01-01T00:00:00Z' },
   },
   {
+    apiVersion: 'v1',
+    kind: 'Binding',
+    metadata: { ...fullMeta('p', 'default'), annotations: { 'scheduler.example.com/by': 'test' } },
+    target: { kind: 'Node', name: 'n1', apiVersion: 'v1' },
+  },
+  {
     apiVersion: 'authentication.k8s.io/v1',
     kind: 'TokenReview',
     metadata: fullMeta('tr'),
