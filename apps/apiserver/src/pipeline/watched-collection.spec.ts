@@ -95,6 +95,10 @@ describe('WatchedCollection', () => {
     delivered = 9;
     expect(await c.current()).toBe(true);
     expect(settles).toBe(3);
+    // A failed store never settles: the copy is taken as it is, so the write goes on to Raft,
+    // whose next apply stops the node.
+    (storage as unknown as { settled: () => Promise<void> }).settled = () => Promise.reject(new Error('IO error'));
+    expect(await c.current()).toBe(true);
     c.stop();
     const { settled: _s, ...withoutSettled } = storage as unknown as Record<string, unknown>;
     const etcdLike = new WatchedCollection(withoutSettled as unknown as Storage, '/registry/core/serviceaccounts/', uidOf, 'test');
