@@ -101,7 +101,10 @@ export class ResourceQuotaPlugin implements Admission, OnApplicationBootstrap, O
     const decl = this.registry.lookup('', 'v1', 'resourcequotas') as KindDeclaration | undefined;
     if (!decl) return;
     // Most requests meet no quota: only those that do queue up behind the namespace's others.
-    const known = (await this.cached?.current()) ? this.cachedQuotas(attrs.namespace) : await this.quotas(decl, attrs.namespace);
+    // The copy as it is, without waiting for this node's writes to settle (a wait every counted
+    // write would pay): a quota constrains nothing before the controller has filled in its
+    // status.hard anyway, and a quota that concerns the request is read again at MostRecent.
+    const known = this.cached?.isSynced() ? this.cachedQuotas(attrs.namespace) : await this.quotas(decl, attrs.namespace);
     if (!known.some((q) => quotaMatches(q, gr, attrs.object!))) return;
     await this.serialized(attrs.namespace, () => this.evaluate(decl, attrs, gr));
   }
