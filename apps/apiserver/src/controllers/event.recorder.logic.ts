@@ -19,7 +19,7 @@
  *   again a few times, others are given up at once (a terminating or missing namespace, a name
  *   already taken, an invalid Event).
  */
-import type { KubeObject } from '@app/apimachinery';
+import { managedFieldsTime, type KubeObject } from '@app/apimachinery';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -102,7 +102,7 @@ export function goSprintf(format: string, ...args: unknown[]): string {
 
 /** metav1.Time: RFC 3339 in seconds. */
 export function metaTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  return managedFieldsTime(new Date(ms));
 }
 
 /**

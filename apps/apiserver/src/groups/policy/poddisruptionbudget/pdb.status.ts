@@ -3,7 +3,7 @@
  * which budgets cover a pod, whether a pod is ready, and the DisruptionAllowed condition
  * (component-helpers' poddisruptionbudget helpers and apimachinery's SetStatusCondition). Pure.
  */
-import { labelSelectorFromStruct, type KubeObject, type LabelSelectorStruct } from '@app/apimachinery';
+import { labelSelectorFromStruct, managedFieldsTime, type KubeObject, type LabelSelectorStruct } from '@app/apimachinery';
 import { asMap } from '../../core/core.helpers.js';
 
 /** Type of the condition the disruption controller sets. */
@@ -24,7 +24,7 @@ export interface Condition {
 }
 
 /** metav1.Time as Kubernetes writes it: RFC 3339 in seconds. */
-export const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+export const rfc3339 = managedFieldsTime;
 
 /**
  * Whether the budget's selector selects the pod (same namespace): a null selector selects none,
