@@ -187,6 +187,42 @@ describe('LimitRange', () => {
   });
 });
 
+describe('admission reads what was just written', () => {
+  it('a pod created right after a LimitRange, a PriorityClass and a ServiceAccount (same node, no pause) gets their defaults', async () => {
+    await request(server, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ryw' } } });
+    // Rounds of write-then-pod at once: the plugins' watch-fed copies must hold each write before
+    // the pod is admitted, or its defaults would be missing.
+    for (let i = 0; i < 10; i++) {
+      const lr = {
+        apiVersion: 'v1',
+        kind: 'LimitRange',
+        metadata: { name: `lr${i}` },
+        spec: { limits: [{ type: 'Container', defaultRequest: { memory: `${i + 1}Mi` } }] },
+      };
+      const pc = { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: `ryw-${i}` }, value: 100 + i };
+      const sa = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: `sa${i}` }, automountServiceAccountToken: false };
+      expect((await request(server, 'POST', '/api/v1/namespaces/ryw/limitranges', { body: lr })).status).toBe(201);
+      expect((await request(server, 'POST', '/apis/scheduling.k8s.io/v1/priorityclasses', { body: pc })).status).toBe(201);
+      expect((await request(server, 'POST', '/api/v1/namespaces/ryw/serviceaccounts', { body: sa })).status).toBe(201);
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `p${i}` },
+        spec: { priorityClassName: `ryw-${i}`, serviceAccountName: `sa${i}`, containers: [{ name: 'c', image: 'nginx' }] },
+      };
+      const r = await request(server, 'POST', '/api/v1/namespaces/ryw/pods', { body: pod });
+      expect(r.status).toBe(201);
+      const spec = (r.json() as { spec: { priority: number; volumes?: unknown[]; containers: Array<{ resources?: { requests?: Record<string, string> } }> } })
+        .spec;
+      expect(spec.priority).toBe(100 + i);
+      // Several LimitRanges give defaults; the newest one's memory request is among those applied.
+      expect(spec.containers[0]!.resources?.requests?.memory).toBeDefined();
+      expect(spec.volumes ?? []).toEqual([]);
+      expect((await request(server, 'DELETE', `/api/v1/namespaces/ryw/limitranges/lr${i}`)).status).toBe(200);
+    }
+  });
+});
+
 describe('SecurityContextDeny', () => {
   it('is off by default and refuses elevated pods once enabled', async () => {
     await k(['run', 'root', '-n', 'default', '--image=nginx', '--overrides={"spec":{"securityContext":{"runAsUser":0}}}']);
