@@ -106,13 +106,13 @@ describe('Service', () => {
     expect((await k(['create', '-f', fixture('service.yaml')])).stdout).toContain('service/web created');
     const r = await k(['get', 'svc', 'web']);
     expect(r.stdout).toMatch(/^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE$/m);
-    expect(r.stdout).toMatch(/^web\s+ClusterIP\s+10\.96\.12\.34\s+<none>\s+80\/TCP,443\/TCP\s+\d+s$/m);
+    expect(r.stdout).toMatch(/^web\s+ClusterIP\s+10\.0\.0\.34\s+<none>\s+80\/TCP,443\/TCP\s+\d+s$/m);
     expect((await k(['get', 'svc', 'web', '-o', 'wide'])).stdout).toMatch(/\s+SELECTOR$[\s\S]*\s+app=web,tier=frontend$/m);
     const svc = JSON.parse((await k(['get', 'svc', 'web', '-o', 'json'])).stdout);
     expect(svc.spec).toMatchObject({
       type: 'ClusterIP',
       sessionAffinity: 'None',
-      clusterIPs: ['10.96.12.34'],
+      clusterIPs: ['10.0.0.34'],
       ipFamilies: ['IPv4'],
       ipFamilyPolicy: 'SingleStack',
       internalTrafficPolicy: 'Cluster',
@@ -126,16 +126,16 @@ describe('Service', () => {
   it('is explained and patched', async () => {
     expect((await k(['explain', 'service.spec.ports'])).stdout).toMatch(/^\s+port\s+<integer> -required-/m);
     await k(['patch', 'svc', 'web', '--type=merge', '-p', '{"spec":{"type":"NodePort","ports":[{"name":"http","port":80,"nodePort":30080}]}}']);
-    expect((await k(['get', 'svc', 'web'])).stdout).toMatch(/^web\s+NodePort\s+10\.96\.12\.34\s+<none>\s+80:30080\/TCP\s+/m);
+    expect((await k(['get', 'svc', 'web'])).stdout).toMatch(/^web\s+NodePort\s+10\.0\.0\.34\s+<none>\s+80:30080\/TCP\s+/m);
     const ip = await k(['patch', 'svc', 'web', '--type=merge', '-p', '{"spec":{"clusterIP":"10.96.0.99","clusterIPs":["10.96.0.99"]}}'], { expectFail: true });
     expect(ip.stderr).toContain('spec.clusterIPs[0]: Invalid value: "10.96.0.99": may not change once set');
   });
 
   it('shows a LoadBalancer as pending until its status (only through /status) names an ingress', async () => {
     await k(['patch', 'svc', 'web', '--type=merge', '-p', '{"spec":{"type":"LoadBalancer"},"status":{"loadBalancer":{"ingress":[{"ip":"1.1.1.1"}]}}}']);
-    expect((await k(['get', 'svc', 'web'])).stdout).toMatch(/^web\s+LoadBalancer\s+10\.96\.12\.34\s+<pending>\s+80:30080\/TCP\s+/m);
+    expect((await k(['get', 'svc', 'web'])).stdout).toMatch(/^web\s+LoadBalancer\s+10\.0\.0\.34\s+<pending>\s+80:30080\/TCP\s+/m);
     await k(['patch', 'svc', 'web', '--subresource=status', '--type=merge', '-p', '{"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.7"}]}}}']);
-    expect((await k(['get', 'svc', 'web'])).stdout).toMatch(/^web\s+LoadBalancer\s+10\.96\.12\.34\s+203\.0\.113\.7\s+80:30080\/TCP\s+/m);
+    expect((await k(['get', 'svc', 'web'])).stdout).toMatch(/^web\s+LoadBalancer\s+10\.0\.0\.34\s+203\.0\.113\.7\s+80:30080\/TCP\s+/m);
   });
 
   it('refuses the rule violations with their messages', async () => {

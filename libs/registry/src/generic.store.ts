@@ -34,6 +34,7 @@ import { encodeContinue } from './read.options.js';
 import type { ApplyOptions, DeleteOptions, GetOptions, ListOptions, ListResponse, WriteOptions } from './request.options.js';
 import { mapStorageError } from './store.errors.js';
 import { hasStatusSubresource, subresourceOf } from './subresource.strategies.js';
+import { allocatingStorage } from './allocating.storage.js';
 import { kindCheckedStorage } from './kind-checked.storage.js';
 import { versionedStorage } from './versioned.storage.js';
 import { filteredWatchSink, type WatchEventSink } from './watch.filter.js';
@@ -83,7 +84,8 @@ export class GenericStore implements StoreCore {
       apiVersion: decl.group ? `${decl.group}/${storedAt}` : storedAt,
       decodeProblem: typed ? (o) => deps.machinery.decodeProblem(o, schema, decl.kind) : undefined,
     });
-    this.storage = conv && conv.storageVersion !== decl.version ? versionedStorage(checked, conv, decl.version) : checked;
+    const served = conv && conv.storageVersion !== decl.version ? versionedStorage(checked, conv, decl.version) : checked;
+    this.storage = decl.allocator ? allocatingStorage(served, decl.allocator) : served;
     this.pipeline = new WritePipeline(decl, deps.machinery, deps.admission, this.apiVersion);
   }
 

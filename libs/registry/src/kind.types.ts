@@ -226,4 +226,28 @@ export interface KindDeclaration {
    * ready. apiVersion and kind may be left out; a namespaced object names its namespace.
    */
   initialObjects?: KubeObject[];
+  /**
+   * Values the kind's objects hold that must be unique among them and come from a finite pool
+   * (Service cluster IPs and node ports): taken around the store's writes (allocating.storage.ts).
+   */
+  allocator?: WriteAllocator;
+}
+
+/**
+ * What an object takes from a pool around its write (Kubernetes' BeginCreate/BeginUpdate hooks
+ * of the Service storage): called after validation with the object about to be stored, which it
+ * may fill in (an allocated value). The transaction is committed once the write succeeded and
+ * reverted when it failed or was retried on fresher state.
+ */
+export interface WriteAllocator {
+  allocateCreate(obj: KubeObject, dryRun: boolean): Promise<AllocationTxn>;
+  allocateUpdate(obj: KubeObject, old: KubeObject, dryRun: boolean): Promise<AllocationTxn>;
+  /** After the object was removed from storage: gives back what it held. */
+  release(obj: KubeObject): Promise<void>;
+}
+
+/** The values one write took: committed (releasing what the old state held) or reverted. */
+export interface AllocationTxn {
+  commit(): Promise<void>;
+  revert(): Promise<void>;
 }

@@ -8,6 +8,7 @@
 import { parseClientUrls } from '../etcd/etcd.url.js';
 import { parseGoDuration } from '@app/apimachinery';
 import { AUTHORIZATION_MODES } from '@app/authz';
+import { parseIpRange, parsePortRange } from '../groups/core/service/service.ranges.js';
 import { parseRuntimeConfig, RuntimeConfigError } from './runtime-config.js';
 
 /** The server configuration. Paths are absolute after `resolveConfig`. */
@@ -71,6 +72,10 @@ export interface ServerConfig {
   minRequestTimeoutSeconds: number;
   /** Deadline of every request but watches, in milliseconds (kube's `--request-timeout`, a Go duration; default 1m0s). */
   requestTimeoutMs: number;
+  /** The CIDR Service cluster IPs are allocated from (kube-apiserver's --service-cluster-ip-range; default 10.0.0.0/24). */
+  serviceClusterIpRange: string;
+  /** The node ports NodePort and LoadBalancer Services get (kube-apiserver's --service-node-port-range; default 30000-32767). */
+  serviceNodePortRange: string;
   /** Maximum request body size in bytes. */
   maxRequestBodyBytes: number;
   /** Read-only and mutating API requests served at once (0: no limit); see http/inflight.ts. */
@@ -171,6 +176,8 @@ const FLAGS: Record<string, FlagSpec> = {
   'secure-port': { key: 'securePort', kind: 'int' },
   'bind-address': { key: 'bindAddress', kind: 'string' },
   'advertise-address': { key: 'advertiseAddress', kind: 'string' },
+  'service-cluster-ip-range': { key: 'serviceClusterIpRange', kind: 'string' },
+  'service-node-port-range': { key: 'serviceNodePortRange', kind: 'string' },
   'listen-peer-port': { key: 'listenPeerPort', kind: 'int' },
   'initial-cluster': { key: 'initialCluster', kind: 'string' },
   'initial-cluster-state': { key: 'initialClusterState', kind: 'string' },
@@ -291,6 +298,8 @@ export function parseFlags(argv: string[]): ServerConfig {
     minRequestTimeoutSeconds: 1800,
     requestTimeoutMs: 60_000,
     maxRequestBodyBytes: 3 * 1024 * 1024,
+    serviceClusterIpRange: '10.0.0.0/24',
+    serviceNodePortRange: '30000-32767',
     // kube-apiserver's defaults.
     maxRequestsInflight: 400,
     maxMutatingRequestsInflight: 200,
@@ -367,6 +376,7 @@ export function parseFlags(argv: string[]): ServerConfig {
   }
   if (cfg.advertiseClientUrls !== undefined && cfg.listenClientUrls === undefined)
     throw new FlagError('--advertise-client-urls names where the etcd API of --listen-client-urls is reached; give --listen-client-urls too');
+  checkServiceRanges(cfg);
   checkAuthenticationFlags(cfg.raw);
   try {
     parseRuntimeConfig(cfg.raw['runtime-config']);
@@ -380,6 +390,23 @@ export function parseFlags(argv: string[]): ServerConfig {
   if (cfg.heartbeatIntervalMs < 1 || cfg.electionTimeoutMs < 5 * cfg.heartbeatIntervalMs)
     throw new FlagError(`--election-timeout must be at least 5 times --heartbeat-interval (at least 1)`);
   return cfg;
+}
+
+/** The Service ranges parse (one CIDR: dual-stack clusters are not built). */
+function checkServiceRanges(cfg: ServerConfig): void {
+  if (cfg.serviceClusterIpRange.includes(',')) {
+    throw new FlagError(`--service-cluster-ip-range=${cfg.serviceClusterIpRange}: dual-stack Services are not built; give one CIDR`);
+  }
+  try {
+    parseIpRange(cfg.serviceClusterIpRange);
+  } catch (e) {
+    throw new FlagError(`--service-cluster-ip-range: ${(e as Error).message}`);
+  }
+  try {
+    parsePortRange(cfg.serviceNodePortRange);
+  } catch (e) {
+    throw new FlagError(`--service-node-port-range: ${(e as Error).message}`);
+  }
 }
 
 /**

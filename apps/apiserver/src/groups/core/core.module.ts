@@ -25,6 +25,8 @@ import { resourceQuotaKind } from './resourcequota/resourcequota.kind.js';
 import { secretKind } from './secret/secret.kind.js';
 import { serviceAccountKind, tokenRequestPorts } from './serviceaccount/serviceaccount.kind.js';
 import { serviceKind } from './service/service.kind.js';
+import { KubernetesServiceController } from './service/service.bootstrap.js';
+import { ServiceRangeRepairRunner, ServiceRanges } from './service/service.wiring.js';
 
 /** The core/v1 kinds. */
 export const CORE_KINDS: readonly KindDeclaration[] = [
@@ -181,5 +183,15 @@ export class BindingWiring {
 }
 
 /** Provides the core/v1 kinds. */
-@Module({ providers: [apiKinds('', CORE_KINDS), TokenRequestWiring, EvictionWiring, BindingWiring] })
+@Module({
+  providers: [
+    apiKinds('', CORE_KINDS),
+    TokenRequestWiring,
+    EvictionWiring,
+    BindingWiring,
+    ServiceRanges,
+    ServiceRangeRepairRunner,
+    KubernetesServiceController,
+  ],
+})
 export class CoreGroupModule {}

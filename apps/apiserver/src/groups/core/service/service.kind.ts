@@ -1,11 +1,13 @@
 /**
  * core/v1 Service (namespaced): its declaration, with kubectl's columns (NAME TYPE CLUSTER-IP
  * EXTERNAL-IP PORT(S) AGE; -o wide: SELECTOR) and the status subresource. DELETE answers with
- * the deleted Service, as kube-apiserver's service storage does.
+ * the deleted Service, as kube-apiserver's service storage does. Cluster IPs and node ports are
+ * allocated around its writes (service.allocator.ts).
  */
 import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { ServiceSchema } from './service.schema.js';
+import { serviceAllocatorPort } from './service.allocator.js';
 import { serviceExternalIpCell, servicePortsCell, serviceSelectorCell, serviceStatusStrategy, serviceStrategy } from './service.strategy.js';
 
 /** The Service declaration. */
@@ -27,6 +29,7 @@ export const serviceKind: KindDeclaration = {
   subresources: { status: { verbs: statusSubresource().verbs, strategy: serviceStatusStrategy } },
   generation: 'none',
   deleteReturnsObject: true,
+  allocator: serviceAllocatorPort,
   tableColumns: [
     { name: 'Type', type: 'string', priority: 0, description: 'Type of the service', cell: (o) => String(asMap(o.spec).type ?? 'ClusterIP') },
     {

@@ -3,8 +3,9 @@
  * ValidateService, SetDefaults_Service): DNS-1035 names; ports with their ranges, names and
  * protocols; node ports only for NodePort and LoadBalancer services; ExternalName services
  * name a DNS name and need no ports; clusterIP is "None", an IP the client gives, or empty, and
- * cannot change once set. No IP or node port is allocated (docs/certificates.md, "Nodes,
- * Services and Endpoints").
+ * cannot change once set. Cluster IPs and node ports are allocated by the kind's allocator
+ * (service.allocator.ts), after validation; an update first takes over the values the stored
+ * Service holds where the new one leaves them out (patchAllocatedValues).
  */
 import { isIP } from 'node:net';
 import { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain, validateLabels, type FieldError, type KubeObject } from '@app/apimachinery';
@@ -15,9 +16,6 @@ type Port = { name?: string; port?: unknown; protocol?: string; targetPort?: unk
 
 const inRange = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 65535;
 const RANGE = 'must be between 1 and 65535, inclusive';
-/** The node port range kube-apiserver allocates from (--service-node-port-range default). */
-export const NODE_PORT_RANGE = { min: 30000, max: 32767 };
-
 function portsOf(svc: KubeObject): Port[] {
   const p = asMap(svc.spec).ports;
   return Array.isArray(p) ? (p as Port[]) : [];
@@ -87,13 +85,9 @@ export function validateService(svc: KubeObject): FieldError[] {
     if (p.nodePort !== undefined && p.nodePort !== 0) {
       if (type !== 'NodePort' && type !== 'LoadBalancer') {
         errs.push({ type: 'FieldValueForbidden', field: `${f}.nodePort`, detail: `may not be used when \`type\` is '${type}'` });
-      } else if (typeof p.nodePort !== 'number' || p.nodePort < NODE_PORT_RANGE.min || p.nodePort > NODE_PORT_RANGE.max) {
-        errs.push({
-          type: 'FieldValueInvalid',
-          field: `${f}.nodePort`,
-          value: p.nodePort,
-          detail: `provided port is not in the valid range. The range of valid ports is ${NODE_PORT_RANGE.min}-${NODE_PORT_RANGE.max}`,
-        });
+      } else if (!inRange(p.nodePort)) {
+        // Whether it is within --service-node-port-range is the allocator's check.
+        errs.push({ type: 'FieldValueInvalid', field: `${f}.nodePort`, value: p.nodePort, detail: RANGE });
       }
     }
   });
@@ -140,6 +134,81 @@ export function defaultService(svc: KubeObject): void {
   }
 }
 
+const needsClusterIP = (s: KubeObject): boolean => (asMap(s.spec).type ?? 'ClusterIP') !== 'ExternalName';
+const needsNodePort = (s: KubeObject): boolean => asMap(s.spec).type === 'NodePort' || asMap(s.spec).type === 'LoadBalancer';
+const needsHealthCheckPort = (s: KubeObject): boolean => asMap(s.spec).type === 'LoadBalancer' && asMap(s.spec).externalTrafficPolicy === 'Local';
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+/**
+ * An update that leaves out the values the stored Service was given keeps them (kube's
+ * patchAllocatedValues), so that `kubectl replace` of a manifest without a cluster IP or node
+ * ports is not a change of them: the cluster IP(s), each port's node port by port name (unless
+ * another port of the new object uses it), and the health check node port.
+ */
+export function patchAllocatedValues(svc: KubeObject, old: KubeObject): void {
+  const spec = asMap(svc.spec);
+  svc.spec = spec;
+  const before = asMap(old.spec);
+  if (needsClusterIP(old) && needsClusterIP(svc)) {
+    if ((spec.clusterIP === undefined || spec.clusterIP === '') && typeof before.clusterIP === 'string') spec.clusterIP = before.clusterIP;
+    if ((!Array.isArray(spec.clusterIPs) || spec.clusterIPs.length === 0) && Array.isArray(before.clusterIPs) && before.clusterIPs.length > 0) {
+      spec.clusterIPs = [...(before.clusterIPs as string[])];
+    }
+  }
+  if (needsNodePort(old) && needsNodePort(svc)) {
+    const used = (s: KubeObject) =>
+      new Set(
+        portsOf(s)
+          .map((p) => p.nodePort)
+          .filter((n) => typeof n === 'number' && n !== 0),
+      );
+    const oldUsed = used(old);
+    const newUsed = used(svc);
+    const inBoth = new Set([...oldUsed].filter((n) => newUsed.has(n)));
+    const byName = new Map(portsOf(old).map((p) => [p.name ?? '', p.nodePort]));
+    for (const p of portsOf(svc)) {
+      if (p.nodePort !== undefined && p.nodePort !== 0) continue;
+      const was = byName.get(p.name ?? '');
+      if (typeof was === 'number' && was !== 0 && !inBoth.has(was)) p.nodePort = was;
+    }
+  }
+  if (needsHealthCheckPort(old) && needsHealthCheckPort(svc) && (spec.healthCheckNodePort === undefined || spec.healthCheckNodePort === 0)) {
+    if (before.healthCheckNodePort !== undefined) spec.healthCheckNodePort = before.healthCheckNodePort;
+  }
+}
+
+/**
+ * A type change drops the values the new type has no use for, where the update left them as
+ * the stored Service had them (kube's dropTypeDependentFields): the cluster IP fields when
+ * becoming ExternalName, node ports when leaving NodePort and LoadBalancer, the health check
+ * node port, allocateLoadBalancerNodePorts, loadBalancerClass and externalTrafficPolicy.
+ */
+export function dropTypeDependentFields(svc: KubeObject, old: KubeObject): void {
+  const spec = asMap(svc.spec);
+  svc.spec = spec;
+  const before = asMap(old.spec);
+  if (needsClusterIP(old) && !needsClusterIP(svc)) {
+    if (same(spec.clusterIP, before.clusterIP) && same(spec.clusterIPs, before.clusterIPs)) {
+      delete spec.clusterIP;
+      delete spec.clusterIPs;
+    }
+    if (same(spec.ipFamilies, before.ipFamilies)) delete spec.ipFamilies;
+    if (same(spec.ipFamilyPolicy, before.ipFamilyPolicy)) delete spec.ipFamilyPolicy;
+  }
+  if (needsNodePort(old) && !needsNodePort(svc)) {
+    const np = (s: KubeObject) => portsOf(s).map((p) => p.nodePort ?? 0);
+    if (same(np(svc), np(old))) for (const p of portsOf(svc)) delete p.nodePort;
+  }
+  if (needsHealthCheckPort(old) && !needsHealthCheckPort(svc) && same(spec.healthCheckNodePort, before.healthCheckNodePort)) delete spec.healthCheckNodePort;
+  if (before.type === 'LoadBalancer' && spec.type !== 'LoadBalancer') {
+    if (spec.allocateLoadBalancerNodePorts !== undefined && same(spec.allocateLoadBalancerNodePorts, before.allocateLoadBalancerNodePorts)) {
+      delete spec.allocateLoadBalancerNodePorts;
+    }
+    if (same(spec.loadBalancerClass, before.loadBalancerClass)) delete spec.loadBalancerClass;
+  }
+  if (needsNodePort(old) && !needsNodePort(svc) && same(spec.externalTrafficPolicy, before.externalTrafficPolicy)) delete spec.externalTrafficPolicy;
+}
+
 /** The Service strategy. */
 export const serviceStrategy: Strategy = {
   prepareForCreate(svc) {
@@ -149,6 +218,8 @@ export const serviceStrategy: Strategy = {
   prepareForUpdate(svc, old) {
     if (old.status === undefined) delete svc.status;
     else svc.status = structuredClone(old.status);
+    patchAllocatedValues(svc, old);
+    dropTypeDependentFields(svc, old);
     defaultService(svc);
   },
   validate: validateService,
