@@ -20,6 +20,7 @@ import { PATHS } from './paths.rows.js';
 import { POLICY } from './policy.rows.js';
 import { QUOTA } from './quota.rows.js';
 import { READS } from './read.rows.js';
+import { SERVICES } from './services.rows.js';
 import { STORAGE } from './storage.rows.js';
 import { WRITES } from './write.rows.js';
 
@@ -39,6 +40,7 @@ export const GROUPS: RowGroup[] = [
   BATCH,
   NETWORKING,
   DISCOVERY,
+  SERVICES,
   POLICY,
   BINDING,
   EVENT_RECORDER,
