@@ -53,7 +53,14 @@ describe('one node: health endpoints and /version', () => {
   const etcd = testStorage() === 'etcd3';
   const own = etcd ? 'etcd' : 'raft';
   const other = etcd ? 'raft' : 'etcd';
-  const hooks = ['initial-objects', 'apiservice-registration-controller', 'bootstrap-controller', 'admin-kubeconfig', 'start-controllers', ...(etcd ? [] : ['cluster-registration'])];
+  const hooks = [
+    'initial-objects',
+    'apiservice-registration-controller',
+    'bootstrap-controller',
+    'admin-kubeconfig',
+    'start-controllers',
+    ...(etcd ? [] : ['cluster-registration']),
+  ];
   let server: ServerHandle;
   beforeAll(async () => {
     // The explicit default is accepted.
