@@ -393,7 +393,11 @@ export class ServiceAllocator implements WriteAllocator {
     }
     const ips = await this.takeIps(svc, wantIp, dryRun);
     try {
-      const { result, taken } = await this.withPorts(svc, (op) => ServiceAllocator.updatePlan(svc, old, op), dryRun);
+      // Only a NodePort or LoadBalancer Service, or one that now needs a health check port, takes ports.
+      const takesPorts = needsNodePort(svc) || (!needsHealthCheck(old) && needsHealthCheck(svc));
+      const { result, taken } = takesPorts
+        ? await this.withPorts(svc, (op) => ServiceAllocator.updatePlan(svc, old, op), dryRun)
+        : { result: new Map<number, number>(), taken: [] as number[] };
       ServiceAllocator.assign(svc, result);
       const nowPorts = needsNodePort(svc) ? serviceNodePorts(svc) : [];
       const oldPorts = serviceNodePorts(old);
