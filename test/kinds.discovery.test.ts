@@ -91,7 +91,8 @@ const mirrored = async (): Promise<string> => (await k(['get', 'endpointslices',
 describe('EndpointSlice', () => {
   it('is applied with its defaults, listed with its columns, explained and deleted', async () => {
     expect((await k(['apply', '-f', '-'], { input: SLICE })).stdout).toContain('endpointslice.discovery.k8s.io/manual-1 created');
-    expect((await k(['get', 'endpointslices'])).stdout).toMatch(
+    // (default also holds the kubernetes Service's slice, as on Kubernetes)
+    expect((await k(['get', 'endpointslices', 'manual-1'])).stdout).toMatch(
       /^NAME\s+ADDRESSTYPE\s+PORTS\s+ENDPOINTS\s+AGE\nmanual-1\s+IPv4\s+80,53\s+10\.1\.0\.1,10\.1\.0\.2,10\.1\.0\.3 \+ 1 more\.\.\.\s+\d+s$/m,
     );
     const fields = (
