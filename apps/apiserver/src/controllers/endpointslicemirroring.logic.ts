@@ -25,7 +25,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { nameIsDNSSubdomain, type KubeObject } from '@app/apimachinery';
-import { parseIPSloppy } from '../groups/networking/networking.ip.js';
+import { formatIP, parseIPSloppy } from '../groups/networking/networking.ip.js';
 
 type Obj = Record<string, unknown>;
 
@@ -73,24 +73,8 @@ export function canonicalIP(address: string): { ip: string; family: 'IPv4' | 'IP
   const parsed = parseIPSloppy(address);
   if (!parsed) return undefined;
   const v4 = parsed.bits === 32 ? parsed.value : parsed.value >> 32n === 0xffffn ? parsed.value & 0xffffffffn : undefined;
-  if (v4 !== undefined) return { ip: [24n, 16n, 8n, 0n].map((s) => String((v4 >> s) & 255n)).join('.'), family: 'IPv4' };
-  const groups = Array.from({ length: 8 }, (_, i) => Number((parsed.value >> BigInt(112 - 16 * i)) & 0xffffn));
-  // The longest run of two or more zero groups (the first of equal ones) becomes "::".
-  let best = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) [best, bestLen] = [i, j - i];
-    i = j;
-  }
-  const hex = (g: number[]) => g.map((n) => n.toString(16)).join(':');
-  const ip = best < 0 ? hex(groups) : `${hex(groups.slice(0, best))}::${hex(groups.slice(best + bestLen))}`;
-  return { ip, family: 'IPv6' };
+  if (v4 !== undefined) return { ip: formatIP({ bits: 32, value: v4 }), family: 'IPv4' };
+  return { ip: formatIP(parsed), family: 'IPv6' };
 }
 
 interface RepackedAddress {

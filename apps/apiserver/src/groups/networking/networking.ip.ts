@@ -61,6 +61,30 @@ export function parseIPSloppy(s: string): ParsedIP | undefined {
   return v6 === undefined ? undefined : { bits: 128, value: v6 };
 }
 
+/**
+ * An address as Go's net.IP String() writes one of its width: a dotted quad, or IPv6 in RFC
+ * 5952's form (lower case, the longest run of two or more zero groups as `::`, the first of
+ * equal runs).
+ */
+export function formatIP(ip: ParsedIP): string {
+  if (ip.bits === 32) return [24n, 16n, 8n, 0n].map((s) => String((ip.value >> s) & 255n)).join('.');
+  const groups = Array.from({ length: 8 }, (_, i) => Number((ip.value >> BigInt(112 - 16 * i)) & 0xffffn));
+  let best = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) [best, bestLen] = [i, j - i];
+    i = j;
+  }
+  const hex = (g: number[]) => g.map((n) => n.toString(16)).join(':');
+  return best < 0 ? hex(groups) : `${hex(groups.slice(0, best))}::${hex(groups.slice(best + bestLen))}`;
+}
+
 /** ParseCIDRSloppy: `<ip>/<prefix>` (leading zeros allowed in both), else undefined. */
 export function parseCIDRSloppy(s: string): ParsedCIDR | undefined {
   const slash = s.indexOf('/');

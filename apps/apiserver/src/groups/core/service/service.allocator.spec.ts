@@ -1,7 +1,8 @@
 import { StatusError, type KubeObject } from '@app/apimachinery';
 import { StorageError } from '@app/storage';
 import { heldValues, initIPFamilyFields, ServiceAllocator, type RangeStore } from './service.allocator.js';
-import { Bitmap, formatIp, parseIp, parseIpRange, parsePortRange, type ValueRange } from './service.ranges.js';
+import { formatIP } from '../../networking/networking.ip.js';
+import { Bitmap, parseIp, parseIpRange, parsePortRange, type ValueRange } from './service.ranges.js';
 import { ROUNDS_BEFORE_RELEASE, ServiceRangeRepair } from './service.repair.js';
 import { dropTypeDependentFields, patchAllocatedValues } from './service.strategy.js';
 
@@ -80,7 +81,7 @@ describe('service ranges', () => {
   });
 
   it('formats IPv6 as RFC 5952 does', () => {
-    const f = (s: string) => formatIp('IPv6', parseIp(s)!.value);
+    const f = (s: string) => formatIP({ bits: 128, value: parseIp(s)!.value });
     expect([f('2001:DB8:0:0:1:0:0:1'), f('::1'), f('1::'), f('2001:db8::0:1'), f('1:0:1:0:1:0:1:0'), f('::ffff:1.2.3.4')]).toEqual([
       '2001:db8::1:0:0:1',
       '::1',
@@ -91,6 +92,7 @@ describe('service ranges', () => {
     ]);
     expect(parseIp('1.2.3.256')).toBeUndefined();
     expect(parseIp('1:2:3')).toBeUndefined();
+    expect(parseIp('010.0.0.1')).toEqual({ family: 'IPv4', value: 0x0a000001n }); // sloppy, as kube's flags
   });
 
   it('parses node port ranges', () => {

@@ -10,6 +10,8 @@
  * range, and none when the range has fewer than 16 values.
  */
 
+import { formatIP, parseCIDRSloppy, parseIPSloppy } from '../../networking/networking.ip.js';
+
 /** A range of allocatable values. */
 export interface ValueRange<V> {
   /** The range as configured ('10.0.0.0/24', '30000-32767'); stored beside its bitmap. */
@@ -38,80 +40,10 @@ export interface IpRange extends ValueRange<string> {
   readonly family: 'IPv4' | 'IPv6';
 }
 
-function parseIPv4(s: string): bigint | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
-  if (!m) return undefined;
-  let v = 0n;
-  for (let i = 1; i <= 4; i++) {
-    const octet = Number(m[i]);
-    if (octet > 255 || (m[i].length > 1 && m[i].startsWith('0'))) return undefined;
-    v = (v << 8n) | BigInt(octet);
-  }
-  return v;
-}
-
-function parseIPv6(s: string): bigint | undefined {
-  if (!/^[0-9a-fA-F:.]+$/.test(s) || s.includes(':::')) return undefined;
-  const halves = s.split('::');
-  if (halves.length > 2) return undefined;
-  const groups = (part: string): number[] | undefined => {
-    if (part === '') return [];
-    const out: number[] = [];
-    const items = part.split(':');
-    for (let i = 0; i < items.length; i++) {
-      const it = items[i];
-      if (i === items.length - 1 && it.includes('.')) {
-        const v4 = parseIPv4(it);
-        if (v4 === undefined) return undefined;
-        out.push(Number(v4 >> 16n), Number(v4 & 0xffffn));
-      } else {
-        if (!/^[0-9a-fA-F]{1,4}$/.test(it)) return undefined;
-        out.push(parseInt(it, 16));
-      }
-    }
-    return out;
-  };
-  const head = groups(halves[0]);
-  const tail = halves.length === 2 ? groups(halves[1]) : [];
-  if (!head || !tail) return undefined;
-  const fill = 8 - head.length - tail.length;
-  if (halves.length === 2 ? fill < 1 : fill !== 0) return undefined;
-  let v = 0n;
-  for (const g of [...head, ...new Array<number>(halves.length === 2 ? fill : 0).fill(0), ...tail]) v = (v << 16n) | BigInt(g);
-  return v;
-}
-
-/** Parses an IP address (IPv4 dotted quad or IPv6) into its family and value. */
+/** An IP address's family and value (k8s.io/utils/net's sloppy parsing); undefined when it is none. */
 export function parseIp(s: string): { family: 'IPv4' | 'IPv6'; value: bigint } | undefined {
-  const v4 = parseIPv4(s);
-  if (v4 !== undefined) return { family: 'IPv4', value: v4 };
-  const v6 = parseIPv6(s);
-  return v6 !== undefined ? { family: 'IPv6', value: v6 } : undefined;
-}
-
-/** The canonical text of an IP (RFC 5952 for IPv6: lower case, the longest run of zero groups as ::). */
-export function formatIp(family: 'IPv4' | 'IPv6', value: bigint): string {
-  if (family === 'IPv4') return [24n, 16n, 8n, 0n].map((s) => String((value >> s) & 0xffn)).join('.');
-  const g: number[] = [];
-  for (let i = 7; i >= 0; i--) g.push(Number((value >> BigInt(i * 16)) & 0xffffn));
-  let best = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8;) {
-    if (g[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && g[j] === 0) j++;
-    if (j - i > bestLen) {
-      best = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  const hex = (a: number[]): string => a.map((x) => x.toString(16)).join(':');
-  if (best < 0) return hex(g);
-  return `${hex(g.slice(0, best))}::${hex(g.slice(best + bestLen))}`;
+  const p = parseIPSloppy(s);
+  return p ? { family: p.bits === 32 ? 'IPv4' : 'IPv6', value: p.value } : undefined;
 }
 
 /**
@@ -119,35 +51,32 @@ export function formatIp(family: 'IPv4' | 'IPv6', value: bigint): string {
  * broadcast address; the first address after the network's is the `kubernetes` Service's.
  */
 export function parseIpRange(cidr: string): IpRange {
-  const m = /^([^/]+)\/(\d{1,3})$/.exec(cidr.trim());
-  const ip = m ? parseIp(m[1]) : undefined;
-  if (!m || !ip) throw new Error(`${JSON.stringify(cidr)} is not a CIDR such as 10.0.0.0/24`);
-  const bits = ip.family === 'IPv4' ? 32 : 128;
-  const prefix = Number(m[2]);
-  if (prefix > bits) throw new Error(`${JSON.stringify(cidr)} is not a CIDR such as 10.0.0.0/24`);
+  const parsed = parseCIDRSloppy(cidr.trim());
+  if (!parsed) throw new Error(`${JSON.stringify(cidr)} is not a CIDR such as 10.0.0.0/24`);
+  const family = parsed.bits === 32 ? 'IPv4' : 'IPv6';
+  const { bits, prefix, network } = parsed;
   const hostBits = bits - prefix;
   if (hostBits > 20) {
     throw new Error(`${cidr} is too large; for ${bits}-bit addresses, the mask must be >= ${bits - 20}`);
   }
-  const network = (ip.value >> BigInt(hostBits)) << BigInt(hostBits);
   const total = 2 ** hostBits;
   // IPv4 leaves out the network and broadcast addresses, IPv6 the network's (subnet-router anycast).
-  const size = ip.family === 'IPv4' ? total - 2 : total - 1;
+  const size = family === 'IPv4' ? total - 2 : total - 1;
   if (size < 1) throw new Error(`${cidr} is too small: it holds no address to allocate`);
   const first = network + 1n;
-  const text = `${formatIp(ip.family, network)}/${prefix}`;
+  const text = `${formatIP({ bits, value: network })}/${prefix}`;
   return {
     text,
-    family: ip.family,
+    family,
     size,
     staticBand: bandOf(size, 16, 256),
     offsetOf(value: string) {
       const p = parseIp(value);
-      if (!p || p.family !== ip.family) return undefined;
+      if (!p || p.family !== family) return undefined;
       const off = p.value - first;
       return off >= 0n && off < BigInt(size) ? Number(off) : undefined;
     },
-    valueAt: (offset: number) => formatIp(ip.family, first + BigInt(offset)),
+    valueAt: (offset: number) => formatIP({ bits, value: first + BigInt(offset) }),
   };
 }
 
