@@ -67,12 +67,12 @@ describe('Service allocation on one server', () => {
     const ipTaken = await create(service('delta', { clusterIP: '10.99.0.5', ports: [{ port: 80 }] }));
     expect([ipTaken.status, ipTaken.json<Obj>().message]).toEqual([
       422,
-      'Service "delta" is invalid: spec.clusterIPs: Invalid value: ["10.99.0.5"]: failed to allocate IP 10.99.0.5: provided IP is already allocated',
+      'Service "delta" is invalid: spec.clusterIPs: Invalid value: []string{"10.99.0.5"}: failed to allocate IP 10.99.0.5: provided IP is already allocated',
     ]);
     expect(ipTaken.json<{ details: { causes: Obj[] } }>().details.causes).toEqual([
       {
         reason: 'FieldValueInvalid',
-        message: 'Invalid value: ["10.99.0.5"]: failed to allocate IP 10.99.0.5: provided IP is already allocated',
+        message: 'Invalid value: []string{"10.99.0.5"}: failed to allocate IP 10.99.0.5: provided IP is already allocated',
         field: 'spec.clusterIPs',
       },
     ]);
@@ -83,7 +83,7 @@ describe('Service allocation on one server', () => {
     expect(portTaken.stderr).toContain('The Service "delta" is invalid: spec.ports[0].nodePort: Invalid value: 31005: provided port is already allocated');
     const outside = await create(service('delta', { clusterIP: '10.98.0.5', ports: [{ port: 80 }] }));
     expect(outside.json<Obj>().message).toBe(
-      'Service "delta" is invalid: spec.clusterIPs: Invalid value: ["10.98.0.5"]: failed to allocate IP 10.98.0.5: the provided IP (10.98.0.5) is not in the valid range. The range of valid IPs is 10.99.0.0/24',
+      'Service "delta" is invalid: spec.clusterIPs: Invalid value: []string{"10.98.0.5"}: failed to allocate IP 10.98.0.5: the provided IP (10.98.0.5) is not in the valid range. The range of valid IPs is 10.99.0.0/24',
     );
     const portOutside = await create(service('delta', { type: 'NodePort', ports: [{ port: 80, nodePort: 30000 }] }));
     expect(portOutside.json<Obj>().message).toBe(

@@ -136,11 +136,11 @@ describe('ServiceAllocator', () => {
     const again = await rejected(alloc.allocateCreate(svc({ clusterIP: '10.0.0.5', ports: [{ port: 80 }] }, 'b'), false));
     expect([again.code, again.message]).toEqual([
       422,
-      'Service "b" is invalid: spec.clusterIPs: Invalid value: ["10.0.0.5"]: failed to allocate IP 10.0.0.5: provided IP is already allocated',
+      'Service "b" is invalid: spec.clusterIPs: Invalid value: []string{"10.0.0.5"}: failed to allocate IP 10.0.0.5: provided IP is already allocated',
     ]);
     const outside = await rejected(alloc.allocateCreate(svc({ clusterIP: '10.1.0.5', ports: [{ port: 80 }] }, 'c'), false));
     expect(outside.message).toBe(
-      'Service "c" is invalid: spec.clusterIPs: Invalid value: ["10.1.0.5"]: failed to allocate IP 10.1.0.5: the provided IP (10.1.0.5) is not in the valid range. The range of valid IPs is 10.0.0.0/24',
+      'Service "c" is invalid: spec.clusterIPs: Invalid value: []string{"10.1.0.5"}: failed to allocate IP 10.1.0.5: the provided IP (10.1.0.5) is not in the valid range. The range of valid IPs is 10.0.0.0/24',
     );
   });
 
@@ -167,7 +167,7 @@ describe('ServiceAllocator', () => {
     const v6 = await rejected(alloc.allocateCreate(svc({ ipFamilies: ['IPv6'], ports: [{ port: 1 }] }), false));
     expect(v6.message).toBe('Service "web" is invalid: spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster');
     const ip6 = await rejected(alloc.allocateCreate(svc({ clusterIP: 'fd00::5', clusterIPs: ['fd00::5'], ports: [{ port: 1 }] }), false));
-    expect(ip6.message).toBe('Service "web" is invalid: spec.clusterIPs[0]: Invalid value: ["fd00::5"]: IPv6 is not configured on this cluster');
+    expect(ip6.message).toBe('Service "web" is invalid: spec.clusterIPs[0]: Invalid value: []string{"fd00::5"}: IPv6 is not configured on this cluster');
     // PreferDualStack stays single on a single-stack cluster.
     const prefer = svc({ ipFamilyPolicy: 'PreferDualStack', ports: [{ port: 1 }] });
     initIPFamilyFields(prefer, undefined, 'IPv4');

@@ -88,6 +88,8 @@ export function heldValues(svc: KubeObject): { ips: string[]; ports: number[] } 
   return { ips, ports };
 }
 
+/** A []string value as field.Error prints it (`%#v`): `[]string{"10.0.0.5"}`. */
+const goStrings = (vs: readonly string[]): string => `[]string{${vs.map((v) => JSON.stringify(v)).join(', ')}}`;
 const invalid = (svc: KubeObject, errs: FieldError[]): StatusError => Errors.invalid('', 'Service', svc.metadata.name ?? '', errs);
 
 /**
@@ -133,7 +135,7 @@ export function initIPFamilyFields(svc: KubeObject, old: KubeObject | undefined,
     const fam = parseIp(ips[i])?.family;
     if (fam === undefined) continue; // validation has refused it already
     if (fam !== family)
-      errs.push({ type: 'FieldValueInvalid', field: `spec.clusterIPs[${i}]`, value: ips, detail: `${fam} is not configured on this cluster` });
+      errs.push({ type: 'FieldValueInvalid', field: `spec.clusterIPs[${i}]`, detail: `${goStrings(ips)}: ${fam} is not configured on this cluster` });
     else families.push(fam);
   }
   if (errs.length) throw invalid(svc, errs);
@@ -192,7 +194,7 @@ export class ServiceAllocator implements WriteAllocator {
         const off = range.offsetOf(ip);
         const fail = (why: string): never => {
           throw invalid(svc, [
-            { type: 'FieldValueInvalid', field: 'spec.clusterIPs', value: clusterIPsOf(svc), detail: `failed to allocate IP ${ip}: ${why}` },
+            { type: 'FieldValueInvalid', field: 'spec.clusterIPs', detail: `${goStrings(clusterIPsOf(svc))}: failed to allocate IP ${ip}: ${why}` },
           ]);
         };
         if (off === undefined) fail(`the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${range.text}`);
