@@ -145,14 +145,15 @@ export class KubernetesServiceController implements PostStartHookProvider, Befor
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    // Leave the endpoints, best effort: a server that cannot write now is dropped when its
-    // record expires.
-    try {
+    // Leave the endpoints, best effort and for at most 2 s: a server that cannot write now (no
+    // quorum) is dropped when its record expires, and must not hold its shutdown up.
+    const leave = async (): Promise<void> => {
       if (this.self) await this.storage.delete(this.leaseKey(this.self));
       await this.writeEndpoints(await this.liveServers(false));
-    } catch {
-      // expired later by the others
-    }
+    };
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([leave().catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, 2_000)))]);
+    clearTimeout(timer);
   }
 
   private leaseKey(s: ApiServerAddress): string {
