@@ -29,6 +29,9 @@ const service = (name: string, spec: Obj): Obj => ({ apiVersion: 'v1', kind: 'Se
 const specOf = (o: unknown): Spec => (o as { spec: Spec }).spec;
 const inCidr24 = (ip: string | undefined, prefix: string) => typeof ip === 'string' && ip.startsWith(prefix);
 
+// The IPs and node ports the tests ask for are in the ranges' static bands (10.99.0.1-16,
+// 31000-31030), which random allocation leaves alone while the rest has room: no Service
+// created earlier holds one by chance.
 describe('Service allocation on one server', () => {
   let server: ServerHandle;
   const k = (args: string[], opts: { input?: string; expectFail?: boolean } = {}) => kubectl(server, args, opts);
@@ -101,9 +104,9 @@ describe('Service allocation on one server', () => {
     const again = await create(service('gamma2', { type: 'NodePort', clusterIP: gamma.clusterIP, ports: [{ port: 80, nodePort: 31005 }] }));
     expect(again.status).toBe(201);
     // Already exists is a failed create after allocation: nothing stays taken.
-    const dup = await create(service('gamma2', { ports: [{ port: 80 }], clusterIP: '10.99.0.77' }));
+    const dup = await create(service('gamma2', { ports: [{ port: 80 }], clusterIP: '10.99.0.13' }));
     expect(dup.status).toBe(409);
-    expect((await create(service('epsilon', { clusterIP: '10.99.0.77', ports: [{ port: 80 }] }))).status).toBe(201);
+    expect((await create(service('epsilon', { clusterIP: '10.99.0.13', ports: [{ port: 80 }] }))).status).toBe(201);
   });
 
   it('shows values on a dry run and takes none', async () => {
@@ -172,12 +175,12 @@ describe('Service allocation on one server', () => {
 
   it('a changed cluster IP is refused, not allocated', async () => {
     const ip = specOf((await request(server, 'GET', `${SVC()}/alpha`)).json()).clusterIP!;
-    const r = await k(['patch', 'svc', 'alpha', '--type=merge', '-p', '{"spec":{"clusterIP":"10.99.0.200","clusterIPs":["10.99.0.200"]}}'], {
+    const r = await k(['patch', 'svc', 'alpha', '--type=merge', '-p', '{"spec":{"clusterIP":"10.99.0.12","clusterIPs":["10.99.0.12"]}}'], {
       expectFail: true,
     });
-    expect(r.stderr).toContain('spec.clusterIPs[0]: Invalid value: "10.99.0.200": may not change once set');
+    expect(r.stderr).toContain('spec.clusterIPs[0]: Invalid value: "10.99.0.12": may not change once set');
     expect(specOf((await request(server, 'GET', `${SVC()}/alpha`)).json()).clusterIP).toBe(ip);
-    expect((await create(service('lambda', { clusterIP: '10.99.0.200', ports: [{ port: 80 }] }))).status).toBe(201);
+    expect((await create(service('lambda', { clusterIP: '10.99.0.12', ports: [{ port: 80 }] }))).status).toBe(201);
   });
 });
 

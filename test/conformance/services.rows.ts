@@ -2,7 +2,9 @@
  * Rules of Service cluster IP and node port allocation (pkg/registry/core/service/storage
  * alloc.go, ipallocator, portallocator) and of the `kubernetes` Service (pkg/controlplane
  * controller/kubernetesservice, the lease endpoint reconciler), on a server with the default
- * ranges: 10.0.0.0/24 and 30000-32767. The repair loop and concurrent allocation through
+ * ranges: 10.0.0.0/24 and 30000-32767. The values the rows ask for are in the static bands
+ * (10.0.0.1-16, 30000-30085), which random allocation leaves alone while the rest has room, so
+ * other rows' Services never hold them first. The repair loop and concurrent allocation through
  * several servers are in test/service-allocation.test.ts.
  */
 import type { RowGroup } from './conformance.types.js';
@@ -59,13 +61,13 @@ export const SERVICES: RowGroup = {
       id: 'svc-3',
       rule: 'A requested cluster IP another Service holds is 422 on spec.clusterIPs',
       source: 'upstream pkg/registry/core/service/storage alloc.go (allocIPs); ipallocator ErrAllocated',
-      upstream: '422 spec.clusterIPs: Invalid value: []string{"10.0.0.50"}: failed to allocate IP 10.0.0.50: provided IP is already allocated',
-      setup: [{ method: 'POST', path: SVC, body: service('ip-a', { clusterIP: '10.0.0.50' }) }],
-      req: { method: 'POST', path: SVC, body: service('ip-b', { clusterIP: '10.0.0.50' }) },
+      upstream: '422 spec.clusterIPs: Invalid value: []string{"10.0.0.10"}: failed to allocate IP 10.0.0.10: provided IP is already allocated',
+      setup: [{ method: 'POST', path: SVC, body: service('ip-a', { clusterIP: '10.0.0.10' }) }],
+      req: { method: 'POST', path: SVC, body: service('ip-b', { clusterIP: '10.0.0.10' }) },
       expect: {
         status: 422,
         reason: 'Invalid',
-        message: invalid('ip-b', 'spec.clusterIPs: Invalid value: []string{"10.0.0.50"}: failed to allocate IP 10.0.0.50: provided IP is already allocated'),
+        message: invalid('ip-b', 'spec.clusterIPs: Invalid value: []string{"10.0.0.10"}: failed to allocate IP 10.0.0.10: provided IP is already allocated'),
         body: { details: { causes: [{ reason: 'FieldValueInvalid', field: 'spec.clusterIPs' }] } },
       },
     },
@@ -121,11 +123,11 @@ export const SERVICES: RowGroup = {
       source: 'upstream pkg/registry/core/service/storage storage.go (afterDelete, releaseAllocatedResources)',
       upstream: "201 for a new Service taking the deleted one's IP and node port",
       setup: [
-        { method: 'POST', path: SVC, body: service('gone', { type: 'NodePort', clusterIP: '10.0.0.60', ports: [{ port: 80, nodePort: 30060 }] }) },
+        { method: 'POST', path: SVC, body: service('gone', { type: 'NodePort', clusterIP: '10.0.0.11', ports: [{ port: 80, nodePort: 30060 }] }) },
         { method: 'DELETE', path: `${SVC}/gone` },
       ],
-      req: { method: 'POST', path: SVC, body: service('heir', { type: 'NodePort', clusterIP: '10.0.0.60', ports: [{ port: 80, nodePort: 30060 }] }) },
-      expect: { status: 201, body: { spec: { clusterIP: '10.0.0.60', ports: [{ nodePort: 30060 }] } } },
+      req: { method: 'POST', path: SVC, body: service('heir', { type: 'NodePort', clusterIP: '10.0.0.11', ports: [{ port: 80, nodePort: 30060 }] }) },
+      expect: { status: 201, body: { spec: { clusterIP: '10.0.0.11', ports: [{ nodePort: 30060 }] } } },
     },
     {
       id: 'svc-8',
@@ -136,11 +138,11 @@ export const SERVICES: RowGroup = {
         {
           method: 'POST',
           path: `${SVC}?dryRun=All`,
-          body: service('dry', { clusterIP: '10.0.0.70' }),
-          expect: { status: 201, body: { spec: { clusterIP: '10.0.0.70' } } },
+          body: service('dry', { clusterIP: '10.0.0.12' }),
+          expect: { status: 201, body: { spec: { clusterIP: '10.0.0.12' } } },
         },
       ],
-      req: { method: 'POST', path: SVC, body: service('wet', { clusterIP: '10.0.0.70' }) },
+      req: { method: 'POST', path: SVC, body: service('wet', { clusterIP: '10.0.0.12' }) },
       expect: { status: 201 },
       then: [{ req: { method: 'GET', path: `${SVC}/dry` }, expect: { status: 404 } }],
     },
@@ -150,10 +152,10 @@ export const SERVICES: RowGroup = {
       source: 'upstream pkg/registry/core/service/storage storage.go (patchAllocatedValues)',
       upstream: '200 with the stored clusterIP and nodePort',
       setup: [
-        { method: 'POST', path: SVC, body: service('kept', { type: 'NodePort', clusterIP: '10.0.0.80', ports: [{ name: 'web', port: 80, nodePort: 30080 }] }) },
+        { method: 'POST', path: SVC, body: service('kept', { type: 'NodePort', clusterIP: '10.0.0.13', ports: [{ name: 'web', port: 80, nodePort: 30080 }] }) },
       ],
       req: { method: 'PUT', path: `${SVC}/kept`, body: service('kept', { type: 'NodePort', ports: [{ name: 'web', port: 80 }] }) },
-      expect: { status: 200, body: { spec: { clusterIP: '10.0.0.80', clusterIPs: ['10.0.0.80'], ports: [{ name: 'web', nodePort: 30080 }] } } },
+      expect: { status: 200, body: { spec: { clusterIP: '10.0.0.13', clusterIPs: ['10.0.0.13'], ports: [{ name: 'web', nodePort: 30080 }] } } },
     },
     {
       id: 'svc-10',
