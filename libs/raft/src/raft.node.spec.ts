@@ -143,6 +143,35 @@ describe('RaftNode driver', () => {
     expect(late.message).toBe('IO error: No space left on device');
   });
 
+  it('stops at once when a state machine reports a write that failed after apply() returned', async () => {
+    // Like the MVCC state machine: apply() hands the entry over and returns, the write comes
+    // later; here it fails for the marked entry and no further entry ever comes.
+    class BackgroundWriteMachine extends KvMachine {
+      private listeners: ((e: Error) => void)[] = [];
+      onFailure(listener: (e: Error) => void): void {
+        this.listeners.push(listener);
+      }
+      override async apply(e: AppliedEntry): Promise<unknown> {
+        const r = await super.apply(e);
+        if (new TextDecoder().decode(e.data).startsWith('boom=')) {
+          const err = new Error('IO error: Input/output error');
+          setTimeout(() => this.listeners.forEach((l) => l(err)), 20);
+        }
+        return r;
+      }
+    }
+    const net = new LocalNet();
+    const { node } = await startNode(net, 1, [1], new BackgroundWriteMachine());
+    await until(() => node.status().role === 'leader');
+    const heard = new Promise<Error>((resolve) => node.onFatal(resolve));
+    await node.propose(new TextEncoder().encode('a=1'));
+    await node.propose(new TextEncoder().encode('boom=1'));
+    expect((await heard).message).toBe('IO error: Input/output error');
+    expect(node.failure()?.message).toBe('IO error: Input/output error');
+    await expect(node.propose(new TextEncoder().encode('b=2'))).rejects.toThrow();
+    await expect(node.readIndex()).rejects.toThrow();
+  });
+
   const leaderOf = (net: LocalNet) => [...net.nodes.values()].find((n) => n.status().role === 'leader' && !net.down.has(n.id));
 
   it('elects, commits proposals with their result, forwards from followers, serves reads, transfers, changes membership and catches up by snapshot', async () => {

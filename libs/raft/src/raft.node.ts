@@ -112,6 +112,11 @@ export class RaftNode {
     // replayed from that snapshot no longer shows the change, the record does.
     const removedAt = o.storage.removedAt?.();
     if (removedAt !== undefined) this.removedNote = `its removal from the configuration was applied at index ${removedAt}`;
+    // A write the state machine failed after apply() returned: its state may now be behind what
+    // this node has told its proposers, so the node stops at once (see fail()).
+    o.stateMachine.onFailure?.((e) => {
+      if (!this.stopped) this.fail(e);
+    });
   }
 
   /**
@@ -484,6 +489,8 @@ export class RaftNode {
     this.running = true;
     try {
       for (;;) {
+        // Stopped (or failed) while a Ready was handled: nothing more is persisted or sent.
+        if (this.stopped) break;
         this.feed();
         if (this.smSynced !== undefined) await this.compactToSynced();
         if (!this.raw.hasReady()) {

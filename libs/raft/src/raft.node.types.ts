@@ -43,6 +43,9 @@ export interface StateMachineSnapshot {
  *    compacting the log costs one fsync instead of a copy of the whole state; the data is
  *    exported only when a follower needs it. Without it, every snapshot stores the exported
  *    state (a volatile state machine rebuilds from it after a restart).
+ *  - onFailure(), for a state machine that writes after apply() returned: it reports a write
+ *    that failed there. The driver then stops for good, as when apply() itself throws, without
+ *    waiting for another entry to apply.
  */
 export interface StateMachine {
   apply(entry: AppliedEntry): Promise<unknown>;
@@ -50,6 +53,7 @@ export interface StateMachine {
   snapshot(): Promise<StateMachineSnapshot>;
   restore(snapshot: StateMachineSnapshot): Promise<void>;
   sync?(): Promise<number>;
+  onFailure?(listener: (e: Error) => void): void;
 }
 
 /** Options of RaftNode. */

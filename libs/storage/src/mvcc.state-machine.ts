@@ -100,6 +100,7 @@ export class MvccStateMachine implements StateMachine {
   private handed: number;
   private written: number;
   private failed: Error | undefined;
+  private failureListeners: ((e: Error) => void)[] = [];
   private waiters: { index: number; resolve(): void; reject(e: Error): void }[] = [];
 
   private readonly maxBatch: number;
@@ -182,9 +183,10 @@ export class MvccStateMachine implements StateMachine {
             );
           }
         } catch (e) {
-          this.failed = e instanceof Error ? e : new Error(String(e));
-          for (const q of [...batch, ...this.queue.splice(0)]) q.reject(this.failed);
-          for (const w of this.waiters.splice(0)) w.reject(this.failed);
+          const failed = (this.failed = e instanceof Error ? e : new Error(String(e)));
+          for (const q of [...batch, ...this.queue.splice(0)]) q.reject(failed);
+          for (const w of this.waiters.splice(0)) w.reject(failed);
+          for (const l of this.failureListeners.splice(0)) l(failed);
           return;
         }
         const revision = this.store.currentRevision();
@@ -210,6 +212,16 @@ export class MvccStateMachine implements StateMachine {
     } finally {
       this.draining = undefined;
     }
+  }
+
+  /**
+   * Calls `listener` once a write of the store failed (at once, asynchronously, when one
+   * already has): the entries it held were handed over as applied, so the node must stop.
+   */
+  onFailure(listener: (e: Error) => void): void {
+    const failed = this.failed;
+    if (failed) queueMicrotask(() => listener(failed));
+    else this.failureListeners.push(listener);
   }
 
   /** Resolves once every entry handed over so far (or up to `index`) is written to the store. */
