@@ -66,17 +66,22 @@ export const APPS_WORKLOADS: RowGroup = {
       rule: 'A ReplicaSet: the selector must be non-empty and match the template labels, and the template restarts Always',
       source: 'upstream pkg/apis/apps/validation (ValidateReplicaSetSpec, ValidatePodTemplateSpecForReplicaSet)',
       upstream:
-        '422 "spec.template.metadata.labels: Invalid value: ...: `selector` does not match template `labels`"; 422 "spec.selector: Invalid value: {}: empty selector is invalid for deployment"; 422 restartPolicy Unsupported value',
+        '422 "spec.template.metadata.labels: Invalid value: ...: `selector` does not match template `labels`"; 422 "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment"; 422 restartPolicy Unsupported value',
       req: { method: 'POST', path: RS, body: rs('r2', {}, {}, { app: 'x' }) },
       expect: {
         status: 422,
         reason: 'Invalid',
-        message: 'ReplicaSet.apps "r2" is invalid: spec.template.metadata.labels: Invalid value: {"app":"x"}: `selector` does not match template `labels`',
+        message:
+          'ReplicaSet.apps "r2" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{"app":"x"}: `selector` does not match template `labels`',
       },
       then: [
         {
           req: { method: 'POST', path: RS, body: rs('r2', { selector: {} }) },
-          expect: { status: 422, message: 'ReplicaSet.apps "r2" is invalid: spec.selector: Invalid value: {}: empty selector is invalid for deployment' },
+          expect: {
+            status: 422,
+            message:
+              'ReplicaSet.apps "r2" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment',
+          },
         },
         {
           req: { method: 'POST', path: RS, body: rs('r2', {}, { restartPolicy: 'Never' }) },
@@ -199,19 +204,21 @@ export const APPS_WORKLOADS: RowGroup = {
       rule: 'A StatefulSet: the selector must be non-empty and match the template labels; serviceName may be empty',
       source: 'upstream pkg/apis/apps/validation (ValidateStatefulSetSpec, ValidatePodTemplateSpecForStatefulSet)',
       upstream:
-        '422 "spec.selector: Invalid value: {}: empty selector is invalid for statefulset"; 422 "`selector` does not match template `labels`"; 201 without serviceName',
+        '422 "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for statefulset"; 422 "`selector` does not match template `labels`"; 201 without serviceName',
       req: { method: 'POST', path: STS, body: sts('s2', { selector: {} }) },
       expect: {
         status: 422,
         reason: 'Invalid',
-        message: 'StatefulSet.apps "s2" is invalid: spec.selector: Invalid value: {}: empty selector is invalid for statefulset',
+        message:
+          'StatefulSet.apps "s2" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for statefulset',
       },
       then: [
         {
           req: { method: 'POST', path: STS, body: sts('s2', {}, {}, { app: 'x' }) },
           expect: {
             status: 422,
-            message: 'StatefulSet.apps "s2" is invalid: spec.template.metadata.labels: Invalid value: {"app":"x"}: `selector` does not match template `labels`',
+            message:
+              'StatefulSet.apps "s2" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{"app":"x"}: `selector` does not match template `labels`',
           },
         },
         { req: { method: 'POST', path: STS, body: sts('s2', { serviceName: '' }) }, expect: { status: 201 } },
@@ -300,7 +307,11 @@ export const APPS_WORKLOADS: RowGroup = {
       then: [
         {
           req: { method: 'POST', path: DS, body: ds('d2', { selector: {} }) },
-          expect: { status: 422, message: 'DaemonSet.apps "d2" is invalid: spec.selector: Invalid value: {}: empty selector is invalid for daemonset' },
+          expect: {
+            status: 422,
+            message:
+              'DaemonSet.apps "d2" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for daemonset',
+          },
         },
         { req: { method: 'POST', path: DS, body: ds('d2') }, expect: { status: 201 } },
         {

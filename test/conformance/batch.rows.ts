@@ -94,7 +94,7 @@ export const BATCH: RowGroup = {
       id: 'batch-4',
       rule: 'A manual selector must match the template labels',
       source: 'upstream pkg/apis/batch/validation (ValidateJobSpec)',
-      upstream: '422 Invalid "spec.template.metadata.labels: Invalid value: {\\"app\\":\\"x\\"}: `selector` does not match template `labels`"',
+      upstream: '422 Invalid "spec.template.metadata.labels: Invalid value: map[string]string{\\"app\\":\\"x\\"}: `selector` does not match template `labels`"',
       req: {
         method: 'POST',
         path: JOBS,
@@ -103,7 +103,8 @@ export const BATCH: RowGroup = {
       expect: {
         status: 422,
         reason: 'Invalid',
-        message: 'Job.batch "j4" is invalid: spec.template.metadata.labels: Invalid value: {"app":"x"}: `selector` does not match template `labels`',
+        message:
+          'Job.batch "j4" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{"app":"x"}: `selector` does not match template `labels`',
       },
     },
     {

@@ -64,24 +64,27 @@ export const DEPLOYMENT: RowGroup = {
       id: 'deploy-2',
       rule: 'The selector must match the template labels',
       source: 'upstream pkg/apis/apps/validation (ValidatePodTemplateSpecForReplicaSet)',
-      upstream: '422 Invalid "spec.template.metadata.labels: Invalid value: {\\"app\\":\\"x\\"}: `selector` does not match template `labels`"',
+      upstream: '422 Invalid "spec.template.metadata.labels: Invalid value: map[string]string{\\"app\\":\\"x\\"}: `selector` does not match template `labels`"',
       req: { method: 'POST', path: DEP, body: deploy('d2', {}, {}, { app: 'x' }) },
       expect: {
         status: 422,
         reason: 'Invalid',
-        message: 'Deployment.apps "d2" is invalid: spec.template.metadata.labels: Invalid value: {"app":"x"}: `selector` does not match template `labels`',
+        message:
+          'Deployment.apps "d2" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{"app":"x"}: `selector` does not match template `labels`',
       },
     },
     {
       id: 'deploy-3',
       rule: 'An empty selector is refused',
       source: 'upstream pkg/apis/apps/validation (ValidateDeploymentSpec)',
-      upstream: '422 Invalid "spec.selector: Invalid value: {}: empty selector is invalid for deployment"',
+      upstream:
+        '422 Invalid "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment"',
       req: { method: 'POST', path: DEP, body: deploy('d3', { selector: {} }) },
       expect: {
         status: 422,
         reason: 'Invalid',
-        message: 'Deployment.apps "d3" is invalid: spec.selector: Invalid value: {}: empty selector is invalid for deployment',
+        message:
+          'Deployment.apps "d3" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment',
       },
     },
     {

@@ -119,6 +119,69 @@ export interface FieldError {
   detail: string;
 }
 
+/**
+ * A field error's value printed as field.Error prints a Go value with `%#v`: made by goSlice and
+ * goStruct, for values whose Go form is not JSON's.
+ */
+export class GoValue {
+  constructor(readonly text: string) {}
+
+  toString(): string {
+    return this.text;
+  }
+}
+
+const goLiteral = (v: unknown): string =>
+  v instanceof GoValue ? v.text : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(String(v));
+
+/**
+ * A slice of `goType` (default `[]string`): `[]string{"a", "b"}`, and `[]string(nil)` for an
+ * absent one, as Go prints a nil slice.
+ */
+export function goSlice(items: readonly unknown[] | undefined | null, goType = '[]string'): GoValue {
+  return new GoValue(items == null ? `${goType}(nil)` : `${goType}{${items.map(goLiteral).join(', ')}}`);
+}
+
+/**
+ * A map of strings as Go prints it: keys sorted, `map[string]string{"a":"1", "b":"2"}`, and
+ * `map[string]string(nil)` for an absent one.
+ */
+export function goMap(m: unknown, goType = 'map[string]string'): GoValue {
+  if (m == null || typeof m !== 'object' || Array.isArray(m)) return new GoValue(`${goType}(nil)`);
+  const o = m as Record<string, unknown>;
+  const keys = Object.keys(o).sort();
+  return new GoValue(`${goType}{${keys.map((k) => `${JSON.stringify(k)}:${goLiteral(o[k])}`).join(', ')}}`);
+}
+
+/**
+ * A metav1.LabelSelector as Go prints the struct a pointer field holds:
+ * `v1.LabelSelector{MatchLabels:map[string]string{"app":"x"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}`.
+ */
+export function goLabelSelector(sel: unknown): GoValue {
+  const s = (sel ?? {}) as { matchLabels?: Record<string, unknown>; matchExpressions?: unknown };
+  const exprs = Array.isArray(s.matchExpressions)
+    ? s.matchExpressions.map((e: { key?: unknown; operator?: unknown; values?: unknown }) =>
+        goStruct('v1.LabelSelectorRequirement', [
+          ['Key', e?.key],
+          ['Operator', e?.operator],
+          ['Values', goSlice(Array.isArray(e?.values) ? e.values : undefined)],
+        ]),
+      )
+    : undefined;
+  return goStruct('v1.LabelSelector', [
+    ['MatchLabels', goMap(s.matchLabels)],
+    ['MatchExpressions', goSlice(exprs, '[]v1.LabelSelectorRequirement')],
+  ]);
+}
+
+/**
+ * A struct of string, number and GoValue fields: `rbac.RoleRef{APIGroup:"g", Kind:"Role",
+ * Name:"x"}`. An absent string field prints as `""`, its Go zero value.
+ */
+export function goStruct(goType: string, fields: readonly (readonly [string, unknown])[]): GoValue {
+  return new GoValue(`${goType}{${fields.map(([k, v]) => `${k}:${goLiteral(v ?? '')}`).join(', ')}}`);
+}
+
 /** Renders one field error the way field.Error.Error() does: `field: Invalid value: "v": detail`. */
 export function fieldErrorMessage(e: FieldError): string {
   const label: Record<FieldError['type'], string> = {
@@ -141,7 +204,8 @@ export function fieldErrorMessage(e: FieldError): string {
     e.type === 'FieldValueTypeInvalid';
   let s = `${e.field}: ${label[e.type]}`;
   if (withValue && e.value !== undefined) {
-    s += `: ${typeof e.value === 'string' ? JSON.stringify(e.value) : (JSON.stringify(e.value) ?? String(e.value))}`;
+    const v = e.value;
+    s += `: ${v instanceof GoValue ? v.text : typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v))}`;
   }
   if (e.detail) s += `: ${e.detail}`;
   return s;

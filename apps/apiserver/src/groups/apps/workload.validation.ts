@@ -5,6 +5,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import {
+  goLabelSelector,
+  goMap,
   labelSelectorFromStruct,
   validateAnnotations,
   validateLabels,
@@ -61,7 +63,12 @@ export function validatePodTemplateForReplicaSet(template: unknown, selector: La
   const spec = asMap(t.spec);
   const errs: FieldError[] = [];
   if (!selector.isEmpty() && !selector.matches(asMap(meta.labels) as Record<string, string>)) {
-    errs.push({ type: 'FieldValueInvalid', field: `${path}.metadata.labels`, value: meta.labels ?? {}, detail: '`selector` does not match template `labels`' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: `${path}.metadata.labels`,
+      value: goMap(meta.labels),
+      detail: '`selector` does not match template `labels`',
+    });
   }
   errs.push(...validateLabels(meta.labels, `${path}.metadata.labels`), ...validateAnnotations(meta.annotations, `${path}.metadata.annotations`));
   errs.push(...validatePodSpec(spec, `${path}.spec`));
@@ -102,7 +109,8 @@ export function validateSelectorAndTemplate(spec: Record<string, unknown>, rules
     errs.push(...validateLabelSelector(sel, 'spec.selector'));
     const s = asMap(sel);
     const n = Object.keys(asMap(s.matchLabels)).length + (Array.isArray(s.matchExpressions) ? s.matchExpressions.length : 0);
-    if (n === 0) errs.push({ type: 'FieldValueInvalid', field: 'spec.selector', value: sel, detail: `empty selector is invalid for ${rules.kind}` });
+    if (n === 0)
+      errs.push({ type: 'FieldValueInvalid', field: 'spec.selector', value: goLabelSelector(sel), detail: `empty selector is invalid for ${rules.kind}` });
   }
   let selector: LabelSelector | undefined;
   try {

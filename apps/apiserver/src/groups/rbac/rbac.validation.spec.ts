@@ -20,8 +20,8 @@ describe('RBAC validation', () => {
       'rules[0].resources: Required value: resource rules must supply at least one resource',
     ]);
     expect(msgs(roleStrategy.validate!(role([{ verbs: ['get'], nonResourceURLs: ['/x'], resources: ['pods'] }]), ctx))).toEqual([
-      'rules[0].nonResourceURLs: Invalid value: ["/x"]: namespaced rules cannot apply to non-resource URLs',
-      'rules[0].nonResourceURLs: Invalid value: ["/x"]: rules cannot apply to both regular resources and non-resource URLs',
+      'rules[0].nonResourceURLs: Invalid value: []string{"/x"}: namespaced rules cannot apply to non-resource URLs',
+      'rules[0].nonResourceURLs: Invalid value: []string{"/x"}: rules cannot apply to both regular resources and non-resource URLs',
     ]);
     const cr = { metadata: { name: 'c' }, rules: [{ verbs: ['get'], nonResourceURLs: ['/healthz'] }] };
     expect(clusterRoleStrategy.validate!(cr, ctx)).toEqual([]);
@@ -65,7 +65,7 @@ describe('RBAC validation', () => {
     const old: KubeObject = { metadata: { name: 'b', namespace: 'n' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' } };
     const changed = { ...old, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'other' } };
     expect(msgs(roleBindingStrategy.validateUpdate!(changed, old, ctx))).toEqual([
-      'roleRef: Invalid value: {"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"other"}: cannot change roleRef',
+      'roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"Role", Name:"other"}: cannot change roleRef',
     ]);
     expect(roleBindingStrategy.validateUpdate!(structuredClone(old), old, ctx)).toEqual([]);
   });

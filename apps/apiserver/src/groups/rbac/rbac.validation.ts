@@ -6,7 +6,7 @@
  * Groups (of this group) or ServiceAccounts (of the core group, with a namespace when the
  * binding is cluster-wide).
  */
-import { isDNS1123Subdomain, labelSelectorFromStruct, type FieldError, type KubeObject, type LabelSelectorStruct } from '@app/apimachinery';
+import { goSlice, goStruct, isDNS1123Subdomain, labelSelectorFromStruct, type FieldError, type KubeObject, type LabelSelectorStruct } from '@app/apimachinery';
 import { RBAC_GROUP } from './rbac.schema.js';
 
 /** rbac/v1 PolicyRule as stored. */
@@ -51,7 +51,7 @@ export function validatePolicyRule(rule: PolicyRule, namespaced: boolean, path: 
       errs.push({
         type: 'FieldValueInvalid',
         field: `${path}.nonResourceURLs`,
-        value: rule.nonResourceURLs,
+        value: goSlice(rule.nonResourceURLs),
         detail: 'namespaced rules cannot apply to non-resource URLs',
       });
     }
@@ -59,7 +59,7 @@ export function validatePolicyRule(rule: PolicyRule, namespaced: boolean, path: 
       errs.push({
         type: 'FieldValueInvalid',
         field: `${path}.nonResourceURLs`,
-        value: rule.nonResourceURLs,
+        value: goSlice(rule.nonResourceURLs),
         detail: 'rules cannot apply to both regular resources and non-resource URLs',
       });
     }
@@ -144,7 +144,13 @@ export function validateBinding(obj: KubeObject, namespaced: boolean): FieldErro
 /** ValidateRoleBindingUpdate: roleRef is immutable. */
 export function validateBindingUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
   if (JSON.stringify(obj.roleRef ?? null) === JSON.stringify(old.roleRef ?? null)) return [];
-  return [{ type: 'FieldValueInvalid', field: 'roleRef', value: obj.roleRef, detail: 'cannot change roleRef' }];
+  const ref = (obj.roleRef ?? {}) as RoleRef;
+  const value = goStruct('rbac.RoleRef', [
+    ['APIGroup', ref.apiGroup],
+    ['Kind', ref.kind],
+    ['Name', ref.name],
+  ]);
+  return [{ type: 'FieldValueInvalid', field: 'roleRef', value, detail: 'cannot change roleRef' }];
 }
 
 /** path.IsValidPathSegmentName, the rule of RBAC names (ValidateRBACName). */

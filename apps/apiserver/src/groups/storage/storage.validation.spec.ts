@@ -101,7 +101,7 @@ describe('CSIDriver', () => {
       'spec.attachRequired: Invalid value: false: field is immutable',
       'spec.fsGroupPolicy: Invalid value: "File": field is immutable',
       'spec.podInfoOnMount: Invalid value: true: field is immutable',
-      'spec.volumeLifecycleModes: Invalid value: ["Ephemeral"]: field is immutable',
+      'spec.volumeLifecycleModes: Invalid value: []storage.VolumeLifecycleMode{"Ephemeral"}: field is immutable',
     ]);
   });
 });

@@ -3,7 +3,7 @@
  * and field paths. Each kind's strategy file wires the ones it needs.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { isDNS1123Subdomain, isQualifiedName, parseQuantity, Quantity, type FieldError } from '@app/apimachinery';
+import { goSlice, isDNS1123Subdomain, isQualifiedName, parseQuantity, Quantity, type FieldError } from '@app/apimachinery';
 import { validatePersistentVolumeSpec } from '../core/persistentvolume/persistentvolume.strategy.js';
 import { validateCSIDriverName } from '../core/volume/volume.validation.js';
 import { FS_GROUP_POLICIES, LIFECYCLE_MODES, BINDING_MODES } from './storage.overlays.js';
@@ -158,7 +158,11 @@ export function validateCSIDriverUpdate(d: Obj, old: Obj, name: string): FieldEr
   const spec = asObj(d.spec);
   const before = asObj(old.spec);
   for (const k of ['attachRequired', 'fsGroupPolicy', 'podInfoOnMount', 'volumeLifecycleModes']) {
-    if (!isDeepStrictEqual(spec[k] ?? null, before[k] ?? null)) errs.push(immutable(`spec.${k}`, spec[k]));
+    if (!isDeepStrictEqual(spec[k] ?? null, before[k] ?? null)) {
+      const v = spec[k];
+      // A slice prints as Go prints it (the internal type; nil when absent).
+      errs.push(immutable(`spec.${k}`, k === 'volumeLifecycleModes' ? goSlice(Array.isArray(v) ? v : undefined, '[]storage.VolumeLifecycleMode') : v));
+    }
   }
   return errs;
 }
@@ -204,7 +208,8 @@ export function validateCSINodeUpdate(n: Obj, old: Obj): FieldError[] {
     const p = `spec.drivers[${j}]`;
     if (o.nodeID !== drv.nodeID) errs.push(immutable(`${p}.nodeID`, drv.nodeID));
     if (!isDeepStrictEqual(o.allocatable ?? null, drv.allocatable ?? null)) errs.push(immutable(`${p}.allocatable`, drv.allocatable));
-    if (!isDeepStrictEqual(o.topologyKeys ?? [], drv.topologyKeys ?? [])) errs.push(immutable(`${p}.topologyKeys`, drv.topologyKeys));
+    if (!isDeepStrictEqual(o.topologyKeys ?? [], drv.topologyKeys ?? []))
+      errs.push(immutable(`${p}.topologyKeys`, goSlice(Array.isArray(drv.topologyKeys) ? drv.topologyKeys : undefined)));
   });
   return errs;
 }

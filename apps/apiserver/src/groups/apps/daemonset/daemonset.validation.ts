@@ -5,6 +5,8 @@
  * at `spec.template.spec`. Pure.
  */
 import {
+  goLabelSelector,
+  goMap,
   labelSelectorFromStruct,
   validateAnnotations,
   validateLabels,
@@ -73,7 +75,7 @@ export function validateDaemonSetSpec(spec: Obj): FieldError[] {
       errs.push({
         type: 'FieldValueInvalid',
         field: 'spec.template.metadata.labels',
-        value: meta.labels ?? {},
+        value: goMap(meta.labels),
         detail: '`selector` does not match template `labels`',
       });
     }
@@ -83,7 +85,8 @@ export function validateDaemonSetSpec(spec: Obj): FieldError[] {
   if (sel !== undefined && sel !== null) {
     const s = asMap(sel);
     const n = Object.keys(asMap(s.matchLabels)).length + (Array.isArray(s.matchExpressions) ? s.matchExpressions.length : 0);
-    if (n === 0) errs.push({ type: 'FieldValueInvalid', field: 'spec.selector', value: sel, detail: 'empty selector is invalid for daemonset' });
+    if (n === 0)
+      errs.push({ type: 'FieldValueInvalid', field: 'spec.selector', value: goLabelSelector(sel), detail: 'empty selector is invalid for daemonset' });
   }
   // ValidatePodTemplateSpec.
   errs.push(...validateLabels(meta.labels, 'spec.template.metadata.labels'), ...validateAnnotations(meta.annotations, 'spec.template.metadata.annotations'));

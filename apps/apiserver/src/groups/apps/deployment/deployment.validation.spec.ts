@@ -1,4 +1,4 @@
-import type { KubeObject } from '@app/apimachinery';
+import { fieldErrorMessage, type KubeObject } from '@app/apimachinery';
 import { defaultDeployment } from './deployment.strategy.js';
 import { scaleOf, validateScale } from './deployment.scale.js';
 import { validateDeployment, validateDeploymentStatusUpdate, validateDeploymentUpdate } from './deployment.validation.js';
@@ -45,11 +45,12 @@ describe('Deployment validation', () => {
     expect(validateDeployment(dep())).toEqual([]);
   });
   it('wants a selector that selects something and matches the template labels', () => {
-    expect(validateDeployment(dep({ selector: {} }))).toEqual([
-      { type: 'FieldValueInvalid', field: 'spec.selector', value: {}, detail: 'empty selector is invalid for deployment' },
+    // The values print as kube-apiserver prints the Go values (`%#v`).
+    expect(validateDeployment(dep({ selector: {} })).map(fieldErrorMessage)).toEqual([
+      'spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment',
     ]);
-    expect(validateDeployment(dep({ selector: { matchLabels: { app: 'other' } } }))).toEqual([
-      { type: 'FieldValueInvalid', field: 'spec.template.metadata.labels', value: { app: 'web' }, detail: '`selector` does not match template `labels`' },
+    expect(validateDeployment(dep({ selector: { matchLabels: { app: 'other' } } })).map(fieldErrorMessage)).toEqual([
+      'spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: `selector` does not match template `labels`',
     ]);
   });
   it('validates the pod template at spec.template.spec and only lets it restart Always', () => {

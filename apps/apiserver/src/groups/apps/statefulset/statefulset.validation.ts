@@ -7,7 +7,7 @@
  * may be empty. Pure.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { validateAnnotations, validateLabels, type FieldError, type KubeObject, type LabelSelector } from '@app/apimachinery';
+import { goMap, validateAnnotations, validateLabels, type FieldError, type KubeObject, type LabelSelector } from '@app/apimachinery';
 import { asMap } from '../../core/core.helpers.js';
 import {
   collisionCountNotDecremented,
@@ -83,7 +83,12 @@ function validateTemplate(template: unknown, selector: LabelSelector, path: stri
   const spec = asMap(t.spec);
   const errs: FieldError[] = [];
   if (!selector.isEmpty() && !selector.matches(asMap(meta.labels) as Record<string, string>)) {
-    errs.push({ type: 'FieldValueInvalid', field: `${path}.metadata.labels`, value: meta.labels ?? {}, detail: '`selector` does not match template `labels`' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: `${path}.metadata.labels`,
+      value: goMap(meta.labels),
+      detail: '`selector` does not match template `labels`',
+    });
   }
   // kube's paths here skip `metadata`: template.labels, template.annotations.
   errs.push(...validateLabels(meta.labels, `${path}.labels`), ...validateAnnotations(meta.annotations, `${path}.annotations`));

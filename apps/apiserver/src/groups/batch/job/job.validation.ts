@@ -6,6 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import {
+  goMap,
   labelSelectorFromStruct,
   validateAnnotations,
   validateLabels,
@@ -151,7 +152,12 @@ export function validateJob(job: KubeObject): FieldError[] {
   errs.push(...validateJobSpecFields(spec, 'spec'));
   const labels = asMap(asMap(asMap(spec.template).metadata).labels);
   if (selector && !selector.matches(labels as Record<string, string>)) {
-    errs.push({ type: 'FieldValueInvalid', field: 'spec.template.metadata.labels', value: labels, detail: '`selector` does not match template `labels`' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.template.metadata.labels',
+      value: goMap(asMap(asMap(spec.template).metadata).labels),
+      detail: '`selector` does not match template `labels`',
+    });
   }
   return errs;
 }

@@ -28,12 +28,12 @@ describe('ResourceQuota validation', () => {
   });
 
   it('checks scopes against each other and the limited resources', () => {
-    expect(errs({ hard: { pods: '1' }, scopes: ['Foo'] })).toEqual(['spec.scopes: Invalid value: ["Foo"]: unsupported scope']);
+    expect(errs({ hard: { pods: '1' }, scopes: ['Foo'] })).toEqual(['spec.scopes: Invalid value: []core.ResourceQuotaScope{"Foo"}: unsupported scope']);
     expect(errs({ hard: { 'requests.cpu': '1' }, scopes: ['BestEffort'] })).toEqual([
-      'spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource',
+      'spec.scopes: Invalid value: []core.ResourceQuotaScope{"BestEffort"}: unsupported scope applied to resource',
     ]);
     expect(errs({ hard: { pods: '1' }, scopes: ['BestEffort', 'NotBestEffort'] })).toEqual([
-      'spec.scopes: Invalid value: ["BestEffort","NotBestEffort"]: conflicting scopes',
+      'spec.scopes: Invalid value: []core.ResourceQuotaScope{"BestEffort", "NotBestEffort"}: conflicting scopes',
     ]);
   });
 
@@ -48,12 +48,22 @@ describe('ResourceQuota validation', () => {
     expect(sel({ scopeName: 'PriorityClass', operator: 'Gt', values: ['1'] })).toEqual([
       'spec.scopeSelector.matchExpressions.operator: Invalid value: "Gt": not a valid selector operator',
     ]);
+    // Values and the selector print as Go prints them.
+    expect(sel({ scopeName: 'PriorityClass', operator: 'Exists', values: ['a'] })).toEqual([
+      "spec.scopeSelector.matchExpressions.values: Invalid value: []string{\"a\"}: must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector",
+    ]);
+    expect(errs({ hard: { 'requests.storage': '1Gi' }, scopeSelector: { matchExpressions: [{ scopeName: 'BestEffort', operator: 'Exists' }] } })).toEqual([
+      'spec.scopeSelector.matchExpressions: Invalid value: core.ScopeSelector{MatchExpressions:[]core.ScopedResourceSelectorRequirement{core.ScopedResourceSelectorRequirement{ScopeName:"BestEffort", Operator:"Exists", Values:[]string(nil)}}}: unsupported scope applied to resource',
+    ]);
+    expect(validateResourceQuotaUpdate({ hard: { pods: '1' } }, { hard: { pods: '1' }, scopes: ['BestEffort'] }).map(fieldErrorMessage)).toEqual([
+      'spec.scopes: Invalid value: []core.ResourceQuotaScope(nil): field is immutable',
+    ]);
   });
 
   it('keeps scopes immutable', () => {
     expect(
       validateResourceQuotaUpdate({ hard: { pods: '1' }, scopes: ['NotBestEffort'] }, { hard: { pods: '1' }, scopes: ['BestEffort'] }).map(fieldErrorMessage),
-    ).toEqual(['spec.scopes: Invalid value: ["NotBestEffort"]: field is immutable']);
+    ).toEqual(['spec.scopes: Invalid value: []core.ResourceQuotaScope{"NotBestEffort"}: field is immutable']);
   });
 });
 

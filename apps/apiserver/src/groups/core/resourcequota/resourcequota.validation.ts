@@ -5,7 +5,7 @@
  * and scopes that never change after creation.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { isQualifiedName, parseQuantity, type FieldError } from '@app/apimachinery';
+import { goSlice, goStruct, isQualifiedName, parseQuantity, type FieldError, type GoValue } from '@app/apimachinery';
 import { asMap, mapsOf } from '../core.helpers.js';
 
 /** Resource names Kubernetes knows (helper.IsStandardResourceName, without the hugepages prefix). */
@@ -126,13 +126,29 @@ const CONFLICTING: ReadonlyArray<[string, string]> = [
   ['Terminating', 'NotTerminating'],
 ];
 
+/** The scopes as a field error prints them (the internal type's slice; nil when absent). */
+const goScopes = (v: unknown): GoValue => goSlice(Array.isArray(v) ? v : undefined, '[]core.ResourceQuotaScope');
+
+/** A scope selector as a field error prints it (`%#v` of the internal ScopeSelector). */
+const goScopeSelector = (v: unknown): GoValue => {
+  const exprs = mapsOf(asMap(v).matchExpressions).map((req) =>
+    goStruct('core.ScopedResourceSelectorRequirement', [
+      ['ScopeName', req.scopeName],
+      ['Operator', req.operator],
+      ['Values', goSlice(Array.isArray(req.values) ? req.values : undefined)],
+    ]),
+  );
+  const list = Array.isArray(asMap(v).matchExpressions) ? exprs : undefined;
+  return goStruct('core.ScopeSelector', [['MatchExpressions', goSlice(list, '[]core.ScopedResourceSelectorRequirement')]]);
+};
+
 /** validateResourceQuotaScopes. */
 function validateScopes(spec: Record<string, unknown>): FieldError[] {
   const scopes = Array.isArray(spec.scopes) ? spec.scopes.map(String) : [];
   if (scopes.length === 0) return [];
   const hard = Object.keys(asMap(spec.hard)).sort();
   const errs: FieldError[] = [];
-  const bad = (detail: string) => errs.push({ type: 'FieldValueInvalid', field: 'spec.scopes', value: scopes, detail });
+  const bad = (detail: string) => errs.push({ type: 'FieldValueInvalid', field: 'spec.scopes', value: goScopes(spec.scopes), detail });
   for (const scope of scopes) {
     if (!QUOTA_SCOPES.includes(scope)) bad('unsupported scope');
     for (const k of hard) if (isStandardQuotaResource(k) && !scopeFitsResource(scope, k)) bad('unsupported scope applied to resource');
@@ -155,7 +171,7 @@ function validateScopeSelector(spec: Record<string, unknown>): FieldError[] {
     if (!QUOTA_SCOPES.includes(scope)) errs.push({ type: 'FieldValueInvalid', field: `${path}.scopeName`, value: scope, detail: 'unsupported scope' });
     for (const k of hard) {
       if (isStandardQuotaResource(k) && !scopeFitsResource(scope, k)) {
-        errs.push({ type: 'FieldValueInvalid', field: path, value: spec.scopeSelector, detail: 'unsupported scope applied to resource' });
+        errs.push({ type: 'FieldValueInvalid', field: path, value: goScopeSelector(spec.scopeSelector), detail: 'unsupported scope applied to resource' });
       }
     }
     if (['BestEffort', 'NotBestEffort', 'Terminating', 'NotTerminating'].includes(scope) && op !== 'Exists') {
@@ -180,7 +196,7 @@ function validateScopeSelector(spec: Record<string, unknown>): FieldError[] {
         errs.push({
           type: 'FieldValueInvalid',
           field: `${path}.values`,
-          value: values,
+          value: goSlice(values),
           detail: "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector",
         });
       }
@@ -188,7 +204,7 @@ function validateScopeSelector(spec: Record<string, unknown>): FieldError[] {
     names.add(scope);
   }
   for (const [a, b] of CONFLICTING) {
-    if (names.has(a) && names.has(b)) errs.push({ type: 'FieldValueInvalid', field: path, value: spec.scopes ?? null, detail: 'conflicting scopes' });
+    if (names.has(a) && names.has(b)) errs.push({ type: 'FieldValueInvalid', field: path, value: goScopes(spec.scopes), detail: 'conflicting scopes' });
   }
   return errs;
 }
@@ -208,7 +224,7 @@ export function validateResourceQuotaUpdate(spec: Record<string, unknown>, oldSp
   const errs = validateResourceQuotaSpec(spec);
   const set = (v: unknown) => [...new Set(Array.isArray(v) ? v.map(String) : [])].sort();
   if (!isDeepStrictEqual(set(spec.scopes), set(oldSpec.scopes))) {
-    errs.push({ type: 'FieldValueInvalid', field: 'spec.scopes', value: spec.scopes ?? null, detail: 'field is immutable' });
+    errs.push({ type: 'FieldValueInvalid', field: 'spec.scopes', value: goScopes(spec.scopes), detail: 'field is immutable' });
   }
   return errs;
 }
