@@ -12,7 +12,7 @@
  * accepted.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { isDNS1035Label, isDNS1123Subdomain, isQualifiedName, validateLabelSelector, type FieldError } from '@app/apimachinery';
+import { goSlice, isDNS1035Label, isDNS1123Subdomain, isQualifiedName, validateLabelSelector, type FieldError } from '@app/apimachinery';
 import { asMap, mapsOf } from '../core/core.helpers.js';
 import {
   FAILURE_POLICIES,
@@ -55,15 +55,14 @@ const CREATE_OPTIONS: Options = {
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : String(x))) : []);
 const present = (v: unknown) => v !== undefined && v !== null;
 const quoted = (vs: readonly string[]) => vs.map((v) => JSON.stringify(v)).join(', ');
-/** A Go slice as field.Error prints it (`%#v`): `[]string{"a", "b"}`. */
-const goSlice = (type: string, vs: readonly string[]) => `${type}{${quoted(vs)}}`;
 const required = (field: string, detail = ''): FieldError => ({ type: 'FieldValueRequired', field, detail });
 const invalid = (field: string, value: unknown, detail: string): FieldError => ({ type: 'FieldValueInvalid', field, value, detail });
 /** An Invalid error whose value is a slice, printed the Go way. */
 const invalidSlice = (field: string, type: string, vs: readonly string[], detail: string): FieldError => ({
   type: 'FieldValueInvalid',
   field,
-  detail: `${goSlice(type, vs)}: ${detail}`,
+  value: goSlice(vs, type),
+  detail,
 });
 const unsupported = (field: string, value: unknown, allowed: readonly string[]): FieldError => ({
   type: 'FieldValueNotSupported',

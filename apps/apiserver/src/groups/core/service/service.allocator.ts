@@ -17,7 +17,7 @@
  * API servers never hand out the same value. A crash between taking a value and storing the
  * Service leaves the value taken; the repair loop (service.repair.ts) gives it back.
  */
-import { Errors, StatusError, type FieldError, type KubeObject } from '@app/apimachinery';
+import { Errors, goSlice, StatusError, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { AllocationTxn, WriteAllocator } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { parseIp, type Bitmap, type IpRange, type ValueRange } from './service.ranges.js';
@@ -88,8 +88,6 @@ export function heldValues(svc: KubeObject): { ips: string[]; ports: number[] } 
   return { ips, ports };
 }
 
-/** A []string value as field.Error prints it (`%#v`): `[]string{"10.0.0.5"}`. */
-const goStrings = (vs: readonly string[]): string => `[]string{${vs.map((v) => JSON.stringify(v)).join(', ')}}`;
 const invalid = (svc: KubeObject, errs: FieldError[]): StatusError => Errors.invalid('', 'Service', svc.metadata.name ?? '', errs);
 
 /**
@@ -135,7 +133,7 @@ export function initIPFamilyFields(svc: KubeObject, old: KubeObject | undefined,
     const fam = parseIp(ips[i])?.family;
     if (fam === undefined) continue; // validation has refused it already
     if (fam !== family)
-      errs.push({ type: 'FieldValueInvalid', field: `spec.clusterIPs[${i}]`, detail: `${goStrings(ips)}: ${fam} is not configured on this cluster` });
+      errs.push({ type: 'FieldValueInvalid', field: `spec.clusterIPs[${i}]`, value: goSlice(ips), detail: `${fam} is not configured on this cluster` });
     else families.push(fam);
   }
   if (errs.length) throw invalid(svc, errs);
@@ -194,7 +192,7 @@ export class ServiceAllocator implements WriteAllocator {
         const off = range.offsetOf(ip);
         const fail = (why: string): never => {
           throw invalid(svc, [
-            { type: 'FieldValueInvalid', field: 'spec.clusterIPs', detail: `${goStrings(clusterIPsOf(svc))}: failed to allocate IP ${ip}: ${why}` },
+            { type: 'FieldValueInvalid', field: 'spec.clusterIPs', value: goSlice(clusterIPsOf(svc)), detail: `failed to allocate IP ${ip}: ${why}` },
           ]);
         };
         if (off === undefined) fail(`the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${range.text}`);
