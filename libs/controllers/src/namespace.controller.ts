@@ -13,7 +13,7 @@
  * backoff retry while content remains; and a slow periodic resync. One recursive storage watch
  * over `/registry/` feeds all of them; work goes through a deduplicating queue.
  */
-import { StatusError, type KubeObject } from '@app/apimachinery';
+import { formatMetaTime, StatusError, type KubeObject } from '@app/apimachinery';
 import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
 import { collectionPrefix, verbsOf, type GenericStore, type KindDeclaration, type KindRegistry, type RequestContext } from '@app/registry';
 import { finalizersOf } from './owner.graph.js';
@@ -364,7 +364,7 @@ export class NamespaceController {
   }
 
   private async updateConditions(nsStore: GenericStore, name: string, totals: ContentTotals): Promise<void> {
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const now = formatMetaTime(new Date());
     for (let attempt = 0; attempt < 3; attempt++) {
       let cur: KubeObject;
       try {

@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import {
+  formatMetaTime,
   applyIntent,
   decodeQuantities,
   decodeTimes,
@@ -45,10 +46,6 @@ export interface StoreDeps {
   storage: Storage;
   machinery: Machinery;
   admission: Admission;
-}
-
-function nowRfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 const NOT_FOUND = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
@@ -315,7 +312,7 @@ export class GenericStore implements StoreCore {
     const meta = obj.metadata;
     if (!this.decl.rest) {
       meta.uid = randomUUID();
-      meta.creationTimestamp = nowRfc3339(ctx.now());
+      meta.creationTimestamp = formatMetaTime(ctx.now());
       if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) {
         meta.name = this.deps.machinery.generateName(meta.generateName);
       }

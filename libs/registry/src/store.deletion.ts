@@ -3,7 +3,7 @@
  * DeleteCollection and the finalizer bookkeeping around them), on top of a store's core.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { Errors, StatusError, type KubeObject } from '@app/apimachinery';
+import { formatMetaTime, Errors, StatusError, type KubeObject } from '@app/apimachinery';
 import { isCorruptObject, NO_CHANGE, StorageError, type Storage } from '@app/storage';
 import type { Admission } from './admission.port.js';
 import type { KindDeclaration, RequestContext } from './kind.types.js';
@@ -21,10 +21,6 @@ export interface StoreCore {
   mapError(err: unknown, name: string): never;
   /** The read-side cleanup of the kind (strategy.decorate) on a copy. */
   decorate(obj: KubeObject): KubeObject;
-}
-
-function nowRfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /**
@@ -88,7 +84,7 @@ export async function deleteObject(
           if (m.deletionTimestamp === undefined || m.deletionTimestamp === null) {
             // markAsDeleting: the first delete bumps generation and stamps the time once.
             if (typeof m.generation === 'number' && m.generation > 0) m.generation = m.generation + 1;
-            m.deletionTimestamp = nowRfc3339(ctx.now());
+            m.deletionTimestamp = formatMetaTime(ctx.now());
             decl.strategy?.prepareForDelete?.(next, ctx);
           }
           const grace = m.deletionGracePeriodSeconds;

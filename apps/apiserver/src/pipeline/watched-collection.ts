@@ -63,9 +63,8 @@ export class WatchedCollection<T> {
    */
   async current(): Promise<boolean> {
     if (!this.synced || !this.watch || !this.storage.settled) return false;
-    // A store whose write failed never settles. The node stops at the next entry it applies (at
-    // the latest the write this read is for, which must therefore not be held back here), so
-    // the copy is taken as it is.
+    // A store whose write failed never settles; the node stops on that failure (the state
+    // machine reports it to the Raft driver), so the copy is taken as it is.
     await this.storage.settled().catch(() => undefined);
     const delivered = this.watch?.progress?.();
     return delivered !== undefined && delivered >= this.storage.currentRevision();

@@ -99,3 +99,8 @@ export function decodeTimes(obj: unknown, schema: JSONSchemaProps, path = ''): v
     else decodeTimes(v, prop, `${path}.${k}`);
   }
 }
+
+/** `d` as metav1.Time writes it: RFC 3339 in UTC, whole seconds (`2026-01-02T03:04:05Z`). */
+export function formatMetaTime(d: Date): string {
+  return d.toISOString().replace(/\.\d+Z$/, 'Z');
+}

@@ -11,6 +11,7 @@
  */
 import { Errors, StatusError } from '../errors.js';
 import { FieldSet, fieldElement, pathToString } from './ssa.fieldset.js';
+import { formatMetaTime } from '../schema/schema.times.js';
 
 /** The two operations that own fields. */
 export type ManagedFieldsOperation = 'Apply' | 'Update';
@@ -88,7 +89,7 @@ export function printManager(id: string): string {
 
 /** `now` as metav1.Time JSON: RFC 3339 in UTC with second precision. */
 export function managedFieldsTime(now: Date): string {
-  return now.toISOString().replace(/\.\d+Z$/, 'Z');
+  return formatMetaTime(now);
 }
 
 /**

@@ -6,7 +6,7 @@
  * `kube-aggregator.kubernetes.io/automanaged: onstart`, which marks what this hook may remove.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { StatusError, type KubeObject } from '@app/apimachinery';
+import { formatMetaTime, StatusError, type KubeObject } from '@app/apimachinery';
 import { PRIVILEGED_GROUP } from '@app/auth';
 import { KindRegistry, type RequestContext } from '@app/registry';
 import { PostStartHook, type PostStartHookProvider } from '../../../bootstrap/post-start-hook.js';
@@ -32,7 +32,7 @@ export function localAvailableCondition(now: Date): Record<string, unknown> {
   return {
     type: 'Available',
     status: 'True',
-    lastTransitionTime: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    lastTransitionTime: formatMetaTime(now),
     reason: 'Local',
     message: 'Local APIServices are always available',
   };

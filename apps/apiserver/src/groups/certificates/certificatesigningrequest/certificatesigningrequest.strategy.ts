@@ -6,7 +6,7 @@
  * Signature verification of the request is asynchronous (WebCrypto) and runs in the
  * CertificateSigningRequestValidation admission step; everything here is synchronous.
  */
-import { isDNS1123Label, isDNS1123Subdomain, type FieldError, type KubeObject } from '@app/apimachinery';
+import { formatMetaTime, isDNS1123Label, isDNS1123Subdomain, type FieldError, type KubeObject } from '@app/apimachinery';
 import { ALL_USAGES, isCertificateBundle } from '@app/pki';
 import { STATUS_STRATEGY, type RequestContext, type Strategy, type SubresourceStrategy } from '@app/registry';
 import { LEGACY_UNKNOWN } from './certificatesigningrequest.signers.js';
@@ -164,7 +164,7 @@ function setRequestor(obj: KubeObject, ctx: RequestContext): void {
 
 /** Fills lastUpdateTime (and lastTransitionTime of a new or changed condition) as populateConditionTimestamps does. */
 function stampConditions(obj: KubeObject, old: KubeObject | undefined, now: Date, owned: (type: string | undefined) => boolean): void {
-  const ts = now.toISOString().replace(/\.\d+Z$/, 'Z');
+  const ts = formatMetaTime(now);
   const before = old ? conditionsOf(old) : [];
   for (const c of conditionsOf(obj)) {
     if (!owned(c.type)) continue;

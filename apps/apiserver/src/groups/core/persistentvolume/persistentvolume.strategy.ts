@@ -5,7 +5,7 @@
  * are immutable; status is reset on create (phase Pending) and written through /status.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { isDNS1123Subdomain, parseQuantity, Quantity, type FieldError } from '@app/apimachinery';
+import { formatMetaTime, isDNS1123Subdomain, parseQuantity, Quantity, type FieldError } from '@app/apimachinery';
 import type { Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { ACCESS_MODES, RECLAIM_POLICIES, VOLUME_MODES } from '../core.overlays.js';
@@ -90,10 +90,7 @@ export const persistentVolumeStrategy: Strategy = {
   prepareForCreate(pv, ctx) {
     pv.status = {
       phase: 'Pending',
-      lastPhaseTransitionTime: ctx
-        .now()
-        .toISOString()
-        .replace(/\.\d+Z$/, 'Z'),
+      lastPhaseTransitionTime: formatMetaTime(ctx.now()),
     };
   },
   validate(pv) {

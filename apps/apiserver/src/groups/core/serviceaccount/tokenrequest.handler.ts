@@ -7,7 +7,7 @@
  * are served (other kinds: 400), which must exist (404) with the uid given (409). A dry run
  * answers without a token, as kube's.
  */
-import { Errors, type FieldError, type KubeObject } from '@app/apimachinery';
+import { formatMetaTime, Errors, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { BoundRef, BoundTokenRequest } from '@app/auth';
 import type { RequestContext, SubresourceRestHandler } from '@app/registry';
 
@@ -40,11 +40,6 @@ function int64(v: unknown): number | undefined {
   if (typeof v === 'string' && /^-?\d+$/.test(v)) return Number(v);
   if (typeof v === 'bigint') return Number(v);
   return undefined;
-}
-
-/** RFC 3339 in seconds, as metav1.Time encodes. */
-function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** The spec of a TokenRequest body, checked and defaulted (pure). */
@@ -150,7 +145,7 @@ export function tokenRequestHandler(ports: TokenRequestPorts): SubresourceRestHa
       if (ctx.dryRun) return out;
       const now = ctx.now();
       const signed = await deps.sign({ audiences: spec.audiences, expirationSeconds: spec.expirationSeconds, namespace: ns, serviceAccount, secret, pod, now });
-      out.status = { token: signed.token, expirationTimestamp: rfc3339(signed.expiresAt) };
+      out.status = { token: signed.token, expirationTimestamp: formatMetaTime(signed.expiresAt) };
       return out;
     },
   };
