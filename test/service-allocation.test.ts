@@ -294,12 +294,14 @@ describe('Service allocation across API servers', () => {
 
   beforeAll(async () => {
     const args = ['--service-cluster-ip-range', '10.96.0.0/26', '--service-node-port-range', '30000-30063'];
+    // Endpoint records renewed every 400 ms: one not seen renewed for 1.2 s is removed.
+    const env = { KAPI_APISERVER_ENDPOINT_INTERVAL_MS: '400' };
     if (testStorage() === 'etcd3') {
       // Two API servers on one etcd.
       etcd = await startEtcd({ members: 1 });
-      for (let i = 0; i < 2; i++) servers.push(await startServer({ args: etcdServerArgs([...args, '--etcd-prefix', '/kapi-multi'], etcd) }));
+      for (let i = 0; i < 2; i++) servers.push(await startServer({ args: etcdServerArgs([...args, '--etcd-prefix', '/kapi-multi'], etcd), env }));
     } else {
-      cluster = await startThreeNodeCluster('kapi-svc-', args);
+      cluster = await startThreeNodeCluster('kapi-svc-', args, env);
       servers = cluster.nodes;
     }
   });
@@ -334,5 +336,21 @@ describe('Service allocation across API servers', () => {
       },
       30_000,
     );
+  });
+
+  it('drops a server killed without leaving: its record is no longer seen renewed', async () => {
+    const gone = servers[servers.length - 1]!;
+    await gone.kill();
+    const want = servers
+      .slice(0, -1)
+      .map((s) => s.port)
+      .sort((a, b) => a - b);
+    const endpointPorts = async (): Promise<number[] | undefined> => {
+      const r = await request(servers[0], 'GET', '/api/v1/namespaces/default/endpoints/kubernetes');
+      if (r.status !== 200) return undefined;
+      return (r.json<{ subsets?: Array<{ ports: Array<{ port: number }> }> }>().subsets ?? []).map((x) => x.ports[0].port);
+    };
+    await waitFor('the killed server out of the kubernetes endpoints', async () => JSON.stringify(await endpointPorts()) === JSON.stringify(want), 30_000);
+    expect(await endpointPorts()).toEqual(want);
   });
 });

@@ -24,7 +24,11 @@ export interface TestCluster {
  * Starts nodes n1..n3 under a new temporary directory named from `prefix`, each with
  * `extraArgs` (the same flags for all, or the flags of each node by name).
  */
-export async function startThreeNodeCluster(prefix: string, extraArgs: readonly string[] | ((name: string) => readonly string[])): Promise<TestCluster> {
+export async function startThreeNodeCluster(
+  prefix: string,
+  extraArgs: readonly string[] | ((name: string) => readonly string[]),
+  env: Readonly<Record<string, string>> = {},
+): Promise<TestCluster> {
   const names = NODE_NAMES;
   const dir = await mkdtemp(join(tmpdir(), prefix));
   const nodes: ServerHandle[] = [];
@@ -48,7 +52,7 @@ export async function startThreeNodeCluster(prefix: string, extraArgs: readonly 
       initial,
       ...(typeof extraArgs === 'function' ? extraArgs(n) : extraArgs),
     ];
-    const started = await Promise.allSettled(names.map((n) => startServer({ args: args(n), dataDir: join(dir, n), readyTimeoutMs: 40_000 })));
+    const started = await Promise.allSettled(names.map((n) => startServer({ args: args(n), dataDir: join(dir, n), readyTimeoutMs: 40_000, env })));
     for (const s of started) if (s.status === 'fulfilled') nodes.push(s.value);
     const failed = started.find((s) => s.status === 'rejected');
     if (failed) throw failed.reason;

@@ -6,7 +6,8 @@
  *
  * Every API server runs this, every 10 s (KAPI_APISERVER_ENDPOINT_INTERVAL_MS): it renews its own
  * record under `/registry/masterleases/<address>:<port>` (a plain stored object, served by no
- * kind: { address, port, renewTime }), removes the records not renewed for three periods, and
+ * kind: { address, port, renewTime }), removes the records it has not seen renewed for three
+ * periods of its own clock (ObservedRenewals: the renewTime written is only informative), and
  * writes the Endpoints and slices when the live records differ from them. It creates the Service
  * when it is missing (deleted by someone, or at the first start). On shutdown a server removes
  * its record and the endpoints drop it.
@@ -26,6 +27,7 @@ import { PostStartHook, type PostStartHookProvider } from '../../../bootstrap/po
 import type { ServerConfig } from '../../../config/flags.js';
 import { envInt } from '../../../config/env.js';
 import { SERVER_CONFIG, STORAGE, STORES, type StoreFactory } from '../../../tokens.js';
+import { ObservedRenewals } from './service.renewals.js';
 import { ServiceRanges } from './service.wiring.js';
 
 const LEASES = '/registry/masterleases/';
@@ -111,6 +113,7 @@ export class KubernetesServiceController implements PostStartHookProvider, Befor
   private lastError = '';
   private readonly self: ApiServerAddress | undefined;
   private readonly intervalMs: number;
+  private readonly renewals: ObservedRenewals;
 
   constructor(
     @Inject(STORAGE) private readonly storage: Storage,
@@ -123,6 +126,7 @@ export class KubernetesServiceController implements PostStartHookProvider, Befor
     this.self = address ? { address, port: cfg.securePort } : undefined;
     if (!address) process.stderr.write(`${cfg.name}: no address to publish in the kubernetes Service's endpoints: set --advertise-address\n`);
     this.intervalMs = envInt('KAPI_APISERVER_ENDPOINT_INTERVAL_MS') ?? 10_000;
+    this.renewals = new ObservedRenewals(3 * this.intervalMs);
   }
 
   private decl(group: string, plural: string): KindDeclaration | undefined {
@@ -221,14 +225,14 @@ export class KubernetesServiceController implements PostStartHookProvider, Befor
   /** The servers whose record is fresh; `withSelf` false leaves this server out (shutdown). */
   private async liveServers(withSelf: boolean): Promise<ApiServerAddress[]> {
     const { items } = await this.storage.list(LEASES, { consistency: { mode: 'MostRecent' } });
-    const cutoff = Date.now() - 3 * this.intervalMs;
+    const recordName = (r: KubeObject) => `${String(r.address ?? '')}:${String(r.port)}`;
+    this.renewals.retain(new Set(items.map(recordName)));
     const live: ApiServerAddress[] = [];
     for (const r of items) {
-      const renewed = Date.parse(String(r.renewTime ?? ''));
       const addr = { address: String(r.address ?? ''), port: Number(r.port) };
       const mine = addr.address === this.self?.address && addr.port === this.self?.port;
       if (mine && !withSelf) continue;
-      if (!mine && !(renewed >= cutoff)) {
+      if (!mine && this.renewals.expired(recordName(r), String(r.metadata.resourceVersion))) {
         // Expired: removed if nobody renewed it meanwhile.
         await this.storage.delete(this.leaseKey(addr), { preconditions: { resourceVersion: r.metadata.resourceVersion } }).catch((e: unknown) => {
           if (!(e instanceof StorageError && (e.code === 'Conflict' || e.code === 'KeyNotFound'))) throw e;
