@@ -12,7 +12,7 @@ import { BootstrapSigner, CLUSTER_INFO, TokenCleaner } from '@app/controllers';
 import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { BootstrapTokenSecrets } from '../pipeline/bootstrap-token.watcher.js';
-import { objectCacheKey, WatchedObjects } from '../pipeline/watched-objects.cache.js';
+import { WatchedCollection } from '../pipeline/watched-collection.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
 
@@ -45,8 +45,13 @@ export class TokenCleanerRunner implements ControllerRunner {
     const cache = this.secrets.cache;
     this.controller = new TokenCleaner({
       secrets: () => cache.entries(),
-      secret: (key) => cache.get(key),
-      onChange: (listener) => cache.onChange(listener),
+      secret: (key) => cache.byKey(key),
+      // After a relist ('') every Secret is looked at again.
+      onChange: (listener) =>
+        cache.onChange((key) => {
+          if (key) listener(key);
+          else for (const [k] of cache.entries()) listener(k);
+        }),
       delete: async (s: KubeObject) => {
         await store.delete(s.metadata.namespace ?? '', s.metadata.name ?? '', { preconditions: { uid: s.metadata.uid } }, ctx());
       },
@@ -65,7 +70,7 @@ export class TokenCleanerRunner implements ControllerRunner {
 @Injectable()
 export class BootstrapSignerRunner implements ControllerRunner {
   private controller: BootstrapSigner | undefined;
-  private clusterInfo: WatchedObjects | undefined;
+  private clusterInfo: WatchedCollection<KubeObject> | undefined;
 
   constructor(
     private readonly secrets: BootstrapTokenSecrets,
@@ -79,17 +84,16 @@ export class BootstrapSignerRunner implements ControllerRunner {
     const decl = this.registry.lookup('', 'v1', 'configmaps') as KindDeclaration;
     const store = this.stores.storeFor(decl);
     const ctx = ctxOf('bootstrap-signer');
-    const clusterInfo = new WatchedObjects({
-      storage: this.storage,
-      prefix: collectionPrefix(decl, CLUSTER_INFO.namespace),
-      filter: (o) => o.metadata.name === CLUSTER_INFO.name,
-      name: 'bootstrap signer: cluster-info',
-    });
+    const clusterInfo = new WatchedCollection<KubeObject>(
+      this.storage,
+      collectionPrefix(decl, CLUSTER_INFO.namespace),
+      (o) => (o.metadata.name === CLUSTER_INFO.name ? o : undefined),
+      'bootstrap signer: cluster-info',
+    );
     this.clusterInfo = clusterInfo;
-    const key = objectCacheKey(CLUSTER_INFO.namespace, CLUSTER_INFO.name);
     this.controller = new BootstrapSigner({
       secrets: () => this.secrets.all(),
-      clusterInfo: () => clusterInfo.get(key),
+      clusterInfo: () => clusterInfo.get(CLUSTER_INFO.namespace, CLUSTER_INFO.name),
       onChange: (listener) => {
         const a = this.secrets.cache.onChange(() => listener());
         const b = clusterInfo.onChange(() => listener());

@@ -1,6 +1,6 @@
 /**
  * The bootstrap token Secrets of kube-system (type bootstrap.kubernetes.io/token) on every node,
- * kept in memory by a storage watch (watched-objects.cache.ts) while `--enable-bootstrap-token-auth`
+ * kept in memory by a storage watch (watched-collection.ts) while `--enable-bootstrap-token-auth`
  * is given: the authentication method reads a token's Secret from here (no storage read per
  * request), and the token cleaner and bootstrap signer react to its changes. A Secret deleted
  * or changed through any node of a cluster is seen here as soon as this node applies the write.
@@ -12,7 +12,7 @@ import { collectionPrefix } from '@app/registry';
 import type { Storage } from '@app/storage';
 import type { ServerConfig } from '../config/flags.js';
 import { SERVER_CONFIG, STORAGE } from '../tokens.js';
-import { objectCacheKey, WatchedObjects } from './watched-objects.cache.js';
+import { WatchedCollection } from './watched-collection.js';
 
 /** How long a request waits for the first list of the Secrets before it is not this method's. */
 const SYNC_WAIT_MS = 5000;
@@ -28,16 +28,16 @@ export class BootstrapTokenSecrets implements OnApplicationBootstrap, OnApplicat
   /** Whether the flag is given. */
   readonly enabled: boolean;
   /** The cache itself (its onChange tells the controllers). */
-  readonly cache: WatchedObjects;
+  readonly cache: WatchedCollection<KubeObject>;
 
   constructor(@Inject(SERVER_CONFIG) cfg: ServerConfig, @Inject(STORAGE) storage: Storage) {
     this.enabled = bootstrapTokensEnabled(cfg);
-    this.cache = new WatchedObjects({
+    this.cache = new WatchedCollection<KubeObject>(
       storage,
-      prefix: collectionPrefix({ group: '', plural: 'secrets', namespaced: true }, BOOTSTRAP_TOKEN_NAMESPACE),
-      filter: isBootstrapTokenSecret,
-      name: 'bootstrap token secrets',
-    });
+      collectionPrefix({ group: '', plural: 'secrets', namespaced: true }, BOOTSTRAP_TOKEN_NAMESPACE),
+      (o) => (isBootstrapTokenSecret(o) ? o : undefined),
+      'bootstrap token secrets',
+    );
   }
 
   onApplicationBootstrap(): void {
@@ -53,12 +53,12 @@ export class BootstrapTokenSecrets implements OnApplicationBootstrap, OnApplicat
    * it waits for it, at most a few seconds, then answers from what it has.
    */
   async secret(name: string): Promise<KubeObject | undefined> {
-    if (!this.cache.isSynced) {
+    if (!this.cache.isSynced()) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([this.cache.whenSynced(), new Promise<void>((resolve) => (timer = setTimeout(resolve, SYNC_WAIT_MS)))]);
       clearTimeout(timer);
     }
-    return this.cache.get(objectCacheKey(BOOTSTRAP_TOKEN_NAMESPACE, name));
+    return this.cache.get(BOOTSTRAP_TOKEN_NAMESPACE, name);
   }
 
   /** Every bootstrap token Secret. */

@@ -1,6 +1,9 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { jest } from '@jest/globals';
 import type { KubeObject } from '@app/apimachinery';
-import { StorageError, type Storage, type StorageEvent, type WatchOptions, type WatchSink } from '@app/storage';
+import { openLocalStorage, StorageError, type MvccStorage, type Storage, type StorageEvent, type WatchOptions, type WatchSink } from '@app/storage';
 import { WatchedCollection } from './watched-collection.js';
 
 /** A storage holding a list answer and the sinks of the watches opened on it (the two calls a WatchedCollection makes). */
@@ -131,5 +134,69 @@ describe('WatchedCollection', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+});
+
+const SECRETS = '/registry/core/secrets/kube-system/';
+const secret = (name: string, type: string, v = '1'): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace: 'kube-system', uid: `uid-${name}` },
+  type,
+  data: { v },
+});
+const TOKEN = 'bootstrap.kubernetes.io/token';
+
+describe('WatchedCollection on a real MVCC storage', () => {
+  let dir: string;
+  let storage: MvccStorage;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watched-collection-'));
+    storage = (await openLocalStorage({ dataDir: dir, compactionIntervalMs: 0 })).storage;
+  });
+  afterEach(async () => {
+    await storage.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const until = async (cond: () => boolean) => {
+    const end = Date.now() + 3000;
+    while (!cond()) {
+      if (Date.now() > end) throw new Error('condition not met');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+
+  it('follows creates, updates and deletes of the objects it keeps, and reports only their changes', async () => {
+    await storage.create(`${SECRETS}a`, secret('a', TOKEN));
+    await storage.create(`${SECRETS}b`, secret('b', 'Opaque'));
+    await storage.create('/registry/core/secrets/default/c', { ...secret('c', TOKEN), metadata: { name: 'c', namespace: 'default' } });
+    const cache = new WatchedCollection<KubeObject>(storage, SECRETS, (o) => (o.type === TOKEN ? o : undefined), 'test');
+    const changes: string[] = [];
+    cache.onChange((k) => changes.push(k));
+    // A listener that throws does not keep the others from hearing of a change.
+    cache.onChange(() => {
+      throw new Error('listener bug');
+    });
+    cache.start();
+    await cache.whenSynced();
+    expect(cache.values().map((o) => o.metadata.name)).toEqual(['a']);
+
+    await storage.create(`${SECRETS}d`, secret('d', TOKEN));
+    await until(() => cache.get('kube-system', 'd') !== undefined);
+    await storage.guaranteedUpdate(`${SECRETS}a`, (cur) => ({ ...cur, data: { v: '2' } }));
+    await until(() => (cache.byKey('kube-system/a')?.data as { v: string }).v === '2');
+    await storage.delete(`${SECRETS}d`);
+    await until(() => cache.get('kube-system', 'd') === undefined);
+    // An object that changes to a type the projection leaves out leaves the copy.
+    await storage.guaranteedUpdate(`${SECRETS}a`, (cur) => ({ ...cur, type: 'Opaque' }));
+    await until(() => cache.get('kube-system', 'a') === undefined);
+    // Changes of objects left out before and after are not reported.
+    await storage.guaranteedUpdate(`${SECRETS}b`, (cur) => ({ ...cur, data: { v: '3' } }));
+    await storage.create(`${SECRETS}e`, secret('e', TOKEN));
+    await until(() => cache.get('kube-system', 'e') !== undefined);
+    expect(changes).toEqual(['', 'kube-system/d', 'kube-system/a', 'kube-system/d', 'kube-system/a', 'kube-system/e']);
+    cache.stop();
   });
 });

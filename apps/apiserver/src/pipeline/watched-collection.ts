@@ -80,6 +80,11 @@ export class WatchedCollection<T> {
     return this.items.get(namespace ? `${namespace}/${name}` : name);
   }
 
+  /** The projection of a key as entries() and onChange() give it. */
+  byKey(key: string): T | undefined {
+    return this.items.get(key);
+  }
+
   /**
    * The projections of one namespace's objects: from the index when the collection keeps one,
    * else by a walk of every object.
@@ -97,7 +102,16 @@ export class WatchedCollection<T> {
     return this.items.entries();
   }
 
-  /** Calls `fn` with the key of each change (and with '' after each relist); returns the unsubscribe. */
+  /** Every projection. */
+  values(): T[] {
+    return [...this.items.values()];
+  }
+
+  /**
+   * Calls `fn` with the key of each change of a kept object (one that has or had a projection)
+   * and with '' after each relist; returns the unsubscribe. A listener that throws is logged
+   * and does not keep the others from hearing of the change.
+   */
   onChange(fn: (key: string) => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
@@ -129,7 +143,7 @@ export class WatchedCollection<T> {
     }
     this.synced = true;
     for (const w of this.waiters.splice(0)) w();
-    for (const l of this.listeners) l('');
+    this.emit('');
     this.watch = this.storage.watch(
       { key: this.prefix, recursive: true, afterRevision: res.revision },
       {
@@ -145,6 +159,7 @@ export class WatchedCollection<T> {
 
   private onEvent(e: StorageEvent): void {
     const key = this.keyOf(e.object);
+    const had = this.items.has(key);
     const p = e.type === 'DELETED' ? undefined : this.project(e.object);
     if (p === undefined) {
       this.items.delete(key);
@@ -153,7 +168,18 @@ export class WatchedCollection<T> {
       this.items.set(key, p);
       this.indexSet(key, p);
     }
-    for (const l of this.listeners) l(key);
+    // An object left out before and after (not one the readers keep) is no change to them.
+    if (had || p !== undefined) this.emit(key);
+  }
+
+  private emit(key: string): void {
+    for (const l of this.listeners) {
+      try {
+        l(key);
+      } catch (e) {
+        process.stderr.write(`${this.label}: listener failed: ${(e as Error).message}\n`);
+      }
+    }
   }
 
   private indexSet(key: string, value: T): void {
