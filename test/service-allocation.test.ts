@@ -5,7 +5,9 @@
  * Kubernetes' message; a delete, a type change and a failed create give values back; a dry run
  * shows values and takes none; `kubectl replace` without the values keeps them; a full range is
  * a 500; the repair loop marks values a Service written around the API holds and gives back
- * those no Service holds; concurrent creates through several API servers never share a value.
+ * those no Service holds; concurrent creates through several API servers never share a value;
+ * the kubernetes Service's endpoints keep a server's record while it is renewed, whatever time
+ * it claims, and drop it once it is not.
  */
 import { jest } from '@jest/globals';
 import { isIP } from 'node:net';
@@ -240,7 +242,7 @@ describe('Service allocation: the repair loop', () => {
 
   beforeAll(async () => {
     const args = ['--service-cluster-ip-range', '10.97.0.0/24'];
-    const env = { KAPI_SERVICE_REPAIR_INTERVAL_MS: '400' };
+    const env = { KAPI_SERVICE_REPAIR_INTERVAL_MS: '400', KAPI_APISERVER_ENDPOINT_INTERVAL_MS: '300' };
     if (testStorage() === 'etcd3') {
       etcd = await startEtcd({ members: 1 });
       server = await startServer({ args: etcdServerArgs([...args, '--etcd-prefix', PREFIX], etcd), env });
@@ -284,6 +286,50 @@ describe('Service allocation: the repair loop', () => {
       30_000,
     );
     expect(specOf(c.json()).clusterIP).toBe(aIp);
+  });
+
+  it("keeps another server's endpoint record while it changes, whatever time it claims, and drops it once it stops", async () => {
+    // Another API server's record, written around the API, whose renewTime is a year behind
+    // this server's clock (its host's clock, say): it is renewed (rewritten) every 100 ms.
+    const key = `${PREFIX}/masterleases/10.1.2.3:6443`;
+    let n = 0;
+    const renew = () =>
+      etcdctl([
+        'put',
+        key,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'APIServerAddress',
+          metadata: { name: '10.1.2.3:6443' },
+          address: '10.1.2.3',
+          port: 6443,
+          renewTime: `2025-01-01T00:00:${String(n++ % 60).padStart(2, '0')}.000Z`,
+        }),
+      ]);
+    const listed = async (): Promise<boolean> => {
+      const r = await request(server, 'GET', '/api/v1/namespaces/default/endpoints/kubernetes');
+      const subsets = r.json<{ subsets?: Array<{ addresses?: Array<{ ip: string }> }> }>().subsets ?? [];
+      return subsets.some((x) => (x.addresses ?? []).some((a) => a.ip === '10.1.2.3'));
+    };
+    await renew();
+    let renewing = true;
+    const renewals = (async () => {
+      while (renewing) {
+        await renew();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    try {
+      await waitFor('the renewed record in the endpoints', listed, 20_000);
+      // Still there after more than three periods (0.9 s): judged by its changes, not its time.
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(await listed()).toBe(true);
+    } finally {
+      renewing = false;
+      await renewals;
+    }
+    await waitFor('the record, no longer renewed, out of the endpoints', async () => !(await listed()), 20_000);
+    expect(await listed()).toBe(false);
   });
 });
 

@@ -150,12 +150,12 @@ export function validateJob(job: KubeObject): FieldError[] {
   }
   errs.unshift(...validateGeneratedSelector(job, selector));
   errs.push(...validateJobSpecFields(spec, 'spec'));
-  const labels = asMap(asMap(asMap(spec.template).metadata).labels);
-  if (selector && !selector.matches(labels as Record<string, string>)) {
+  const labels = asMap(asMap(spec.template).metadata).labels;
+  if (selector && !selector.matches(asMap(labels) as Record<string, string>)) {
     errs.push({
       type: 'FieldValueInvalid',
       field: 'spec.template.metadata.labels',
-      value: goMap(asMap(asMap(spec.template).metadata).labels),
+      value: goMap(labels),
       detail: '`selector` does not match template `labels`',
     });
   }
