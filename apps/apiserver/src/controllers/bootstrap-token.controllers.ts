@@ -46,12 +46,7 @@ export class TokenCleanerRunner implements ControllerRunner {
     this.controller = new TokenCleaner({
       secrets: () => cache.entries(),
       secret: (key) => cache.byKey(key),
-      // After a relist ('') every Secret is looked at again.
-      onChange: (listener) =>
-        cache.onChange((key) => {
-          if (key) listener(key);
-          else for (const [k] of cache.entries()) listener(k);
-        }),
+      onChange: (listener) => cache.onChange(listener, { perKey: true }),
       delete: async (s: KubeObject) => {
         await store.delete(s.metadata.namespace ?? '', s.metadata.name ?? '', { preconditions: { uid: s.metadata.uid } }, ctx());
       },

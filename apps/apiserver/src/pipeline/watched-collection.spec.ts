@@ -21,7 +21,7 @@ function fakeStorage(items: KubeObject[], revision: number) {
       return { stop: () => (w.stopped = true) };
     },
   } as unknown as Storage;
-  return { storage, sinks, lists: () => lists };
+  return { storage, sinks, items, lists: () => lists };
 }
 
 const sa = (ns: string, name: string, uid: string, terminating = false): KubeObject =>
@@ -126,11 +126,24 @@ describe('WatchedCollection', () => {
         await jest.advanceTimersByTimeAsync(1000);
         expect(f.lists()).toBe(2);
         expect(f.sinks).toHaveLength(2);
+        // A reader key by key hears of every key kept before or after a relist: here one
+        // created and one deleted while no watch ran.
+        const perKey: string[] = [];
+        const blank: string[] = [];
+        c.onChange((k) => perKey.push(k), { perKey: true });
+        c.onChange((k) => blank.push(k));
+        f.items.splice(0, f.items.length, sa('b', 'two', 'u2'));
+        f.sinks[1]!.sink.error(new StorageError('Compacted', '/registry/core/serviceaccounts/', 'compacted'));
+        await jest.advanceTimersByTimeAsync(1000);
+        expect(perKey.sort()).toEqual(['a/one', 'b/two']);
+        expect(blank).toEqual(['']);
+        expect(c.get('b', 'two')).toBe('u2');
+        expect(c.get('a', 'one')).toBeUndefined();
       } finally {
         process.stderr.write = write;
       }
       c.stop();
-      expect(f.sinks[1]!.stopped).toBe(true);
+      expect(f.sinks[2]!.stopped).toBe(true);
     } finally {
       jest.useRealTimers();
     }

@@ -21,7 +21,8 @@ export class WatchedCollection<T> {
   private stopped = false;
   private synced = false;
   private readonly waiters: Array<() => void> = [];
-  private readonly listeners = new Set<(key: string) => void>();
+  /** Listeners, each with whether it hears of a relist key by key (see onChange). */
+  private readonly listeners = new Map<(key: string) => void, boolean>();
 
   constructor(
     private readonly storage: Storage,
@@ -109,11 +110,13 @@ export class WatchedCollection<T> {
 
   /**
    * Calls `fn` with the key of each change of a kept object (one that has or had a projection)
-   * and with '' after each relist; returns the unsubscribe. A listener that throws is logged
-   * and does not keep the others from hearing of the change.
+   * and, after each relist, with '' (or, with `perKey`, with every key kept before or after it,
+   * so that a reader that works key by key misses nothing that changed while no watch ran);
+   * returns the unsubscribe. A listener that throws is logged and does not keep the others
+   * from hearing of the change.
    */
-  onChange(fn: (key: string) => void): () => void {
-    this.listeners.add(fn);
+  onChange(fn: (key: string) => void, opts: { perKey?: boolean } = {}): () => void {
+    this.listeners.set(fn, opts.perKey ?? false);
     return () => this.listeners.delete(fn);
   }
 
@@ -131,6 +134,7 @@ export class WatchedCollection<T> {
   private async sync(): Promise<void> {
     const res = await this.storage.list(this.prefix, { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
     if (this.stopped) return;
+    const before = this.items;
     const items = new Map<string, T>();
     for (const o of res.items) {
       const p = this.project(o);
@@ -143,7 +147,11 @@ export class WatchedCollection<T> {
     }
     this.synced = true;
     for (const w of this.waiters.splice(0)) w();
-    this.emit('');
+    const relisted = [...new Set([...before.keys(), ...items.keys()])];
+    for (const [l, perKey] of this.listeners) {
+      if (perKey) for (const k of relisted) this.call(l, k);
+      else this.call(l, '');
+    }
     this.watch = this.storage.watch(
       { key: this.prefix, recursive: true, afterRevision: res.revision },
       {
@@ -173,12 +181,14 @@ export class WatchedCollection<T> {
   }
 
   private emit(key: string): void {
-    for (const l of this.listeners) {
-      try {
-        l(key);
-      } catch (e) {
-        process.stderr.write(`${this.label}: listener failed: ${(e as Error).message}\n`);
-      }
+    for (const l of this.listeners.keys()) this.call(l, key);
+  }
+
+  private call(l: (key: string) => void, key: string): void {
+    try {
+      l(key);
+    } catch (e) {
+      process.stderr.write(`${this.label}: listener failed: ${(e as Error).message}\n`);
     }
   }
 
