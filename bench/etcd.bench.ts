@@ -30,7 +30,10 @@
  *
  * Flags: --seconds N (per load point and round, default 10), --rounds N (default 3), --loads
  * s,m,l (check perf loads, run once each after the rounds; "" skips), --warm-passes N (Puts of
- * every key of the Put loads before the rounds, default 2; 0 skips them).
+ * every key of the Put loads before the rounds, default 2; 0 skips them), --against FILE (in
+ * place of etcd, three of our nodes run from another build's server entry, such as
+ * `<worktree>/dist/apps/apiserver/src/main.js`: the same table compares two builds; the targets
+ * are not checked then).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -45,7 +48,13 @@ import { getFreePorts, repoRoot, startServer, type ServerHandle } from '../test/
 import { isEntryPoint } from '../cluster/entry-point.js';
 
 const { values: flags } = parseArgs({
-  options: { seconds: { type: 'string' }, rounds: { type: 'string' }, loads: { type: 'string' }, 'warm-passes': { type: 'string' } },
+  options: {
+    seconds: { type: 'string' },
+    rounds: { type: 'string' },
+    loads: { type: 'string' },
+    'warm-passes': { type: 'string' },
+    against: { type: 'string' },
+  },
   strict: false,
 });
 const SECONDS = Number(flags.seconds ?? 10) || 10;
@@ -54,6 +63,9 @@ const LOADS = String(flags.loads ?? 's,m,l')
   .split(',')
   .filter((l) => l !== '');
 const WARM_PASSES = Math.max(0, Math.floor(Number(flags['warm-passes'] ?? 2)) || 0);
+const AGAINST = typeof flags.against === 'string' && flags.against !== '' ? flags.against : undefined;
+/** The name of the system compared with ours in the table. */
+const OTHER = AGAINST ? 'base' : 'etcd';
 const VALUE = Buffer.alloc(1024, 'x');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -178,7 +190,7 @@ async function leaderOf(endpoints: string[]): Promise<number> {
   throw new Error(`no leader among ${endpoints.join(',')}`);
 }
 
-async function startOurs(dir: string): Promise<System> {
+async function startOurs(dir: string, entry?: string): Promise<System> {
   await createPki({ outDir: join(dir, 'pki'), hosts: ['127.0.0.1'] });
   const ports = await getFreePorts(6);
   const names = ['n1', 'n2', 'n3'];
@@ -187,6 +199,7 @@ async function startOurs(dir: string): Promise<System> {
   const nodes: ServerHandle[] = await Promise.all(
     names.map((n, i) =>
       startServer({
+        ...(entry ? { entry } : {}),
         dataDir: join(dir, n),
         readyTimeoutMs: 60_000,
         args: [
@@ -205,7 +218,7 @@ async function startOurs(dir: string): Promise<System> {
     ),
   );
   return {
-    name: 'kapi',
+    name: entry ? OTHER : 'kapi',
     endpoints,
     pids: nodes.map((n) => n.pid).filter((p): p is number => p !== undefined),
     leader: await leaderOf(endpoints),
@@ -387,8 +400,8 @@ const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'etcd-bench-'));
-  const bin = spawnSync('sh', ['-c', 'command -v etcd'], { encoding: 'utf8' }).stdout.trim();
-  if (!bin) throw new Error('etcd is not installed (apt-get install etcd-server)');
+  const bin = AGAINST ? '' : spawnSync('sh', ['-c', 'command -v etcd'], { encoding: 'utf8' }).stdout.trim();
+  if (!AGAINST && !bin) throw new Error('etcd is not installed (apt-get install etcd-server)');
   try {
     const ours = await startOurs(join(dir, 'kapi'));
     const stops: (() => Promise<void>)[] = [() => ours.stop()];
@@ -396,7 +409,7 @@ async function main(): Promise<void> {
     const perfA = new Map<string, Perf>();
     const perfB = new Map<string, Perf>();
     try {
-      const etcd = await startEtcd(join(dir, 'etcd'), bin);
+      const etcd = AGAINST ? await startOurs(join(dir, 'base'), AGAINST) : await startEtcd(join(dir, 'etcd'), bin);
       stops.push(() => etcd.stop());
       const ca = clientsOf(ours);
       const cb = clientsOf(etcd);
@@ -471,17 +484,23 @@ async function main(): Promise<void> {
     }
     const errors = a.reduce((n, r) => n + r.errors, 0);
     console.log(
-      `etcd v3 API: kapi (3 nodes) vs etcd 3.4 (3 members), loopback, clients on plain HTTP/2, peers on mutual TLS, fsync on, ${SECONDS}s per load point, medians of ${ROUNDS} alternating rounds`,
+      `etcd v3 API: kapi (3 nodes) vs ${AGAINST ? `base (3 nodes of ${AGAINST})` : 'etcd 3.4 (3 members)'}, loopback, clients on plain HTTP/2, peers on mutual TLS, fsync on, ${SECONDS}s per load point, medians of ${ROUNDS} alternating rounds`,
     );
-    console.log(`${'figure'.padEnd(32)} ${'kapi'.padStart(22)} ${'etcd'.padStart(22)} ${'kapi/etcd'.padStart(10)}`);
+    console.log(`${'figure'.padEnd(32)} ${'kapi'.padStart(22)} ${OTHER.padStart(22)} ${`kapi/${OTHER}`.padStart(10)}`);
     for (const [n, x, y, r] of rows) console.log(`${n.padEnd(32)} ${x.padStart(22)} ${y.padStart(22)} ${r.padStart(10)}`);
     // The paired ratio of each round: how far the medians' ratio can be trusted.
     labels.forEach((label, i) => {
       const { a: ra, b: rb } = results[i]!;
       const ratios = ra.map((r, k) => (i === 0 ? r.p50 / rb[k]!.p50 : r.opsPerSec / rb[k]!.opsPerSec));
-      console.log(`${label} kapi/etcd ${i === 0 ? 'p50' : 'ops/s'} by round: ${ratios.map(f2).join(' ')}`);
+      console.log(`${label} kapi/${OTHER} ${i === 0 ? 'p50' : 'ops/s'} by round: ${ratios.map(f2).join(' ')}`);
     });
     const misses: string[] = [];
+    if (AGAINST) {
+      // Two builds of ours: figures only.
+      if (errors > 0) console.log(`${errors} request errors on kapi`);
+      process.exitCode = errors > 0 ? 1 : 0;
+      return;
+    }
     if (a[1]!.opsPerSec < 1.2 * b[1]!.opsPerSec) misses.push('put c=64 < 1.2x etcd');
     if (a[2]!.opsPerSec < 1.2 * b[2]!.opsPerSec) misses.push('put c=256 < 1.2x etcd');
     if (a[0]!.p50 > 1.2 * b[0]!.p50) misses.push('p50 c=1 > 1.2x etcd');
