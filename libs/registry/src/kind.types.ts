@@ -76,10 +76,27 @@ export interface SubresourceRestHandler {
   update?(ns: string, name: string, obj: KubeObject, ctx: RequestContext): Promise<KubeObject>;
 }
 
-/** One declared subresource: a strategy over the stored object, or a REST handler. */
+/** What a stream subresource answers with: bytes, whole or as a stream (a followed log). */
+export interface StreamAnswer {
+  contentType: string;
+  body: Buffer | NodeJS.ReadableStream;
+}
+
+/**
+ * Handler of a subresource that answers GET with bytes rather than an object (pods/log, kube's
+ * rest.StorageWithOptions answering with a ResourceStreamer). `query` holds the request's query
+ * parameters (first value of each), the handler's options; `signal` aborts when the client goes.
+ * Discovery lists it with the kind it belongs to.
+ */
+export interface SubresourceStreamHandler {
+  get(ns: string, name: string, query: Readonly<Record<string, string | undefined>>, ctx: RequestContext, signal: AbortSignal): Promise<StreamAnswer>;
+}
+
+/** One declared subresource: a strategy over the stored object, a REST handler, or a stream. */
 export type SubresourceDeclaration =
-  | { verbs: Verb[]; strategy: SubresourceStrategy; rest?: undefined }
-  | { verbs: Verb[]; rest: SubresourceRestHandler; kind: SubresourceKind; strategy?: undefined };
+  | { verbs: Verb[]; strategy: SubresourceStrategy; rest?: undefined; stream?: undefined }
+  | { verbs: Verb[]; rest: SubresourceRestHandler; kind: SubresourceKind; strategy?: undefined; stream?: undefined }
+  | { verbs: Verb[]; stream: SubresourceStreamHandler; strategy?: undefined; rest?: undefined };
 
 /**
  * The kind a REST subresource takes and answers (TokenRequest): not served as a resource of its

@@ -3,13 +3,17 @@ import { InflightLimiter, inflightKind } from './inflight.js';
 describe('in-flight request limits', () => {
   const user = { groups: ['dev', 'system:authenticated'] };
 
-  it('sorts requests into read-only and mutating; watches and system:masters are exempt', () => {
-    expect(inflightKind('GET', { verb: 'get' }, user)).toBe('readOnly');
-    expect(inflightKind('GET', { verb: 'list' }, user)).toBe('readOnly');
-    expect(inflightKind('HEAD', { verb: 'get' }, user)).toBe('readOnly');
-    for (const m of ['POST', 'PUT', 'PATCH', 'DELETE', 'patch']) expect(inflightKind(m, { verb: 'create' }, user)).toBe('mutating');
-    expect(inflightKind('GET', { verb: 'watch' }, user)).toBeUndefined();
-    expect(inflightKind('POST', { verb: 'create' }, { groups: ['system:masters'] })).toBeUndefined();
+  it('sorts requests into read-only and mutating; long-running requests (watches, logs, exec) and system:masters are exempt', () => {
+    const req = (verb: string, subresource = '') => ({ verb, subresource });
+    expect(inflightKind('GET', req('get'), user)).toBe('readOnly');
+    expect(inflightKind('GET', req('list'), user)).toBe('readOnly');
+    expect(inflightKind('HEAD', req('get'), user)).toBe('readOnly');
+    expect(inflightKind('GET', req('get', 'status'), user)).toBe('readOnly');
+    for (const m of ['POST', 'PUT', 'PATCH', 'DELETE', 'patch']) expect(inflightKind(m, req('create'), user)).toBe('mutating');
+    expect(inflightKind('GET', req('watch'), user)).toBeUndefined();
+    expect(inflightKind('GET', req('get', 'log'), user)).toBeUndefined();
+    expect(inflightKind('POST', req('create', 'exec'), user)).toBeUndefined();
+    expect(inflightKind('POST', req('create'), { groups: ['system:masters'] })).toBeUndefined();
   });
 
   it('refuses past the limit of a kind, gives a place back once, and treats 0 as no limit', () => {

@@ -4,21 +4,22 @@
  * read-only and M mutating requests are served at once; one more is refused at once with 429
  * TooManyRequests and `Retry-After: 1`, which kubectl and client-go retry by themselves.
  *
- * As in kube-apiserver: long-running requests (watches) do not count, nor do requests of the
+ * As in kube-apiserver: long-running requests (watches, logs and the other streams of
+ * isLongRunning) do not count, nor do requests of the
  * `system:masters` group, so an administrator can still act on an overloaded server; a limit of
  * 0 means no limit. The health checks, /version and /metrics are outside it (they are not API
  * requests).
  */
 import { PRIVILEGED_GROUP, type UserInfo } from '@app/auth';
-import type { RequestInfo } from './request-info.js';
+import { isLongRunning, type RequestInfo } from './request-info.js';
 
 export type RequestKind = 'readOnly' | 'mutating';
 
 const MUTATING_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Which budget a request draws on; undefined when it is exempt. */
-export function inflightKind(method: string, info: Pick<RequestInfo, 'verb'>, user: Pick<UserInfo, 'groups'>): RequestKind | undefined {
-  if (info.verb === 'watch') return undefined;
+export function inflightKind(method: string, info: Pick<RequestInfo, 'verb' | 'subresource'>, user: Pick<UserInfo, 'groups'>): RequestKind | undefined {
+  if (isLongRunning(info)) return undefined;
   if (user.groups.includes(PRIVILEGED_GROUP)) return undefined;
   return MUTATING_METHODS.has(method.toUpperCase()) ? 'mutating' : 'readOnly';
 }

@@ -1,9 +1,10 @@
 /**
  * The whole-request deadline of kube-apiserver's `--request-timeout` (default 1m0s): a request
- * that is not long-running (here: anything but a watch) gets 504 `Timeout` once the deadline
- * passes without an answer having started. A client may ask for less with the `timeout` query
- * parameter (kubectl's and client-go's `--request-timeout` send it); a value of 0, a negative
- * one or one above the server's maximum means the maximum. A malformed value is a 400.
+ * that is not long-running (a watch, a log or another stream: isLongRunning) gets 504
+ * `Timeout` once the deadline passes without an answer having started. A client may ask for
+ * less with the `timeout` query parameter (kubectl's and client-go's `--request-timeout` send
+ * it); a value of 0, a negative one or one above the server's maximum means the maximum. A
+ * malformed value is a 400.
  *
  * As in kube, the deadline ends the wait, not the work: a write that is still being replicated
  * may complete after its client got the 504 (its outcome is unknown to the client, as after any

@@ -139,3 +139,15 @@ export function parseRequestInfo(method: string, rawPath: string, query: Record<
 export function namespaceIsTheObject(info: Pick<RequestInfo, 'apiGroup' | 'resource' | 'namespace' | 'name'>): boolean {
   return info.apiGroup === '' && info.resource === 'namespaces' && info.namespace === info.name;
 }
+
+/** Subresources whose requests run as long as a stream does (kube's BasicLongRunningRequestCheck). */
+const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'log', 'portforward', 'proxy']);
+
+/**
+ * True for a long-running request (kube-apiserver's check: a watch, or a request of the attach,
+ * exec, log, portforward or proxy subresource): it has no request deadline and does not count
+ * against the in-flight limits.
+ */
+export function isLongRunning(info: Pick<RequestInfo, 'verb' | 'subresource'>): boolean {
+  return info.verb === 'watch' || LONG_RUNNING_SUBRESOURCES.has(info.subresource);
+}

@@ -134,6 +134,23 @@ export class ResourceHandler {
     };
     if (decl.computed && !sub && (verb === 'get' || verb === 'list'))
       return this.serveComputed(req, reply, decl, verb, ns, info.name, ctx, pretty, includeObject);
+    if (subDecl?.stream) {
+      if (verb !== 'get') throw methodNotAllowed();
+      // Aborted when the client goes (a followed log's upstream request ends with it).
+      const abort = new AbortController();
+      reply.raw.once('close', () => abort.abort());
+      const answer = await subDecl.stream.get(ns, info.name, query, ctx, abort.signal);
+      if (ctx.warnings.length)
+        reply.header(
+          'Warning',
+          ctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+        );
+      const done = new Promise<void>((resolve) => reply.raw.once('close', resolve));
+      reply.code(200).header('Content-Type', answer.contentType).send(answer.body);
+      // The request is served once the stream has ended (a followed log: when either side goes);
+      // returning earlier would tell Fastify that nothing was sent.
+      return done;
+    }
     if (subDecl?.rest) {
       const protobufBody = this.deps.codecs.hasProtobuf(subDecl.kind.protobufMessage);
       return this.serveRestSubresource(req, reply, decl, sub, subDecl, verb, ns, info.name, ctx, writeOptions, pretty, protobufBody);

@@ -26,7 +26,7 @@ import { Errors } from '@app/apimachinery';
 import { ANONYMOUS_USER, UNAUTHENTICATED_GROUP, type Authenticator, type UserInfo } from '@app/auth';
 import { forbiddenError, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer } from '@app/authz';
 import { discardRefusedBody } from '../http/refused-body.js';
-import { parseRequestInfo } from '../http/request-info.js';
+import { isLongRunning, parseRequestInfo } from '../http/request-info.js';
 import { requestDeadlineMs } from '../http/request-deadline.js';
 import type { RequestKind } from '../http/inflight.js';
 import type { AuditEvent, AuditSink } from './audit.port.js';
@@ -102,7 +102,7 @@ export function authorizationAttributes(state: RequestState): AuthorizationAttri
 /** Builds the pipeline's onRequest hook. */
 export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const deadline: Filter = (_req, _reply, s) => {
-    if (s.info.verb !== 'watch') s.deadlineMs = requestDeadlineMs(s.query.timeout, deps.requestTimeoutMs);
+    if (!isLongRunning(s.info)) s.deadlineMs = requestDeadlineMs(s.query.timeout, deps.requestTimeoutMs);
   };
 
   const authenticated = (req: FastifyRequest, reply: FastifyReply, s: RequestState, found: UserInfo | undefined): void => {

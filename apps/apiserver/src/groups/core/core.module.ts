@@ -18,7 +18,7 @@ import { limitRangeKind } from './limitrange/limitrange.kind.js';
 import { namespaceKind } from './namespace/namespace.kind.js';
 import { nodeKind } from './node/node.kind.js';
 import { assignedPod, BindingRefused } from './pod/pod.binding.js';
-import { bindingPorts, evictionPorts, podKind } from './pod/pod.kind.js';
+import { bindingPorts, evictionPorts, podKind, podLogPorts } from './pod/pod.kind.js';
 import { persistentVolumeKind } from './persistentvolume/persistentvolume.kind.js';
 import { persistentVolumeClaimKind } from './persistentvolumeclaim/persistentvolumeclaim.kind.js';
 import { resourceQuotaKind } from './resourcequota/resourcequota.kind.js';
@@ -182,6 +182,20 @@ export class BindingWiring {
   }
 }
 
+/**
+ * Hands the pods' log subresource the pod and node stores: reads at Most Recent, so a pod just
+ * bound to a node has its log read from that node.
+ */
+@Injectable()
+export class PodLogWiring {
+  constructor(registry: KindRegistry, @Inject(STORES) stores: StoreFactory) {
+    podLogPorts.deps = {
+      getPod: (ns, name) => stores.storeFor(registry.lookup('', 'v1', 'pods') ?? podKind).get(ns, name),
+      getNode: (name) => stores.storeFor(registry.lookup('', 'v1', 'nodes') ?? nodeKind).get('', name),
+    };
+  }
+}
+
 /** Provides the core/v1 kinds. */
 @Module({
   providers: [
@@ -189,6 +203,7 @@ export class BindingWiring {
     TokenRequestWiring,
     EvictionWiring,
     BindingWiring,
+    PodLogWiring,
     ServiceRanges,
     ServiceRangeRepairRunner,
     KubernetesServiceController,

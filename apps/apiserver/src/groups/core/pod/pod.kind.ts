@@ -3,12 +3,14 @@
  * columns: NAME READY STATUS RESTARTS AGE, and IP NODE NOMINATED NODE READINESS GATES with
  * -o wide. DELETE answers with the object, as kube-apiserver's pod store does. The `eviction`
  * subresource deletes a pod as `kubectl drain` asks (pod.eviction.ts); the `binding`
- * subresource assigns it to a node as a scheduler does (pod.binding.ts).
+ * subresource assigns it to a node as a scheduler does (pod.binding.ts); the `log` subresource
+ * reads a container's log from the kubelet of the pod's node (pod.log.ts).
  */
 import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { BindingPorts, bindingSubresource } from './pod.binding.js';
 import { EvictionPorts, evictionSubresource } from './pod.eviction.js';
+import { PodLogPorts, logSubresource } from './pod.log.js';
 import { PodSchema } from './pod.schema.js';
 import { podStrategy } from './pod.strategy.js';
 
@@ -20,6 +22,9 @@ export const evictionPorts = new EvictionPorts();
 
 /** What the binding subresource and the `bindings` resource use; the core group module fills it in at start. */
 export const bindingPorts = new BindingPorts();
+
+/** What the log subresource reads of the server; the core group module fills it in at start. */
+export const podLogPorts = new PodLogPorts();
 
 /** The Pod declaration. */
 export const podKind: KindDeclaration = {
@@ -34,7 +39,12 @@ export const podKind: KindDeclaration = {
   schema: PodSchema,
   protobufMessage: 'k8s.io.api.core.v1.Pod',
   strategy: podStrategy,
-  subresources: { status: statusSubresource(), eviction: evictionSubresource(evictionPorts), binding: bindingSubresource(bindingPorts) },
+  subresources: {
+    status: statusSubresource(),
+    eviction: evictionSubresource(evictionPorts),
+    binding: bindingSubresource(bindingPorts),
+    log: logSubresource(podLogPorts),
+  },
   deleteReturnsObject: true,
   generation: 'spec',
   fieldSelectors: {
