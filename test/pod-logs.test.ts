@@ -4,8 +4,10 @@
  * pod no node runs yet (an empty log), the options' decoding (400) and validation (422), a
  * missing pod (404), and a pod bound to a node whose kubelet is a local HTTPS server standing
  * in for one: the log is read from /containerLogs/<ns>/<pod>/<container> with the options, and a
- * followed log streams until kubectl goes. A kubelet that cannot be reached is a 500 naming the
- * request; discovery lists pods/log.
+ * followed log streams until kubectl goes. The server presents --kubelet-client-certificate to
+ * kubelets and checks theirs against --kubelet-certificate-authority (unless the request says
+ * insecureSkipTLSVerifyBackend). A kubelet that cannot be reached is a 500 naming the request;
+ * discovery lists pods/log.
  */
 import { jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
@@ -14,6 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
+import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { createPki } from '@app/pki';
 import { getFreePort, kubectl, request, request2, startServer, type ServerHandle } from './support/server.js';
@@ -24,7 +27,12 @@ type Obj = Record<string, unknown>;
 let server: ServerHandle;
 let kubelet: Server;
 let kubeletPort: number;
+/** A kubelet whose serving certificate another CA signed. */
+let stranger: Server;
 let pkiDir: string;
+let otherPkiDir: string;
+/** The common names of the client certificates the kubelet was shown. */
+const clientNames: string[] = [];
 /** The requests the stand-in kubelet got: path with query. */
 const seen: string[] = [];
 /** Followed logs the kubelet is writing, until their client goes. */
@@ -34,9 +42,14 @@ let followClosed = 0;
 beforeAll(async () => {
   pkiDir = await mkdtemp(join(tmpdir(), 'kubelet-pki-'));
   await createPki({ outDir: pkiDir, hosts: ['127.0.0.1'] });
-  kubelet = createServer({ cert: readFileSync(join(pkiDir, 'apiserver.crt')), key: readFileSync(join(pkiDir, 'apiserver.key')) }, (req, res) => {
+  otherPkiDir = await mkdtemp(join(tmpdir(), 'kubelet-other-pki-'));
+  await createPki({ outDir: otherPkiDir, hosts: ['127.0.0.1'] });
+  const tlsOf = (dir: string) => ({ cert: readFileSync(join(dir, 'apiserver.crt')), key: readFileSync(join(dir, 'apiserver.key')) });
+  // As a kubelet with client-certificate authentication: only clients the CA signed get in.
+  kubelet = createServer({ ...tlsOf(pkiDir), ca: readFileSync(join(pkiDir, 'ca.crt')), requestCert: true, rejectUnauthorized: true }, (req, res) => {
     const url = req.url ?? '';
     seen.push(url);
+    clientNames.push(String((req.socket as TLSSocket).getPeerCertificate().subject?.CN));
     const path = url.split('?')[0]!;
     if (path === '/containerLogs/logs/bound/app') {
       res.writeHead(200, { 'content-type': 'text/plain' });
@@ -59,8 +72,24 @@ beforeAll(async () => {
   });
   kubeletPort = await getFreePort();
   await new Promise<void>((r) => kubelet.listen(kubeletPort, '127.0.0.1', r));
+  stranger = createServer(tlsOf(otherPkiDir), (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('from a kubelet of another CA\n');
+  });
+  const strangerPort = await getFreePort();
+  await new Promise<void>((r) => stranger.listen(strangerPort, '127.0.0.1', r));
 
-  server = await startServer();
+  // The admin client certificate of the kubelets' PKI stands in for the API server's kubelet client certificate.
+  server = await startServer({
+    args: [
+      '--kubelet-client-certificate',
+      join(pkiDir, 'admin.crt'),
+      '--kubelet-client-key',
+      join(pkiDir, 'admin.key'),
+      '--kubelet-certificate-authority',
+      join(pkiDir, 'ca.crt'),
+    ],
+  });
   const created = async (path: string, body: Obj): Promise<void> => {
     const r = await request(server, 'POST', path, { body });
     if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.body}`);
@@ -78,6 +107,7 @@ beforeAll(async () => {
   await pod('bound', { nodeName: 'node-a', initContainers: [{ name: 'setup', image: 'busybox' }], containers: [{ name: 'app', image: 'nginx' }] });
   await pod('gone-node', { nodeName: 'node-missing', containers: [{ name: 'app', image: 'nginx' }] });
   await pod('down', { nodeName: 'node-down', containers: [{ name: 'app', image: 'nginx' }] });
+  await pod('elsewhere', { nodeName: 'node-other', containers: [{ name: 'app', image: 'nginx' }] });
   const node = (name: string, port: number) =>
     created('/api/v1/nodes', {
       apiVersion: 'v1',
@@ -88,13 +118,14 @@ beforeAll(async () => {
   await node('node-a', kubeletPort);
   // A port nothing listens on.
   await node('node-down', await getFreePort());
+  await node('node-other', strangerPort);
 });
 
 afterAll(async () => {
   for (const res of following) res.destroy();
   await server?.cleanup();
-  await new Promise<void>((r) => (kubelet ? kubelet.close(() => r()) : r()));
-  if (pkiDir) await rm(pkiDir, { recursive: true, force: true });
+  for (const srv of [kubelet, stranger]) await new Promise<void>((r) => (srv ? srv.close(() => r()) : r()));
+  for (const dir of [pkiDir, otherPkiDir]) if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 describe('kubectl logs', () => {
@@ -162,6 +193,8 @@ describe('kubectl logs', () => {
     const r = await kubectl(server, ['logs', '-n', 'logs', 'bound', '--tail=2', '--timestamps']);
     expect(r.stdout).toBe('line one\nline two\n');
     expect(seen).toContain('/containerLogs/logs/bound/app?tailLines=2&timestamps=true');
+    // The kubelet let the server in on its client certificate.
+    expect(new Set(clientNames)).toEqual(new Set(['kubernetes-admin']));
 
     // -f: the stream stays open; kubectl prints each line as it comes.
     const child = spawn('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, '--cache-dir', server.kubectlCacheDir, 'logs', '-f', '-n', 'logs', 'bound'], {
@@ -191,6 +224,17 @@ describe('kubectl logs', () => {
     const noNode = await request(server, 'GET', '/api/v1/namespaces/logs/pods/gone-node/log');
     expect(noNode.status).toBe(404);
     expect(noNode.json()).toMatchObject({ reason: 'NotFound', message: 'nodes "node-missing" not found' });
+  });
+
+  it("checks the kubelet's serving certificate against --kubelet-certificate-authority, unless the request says insecureSkipTLSVerifyBackend", async () => {
+    const refused = await request(server, 'GET', '/api/v1/namespaces/logs/pods/elsewhere/log');
+    expect(refused.status).toBe(500);
+    expect(refused.json()).toMatchObject({ reason: 'InternalError' });
+    expect((refused.json() as { message: string }).message).toMatch(
+      /^Internal error occurred: Get "https:\/\/127\.0\.0\.1:\d+\/containerLogs\/logs\/elsewhere\/app": .*certificate/,
+    );
+    const r = await kubectl(server, ['logs', '-n', 'logs', 'elsewhere', '--insecure-skip-tls-verify-backend']);
+    expect(r.stdout).toBe('from a kubelet of another CA\n');
   });
 
   it('is listed in discovery as a get of pods/log', async () => {

@@ -179,6 +179,16 @@ describe('parseFlags', () => {
   });
 });
 
+describe('kubelet client flags', () => {
+  it("takes kube-apiserver's names, and the certificate and key only together", () => {
+    const cfg = parseFlags(['--kubelet-client-certificate=/p/k.crt', '--kubelet-client-key', '/p/k.key', '--kubelet-certificate-authority=/p/ca.crt']);
+    expect([cfg.kubeletClientCertificate, cfg.kubeletClientKey, cfg.kubeletCertificateAuthority]).toEqual(['/p/k.crt', '/p/k.key', '/p/ca.crt']);
+    expect(parseFlags([]).kubeletCertificateAuthority).toBeUndefined();
+    expect(() => parseFlags(['--kubelet-client-certificate=/p/k.crt'])).toThrow('--kubelet-client-certificate and --kubelet-client-key must be given together');
+    expect(() => parseFlags(['--kubelet-client-key=/p/k.key'])).toThrow('must be given together');
+  });
+});
+
 describe('external etcd flags', () => {
   it('takes kube-apiserver names and defaults', () => {
     const cfg = parseFlags([

@@ -54,6 +54,13 @@ export interface ServerConfig {
   etcdPrefix: string;
   /** Period of the coordinated etcd compaction in ms (kube's --etcd-compaction-interval, default 5m; 0 disables). */
   etcdCompactionIntervalMs: number;
+  /**
+   * The API server's TLS to kubelets (kube-apiserver's flags): the client certificate and key it
+   * presents, and the CA that signed the kubelets' serving certificates (unset: not verified).
+   */
+  kubeletClientCertificate?: string;
+  kubeletClientKey?: string;
+  kubeletCertificateAuthority?: string;
   /** The etcd v3 API's listeners (etcd's --listen-client-urls, https://HOST:PORT URLs, comma-separated); absent: not served. */
   listenClientUrls?: string;
   /** The client URLs the etcd API's member list gives for this node (etcd's --advertise-client-urls); default: --listen-client-urls. */
@@ -266,6 +273,9 @@ const FLAGS: Record<string, FlagSpec> = {
         : `storage backend ${JSON.stringify(v)} is not built into this server (built: ${BUILT_STORAGE_BACKENDS.join(', ')})`,
   },
   'etcd-servers': { key: 'etcdServers', kind: 'string' },
+  'kubelet-client-certificate': { key: 'kubeletClientCertificate', kind: 'string' },
+  'kubelet-client-key': { key: 'kubeletClientKey', kind: 'string' },
+  'kubelet-certificate-authority': { key: 'kubeletCertificateAuthority', kind: 'string' },
   'etcd-cafile': { key: 'etcdCafile', kind: 'string' },
   'etcd-certfile': { key: 'etcdCertfile', kind: 'string' },
   'etcd-keyfile': { key: 'etcdKeyfile', kind: 'string' },
@@ -373,6 +383,9 @@ export function parseFlags(argv: string[]): ServerConfig {
     } catch (e) {
       throw new FlagError((e as Error).message);
     }
+  }
+  if ((cfg.kubeletClientCertificate === undefined) !== (cfg.kubeletClientKey === undefined)) {
+    throw new FlagError('--kubelet-client-certificate and --kubelet-client-key must be given together');
   }
   if (cfg.advertiseClientUrls !== undefined && cfg.listenClientUrls === undefined)
     throw new FlagError('--advertise-client-urls names where the etcd API of --listen-client-urls is reached; give --listen-client-urls too');

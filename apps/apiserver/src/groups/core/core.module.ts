@@ -2,12 +2,14 @@
  * The core API group (`/api/v1`). A kind is one folder here (schema, strategy, declaration);
  * CORE_KINDS is the one list of the group's kinds.
  */
+import { readFileSync } from 'node:fs';
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { Errors, StatusError } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { ServiceAccountTokens } from '../../pipeline/serviceaccount.config.js';
-import { STORAGE, STORES, type StoreFactory } from '../../tokens.js';
+import type { ServerConfig } from '../../config/flags.js';
+import { SERVER_CONFIG, STORAGE, STORES, type StoreFactory } from '../../tokens.js';
 import { rfc3339 } from '../policy/poddisruptionbudget/pdb.status.js';
 import { apiKinds } from '../api-group.js';
 import { bindingKind } from './binding/binding.kind.js';
@@ -18,6 +20,7 @@ import { limitRangeKind } from './limitrange/limitrange.kind.js';
 import { namespaceKind } from './namespace/namespace.kind.js';
 import { nodeKind } from './node/node.kind.js';
 import { assignedPod, BindingRefused } from './pod/pod.binding.js';
+import { kubeletAgents } from './pod/pod.log.js';
 import { bindingPorts, evictionPorts, podKind, podLogPorts } from './pod/pod.kind.js';
 import { persistentVolumeKind } from './persistentvolume/persistentvolume.kind.js';
 import { persistentVolumeClaimKind } from './persistentvolumeclaim/persistentvolumeclaim.kind.js';
@@ -183,13 +186,16 @@ export class BindingWiring {
 }
 
 /**
- * Hands the pods' log subresource the pod and node stores: reads at Most Recent, so a pod just
- * bound to a node has its log read from that node.
+ * Hands the pods' log subresource the pod and node stores (reads at Most Recent, so a pod just
+ * bound to a node has its log read from that node) and the connections to kubelets, with the
+ * --kubelet-* TLS files read at start (a file that cannot be read stops the start).
  */
 @Injectable()
 export class PodLogWiring {
-  constructor(registry: KindRegistry, @Inject(STORES) stores: StoreFactory) {
+  constructor(registry: KindRegistry, @Inject(STORES) stores: StoreFactory, @Inject(SERVER_CONFIG) cfg: ServerConfig) {
+    const read = (f: string | undefined): Buffer | undefined => (f === undefined ? undefined : readFileSync(f));
     podLogPorts.deps = {
+      kubelets: kubeletAgents({ cert: read(cfg.kubeletClientCertificate), key: read(cfg.kubeletClientKey), ca: read(cfg.kubeletCertificateAuthority) }),
       getPod: (ns, name) => stores.storeFor(registry.lookup('', 'v1', 'pods') ?? podKind).get(ns, name),
       getNode: (name) => stores.storeFor(registry.lookup('', 'v1', 'nodes') ?? nodeKind).get('', name),
     };

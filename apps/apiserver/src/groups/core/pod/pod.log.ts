@@ -12,10 +12,12 @@
  *   (the first of Hostname, InternalDNS, InternalIP, ExternalDNS, ExternalIP, kube's default
  *   --kubelet-preferred-address-types) and status.daemonEndpoints.kubeletEndpoint.Port (10250
  *   when unset): GET https://<address>:<port>/containerLogs/<ns>/<pod>/<container> with the
- *   options, streamed back as it comes (a followed log until either side ends). The kubelet's
- *   serving certificate is not verified, as kube-apiserver without
- *   --kubelet-certificate-authority; a kubelet that cannot be reached is a 500 naming the
- *   request and the error, an answer other than 2xx is passed on with the kubelet's message.
+ *   options, streamed back as it comes (a followed log until either side ends). The request
+ *   presents --kubelet-client-certificate/--kubelet-client-key when given, and checks the
+ *   kubelet's serving certificate against --kubelet-certificate-authority when given (not at
+ *   all without it, as kube-apiserver; nor for a request with insecureSkipTLSVerifyBackend);
+ *   a kubelet that cannot be reached is a 500 naming the request and the error, an answer
+ *   other than 2xx is passed on with the kubelet's message.
  */
 import type { IncomingMessage } from 'node:http';
 import { Agent, get } from 'node:https';
@@ -27,6 +29,30 @@ import { asMap } from '../core.helpers.js';
 export interface PodLogDeps {
   getPod(ns: string, name: string): Promise<KubeObject>;
   getNode(name: string): Promise<KubeObject>;
+  /** The connections to kubelets (kubeletAgents). */
+  kubelets: KubeletAgents;
+}
+
+/** The TLS of the API server's requests to kubelets (--kubelet-client-certificate and the rest). */
+export interface KubeletTls {
+  /** The client certificate and key presented to kubelets (PEM). */
+  cert?: Buffer;
+  key?: Buffer;
+  /** The CA that signed the kubelets' serving certificates (PEM); unset: they are not verified. */
+  ca?: Buffer;
+}
+
+/** Connection pools to kubelets: `verified` checks the serving certificate when a CA is known, `insecure` never does. */
+export interface KubeletAgents {
+  verified: Agent;
+  insecure: Agent;
+}
+
+/** The pools for `tls`: both present its client certificate; only `verified` checks the kubelet's against its CA. */
+export function kubeletAgents(tls: KubeletTls = {}): KubeletAgents {
+  const client = tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {};
+  const insecure = new Agent({ keepAlive: true, rejectUnauthorized: false, ...client });
+  return { insecure, verified: tls.ca ? new Agent({ keepAlive: true, ca: tls.ca, ...client }) : insecure };
 }
 
 /** The log subresource's ports. */
@@ -160,16 +186,12 @@ export function containerLogUrl(addr: { host: string; port: number }, ns: string
   return `https://${host}:${addr.port}/containerLogs/${encodeURIComponent(ns)}/${encodeURIComponent(pod)}/${encodeURIComponent(container)}${query ? `?${query}` : ''}`;
 }
 
-/** The kubelet's serving certificate is not verified (see the file comment); one pool for all. */
-let kubeletAgent: Agent | undefined;
-const agent = (): Agent => (kubeletAgent ??= new Agent({ keepAlive: true, rejectUnauthorized: false }));
-
 /** How long a kubelet may take to start answering before the request fails. */
 const HEADERS_TIMEOUT_MS = 30_000;
 
-async function fromKubelet(url: string, podName: string, signal: AbortSignal): Promise<StreamAnswer> {
+async function fromKubelet(agent: Agent, url: string, podName: string, signal: AbortSignal): Promise<StreamAnswer> {
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
-    const req = get(url, { agent: agent(), signal, timeout: HEADERS_TIMEOUT_MS }, resolve);
+    const req = get(url, { agent, signal, timeout: HEADERS_TIMEOUT_MS }, resolve);
     req.once('timeout', () => req.destroy(new Error(`no answer within ${HEADERS_TIMEOUT_MS / 1000}s`)));
     req.once('error', (e) => reject(Errors.internal(`Get ${JSON.stringify(url)}: ${e.message}`)));
   });
@@ -210,7 +232,9 @@ export function logSubresource(ports: PodLogPorts): SubresourceDeclaration {
         // No node runs the pod yet: there is no log to show.
         if (typeof nodeName !== 'string' || nodeName === '') return { contentType: 'text/plain', body: Buffer.alloc(0) };
         const addr = kubeletAddress(await deps.getNode(nodeName));
-        return fromKubelet(containerLogUrl(addr, ns, name, container, opts), name, signal);
+        // insecureSkipTLSVerifyBackend: the kubelet's certificate is not checked for this request.
+        const agent = opts.insecureSkipTLSVerifyBackend ? deps.kubelets.insecure : deps.kubelets.verified;
+        return fromKubelet(agent, containerLogUrl(addr, ns, name, container, opts), name, signal);
       },
     },
   };
