@@ -32,14 +32,14 @@ export type Query = Record<string, string | undefined>;
  * `0`, `f` and `false` (any case) are false, any other value true; it never fails to decode.
  * An empty value counts as unset here.
  */
-function isTrue(v: string | undefined): boolean {
+export function queryBool(v: string | undefined): boolean {
   if (v === undefined || v === '') return false;
   return !(v === '0' || /^(f|false)$/i.test(v));
 }
 
 function optionalBool(v: string | undefined): boolean | undefined {
   if (v === undefined || v === '') return undefined;
-  return isTrue(v);
+  return queryBool(v);
 }
 
 function optionalInt(v: string | undefined): number | undefined {
@@ -146,7 +146,7 @@ export class ListOptionsDto extends CommonOptions {
       resourceVersionMatch: this.resourceVersionMatch,
       continue: this.continue,
       sendInitialEvents: optionalBool(this.sendInitialEvents),
-      allowWatchBookmarks: isTrue(this.allowWatchBookmarks),
+      allowWatchBookmarks: queryBool(this.allowWatchBookmarks),
       timeoutSeconds: optionalInt(this.timeoutSeconds),
     });
   }
@@ -207,7 +207,7 @@ export class WriteOptionsDto extends CommonOptions {
       dryRun: dryRun.length > 0,
       fieldValidation: (this.fieldValidation || 'Warn') as FieldValidation,
       fieldManager: this.fieldManager,
-      force: isTrue(this.force),
+      force: queryBool(this.force),
     };
   }
 }
@@ -246,10 +246,10 @@ export class DeleteOptionsQueryDto extends ListOptionsDto {
     const grace = optionalInt(this.gracePeriodSeconds);
     if (grace !== undefined) opts.gracePeriodSeconds = grace;
     if (this.propagationPolicy) opts.propagationPolicy = this.propagationPolicy as DeleteOptions['propagationPolicy'];
-    if (this.orphanDependents !== undefined && this.orphanDependents !== '') opts.orphanDependents = isTrue(this.orphanDependents);
+    if (this.orphanDependents !== undefined && this.orphanDependents !== '') opts.orphanDependents = queryBool(this.orphanDependents);
     if (queryDryRun.length) opts.dryRun = queryDryRun;
     const unsafe = this.ignoreStoreReadErrorWithClusterBreakingPotential;
-    if (unsafe !== undefined && unsafe !== '') opts.ignoreStoreReadErrorWithClusterBreakingPotential = isTrue(unsafe);
+    if (unsafe !== undefined && unsafe !== '') opts.ignoreStoreReadErrorWithClusterBreakingPotential = queryBool(unsafe);
     const errs: FieldError[] = [];
     if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) {
       errs.push({

@@ -82,7 +82,7 @@ function successStatus(decl: KindDeclaration, obj: KubeObject): Record<string, u
 export class ResourceHandler {
   constructor(private readonly deps: ResourceHandlerDeps) {}
 
-  private send(reply: FastifyReply, code: number, contentType: string, body: string | Buffer, ctx: RequestContext): void {
+  private send(reply: FastifyReply, code: number, contentType: string, body: string | Buffer | NodeJS.ReadableStream, ctx: RequestContext): void {
     if (ctx.warnings.length)
       reply.header(
         'Warning',
@@ -140,13 +140,8 @@ export class ResourceHandler {
       const abort = new AbortController();
       reply.raw.once('close', () => abort.abort());
       const answer = await subDecl.stream.get(ns, info.name, query, ctx, abort.signal);
-      if (ctx.warnings.length)
-        reply.header(
-          'Warning',
-          ctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`),
-        );
       const done = new Promise<void>((resolve) => reply.raw.once('close', resolve));
-      reply.code(200).header('Content-Type', answer.contentType).send(answer.body);
+      this.send(reply, 200, answer.contentType, answer.body, ctx);
       // The request is served once the stream has ended (a followed log: when either side goes);
       // returning earlier would tell Fastify that nothing was sent.
       return done;

@@ -18,6 +18,8 @@ describe('the pods/log options', () => {
     expect(decodePodLogOptions({ sinceTime: '2026-01-02T03:04:05Z' }).sinceTime).toBe('2026-01-02T03:04:05Z');
     expect(() => decodePodLogOptions({ tailLines: '1.5' })).toThrow('strconv.ParseInt: parsing "1.5": invalid syntax');
     expect(() => decodePodLogOptions({ sinceSeconds: '99999999999999999999' })).toThrow('value out of range');
+    // Any int64 decodes, past JavaScript's exact integers too.
+    expect(decodePodLogOptions({ limitBytes: '1152921504606846976' }).limitBytes).toBe(2 ** 60);
     expect(() => decodePodLogOptions({ sinceTime: '2026-01-02' })).toThrow('parsing time "2026-01-02"');
   });
 

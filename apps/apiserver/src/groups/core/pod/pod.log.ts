@@ -23,6 +23,7 @@ import type { IncomingMessage } from 'node:http';
 import { Agent, get } from 'node:https';
 import { Errors, StatusError, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { RequestContext, StreamAnswer, SubresourceDeclaration } from '@app/registry';
+import { queryBool } from '../../../http/options.dto.js';
 import { asMap } from '../core.helpers.js';
 
 /** What the log subresource reads: the pod and its node (the core group module fills it in). */
@@ -79,15 +80,13 @@ export const DEFAULT_KUBELET_PORT = 10250;
 const ADDRESS_TYPES = ['Hostname', 'InternalDNS', 'InternalIP', 'ExternalDNS', 'ExternalIP'];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
-/** A bool query parameter as kube's parameter codec reads it: 0, f and false (any case) are false, anything else true. */
-const bool = (v: string | undefined): boolean => v !== undefined && v !== '' && !(v === '0' || /^(f|false)$/i.test(v));
-
+/** An int64 query parameter as Go's strconv.ParseInt reads it (400 with its error otherwise). */
 function int64(v: string | undefined): number | undefined {
   if (v === undefined || v === '') return undefined;
   if (!/^[+-]?\d+$/.test(v)) throw Errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
-  const n = Number(v);
-  if (!Number.isSafeInteger(n)) throw Errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: value out of range`);
-  return n;
+  const n = BigInt(v);
+  if (n < -(2n ** 63n) || n >= 2n ** 63n) throw Errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: value out of range`);
+  return Number(n);
 }
 
 /** Decodes PodLogOptions from the query (400 BadRequest for a value that does not parse). */
@@ -97,10 +96,10 @@ export function decodePodLogOptions(query: Readonly<Record<string, string | unde
     throw Errors.badRequest(`parsing time ${JSON.stringify(sinceTime)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(sinceTime)} as "2006"`);
   }
   const o: PodLogOptions = {
-    follow: bool(query.follow),
-    previous: bool(query.previous),
-    timestamps: bool(query.timestamps),
-    insecureSkipTLSVerifyBackend: bool(query.insecureSkipTLSVerifyBackend),
+    follow: queryBool(query.follow),
+    previous: queryBool(query.previous),
+    timestamps: queryBool(query.timestamps),
+    insecureSkipTLSVerifyBackend: queryBool(query.insecureSkipTLSVerifyBackend),
   };
   if (query.container) o.container = query.container;
   const sinceSeconds = int64(query.sinceSeconds);
