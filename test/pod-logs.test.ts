@@ -51,6 +51,14 @@ beforeAll(async () => {
     seen.push(url);
     clientNames.push(String((req.socket as TLSSocket).getPeerCertificate().subject?.CN));
     const path = url.split('?')[0]!;
+    if (path === '/containerLogs/logs/bound/app' && url.includes('limitBytes=7')) {
+      // A kubelet slow to answer: longer than the request's own timeout.
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('slowly\n');
+      }, 1500);
+      return;
+    }
     if (path === '/containerLogs/logs/bound/app') {
       res.writeHead(200, { 'content-type': 'text/plain' });
       if (url.includes('follow=true')) {
@@ -211,6 +219,13 @@ describe('kubectl logs', () => {
     // The server ends its request to the kubelet with the client's.
     while (followClosed === closedBefore && Date.now() < deadline + 10_000) await new Promise((res) => setTimeout(res, 50));
     expect(followClosed).toBe(closedBefore + 1);
+  });
+
+  it('is long-running: no request deadline while the kubelet takes its time', async () => {
+    // Any other request asking for 1 s would be a 504 Timeout after it.
+    const r = await request(server, 'GET', '/api/v1/namespaces/logs/pods/bound/log?limitBytes=7&timeout=1s');
+    expect(r.status).toBe(200);
+    expect(r.body).toBe('slowly\n');
   });
 
   it("passes the kubelet's refusal on, and names the request when no kubelet answers or the node is missing", async () => {
