@@ -2,6 +2,7 @@
  * A kind is data: this declaration is everything the generic registry, discovery, OpenAPI,
  * the codecs and Table output need to serve it. Built-in kinds and custom resources alike.
  */
+import type { Agent as HttpsAgent } from 'node:https';
 import type { FieldError, KubeObject } from '@app/apimachinery';
 import type { JSONSchemaProps } from '@app/apimachinery';
 import type { UserInfo } from '@app/auth';
@@ -92,11 +93,30 @@ export interface SubresourceStreamHandler {
   get(ns: string, name: string, query: Readonly<Record<string, string | undefined>>, ctx: RequestContext, signal: AbortSignal): Promise<StreamAnswer>;
 }
 
-/** One declared subresource: a strategy over the stored object, a REST handler, or a stream. */
+/** Where a connect subresource's connection goes, and through which connection pool (TLS settings). */
+export interface ConnectTarget {
+  url: URL;
+  agent: HttpsAgent;
+}
+
+/**
+ * Handler of a subresource that connects the client to a backend (kube's rest.Connecter:
+ * pods/exec, attach, portforward): it resolves the options (`query`, every value of each
+ * parameter) to where the connection goes, or throws the Status the request fails with. The
+ * HTTP layer then upgrades the client's connection to a tunnel to that backend
+ * (http/upgrade-proxy.ts). Discovery lists it with its options' kind.
+ */
+export interface SubresourceConnectHandler {
+  optionsKind: string;
+  connect(ns: string, name: string, query: Readonly<Record<string, readonly string[]>>, ctx: RequestContext): Promise<ConnectTarget>;
+}
+
+/** One declared subresource: a strategy over the stored object, a REST handler, a stream, or a connection. */
 export type SubresourceDeclaration =
-  | { verbs: Verb[]; strategy: SubresourceStrategy; rest?: undefined; stream?: undefined }
-  | { verbs: Verb[]; rest: SubresourceRestHandler; kind: SubresourceKind; strategy?: undefined; stream?: undefined }
-  | { verbs: Verb[]; stream: SubresourceStreamHandler; strategy?: undefined; rest?: undefined };
+  | { verbs: Verb[]; strategy: SubresourceStrategy; rest?: undefined; stream?: undefined; connect?: undefined }
+  | { verbs: Verb[]; rest: SubresourceRestHandler; kind: SubresourceKind; strategy?: undefined; stream?: undefined; connect?: undefined }
+  | { verbs: Verb[]; stream: SubresourceStreamHandler; strategy?: undefined; rest?: undefined; connect?: undefined }
+  | { verbs: Verb[]; connect: SubresourceConnectHandler; strategy?: undefined; rest?: undefined; stream?: undefined };
 
 /**
  * The kind a REST subresource takes and answers (TokenRequest): not served as a resource of its

@@ -109,6 +109,13 @@ export function guardConnections(server: Http2SecureServer, limits: ConnectionLi
     );
   });
 
+  // An upgrade request's socket leaves HTTP: once its request is answered it is closed, or it is
+  // a tunnel (upgrade-proxy.ts) that may stay quiet for as long as the session it carries.
+  server.on('upgrade', (req: IncomingMessage) => {
+    http1.get(req.socket)?.clear();
+    http1.delete(req.socket);
+  });
+
   server.on('session', (session: Http2Session) => {
     const t = new IdleTimer(
       () => {

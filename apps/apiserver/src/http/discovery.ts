@@ -34,7 +34,8 @@ function storageVersionHash(decl: KindDeclaration): string {
 
 /**
  * Subresources of a kind with the verbs each serves, from its declaration. A subresource that
- * is a view of the stored object answers with the kind itself; a REST one with its own kind.
+ * is a view of the stored object answers with the kind itself; a REST one with its own kind; a
+ * connection with the kind of its options.
  */
 function subresourcesOf(decl: KindDeclaration): Array<{ name: string; verbs: string[]; responseKind: { group: string; version: string; kind: string } }> {
   return Object.entries(decl.subresources ?? {})
@@ -43,7 +44,7 @@ function subresourcesOf(decl: KindDeclaration): Array<{ name: string; verbs: str
       verbs: [...s.verbs].sort(),
       responseKind: s.rest
         ? { group: s.kind.group, version: s.kind.version, kind: s.kind.kind }
-        : { group: decl.group, version: decl.version, kind: decl.kind },
+        : { group: decl.group, version: decl.version, kind: s.connect ? s.connect.optionsKind : decl.kind },
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -15,6 +15,7 @@ import { SERVER_CONFIG } from '../tokens.js';
 import { ApiRoutes, PipelinePorts } from './api.routes.js';
 import { DEFAULT_CONNECTION_LIMITS, guardConnections } from './connection.guard.js';
 import { widenHttp1WriteBuffer } from './http1.write-buffer.js';
+import { routeUpgrades } from './upgrade-proxy.js';
 
 /** Largest HTTP/1.1 request header block accepted (kube-apiserver's MaxHeaderBytes). */
 const MAX_HEADER_BYTES = 1 << 20;
@@ -43,6 +44,8 @@ export class HttpServerSetup implements OnApplicationBootstrap {
       idleTimeoutMs: envInt('KAPI_IDLE_TIMEOUT_MS') ?? DEFAULT_CONNECTION_LIMITS.idleTimeoutMs,
       bodyTimeoutMs: envInt('KAPI_BODY_TIMEOUT_MS') ?? this.cfg.requestTimeoutMs,
     });
+    // Upgrade requests (exec, attach, port-forward) through the same pipeline and routes.
+    routeUpgrades(fastify.server, (req, res) => fastify.routing(req, res));
     await this.routes.register(fastify);
   }
 }

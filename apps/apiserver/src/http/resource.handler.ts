@@ -34,6 +34,7 @@ import { serveWatch } from './watch.handler.js';
 import { DeleteOptionsQueryDto, GetOptionsDto, ListOptionsDto, validateOptions, WriteOptionsDto, type Query, type WriteOptionsKind } from './options.dto.js';
 import { checkPathVerb, methodNotAllowed, pathShape } from './path-verbs.js';
 import { namespaceIsTheObject, type RequestInfo } from './request-info.js';
+import { tunnel, upgradeOf } from './upgrade-proxy.js';
 import type { UserInfo } from '@app/auth';
 import type { Authorizer } from '@app/authz';
 
@@ -64,6 +65,13 @@ export const UNSAFE_DELETE_VERB = 'unsafe-delete-ignore-read-errors';
 /** `pretty` as kube reads it: strconv.ParseBool's true values; anything else is false, never an error. */
 function isTrue(v: string | undefined): boolean {
   return v !== undefined && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v);
+}
+
+/** Every value of each query parameter (a repeated one, such as exec's `command`, in order). */
+function allValues(raw: Record<string, unknown>): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(raw)) out[k] = (Array.isArray(v) ? v : [v]).map(String);
+  return out;
 }
 
 const NOT_FOUND = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
@@ -145,6 +153,14 @@ export class ResourceHandler {
       // The request is served once the stream has ended (a followed log: when either side goes);
       // returning earlier would tell Fastify that nothing was sent.
       return done;
+    }
+    if (subDecl?.connect) {
+      // kube's connect handler: the options and the location first (a missing pod is 404 to
+      // any request), then a request that does not ask to switch protocols is refused.
+      const target = await subDecl.connect.connect(ns, info.name, allValues(rawQuery), ctx);
+      const conn = upgradeOf(req.raw);
+      if (!conn) throw Errors.badRequest('Upgrade request required');
+      return tunnel(req, reply, conn, target);
     }
     if (subDecl?.rest) {
       const protobufBody = this.deps.codecs.hasProtobuf(subDecl.kind.protobufMessage);

@@ -148,6 +148,30 @@ describe('request pipeline', () => {
     expect(released()).toBe(1);
   });
 
+  it('authorizes a GET of pods/exec, attach or portforward as create too, and nothing else twice', async () => {
+    const { fastify, calls } = await serverWith({ deny: (a) => a.verb === 'create' && a.user.username === 'viewer' });
+    const viewer = await fastify.inject({ method: 'GET', url: '/api/v1/namespaces/ns/pods/p/exec?command=ls', headers: { 'x-user': 'viewer' } });
+    expect(viewer.statusCode).toBe(403);
+    expect(viewer.json().message).toBe('pods "p" is forbidden: User "viewer" cannot create resource "pods/exec" in API group "" in the namespace "ns": no');
+    expect(calls.filter((c) => c.startsWith('authorize:'))).toEqual(['authorize:get:viewer:pods:p', 'authorize:create:viewer:pods:p']);
+    expect(calls).not.toContain('route');
+    calls.length = 0;
+    for (const sub of ['attach', 'portforward']) {
+      const r = await fastify.inject({ method: 'GET', url: `/api/v1/namespaces/ns/pods/p/${sub}`, headers: { 'x-user': 'editor' } });
+      expect(r.statusCode).toBe(200);
+    }
+    await fastify.inject({ method: 'GET', url: '/api/v1/namespaces/ns/pods/p/log', headers: { 'x-user': 'editor' } });
+    await fastify.inject({ method: 'POST', url: '/api/v1/namespaces/ns/pods/p/exec', headers: { 'x-user': 'editor' } });
+    expect(calls.filter((c) => c.startsWith('authorize:'))).toEqual([
+      'authorize:get:editor:pods:p',
+      'authorize:create:editor:pods:p',
+      'authorize:get:editor:pods:p',
+      'authorize:create:editor:pods:p',
+      'authorize:get:editor:pods:p',
+      'authorize:create:editor:pods:p',
+    ]);
+  });
+
   it('refuses a declared body over the limit with 413 after authorization', async () => {
     const { fastify, calls } = await serverWith();
     const res = await fastify.inject({

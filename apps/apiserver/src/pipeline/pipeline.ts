@@ -99,6 +99,17 @@ export function authorizationAttributes(state: RequestState): AuthorizationAttri
   };
 }
 
+/**
+ * The pod subresources that open a session in a container or to its ports. Their GET (the
+ * WebSocket form) is authorized as `get` and then as `create` too, so that read-only access
+ * never grants it (kube-apiserver from 1.35, AuthorizePodWebsocketUpgradeCreatePermission).
+ */
+const CONNECT_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
+
+function needsCreateToo(a: AuthorizationAttributes): boolean {
+  return a.verb === 'get' && a.isResourceRequest && a.apiGroup === '' && a.resource === 'pods' && CONNECT_SUBRESOURCES.has(a.subresource);
+}
+
 /** Builds the pipeline's onRequest hook. */
 export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const deadline: Filter = (_req, _reply, s) => {
@@ -198,11 +209,19 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
     throw forbiddenError(attrs, d.reason);
   };
   // The built-in modes answer synchronously: no promise per request unless a mode needs one.
-  const authorization: Filter = (req, reply, s) => {
-    const attrs = authorizationAttributes(s);
+  const authorize = (req: FastifyRequest, reply: FastifyReply, s: RequestState, attrs: AuthorizationAttributes): void | Promise<void> => {
     const d = deps.authorizer.authorize(attrs);
     if (isPromise(d)) return d.then((x) => decided(req, reply, s, attrs, x));
     decided(req, reply, s, attrs, d);
+  };
+  const authorization: Filter = (req, reply, s) => {
+    const attrs = authorizationAttributes(s);
+    const first = authorize(req, reply, s, attrs);
+    if (!needsCreateToo(attrs)) return first;
+    // A GET that opens a session in a container (a WebSocket exec) needs `create` too.
+    const create = { ...attrs, verb: 'create' };
+    if (isPromise(first)) return first.then(() => authorize(req, reply, s, create));
+    return authorize(req, reply, s, create);
   };
 
   const bodyLimit: Filter = (req, reply) => {

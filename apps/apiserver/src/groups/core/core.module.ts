@@ -20,8 +20,8 @@ import { limitRangeKind } from './limitrange/limitrange.kind.js';
 import { namespaceKind } from './namespace/namespace.kind.js';
 import { nodeKind } from './node/node.kind.js';
 import { assignedPod, BindingRefused } from './pod/pod.binding.js';
-import { kubeletAgents } from './pod/pod.log.js';
-import { bindingPorts, evictionPorts, podKind, podLogPorts } from './pod/pod.kind.js';
+import { kubeletAgents } from './pod/pod.kubelet.js';
+import { bindingPorts, evictionPorts, podKind, podKubeletPorts } from './pod/pod.kind.js';
 import { persistentVolumeKind } from './persistentvolume/persistentvolume.kind.js';
 import { persistentVolumeClaimKind } from './persistentvolumeclaim/persistentvolumeclaim.kind.js';
 import { resourceQuotaKind } from './resourcequota/resourcequota.kind.js';
@@ -191,10 +191,10 @@ export class BindingWiring {
  * --kubelet-* TLS files read at start (a file that cannot be read stops the start).
  */
 @Injectable()
-export class PodLogWiring {
+export class PodKubeletWiring {
   constructor(registry: KindRegistry, @Inject(STORES) stores: StoreFactory, @Inject(SERVER_CONFIG) cfg: ServerConfig) {
     const read = (f: string | undefined): Buffer | undefined => (f === undefined ? undefined : readFileSync(f));
-    podLogPorts.deps = {
+    podKubeletPorts.deps = {
       kubelets: kubeletAgents({ cert: read(cfg.kubeletClientCertificate), key: read(cfg.kubeletClientKey), ca: read(cfg.kubeletCertificateAuthority) }),
       getPod: (ns, name) => stores.storeFor(registry.lookup('', 'v1', 'pods') ?? podKind).get(ns, name),
       getNode: (name) => stores.storeFor(registry.lookup('', 'v1', 'nodes') ?? nodeKind).get('', name),
@@ -209,7 +209,7 @@ export class PodLogWiring {
     TokenRequestWiring,
     EvictionWiring,
     BindingWiring,
-    PodLogWiring,
+    PodKubeletWiring,
     ServiceRanges,
     ServiceRangeRepairRunner,
     KubernetesServiceController,

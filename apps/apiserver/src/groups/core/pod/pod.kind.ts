@@ -4,13 +4,16 @@
  * -o wide. DELETE answers with the object, as kube-apiserver's pod store does. The `eviction`
  * subresource deletes a pod as `kubectl drain` asks (pod.eviction.ts); the `binding`
  * subresource assigns it to a node as a scheduler does (pod.binding.ts); the `log` subresource
- * reads a container's log from the kubelet of the pod's node (pod.log.ts).
+ * reads a container's log from the kubelet of the pod's node (pod.log.ts); `exec`, `attach` and
+ * `portforward` connect the client to that kubelet (pod.connect.ts).
  */
 import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { BindingPorts, bindingSubresource } from './pod.binding.js';
 import { EvictionPorts, evictionSubresource } from './pod.eviction.js';
-import { PodLogPorts, logSubresource } from './pod.log.js';
+import { PodKubeletPorts } from './pod.kubelet.js';
+import { logSubresource } from './pod.log.js';
+import { attachSubresource, execSubresource, portForwardSubresource } from './pod.connect.js';
 import { PodSchema } from './pod.schema.js';
 import { podStrategy } from './pod.strategy.js';
 
@@ -23,8 +26,8 @@ export const evictionPorts = new EvictionPorts();
 /** What the binding subresource and the `bindings` resource use; the core group module fills it in at start. */
 export const bindingPorts = new BindingPorts();
 
-/** What the log subresource reads of the server; the core group module fills it in at start. */
-export const podLogPorts = new PodLogPorts();
+/** What the subresources served by kubelets read of the server; the core group module fills it in at start. */
+export const podKubeletPorts = new PodKubeletPorts();
 
 /** The Pod declaration. */
 export const podKind: KindDeclaration = {
@@ -43,7 +46,10 @@ export const podKind: KindDeclaration = {
     status: statusSubresource(),
     eviction: evictionSubresource(evictionPorts),
     binding: bindingSubresource(bindingPorts),
-    log: logSubresource(podLogPorts),
+    log: logSubresource(podKubeletPorts),
+    exec: execSubresource(podKubeletPorts),
+    attach: attachSubresource(podKubeletPorts),
+    portforward: portForwardSubresource(podKubeletPorts),
   },
   deleteReturnsObject: true,
   generation: 'spec',

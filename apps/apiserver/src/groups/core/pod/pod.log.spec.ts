@@ -1,5 +1,6 @@
 import type { KubeObject } from '@app/apimachinery';
-import { containerLogUrl, decodePodLogOptions, kubeletAddress, podContainer, validatePodLogOptions } from './pod.log.js';
+import { kubeletAddress, podContainer } from './pod.kubelet.js';
+import { containerLogUrl, decodePodLogOptions, validatePodLogOptions } from './pod.log.js';
 
 const pod = (spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec });
 const node = (status: Record<string, unknown>): KubeObject => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' }, status });

@@ -20,46 +20,12 @@
  *   other than 2xx is passed on with the kubelet's message.
  */
 import type { IncomingMessage } from 'node:http';
-import { Agent, get } from 'node:https';
-import { Errors, StatusError, type FieldError, type KubeObject } from '@app/apimachinery';
+import { type Agent, get } from 'node:https';
+import { Errors, StatusError, type FieldError } from '@app/apimachinery';
 import type { RequestContext, StreamAnswer, SubresourceDeclaration } from '@app/registry';
 import { queryBool } from '../../../http/options.dto.js';
 import { asMap } from '../core.helpers.js';
-
-/** What the log subresource reads: the pod and its node (the core group module fills it in). */
-export interface PodLogDeps {
-  getPod(ns: string, name: string): Promise<KubeObject>;
-  getNode(name: string): Promise<KubeObject>;
-  /** The connections to kubelets (kubeletAgents). */
-  kubelets: KubeletAgents;
-}
-
-/** The TLS of the API server's requests to kubelets (--kubelet-client-certificate and the rest). */
-export interface KubeletTls {
-  /** The client certificate and key presented to kubelets (PEM). */
-  cert?: Buffer;
-  key?: Buffer;
-  /** The CA that signed the kubelets' serving certificates (PEM); unset: they are not verified. */
-  ca?: Buffer;
-}
-
-/** Connection pools to kubelets: `verified` checks the serving certificate when a CA is known, `insecure` never does. */
-export interface KubeletAgents {
-  verified: Agent;
-  insecure: Agent;
-}
-
-/** The pools for `tls`: both present its client certificate; only `verified` checks the kubelet's against its CA. */
-export function kubeletAgents(tls: KubeletTls = {}): KubeletAgents {
-  const client = tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {};
-  const insecure = new Agent({ keepAlive: true, rejectUnauthorized: false, ...client });
-  return { insecure, verified: tls.ca ? new Agent({ keepAlive: true, ca: tls.ca, ...client }) : insecure };
-}
-
-/** The log subresource's ports. */
-export class PodLogPorts {
-  deps?: PodLogDeps;
-}
+import { kubeletAddress, podContainer, type PodKubeletPorts } from './pod.kubelet.js';
 
 /** PodLogOptions as decoded from the query. */
 export interface PodLogOptions {
@@ -74,10 +40,6 @@ export interface PodLogOptions {
   insecureSkipTLSVerifyBackend: boolean;
 }
 
-/** The kubelet's port when the Node does not say (kube's KubeletPort). */
-export const DEFAULT_KUBELET_PORT = 10250;
-/** kube-apiserver's default --kubelet-preferred-address-types, in order. */
-const ADDRESS_TYPES = ['Hostname', 'InternalDNS', 'InternalIP', 'ExternalDNS', 'ExternalIP'];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** An int64 query parameter as Go's strconv.ParseInt reads it (400 with its error otherwise). */
@@ -129,45 +91,6 @@ export function validatePodLogOptions(o: PodLogOptions): FieldError[] {
   return errs;
 }
 
-const names = (v: unknown): string[] => (Array.isArray(v) ? v : []).map((c) => asMap(c).name).filter((n): n is string => typeof n === 'string');
-
-/** kube's validateContainer: the container the request means, or 400. */
-export function podContainer(pod: KubeObject, container: string | undefined): string {
-  const spec = asMap(pod.spec);
-  const name = pod.metadata.name ?? '';
-  const containers = names(spec.containers);
-  if (!container) {
-    if (containers.length === 1) return containers[0]!;
-    if (containers.length === 0) throw Errors.badRequest(`a container name must be specified for pod ${name}`);
-    // Every container of the pod, as podutil.VisitContainers lists them.
-    const all = [...names(spec.initContainers), ...containers, ...names(spec.ephemeralContainers)];
-    throw Errors.badRequest(`a container name must be specified for pod ${name}, choose one of: [${all.join(' ')}]`);
-  }
-  const all = new Set([...names(spec.initContainers), ...containers, ...names(spec.ephemeralContainers)]);
-  if (!all.has(container)) throw Errors.badRequest(`container ${container} is not valid for pod ${name}`);
-  return container;
-}
-
-/** Where the node's kubelet listens (kube's NodeConnectionInfoGetter), or a 500 as kube's. */
-export function kubeletAddress(node: KubeObject): { host: string; port: number } {
-  const status = asMap(node.status);
-  const addresses = (Array.isArray(status.addresses) ? status.addresses : []).map(asMap);
-  let host: string | undefined;
-  for (const t of ADDRESS_TYPES) {
-    const a = addresses.find((x) => x.type === t && typeof x.address === 'string' && x.address !== '');
-    if (a) {
-      host = a.address as string;
-      break;
-    }
-  }
-  if (host === undefined) {
-    const known = addresses.map((a) => `{${String(a.type ?? '')} ${String(a.address ?? '')}}`).join(' ');
-    throw Errors.internal(`no preferred addresses found; known addresses: [${known}]`);
-  }
-  const port = asMap(asMap(status.daemonEndpoints).kubeletEndpoint).Port;
-  return { host, port: typeof port === 'number' && port > 0 ? port : DEFAULT_KUBELET_PORT };
-}
-
 /** The kubelet URL of a container's log with the options (LogLocation). */
 export function containerLogUrl(addr: { host: string; port: number }, ns: string, pod: string, container: string, o: PodLogOptions): string {
   const params = new URLSearchParams();
@@ -215,7 +138,7 @@ async function fromKubelet(agent: Agent, url: string, podName: string, signal: A
 }
 
 /** The subresource, with the ports its handler uses. */
-export function logSubresource(ports: PodLogPorts): SubresourceDeclaration {
+export function logSubresource(ports: PodKubeletPorts): SubresourceDeclaration {
   return {
     verbs: ['get'],
     stream: {
