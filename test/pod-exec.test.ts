@@ -10,8 +10,9 @@
  * certificate and never the client's credentials; GET needs `create` on the subresource too; a
  * request that does not ask to switch protocols, a missing pod, a pod no node runs and a request
  * without credentials are refused with a Status on the upgrade connection; a kubelet's refusal
- * is passed on; a kubelet that cannot be reached is a 500 naming the error; discovery lists the
- * subresources with their options' kinds.
+ * is passed on; a kubelet that cannot be reached is a 500 naming the error; an open tunnel does
+ * not hold up the server's clean shutdown; discovery lists the subresources with their options'
+ * kinds.
  */
 import { jest } from '@jest/globals';
 import { readFileSync } from 'node:fs';
@@ -336,6 +337,16 @@ describe('port-forward', () => {
     a.socket.write('ping');
     expect(await echoed).toBe('echo:ping');
     a.socket.destroy();
+  });
+
+  it('does not hold up a clean shutdown', async () => {
+    const a = await rawRequest('POST', '/api/v1/namespaces/connect/pods/one/portforward', SPDY);
+    expect(a.status).toBe(101);
+    const closed = new Promise<void>((resolve) => a.socket.once('close', () => resolve()));
+    const exit = await server.stop('SIGTERM', 20_000);
+    expect(exit).toEqual({ code: 0, signal: null });
+    await closed;
+    await server.start();
   });
 
   it('lists the connect subresources in discovery with their options kinds', async () => {

@@ -4,7 +4,8 @@
  * pod no node runs yet (an empty log), the options' decoding (400) and validation (422), a
  * missing pod (404), and a pod bound to a node whose kubelet is a local HTTPS server standing
  * in for one: the log is read from /containerLogs/<ns>/<pod>/<container> with the options, and a
- * followed log streams until kubectl goes. The server presents --kubelet-client-certificate to
+ * followed log streams until kubectl goes (or the server stops: it does not hold up a clean
+ * shutdown). The server presents --kubelet-client-certificate to
  * kubelets and checks theirs against --kubelet-certificate-authority (unless the request says
  * insecureSkipTLSVerifyBackend). A kubelet that cannot be reached is a 500 naming the request;
  * discovery lists pods/log.
@@ -219,6 +220,22 @@ describe('kubectl logs', () => {
     // The server ends its request to the kubelet with the client's.
     while (followClosed === closedBefore && Date.now() < deadline + 10_000) await new Promise((res) => setTimeout(res, 50));
     expect(followClosed).toBe(closedBefore + 1);
+  });
+
+  it("ends a followed log with the server's clean shutdown instead of holding it up", async () => {
+    const child = spawn('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, '--cache-dir', server.kubectlCacheDir, 'logs', '-f', '-n', 'logs', 'bound'], {
+      env: { ...process.env, HOME: server.homeDir },
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const deadline = Date.now() + 20_000;
+    while ((out.match(/tick/g) ?? []).length < 2 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+    expect(following.size).toBe(1);
+    // Without ending the stream, the server's close would wait for it until main.ts gives up (exit 1).
+    expect(await server.stop('SIGTERM', 20_000)).toEqual({ code: 0, signal: null });
+    expect(await exited).not.toBeNull();
+    await server.start();
   });
 
   it('is long-running: no request deadline while the kubelet takes its time', async () => {

@@ -52,6 +52,7 @@ export class PipelinePorts {
 @Injectable()
 export class ApiRoutes implements BeforeApplicationShutdown {
   private stopping = false;
+  private handler?: ResourceHandler;
 
   constructor(
     @Inject(SERVER_CONFIG) private readonly cfg: ServerConfig,
@@ -73,6 +74,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
 
   beforeApplicationShutdown(): void {
     this.stopping = true;
+    this.handler?.endStreams();
   }
 
   /** Registers everything on `fastify` (once, before it listens). */
@@ -88,7 +90,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
     metrics.inflightSource = (kind) => this.ports.flowControl.inFlight(kind);
     const discovery = new Discovery(this.registry, () => `${this.endpoint.host}:${cfg.securePort}`);
     const openapi = new OpenApiService(this.registry);
-    const handler = new ResourceHandler({
+    const handler = (this.handler = new ResourceHandler({
       registry: this.registry,
       storeFor: (d) => this.stores.storeFor(d),
       codecs: this.codecs,
@@ -96,7 +98,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
       bookmarkIntervalMs: 60_000,
       onDeprecated: (decl, sub) => metrics.deprecatedApis.set(deprecatedApiLabels(decl, sub), 1),
       authorizer: this.ports.authorizer,
-    });
+    }));
 
     await fastify.register(async (scope: FastifyInstance) => {
       // Every body arrives as a Buffer; the handlers decode by Content-Type.

@@ -4,7 +4,7 @@
  * its own hooks, so ours take precedence. The server then listens (server.ts).
  */
 import type { Http2SecureServer } from 'node:http2';
-import { Inject, Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Module, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { BootstrapModule } from '../bootstrap/bootstrap.module.js';
@@ -15,14 +15,16 @@ import { SERVER_CONFIG } from '../tokens.js';
 import { ApiRoutes, PipelinePorts } from './api.routes.js';
 import { DEFAULT_CONNECTION_LIMITS, guardConnections } from './connection.guard.js';
 import { widenHttp1WriteBuffer } from './http1.write-buffer.js';
-import { routeUpgrades } from './upgrade-proxy.js';
+import { routeUpgrades, type UpgradeConnections } from './upgrade-proxy.js';
 
 /** Largest HTTP/1.1 request header block accepted (kube-apiserver's MaxHeaderBytes). */
 const MAX_HEADER_BYTES = 1 << 20;
 
 /** Sets up the listening server and its routes. */
 @Injectable()
-export class HttpServerSetup implements OnApplicationBootstrap {
+export class HttpServerSetup implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private upgrades?: UpgradeConnections;
+
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly routes: ApiRoutes,
@@ -45,8 +47,13 @@ export class HttpServerSetup implements OnApplicationBootstrap {
       bodyTimeoutMs: envInt('KAPI_BODY_TIMEOUT_MS') ?? this.cfg.requestTimeoutMs,
     });
     // Upgrade requests (exec, attach, port-forward) through the same pipeline and routes.
-    routeUpgrades(fastify.server, (req, res) => fastify.routing(req, res));
+    this.upgrades = routeUpgrades(fastify.server, (req, res) => fastify.routing(req, res));
     await this.routes.register(fastify);
+  }
+
+  /** Open exec, attach and port-forward sessions end with the server, not after it. */
+  beforeApplicationShutdown(): void {
+    this.upgrades?.closeAll();
   }
 }
 

@@ -88,7 +88,16 @@ function successStatus(decl: KindDeclaration, obj: KubeObject): Record<string, u
 
 /** Handles resource requests. */
 export class ResourceHandler {
+  /** The stream subresource requests being answered (followed logs), until each ends. */
+  private readonly streams = new Set<AbortController>();
+
   constructor(private readonly deps: ResourceHandlerDeps) {}
+
+  /** Ends every stream being answered: the server is stopping, and a followed log would hold its close up. */
+  endStreams(): void {
+    for (const abort of this.streams) abort.abort();
+    this.streams.clear();
+  }
 
   private send(reply: FastifyReply, code: number, contentType: string, body: string | Buffer | NodeJS.ReadableStream, ctx: RequestContext): void {
     if (ctx.warnings.length)
@@ -144,9 +153,14 @@ export class ResourceHandler {
       return this.serveComputed(req, reply, decl, verb, ns, info.name, ctx, pretty, includeObject);
     if (subDecl?.stream) {
       if (verb !== 'get') throw methodNotAllowed();
-      // Aborted when the client goes (a followed log's upstream request ends with it).
+      // Aborted when the client goes (a followed log's upstream request ends with it), or when
+      // the server stops.
       const abort = new AbortController();
-      reply.raw.once('close', () => abort.abort());
+      this.streams.add(abort);
+      reply.raw.once('close', () => {
+        this.streams.delete(abort);
+        abort.abort();
+      });
       const answer = await subDecl.stream.get(ns, info.name, query, ctx, abort.signal);
       const done = new Promise<void>((resolve) => reply.raw.once('close', resolve));
       this.send(reply, 200, answer.contentType, answer.body, ctx);

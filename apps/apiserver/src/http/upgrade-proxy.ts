@@ -21,7 +21,8 @@
  *
  * Such a connection is long-running: it has no request deadline and is not counted against the
  * in-flight limits (request-info.ts isLongRunning), and the connection guard's idle timers stop
- * following its socket once it is handed over (connection.guard.ts).
+ * following its socket once it is handed over (connection.guard.ts). A stopping server closes
+ * the connections still open.
  */
 import type { EventEmitter } from 'node:events';
 import { ServerResponse, type IncomingMessage } from 'node:http';
@@ -48,15 +49,25 @@ export function upgradeOf(req: IncomingMessage | object): UpgradeConnection | un
   return connections.get(req as IncomingMessage);
 }
 
+/** The upgrade connections of a server, open until each closes. */
+export interface UpgradeConnections {
+  readonly open: number;
+  /** Closes every one (the server is stopping: a tunnel would otherwise hold its close up). */
+  closeAll(): void;
+}
+
 /**
  * Routes the upgrade requests of `server` through `route` (Fastify's `routing`), each with a
  * response written on its socket. An answer that does not switch protocols is the connection's
  * last.
  */
-export function routeUpgrades(server: EventEmitter, route: (req: IncomingMessage, res: ServerResponse) => void): void {
+export function routeUpgrades(server: EventEmitter, route: (req: IncomingMessage, res: ServerResponse) => void): UpgradeConnections {
+  const open = new Set<Duplex>();
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // A write to a client that is gone must not become an unhandled error.
     socket.on('error', () => socket.destroy());
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
     const conn: UpgradeConnection = { socket, head, tunneled: false };
     connections.set(req, conn);
     const res = new ServerResponse(req);
@@ -67,6 +78,14 @@ export function routeUpgrades(server: EventEmitter, route: (req: IncomingMessage
     });
     route(req, res);
   });
+  return {
+    get open() {
+      return open.size;
+    },
+    closeAll() {
+      for (const socket of open) socket.destroy();
+    },
+  };
 }
 
 /**
