@@ -80,7 +80,7 @@ export class RaftProposer implements Proposer {
   private readonly applied: (() => Promise<void>) | undefined;
   private readonly maxPendingBytes: number;
   private formatGate: ((format: string) => boolean) | undefined;
-  private quota: Pick<SpaceQuota, 'checkTxn' | 'checkEtcd'> | undefined;
+  private quota: Pick<SpaceQuota, 'checkTxn' | 'checkEtcd' | 'alarmSettled'> | undefined;
 
   constructor(
     private readonly node: RaftNode,
@@ -107,7 +107,7 @@ export class RaftProposer implements Proposer {
    * (space.quota.ts): a write that adds data while the quota is exceeded fails with
    * StorageError('NoSpace'), any write while a CORRUPT alarm is raised with 'Corrupt'.
    */
-  setQuota(quota: Pick<SpaceQuota, 'checkTxn' | 'checkEtcd'> | undefined): void {
+  setQuota(quota: Pick<SpaceQuota, 'checkTxn' | 'checkEtcd' | 'alarmSettled'> | undefined): void {
     this.quota = quota;
   }
 
@@ -123,7 +123,7 @@ export class RaftProposer implements Proposer {
     try {
       this.quota?.checkTxn(command);
     } catch (e) {
-      return Promise.reject(e as Error);
+      return this.refused(e as Error);
     }
     const p = this.run(encodeCommand(command));
     this.inflight.add(p);
@@ -140,7 +140,11 @@ export class RaftProposer implements Proposer {
    */
   async proposeEtcd(command: EtcdCommand): Promise<EtcdResult> {
     if (this.closed) throw new MvccError('Closed', 'proposer is closed');
-    this.quota?.checkEtcd(command);
+    try {
+      this.quota?.checkEtcd(command);
+    } catch (e) {
+      return this.refused(e as Error);
+    }
     const p = this.run(encodeEtcdCommand(command, { binaryPut: this.formatGate?.(ETCD_PUT_LOG_FORMAT) ?? true }));
     this.inflight.add(p);
     void p.then(
@@ -150,6 +154,12 @@ export class RaftProposer implements Proposer {
     const r = (await p) as Partial<EtcdTxnResult>;
     if (!r.etcd) throw new StorageError('Internal', '', r.error ?? 'the etcd command was not applied as one');
     return r.etcd;
+  }
+
+  /** A write the quota refused: answered once the alarm it raised is settled (SpaceQuota.alarmSettled). */
+  private async refused(e: Error): Promise<never> {
+    await this.quota?.alarmSettled();
+    throw e;
   }
 
   private async run(data: Uint8Array): Promise<TxnResult> {

@@ -183,6 +183,46 @@ describe('space quota', () => {
     }
   });
 
+  it('settles a refusal once its alarm is raised; a raise that failed is retried by the next sample while the store is over its quota', async () => {
+    const t = setup(1000, 2000);
+    let failing = true;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const quota = new SpaceQuota({
+      quotaBytes: 1000,
+      selfId: 7,
+      sizeOf: async () => 2000,
+      store: { subscribe: () => () => undefined, onReset: () => () => undefined, range: async () => ({ kvs: [] }) },
+      write: async () => {
+        await gate;
+        if (failing) throw new Error('no leader');
+      },
+      onRaise: (s) => t.raised.push(s),
+    });
+    await quota.start();
+    try {
+      expect(() => quota.check(1)).toThrow(/database space exceeded/);
+      let settled = false;
+      const s = quota.alarmSettled().then(() => (settled = true));
+      await settle();
+      expect(settled).toBe(false);
+      release();
+      await s;
+      // The raise failed: nothing listed, nothing to wait for.
+      expect(quota.list()).toEqual([]);
+      await quota.alarmSettled();
+      // The next sample, still over the quota, raises again (reported once).
+      failing = false;
+      await quota.sample();
+      await quota.alarmSettled();
+      expect(quota.list()).toEqual([{ memberId: 7, alarm: 'NOSPACE' }]);
+      expect(t.raised).toEqual([2000]);
+    } finally {
+      quota.stop();
+      t.quota.stop();
+    }
+  });
+
   it('loads the alarms already applied when it starts; without a quota it refuses only for a raised alarm', async () => {
     const t = setup(0, 1e12);
     t.keys.add(`${ALARM_PREFIX}3/NOSPACE`);

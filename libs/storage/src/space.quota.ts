@@ -132,6 +132,8 @@ export class SpaceQuota {
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void)[] = [];
   private raising: Promise<void> | undefined;
+  /** This node's last raise failed (a lost leader, say): the next sample over the quota raises again. */
+  private raiseFailed = false;
   private stopped = false;
 
   constructor(private readonly o: SpaceQuotaOptions) {}
@@ -183,6 +185,8 @@ export class SpaceQuota {
     } catch {
       // A size that cannot be read keeps the last sample.
     }
+    const quota = this.quotaBytes;
+    if (this.raiseFailed && !this.stopped && quota > 0 && this.size > quota && !this.noSpace()) this.raise();
     return this.size;
   }
 
@@ -247,13 +251,28 @@ export class SpaceQuota {
     return new StorageError('NoSpace', '', `${NO_SPACE_MESSAGE}${over}: a NOSPACE alarm is raised; delete data, compact, defragment, then disarm the alarm`);
   }
 
-  /** Raises this node's NOSPACE alarm through the log (once; a failure is retried by the next refused write). */
+  /**
+   * Settles once the alarm this node is raising, if any, is applied here or has failed. A refused
+   * write is answered only then, as etcd answers its NOSPACE after its alarm request: a client
+   * told "database space exceeded" finds the alarm listed.
+   */
+  async alarmSettled(): Promise<void> {
+    await this.raising;
+  }
+
+  /**
+   * Raises this node's NOSPACE alarm through the log (once; a failure is retried by the next
+   * refused write, or by the next sample while the store is still over its quota).
+   */
   private raise(): void {
     const mine = { memberId: this.o.selfId, alarm: 'NOSPACE' as const };
     if (this.raising || this.alarms.has(alarmKey(mine))) return;
-    this.o.onRaise?.(this.size, this.quotaBytes);
+    if (!this.raiseFailed) this.o.onRaise?.(this.size, this.quotaBytes);
+    this.raiseFailed = false;
     this.raising = this.activate(mine)
-      .catch(() => undefined)
+      .catch(() => {
+        this.raiseFailed = true;
+      })
       .finally(() => {
         this.raising = undefined;
       });
