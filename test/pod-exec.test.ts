@@ -5,7 +5,8 @@
  * (v5.channel.k8s.io: a byte of stream id, then the stream's bytes; the error stream ends with a
  * Status) and answers a SPDY port-forward upgrade with the switch and then echoes bytes.
  *
- * Checked: output, input and the exit code travel through the API server; the kubelet gets the
+ * Checked: output, input and the exit code travel through the API server; the kubelet is
+ * reached at the node's address of the type --kubelet-preferred-address-types names first; it gets the
  * options as its query (every command word, in order), the API server's kubelet client
  * certificate and never the client's credentials; GET needs `create` on the subresource too; a
  * request that does not ask to switch protocols, a missing pod, a pod no node runs and a request
@@ -138,6 +139,8 @@ beforeAll(async () => {
       join(pkiDir, 'admin.key'),
       '--kubelet-certificate-authority',
       join(pkiDir, 'ca.crt'),
+      // The nodes' host names do not resolve: their InternalIP is the address to use.
+      '--kubelet-preferred-address-types=InternalIP,Hostname',
     ],
   });
   const created = async (path: string, body: Obj): Promise<void> => {
@@ -155,7 +158,13 @@ beforeAll(async () => {
       apiVersion: 'v1',
       kind: 'Node',
       metadata: { name },
-      status: { addresses: [{ type: 'InternalIP', address: '127.0.0.1' }], daemonEndpoints: { kubeletEndpoint: { Port: port } } },
+      status: {
+        addresses: [
+          { type: 'Hostname', address: `${name}.invalid` },
+          { type: 'InternalIP', address: '127.0.0.1' },
+        ],
+        daemonEndpoints: { kubeletEndpoint: { Port: port } },
+      },
     });
   await node('node-a', kubeletPort);
   // A port nothing listens on.

@@ -179,6 +179,15 @@ describe('parseFlags', () => {
   });
 });
 
+describe('--kubelet-preferred-address-types', () => {
+  it("takes Node address types in order, kube-apiserver's order by default, and refuses unknown ones", () => {
+    expect(parseFlags([]).kubeletPreferredAddressTypes).toEqual(['Hostname', 'InternalDNS', 'InternalIP', 'ExternalDNS', 'ExternalIP']);
+    expect(parseFlags(['--kubelet-preferred-address-types=InternalIP, Hostname']).kubeletPreferredAddressTypes).toEqual(['InternalIP', 'Hostname']);
+    expect(() => parseFlags(['--kubelet-preferred-address-types=InternalIP,PodIP'])).toThrow('--kubelet-preferred-address-types: unknown address type "PodIP"');
+    expect(() => parseFlags(['--kubelet-preferred-address-types='])).toThrow('--kubelet-preferred-address-types must be specified');
+  });
+});
+
 describe('kubelet client flags', () => {
   it("takes kube-apiserver's names, and the certificate and key only together", () => {
     const cfg = parseFlags(['--kubelet-client-certificate=/p/k.crt', '--kubelet-client-key', '/p/k.key', '--kubelet-certificate-authority=/p/ca.crt']);

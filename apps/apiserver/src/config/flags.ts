@@ -61,6 +61,8 @@ export interface ServerConfig {
   kubeletClientCertificate?: string;
   kubeletClientKey?: string;
   kubeletCertificateAuthority?: string;
+  /** The Node address types tried, in order, for a kubelet's address (--kubelet-preferred-address-types). */
+  kubeletPreferredAddressTypes: string[];
   /** The etcd v3 API's listeners (etcd's --listen-client-urls, https://HOST:PORT URLs, comma-separated); absent: not served. */
   listenClientUrls?: string;
   /** The client URLs the etcd API's member list gives for this node (etcd's --advertise-client-urls); default: --listen-client-urls. */
@@ -114,6 +116,9 @@ interface FlagSpec {
    */
   refuse?: (value: string) => string | undefined;
 }
+
+/** Node address types, in kube-apiserver's default order of --kubelet-preferred-address-types. */
+export const KUBELET_ADDRESS_TYPES: readonly string[] = ['Hostname', 'InternalDNS', 'InternalIP', 'ExternalDNS', 'ExternalIP'];
 
 /** Authorization modes built into this server. */
 export const BUILT_AUTHORIZATION_MODES: readonly string[] = Object.keys(AUTHORIZATION_MODES);
@@ -276,6 +281,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'kubelet-client-certificate': { key: 'kubeletClientCertificate', kind: 'string' },
   'kubelet-client-key': { key: 'kubeletClientKey', kind: 'string' },
   'kubelet-certificate-authority': { key: 'kubeletCertificateAuthority', kind: 'string' },
+  'kubelet-preferred-address-types': { key: 'kubelet-preferred-address-types', kind: 'string' },
   'etcd-cafile': { key: 'etcdCafile', kind: 'string' },
   'etcd-certfile': { key: 'etcdCertfile', kind: 'string' },
   'etcd-keyfile': { key: 'etcdKeyfile', kind: 'string' },
@@ -315,6 +321,7 @@ export function parseFlags(argv: string[]): ServerConfig {
     maxMutatingRequestsInflight: 200,
     defaultNotReadyTolerationSeconds: 300,
     defaultUnreachableTolerationSeconds: 300,
+    kubeletPreferredAddressTypes: [...KUBELET_ADDRESS_TYPES],
     unsupported: [],
     raw: {},
     rawAll: {},
@@ -386,6 +393,17 @@ export function parseFlags(argv: string[]): ServerConfig {
   }
   if ((cfg.kubeletClientCertificate === undefined) !== (cfg.kubeletClientKey === undefined)) {
     throw new FlagError('--kubelet-client-certificate and --kubelet-client-key must be given together');
+  }
+  const addressTypes = cfg.raw['kubelet-preferred-address-types'];
+  if (addressTypes !== undefined) {
+    const types = listOf(addressTypes);
+    if (types.length === 0) throw new FlagError('--kubelet-preferred-address-types must be specified');
+    const unknown = types.filter((t) => !KUBELET_ADDRESS_TYPES.includes(t));
+    if (unknown.length)
+      throw new FlagError(
+        `--kubelet-preferred-address-types: unknown address type ${unknown.map((t) => JSON.stringify(t)).join(', ')} (known: ${KUBELET_ADDRESS_TYPES.join(', ')})`,
+      );
+    cfg.kubeletPreferredAddressTypes = types;
   }
   if (cfg.advertiseClientUrls !== undefined && cfg.listenClientUrls === undefined)
     throw new FlagError('--advertise-client-urls names where the etcd API of --listen-client-urls is reached; give --listen-client-urls too');

@@ -196,6 +196,7 @@ export class PodKubeletWiring {
     const read = (f: string | undefined): Buffer | undefined => (f === undefined ? undefined : readFileSync(f));
     podKubeletPorts.deps = {
       kubelets: kubeletAgents({ cert: read(cfg.kubeletClientCertificate), key: read(cfg.kubeletClientKey), ca: read(cfg.kubeletCertificateAuthority) }),
+      addressTypes: cfg.kubeletPreferredAddressTypes,
       getPod: (ns, name) => stores.storeFor(registry.lookup('', 'v1', 'pods') ?? podKind).get(ns, name),
       getNode: (name) => stores.storeFor(registry.lookup('', 'v1', 'nodes') ?? nodeKind).get('', name),
     };

@@ -80,7 +80,7 @@ const seg = encodeURIComponent;
 async function kubeletBase(deps: PodKubeletDeps, pod: KubeObject, name: string): Promise<string> {
   const nodeName = asMap(pod.spec).nodeName;
   if (typeof nodeName !== 'string' || nodeName === '') throw Errors.badRequest(`pod ${name} does not have a host assigned`);
-  const addr = kubeletAddress(await deps.getNode(nodeName));
+  const addr = kubeletAddress(await deps.getNode(nodeName), deps.addressTypes);
   return `https://${addr.host.includes(':') ? `[${addr.host}]` : addr.host}:${addr.port}`;
 }
 

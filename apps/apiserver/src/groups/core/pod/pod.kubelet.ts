@@ -6,6 +6,7 @@
  */
 import { Agent } from 'node:https';
 import { Errors, type KubeObject } from '@app/apimachinery';
+import { KUBELET_ADDRESS_TYPES } from '../../../config/flags.js';
 import { asMap } from '../core.helpers.js';
 
 /** What the subresources served by kubelets read: the pod and its node (the core group module fills it in). */
@@ -14,6 +15,8 @@ export interface PodKubeletDeps {
   getNode(name: string): Promise<KubeObject>;
   /** The connections to kubelets (kubeletAgents). */
   kubelets: KubeletAgents;
+  /** The Node address types tried for a kubelet's address, in order (--kubelet-preferred-address-types). */
+  addressTypes: readonly string[];
 }
 
 /** The TLS of the API server's requests to kubelets (--kubelet-client-certificate and the rest). */
@@ -45,8 +48,6 @@ export class PodKubeletPorts {
 
 /** The kubelet's port when the Node does not say (kube's KubeletPort). */
 export const DEFAULT_KUBELET_PORT = 10250;
-/** kube-apiserver's default --kubelet-preferred-address-types, in order. */
-const ADDRESS_TYPES = ['Hostname', 'InternalDNS', 'InternalIP', 'ExternalDNS', 'ExternalIP'];
 
 const names = (v: unknown): string[] => (Array.isArray(v) ? v : []).map((c) => asMap(c).name).filter((n): n is string => typeof n === 'string');
 
@@ -67,12 +68,15 @@ export function podContainer(pod: KubeObject, container: string | undefined): st
   return container;
 }
 
-/** Where the node's kubelet listens (kube's NodeConnectionInfoGetter), or a 500 as kube's. */
-export function kubeletAddress(node: KubeObject): { host: string; port: number } {
+/**
+ * Where the node's kubelet listens (kube's NodeConnectionInfoGetter): the first address of the
+ * node whose type comes first in `types` (--kubelet-preferred-address-types), or a 500 as kube's.
+ */
+export function kubeletAddress(node: KubeObject, types: readonly string[] = KUBELET_ADDRESS_TYPES): { host: string; port: number } {
   const status = asMap(node.status);
   const addresses = (Array.isArray(status.addresses) ? status.addresses : []).map(asMap);
   let host: string | undefined;
-  for (const t of ADDRESS_TYPES) {
+  for (const t of types) {
     const a = addresses.find((x) => x.type === t && typeof x.address === 'string' && x.address !== '');
     if (a) {
       host = a.address as string;

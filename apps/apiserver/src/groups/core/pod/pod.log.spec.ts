@@ -56,6 +56,14 @@ describe('the container and the kubelet of a pod', () => {
     expect(kubeletAddress(node({ addresses, daemonEndpoints: { kubeletEndpoint: { Port: 10999 } } }))).toEqual({ host: '10.0.0.7', port: 10999 });
     expect(kubeletAddress(node({ addresses: [...addresses, { type: 'Hostname', address: 'worker-1' }] }))).toEqual({ host: 'worker-1', port: 10250 });
     expect(() => kubeletAddress(node({ addresses: [] }))).toThrow('no preferred addresses found; known addresses: []');
+    // --kubelet-preferred-address-types decides the order.
+    expect(kubeletAddress(node({ addresses: [...addresses, { type: 'Hostname', address: 'worker-1' }] }), ['InternalIP', 'Hostname'])).toEqual({
+      host: '10.0.0.7',
+      port: 10250,
+    });
+    expect(() => kubeletAddress(node({ addresses: [{ type: 'Hostname', address: 'worker-1' }] }), ['ExternalIP'])).toThrow(
+      'no preferred addresses found; known addresses: [{Hostname worker-1}]',
+    );
   });
 
   it('builds the log URL with the options sorted by name, an IPv6 host in brackets', () => {

@@ -9,8 +9,8 @@
  *   one container means that one, a pod of several asks for a name (400, listing them);
  * - a pod that no node runs yet (no spec.nodeName) has no log: 200 with an empty body;
  * - otherwise the log is read from the node's kubelet, at the address its Node object gives
- *   (the first of Hostname, InternalDNS, InternalIP, ExternalDNS, ExternalIP, kube's default
- *   --kubelet-preferred-address-types) and status.daemonEndpoints.kubeletEndpoint.Port (10250
+ *   (by --kubelet-preferred-address-types, by default the first of Hostname, InternalDNS,
+ *   InternalIP, ExternalDNS, ExternalIP) and status.daemonEndpoints.kubeletEndpoint.Port (10250
  *   when unset): GET https://<address>:<port>/containerLogs/<ns>/<pod>/<container> with the
  *   options, streamed back as it comes (a followed log until either side ends). The request
  *   presents --kubelet-client-certificate/--kubelet-client-key when given, and checks the
@@ -153,7 +153,7 @@ export function logSubresource(ports: PodKubeletPorts): SubresourceDeclaration {
         const nodeName = asMap(pod.spec).nodeName;
         // No node runs the pod yet: there is no log to show.
         if (typeof nodeName !== 'string' || nodeName === '') return { contentType: 'text/plain', body: Buffer.alloc(0) };
-        const addr = kubeletAddress(await deps.getNode(nodeName));
+        const addr = kubeletAddress(await deps.getNode(nodeName), deps.addressTypes);
         // insecureSkipTLSVerifyBackend: the kubelet's certificate is not checked for this request.
         const agent = opts.insecureSkipTLSVerifyBackend ? deps.kubelets.insecure : deps.kubelets.verified;
         return fromKubelet(agent, containerLogUrl(addr, ns, name, container, opts), name, signal);
