@@ -3,6 +3,7 @@
  * the codecs and Table output need to serve it. Built-in kinds and custom resources alike.
  */
 import type { Agent as HttpsAgent } from 'node:https';
+import type { Agent as HttpAgent } from 'node:http';
 import type { FieldError, KubeObject } from '@app/apimachinery';
 import type { JSONSchemaProps } from '@app/apimachinery';
 import type { UserInfo } from '@app/auth';
@@ -96,7 +97,8 @@ export interface SubresourceStreamHandler {
 /** Where a connect subresource's connection goes, and through which connection pool (TLS settings). */
 export interface ConnectTarget {
   url: URL;
-  agent: HttpsAgent;
+  /** An https Agent for https URLs, an http one for http URLs (the proxy subresources). */
+  agent: HttpsAgent | HttpAgent;
 }
 
 /**
@@ -108,7 +110,14 @@ export interface ConnectTarget {
  */
 export interface SubresourceConnectHandler {
   optionsKind: string;
-  connect(ns: string, name: string, query: Readonly<Record<string, readonly string[]>>, ctx: RequestContext): Promise<ConnectTarget>;
+  /**
+   * A proxy (kube's ProxyREST: nodes, pods and services/proxy): every request is passed to the
+   * backend, not only upgrades, with `path` (what follows `/proxy` in the request's path, still
+   * percent-encoded) and the request's query. `name` may carry a scheme and port
+   * (`[scheme:]name[:port]`).
+   */
+  proxy?: boolean;
+  connect(ns: string, name: string, query: Readonly<Record<string, readonly string[]>>, ctx: RequestContext, path?: string): Promise<ConnectTarget>;
 }
 
 /** One declared subresource: a strategy over the stored object, a REST handler, a stream, or a connection. */

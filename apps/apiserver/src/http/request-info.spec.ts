@@ -31,6 +31,19 @@ describe('parseRequestInfo (Kubernetes RequestInfoFactory rules)', () => {
     expect(parseRequestInfo('GET', '/apis', {}).isResourceRequest).toBe(false);
     expect(parseRequestInfo('GET', '/version', {})).toMatchObject({ isResourceRequest: false, verb: 'get' });
   });
+  it('keeps the path below a proxy subresource as sent, its trailing slash too; deeper paths of other subresources name nothing', () => {
+    expect(parseRequestInfo('POST', '/api/v1/namespaces/a/pods/web:8080/proxy/x%2Fy/z/', {})).toMatchObject({
+      resource: 'pods',
+      name: 'web:8080',
+      subresource: 'proxy',
+      verb: 'create',
+      proxyPath: '/x%2Fy/z/',
+    });
+    expect(parseRequestInfo('GET', '/api/v1/nodes/n1/proxy', {})).toMatchObject({ resource: 'nodes', name: 'n1', subresource: 'proxy', proxyPath: '' });
+    expect(parseRequestInfo('GET', '/api/v1/nodes/n1/proxy/', {}).proxyPath).toBe('/');
+    expect(parseRequestInfo('GET', '/api/v1/namespaces/a/pods/p/log/more', {})).toMatchObject({ subresource: 'log/more' });
+    expect(parseRequestInfo('GET', '/api/v1/namespaces/a/pods/p/log/more', {}).proxyPath).toBeUndefined();
+  });
   it('decodes percent-encoded segments', () => {
     expect(parseRequestInfo('GET', '/api/v1/namespaces/a/configmaps/x%2Ey', {}).name).toBe('x.y');
   });

@@ -22,6 +22,11 @@ export interface RequestInfo {
   name: string;
   /** Path segments after the prefix, for discovery routing. */
   parts: string[];
+  /**
+   * The path below a `proxy` subresource, as sent (still percent-encoded, its trailing slash
+   * kept): '' for .../proxy, '/' for .../proxy/, '/a/b' for .../proxy/a/b.
+   */
+  proxyPath?: string;
 }
 
 /**
@@ -119,8 +124,13 @@ export function parseRequestInfo(method: string, rawPath: string, query: Record<
   info.resource = rest[0] ?? '';
   if (rest.length >= 2) info.name = rest[1];
   if (rest.length >= 3) info.subresource = rest[2];
-  if (rest.length > 3) {
-    // Deeper paths (proxy) are not served; keep the parse but mark it.
+  if (rest.length >= 3 && rest[2] === 'proxy') {
+    // What follows a proxy subresource is the path it proxies to, as kube's RequestInfo keeps it.
+    const below = rest.length - 3;
+    const raw = trimmed.split('/');
+    info.proxyPath = (below > 0 ? `/${raw.slice(raw.length - below).join('/')}` : '') + (path.length > 1 && path.endsWith('/') ? '/' : '');
+  } else if (rest.length > 3) {
+    // Deeper paths of other subresources name nothing; keep the parse but mark it.
     info.subresource = rest.slice(2).join('/');
   }
   const watchParam = isTruthyParam(query.watch);

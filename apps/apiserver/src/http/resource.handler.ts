@@ -34,6 +34,7 @@ import { serveWatch } from './watch.handler.js';
 import { DeleteOptionsQueryDto, GetOptionsDto, ListOptionsDto, validateOptions, WriteOptionsDto, type Query, type WriteOptionsKind } from './options.dto.js';
 import { checkPathVerb, methodNotAllowed, pathShape } from './path-verbs.js';
 import { namespaceIsTheObject, type RequestInfo } from './request-info.js';
+import { proxyRequest } from './reverse-proxy.js';
 import { tunnel, upgradeOf } from './upgrade-proxy.js';
 import type { UserInfo } from '@app/auth';
 import type { Authorizer } from '@app/authz';
@@ -170,11 +171,18 @@ export class ResourceHandler {
     }
     if (subDecl?.connect) {
       // kube's connect handler: the options and the location first (a missing pod is 404 to
-      // any request), then a request that does not ask to switch protocols is refused.
-      const target = await subDecl.connect.connect(ns, info.name, allValues(rawQuery), ctx);
+      // any request), then a request that does not ask to switch protocols is refused, but by
+      // a proxy, which passes it on.
+      const proxyPath = subDecl.connect.proxy ? (info.proxyPath ?? '') : undefined;
+      const target = await subDecl.connect.connect(ns, info.name, allValues(rawQuery), ctx, proxyPath);
+      // A proxy passes the request's query on as it is.
+      const q = req.url.indexOf('?');
+      if (proxyPath !== undefined && q >= 0) target.url.search = req.url.slice(q);
       const conn = upgradeOf(req.raw);
-      if (!conn) throw Errors.badRequest('Upgrade request required');
-      return tunnel(req, reply, conn, target);
+      if (conn) return tunnel(req, reply, conn, target);
+      if (proxyPath === undefined) throw Errors.badRequest('Upgrade request required');
+      const path = req.url.split('?')[0]!;
+      return proxyRequest(req, reply, target, path.slice(0, path.length - proxyPath.length));
     }
     if (subDecl?.rest) {
       const protobufBody = this.deps.codecs.hasProtobuf(subDecl.kind.protobufMessage);

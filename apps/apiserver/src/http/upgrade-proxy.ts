@@ -25,7 +25,7 @@
  * the connections still open.
  */
 import type { EventEmitter } from 'node:events';
-import { ServerResponse, type IncomingMessage } from 'node:http';
+import { request as httpRequest, ServerResponse, type IncomingMessage } from 'node:http';
 import { request } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -132,7 +132,7 @@ type BackendAnswer = { res: IncomingMessage; socket: Duplex; head: Buffer } | { 
 /** Sends the upgrade request to the backend; resolves with its answer, a switch or not. */
 function askBackend(req: FastifyRequest, conn: UpgradeConnection, target: ConnectTarget): Promise<BackendAnswer> {
   return new Promise<BackendAnswer>((resolve, reject) => {
-    const out = request(target.url, {
+    const out = (target.url.protocol === 'http:' ? httpRequest : request)(target.url, {
       method: req.method,
       agent: target.agent,
       headers: forwardedHeaders(req.raw.rawHeaders, target.url.host) as unknown as Record<string, string>,

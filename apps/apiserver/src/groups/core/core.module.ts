@@ -20,7 +20,7 @@ import { limitRangeKind } from './limitrange/limitrange.kind.js';
 import { namespaceKind } from './namespace/namespace.kind.js';
 import { nodeKind } from './node/node.kind.js';
 import { assignedPod, BindingRefused } from './pod/pod.binding.js';
-import { kubeletAgents } from './pod/pod.kubelet.js';
+import { kubeletAgents, proxyAgents } from './pod/pod.kubelet.js';
 import { bindingPorts, evictionPorts, podKind, podKubeletPorts } from './pod/pod.kind.js';
 import { persistentVolumeKind } from './persistentvolume/persistentvolume.kind.js';
 import { persistentVolumeClaimKind } from './persistentvolumeclaim/persistentvolumeclaim.kind.js';
@@ -197,6 +197,7 @@ export class PodKubeletWiring {
     podKubeletPorts.deps = {
       kubelets: kubeletAgents({ cert: read(cfg.kubeletClientCertificate), key: read(cfg.kubeletClientKey), ca: read(cfg.kubeletCertificateAuthority) }),
       addressTypes: cfg.kubeletPreferredAddressTypes,
+      proxies: proxyAgents(),
       getPod: (ns, name) => stores.storeFor(registry.lookup('', 'v1', 'pods') ?? podKind).get(ns, name),
       getNode: (name) => stores.storeFor(registry.lookup('', 'v1', 'nodes') ?? nodeKind).get('', name),
     };

@@ -5,6 +5,8 @@
  */
 import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
 import { asMap, str } from '../core.helpers.js';
+import { podKubeletPorts } from '../pod/pod.kind.js';
+import { nodeProxySubresource } from './node.proxy.js';
 import { NodeSchema } from './node.schema.js';
 import { nodeAddressCell, nodeRolesCell, nodeStatusCell, nodeStatusStrategy, nodeStrategy } from './node.strategy.js';
 
@@ -22,7 +24,7 @@ export const nodeKind: KindDeclaration = {
   schema: NodeSchema,
   protobufMessage: 'k8s.io.api.core.v1.Node',
   strategy: nodeStrategy,
-  subresources: { status: { verbs: statusSubresource().verbs, strategy: nodeStatusStrategy } },
+  subresources: { status: { verbs: statusSubresource().verbs, strategy: nodeStatusStrategy }, proxy: nodeProxySubresource(podKubeletPorts) },
   generation: 'none',
   tableColumns: [
     { name: 'Status', type: 'string', priority: 0, description: 'The Ready condition, and SchedulingDisabled', cell: (o) => nodeStatusCell(o) },

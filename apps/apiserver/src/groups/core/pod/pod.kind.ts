@@ -14,6 +14,7 @@ import { EvictionPorts, evictionSubresource } from './pod.eviction.js';
 import { PodKubeletPorts } from './pod.kubelet.js';
 import { logSubresource } from './pod.log.js';
 import { attachSubresource, execSubresource, portForwardSubresource } from './pod.connect.js';
+import { podProxySubresource } from './pod.proxy.js';
 import { PodSchema } from './pod.schema.js';
 import { podStrategy } from './pod.strategy.js';
 
@@ -50,6 +51,7 @@ export const podKind: KindDeclaration = {
     exec: execSubresource(podKubeletPorts),
     attach: attachSubresource(podKubeletPorts),
     portforward: portForwardSubresource(podKubeletPorts),
+    proxy: podProxySubresource(podKubeletPorts),
   },
   deleteReturnsObject: true,
   generation: 'spec',

@@ -4,6 +4,7 @@
  * listens, and which of the pod's containers a request means. kube-apiserver's
  * NodeConnectionInfoGetter and validateContainer.
  */
+import { Agent as HttpAgent } from 'node:http';
 import { Agent } from 'node:https';
 import { Errors, type KubeObject } from '@app/apimachinery';
 import { KUBELET_ADDRESS_TYPES } from '../../../config/flags.js';
@@ -17,6 +18,19 @@ export interface PodKubeletDeps {
   kubelets: KubeletAgents;
   /** The Node address types tried for a kubelet's address, in order (--kubelet-preferred-address-types). */
   addressTypes: readonly string[];
+  /** The connections of the proxy subresources to pods, and to nodes at another port than the kubelet's (proxyAgents). */
+  proxies: ProxyAgents;
+}
+
+/** Connection pools of the proxy subresources: https backends' certificates are not checked (a pod's cannot be). */
+export interface ProxyAgents {
+  http: HttpAgent;
+  https: Agent;
+}
+
+/** The proxy subresources' pools. */
+export function proxyAgents(): ProxyAgents {
+  return { http: new HttpAgent({ keepAlive: true }), https: new Agent({ keepAlive: true, rejectUnauthorized: false }) };
 }
 
 /** The TLS of the API server's requests to kubelets (--kubelet-client-certificate and the rest). */
