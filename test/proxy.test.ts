@@ -1,5 +1,5 @@
 /**
- * The `proxy` subresources of pods and nodes end to end: a plain HTTP server stands in for a
+ * The `proxy` subresources of pods, services and nodes end to end: a plain HTTP server stands in for a
  * pod (at the pod's IP and container port), an HTTPS server requiring client certificates for
  * the kubelet of a node. Both listen on a non-loopback address of this machine: a proxy refuses
  * loopback addresses, as kube-apiserver's does.
@@ -10,6 +10,8 @@
  * through the proxy; `name:port` and `https:name:port` choose the port and scheme; each method
  * needs its verb on the subresource; a pod without an IP, a loopback IP, a malformed name and a
  * missing pod are refused with kube's Status; a backend that cannot be reached is a 503; a
+ * service's proxy reaches an endpoint that is its pod's IP, by port number, name or the unnamed
+ * port, and refuses ports it does not declare and services without endpoints; a
  * node's proxy reaches its kubelet with the API server's kubelet client certificate, and
  * another port of the node over plain HTTP; a WebSocket through a pod's proxy is tunneled;
  * discovery lists the subresources.
@@ -154,6 +156,32 @@ beforeAll(async () => {
       metadata: { name },
       status: { addresses: [{ type: 'InternalIP', address }], daemonEndpoints: { kubeletEndpoint: { Port: kubeletPort } } },
     });
+  // A service whose endpoints are the web pod (named port "http", and "tls"), one whose
+  // endpoint's IP is not its pod's, one without endpoints.
+  const service = (name: string, ports: Obj[]) =>
+    created(`/api/v1/namespaces/${NS}/services`, { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports } });
+  const endpoints = (name: string, subsets: Obj[]) =>
+    created(`/api/v1/namespaces/${NS}/endpoints`, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name }, subsets });
+  const webRef = { kind: 'Pod', name: 'web', namespace: NS };
+  await service('site', [
+    { name: 'http', port: 80, targetPort: podPort },
+    { name: 'tls', port: 443, targetPort: podTlsPort },
+  ]);
+  await endpoints('site', [
+    {
+      addresses: [{ ip, targetRef: webRef }],
+      ports: [
+        { name: 'http', port: podPort },
+        { name: 'tls', port: podTlsPort },
+      ],
+    },
+  ]);
+  await service('plain', [{ port: 80, targetPort: podPort }]);
+  await endpoints('plain', [{ addresses: [{ ip, targetRef: webRef }], ports: [{ port: podPort }] }]);
+  await service('stranger', [{ port: 80 }]);
+  await endpoints('stranger', [{ addresses: [{ ip: '10.255.255.1', targetRef: webRef }], ports: [{ port: 80 }] }]);
+  await service('empty', [{ port: 80 }]);
+  await endpoints('empty', []);
   await node('node-p', ip);
   await node('node-loop', '127.0.0.1');
 
@@ -302,6 +330,40 @@ describe('pods/proxy', () => {
   });
 });
 
+describe('services/proxy', () => {
+  const S = `/api/v1/namespaces/${NS}/services`;
+  it("reaches an endpoint of the service by the port's number, name or the unnamed port", async () => {
+    const byNumber = await kubectl(server, ['get', '--raw', `${S}/site:80/proxy/index.html?a=1`]);
+    expect(JSON.parse(byNumber.stdout)).toMatchObject({ method: 'GET', url: '/index.html?a=1' });
+    const byName = await request(server, 'POST', `${S}/site:http/proxy/form`, { body: 'k=v' });
+    expect(byName.json<Echo>()).toMatchObject({ method: 'POST', url: '/form', body: 'k=v' });
+    expect(byName.json<Echo>().headers.host).toBe(`${ip}:${podPort}`);
+    const tls = await request(server, 'GET', `${S}/https:site:443/proxy/secure`);
+    expect(tls.headers['x-backend']).toBe('pod-tls');
+    const unnamed = await request(server, 'GET', `${S}/plain/proxy/`);
+    expect(unnamed.json<Echo>().url).toBe('/');
+  });
+
+  it('refuses what it cannot reach with kube Status answers', async () => {
+    const status = async (path: string) => {
+      const r = await request(server, 'GET', path);
+      return { code: r.status, ...r.json<{ reason: string; message: string }>() };
+    };
+    expect(await status(`${S}/site:8080/proxy/`)).toMatchObject({
+      code: 503,
+      reason: 'ServiceUnavailable',
+      message: 'no service port 8080 found for service "site"',
+    });
+    expect(await status(`${S}/site:nope/proxy/`)).toMatchObject({ code: 503, message: 'no endpoints available for service "site:nope"' });
+    expect(await status(`${S}/empty/proxy/`)).toMatchObject({ code: 503, message: 'no endpoints available for service "empty"' });
+    // An endpoint whose IP is not its pod's is never taken.
+    expect(await status(`${S}/stranger/proxy/`)).toMatchObject({ code: 503, message: 'no endpoints available for service "stranger"' });
+    expect(await status(`${S}/missing/proxy/`)).toMatchObject({ code: 404, reason: 'NotFound', message: 'endpoints "missing" not found' });
+    expect(await status(`${S}/missing:80/proxy/`)).toMatchObject({ code: 404, message: 'services "missing" not found' });
+    expect(await status(`${S}/a:b:c:d/proxy/`)).toMatchObject({ code: 400, message: 'invalid service request "a:b:c:d"' });
+  });
+});
+
 describe('nodes/proxy', () => {
   it("reaches the node's kubelet with the API server's kubelet client certificate", async () => {
     const r = await kubectl(server, ['get', '--raw', '/api/v1/nodes/node-p/proxy/stats/summary?only_cpu_and_memory=true']);
@@ -334,6 +396,10 @@ describe('nodes/proxy', () => {
     });
     expect(list.resources.find((r) => r.name === 'nodes/proxy')).toMatchObject({
       kind: 'NodeProxyOptions',
+      verbs: ['create', 'delete', 'get', 'patch', 'update'],
+    });
+    expect(list.resources.find((r) => r.name === 'services/proxy')).toMatchObject({
+      kind: 'ServiceProxyOptions',
       verbs: ['create', 'delete', 'get', 'patch', 'update'],
     });
   });

@@ -27,7 +27,7 @@ import { persistentVolumeClaimKind } from './persistentvolumeclaim/persistentvol
 import { resourceQuotaKind } from './resourcequota/resourcequota.kind.js';
 import { secretKind } from './secret/secret.kind.js';
 import { serviceAccountKind, tokenRequestPorts } from './serviceaccount/serviceaccount.kind.js';
-import { serviceKind } from './service/service.kind.js';
+import { serviceKind, serviceProxyPorts } from './service/service.kind.js';
 import { KubernetesServiceController } from './service/service.bootstrap.js';
 import { ServiceRangeRepairRunner, ServiceRanges } from './service/service.wiring.js';
 
@@ -204,6 +204,19 @@ export class PodKubeletWiring {
   }
 }
 
+/** Wires the service proxy to the stores it reads (services, endpoints, pods). */
+@Injectable()
+export class ServiceProxyWiring {
+  constructor(registry: KindRegistry, @Inject(STORES) stores: StoreFactory) {
+    serviceProxyPorts.deps = {
+      getService: (ns, name) => stores.storeFor(registry.lookup('', 'v1', 'services') ?? serviceKind).get(ns, name),
+      getEndpoints: (ns, name) => stores.storeFor(registry.lookup('', 'v1', 'endpoints') ?? endpointsKind).get(ns, name),
+      getPod: (ns, name) => stores.storeFor(registry.lookup('', 'v1', 'pods') ?? podKind).get(ns, name),
+      proxies: proxyAgents(),
+    };
+  }
+}
+
 /** Provides the core/v1 kinds. */
 @Module({
   providers: [
@@ -212,6 +225,7 @@ export class PodKubeletWiring {
     EvictionWiring,
     BindingWiring,
     PodKubeletWiring,
+    ServiceProxyWiring,
     ServiceRanges,
     ServiceRangeRepairRunner,
     KubernetesServiceController,

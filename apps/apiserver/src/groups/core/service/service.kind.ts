@@ -6,11 +6,15 @@
  */
 import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
 import { asMap } from '../core.helpers.js';
+import { ServiceProxyPorts, serviceProxySubresource } from './service.proxy.js';
 import { ServiceSchema } from './service.schema.js';
 import { serviceAllocatorPort } from './service.allocator.js';
 import { serviceExternalIpCell, servicePortsCell, serviceSelectorCell, serviceStatusStrategy, serviceStrategy } from './service.strategy.js';
 
 /** The Service declaration. */
+/** What the service proxy reads of the server; the core group module fills it in at start. */
+export const serviceProxyPorts = new ServiceProxyPorts();
+
 export const serviceKind: KindDeclaration = {
   group: '',
   version: 'v1',
@@ -26,7 +30,7 @@ export const serviceKind: KindDeclaration = {
   schema: ServiceSchema,
   protobufMessage: 'k8s.io.api.core.v1.Service',
   strategy: serviceStrategy,
-  subresources: { status: { verbs: statusSubresource().verbs, strategy: serviceStatusStrategy } },
+  subresources: { status: { verbs: statusSubresource().verbs, strategy: serviceStatusStrategy }, proxy: serviceProxySubresource(serviceProxyPorts) },
   generation: 'none',
   deleteReturnsObject: true,
   allocator: serviceAllocatorPort,
