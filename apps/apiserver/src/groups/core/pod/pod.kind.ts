@@ -10,6 +10,7 @@
 import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { BindingPorts, bindingSubresource } from './pod.binding.js';
+import { ephemeralContainersSubresource } from './pod.ephemeral.js';
 import { EvictionPorts, evictionSubresource } from './pod.eviction.js';
 import { PodKubeletPorts } from './pod.kubelet.js';
 import { logSubresource } from './pod.log.js';
@@ -52,6 +53,7 @@ export const podKind: KindDeclaration = {
     attach: attachSubresource(podKubeletPorts),
     portforward: portForwardSubresource(podKubeletPorts),
     proxy: podProxySubresource(podKubeletPorts),
+    ephemeralcontainers: ephemeralContainersSubresource(),
   },
   deleteReturnsObject: true,
   generation: 'spec',

@@ -1,6 +1,8 @@
 import { fieldErrorMessage, type KubeObject } from '@app/apimachinery';
 import type { RequestContext } from '@app/registry';
+import { EPHEMERAL_CONTAINERS_STRATEGY } from './pod.ephemeral.js';
 import { defaultPullPolicy, podStrategy, qosClassOf } from './pod.strategy.js';
+import { validatePodSpec } from './pod.validation.js';
 
 const ctx: RequestContext = { user: { username: 'u', groups: [] }, dryRun: false, warnings: [], now: () => new Date() };
 const pod = (spec: Record<string, unknown>): KubeObject => ({ metadata: { name: 'p', namespace: 'default' }, spec });
@@ -87,5 +89,41 @@ describe('Pod strategy', () => {
     expect(p.status).toEqual({ phase: 'Pending', qosClass: 'Guaranteed' });
     expect(qosClassOf({ containers: [c()] })).toBe('BestEffort');
     expect(qosClassOf({ containers: [c({ resources: { requests: { cpu: '1' } } })] })).toBe('Burstable');
+  });
+
+  it('ephemeral containers: none on create or in a template; added only, through the subresource, setting only the allowed fields', () => {
+    expect(errs({ containers: [c()], ephemeralContainers: [{ name: 'e', image: 'busybox' }] })).toEqual([
+      'spec.ephemeralContainers: Forbidden: cannot be set on create',
+    ]);
+    expect(validatePodSpec({ containers: [c()], ephemeralContainers: [{ name: 'e', image: 'busybox' }] }, 'spec.template.spec').map(fieldErrorMessage)).toEqual(
+      ['spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template'],
+    );
+    const old = pod({ containers: [c()] });
+    const next = pod({ containers: [c({ image: 'changed' })], ephemeralContainers: [{ name: 'e', image: 'busybox', resources: {}, stdin: false }] });
+    next.metadata.labels = { changed: 'yes' };
+    EPHEMERAL_CONTAINERS_STRATEGY.prepareForUpdate(next, old, ctx);
+    // Only the ephemeral containers change (defaulted), and the generation with them.
+    expect(next.spec).toEqual({
+      containers: [c()],
+      ephemeralContainers: [{ name: 'e', image: 'busybox', imagePullPolicy: 'Always', resources: {}, stdin: false }],
+    });
+    expect(next.metadata).toEqual({ ...old.metadata, generation: 1 });
+    // Empty values of the refused fields are no values.
+    expect(EPHEMERAL_CONTAINERS_STRATEGY.validateUpdate!(next, old, ctx)).toEqual([]);
+    const removed = pod({ containers: [c()] });
+    expect(EPHEMERAL_CONTAINERS_STRATEGY.validateUpdate!(removed, next, ctx).map(fieldErrorMessage)).toEqual([
+      'spec.ephemeralContainers: Forbidden: existing ephemeral containers "e" may not be removed\n',
+    ]);
+    const changed = pod({ containers: [c()], ephemeralContainers: [{ name: 'e', image: 'alpine' }] });
+    expect(EPHEMERAL_CONTAINERS_STRATEGY.validateUpdate!(changed, next, ctx).map(fieldErrorMessage)).toEqual([
+      'spec.ephemeralContainers[e]: Forbidden: existing ephemeral containers "e" may not be changed\n',
+    ]);
+    const probed = pod({
+      containers: [c()],
+      ephemeralContainers: [{ name: 'p', image: 'busybox', livenessProbe: { exec: { command: ['true'] } }, lifecycle: {} }],
+    });
+    expect(EPHEMERAL_CONTAINERS_STRATEGY.validateUpdate!(probed, old, ctx).map(fieldErrorMessage)).toEqual([
+      'spec.ephemeralContainers[0].livenessProbe: Forbidden: cannot be set for an Ephemeral Container',
+    ]);
   });
 });

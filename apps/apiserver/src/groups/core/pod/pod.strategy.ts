@@ -5,11 +5,12 @@
  */
 import type { Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
-import { validatePodSpec, validatePodSpecUpdate } from './pod.validation.js';
+import { validateNoEphemeralOnCreate, validatePodSpec, validatePodSpecUpdate } from './pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const containersOf = (spec: Obj): Obj[] =>
   [...(Array.isArray(spec.initContainers) ? spec.initContainers : []), ...(Array.isArray(spec.containers) ? spec.containers : [])].map(asMap);
+const ephemeralOf = (spec: Obj): Obj[] => (Array.isArray(spec.ephemeralContainers) ? spec.ephemeralContainers : []).map(asMap);
 
 /** SetDefaults_Container's pull policy: Always for :latest or untagged images, else IfNotPresent. */
 export function defaultPullPolicy(image: string): string {
@@ -56,6 +57,14 @@ export function defaultContainers(pod: { spec?: unknown; [k: string]: unknown })
       c.resources = res;
     }
   }
+  defaultEphemeralContainers(spec);
+}
+
+/** SetDefaults_EphemeralContainer on `spec`: the pull policy. */
+export function defaultEphemeralContainers(spec: Obj): void {
+  for (const c of ephemeralOf(spec)) {
+    if (c.imagePullPolicy === undefined && typeof c.image === 'string') c.imagePullPolicy = defaultPullPolicy(c.image);
+  }
 }
 
 /** The Pod strategy. */
@@ -67,7 +76,7 @@ export const podStrategy: Strategy = {
   prepareForUpdate(pod) {
     defaultContainers(pod);
   },
-  validate: (pod) => validatePodSpec(asMap(pod.spec)),
+  validate: (pod) => [...validatePodSpec(asMap(pod.spec)), ...validateNoEphemeralOnCreate(asMap(pod.spec))],
   validateUpdate(pod, old) {
     return [...validatePodSpec(asMap(pod.spec)), ...validatePodSpecUpdate(asMap(pod.spec), asMap(old.spec))];
   },

@@ -121,6 +121,68 @@ function validateContainers(containers: Obj[], path: string, volumes: Set<string
   return errs;
 }
 
+/**
+ * The fields an ephemeral container may set (kube's allowedEphemeralContainerFields): it must not
+ * take part in what the pod serves, so ports, probes, lifecycle hooks and resources are refused.
+ */
+const EPHEMERAL_ALLOWED = new Set([
+  'name',
+  'image',
+  'command',
+  'args',
+  'workingDir',
+  'envFrom',
+  'env',
+  'volumeMounts',
+  'volumeDevices',
+  'terminationMessagePath',
+  'terminationMessagePolicy',
+  'imagePullPolicy',
+  'securityContext',
+  'stdin',
+  'stdinOnce',
+  'tty',
+  'targetContainerName',
+]);
+
+/** True for a value Go would leave at its zero value (absent, null, false, 0, '', empty list or object). */
+function isZero(v: unknown): boolean {
+  if (v === undefined || v === null || v === false || v === 0 || v === '') return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (typeof v === 'object') return Object.values(v as Obj).every(isZero);
+  return false;
+}
+
+/**
+ * validateEphemeralContainers: each is a container (name, image, mounts, env) whose name is
+ * unique among all the pod's containers, whose target (if any) is a container or init
+ * container of the pod, which sets only the allowed fields, and whose volume mounts use no
+ * sub-path.
+ */
+function validateEphemeralContainers(spec: Obj, path: string, volumes: Set<string>, names: Set<string>): FieldError[] {
+  const ephemeral = list(spec.ephemeralContainers);
+  if (ephemeral.length === 0) return [];
+  const others = new Set([...list(spec.containers), ...list(spec.initContainers)].map((c) => String(c.name ?? '')));
+  const errs = validateContainers(ephemeral, path, volumes, names, false);
+  ephemeral.forEach((c, i) => {
+    const cp = `${path}[${i}]`;
+    const target = c.targetContainerName;
+    if (typeof target === 'string' && target !== '' && !others.has(target))
+      errs.push({ type: 'FieldValueNotFound', field: `${cp}.targetContainerName`, value: target, detail: '' });
+    for (const [k, v] of Object.entries(c)) {
+      if (!EPHEMERAL_ALLOWED.has(k) && !isZero(v))
+        errs.push({ type: 'FieldValueForbidden', field: `${cp}.${k}`, detail: 'cannot be set for an Ephemeral Container' });
+    }
+    list(c.volumeMounts).forEach((m, j) => {
+      for (const k of ['subPath', 'subPathExpr']) {
+        if (typeof m[k] === 'string' && m[k] !== '')
+          errs.push({ type: 'FieldValueForbidden', field: `${cp}.volumeMounts[${j}].${k}`, detail: 'cannot be set for an Ephemeral Container' });
+      }
+    });
+  });
+  return errs;
+}
+
 /** ValidatePodSpec at `path`: `spec` for a Pod, `spec.template.spec` for a workload's pod template. */
 export function validatePodSpec(spec: Obj, path = 'spec'): FieldError[] {
   const errs = validateVolumes(spec.volumes, `${path}.volumes`);
@@ -128,6 +190,10 @@ export function validatePodSpec(spec: Obj, path = 'spec'): FieldError[] {
   const names = new Set<string>();
   errs.push(...validateContainers(list(spec.containers), `${path}.containers`, volumes, names, true));
   errs.push(...validateContainers(list(spec.initContainers), `${path}.initContainers`, volumes, names, false));
+  errs.push(...validateEphemeralContainers(spec, `${path}.ephemeralContainers`, volumes, names));
+  // A pod template (any path but a Pod's own spec) has none: they are added to running pods.
+  if (path !== 'spec' && list(spec.ephemeralContainers).length > 0)
+    errs.push({ type: 'FieldValueForbidden', field: `${path}.ephemeralContainers`, detail: 'ephemeral containers not allowed in pod template' });
   const rp = spec.restartPolicy;
   if (rp !== undefined && !RESTART_POLICIES.includes(String(rp))) {
     errs.push({
@@ -172,6 +238,39 @@ export function validatePodSpecUpdate(spec: Obj, old: Obj): FieldError[] {
       detail:
         'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
     });
+  }
+  return errs;
+}
+
+/** ValidatePodCreate's rule: ephemeral containers are added to a running pod only (its ephemeralcontainers subresource). */
+export function validateNoEphemeralOnCreate(spec: Obj, path = 'spec'): FieldError[] {
+  return list(spec.ephemeralContainers).length > 0
+    ? [{ type: 'FieldValueForbidden', field: `${path}.ephemeralContainers`, detail: 'cannot be set on create' }]
+    : [];
+}
+
+/**
+ * ValidatePodEphemeralContainersUpdate's rule: ephemeral containers are only added; one that
+ * exists may be neither removed nor changed (each found by name, as a patch may reorder them).
+ */
+export function validateEphemeralContainersUpdate(spec: Obj, old: Obj): FieldError[] {
+  const errs: FieldError[] = [];
+  const now = new Map(list(spec.ephemeralContainers).map((c) => [String(c.name ?? ''), c]));
+  for (const before of list(old.ephemeralContainers)) {
+    const name = String(before.name ?? '');
+    const after = now.get(name);
+    if (!after)
+      errs.push({
+        type: 'FieldValueForbidden',
+        field: 'spec.ephemeralContainers',
+        detail: `existing ephemeral containers ${JSON.stringify(name)} may not be removed\n`,
+      });
+    else if (!isDeepStrictEqual(after, before))
+      errs.push({
+        type: 'FieldValueForbidden',
+        field: `spec.ephemeralContainers[${name}]`,
+        detail: `existing ephemeral containers ${JSON.stringify(name)} may not be changed\n`,
+      });
   }
   return errs;
 }
