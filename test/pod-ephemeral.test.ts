@@ -9,6 +9,7 @@
  */
 import { jest } from '@jest/globals';
 import { kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { grantRole } from './support/rbac.helper.js';
 
 jest.setTimeout(180_000);
 
@@ -38,18 +39,12 @@ beforeAll(async () => {
     spec: { containers: [{ name: 'web', image: 'nginx:1.27' }], initContainers: [{ name: 'setup', image: 'busybox:1.36' }] },
   });
   // Someone who may read pods and their ephemeral containers but not add any.
-  await created(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'look' },
+  await grantRole(server, {
+    namespace: NS,
+    name: 'look',
     rules: [{ apiGroups: [''], resources: ['pods', 'pods/ephemeralcontainers'], verbs: ['get', 'list'] }],
-  });
-  await created(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'look' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'look' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'looker' }],
+    subject: { kind: 'User', name: 'looker' },
+    probe: { path: PODS, headers: { 'Impersonate-User': 'looker' } },
   });
 });
 

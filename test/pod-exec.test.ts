@@ -29,6 +29,8 @@ import { Writable } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createPki } from '@app/pki';
 import { getFreePort, kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { grantRole } from './support/rbac.helper.js';
+import { kubeletClientFlags } from './support/kubelet.helper.js';
 
 jest.setTimeout(180_000);
 
@@ -133,12 +135,7 @@ beforeAll(async () => {
 
   server = await startServer({
     args: [
-      '--kubelet-client-certificate',
-      join(pkiDir, 'admin.crt'),
-      '--kubelet-client-key',
-      join(pkiDir, 'admin.key'),
-      '--kubelet-certificate-authority',
-      join(pkiDir, 'ca.crt'),
+      ...kubeletClientFlags(pkiDir),
       // The nodes' host names do not resolve: their InternalIP is the address to use.
       '--kubelet-preferred-address-types=InternalIP,Hostname',
     ],
@@ -170,18 +167,12 @@ beforeAll(async () => {
   // A port nothing listens on.
   await node('node-down', await getFreePort());
   // A user who may read pods and get pods/exec, but not create it.
-  await created('/apis/rbac.authorization.k8s.io/v1/namespaces/connect/roles', {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'peek' },
+  await grantRole(server, {
+    namespace: 'connect',
+    name: 'peek',
     rules: [{ apiGroups: [''], resources: ['pods', 'pods/exec'], verbs: ['get', 'list'] }],
-  });
-  await created('/apis/rbac.authorization.k8s.io/v1/namespaces/connect/rolebindings', {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'peek' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'peek' },
-    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'peeker' }],
+    subject: { kind: 'User', name: 'peeker' },
+    probe: { path: '/api/v1/namespaces/connect/pods', headers: { 'Impersonate-User': 'peeker' } },
   });
 });
 

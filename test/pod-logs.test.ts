@@ -21,6 +21,7 @@ import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { createPki } from '@app/pki';
 import { getFreePort, kubectl, request, request2, startServer, type ServerHandle } from './support/server.js';
+import { kubeletClientFlags } from './support/kubelet.helper.js';
 
 jest.setTimeout(180_000);
 
@@ -90,14 +91,7 @@ beforeAll(async () => {
 
   // The admin client certificate of the kubelets' PKI stands in for the API server's kubelet client certificate.
   server = await startServer({
-    args: [
-      '--kubelet-client-certificate',
-      join(pkiDir, 'admin.crt'),
-      '--kubelet-client-key',
-      join(pkiDir, 'admin.key'),
-      '--kubelet-certificate-authority',
-      join(pkiDir, 'ca.crt'),
-    ],
+    args: [...kubeletClientFlags(pkiDir)],
   });
   const created = async (path: string, body: Obj): Promise<void> => {
     const r = await request(server, 'POST', path, { body });

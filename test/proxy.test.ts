@@ -27,6 +27,8 @@ import type { TLSSocket } from 'node:tls';
 import { WebSocket, WebSocketServer } from 'ws';
 import { createPki } from '@app/pki';
 import { getFreePort, kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { grantRole } from './support/rbac.helper.js';
+import { kubeletClientFlags } from './support/kubelet.helper.js';
 
 jest.setTimeout(180_000);
 
@@ -116,15 +118,7 @@ beforeAll(async () => {
   await Promise.all([listen(pod, podPort), listen(podTls, podTlsPort), listen(kubelet, kubeletPort), listen(other, otherPort)]);
 
   server = await startServer({
-    args: [
-      '--kubelet-client-certificate',
-      join(pkiDir, 'admin.crt'),
-      '--kubelet-client-key',
-      join(pkiDir, 'admin.key'),
-      '--kubelet-certificate-authority',
-      join(pkiDir, 'ca.crt'),
-      '--kubelet-preferred-address-types=InternalIP',
-    ],
+    args: [...kubeletClientFlags(pkiDir), '--kubelet-preferred-address-types=InternalIP'],
   });
   const created = async (path: string, body: Obj): Promise<void> => {
     const r = await request(server, 'POST', path, { body });
@@ -187,20 +181,14 @@ beforeAll(async () => {
 
   // A service account that may only get pods/proxy.
   await created(`/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'prober' } });
-  await created(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'probe' },
-    rules: [{ apiGroups: [''], resources: ['pods/proxy'], verbs: ['get'] }],
-  });
-  await created(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'probe' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'probe' },
-    subjects: [{ kind: 'ServiceAccount', name: 'prober', namespace: NS }],
-  });
   prober = (await kubectl(server, ['create', 'token', 'prober', '-n', NS])).stdout.trim();
+  await grantRole(server, {
+    namespace: NS,
+    name: 'probe',
+    rules: [{ apiGroups: [''], resources: ['pods/proxy'], verbs: ['get'] }],
+    subject: { kind: 'ServiceAccount', name: 'prober' },
+    probe: { path: `/api/v1/namespaces/${NS}/pods/web/proxy/`, identity: 'anonymous', token: prober },
+  });
 });
 
 afterAll(async () => {

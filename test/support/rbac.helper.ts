@@ -46,3 +46,54 @@ export async function grantClusterRole(target: HttpTarget, o: GrantOptions): Pro
     return r.status !== 403;
   });
 }
+
+/** A namespaced Role, bound to one subject. */
+export interface RoleGrant {
+  readonly namespace: string;
+  /** Name of the Role and of its RoleBinding. */
+  readonly name: string;
+  readonly rules: readonly Record<string, unknown>[];
+  /** A user, or a service account of the namespace. */
+  readonly subject: { readonly kind: 'User' | 'ServiceAccount'; readonly name: string };
+  /** A request the subject may make once the grant is in effect (not 403 then). */
+  readonly probe: {
+    readonly method?: string;
+    readonly path: string;
+    readonly identity?: HttpIdentity;
+    readonly token?: string;
+    readonly headers?: Record<string, string>;
+  };
+}
+
+/** Creates the Role and its RoleBinding as the admin and waits until the probe is no longer 403. */
+export async function grantRole(target: HttpTarget, g: RoleGrant): Promise<void> {
+  const base = `/apis/rbac.authorization.k8s.io/v1/namespaces/${g.namespace}`;
+  const subject =
+    g.subject.kind === 'User'
+      ? { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: g.subject.name }
+      : { kind: 'ServiceAccount', name: g.subject.name, namespace: g.namespace };
+  for (const [path, body] of [
+    [`${base}/roles`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: g.name }, rules: g.rules }],
+    [
+      `${base}/rolebindings`,
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: g.name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: g.name },
+        subjects: [subject],
+      },
+    ],
+  ] as const) {
+    const r = await request(target, 'POST', path, { body });
+    if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.body.slice(0, 300)}`);
+  }
+  await waitFor(`${g.subject.name} granted ${g.name}`, async () => {
+    const r = await request(target, g.probe.method ?? 'GET', g.probe.path, {
+      ...(g.probe.identity !== undefined ? { identity: g.probe.identity } : {}),
+      ...(g.probe.token !== undefined ? { token: g.probe.token } : {}),
+      ...(g.probe.headers !== undefined ? { headers: g.probe.headers } : {}),
+    });
+    return r.status !== 403;
+  });
+}

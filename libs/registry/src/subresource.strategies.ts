@@ -12,7 +12,7 @@ function asMap(v: unknown): Record<string, unknown> {
 }
 
 /** Replaces the contents of `obj` with `next` in place (strategies mutate the object they get). */
-function replaceContents(obj: KubeObject, next: KubeObject): void {
+export function replaceContents(obj: KubeObject, next: KubeObject): void {
   for (const k of Object.keys(obj)) delete obj[k];
   Object.assign(obj, next);
 }

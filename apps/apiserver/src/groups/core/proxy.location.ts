@@ -6,6 +6,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIPv4, isIPv6 } from 'node:net';
 import { Errors, StatusError } from '@app/apimachinery';
+import type { ConnectTarget, SubresourceDeclaration } from '@app/registry';
 
 /** The parts of a proxy's name (kube's SplitSchemeNamePort). */
 export interface SchemeNamePort {
@@ -100,4 +101,36 @@ export function proxyUrl(scheme: string, host: string, port: string, path: strin
     throw new StatusError(503, 'ServiceUnavailable', `error trying to reach service: dial tcp: lookup tcp/${port}: unknown port`);
   }
   return new URL(`${scheme || 'http'}://${hostPort(host, port)}${path}`);
+}
+
+/** The verbs of the proxy subresources (kube's proxy methods: GET and HEAD are get, POST create, and so on). */
+export const PROXY_VERBS = ['create', 'delete', 'get', 'patch', 'update'] as const;
+
+/**
+ * A `proxy` subresource of `what` (pod, service, node): the name in the path is split first (a
+ * 400 `invalid <what> request "<name>"` when it does not split), then `locate` finds the backend
+ * for the parts and the path below `proxy` (`id`: the name as the path gives it).
+ */
+export function proxySubresource(
+  what: string,
+  optionsKind: string,
+  locate: (ns: string, where: SchemeNamePort, path: string, id: string) => Promise<ConnectTarget>,
+): SubresourceDeclaration {
+  return {
+    verbs: [...PROXY_VERBS],
+    connect: {
+      optionsKind,
+      proxy: true,
+      connect(ns, id, _query, _ctx, path = '') {
+        const where = splitSchemeNamePort(id);
+        if (!where) throw Errors.badRequest(`invalid ${what} request ${JSON.stringify(id)}`);
+        return locate(ns, where, path, id);
+      },
+    },
+  };
+}
+
+/** The pool for `url`: plain or TLS. */
+export function agentFor<H, S>(url: URL, pools: { http: H; https: S }): H | S {
+  return url.protocol === 'https:' ? pools.https : pools.http;
 }

@@ -14,31 +14,21 @@
  * Each method needs its verb on `nodes/proxy` (GET and HEAD get, POST create, and so on).
  */
 import { Errors } from '@app/apimachinery';
-import type { ConnectTarget, RequestContext, SubresourceDeclaration } from '@app/registry';
-import { PROXY_VERBS } from '../pod/pod.proxy.js';
+import type { ConnectTarget, SubresourceDeclaration } from '@app/registry';
 import { kubeletAddress, type PodKubeletPorts } from '../pod/pod.kubelet.js';
-import { checkProxyableHost, proxyUrl, splitSchemeNamePort } from '../proxy.location.js';
+import { agentFor, checkProxyableHost, proxySubresource, proxyUrl } from '../proxy.location.js';
 
 /** The `proxy` subresource of nodes. */
 export function nodeProxySubresource(ports: PodKubeletPorts): SubresourceDeclaration {
-  return {
-    verbs: [...PROXY_VERBS],
-    connect: {
-      optionsKind: 'NodeProxyOptions',
-      proxy: true,
-      async connect(_ns: string, id: string, _query, _ctx: RequestContext, path = ''): Promise<ConnectTarget> {
-        const deps = ports.deps;
-        if (!deps) throw Errors.internal('the node proxy is not wired');
-        const where = splitSchemeNamePort(id);
-        if (!where) throw Errors.badRequest(`invalid node request ${JSON.stringify(id)}`);
-        const kubelet = kubeletAddress(await deps.getNode(where.name), deps.addressTypes);
-        await checkProxyableHost(kubelet.host);
-        if (where.port === '' || where.port === String(kubelet.port)) {
-          return { url: proxyUrl('https', kubelet.host, String(kubelet.port), path), agent: deps.kubelets.verified };
-        }
-        const url = proxyUrl(where.scheme, kubelet.host, where.port, path);
-        return { url, agent: url.protocol === 'https:' ? deps.proxies.https : deps.proxies.http };
-      },
-    },
-  };
+  return proxySubresource('node', 'NodeProxyOptions', async (_ns, where, path): Promise<ConnectTarget> => {
+    const deps = ports.deps;
+    if (!deps) throw Errors.internal('the node proxy is not wired');
+    const kubelet = kubeletAddress(await deps.getNode(where.name), deps.addressTypes);
+    await checkProxyableHost(kubelet.host);
+    if (where.port === '' || where.port === String(kubelet.port)) {
+      return { url: proxyUrl('https', kubelet.host, String(kubelet.port), path), agent: deps.kubelets.verified };
+    }
+    const url = proxyUrl(where.scheme, kubelet.host, where.port, path);
+    return { url, agent: agentFor(url, deps.proxies) };
+  });
 }

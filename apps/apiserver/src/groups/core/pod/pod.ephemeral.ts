@@ -8,16 +8,10 @@
  * change does. On create, and through the pod's own update, they cannot be set.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject } from '@app/apimachinery';
-import type { SubresourceDeclaration, SubresourceStrategy } from '@app/registry';
+import { replaceContents, type SubresourceDeclaration, type SubresourceStrategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { defaultEphemeralContainers } from './pod.strategy.js';
 import { validateEphemeralContainersUpdate, validatePodSpec } from './pod.validation.js';
-
-function replaceContents(obj: KubeObject, next: KubeObject): void {
-  for (const k of Object.keys(obj)) delete obj[k];
-  Object.assign(obj, next);
-}
 
 /** The strategy of pods/ephemeralcontainers. */
 export const EPHEMERAL_CONTAINERS_STRATEGY: SubresourceStrategy = {

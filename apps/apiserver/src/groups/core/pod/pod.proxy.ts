@@ -16,13 +16,10 @@
  * HEAD get, POST create, PUT update, PATCH patch, DELETE delete).
  */
 import { Errors, type KubeObject } from '@app/apimachinery';
-import type { ConnectTarget, RequestContext, SubresourceDeclaration } from '@app/registry';
+import type { ConnectTarget, SubresourceDeclaration } from '@app/registry';
 import { asMap } from '../core.helpers.js';
-import { checkProxyableIp, proxyUrl, splitSchemeNamePort } from '../proxy.location.js';
+import { agentFor, checkProxyableIp, proxySubresource, proxyUrl } from '../proxy.location.js';
 import type { PodKubeletPorts } from './pod.kubelet.js';
-
-/** The verbs of the proxy subresources (kube's proxy methods but HEAD and OPTIONS, which map to get and none). */
-export const PROXY_VERBS = ['create', 'delete', 'get', 'patch', 'update'] as const;
 
 /** The first port a container of the pod declares ('' when none does). */
 export function firstContainerPort(pod: KubeObject): string {
@@ -46,23 +43,13 @@ export function podIp(pod: KubeObject): string {
 
 /** The `proxy` subresource of pods. */
 export function podProxySubresource(ports: PodKubeletPorts): SubresourceDeclaration {
-  return {
-    verbs: [...PROXY_VERBS],
-    connect: {
-      optionsKind: 'PodProxyOptions',
-      proxy: true,
-      async connect(ns: string, id: string, _query, _ctx: RequestContext, path = ''): Promise<ConnectTarget> {
-        const deps = ports.deps;
-        if (!deps) throw Errors.internal('the pod proxy is not wired');
-        const where = splitSchemeNamePort(id);
-        if (!where) throw Errors.badRequest(`invalid pod request ${JSON.stringify(id)}`);
-        const pod = await deps.getPod(ns, where.name);
-        const port = where.port || firstContainerPort(pod);
-        const ip = podIp(pod);
-        checkProxyableIp(ip);
-        const url = proxyUrl(where.scheme, ip, port, path);
-        return { url, agent: url.protocol === 'https:' ? deps.proxies.https : deps.proxies.http };
-      },
-    },
-  };
+  return proxySubresource('pod', 'PodProxyOptions', async (ns, where, path): Promise<ConnectTarget> => {
+    const deps = ports.deps;
+    if (!deps) throw Errors.internal('the pod proxy is not wired');
+    const pod = await deps.getPod(ns, where.name);
+    const ip = podIp(pod);
+    checkProxyableIp(ip);
+    const url = proxyUrl(where.scheme, ip, where.port || firstContainerPort(pod), path);
+    return { url, agent: agentFor(url, deps.proxies) };
+  });
 }

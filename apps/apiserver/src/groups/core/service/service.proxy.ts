@@ -19,10 +19,9 @@
 import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
 import { Errors, StatusError, type KubeObject } from '@app/apimachinery';
-import type { ConnectTarget, RequestContext, SubresourceDeclaration } from '@app/registry';
+import type { ConnectTarget, SubresourceDeclaration } from '@app/registry';
 import { asMap } from '../core.helpers.js';
-import { PROXY_VERBS } from '../pod/pod.proxy.js';
-import { checkProxyableIp, proxyUrl, splitSchemeNamePort } from '../proxy.location.js';
+import { agentFor, checkProxyableIp, proxySubresource, proxyUrl } from '../proxy.location.js';
 
 /** What the service proxy reads of the server (the core group module fills it in). */
 export interface ServiceProxyDeps {
@@ -65,38 +64,29 @@ const pick = <T>(items: readonly T[], i: number): T => items[i % items.length]!;
 
 /** The `proxy` subresource of services. */
 export function serviceProxySubresource(ports: ServiceProxyPorts): SubresourceDeclaration {
-  return {
-    verbs: [...PROXY_VERBS],
-    connect: {
-      optionsKind: 'ServiceProxyOptions',
-      proxy: true,
-      async connect(ns: string, id: string, _query, _ctx: RequestContext, path = ''): Promise<ConnectTarget> {
-        const deps = ports.deps;
-        if (!deps) throw Errors.internal('the service proxy is not wired');
-        const where = splitSchemeNamePort(id);
-        if (!where) throw Errors.badRequest(`invalid service request ${JSON.stringify(id)}`);
-        let portName = where.port;
-        if (/^[+-]?\d+$/.test(portName)) portName = servicePortName(await deps.getService(ns, where.name), Number(portName), where.name);
-        const subsets = list(asMap(await deps.getEndpoints(ns, where.name)).subsets);
-        if (subsets.length === 0) throw unavailable(`no endpoints available for service ${JSON.stringify(where.name)}`);
-        const start = Math.floor(Math.random() * subsets.length);
-        for (let s = 0; s < subsets.length; s++) {
-          const subset = pick(subsets, start + s);
-          const addresses = list(subset.addresses);
-          if (addresses.length === 0) continue;
-          const port = list(subset.ports).find((p) => (typeof p.name === 'string' ? p.name : '') === portName);
-          if (!port || typeof port.port !== 'number') continue;
-          const first = Math.floor(Math.random() * addresses.length);
-          for (let a = 0; a < addresses.length; a++) {
-            const addr = pick(addresses, first + a);
-            if (typeof addr.ip !== 'string' || !(await isPodAddress(deps, ns, addr))) continue;
-            checkProxyableIp(addr.ip);
-            const url = proxyUrl(where.scheme, addr.ip, String(port.port), path);
-            return { url, agent: url.protocol === 'https:' ? deps.proxies.https : deps.proxies.http };
-          }
-        }
-        throw unavailable(`no endpoints available for service ${JSON.stringify(id)}`);
-      },
-    },
-  };
+  return proxySubresource('service', 'ServiceProxyOptions', async (ns, where, path, id): Promise<ConnectTarget> => {
+    const deps = ports.deps;
+    if (!deps) throw Errors.internal('the service proxy is not wired');
+    let portName = where.port;
+    if (/^[+-]?\d+$/.test(portName)) portName = servicePortName(await deps.getService(ns, where.name), Number(portName), where.name);
+    const subsets = list(asMap(await deps.getEndpoints(ns, where.name)).subsets);
+    if (subsets.length === 0) throw unavailable(`no endpoints available for service ${JSON.stringify(where.name)}`);
+    const start = Math.floor(Math.random() * subsets.length);
+    for (let s = 0; s < subsets.length; s++) {
+      const subset = pick(subsets, start + s);
+      const addresses = list(subset.addresses);
+      if (addresses.length === 0) continue;
+      const port = list(subset.ports).find((p) => (typeof p.name === 'string' ? p.name : '') === portName);
+      if (!port || typeof port.port !== 'number') continue;
+      const first = Math.floor(Math.random() * addresses.length);
+      for (let a = 0; a < addresses.length; a++) {
+        const addr = pick(addresses, first + a);
+        if (typeof addr.ip !== 'string' || !(await isPodAddress(deps, ns, addr))) continue;
+        checkProxyableIp(addr.ip);
+        const url = proxyUrl(where.scheme, addr.ip, String(port.port), path);
+        return { url, agent: agentFor(url, deps.proxies) };
+      }
+    }
+    throw unavailable(`no endpoints available for service ${JSON.stringify(id)}`);
+  });
 }
