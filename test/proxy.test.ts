@@ -17,6 +17,7 @@
  * discovery lists the subresources.
  */
 import { jest } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
@@ -35,12 +36,22 @@ jest.setTimeout(180_000);
 type Obj = Record<string, unknown>;
 const NS = 'proxied';
 
-/** The first IPv4 address of this machine that is not loopback (a proxy refuses loopback). */
+/** An address this test adds to the loopback interface when the machine has no other (root only). */
+const FALLBACK_ADDRESS = '198.18.0.1';
+let addedFallback = false;
+
+/**
+ * The first IPv4 address of this machine that is not loopback (a proxy refuses loopback). A
+ * machine without one gets one added to its loopback interface for the run: an address outside
+ * 127/8 there is still reached locally, and is global unicast.
+ */
 function outsideAddress(): string {
   for (const list of Object.values(networkInterfaces())) {
     for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
   }
-  throw new Error('this machine has no non-loopback IPv4 address for the proxy tests');
+  execFileSync('ip', ['addr', 'add', `${FALLBACK_ADDRESS}/32`, 'dev', 'lo']);
+  addedFallback = true;
+  return FALLBACK_ADDRESS;
 }
 
 let server: ServerHandle;
@@ -192,6 +203,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (addedFallback) execFileSync('ip', ['addr', 'del', `${FALLBACK_ADDRESS}/32`, 'dev', 'lo']);
   await server?.cleanup();
   for (const s of [pod, podTls, kubelet, other]) {
     if (!s) continue;
