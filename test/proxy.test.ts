@@ -25,6 +25,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
+import { gzipSync } from 'node:zlib';
 import { WebSocket, WebSocketServer } from 'ws';
 import { createPki } from '@app/pki';
 import { getFreePort, kubectl, request, startServer, type ServerHandle } from './support/server.js';
@@ -94,6 +95,17 @@ function echo(req: IncomingMessage, res: import('node:http').ServerResponse, who
     if (url === '/redirect-elsewhere') {
       res.writeHead(302, { location: 'https://example.com/away' });
       res.end();
+      return;
+    }
+    if (url === '/page' || url === '/page.gz') {
+      const page = `<html><head><link rel="stylesheet" href="/style.css"></head><body><a href="/next?a=1&amp;b=2">next</a> <a href="rel">rel</a> <a href="http://${req.headers.host}/abs">abs</a> <img src='https://cdn.example/x.png'> <script>document.write('<a href="/in-script">')</script> caf\u00e9</body></html>`;
+      const body = url === '/page.gz' ? gzipSync(Buffer.from(page)) : Buffer.from(page);
+      res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8',
+        'content-length': body.length,
+        ...(url === '/page.gz' ? { 'content-encoding': 'gzip' } : {}),
+      });
+      res.end(body);
       return;
     }
     if (url === '/teapot') {
@@ -277,16 +289,28 @@ describe('pods/proxy', () => {
     expect(teapot.headers['content-type']).toBe('text/plain');
   });
 
-  it('rewrites redirects to the backend to go through the proxy, and keeps others', async () => {
-    const base = new URL(server.url);
+  it('rewrites redirects and the links of HTML pages to the backend to go through the proxy, and keeps others', async () => {
     const rel = await request(server, 'GET', `${P}/web/proxy/redirect`);
     expect(rel.status).toBe(302);
-    expect(rel.headers.location).toBe(`https://${base.host}${P}/web/proxy/landing?from=redirect`);
+    expect(rel.headers.location).toBe(`${P}/web/proxy/landing?from=redirect`);
     const abs = await request(server, 'GET', `${P}/web/proxy/redirect-absolute`);
     expect(abs.status).toBe(301);
-    expect(abs.headers.location).toBe(`https://${base.host}${P}/web/proxy/landing/`);
+    expect(abs.headers.location).toBe(`${P}/web/proxy/landing/`);
     const away = await request(server, 'GET', `${P}/web/proxy/redirect-elsewhere`);
     expect(away.headers.location).toBe('https://example.com/away');
+
+    const expected =
+      `<html><head><link rel="stylesheet" href="${P}/web/proxy/style.css"></head><body><a href="${P}/web/proxy/next?a=1&amp;b=2">next</a> ` +
+      `<a href="rel">rel</a> <a href="${P}/web/proxy/abs">abs</a> <img src='https://cdn.example/x.png'> ` +
+      `<script>document.write('<a href="/in-script">')</script> caf\u00e9</body></html>`;
+    const page = await request(server, 'GET', `${P}/web/proxy/page`);
+    expect(page.body).toBe(expected);
+    expect(Number(page.headers['content-length'])).toBe(Buffer.byteLength(expected));
+    // A gzip page is decoded, rewritten and encoded again.
+    const zipped = await kubectl(server, ['get', '--raw', `${P}/web/proxy/page.gz`]);
+    expect(zipped.stdout).toBe(expected);
+    const raw = await request(server, 'GET', `${P}/web/proxy/page.gz`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(raw.headers['content-encoding']).toBe('gzip');
   });
 
   it('takes the port and scheme from the name', async () => {

@@ -9,17 +9,27 @@
  *   `X-Forwarded-Uri`, `-Host`, `-Proto` and `-For` tell the backend where the client was.
  * - A backend that cannot be reached is a 503 `error trying to reach service: <error>`.
  * - A redirect to the backend itself (`Location` on its host, or a path) is rewritten to go
- *   through the proxy again, so that a client following it stays on the API server.
- * - The answer's body is streamed: the request is long-running (request-info.ts isLongRunning).
- *
- * kube also rewrites the links of HTML pages; this proxy passes HTML through as it is.
+ *   through the proxy again, so that a client following it stays on the API server; so are the
+ *   links of an HTML page (html-rewrite.ts), which is read whole for it (up to
+ *   HTML_REWRITE_MAX_BYTES; gzip and deflate are decoded and encoded again).
+ * - Any other answer's body is streamed: the request is long-running (request-info.ts
+ *   isLongRunning).
  */
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import { promisify } from 'node:util';
+import { deflate, gunzip, gzip, inflate } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { StatusError } from '@app/apimachinery';
 import type { ConnectTarget } from '@app/registry';
+import { rewriteHtml } from './html-rewrite.js';
+
+const gunzipAsync = promisify(gunzip);
+const inflateAsync = promisify(inflate);
+const gzipAsync = promisify(gzip);
+const deflateAsync = promisify(deflate);
 
 /** Headers of one connection, never passed on (RFC 9110 7.6.1, and Go's list). */
 const HOP_BY_HOP = new Set([
@@ -81,24 +91,92 @@ export function proxiedRequestHeaders(rawHeaders: readonly string[], target: URL
   return out;
 }
 
-/**
- * The Location of a backend's redirect as the client gets it: a path, or a URL on the backend's
- * own host (or the API server's), goes through `prefix` on the API server; anything else is kept.
- */
-export function rewriteLocation(location: string, target: URL, from: Pick<ForwardedFrom, 'host' | 'proto'>, prefix: string): string {
-  let url: URL;
+/** The host of an absolute URL's authority, normalized as URL does it (default port dropped), or undefined. */
+function hostOf(scheme: string, authority: string): string | undefined {
   try {
-    url = new URL(location, target);
+    return new URL(`${scheme || 'http:'}//${authority}`).host;
   } catch {
-    return location;
+    return undefined;
   }
-  const absolute = /^[a-z][a-z0-9+.-]*:/i.test(location) || location.startsWith('//');
-  // A relative path (not starting with '/') resolves against the backend's path: kept as sent.
-  if (!absolute && !location.startsWith('/')) return location;
-  if (absolute && url.host !== target.host && url.host !== from.host) return location;
-  if (url.pathname.startsWith(prefix)) return `${from.proto}://${from.host}${url.pathname}${url.search}${url.hash}`;
-  const joined = `${prefix}${url.pathname === '/' ? '/' : url.pathname}`;
-  return `${from.proto}://${from.host}${joined}${url.search}${url.hash}`;
+}
+
+/**
+ * A link of the backend's (a redirect's Location, a URL in an HTML page) as the client gets it
+ * (kube's proxy transport rewriteURL): an absolute path, or a URL on the backend's own host or
+ * the API server's, becomes the same path below `prefix` on the API server, as a path (kube's
+ * proxy answers host-relative links too); a relative path, another host or another kind of URL
+ * (mailto:, data:) is kept. The rest of the link is kept as written, not re-encoded.
+ */
+export function rewriteLink(link: string, target: URL, from: Pick<ForwardedFrom, 'host'>, prefix: string): string {
+  let rest: string;
+  if (link.startsWith('/') && !link.startsWith('//')) rest = link;
+  else {
+    const m = /^([a-z][a-z0-9+.-]*:)?\/\/([^/?#]*)(.*)$/is.exec(link);
+    if (!m) return link;
+    const host = hostOf(m[1] ?? '', m[2]!);
+    if (host === undefined || (host !== target.host && host !== from.host)) return link;
+    rest = m[3]!.startsWith('/') ? m[3]! : `/${m[3]!}`;
+  }
+  return rest === prefix || rest.startsWith(`${prefix}/`) ? rest : `${prefix}${rest}`;
+}
+
+/** Answers larger than this (as sent, before decompression) are passed on without their HTML links rewritten. */
+export const HTML_REWRITE_MAX_BYTES = 16 * 1024 * 1024;
+
+/** True when an answer's body is HTML whose links are rewritten: text/html in an encoding read here. */
+function rewritesHtml(res: IncomingMessage, method: string): boolean {
+  if (method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304) return false;
+  const type = String(res.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
+  const encoding = String(res.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  return type === 'text/html' && ['', 'identity', 'gzip', 'deflate'].includes(encoding);
+}
+
+/**
+ * The body of an HTML answer with its links rewritten (html-rewrite.ts), re-encoded as it came;
+ * past HTML_REWRITE_MAX_BYTES the body is passed on as it is. Read as latin1, so that every byte
+ * comes back unchanged whatever the page's charset.
+ */
+export async function rewrittenHtml(
+  res: Pick<IncomingMessage, 'headers' | typeof Symbol.asyncIterator>,
+  rewrite: (url: string) => string,
+  maxBytes = HTML_REWRITE_MAX_BYTES,
+): Promise<{ body: Buffer | Readable; encoded: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const iterator = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) break;
+    chunks.push(next.value);
+    size += next.value.length;
+    if (size > maxBytes) {
+      // Too large to hold: what was read, then the rest, as sent.
+      const rest = { [Symbol.asyncIterator]: () => iterator };
+      return {
+        body: Readable.from(
+          (async function* () {
+            yield* chunks;
+            yield* rest;
+          })(),
+        ),
+        encoded: false,
+      };
+    }
+  }
+  const encoding = String(res.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  const raw = Buffer.concat(chunks);
+  const plain = encoding === 'gzip' ? await gunzipAsync(raw) : encoding === 'deflate' ? await inflateAsync(raw) : raw;
+  const html = rewriteHtml(plain.toString('latin1'), rewrite);
+  const out = Buffer.from(html, 'latin1');
+  const body = encoding === 'gzip' ? await gzipAsync(out) : encoding === 'deflate' ? await deflateAsync(out) : out;
+  return { body, encoded: true };
 }
 
 /**
@@ -145,14 +223,19 @@ export async function proxyRequest(req: FastifyRequest, reply: FastifyReply, tar
     });
     out.end(body);
   });
+  const link = (l: string): string => rewriteLink(l, url, from, prefix);
+  // A backend that breaks off its answer ends the client's too.
+  res.on('error', () => reply.raw.destroy());
+  const html = rewritesHtml(res, req.method) ? await rewrittenHtml(res, link) : undefined;
   reply.code(res.statusCode ?? 502);
   for (const [name, value] of Object.entries(res.headers)) {
     if (value === undefined || HOP_BY_HOP.has(name)) continue;
-    reply.header(name, name === 'location' && typeof value === 'string' ? rewriteLocation(value, url, from, prefix) : value);
+    // A rewritten page has a length of its own; one passed on in pieces has none known.
+    if (name === 'content-length' && html) continue;
+    reply.header(name, name === 'location' && typeof value === 'string' ? link(value) : value);
   }
-  // A backend that breaks off its answer ends the client's too.
-  res.on('error', () => reply.raw.destroy());
+  if (html?.encoded) reply.header('content-length', String((html.body as Buffer).length));
   const done = new Promise<void>((resolve) => reply.raw.once('close', () => resolve()));
-  await reply.send(res);
+  await reply.send(html ? html.body : res);
   return done;
 }
