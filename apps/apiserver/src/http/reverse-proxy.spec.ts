@@ -72,6 +72,11 @@ describe('reverse proxy', () => {
     expect(gunzipSync(gz.body as Buffer).toString()).toBe('<a href="/P/x">x</a>');
     const df = await rewrittenHtml(answer(deflateSync(page), 'deflate'), link);
     expect(inflateSync(df.body as Buffer).toString()).toBe('<a href="/P/x">x</a>');
+    // Past the limit once inflated, or not inflating at all: as it came.
+    const bomb = gzipSync(`${page}${'a'.repeat(4096)}`);
+    expect(await rewrittenHtml(answer(bomb, 'gzip'), link, 1024)).toEqual({ body: bomb, encoded: true });
+    const broken = Buffer.from('not gzip at all');
+    expect(await rewrittenHtml(answer(broken, 'gzip'), link)).toEqual({ body: broken, encoded: true });
     const big = await rewrittenHtml(answer(Buffer.from(page)), link, 4);
     expect(big.encoded).toBe(false);
     const chunks: Buffer[] = [];

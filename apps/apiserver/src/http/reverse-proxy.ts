@@ -123,6 +123,13 @@ export function rewriteLink(link: string, target: URL, from: Pick<ForwardedFrom,
 /** Answers larger than this (as sent, before decompression) are passed on without their HTML links rewritten. */
 export const HTML_REWRITE_MAX_BYTES = 16 * 1024 * 1024;
 
+/** An answer's Content-Encoding, lower-cased ('' for none). */
+function contentEncoding(res: Pick<IncomingMessage, 'headers'>): string {
+  return String(res.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+}
+
 /** True when an answer's body is HTML whose links are rewritten: text/html in an encoding read here. */
 function rewritesHtml(res: IncomingMessage, method: string): boolean {
   if (method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304) return false;
@@ -130,16 +137,14 @@ function rewritesHtml(res: IncomingMessage, method: string): boolean {
     .split(';')[0]!
     .trim()
     .toLowerCase();
-  const encoding = String(res.headers['content-encoding'] ?? '')
-    .trim()
-    .toLowerCase();
-  return type === 'text/html' && ['', 'identity', 'gzip', 'deflate'].includes(encoding);
+  return type === 'text/html' && ['', 'identity', 'gzip', 'deflate'].includes(contentEncoding(res));
 }
 
 /**
- * The body of an HTML answer with its links rewritten (html-rewrite.ts), re-encoded as it came;
- * past HTML_REWRITE_MAX_BYTES the body is passed on as it is. Read as latin1, so that every byte
- * comes back unchanged whatever the page's charset.
+ * The body of an HTML answer with its links rewritten (html-rewrite.ts), re-encoded as it came.
+ * A body past HTML_REWRITE_MAX_BYTES, as sent or once decoded (a small gzip body may inflate to
+ * gigabytes), or one that does not decode, is passed on as it came. Read as latin1, so that
+ * every byte comes back unchanged whatever the page's charset.
  */
 export async function rewrittenHtml(
   res: Pick<IncomingMessage, 'headers' | typeof Symbol.asyncIterator>,
@@ -168,11 +173,15 @@ export async function rewrittenHtml(
       };
     }
   }
-  const encoding = String(res.headers['content-encoding'] ?? '')
-    .trim()
-    .toLowerCase();
+  const encoding = contentEncoding(res);
   const raw = Buffer.concat(chunks);
-  const plain = encoding === 'gzip' ? await gunzipAsync(raw) : encoding === 'deflate' ? await inflateAsync(raw) : raw;
+  let plain: Buffer;
+  try {
+    const limit = { maxOutputLength: maxBytes };
+    plain = encoding === 'gzip' ? await gunzipAsync(raw, limit) : encoding === 'deflate' ? await inflateAsync(raw, limit) : raw;
+  } catch {
+    return { body: raw, encoded: true };
+  }
   const html = rewriteHtml(plain.toString('latin1'), rewrite);
   const out = Buffer.from(html, 'latin1');
   const body = encoding === 'gzip' ? await gzipAsync(out) : encoding === 'deflate' ? await deflateAsync(out) : out;
