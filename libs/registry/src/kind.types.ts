@@ -99,6 +99,8 @@ export interface ConnectTarget {
   url: URL;
   /** An https Agent for https URLs, an http one for http URLs (the proxy subresources). */
   agent: HttpsAgent | HttpAgent;
+  /** Headers the backend gets besides the client's (the aggregation layer's X-Remote-* identity of the user). */
+  headers?: Readonly<Record<string, string | readonly string[]>>;
 }
 
 /**

@@ -63,6 +63,14 @@ export interface ServerConfig {
   kubeletCertificateAuthority?: string;
   /** The Node address types tried, in order, for a kubelet's address (--kubelet-preferred-address-types). */
   kubeletPreferredAddressTypes: string[];
+  /**
+   * The aggregation layer (kube-apiserver's flags): the client certificate and key presented to
+   * the servers of remote APIServices, and whether requests go to a service's endpoints
+   * (--enable-aggregator-routing=true) instead of its cluster IP.
+   */
+  proxyClientCertFile?: string;
+  proxyClientKeyFile?: string;
+  enableAggregatorRouting?: boolean;
   /** The etcd v3 API's listeners (etcd's --listen-client-urls, https://HOST:PORT URLs, comma-separated); absent: not served. */
   listenClientUrls?: string;
   /** The client URLs the etcd API's member list gives for this node (etcd's --advertise-client-urls); default: --listen-client-urls. */
@@ -282,6 +290,9 @@ const FLAGS: Record<string, FlagSpec> = {
   'kubelet-client-key': { key: 'kubeletClientKey', kind: 'string' },
   'kubelet-certificate-authority': { key: 'kubeletCertificateAuthority', kind: 'string' },
   'kubelet-preferred-address-types': { key: 'kubelet-preferred-address-types', kind: 'string' },
+  'proxy-client-cert-file': { key: 'proxyClientCertFile', kind: 'string' },
+  'proxy-client-key-file': { key: 'proxyClientKeyFile', kind: 'string' },
+  'enable-aggregator-routing': { key: 'enableAggregatorRouting', kind: 'bool' },
   'etcd-cafile': { key: 'etcdCafile', kind: 'string' },
   'etcd-certfile': { key: 'etcdCertfile', kind: 'string' },
   'etcd-keyfile': { key: 'etcdKeyfile', kind: 'string' },
@@ -393,6 +404,9 @@ export function parseFlags(argv: string[]): ServerConfig {
   }
   if ((cfg.kubeletClientCertificate === undefined) !== (cfg.kubeletClientKey === undefined)) {
     throw new FlagError('--kubelet-client-certificate and --kubelet-client-key must be given together');
+  }
+  if ((cfg.proxyClientCertFile === undefined) !== (cfg.proxyClientKeyFile === undefined)) {
+    throw new FlagError('--proxy-client-cert-file and --proxy-client-key-file must be given together');
   }
   const addressTypes = cfg.raw['kubelet-preferred-address-types'];
   if (addressTypes !== undefined) {

@@ -23,6 +23,7 @@ import { registerHealthRoutes } from '../health/health.routes.js';
 import { NodeHealth } from '../health/node-health.js';
 import type { StorageBackend } from '../storage/storage.backend.js';
 import { SERVER_CONFIG, STORAGE_BACKEND, SERVER_ENDPOINT, STORES, WIRE_CODECS, type ServerEndpoint, type StoreFactory } from '../tokens.js';
+import { AGGREGATOR, type Aggregator } from './aggregator.port.js';
 import type { WireCodecs } from './codec.js';
 import { Discovery, aggregatedVersion } from './discovery.js';
 import { OpenApiService } from './openapi.js';
@@ -65,6 +66,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
     private readonly hooks: PostStartHooks,
     private readonly ports: PipelinePorts,
     private readonly health: NodeHealth,
+    @Inject(AGGREGATOR) private readonly aggregator: Aggregator,
   ) {}
 
   /** Ready for resource requests: started (every post-start hook done) and not stopping. */
@@ -88,7 +90,8 @@ export class ApiRoutes implements BeforeApplicationShutdown {
       onDropped: (kind) => metrics.dropped.inc({ request_kind: kind }),
     });
     metrics.inflightSource = (kind) => this.ports.flowControl.inFlight(kind);
-    const discovery = new Discovery(this.registry, () => `${this.endpoint.host}:${cfg.securePort}`);
+    const discovery = new Discovery(this.registry, () => `${this.endpoint.host}:${cfg.securePort}`, this.aggregator);
+    const aggregator = this.aggregator;
     const openapi = new OpenApiService(this.registry);
     const handler = (this.handler = new ResourceHandler({
       registry: this.registry,
@@ -167,6 +170,10 @@ export class ApiRoutes implements BeforeApplicationShutdown {
       }
 
       const serveApi = async (req: FastifyRequest, reply: FastifyReply, s: RequestState): Promise<void> => {
+        // A group-version another server serves (a remote APIService): everything below
+        // /apis/<group>/<version> goes there, authenticated and authorized here.
+        const p = s.info.parts;
+        if (p[0] === 'apis' && p.length >= 3 && aggregator.isRemote(p[1]!, p[2]!)) return aggregator.proxy(req, reply, p[1]!, p[2]!, s.user!);
         if (s.info.isResourceRequest) return handler.handle(req, reply, s.info, s.query, s.user!, req.query as Record<string, unknown>);
         if (req.method !== 'GET' && req.method !== 'HEAD') throw Errors.methodNotAllowed(req.method, { group: '', resource: '' });
         const agg = aggregatedVersion(req.headers.accept);

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { apiVersionOf, type KindDeclaration, type KindRegistry, verbsOf } from '@app/registry';
+import { NO_AGGREGATOR, type Aggregator, type RemoteVersion } from './aggregator.port.js';
 import { parseAccept } from './negotiation.js';
 
 /** A rendered discovery document. */
@@ -60,20 +61,54 @@ export function aggregatedVersion(accept: string | undefined): 'v2' | 'v2beta1' 
   return undefined;
 }
 
+/**
+ * A remote group-version's resources in aggregated discovery's shape: the APIResourceList's
+ * entries, with each `<resource>/<subresource>` under its resource.
+ */
+export function aggregatedRemoteResources(group: string, version: string, list: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  const kindOf = (r: Record<string, unknown>) => ({ group: str(r.group) || group, version: str(r.version) || version, kind: str(r.kind) });
+  const out = new Map<string, Record<string, unknown>>();
+  for (const r of list) {
+    const name = str(r.name);
+    if (!name || name.includes('/')) continue;
+    const e: Record<string, unknown> = {
+      resource: name,
+      responseKind: kindOf(r),
+      scope: r.namespaced === true ? 'Namespaced' : 'Cluster',
+      singularResource: str(r.singularName) || str(r.kind).toLowerCase(),
+      verbs: strings(r.verbs),
+    };
+    if (strings(r.shortNames).length) e.shortNames = strings(r.shortNames);
+    if (strings(r.categories).length) e.categories = strings(r.categories);
+    out.set(name, e);
+  }
+  for (const r of list) {
+    const [parent, sub, ...rest] = str(r.name).split('/');
+    const e = out.get(parent ?? '');
+    if (!e || !sub || rest.length) continue;
+    e.subresources = [...((e.subresources as unknown[]) ?? []), { subresource: sub, responseKind: kindOf(r), verbs: strings(r.verbs) }];
+  }
+  return [...out.values()];
+}
+
 /** Builds and caches discovery documents. */
 export class Discovery {
   private cache = new Map<string, DiscoveryDoc>();
-  private cachedAt = -1;
+  private cachedAt = '';
 
   constructor(
     private readonly registry: KindRegistry,
     private readonly serverAddress: () => string,
+    private readonly remote: Aggregator = NO_AGGREGATOR,
   ) {}
 
   private cached(key: string, build: () => unknown, contentType = 'application/json'): DiscoveryDoc {
-    if (this.cachedAt !== this.registry.version()) {
+    const at = `${this.registry.version()}:${this.remote.version()}`;
+    if (this.cachedAt !== at) {
       this.cache.clear();
-      this.cachedAt = this.registry.version();
+      this.cachedAt = at;
     }
     let doc = this.cache.get(key);
     if (!doc) {
@@ -98,21 +133,38 @@ export class Discovery {
     return { name, versions: vs, preferredVersion: vs[0] };
   }
 
+  /**
+   * The named groups with their versions: the local ones in the registry's order, then the
+   * remote groups; a remote version of a local group follows the local versions.
+   */
+  private namedGroups(): Array<{ name: string; versions: string[]; remote: Map<string, RemoteVersion> }> {
+    const out = this.registry
+      .servedGroups()
+      .filter((g) => g.name !== '')
+      .map((g) => ({ name: g.name, versions: [...g.versions], remote: new Map<string, RemoteVersion>() }));
+    for (const rg of this.remote.remoteGroups()) {
+      let g = out.find((x) => x.name === rg.name);
+      if (!g) out.push((g = { name: rg.name, versions: [], remote: new Map() }));
+      for (const v of rg.versions) {
+        g.versions.push(v.version);
+        g.remote.set(v.version, v);
+      }
+    }
+    return out;
+  }
+
   /** GET /apis */
   apiGroupList(): DiscoveryDoc {
     return this.cached('apis', () => ({
       kind: 'APIGroupList',
       apiVersion: 'v1',
-      groups: this.registry
-        .servedGroups()
-        .filter((g) => g.name !== '')
-        .map((g) => this.groupEntry(g.name, g.versions)),
+      groups: this.namedGroups().map((g) => this.groupEntry(g.name, g.versions)),
     }));
   }
 
   /** GET /apis/<group>; undefined when the group is not served. */
   apiGroup(group: string): DiscoveryDoc | undefined {
-    const g = this.registry.servedGroups().find((x) => x.name === group && group !== '');
+    const g = this.namedGroups().find((x) => x.name === group && group !== '');
     if (!g) return undefined;
     return this.cached(`group:${group}`, () => ({ kind: 'APIGroup', apiVersion: 'v1', ...this.groupEntry(g.name, g.versions) }));
   }
@@ -157,37 +209,53 @@ export class Discovery {
     return this.cached(
       `agg:${which}:${v}`,
       () => {
-        const groups = this.registry.servedGroups().filter((g) => (which === 'api' ? g.name === '' : g.name !== ''));
+        const groups =
+          which === 'api'
+            ? this.registry
+                .servedGroups()
+                .filter((g) => g.name === '')
+                .map((g) => ({ ...g, remote: new Map<string, RemoteVersion>() }))
+            : this.namedGroups();
         return {
           kind: 'APIGroupDiscoveryList',
           apiVersion: `apidiscovery.k8s.io/${v}`,
           metadata: {},
           items: groups.map((g) => ({
             metadata: which === 'api' ? { creationTimestamp: null } : { name: g.name, creationTimestamp: null },
-            versions: g.versions.map((ver) => ({
-              version: ver,
-              resources: this.registry.kindsOf(g.name, ver).map((d) => {
-                const r: Record<string, unknown> = {
-                  resource: d.plural,
-                  responseKind: { group: d.group, version: d.version, kind: d.kind },
-                  scope: d.namespaced ? 'Namespaced' : 'Cluster',
-                  singularResource: d.singular,
-                  verbs: [...verbsOf(d)].sort(),
+            versions: g.versions.map((ver) => {
+              const remote = g.remote.get(ver);
+              // A remote version as its server last listed it; Stale when that listing failed.
+              if (remote)
+                return {
+                  version: ver,
+                  resources: aggregatedRemoteResources(g.name, ver, remote.resources ?? []),
+                  freshness: remote.fresh ? 'Current' : 'Stale',
                 };
-                if (d.shortNames?.length) r.shortNames = d.shortNames;
-                if (d.categories?.length) r.categories = d.categories;
-                const subs = subresourcesOf(d);
-                if (subs.length) {
-                  r.subresources = subs.map((s) => ({
-                    subresource: s.name,
-                    responseKind: s.responseKind,
-                    verbs: s.verbs,
-                  }));
-                }
-                return r;
-              }),
-              freshness: 'Current',
-            })),
+              return {
+                version: ver,
+                resources: this.registry.kindsOf(g.name, ver).map((d) => {
+                  const r: Record<string, unknown> = {
+                    resource: d.plural,
+                    responseKind: { group: d.group, version: d.version, kind: d.kind },
+                    scope: d.namespaced ? 'Namespaced' : 'Cluster',
+                    singularResource: d.singular,
+                    verbs: [...verbsOf(d)].sort(),
+                  };
+                  if (d.shortNames?.length) r.shortNames = d.shortNames;
+                  if (d.categories?.length) r.categories = d.categories;
+                  const subs = subresourcesOf(d);
+                  if (subs.length) {
+                    r.subresources = subs.map((s) => ({
+                      subresource: s.name,
+                      responseKind: s.responseKind,
+                      verbs: s.verbs,
+                    }));
+                  }
+                  return r;
+                }),
+                freshness: 'Current',
+              };
+            }),
           })),
         };
       },

@@ -189,11 +189,13 @@ export async function rewrittenHtml(
 }
 
 /**
- * Sends `req` to `target` (the backend's path and the request's query) and streams the
- * answer back; `prefix` is the proxy's own path on the API server (for redirects). Throws the
- * 503 Status of a backend that cannot be reached.
+ * Sends `req` to `target` (the backend's path and the request's query, with the target's own
+ * headers) and streams the answer back; `prefix` is the proxy's own path on the API server,
+ * below which redirects and HTML links are rewritten (undefined: the answer is passed on as it
+ * came, as the aggregation layer does). Throws the 503 Status of a backend that cannot be
+ * reached.
  */
-export async function proxyRequest(req: FastifyRequest, reply: FastifyReply, target: ConnectTarget, prefix: string): Promise<void> {
+export async function proxyRequest(req: FastifyRequest, reply: FastifyReply, target: ConnectTarget, prefix: string | undefined): Promise<void> {
   const url = target.url;
   const body = Buffer.isBuffer(req.body) ? req.body : undefined;
   const encrypted = (req.raw.socket as TLSSocket).encrypted === true;
@@ -208,12 +210,15 @@ export async function proxyRequest(req: FastifyRequest, reply: FastifyReply, tar
     const out = send(url, {
       method: req.method,
       agent: target.agent,
-      headers: proxiedRequestHeaders(
-        req.raw.rawHeaders,
-        url,
-        from,
-        body?.length ?? (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH' ? 0 : undefined),
-      ),
+      headers: {
+        ...proxiedRequestHeaders(
+          req.raw.rawHeaders,
+          url,
+          from,
+          body?.length ?? (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH' ? 0 : undefined),
+        ),
+        ...(target.headers as OutgoingHttpHeaders | undefined),
+      },
     });
     const gone = (): void => {
       out.destroy(new Error('the client closed the connection'));
@@ -232,10 +237,10 @@ export async function proxyRequest(req: FastifyRequest, reply: FastifyReply, tar
     });
     out.end(body);
   });
-  const link = (l: string): string => rewriteLink(l, url, from, prefix);
+  const link = (l: string): string => (prefix === undefined ? l : rewriteLink(l, url, from, prefix));
   // A backend that breaks off its answer ends the client's too.
   res.on('error', () => reply.raw.destroy());
-  const html = rewritesHtml(res, req.method) ? await rewrittenHtml(res, link) : undefined;
+  const html = prefix !== undefined && rewritesHtml(res, req.method) ? await rewrittenHtml(res, link) : undefined;
   reply.code(res.statusCode ?? 502);
   for (const [name, value] of Object.entries(res.headers)) {
     if (value === undefined || HOP_BY_HOP.has(name)) continue;

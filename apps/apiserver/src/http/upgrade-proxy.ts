@@ -120,6 +120,14 @@ export function forwardedHeaders(rawHeaders: readonly string[], host: string): s
   return out;
 }
 
+/** `raw` with the target's own headers added (every value of a list as a header of its own). */
+function withTargetHeaders(raw: string[], target: ConnectTarget): string[] {
+  for (const [name, value] of Object.entries(target.headers ?? {})) {
+    for (const v of typeof value === 'string' ? [value] : value) raw.push(name, v);
+  }
+  return raw;
+}
+
 /** The status line and headers of a backend's 101, as the client gets them. */
 export function switchingHead(statusMessage: string | undefined, rawHeaders: readonly string[]): string {
   let head = `HTTP/1.1 101 ${statusMessage || 'Switching Protocols'}\r\n`;
@@ -135,7 +143,7 @@ function askBackend(req: FastifyRequest, conn: UpgradeConnection, target: Connec
     const out = (target.url.protocol === 'http:' ? httpRequest : request)(target.url, {
       method: req.method,
       agent: target.agent,
-      headers: forwardedHeaders(req.raw.rawHeaders, target.url.host) as unknown as Record<string, string>,
+      headers: withTargetHeaders(forwardedHeaders(req.raw.rawHeaders, target.url.host), target) as unknown as Record<string, string>,
       timeout: SWITCH_TIMEOUT_MS,
     });
     const gone = (): void => {

@@ -1,17 +1,31 @@
 /**
  * The apiregistration.k8s.io API group (`/apis/apiregistration.k8s.io/v1`): APIService objects,
- * and the hook that keeps one local APIService per served group-version. Proxying to remote
- * APIServices is not built; every served group-version is local.
+ * the hook that keeps one local APIService per served group-version, and the aggregation layer
+ * (aggregation/): requests to the group-versions of remote APIServices are passed on to the
+ * servers behind their services, whose availability a controller keeps in their status.
  */
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import type { KindDeclaration } from '@app/registry';
+import { AGGREGATOR } from '../../http/aggregator.port.js';
 import { apiKinds } from '../api-group.js';
+import { ApiServiceAvailabilityRunner } from './aggregation/availability.controller.js';
+import { RemoteApis } from './aggregation/remote-apis.js';
 import { apiServiceKind } from './apiservice/apiservice.kind.js';
 import { LocalAPIServiceRegistration } from './apiservice/apiservice.registration.js';
 
 /** The apiregistration.k8s.io kinds. */
 export const APIREGISTRATION_KINDS: readonly KindDeclaration[] = [apiServiceKind];
 
-/** Provides the apiregistration.k8s.io kinds and the local APIService registration. */
-@Module({ providers: [apiKinds('apiregistration.k8s.io', APIREGISTRATION_KINDS), LocalAPIServiceRegistration] })
+/** Provides the apiregistration.k8s.io kinds, the local APIService registration and the aggregation layer (AGGREGATOR). */
+@Global()
+@Module({
+  providers: [
+    apiKinds('apiregistration.k8s.io', APIREGISTRATION_KINDS),
+    LocalAPIServiceRegistration,
+    RemoteApis,
+    { provide: AGGREGATOR, useExisting: RemoteApis },
+    ApiServiceAvailabilityRunner,
+  ],
+  exports: [AGGREGATOR],
+})
 export class ApiregistrationGroupModule {}

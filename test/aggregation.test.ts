@@ -1,0 +1,308 @@
+/**
+ * The aggregation layer end to end: an HTTPS server stands in for metrics-server (its serving
+ * certificate for `metrics.kube-system.svc` from a CA of its own, client certificates required
+ * from that CA), behind a Service and Endpoints at a non-loopback address of this machine, and
+ * named by the APIService v1beta1.metrics.k8s.io. The API server runs with
+ * --enable-aggregator-routing (requests go to the endpoints; no cluster IP is routed here) and
+ * presents --proxy-client-cert-file.
+ *
+ * Checked: the availability controller marks the APIService Available (Passed) and marks
+ * broken ones False with kube-aggregator's reasons (no service, no endpoints, a server whose
+ * certificate the caBundle does not verify); `kubectl top pod` works; requests reach the server
+ * with the user in X-Remote-User/Group, the proxy's client certificate and never the client's
+ * credentials, after this server's RBAC (a user without the grant is 403 and never reaches it);
+ * legacy and aggregated discovery list the remote group, `kubectl api-resources` its resources;
+ * a request to an unavailable APIService's group-version is a 503.
+ */
+import { jest } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import { createPki } from '@app/pki';
+import { getFreePort, kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { grantRole } from './support/rbac.helper.js';
+import { waitFor } from './support/net.helper.js';
+
+jest.setTimeout(180_000);
+
+type Obj = Record<string, unknown>;
+const NS = 'aggregated';
+const FALLBACK_ADDRESS = '198.18.0.1';
+let addedFallback = false;
+
+/** A non-loopback IPv4 address of this machine (one added to lo for the run when there is none; root only). */
+function outsideAddress(): string {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  execFileSync('ip', ['addr', 'add', `${FALLBACK_ADDRESS}/32`, 'dev', 'lo']);
+  addedFallback = true;
+  return FALLBACK_ADDRESS;
+}
+
+/** What the extension server was asked. */
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  clientCn?: string;
+}
+
+let server: ServerHandle;
+let metrics: HttpsServer;
+let ip: string;
+let port: number;
+let dir: string;
+let extCaPem: string;
+const seen: Seen[] = [];
+
+const RESOURCES = {
+  kind: 'APIResourceList',
+  apiVersion: 'v1',
+  groupVersion: 'metrics.k8s.io/v1beta1',
+  resources: [
+    { name: 'nodes', singularName: '', namespaced: false, kind: 'NodeMetrics', verbs: ['get', 'list'] },
+    { name: 'pods', singularName: '', namespaced: true, kind: 'PodMetrics', verbs: ['get', 'list'] },
+  ],
+};
+
+function serve(req: IncomingMessage, res: ServerResponse): void {
+  const cert = (req.socket as TLSSocket).getPeerCertificate();
+  seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, ...(cert?.subject ? { clientCn: String(cert.subject.CN) } : {}) });
+  const json = (code: number, body: unknown) => {
+    res.writeHead(code, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  const path = (req.url ?? '').split('?')[0];
+  if (path === '/apis/metrics.k8s.io/v1beta1') return json(200, RESOURCES);
+  if (path === `/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods`) {
+    return json(200, {
+      kind: 'PodMetricsList',
+      apiVersion: 'metrics.k8s.io/v1beta1',
+      metadata: {},
+      items: [
+        {
+          metadata: { name: 'busy', namespace: NS, creationTimestamp: new Date().toISOString() },
+          timestamp: new Date().toISOString(),
+          window: '30s',
+          containers: [{ name: 'app', usage: { cpu: '123m', memory: '45Mi' } }],
+        },
+      ],
+    });
+  }
+  json(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: `no ${path}` });
+}
+
+const created = async (path: string, body: Obj): Promise<void> => {
+  const r = await request(server, 'POST', path, { body });
+  if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.body}`);
+};
+
+const apiService = (version: string, group: string, service: Obj, caBundle: string): Obj => ({
+  apiVersion: 'apiregistration.k8s.io/v1',
+  kind: 'APIService',
+  metadata: { name: `${version}.${group}` },
+  spec: { group, version, groupPriorityMinimum: 100, versionPriority: 100, service, caBundle: Buffer.from(caBundle).toString('base64') },
+});
+
+/** The Available condition of an APIService, once it has one with `status`. */
+async function availableWhen(name: string, status: string): Promise<Obj> {
+  let cond: Obj | undefined;
+  await waitFor(
+    `APIService ${name} Available=${status}`,
+    async () => {
+      const r = await request(server, 'GET', `/apis/apiregistration.k8s.io/v1/apiservices/${name}`);
+      const conds = ((r.json<Obj>().status as Obj | undefined)?.conditions ?? []) as Obj[];
+      cond = conds.find((c) => c.type === 'Available');
+      return cond?.status === status;
+    },
+    30_000,
+  );
+  return cond!;
+}
+
+beforeAll(async () => {
+  ip = outsideAddress();
+  dir = await mkdtemp(join(tmpdir(), 'aggregation-'));
+  // The extension's own PKI: its CA signs its serving certificate and the proxy's client certificate.
+  const ext = join(dir, 'ext');
+  await createPki({ outDir: ext, hosts: ['metrics.kube-system.svc'] });
+  extCaPem = readFileSync(join(ext, 'ca.crt'), 'utf8');
+  port = await getFreePort();
+  metrics = createHttpsServer(
+    {
+      cert: readFileSync(join(ext, 'apiserver.crt')),
+      key: readFileSync(join(ext, 'apiserver.key')),
+      ca: extCaPem,
+      requestCert: true,
+      rejectUnauthorized: true,
+    },
+    serve,
+  );
+  await new Promise<void>((r) => metrics.listen(port, ip, r));
+  server = await startServer({
+    args: [`--proxy-client-cert-file=${join(ext, 'admin.crt')}`, `--proxy-client-key-file=${join(ext, 'admin.key')}`, '--enable-aggregator-routing=true'],
+  });
+  await created('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  await created('/api/v1/namespaces/kube-system/services', {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'metrics' },
+    spec: { ports: [{ name: 'https', port: 443, targetPort: port }] },
+  });
+  await created('/api/v1/namespaces/kube-system/endpoints', {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: { name: 'metrics' },
+    subsets: [{ addresses: [{ ip }], ports: [{ name: 'https', port }] }],
+  });
+  await created(
+    '/apis/apiregistration.k8s.io/v1/apiservices',
+    apiService('v1beta1', 'metrics.k8s.io', { namespace: 'kube-system', name: 'metrics', port: 443 }, extCaPem),
+  );
+});
+
+afterAll(async () => {
+  if (addedFallback) execFileSync('ip', ['addr', 'del', `${FALLBACK_ADDRESS}/32`, 'dev', 'lo']);
+  await server?.cleanup();
+  if (metrics) {
+    metrics.closeAllConnections();
+    await new Promise<void>((r) => metrics.close(() => r()));
+  }
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('a remote APIService', () => {
+  it('is marked Available once its server answers discovery, and kubectl top pod reads it', async () => {
+    const cond = await availableWhen('v1beta1.metrics.k8s.io', 'True');
+    expect(cond).toMatchObject({ reason: 'Passed', message: 'all checks passed' });
+    const check = seen.find((s) => s.url === '/apis/metrics.k8s.io/v1beta1');
+    expect(check?.headers['x-remote-user']).toBe('system:kube-aggregator');
+    expect(check?.headers['x-remote-group']).toBe('system:masters');
+    await waitFor(
+      'metrics.k8s.io in aggregated discovery',
+      async () => {
+        const r = await request(server, 'GET', '/apis', { headers: { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } });
+        const g = (r.json<{ items: Obj[] }>().items ?? []).find((i) => (i.metadata as Obj).name === 'metrics.k8s.io');
+        return ((g?.versions as Obj[] | undefined)?.[0]?.resources as unknown[] | undefined)?.length === 2;
+      },
+      40_000,
+    );
+    const top = await kubectl(server, ['top', 'pod', '-n', NS]);
+    expect(top.stdout).toMatch(/NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)/);
+    expect(top.stdout).toMatch(/busy\s+123m\s+45Mi/);
+  });
+
+  it('gets requests with the user in X-Remote-* headers and the proxy client certificate, never the client credentials', async () => {
+    seen.length = 0;
+    const r = await request(server, 'GET', `/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods?labelSelector=app%3Dweb`, {
+      headers: { 'x-remote-user': 'forged', 'impersonate-user': 'nobody' },
+    });
+    // As the impersonated user, who may not list pods.metrics.k8s.io: refused before anything is proxied.
+    expect(r.status).toBe(403);
+    expect(seen).toHaveLength(0);
+    const ok = await request(server, 'GET', `/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods?labelSelector=app%3Dweb`, {
+      headers: { 'x-remote-user': 'forged' },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.json<Obj>().kind).toBe('PodMetricsList');
+    const s = seen.at(-1)!;
+    expect(s.url).toBe(`/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods?labelSelector=app%3Dweb`);
+    expect(s.headers['x-remote-user']).not.toBe('forged');
+    expect(String(s.headers['x-remote-group'])).toContain('system:masters');
+    expect(s.headers.authorization).toBeUndefined();
+    expect(s.clientCn).toBeTruthy();
+  });
+
+  it('is authorized here first: a service account needs its grant on pods.metrics.k8s.io', async () => {
+    await created(`/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'viewer' } });
+    const token = (await kubectl(server, ['create', 'token', 'viewer', '-n', NS])).stdout.trim();
+    seen.length = 0;
+    const path = `/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods`;
+    const denied = await request(server, 'GET', path, { identity: 'anonymous', token });
+    expect(denied.status).toBe(403);
+    expect(denied.json<Obj>()).toMatchObject({ reason: 'Forbidden', details: { group: 'metrics.k8s.io', kind: 'pods' } });
+    expect(seen).toHaveLength(0);
+    await grantRole(server, {
+      namespace: NS,
+      name: 'metrics-reader',
+      rules: [{ apiGroups: ['metrics.k8s.io'], resources: ['pods'], verbs: ['get', 'list'] }],
+      subject: { kind: 'ServiceAccount', name: 'viewer' },
+      probe: { path, identity: 'anonymous', token },
+    });
+    const r = await request(server, 'GET', path, { identity: 'anonymous', token });
+    expect(r.status).toBe(200);
+    const s = seen.at(-1)!;
+    expect(s.headers['x-remote-user']).toBe(`system:serviceaccount:${NS}:viewer`);
+    expect(String(s.headers['x-remote-group']).split(/,\s*/)).toEqual(
+      expect.arrayContaining(['system:serviceaccounts', `system:serviceaccounts:${NS}`, 'system:authenticated']),
+    );
+    // The service account's token claims arrive as extras.
+    expect(Object.keys(s.headers).some((h) => h.startsWith('x-remote-extra-authentication.kubernetes.io'))).toBe(true);
+  });
+
+  it('is listed by legacy discovery and kubectl api-resources', async () => {
+    const groups = (await request(server, 'GET', '/apis')).json<{ groups: Obj[] }>().groups;
+    expect(groups.find((g) => g.name === 'metrics.k8s.io')).toEqual({
+      name: 'metrics.k8s.io',
+      versions: [{ groupVersion: 'metrics.k8s.io/v1beta1', version: 'v1beta1' }],
+      preferredVersion: { groupVersion: 'metrics.k8s.io/v1beta1', version: 'v1beta1' },
+    });
+    expect((await request(server, 'GET', '/apis/metrics.k8s.io')).json<Obj>()).toMatchObject({ kind: 'APIGroup', name: 'metrics.k8s.io' });
+    expect((await request(server, 'GET', '/apis/metrics.k8s.io/v1beta1')).json<Obj>()).toEqual(RESOURCES);
+    const out = (await kubectl(server, ['api-resources', '--api-group=metrics.k8s.io', '--no-headers'])).stdout;
+    expect(out).toMatch(/^nodes\s+metrics\.k8s\.io\/v1beta1\s+false\s+NodeMetrics/m);
+    expect(out).toMatch(/^pods\s+metrics\.k8s\.io\/v1beta1\s+true\s+PodMetrics/m);
+  });
+});
+
+describe('an APIService that cannot be reached', () => {
+  it('is marked unavailable with the reason, and its group-version answers 503', async () => {
+    const ns = { namespace: 'kube-system' };
+    await created('/apis/apiregistration.k8s.io/v1/apiservices', apiService('v1', 'missing.example.com', { ...ns, name: 'nowhere', port: 443 }, extCaPem));
+    expect(await availableWhen('v1.missing.example.com', 'False')).toMatchObject({
+      reason: 'ServiceNotFound',
+      message: 'service/nowhere in "kube-system" is not present',
+    });
+    await created('/api/v1/namespaces/kube-system/services', {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'empty' },
+      spec: { ports: [{ name: 'https', port: 443 }] },
+    });
+    await created('/apis/apiregistration.k8s.io/v1/apiservices', apiService('v1', 'empty.example.com', { ...ns, name: 'empty', port: 443 }, extCaPem));
+    expect(await availableWhen('v1.empty.example.com', 'False')).toMatchObject({
+      reason: 'EndpointsNotFound',
+      message: 'cannot find endpoints for service/empty in "kube-system"',
+    });
+    await created('/api/v1/namespaces/kube-system/endpoints', { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'empty' }, subsets: [] });
+    await waitFor('MissingEndpoints', async () => (await availableWhen('v1.empty.example.com', 'False')).reason === 'MissingEndpoints', 30_000);
+    // The metrics server, but a caBundle that does not verify its certificate.
+    const other = join(dir, 'other');
+    await createPki({ outDir: other, hosts: ['metrics.kube-system.svc'] });
+    await created(
+      '/apis/apiregistration.k8s.io/v1/apiservices',
+      apiService('v1', 'untrusted.example.com', { ...ns, name: 'metrics', port: 443 }, readFileSync(join(other, 'ca.crt'), 'utf8')),
+    );
+    const untrusted = await availableWhen('v1.untrusted.example.com', 'False');
+    expect(untrusted.reason).toBe('FailedDiscoveryCheck');
+    expect(untrusted.message).toContain(`failing or missing response from https://${ip}:${port}/apis/untrusted.example.com/v1`);
+
+    const r = await request(server, 'GET', '/apis/missing.example.com/v1/things');
+    expect(r.status).toBe(503);
+    expect(r.json<Obj>()).toMatchObject({ kind: 'Status', reason: 'ServiceUnavailable', message: 'service unavailable', code: 503 });
+    // Still listed by discovery, as stale in the aggregated document.
+    const agg = (await request(server, 'GET', '/apis', { headers: { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } })).json<{
+      items: Obj[];
+    }>();
+    const missing = agg.items.find((i) => (i.metadata as Obj).name === 'missing.example.com');
+    expect(missing?.versions).toEqual([{ version: 'v1', resources: [], freshness: 'Stale' }]);
+    const kc = await kubectl(server, ['get', 'apiservice', 'v1.missing.example.com']);
+    expect(kc.stdout).toMatch(/v1\.missing\.example\.com\s+kube-system\/nowhere\s+False \(ServiceNotFound\)/);
+  });
+});
