@@ -146,7 +146,17 @@ beforeAll(async () => {
   );
   await new Promise<void>((r) => metrics.listen(port, ip, r));
   server = await startServer({
-    args: [`--proxy-client-cert-file=${join(ext, 'admin.crt')}`, `--proxy-client-key-file=${join(ext, 'admin.key')}`, '--enable-aggregator-routing=true'],
+    args: [
+      `--proxy-client-cert-file=${join(ext, 'admin.crt')}`,
+      `--proxy-client-key-file=${join(ext, 'admin.key')}`,
+      '--enable-aggregator-routing=true',
+      // Trusting the extension's CA as a front proxy's: published for extension servers to read.
+      `--requestheader-client-ca-file=${join(ext, 'ca.crt')}`,
+      '--requestheader-username-headers=X-Remote-User',
+      '--requestheader-group-headers=X-Remote-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+      '--requestheader-allowed-names=front-proxy-client,aggregator',
+    ],
   });
   await created('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   await created('/api/v1/namespaces/kube-system/services', {
@@ -258,6 +268,22 @@ describe('a remote APIService', () => {
     const out = (await kubectl(server, ['api-resources', '--api-group=metrics.k8s.io', '--no-headers'])).stdout;
     expect(out).toMatch(/^nodes\s+metrics\.k8s\.io\/v1beta1\s+false\s+NodeMetrics/m);
     expect(out).toMatch(/^pods\s+metrics\.k8s\.io\/v1beta1\s+true\s+PodMetrics/m);
+  });
+});
+
+describe('kube-system/extension-apiserver-authentication', () => {
+  it('tells extension servers the client CA and how to trust this server as their front proxy', async () => {
+    const cm = (await request(server, 'GET', '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication')).json<{
+      data: Record<string, string>;
+    }>();
+    expect(cm.data).toEqual({
+      'client-ca-file': server.caPem,
+      'requestheader-client-ca-file': extCaPem,
+      'requestheader-allowed-names': '["front-proxy-client","aggregator"]',
+      'requestheader-username-headers': '["X-Remote-User"]',
+      'requestheader-group-headers': '["X-Remote-Group"]',
+      'requestheader-extra-headers-prefix': '["X-Remote-Extra-"]',
+    });
   });
 });
 

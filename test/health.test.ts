@@ -56,6 +56,7 @@ describe('one node: health endpoints and /version', () => {
   const hooks = [
     'initial-objects',
     'apiservice-registration-controller',
+    'start-cluster-authentication-info-controller',
     'bootstrap-controller',
     'admin-kubeconfig',
     'start-controllers',

@@ -233,3 +233,14 @@ describe('external etcd flags', () => {
     expect(() => parseFlags(['--storage-backend=consul'])).toThrow('not built into this server');
   });
 });
+
+describe('aggregation layer flags', () => {
+  it("takes kube-apiserver's names, the proxy client certificate and key only together", () => {
+    const cfg = parseFlags(['--proxy-client-cert-file=/p/fp.crt', '--proxy-client-key-file', '/p/fp.key', '--enable-aggregator-routing=false']);
+    expect([cfg.proxyClientCertFile, cfg.proxyClientKeyFile, cfg.enableAggregatorRouting]).toEqual(['/p/fp.crt', '/p/fp.key', false]);
+    expect(parseFlags([]).enableAggregatorRouting).toBeUndefined();
+    expect(parseFlags(['--enable-aggregator-routing']).enableAggregatorRouting).toBe(true);
+    expect(() => parseFlags(['--proxy-client-cert-file=/p/fp.crt'])).toThrow('--proxy-client-cert-file and --proxy-client-key-file must be given together');
+    expect(() => parseFlags(['--enable-aggregator-routing=maybe'])).toThrow();
+  });
+});

@@ -66,7 +66,7 @@ export interface ServerConfig {
   /**
    * The aggregation layer (kube-apiserver's flags): the client certificate and key presented to
    * the servers of remote APIServices, and whether requests go to a service's endpoints
-   * (--enable-aggregator-routing=true) instead of its cluster IP.
+   * (--enable-aggregator-routing, the default here) or, when false, to its cluster IP.
    */
   proxyClientCertFile?: string;
   proxyClientKeyFile?: string;

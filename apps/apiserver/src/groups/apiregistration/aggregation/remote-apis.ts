@@ -99,7 +99,8 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
     // A file that cannot be read stops the start, as kube-apiserver's does.
     this.client =
       cfg.proxyClientCertFile && cfg.proxyClientKeyFile ? { cert: readFileSync(cfg.proxyClientCertFile), key: readFileSync(cfg.proxyClientKeyFile) } : {};
-    this.routing = cfg.enableAggregatorRouting === true;
+    // Endpoints unless told otherwise: nothing here makes a cluster IP reachable (as for admission webhooks).
+    this.routing = cfg.enableAggregatorRouting !== false;
   }
 
   /** Whether this node serves APIServices at all (the group may be disabled). */
