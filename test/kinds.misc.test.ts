@@ -108,7 +108,8 @@ const CASES: KindCase[] = [
     ref: 'apiservice/v1beta1.metrics.example.com',
     created: 'apiservice.apiregistration.k8s.io/v1beta1.metrics.example.com created',
     header: /^NAME\s+SERVICE\s+AVAILABLE\s+AGE$/m,
-    row: /^v1beta1\.metrics\.example\.com\s+kube-system\/metrics-server\s+Unknown\s+\d+s$/m,
+    // No condition until the availability controller has looked, then the missing service's.
+    row: /^v1beta1\.metrics\.example\.com\s+kube-system\/metrics-server\s+(Unknown|False \(ServiceNotFound\))\s+\d+s$/m,
     explain: /GROUP:\s+apiregistration\.k8s\.io\nKIND:\s+APIService\nVERSION:\s+v1/,
     patch: { body: '{"spec":{"versionPriority":50}}', check: (o) => expect((o.spec as Record<string, unknown>).versionPriority).toBe(50) },
     path: '/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.example.com',
