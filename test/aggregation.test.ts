@@ -11,7 +11,8 @@
  * certificate the caBundle does not verify); `kubectl top pod` works; requests reach the server
  * with the user in X-Remote-User/Group, the proxy's client certificate and never the client's
  * credentials, after this server's RBAC (a user without the grant is 403 and never reaches it);
- * legacy and aggregated discovery list the remote group, `kubectl api-resources` its resources;
+ * legacy and aggregated discovery list the remote group, `kubectl api-resources` its resources,
+ * the server's OpenAPI v3 document is served for `kubectl explain`;
  * a request to an unavailable APIService's group-version is a 503.
  */
 import { jest } from '@jest/globals';
@@ -71,6 +72,43 @@ const RESOURCES = {
   ],
 };
 
+const OPENAPI_V3 = {
+  openapi: '3.0.0',
+  info: { title: 'metrics stand-in', version: 'v0' },
+  paths: {
+    '/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods/{name}': {
+      get: {
+        description: 'read the specified PodMetrics',
+        operationId: 'readMetricsV1beta1NamespacedPodMetrics',
+        responses: {
+          '200': {
+            description: 'OK',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetrics' } } },
+          },
+        },
+        'x-kubernetes-action': 'get',
+        'x-kubernetes-group-version-kind': { group: 'metrics.k8s.io', version: 'v1beta1', kind: 'PodMetrics' },
+      },
+    },
+  },
+  components: {
+    schemas: {
+      'io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetrics': {
+        description: 'PodMetrics is what the stand-in measured of one pod.',
+        type: 'object',
+        properties: {
+          apiVersion: { description: 'The versioned schema of this object.', type: 'string' },
+          kind: { description: 'The REST resource this object represents.', type: 'string' },
+          timestamp: { description: 'When the usage was measured.', type: 'string', format: 'date-time' },
+          window: { description: 'Over how long the usage was measured.', type: 'string' },
+          containers: { description: 'The usage of each container.', type: 'array', items: { type: 'object' } },
+        },
+        'x-kubernetes-group-version-kind': [{ group: 'metrics.k8s.io', kind: 'PodMetrics', version: 'v1beta1' }],
+      },
+    },
+  },
+};
+
 function serve(req: IncomingMessage, res: ServerResponse): void {
   const cert = (req.socket as TLSSocket).getPeerCertificate();
   seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, ...(cert?.subject ? { clientCn: String(cert.subject.CN) } : {}) });
@@ -80,6 +118,9 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
   };
   const path = (req.url ?? '').split('?')[0];
   if (path === '/apis/metrics.k8s.io/v1beta1') return json(200, RESOURCES);
+  if (path === '/openapi/v3')
+    return json(200, { paths: { 'apis/metrics.k8s.io/v1beta1': { serverRelativeURL: '/openapi/v3/apis/metrics.k8s.io/v1beta1?hash=0A1B' } } });
+  if (path === '/openapi/v3/apis/metrics.k8s.io/v1beta1') return json(200, OPENAPI_V3);
   if (path === `/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods`) {
     return json(200, {
       kind: 'PodMetricsList',
@@ -256,7 +297,7 @@ describe('a remote APIService', () => {
     expect(Object.keys(s.headers).some((h) => h.startsWith('x-remote-extra-authentication.kubernetes.io'))).toBe(true);
   });
 
-  it('is listed by legacy discovery and kubectl api-resources', async () => {
+  it('is listed by legacy discovery and kubectl api-resources, and explained from its OpenAPI v3 document', async () => {
     const groups = (await request(server, 'GET', '/apis')).json<{ groups: Obj[] }>().groups;
     expect(groups.find((g) => g.name === 'metrics.k8s.io')).toEqual({
       name: 'metrics.k8s.io',
@@ -265,6 +306,18 @@ describe('a remote APIService', () => {
     });
     expect((await request(server, 'GET', '/apis/metrics.k8s.io')).json<Obj>()).toMatchObject({ kind: 'APIGroup', name: 'metrics.k8s.io' });
     expect((await request(server, 'GET', '/apis/metrics.k8s.io/v1beta1')).json<Obj>()).toEqual(RESOURCES);
+    // The OpenAPI v3 document of the group-version is the server's, under this server's index.
+    await waitFor('the remote OpenAPI v3 document', async () => {
+      const index = (await request(server, 'GET', '/openapi/v3')).json<{ paths: Record<string, { serverRelativeURL: string }> }>();
+      return index.paths['apis/metrics.k8s.io/v1beta1']?.serverRelativeURL;
+    });
+    const index = (await request(server, 'GET', '/openapi/v3')).json<{ paths: Record<string, { serverRelativeURL: string }> }>();
+    expect(index.paths['apis/apps/v1']).toBeDefined();
+    expect((await request(server, 'GET', index.paths['apis/metrics.k8s.io/v1beta1']!.serverRelativeURL)).json<Obj>()).toEqual(OPENAPI_V3);
+    const explained = (await kubectl(server, ['explain', 'pods', '--api-version=metrics.k8s.io/v1beta1'])).stdout;
+    expect(explained).toMatch(/KIND:\s+PodMetrics/);
+    expect(explained).toContain('PodMetrics is what the stand-in measured of one pod.');
+    expect(explained).toMatch(/window\s+<string>/);
     const out = (await kubectl(server, ['api-resources', '--api-group=metrics.k8s.io', '--no-headers'])).stdout;
     expect(out).toMatch(/^nodes\s+metrics\.k8s\.io\/v1beta1\s+false\s+NodeMetrics/m);
     expect(out).toMatch(/^pods\s+metrics\.k8s\.io\/v1beta1\s+true\s+PodMetrics/m);

@@ -32,10 +32,12 @@ export interface RemoteGroup {
 
 /** The remote group-versions and the way to them. */
 export interface Aggregator {
-  /** Changes whenever remoteGroups() would answer differently (discovery's cache key). */
+  /** Changes whenever remoteGroups() or openApiV3() would answer differently (the cache key of discovery and OpenAPI). */
   version(): number;
   /** The remote groups (group-versions served here left out), highest groupPriorityMinimum first, then by name. */
   remoteGroups(): readonly RemoteGroup[];
+  /** The OpenAPI v3 documents of the remote group-versions, keyed `apis/<group>/<version>`, as JSON text. */
+  openApiV3(): ReadonlyMap<string, string>;
   /** True when requests to /apis/<group>/<version> go to another server. */
   isRemote(group: string, version: string): boolean;
   /** Passes the request on to the server of its group-version, as `user`; throws the Status it fails with. */
@@ -46,6 +48,7 @@ export interface Aggregator {
 export const NO_AGGREGATOR: Aggregator = {
   version: () => 0,
   remoteGroups: () => [],
+  openApiV3: () => new Map(),
   isRemote: () => false,
   proxy: () => Promise.reject(new Error('no group-version is served elsewhere')),
 };

@@ -92,7 +92,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
     metrics.inflightSource = (kind) => this.ports.flowControl.inFlight(kind);
     const discovery = new Discovery(this.registry, () => `${this.endpoint.host}:${cfg.securePort}`, this.aggregator);
     const aggregator = this.aggregator;
-    const openapi = new OpenApiService(this.registry);
+    const openapi = new OpenApiService(this.registry, this.aggregator);
     const handler = (this.handler = new ResourceHandler({
       registry: this.registry,
       storeFor: (d) => this.stores.storeFor(d),

@@ -244,3 +244,23 @@ describe('schema extensions of this server', () => {
     }
   });
 });
+
+describe('OpenAPIPublisher.setExternalV3', () => {
+  it("serves another server's group-version documents as given, beside this server's, which win a shared key", () => {
+    const p = new OpenAPIPublisher([cronTab]);
+    const remote = '{"openapi":"3.0.0","paths":{}}';
+    p.setExternalV3(
+      new Map([
+        ['apis/metrics.k8s.io/v1beta1', remote],
+        ['apis/stable.example.com/v1', '{"not":"ours"}'],
+      ]),
+    );
+    const disc = JSON.parse(p.handle({ path: '/openapi/v3' }).body as string) as { paths: Record<string, { serverRelativeURL: string }> };
+    const hash = createHash('sha512').update(remote).digest('hex').toUpperCase();
+    expect(disc.paths['apis/metrics.k8s.io/v1beta1']).toEqual({ serverRelativeURL: `/openapi/v3/apis/metrics.k8s.io/v1beta1?hash=${hash}` });
+    expect(p.handle({ path: '/openapi/v3/apis/metrics.k8s.io/v1beta1', hash }).body).toBe(remote);
+    expect(p.v3Document('apis/stable.example.com/v1')!.body).not.toBe('{"not":"ours"}');
+    p.setExternalV3(new Map());
+    expect(p.handle({ path: '/openapi/v3/apis/metrics.k8s.io/v1beta1' }).status).toBe(404);
+  });
+});

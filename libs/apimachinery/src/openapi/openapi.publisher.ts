@@ -17,7 +17,15 @@
 import { groupVersionPath, type OpenAPIKind } from './openapi.kinds.js';
 import { encodeOpenAPIV2Protobuf, OPENAPI_V2_PROTOBUF_MEDIA_TYPE, OPENAPI_V2_PROTOBUF_MEDIA_TYPE_DEPRECATED } from './openapi.protobuf.js';
 import { buildOpenAPIV2Document } from './openapi.v2.js';
-import { buildOpenAPIV3Discovery, buildOpenAPIV3Document, kindsByGroupVersion, publish, type OpenAPIInfo, type PublishedDocument } from './openapi.v3.js';
+import {
+  buildOpenAPIV3Discovery,
+  buildOpenAPIV3Document,
+  kindsByGroupVersion,
+  openapiHash,
+  publish,
+  type OpenAPIInfo,
+  type PublishedDocument,
+} from './openapi.v3.js';
 
 /** An HTTP answer for an OpenAPI endpoint. */
 export interface OpenAPIResponse {
@@ -45,6 +53,8 @@ export interface OpenAPIRequest {
 /** Caches the published documents of one set of kinds. */
 export class OpenAPIPublisher {
   private kinds: readonly OpenAPIKind[] = [];
+  /** Group-version documents served as given (another server's, through the aggregation layer). */
+  private external: ReadonlyMap<string, string> = new Map();
   private v3: Map<string, PublishedDocument> | undefined;
   private v3Discovery: PublishedDocument | undefined;
   private v2: PublishedDocument | undefined;
@@ -66,10 +76,21 @@ export class OpenAPIPublisher {
     this.v2Protobuf = undefined;
   }
 
+  /**
+   * Sets the v3 documents of group-versions served elsewhere, keyed like the others
+   * (`apis/<g>/<v>`), as JSON text; a key that a kind here also has stays this server's.
+   */
+  setExternalV3(docs: ReadonlyMap<string, string>): void {
+    this.external = new Map(docs);
+    this.v3 = undefined;
+    this.v3Discovery = undefined;
+  }
+
   /** Group-version documents keyed `api/v1`, `apis/<g>/<v>`. */
   v3Documents(): ReadonlyMap<string, PublishedDocument> {
     if (!this.v3) {
       const docs = new Map<string, PublishedDocument>();
+      for (const [key, body] of this.external) docs.set(key, { body, hash: openapiHash(body) });
       for (const [key, ks] of kindsByGroupVersion(this.kinds)) docs.set(key, publish(buildOpenAPIV3Document(ks, this.info)));
       this.v3 = docs;
     }

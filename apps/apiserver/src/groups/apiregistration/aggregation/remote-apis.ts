@@ -8,8 +8,8 @@
  * `<service>.<namespace>.svc`, unless it says insecureSkipTLSVerify.
  *
  * Every node keeps watch-fed copies of the APIServices, Services and Endpoints, and fetches each
- * remote group-version's APIResourceList for discovery (every 30 s, and at once when its
- * APIService changes). The `Available` condition is written by the availability controller
+ * remote group-version's APIResourceList for discovery and its OpenAPI v3 document (every 30 s,
+ * and at once when its APIService changes). The `Available` condition is written by the availability controller
  * (availability.controller.ts) on the node that runs the controllers, with `probe`; a request
  * to a group-version whose APIService is not Available is a 503, as kube-aggregator answers.
  */
@@ -44,8 +44,8 @@ import {
 const DISCOVERY_REFRESH_MS = 30_000;
 /** How long a discovery or availability check waits for the server's answer (kube-aggregator's). */
 const CHECK_TIMEOUT_MS = 5_000;
-/** Largest APIResourceList read from a remote server. */
-const MAX_DISCOVERY_BYTES = 4 * 1024 * 1024;
+/** Largest document (APIResourceList, OpenAPI) read from a remote server. */
+const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
 /** The identity of the aggregation layer's own checks (kube-aggregator's). */
 const CHECKER: UserInfo = { username: 'system:kube-aggregator', groups: ['system:masters'] };
 
@@ -72,6 +72,14 @@ interface Discovered {
 export interface ProbeResult {
   availability: Availability;
   resources?: Record<string, unknown>[];
+  /** The server's address, when it answered. */
+  base?: URL;
+}
+
+/** A remote group-version's OpenAPI v3 document, with the URL it was read from (its hash changes with it). */
+interface RemoteOpenApi {
+  url: string;
+  body: string;
 }
 
 @Injectable()
@@ -81,6 +89,7 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
   private readonly endpoints: WatchedCollection<EndpointsView>;
   private readonly agents = new Map<string, { spec: string; agent: Agent }>();
   private readonly discovered = new Map<string, Discovered>();
+  private readonly openapi = new Map<string, RemoteOpenApi>();
   private readonly client: { cert?: Buffer; key?: Buffer };
   private readonly routing: boolean;
   private changes = 0;
@@ -116,7 +125,7 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
       const view = key ? this.apiServices.byKey(key) : undefined;
       if (!key) this.refreshAll();
       else if (view && this.remote(view)) void this.refresh(view);
-      else if (this.discovered.delete(key)) this.changed();
+      else this.forget(key);
     });
     this.apiServices.start();
     this.services.start();
@@ -175,6 +184,21 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
     }));
     groups.sort((a, b) => b.priority - a.priority || a.name.localeCompare(b.name));
     return (this.groups = groups);
+  }
+
+  openApiV3(): ReadonlyMap<string, string> {
+    const out = new Map<string, string>();
+    for (const v of this.remoteViews()) {
+      const doc = this.openapi.get(v.name);
+      if (doc) out.set(`apis/${v.group}/${v.version}`, doc.body);
+    }
+    return out;
+  }
+
+  /** Drops what was fetched for an APIService that is gone or no longer remote. */
+  private forget(name: string): void {
+    const had = this.discovered.delete(name);
+    if (this.openapi.delete(name) || had) this.changed();
   }
 
   isRemote(group: string, version: string): boolean {
@@ -239,6 +263,7 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
       const reason = e instanceof Unreachable ? e.reason : 'ServiceAccessError';
       return { availability: { status: 'False', reason, message: (e as Error).message } };
     }
+    const base = new URL(url.href);
     url.pathname = `/apis/${v.group}/${v.version}`;
     try {
       const { status, body } = await this.get(url, this.agentFor(v));
@@ -250,7 +275,7 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
       } catch {
         // Not a discovery document: available, but nothing to list.
       }
-      return { availability: { status: 'True', reason: 'Passed', message: 'all checks passed' }, ...(resources ? { resources } : {}) };
+      return { availability: { status: 'True', reason: 'Passed', message: 'all checks passed' }, ...(resources ? { resources } : {}), base };
     } catch (e) {
       return {
         availability: { status: 'False', reason: 'FailedDiscoveryCheck', message: `failing or missing response from ${url.href}: ${(e as Error).message}` },
@@ -269,7 +294,7 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
           let size = 0;
           res.on('data', (c: Buffer) => {
             size += c.length;
-            if (size > MAX_DISCOVERY_BYTES) res.destroy(new Error(`answer larger than ${MAX_DISCOVERY_BYTES} bytes`));
+            if (size > MAX_DOCUMENT_BYTES) res.destroy(new Error(`answer larger than ${MAX_DOCUMENT_BYTES} bytes`));
             else chunks.push(c);
           });
           res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
@@ -294,15 +319,47 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
       this.discovered.set(v.name, next);
       this.changed();
     }
+    if (res.base) await this.refreshOpenApi(v, res.base).catch(() => undefined);
     return res;
+  }
+
+  /**
+   * Reads the server's OpenAPI v3 document of `v`'s group-version: the `/openapi/v3` index
+   * names it with its hash, so the document is read again only when that changes. A server
+   * without one keeps nothing; a failed read keeps what was read before.
+   */
+  private async refreshOpenApi(v: ApiServiceView, base: URL): Promise<void> {
+    const agent = this.agentFor(v);
+    const index = await this.get(new URL('/openapi/v3', base), agent);
+    let ref: string | undefined;
+    if (index.status === 200) {
+      const paths = (JSON.parse(index.body.toString('utf8')) as { paths?: Record<string, { serverRelativeURL?: unknown }> }).paths ?? {};
+      const u = paths[`apis/${v.group}/${v.version}`]?.serverRelativeURL;
+      if (typeof u === 'string' && u.startsWith('/')) ref = u;
+    } else if (index.status !== 404) {
+      return;
+    }
+    const have = this.openapi.get(v.name);
+    if (ref === undefined) {
+      if (have && this.openapi.delete(v.name)) this.changed();
+      return;
+    }
+    if (have?.url === ref) return;
+    const doc = await this.get(new URL(ref, base), agent);
+    if (doc.status !== 200) return;
+    const body = doc.body.toString('utf8');
+    JSON.parse(body); // a document that does not parse is not served
+    if (!this.running) return;
+    this.openapi.set(v.name, { url: ref, body });
+    this.changed();
   }
 
   private refreshAll(): void {
     if (!this.running) return;
     const views = this.remoteViews();
     const names = new Set(views.map((v) => v.name));
-    for (const name of [...this.discovered.keys()]) {
-      if (!names.has(name) && this.discovered.delete(name)) this.changed();
+    for (const name of new Set([...this.discovered.keys(), ...this.openapi.keys()])) {
+      if (!names.has(name)) this.forget(name);
     }
     for (const v of views) void this.refresh(v);
   }
