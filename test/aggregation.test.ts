@@ -381,6 +381,10 @@ describe('an APIService that cannot be reached', () => {
     }>();
     const missing = agg.items.find((i) => (i.metadata as Obj).name === 'missing.example.com');
     expect(missing?.versions).toEqual([{ version: 'v1', resources: [], freshness: 'Stale' }]);
+    const metrics = (await request(server, 'GET', '/metrics')).body;
+    expect(metrics).toContain('aggregator_unavailable_apiservice{name="v1.missing.example.com"} 1');
+    expect(metrics).toContain('aggregator_unavailable_apiservice{name="v1beta1.metrics.k8s.io"} 0');
+    expect(metrics).toContain('aggregator_unavailable_apiservice{name="v1.apps"} 0');
     const kc = await kubectl(server, ['get', 'apiservice', 'v1.missing.example.com']);
     expect(kc.stdout).toMatch(/v1\.missing\.example\.com\s+kube-system\/nowhere\s+False \(ServiceNotFound\)/);
   });

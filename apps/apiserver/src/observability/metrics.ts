@@ -29,6 +29,20 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  /** Where aggregator_unavailable_apiservice reads the APIServices (set by the aggregation layer). */
+  apiServicesSource: (() => Iterable<{ name: string; available: boolean }>) | undefined;
+  /** 1 for each APIService whose Available condition is not True, 0 for the others (kube-aggregator's gauge). */
+  readonly unavailableApiServices = new Gauge({
+    name: 'aggregator_unavailable_apiservice',
+    help: 'Whether each APIService is marked unavailable (1) or available (0), by APIService name.',
+    labelNames: ['name'] as const,
+    registers: [this.registry],
+    collect: () => {
+      this.unavailableApiServices.reset();
+      for (const a of this.apiServicesSource?.() ?? []) this.unavailableApiServices.set({ name: a.name }, a.available ? 0 : 1);
+    },
+  });
+
   /** Where apiserver_current_inflight_requests reads its values (set by the server). */
   inflightSource: ((kind: 'readOnly' | 'mutating') => number) | undefined;
   readonly inflight = new Gauge({

@@ -22,6 +22,7 @@ import type { UserInfo } from '@app/auth';
 import { KindRegistry } from '@app/registry';
 import type { Storage } from '@app/storage';
 import type { ServerConfig } from '../../../config/flags.js';
+import { ApiMetrics } from '../../../observability/metrics.js';
 import type { Aggregator, RemoteGroup } from '../../../http/aggregator.port.js';
 import { proxyRequest } from '../../../http/reverse-proxy.js';
 import { tunnel, upgradeOf } from '../../../http/upgrade-proxy.js';
@@ -101,6 +102,7 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
     @Inject(STORAGE) storage: Storage,
     private readonly registry: KindRegistry,
     @Inject(SERVER_CONFIG) cfg: ServerConfig,
+    metrics: ApiMetrics,
   ) {
     this.apiServices = new WatchedCollection(storage, '/registry/apiregistration.k8s.io/apiservices/', apiServiceView, 'apiservices');
     this.services = new WatchedCollection(storage, '/registry/core/services/', serviceView, 'services (aggregation)');
@@ -110,6 +112,7 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
       cfg.proxyClientCertFile && cfg.proxyClientKeyFile ? { cert: readFileSync(cfg.proxyClientCertFile), key: readFileSync(cfg.proxyClientKeyFile) } : {};
     // Endpoints unless told otherwise: nothing here makes a cluster IP reachable (as for admission webhooks).
     this.routing = cfg.enableAggregatorRouting !== false;
+    metrics.apiServicesSource = () => this.apiServices.values();
   }
 
   /** Whether this node serves APIServices at all (the group may be disabled). */
