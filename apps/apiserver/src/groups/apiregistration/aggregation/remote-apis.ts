@@ -200,6 +200,8 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
 
   /** Drops what was fetched for an APIService that is gone or no longer remote. */
   private forget(name: string): void {
+    this.agents.get(name)?.agent.destroy();
+    this.agents.delete(name);
     const had = this.discovered.delete(name);
     if (this.openapi.delete(name) || had) this.changed();
   }
