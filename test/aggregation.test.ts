@@ -1,8 +1,8 @@
 /**
  * The aggregation layer end to end: an HTTPS server stands in for metrics-server (its serving
  * certificate for `metrics.kube-system.svc` from a CA of its own, client certificates required
- * from that CA), behind a Service and Endpoints at a non-loopback address of this machine, and
- * named by the APIService v1beta1.metrics.k8s.io. The API server runs with
+ * from that CA; test/support/metrics-standin.ts), behind a Service and Endpoints at a
+ * non-loopback address of this machine, and named by the APIService v1beta1.metrics.k8s.io. The API server runs with
  * --enable-aggregator-routing (requests go to the endpoints; no cluster IP is routed here) and
  * presents --proxy-client-cert-file.
  *
@@ -16,176 +16,48 @@
  * a request to an unavailable APIService's group-version is a 503.
  */
 import { jest } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TLSSocket } from 'node:tls';
 import { createPki } from '@app/pki';
-import { getFreePort, kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { kubectl, request, startServer, type ServerHandle } from './support/server.js';
 import { grantRole } from './support/rbac.helper.js';
-import { waitFor } from './support/net.helper.js';
+import { releaseOutsideAddresses, waitFor } from './support/net.helper.js';
+import {
+  apiService,
+  availableWhen as availableOn,
+  OPENAPI_V3,
+  RESOURCES,
+  standInObjects,
+  startMetricsStandIn,
+  type MetricsStandIn,
+} from './support/metrics-standin.js';
 
 jest.setTimeout(180_000);
 
 type Obj = Record<string, unknown>;
 const NS = 'aggregated';
-const FALLBACK_ADDRESS = '198.18.0.1';
-let addedFallback = false;
-
-/** A non-loopback IPv4 address of this machine (one added to lo for the run when there is none; root only). */
-function outsideAddress(): string {
-  for (const list of Object.values(networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  execFileSync('ip', ['addr', 'add', `${FALLBACK_ADDRESS}/32`, 'dev', 'lo']);
-  addedFallback = true;
-  return FALLBACK_ADDRESS;
-}
-
-/** What the extension server was asked. */
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  clientCn?: string;
-}
 
 let server: ServerHandle;
-let metrics: HttpsServer;
-let ip: string;
-let port: number;
+let standIn: MetricsStandIn;
 let dir: string;
 let extCaPem: string;
-const seen: Seen[] = [];
-
-const RESOURCES = {
-  kind: 'APIResourceList',
-  apiVersion: 'v1',
-  groupVersion: 'metrics.k8s.io/v1beta1',
-  resources: [
-    { name: 'nodes', singularName: '', namespaced: false, kind: 'NodeMetrics', verbs: ['get', 'list'] },
-    { name: 'pods', singularName: '', namespaced: true, kind: 'PodMetrics', verbs: ['get', 'list'] },
-  ],
-};
-
-const OPENAPI_V3 = {
-  openapi: '3.0.0',
-  info: { title: 'metrics stand-in', version: 'v0' },
-  paths: {
-    '/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods/{name}': {
-      get: {
-        description: 'read the specified PodMetrics',
-        operationId: 'readMetricsV1beta1NamespacedPodMetrics',
-        responses: {
-          '200': {
-            description: 'OK',
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetrics' } } },
-          },
-        },
-        'x-kubernetes-action': 'get',
-        'x-kubernetes-group-version-kind': { group: 'metrics.k8s.io', version: 'v1beta1', kind: 'PodMetrics' },
-      },
-    },
-  },
-  components: {
-    schemas: {
-      'io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetrics': {
-        description: 'PodMetrics is what the stand-in measured of one pod.',
-        type: 'object',
-        properties: {
-          apiVersion: { description: 'The versioned schema of this object.', type: 'string' },
-          kind: { description: 'The REST resource this object represents.', type: 'string' },
-          timestamp: { description: 'When the usage was measured.', type: 'string', format: 'date-time' },
-          window: { description: 'Over how long the usage was measured.', type: 'string' },
-          containers: { description: 'The usage of each container.', type: 'array', items: { type: 'object' } },
-        },
-        'x-kubernetes-group-version-kind': [{ group: 'metrics.k8s.io', kind: 'PodMetrics', version: 'v1beta1' }],
-      },
-    },
-  },
-};
-
-function serve(req: IncomingMessage, res: ServerResponse): void {
-  const cert = (req.socket as TLSSocket).getPeerCertificate();
-  seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, ...(cert?.subject ? { clientCn: String(cert.subject.CN) } : {}) });
-  const json = (code: number, body: unknown) => {
-    res.writeHead(code, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
-  };
-  const path = (req.url ?? '').split('?')[0];
-  if (path === '/apis/metrics.k8s.io/v1beta1') return json(200, RESOURCES);
-  if (path === '/openapi/v3')
-    return json(200, { paths: { 'apis/metrics.k8s.io/v1beta1': { serverRelativeURL: '/openapi/v3/apis/metrics.k8s.io/v1beta1?hash=0A1B' } } });
-  if (path === '/openapi/v3/apis/metrics.k8s.io/v1beta1') return json(200, OPENAPI_V3);
-  if (path === `/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods`) {
-    return json(200, {
-      kind: 'PodMetricsList',
-      apiVersion: 'metrics.k8s.io/v1beta1',
-      metadata: {},
-      items: [
-        {
-          metadata: { name: 'busy', namespace: NS, creationTimestamp: new Date().toISOString() },
-          timestamp: new Date().toISOString(),
-          window: '30s',
-          containers: [{ name: 'app', usage: { cpu: '123m', memory: '45Mi' } }],
-        },
-      ],
-    });
-  }
-  json(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: `no ${path}` });
-}
+let seen: MetricsStandIn['seen'];
+let ip: string;
+let port: number;
 
 const created = async (path: string, body: Obj): Promise<void> => {
   const r = await request(server, 'POST', path, { body });
   if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.body}`);
 };
-
-const apiService = (version: string, group: string, service: Obj, caBundle: string): Obj => ({
-  apiVersion: 'apiregistration.k8s.io/v1',
-  kind: 'APIService',
-  metadata: { name: `${version}.${group}` },
-  spec: { group, version, groupPriorityMinimum: 100, versionPriority: 100, service, caBundle: Buffer.from(caBundle).toString('base64') },
-});
-
-/** The Available condition of an APIService, once it has one with `status`. */
-async function availableWhen(name: string, status: string): Promise<Obj> {
-  let cond: Obj | undefined;
-  await waitFor(
-    `APIService ${name} Available=${status}`,
-    async () => {
-      const r = await request(server, 'GET', `/apis/apiregistration.k8s.io/v1/apiservices/${name}`);
-      const conds = ((r.json<Obj>().status as Obj | undefined)?.conditions ?? []) as Obj[];
-      cond = conds.find((c) => c.type === 'Available');
-      return cond?.status === status;
-    },
-    30_000,
-  );
-  return cond!;
-}
+const availableWhen = (name: string, status: string) => availableOn(server, name, status);
 
 beforeAll(async () => {
-  ip = outsideAddress();
   dir = await mkdtemp(join(tmpdir(), 'aggregation-'));
-  // The extension's own PKI: its CA signs its serving certificate and the proxy's client certificate.
-  const ext = join(dir, 'ext');
-  await createPki({ outDir: ext, hosts: ['metrics.kube-system.svc'] });
-  extCaPem = readFileSync(join(ext, 'ca.crt'), 'utf8');
-  port = await getFreePort();
-  metrics = createHttpsServer(
-    {
-      cert: readFileSync(join(ext, 'apiserver.crt')),
-      key: readFileSync(join(ext, 'apiserver.key')),
-      ca: extCaPem,
-      requestCert: true,
-      rejectUnauthorized: true,
-    },
-    serve,
-  );
-  await new Promise<void>((r) => metrics.listen(port, ip, r));
+  standIn = await startMetricsStandIn(dir, NS, '198.18.0.2');
+  ({ ip, port, seen, caPem: extCaPem } = standIn);
+  const ext = standIn.pkiDir;
   server = await startServer({
     args: [
       `--proxy-client-cert-file=${join(ext, 'admin.crt')}`,
@@ -200,31 +72,13 @@ beforeAll(async () => {
     ],
   });
   await created('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  await created('/api/v1/namespaces/kube-system/services', {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: 'metrics' },
-    spec: { ports: [{ name: 'https', port: 443, targetPort: port }] },
-  });
-  await created('/api/v1/namespaces/kube-system/endpoints', {
-    apiVersion: 'v1',
-    kind: 'Endpoints',
-    metadata: { name: 'metrics' },
-    subsets: [{ addresses: [{ ip }], ports: [{ name: 'https', port }] }],
-  });
-  await created(
-    '/apis/apiregistration.k8s.io/v1/apiservices',
-    apiService('v1beta1', 'metrics.k8s.io', { namespace: 'kube-system', name: 'metrics', port: 443 }, extCaPem),
-  );
+  for (const [path, body] of standInObjects(standIn)) await created(path, body);
 });
 
 afterAll(async () => {
-  if (addedFallback) execFileSync('ip', ['addr', 'del', `${FALLBACK_ADDRESS}/32`, 'dev', 'lo']);
   await server?.cleanup();
-  if (metrics) {
-    metrics.closeAllConnections();
-    await new Promise<void>((r) => metrics.close(() => r()));
-  }
+  await standIn?.close();
+  releaseOutsideAddresses();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -250,7 +104,7 @@ describe('a remote APIService', () => {
   });
 
   it('gets requests with the user in X-Remote-* headers and the proxy client certificate, never the client credentials', async () => {
-    seen.length = 0;
+    seen.splice(0);
     const r = await request(server, 'GET', `/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods?labelSelector=app%3Dweb`, {
       headers: { 'x-remote-user': 'forged', 'impersonate-user': 'nobody' },
     });
@@ -273,7 +127,7 @@ describe('a remote APIService', () => {
   it('is authorized here first: a service account needs its grant on pods.metrics.k8s.io', async () => {
     await created(`/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'viewer' } });
     const token = (await kubectl(server, ['create', 'token', 'viewer', '-n', NS])).stdout.trim();
-    seen.length = 0;
+    seen.splice(0);
     const path = `/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods`;
     const denied = await request(server, 'GET', path, { identity: 'anonymous', token });
     expect(denied.status).toBe(403);

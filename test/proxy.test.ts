@@ -17,18 +17,18 @@
  * discovery lists the subresources.
  */
 import { jest } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { gzipSync } from 'node:zlib';
 import { WebSocket, WebSocketServer } from 'ws';
 import { createPki } from '@app/pki';
 import { getFreePort, kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { outsideAddress, releaseOutsideAddresses } from './support/net.helper.js';
 import { grantRole } from './support/rbac.helper.js';
 import { kubeletClientFlags } from './support/kubelet.helper.js';
 
@@ -36,24 +36,6 @@ jest.setTimeout(180_000);
 
 type Obj = Record<string, unknown>;
 const NS = 'proxied';
-
-/** An address this test adds to the loopback interface when the machine has no other (root only). */
-const FALLBACK_ADDRESS = '198.18.0.1';
-let addedFallback = false;
-
-/**
- * The first IPv4 address of this machine that is not loopback (a proxy refuses loopback). A
- * machine without one gets one added to its loopback interface for the run: an address outside
- * 127/8 there is still reached locally, and is global unicast.
- */
-function outsideAddress(): string {
-  for (const list of Object.values(networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  execFileSync('ip', ['addr', 'add', `${FALLBACK_ADDRESS}/32`, 'dev', 'lo']);
-  addedFallback = true;
-  return FALLBACK_ADDRESS;
-}
 
 let server: ServerHandle;
 let pod: HttpServer;
@@ -124,7 +106,7 @@ function echo(req: IncomingMessage, res: import('node:http').ServerResponse, who
 const listen = (s: HttpServer | HttpsServer, port: number): Promise<void> => new Promise((r) => s.listen(port, ip, r));
 
 beforeAll(async () => {
-  ip = outsideAddress();
+  ip = outsideAddress('198.18.0.1');
   pkiDir = await mkdtemp(join(tmpdir(), 'proxy-pki-'));
   await createPki({ outDir: pkiDir, hosts: ['127.0.0.1', ip] });
   const tls = { cert: readFileSync(join(pkiDir, 'apiserver.crt')), key: readFileSync(join(pkiDir, 'apiserver.key')) };
@@ -215,7 +197,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (addedFallback) execFileSync('ip', ['addr', 'del', `${FALLBACK_ADDRESS}/32`, 'dev', 'lo']);
+  releaseOutsideAddresses();
   await server?.cleanup();
   for (const s of [pod, podTls, kubelet, other]) {
     if (!s) continue;

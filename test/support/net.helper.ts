@@ -1,8 +1,10 @@
 /**
  * Small network helpers for tests and benchmarks.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as net from 'node:net';
+import { networkInterfaces } from 'node:os';
 
 /** Lowest port of the kernel's ephemeral range (outgoing connections take their local ports there). */
 function ephemeralLow(): number {
@@ -80,4 +82,36 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await delay(100);
   }
+}
+
+/** The addresses `outsideAddress` added to the loopback interface for the run. */
+const added = new Set<string>();
+
+/**
+ * The first IPv4 address of this machine that is not loopback (proxies and Endpoints refuse
+ * loopback addresses, as kube-apiserver does). A machine without one gets `fallback` added to
+ * its loopback interface for the run (root only): an address outside 127/8 there is still
+ * reached locally, and is global unicast. Test files that may run at once each name their own
+ * fallback (198.18.0.0/15 is for benchmarking); `releaseOutsideAddresses` removes them again.
+ */
+export function outsideAddress(fallback: string): string {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  if (!added.has(fallback)) {
+    try {
+      execFileSync('ip', ['addr', 'add', `${fallback}/32`, 'dev', 'lo'], { stdio: 'pipe' });
+    } catch (e) {
+      // Left behind by a run that was killed: take it over.
+      if (!String((e as { stderr?: Buffer }).stderr ?? '').includes('File exists')) throw e;
+    }
+    added.add(fallback);
+  }
+  return fallback;
+}
+
+/** Removes the addresses `outsideAddress` added. */
+export function releaseOutsideAddresses(): void {
+  for (const a of added) execFileSync('ip', ['addr', 'del', `${a}/32`, 'dev', 'lo']);
+  added.clear();
 }
