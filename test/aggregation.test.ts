@@ -10,12 +10,14 @@
  * broken ones False with kube-aggregator's reasons (no service, no endpoints, a server whose
  * certificate the caBundle does not verify); `kubectl top pod` works; requests reach the server
  * with the user in X-Remote-User/Group, the proxy's client certificate and never the client's
- * credentials, after this server's RBAC (a user without the grant is 403 and never reaches it);
+ * credentials, after this server's RBAC; a watch streams (a user without the grant is 403 and never reaches it);
  * legacy and aggregated discovery list the remote group, `kubectl api-resources` its resources,
  * the server's OpenAPI v3 document is served for `kubectl explain`;
  * a request to an unavailable APIService's group-version is a 503.
  */
 import { jest } from '@jest/globals';
+import type { IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -122,6 +124,24 @@ describe('a remote APIService', () => {
     expect(String(s.headers['x-remote-group'])).toContain('system:masters');
     expect(s.headers.authorization).toBeUndefined();
     expect(s.clientCn).toBeTruthy();
+  });
+
+  it('streams a watch as the server sends it, with no deadline', async () => {
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = httpsRequest(
+        new URL(`/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods?watch=true`, server.url),
+        { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem, agent: false },
+        resolve,
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(res.statusCode).toBe(200);
+    // The first event arrives while the server's answer is still open.
+    const first = await new Promise<string>((resolve) => res.once('data', (c: Buffer) => resolve(c.toString('utf8'))));
+    expect(JSON.parse(first)).toMatchObject({ type: 'ADDED', object: { kind: 'PodMetrics', metadata: { name: 'busy' } } });
+    expect(res.complete).toBe(false);
+    res.destroy();
   });
 
   it('is authorized here first: a service account needs its grant on pods.metrics.k8s.io', async () => {

@@ -82,6 +82,14 @@ function serve(seen: Seen[], ns: string, req: IncomingMessage, res: ServerRespon
   };
   const path = (req.url ?? '').split('?')[0];
   if (path === '/apis/metrics.k8s.io/v1beta1') return json(200, RESOURCES);
+  // A watch: one event at once, then the stream stays open until the client goes.
+  if (path === `/apis/metrics.k8s.io/v1beta1/namespaces/${ns}/pods` && new URL(req.url ?? '', 'https://x').searchParams.get('watch') === 'true') {
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    res.write(
+      `${JSON.stringify({ type: 'ADDED', object: { kind: 'PodMetrics', apiVersion: 'metrics.k8s.io/v1beta1', metadata: { name: 'busy', namespace: ns } } })}\n`,
+    );
+    return;
+  }
   if (path === '/openapi/v3')
     return json(200, { paths: { 'apis/metrics.k8s.io/v1beta1': { serverRelativeURL: '/openapi/v3/apis/metrics.k8s.io/v1beta1?hash=0A1B' } } });
   if (path === '/openapi/v3/apis/metrics.k8s.io/v1beta1') return json(200, OPENAPI_V3);
