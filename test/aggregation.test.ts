@@ -11,9 +11,9 @@
  * certificate the caBundle does not verify); `kubectl top pod` works; requests reach the server
  * with the user in X-Remote-User/Group, the proxy's client certificate and never the client's
  * credentials, after this server's RBAC (a user without the grant is 403 and never reaches it);
- * a watch is streamed through; legacy and aggregated discovery list the remote group, `kubectl api-resources` its resources,
- * the server's OpenAPI v3 document is served for `kubectl explain`;
- * a request to an unavailable APIService's group-version is a 503.
+ * a watch is streamed through; legacy and aggregated discovery list the remote group, `kubectl
+ * api-resources` its resources, the server's OpenAPI v3 document is served for `kubectl
+ * explain`; a request to an unavailable APIService's group-version is a 503.
  */
 import { jest } from '@jest/globals';
 import type { IncomingMessage } from 'node:http';
