@@ -11,13 +11,14 @@
  * certificate the caBundle does not verify); `kubectl top pod` works; requests reach the server
  * with the user in X-Remote-User/Group, the proxy's client certificate and never the client's
  * credentials, after this server's RBAC (a user without the grant is 403 and never reaches it);
- * a watch is streamed through; legacy and aggregated discovery list the remote group, `kubectl
+ * a watch is streamed through and an upgrade tunneled; legacy and aggregated discovery list the remote group, `kubectl
  * api-resources` its resources, the server's OpenAPI v3 document is served for `kubectl
  * explain`; a request to an unavailable APIService's group-version is a 503.
  */
 import { jest } from '@jest/globals';
 import type { IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { WebSocket } from 'ws';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -142,6 +143,19 @@ describe('a remote APIService', () => {
     expect(JSON.parse(first)).toMatchObject({ type: 'ADDED', object: { kind: 'PodMetrics', metadata: { name: 'busy' } } });
     expect(res.complete).toBe(false);
     res.destroy();
+  });
+
+  it('tunnels an upgrade, with the user in the headers of the upgrade request', async () => {
+    const url = new URL(`/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods/busy/exec?command=true`, server.url.replace(/^https/, 'wss'));
+    const ws = new WebSocket(url, { ca: server.caPem, cert: server.adminCertPem, key: server.adminKeyPem });
+    const heard = await new Promise<string>((resolve, reject) => {
+      ws.once('open', () => ws.send('hello'));
+      ws.once('message', (m: Buffer) => resolve(m.toString()));
+      ws.once('error', reject);
+    });
+    ws.close();
+    const admin = seen.find((s) => s.url.startsWith(`/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods?labelSelector`))!.headers['x-remote-user'];
+    expect(heard).toBe(`${String(admin)} said hello at /apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods/busy/exec?command=true`);
   });
 
   it('is authorized here first: a service account needs its grant on pods.metrics.k8s.io', async () => {

@@ -3,14 +3,15 @@
  * non-loopback address of this machine (Endpoints refuse loopback) with a PKI of its own (its CA signs its serving certificate for
  * `metrics.kube-system.svc` and a client certificate the API server presents as its
  * --proxy-client-cert-file; only clients of that CA get in). It serves the discovery and the
- * OpenAPI v3 document of metrics.k8s.io/v1beta1 and one PodMetricsList, and records what it
- * was asked. `objects` are the Service, Endpoints and APIService that put it behind the API.
+ * OpenAPI v3 document of metrics.k8s.io/v1beta1, one PodMetricsList, a watch and a
+ * WebSocket, and records what it was asked. `objects` are the Service, Endpoints and APIService that put it behind the API.
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
+import { WebSocketServer } from 'ws';
 import { createPki } from '@app/pki';
 import { request, type HttpTarget } from './http.helper.js';
 import { outsideAddress, waitFor } from './net.helper.js';
@@ -145,6 +146,9 @@ export async function startMetricsStandIn(dir: string, ns: string, fallback: str
     },
     (req, res) => serve(seen, ns, req, res),
   );
+  // A WebSocket answers each message with who sent it, as the X-Remote-User of its upgrade named.
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', (ws, req) => ws.on('message', (m: Buffer) => ws.send(`${String(req.headers['x-remote-user'])} said ${m.toString()} at ${req.url}`)));
   await new Promise<void>((r) => server.listen(port, ip, r));
   return {
     ip,

@@ -9,9 +9,10 @@
  *
  * Every node keeps watch-fed copies of the APIServices, Services and Endpoints, and fetches each
  * remote group-version's APIResourceList for discovery and its OpenAPI v3 document (every 30 s,
- * and at once when its APIService changes). The `Available` condition is written by the availability controller
- * (availability.controller.ts) on the node that runs the controllers, with `probe`; a request
- * to a group-version whose APIService is not Available is a 503, as kube-aggregator answers.
+ * and at once when its APIService changes). The `Available` condition is written by the
+ * availability controller (availability.controller.ts) on the node that runs the controllers,
+ * with `probe`; a request to a group-version whose APIService is not Available is a 503, as
+ * kube-aggregator answers.
  */
 import { request as httpsRequest, Agent } from 'node:https';
 import { readFileSync } from 'node:fs';
