@@ -26,6 +26,11 @@ export interface RequestContext {
    * skip the admission chain, as kube's subresource storage writes with rest.ValidateAllObjectFunc.
    */
   admitted?: boolean;
+  /**
+   * The request's audit record, when the audit policy records it: admission adds annotations
+   * (kept only at `min` and above, Metadata or Request).
+   */
+  audit?: { annotate(key: string, value: string, min: 'Metadata' | 'Request'): void };
 }
 
 /**

@@ -139,10 +139,27 @@ describe('parseFlags', () => {
       expect(() => parseFlags(['--service-account-max-token-expiration=soon'])).toThrow(FlagError);
       expect(() => parseFlags(['--service-account-lookup=maybe'])).toThrow('must be true or false');
     });
-    it('auditing', () => {
-      expectRefused(['--audit-log-path=/var/log/audit.log'], 'audit-log-path');
-      expectRefused(['--audit-policy-file', '/p.yaml'], 'audit-policy-file');
+    it('auditing: the policy and log flags are taken and checked; the webhook backend and tuning are refused', () => {
+      const c = parseFlags([
+        '--audit-policy-file',
+        '/p.yaml',
+        '--audit-log-path=/var/log/audit.log',
+        '--audit-log-format=legacy',
+        '--audit-log-mode=batch',
+        '--audit-log-maxage=7',
+        '--audit-log-maxbackup=3',
+        '--audit-log-maxsize=50',
+        '--audit-log-compress',
+        '--audit-log-version=audit.k8s.io/v1',
+      ]);
+      expect(c.raw).toMatchObject({ 'audit-policy-file': '/p.yaml', 'audit-log-format': 'legacy', 'audit-log-mode': 'batch', 'audit-log-compress': 'true' });
+      expect(c.unsupported).toEqual([]);
+      expect(() => parseFlags(['--audit-log-format=xml'])).toThrow('--audit-log-format=xml: must be one of json, legacy');
+      expect(() => parseFlags(['--audit-log-mode=async'])).toThrow('--audit-log-mode=async: must be one of blocking, blocking-strict, batch');
+      expect(() => parseFlags(['--audit-log-version=audit.k8s.io/v1beta1'])).toThrow('must be one of audit.k8s.io/v1');
+      expect(() => parseFlags(['--audit-log-maxsize=-1'])).toThrow('must be a non-negative integer');
       expectRefused(['--audit-webhook-config-file=/w'], 'audit-webhook-config-file');
+      expectRefused(['--audit-log-batch-max-size=10'], 'audit-log-batch-max-size');
     });
     it('admission plugins not built; the admission configuration is accepted', () => {
       expectRefused(['--enable-admission-plugins=NamespaceLifecycle,PodSecurity'], 'enable-admission-plugins');

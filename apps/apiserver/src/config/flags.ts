@@ -10,6 +10,7 @@ import { parseGoDuration } from '@app/apimachinery';
 import { AUTHORIZATION_MODES } from '@app/authz';
 import { parseIpRange, parsePortRange } from '../groups/core/service/service.ranges.js';
 import { parseRuntimeConfig, RuntimeConfigError } from './runtime-config.js';
+import { AUDIT_LOG_FORMATS, AUDIT_LOG_MODES } from '../audit/audit.log.js';
 
 /** The server configuration. Paths are absolute after `resolveConfig`. */
 export interface ServerConfig {
@@ -179,14 +180,14 @@ const refuseAdmission = (value: string): string | undefined => {
 /**
  * Families of flags refused whatever their value: the settings of the built authentication
  * methods are in FLAGS, any other of their family is one this build does not know; webhook
- * authorization and auditing are not built.
+ * authorization and the audit webhook backend are not built.
  */
 const REFUSED_PREFIXES: ReadonlyArray<[string, string]> = [
   ['oidc-', 'this OpenID Connect setting'],
   ['requestheader-', 'this request header (front proxy) setting'],
   ['authentication-token-webhook-', 'this webhook token authentication setting'],
   ['authorization-webhook-', 'webhook authorization'],
-  ['audit-', 'auditing'],
+  ['audit-', 'this audit setting (the audit webhook backend and the batch and truncation settings are not built)'],
 ];
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -303,6 +304,16 @@ const FLAGS: Record<string, FlagSpec> = {
   'cluster-signing-duration': { key: 'cluster-signing-duration', kind: 'string' },
   'cluster-signing-cert-file': { key: 'cluster-signing-cert-file', kind: 'string' },
   'cluster-signing-key-file': { key: 'cluster-signing-key-file', kind: 'string' },
+  // Audit logging (audit/audit.sink.ts reads them from `raw`).
+  'audit-policy-file': { key: 'audit-policy-file', kind: 'string' },
+  'audit-log-path': { key: 'audit-log-path', kind: 'string' },
+  'audit-log-format': { key: 'audit-log-format', kind: 'string' },
+  'audit-log-mode': { key: 'audit-log-mode', kind: 'string' },
+  'audit-log-version': { key: 'audit-log-version', kind: 'string' },
+  'audit-log-maxage': { key: 'audit-log-maxage', kind: 'int' },
+  'audit-log-maxbackup': { key: 'audit-log-maxbackup', kind: 'int' },
+  'audit-log-maxsize': { key: 'audit-log-maxsize', kind: 'int' },
+  'audit-log-compress': { key: 'audit-log-compress', kind: 'bool' },
   'feature-gates': { key: 'feature-gates', kind: 'string', unsupported: true },
 };
 
@@ -430,11 +441,23 @@ export function parseFlags(argv: string[]): ServerConfig {
     throw e;
   }
   checkSigningFlags(cfg.raw);
+  checkAuditFlags(cfg.raw);
   checkEtcdFlags(cfg);
   // etcd's rule: an election timeout of fewer than 5 heartbeats elects on a late heartbeat.
   if (cfg.heartbeatIntervalMs < 1 || cfg.electionTimeoutMs < 5 * cfg.heartbeatIntervalMs)
     throw new FlagError(`--election-timeout must be at least 5 times --heartbeat-interval (at least 1)`);
   return cfg;
+}
+
+/** The audit log's format, mode and event version are among those built. */
+function checkAuditFlags(raw: Record<string, string>): void {
+  const oneOf = (flag: string, allowed: readonly string[]) => {
+    const v = raw[flag];
+    if (v !== undefined && !allowed.includes(v)) throw new FlagError(`--${flag}=${v}: must be one of ${allowed.join(', ')}`);
+  };
+  oneOf('audit-log-format', AUDIT_LOG_FORMATS);
+  oneOf('audit-log-mode', AUDIT_LOG_MODES);
+  oneOf('audit-log-version', ['audit.k8s.io/v1']);
 }
 
 /** The Service ranges parse (one CIDR: dual-stack clusters are not built). */

@@ -49,6 +49,25 @@ export class PipelinePorts {
   ) {}
 }
 
+/**
+ * The JSON form of a request or response body for an audit event: JSON (patches and tables
+ * included), YAML or protobuf by media type; undefined for anything else.
+ */
+function decodeForAudit(codecs: WireCodecs, contentType: string | undefined, body: Buffer | string): unknown {
+  const type = String(contentType ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
+  const text = () => (typeof body === 'string' ? body : body.toString('utf8'));
+  if (type === 'application/json' || type.endsWith('+json')) return JSON.parse(text()) as unknown;
+  if (type === 'application/yaml' || type.endsWith('+yaml')) return codecs.parseYaml(text()).value;
+  if (type === 'application/vnd.kubernetes.protobuf') {
+    const d = codecs.decodeProtobuf(typeof body === 'string' ? Buffer.from(body, 'latin1') : body);
+    return { apiVersion: d.apiVersion, kind: d.kind, ...d.object };
+  }
+  return undefined;
+}
+
 /** Registers the pipeline and every route; knows whether the node serves resource requests yet. */
 @Injectable()
 export class ApiRoutes implements BeforeApplicationShutdown {
@@ -88,6 +107,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
       requestTimeoutMs: cfg.requestTimeoutMs,
       maxRequestBodyBytes: cfg.maxRequestBodyBytes,
       onDropped: (kind) => metrics.dropped.inc({ request_kind: kind }),
+      decodeAuditBody: (type, body) => decodeForAudit(this.codecs, type, body),
     });
     metrics.inflightSource = (kind) => this.ports.flowControl.inFlight(kind);
     const discovery = new Discovery(this.registry, () => `${this.endpoint.host}:${cfg.securePort}`, this.aggregator);
@@ -115,6 +135,7 @@ export class ApiRoutes implements BeforeApplicationShutdown {
           discardRefusedBody(req.raw, reply.raw, { capBytes: 0 });
         }
         const se = toStatusError(err);
+        stateOf(req)?.audit?.statusIs({ status: 'Failure', reason: se.reason, code: se.code });
         if (se.code >= 500) process.stderr.write(`internal error: ${(err as Error)?.stack ?? String(err)}\n`);
         sendStatus(reply, se);
       });
@@ -126,6 +147,19 @@ export class ApiRoutes implements BeforeApplicationShutdown {
         done();
       });
       scope.addHook('onRequest', pipeline);
+      if (this.ports.audit.enabled) {
+        // The bodies the audit policy may record (pipeline/audit.record.ts decodes them when an
+        // event is written, and only at the levels that keep them).
+        scope.addHook('preHandler', async (req) => {
+          const rec = stateOf(req)?.audit;
+          if (rec && Buffer.isBuffer(req.body)) rec.requestBodyIs(req.headers['content-type'], req.body, req.method === 'PATCH');
+        });
+        scope.addHook('onSend', async (req, reply, payload) => {
+          const rec = stateOf(req)?.audit;
+          if (rec && (typeof payload === 'string' || Buffer.isBuffer(payload))) rec.responseBodyIs(String(reply.getHeader('content-type') ?? ''), payload);
+          return payload;
+        });
+      }
       scope.addHook('onResponse', async (req, reply) => {
         const info = stateOf(req)?.info;
         if (!info?.isResourceRequest) return;

@@ -36,6 +36,7 @@ import { checkPathVerb, methodNotAllowed, pathShape } from './path-verbs.js';
 import { namespaceIsTheObject, type RequestInfo } from './request-info.js';
 import { proxyRequest } from './reverse-proxy.js';
 import { tunnel, upgradeOf } from './upgrade-proxy.js';
+import { stateOf } from '../pipeline/request-state.js';
 import type { UserInfo } from '@app/auth';
 import type { Authorizer } from '@app/authz';
 
@@ -132,13 +133,18 @@ export class ResourceHandler {
     const store = this.deps.storeFor(decl);
     const pretty = isTrue(query.pretty);
     const dryRunAll = Array.isArray(rawQuery.dryRun) ? (rawQuery.dryRun as string[]) : undefined;
-    const ctx: RequestContext = { user, namespace: ns, dryRun: false, warnings: [], now: () => new Date() };
+    const audit = stateOf(req)?.audit;
+    const ctx: RequestContext = { user, namespace: ns, dryRun: false, warnings: [], now: () => new Date(), ...(audit ? { audit } : {}) };
     const deprecated = deprecationWarning(decl);
     if (deprecated) {
       // Every answer carries it, errors and watches included (their headers are written from
       // the raw response); successful answers list it first among their warnings.
       ctx.warnings.push(deprecated);
       reply.raw.setHeader('Warning', `299 - ${JSON.stringify(deprecated)}`);
+      if (audit) {
+        audit.annotate('k8s.io/deprecated', 'true');
+        if (decl.deprecation?.removedIn) audit.annotate('k8s.io/removed-release', decl.deprecation.removedIn);
+      }
       this.deps.onDeprecated?.(decl, sub);
     }
     const protobufOk = this.deps.codecs.hasProtobuf(decl.protobufMessage);

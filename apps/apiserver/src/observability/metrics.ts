@@ -32,6 +32,19 @@ export class ApiMetrics {
   /** Where aggregator_unavailable_apiservice reads the APIServices (set by the aggregation layer). */
   apiServicesSource: (() => Iterable<{ name: string; available: boolean }>) | undefined;
   /** 1 for each APIService whose Available condition is not True, 0 for the others (kube-aggregator's gauge). */
+  /** Audit events written (kube's apiserver_audit_event_total). */
+  readonly auditEvents = new Counter({
+    name: 'apiserver_audit_event_total',
+    help: 'Audit events handed to the audit log.',
+    registers: [this.registry],
+  });
+  /** Audit events that could not be written or were dropped (kube's apiserver_audit_error_total). */
+  readonly auditErrors = new Counter({
+    name: 'apiserver_audit_error_total',
+    help: 'Audit events lost: not written, or dropped from a full batch buffer, by backend (plugin).',
+    labelNames: ['plugin'] as const,
+    registers: [this.registry],
+  });
   readonly unavailableApiServices = new Gauge({
     name: 'aggregator_unavailable_apiservice',
     help: 'Whether each APIService is marked unavailable (1) or available (0), by APIService name.',

@@ -1,37 +1,101 @@
 /**
  * The audit port of the request pipeline. The audit filter gives every request an audit ID
- * (answered in the `Audit-Id` header, as kube-apiserver does) and hands the sink one event when
- * the request arrives and one when its answer is complete. No sink is configured in this build
- * (`--audit-*` flags are refused at start), so the events go nowhere; the filter's place in the
- * order is fixed here so a policy-driven sink can be added without moving anything.
+ * (answered in the `Audit-Id` header, as kube-apiserver does), asks the sink's policy how much
+ * of the request to record, and hands the sink audit.k8s.io/v1 Events at the stages the policy
+ * keeps (pipeline/audit.record.ts builds them). Without `--audit-policy-file` and
+ * `--audit-log-path` the sink is NO_AUDIT and the filter builds nothing.
  */
 import type { UserInfo } from '@app/auth';
 
-/** The parts of an audit.k8s.io/v1 Event the pipeline knows. */
-export interface AuditEvent {
-  auditID: string;
-  stage: 'RequestReceived' | 'ResponseComplete';
-  requestURI: string;
-  verb: string;
-  user: UserInfo;
-  impersonatedUser?: UserInfo;
-  sourceIPs: string[];
-  userAgent?: string;
-  objectRef?: { resource: string; namespace?: string; name?: string; apiGroup?: string; apiVersion?: string; subresource?: string };
-  responseStatus?: { code: number };
-  requestReceivedTimestamp: string;
-  stageTimestamp: string;
+/** How much of a request is recorded, in increasing order. */
+export const AUDIT_LEVELS = ['None', 'Metadata', 'Request', 'RequestResponse'] as const;
+export type AuditLevel = (typeof AUDIT_LEVELS)[number];
+
+/** The stages an event is recorded at. */
+export const AUDIT_STAGES = ['RequestReceived', 'ResponseStarted', 'ResponseComplete', 'Panic'] as const;
+export type AuditStage = (typeof AUDIT_STAGES)[number];
+
+/** Whether `level` records at least what `min` does. */
+export function levelAtLeast(level: AuditLevel, min: AuditLevel): boolean {
+  return AUDIT_LEVELS.indexOf(level) >= AUDIT_LEVELS.indexOf(min);
 }
 
-/** Where audit events go. Must not throw and must not block the request. */
+/** The user of an event (authentication.k8s.io/v1 UserInfo; empty for a request that failed authentication). */
+export interface AuditUser {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+/** An audit.k8s.io/v1 Event. */
+export interface AuditEvent {
+  kind: 'Event';
+  apiVersion: 'audit.k8s.io/v1';
+  level: AuditLevel;
+  auditID: string;
+  stage: AuditStage;
+  requestURI: string;
+  verb: string;
+  user: AuditUser;
+  impersonatedUser?: AuditUser;
+  sourceIPs: string[];
+  userAgent?: string;
+  objectRef?: {
+    resource?: string;
+    namespace?: string;
+    name?: string;
+    uid?: string;
+    apiGroup?: string;
+    apiVersion?: string;
+    resourceVersion?: string;
+    subresource?: string;
+  };
+  responseStatus?: { metadata: Record<string, never>; status?: string; reason?: string; code: number };
+  requestObject?: unknown;
+  responseObject?: unknown;
+  requestReceivedTimestamp: string;
+  stageTimestamp: string;
+  annotations?: Record<string, string>;
+}
+
+/** What the policy is asked about: the request's authorization attributes (user absent when authentication failed). */
+export interface AuditAttributes {
+  user?: UserInfo;
+  verb: string;
+  isResourceRequest: boolean;
+  path: string;
+  apiGroup: string;
+  resource: string;
+  subresource: string;
+  namespace: string;
+  name: string;
+}
+
+/** The policy's answer for one request. */
+export interface AuditRequestConfig {
+  level: AuditLevel;
+  omitStages: ReadonlySet<AuditStage>;
+  omitManagedFields: boolean;
+}
+
+/** Where audit events go. */
 export interface AuditSink {
   /** False when nothing is recorded: the filter then builds no events at all. */
   readonly enabled: boolean;
+  /** The level and the stages the policy records for a request. */
+  configFor(attrs: AuditAttributes): AuditRequestConfig;
+  /**
+   * Writes one event. Never blocks on I/O; throws only where the sink is strict and the event
+   * could not be written (the filter then fails the request).
+   */
   record(event: AuditEvent): void;
 }
 
 /** Injection token of the audit sink. */
 export const AUDIT_SINK = Symbol.for('kapi.AuditSink');
 
+const NOTHING: AuditRequestConfig = Object.freeze({ level: 'None', omitStages: new Set<AuditStage>(), omitManagedFields: false });
+
 /** The sink of a server without audit logging. */
-export const NO_AUDIT: AuditSink = { enabled: false, record: () => undefined };
+export const NO_AUDIT: AuditSink = { enabled: false, configFor: () => NOTHING, record: () => undefined };

@@ -6,7 +6,7 @@
  * - AnonymousAccess: where a request without credentials may go (`--anonymous-auth`);
  * - AUTHORIZER: the `--authorization-mode` list (default RBAC); RBAC reads the policy
  *   RbacPolicyWatcher keeps current from storage watches;
- * - AUDIT_SINK: none (audit logging is not built; its flags are refused at start);
+ * - AUDIT_SINK: the audit policy and log of `--audit-policy-file` and `--audit-log-*` (none without both);
  * - FLOW_CONTROL: the in-flight limits (--max-requests-inflight, --max-mutating-requests-inflight).
  */
 import { Global, Injectable, Module, type OnModuleInit } from '@nestjs/common';
@@ -17,7 +17,9 @@ import type { ServerConfig } from '../config/flags.js';
 import { SERVER_CONFIG } from '../tokens.js';
 import { AnonymousAccess } from './anonymous.method.js';
 import { authorizationModes } from './authorization-modes.js';
-import { AUDIT_SINK, NO_AUDIT } from './audit.port.js';
+import { AUDIT_SINK } from './audit.port.js';
+import { auditSinkFor } from '../audit/audit.sink.js';
+import { ApiMetrics } from '../observability/metrics.js';
 import { AuthenticationMethod } from './authentication-method.js';
 import { BootstrapTokenMethod } from './bootstrap-token.method.js';
 import { BootstrapTokenSecrets } from './bootstrap-token.watcher.js';
@@ -84,7 +86,7 @@ export class DiscoveredAuthenticators implements Authenticator, OnModuleInit {
       useFactory: (cfg: ServerConfig, rbac: RbacPolicyWatcher) => authorizerForModes(authorizationModes(cfg), { rbac: rbac.policy }),
       inject: [SERVER_CONFIG, RbacPolicyWatcher],
     },
-    { provide: AUDIT_SINK, useValue: NO_AUDIT },
+    { provide: AUDIT_SINK, useFactory: (cfg: ServerConfig, metrics: ApiMetrics) => auditSinkFor(cfg, metrics), inject: [SERVER_CONFIG, ApiMetrics] },
     {
       provide: FLOW_CONTROL,
       useFactory: (cfg: ServerConfig) => new MaxInflightFlowControl({ readOnly: cfg.maxRequestsInflight, mutating: cfg.maxMutatingRequestsInflight }),

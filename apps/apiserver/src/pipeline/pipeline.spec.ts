@@ -30,7 +30,15 @@ async function serverWith(opts: { deny?: (a: AuthorizationAttributes) => boolean
         return opts.deny?.(a) ? { decision: 'Deny', reason: 'no' } : { decision: 'Allow' };
       },
     },
-    audit: { enabled: true, record: (e) => audits.push(e) },
+    audit: {
+      enabled: true,
+      configFor: (a) => ({
+        level: a.verb === 'list' ? 'None' : 'Metadata',
+        omitStages: new Set(a.user ? [] : (['RequestReceived'] as const)),
+        omitManagedFields: false,
+      }),
+      record: (e) => audits.push(e),
+    },
     flowControl: {
       admit(_m, _i, user): FlowControlTicket {
         calls.push(`flow-control:${user.username}`);
@@ -198,7 +206,36 @@ describe('request pipeline', () => {
       user: { username: 'alice' },
       impersonatedUser: { username: 'bob', groups: ['devs', 'system:authenticated'] },
       objectRef: { resource: 'secrets', namespace: 'a', name: 's', apiVersion: 'v1' },
-      responseStatus: { code: 200 },
+      responseStatus: { metadata: {}, code: 200 },
+      annotations: { 'authorization.k8s.io/decision': 'allow', 'authorization.k8s.io/reason': '' },
     });
+  });
+
+  it('records what the policy asks for: nothing at level None, a refusal with its decision and status', async () => {
+    const { fastify, audits } = await serverWith({ deny: (a) => a.resource === 'secrets' });
+    await fastify.inject({ method: 'GET', url: '/api/v1/namespaces/a/configmaps', headers: { 'x-user': 'alice' } });
+    await fastify.inject({ method: 'GET', url: '/api/v1/namespaces/a/secrets/s', headers: { 'x-user': 'alice' } });
+    await new Promise((r) => setImmediate(r));
+    expect(audits.map((a) => `${a.verb} ${a.stage}`)).toEqual(['get RequestReceived', 'get ResponseComplete']);
+    expect(audits[1]).toMatchObject({
+      level: 'Metadata',
+      responseStatus: { metadata: {}, code: 403 },
+      annotations: { 'authorization.k8s.io/decision': 'forbid', 'authorization.k8s.io/reason': 'no' },
+    });
+  });
+
+  it('records a failed authentication as one ResponseStarted event without a user', async () => {
+    const { fastify, audits } = await serverWith();
+    const res = await fastify.inject({ method: 'GET', url: '/api/v1/namespaces/a/pods/p', headers: { authorization: 'Bearer bad' } });
+    expect(res.statusCode).toBe(401);
+    await new Promise((r) => setImmediate(r));
+    expect(audits).toHaveLength(1);
+    expect(audits[0]).toMatchObject({
+      stage: 'ResponseStarted',
+      user: {},
+      verb: 'get',
+      responseStatus: { metadata: {}, status: 'Failure', reason: 'Unauthorized', code: 401 },
+    });
+    expect(audits[0]!.auditID).toBe(res.headers['audit-id']);
   });
 });

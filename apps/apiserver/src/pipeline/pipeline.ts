@@ -8,7 +8,7 @@
  *   request info     verb, group, version, namespace, resource, subresource, name (RequestInfo)
  *   deadline         the time the answer must start by (--request-timeout, `timeout` parameter)
  *   authentication   the AUTHENTICATOR chain; anonymous only where anonymous access is allowed
- *   audit            audit ID (`Audit-Id` header) and the AUDIT_SINK's events
+ *   audit            audit ID (`Audit-Id` header); the AUDIT_SINK policy's level and events
  *   impersonation    Impersonate-* headers, each authorized with the `impersonate` verb
  *   flow control     the FLOW_CONTROL policy (max in flight today; priority and fairness later)
  *   authorization    the AUTHORIZER (the `--authorization-mode` union)
@@ -22,14 +22,15 @@
 import { randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Errors } from '@app/apimachinery';
+import { Errors, StatusError } from '@app/apimachinery';
 import { ANONYMOUS_USER, UNAUTHENTICATED_GROUP, type Authenticator, type UserInfo } from '@app/auth';
 import { forbiddenError, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer } from '@app/authz';
 import { discardRefusedBody } from '../http/refused-body.js';
 import { isLongRunning, parseRequestInfo } from '../http/request-info.js';
 import { requestDeadlineMs } from '../http/request-deadline.js';
 import type { RequestKind } from '../http/inflight.js';
-import type { AuditEvent, AuditSink } from './audit.port.js';
+import type { AuditAttributes, AuditSink } from './audit.port.js';
+import { AuditRecord, type AuditBodyDecoder } from './audit.record.js';
 import type { FlowControl } from './flow-control.port.js';
 import { impersonate, readImpersonation } from './impersonation.filter.js';
 import { attachState, firstValues, type RequestState } from './request-state.js';
@@ -62,6 +63,8 @@ export interface PipelineDeps {
   maxRequestBodyBytes: number;
   /** Called for a request refused by flow control (for /metrics). */
   onDropped(kind: RequestKind): void;
+  /** Decodes request and response bodies for audit events (JSON only when absent). */
+  decodeAuditBody?: AuditBodyDecoder;
 }
 
 /** One stage: reads what earlier stages left in `state`, adds its own, or throws a StatusError. */
@@ -76,6 +79,18 @@ function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
 
 /** Body bytes read and discarded from a request refused for lack of credentials. */
 const UNAUTHENTICATED_DISCARD_BYTES = 1 << 20;
+
+/** The client's address, after the addresses of any proxies it came through (X-Forwarded-For, X-Real-Ip). */
+function sourceIPs(req: FastifyRequest): string[] {
+  const out: string[] = [];
+  const fwd = req.headers['x-forwarded-for'];
+  for (const part of (Array.isArray(fwd) ? fwd.join(',') : (fwd ?? '')).split(',')) if (part.trim()) out.push(part.trim());
+  const real = req.headers['x-real-ip'];
+  if (typeof real === 'string' && real.trim() && !out.includes(real.trim())) out.push(real.trim());
+  const remote = req.socket?.remoteAddress ?? req.ip;
+  if (remote && !out.includes(remote)) out.push(remote);
+  return out;
+}
 
 function tlsSocketOf(req: FastifyRequest): TLSSocket | undefined {
   const raw = req.raw as unknown as { socket?: TLSSocket; stream?: { session?: { socket?: TLSSocket } } };
@@ -116,20 +131,55 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
     if (!isLongRunning(s.info)) s.deadlineMs = requestDeadlineMs(s.query.timeout, deps.requestTimeoutMs);
   };
 
+  const decodeAuditBody: AuditBodyDecoder = deps.decodeAuditBody ?? ((_type, body) => JSON.parse(body.toString()) as unknown);
+  const auditAttributes = (s: RequestState, user: UserInfo | undefined): AuditAttributes => ({ ...authorizationAttributes(s), user });
+  const startAudit = (req: FastifyRequest, s: RequestState, user: UserInfo | undefined): AuditRecord | undefined => {
+    const config = deps.audit.configFor(auditAttributes(s, user));
+    if (config.level === 'None') return undefined;
+    return new AuditRecord({
+      sink: deps.audit,
+      config,
+      state: s,
+      requestURI: req.url,
+      sourceIPs: sourceIPs(req),
+      userAgent: req.headers['user-agent'],
+      received: s.received ?? new Date(),
+      decode: decodeAuditBody,
+    });
+  };
+  /** kube's failed-authentication audit: one ResponseStarted event with the 401, user unknown. */
+  const auditUnauthenticated = (req: FastifyRequest, reply: FastifyReply, s: RequestState): void => {
+    if (!deps.audit.enabled) return;
+    s.auditId ??= randomUUID();
+    reply.header('Audit-Id', s.auditId);
+    const rec = startAudit(req, s, undefined);
+    rec?.statusIs({ status: 'Failure', reason: 'Unauthorized', code: 401 });
+    rec?.emit('ResponseStarted', 401);
+  };
+  const unauthenticated = (req: FastifyRequest, reply: FastifyReply, s: RequestState, e: unknown): never => {
+    try {
+      auditUnauthenticated(req, reply, s);
+    } catch {
+      // The 401 is the answer whatever the audit log does.
+    }
+    throw e;
+  };
+
   const authenticated = (req: FastifyRequest, reply: FastifyReply, s: RequestState, found: UserInfo | undefined): void => {
     let user = found;
     if (!user) {
       if (!deps.anonymousAllowed(s.info.path)) {
         discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
-        throw Errors.unauthorized();
+        unauthenticated(req, reply, s, Errors.unauthorized());
       }
       user = ANONYMOUS;
     }
     s.authenticatedUser = user;
     s.user = user;
   };
-  const refused = (req: FastifyRequest, reply: FastifyReply, e: unknown): never => {
+  const refused = (req: FastifyRequest, reply: FastifyReply, s: RequestState, e: unknown): never => {
     discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
+    if (e instanceof StatusError && e.code === 401) unauthenticated(req, reply, s, e);
     throw e;
   };
 
@@ -139,12 +189,12 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
     try {
       found = deps.authenticator.authenticate({ headers: req.headers, socket: tlsSocketOf(req) });
     } catch (e) {
-      refused(req, reply, e);
+      refused(req, reply, s, e);
     }
     if (isPromise(found)) {
       return found.then(
         (user) => authenticated(req, reply, s, user),
-        (e: unknown) => refused(req, reply, e),
+        (e: unknown) => refused(req, reply, s, e),
       );
     }
     authenticated(req, reply, s, found);
@@ -154,34 +204,32 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
     s.auditId = randomUUID();
     reply.header('Audit-Id', s.auditId);
     if (!deps.audit.enabled) return;
-    const received = new Date().toISOString();
-    const event = (stage: AuditEvent['stage'], code?: number): AuditEvent => ({
-      auditID: s.auditId!,
-      stage,
-      requestURI: req.url,
-      verb: s.info.verb,
-      user: s.authenticatedUser!,
-      ...(s.user !== s.authenticatedUser ? { impersonatedUser: s.user } : {}),
-      sourceIPs: [req.ip],
-      userAgent: req.headers['user-agent'],
-      ...(s.info.isResourceRequest
-        ? {
-            objectRef: {
-              resource: s.info.resource,
-              namespace: s.info.namespace || undefined,
-              name: s.info.name || undefined,
-              apiGroup: s.info.apiGroup,
-              apiVersion: s.info.apiVersion,
-              subresource: s.info.subresource || undefined,
-            },
-          }
-        : {}),
-      ...(code !== undefined ? { responseStatus: { code } } : {}),
-      requestReceivedTimestamp: received,
-      stageTimestamp: new Date().toISOString(),
+    const rec = startAudit(req, s, s.authenticatedUser);
+    if (!rec) return;
+    s.audit = rec;
+    try {
+      rec.emit('RequestReceived');
+    } catch {
+      // Only a strict log throws: the request is not served unrecorded.
+      throw Errors.internal('the audit log could not record the request');
+    }
+    const raw = reply.raw;
+    if (isLongRunning(s.info) && rec.keeps('ResponseStarted')) {
+      // A watch or a stream: its headers leave long before it ends.
+      const writeHead = raw.writeHead;
+      raw.writeHead = function (this: typeof raw, ...args: Parameters<typeof raw.writeHead>) {
+        raw.writeHead = writeHead;
+        rec.emit('ResponseStarted', typeof args[0] === 'number' ? args[0] : raw.statusCode);
+        return writeHead.apply(this, args);
+      } as typeof raw.writeHead;
+    }
+    raw.once('close', () => {
+      try {
+        rec.emit('ResponseComplete', reply.statusCode);
+      } catch {
+        // Answered already.
+      }
     });
-    deps.audit.record(event('RequestReceived'));
-    reply.raw.once('close', () => deps.audit.record(event('ResponseComplete', reply.statusCode)));
   };
 
   const impersonation: Filter = (req, _reply, s) => {
@@ -203,6 +251,10 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
   };
 
   const decided = (req: FastifyRequest, reply: FastifyReply, s: RequestState, attrs: AuthorizationAttributes, d: AuthorizationDecision): void => {
+    if (s.audit) {
+      s.audit.annotate('authorization.k8s.io/decision', d.decision === 'Allow' ? 'allow' : 'forbid');
+      s.audit.annotate('authorization.k8s.io/reason', d.reason ?? '');
+    }
     if (d.decision === 'Allow') return;
     // A request without credentials gets no more of its body read than a 401 would.
     if (s.authenticatedUser!.username === ANONYMOUS_USER) discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
@@ -236,7 +288,7 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
   return async (req, reply) => {
     const query = firstValues(req.query as Record<string, unknown>);
     const info = parseRequestInfo(req.method, req.url.split('?')[0]!, query);
-    const state = attachState(req, { info, query });
+    const state = attachState(req, { info, query, received: new Date() });
     for (const f of filters) {
       const pending = f(req, reply, state);
       if (pending !== undefined) await pending;

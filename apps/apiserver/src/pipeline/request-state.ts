@@ -6,11 +6,14 @@
 import type { FastifyRequest } from 'fastify';
 import type { UserInfo } from '@app/auth';
 import type { RequestInfo } from '../http/request-info.js';
+import type { AuditRecord } from './audit.record.js';
 
 /** The per-request state. */
 export interface RequestState {
   /** The parse of path and method (request-info filter). */
   info: RequestInfo;
+  /** When the request arrived. */
+  received?: Date;
   /** First value of each query parameter. */
   query: Record<string, string | undefined>;
   /** Time the answer must have started by, in ms from the request's arrival; undefined for long-running requests (deadline filter). */
@@ -21,6 +24,8 @@ export interface RequestState {
   user?: UserInfo;
   /** Audit ID of the request, also sent as the `Audit-Id` response header. */
   auditId?: string;
+  /** The request's audit events, when the audit policy records it (audit filter). */
+  audit?: AuditRecord;
 }
 
 const STATE = Symbol('kapi.requestState');

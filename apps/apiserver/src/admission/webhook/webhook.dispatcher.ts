@@ -133,6 +133,8 @@ export interface ReviewResponse {
   status?: { code?: number; message?: string; reason?: string; status?: string };
   patch?: Operation[];
   warnings: string[];
+  /** Annotations for the request's audit events, recorded under `<webhook name>/<key>`. */
+  auditAnnotations?: Record<string, string>;
 }
 
 /** Checks an answer; throws WebhookCallError for one that breaks the protocol. */
@@ -152,6 +154,10 @@ export function checkResponse(body: unknown, version: string, uid: string, mutat
     warnings: Array.isArray(r.warnings) ? r.warnings.filter((w): w is string => typeof w === 'string') : [],
   };
   if (r.status && typeof r.status === 'object') out.status = r.status as ReviewResponse['status'];
+  if (r.auditAnnotations && typeof r.auditAnnotations === 'object' && !Array.isArray(r.auditAnnotations)) {
+    const entries = Object.entries(r.auditAnnotations as Obj).filter((e): e is [string, string] => typeof e[1] === 'string');
+    if (entries.length > 0) out.auditAnnotations = Object.fromEntries(entries);
+  }
   const patch = typeof r.patch === 'string' && r.patch !== '' ? r.patch : undefined;
   if (patch !== undefined) {
     if (!mutating) throw new WebhookCallError('validating webhook may not return response.patch');
@@ -278,18 +284,39 @@ export class WebhookDispatcher {
     const hooks = await this.matching(true, attrs);
     if (hooks.length === 0) return;
     const after = new Map<Invocation, unknown>();
-    const run = async (inv: Invocation): Promise<void> => {
+    const run = async (inv: Invocation, round: number, index: number): Promise<void> => {
       const { w, as } = inv;
       const res = await this.call(inv, attrs, WebhookDispatcher.at(attrs, as, attrs.object), true);
       if (!res) return;
       attrs.ctx.warnings.push(...res.warnings);
+      WebhookDispatcher.auditAnnotations(attrs, w, res);
       if (!res.allowed) this.refuse(w, attrs, res, true);
+      const before = attrs.ctx.audit && res.patch?.length ? structuredClone(attrs.object) : undefined;
       if (res.patch && res.patch.length && attrs.object) this.applyPatch(inv, attrs, res.patch);
+      const audit = attrs.ctx.audit;
+      if (audit) {
+        // kube's mutation annotations: every call at Metadata, the patch of one that changed the object at Request.
+        const mutated = before !== undefined && !isDeepStrictEqual(before, attrs.object);
+        const key = `round_${round}_index_${index}`;
+        audit.annotate(`mutation.webhook.admission.k8s.io/${key}`, JSON.stringify({ configuration: w.configuration, webhook: w.name, mutated }), 'Metadata');
+        if (mutated)
+          audit.annotate(
+            `patch.webhook.admission.k8s.io/${key}`,
+            JSON.stringify({ configuration: w.configuration, webhook: w.name, patch: res.patch, patchType: 'JSONPatch' }),
+            'Request',
+          );
+      }
       if (w.reinvocationPolicy === 'IfNeeded') after.set(inv, structuredClone(attrs.object));
     };
-    for (const inv of hooks) await run(inv);
+    for (const [i, inv] of hooks.entries()) await run(inv, 0, i);
     // Reinvocation: a webhook asking for it is called once more if a later one changed the object.
-    for (const [inv, seen] of [...after]) if (!isDeepStrictEqual(seen, attrs.object)) await run(inv);
+    for (const [inv, seen] of [...after]) if (!isDeepStrictEqual(seen, attrs.object)) await run(inv, 1, hooks.indexOf(inv));
+  }
+
+  /** A webhook's own audit annotations, under `<webhook name>/<key>`. */
+  private static auditAnnotations(attrs: AdmissionAttributes, w: Webhook, res: ReviewResponse): void {
+    if (!attrs.ctx.audit || !res.auditAnnotations) return;
+    for (const [k, v] of Object.entries(res.auditAnnotations)) attrs.ctx.audit.annotate(`${w.name}/${k}`, v, 'Metadata');
   }
 
   /** The validating webhooks, all at once; the first refusal or failure in calling order wins. */
@@ -307,6 +334,7 @@ export class WebhookDispatcher {
       const res = r.value;
       if (!res) return;
       attrs.ctx.warnings.push(...res.warnings);
+      WebhookDispatcher.auditAnnotations(attrs, hooks[i]!.w, res);
       if (!res.allowed) {
         try {
           this.refuse(hooks[i]!.w, attrs, res, false);
