@@ -49,7 +49,14 @@ describe('admission webhooks', () => {
         const patch = labels
           ? [{ op: 'add', path: '/metadata/labels/mutated', value: 'by-webhook' }]
           : [{ op: 'add', path: '/metadata/labels', value: { mutated: 'by-webhook' } }];
-        return { ...base, allowed: true, patchType: 'JSONPatch', patch: b64(JSON.stringify(patch)), warnings: ['mutated by mutate.example.com'] };
+        return {
+          ...base,
+          allowed: true,
+          patchType: 'JSONPatch',
+          patch: b64(JSON.stringify(patch)),
+          warnings: ['mutated by mutate.example.com'],
+          auditAnnotations: { labelled: 'mutated' },
+        };
       }
       case '/validate':
         return labels?.deny === 'true'
@@ -137,7 +144,18 @@ describe('admission webhooks', () => {
         '  configuration: {apiVersion: apiserver.config.k8s.io/v1, kind: WebhookAdmissionConfiguration, kubeConfigFile: webhook.kubeconfig}',
       ].join('\n'),
     );
-    server = await startServer({ args: [`--admission-control-config-file=${join(dir, 'admission.yaml')}`] });
+    // Requests in the hooked namespace are audited at Request (the webhooks' annotations).
+    await writeFile(
+      join(dir, 'audit.yaml'),
+      'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Request\n  namespaces: [hooked]\n  resources: [{group: "", resources: [configmaps]}]\n',
+    );
+    server = await startServer({
+      args: [
+        `--admission-control-config-file=${join(dir, 'admission.yaml')}`,
+        `--audit-policy-file=${join(dir, 'audit.yaml')}`,
+        `--audit-log-path=${join(dir, 'audit.log')}`,
+      ],
+    });
     for (const ns of ['hooked', 'plain', 'webhooks']) await kubectl(server, ['create', 'namespace', ns]);
     await kubectl(server, ['label', 'namespace', 'hooked', 'webhooks=on']);
   }, 60_000);
@@ -193,6 +211,24 @@ describe('admission webhooks', () => {
     expect(out.stderr).toContain('Warning: mutated by mutate.example.com');
     const got = await kubectl(server, ['get', 'configmap', 'via-kubectl', '-n', 'hooked', '-o', 'jsonpath={.metadata.labels.mutated}']);
     expect(got.stdout).toBe('by-webhook');
+    // The audit event of the create names the call, its patch and the webhook's own annotation.
+    const audited = (await readFile(join(dir, 'audit.log'), 'utf8'))
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { stage: string; verb: string; objectRef?: Obj; annotations?: Record<string, string> })
+      .find((e) => e.stage === 'ResponseComplete' && e.verb === 'create' && e.objectRef?.name === 'via-kubectl');
+    expect(audited?.annotations).toMatchObject({ 'mutate.example.com/labelled': 'mutated' });
+    expect(JSON.parse(audited!.annotations!['mutation.webhook.admission.k8s.io/round_0_index_0']!)).toEqual({
+      configuration: 'mutate',
+      webhook: 'mutate.example.com',
+      mutated: true,
+    });
+    expect(JSON.parse(audited!.annotations!['patch.webhook.admission.k8s.io/round_0_index_0']!)).toEqual({
+      configuration: 'mutate',
+      webhook: 'mutate.example.com',
+      patch: [{ op: 'add', path: '/metadata/labels', value: { mutated: 'by-webhook' } }],
+      patchType: 'JSONPatch',
+    });
     // Outside the selected namespace nothing is sent.
     const before = calls.length;
     const plain = await createCM('plain', 'untouched');

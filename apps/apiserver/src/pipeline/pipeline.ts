@@ -151,7 +151,7 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
   const auditUnauthenticated = (req: FastifyRequest, reply: FastifyReply, s: RequestState): void => {
     if (!deps.audit.enabled) return;
     s.auditId ??= randomUUID();
-    reply.header('Audit-Id', s.auditId);
+    reply.raw.setHeader('Audit-Id', s.auditId);
     const rec = startAudit(req, s, undefined);
     rec?.statusIs({ status: 'Failure', reason: 'Unauthorized', code: 401 });
     rec?.emit('ResponseStarted', 401);
@@ -202,7 +202,8 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
 
   const audit: Filter = (req, reply, s) => {
     s.auditId = randomUUID();
-    reply.header('Audit-Id', s.auditId);
+    // On the raw response: answers written past Fastify (a watch, a stream) carry it too.
+    reply.raw.setHeader('Audit-Id', s.auditId);
     if (!deps.audit.enabled) return;
     const rec = startAudit(req, s, s.authenticatedUser);
     if (!rec) return;

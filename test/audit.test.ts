@@ -1,0 +1,225 @@
+/**
+ * Audit logging end to end: a server started with `--audit-policy-file` and `--audit-log-path`
+ * records what real kubectl does at the levels the policy gives (bodies decoded from protobuf
+ * and JSON, managed fields left out where asked), with the authorization decision, the
+ * impersonated user, a refused and an unauthenticated request, and a watch's ResponseStarted
+ * stage; the legacy format in batch mode; a policy that breaks a rule stops the start.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { issueClientCertificate, writeKubeconfig } from '@app/pki';
+import { kubectl, repoRoot, request, startServer, waitFor, type ServerHandle } from './support/server.js';
+
+interface Event {
+  level: string;
+  auditID: string;
+  stage: string;
+  requestURI: string;
+  verb: string;
+  user: { username?: string; groups?: string[] };
+  impersonatedUser?: { username?: string };
+  userAgent?: string;
+  objectRef?: Record<string, string>;
+  responseStatus?: { metadata: object; status?: string; reason?: string; code: number };
+  requestObject?: Record<string, unknown> & { metadata?: Record<string, unknown> };
+  responseObject?: Record<string, unknown> & { metadata?: Record<string, unknown> };
+  annotations?: Record<string, string>;
+}
+
+const POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: None
+    nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/version", "/openapi/*", "/api", "/apis", "/apis/*"]
+  - level: RequestResponse
+    namespaces: [audited]
+    resources: [{ group: "", resources: [configmaps] }]
+    omitManagedFields: true
+  - level: Request
+    resources: [{ group: "", resources: [secrets] }]
+  - level: Metadata
+`;
+
+describe('audit log', () => {
+  let dir: string;
+  let server: ServerHandle;
+  let logPath: string;
+  let alice: string;
+
+  const events = (): Event[] =>
+    readFileSync(logPath, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Event);
+  /** The events of requests matching `pred`, waiting for at least `n` (a watch's last one comes after the answer). */
+  const eventsOf = (pred: (e: Event) => boolean, n = 1) =>
+    waitFor(`${n} audit events`, () => {
+      const found = events().filter(pred);
+      return Promise.resolve(found.length >= n ? found : undefined);
+    });
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'kapi-audit-'));
+    writeFileSync(join(dir, 'policy.yaml'), POLICY);
+    logPath = join(dir, 'log', 'audit.log');
+    server = await startServer({ args: ['--audit-policy-file', join(dir, 'policy.yaml'), '--audit-log-path', logPath] });
+    const id = await issueClientCertificate(join(server.dataDir, 'pki'), 'alice', ['dev']);
+    alice = join(server.harnessDir, 'alice.kubeconfig');
+    await writeKubeconfig(alice, {
+      server: server.url,
+      caPem: await readFile(join(server.dataDir, 'pki', 'ca.crt'), 'utf8'),
+      certPem: id.certPem,
+      keyPem: id.keyPem,
+    });
+    await kubectl(server, ['create', 'namespace', 'audited']);
+  });
+
+  afterAll(async () => {
+    await server?.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates the log readable by the server only, and leaves out the requests the policy does not record', () => {
+    expect(statSync(logPath).mode & 0o777).toBe(0o600);
+    const all = events();
+    expect(all.length).toBeGreaterThan(0);
+    // /readyz polls and discovery are at level None; RequestReceived is left out everywhere.
+    expect(all.filter((e) => /^\/(readyz|healthz|livez|version|apis?$)/.test(e.requestURI))).toEqual([]);
+    expect(new Set(all.map((e) => e.stage))).not.toContain('RequestReceived');
+  });
+
+  it('records a create from kubectl at RequestResponse with both bodies, without managed fields', async () => {
+    await kubectl(server, ['create', 'configmap', 'settings', '-n', 'audited', '--from-literal=color=blue']);
+    const [ev] = await eventsOf((e) => e.verb === 'create' && e.objectRef?.resource === 'configmaps');
+    expect(ev).toMatchObject({
+      kind: 'Event',
+      apiVersion: 'audit.k8s.io/v1',
+      level: 'RequestResponse',
+      stage: 'ResponseComplete',
+      requestURI: expect.stringMatching(/^\/api\/v1\/namespaces\/audited\/configmaps\?fieldManager=kubectl-create/),
+      objectRef: { resource: 'configmaps', namespace: 'audited', name: 'settings', apiVersion: 'v1' },
+      responseStatus: { metadata: {}, code: 201 },
+      annotations: { 'authorization.k8s.io/decision': 'allow', 'authorization.k8s.io/reason': '' },
+    });
+    expect(ev!.user.groups).toContain('system:masters');
+    expect(ev!.userAgent).toMatch(/^kubectl/);
+    // kubectl sends the object as protobuf; the event has its JSON form.
+    expect(ev!.requestObject).toMatchObject({ kind: 'ConfigMap', apiVersion: 'v1', data: { color: 'blue' }, metadata: { name: 'settings' } });
+    expect(ev!.responseObject).toMatchObject({ kind: 'ConfigMap', data: { color: 'blue' }, metadata: { name: 'settings', namespace: 'audited' } });
+    expect(ev!.responseObject!.metadata!.uid).toEqual(expect.any(String));
+    expect(ev!.responseObject!.metadata).not.toHaveProperty('managedFields');
+    expect(ev!.auditID).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('records a patch with the patch document as the request object', async () => {
+    await kubectl(server, ['patch', 'configmap', 'settings', '-n', 'audited', '--type=merge', '-p', '{"data":{"color":"green"}}']);
+    const [ev] = await eventsOf((e) => e.verb === 'patch' && e.objectRef?.name === 'settings');
+    expect(ev!.requestObject).toEqual({ data: { color: 'green' } });
+    expect(ev!.responseObject).toMatchObject({ data: { color: 'green' } });
+    expect(ev!.responseStatus).toEqual({ metadata: {}, code: 200 });
+  });
+
+  it('records a secret at Request: its body but not the answer', async () => {
+    await kubectl(server, ['create', 'secret', 'generic', 'token', '-n', 'audited', '--from-literal=k=v']);
+    const [ev] = await eventsOf((e) => e.verb === 'create' && e.objectRef?.resource === 'secrets');
+    expect(ev!.level).toBe('Request');
+    expect(ev!.requestObject).toMatchObject({ kind: 'Secret', data: { k: 'dg==' } });
+    expect(ev).not.toHaveProperty('responseObject');
+  });
+
+  it('records everything else at Metadata, a delete answered with a Status among them', async () => {
+    await kubectl(server, ['get', 'pods', '-n', 'audited']);
+    await kubectl(server, ['delete', 'secret', 'token', '-n', 'audited']);
+    const [list] = await eventsOf((e) => e.verb === 'list' && e.objectRef?.resource === 'pods');
+    expect(list).toMatchObject({ level: 'Metadata', objectRef: { resource: 'pods', namespace: 'audited', apiVersion: 'v1' }, responseStatus: { code: 200 } });
+    expect(list).not.toHaveProperty('requestObject');
+    expect(list).not.toHaveProperty('responseObject');
+    const [del] = await eventsOf((e) => e.verb === 'delete' && e.objectRef?.name === 'token');
+    expect(del).toMatchObject({ level: 'Request', responseStatus: { metadata: {}, code: 200 } });
+  });
+
+  it('records a refusal with the forbid decision and the Status reason, and the impersonated user', async () => {
+    await kubectl(server, ['--kubeconfig', alice, 'get', 'secrets', '-n', 'audited'], { expectFail: true });
+    const [denied] = await eventsOf((e) => e.user.username === 'alice' && e.verb === 'list');
+    expect(denied).toMatchObject({
+      level: 'Request',
+      responseStatus: { metadata: {}, status: 'Failure', reason: 'Forbidden', code: 403 },
+      annotations: { 'authorization.k8s.io/decision': 'forbid' },
+    });
+    await kubectl(server, ['get', 'configmaps', '-n', 'default', '--as', 'bob', '--as-group', 'team'], { expectFail: true });
+    const [as] = await eventsOf((e) => e.impersonatedUser?.username === 'bob');
+    expect(as!.user.groups).toContain('system:masters');
+    expect(as!.impersonatedUser).toEqual({ username: 'bob', groups: ['team', 'system:authenticated'] });
+    expect(as!.responseStatus).toMatchObject({ code: 403, reason: 'Forbidden' });
+  });
+
+  it('records an unauthenticated request once, at ResponseStarted, without a user', async () => {
+    const res = await request(server, 'GET', '/api/v1/namespaces/audited/configmaps/settings', { identity: 'none', token: 'not-a-token' });
+    expect(res.status).toBe(401);
+    const auditId = res.headers['audit-id'];
+    const [ev] = await eventsOf((e) => e.auditID === auditId);
+    expect(ev).toMatchObject({
+      stage: 'ResponseStarted',
+      user: {},
+      verb: 'get',
+      responseStatus: { metadata: {}, status: 'Failure', reason: 'Unauthorized', code: 401 },
+    });
+    expect(events().filter((e) => e.auditID === auditId)).toHaveLength(1);
+  });
+
+  it('records a watch when its answer starts and again when it ends', async () => {
+    const res = await request(server, 'GET', '/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1');
+    expect(res.status).toBe(200);
+    const auditId = res.headers['audit-id'];
+    const evs = await eventsOf((e) => e.auditID === auditId, 2);
+    expect(evs.map((e) => `${e.stage} ${e.responseStatus?.code}`)).toEqual(['ResponseStarted 200', 'ResponseComplete 200']);
+    expect(evs[0]!.verb).toBe('watch');
+  });
+});
+
+describe('audit log options', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'kapi-audit-opts-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes the legacy format in batch mode', async () => {
+    writeFileSync(join(dir, 'all.yaml'), 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Metadata\n    resources: [{ group: "" }]\n');
+    const log = join(dir, 'legacy.log');
+    const server = await startServer({
+      args: ['--audit-policy-file', join(dir, 'all.yaml'), '--audit-log-path', log, '--audit-log-format=legacy', '--audit-log-mode=batch'],
+    });
+    try {
+      await kubectl(server, ['get', 'configmaps', '-n', 'kube-system']);
+      const line = await waitFor('a legacy line', () =>
+        Promise.resolve(
+          readFileSync(log, 'utf8')
+            .split('\n')
+            .find((l) => l.includes('stage="ResponseComplete"') && l.includes('uri="/api/v1/namespaces/kube-system/configmaps')),
+        ),
+      );
+      expect(line).toMatch(
+        /^\d{4}-\d\d-\d\dT[\d:.]+Z AUDIT: id="[0-9a-f-]{36}" stage="ResponseComplete" ip="127\.0\.0\.1" method="list" user="[^"]+" groups="(?:[^"\\]|\\.)*system:masters(?:[^"\\]|\\.)*" as="<self>" asgroups="<lookup>" user-agent="kubectl[^"]*" namespace="kube-system" uri="\/api\/v1\/namespaces\/kube-system\/configmaps\?limit=500" response="200"$/,
+      );
+    } finally {
+      await server.cleanup();
+    }
+  });
+
+  it('refuses to start on a policy that breaks a rule, naming the field', () => {
+    writeFileSync(join(dir, 'bad.yaml'), 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - verbs: [get]\n');
+    const entry = join(repoRoot(), 'dist', 'apps', 'apiserver', 'src', 'main.js');
+    const r = spawnSync(
+      process.execPath,
+      [entry, '--data-dir', join(dir, 'data'), '--audit-policy-file', join(dir, 'bad.yaml'), '--audit-log-path', join(dir, 'bad.log')],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(`--audit-policy-file=${join(dir, 'bad.yaml')}: rules[0].level: Required value`);
+  });
+});
