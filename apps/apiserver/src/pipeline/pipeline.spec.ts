@@ -238,4 +238,18 @@ describe('request pipeline', () => {
     });
     expect(audits[0]!.auditID).toBe(res.headers['audit-id']);
   });
+
+  it("keeps the client's Audit-ID when it is a plausible one", async () => {
+    const { fastify, audits } = await serverWith();
+    const kept = await fastify.inject({
+      method: 'GET',
+      url: '/api/v1/namespaces/a/pods/p',
+      headers: { 'x-user': 'alice', 'audit-id': 'from-the-aggregator-1' },
+    });
+    expect(kept.headers['audit-id']).toBe('from-the-aggregator-1');
+    const odd = await fastify.inject({ method: 'GET', url: '/api/v1/namespaces/a/pods/p', headers: { 'x-user': 'alice', 'audit-id': 'has spaces' } });
+    expect(odd.headers['audit-id']).toMatch(/^[0-9a-f-]{36}$/);
+    await new Promise((r) => setImmediate(r));
+    expect(audits.filter((a) => a.stage === 'ResponseComplete').map((a) => a.auditID)).toEqual(['from-the-aggregator-1', odd.headers['audit-id']]);
+  });
 });

@@ -80,6 +80,16 @@ function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
 /** Body bytes read and discarded from a request refused for lack of credentials. */
 const UNAUTHENTICATED_DISCARD_BYTES = 1 << 20;
 
+/**
+ * The audit ID a client (such as an aggregating API server passing a request on) sent in its
+ * `Audit-ID` header, which kube-apiserver keeps; ignored unless it is 1-128 visible ASCII
+ * characters.
+ */
+function givenAuditId(req: FastifyRequest): string | undefined {
+  const v = req.headers['audit-id'];
+  return typeof v === 'string' && /^[\x21-\x7e]{1,128}$/.test(v) ? v : undefined;
+}
+
 /** The client's address, after the addresses of any proxies it came through (X-Forwarded-For, X-Real-Ip). */
 function sourceIPs(req: FastifyRequest): string[] {
   const out: string[] = [];
@@ -150,7 +160,7 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
   /** kube's failed-authentication audit: one ResponseStarted event with the 401, user unknown. */
   const auditUnauthenticated = (req: FastifyRequest, reply: FastifyReply, s: RequestState): void => {
     if (!deps.audit.enabled) return;
-    s.auditId ??= randomUUID();
+    s.auditId ??= givenAuditId(req) ?? randomUUID();
     reply.raw.setHeader('Audit-Id', s.auditId);
     const rec = startAudit(req, s, undefined);
     rec?.statusIs({ status: 'Failure', reason: 'Unauthorized', code: 401 });
@@ -201,7 +211,7 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
   };
 
   const audit: Filter = (req, reply, s) => {
-    s.auditId = randomUUID();
+    s.auditId = givenAuditId(req) ?? randomUUID();
     // On the raw response: answers written past Fastify (a watch, a stream) carry it too.
     reply.raw.setHeader('Audit-Id', s.auditId);
     if (!deps.audit.enabled) return;
