@@ -158,7 +158,7 @@ describe('audit log', () => {
   });
 
   it('records an unauthenticated request once, at ResponseStarted, without a user', async () => {
-    const res = await request(server, 'GET', '/api/v1/namespaces/audited/configmaps/settings', { identity: 'none', token: 'not-a-token' });
+    const res = await request(server, 'GET', '/api/v1/namespaces/audited/configmaps/settings', { identity: 'anonymous', token: 'not-a-token' });
     expect(res.status).toBe(401);
     const auditId = res.headers['audit-id'];
     const [ev] = await eventsOf((e) => e.auditID === auditId);
