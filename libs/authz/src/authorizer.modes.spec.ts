@@ -45,7 +45,8 @@ describe('authorization modes', () => {
     expect((await authorizerForModes(['AlwaysDeny', 'AlwaysAllow']).authorize(attrs())).decision).toBe('Deny');
     const admin = attrs({ user: { username: 'admin', groups: ['system:masters'] } });
     expect((await authorizerForModes(['AlwaysDeny']).authorize(admin)).decision).toBe('Allow');
-    expect(() => authorizerForModes(['Webhook'])).toThrow(/--authorization-mode: unsupported mode "Webhook"/);
+    expect(() => authorizerForModes(['Node'])).toThrow(/--authorization-mode: unsupported mode "Node"/);
+    expect(() => authorizerForModes(['Webhook'])).toThrow('Webhook needs --authorization-webhook-config-file');
   });
 });
 

@@ -39,6 +39,19 @@ function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
   return typeof (v as { then?: unknown }).then === 'function';
 }
 
+interface Unopinionated {
+  reasons: string[];
+  errors: string[];
+}
+
+function noted(seen: Unopinionated | undefined, d: AuthorizationDecision): Unopinionated | undefined {
+  if (!d.reason && !d.error) return seen;
+  const out = seen ?? { reasons: [], errors: [] };
+  if (d.reason) out.reasons.push(d.reason);
+  if (d.error) out.errors.push(d.error);
+  return out;
+}
+
 /**
  * Evaluates `modes` in order (Kubernetes' union authorizer). Answers synchronously while every
  * mode does (the built-in ones all do), so a request's decision costs no promise and no await.
@@ -50,31 +63,37 @@ export class AuthorizerUnion implements Authorizer {
     return this.from(0, attrs, undefined);
   }
 
-  private from(start: number, attrs: AuthorizationAttributes, reasons: string[] | undefined): AuthorizationDecision | Promise<AuthorizationDecision> {
+  /** The reasons and errors of the modes without an opinion so far. */
+  private from(start: number, attrs: AuthorizationAttributes, seen: Unopinionated | undefined): AuthorizationDecision | Promise<AuthorizationDecision> {
     for (let i = start; i < this.modes.length; i++) {
       const d = this.modes[i]!.authorize(attrs);
-      if (isPromise(d)) return d.then((x) => this.after(x, i, attrs, reasons));
+      if (isPromise(d)) return d.then((x) => this.after(x, i, attrs, seen));
       if (d.decision !== 'NoOpinion') return d;
-      if (d.reason) (reasons ??= []).push(d.reason);
+      seen = noted(seen, d);
     }
-    return reasons ? { decision: 'NoOpinion', reason: reasons.join('\n') } : NO_OPINION;
+    if (!seen) return NO_OPINION;
+    return {
+      decision: 'NoOpinion',
+      ...(seen.reasons.length > 0 ? { reason: seen.reasons.join('\n') } : {}),
+      ...(seen.errors.length > 0 ? { error: seen.errors.join('; ') } : {}),
+    };
   }
 
   private after(
     d: AuthorizationDecision,
     i: number,
     attrs: AuthorizationAttributes,
-    reasons: string[] | undefined,
+    seen: Unopinionated | undefined,
   ): AuthorizationDecision | Promise<AuthorizationDecision> {
     if (d.decision !== 'NoOpinion') return d;
-    if (d.reason) (reasons ??= []).push(d.reason);
-    return this.from(i + 1, attrs, reasons);
+    return this.from(i + 1, attrs, noted(seen, d));
   }
 }
 
-/** What modes with a policy read: the RBAC policy the server keeps current from storage. */
+/** What modes with a policy read: the RBAC policy the server keeps current from storage, the Webhook mode's client. */
 export interface AuthorizationModeContext {
   rbac?: RbacPolicy;
+  webhook?: Authorizer;
 }
 
 /** The authorization modes this build can run, by their `--authorization-mode` names. */
@@ -84,6 +103,10 @@ export const AUTHORIZATION_MODES: Record<string, (ctx: AuthorizationModeContext)
   RBAC: (ctx) => {
     if (!ctx.rbac) throw new Error('--authorization-mode: RBAC needs the RBAC policy of the server');
     return new RBACAuthorizer(ctx.rbac);
+  },
+  Webhook: (ctx) => {
+    if (!ctx.webhook) throw new Error('--authorization-mode: Webhook needs --authorization-webhook-config-file');
+    return ctx.webhook;
   },
 };
 

@@ -21,10 +21,15 @@ export interface AuthorizationAttributes {
   name: string;
 }
 
-/** An authorizer's answer; `reason` is shown to the client after the Forbidden message. */
+/**
+ * An authorizer's answer; `reason` is shown to the client after the Forbidden message. `error`
+ * says the authorizer could not decide (a webhook out of reach): a request no other mode allows
+ * then fails with 500 rather than 403, as in kube-apiserver.
+ */
 export interface AuthorizationDecision {
   decision: 'Allow' | 'Deny' | 'NoOpinion';
   reason?: string;
+  error?: string;
 }
 
 /** One authorization mode. May answer synchronously. */

@@ -7,3 +7,4 @@ export * from './rbac.authorizer.js';
 export * from './rbac.aggregation.js';
 export * from './rbac.escalation.js';
 export * from './rules.resolver.js';
+export * from './webhook.authorizer.js';

@@ -98,18 +98,36 @@ describe('parseFlags', () => {
     it('--authorization-mode naming a mode that is not built', () => {
       expectRefused(['--authorization-mode=Node'], 'authorization-mode');
       expectRefused(['--authorization-mode', 'Node,RBAC'], 'authorization-mode');
-      expectRefused(['--authorization-mode=AlwaysAllow,Webhook'], 'authorization-mode');
+      expectRefused(['--authorization-mode=AlwaysAllow,Node'], 'authorization-mode');
       expect(() => parseFlags(['--authorization-mode='])).toThrow('--authorization-mode=: give at least one authorization mode');
       expect(() => parseFlags(['--authorization-mode=Node,RBAC'])).toThrow(
-        'authorization mode "Node" is not built into this server (built: AlwaysAllow, AlwaysDeny, RBAC)',
+        'authorization mode "Node" is not built into this server (built: AlwaysAllow, AlwaysDeny, RBAC, Webhook)',
       );
       expectRefused(['--authorization-policy-file=/p.jsonl'], 'authorization-policy-file');
-      expectRefused(['--authorization-webhook-config-file=/w.yaml'], 'authorization-webhook-config-file');
     });
     it('--authorization-mode=AlwaysDeny, AlwaysAllow and RBAC are accepted', () => {
       expect(parseFlags(['--authorization-mode=AlwaysDeny,AlwaysAllow']).raw['authorization-mode']).toBe('AlwaysDeny,AlwaysAllow');
       expect(parseFlags(['--authorization-mode=RBAC']).raw['authorization-mode']).toBe('RBAC');
       expect(parseFlags(['--authorization-mode=RBAC,AlwaysDeny']).raw['authorization-mode']).toBe('RBAC,AlwaysDeny');
+    });
+    it('--authorization-mode=Webhook needs its configuration file, which needs the mode; version and TTLs are checked', () => {
+      const c = parseFlags([
+        '--authorization-mode=RBAC,Webhook',
+        '--authorization-webhook-config-file=/w.kubeconfig',
+        '--authorization-webhook-version=v1beta1',
+        '--authorization-webhook-cache-authorized-ttl=1m',
+        '--authorization-webhook-cache-unauthorized-ttl=0s',
+      ]);
+      expect(c.raw['authorization-webhook-config-file']).toBe('/w.kubeconfig');
+      expect(() => parseFlags(['--authorization-mode=Webhook'])).toThrow('--authorization-mode=Webhook needs --authorization-webhook-config-file');
+      expect(() => parseFlags(['--authorization-webhook-config-file=/w'])).toThrow('only used with Webhook in --authorization-mode');
+      expect(() => parseFlags(['--authorization-mode=Webhook', '--authorization-webhook-config-file=/w', '--authorization-webhook-version=v2'])).toThrow(
+        'must be v1 or v1beta1',
+      );
+      expect(() =>
+        parseFlags(['--authorization-mode=Webhook', '--authorization-webhook-config-file=/w', '--authorization-webhook-cache-authorized-ttl=soon']),
+      ).toThrow('--authorization-webhook-cache-authorized-ttl=soon');
+      expectRefused(['--authorization-webhook-retry-backoff=1s'], 'authorization-webhook-retry-backoff');
     });
     it('--authorization-mode=AlwaysAllow is accepted', () => {
       const c = parseFlags(['--authorization-mode=AlwaysAllow']);

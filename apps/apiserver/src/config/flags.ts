@@ -179,14 +179,14 @@ const refuseAdmission = (value: string): string | undefined => {
 };
 /**
  * Families of flags refused whatever their value: the settings of the built authentication
- * methods are in FLAGS, any other of their family is one this build does not know; webhook
- * authorization and the audit webhook backend are not built.
+ * methods and of webhook authorization are in FLAGS, any other of their family is one this
+ * build does not know; the audit webhook backend is not built.
  */
 const REFUSED_PREFIXES: ReadonlyArray<[string, string]> = [
   ['oidc-', 'this OpenID Connect setting'],
   ['requestheader-', 'this request header (front proxy) setting'],
   ['authentication-token-webhook-', 'this webhook token authentication setting'],
-  ['authorization-webhook-', 'webhook authorization'],
+  ['authorization-webhook-', 'this webhook authorization setting'],
   ['audit-', 'this audit setting (the audit webhook backend and the batch and truncation settings are not built)'],
 ];
 
@@ -304,6 +304,11 @@ const FLAGS: Record<string, FlagSpec> = {
   'cluster-signing-duration': { key: 'cluster-signing-duration', kind: 'string' },
   'cluster-signing-cert-file': { key: 'cluster-signing-cert-file', kind: 'string' },
   'cluster-signing-key-file': { key: 'cluster-signing-key-file', kind: 'string' },
+  // The Webhook authorization mode (pipeline/authorization-webhook.ts reads them from `raw`).
+  'authorization-webhook-config-file': { key: 'authorization-webhook-config-file', kind: 'string' },
+  'authorization-webhook-version': { key: 'authorization-webhook-version', kind: 'string' },
+  'authorization-webhook-cache-authorized-ttl': { key: 'authorization-webhook-cache-authorized-ttl', kind: 'string' },
+  'authorization-webhook-cache-unauthorized-ttl': { key: 'authorization-webhook-cache-unauthorized-ttl', kind: 'string' },
   // Audit logging (audit/audit.sink.ts reads them from `raw`).
   'audit-policy-file': { key: 'audit-policy-file', kind: 'string' },
   'audit-log-path': { key: 'audit-log-path', kind: 'string' },
@@ -442,11 +447,32 @@ export function parseFlags(argv: string[]): ServerConfig {
   }
   checkSigningFlags(cfg.raw);
   checkAuditFlags(cfg.raw);
+  checkAuthorizationWebhookFlags(cfg.raw);
   checkEtcdFlags(cfg);
   // etcd's rule: an election timeout of fewer than 5 heartbeats elects on a late heartbeat.
   if (cfg.heartbeatIntervalMs < 1 || cfg.electionTimeoutMs < 5 * cfg.heartbeatIntervalMs)
     throw new FlagError(`--election-timeout must be at least 5 times --heartbeat-interval (at least 1)`);
   return cfg;
+}
+
+/** The Webhook mode and its configuration file come together; its TTLs are Go durations (0: no cache). */
+function checkAuthorizationWebhookFlags(raw: Record<string, string>): void {
+  const webhook = listOf(raw['authorization-mode'] ?? '').includes('Webhook');
+  const file = raw['authorization-webhook-config-file'];
+  if (webhook && !file) throw new FlagError('--authorization-mode=Webhook needs --authorization-webhook-config-file');
+  if (!webhook && file !== undefined) throw new FlagError('--authorization-webhook-config-file is only used with Webhook in --authorization-mode');
+  const version = raw['authorization-webhook-version'];
+  if (version !== undefined && version !== 'v1' && version !== 'v1beta1')
+    throw new FlagError(`--authorization-webhook-version=${version}: must be v1 or v1beta1`);
+  for (const flag of ['authorization-webhook-cache-authorized-ttl', 'authorization-webhook-cache-unauthorized-ttl']) {
+    const v = raw[flag];
+    if (v === undefined) continue;
+    try {
+      if (parseGoDuration(v) < 0) throw new Error('must not be negative');
+    } catch (e) {
+      throw new FlagError(`--${flag}=${v}: ${(e as Error).message}`);
+    }
+  }
 }
 
 /** The audit log's format, mode and event version are among those built. */

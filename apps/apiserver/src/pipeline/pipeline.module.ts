@@ -5,7 +5,8 @@
  *   static token file, bootstrap token, service-account tokens, OIDC, webhook, then the refusal of an unaccepted bearer token;
  * - AnonymousAccess: where a request without credentials may go (`--anonymous-auth`);
  * - AUTHORIZER: the `--authorization-mode` list (default RBAC); RBAC reads the policy
- *   RbacPolicyWatcher keeps current from storage watches;
+ *   RbacPolicyWatcher keeps current from storage watches, Webhook asks the service of
+ *   `--authorization-webhook-config-file`;
  * - AUDIT_SINK: the audit policy and log of `--audit-policy-file` and `--audit-log-*` (none without both);
  * - FLOW_CONTROL: the in-flight limits (--max-requests-inflight, --max-mutating-requests-inflight).
  */
@@ -17,6 +18,7 @@ import type { ServerConfig } from '../config/flags.js';
 import { SERVER_CONFIG } from '../tokens.js';
 import { AnonymousAccess } from './anonymous.method.js';
 import { authorizationModes } from './authorization-modes.js';
+import { authorizationWebhookFor } from './authorization-webhook.js';
 import { AUDIT_SINK } from './audit.port.js';
 import { auditSinkFor } from '../audit/audit.sink.js';
 import { ApiMetrics } from '../observability/metrics.js';
@@ -83,7 +85,10 @@ export class DiscoveredAuthenticators implements Authenticator, OnModuleInit {
     RbacPolicyWatcher,
     {
       provide: AUTHORIZER,
-      useFactory: (cfg: ServerConfig, rbac: RbacPolicyWatcher) => authorizerForModes(authorizationModes(cfg), { rbac: rbac.policy }),
+      useFactory: (cfg: ServerConfig, rbac: RbacPolicyWatcher) => {
+        const webhook = authorizationWebhookFor(cfg);
+        return authorizerForModes(authorizationModes(cfg), { rbac: rbac.policy, ...(webhook ? { webhook } : {}) });
+      },
       inject: [SERVER_CONFIG, RbacPolicyWatcher],
     },
     { provide: AUDIT_SINK, useFactory: (cfg: ServerConfig, metrics: ApiMetrics) => auditSinkFor(cfg, metrics), inject: [SERVER_CONFIG, ApiMetrics] },

@@ -267,6 +267,8 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
       s.audit.annotate('authorization.k8s.io/reason', d.reason ?? '');
     }
     if (d.decision === 'Allow') return;
+    // No mode allowed it and one could not decide: kube-apiserver answers 500, not 403.
+    if (d.decision === 'NoOpinion' && d.error) throw Errors.internal(d.error);
     // A request without credentials gets no more of its body read than a 401 would.
     if (s.authenticatedUser!.username === ANONYMOUS_USER) discardRefusedBody(req.raw, reply.raw, { capBytes: UNAUTHENTICATED_DISCARD_BYTES });
     throw forbiddenError(attrs, d.reason);
