@@ -1,0 +1,143 @@
+/**
+ * The Webhook authorization mode end to end: with --authorization-mode=RBAC,Webhook a user RBAC
+ * grants nothing is allowed, denied or left without an opinion by a remote service answering
+ * SubjectAccessReviews over mutual TLS, as kubectl shows; answers are cached; system:masters
+ * never reaches the service; a service that fails makes the request a 500.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import { ensurePki, issueClientCertificate, writeKubeconfig } from '@app/pki';
+import { kubectl, startServer, type ServerHandle } from './support/server.js';
+
+interface Review {
+  apiVersion: string;
+  kind: string;
+  spec: { user: string; groups?: string[]; resourceAttributes?: Record<string, string>; nonResourceAttributes?: Record<string, string> };
+}
+
+describe('Webhook authorization', () => {
+  let dir: string;
+  let server: ServerHandle;
+  let hook: https.Server;
+  const reviews: Array<{ review: Review; client: string | undefined }> = [];
+  const users: Record<string, string> = {};
+
+  /** The service's policy: alice reads configmaps, nobody reads secrets, carol breaks it. */
+  function answer(r: Review): { status: number; body: object } {
+    const a = r.spec.resourceAttributes;
+    const status =
+      r.spec.user === 'carol'
+        ? undefined
+        : a?.resource === 'secrets'
+          ? { allowed: false, denied: true, reason: 'secrets are off limits' }
+          : r.spec.user === 'alice' && a?.resource === 'configmaps' && (a.verb === 'get' || a.verb === 'list')
+            ? { allowed: true, reason: 'alice reads configmaps' }
+            : { allowed: false };
+    if (!status) return { status: 500, body: { message: 'policy store unavailable' } };
+    return { status: 200, body: { apiVersion: r.apiVersion, kind: 'SubjectAccessReview', status } };
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kapi-authz-webhook-'));
+    const pki = await ensurePki(join(dir, 'hook-pki'), { hosts: ['127.0.0.1'] });
+    const caPem = await readFile(pki.caCert, 'utf8');
+    hook = https.createServer(
+      { cert: await readFile(pki.servingCert, 'utf8'), key: await readFile(pki.servingKey, 'utf8'), ca: caPem, requestCert: true, rejectUnauthorized: true },
+      (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Review;
+          const cn = (req.socket as TLSSocket).getPeerCertificate().subject?.CN;
+          reviews.push({ review, client: Array.isArray(cn) ? cn[0] : cn });
+          const { status, body } = answer(review);
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(body));
+        });
+      },
+    );
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    const port = (hook.address() as AddressInfo).port;
+    const client = await issueClientCertificate(pki.dir, 'kube-apiserver-authz-client');
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    await writeFile(
+      join(dir, 'authz.kubeconfig'),
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters: [{name: authz, cluster: {server: "https://127.0.0.1:${port}/authorize", certificate-authority-data: ${b64(caPem)}}}]`,
+        `users: [{name: apiserver, user: {client-certificate-data: ${b64(client.certPem)}, client-key-data: ${b64(client.keyPem)}}}]`,
+        'contexts: [{name: authz, context: {cluster: authz, user: apiserver}}]',
+        'current-context: authz',
+      ].join('\n'),
+    );
+    server = await startServer({
+      args: ['--authorization-mode=RBAC,Webhook', `--authorization-webhook-config-file=${join(dir, 'authz.kubeconfig')}`],
+    });
+    const serverCa = await readFile(join(server.dataDir, 'pki', 'ca.crt'), 'utf8');
+    for (const name of ['alice', 'carol']) {
+      const id = await issueClientCertificate(join(server.dataDir, 'pki'), name, ['dev']);
+      users[name] = join(server.harnessDir, `${name}.kubeconfig`);
+      await writeKubeconfig(users[name], { server: server.url, caPem: serverCa, certPem: id.certPem, keyPem: id.keyPem });
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.cleanup();
+    await new Promise<void>((resolve) => (hook ? hook.close(() => resolve()) : resolve()));
+    hook?.closeAllConnections();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const as = (user: string, args: string[], expectFail = false) =>
+    kubectl(server, ['--kubeconfig', users[user]!, ...args], expectFail ? { expectFail: true } : {});
+
+  it('allows what the service allows, asking with a v1 SubjectAccessReview over mutual TLS', async () => {
+    const r = await as('alice', ['get', 'configmaps', '-n', 'default', '-o', 'name']);
+    expect(r.stdout).toContain('configmap/kube-root-ca.crt');
+    const asked = reviews.find((x) => x.review.spec.user === 'alice' && x.review.spec.resourceAttributes?.resource === 'configmaps')!;
+    expect(asked.client).toBe('kube-apiserver-authz-client');
+    expect(asked.review).toMatchObject({
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: {
+        user: 'alice',
+        groups: ['dev', 'system:authenticated'],
+        resourceAttributes: { namespace: 'default', verb: 'list', version: 'v1', resource: 'configmaps' },
+      },
+    });
+  });
+
+  it('reuses an answer rather than asking again', async () => {
+    const count = () => reviews.filter((x) => x.review.spec.user === 'alice' && x.review.spec.resourceAttributes?.verb === 'list').length;
+    const before = count();
+    await as('alice', ['get', 'configmaps', '-n', 'default']);
+    expect(count()).toBe(before);
+  });
+
+  it("refuses what the service denies, with its reason, and what nobody allows, with kube's Forbidden message", async () => {
+    const denied = await as('alice', ['get', 'secrets', '-n', 'default'], true);
+    expect(denied.stderr).toContain(
+      'Error from server (Forbidden): secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" in the namespace "default": secrets are off limits',
+    );
+    const none = await as('alice', ['get', 'pods', '-n', 'default'], true);
+    expect(none.stderr).toContain(
+      'Error from server (Forbidden): pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default"',
+    );
+  });
+
+  it('answers 500 when the service fails and no other mode allows the request', async () => {
+    const r = await as('carol', ['get', 'configmaps', '-n', 'default'], true);
+    expect(r.stderr).toContain('Error from server (InternalError)');
+    expect(r.stderr).toContain('the authorization webhook could not be consulted: it answered 500');
+  });
+
+  it('never asks about system:masters, whom the server allows first', async () => {
+    await kubectl(server, ['get', 'secrets', '-n', 'default']);
+    expect(reviews.filter((x) => x.review.spec.groups?.includes('system:masters'))).toEqual([]);
+  });
+});
