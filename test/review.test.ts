@@ -116,7 +116,8 @@ describe('review APIs', () => {
       body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec },
     });
     expect(sar.status).toBe(201);
-    expect(sar.json<Review>().status).toMatchObject({ allowed: true });
+    // The reason names the binding that allows, as kube-apiserver's RBAC does.
+    expect(sar.json<Review>().status).toEqual({ allowed: true, reason: 'RBAC: allowed by RoleBinding "alice-cm/team" of Role "cm-reader" to User "alice"' });
     const other = await request(server, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
       body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { ...spec, user: 'bob', groups: [] } },
     });

@@ -8,19 +8,37 @@ import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from 
 import type { RbacPolicy, SubjectGrants } from './rbac.policy.js';
 import { ruleAllows, type PolicyRule } from './rbac.rules.js';
 
-const ALLOW: AuthorizationDecision = Object.freeze({ decision: 'Allow' });
-// kube-apiserver's RBAC gives no reason, so the Forbidden message ends at the request.
+// kube-apiserver's RBAC gives no reason for no opinion, so the Forbidden message ends at the request.
 const NO_OPINION: AuthorizationDecision = Object.freeze({ decision: 'NoOpinion' });
 
-function anyAllows(a: AuthorizationAttributes, rules: readonly PolicyRule[] | undefined): boolean {
-  if (rules === undefined) return false;
-  for (let i = 0; i < rules.length; i++) if (ruleAllows(a, rules[i]!)) return true;
-  return false;
+/**
+ * The allow decisions by reason, made once: an allowed request returns a shared frozen object
+ * naming the binding that allowed it, and allocates nothing.
+ */
+const allowDecisions = new Map<string, AuthorizationDecision>();
+function allowBy(reason: string): AuthorizationDecision {
+  let d = allowDecisions.get(reason);
+  if (!d) {
+    if (allowDecisions.size >= 10_000) allowDecisions.clear();
+    allowDecisions.set(reason, (d = Object.freeze(reason ? { decision: 'Allow', reason } : { decision: 'Allow' })));
+  }
+  return d;
 }
 
-/** Whether the grants of one subject allow `a`; `namespace` '' looks at cluster-wide grants only. */
-function grantsAllow(g: SubjectGrants, a: AuthorizationAttributes, namespace: string): boolean {
-  return anyAllows(a, g.cluster) || (namespace !== '' && anyAllows(a, g.byNamespace.get(namespace)));
+/** The index of the first of `rules` that allows `a`, or -1. */
+function firstAllowing(a: AuthorizationAttributes, rules: readonly PolicyRule[] | undefined): number {
+  if (rules === undefined) return -1;
+  for (let i = 0; i < rules.length; i++) if (ruleAllows(a, rules[i]!)) return i;
+  return -1;
+}
+
+/** The reason of the grant of one subject that allows `a`, or undefined; `namespace` '' looks at cluster-wide grants only. */
+function allowingReason(g: SubjectGrants, a: AuthorizationAttributes, namespace: string): string | undefined {
+  let i = firstAllowing(a, g.cluster);
+  if (i >= 0) return g.clusterReasons[i] ?? '';
+  if (namespace === '') return undefined;
+  i = firstAllowing(a, g.byNamespace.get(namespace));
+  return i >= 0 ? (g.reasonsByNamespace.get(namespace)?.[i] ?? '') : undefined;
 }
 
 /**
@@ -33,9 +51,9 @@ export class RBACAuthorizer implements Authorizer {
 
   authorize(a: AuthorizationAttributes): AuthorizationDecision {
     const namespace = a.isResourceRequest ? a.namespace : '';
-    if (grantsAllow(this.policy.grantsOfUser(a.user.username), a, namespace)) return ALLOW;
+    let reason = allowingReason(this.policy.grantsOfUser(a.user.username), a, namespace);
     const groups = a.user.groups;
-    for (let i = 0; i < groups.length; i++) if (grantsAllow(this.policy.grantsOfGroup(groups[i]!), a, namespace)) return ALLOW;
-    return NO_OPINION;
+    for (let i = 0; reason === undefined && i < groups.length; i++) reason = allowingReason(this.policy.grantsOfGroup(groups[i]!), a, namespace);
+    return reason === undefined ? NO_OPINION : allowBy(reason);
   }
 }

@@ -32,15 +32,50 @@ export interface IndexedBinding {
   namespace: string;
   roleKind: string;
   roleName: string;
+  /** Each subject index key of the binding -> the binding and subject as kube's RBAC names them in an allow's reason. */
+  described?: ReadonlyMap<string, string>;
 }
 
-/** The rules granted to one subject: by ClusterRoleBindings, and by the RoleBindings of each namespace. */
+/**
+ * The rules granted to one subject: by ClusterRoleBindings, and by the RoleBindings of each
+ * namespace; beside each list, the reason an allow by each rule gives (the binding that grants
+ * it: `RBAC: allowed by ClusterRoleBinding "x" of ClusterRole "y" to Group "z"`), built once
+ * when the grants are compiled.
+ */
 export interface SubjectGrants {
   readonly cluster: readonly PolicyRule[];
   readonly byNamespace: ReadonlyMap<string, readonly PolicyRule[]>;
+  readonly clusterReasons: readonly string[];
+  readonly reasonsByNamespace: ReadonlyMap<string, readonly string[]>;
 }
 
-const NO_GRANTS: SubjectGrants = Object.freeze({ cluster: Object.freeze([]) as readonly PolicyRule[], byNamespace: new Map() });
+const NO_GRANTS: SubjectGrants = Object.freeze({
+  cluster: Object.freeze([]) as readonly PolicyRule[],
+  byNamespace: new Map(),
+  clusterReasons: Object.freeze([]) as readonly string[],
+  reasonsByNamespace: new Map(),
+});
+
+/** kube's describeSubject: a service account as `name/namespace`, anyone else by name. */
+function describeSubject(s: { kind?: string; name?: string; namespace?: string }, bindingNamespace: string): string {
+  const name = s.kind === 'ServiceAccount' ? `${s.name}/${s.namespace || bindingNamespace}` : s.name;
+  return `${s.kind} ${JSON.stringify(name)}`;
+}
+
+/** What each subject index key of a binding is described as in an allow's reason. */
+function describedSubjects(kind: 'RoleBinding' | 'ClusterRoleBinding', b: RbacObject): Map<string, string> {
+  const ns = b.metadata.namespace ?? '';
+  const name = kind === 'RoleBinding' ? `${b.metadata.name ?? ''}/${ns}` : (b.metadata.name ?? '');
+  const role = `${b.roleRef?.kind ?? ''} ${JSON.stringify(b.roleRef?.name ?? '')}`;
+  const out = new Map<string, string>();
+  for (const s of b.subjects ?? []) {
+    if (!s?.name) continue;
+    const key = subjectKeys({ metadata: b.metadata, subjects: [s] })[0];
+    if (key && !out.has(key))
+      out.set(key, `RBAC: allowed by ${kind} ${JSON.stringify(name)} of ${role} to ${describeSubject(s, kind === 'RoleBinding' ? ns : '')}`);
+  }
+  return out;
+}
 
 /** Prefix of service account user names (serviceaccount.ServiceAccountUsernamePrefix). */
 export const SERVICE_ACCOUNT_USER_PREFIX = 'system:serviceaccount:';
@@ -88,6 +123,7 @@ export class RbacPolicy {
           namespace: kind === 'RoleBinding' ? ns : '',
           roleKind: obj.roleRef?.kind ?? '',
           roleName: obj.roleRef?.name ?? '',
+          described: describedSubjects(kind, obj),
         };
         const keys = subjectKeys(obj);
         this.bindings.set(id, { binding, keys });
@@ -174,18 +210,27 @@ export class RbacPolicy {
     let grants = NO_GRANTS;
     if (bindings) {
       const cluster: PolicyRule[] = [];
+      const clusterReasons: string[] = [];
       const byNamespace = new Map<string, PolicyRule[]>();
+      const reasonsByNamespace = new Map<string, string[]>();
       for (const b of bindings.values()) {
         const rules = this.roleRules(b.roleKind, b.roleName, b.namespace);
         if (!rules?.length) continue;
         let into = cluster;
+        let reasons = clusterReasons;
         if (b.namespace !== '') {
           into = byNamespace.get(b.namespace) ?? [];
           byNamespace.set(b.namespace, into);
+          reasons = reasonsByNamespace.get(b.namespace) ?? [];
+          reasonsByNamespace.set(b.namespace, reasons);
         }
-        for (const r of rules) into.push(r);
+        const reason = b.described?.get(key) ?? '';
+        for (const r of rules) {
+          into.push(r);
+          reasons.push(reason);
+        }
       }
-      grants = { cluster, byNamespace };
+      grants = { cluster, byNamespace, clusterReasons, reasonsByNamespace };
     }
     cache.set(name, grants);
     return grants;

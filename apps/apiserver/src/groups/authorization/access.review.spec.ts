@@ -16,7 +16,10 @@ describe('access reviews', () => {
   const pods = { resourceAttributes: { namespace: 'ns', verb: 'get', resource: 'pods' } };
 
   it('answers allowed from the authorizer, for the spec user of a SubjectAccessReview, system:masters included', async () => {
-    expect((await review(authz, { username: 'bob', groups: [] }, sar(pods))).status).toEqual({ allowed: true });
+    expect((await review(authz, { username: 'bob', groups: [] }, sar(pods))).status).toEqual({
+      allowed: true,
+      reason: 'RBAC: allowed by RoleBinding "rb/ns" of Role "r" to User "bob"',
+    });
     expect((await review(authz, { username: 'eve', groups: [] }, sar(pods))).status).toEqual({ allowed: false });
     expect((await review(authz, { username: 'eve', groups: ['system:masters'] }, sar({ nonResourceAttributes: { path: '/x', verb: 'get' } }))).status).toEqual({
       allowed: true,
@@ -24,7 +27,10 @@ describe('access reviews', () => {
     const ports = new AuthorizationPorts();
     ports.authorizer = authz;
     const kind = subjectAccessReviewKind(ports);
-    expect((await kind.rest!.create('', sar({ ...pods, user: 'bob' }), ctx('admin'))).status).toEqual({ allowed: true });
+    expect((await kind.rest!.create('', sar({ ...pods, user: 'bob' }), ctx('admin'))).status).toEqual({
+      allowed: true,
+      reason: 'RBAC: allowed by RoleBinding "rb/ns" of Role "r" to User "bob"',
+    });
     expect((await kind.rest!.create('', sar({ ...pods, user: 'eve' }), ctx('bob'))).status).toEqual({ allowed: false });
   });
 
@@ -32,10 +38,13 @@ describe('access reviews', () => {
     const ports = new AuthorizationPorts();
     ports.authorizer = authz;
     const self = selfSubjectAccessReviewKind(ports);
-    expect((await self.rest!.create('', sar(pods), ctx('bob'))).status).toEqual({ allowed: true });
+    expect((await self.rest!.create('', sar(pods), ctx('bob'))).status).toEqual({
+      allowed: true,
+      reason: 'RBAC: allowed by RoleBinding "rb/ns" of Role "r" to User "bob"',
+    });
     expect((await self.rest!.create('', sar(pods), ctx('eve'))).status).toEqual({ allowed: false });
     const local = localSubjectAccessReviewKind(ports);
-    expect((await local.rest!.create('ns', sar({ ...pods, user: 'bob' }), ctx('admin'))).status).toEqual({ allowed: true });
+    expect((await local.rest!.create('ns', sar({ ...pods, user: 'bob' }), ctx('admin'))).status).toMatchObject({ allowed: true });
     await expect(local.rest!.create('other', sar({ ...pods, user: 'bob' }), ctx('admin'))).rejects.toThrow(
       'spec.resourceAttributes.namespace must match namespace: other',
     );
