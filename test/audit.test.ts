@@ -3,14 +3,18 @@
  * records what real kubectl does at the levels the policy gives (bodies decoded from protobuf
  * and JSON, managed fields left out where asked), with the authorization decision, the
  * impersonated user, a refused and an unauthenticated request, and a watch's ResponseStarted
- * stage; the legacy format in batch mode; a policy that breaks a rule stops the start.
+ * stage; the legacy format in batch mode; batches of events POSTed to an audit webhook over
+ * mutual TLS; a policy that breaks a rule stops the start.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { issueClientCertificate, writeKubeconfig } from '@app/pki';
+import type { TLSSocket } from 'node:tls';
+import { ensurePki, issueClientCertificate, writeKubeconfig } from '@app/pki';
 import { kubectl, repoRoot, request, startServer, waitFor, type ServerHandle } from './support/server.js';
 
 interface Event {
@@ -221,5 +225,84 @@ describe('audit log options', () => {
     );
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain(`--audit-policy-file=${join(dir, 'bad.yaml')}: rules[0].level: Required value`);
+  });
+});
+
+describe('audit webhook', () => {
+  let dir: string;
+  let hook: https.Server;
+  let server: ServerHandle;
+  const received: Array<{ contentType: string | undefined; client: string | undefined; list: { kind: string; apiVersion: string; items: Event[] } }> = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'kapi-audit-webhook-'));
+    const pki = await ensurePki(join(dir, 'hook-pki'), { hosts: ['127.0.0.1'] });
+    const caPem = await readFile(pki.caCert, 'utf8');
+    hook = https.createServer(
+      { cert: await readFile(pki.servingCert, 'utf8'), key: await readFile(pki.servingKey, 'utf8'), ca: caPem, requestCert: true, rejectUnauthorized: true },
+      (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          const cn = (req.socket as TLSSocket).getPeerCertificate().subject?.CN;
+          received.push({
+            contentType: req.headers['content-type'],
+            client: Array.isArray(cn) ? cn[0] : cn,
+            list: JSON.parse(Buffer.concat(chunks).toString('utf8')) as (typeof received)[number]['list'],
+          });
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{}');
+        });
+      },
+    );
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    const port = (hook.address() as AddressInfo).port;
+    const client = await issueClientCertificate(pki.dir, 'kube-apiserver-audit-client');
+    const b64 = (x: string) => Buffer.from(x).toString('base64');
+    writeFileSync(
+      join(dir, 'audit-webhook.kubeconfig'),
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters: [{name: audit, cluster: {server: "https://127.0.0.1:${port}/events", certificate-authority-data: ${b64(caPem)}}}]`,
+        `users: [{name: apiserver, user: {client-certificate-data: ${b64(client.certPem)}, client-key-data: ${b64(client.keyPem)}}}]`,
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(dir, 'policy.yaml'),
+      'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Request\n    resources: [{ group: "", resources: [configmaps] }]\n',
+    );
+    server = await startServer({
+      args: [
+        '--audit-policy-file',
+        join(dir, 'policy.yaml'),
+        `--audit-webhook-config-file=${join(dir, 'audit-webhook.kubeconfig')}`,
+        '--audit-webhook-batch-max-wait=500ms',
+      ],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.cleanup();
+    await new Promise<void>((resolve) => (hook ? hook.close(() => resolve()) : resolve()));
+    hook?.closeAllConnections();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('POSTs batches of events as audit.k8s.io/v1 EventLists over mutual TLS', async () => {
+    await kubectl(server, ['create', 'configmap', 'shipped', '-n', 'default', '--from-literal=k=v']);
+    const all = () => received.flatMap((r) => r.list.items);
+    const done = await waitFor('the create to reach the audit webhook', () =>
+      Promise.resolve(all().find((e) => e.stage === 'ResponseComplete' && e.verb === 'create' && e.objectRef?.name === 'shipped')),
+    );
+    // The RequestReceived event (sent first; the name is known only once the body is read) has the same ID.
+    const events = all().filter((e) => e.auditID === done.auditID);
+    expect(events.map((e) => e.stage)).toEqual(['RequestReceived', 'ResponseComplete']);
+    expect(events[1]).toMatchObject({ level: 'Request', requestObject: { kind: 'ConfigMap', data: { k: 'v' } }, responseStatus: { code: 201 } });
+    expect(received[0]).toMatchObject({
+      contentType: 'application/json',
+      client: 'kube-apiserver-audit-client',
+      list: { kind: 'EventList', apiVersion: 'audit.k8s.io/v1' },
+    });
   });
 });

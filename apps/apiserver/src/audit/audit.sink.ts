@@ -1,17 +1,51 @@
 /**
- * The AUDIT_SINK provider: the policy of `--audit-policy-file` and the log of
- * `--audit-log-path`. As in kube-apiserver, both are needed for anything to be recorded: a log
- * without a policy records nothing (a warning at start says so), and a policy without a log has
- * nowhere to write. The log is opened at start (a path that cannot be opened stops the start)
- * and flushed and closed at shutdown.
+ * The AUDIT_SINK provider: the policy of `--audit-policy-file`, and the backends its events go
+ * to: the log of `--audit-log-path` and the webhook of `--audit-webhook-config-file`. As in
+ * kube-apiserver, a policy and at least one backend are needed for anything to be recorded: a
+ * backend without a policy records nothing (a warning at start says so). The log is opened at
+ * start (a path that cannot be opened stops the start); both are flushed and closed at shutdown.
  */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import type { OnApplicationShutdown } from '@nestjs/common';
+import { parseGoDuration } from '@app/apimachinery';
+import { httpsJson, parseWebhookKubeconfig } from '@app/auth';
 import type { ServerConfig } from '../config/flags.js';
 import type { ApiMetrics } from '../observability/metrics.js';
 import { flagStartError } from '../pipeline/authentication-method.js';
 import { NO_AUDIT, type AuditAttributes, type AuditEvent, type AuditRequestConfig, type AuditSink } from '../pipeline/audit.port.js';
 import { AuditLogWriter, AUDIT_LOG_FORMATS, AUDIT_LOG_MODES, type AuditLogOptions } from './audit.log.js';
 import { evaluateAuditPolicy, loadAuditPolicy, type AuditPolicy } from './audit.policy.js';
+import { AuditWebhookBackend } from './audit.webhook.js';
+
+/** kube-apiserver's defaults of the audit webhook's batch settings. */
+export const AUDIT_WEBHOOK_DEFAULTS = { maxBatchSize: 400, maxWait: '30s', bufferSize: 10_000, initialBackoff: '10s' } as const;
+
+/** The webhook backend of `--audit-webhook-config-file` (checked by config/flags.ts), or undefined. */
+export function auditWebhookFor(cfg: ServerConfig, metrics?: ApiMetrics): AuditWebhookBackend | undefined {
+  const raw = cfg.raw;
+  const file = raw['audit-webhook-config-file'];
+  if (file === undefined || file === '') return undefined;
+  let target;
+  try {
+    target = parseWebhookKubeconfig(readFileSync(file, 'utf8'), path.dirname(path.resolve(file)));
+  } catch (e) {
+    throw flagStartError(cfg, 'audit-webhook-config-file', e);
+  }
+  const { server, caPem, certPem, keyPem } = target;
+  const ms = (flag: string, dflt: string) => parseGoDuration(raw[flag] ?? dflt) / 1e6;
+  return new AuditWebhookBackend({
+    maxBatchSize: Number(raw['audit-webhook-batch-max-size'] ?? AUDIT_WEBHOOK_DEFAULTS.maxBatchSize),
+    maxWaitMs: ms('audit-webhook-batch-max-wait', AUDIT_WEBHOOK_DEFAULTS.maxWait),
+    bufferSize: Number(raw['audit-webhook-batch-buffer-size'] ?? AUDIT_WEBHOOK_DEFAULTS.bufferSize),
+    initialBackoffMs: ms('audit-webhook-initial-backoff', AUDIT_WEBHOOK_DEFAULTS.initialBackoff),
+    post: (list) => httpsJson(server, { method: 'POST', body: list, ca: caPem, cert: certPem, key: keyPem }),
+    lost: (n, why) => {
+      metrics?.auditErrors.inc({ plugin: 'webhook' }, n);
+      process.stderr.write(`audit: ${n} event(s) lost: ${why}\n`);
+    },
+  });
+}
 
 /** The log options of the `--audit-log-*` flags (checked by config/flags.ts). */
 export function auditLogOptions(cfg: ServerConfig): AuditLogOptions | undefined {
@@ -30,17 +64,18 @@ export function auditLogOptions(cfg: ServerConfig): AuditLogOptions | undefined 
   };
 }
 
-/** Audit events to a log file under a policy. */
+/** Audit events to a log file and a webhook under a policy. */
 export class PolicyAuditSink implements AuditSink, OnApplicationShutdown {
   readonly enabled = true;
   private readonly strict: boolean;
 
   constructor(
     private readonly policy: AuditPolicy,
-    private readonly log: AuditLogWriter,
+    private readonly log: AuditLogWriter | undefined,
     private readonly metrics?: ApiMetrics,
+    private readonly webhook?: AuditWebhookBackend,
   ) {
-    this.strict = log.opts.mode === 'blocking-strict';
+    this.strict = log?.opts.mode === 'blocking-strict';
   }
 
   configFor(attrs: AuditAttributes): AuditRequestConfig {
@@ -48,6 +83,9 @@ export class PolicyAuditSink implements AuditSink, OnApplicationShutdown {
   }
 
   record(event: AuditEvent): void {
+    this.metrics?.auditEvents.inc();
+    this.webhook?.write(event);
+    if (!this.log) return;
     const dropped = this.log.dropped;
     try {
       this.log.write(event);
@@ -59,25 +97,20 @@ export class PolicyAuditSink implements AuditSink, OnApplicationShutdown {
       return;
     }
     if (this.log.dropped !== dropped) this.metrics?.auditErrors.inc({ plugin: 'log' });
-    else this.metrics?.auditEvents.inc();
-  }
-
-  /** Waits until queued events are written (batch mode). */
-  flush(): Promise<void> {
-    return this.log.flush();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.log.close();
+    await Promise.all([this.log?.close(), this.webhook?.close()]);
   }
 }
 
-/** The sink the flags ask for: NO_AUDIT unless both a policy and a log are given. */
+/** The sink the flags ask for: NO_AUDIT unless a policy and a backend (log, webhook) are given. */
 export function auditSinkFor(cfg: ServerConfig, metrics?: ApiMetrics): AuditSink {
   const file = cfg.raw['audit-policy-file'];
   const opts = auditLogOptions(cfg);
+  const hasWebhook = !!cfg.raw['audit-webhook-config-file'];
   if (!file) {
-    if (opts) process.stderr.write(`${cfg.name}: --audit-log-path is set without --audit-policy-file: no audit events are recorded\n`);
+    if (opts || hasWebhook) process.stderr.write(`${cfg.name}: an audit backend is configured without --audit-policy-file: no audit events are recorded\n`);
     return NO_AUDIT;
   }
   let policy: AuditPolicy;
@@ -86,12 +119,15 @@ export function auditSinkFor(cfg: ServerConfig, metrics?: ApiMetrics): AuditSink
   } catch (e) {
     throw flagStartError(cfg, 'audit-policy-file', e);
   }
-  if (!opts) return NO_AUDIT;
-  const log = new AuditLogWriter(opts);
-  try {
-    log.open();
-  } catch (e) {
-    throw flagStartError(cfg, 'audit-log-path', e);
+  if (!opts && !hasWebhook) return NO_AUDIT;
+  let log: AuditLogWriter | undefined;
+  if (opts) {
+    log = new AuditLogWriter(opts);
+    try {
+      log.open();
+    } catch (e) {
+      throw flagStartError(cfg, 'audit-log-path', e);
+    }
   }
-  return new PolicyAuditSink(policy, log, metrics);
+  return new PolicyAuditSink(policy, log, metrics, auditWebhookFor(cfg, metrics));
 }

@@ -176,8 +176,20 @@ describe('parseFlags', () => {
       expect(() => parseFlags(['--audit-log-mode=async'])).toThrow('--audit-log-mode=async: must be one of blocking, blocking-strict, batch');
       expect(() => parseFlags(['--audit-log-version=audit.k8s.io/v1beta1'])).toThrow('must be one of audit.k8s.io/v1');
       expect(() => parseFlags(['--audit-log-maxsize=-1'])).toThrow('must be a non-negative integer');
-      expectRefused(['--audit-webhook-config-file=/w'], 'audit-webhook-config-file');
+      const w = parseFlags([
+        '--audit-webhook-config-file=/w',
+        '--audit-webhook-mode=batch',
+        '--audit-webhook-batch-max-size=10',
+        '--audit-webhook-batch-max-wait=2s',
+        '--audit-webhook-batch-buffer-size=100',
+        '--audit-webhook-initial-backoff=1s',
+      ]);
+      expect(w.raw['audit-webhook-batch-max-wait']).toBe('2s');
+      expect(() => parseFlags(['--audit-webhook-mode=blocking'])).toThrow('--audit-webhook-mode=blocking: only batch is built');
+      expect(() => parseFlags(['--audit-webhook-batch-max-wait=0s'])).toThrow('must be a positive duration');
+      expect(() => parseFlags(['--audit-webhook-batch-max-size=0'])).toThrow('--audit-webhook-batch-max-size must be at least 1');
       expectRefused(['--audit-log-batch-max-size=10'], 'audit-log-batch-max-size');
+      expectRefused(['--audit-webhook-batch-throttle-qps=5'], 'audit-webhook-batch-throttle-qps');
     });
     it('admission plugins not built; the admission configuration is accepted', () => {
       expectRefused(['--enable-admission-plugins=NamespaceLifecycle,PodSecurity'], 'enable-admission-plugins');

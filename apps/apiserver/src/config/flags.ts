@@ -187,7 +187,7 @@ const REFUSED_PREFIXES: ReadonlyArray<[string, string]> = [
   ['requestheader-', 'this request header (front proxy) setting'],
   ['authentication-token-webhook-', 'this webhook token authentication setting'],
   ['authorization-webhook-', 'this webhook authorization setting'],
-  ['audit-', 'this audit setting (the audit webhook backend and the batch and truncation settings are not built)'],
+  ['audit-', 'this audit setting (the log batch, throttle and truncation settings are not built)'],
 ];
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -319,6 +319,13 @@ const FLAGS: Record<string, FlagSpec> = {
   'audit-log-maxbackup': { key: 'audit-log-maxbackup', kind: 'int' },
   'audit-log-maxsize': { key: 'audit-log-maxsize', kind: 'int' },
   'audit-log-compress': { key: 'audit-log-compress', kind: 'bool' },
+  'audit-webhook-config-file': { key: 'audit-webhook-config-file', kind: 'string' },
+  'audit-webhook-mode': { key: 'audit-webhook-mode', kind: 'string' },
+  'audit-webhook-version': { key: 'audit-webhook-version', kind: 'string' },
+  'audit-webhook-initial-backoff': { key: 'audit-webhook-initial-backoff', kind: 'string' },
+  'audit-webhook-batch-max-size': { key: 'audit-webhook-batch-max-size', kind: 'int' },
+  'audit-webhook-batch-max-wait': { key: 'audit-webhook-batch-max-wait', kind: 'string' },
+  'audit-webhook-batch-buffer-size': { key: 'audit-webhook-batch-buffer-size', kind: 'int' },
   'feature-gates': { key: 'feature-gates', kind: 'string', unsupported: true },
 };
 
@@ -484,6 +491,25 @@ function checkAuditFlags(raw: Record<string, string>): void {
   oneOf('audit-log-format', AUDIT_LOG_FORMATS);
   oneOf('audit-log-mode', AUDIT_LOG_MODES);
   oneOf('audit-log-version', ['audit.k8s.io/v1']);
+  oneOf('audit-webhook-version', ['audit.k8s.io/v1']);
+  const webhookMode = raw['audit-webhook-mode'];
+  if (webhookMode !== undefined && webhookMode !== 'batch')
+    throw new FlagError(
+      `--audit-webhook-mode=${webhookMode}: only batch is built (blocking and blocking-strict are not); refusing to start rather than run without it`,
+    );
+  for (const flag of ['audit-webhook-initial-backoff', 'audit-webhook-batch-max-wait']) {
+    const v = raw[flag];
+    if (v === undefined) continue;
+    let ns: number;
+    try {
+      ns = parseGoDuration(v);
+    } catch (e) {
+      throw new FlagError(`--${flag}=${v}: ${(e as Error).message}`);
+    }
+    if (!(ns > 0)) throw new FlagError(`--${flag}=${v}: must be a positive duration`);
+  }
+  for (const flag of ['audit-webhook-batch-max-size', 'audit-webhook-batch-buffer-size'])
+    if (raw[flag] !== undefined && Number(raw[flag]) < 1) throw new FlagError(`--${flag} must be at least 1`);
 }
 
 /** The Service ranges parse (one CIDR: dual-stack clusters are not built). */

@@ -7,7 +7,7 @@
  * - AUTHORIZER: the `--authorization-mode` list (default RBAC); RBAC reads the policy
  *   RbacPolicyWatcher keeps current from storage watches, Webhook asks the service of
  *   `--authorization-webhook-config-file`;
- * - AUDIT_SINK: the audit policy and log of `--audit-policy-file` and `--audit-log-*` (none without both);
+ * - AUDIT_SINK: the audit policy of `--audit-policy-file` and its log and webhook backends (none without a policy and a backend);
  * - FLOW_CONTROL: the in-flight limits (--max-requests-inflight, --max-mutating-requests-inflight).
  */
 import { Global, Injectable, Module, type OnModuleInit } from '@nestjs/common';
