@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { ensurePki, issueClientCertificate, writeKubeconfig } from '@app/pki';
-import { kubectl, repoRoot, request, startServer, waitFor, type ServerHandle } from './support/server.js';
+import { kubectl, repoRoot, request, request2, startServer, waitFor, type ServerHandle } from './support/server.js';
 
 interface Event {
   level: string;
@@ -182,6 +182,11 @@ describe('audit log', () => {
     const evs = await eventsOf((e) => e.auditID === auditId, 2);
     expect(evs.map((e) => `${e.stage} ${e.responseStatus?.code}`)).toEqual(['ResponseStarted 200', 'ResponseComplete 200']);
     expect(evs[0]!.verb).toBe('watch');
+    // The same over HTTP/2, as kubectl watches.
+    const h2 = await request2(server, 'GET', '/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1');
+    expect(h2.status).toBe(200);
+    const h2Events = await eventsOf((e) => e.auditID === h2.headers['audit-id'], 2);
+    expect(h2Events.map((e) => `${e.stage} ${e.responseStatus?.code}`)).toEqual(['ResponseStarted 200', 'ResponseComplete 200']);
   });
 });
 
