@@ -143,6 +143,34 @@ describe('benchmarks (short runs)', () => {
     expect(report.targets.map((t) => t.name)).toEqual(['gets / ceiling', 'creates/s']);
   });
 
+  it('audit: three servers (audit off, Metadata, RequestResponse) under GETs and creates, every phase without a failed request', async () => {
+    const json = join(dir, 'audit.json');
+    const r = await runBench('audit.bench.js', ['--seconds', '0.5', '--rounds', '2', '--concurrency', '4', '--json-out', json]);
+    expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
+    const report = JSON.parse(await readFile(json, 'utf8')) as {
+      rows: { load: string; system: string; perSecond: number; logBytesPerRequest: number }[];
+      phases: { name: string; requests: number; errors: number }[];
+      failure: string | null;
+    };
+    expect(report.failure).toBeNull();
+    expect(report.rows.map((x) => `${x.load}, ${x.system}`)).toEqual([
+      'GET, off',
+      'GET, Metadata',
+      'GET, RequestResponse',
+      'create, off',
+      'create, Metadata',
+      'create, RequestResponse',
+    ]);
+    for (const row of report.rows) expect(row.perSecond).toBeGreaterThan(0);
+    // Only the audited servers write a log, and RequestResponse writes more per request than Metadata.
+    const bytes = (load: string, system: string) => report.rows.find((x) => x.load === load && x.system === system)!.logBytesPerRequest;
+    expect(bytes('GET', 'off')).toBe(0);
+    expect(bytes('GET', 'Metadata')).toBeGreaterThan(0);
+    expect(bytes('GET', 'RequestResponse')).toBeGreaterThan(bytes('GET', 'Metadata'));
+    expect(bytes('create', 'RequestResponse')).toBeGreaterThan(bytes('create', 'Metadata'));
+    for (const p of report.phases) expect([p.errors, p.requests > 0]).toEqual([0, true]);
+  });
+
   it('auth: GETs per authentication method under RBAC and AlwaysAllow, with the cost against the anonymous anchor', async () => {
     const json = join(dir, 'auth.json');
     const r = await runBench('auth.bench.js', ['--seconds', '0.5', '--rounds', '2', '--concurrency', '4', '--other-bindings', '10', '--json-out', json]);
