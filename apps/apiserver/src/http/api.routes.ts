@@ -6,7 +6,7 @@
  */
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Errors } from '@app/apimachinery';
+import { Errors, StatusError } from '@app/apimachinery';
 import { AUTHENTICATOR, type Authenticator } from '@app/auth';
 import { AUTHORIZER, type Authorizer } from '@app/authz';
 import { KindRegistry } from '@app/registry';
@@ -135,7 +135,10 @@ export class ApiRoutes implements BeforeApplicationShutdown {
           discardRefusedBody(req.raw, reply.raw, { capBytes: 0 });
         }
         const se = toStatusError(err);
-        stateOf(req)?.audit?.statusIs({ status: 'Failure', reason: se.reason, code: se.code });
+        const audit = stateOf(req)?.audit;
+        // An exception that is no Status and no known Fastify error is a bug: kube's Panic stage.
+        if (audit && se.code === 500 && !(err instanceof StatusError) && !(err as { code?: string })?.code?.startsWith('FST_')) audit.panic();
+        else audit?.statusIs({ status: 'Failure', reason: se.reason, code: se.code });
         if (se.code >= 500) process.stderr.write(`internal error: ${(err as Error)?.stack ?? String(err)}\n`);
         sendStatus(reply, se);
       });

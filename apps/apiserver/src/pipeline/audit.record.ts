@@ -101,6 +101,16 @@ export class AuditRecord {
     return !this.input.config.omitStages.has(stage);
   }
 
+  /**
+   * A request that ended in an unexpected exception (kube's panic): one Panic event with a 500
+   * InternalError status takes the place of ResponseComplete.
+   */
+  panic(): void {
+    this.statusIs({ status: 'Failure', reason: 'InternalError', code: 500 });
+    this.emit('Panic', 500);
+    this.done.add('ResponseComplete');
+  }
+
   /** Builds and records the event of `stage` (once per stage; not when the policy omits it). */
   emit(stage: AuditStage, code?: number): void {
     if (this.done.has(stage) || !this.keeps(stage)) return;
