@@ -8,7 +8,8 @@
  *   request info     verb, group, version, namespace, resource, subresource, name (RequestInfo)
  *   deadline         the time the answer must start by (--request-timeout, `timeout` parameter)
  *   authentication   the AUTHENTICATOR chain; anonymous only where anonymous access is allowed
- *   audit            audit ID (`Audit-Id` header); the AUDIT_SINK policy's level and events
+ *   audit            the AUDIT_SINK policy's level and events (the audit ID, answered in the
+ *                    `Audit-Id` header, is given to every request before the first stage)
  *   impersonation    Impersonate-* headers, each authorized with the `impersonate` verb
  *   flow control     the FLOW_CONTROL policy (max in flight today; priority and fairness later)
  *   authorization    the AUTHORIZER (the `--authorization-mode` union)
@@ -160,8 +161,6 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
   /** kube's failed-authentication audit: one ResponseStarted event with the 401, user unknown. */
   const auditUnauthenticated = (req: FastifyRequest, reply: FastifyReply, s: RequestState): void => {
     if (!deps.audit.enabled) return;
-    s.auditId ??= givenAuditId(req) ?? randomUUID();
-    reply.raw.setHeader('Audit-Id', s.auditId);
     const rec = startAudit(req, s, undefined);
     rec?.statusIs({ status: 'Failure', reason: 'Unauthorized', code: 401 });
     rec?.emit('ResponseStarted', 401);
@@ -211,9 +210,6 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
   };
 
   const audit: Filter = (req, reply, s) => {
-    s.auditId = givenAuditId(req) ?? randomUUID();
-    // On the raw response: answers written past Fastify (a watch, a stream) carry it too.
-    reply.raw.setHeader('Audit-Id', s.auditId);
     if (!deps.audit.enabled) return;
     const rec = startAudit(req, s, s.authenticatedUser);
     if (!rec) return;
@@ -301,7 +297,12 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
   return async (req, reply) => {
     const query = firstValues(req.query as Record<string, unknown>);
     const info = parseRequestInfo(req.method, req.url.split('?')[0]!, query);
-    const state = attachState(req, { info, query, received: new Date() });
+    // The audit ID first (kube's WithAuditInit, the outermost filter), so that every answer,
+    // a 401 included, carries it; on the raw response, so do answers written past Fastify (a
+    // watch, a stream).
+    const auditId = givenAuditId(req) ?? randomUUID();
+    reply.raw.setHeader('Audit-Id', auditId);
+    const state = attachState(req, { info, query, received: new Date(), auditId });
     for (const f of filters) {
       const pending = f(req, reply, state);
       if (pending !== undefined) await pending;
