@@ -257,13 +257,15 @@ export interface SnapshotSendContext {
 /**
  * Chunked snapshot transfer on its own stream (etcd's rafthttp snapshot channel), read from
  * the snapshot's file piece by piece when it has one (the file is deleted afterwards, sent or
- * not: the next attempt exports anew).
+ * not: the next attempt exports anew; deleted before the status is reported, so whoever learns
+ * the outcome finds the file gone).
  */
 export async function sendSnapshot(m: Message, ctx: SnapshotSendContext): Promise<void> {
   const snap = m.snapshot!;
   const header = toWire(m);
   const started = performance.now();
   let bytes = 0;
+  let failed = true;
   try {
     await new Promise<void>((resolve, reject) => {
       const call = ctx.open((err) => (err ? reject(err) : resolve()));
@@ -285,11 +287,11 @@ export async function sendSnapshot(m: Message, ctx: SnapshotSendContext): Promis
       });
     });
     countTransfer(ctx.sent, ctx.peer, true, bytes, started);
-    ctx.onStatus?.(false);
+    failed = false;
   } catch {
     countTransfer(ctx.sent, ctx.peer, false, bytes, started);
-    ctx.onStatus?.(true);
-  } finally {
-    dropSnapshotFile(m);
   }
+  const file = snap.file;
+  if (file !== undefined) await unlink(file).catch(() => undefined);
+  ctx.onStatus?.(failed);
 }
