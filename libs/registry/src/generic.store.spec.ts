@@ -6,7 +6,7 @@
  */
 import { StatusError, type KubeObject } from '@app/apimachinery';
 import type { Admission, AdmissionAttributes } from './admission.port.js';
-import { GenericStore } from './generic.store.js';
+import { GenericStore, MAX_NAME_GENERATION_CREATE_ATTEMPTS } from './generic.store.js';
 import { objectKey } from './kind.registry.js';
 import type { KindDeclaration, RequestContext, Strategy } from './kind.types.js';
 import { FakeStorage, recordingMachinery } from './storage.fake.js';
@@ -135,6 +135,33 @@ describe('GenericStore hook order', () => {
     expect(log.indexOf('machinery.generateName')).toBeGreaterThan(log.indexOf('admission.admit CREATE'));
     expect(log.indexOf('machinery.generateName')).toBeLessThan(log.indexOf('strategy.prepareForCreate'));
     expect(obj.metadata.name).toMatch(/^w-.{5}$/);
+  });
+
+  it('create: a generated name that is taken is generated again, up to eight attempts, then AlreadyExists', async () => {
+    await store().create('ns', widget('w-aaaaa'), { ctx: ctx(), fieldValidation: 'Strict' });
+    await store().create('ns', widget('w-bbbbb'), { ctx: ctx(), fieldValidation: 'Strict' });
+    const names = ['w-aaaaa', 'w-bbbbb', 'w-ccccc'];
+    const machinery = { ...recordingMachinery(log), generateName: () => names.shift() ?? 'w-aaaaa' };
+    const s = new GenericStore(WIDGET(), { storage, machinery, admission });
+    log.length = 0;
+    const obj = await s.create('ns', { ...widget(''), metadata: { generateName: 'w-' } }, { ctx: ctx(), fieldValidation: 'Strict' });
+    expect(obj.metadata.name).toBe('w-ccccc');
+    // Admission ran once; only the store's write was tried again.
+    expect(log.filter((l) => l === 'admission.admit CREATE')).toHaveLength(1);
+    expect(log.filter((l) => l === 'storage.create')).toHaveLength(3);
+    let tries = 0;
+    const always = new GenericStore(WIDGET(), {
+      storage,
+      machinery: { ...recordingMachinery(log), generateName: () => (tries++, 'w-aaaaa') },
+      admission,
+    });
+    await expect(always.create('ns', { ...widget(''), metadata: { generateName: 'w-' } }, { ctx: ctx(), fieldValidation: 'Strict' })).rejects.toMatchObject({
+      code: 409,
+      reason: 'AlreadyExists',
+    });
+    expect(tries).toBe(MAX_NAME_GENERATION_CREATE_ATTEMPTS);
+    // A name the client chose is never replaced.
+    await expect(store().create('ns', widget('w-aaaaa'), { ctx: ctx(), fieldValidation: 'Strict' })).rejects.toMatchObject({ code: 409 });
   });
 
   it('update (PUT): inside guaranteedUpdate, the same pipeline with the update hooks', async () => {

@@ -41,6 +41,9 @@ import { versionedStorage } from './versioned.storage.js';
 import { filteredWatchSink, type WatchEventSink } from './watch.filter.js';
 import { dedupOwnerReferences, WritePipeline } from './write.pipeline.js';
 
+/** Creates of an object with a generated name tried at most, each with a new name (kube's maxNameGenerationCreateAttempts). */
+export const MAX_NAME_GENERATION_CREATE_ATTEMPTS = 8;
+
 /** Dependencies of a store. */
 export interface StoreDeps {
   storage: Storage;
@@ -297,13 +300,22 @@ export class GenericStore implements StoreCore {
     if (meta.resourceVersion) throw Errors.badRequest('resourceVersion should not be set on objects to be created');
     for (const f of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']) delete meta[f];
     this.deps.machinery.applyDefaults(obj, this.decl.schema);
+    const generateName = !meta.name && typeof meta.generateName === 'string' && meta.generateName !== '' ? meta.generateName : undefined;
     await this.pipeline.run({ operation: 'CREATE', ns, name: meta.name ?? '', obj, opts, prepare: (o) => this.prepareForCreate(o, opts.ctx) });
     if (this.decl.rest) return this.decl.rest.create(ns, obj, opts.ctx);
-    try {
-      const stored = await this.storage.create(this.key(ns, meta.name as string), obj, { dryRun: opts.ctx.dryRun });
-      return this.decorate(stored);
-    } catch (e) {
-      this.mapError(e, meta.name as string);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const stored = await this.storage.create(this.key(ns, meta.name as string), obj, { dryRun: opts.ctx.dryRun });
+        return this.decorate(stored);
+      } catch (e) {
+        // A generated name that is taken is generated again (kube's RetryGenerateName, on by
+        // default since 1.30): the client sees AlreadyExists only after every attempt collided.
+        if (generateName !== undefined && attempt < MAX_NAME_GENERATION_CREATE_ATTEMPTS && e instanceof StorageError && e.code === 'KeyExists') {
+          meta.name = this.deps.machinery.generateName(generateName);
+          continue;
+        }
+        this.mapError(e, meta.name as string);
+      }
     }
   }
 
