@@ -6,7 +6,8 @@
  * for auditing:
  *   off              no audit flags (the anchor)
  *   Metadata         a policy recording every request at Metadata, to a blocking JSON log
- *   RequestResponse  the same at RequestResponse (both bodies decoded and written)
+ *   Metadata, batch  the same with --audit-log-mode=batch (events written on later turns)
+ *   RequestResponse  Metadata's log at RequestResponse (both bodies decoded and written)
  * Each is driven by the same keep-alive HTTPS client as the admin (bench/lean.client.ts) with
  * GETs of one ConfigMap and with creates of ConfigMaps, at fixed concurrency. Every round
  * measures every system once per load, in an order rotated per round; figures are medians over
@@ -31,10 +32,11 @@ import { isEntryPoint } from '../cluster/entry-point.js';
 const NS = 'bench-audit';
 const CM_PATH = `/api/v1/namespaces/${NS}/configmaps`;
 
-/** The audited systems: name -> the level of the one rule of its policy (undefined: no auditing). */
-const SYSTEMS: ReadonlyArray<{ name: string; level?: 'Metadata' | 'RequestResponse' }> = [
+/** The audited systems: the level of the one rule of its policy (none: no auditing) and the log's extra flags. */
+const SYSTEMS: ReadonlyArray<{ name: string; level?: 'Metadata' | 'RequestResponse'; flags?: readonly string[] }> = [
   { name: 'off' },
   { name: 'Metadata', level: 'Metadata' },
+  { name: 'Metadata, batch', level: 'Metadata', flags: ['--audit-log-mode=batch'] },
   { name: 'RequestResponse', level: 'RequestResponse' },
 ];
 const LOADS = ['GET', 'create'] as const;
@@ -86,14 +88,14 @@ async function runBench(o: Options): Promise<number> {
   const rows: AuditBenchRow[] = [];
   let failure: string | undefined;
   try {
-    log('starting three API servers (audit off, Metadata, RequestResponse)...');
+    log(`starting ${SYSTEMS.length} API servers (audit ${SYSTEMS.map((x) => x.name).join('; ')})...`);
     const handles = await Promise.all(
       SYSTEMS.map(async (s) => {
         if (!s.level) return { s, h: await startServer({ readyTimeoutMs: 60_000 }), logFile: undefined };
-        const policy = path.join(dir, `${s.name}.yaml`);
+        const policy = path.join(dir, `${s.name.replace(/\W+/g, '-')}.yaml`);
         await fs.writeFile(policy, `apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: ${s.level}\n`);
-        const logFile = path.join(dir, `${s.name}.log`);
-        const h = await startServer({ args: ['--audit-policy-file', policy, '--audit-log-path', logFile], readyTimeoutMs: 60_000 });
+        const logFile = path.join(dir, `${s.name.replace(/\W+/g, '-')}.log`);
+        const h = await startServer({ args: ['--audit-policy-file', policy, '--audit-log-path', logFile, ...(s.flags ?? [])], readyTimeoutMs: 60_000 });
         return { s, h, logFile };
       }),
     );

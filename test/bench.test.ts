@@ -143,7 +143,7 @@ describe('benchmarks (short runs)', () => {
     expect(report.targets.map((t) => t.name)).toEqual(['gets / ceiling', 'creates/s']);
   });
 
-  it('audit: three servers (audit off, Metadata, RequestResponse) under GETs and creates, every phase without a failed request', async () => {
+  it('audit: four servers (audit off, Metadata blocking and batch, RequestResponse) under GETs and creates, every phase without a failed request', async () => {
     const json = join(dir, 'audit.json');
     const r = await runBench('audit.bench.js', ['--seconds', '0.5', '--rounds', '2', '--concurrency', '4', '--json-out', json]);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
@@ -156,9 +156,11 @@ describe('benchmarks (short runs)', () => {
     expect(report.rows.map((x) => `${x.load}, ${x.system}`)).toEqual([
       'GET, off',
       'GET, Metadata',
+      'GET, Metadata, batch',
       'GET, RequestResponse',
       'create, off',
       'create, Metadata',
+      'create, Metadata, batch',
       'create, RequestResponse',
     ]);
     for (const row of report.rows) expect(row.perSecond).toBeGreaterThan(0);
