@@ -9,13 +9,11 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import * as https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TLSSocket } from 'node:tls';
-import { ensurePki, issueClientCertificate, writeKubeconfig } from '@app/pki';
+import { issueClientCertificate, writeKubeconfig } from '@app/pki';
 import { kubectl, repoRoot, request, request2, startServer, waitFor, type ServerHandle } from './support/server.js';
+import { startTlsStandIn, type TlsStandIn } from './support/tls-stand-in.js';
 
 interface Event {
   level: string;
@@ -235,62 +233,32 @@ describe('audit log options', () => {
 
 describe('audit webhook', () => {
   let dir: string;
-  let hook: https.Server;
+  let hook: TlsStandIn;
   let server: ServerHandle;
   const received: Array<{ contentType: string | undefined; client: string | undefined; list: { kind: string; apiVersion: string; items: Event[] } }> = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kapi-audit-webhook-'));
-    const pki = await ensurePki(join(dir, 'hook-pki'), { hosts: ['127.0.0.1'] });
-    const caPem = await readFile(pki.caCert, 'utf8');
-    hook = https.createServer(
-      { cert: await readFile(pki.servingCert, 'utf8'), key: await readFile(pki.servingKey, 'utf8'), ca: caPem, requestCert: true, rejectUnauthorized: true },
-      (req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          const cn = (req.socket as TLSSocket).getPeerCertificate().subject?.CN;
-          received.push({
-            contentType: req.headers['content-type'],
-            client: Array.isArray(cn) ? cn[0] : cn,
-            list: JSON.parse(Buffer.concat(chunks).toString('utf8')) as (typeof received)[number]['list'],
-          });
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end('{}');
-        });
+    hook = await startTlsStandIn(dir, {
+      clientName: 'kube-apiserver-audit-client',
+      path: '/events',
+      answer: (body, req, client) => {
+        received.push({ contentType: req.headers['content-type'], client, list: JSON.parse(body.toString('utf8')) as (typeof received)[number]['list'] });
+        return { status: 200, body: {} };
       },
-    );
-    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
-    const port = (hook.address() as AddressInfo).port;
-    const client = await issueClientCertificate(pki.dir, 'kube-apiserver-audit-client');
-    const b64 = (x: string) => Buffer.from(x).toString('base64');
-    writeFileSync(
-      join(dir, 'audit-webhook.kubeconfig'),
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters: [{name: audit, cluster: {server: "https://127.0.0.1:${port}/events", certificate-authority-data: ${b64(caPem)}}}]`,
-        `users: [{name: apiserver, user: {client-certificate-data: ${b64(client.certPem)}, client-key-data: ${b64(client.keyPem)}}}]`,
-      ].join('\n'),
-    );
+    });
     writeFileSync(
       join(dir, 'policy.yaml'),
       'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Request\n    resources: [{ group: "", resources: [configmaps] }]\n',
     );
     server = await startServer({
-      args: [
-        '--audit-policy-file',
-        join(dir, 'policy.yaml'),
-        `--audit-webhook-config-file=${join(dir, 'audit-webhook.kubeconfig')}`,
-        '--audit-webhook-batch-max-wait=500ms',
-      ],
+      args: ['--audit-policy-file', join(dir, 'policy.yaml'), `--audit-webhook-config-file=${hook.kubeconfig}`, '--audit-webhook-batch-max-wait=500ms'],
     });
   }, 60_000);
 
   afterAll(async () => {
     await server?.cleanup();
-    await new Promise<void>((resolve) => (hook ? hook.close(() => resolve()) : resolve()));
-    hook?.closeAllConnections();
+    await hook?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -4,14 +4,12 @@
  * SubjectAccessReviews over mutual TLS, as kubectl shows; answers are cached; system:masters
  * never reaches the service; a service that fails makes the request a 500.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import * as https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TLSSocket } from 'node:tls';
-import { ensurePki, issueClientCertificate, writeKubeconfig } from '@app/pki';
+import { issueClientCertificate, writeKubeconfig } from '@app/pki';
 import { kubectl, startServer, type ServerHandle } from './support/server.js';
+import { startTlsStandIn, type TlsStandIn } from './support/tls-stand-in.js';
 
 interface Review {
   apiVersion: string;
@@ -22,7 +20,7 @@ interface Review {
 describe('Webhook authorization', () => {
   let dir: string;
   let server: ServerHandle;
-  let hook: https.Server;
+  let hook: TlsStandIn;
   const reviews: Array<{ review: Review; client: string | undefined }> = [];
   const users: Record<string, string> = {};
 
@@ -43,41 +41,16 @@ describe('Webhook authorization', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kapi-authz-webhook-'));
-    const pki = await ensurePki(join(dir, 'hook-pki'), { hosts: ['127.0.0.1'] });
-    const caPem = await readFile(pki.caCert, 'utf8');
-    hook = https.createServer(
-      { cert: await readFile(pki.servingCert, 'utf8'), key: await readFile(pki.servingKey, 'utf8'), ca: caPem, requestCert: true, rejectUnauthorized: true },
-      (req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Review;
-          const cn = (req.socket as TLSSocket).getPeerCertificate().subject?.CN;
-          reviews.push({ review, client: Array.isArray(cn) ? cn[0] : cn });
-          const { status, body } = answer(review);
-          res.writeHead(status, { 'content-type': 'application/json' });
-          res.end(JSON.stringify(body));
-        });
+    hook = await startTlsStandIn(dir, {
+      clientName: 'kube-apiserver-authz-client',
+      path: '/authorize',
+      answer: (body, _req, client) => {
+        const review = JSON.parse(body.toString('utf8')) as Review;
+        reviews.push({ review, client });
+        return answer(review);
       },
-    );
-    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
-    const port = (hook.address() as AddressInfo).port;
-    const client = await issueClientCertificate(pki.dir, 'kube-apiserver-authz-client');
-    const b64 = (s: string) => Buffer.from(s).toString('base64');
-    await writeFile(
-      join(dir, 'authz.kubeconfig'),
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters: [{name: authz, cluster: {server: "https://127.0.0.1:${port}/authorize", certificate-authority-data: ${b64(caPem)}}}]`,
-        `users: [{name: apiserver, user: {client-certificate-data: ${b64(client.certPem)}, client-key-data: ${b64(client.keyPem)}}}]`,
-        'contexts: [{name: authz, context: {cluster: authz, user: apiserver}}]',
-        'current-context: authz',
-      ].join('\n'),
-    );
-    server = await startServer({
-      args: ['--authorization-mode=RBAC,Webhook', `--authorization-webhook-config-file=${join(dir, 'authz.kubeconfig')}`],
     });
+    server = await startServer({ args: ['--authorization-mode=RBAC,Webhook', `--authorization-webhook-config-file=${hook.kubeconfig}`] });
     const serverCa = await readFile(join(server.dataDir, 'pki', 'ca.crt'), 'utf8');
     for (const name of ['alice', 'carol']) {
       const id = await issueClientCertificate(join(server.dataDir, 'pki'), name, ['dev']);
@@ -88,8 +61,7 @@ describe('Webhook authorization', () => {
 
   afterAll(async () => {
     await server?.cleanup();
-    await new Promise<void>((resolve) => (hook ? hook.close(() => resolve()) : resolve()));
-    hook?.closeAllConnections();
+    await hook?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 

@@ -5,14 +5,12 @@
  * backend without a policy records nothing (a warning at start says so). The log is opened at
  * start (a path that cannot be opened stops the start); both are flushed and closed at shutdown.
  */
-import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { parseGoDuration } from '@app/apimachinery';
-import { httpsJson, parseWebhookKubeconfig } from '@app/auth';
+import { httpsJson } from '@app/auth';
 import type { ServerConfig } from '../config/flags.js';
 import type { ApiMetrics } from '../observability/metrics.js';
-import { flagStartError } from '../pipeline/authentication-method.js';
+import { flagStartError, webhookTargetOf } from '../pipeline/authentication-method.js';
 import { NO_AUDIT, type AuditAttributes, type AuditEvent, type AuditRequestConfig, type AuditSink } from '../pipeline/audit.port.js';
 import { AuditLogWriter, AUDIT_LOG_FORMATS, AUDIT_LOG_MODES, type AuditLogOptions } from './audit.log.js';
 import { evaluateAuditPolicy, loadAuditPolicy, type AuditPolicy } from './audit.policy.js';
@@ -24,14 +22,8 @@ export const AUDIT_WEBHOOK_DEFAULTS = { maxBatchSize: 400, maxWait: '30s', buffe
 /** The webhook backend of `--audit-webhook-config-file` (checked by config/flags.ts), or undefined. */
 export function auditWebhookFor(cfg: ServerConfig, metrics?: ApiMetrics): AuditWebhookBackend | undefined {
   const raw = cfg.raw;
-  const file = raw['audit-webhook-config-file'];
-  if (file === undefined || file === '') return undefined;
-  let target;
-  try {
-    target = parseWebhookKubeconfig(readFileSync(file, 'utf8'), path.dirname(path.resolve(file)));
-  } catch (e) {
-    throw flagStartError(cfg, 'audit-webhook-config-file', e);
-  }
+  const target = webhookTargetOf(cfg, 'audit-webhook-config-file');
+  if (!target) return undefined;
   const { server, caPem, certPem, keyPem } = target;
   const ms = (flag: string, dflt: string) => parseGoDuration(raw[flag] ?? dflt) / 1e6;
   return new AuditWebhookBackend({

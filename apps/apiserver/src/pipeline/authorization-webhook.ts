@@ -5,13 +5,11 @@
  * `--authorization-webhook-cache-authorized-ttl` (default 5m0s) and
  * `--authorization-webhook-cache-unauthorized-ttl` (default 30s).
  */
-import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
 import { parseGoDuration } from '@app/apimachinery';
-import { httpsJson, parseWebhookKubeconfig } from '@app/auth';
+import { httpsJson } from '@app/auth';
 import { WebhookAuthorizer } from '@app/authz';
 import type { ServerConfig } from '../config/flags.js';
-import { flagStartError } from './authentication-method.js';
+import { webhookTargetOf } from './authentication-method.js';
 
 /** kube-apiserver's defaults of the two cache TTLs. */
 export const DEFAULT_AUTHORIZED_TTL = '5m0s';
@@ -19,14 +17,8 @@ export const DEFAULT_UNAUTHORIZED_TTL = '30s';
 
 /** The Webhook mode's authorizer, or undefined when no configuration file is given. */
 export function authorizationWebhookFor(cfg: ServerConfig): WebhookAuthorizer | undefined {
-  const file = cfg.raw['authorization-webhook-config-file'];
-  if (file === undefined) return undefined;
-  let target;
-  try {
-    target = parseWebhookKubeconfig(readFileSync(file, 'utf8'), path.dirname(path.resolve(file)));
-  } catch (e) {
-    throw flagStartError(cfg, 'authorization-webhook-config-file', e);
-  }
+  const target = webhookTargetOf(cfg, 'authorization-webhook-config-file');
+  if (!target) return undefined;
   const { server, caPem, certPem, keyPem } = target;
   const ms = (flag: string, dflt: string) => parseGoDuration(cfg.raw[flag] ?? dflt) / 1e6;
   return new WebhookAuthorizer({

@@ -4,14 +4,12 @@
  * with `--authentication-token-webhook-cache-ttl` (default 2m0s) and
  * `--authentication-token-webhook-version` (v1 default, v1beta1).
  */
-import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
 import { parseGoDuration } from '@app/apimachinery';
-import { httpsJson, parseWebhookKubeconfig, WebhookTokenAuthenticator, type AuthenticationRequest, type Authenticator, type UserInfo } from '@app/auth';
+import { httpsJson, WebhookTokenAuthenticator, type AuthenticationRequest, type Authenticator, type UserInfo } from '@app/auth';
 import type { ServerConfig } from '../config/flags.js';
 import { SERVER_CONFIG } from '../tokens.js';
-import { AuthenticationMethod, flagStartError, METHOD_ORDER } from './authentication-method.js';
+import { AuthenticationMethod, METHOD_ORDER, webhookTargetOf } from './authentication-method.js';
 
 /** kube-apiserver's default of --authentication-token-webhook-cache-ttl. */
 export const DEFAULT_WEBHOOK_CACHE_TTL = '2m0s';
@@ -23,14 +21,8 @@ export class WebhookMethod implements Authenticator {
   private readonly inner?: WebhookTokenAuthenticator;
 
   constructor(@Inject(SERVER_CONFIG) cfg: ServerConfig) {
-    const file = cfg.raw['authentication-token-webhook-config-file'];
-    if (file === undefined) return;
-    let target;
-    try {
-      target = parseWebhookKubeconfig(readFileSync(file, 'utf8'), path.dirname(path.resolve(file)));
-    } catch (e) {
-      throw flagStartError(cfg, 'authentication-token-webhook-config-file', e);
-    }
+    const target = webhookTargetOf(cfg, 'authentication-token-webhook-config-file');
+    if (!target) return;
     const { server, caPem, certPem, keyPem } = target;
     this.inner = new WebhookTokenAuthenticator({
       version: cfg.raw['authentication-token-webhook-version'] === 'v1beta1' ? 'v1beta1' : 'v1',
