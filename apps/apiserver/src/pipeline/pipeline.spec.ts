@@ -3,14 +3,14 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Errors } from '@app/apimachinery';
 import type { AuthenticationRequest, UserInfo } from '@app/auth';
 import type { AuthorizationAttributes, AuthorizationDecision } from '@app/authz';
-import type { AuditEvent } from './audit.port.js';
+import { NO_AUDIT, type AuditEvent } from './audit.port.js';
 import type { FlowControlTicket } from './flow-control.port.js';
 import { createPipeline, PIPELINE_STAGES } from './pipeline.js';
 import { stateOf } from './request-state.js';
 import { toStatusError, sendStatus } from '../http/status.js';
 
 /** A server whose ports record each call in `calls`, in order. */
-async function serverWith(opts: { deny?: (a: AuthorizationAttributes) => boolean; refuse?: boolean; badToken?: boolean } = {}) {
+async function serverWith(opts: { deny?: (a: AuthorizationAttributes) => boolean; refuse?: boolean; badToken?: boolean; noAudit?: boolean } = {}) {
   const calls: string[] = [];
   const audits: AuditEvent[] = [];
   let released = 0;
@@ -30,15 +30,17 @@ async function serverWith(opts: { deny?: (a: AuthorizationAttributes) => boolean
         return opts.deny?.(a) ? { decision: 'Deny', reason: 'no' } : { decision: 'Allow' };
       },
     },
-    audit: {
-      enabled: true,
-      configFor: (a) => ({
-        level: a.verb === 'list' ? 'None' : 'Metadata',
-        omitStages: new Set(a.user ? [] : (['RequestReceived'] as const)),
-        omitManagedFields: false,
-      }),
-      record: (e) => audits.push(e),
-    },
+    audit: opts.noAudit
+      ? NO_AUDIT
+      : {
+          enabled: true,
+          configFor: (a) => ({
+            level: a.verb === 'list' ? 'None' : 'Metadata',
+            omitStages: new Set(a.user ? [] : (['RequestReceived'] as const)),
+            omitManagedFields: false,
+          }),
+          record: (e) => audits.push(e),
+        },
     flowControl: {
       admit(_m, _i, user): FlowControlTicket {
         calls.push(`flow-control:${user.username}`);
@@ -237,6 +239,17 @@ describe('request pipeline', () => {
       responseStatus: { metadata: {}, status: 'Failure', reason: 'Unauthorized', code: 401 },
     });
     expect(audits[0]!.auditID).toBe(res.headers['audit-id']);
+  });
+
+  it('gives every answer an Audit-Id, a 401 and a 429 included, with auditing off', async () => {
+    const { fastify } = await serverWith({ noAudit: true });
+    const unauthorized = await fastify.inject({ method: 'GET', url: '/api/v1/namespaces/a/pods/p', headers: { authorization: 'Bearer bad' } });
+    expect(unauthorized.statusCode).toBe(401);
+    expect(unauthorized.headers['audit-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const busy = await serverWith({ noAudit: true, refuse: true });
+    const refused = await busy.fastify.inject({ method: 'GET', url: '/api/v1/namespaces/a/pods/p', headers: { 'x-user': 'alice' } });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['audit-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it("keeps the client's Audit-ID when it is a plausible one", async () => {
