@@ -142,12 +142,19 @@ describe('GenericStore hook order', () => {
     await store().create('ns', widget('w-bbbbb'), { ctx: ctx(), fieldValidation: 'Strict' });
     const names = ['w-aaaaa', 'w-bbbbb', 'w-ccccc'];
     const machinery = { ...recordingMachinery(log), generateName: () => names.shift() ?? 'w-aaaaa' };
-    const s = new GenericStore(WIDGET(), { storage, machinery, admission });
+    const validated: Array<{ name: string; uid: unknown }> = [];
+    const watching: Admission = { ...admission, validate: async (a) => void validated.push({ name: a.name, uid: a.object?.metadata.uid }) };
+    const s = new GenericStore(WIDGET(), { storage, machinery, admission: watching });
     log.length = 0;
     const obj = await s.create('ns', { ...widget(''), metadata: { generateName: 'w-' } }, { ctx: ctx(), fieldValidation: 'Strict' });
     expect(obj.metadata.name).toBe('w-ccccc');
-    // Admission ran once; only the store's write was tried again.
+    // Mutating admission ran once; validation and validating admission saw every name, each
+    // attempt with a uid of its own, as kube's store re-runs its createValidation.
     expect(log.filter((l) => l === 'admission.admit CREATE')).toHaveLength(1);
+    expect(log.filter((l) => l === 'strategy.validate')).toHaveLength(3);
+    expect(validated.map((v) => v.name)).toEqual(['w-aaaaa', 'w-bbbbb', 'w-ccccc']);
+    expect(new Set(validated.map((v) => v.uid)).size).toBe(3);
+    expect(obj.metadata.uid).toBe(validated[2]!.uid);
     expect(log.filter((l) => l === 'storage.create')).toHaveLength(3);
     let tries = 0;
     const always = new GenericStore(WIDGET(), {

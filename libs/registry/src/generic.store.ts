@@ -39,7 +39,7 @@ import { allocatingStorage } from './allocating.storage.js';
 import { kindCheckedStorage } from './kind-checked.storage.js';
 import { versionedStorage } from './versioned.storage.js';
 import { filteredWatchSink, type WatchEventSink } from './watch.filter.js';
-import { dedupOwnerReferences, WritePipeline } from './write.pipeline.js';
+import { dedupOwnerReferences, WritePipeline, type WriteStep } from './write.pipeline.js';
 
 /** Creates of an object with a generated name tried at most, each with a new name (kube's maxNameGenerationCreateAttempts). */
 export const MAX_NAME_GENERATION_CREATE_ATTEMPTS = 8;
@@ -301,7 +301,8 @@ export class GenericStore implements StoreCore {
     for (const f of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']) delete meta[f];
     this.deps.machinery.applyDefaults(obj, this.decl.schema);
     const generateName = !meta.name && typeof meta.generateName === 'string' && meta.generateName !== '' ? meta.generateName : undefined;
-    await this.pipeline.run({ operation: 'CREATE', ns, name: meta.name ?? '', obj, opts, prepare: (o) => this.prepareForCreate(o, opts.ctx) });
+    const step: WriteStep = { operation: 'CREATE', ns, name: meta.name ?? '', obj, opts, prepare: (o) => this.prepareForCreate(o, opts.ctx) };
+    await this.pipeline.run(step);
     if (this.decl.rest) return this.decl.rest.create(ns, obj, opts.ctx);
     for (let attempt = 1; ; attempt++) {
       try {
@@ -309,9 +310,13 @@ export class GenericStore implements StoreCore {
         return this.decorate(stored);
       } catch (e) {
         // A generated name that is taken is generated again (kube's RetryGenerateName, on by
-        // default since 1.30): the client sees AlreadyExists only after every attempt collided.
+        // default since 1.30), with a new uid, and the object validated and shown to validating
+        // admission again under it: the client sees AlreadyExists only after every attempt
+        // collided.
         if (generateName !== undefined && attempt < MAX_NAME_GENERATION_CREATE_ATTEMPTS && e instanceof StorageError && e.code === 'KeyExists') {
           meta.name = this.deps.machinery.generateName(generateName);
+          meta.uid = randomUUID();
+          await this.pipeline.validateAndCanonicalize(step);
           continue;
         }
         this.mapError(e, meta.name as string);

@@ -104,8 +104,29 @@ export class WritePipeline {
     dedupOwnerReferences(obj, opts.ctx.warnings, true);
     step.prepare(obj);
     if (!opts.managedFieldsDone && !this.decl.rest) this.trackManagedFields(old, obj, opts);
+    await this.validateAndCanonicalize(step);
+  }
+
+  /**
+   * Steps 4-6 alone, for a create whose generated name was taken: the object under its new name
+   * goes through validation and validating admission again, as kube-apiserver's store does on
+   * each attempt (mutating admission is not repeated there either).
+   */
+  async validateAndCanonicalize(step: WriteStep): Promise<void> {
+    const { obj, old, opts } = step;
     this.validate(obj, old, step);
-    if (!admitted) await this.admission.validate(attrs());
+    if (opts.ctx.admitted !== true) {
+      await this.admission.validate({
+        operation: step.operation,
+        decl: this.decl,
+        namespace: step.ns,
+        name: obj.metadata.name ?? step.name,
+        subresource: opts.subresource ?? '',
+        object: obj,
+        oldObject: old,
+        ctx: opts.ctx,
+      });
+    }
     this.decl.strategy?.canonicalize?.(obj);
   }
 
