@@ -49,7 +49,7 @@ describe('authentication', () => {
   let publicPem: string;
   const webhookCalls = new Map<string, number>();
   /** Credentials the tests sent, none of which may show in the server's output. */
-  const sent: string[] = ['static-good', 'static-bad', 'webhook-good', 'webhook-denied'];
+  const sent: string[] = ['static-good', 'static-bad', 'webhook-good', 'webhook-denied', 'webhook-flaky', 'webhook-broken'];
 
   const sign = (claims: JWTPayload, opts: { alg?: string; key?: CryptoKey | Uint8Array; exp?: number } = {}): Promise<string> => {
     const now = Math.floor(Date.now() / 1000);
@@ -93,14 +93,18 @@ describe('authentication', () => {
     const webhookCa = await readFile(idpPki.caCert, 'utf8');
     webhook = await listen({ ...tls, ca: webhookCa, requestCert: true, rejectUnauthorized: true }, (_path, body) => {
       const review = JSON.parse(body) as { apiVersion: string; spec: { token: string } };
-      webhookCalls.set(review.spec.token, (webhookCalls.get(review.spec.token) ?? 0) + 1);
-      const allowed = review.spec.token === 'webhook-good';
+      const calls = (webhookCalls.get(review.spec.token) ?? 0) + 1;
+      webhookCalls.set(review.spec.token, calls);
+      // webhook-flaky fails twice (transient: retried), webhook-broken always with a 503 (final).
+      if (review.spec.token === 'webhook-flaky' && calls <= 2) return { status: 500, body: { message: 'try again' } };
+      if (review.spec.token === 'webhook-broken') return { status: 503, body: { message: 'down for maintenance' } };
+      const username = { 'webhook-good': 'webhook-user', 'webhook-flaky': 'flaky-user' }[review.spec.token];
       return {
         status: 200,
         body: {
           apiVersion: review.apiVersion,
           kind: 'TokenReview',
-          status: allowed ? { authenticated: true, user: { username: 'webhook-user', groups: ['wh'] } } : { authenticated: false, error: 'unknown token' },
+          status: username ? { authenticated: true, user: { username, groups: ['wh'] } } : { authenticated: false, error: 'unknown token' },
         },
       };
     });
@@ -242,6 +246,13 @@ describe('authentication', () => {
     it('through kubectl', async () => {
       const r = await tokenCli('webhook-good');
       expect(r.stderr).toContain('User "webhook-user" cannot list resource "namespaces"');
+    });
+
+    it('a 500 is retried with backoff; a 503 without Retry-After is final', async () => {
+      expect(await identityOf({ identity: 'anonymous', token: 'webhook-flaky' })).toBe('flaky-user');
+      expect(webhookCalls.get('webhook-flaky')).toBe(3);
+      expect(await identityOf({ identity: 'anonymous', token: 'webhook-broken' })).toBe('401');
+      expect(webhookCalls.get('webhook-broken')).toBe(1);
     });
   });
 

@@ -2,7 +2,8 @@
  * The Webhook authorization mode end to end: with --authorization-mode=RBAC,Webhook a user RBAC
  * grants nothing is allowed, denied or left without an opinion by a remote service answering
  * SubjectAccessReviews over mutual TLS, as kubectl shows; answers are cached; system:masters
- * never reaches the service; a service that fails makes the request a 500.
+ * never reaches the service; a service that fails is asked again on transient failures and
+ * makes the request a 500 when it keeps failing.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,18 +24,23 @@ describe('Webhook authorization', () => {
   let hook: TlsStandIn;
   const reviews: Array<{ review: Review; client: string | undefined }> = [];
   const users: Record<string, string> = {};
+  const reviewsOf = (user: string) => reviews.filter((x) => x.review.spec.user === user).length;
 
-  /** The service's policy: alice reads configmaps, nobody reads secrets, carol breaks it. */
+  /**
+   * The service's policy: alice reads configmaps, nobody reads secrets; carol's reviews always
+   * fail with a 500, dave's first two do, erin's with a 400.
+   */
   function answer(r: Review): { status: number; body: object } {
     const a = r.spec.resourceAttributes;
-    const status =
-      r.spec.user === 'carol'
-        ? undefined
-        : a?.resource === 'secrets'
-          ? { allowed: false, denied: true, reason: 'secrets are off limits' }
-          : r.spec.user === 'alice' && a?.resource === 'configmaps' && (a.verb === 'get' || a.verb === 'list')
-            ? { allowed: true, reason: 'alice reads configmaps' }
-            : { allowed: false };
+    if (r.spec.user === 'erin') return { status: 400, body: { message: 'malformed review' } };
+    const failing = r.spec.user === 'carol' || (r.spec.user === 'dave' && reviewsOf('dave') <= 2);
+    const status = failing
+      ? undefined
+      : a?.resource === 'secrets'
+        ? { allowed: false, denied: true, reason: 'secrets are off limits' }
+        : (r.spec.user === 'alice' || r.spec.user === 'dave') && a?.resource === 'configmaps' && (a.verb === 'get' || a.verb === 'list')
+          ? { allowed: true, reason: 'alice reads configmaps' }
+          : { allowed: false };
     if (!status) return { status: 500, body: { message: 'policy store unavailable' } };
     return { status: 200, body: { apiVersion: r.apiVersion, kind: 'SubjectAccessReview', status } };
   }
@@ -52,7 +58,7 @@ describe('Webhook authorization', () => {
     });
     server = await startServer({ args: ['--authorization-mode=RBAC,Webhook', `--authorization-webhook-config-file=${hook.kubeconfig}`] });
     const serverCa = await readFile(join(server.dataDir, 'pki', 'ca.crt'), 'utf8');
-    for (const name of ['alice', 'carol']) {
+    for (const name of ['alice', 'carol', 'dave', 'erin']) {
       const id = await issueClientCertificate(join(server.dataDir, 'pki'), name, ['dev']);
       users[name] = join(server.harnessDir, `${name}.kubeconfig`);
       await writeKubeconfig(users[name], { server: server.url, caPem: serverCa, certPem: id.certPem, keyPem: id.keyPem });
@@ -102,10 +108,20 @@ describe('Webhook authorization', () => {
     );
   });
 
-  it('answers 500 when the service fails and no other mode allows the request', async () => {
+  it('answers 500 when the service keeps failing and no other mode allows the request, after five attempts', async () => {
     const r = await as('carol', ['get', 'configmaps', '-n', 'default'], true);
     expect(r.stderr).toContain('Error from server (InternalError)');
     expect(r.stderr).toContain('the authorization webhook could not be consulted: it answered 500');
+    expect(reviewsOf('carol')).toBe(5);
+  });
+
+  it('asks again after a transient failure, not after a final one', async () => {
+    const r = await as('dave', ['get', 'configmaps', '-n', 'default', '-o', 'name']);
+    expect(r.stdout).toContain('configmap/kube-root-ca.crt');
+    expect(reviewsOf('dave')).toBe(3);
+    const refused = await as('erin', ['get', 'configmaps', '-n', 'default'], true);
+    expect(refused.stderr).toContain('the authorization webhook could not be consulted: it answered 400');
+    expect(reviewsOf('erin')).toBe(1);
   });
 
   it('never asks about system:masters, whom the server allows first', async () => {

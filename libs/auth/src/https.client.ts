@@ -20,8 +20,16 @@ export interface HttpsJsonOptions {
 /** Largest answer read (discovery documents, key sets, TokenReviews are small). */
 const MAX_BYTES = 1 << 20;
 
-/** Sends one request; resolves with the status and the parsed JSON body (undefined when not JSON). */
-export function httpsJson(url: string, opts: HttpsJsonOptions = {}): Promise<{ status: number; body: unknown }> {
+/** The answer of {@link httpsJson}. */
+export interface HttpsJsonAnswer {
+  status: number;
+  /** The parsed JSON body (undefined when not JSON). */
+  body: unknown;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** Sends one request; resolves with the status, the parsed JSON body and the headers. */
+export function httpsJson(url: string, opts: HttpsJsonOptions = {}): Promise<HttpsJsonAnswer> {
   const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
   return new Promise((resolve, reject) => {
     const req = https.request(
@@ -49,7 +57,7 @@ export function httpsJson(url: string, opts: HttpsJsonOptions = {}): Promise<{ s
           } catch {
             body = undefined;
           }
-          resolve({ status: res.statusCode ?? 0, body });
+          resolve({ status: res.statusCode ?? 0, body, headers: res.headers });
         });
         res.on('error', reject);
       },

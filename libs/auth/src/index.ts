@@ -9,6 +9,7 @@ export * from './token-file.authenticator.js';
 export * from './request-header.authenticator.js';
 export * from './oidc.authenticator.js';
 export * from './webhook.authenticator.js';
+export * from './webhook.backoff.js';
 export * from './bootstrap-token.rules.js';
 export * from './bootstrap-token.authenticator.js';
 export * from './bootstrap-token.signature.js';

@@ -6,7 +6,7 @@
  * `--authorization-webhook-cache-unauthorized-ttl` (default 30s).
  */
 import { parseGoDuration } from '@app/apimachinery';
-import { httpsJson } from '@app/auth';
+import { httpsJson, withWebhookBackoff } from '@app/auth';
 import { WebhookAuthorizer } from '@app/authz';
 import type { ServerConfig } from '../config/flags.js';
 import { webhookTargetOf } from './authentication-method.js';
@@ -25,6 +25,6 @@ export function authorizationWebhookFor(cfg: ServerConfig): WebhookAuthorizer | 
     version: cfg.raw['authorization-webhook-version'] === 'v1beta1' ? 'v1beta1' : 'v1',
     authorizedTtlMs: ms('authorization-webhook-cache-authorized-ttl', DEFAULT_AUTHORIZED_TTL),
     unauthorizedTtlMs: ms('authorization-webhook-cache-unauthorized-ttl', DEFAULT_UNAUTHORIZED_TTL),
-    post: (review) => httpsJson(server, { method: 'POST', body: review, ca: caPem, cert: certPem, key: keyPem }),
+    post: withWebhookBackoff((review) => httpsJson(server, { method: 'POST', body: review, ca: caPem, cert: certPem, key: keyPem })),
   });
 }

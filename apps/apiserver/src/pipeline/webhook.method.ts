@@ -6,7 +6,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { parseGoDuration } from '@app/apimachinery';
-import { httpsJson, WebhookTokenAuthenticator, type AuthenticationRequest, type Authenticator, type UserInfo } from '@app/auth';
+import { httpsJson, withWebhookBackoff, WebhookTokenAuthenticator, type AuthenticationRequest, type Authenticator, type UserInfo } from '@app/auth';
 import type { ServerConfig } from '../config/flags.js';
 import { SERVER_CONFIG } from '../tokens.js';
 import { AuthenticationMethod, METHOD_ORDER, webhookTargetOf } from './authentication-method.js';
@@ -27,7 +27,7 @@ export class WebhookMethod implements Authenticator {
     this.inner = new WebhookTokenAuthenticator({
       version: cfg.raw['authentication-token-webhook-version'] === 'v1beta1' ? 'v1beta1' : 'v1',
       cacheTtlMs: parseGoDuration(cfg.raw['authentication-token-webhook-cache-ttl'] ?? DEFAULT_WEBHOOK_CACHE_TTL) / 1e6,
-      post: (review) => httpsJson(server, { method: 'POST', body: review, ca: caPem, cert: certPem, key: keyPem }),
+      post: withWebhookBackoff((review) => httpsJson(server, { method: 'POST', body: review, ca: caPem, cert: certPem, key: keyPem })),
     });
   }
 
