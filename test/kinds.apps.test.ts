@@ -3,7 +3,8 @@
  * stays empty and READY reads 0/<replicas>): `kubectl create deployment` (a protobuf body),
  * the columns of `get` and `get -o wide`, Kubernetes' defaults in `-o yaml`, `kubectl scale`
  * through the scale subresource, `apply`, `explain`, a selector mismatch refused with
- * Kubernetes' message, and `delete`.
+ * Kubernetes' message, and `delete`. The other apps/v1 workloads the same way, and core/v1's
+ * ReplicationController and PodTemplate, which `kubectl apply --prune` needs served.
  */
 import { jest } from '@jest/globals';
 import { kubectl, startServer, type ServerHandle } from './support/server.js';
@@ -223,5 +224,89 @@ describe('DaemonSet', () => {
     expect(all).toBe('statefulset.apps/db\ndaemonset.apps/agent\n');
     expect((await k(['delete', 'ds', 'agent'])).stdout).toContain('daemonset.apps "agent" deleted');
     expect((await k(['delete', 'sts', 'db'])).stdout).toContain('statefulset.apps "db" deleted');
+  });
+});
+
+const RC = `apiVersion: v1
+kind: ReplicationController
+metadata:
+  name: hello
+spec:
+  replicas: 2
+  template:
+    metadata:
+      labels: {app: hello, tier: web}
+    spec:
+      containers:
+      - name: hello
+        image: example.com/hello:1
+`;
+
+describe('ReplicationController (core/v1)', () => {
+  it('takes its selector and labels from the template, lists, scales and refuses with Kubernetes messages', async () => {
+    expect((await k(['apply', '-f', '-'], { input: RC })).stdout).toContain('replicationcontroller/hello created');
+    expect((await k(['get', 'rc', 'hello', '-o', 'jsonpath={.spec.selector} {.metadata.labels} {.status}'])).stdout).toBe(
+      '{"app":"hello","tier":"web"} {"app":"hello","tier":"web"} {"replicas":0}',
+    );
+    const wide = await k(['get', 'replicationcontrollers', '-o', 'wide']);
+    expect(wide.stdout).toMatch(/^NAME\s+DESIRED\s+CURRENT\s+READY\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR$/m);
+    expect(wide.stdout).toMatch(/^hello\s+2\s+0\s+0\s+\d+s\s+hello\s+example\.com\/hello:1\s+app=hello,tier=web$/m);
+    expect((await k(['get', 'all'])).stdout).toContain('replicationcontroller/hello');
+
+    expect((await k(['scale', 'rc', 'hello', '--replicas=3'])).stdout).toContain('replicationcontroller/hello scaled');
+    const scale = JSON.parse((await k(['get', '--raw', '/api/v1/namespaces/default/replicationcontrollers/hello/scale'])).stdout) as Record<string, unknown>;
+    expect(scale).toMatchObject({
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      spec: { replicas: 3 },
+      status: { replicas: 0, selector: 'app=hello,tier=web' },
+    });
+    expect((await k(['get', 'rc', 'hello', '-o', 'jsonpath={.spec.replicas} {.metadata.generation}'])).stdout).toBe('3 2');
+    expect((await k(['get', 'rc', '--field-selector', 'status.replicas=0', '-o', 'name'])).stdout.trim()).toBe('replicationcontroller/hello');
+
+    const never = await k(['apply', '-f', '-'], {
+      input: RC.replace('image: example.com/hello:1', 'image: example.com/hello:1\n      restartPolicy: Never'),
+      expectFail: true,
+    });
+    expect(never.stderr).toContain('spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"');
+    const bare = await k(['create', '-f', '-'], {
+      input: 'apiVersion: v1\nkind: ReplicationController\nmetadata: {name: bare}\nspec: {replicas: 1}\n',
+      expectFail: true,
+    });
+    expect(bare.stderr).toContain('The ReplicationController "bare" is invalid: \n* spec.selector: Required value\n* spec.template: Required value');
+    expect((await k(['delete', 'rc', 'hello'])).stdout).toContain('replicationcontroller "hello" deleted');
+  });
+});
+
+describe('PodTemplate (core/v1)', () => {
+  const TEMPLATE = `apiVersion: v1
+kind: PodTemplate
+metadata: {name: tpl}
+template:
+  metadata: {labels: {app: t}}
+  spec:
+    containers: [{name: c, image: example.com/c:1}]
+`;
+  it("is applied with a Pod's defaults, listed with kubectl's columns, and counts template changes in its generation", async () => {
+    expect((await k(['apply', '-f', '-'], { input: TEMPLATE })).stdout).toContain('podtemplate/tpl created');
+    const list = await k(['get', 'podtemplates']);
+    expect(list.stdout).toMatch(/^NAME\s+CONTAINERS\s+IMAGES\s+POD LABELS$/m);
+    expect(list.stdout).toMatch(/^tpl\s+c\s+example\.com\/c:1\s+app=t$/m);
+    expect((await k(['get', 'podtemplate', 'tpl', '-o', 'jsonpath={.metadata.generation} {.template.spec.restartPolicy}'])).stdout).toBe('1 Always');
+    await k(['apply', '-f', '-'], { input: TEMPLATE.replace('c:1', 'c:2') });
+    await k(['label', 'podtemplate', 'tpl', 'x=y']);
+    expect((await k(['get', 'podtemplate', 'tpl', '-o', 'jsonpath={.metadata.generation}'])).stdout).toBe('2');
+    const bad = await k(['apply', '-f', '-'], { input: TEMPLATE.replace('name: c,', 'name: C_,'), expectFail: true });
+    expect(bad.stderr).toContain('The PodTemplate "tpl" is invalid: template.spec.containers[0].name: Invalid value: "C_"');
+  });
+});
+
+describe('kubectl apply --prune', () => {
+  it('prunes with its default allowlist, which names every workload kind', async () => {
+    const set = (names: string[]) => names.map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${n}, labels: {set: prune}}\n`).join('---\n');
+    await k(['apply', '-f', '-'], { input: set(['keep', 'drop']) });
+    const r = await k(['apply', '--prune', '-l', 'set=prune', '-f', '-'], { input: set(['keep']) });
+    expect(r.stdout).toContain('configmap/drop pruned');
+    expect((await k(['get', 'cm', '-l', 'set=prune', '-o', 'name'])).stdout.trim()).toBe('configmap/keep');
   });
 });

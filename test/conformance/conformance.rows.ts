@@ -6,6 +6,7 @@ import { BATCH } from './batch.rows.js';
 import { BINDING } from './binding.rows.js';
 import { APPS_WORKLOADS } from './apps-workloads.rows.js';
 import { CERTIFICATES } from './certificates.rows.js';
+import { CORE_WORKLOADS } from './core-workloads.rows.js';
 import { DELETES } from './delete.rows.js';
 import { DISCOVERY } from './discovery.rows.js';
 import { DEPLOYMENT } from './deployment.rows.js';
@@ -46,6 +47,7 @@ export const GROUPS: RowGroup[] = [
   EVENT_RECORDER,
   QUOTA,
   APPS_WORKLOADS,
+  CORE_WORKLOADS,
   CERTIFICATES,
   STORAGE,
   ADMISSIONREGISTRATION,

@@ -24,6 +24,8 @@ import { kubeletAgents, proxyAgents } from './pod/pod.kubelet.js';
 import { bindingPorts, evictionPorts, podKind, podKubeletPorts } from './pod/pod.kind.js';
 import { persistentVolumeKind } from './persistentvolume/persistentvolume.kind.js';
 import { persistentVolumeClaimKind } from './persistentvolumeclaim/persistentvolumeclaim.kind.js';
+import { podTemplateKind } from './podtemplate/podtemplate.kind.js';
+import { replicationControllerKind, replicationControllerScalePorts } from './replicationcontroller/replicationcontroller.kind.js';
 import { resourceQuotaKind } from './resourcequota/resourcequota.kind.js';
 import { secretKind } from './secret/secret.kind.js';
 import { serviceAccountKind, tokenRequestPorts } from './serviceaccount/serviceaccount.kind.js';
@@ -47,7 +49,21 @@ export const CORE_KINDS: readonly KindDeclaration[] = [
   resourceQuotaKind,
   podKind,
   bindingKind,
+  podTemplateKind,
+  replicationControllerKind,
 ];
+
+/** Hands the ReplicationController's scale subresource the store it reads and writes through. */
+@Injectable()
+export class ReplicationControllerScaleWiring {
+  constructor(registry: KindRegistry, @Inject(STORES) stores: StoreFactory) {
+    const store = () => stores.storeFor(registry.lookup('', 'v1', 'replicationcontrollers') ?? replicationControllerKind);
+    replicationControllerScalePorts.deps = {
+      get: (ns, name) => store().get(ns, name),
+      update: async (ns, name, obj, ctx) => (await store().update(ns, name, obj, { ctx, fieldValidation: 'Ignore' })).object,
+    };
+  }
+}
 
 /**
  * Hands TokenRequest its ports at start: the stores of the core kinds (read at the request's
@@ -222,6 +238,7 @@ export class ServiceProxyWiring {
   providers: [
     apiKinds('', CORE_KINDS),
     TokenRequestWiring,
+    ReplicationControllerScaleWiring,
     EvictionWiring,
     BindingWiring,
     PodKubeletWiring,

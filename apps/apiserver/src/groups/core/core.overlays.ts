@@ -288,6 +288,37 @@ export const CORE_OVERLAYS: SchemaOverlays = {
   [`${C}.DownwardAPIVolumeSource`]: { fields: { defaultMode: { description: 'Mode bits of the files, 0000-0777. Default 0644.', default: 420 } } },
   [`${C}.EphemeralVolumeSource`]: { description: 'A claim created for and owned by the pod.' },
   [`${C}.PodTemplateSpec`]: { description: 'The pods a workload creates: their metadata and spec.' },
+  [`${C}.ReplicationControllerSpec`]: {
+    description: 'The desired state of a ReplicationController: how many pods of which template.',
+    fields: {
+      replicas: { description: 'Number of pods wanted. Default 1.', default: 1 },
+      minReadySeconds: d('Seconds a new pod must be ready, without a container crashing, before it counts as available. Default 0.'),
+      selector: d('Labels the pods must carry to count; defaulted from the template labels when empty, and must match them.'),
+      template: d('The pods to create when too few exist; its restartPolicy may only be Always.'),
+    },
+  },
+  [`${C}.ReplicationControllerStatus`]: {
+    description: 'What the replication manager last observed; written through the status subresource.',
+    fields: {
+      replicas: d('Pods selected by the ReplicationController.'),
+      fullyLabeledReplicas: d('Pods whose labels match the template labels.'),
+      readyReplicas: d('Pods with a Ready condition.'),
+      availableReplicas: d('Pods ready for at least minReadySeconds.'),
+      observedGeneration: d('The generation the controller last acted on.'),
+      conditions: d('Latest observations of the ReplicationController (ReplicaFailure).'),
+    },
+  },
+  [`${C}.ReplicationControllerCondition`]: {
+    description: 'One condition of a ReplicationController.',
+    required: ['type', 'status'],
+    fields: {
+      type: d('ReplicaFailure.'),
+      status: { description: 'True, False or Unknown.', enum: ['False', 'True', 'Unknown'] },
+      lastTransitionTime: d('When the status last changed.'),
+      reason: d('CamelCase reason of the last transition.'),
+      message: d('Human-readable details of the last transition.'),
+    },
+  },
   [`${C}.PodStatus`]: {
     description: 'What is known about a pod; set by the system.',
     fields: { phase: { description: 'Pending, Running, Succeeded, Failed or Unknown.', enum: ['Failed', 'Pending', 'Running', 'Succeeded', 'Unknown'] } },

@@ -75,8 +75,19 @@ export function selectorString(d: KubeObject): string {
   }
 }
 
-/** scaleFromDeployment (scaleFromReplicaSet, scaleFromStatefulSet): the Scale view of a workload. */
-export function scaleOf(d: KubeObject): KubeObject {
+/** The selector of a ReplicationController, a plain label map, as a string (labels.SelectorFromSet(...).String()). */
+export function mapSelectorString(d: KubeObject): string {
+  return Object.entries(asMap(asMap(d.spec).selector))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(',');
+}
+
+/**
+ * scaleFromDeployment (scaleFromReplicaSet, scaleFromStatefulSet, the ReplicationController's
+ * scaleFromRC): the Scale view of a workload, its selector printed by `selectorOf`.
+ */
+export function scaleOf(d: KubeObject, selectorOf: (d: KubeObject) => string = selectorString): KubeObject {
   const m = d.metadata;
   const metadata: KubeObject['metadata'] = {};
   for (const k of ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp']) if (m[k] !== undefined) metadata[k] = m[k];
@@ -86,7 +97,7 @@ export function scaleOf(d: KubeObject): KubeObject {
     kind: 'Scale',
     metadata,
     spec: typeof replicas === 'number' ? { replicas } : {},
-    status: { replicas: typeof asMap(d.status).replicas === 'number' ? asMap(d.status).replicas : 0, selector: selectorString(d) },
+    status: { replicas: typeof asMap(d.status).replicas === 'number' ? asMap(d.status).replicas : 0, selector: selectorOf(d) },
   };
 }
 
@@ -96,8 +107,11 @@ export function validateScale(scale: KubeObject): FieldError[] {
   return typeof r === 'number' && r < 0 ? [{ type: 'FieldValueInvalid', field: 'spec.replicas', value: r, detail: 'must be greater than or equal to 0' }] : [];
 }
 
-/** The `scale` subresource of a workload kind, with the ports its handler uses (one per kind). */
-export function scaleSubresource(ports: ScalePorts): SubresourceDeclaration {
+/**
+ * The `scale` subresource of a workload kind, with the ports its handler uses (one per kind);
+ * `selectorOf` prints the kind's selector in status.selector.
+ */
+export function scaleSubresource(ports: ScalePorts, selectorOf: (d: KubeObject) => string = selectorString): SubresourceDeclaration {
   const deps = (): ScaleDeps => {
     if (!ports.deps) throw Errors.internal('the scale subresource is not wired');
     return ports.deps;
@@ -106,7 +120,7 @@ export function scaleSubresource(ports: ScalePorts): SubresourceDeclaration {
     verbs: ['get', 'patch', 'update'],
     kind: { group: 'autoscaling', version: 'v1', kind: 'Scale', protobufMessage: 'k8s.io.api.autoscaling.v1.Scale', schema: ScaleSchema },
     rest: {
-      get: async (ns, name) => scaleOf(await deps().get(ns, name)),
+      get: async (ns, name) => scaleOf(await deps().get(ns, name), selectorOf),
       async update(ns, name, scale, ctx) {
         if (!scale || typeof scale !== 'object' || Array.isArray(scale)) throw Errors.badRequest('the body of the request must be an object');
         if (scale.kind !== undefined && scale.kind !== 'Scale') throw Errors.badRequest(`expected a Scale, got ${String(scale.kind)}`);
@@ -120,7 +134,7 @@ export function scaleSubresource(ports: ScalePorts): SubresourceDeclaration {
         next.spec = { ...asMap(next.spec), replicas: typeof replicas === 'number' ? replicas : 0 };
         next.metadata.resourceVersion =
           typeof meta.resourceVersion === 'string' && meta.resourceVersion !== '' ? meta.resourceVersion : current.metadata.resourceVersion;
-        return scaleOf(await deps().update(ns, name, next, ctx));
+        return scaleOf(await deps().update(ns, name, next, ctx), selectorOf);
       },
     },
   };
