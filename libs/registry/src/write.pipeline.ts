@@ -89,18 +89,8 @@ export class WritePipeline {
   /** Runs steps 1-6 on `step.obj`; the caller stores the result. */
   async run(step: WriteStep): Promise<void> {
     const { obj, old, opts } = step;
-    const attrs = (): AdmissionAttributes => ({
-      operation: step.operation,
-      decl: this.decl,
-      namespace: step.ns,
-      name: obj.metadata.name ?? step.name,
-      subresource: opts.subresource ?? '',
-      object: obj,
-      oldObject: old,
-      ctx: opts.ctx,
-    });
     const admitted = opts.ctx.admitted === true;
-    if (!admitted) await this.admission.admit(attrs());
+    if (!admitted) await this.admission.admit(this.attributesOf(step));
     dedupOwnerReferences(obj, opts.ctx.warnings, true);
     step.prepare(obj);
     if (!opts.managedFieldsDone && !this.decl.rest) this.trackManagedFields(old, obj, opts);
@@ -115,19 +105,23 @@ export class WritePipeline {
   async validateAndCanonicalize(step: WriteStep): Promise<void> {
     const { obj, old, opts } = step;
     this.validate(obj, old, step);
-    if (opts.ctx.admitted !== true) {
-      await this.admission.validate({
-        operation: step.operation,
-        decl: this.decl,
-        namespace: step.ns,
-        name: obj.metadata.name ?? step.name,
-        subresource: opts.subresource ?? '',
-        object: obj,
-        oldObject: old,
-        ctx: opts.ctx,
-      });
-    }
+    if (opts.ctx.admitted !== true) await this.admission.validate(this.attributesOf(step));
     this.decl.strategy?.canonicalize?.(obj);
+  }
+
+  /** What admission is told about the write, the object as it is now. */
+  private attributesOf(step: WriteStep): AdmissionAttributes {
+    const { obj, opts } = step;
+    return {
+      operation: step.operation,
+      decl: this.decl,
+      namespace: step.ns,
+      name: obj.metadata.name ?? step.name,
+      subresource: opts.subresource ?? '',
+      object: obj,
+      oldObject: step.old,
+      ctx: opts.ctx,
+    };
   }
 
   /**

@@ -6,6 +6,7 @@
  * since a Deployment embeds a PodTemplateSpec.
  */
 import type { SchemaOverlays } from '@app/apimachinery';
+import { workloadConditionOverlay } from '../core/core.overlays.js';
 
 const A = 'k8s.io.api.apps.v1';
 const d = (description: string) => ({ description });
@@ -95,17 +96,7 @@ export const APPS_OVERLAYS: SchemaOverlays = {
       conditions: d('Latest observations of the ReplicaSet (ReplicaFailure).'),
     },
   },
-  [`${A}.ReplicaSetCondition`]: {
-    description: 'One condition of a ReplicaSet.',
-    required: ['type', 'status'],
-    fields: {
-      type: d('ReplicaFailure.'),
-      status: { description: 'True, False or Unknown.', enum: ['False', 'True', 'Unknown'] },
-      lastTransitionTime: d('When the status last changed.'),
-      reason: d('CamelCase reason of the last transition.'),
-      message: d('Human-readable details of the last transition.'),
-    },
-  },
+  [`${A}.ReplicaSetCondition`]: workloadConditionOverlay('ReplicaSet', 'ReplicaFailure.'),
   [`${A}.StatefulSetSpec`]: {
     description: 'The desired state of a StatefulSet: pods with stable identities, and the claims they get.',
     required: ['selector', 'template'],
@@ -163,17 +154,7 @@ export const APPS_OVERLAYS: SchemaOverlays = {
       availableReplicas: d('Pods ready for at least minReadySeconds.'),
     },
   },
-  [`${A}.StatefulSetCondition`]: {
-    description: 'One condition of a StatefulSet.',
-    required: ['type', 'status'],
-    fields: {
-      type: d('The condition type.'),
-      status: { description: 'True, False or Unknown.', enum: ['False', 'True', 'Unknown'] },
-      lastTransitionTime: d('When the status last changed.'),
-      reason: d('CamelCase reason of the last transition.'),
-      message: d('Human-readable details of the last transition.'),
-    },
-  },
+  [`${A}.StatefulSetCondition`]: workloadConditionOverlay('StatefulSet', 'The condition type.'),
   [`${A}.DaemonSetSpec`]: {
     description: 'The desired state of a DaemonSet: one pod of a template on each eligible node.',
     required: ['selector', 'template'],
@@ -214,15 +195,5 @@ export const APPS_OVERLAYS: SchemaOverlays = {
       conditions: d('Latest observations of the DaemonSet.'),
     },
   },
-  [`${A}.DaemonSetCondition`]: {
-    description: 'One condition of a DaemonSet.',
-    required: ['type', 'status'],
-    fields: {
-      type: d('The condition type.'),
-      status: { description: 'True, False or Unknown.', enum: ['False', 'True', 'Unknown'] },
-      lastTransitionTime: d('When the status last changed.'),
-      reason: d('CamelCase reason of the last transition.'),
-      message: d('Human-readable details of the last transition.'),
-    },
-  },
+  [`${A}.DaemonSetCondition`]: workloadConditionOverlay('DaemonSet', 'The condition type.'),
 };

@@ -28,6 +28,25 @@ export function nonNegative(v: unknown, field: string): FieldError[] {
   return isInt(v) && v < 0 ? [{ type: 'FieldValueInvalid', field, value: v, detail: NON_NEGATIVE }] : [];
 }
 
+/**
+ * The status checks ReplicaSet and ReplicationController share (ValidateReplicaSetStatus,
+ * ValidateReplicationControllerStatus) at `status`: each of `counts` not negative, the labelled,
+ * ready and available counts not above replicas, available not above ready.
+ */
+export function validateReplicaCounts(status: Record<string, unknown>, counts: readonly string[]): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const f of counts) errs.push(...nonNegative(status[f], `status.${f}`));
+  const n = (f: string): number => (isInt(status[f]) ? status[f] : 0);
+  const gtReplicas = 'cannot be greater than status.replicas';
+  for (const f of ['fullyLabeledReplicas', 'readyReplicas', 'availableReplicas']) {
+    if (n(f) > n('replicas')) errs.push({ type: 'FieldValueInvalid', field: `status.${f}`, value: n(f), detail: gtReplicas });
+  }
+  if (n('availableReplicas') > n('readyReplicas')) {
+    errs.push({ type: 'FieldValueInvalid', field: 'status.availableReplicas', value: n('availableReplicas'), detail: 'cannot be greater than readyReplicas' });
+  }
+  return errs;
+}
+
 /** validation.IsValidPercent's pattern. */
 export const PERCENT = /^[0-9]+%$/;
 const PERCENT_MSG = "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')";

@@ -26,3 +26,12 @@ export const str =
     const v = get(o);
     return v === undefined || v === null ? '' : String(v);
   };
+
+/** labels.FormatLabels: the `k=v` pairs of a label map sorted by key and joined by commas; `empty` when there are none. */
+export function formatLabels(labels: unknown, empty = '<none>'): string {
+  const m = asMap(labels);
+  const pairs = Object.keys(m)
+    .sort()
+    .map((k) => `${k}=${String(m[k])}`);
+  return pairs.length ? pairs.join(',') : empty;
+}

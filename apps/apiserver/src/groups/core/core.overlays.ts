@@ -55,6 +55,25 @@ const SOURCES: Record<string, string> = {
 };
 const sourcesOf = (names: string[]) => Object.fromEntries(names.map((n) => [n, { description: SOURCES[n]! }]));
 
+/**
+ * The overlay of a workload's condition message (type, status, last transition time, reason,
+ * message), the same for ReplicationController and the apps/v1 workloads; `type` describes the
+ * condition types.
+ */
+export function workloadConditionOverlay(kind: string, type: string): SchemaOverlays[string] {
+  return {
+    description: `One condition of a ${kind}.`,
+    required: ['type', 'status'],
+    fields: {
+      type: d(type),
+      status: { description: 'True, False or Unknown.', enum: ['False', 'True', 'Unknown'] },
+      lastTransitionTime: d('When the status last changed.'),
+      reason: d('CamelCase reason of the last transition.'),
+      message: d('Human-readable details of the last transition.'),
+    },
+  };
+}
+
 /** The core/v1 overlays. */
 export const CORE_OVERLAYS: SchemaOverlays = {
   [`${C}.VolumeSource`]: {
@@ -308,17 +327,7 @@ export const CORE_OVERLAYS: SchemaOverlays = {
       conditions: d('Latest observations of the ReplicationController (ReplicaFailure).'),
     },
   },
-  [`${C}.ReplicationControllerCondition`]: {
-    description: 'One condition of a ReplicationController.',
-    required: ['type', 'status'],
-    fields: {
-      type: d('ReplicaFailure.'),
-      status: { description: 'True, False or Unknown.', enum: ['False', 'True', 'Unknown'] },
-      lastTransitionTime: d('When the status last changed.'),
-      reason: d('CamelCase reason of the last transition.'),
-      message: d('Human-readable details of the last transition.'),
-    },
-  },
+  [`${C}.ReplicationControllerCondition`]: workloadConditionOverlay('ReplicationController', 'ReplicaFailure.'),
   [`${C}.PodStatus`]: {
     description: 'What is known about a pod; set by the system.',
     fields: { phase: { description: 'Pending, Running, Succeeded, Failed or Unknown.', enum: ['Failed', 'Pending', 'Running', 'Succeeded', 'Unknown'] } },

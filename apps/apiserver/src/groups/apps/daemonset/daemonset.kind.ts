@@ -6,19 +6,13 @@
  */
 import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
 import type { KubeObject } from '@app/apimachinery';
-import { asMap } from '../../core/core.helpers.js';
+import { asMap, formatLabels } from '../../core/core.helpers.js';
 import { num, SELECTOR_COLUMN, TEMPLATE_COLUMNS } from '../workload.columns.js';
 import { DaemonSetSchema } from './daemonset.schema.js';
 import { daemonSetStatusStrategy, daemonSetStrategy } from './daemonset.strategy.js';
 
 /** labels.FormatLabels of the template's nodeSelector: sorted k=v pairs, `<none>` when empty. */
-function nodeSelectorOf(o: KubeObject): string {
-  const ns = asMap(asMap(asMap(asMap(o.spec).template).spec).nodeSelector);
-  const pairs = Object.keys(ns)
-    .sort()
-    .map((k) => `${k}=${String(ns[k])}`);
-  return pairs.length ? pairs.join(',') : '<none>';
-}
+const nodeSelectorOf = (o: KubeObject): string => formatLabels(asMap(asMap(asMap(o.spec).template).spec).nodeSelector);
 
 const status = (o: KubeObject, f: string): number => num(asMap(o.status)[f]);
 

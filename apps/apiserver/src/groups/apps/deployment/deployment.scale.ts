@@ -22,7 +22,7 @@ import {
   type LabelSelectorStruct,
 } from '@app/apimachinery';
 import type { RequestContext, SubresourceDeclaration } from '@app/registry';
-import { asMap } from '../../core/core.helpers.js';
+import { asMap, formatLabels } from '../../core/core.helpers.js';
 
 /** Descriptions of the autoscaling/v1 Scale messages. */
 const SCALE_OVERLAYS: SchemaOverlays = {
@@ -77,10 +77,7 @@ export function selectorString(d: KubeObject): string {
 
 /** The selector of a ReplicationController, a plain label map, as a string (labels.SelectorFromSet(...).String()). */
 export function mapSelectorString(d: KubeObject): string {
-  return Object.entries(asMap(asMap(d.spec).selector))
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([k, v]) => `${k}=${String(v)}`)
-    .join(',');
+  return formatLabels(asMap(d.spec).selector, '');
 }
 
 /**

@@ -4,10 +4,9 @@
  * internalversion printReplicaSet): NAME DESIRED CURRENT READY AGE, and CONTAINERS IMAGES
  * SELECTOR with -o wide.
  */
-import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
-import { asMap } from '../../core/core.helpers.js';
+import { statusSubresource, type KindDeclaration } from '@app/registry';
 import { ScalePorts, scaleSubresource } from '../deployment/deployment.scale.js';
-import { num, SELECTOR_COLUMN, TEMPLATE_COLUMNS } from '../workload.columns.js';
+import { REPLICA_COLUMNS, SELECTOR_COLUMN, TEMPLATE_COLUMNS } from '../workload.columns.js';
 import { ReplicaSetSchema } from './replicaset.schema.js';
 import { replicaSetStatusStrategy, replicaSetStrategy } from './replicaset.strategy.js';
 
@@ -32,12 +31,5 @@ export const replicaSetKind: KindDeclaration = {
     scale: scaleSubresource(replicaSetScalePorts),
   },
   generation: 'spec',
-  tableColumns: [
-    { name: 'Desired', type: 'integer', priority: 0, description: 'Number of desired pods', cell: (o) => num(asMap(o.spec).replicas) },
-    { name: 'Current', type: 'integer', priority: 0, description: 'Number of actual pods', cell: (o) => num(asMap(o.status).replicas) },
-    { name: 'Ready', type: 'integer', priority: 0, description: 'Number of ready pods', cell: (o) => num(asMap(o.status).readyReplicas) },
-    { name: 'Age', type: 'string', priority: 0, description: 'Time since creation', cell: (o, now) => ageOf(o, now) },
-    ...TEMPLATE_COLUMNS,
-    SELECTOR_COLUMN,
-  ],
+  tableColumns: [...REPLICA_COLUMNS, ...TEMPLATE_COLUMNS, SELECTOR_COLUMN],
 };

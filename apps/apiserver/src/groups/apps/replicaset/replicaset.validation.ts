@@ -6,7 +6,7 @@
  */
 import type { FieldError, KubeObject } from '@app/apimachinery';
 import { asMap } from '../../core/core.helpers.js';
-import { immutableSelector, isInt, nonNegative, validateSelectorAndTemplate } from '../workload.validation.js';
+import { immutableSelector, nonNegative, validateReplicaCounts, validateSelectorAndTemplate } from '../workload.validation.js';
 
 type Obj = Record<string, unknown>;
 
@@ -27,19 +27,7 @@ export function validateReplicaSetUpdate(rs: KubeObject, old: KubeObject): Field
 
 /** ValidateReplicaSetStatus at `status`. */
 export function validateReplicaSetStatus(status: Obj): FieldError[] {
-  const errs: FieldError[] = [];
-  for (const f of ['replicas', 'fullyLabeledReplicas', 'readyReplicas', 'availableReplicas', 'terminatingReplicas', 'observedGeneration']) {
-    errs.push(...nonNegative(status[f], `status.${f}`));
-  }
-  const n = (f: string): number => (isInt(status[f]) ? status[f] : 0);
-  const gtReplicas = 'cannot be greater than status.replicas';
-  for (const f of ['fullyLabeledReplicas', 'readyReplicas', 'availableReplicas']) {
-    if (n(f) > n('replicas')) errs.push({ type: 'FieldValueInvalid', field: `status.${f}`, value: n(f), detail: gtReplicas });
-  }
-  if (n('availableReplicas') > n('readyReplicas')) {
-    errs.push({ type: 'FieldValueInvalid', field: 'status.availableReplicas', value: n('availableReplicas'), detail: 'cannot be greater than readyReplicas' });
-  }
-  return errs;
+  return validateReplicaCounts(status, ['replicas', 'fullyLabeledReplicas', 'readyReplicas', 'availableReplicas', 'terminatingReplicas', 'observedGeneration']);
 }
 
 /** ValidateReplicaSetStatusUpdate. */

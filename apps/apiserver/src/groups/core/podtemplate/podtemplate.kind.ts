@@ -2,24 +2,11 @@
  * core/v1 PodTemplate: its declaration. kubectl's columns (pkg/printers internalversion
  * printPodTemplate): NAME CONTAINERS IMAGES POD LABELS, without AGE.
  */
-import type { KubeObject } from '@app/apimachinery';
 import type { KindDeclaration } from '@app/registry';
-import { asMap } from '../core.helpers.js';
+import { templateColumns } from '../../apps/workload.columns.js';
+import { asMap, formatLabels } from '../core.helpers.js';
 import { PodTemplateSchema } from './podtemplate.schema.js';
 import { podTemplateStrategy } from './podtemplate.strategy.js';
-
-const containers = (o: KubeObject): Record<string, unknown>[] => {
-  const cs = asMap(asMap(o.template).spec).containers;
-  return Array.isArray(cs) ? cs.map(asMap) : [];
-};
-
-/** labels.FormatLabels: `k=v` pairs sorted by key, `<none>` when there are none. */
-function formatLabels(labels: unknown): string {
-  const pairs = Object.entries(asMap(labels))
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([k, v]) => `${k}=${String(v)}`);
-  return pairs.length ? pairs.join(',') : '<none>';
-}
 
 /** The PodTemplate declaration. */
 export const podTemplateKind: KindDeclaration = {
@@ -35,26 +22,7 @@ export const podTemplateKind: KindDeclaration = {
   generation: 'create',
   ageColumn: false,
   tableColumns: [
-    {
-      name: 'Containers',
-      type: 'string',
-      priority: 0,
-      description: 'Container names of the template',
-      cell: (o) =>
-        containers(o)
-          .map((c) => String(c.name ?? ''))
-          .join(','),
-    },
-    {
-      name: 'Images',
-      type: 'string',
-      priority: 0,
-      description: 'Container images of the template',
-      cell: (o) =>
-        containers(o)
-          .map((c) => String(c.image ?? ''))
-          .join(','),
-    },
+    ...templateColumns((o) => o.template, 0),
     {
       name: 'Pod Labels',
       type: 'string',

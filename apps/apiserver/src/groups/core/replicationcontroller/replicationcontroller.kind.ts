@@ -6,9 +6,9 @@
  * DESIRED CURRENT READY AGE, and CONTAINERS IMAGES SELECTOR with -o wide. `status.replicas` is a
  * field selector, as in kube.
  */
-import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
+import { statusSubresource, type KindDeclaration } from '@app/registry';
 import { ScalePorts, mapSelectorString, scaleSubresource } from '../../apps/deployment/deployment.scale.js';
-import { num, TEMPLATE_COLUMNS } from '../../apps/workload.columns.js';
+import { num, REPLICA_COLUMNS, TEMPLATE_COLUMNS } from '../../apps/workload.columns.js';
 import { asMap } from '../core.helpers.js';
 import { ReplicationControllerSchema } from './replicationcontroller.schema.js';
 import { replicationControllerStatusStrategy, replicationControllerStrategy } from './replicationcontroller.strategy.js';
@@ -35,10 +35,7 @@ export const replicationControllerKind: KindDeclaration = {
   },
   generation: 'spec',
   tableColumns: [
-    { name: 'Desired', type: 'integer', priority: 0, description: 'Number of desired pods', cell: (o) => num(asMap(o.spec).replicas) },
-    { name: 'Current', type: 'integer', priority: 0, description: 'Number of actual pods', cell: (o) => num(asMap(o.status).replicas) },
-    { name: 'Ready', type: 'integer', priority: 0, description: 'Number of ready pods', cell: (o) => num(asMap(o.status).readyReplicas) },
-    { name: 'Age', type: 'string', priority: 0, description: 'Time since creation', cell: (o, now) => ageOf(o, now) },
+    ...REPLICA_COLUMNS,
     ...TEMPLATE_COLUMNS,
     { name: 'Selector', type: 'string', priority: 1, description: 'The label selector of the pods', cell: mapSelectorString },
   ],

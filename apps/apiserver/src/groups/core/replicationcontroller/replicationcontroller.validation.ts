@@ -7,7 +7,7 @@
 import { goMap, validateAnnotations, validateLabels, type FieldError, type KubeObject } from '@app/apimachinery';
 import { asMap } from '../core.helpers.js';
 import { validatePodSpec } from '../pod/pod.validation.js';
-import { isInt, nonNegative } from '../../apps/workload.validation.js';
+import { nonNegative, validateReplicaCounts } from '../../apps/workload.validation.js';
 
 type Obj = Record<string, unknown>;
 
@@ -64,19 +64,7 @@ export function validateReplicationController(rc: KubeObject): FieldError[] {
 
 /** ValidateReplicationControllerStatus at `status`. */
 export function validateReplicationControllerStatus(status: Obj): FieldError[] {
-  const errs: FieldError[] = [];
-  for (const f of ['replicas', 'fullyLabeledReplicas', 'readyReplicas', 'availableReplicas', 'observedGeneration']) {
-    errs.push(...nonNegative(status[f], `status.${f}`));
-  }
-  const n = (f: string): number => (isInt(status[f]) ? status[f] : 0);
-  const gtReplicas = 'cannot be greater than status.replicas';
-  for (const f of ['fullyLabeledReplicas', 'readyReplicas', 'availableReplicas']) {
-    if (n(f) > n('replicas')) errs.push({ type: 'FieldValueInvalid', field: `status.${f}`, value: n(f), detail: gtReplicas });
-  }
-  if (n('availableReplicas') > n('readyReplicas')) {
-    errs.push({ type: 'FieldValueInvalid', field: 'status.availableReplicas', value: n('availableReplicas'), detail: 'cannot be greater than readyReplicas' });
-  }
-  return errs;
+  return validateReplicaCounts(status, ['replicas', 'fullyLabeledReplicas', 'readyReplicas', 'availableReplicas', 'observedGeneration']);
 }
 
 /** ValidateReplicationControllerStatusUpdate. */
