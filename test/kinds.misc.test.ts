@@ -247,6 +247,44 @@ describe('protobuf', () => {
         },
       },
     },
+    {
+      path: '/apis/events.k8s.io/v1/namespaces/default/events',
+      message: 'k8s.io.api.events.v1.Event',
+      obj: {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: 'pb' },
+        eventTime: '2026-01-01T00:00:00.000001Z',
+        series: { count: 2, lastObservedTime: '2026-01-01T00:00:01.000002Z' },
+        reportingController: 'example.com/pb',
+        reportingInstance: 'pb-1',
+        action: 'Encode',
+        reason: 'Encoded',
+        regarding: { apiVersion: 'v1', kind: 'ConfigMap', name: 'pb', namespace: 'default' },
+        note: 'sent as protobuf',
+        type: 'Normal',
+      },
+    },
+    {
+      path: '/api/v1/namespaces/default/replicationcontrollers',
+      message: 'k8s.io.api.core.v1.ReplicationController',
+      obj: {
+        apiVersion: 'v1',
+        kind: 'ReplicationController',
+        metadata: { name: 'pb' },
+        spec: { replicas: 2, selector: { app: 'pb' }, template: { metadata: { labels: { app: 'pb' } }, spec: { containers: [{ name: 'c', image: 'pb:1' }] } } },
+      },
+    },
+    {
+      path: '/api/v1/namespaces/default/podtemplates',
+      message: 'k8s.io.api.core.v1.PodTemplate',
+      obj: {
+        apiVersion: 'v1',
+        kind: 'PodTemplate',
+        metadata: { name: 'pb' },
+        template: { metadata: { labels: { app: 'pb' } }, spec: { containers: [{ name: 'c', image: 'pb:1' }] } },
+      },
+    },
   ];
 
   it.each(PB)('creates $obj.kind from a protobuf body', async ({ path, message, obj }) => {

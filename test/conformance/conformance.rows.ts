@@ -11,6 +11,7 @@ import { DELETES } from './delete.rows.js';
 import { DISCOVERY } from './discovery.rows.js';
 import { DEPLOYMENT } from './deployment.rows.js';
 import { EVENT_RECORDER } from './event-recorder.rows.js';
+import { EVENTS_V1 } from './events.rows.js';
 import { FIXES } from './fixes.rows.js';
 import { KINDS } from './kinds.rows.js';
 import { KINDS_MISC } from './kinds-misc.rows.js';
@@ -45,6 +46,7 @@ export const GROUPS: RowGroup[] = [
   POLICY,
   BINDING,
   EVENT_RECORDER,
+  EVENTS_V1,
   QUOTA,
   APPS_WORKLOADS,
   CORE_WORKLOADS,

@@ -363,9 +363,15 @@ export const KINDS: RowGroup = {
       id: 'kind-36',
       rule: 'Event with eventTime must name who reported it and what happened',
       source: 'upstream ValidateEventCreate (legacyValidateEvent, new-style Event)',
-      upstream: '422 Invalid "[reportingComponent: Required value, reportingInstance: Required value, action: Required value]"',
+      upstream:
+        '422 Invalid "[reportingController: Required value, reportingController: Invalid value: "": name part must be non-empty, ..., reportingInstance: Required value, action: Required value, ...]" (the internal field names)',
       req: { method: 'POST', path: EVENTS, body: event('e4', { eventTime: '2024-05-01T10:00:00.000000Z' }) },
-      expect: { status: 422, reason: 'Invalid', message: /reportingComponent: Required value.*reportingInstance: Required value.*action: Required value/ },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message:
+          /reportingController: Required value, reportingController: Invalid value: "": name part must be non-empty.*reportingInstance: Required value.*action: Required value/,
+      },
     },
     {
       id: 'kind-37',

@@ -314,7 +314,8 @@ export class NamespaceController {
     const seen = new Set<string>();
     const out: KindDeclaration[] = [];
     for (const d of this.deps.registry.all()) {
-      if (!d.namespaced) continue;
+      // A kind stored as another resource goes with that resource's objects.
+      if (!d.namespaced || d.storedAs) continue;
       const verbs = verbsOf(d);
       if (!verbs.includes('list') || !(verbs.includes('delete') || verbs.includes('deletecollection'))) continue;
       const k = `${d.group}/${d.plural}`;

@@ -28,6 +28,7 @@ import {
 import { NO_CHANGE, StorageError, type Storage, type WatchHandle } from '@app/storage';
 import type { Admission } from './admission.port.js';
 import { deleteEach, deleteObject, removeIfFinalized, type StoreCore } from './store.deletion.js';
+import { aliasedStorage } from './aliased.storage.js';
 import { apiVersionOf, collectionPrefix, objectKey } from './kind.registry.js';
 import type { KindDeclaration, RequestContext, SubresourceStrategy } from './kind.types.js';
 import type { FieldMatcher, LabelMatcher, Machinery } from './machinery.port.js';
@@ -78,12 +79,28 @@ export class GenericStore implements StoreCore {
     // served version's, so the check is made where that is the version stored.
     const schema = decl.schema;
     const typed = decl.protobufMessage !== undefined && storedAt === decl.version && schema !== undefined;
-    const checked = kindCheckedStorage(deps.storage, {
-      kind: decl.kind,
-      group: decl.group,
-      apiVersion: decl.group ? `${decl.group}/${storedAt}` : storedAt,
-      decodeProblem: typed ? (o) => deps.machinery.decodeProblem(o, schema, decl.kind) : undefined,
-    });
+    const alias = decl.storedAs;
+    const checked = alias
+      ? aliasedStorage(
+          kindCheckedStorage(deps.storage, {
+            kind: alias.kind,
+            group: alias.group,
+            apiVersion: alias.apiVersion,
+            decodeProblem: alias.schema ? (o) => deps.machinery.decodeProblem(o, alias.schema!, alias.kind) : undefined,
+          }),
+          {
+            servedPrefix: collectionPrefix(decl, ''),
+            storedPrefix: collectionPrefix({ group: alias.group, plural: alias.plural, namespaced: decl.namespaced }, ''),
+            toStored: alias.toStored,
+            toServed: alias.toServed,
+          },
+        )
+      : kindCheckedStorage(deps.storage, {
+          kind: decl.kind,
+          group: decl.group,
+          apiVersion: decl.group ? `${decl.group}/${storedAt}` : storedAt,
+          decodeProblem: typed ? (o) => deps.machinery.decodeProblem(o, schema, decl.kind) : undefined,
+        });
     const served = conv && conv.storageVersion !== decl.version ? versionedStorage(checked, conv, decl.version) : checked;
     this.storage = decl.allocator ? allocatingStorage(served, decl.allocator) : served;
     this.pipeline = new WritePipeline(decl, deps.machinery, deps.admission, this.apiVersion);

@@ -163,6 +163,21 @@ export interface ComputedHandler {
   list(ns: string, ctx: RequestContext): Promise<KubeObject[]>;
 }
 
+/** The resource a kind's objects are stored as (KindDeclaration.storedAs). */
+export interface StoredAs {
+  group: string;
+  plural: string;
+  /** The stored objects' kind and apiVersion, which every stored value must have. */
+  kind: string;
+  apiVersion: string;
+  /** The stored resource's schema, for the decode check of stored values. */
+  schema?: JSONSchemaProps;
+  /** A served object in the stored shape (must not mutate its input). */
+  toStored(obj: KubeObject): KubeObject;
+  /** A stored object in the served shape (must not mutate its input). */
+  toServed(obj: KubeObject): KubeObject;
+}
+
 /** Storage version of a multi-version kind and the conversion between its versions. */
 export interface Conversion {
   /** The version objects are stored at (e.g. 'v2'). */
@@ -247,6 +262,12 @@ export interface KindDeclaration {
    * version reads and writes the same objects.
    */
   conversion?: Conversion;
+  /**
+   * A kind whose objects are another resource's, stored under that resource's keys in its shape
+   * and converted on the way in and out (events.k8s.io Event is core Event), so writes through
+   * either are seen through both.
+   */
+  storedAs?: StoredAs;
   /** Present when this version of the kind is deprecated. */
   deprecation?: Deprecation;
   /** DELETE answers with the deleted object instead of a Status (resources doc, "Delete response bodies"). */

@@ -131,7 +131,8 @@ export class ResourceQuotaControllerRunner extends WatchQueueController {
     const seen = new Map<string, { gr: GroupResource; decl: KindDeclaration }>();
     for (const d of this.registry.all()) {
       if (!d.namespaced || d.rest) continue;
-      if (d.group === '' && d.plural === 'events') continue;
+      // Events are not counted; a kind stored as another resource is counted as that one.
+      if ((d.group === '' && d.plural === 'events') || d.storedAs) continue;
       const k = `${d.group}/${d.plural}`;
       if (!seen.has(k)) seen.set(k, { gr: { group: d.group, resource: d.plural }, decl: d });
     }

@@ -9,6 +9,7 @@ import { AutoscalingGroupModule } from './autoscaling/autoscaling.module.js';
 import { BatchGroupModule } from './batch/batch.module.js';
 import { ComponentStatusModule } from './core/componentstatus/componentstatus.module.js';
 import { DiscoveryGroupModule } from './discovery/discovery.module.js';
+import { EventsGroupModule } from './events/events.module.js';
 import { FlowcontrolGroupModule } from './flowcontrol/flowcontrol.module.js';
 import { NetworkingGroupModule } from './networking/networking.module.js';
 import { NodeGroupModule } from './node/node.module.js';
@@ -28,6 +29,7 @@ export const API_GROUP_MODULES = [
   ComponentStatusModule,
   ApiregistrationGroupModule,
   AppsGroupModule,
+  EventsGroupModule,
   AdmissionregistrationGroupModule,
   CoordinationGroupModule,
   SchedulingGroupModule,

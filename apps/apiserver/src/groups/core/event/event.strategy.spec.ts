@@ -17,7 +17,9 @@ describe('Event validation (legacyValidateEvent)', () => {
   it('an Event with eventTime must say who reported it and what happened', () => {
     const errs = validateEvent(ev({ eventTime: '2024-01-01T00:00:00.000000Z', involvedObject: { namespace: 'team' } }));
     expect(errs.map((e) => `${e.field}:${e.type}`)).toEqual([
-      'reportingComponent:FieldValueRequired',
+      'reportingController:FieldValueRequired',
+      'reportingController:FieldValueInvalid',
+      'reportingController:FieldValueInvalid',
       'reportingInstance:FieldValueRequired',
       'action:FieldValueRequired',
       'reason:FieldValueRequired',

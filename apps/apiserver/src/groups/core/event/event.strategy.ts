@@ -4,7 +4,7 @@
  * involvedObject.namespace; one with eventTime (a "new" Event) must also say who reported it
  * and what happened.
  */
-import type { FieldError, KubeObject } from '@app/apimachinery';
+import { isQualifiedName, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 
@@ -40,7 +40,11 @@ export function validateEvent(o: KubeObject): FieldError[] {
     if (s === '') errs.push({ type: 'FieldValueRequired', field, detail: '' });
     else if (s.length > limit) errs.push({ type: 'FieldValueInvalid', field, value: '', detail: `can have at most ${limit} characters` });
   };
-  required('reportingComponent', o.reportingComponent, 253);
+  // Kubernetes names the fields by their internal names: reportingController is core/v1's
+  // reportingComponent (and events.k8s.io's reportingController).
+  const controller = str(o.reportingComponent);
+  if (controller === '') errs.push({ type: 'FieldValueRequired', field: 'reportingController', detail: '' });
+  for (const msg of isQualifiedName(controller)) errs.push({ type: 'FieldValueInvalid', field: 'reportingController', value: controller, detail: msg });
   required('reportingInstance', o.reportingInstance, LIMIT_128);
   required('action', o.action, LIMIT_128);
   required('reason', o.reason, LIMIT_128);
