@@ -6,23 +6,13 @@
  * Kubernetes converts for this version (regarding.*, reason, reportingController, type).
  */
 import type { KubeObject } from '@app/apimachinery';
-import { ageOf, humanDuration, type KindDeclaration } from '@app/registry';
+import type { KindDeclaration } from '@app/registry';
 import { asMap, str } from '../../core/core.helpers.js';
+import { eventColumns } from '../../core/event/event.kind.js';
 import { EventSchema } from '../../core/event/event.schema.js';
 import { eventFromCore, eventToCore } from './event.conversion.js';
 import { EventsV1EventSchema } from './event.schema.js';
 import { eventsV1Strategy } from './event.strategy.js';
-
-/** When an event was last seen: series, deprecatedLastTimestamp, eventTime, then creation. */
-function lastSeen(o: KubeObject): string | undefined {
-  const series = asMap(o.series);
-  return (
-    (series.lastObservedTime as string | undefined) ??
-    (o.deprecatedLastTimestamp as string | undefined) ??
-    (o.eventTime as string | undefined) ??
-    (o.metadata.creationTimestamp as string | undefined)
-  );
-}
 
 const regarding = (f: string) => str((o: KubeObject) => asMap(o.regarding)[f]);
 
@@ -41,32 +31,7 @@ export const eventsV1EventKind: KindDeclaration = {
   allowCreateOnUpdate: true,
   generation: 'none',
   storedAs: { group: '', plural: 'events', kind: 'Event', apiVersion: 'v1', schema: EventSchema, toStored: eventToCore, toServed: eventFromCore },
-  tableColumns: [
-    {
-      name: 'Last Seen',
-      type: 'string',
-      priority: 0,
-      description: 'Time since the event was last seen',
-      cell: (o, now) => {
-        const t = lastSeen(o);
-        return t ? humanDuration(now.getTime() - Date.parse(t)) : '<unknown>';
-      },
-    },
-    { name: 'Type', type: 'string', priority: 0, description: 'Event type', cell: (o) => o.type ?? '' },
-    { name: 'Reason', type: 'string', priority: 0, description: 'Why the event happened', cell: (o) => o.reason ?? '' },
-    {
-      name: 'Object',
-      type: 'string',
-      priority: 0,
-      description: 'The object the event is about',
-      cell: (o) => {
-        const r = asMap(o.regarding);
-        return `${String(r.kind ?? '').toLowerCase()}/${String(r.name ?? '')}`;
-      },
-    },
-    { name: 'Message', type: 'string', priority: 0, description: 'Human-readable description', cell: (o) => o.note ?? '' },
-    { name: 'Age', type: 'string', priority: 1, description: 'Time since creation', cell: (o, now) => ageOf(o, now) },
-  ],
+  tableColumns: eventColumns({ regarding: 'regarding', message: 'note', lastTimestamp: 'deprecatedLastTimestamp' }),
   fieldSelectors: {
     'regarding.kind': regarding('kind'),
     'regarding.namespace': regarding('namespace'),
