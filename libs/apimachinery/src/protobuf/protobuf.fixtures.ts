@@ -13,6 +13,7 @@ export const PACKAGES: Record<string, string> = {
   'authorization.k8s.io/v1': 'k8s.io.api.authorization.v1',
   'certificates.k8s.io/v1': 'k8s.io.api.certificates.v1',
   'coordination.k8s.io/v1': 'k8s.io.api.coordination.v1',
+  'events.k8s.io/v1': 'k8s.io.api.events.v1',
   'rbac.authorization.k8s.io/v1': 'k8s.io.api.rbac.v1',
   'scheduling.k8s.io/v1': 'k8s.io.api.scheduling.v1',
   'storage.k8s.io/v1': 'k8s.io.api.storage.v1',
@@ -140,6 +141,48 @@ const event: JsonObject = {
   related: { kind: 'Node', name: 'node-1' },
   reportingComponent: 'kubelet',
   reportingInstance: 'node-1',
+};
+
+const eventsV1Event: JsonObject = {
+  apiVersion: 'events.k8s.io/v1',
+  kind: 'Event',
+  metadata: fullMeta('ev1', 'default'),
+  eventTime: '2024-01-02T03:04:05.123456Z',
+  series: { count: 4, lastObservedTime: '2024-01-02T03:24:05.000001Z' },
+  reportingController: 'default-scheduler',
+  reportingInstance: 'default-scheduler-n1',
+  action: 'Binding',
+  reason: 'Scheduled',
+  regarding: { kind: 'Pod', namespace: 'default', name: 'p', uid: 'u-p', apiVersion: 'v1', resourceVersion: '5' },
+  related: { kind: 'Node', name: 'node-1' },
+  note: 'Successfully assigned default/p to node-1',
+  type: 'Normal',
+  deprecatedSource: { component: 'scheduler', host: 'h' },
+  deprecatedFirstTimestamp: '2024-01-02T03:04:05Z',
+  deprecatedLastTimestamp: '2024-01-02T03:14:05Z',
+  deprecatedCount: 2,
+};
+
+const podTemplateSpec: JsonObject = {
+  metadata: { labels: { app: 'web' } },
+  spec: { containers: [{ name: 'web', image: 'nginx:1.27', ports: [{ containerPort: 80, protocol: 'TCP' }] }], restartPolicy: 'Always' },
+};
+
+const podTemplate: JsonObject = { apiVersion: 'v1', kind: 'PodTemplate', metadata: fullMeta('tpl', 'default'), template: podTemplateSpec };
+
+const replicationController: JsonObject = {
+  apiVersion: 'v1',
+  kind: 'ReplicationController',
+  metadata: fullMeta('rc', 'default'),
+  spec: { replicas: 3, minReadySeconds: 5, selector: { app: 'web' }, template: podTemplateSpec },
+  status: {
+    replicas: 2,
+    fullyLabeledReplicas: 2,
+    readyReplicas: 1,
+    availableReplicas: 1,
+    observedGeneration: 3,
+    conditions: [{ type: 'ReplicaFailure', status: 'True', lastTransitionTime: '2024-01-02T03:04:05Z', reason: 'FailedCreate', message: 'quota' }],
+  },
 };
 
 const userInfo: JsonObject = {
@@ -330,6 +373,12 @@ export const everyKind: JsonObject[] = [
   { apiVersion: 'v1', kind: 'NamespaceList', metadata: listMeta, items: [namespace] },
   { apiVersion: 'v1', kind: 'ServiceAccountList', metadata: listMeta, items: [serviceAccount] },
   { apiVersion: 'v1', kind: 'EventList', metadata: listMeta, items: [event] },
+  eventsV1Event,
+  { apiVersion: 'events.k8s.io/v1', kind: 'EventList', metadata: listMeta, items: [eventsV1Event] },
+  podTemplate,
+  { apiVersion: 'v1', kind: 'PodTemplateList', metadata: listMeta, items: [podTemplate] },
+  replicationController,
+  { apiVersion: 'v1', kind: 'ReplicationControllerList', metadata: listMeta, items: [replicationController] },
   node,
   { apiVersion: 'v1', kind: 'NodeList', metadata: listMeta, items: [node] },
   service,
