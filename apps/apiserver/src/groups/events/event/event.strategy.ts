@@ -45,7 +45,10 @@ export function validateEventsV1Create(obj: KubeObject): FieldError[] {
   return errs;
 }
 
-/** The fields ValidateEventUpdate keeps immutable, by their core names, in its order. */
+/**
+ * The fields ValidateEventUpdate keeps immutable, by their core names, in its order; `reason`
+ * stands twice there, so a changed reason is reported twice, as by Kubernetes.
+ */
 const IMMUTABLE = [
   'involvedObject',
   'reason',
