@@ -46,8 +46,11 @@ export function versionedStorage(inner: Storage, conversion: Conversion, served:
       inner.watch(opts, {
         event: (e: StorageEvent) => sink.event({ ...e, object: out(e.object), prevObject: e.prevObject && out(e.prevObject) }),
         error: (err) => sink.error(err),
+        // The watch handler's pacing: a replay waits for a slow client instead of buffering.
+        ...(sink.ready ? { ready: () => sink.ready!() } : {}),
       }),
     currentRevision: () => inner.currentRevision(),
+    ...(inner.settled ? { settled: () => inner.settled!() } : {}),
     compactedRevision: () => inner.compactedRevision(),
     close: () => inner.close(),
   };
