@@ -97,6 +97,33 @@ describe('RBAC', () => {
     });
   });
 
+  it("grants Kubernetes' components what the bootstrap policy gives them", async () => {
+    const canI = async (...args: string[]) => (await kubectl(server, ['auth', 'can-i', ...args], { expectFail: 'any' })).stdout.trim();
+    // kube-scheduler binds pods, records Events through either API, keeps its leader Lease.
+    expect(await canI('create', 'pods', '--subresource=binding', '-n', 'team', '--as=system:kube-scheduler')).toBe('yes');
+    expect(await canI('create', 'events.events.k8s.io', '-n', 'team', '--as=system:kube-scheduler')).toBe('yes');
+    expect(await canI('update', 'leases/kube-scheduler', '-n', 'kube-system', '--as=system:kube-scheduler')).toBe('yes');
+    expect(await canI('update', 'leases/other', '-n', 'team', '--as=system:kube-scheduler')).toBe('no');
+    expect(await canI('get', 'configmaps/extension-apiserver-authentication', '-n', 'kube-system', '--as=system:kube-scheduler')).toBe('yes');
+    expect(await canI('delete', 'nodes', '--as=system:kube-scheduler')).toBe('no');
+    // kube-controller-manager lists everything; each controller's service account its own share.
+    expect(await canI('list', 'secrets', '-A', '--as=system:kube-controller-manager')).toBe('yes');
+    const rsController = 'system:serviceaccount:kube-system:replicaset-controller';
+    expect(await canI('create', 'pods', '-n', 'team', `--as=${rsController}`)).toBe('yes');
+    expect(await canI('update', 'replicasets.apps', '--subresource=status', '-n', 'team', `--as=${rsController}`)).toBe('yes');
+    expect(await canI('create', 'deployments.apps', '-n', 'team', `--as=${rsController}`)).toBe('no');
+    expect(await canI('list', 'endpointslices.discovery.k8s.io', '-A', '--as=system:kube-proxy')).toBe('yes');
+    // The system:monitoring group reads /metrics; others do not.
+    expect(await canI('get', '/metrics', '--as=bob', '--as-group=system:monitoring')).toBe('yes');
+    expect(await canI('get', '/metrics', '--as=bob')).toBe('no');
+    // Shown as kube shows them: the binding of system:node has no subjects, the Roles live in kube-system.
+    const node = JSON.parse((await kubectl(server, ['get', 'clusterrolebinding', 'system:node', '-o', 'json'])).stdout);
+    expect(node.subjects).toBeUndefined();
+    expect(node.metadata.labels).toEqual({ 'kubernetes.io/bootstrapping': 'rbac-defaults' });
+    const roles = (await kubectl(server, ['get', 'roles', '-n', 'kube-system', '-o', 'name'])).stdout;
+    expect(roles).toContain('role.rbac.authorization.k8s.io/system::leader-locking-kube-scheduler\n');
+  });
+
   it("refuses a change of roleRef with kube's message", async () => {
     const r = await kubectl(server, ['patch', 'rolebinding', 'alice-cm', '-n', 'team', '--type=merge', '-p', '{"roleRef":{"name":"other"}}'], {
       expectFail: true,

@@ -1,5 +1,5 @@
 import type { KubeObject } from '@app/apimachinery';
-import type { Storage, StorageEvent, WatchSink } from '@app/storage';
+import type { Storage, StorageEvent, WatchOptions, WatchSink } from '@app/storage';
 import { versionedStorage } from './versioned.storage.js';
 import { FakeStorage } from './storage.fake.js';
 
@@ -29,7 +29,7 @@ describe('versionedStorage', () => {
     const inner = new FakeStorage([]);
     const s = versionedStorage(inner, CONVERSION, 'v1');
     let innerSink: WatchSink | undefined;
-    const spied: Storage = { ...inner, watch: (opts, sink) => ((innerSink = sink), inner.watch(opts, sink)) } as Storage;
+    const spied = { ...inner, watch: (opts: WatchOptions, sink: WatchSink) => ((innerSink = sink), inner.watch(opts, sink)) } as unknown as Storage;
     const paced = versionedStorage(spied, CONVERSION, 'v1');
     const events: StorageEvent[] = [];
     const wait = Promise.resolve();

@@ -32,12 +32,36 @@ describe('createInitialObjects', () => {
         stored.set(objectKey(decl, '', name), obj);
       },
     });
-    expect(created).toEqual([
-      'v1 Namespace kube-system',
-      'v1 Namespace kube-public',
-      'scheduling.k8s.io/v1 PriorityClass system-node-critical',
+    // Kind by kind (namespaces first); within a kind, in no particular order.
+    expect(created.slice(0, 2).sort()).toEqual(['v1 Namespace kube-public', 'v1 Namespace kube-system']);
+    expect(created.slice(2).sort()).toEqual([
       'scheduling.k8s.io/v1 PriorityClass system-cluster-critical',
+      'scheduling.k8s.io/v1 PriorityClass system-node-critical',
     ]);
+  });
+
+  it('writes the objects of one kind several at a time, and the next kind only after them', async () => {
+    const many: KubeObject[] = Array.from({ length: 40 }, (_, i) => ({ metadata: { name: `role-${i}` } }));
+    const kinds = [
+      { ...SCHEDULING_KINDS[0]!, initialObjects: many },
+      { ...CORE_KINDS.find((k) => k.kind === 'Namespace')!, initialObjects: [{ metadata: { name: 'after' } }] },
+    ];
+    let inFlight = 0;
+    let most = 0;
+    const order: string[] = [];
+    await createInitialObjects({
+      kinds,
+      storage: { get: async () => undefined },
+      create: async (_decl: KindDeclaration, _ns: string, obj: KubeObject) => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 1));
+        inFlight--;
+        order.push(obj.metadata.name!);
+      },
+    });
+    expect(most).toBeGreaterThan(1);
+    expect(order).toHaveLength(41);
+    expect(order[40]).toBe('after');
   });
 
   it('rethrows any other error', async () => {

@@ -3,6 +3,7 @@
  * (pkg/printers/internalversion clusterRoleColumnDefinitions), the table's default columns.
  */
 import type { KindDeclaration } from '@app/registry';
+import { COMPONENT_CLUSTER_ROLES } from '../rbac.bootstrap-components.js';
 import { BOOTSTRAP_CLUSTER_ROLES } from '../rbac.bootstrap-policy.js';
 import { RBAC_GROUP } from '../rbac.schema.js';
 import { ClusterRoleSchema } from './clusterrole.schema.js';
@@ -22,5 +23,5 @@ export const clusterRoleKind: KindDeclaration = {
   strategy: clusterRoleStrategy,
   generation: 'none',
   // The bootstrap policy, created at first start as kube-apiserver creates it.
-  initialObjects: BOOTSTRAP_CLUSTER_ROLES.map((o) => structuredClone(o)),
+  initialObjects: [...BOOTSTRAP_CLUSTER_ROLES, ...COMPONENT_CLUSTER_ROLES].map((o) => structuredClone(o)),
 };

@@ -4,6 +4,7 @@
  */
 import type { KindDeclaration } from '@app/registry';
 import { RBAC_GROUP } from '../rbac.schema.js';
+import { COMPONENT_ROLES } from '../rbac.bootstrap-components.js';
 import { RoleSchema } from './role.schema.js';
 import { roleStrategy } from './role.strategy.js';
 
@@ -20,4 +21,6 @@ export const roleKind: KindDeclaration = {
   protobufMessage: 'k8s.io.api.rbac.v1.Role',
   strategy: roleStrategy,
   generation: 'none',
+  // The bootstrap policy's Roles in kube-system and kube-public, created at first start.
+  initialObjects: COMPONENT_ROLES.map((o) => structuredClone(o)),
 };

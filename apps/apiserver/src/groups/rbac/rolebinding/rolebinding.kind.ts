@@ -2,6 +2,7 @@
 import type { KindDeclaration } from '@app/registry';
 import { BINDING_COLUMNS } from '../rbac.columns.js';
 import { RBAC_GROUP } from '../rbac.schema.js';
+import { COMPONENT_ROLE_BINDINGS } from '../rbac.bootstrap-components.js';
 import { RoleBindingSchema } from './rolebinding.schema.js';
 import { roleBindingStrategy } from './rolebinding.strategy.js';
 
@@ -19,4 +20,6 @@ export const roleBindingKind: KindDeclaration = {
   strategy: roleBindingStrategy,
   generation: 'none',
   tableColumns: BINDING_COLUMNS,
+  // The bootstrap policy's RoleBindings in kube-system and kube-public, created at first start.
+  initialObjects: COMPONENT_ROLE_BINDINGS.map((o) => structuredClone(o)),
 };
