@@ -500,9 +500,19 @@ describe('autoscaling versions', () => {
     v1.spec.targetCPUUtilizationPercentage = 70;
     expect((await request(server, 'PUT', `${path('v1')}/rt`, { body: v1 })).status).toBe(200);
     const v2 = (await request(server, 'GET', `${path('v2')}/rt`)).json<{ spec: unknown; metadata: { annotations?: unknown } }>();
+    // The behavior given without scaleUp has it defaulted (SetDefaults_HorizontalPodAutoscalerBehavior).
+    const scaleUp = {
+      stabilizationWindowSeconds: 0,
+      selectPolicy: 'Max',
+      policies: [
+        { type: 'Pods', value: 4, periodSeconds: 15 },
+        { type: 'Percent', value: 100, periodSeconds: 15 },
+      ],
+    };
     expect(v2.spec).toEqual({
       ...spec,
       metrics: [spec.metrics[0], { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
+      behavior: { ...spec.behavior, scaleUp },
     });
     expect(v2.metadata.annotations).toBeUndefined();
     const table = await k(['get', 'hpa', 'rt']);
@@ -515,6 +525,29 @@ describe('autoscaling versions', () => {
       message:
         'HorizontalPodAutoscaler.autoscaling "bad" is invalid: spec.metrics[0].pods: Required value: must populate information for the given metric source',
     });
+  });
+
+  it('gives kubectl autoscale without --cpu-percent the default target of 80% CPU, at either version', async () => {
+    await k(['create', 'deployment', 'auto', '--image=nginx']);
+    await k(['autoscale', 'deployment', 'auto', '--min=1', '--max=4']);
+    const table = await k(['get', 'hpa', 'auto']);
+    expect(table.stdout).toMatch(/^auto\s+Deployment\/auto\s+cpu: <unknown>\/80%\s+1\s+4\s+0\s+\d+s$/m);
+    const v1 = (await request(server, 'GET', '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/auto')).json<{
+      spec: Record<string, unknown>;
+    }>();
+    expect(v1.spec.targetCPUUtilizationPercentage).toBe(80);
+    // A v1 client that leaves the target out gets the same default.
+    const created = await request(server, 'POST', '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers', {
+      body: {
+        apiVersion: 'autoscaling/v1',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'auto-v1' },
+        spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'auto' }, maxReplicas: 3 },
+      },
+    });
+    expect(created.json()).toMatchObject({ spec: { minReplicas: 1, maxReplicas: 3, targetCPUUtilizationPercentage: 80 } });
+    await k(['delete', 'hpa', 'auto', 'auto-v1']);
+    await k(['delete', 'deployment', 'auto']);
   });
 });
 

@@ -29,11 +29,12 @@ describe('HorizontalPodAutoscaler conversion', () => {
     expect(JSON.parse(ann[HPA_ANNOTATIONS.conditions])).toEqual([{ type: 'AbleToScale', status: 'True', reason: 'ReadyForNewScale' }]);
   });
   it('round-trips v2 -> v1 -> v2 and v1 -> v2 -> v1 without loss, metric order included', () => {
-    for (const o of [v2([cpu(70), mem]), v2([mem, cpu(70)]), v2([mem]), v2([]), v2([cpu(10)], { behavior: { scaleUp: { selectPolicy: 'Max' } } })]) {
-      const copy = structuredClone(o);
-      const back = convert(convert(o, 'v1'), 'v2');
-      if ((o.spec as { metrics: unknown[] }).metrics.length === 0) delete (copy.spec as { metrics?: unknown }).metrics;
-      expect(back).toEqual(copy);
+    const behavior = {
+      scaleUp: { stabilizationWindowSeconds: 0, selectPolicy: 'Min', policies: [{ type: 'Pods', value: 2, periodSeconds: 60 }] },
+      scaleDown: { stabilizationWindowSeconds: 300, selectPolicy: 'Max', policies: [{ type: 'Percent', value: 10, periodSeconds: 60 }] },
+    };
+    for (const o of [v2([cpu(70), mem]), v2([mem, cpu(70)]), v2([mem]), v2([cpu(10)], { behavior })]) {
+      expect(convert(convert(o, 'v1'), 'v2')).toEqual(structuredClone(o));
     }
     const v1: KubeObject = {
       apiVersion: 'autoscaling/v1',
@@ -44,6 +45,23 @@ describe('HorizontalPodAutoscaler conversion', () => {
     };
     expect(convert(convert(v1, 'v2'), 'v1')).toEqual(v1);
     expect(convert(v1, 'v2').spec).toEqual({ scaleTargetRef: ref, minReplicas: 2, maxReplicas: 4, metrics: [cpu(50)] });
+  });
+  it("stores what a v1 client writes with v2's defaults: 80% CPU without metrics, a whole behavior", () => {
+    const bare = convert(v2([]), 'v1');
+    expect((bare.spec as Record<string, unknown>).targetCPUUtilizationPercentage).toBeUndefined();
+    expect((convert(bare, 'v2').spec as { metrics: unknown[] }).metrics).toEqual([cpu(80)]);
+    const partial = convert(v2([cpu(10)], { behavior: { scaleUp: { selectPolicy: 'Min' } } }), 'v1');
+    expect((convert(partial, 'v2').spec as { behavior: unknown }).behavior).toEqual({
+      scaleUp: {
+        stabilizationWindowSeconds: 0,
+        selectPolicy: 'Min',
+        policies: [
+          { type: 'Pods', value: 4, periodSeconds: 15 },
+          { type: 'Percent', value: 100, periodSeconds: 15 },
+        ],
+      },
+      scaleDown: { selectPolicy: 'Max', policies: [{ type: 'Percent', value: 100, periodSeconds: 15 }] },
+    });
   });
   it('follows a v1 client changing or removing the CPU target', () => {
     const v1 = convert(v2([mem, cpu(70)]), 'v1');

@@ -7,6 +7,7 @@
  */
 import type { KubeObject } from '@app/apimachinery';
 import type { Conversion } from '@app/registry';
+import { defaultHorizontalPodAutoscalerV2 } from './horizontalpodautoscaler.defaults.js';
 
 /** The annotations holding v2-only fields on a v1 object. */
 export const HPA_ANNOTATIONS = {
@@ -111,6 +112,9 @@ function toV2(obj: KubeObject): KubeObject {
   }
   if (Object.keys(ann).length || (hadAnnotations && Object.keys(out.metadata.annotations ?? {}).length === 0)) out.metadata.annotations = ann;
   else delete out.metadata.annotations;
+  // What a v1 client writes is stored with v2's defaults, as Kubernetes decodes it at v2: without
+  // a CPU target nor other metrics, it aims at 80% CPU (and reads back so at v1).
+  defaultHorizontalPodAutoscalerV2(out);
   return out;
 }
 

@@ -12,6 +12,32 @@ const msgs = (o: KubeObject) => horizontalPodAutoscalerV2Strategy.validate!(o, c
 const cpu = (target: Record<string, unknown>) => ({ type: 'Resource', resource: { name: 'cpu', target } });
 
 describe('HorizontalPodAutoscaler v2 strategy', () => {
+  it('defaults a CPU target of 80% when no metric is given, and fills a given behavior', () => {
+    const created = hpa({ behavior: { scaleDown: { stabilizationWindowSeconds: 60 } } });
+    horizontalPodAutoscalerV2Strategy.prepareForCreate!(created, ctx);
+    const spec = created.spec as Record<string, unknown>;
+    expect(spec.metrics).toEqual([cpu({ type: 'Utilization', averageUtilization: 80 })]);
+    expect(spec.behavior).toEqual({
+      scaleUp: {
+        stabilizationWindowSeconds: 0,
+        selectPolicy: 'Max',
+        policies: [
+          { type: 'Pods', value: 4, periodSeconds: 15 },
+          { type: 'Percent', value: 100, periodSeconds: 15 },
+        ],
+      },
+      scaleDown: { stabilizationWindowSeconds: 60, selectPolicy: 'Max', policies: [{ type: 'Percent', value: 100, periodSeconds: 15 }] },
+    });
+    expect(hpaTargetsV2(created)).toBe('cpu: <unknown>/80%');
+    // Given metrics are kept; an update without metrics gets the default again.
+    const mem = { type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '1Gi' } } };
+    const kept = hpa({ metrics: [mem] });
+    horizontalPodAutoscalerV2Strategy.prepareForCreate!(kept, ctx);
+    expect((kept.spec as Record<string, unknown>).metrics).toEqual([mem]);
+    const updated = hpa({});
+    horizontalPodAutoscalerV2Strategy.prepareForUpdate!(updated, kept, ctx);
+    expect((updated.spec as Record<string, unknown>).metrics).toEqual([cpu({ type: 'Utilization', averageUtilization: 80 })]);
+  });
   it('accepts metrics and behaviour within the rules', () => {
     const behavior = { scaleDown: { stabilizationWindowSeconds: 300, policies: [{ type: 'Percent', value: 10, periodSeconds: 60 }] } };
     expect(msgs(hpa({ metrics: [cpu({ type: 'Utilization', averageUtilization: 80 })], behavior }))).toEqual([]);

@@ -6,6 +6,7 @@
 import { parseQuantity, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { Strategy } from '@app/registry';
 import { asMap } from '../../core/core.helpers.js';
+import { defaultHorizontalPodAutoscalerV2 } from './horizontalpodautoscaler.defaults.js';
 import { validateHorizontalPodAutoscaler } from './horizontalpodautoscaler.strategy.js';
 
 const SOURCES: Record<string, string> = { ContainerResource: 'containerResource', External: 'external', Object: 'object', Pods: 'pods', Resource: 'resource' };
@@ -113,11 +114,13 @@ export function validateHorizontalPodAutoscalerV2(hpa: KubeObject): FieldError[]
   return errs;
 }
 
-/** The v2 strategy: status starts empty. */
+/** The v2 strategy: the v2 defaults; status starts empty. */
 export const horizontalPodAutoscalerV2Strategy: Strategy = {
   prepareForCreate(hpa) {
+    defaultHorizontalPodAutoscalerV2(hpa);
     hpa.status = { currentReplicas: 0, desiredReplicas: 0 };
   },
+  prepareForUpdate: (hpa) => defaultHorizontalPodAutoscalerV2(hpa),
   validate: validateHorizontalPodAutoscalerV2,
   validateUpdate: (hpa) => validateHorizontalPodAutoscalerV2(hpa),
 };
