@@ -151,12 +151,7 @@ const COMPONENTS: readonly { name: string; rules: PolicyRule[]; subjects?: Subje
   {
     name: 'system:node-proxier',
     subjects: [user('system:kube-proxy')],
-    rules: [
-      rule(CORE, ['endpoints', 'services'], LIST_WATCH),
-      rule(CORE, ['nodes'], READ),
-      EVENTS,
-      rule(['discovery.k8s.io'], ['endpointslices'], LIST_WATCH),
-    ],
+    rules: [rule(CORE, ['endpoints', 'services'], LIST_WATCH), rule(CORE, ['nodes'], READ), EVENTS, rule(['discovery.k8s.io'], ['endpointslices'], LIST_WATCH)],
   },
   {
     name: 'system:persistent-volume-provisioner',
@@ -209,9 +204,7 @@ const CONTROLLERS: Readonly<Record<string, PolicyRule[]>> = {
     ACCESS_REVIEWS,
     EVENTS,
   ],
-  'clusterrole-aggregation-controller': [
-    rule(['rbac.authorization.k8s.io'], ['clusterroles'], ['escalate', 'get', 'list', 'patch', 'update', 'watch']),
-  ],
+  'clusterrole-aggregation-controller': [rule(['rbac.authorization.k8s.io'], ['clusterroles'], ['escalate', 'get', 'list', 'patch', 'update', 'watch'])],
   'cronjob-controller': [
     rule(['batch'], ['cronjobs'], ['get', 'list', 'update', 'watch']),
     rule(['batch'], ['jobs'], READ_WRITE),
@@ -325,11 +318,7 @@ const CONTROLLERS: Readonly<Record<string, PolicyRule[]>> = {
     EVENTS,
     rule(CORE, ['events'], ['watch']),
   ],
-  'pod-garbage-collector': [
-    rule(CORE, ['pods'], ['delete', 'list', 'watch']),
-    rule(CORE, ['nodes'], READ),
-    rule(CORE, ['pods/status'], ['patch']),
-  ],
+  'pod-garbage-collector': [rule(CORE, ['pods'], ['delete', 'list', 'watch']), rule(CORE, ['nodes'], READ), rule(CORE, ['pods/status'], ['patch'])],
   'pv-protection-controller': [rule(CORE, ['persistentvolumes'], ['get', 'list', 'update', 'watch']), EVENTS],
   'pvc-protection-controller': [
     rule(CORE, ['persistentvolumeclaims'], ['get', 'list', 'update', 'watch']),
@@ -369,12 +358,7 @@ const CONTROLLERS: Readonly<Record<string, PolicyRule[]>> = {
     rule(['networking.k8s.io'], ['ipaddresses'], READ),
     EVENTS,
   ],
-  'service-controller': [
-    rule(CORE, ['services'], READ),
-    rule(CORE, ['services/status'], PATCH_UPDATE),
-    rule(CORE, ['nodes'], LIST_WATCH),
-    EVENTS,
-  ],
+  'service-controller': [rule(CORE, ['services'], READ), rule(CORE, ['services/status'], PATCH_UPDATE), rule(CORE, ['nodes'], LIST_WATCH), EVENTS],
   'statefulset-controller': [
     rule(CORE, ['pods'], LIST_WATCH),
     rule(['apps'], ['statefulsets'], READ),
@@ -402,7 +386,10 @@ const CONTROLLERS: Readonly<Record<string, PolicyRule[]>> = {
   ],
 };
 
-const LEADER_LOCKING = [rule(['coordination.k8s.io'], ['leases'], ['create', 'get', 'list', 'update', 'watch']), rule(['coordination.k8s.io'], ['leasecandidates'], ['create', 'get', 'list', 'update', 'watch'])];
+const LEADER_LOCKING = [
+  rule(['coordination.k8s.io'], ['leases'], ['create', 'get', 'list', 'update', 'watch']),
+  rule(['coordination.k8s.io'], ['leasecandidates'], ['create', 'get', 'list', 'update', 'watch']),
+];
 
 /** Roles and their RoleBindings in kube-system and kube-public, by namespace. */
 const NAMESPACED: readonly { namespace: string; name: string; rules: PolicyRule[]; binding: string; subjects: Subject[] }[] = [
