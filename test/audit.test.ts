@@ -279,3 +279,70 @@ describe('audit webhook', () => {
     });
   });
 });
+
+describe('audit webhook, blocking-strict', () => {
+  let dir: string;
+  let hook: TlsStandIn;
+  let server: ServerHandle;
+  const received: Event[] = [];
+  let release: (() => void) | undefined;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'kapi-audit-blocking-'));
+    hook = await startTlsStandIn(dir, {
+      clientName: 'kube-apiserver-audit-client',
+      path: '/events',
+      answer: (body) => {
+        const ev = (JSON.parse(body.toString('utf8')) as { items: Event[] }).items[0]!;
+        received.push(ev);
+        const name = ev.objectRef?.name;
+        if (name === 'refused') return { status: 500, body: {} };
+        if (name === 'held' && ev.stage === 'RequestReceived') return new Promise((r) => (release = () => r({ status: 200, body: {} })));
+        return { status: 200, body: {} };
+      },
+    });
+    writeFileSync(
+      join(dir, 'policy.yaml'),
+      'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Metadata\n    resources: [{ group: "", resources: [configmaps] }]\n',
+    );
+    server = await startServer({
+      args: [
+        '--audit-policy-file',
+        join(dir, 'policy.yaml'),
+        `--audit-webhook-config-file=${hook.kubeconfig}`,
+        '--audit-webhook-mode=blocking-strict',
+        '--audit-webhook-initial-backoff=10ms',
+      ],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    release?.();
+    await server?.cleanup();
+    await hook?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('holds a request until the webhook has taken its RequestReceived event, each event POSTed alone', async () => {
+    let settled = false;
+    const get = request(server, 'GET', '/api/v1/namespaces/default/configmaps/held').then((r) => ((settled = true), r));
+    await waitFor('the RequestReceived event at the webhook', () => Promise.resolve(release));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(settled).toBe(false);
+    release!();
+    const r = await get;
+    expect(r.status).toBe(404);
+    const done = await waitFor('the ResponseComplete event', () =>
+      Promise.resolve(received.find((e) => e.stage === 'ResponseComplete' && e.objectRef?.name === 'held')),
+    );
+    expect(received.filter((e) => e.auditID === done.auditID).map((e) => e.stage)).toEqual(['RequestReceived', 'ResponseComplete']);
+  });
+
+  it('fails a request with 500 when the webhook does not take its arrival, after the retries', async () => {
+    const r = await request(server, 'GET', '/api/v1/namespaces/default/configmaps/refused');
+    expect(r.status).toBe(500);
+    expect(r.json()).toMatchObject({ reason: 'InternalError', message: 'Internal error occurred: the audit webhook could not record the request' });
+    // Five attempts of the one event (kube's webhook backoff), and the request went no further.
+    expect(received.filter((e) => e.objectRef?.name === 'refused' && e.stage === 'RequestReceived')).toHaveLength(5);
+  });
+});

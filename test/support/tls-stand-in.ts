@@ -24,8 +24,8 @@ export interface TlsStandInOptions {
   readonly clientName: string;
   /** The path of the URL in the kubeconfig. */
   readonly path: string;
-  /** The answer to one request: status and JSON body. */
-  answer(body: Buffer, req: IncomingMessage, clientName: string | undefined): { status: number; body: unknown };
+  /** The answer to one request: status and JSON body (a promise to hold the answer back). */
+  answer(body: Buffer, req: IncomingMessage, clientName: string | undefined): { status: number; body: unknown } | Promise<{ status: number; body: unknown }>;
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -41,9 +41,10 @@ export async function startTlsStandIn(dir: string, o: TlsStandInOptions): Promis
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const cn = (req.socket as TLSSocket).getPeerCertificate().subject?.CN;
-        const { status, body } = o.answer(Buffer.concat(chunks), req, Array.isArray(cn) ? cn[0] : cn);
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(body));
+        void Promise.resolve(o.answer(Buffer.concat(chunks), req, Array.isArray(cn) ? cn[0] : cn)).then(({ status, body }) => {
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(body));
+        });
       });
     },
   );

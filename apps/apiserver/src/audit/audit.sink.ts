@@ -14,7 +14,7 @@ import { flagStartError, webhookTargetOf } from '../pipeline/authentication-meth
 import { NO_AUDIT, type AuditAttributes, type AuditEvent, type AuditRequestConfig, type AuditSink } from '../pipeline/audit.port.js';
 import { AuditLogWriter, AUDIT_LOG_FORMATS, AUDIT_LOG_MODES, type AuditLogOptions } from './audit.log.js';
 import { evaluateAuditPolicy, loadAuditPolicy, type AuditPolicy } from './audit.policy.js';
-import { AuditWebhookBackend } from './audit.webhook.js';
+import { AuditWebhookBackend, type AuditWebhookMode } from './audit.webhook.js';
 
 /** kube-apiserver's defaults of the audit webhook's batch settings. */
 export const AUDIT_WEBHOOK_DEFAULTS = { maxBatchSize: 400, maxWait: '30s', bufferSize: 10_000, initialBackoff: '10s' } as const;
@@ -27,6 +27,7 @@ export function auditWebhookFor(cfg: ServerConfig, metrics?: ApiMetrics): AuditW
   const { server, caPem, certPem, keyPem } = target;
   const ms = (flag: string, dflt: string) => parseGoDuration(raw[flag] ?? dflt) / 1e6;
   return new AuditWebhookBackend({
+    mode: (raw['audit-webhook-mode'] ?? 'batch') as AuditWebhookMode,
     maxBatchSize: Number(raw['audit-webhook-batch-max-size'] ?? AUDIT_WEBHOOK_DEFAULTS.maxBatchSize),
     maxWaitMs: ms('audit-webhook-batch-max-wait', AUDIT_WEBHOOK_DEFAULTS.maxWait),
     bufferSize: Number(raw['audit-webhook-batch-buffer-size'] ?? AUDIT_WEBHOOK_DEFAULTS.bufferSize),
@@ -60,6 +61,7 @@ export function auditLogOptions(cfg: ServerConfig): AuditLogOptions | undefined 
 export class PolicyAuditSink implements AuditSink, OnApplicationShutdown {
   readonly enabled = true;
   private readonly strict: boolean;
+  private readonly webhookStrict: boolean;
 
   constructor(
     private readonly policy: AuditPolicy,
@@ -68,16 +70,24 @@ export class PolicyAuditSink implements AuditSink, OnApplicationShutdown {
     private readonly webhook?: AuditWebhookBackend,
   ) {
     this.strict = log?.opts.mode === 'blocking-strict';
+    this.webhookStrict = webhook?.mode === 'blocking-strict';
   }
 
   configFor(attrs: AuditAttributes): AuditRequestConfig {
     return evaluateAuditPolicy(this.policy, attrs);
   }
 
-  record(event: AuditEvent): void {
+  record(event: AuditEvent): Promise<void> | undefined {
     this.metrics?.auditEvents.inc();
-    this.webhook?.write(event);
-    if (!this.log) return;
+    let waiting: Promise<void> | undefined;
+    if (this.webhook?.blocking) {
+      // A blocking webhook holds the request until its arrival is recorded; blocking-strict fails
+      // the request when it cannot be. Later stages are sent without holding the answer.
+      const sent = this.webhook.send(event);
+      if (event.stage === 'RequestReceived') waiting = this.webhookStrict ? sent : sent.catch(() => undefined);
+      else sent.catch(() => undefined);
+    } else this.webhook?.write(event);
+    if (!this.log) return waiting;
     const dropped = this.log.dropped;
     try {
       this.log.write(event);
@@ -86,9 +96,10 @@ export class PolicyAuditSink implements AuditSink, OnApplicationShutdown {
       process.stderr.write(`audit: cannot write to ${this.log.opts.path}: ${(e as Error).message}\n`);
       // blocking-strict: a request whose arrival cannot be recorded is not served.
       if (this.strict && event.stage === 'RequestReceived') throw e;
-      return;
+      return waiting;
     }
     if (this.log.dropped !== dropped) this.metrics?.auditErrors.inc({ plugin: 'log' });
+    return waiting;
   }
 
   async onApplicationShutdown(): Promise<void> {

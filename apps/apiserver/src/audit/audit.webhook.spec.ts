@@ -101,4 +101,53 @@ describe('audit webhook backend', () => {
     expect(calls).toBeLessThan(AUDIT_WEBHOOK_ATTEMPTS);
     expect(lost).toEqual([[1, 'the audit webhook answered 500']]);
   });
+
+  it('blocking: sends each event alone at once, retrying transient failures on the backoff, and says whether it was taken', async () => {
+    const waits: number[] = [];
+    const answers = [500, 429, 200];
+    const { b, sent, lost } = backend({
+      mode: 'blocking-strict',
+      initialBackoffMs: 100,
+      sleep: async (ms) => void waits.push(ms),
+      post: (list) => {
+        sent.push(list as Sent);
+        return Promise.resolve({ status: answers.shift() ?? 200 });
+      },
+    });
+    expect(b.blocking).toBe(true);
+    await b.send(ev('a'));
+    expect(ids(sent)).toEqual(['a', 'a', 'a']);
+    // kube's webhook backoff: the initial wait, then 1.5 times more, each with up to 20% jitter.
+    expect(waits).toHaveLength(2);
+    expect(waits[0]).toBeGreaterThanOrEqual(100);
+    expect(waits[0]).toBeLessThanOrEqual(120);
+    expect(waits[1]).toBeGreaterThanOrEqual(150);
+    expect(waits[1]).toBeLessThanOrEqual(180);
+    expect(lost).toEqual([]);
+    // A refusal that is not transient is final: the event is lost and the sender told so.
+    answers.push(403);
+    await expect(b.send(ev('b'))).rejects.toThrow('the audit webhook answered 403');
+    expect(lost).toEqual([[1, 'the audit webhook answered 403']]);
+    expect(ids(sent)).toEqual(['a', 'a', 'a', 'b']);
+  });
+
+  it('blocking: gives an event up after five attempts; write() sends without waiting or throwing', async () => {
+    let calls = 0;
+    const { b, lost } = backend({
+      mode: 'blocking',
+      sleep: async () => undefined,
+      post: () => {
+        calls++;
+        return Promise.reject(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+      },
+    });
+    await expect(b.send(ev('x'))).rejects.toThrow('the audit webhook could not be reached: socket hang up');
+    expect(calls).toBe(AUDIT_WEBHOOK_ATTEMPTS);
+    b.write(ev('y'));
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toBe(AUDIT_WEBHOOK_ATTEMPTS * 2);
+    expect(lost).toHaveLength(2);
+    expect(backend().b.blocking).toBe(false);
+  });
 });

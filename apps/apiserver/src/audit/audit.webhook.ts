@@ -7,10 +7,22 @@
  * service does not take (no answer, or not a 2xx) is sent again after
  * `--audit-webhook-initial-backoff`, doubling, five attempts in all; then it is dropped and
  * counted. One batch is in flight at a time, so the service sees events in order.
+ *
+ * In the blocking modes (`--audit-webhook-mode=blocking|blocking-strict`) nothing is queued: each
+ * event is POSTed alone as it happens, retried on kube-apiserver's webhook backoff (the initial
+ * backoff, growing 1.5 times with 20% jitter, five attempts; only a reset connection, 429, 500,
+ * 504 or an answer with Retry-After is tried again), and whoever records it may wait for it.
  */
+import { withWebhookBackoff, type WebhookAnswer } from '@app/auth';
 import type { AuditEvent } from '../pipeline/audit.port.js';
 
+/** How events reach the webhook (kube-apiserver's `--audit-webhook-mode`). */
+export const AUDIT_WEBHOOK_MODES = ['batch', 'blocking', 'blocking-strict'] as const;
+export type AuditWebhookMode = (typeof AUDIT_WEBHOOK_MODES)[number];
+
 export interface AuditWebhookOptions {
+  /** batch (default): queued and sent in batches; blocking modes: each event sent as it happens. */
+  mode?: AuditWebhookMode;
   /** Events a batch holds at most. */
   maxBatchSize: number;
   /** How long the first event of a batch waits for more, in ms. */
@@ -19,8 +31,10 @@ export interface AuditWebhookOptions {
   bufferSize: number;
   /** The wait before the first retry of a batch, in ms (doubling after). */
   initialBackoffMs: number;
-  /** POSTs an EventList; resolves with the HTTP status (rejects when there is no answer). */
-  post(list: unknown): Promise<{ status: number }>;
+  /** POSTs an EventList; resolves with the HTTP answer (rejects when there is no answer). */
+  post(list: unknown): Promise<{ status: number; body?: unknown; headers?: WebhookAnswer['headers'] }>;
+  /** The retries' sleep (tests). */
+  sleep?(ms: number): Promise<void>;
   /** Called for events lost (dropped from a full buffer, or a batch given up). */
   lost?(events: number, why: string): void;
   /** Called for events delivered. */
@@ -40,11 +54,54 @@ export class AuditWebhookBackend {
   /** Retry waits in progress; close() cuts them short. */
   private readonly waits = new Set<() => void>();
 
-  constructor(private readonly opts: AuditWebhookOptions) {}
+  private readonly sendNow: ((list: unknown) => Promise<WebhookAnswer>) | undefined;
 
-  /** Queues an event; never throws. */
+  constructor(private readonly opts: AuditWebhookOptions) {
+    if (opts.mode === 'blocking' || opts.mode === 'blocking-strict') {
+      const post = async (list: unknown): Promise<WebhookAnswer> => ({ body: undefined, ...(await opts.post(list)) });
+      this.sendNow = withWebhookBackoff(post, { initialMs: opts.initialBackoffMs, factor: 1.5, jitter: 0.2, steps: AUDIT_WEBHOOK_ATTEMPTS }, opts.sleep);
+    }
+  }
+
+  /** The mode the backend runs in. */
+  get mode(): AuditWebhookMode {
+    return this.opts.mode ?? 'batch';
+  }
+
+  /** Whether events are sent one by one as they happen (the blocking modes). */
+  get blocking(): boolean {
+    return this.sendNow !== undefined;
+  }
+
+  /**
+   * Blocking modes: sends `ev` at once and resolves once the webhook took it; rejects (and
+   * counts the event lost) when it did not, after the retries.
+   */
+  async send(ev: AuditEvent): Promise<void> {
+    if (!this.sendNow) throw new Error('the audit webhook is in batch mode');
+    const list = { kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [ev] };
+    let why: string;
+    try {
+      const res = await this.sendNow(list);
+      if (res.status >= 200 && res.status < 300) {
+        this.opts.delivered?.(1);
+        return;
+      }
+      why = `the audit webhook answered ${res.status}`;
+    } catch (e) {
+      why = `the audit webhook could not be reached: ${(e as Error).message}`;
+    }
+    this.opts.lost?.(1, why);
+    throw new Error(why);
+  }
+
+  /** Queues an event (batch mode; a blocking backend sends it and does not wait); never throws. */
   write(ev: AuditEvent): void {
     if (this.closed) return;
+    if (this.sendNow) {
+      this.send(ev).catch(() => undefined);
+      return;
+    }
     if (this.queue.length >= this.opts.bufferSize) {
       this.opts.lost?.(1, 'the audit webhook buffer is full');
       return;

@@ -185,7 +185,8 @@ describe('parseFlags', () => {
         '--audit-webhook-initial-backoff=1s',
       ]);
       expect(w.raw['audit-webhook-batch-max-wait']).toBe('2s');
-      expect(() => parseFlags(['--audit-webhook-mode=blocking'])).toThrow('--audit-webhook-mode=blocking: only batch is built');
+      expect(parseFlags(['--audit-webhook-mode=blocking-strict']).raw['audit-webhook-mode']).toBe('blocking-strict');
+      expect(() => parseFlags(['--audit-webhook-mode=sync'])).toThrow('--audit-webhook-mode=sync: must be one of batch, blocking, blocking-strict');
       expect(() => parseFlags(['--audit-webhook-batch-max-wait=0s'])).toThrow('must be a positive duration');
       expect(() => parseFlags(['--audit-webhook-batch-max-size=0'])).toThrow('--audit-webhook-batch-max-size must be at least 1');
       expectRefused(['--audit-log-batch-max-size=10'], 'audit-log-batch-max-size');

@@ -11,6 +11,7 @@ import { AUTHORIZATION_MODES } from '@app/authz';
 import { parseIpRange, parsePortRange } from '../groups/core/service/service.ranges.js';
 import { parseRuntimeConfig, RuntimeConfigError } from './runtime-config.js';
 import { AUDIT_LOG_FORMATS, AUDIT_LOG_MODES } from '../audit/audit.log.js';
+import { AUDIT_WEBHOOK_MODES } from '../audit/audit.webhook.js';
 
 /** The server configuration. Paths are absolute after `resolveConfig`. */
 export interface ServerConfig {
@@ -492,11 +493,7 @@ function checkAuditFlags(raw: Record<string, string>): void {
   oneOf('audit-log-mode', AUDIT_LOG_MODES);
   oneOf('audit-log-version', ['audit.k8s.io/v1']);
   oneOf('audit-webhook-version', ['audit.k8s.io/v1']);
-  const webhookMode = raw['audit-webhook-mode'];
-  if (webhookMode !== undefined && webhookMode !== 'batch')
-    throw new FlagError(
-      `--audit-webhook-mode=${webhookMode}: only batch is built (blocking and blocking-strict are not); refusing to start rather than run without it`,
-    );
+  oneOf('audit-webhook-mode', AUDIT_WEBHOOK_MODES);
   for (const flag of ['audit-webhook-initial-backoff', 'audit-webhook-batch-max-wait']) {
     const v = raw[flag];
     if (v === undefined) continue;

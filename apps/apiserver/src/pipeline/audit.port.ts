@@ -86,10 +86,12 @@ export interface AuditSink {
   /** The level and the stages the policy records for a request. */
   configFor(attrs: AuditAttributes): AuditRequestConfig;
   /**
-   * Writes one event. Never blocks on I/O; throws only where the sink is strict and the event
-   * could not be written (the filter then fails the request).
+   * Writes one event. Never blocks the event loop; throws only where the sink is strict and the
+   * event could not be written (the filter then fails the request). A sink that must hear back
+   * before the request goes on (a blocking audit webhook, for RequestReceived) returns a promise
+   * the filter waits for; a rejection fails the request like a throw.
    */
-  record(event: AuditEvent): void;
+  record(event: AuditEvent): Promise<void> | void;
 }
 
 /** Injection token of the audit sink. */

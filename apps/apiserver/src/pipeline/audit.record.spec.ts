@@ -13,7 +13,7 @@ function record(level: AuditLevel, omit: AuditStage[] = [], omitManagedFields = 
     user: { username: 'alice', groups: ['dev'] },
   };
   const rec = new AuditRecord({
-    sink: { enabled: true, configFor: () => ({ level, omitStages: new Set(omit), omitManagedFields }), record: (e) => events.push(e) },
+    sink: { enabled: true, configFor: () => ({ level, omitStages: new Set(omit), omitManagedFields }), record: (e) => void events.push(e) },
     config: { level, omitStages: new Set(omit), omitManagedFields },
     state,
     requestURI: '/api/v1/namespaces/a/configmaps',

@@ -111,11 +111,14 @@ export class AuditRecord {
     this.done.add('ResponseComplete');
   }
 
-  /** Builds and records the event of `stage` (once per stage; not when the policy omits it). */
-  emit(stage: AuditStage, code?: number): void {
+  /**
+   * Builds and records the event of `stage` (once per stage; not when the policy omits it). A
+   * promise when the sink wants the request to wait for it (AuditSink.record).
+   */
+  emit(stage: AuditStage, code?: number): Promise<void> | void {
     if (this.done.has(stage) || !this.keeps(stage)) return;
     this.done.add(stage);
-    this.input.sink.record(this.event(stage, code));
+    return this.input.sink.record(this.event(stage, code));
   }
 
   /** The event of `stage`; the response status when `code` is given. */

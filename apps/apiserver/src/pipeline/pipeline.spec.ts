@@ -39,7 +39,7 @@ async function serverWith(opts: { deny?: (a: AuthorizationAttributes) => boolean
             omitStages: new Set(a.user ? [] : (['RequestReceived'] as const)),
             omitManagedFields: false,
           }),
-          record: (e) => audits.push(e),
+          record: (e) => void audits.push(e),
         },
     flowControl: {
       admit(_m, _i, user): FlowControlTicket {

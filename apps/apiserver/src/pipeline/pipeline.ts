@@ -214,12 +214,27 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
     const rec = startAudit(req, s, s.authenticatedUser);
     if (!rec) return;
     s.audit = rec;
+    let received;
     try {
-      rec.emit('RequestReceived');
+      received = rec.emit('RequestReceived');
     } catch {
       // Only a strict log throws: the request is not served unrecorded.
       throw Errors.internal('the audit log could not record the request');
     }
+    if (isPromise(received)) {
+      // A blocking audit webhook: the request goes on once its arrival is recorded.
+      return received.then(
+        () => watchAuditStages(reply, s, rec),
+        () => {
+          throw Errors.internal('the audit webhook could not record the request');
+        },
+      );
+    }
+    watchAuditStages(reply, s, rec);
+  };
+
+  /** Records ResponseStarted (long-running requests) and ResponseComplete when they happen. */
+  const watchAuditStages = (reply: FastifyReply, s: RequestState, rec: AuditRecord): void => {
     const raw = reply.raw;
     if (isLongRunning(s.info) && rec.keeps('ResponseStarted')) {
       // A watch or a stream: its headers leave long before it ends.
