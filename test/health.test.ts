@@ -119,11 +119,11 @@ describe('start-up refusals', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('--authorization-mode=Node is refused with the flag named, before anything starts', async () => {
+  it('--authorization-mode=ABAC is refused with the flag named, before anything starts', async () => {
     const port = await getFreePort();
-    const r = await runToExit(['--data-dir', join(dir, 'node'), '--secure-port', String(port), '--authorization-mode=Node']);
+    const r = await runToExit(['--data-dir', join(dir, 'node'), '--secure-port', String(port), '--authorization-mode=ABAC']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('error: --authorization-mode=Node: authorization mode "Node" is not built into this server');
+    expect(r.stderr).toContain('error: --authorization-mode=ABAC: authorization mode "ABAC" is not built into this server');
   });
 
   it('an out-of-bounds KAPI_ variable is refused with the variable named', async () => {

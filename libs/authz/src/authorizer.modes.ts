@@ -3,6 +3,7 @@
  * AlwaysDeny) and the union that evaluates the configured modes in order: the first Allow or
  * Deny decides; when every mode has no opinion the request is denied.
  */
+import { NodeAuthorizer, type NodeGraph } from './node.authorizer.js';
 import { PRIVILEGED_GROUP } from '@app/auth';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.port.js';
 import { RBACAuthorizer } from './rbac.authorizer.js';
@@ -94,6 +95,8 @@ export class AuthorizerUnion implements Authorizer {
 export interface AuthorizationModeContext {
   rbac?: RbacPolicy;
   webhook?: Authorizer;
+  /** The Node mode's graph: which objects the pods bound to each node need. */
+  nodeGraph?: NodeGraph;
 }
 
 /** The authorization modes this build can run, by their `--authorization-mode` names. */
@@ -107,6 +110,10 @@ export const AUTHORIZATION_MODES: Record<string, (ctx: AuthorizationModeContext)
   Webhook: (ctx) => {
     if (!ctx.webhook) throw new Error('--authorization-mode: Webhook needs --authorization-webhook-config-file');
     return ctx.webhook;
+  },
+  Node: (ctx) => {
+    if (!ctx.nodeGraph) throw new Error('--authorization-mode: Node needs the node graph of the server');
+    return new NodeAuthorizer(ctx.nodeGraph);
   },
 };
 

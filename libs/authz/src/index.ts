@@ -8,3 +8,4 @@ export * from './rbac.aggregation.js';
 export * from './rbac.escalation.js';
 export * from './rules.resolver.js';
 export * from './webhook.authorizer.js';
+export * from './node.authorizer.js';

@@ -5,6 +5,7 @@
  * authorizer is no rule resolver (kube-apiserver lists none for it either).
  */
 import type { UserInfo } from '@app/auth';
+import { nodeIdentity } from './node.authorizer.js';
 import type { RbacPolicy } from './rbac.policy.js';
 import { RBAC_ALL, type PolicyRule } from './rbac.rules.js';
 
@@ -100,6 +101,17 @@ export class RuleResolverUnion implements RuleResolver {
 }
 
 /**
+ * The Node mode's rules: nothing for anyone but a node; a node's depend on its graph, so its
+ * answer is incomplete, with kube's error.
+ */
+const NODE_RULES_RESOLVER: RuleResolver = {
+  rulesFor: (user) =>
+    nodeIdentity(user) === undefined
+      ? { resourceRules: [], nonResourceRules: [], incomplete: false, errors: [] }
+      : { resourceRules: [], nonResourceRules: [], incomplete: true, errors: ['node authorizer does not support user rule resolution'] },
+};
+
+/**
  * The rule resolver of an `--authorization-mode` list (the modes authorizerForModes accepts).
  * A mode without a resolver of its own makes the answer incomplete.
  */
@@ -110,6 +122,7 @@ export function ruleResolverForModes(modes: readonly string[], ctx: { rbac?: Rba
       if (m === 'AlwaysAllow') return ALWAYS_ALLOW_RULES;
       if (m === 'AlwaysDeny') return ALWAYS_DENY_RULES;
       if (m === 'RBAC' && ctx.rbac) return new RbacRuleResolver(ctx.rbac);
+      if (m === 'Node') return NODE_RULES_RESOLVER;
       return INCOMPLETE;
     }),
   );

@@ -96,13 +96,14 @@ describe('parseFlags', () => {
       expect((err as Error).message).toMatch(new RegExp(`^--${flag}=.*not built into this server.*refusing to start`));
     };
     it('--authorization-mode naming a mode that is not built', () => {
-      expectRefused(['--authorization-mode=Node'], 'authorization-mode');
-      expectRefused(['--authorization-mode', 'Node,RBAC'], 'authorization-mode');
-      expectRefused(['--authorization-mode=AlwaysAllow,Node'], 'authorization-mode');
+      expectRefused(['--authorization-mode=ABAC'], 'authorization-mode');
+      expectRefused(['--authorization-mode', 'ABAC,RBAC'], 'authorization-mode');
+      expectRefused(['--authorization-mode=AlwaysAllow,ABAC'], 'authorization-mode');
       expect(() => parseFlags(['--authorization-mode='])).toThrow('--authorization-mode=: give at least one authorization mode');
-      expect(() => parseFlags(['--authorization-mode=Node,RBAC'])).toThrow(
-        'authorization mode "Node" is not built into this server (built: AlwaysAllow, AlwaysDeny, RBAC, Webhook)',
+      expect(() => parseFlags(['--authorization-mode=ABAC,RBAC'])).toThrow(
+        'authorization mode "ABAC" is not built into this server (built: AlwaysAllow, AlwaysDeny, RBAC, Webhook, Node)',
       );
+      expect(parseFlags(['--authorization-mode=Node,RBAC']).raw['authorization-mode']).toBe('Node,RBAC');
       expectRefused(['--authorization-policy-file=/p.jsonl'], 'authorization-policy-file');
     });
     it('--authorization-mode=AlwaysDeny, AlwaysAllow and RBAC are accepted', () => {

@@ -47,4 +47,17 @@ describe('parseRequestInfo (Kubernetes RequestInfoFactory rules)', () => {
   it('decodes percent-encoded segments', () => {
     expect(parseRequestInfo('GET', '/api/v1/namespaces/a/configmaps/x%2Ey', {}).name).toBe('x.y');
   });
+  it('reports the name a list or watch selects with metadata.name, as Kubernetes does for authorization', () => {
+    const sel = (fieldSelector: string, extra: Record<string, string> = {}) =>
+      parseRequestInfo('GET', '/api/v1/namespaces/a/secrets', { fieldSelector, ...extra }).selectedName;
+    expect(sel('metadata.name=s1')).toBe('s1');
+    expect(sel('metadata.name==s1', { watch: 'true' })).toBe('s1');
+    expect(sel('type=Opaque,metadata.name=s1')).toBe('s1');
+    expect(sel('metadata.name!=s1')).toBeUndefined();
+    expect(sel('metadata.namespace=a')).toBeUndefined();
+    expect(sel('metadata.name=a/b')).toBeUndefined();
+    expect(sel('metadata.name=..')).toBeUndefined();
+    // A get names its object in the path; the selector is not read.
+    expect(parseRequestInfo('GET', '/api/v1/namespaces/a/secrets/x', { fieldSelector: 'metadata.name=y' }).selectedName).toBeUndefined();
+  });
 });

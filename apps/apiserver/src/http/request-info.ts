@@ -20,6 +20,12 @@ export interface RequestInfo {
   resource: string;
   subresource: string;
   name: string;
+  /**
+   * A list or watch whose field selector requires `metadata.name` to equal a valid name: that
+   * name. Kubernetes' RequestInfo reports it as the request's name, so that authorization (RBAC
+   * `resourceNames`, the Node authorizer) and audit see a one-object read as one.
+   */
+  selectedName?: string;
   /** Path segments after the prefix, for discovery routing. */
   parts: string[];
   /**
@@ -137,6 +143,10 @@ export function parseRequestInfo(method: string, rawPath: string, query: Record<
   if (info.verb === 'get' && (legacyWatch || watchParam)) info.verb = 'watch';
   else if (info.verb === 'get' && info.name === '') info.verb = 'list';
   if (info.verb === 'delete' && info.name === '') info.verb = 'deletecollection';
+  if ((info.verb === 'list' || info.verb === 'watch') && info.name === '' && query.fieldSelector) {
+    const name = exactMetadataName(query.fieldSelector);
+    if (name !== undefined) info.selectedName = name;
+  }
   return info;
 }
 
@@ -160,4 +170,19 @@ const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'log', 'portforward
  */
 export function isLongRunning(info: Pick<RequestInfo, 'verb' | 'subresource'>): boolean {
   return info.verb === 'watch' || LONG_RUNNING_SUBRESOURCES.has(info.subresource);
+}
+
+/**
+ * The name a field selector requires of `metadata.name` (`metadata.name=x` or `==x`, alone or
+ * among other terms), when it is a valid path segment name; undefined otherwise.
+ */
+export function exactMetadataName(selector: string): string | undefined {
+  for (const term of selector.split(',')) {
+    const m = /^\s*metadata\.name\s*(==|=)\s*(.*?)\s*$/.exec(term);
+    if (!m) continue;
+    const name = m[2]!;
+    if (name === '' || name === '.' || name === '..' || /[/%\\]/.test(name)) return undefined;
+    return name;
+  }
+  return undefined;
 }

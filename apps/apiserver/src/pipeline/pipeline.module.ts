@@ -14,6 +14,7 @@ import { Global, Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { AUTHENTICATOR, AuthenticatorChain, type AuthenticationRequest, type Authenticator, type UserInfo } from '@app/auth';
 import { AUTHORIZER, authorizerForModes } from '@app/authz';
+import { NodeGraphWatcher } from './node-graph.watcher.js';
 import type { ServerConfig } from '../config/flags.js';
 import { SERVER_CONFIG } from '../tokens.js';
 import { AnonymousAccess } from './anonymous.method.js';
@@ -83,13 +84,14 @@ export class DiscoveredAuthenticators implements Authenticator, OnModuleInit {
     DiscoveredAuthenticators,
     { provide: AUTHENTICATOR, useExisting: DiscoveredAuthenticators },
     RbacPolicyWatcher,
+    NodeGraphWatcher,
     {
       provide: AUTHORIZER,
-      useFactory: (cfg: ServerConfig, rbac: RbacPolicyWatcher) => {
+      useFactory: (cfg: ServerConfig, rbac: RbacPolicyWatcher, nodeGraph: NodeGraphWatcher) => {
         const webhook = authorizationWebhookFor(cfg);
-        return authorizerForModes(authorizationModes(cfg), { rbac: rbac.policy, ...(webhook ? { webhook } : {}) });
+        return authorizerForModes(authorizationModes(cfg), { rbac: rbac.policy, nodeGraph, ...(webhook ? { webhook } : {}) });
       },
-      inject: [SERVER_CONFIG, RbacPolicyWatcher],
+      inject: [SERVER_CONFIG, RbacPolicyWatcher, NodeGraphWatcher],
     },
     { provide: AUDIT_SINK, useFactory: (cfg: ServerConfig, metrics: ApiMetrics) => auditSinkFor(cfg, metrics), inject: [SERVER_CONFIG, ApiMetrics] },
     {

@@ -121,7 +121,7 @@ export function authorizationAttributes(state: RequestState): AuthorizationAttri
     resource: i.resource,
     subresource: i.subresource,
     namespace: i.namespace,
-    name: i.name,
+    name: i.name || (i.selectedName ?? ''),
   };
 }
 

@@ -9,6 +9,7 @@
  * (resource.k8s.io, not served) are left out.
  */
 import type { KubeObject } from '@app/apimachinery';
+import { NODE_RULES } from '@app/authz';
 import type { PolicyRule } from './rbac.validation.js';
 
 const LABELS = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
@@ -116,34 +117,8 @@ const COMPONENTS: readonly { name: string; rules: PolicyRule[]; subjects?: Subje
     subjects: [group('system:monitoring')],
     rules: [urls(['/healthz', '/healthz/*', '/livez', '/livez/*', '/metrics', '/metrics/slis', '/readyz', '/readyz/*'])],
   },
-  {
-    name: 'system:node',
-    subjects: [],
-    rules: [
-      TOKEN_REVIEWS,
-      rule(['authorization.k8s.io'], ['localsubjectaccessreviews', 'subjectaccessreviews'], ['create']),
-      rule(CORE, ['services'], READ),
-      rule(CORE, ['nodes'], ['create', 'get', 'list', 'watch']),
-      rule(CORE, ['nodes/status'], PATCH_UPDATE),
-      rule(CORE, ['nodes'], PATCH_UPDATE),
-      rule(CORE, ['events'], ['create', 'patch', 'update']),
-      rule(CORE, ['pods'], READ),
-      rule(CORE, ['pods'], ['create', 'delete']),
-      rule(CORE, ['pods/status'], PATCH_UPDATE),
-      rule(CORE, ['pods/eviction'], ['create']),
-      rule(CORE, ['configmaps', 'secrets'], READ),
-      rule(CORE, ['persistentvolumeclaims', 'persistentvolumes'], ['get']),
-      rule(CORE, ['endpoints'], ['get']),
-      rule(['certificates.k8s.io'], ['certificatesigningrequests'], ['create', 'get', 'list', 'watch']),
-      rule(['coordination.k8s.io'], ['leases'], ['create', 'delete', 'get', 'patch', 'update']),
-      rule(['storage.k8s.io'], ['volumeattachments'], ['get']),
-      rule(CORE, ['serviceaccounts/token'], ['create']),
-      rule(CORE, ['persistentvolumeclaims/status'], ['get', 'patch', 'update']),
-      rule(['storage.k8s.io'], ['csidrivers'], READ),
-      rule(['storage.k8s.io'], ['csinodes'], ['create', 'delete', 'get', 'patch', 'update']),
-      rule(['node.k8s.io'], ['runtimeclasses'], READ),
-    ],
-  },
+  // The kubelet's rules; the Node authorizer grants them to every node (the role's binding has no subjects).
+  { name: 'system:node', subjects: [], rules: NODE_RULES.map((r) => structuredClone(r)) },
   {
     name: 'system:node-problem-detector',
     rules: [rule(CORE, ['nodes'], ['get']), rule(CORE, ['nodes/status'], ['patch']), EVENTS],

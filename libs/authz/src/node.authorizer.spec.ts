@@ -1,0 +1,109 @@
+import type { AuthorizationAttributes } from './authorizer.port.js';
+import { authorizerForModes } from './authorizer.modes.js';
+import { NodeAuthorizer, nodeIdentity, type NodeGraph, type NodeGraphKind } from './node.authorizer.js';
+import { ruleResolverForModes } from './rules.resolver.js';
+
+/** A graph where node n1 reaches exactly the objects listed. */
+const reached = new Set([
+  'secret:ns/s1',
+  'configmap:ns/c1',
+  'persistentvolumeclaim:ns/claim',
+  'persistentvolume:/pv1',
+  'serviceaccount:ns/sa1',
+  'volumeattachment:/va1',
+]);
+const graph: NodeGraph = {
+  isSynced: () => true,
+  reaches: (node: string, kind: NodeGraphKind, ns: string, name: string) => node === 'n1' && reached.has(`${kind}:${ns}/${name}`),
+};
+const n1 = { username: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] };
+const attrs = (over: Partial<AuthorizationAttributes>, user = n1): AuthorizationAttributes => ({
+  user,
+  verb: 'get',
+  isResourceRequest: true,
+  path: '',
+  apiGroup: '',
+  apiVersion: 'v1',
+  resource: 'secrets',
+  subresource: '',
+  namespace: 'ns',
+  name: 's1',
+  ...over,
+});
+const authz = new NodeAuthorizer(graph);
+const decide = (over: Partial<AuthorizationAttributes>, user = n1) => authz.authorize(attrs(over, user));
+
+describe('NodeAuthorizer', () => {
+  it('knows a node by its group and user name prefix', () => {
+    expect(nodeIdentity(n1)).toBe('n1');
+    expect(nodeIdentity({ username: 'system:node:n1', groups: [] })).toBeUndefined();
+    expect(nodeIdentity({ username: 'alice', groups: ['system:nodes'] })).toBeUndefined();
+    expect(nodeIdentity({ username: 'system:node:', groups: ['system:nodes'] })).toBe('');
+    expect(decide({}, { username: 'alice', groups: [] })).toEqual({ decision: 'NoOpinion' });
+    expect(decide({}, { username: 'system:node:', groups: ['system:nodes'] })).toEqual({
+      decision: 'NoOpinion',
+      reason: 'unknown node for user "system:node:"',
+    });
+  });
+
+  it('lets a node read the Secrets and ConfigMaps its pods use, and no others', () => {
+    expect(decide({}).decision).toBe('Allow');
+    expect(decide({ verb: 'watch' }).decision).toBe('Allow');
+    expect(decide({ resource: 'configmaps', name: 'c1', verb: 'list' }).decision).toBe('Allow');
+    expect(decide({ name: 's2' })).toEqual({ decision: 'NoOpinion', reason: "no relationship found between node 'n1' and this object" });
+    expect(decide({}, { username: 'system:node:n2', groups: ['system:nodes'] }).decision).toBe('NoOpinion');
+    // A list of the whole collection names nothing.
+    expect(decide({ verb: 'list', name: '' })).toEqual({ decision: 'NoOpinion', reason: 'No Object name found' });
+    expect(decide({ verb: 'update' })).toEqual({ decision: 'NoOpinion', reason: 'can only read resources of this type' });
+    expect(decide({ namespace: '' })).toEqual({ decision: 'NoOpinion', reason: 'can only read namespaced object of this type' });
+  });
+
+  it('lets a node get its claims and volumes, update a claim status, and create tokens of its service accounts', () => {
+    expect(decide({ resource: 'persistentvolumeclaims', name: 'claim' }).decision).toBe('Allow');
+    expect(decide({ resource: 'persistentvolumeclaims', name: 'claim', verb: 'list' }).reason).toBe('can only get individual resources of this type');
+    expect(decide({ resource: 'persistentvolumeclaims', name: 'claim', verb: 'patch', subresource: 'status' }).decision).toBe('Allow');
+    expect(decide({ resource: 'persistentvolumes', namespace: '', name: 'pv1' }).decision).toBe('Allow');
+    expect(decide({ apiGroup: 'storage.k8s.io', resource: 'volumeattachments', namespace: '', name: 'va1' }).decision).toBe('Allow');
+    expect(decide({ resource: 'serviceaccounts', subresource: 'token', verb: 'create', name: 'sa1' }).decision).toBe('Allow');
+    expect(decide({ resource: 'serviceaccounts', subresource: 'token', verb: 'create', name: 'other' }).decision).toBe('NoOpinion');
+    expect(decide({ resource: 'serviceaccounts', verb: 'get', name: 'sa1' }).reason).toBe('can only create tokens for individual service accounts');
+  });
+
+  it('keeps a node to its own Lease and CSINode', () => {
+    const lease = (verb: string, name: string, namespace = 'kube-node-lease') =>
+      decide({ apiGroup: 'coordination.k8s.io', resource: 'leases', verb, name, namespace });
+    expect(lease('update', 'n1').decision).toBe('Allow');
+    expect(lease('create', '').decision).toBe('Allow');
+    expect(lease('update', 'n2').reason).toBe('can only access node lease with the same name as the requesting node');
+    expect(lease('get', 'n1', 'default').reason).toBe('can only access leases in the "kube-node-lease" system namespace');
+    expect(lease('list', '').reason).toBe('can only get, create, update, patch, or delete a node lease');
+    const csi = (verb: string, name: string) => decide({ apiGroup: 'storage.k8s.io', resource: 'csinodes', verb, name, namespace: '' });
+    expect(csi('patch', 'n1').decision).toBe('Allow');
+    expect(csi('delete', 'n2').reason).toBe('can only access CSINode with the same name as the requesting node');
+  });
+
+  it("decides other requests of a node by the system:node role's rules", () => {
+    expect(decide({ resource: 'pods', verb: 'list', name: '' }).decision).toBe('Allow');
+    expect(decide({ resource: 'nodes', subresource: 'status', verb: 'patch', namespace: '', name: 'n1' }).decision).toBe('Allow');
+    expect(decide({ apiGroup: 'authentication.k8s.io', resource: 'tokenreviews', verb: 'create', namespace: '', name: '' }).decision).toBe('Allow');
+    expect(decide({ resource: 'namespaces', verb: 'delete', namespace: '', name: 'ns' })).toEqual({ decision: 'NoOpinion' });
+  });
+
+  it('reaches nothing before the graph is loaded', () => {
+    const cold = new NodeAuthorizer({ isSynced: () => false, reaches: () => true });
+    expect(cold.authorize(attrs({})).decision).toBe('NoOpinion');
+  });
+
+  it('is the Node mode of --authorization-mode, with kube rule resolution', () => {
+    const union = authorizerForModes(['Node', 'RBAC'], { nodeGraph: graph, rbac: { bindingsFor: () => [], roleRules: () => undefined } as never });
+    expect(union.authorize(attrs({}))).toEqual({ decision: 'Allow' });
+    const rules = ruleResolverForModes(['Node']);
+    expect(rules.rulesFor(n1, 'ns')).toEqual({
+      resourceRules: [],
+      nonResourceRules: [],
+      incomplete: true,
+      errors: ['node authorizer does not support user rule resolution'],
+    });
+    expect(rules.rulesFor({ username: 'alice', groups: [] }, 'ns').incomplete).toBe(false);
+  });
+});
