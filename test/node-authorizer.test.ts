@@ -1,9 +1,10 @@
 /**
- * The Node authorization mode end to end (`--authorization-mode=Node,RBAC`, kubeadm's setting):
- * kubelets with client certificates of system:node:<name> in system:nodes read the Secrets and
- * ConfigMaps of the pods bound to their node and no others, keep their own Lease, and do the
- * rest of a kubelet's work under the system:node role's rules; the graph follows pods as they
- * come and go.
+ * The Node authorization mode and the NodeRestriction admission plugin end to end
+ * (`--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction`, kubeadm's
+ * settings): kubelets with client certificates of system:node:<name> in system:nodes read the
+ * Secrets and ConfigMaps of the pods bound to their node and no others, keep to their own Node,
+ * Lease and pods, create only mirror pods, and do the rest of a kubelet's work under the
+ * system:node role's rules; the graph follows pods as they come and go.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,7 +16,7 @@ describe('Node authorization', () => {
   const kubelet: Record<string, { kubeconfig: string; id: { certPem: string; keyPem: string } }> = {};
 
   beforeAll(async () => {
-    server = await startServer({ args: ['--authorization-mode=Node,RBAC'] });
+    server = await startServer({ args: ['--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction'] });
     const caPem = await readFile(join(server.dataDir, 'pki', 'ca.crt'), 'utf8');
     for (const n of ['n1', 'n2']) {
       const id = await issueClientCertificate(join(server.dataDir, 'pki'), `system:node:${n}`, ['system:nodes']);
@@ -62,9 +63,12 @@ describe('Node authorization', () => {
     expect((await as('n1', ['get', 'secrets'])).stderr).toContain('User "system:node:n1" cannot list resource "secrets"');
     // Another node reaches nothing of that pod.
     expect((await as('n2', ['get', 'secret', 'mounted'])).stderr).toContain("no relationship found between node 'n2' and this object");
-    // Service-account tokens for the pods' accounts only.
-    expect((await as('n1', ['create', 'token', 'default'])).code).toBe(0);
-    expect((await as('n2', ['create', 'token', 'default'])).code).not.toBe(0);
+    // Service-account tokens for the pods' accounts only, and bound to one of the node's pods.
+    const uid = (await kubectl(server, ['get', 'pod', 'web', '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    const bound = ['create', 'token', 'default', '--bound-object-kind=Pod', '--bound-object-name=web', `--bound-object-uid=${uid}`];
+    expect((await as('n1', bound)).code).toBe(0);
+    expect((await as('n1', ['create', 'token', 'default'])).stderr).toContain('node requested token not bound to a pod');
+    expect((await as('n2', bound)).stderr).toContain("no relationship found between node 'n2' and this object");
   });
 
   it('keeps a kubelet to its own Lease and lets it do the rest of its work under the system:node rules', async () => {
@@ -80,8 +84,77 @@ describe('Node authorization', () => {
     const theirs = await request(server, 'GET', `${path}/n2`, { identity: kubelet.n1!.id });
     expect(theirs.status).toBe(403);
     expect(theirs.json()).toMatchObject({ message: expect.stringContaining('can only access node lease with the same name as the requesting node') });
+    // The authorizer cannot see a create's name; NodeRestriction does.
+    const spoofed = await request(server, 'POST', path, { identity: kubelet.n1!.id, body: lease('n3') });
+    expect(spoofed.json()).toMatchObject({
+      code: 403,
+      message: 'leases.coordination.k8s.io "n3" is forbidden: can only access node lease with the same name as the requesting node',
+    });
     expect((await as('n1', ['get', 'pods', '-A'])).code).toBe(0);
     expect((await as('n1', ['delete', 'namespace', 'default'])).stderr).toContain('User "system:node:n1" cannot delete resource "namespaces"');
+  });
+
+  it('keeps a kubelet to its own Node: registration, status, no taint or restricted label changes, no other node', async () => {
+    const register = (n: string) =>
+      request(server, 'POST', '/api/v1/nodes', {
+        identity: kubelet[n]!.id,
+        body: { apiVersion: 'v1', kind: 'Node', metadata: { name: n, labels: { 'kubernetes.io/hostname': n } } },
+      });
+    expect((await register('n1')).status).toBe(201);
+    expect((await register('n2')).status).toBe(201);
+    expect((await as('n1', ['label', 'node', 'n1', 'topology.kubernetes.io/zone=a'])).code).toBe(0);
+    expect((await as('n1', ['label', 'node', 'n2', 'x=y'])).stderr).toContain('nodes "n2" is forbidden: node "n1" is not allowed to modify node "n2"');
+    expect((await as('n1', ['label', 'node', 'n1', 'node-role.kubernetes.io/control-plane='])).stderr).toContain(
+      'is not allowed to modify labels: node-role.kubernetes.io/control-plane',
+    );
+    expect((await as('n1', ['taint', 'node', 'n1', 'node.kubernetes.io/not-ready:NoSchedule-'])).stderr).toContain('node "n1" is not allowed to modify taints');
+    const status = await request(server, 'PATCH', '/api/v1/nodes/n1/status', {
+      identity: kubelet.n1!.id,
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready' }] } },
+    });
+    expect(status.status).toBe(200);
+  });
+
+  it('lets a kubelet create only mirror pods bound to itself, and touch only the pods bound to it', async () => {
+    const nodeUid = (await kubectl(server, ['get', 'node', 'n1', '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    const pod = (name: string, extra: Record<string, unknown> = {}) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name,
+        namespace: 'default',
+        annotations: { 'kubernetes.io/config.mirror': 'hash' },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'n1', uid: nodeUid, controller: true }],
+      },
+      spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'etcd' }], ...extra },
+    });
+    const create = (body: unknown) => request(server, 'POST', '/api/v1/namespaces/default/pods', { identity: kubelet.n1!.id, body });
+    expect((await create(pod('static-n1'))).status).toBe(201);
+    const plain = pod('plain');
+    delete (plain.metadata as { annotations?: unknown }).annotations;
+    expect((await create(plain)).json()).toMatchObject({
+      code: 403,
+      message: 'pods "plain" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods',
+    });
+    expect((await create(pod('elsewhere', { nodeName: 'n2' }))).json()).toMatchObject({
+      message: 'pods "elsewhere" is forbidden: node "n1" can only create pods with spec.nodeName set to itself',
+    });
+    expect((await create(pod('secretive', { volumes: [{ name: 's', secret: { secretName: 'mounted' } }] }))).json()).toMatchObject({
+      message: 'pods "secretive" is forbidden: a mirror pod may not reference secrets',
+    });
+    // A pod bound to another node: no status update, no delete.
+    await kubectl(server, ['run', 'other', '--image=nginx', '--overrides={"spec":{"nodeName":"n2"}}']);
+    const statusOfOther = await request(server, 'PATCH', '/api/v1/namespaces/default/pods/other/status', {
+      identity: kubelet.n1!.id,
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: { status: { phase: 'Running' } },
+    });
+    expect(statusOfOther.json()).toMatchObject({
+      message: 'pods "other" is forbidden: node "n1" can only update pod status for pods with spec.nodeName set to itself',
+    });
+    expect((await as('n1', ['delete', 'pod', 'other'])).stderr).toContain('node "n1" can only delete pods with spec.nodeName set to itself');
+    expect((await as('n1', ['delete', 'pod', 'static-n1', '--grace-period=0', '--force'])).code).toBe(0);
   });
 
   it('follows the pods: once the pod is gone, so is the access', async () => {

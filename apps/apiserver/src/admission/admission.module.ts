@@ -22,6 +22,7 @@ import {
 import { DefaultTolerationSecondsPlugin } from './default-toleration-seconds.provider.js';
 import { DefaultIngressClassPlugin } from './ingress-class.provider.js';
 import { LimitRangerPlugin } from './limit-ranger.provider.js';
+import { NodeRestrictionPlugin } from './node-restriction.provider.js';
 import { PriorityPlugin } from './priority.provider.js';
 import { RbacEscalationPlugin } from './rbac-escalation.provider.js';
 import { ResourceQuotaPlugin } from './resource-quota.provider.js';
@@ -81,6 +82,7 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
     DiscoveredAdmission,
     { provide: ADMISSION, useExisting: DiscoveredAdmission },
     NamespaceLifecyclePlugin,
+    NodeRestrictionPlugin,
     RbacEscalationPlugin,
     CertificateApprovalPlugin,
     CertificateSigningPlugin,

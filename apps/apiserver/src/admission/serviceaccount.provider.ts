@@ -16,7 +16,21 @@ import { KindRegistry, type Admission, type AdmissionAttributes, type KindDeclar
 import type { Storage } from '@app/storage';
 import { STORAGE } from '../tokens.js';
 import { AdmissionLister } from './admission.lister.js';
+import { podRefs } from '../pipeline/node-graph.watcher.js';
 import { AdmissionPlugin } from './admission.plugin.js';
+import { isMirrorPod } from './node-restriction.provider.js';
+
+/** Why a mirror pod is refused (it refers to an account, a Secret or an account token), or undefined. */
+export function mirrorPodDenial(pod: KubeObject): string | undefined {
+  const spec = (pod.spec ?? {}) as Obj;
+  if (spec.serviceAccountName || spec.serviceAccount) return 'a mirror pod may not reference service accounts';
+  if (podRefs({ ...pod, spec: { ...spec, nodeName: spec.nodeName || '-' } })!.secrets.size > 0) return 'a mirror pod may not reference secrets';
+  for (const v of objs(spec.volumes)) {
+    const projected = (v.projected ?? {}) as Obj;
+    if (objs(projected.sources).some((src) => src && src.serviceAccountToken)) return 'a mirror pod may not use ServiceAccountToken volume projections';
+  }
+  return undefined;
+}
 
 /** Where the token volume is mounted in each container. */
 export const SERVICE_ACCOUNT_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -96,6 +110,13 @@ export class ServiceAccountPlugin implements Admission, OnApplicationBootstrap, 
     if (attrs.operation !== 'CREATE' || attrs.subresource !== '' || attrs.decl.group !== '' || attrs.decl.kind !== 'Pod' || !attrs.object) return;
     const pod = attrs.object;
     const spec = (pod.spec ?? {}) as Obj;
+    // A mirror pod (a kubelet's static pod) is left as the kubelet wrote it, which would delete a
+    // copy that differs; it may not refer to an account, Secrets or account tokens either.
+    if (isMirrorPod(pod)) {
+      const refused = mirrorPodDenial(pod);
+      if (refused) throw Errors.forbidden({ group: '', resource: 'pods' }, attrs.name, refused);
+      return;
+    }
     const name = String(spec.serviceAccountName || spec.serviceAccount || 'default');
     this.accounts ??= new AdmissionLister(this.storage, this.accountKind(), 'serviceaccounts for admission');
     const sa = await this.accounts.get(attrs.namespace, name);

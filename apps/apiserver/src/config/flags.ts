@@ -147,6 +147,7 @@ export const BUILT_ADMISSION_PLUGINS: readonly string[] = [
   'TaintNodesByCondition',
   'LimitRanger',
   'ServiceAccount',
+  'NodeRestriction',
   'Priority',
   'DefaultTolerationSeconds',
   'DefaultStorageClass',
