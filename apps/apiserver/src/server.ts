@@ -4,7 +4,8 @@
  * is the composition's entry and the transport settings of the listening socket.
  */
 import 'reflect-metadata';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
+import type { Server as TlsServer } from 'node:tls';
 import * as path from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -19,6 +20,7 @@ import type { ServerConfig } from './config/flags.js';
 import { handleClientError } from './http/client-error.js';
 import { DEFAULT_CONNECTION_LIMITS } from './http/connection.guard.js';
 import { notFoundError, sendStatus, toStatusError } from './http/status.js';
+import { clientCaBundles, reloadServingCertificate, requestHeaderCaBundles, servingMaterial, type ServingMaterial } from './serving.tls.js';
 import type { StorageBackend } from './storage/storage.backend.js';
 import { STORAGE_BACKEND, type ServerEndpoint } from './tokens.js';
 
@@ -57,34 +59,20 @@ async function nodePki(cfg: ServerConfig, dataDir: string, endpoint: ServerEndpo
   return loadPki(own);
 }
 
-/**
- * The CA bundles the TLS layer accepts client certificates from besides the cluster CA: the
- * front proxy's (--requestheader-client-ca-file), so that a proxy can present its certificate.
- * The authentication methods check which CA a certificate chains to (pipeline/x509.method.ts,
- * pipeline/request-header.method.ts).
- */
-async function extraClientCas(cfg: ServerConfig): Promise<string[]> {
-  const file = cfg.raw['requestheader-client-ca-file'];
-  if (file === undefined) return [];
-  try {
-    return [await readFile(file, 'utf8')];
-  } catch (e) {
-    throw new Error(`--requestheader-client-ca-file=${file}: ${(e as Error).message}`, { cause: e });
-  }
-}
+/** The TLS context settings besides the serving certificate: the client CAs, the lowest version. */
+type TlsContext = { ca: string[]; minVersion: 'TLSv1.2' };
 
 /** The Fastify adapter: HTTPS with HTTP/2 and HTTP/1.1, client certificates requested, kube's limits. */
-function httpsAdapter(cfg: ServerConfig, pki: PkiMaterial, extraCas: readonly string[]): FastifyAdapter {
+function httpsAdapter(cfg: ServerConfig, serving: ServingMaterial, context: TlsContext): FastifyAdapter {
   const adapter = new FastifyAdapter({
     http2: true,
     https: {
       allowHTTP1: true,
-      key: pki.servingKeyPem,
-      cert: pki.servingCertPem,
-      ca: [pki.caPem, ...extraCas],
+      key: serving.keyPem,
+      cert: serving.certPem,
+      ...context,
       requestCert: true,
       rejectUnauthorized: false,
-      minVersion: 'TLSv1.2',
       // A client that connects and never completes the handshake is cut off (see guardConnections).
       handshakeTimeout: DEFAULT_CONNECTION_LIMITS.headerTimeoutMs,
       // Streams one HTTP/2 connection may have open at once: Go's default, which kube-apiserver
@@ -124,12 +112,17 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
   const endpoint = serverEndpoint(cfg);
   const pki = await nodePki(cfg, dataDir, endpoint);
 
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(cfg, pki, endpoint), httpsAdapter(cfg, pki, await extraClientCas(cfg)), {
+  // The TLS layer accepts the cluster CA's client certificates, those of --client-ca-file and the
+  // front proxy's (pipeline/x509.method.ts and request-header.method.ts tell them apart).
+  const serving = servingMaterial(cfg, pki);
+  const context: TlsContext = { ca: [pki.caPem, ...clientCaBundles(cfg), ...requestHeaderCaBundles(cfg)], minVersion: 'TLSv1.2' };
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(cfg, pki, endpoint), httpsAdapter(cfg, serving, context), {
     logger: ['error', 'warn'],
     abortOnError: false,
   });
   await app.init();
   await app.listen(cfg.securePort, cfg.bindAddress);
+  const stopReloading = reloadServingCertificate(app.getHttpServer() as unknown as TlsServer, serving, context);
   await app.get(PostStartHooks).runAll();
 
   const backend = app.get<StorageBackend>(STORAGE_BACKEND);
@@ -142,6 +135,9 @@ export async function startApiServer(cfg: ServerConfig): Promise<RunningServer> 
     storage: backend.storage,
     fastify: app.getHttpAdapter().getInstance() as unknown as FastifyInstance,
     onFatal: (listener) => backend.onFatal(listener),
-    close: () => (closing ??= app.close()),
+    close: () => {
+      stopReloading();
+      return (closing ??= app.close());
+    },
   };
 }

@@ -4,6 +4,7 @@
  * The controller election is the controllers module's hook; the built-in storage backend adds
  * the Raft member's self-registration (storage/storage.builtin.ts).
  */
+import { servingTrustPem } from '../serving.tls.js';
 import * as path from 'node:path';
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
@@ -57,7 +58,9 @@ export class AdminKubeconfig implements PostStartHookProvider {
   }
 
   async runPostStartHook(): Promise<void> {
-    await writeKubeconfig(this.path, { server: this.endpoint.url, caPem: this.pki.caPem, certPem: this.pki.adminCertPem, keyPem: this.pki.adminKeyPem });
+    // The cluster CA, and the chain of a serving certificate from --tls-cert-file.
+    const caPem = servingTrustPem(this.cfg, this.pki);
+    await writeKubeconfig(this.path, { server: this.endpoint.url, caPem, certPem: this.pki.adminCertPem, keyPem: this.pki.adminKeyPem });
   }
 }
 

@@ -139,9 +139,11 @@ describe('parseFlags', () => {
       expectRefused(['--oidc-unknown-setting=x'], 'oidc-unknown-setting');
       expectRefused(['--requestheader-unknown-setting=x'], 'requestheader-unknown-setting');
       expectRefused(['--authentication-token-webhook-unknown=x'], 'authentication-token-webhook-unknown');
-      expectRefused(['--client-ca-file=/ca.crt'], 'client-ca-file');
-      expectRefused(['--tls-cert-file=/s.crt'], 'tls-cert-file');
-      expectRefused(['--tls-private-key-file=/s.key'], 'tls-private-key-file');
+    });
+    it('serving certificate files come in pairs; a client CA file is accepted', () => {
+      expect(parseFlags(['--tls-cert-file=/s.crt', '--tls-private-key-file=/s.key', '--client-ca-file=/ca.crt']).unsupported).toEqual([]);
+      expect(() => parseFlags(['--tls-cert-file=/s.crt'])).toThrow('--tls-cert-file and --tls-private-key-file are given together');
+      expect(() => parseFlags(['--tls-private-key-file=/s.key'])).toThrow('--tls-cert-file and --tls-private-key-file are given together');
     });
     it('--enable-bootstrap-token-auth is a boolean, off unless given', () => {
       expect(parseFlags([]).raw['enable-bootstrap-token-auth']).toBeUndefined();

@@ -209,11 +209,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'quota-backend-bytes': { key: 'quotaBackendBytes', kind: 'int', signed: true },
   'heartbeat-interval': { key: 'heartbeatIntervalMs', kind: 'int' },
   'election-timeout': { key: 'electionTimeoutMs', kind: 'int' },
-  'tls-cert-file': {
-    key: 'tls-cert-file',
-    kind: 'string',
-    refuse: notBuilt('a serving certificate from a file (the PKI of --pki-dir or <data-dir>/pki serves)'),
-  },
+  'tls-cert-file': { key: 'tls-cert-file', kind: 'string' },
   'peer-cert-file': { key: 'peerCertFile', kind: 'string' },
   'listen-client-urls': { key: 'listenClientUrls', kind: 'string' },
   'advertise-client-urls': { key: 'advertiseClientUrls', kind: 'string' },
@@ -225,16 +221,8 @@ const FLAGS: Record<string, FlagSpec> = {
   'peer-key-file': { key: 'peerKeyFile', kind: 'string' },
   'peer-trusted-ca-file': { key: 'peerTrustedCaFile', kind: 'string' },
   'peer-cert-allowed-cn': { key: 'peerCertAllowedCn', kind: 'string' },
-  'tls-private-key-file': {
-    key: 'tls-private-key-file',
-    kind: 'string',
-    refuse: notBuilt('a serving key from a file (the PKI of --pki-dir or <data-dir>/pki serves)'),
-  },
-  'client-ca-file': {
-    key: 'client-ca-file',
-    kind: 'string',
-    refuse: notBuilt("a client CA from a file (client certificates are checked against the PKI's ca.crt)"),
-  },
+  'tls-private-key-file': { key: 'tls-private-key-file', kind: 'string' },
+  'client-ca-file': { key: 'client-ca-file', kind: 'string' },
   'compaction-interval': { key: 'compactionIntervalSeconds', kind: 'int' },
   'min-request-timeout': { key: 'minRequestTimeoutSeconds', kind: 'int' },
   'request-timeout': { key: 'requestTimeoutMs', kind: 'duration' },
@@ -619,6 +607,9 @@ function checkAuthenticationFlags(raw: Record<string, string>): void {
     }
     if (url?.protocol !== 'https:') throw new FlagError(`--oidc-issuer-url=${issuer}: must be an https:// URL`);
     if (!raw['oidc-client-id']) throw new FlagError('--oidc-client-id is required with --oidc-issuer-url');
+  }
+  if ((raw['tls-cert-file'] === undefined) !== (raw['tls-private-key-file'] === undefined)) {
+    throw new FlagError('--tls-cert-file and --tls-private-key-file are given together (the serving certificate and its key)');
   }
   const rh = Object.keys(raw).filter((k) => k.startsWith('requestheader-'));
   if (rh.length > 0) {

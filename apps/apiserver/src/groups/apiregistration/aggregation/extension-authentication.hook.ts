@@ -7,6 +7,7 @@
  * front proxy: its CA bundle, the allowed names and the header names, each list a JSON array.
  * The hook writes it at start, replacing what differs.
  */
+import { clientCaBundles } from '../../../serving.tls.js';
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable } from '@nestjs/common';
 import { StatusError, type KubeObject } from '@app/apimachinery';
@@ -52,7 +53,8 @@ export class ExtensionAuthenticationPublisher implements PostStartHookProvider {
     const decl = this.registry.lookup('', 'v1', 'configmaps');
     if (!decl) return;
     const store = this.stores.storeFor(decl);
-    const data = extensionAuthenticationData(this.cfg, this.pki.caPem);
+    // The CAs whose client certificates authenticate users here: the cluster CA and --client-ca-file's.
+    const data = extensionAuthenticationData(this.cfg, [this.pki.caPem, ...clientCaBundles(this.cfg)].map((p) => p.trim() + '\n').join(''));
     const ctx = (): RequestContext => ({
       user: { username: 'system:apiserver', groups: [PRIVILEGED_GROUP] },
       dryRun: false,
