@@ -11,24 +11,22 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPki } from '@app/pki';
-import { delay, getFreePort, repoRoot, request, startServer, testStorage, type HttpResponse, type HttpTarget, type ServerHandle } from './support/server.js';
+import {
+  delay,
+  getFreePort,
+  repoRoot,
+  request,
+  runServerToExit,
+  startServer,
+  testStorage,
+  type HttpResponse,
+  type HttpTarget,
+  type ServerHandle,
+} from './support/server.js';
 
 const ENTRY = join(repoRoot(), 'dist', 'apps', 'apiserver', 'src', 'main.js');
 
-/** Runs the server with `args` and `env` until it exits; its exit code and stderr. */
-function runToExit(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [ENTRY, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
-}
+const runToExit = (args: string[], env: Record<string, string> = {}) => runServerToExit(args, env, 20_000);
 
 /** Polls until `f` returns a value, at most `ms`. */
 async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {

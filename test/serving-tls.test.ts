@@ -4,14 +4,13 @@
  * reloads it when the files change, authenticates users by client certificates of the given CA
  * beside the cluster CA's admin, and refuses to start on a key that does not match.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { ensurePki, issueClientCertificate, writeKubeconfig } from '@app/pki';
-import { getFreePort, kubectl, repoRoot, startServer, waitFor, type ServerHandle } from './support/server.js';
+import { getFreePort, kubectl, runServerToExit, startServer, waitFor, type ServerHandle } from './support/server.js';
 
 /** The certificate the server presents on a fresh TLS connection, as its SHA-256 fingerprint. */
 function presented(port: number): Promise<string> {
@@ -89,19 +88,7 @@ describe('serving and client certificates from files', () => {
       `--tls-cert-file=${operator.servingCert}`,
       `--tls-private-key-file=${other.servingKey}`,
     ];
-    const r = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [join(repoRoot(), 'dist', 'apps', 'apiserver', 'src', 'main.js'), ...args], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      child.once('error', reject);
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stderr });
-      });
-    });
+    const r = await runServerToExit(args);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(`--tls-cert-file=${operator.servingCert}, --tls-private-key-file=${other.servingKey}`);
   });

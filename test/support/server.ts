@@ -79,6 +79,29 @@ class LogBuffer {
   }
 }
 
+/**
+ * Runs the built server with `args` (and `env` added to this process's) until it exits, killed
+ * after `timeoutMs`: its exit code and stderr. For start-up refusals.
+ */
+export function runServerToExit(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const entry = path.join(repoRoot(), 'dist', 'apps', 'apiserver', 'src', 'main.js');
+    const child = spawn(process.execPath, [entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
 /** Repository root: the nearest ancestor of this file holding package.json (works from
  * test/support in ts-jest and from dist/test/support in the build). */
 export function repoRoot(): string {
