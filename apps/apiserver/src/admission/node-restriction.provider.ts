@@ -16,7 +16,7 @@ import { nodeIdentity, NODE_LEASE_NAMESPACE } from '@app/authz';
 import type { Admission, AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { STORAGE } from '../tokens.js';
-import { podRefs } from '../pipeline/node-graph.watcher.js';
+import { podNameRefs } from '../pipeline/node-graph.watcher.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 
 type Obj = Record<string, unknown>;
@@ -147,7 +147,7 @@ export class NodeRestrictionPlugin implements Admission {
     if (!self) throw new StatusError(404, 'NotFound', `node "${node}" not found`, { name: node, kind: 'nodes' });
     if (owner.uid !== self.metadata.uid) forbid(`node ${node} UID mismatch: expected ${String(owner.uid)} got ${String(self.metadata.uid)}`);
     if (spec.serviceAccountName) forbid(`node "${node}" can not create pods that reference a service account`);
-    const refs = podRefs(pod)!;
+    const refs = podNameRefs(pod);
     if (refs.secrets.size > 0) forbid(`node "${node}" can not create pods that reference secrets`);
     if (refs.configMaps.size > 0) forbid(`node "${node}" can not create pods that reference configmaps`);
     const volumes = Array.isArray(spec.volumes) ? (spec.volumes as Obj[]) : [];

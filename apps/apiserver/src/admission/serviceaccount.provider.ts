@@ -16,7 +16,7 @@ import { KindRegistry, type Admission, type AdmissionAttributes, type KindDeclar
 import type { Storage } from '@app/storage';
 import { STORAGE } from '../tokens.js';
 import { AdmissionLister } from './admission.lister.js';
-import { podRefs } from '../pipeline/node-graph.watcher.js';
+import { podNameRefs } from '../pipeline/node-graph.watcher.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 import { isMirrorPod } from './node-restriction.provider.js';
 
@@ -24,7 +24,7 @@ import { isMirrorPod } from './node-restriction.provider.js';
 export function mirrorPodDenial(pod: KubeObject): string | undefined {
   const spec = (pod.spec ?? {}) as Obj;
   if (spec.serviceAccountName || spec.serviceAccount) return 'a mirror pod may not reference service accounts';
-  if (podRefs({ ...pod, spec: { ...spec, nodeName: spec.nodeName || '-' } })!.secrets.size > 0) return 'a mirror pod may not reference secrets';
+  if (podNameRefs(pod).secrets.size > 0) return 'a mirror pod may not reference secrets';
   for (const v of objs(spec.volumes)) {
     const projected = (v.projected ?? {}) as Obj;
     if (objs(projected.sources).some((src) => src && src.serviceAccountToken)) return 'a mirror pod may not use ServiceAccountToken volume projections';

@@ -32,10 +32,8 @@ interface PodRefs {
 }
 
 /** The names a pod refers to (kube's VisitPodSecretNames and VisitPodConfigmapNames, and its claims). */
-export function podRefs(pod: KubeObject): PodRefs | undefined {
+export function podNameRefs(pod: KubeObject): Pick<PodRefs, 'secrets' | 'configMaps' | 'claims'> {
   const spec = isObj(pod.spec) ? pod.spec : {};
-  const node = str(spec.nodeName);
-  if (!node) return undefined;
   const secrets = new Set<string>();
   const configMaps = new Set<string>();
   const claims = new Set<string>();
@@ -74,7 +72,15 @@ export function podRefs(pod: KubeObject): PodRefs | undefined {
     // A generic ephemeral volume's claim is named after the pod and the volume.
     if (isObj(v.ephemeral) && pod.metadata.name && str(v.name)) claims.add(`${pod.metadata.name}-${String(v.name)}`);
   }
-  return { node, secrets, configMaps, claims, serviceAccount: str(spec.serviceAccountName) ?? 'default' };
+  return { secrets, configMaps, claims };
+}
+
+/** What the graph keeps of a pod: undefined for a pod bound to no node. */
+export function podRefs(pod: KubeObject): PodRefs | undefined {
+  const spec = isObj(pod.spec) ? pod.spec : {};
+  const node = str(spec.nodeName);
+  if (!node) return undefined;
+  return { node, ...podNameRefs(pod), serviceAccount: str(spec.serviceAccountName) ?? 'default' };
 }
 
 /** What the graph keeps of a PersistentVolume: its claim and the Secrets its source names. */
