@@ -101,7 +101,7 @@ export class GenericStore implements StoreCore {
           apiVersion: decl.group ? `${decl.group}/${storedAt}` : storedAt,
           decodeProblem: typed ? (o) => deps.machinery.decodeProblem(o, schema, decl.kind) : undefined,
         });
-    const served = conv && conv.storageVersion !== decl.version ? versionedStorage(checked, conv, decl.version) : checked;
+    const served = conv && (conv.storageVersion !== decl.version || conv.mixedStoredVersions) ? versionedStorage(checked, conv, decl.version) : checked;
     this.storage = decl.allocator ? allocatingStorage(served, decl.allocator) : served;
     this.pipeline = new WritePipeline(decl, deps.machinery, deps.admission, this.apiVersion);
   }

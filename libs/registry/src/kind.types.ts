@@ -187,6 +187,12 @@ export interface Conversion {
    * Must not mutate its input; returns obj itself when it is already at that version.
    */
   convert(obj: KubeObject, toVersion: string): KubeObject;
+  /**
+   * Objects may be stored at versions other than storageVersion (a custom resource whose storage
+   * version changed keeps its older objects as they are): reads convert at the storage version
+   * too.
+   */
+  mixedStoredVersions?: boolean;
 }
 
 /** A Table column (meta/v1 TableColumnDefinition) with a function computing its cell. */
@@ -211,6 +217,8 @@ export interface Deprecation {
   removedIn?: string;
   /** The kind to use instead. */
   replacement?: { group: string; version: string; kind: string };
+  /** The whole warning, in place of the one built from the fields above (a custom resource's deprecationWarning). */
+  warning?: string;
 }
 
 /** Declaration of one served kind at one group-version. */
@@ -230,6 +238,12 @@ export interface KindDeclaration {
    * RBAC's rule: anything but '.', '..', '/' and '%', so names like `system:basic-user` work).
    */
   nameValidation?: 'dnsSubdomain' | 'pathSegment';
+  /**
+   * ObjectMeta is checked as apimachinery checks objects outside kube-apiserver's own types
+   * (custom resources and CustomResourceDefinitions): finalizer names need only be qualified
+   * names, without core's list of standard unqualified ones.
+   */
+  genericObjectMeta?: boolean;
   /** OpenAPI v3 structural schema of the whole object (apiVersion, kind, metadata, ...). */
   schema: JSONSchemaProps;
   /** Fully-qualified protobuf message name, e.g. 'k8s.io.api.core.v1.ConfigMap'; absent = JSON only. */

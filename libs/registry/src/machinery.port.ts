@@ -37,9 +37,13 @@ export interface Machinery {
   prune(obj: unknown, schema: JSONSchemaProps): void;
   /** Sets schema defaults where absent (in place). */
   applyDefaults(obj: unknown, schema: JSONSchemaProps): void;
-  /** `pathSegmentNames`: the kind's names follow path.IsValidPathSegmentName instead of DNS subdomain. */
-  validateObjectMetaCreate(meta: Record<string, unknown>, namespaced: boolean, pathSegmentNames?: boolean): FieldError[];
-  validateObjectMetaUpdate(meta: Record<string, unknown>, old: Record<string, unknown>): FieldError[];
+  /**
+   * `pathSegmentNames`: the kind's names follow path.IsValidPathSegmentName instead of DNS
+   * subdomain. `generic`: the rules of objects outside kube-apiserver's own types (custom
+   * resources and their definitions): an unqualified finalizer name need not be a standard one.
+   */
+  validateObjectMetaCreate(meta: Record<string, unknown>, namespaced: boolean, pathSegmentNames?: boolean, generic?: boolean): FieldError[];
+  validateObjectMetaUpdate(meta: Record<string, unknown>, old: Record<string, unknown>, generic?: boolean): FieldError[];
   /** `base` + 5 random characters, truncated to stay a valid name. */
   generateName(base: string): string;
   parseLabelSelector(s: string): LabelMatcher;

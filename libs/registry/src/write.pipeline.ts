@@ -132,8 +132,9 @@ export class WritePipeline {
     const m = this.machinery;
     const ctx = step.opts.ctx;
     const errs: FieldError[] = [];
-    if (old) errs.push(...m.validateObjectMetaUpdate(obj.metadata, old.metadata));
-    else if (!this.decl.rest) errs.push(...m.validateObjectMetaCreate(obj.metadata, this.decl.namespaced, this.decl.nameValidation === 'pathSegment'));
+    const generic = this.decl.genericObjectMeta === true;
+    if (old) errs.push(...m.validateObjectMetaUpdate(obj.metadata, old.metadata, generic));
+    else if (!this.decl.rest) errs.push(...m.validateObjectMetaCreate(obj.metadata, this.decl.namespaced, this.decl.nameValidation === 'pathSegment', generic));
     errs.push(...m.validateSchema(obj, this.decl.schema));
     const s = this.decl.strategy;
     if (old) {

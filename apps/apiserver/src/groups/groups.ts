@@ -2,6 +2,7 @@
  * The API group modules this server serves. Adding a group is one line here; adding a kind to
  * a group is one line in its module.
  */
+import { ApiextensionsGroupModule } from './apiextensions/apiextensions.module.js';
 import { AdmissionregistrationGroupModule } from './admissionregistration/admissionregistration.module.js';
 import { ApiregistrationGroupModule } from './apiregistration/apiregistration.module.js';
 import { AppsGroupModule } from './apps/apps.module.js';
@@ -28,6 +29,7 @@ export const API_GROUP_MODULES = [
   CoreGroupModule,
   ComponentStatusModule,
   ApiregistrationGroupModule,
+  ApiextensionsGroupModule,
   AppsGroupModule,
   EventsGroupModule,
   AdmissionregistrationGroupModule,

@@ -10,6 +10,7 @@ import { apiVersionOf, type KindDeclaration } from '@app/registry';
 export function deprecationWarning(decl: Pick<KindDeclaration, 'group' | 'version' | 'kind' | 'deprecation'>): string | undefined {
   const d = decl.deprecation;
   if (!d) return undefined;
+  if (d.warning !== undefined) return d.warning;
   let text = `${apiVersionOf(decl)} ${decl.kind} is deprecated in v${d.deprecatedIn}+`;
   if (d.removedIn) text += `, unavailable in v${d.removedIn}+`;
   if (d.replacement) text += `; use ${apiVersionOf(d.replacement)} ${d.replacement.kind}`;

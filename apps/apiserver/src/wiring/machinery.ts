@@ -46,9 +46,9 @@ export function createMachinery(): Machinery {
     },
     // Every served kind is built in, so core's ValidateObjectMeta applies: an unqualified
     // finalizer must be a standard one (validateKubeFinalizerName).
-    validateObjectMetaCreate: (meta, namespaced, pathSegmentNames) =>
-      validateObjectMetaCreate(meta, { namespaced, kubeFinalizers: true, nameValidator: pathSegmentNames ? nameIsPathSegment : undefined }),
-    validateObjectMetaUpdate: (meta, old) => validateObjectMetaUpdate(meta, old, { kubeFinalizers: true }),
+    validateObjectMetaCreate: (meta, namespaced, pathSegmentNames, generic) =>
+      validateObjectMetaCreate(meta, { namespaced, kubeFinalizers: !generic, nameValidator: pathSegmentNames ? nameIsPathSegment : undefined }),
+    validateObjectMetaUpdate: (meta, old, generic) => validateObjectMetaUpdate(meta, old, { kubeFinalizers: !generic }),
     generateName: (base) => generateName(base),
     parseLabelSelector: (s) => {
       const sel = parseLabelSelector(s);

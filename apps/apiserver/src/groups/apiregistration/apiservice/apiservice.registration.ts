@@ -12,6 +12,7 @@ import { KindRegistry, type RequestContext } from '@app/registry';
 import { PostStartHook, type PostStartHookProvider } from '../../../bootstrap/post-start-hook.js';
 import { STORES, type StoreFactory } from '../../../tokens.js';
 import { apiServicePriority } from './apiservice.priorities.js';
+import { isCustomResource } from '../../apiextensions/customresourcedefinition/custom-resource.kinds.js';
 
 /** Label of the APIServices this server manages. */
 export const AUTOMANAGED_LABEL = 'kube-aggregator.kubernetes.io/automanaged';
@@ -61,10 +62,16 @@ export class LocalAPIServiceRegistration implements PostStartHookProvider {
       warnings: [],
       now: () => new Date(),
     });
-    const served = new Set(this.registry.servedGroups().flatMap((g) => g.versions.map((v) => `${v}.${g.name}`)));
+    // Custom resources' group-versions come and go with their definitions: not managed here.
+    const builtIn = (group: string, version: string) => this.registry.kindsOf(group, version).some((d) => !isCustomResource(d));
+    const groups = this.registry
+      .servedGroups()
+      .map((g) => ({ name: g.name, versions: g.versions.filter((v) => builtIn(g.name, v)) }))
+      .filter((g) => g.versions.length > 0);
+    const served = new Set(groups.flatMap((g) => g.versions.map((v) => `${v}.${g.name}`)));
     const existing = await store.list('', {});
     const byName = new Map(existing.items.map((o) => [o.metadata.name ?? '', o]));
-    for (const g of this.registry.servedGroups()) {
+    for (const g of groups) {
       for (const v of g.versions) {
         const name = `${v}.${g.name}`;
         let obj = byName.get(name);

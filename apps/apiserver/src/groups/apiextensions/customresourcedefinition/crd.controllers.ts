@@ -1,0 +1,211 @@
+/**
+ * The CustomResourceDefinition controllers (kube's apiextensions-apiserver naming,
+ * established and finalizer controllers), run by the holder of the controller Lease:
+ *
+ * - naming: a definition's names are accepted (status.acceptedNames) unless another definition
+ *   of the group already serves one of them, and then it is Established; a definition whose new
+ *   names conflict keeps serving its accepted ones, with NamesAccepted False.
+ * - finalizer: a deleted definition (Terminating, holding the cleanup finalizer) has every
+ *   object of its resource deleted through the resource's store (admission, finalizers and
+ *   owners apply), and once none is left the finalizer is removed and the definition goes.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { Inject, Injectable } from '@nestjs/common';
+import { StatusError, type KubeObject } from '@app/apimachinery';
+import { KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
+import { ManagedController, type ControllerRunner } from '../../../controllers/controller.runner.js';
+import { STORES, type StoreFactory } from '../../../tokens.js';
+import { CLEANUP_FINALIZER, crdConditionTrue, crdNames, isCustomResource, setCrdCondition, storageVersionOf, type CrdNames } from './custom-resource.kinds.js';
+import { CustomResourceRegistrar } from './crd.registrar.js';
+
+type Obj = Record<string, unknown>;
+const asMap = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+
+/** The controllers write as the server itself. */
+const CONTROLLER_CTX = (): RequestContext => ({
+  user: { username: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] },
+  dryRun: false,
+  warnings: [],
+  now: () => new Date(),
+});
+
+const gone = (e: unknown) => e instanceof StatusError && (e.code === 404 || e.code === 409);
+
+/** acceptedNames as kube writes them (empty lists left out). */
+function namesObject(n: CrdNames): Obj {
+  return {
+    plural: n.plural,
+    singular: n.singular,
+    ...(n.shortNames.length ? { shortNames: n.shortNames } : {}),
+    kind: n.kind,
+    listKind: n.listKind,
+    ...(n.categories.length ? { categories: n.categories } : {}),
+  };
+}
+
+/**
+ * The first conflict of `want` with the names other definitions of the group serve, or a
+ * built-in kind of the group: [reason, message] (kube's naming controller wording).
+ */
+export function namesConflict(crd: KubeObject, want: CrdNames, all: readonly KubeObject[], builtins: readonly KindDeclaration[]): [string, string] | undefined {
+  const group = asMap(crd.spec).group;
+  for (const b of builtins) {
+    if (b.group !== group) continue;
+    if (b.plural === want.plural) return ['PluralConflict', `"${want.plural}" is already in use`];
+    if (b.kind === want.kind) return ['KindConflict', `"${want.kind}" is already in use`];
+  }
+  for (const other of all) {
+    if (other.metadata.name === crd.metadata.name || asMap(other.spec).group !== group) continue;
+    const acc = asMap(asMap(other.status).acceptedNames);
+    if (!acc.plural) continue;
+    const o = crdNames(acc);
+    if (o.plural === want.plural || o.shortNames.includes(want.plural)) return ['PluralConflict', `"${want.plural}" is already in use`];
+    if (o.singular === want.singular || o.plural === want.singular) return ['SingularConflict', `"${want.singular}" is already in use`];
+    for (const s of want.shortNames) if (o.shortNames.includes(s) || o.plural === s) return ['ShortNamesConflict', `"${s}" is already in use`];
+    if (o.kind === want.kind || o.listKind === want.kind) return ['KindConflict', `"${want.kind}" is already in use`];
+    if (o.listKind === want.listKind || o.kind === want.listKind) return ['ListKindConflict', `"${want.listKind}" is already in use`];
+  }
+  return undefined;
+}
+
+/** The status the naming and established controllers want for a definition. */
+export function desiredNamingStatus(crd: KubeObject, all: readonly KubeObject[], builtins: readonly KindDeclaration[], now: Date): KubeObject {
+  const next = structuredClone(crd);
+  const want = crdNames(asMap(crd.spec).names);
+  const conflict = namesConflict(crd, want, all, builtins);
+  if (!conflict) {
+    next.status = { ...asMap(next.status), acceptedNames: namesObject(want) };
+    setCrdCondition(next, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' }, now);
+    setCrdCondition(next, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }, now);
+  } else {
+    setCrdCondition(next, { type: 'NamesAccepted', status: 'False', reason: conflict[0], message: conflict[1] }, now);
+    if (!crdConditionTrue(crd, 'Established'))
+      setCrdCondition(next, { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' }, now);
+  }
+  return next;
+}
+
+@ManagedController({ name: 'crd-naming-and-finalizer' })
+@Injectable()
+export class CrdControllersRunner implements ControllerRunner {
+  private unsubscribe: (() => void) | undefined;
+  private running = false;
+  private again = false;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly registrar: CustomResourceRegistrar,
+    private readonly registry: KindRegistry,
+    @Inject(STORES) private readonly stores: StoreFactory,
+  ) {}
+
+  start(): void {
+    if (!this.registry.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')) return;
+    this.unsubscribe = this.registrar.definitions.onChange(() => this.schedule());
+    void this.registrar.definitions.whenSynced().then(() => this.schedule());
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    if (this.retry) clearTimeout(this.retry);
+  }
+
+  private schedule(): void {
+    if (!this.unsubscribe) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    setImmediate(() => {
+      this.pass()
+        .then((pending) => {
+          if (pending) this.later(1000);
+        })
+        .catch((e) => {
+          process.stderr.write(`crd controllers: ${(e as Error).message}; retrying\n`);
+          this.later(1000);
+        })
+        .finally(() => {
+          this.running = false;
+          if (this.again) {
+            this.again = false;
+            this.schedule();
+          }
+        });
+    });
+  }
+
+  private later(ms: number): void {
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = setTimeout(() => this.schedule(), ms);
+    this.retry.unref();
+  }
+
+  private crdStore() {
+    return this.stores.storeFor(this.registry.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions') as KindDeclaration);
+  }
+
+  /** One pass over every definition; true when a deleted definition still has objects. */
+  private async pass(): Promise<boolean> {
+    const all = this.registrar.definitions.values();
+    const builtins = this.registry.all().filter((d) => !isCustomResource(d));
+    let pending = false;
+    for (const crd of all) {
+      try {
+        if (crd.metadata.deletionTimestamp) {
+          if ((crd.metadata.finalizers as string[] | undefined)?.includes(CLEANUP_FINALIZER)) pending = (await this.finalize(crd)) || pending;
+          continue;
+        }
+        const next = desiredNamingStatus(crd, all, builtins, new Date());
+        if (isDeepStrictEqual(next.status, crd.status)) continue;
+        await this.crdStore().update('', crd.metadata.name ?? '', next, { ctx: CONTROLLER_CTX(), fieldValidation: 'Ignore', subresource: 'status' });
+      } catch (e) {
+        if (!gone(e)) throw e;
+      }
+    }
+    return pending;
+  }
+
+  /** Deletes the objects of a deleted definition; removes the finalizer once none is left. True while objects remain. */
+  private async finalize(crd: KubeObject): Promise<boolean> {
+    const name = crd.metadata.name ?? '';
+    const store = this.crdStore();
+    let cur = crd;
+    if (!hasCondition(cur, 'Terminating', 'InstanceDeletionInProgress')) {
+      const next = structuredClone(cur);
+      setCrdCondition(next, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }, new Date());
+      cur = await store.update('', name, next, { ctx: CONTROLLER_CTX(), fieldValidation: 'Ignore', subresource: 'status' }).then((r) => r.object);
+    }
+    const decls = this.registrar.servedKinds(name);
+    const storage = storageVersionOf(cur);
+    const decl = decls.find((d) => d.version === storage) ?? decls[0];
+    if (decl) {
+      const crs = this.stores.storeFor(decl);
+      const items = (await crs.list('', {})).items;
+      for (const o of items) {
+        if (o.metadata.deletionTimestamp) continue;
+        try {
+          await crs.delete(o.metadata.namespace ?? '', o.metadata.name ?? '', {}, CONTROLLER_CTX());
+        } catch (e) {
+          if (!gone(e)) throw e;
+        }
+      }
+      const left = (await crs.list('', {})).items.length;
+      if (left > 0) return true;
+    }
+    const done = structuredClone(cur);
+    setCrdCondition(done, { type: 'Terminating', status: 'False', reason: 'InstanceDeletionCompleted', message: 'removed all instances' }, new Date());
+    cur = await store.update('', name, done, { ctx: CONTROLLER_CTX(), fieldValidation: 'Ignore', subresource: 'status' }).then((r) => r.object);
+    const last = structuredClone(cur);
+    last.metadata.finalizers = ((cur.metadata.finalizers as string[] | undefined) ?? []).filter((f) => f !== CLEANUP_FINALIZER);
+    await store.update('', name, last, { ctx: CONTROLLER_CTX(), fieldValidation: 'Ignore' });
+    return false;
+  }
+}
+
+function hasCondition(crd: KubeObject, type: string, reason: string): boolean {
+  const conds = asMap(crd.status).conditions;
+  return Array.isArray(conds) && conds.some((c) => asMap(c).type === type && asMap(c).reason === reason);
+}

@@ -1,0 +1,308 @@
+/**
+ * CustomResourceDefinitions on one node, driven by real kubectl and @kubernetes/client-node: a
+ * definition is accepted and Established, its resource is discovered, described by OpenAPI,
+ * validated, pruned and defaulted by its schema, printed with its columns, split into /status
+ * and /scale, applied server-side, served at several versions, kept across a restart, and
+ * removed with its objects when the definition is deleted.
+ */
+import { jest } from '@jest/globals';
+import * as k8s from '@kubernetes/client-node';
+import { kubectl, request, startServer, type ServerHandle } from './support/server.js';
+
+jest.setTimeout(120_000);
+
+type Obj = Record<string, unknown>;
+let server: ServerHandle;
+const k = (args: string[], opts: { input?: string; expectFail?: boolean } = {}) => kubectl(server, args, opts);
+
+const CRONTAB_CRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names:
+    plural: crontabs
+    singular: crontab
+    kind: CronTab
+    shortNames: [ct]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              cronSpec:
+                type: string
+                pattern: '^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$'
+                description: The schedule, in cron format.
+              image: {type: string}
+              replicas: {type: integer, minimum: 1, maximum: 10, default: 1}
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+              labelSelector: {type: string}
+              conditions: {type: array, items: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+    subresources:
+      status: {}
+      scale:
+        specReplicasPath: .spec.replicas
+        statusReplicasPath: .status.replicas
+        labelSelectorPath: .status.labelSelector
+    additionalPrinterColumns:
+    - {name: Spec, type: string, jsonPath: .spec.cronSpec}
+    - {name: Replicas, type: integer, jsonPath: .spec.replicas}
+    - {name: Ready, type: string, jsonPath: '.status.conditions[?(@.type=="Ready")].status'}
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
+`;
+
+const cronTab = (name: string, spec: Obj, ns = 'crs'): string => JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name, namespace: ns }, spec });
+
+async function applyCrd(manifest: string, name: string): Promise<Obj> {
+  await k(['apply', '-f', '-'], { input: manifest });
+  await k(['wait', '--for', 'condition=established', '--timeout=30s', `crd/${name}`]);
+  return JSON.parse((await k(['get', 'crd', name, '-o', 'json'])).stdout) as Obj;
+}
+
+beforeAll(async () => {
+  server = await startServer();
+  await k(['create', 'ns', 'crs']);
+});
+
+afterAll(async () => {
+  await server?.cleanup();
+});
+
+describe('CustomResourceDefinition', () => {
+  it('is accepted and Established, with the storage version stored, and listed by kubectl', async () => {
+    const crd = await applyCrd(CRONTAB_CRD, 'crontabs.stable.example.com');
+    const status = crd.status as Obj;
+    expect(status.acceptedNames).toEqual({ plural: 'crontabs', singular: 'crontab', shortNames: ['ct'], kind: 'CronTab', listKind: 'CronTabList' });
+    expect(status.storedVersions).toEqual(['v1']);
+    const conds = Object.fromEntries((status.conditions as Obj[]).map((c) => [c.type, [c.status, c.reason, c.message]]));
+    expect(conds.NamesAccepted).toEqual(['True', 'NoConflicts', 'no conflicts found']);
+    expect(conds.Established).toEqual(['True', 'InitialNamesAccepted', 'the initial names have been accepted']);
+    const table = (await k(['get', 'crd'])).stdout;
+    expect(table).toMatch(/^NAME\s+CREATED AT\n/);
+    expect(table).toMatch(/crontabs\.stable\.example\.com\s+\d{4}-\d\d-\d\dT/);
+  });
+
+  it('serves the resource: discovery, OpenAPI (kubectl explain), defaults and printer columns', async () => {
+    const rl = (await request(server, 'GET', '/apis/stable.example.com/v1')).json<{ resources: Obj[] }>();
+    expect(rl.resources.map((r) => r.name).sort()).toEqual(['crontabs', 'crontabs/scale', 'crontabs/status']);
+    expect(rl.resources.find((r) => r.name === 'crontabs')).toMatchObject({ kind: 'CronTab', namespaced: true, shortNames: ['ct'], singularName: 'crontab' });
+    expect((await k(['explain', 'crontab.spec.cronSpec'])).stdout).toContain('The schedule, in cron format.');
+
+    await k(['apply', '-f', '-'], { input: cronTab('nightly', { cronSpec: '0 3 * * *', image: 'backup:1' }) });
+    const obj = JSON.parse((await k(['get', 'ct', 'nightly', '-n', 'crs', '-o', 'json'])).stdout) as Obj;
+    expect(obj.spec).toEqual({ cronSpec: '0 3 * * *', image: 'backup:1', replicas: 1 });
+    expect((obj.metadata as Obj).generation).toBe(1);
+    await request(server, 'PATCH', '/apis/stable.example.com/v1/namespaces/crs/crontabs/nightly/status', {
+      body: { status: { conditions: [{ type: 'Ready', status: 'True' }] } },
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    const out = (await k(['get', 'ct', '-n', 'crs'])).stdout.split('\n');
+    expect(out[0]).toMatch(/^NAME\s+SPEC\s+REPLICAS\s+READY\s+AGE$/);
+    expect(out[1]).toMatch(/^nightly\s+0 3 \* \* \*\s+1\s+True\s+\d+s$/);
+  });
+
+  it('validates objects against the schema with field paths, refuses unknown fields under Strict and prunes them otherwise', async () => {
+    const bad = await k(['apply', '-f', '-'], { input: cronTab('bad', { cronSpec: 'never', replicas: 20 }), expectFail: true });
+    expect(bad.stderr).toContain('The CronTab "bad" is invalid');
+    expect(bad.stderr).toContain('spec.cronSpec: Invalid value: "never"');
+    expect(bad.stderr).toContain('spec.replicas: Invalid value: 20: spec.replicas in body should be less than or equal to 10');
+    const strict = await k(['apply', '-f', '-'], { input: cronTab('extra', { cronSpec: '* * * * *', color: 'red' }), expectFail: true });
+    expect(strict.stderr).toContain('strict decoding error: unknown field "spec.color"');
+    await k(['apply', '--validate=false', '-f', '-'], { input: cronTab('extra', { cronSpec: '* * * * *', color: 'red' }) });
+    const obj = JSON.parse((await k(['get', 'ct', 'extra', '-n', 'crs', '-o', 'json'])).stdout) as Obj;
+    expect(obj.spec).toEqual({ cronSpec: '* * * * *', replicas: 1 });
+  });
+
+  it('splits /status from the main resource, and scales through /scale', async () => {
+    const path = '/apis/stable.example.com/v1/namespaces/crs/crontabs/scaled';
+    const created = await request(server, 'POST', '/apis/stable.example.com/v1/namespaces/crs/crontabs', {
+      body: { apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'scaled' }, spec: { cronSpec: '* * * * *' }, status: { replicas: 9 } },
+    });
+    expect(created.status).toBe(201);
+    expect(created.json<Obj>().status).toBeUndefined();
+    const merge = { 'content-type': 'application/merge-patch+json' };
+    const st = await request(server, 'PATCH', `${path}/status`, { body: { spec: { image: 'ignored' }, status: { replicas: 2, labelSelector: 'app=cron' } }, headers: merge });
+    expect(st.status).toBe(200);
+    expect(st.json<Obj>().spec).toEqual({ cronSpec: '* * * * *', replicas: 1 });
+    const main = await request(server, 'PATCH', path, { body: { spec: { replicas: 4 }, status: { replicas: 7 } }, headers: merge });
+    expect(main.json<Obj>()).toMatchObject({ spec: { replicas: 4 }, status: { replicas: 2 }, metadata: { generation: 2 } });
+    expect((await k(['scale', 'ct', 'scaled', '-n', 'crs', '--replicas=6'])).stdout).toContain('crontab.stable.example.com/scaled scaled');
+    const scale = (await request(server, 'GET', `${path}/scale`)).json<Obj>();
+    expect(scale).toMatchObject({ apiVersion: 'autoscaling/v1', kind: 'Scale', spec: { replicas: 6 }, status: { replicas: 2, selector: 'app=cron' } });
+    const big = await request(server, 'PATCH', `${path}/scale`, { body: { spec: { replicas: 11 } }, headers: merge });
+    expect(big.status).toBe(422);
+    expect(big.json<Obj>().message).toContain('spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10');
+  });
+
+  it('takes server-side apply with field ownership, and is used through client-node', async () => {
+    const r = await k(['apply', '--server-side', '-f', '-'], { input: cronTab('ssa', { cronSpec: '5 * * * *' }) });
+    expect(r.stdout).toContain('crontab.stable.example.com/ssa serverside-applied');
+    const obj = JSON.parse((await k(['get', 'ct', 'ssa', '-n', 'crs', '-o', 'json', '--show-managed-fields'])).stdout) as Obj;
+    const mf = (obj.metadata as Obj).managedFields as Obj[];
+    expect(mf[0]).toMatchObject({ manager: 'kubectl', operation: 'Apply', apiVersion: 'stable.example.com/v1' });
+    expect((mf[0].fieldsV1 as Obj)['f:spec']).toEqual({ 'f:cronSpec': {} });
+
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(server.kubeconfig);
+    const api = kc.makeApiClient(k8s.CustomObjectsApi);
+    const list = (await api.listNamespacedCustomObject({ group: 'stable.example.com', version: 'v1', namespace: 'crs', plural: 'crontabs' })) as { items: Obj[] };
+    expect(list.items.map((i) => (i.metadata as Obj).name)).toEqual(expect.arrayContaining(['nightly', 'ssa', 'scaled']));
+    const made = (await api.createNamespacedCustomObject({
+      group: 'stable.example.com',
+      version: 'v1',
+      namespace: 'crs',
+      plural: 'crontabs',
+      body: { apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'from-client-node' }, spec: { cronSpec: '1 1 * * *' } },
+    })) as Obj;
+    expect(made.spec).toEqual({ cronSpec: '1 1 * * *', replicas: 1 });
+  });
+
+  it('refuses malformed definitions with the field at fault', async () => {
+    const base = (over: string) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ${over.includes('NAME=') ? over.split('NAME=')[1]!.split('\n')[0] : 'gadgets.acme.io'}}
+spec:
+  group: acme.io
+  scope: Namespaced
+  names: {plural: gadgets, kind: Gadget}
+${over.replace(/NAME=.*\n/, '')}`;
+    const noSchema = await k(['apply', '-f', '-'], { input: base('  versions:\n  - {name: v1, served: true, storage: true}\n'), expectFail: true });
+    expect(noSchema.stderr).toContain('spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required');
+    const twoStorage = await k(['apply', '-f', '-'], {
+      input: base(
+        '  versions:\n  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}\n  - {name: v2, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}\n',
+      ),
+      expectFail: true,
+    });
+    expect(twoStorage.stderr).toContain('must have exactly one version marked as storage version');
+    const wrongName = await k(['apply', '-f', '-'], {
+      input: base('NAME=gizmos.acme.io\n  versions:\n  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}\n'),
+      expectFail: true,
+    });
+    expect(wrongName.stderr).toContain('metadata.name: Invalid value: "gizmos.acme.io": must be spec.names.plural+"."+spec.group');
+    const untyped = await k(['apply', '-f', '-'], {
+      input: base('  versions:\n  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {description: x}}}}}\n'),
+      expectFail: true,
+    });
+    expect(untyped.stderr).toContain('spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields');
+    const prot = await request(server, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      body: {
+        metadata: { name: 'things.example.k8s.io' },
+        spec: { group: 'example.k8s.io', scope: 'Cluster', names: { plural: 'things', kind: 'Thing' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
+      },
+    });
+    expect(prot.status).toBe(422);
+    expect(prot.json<Obj>().message).toContain('protected groups must have approval annotation "api-approved.kubernetes.io"');
+  });
+
+  it('reports a names conflict with another definition of the group and does not serve it', async () => {
+    const mk = (plural: string, kind: string) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ${plural}.conflict.example.com}
+spec:
+  group: conflict.example.com
+  scope: Cluster
+  names: {plural: ${plural}, singular: ${plural.slice(0, -1)}, kind: ${kind}}
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`;
+    await applyCrd(mk('apples', 'Fruit'), 'apples.conflict.example.com');
+    await k(['apply', '-f', '-'], { input: mk('pears', 'Fruit') });
+    let names: Obj | undefined;
+    for (let i = 0; i < 50 && !names; i++) {
+      const crd = JSON.parse((await k(['get', 'crd', 'pears.conflict.example.com', '-o', 'json'])).stdout) as Obj;
+      names = ((crd.status as Obj | undefined)?.conditions as Obj[] | undefined)?.find((c) => c.type === 'NamesAccepted');
+      if (!names) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(names).toMatchObject({ status: 'False', reason: 'KindConflict', message: '"Fruit" is already in use' });
+    expect((await request(server, 'GET', '/apis/conflict.example.com/v1/pears')).status).toBe(404);
+    expect((await request(server, 'GET', '/apis/conflict.example.com/v1/apples')).status).toBe(200);
+  });
+
+  it('serves every served version of one stored set of objects, and follows a change of the storage version', async () => {
+    const widgets = (storage: 'v1' | 'v1beta1') => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.acme.io}
+spec:
+  group: acme.io
+  scope: Cluster
+  names: {plural: widgets, kind: Widget}
+  versions:
+  - {name: v1beta1, served: true, storage: ${storage === 'v1beta1'}, deprecated: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}}
+  - {name: v1, served: true, storage: ${storage === 'v1'}, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}}
+`;
+    await applyCrd(widgets('v1beta1'), 'widgets.acme.io');
+    const made = await k(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'acme.io/v1beta1', kind: 'Widget', metadata: { name: 'w1' }, spec: { a: { b: 1 } } }) });
+    expect(made.stderr).toContain('acme.io/v1beta1 Widget is deprecated');
+    expect((await request(server, 'GET', '/apis/acme.io')).json<Obj>().preferredVersion).toEqual({ groupVersion: 'acme.io/v1', version: 'v1' });
+    const v1 = (await request(server, 'GET', '/apis/acme.io/v1/widgets/w1')).json<Obj>();
+    expect([v1.apiVersion, v1.spec]).toEqual(['acme.io/v1', { a: { b: 1 } }]);
+    const crd = await applyCrd(widgets('v1'), 'widgets.acme.io');
+    expect((crd.status as Obj).storedVersions).toEqual(['v1beta1', 'v1']);
+    for (const v of ['v1', 'v1beta1']) expect((await request(server, 'GET', `/apis/acme.io/${v}/widgets/w1`)).json<Obj>().apiVersion).toBe(`acme.io/${v}`);
+    await request(server, 'PUT', '/apis/acme.io/v1/widgets/w1', { body: { ...v1, spec: { a: { b: 2 } } } });
+    expect((await request(server, 'GET', '/apis/acme.io/v1beta1/widgets/w1')).json<Obj>()).toMatchObject({ apiVersion: 'acme.io/v1beta1', spec: { a: { b: 2 } } });
+  });
+
+  it('is served again at once after a restart', async () => {
+    await server.restart();
+    expect((await request(server, 'GET', '/apis/stable.example.com/v1/namespaces/crs/crontabs/nightly')).status).toBe(200);
+    expect((await k(['get', 'ct', '-n', 'crs', '-o', 'name'])).stdout).toContain('crontab.stable.example.com/nightly');
+  });
+
+  it('deleting a namespace deletes its custom objects', async () => {
+    await k(['create', 'ns', 'crs-gone']);
+    await k(['apply', '-f', '-'], { input: cronTab('doomed', { cronSpec: '* * * * *' }, 'crs-gone') });
+    await k(['delete', 'ns', 'crs-gone', '--timeout=60s']);
+    expect((await request(server, 'GET', '/apis/stable.example.com/v1/namespaces/crs-gone/crontabs/doomed')).status).toBe(404);
+  });
+
+  it('a deleted definition stays Terminating, refusing creates, until its objects are gone; then the resource is no longer served', async () => {
+    const held = await request(server, 'POST', '/apis/stable.example.com/v1/namespaces/crs/crontabs', {
+      body: { apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'held', finalizers: ['example.com/hold'] }, spec: { cronSpec: '* * * * *' } },
+    });
+    expect(held.status).toBe(201);
+    await k(['delete', 'crd', 'crontabs.stable.example.com', '--wait=false']);
+    let crd: Obj = {};
+    for (let i = 0; i < 100; i++) {
+      crd = (await request(server, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com')).json<Obj>();
+      const items = (await request(server, 'GET', '/apis/stable.example.com/v1/crontabs')).json<{ items?: Obj[] }>().items ?? [];
+      if (items.length === 1) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((crd.metadata as Obj).finalizers).toEqual(['customresourcecleanup.apiextensions.k8s.io']);
+    expect((crd.status as Obj).conditions).toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress' })]),
+    );
+    const refused = await request(server, 'POST', '/apis/stable.example.com/v1/namespaces/crs/crontabs', {
+      body: { apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'late' }, spec: { cronSpec: '* * * * *' } },
+    });
+    expect([refused.status, refused.json<Obj>().message]).toEqual([405, 'create not allowed while custom resource definition is terminating']);
+    await request(server, 'PATCH', '/apis/stable.example.com/v1/namespaces/crs/crontabs/held', {
+      body: { metadata: { finalizers: null } },
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 404; i++) {
+      status = (await request(server, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com')).status;
+      if (status !== 404) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe(404);
+    expect((await request(server, 'GET', '/apis/stable.example.com/v1/crontabs')).status).toBe(404);
+    const groups = (await request(server, 'GET', '/apis')).json<{ groups: Obj[] }>().groups.map((g) => g.name);
+    expect(groups).not.toContain('stable.example.com');
+    expect(groups).toContain('acme.io');
+  });
+});
