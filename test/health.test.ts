@@ -52,6 +52,7 @@ describe('one node: health endpoints and /version', () => {
   const own = etcd ? 'etcd' : 'raft';
   const other = etcd ? 'raft' : 'etcd';
   const hooks = [
+    'crd-informer-synced',
     'initial-objects',
     'apiservice-registration-controller',
     'start-cluster-authentication-info-controller',
@@ -190,6 +191,7 @@ describe('readiness of a node in a minority (3 real nodes)', () => {
       const r = i === 0 ? first : await readyz(target);
       expect(r.status).toBe(500);
       expect(r.body).toContain('[-]raft failed: reason withheld\n');
+      expect(r.body).toContain('[-]poststarthook/crd-informer-synced failed: reason withheld\n');
       expect(r.body).toContain('[-]poststarthook/initial-objects failed: reason withheld\n');
       await delay(200);
     }
@@ -209,6 +211,6 @@ describe('readiness of a node in a minority (3 real nodes)', () => {
       },
       30_000,
     );
-    expect(healed.body).toContain('[+]raft ok\n[+]storage-disk ok\n[+]poststarthook/initial-objects ok\n');
+    expect(healed.body).toContain('[+]raft ok\n[+]storage-disk ok\n[+]poststarthook/crd-informer-synced ok\n[+]poststarthook/initial-objects ok\n');
   });
 });
