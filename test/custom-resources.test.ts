@@ -63,7 +63,8 @@ spec:
     - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
 `;
 
-const cronTab = (name: string, spec: Obj, ns = 'crs'): string => JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name, namespace: ns }, spec });
+const cronTab = (name: string, spec: Obj, ns = 'crs'): string =>
+  JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name, namespace: ns }, spec });
 
 async function applyCrd(manifest: string, name: string): Promise<Obj> {
   await k(['apply', '-f', '-'], { input: manifest });
@@ -133,7 +134,10 @@ describe('CustomResourceDefinition', () => {
     expect(created.status).toBe(201);
     expect(created.json<Obj>().status).toBeUndefined();
     const merge = { 'content-type': 'application/merge-patch+json' };
-    const st = await request(server, 'PATCH', `${path}/status`, { body: { spec: { image: 'ignored' }, status: { replicas: 2, labelSelector: 'app=cron' } }, headers: merge });
+    const st = await request(server, 'PATCH', `${path}/status`, {
+      body: { spec: { image: 'ignored' }, status: { replicas: 2, labelSelector: 'app=cron' } },
+      headers: merge,
+    });
     expect(st.status).toBe(200);
     expect(st.json<Obj>().spec).toEqual({ cronSpec: '* * * * *', replicas: 1 });
     const main = await request(server, 'PATCH', path, { body: { spec: { replicas: 4 }, status: { replicas: 7 } }, headers: merge });
@@ -157,7 +161,9 @@ describe('CustomResourceDefinition', () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(server.kubeconfig);
     const api = kc.makeApiClient(k8s.CustomObjectsApi);
-    const list = (await api.listNamespacedCustomObject({ group: 'stable.example.com', version: 'v1', namespace: 'crs', plural: 'crontabs' })) as { items: Obj[] };
+    const list = (await api.listNamespacedCustomObject({ group: 'stable.example.com', version: 'v1', namespace: 'crs', plural: 'crontabs' })) as {
+      items: Obj[];
+    };
     expect(list.items.map((i) => (i.metadata as Obj).name)).toEqual(expect.arrayContaining(['nightly', 'ssa', 'scaled']));
     const made = (await api.createNamespacedCustomObject({
       group: 'stable.example.com',
@@ -193,14 +199,23 @@ ${over.replace(/NAME=.*\n/, '')}`;
     });
     expect(wrongName.stderr).toContain('metadata.name: Invalid value: "gizmos.acme.io": must be spec.names.plural+"."+spec.group');
     const untyped = await k(['apply', '-f', '-'], {
-      input: base('  versions:\n  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {description: x}}}}}\n'),
+      input: base(
+        '  versions:\n  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {description: x}}}}}\n',
+      ),
       expectFail: true,
     });
-    expect(untyped.stderr).toContain('spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields');
+    expect(untyped.stderr).toContain(
+      'spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields',
+    );
     const prot = await request(server, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
       body: {
         metadata: { name: 'things.example.k8s.io' },
-        spec: { group: 'example.k8s.io', scope: 'Cluster', names: { plural: 'things', kind: 'Thing' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
+        spec: {
+          group: 'example.k8s.io',
+          scope: 'Cluster',
+          names: { plural: 'things', kind: 'Thing' },
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }],
+        },
       },
     });
     expect(prot.status).toBe(422);
@@ -244,7 +259,9 @@ spec:
   - {name: v1, served: true, storage: ${storage === 'v1'}, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}}
 `;
     await applyCrd(widgets('v1beta1'), 'widgets.acme.io');
-    const made = await k(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'acme.io/v1beta1', kind: 'Widget', metadata: { name: 'w1' }, spec: { a: { b: 1 } } }) });
+    const made = await k(['apply', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'acme.io/v1beta1', kind: 'Widget', metadata: { name: 'w1' }, spec: { a: { b: 1 } } }),
+    });
     expect(made.stderr).toContain('acme.io/v1beta1 Widget is deprecated');
     expect((await request(server, 'GET', '/apis/acme.io')).json<Obj>().preferredVersion).toEqual({ groupVersion: 'acme.io/v1', version: 'v1' });
     const v1 = (await request(server, 'GET', '/apis/acme.io/v1/widgets/w1')).json<Obj>();
@@ -253,7 +270,10 @@ spec:
     expect((crd.status as Obj).storedVersions).toEqual(['v1beta1', 'v1']);
     for (const v of ['v1', 'v1beta1']) expect((await request(server, 'GET', `/apis/acme.io/${v}/widgets/w1`)).json<Obj>().apiVersion).toBe(`acme.io/${v}`);
     await request(server, 'PUT', '/apis/acme.io/v1/widgets/w1', { body: { ...v1, spec: { a: { b: 2 } } } });
-    expect((await request(server, 'GET', '/apis/acme.io/v1beta1/widgets/w1')).json<Obj>()).toMatchObject({ apiVersion: 'acme.io/v1beta1', spec: { a: { b: 2 } } });
+    expect((await request(server, 'GET', '/apis/acme.io/v1beta1/widgets/w1')).json<Obj>()).toMatchObject({
+      apiVersion: 'acme.io/v1beta1',
+      spec: { a: { b: 2 } },
+    });
   });
 
   it('is served again at once after a restart', async () => {
@@ -271,7 +291,12 @@ spec:
 
   it('a deleted definition stays Terminating, refusing creates, until its objects are gone; then the resource is no longer served', async () => {
     const held = await request(server, 'POST', '/apis/stable.example.com/v1/namespaces/crs/crontabs', {
-      body: { apiVersion: 'stable.example.com/v1', kind: 'CronTab', metadata: { name: 'held', finalizers: ['example.com/hold'] }, spec: { cronSpec: '* * * * *' } },
+      body: {
+        apiVersion: 'stable.example.com/v1',
+        kind: 'CronTab',
+        metadata: { name: 'held', finalizers: ['example.com/hold'] },
+        spec: { cronSpec: '* * * * *' },
+      },
     });
     expect(held.status).toBe(201);
     await k(['delete', 'crd', 'crontabs.stable.example.com', '--wait=false']);

@@ -175,7 +175,11 @@ export class CrdControllersRunner implements ControllerRunner {
     let cur = crd;
     if (!hasCondition(cur, 'Terminating', 'InstanceDeletionInProgress')) {
       const next = structuredClone(cur);
-      setCrdCondition(next, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }, new Date());
+      setCrdCondition(
+        next,
+        { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' },
+        new Date(),
+      );
       cur = await store.update('', name, next, { ctx: CONTROLLER_CTX(), fieldValidation: 'Ignore', subresource: 'status' }).then((r) => r.object);
     }
     const decls = this.registrar.servedKinds(name);

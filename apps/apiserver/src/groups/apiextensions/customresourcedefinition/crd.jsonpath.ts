@@ -5,11 +5,7 @@
  * in `{}`. Evaluation gives every value the path reaches, in document order.
  */
 
-type Step =
-  | { t: 'field'; name: string }
-  | { t: 'index'; i: number }
-  | { t: 'all' }
-  | { t: 'filter'; path: Step[]; op?: '==' | '!='; value?: unknown };
+type Step = { t: 'field'; name: string } | { t: 'index'; i: number } | { t: 'all' } | { t: 'filter'; path: Step[]; op?: '==' | '!='; value?: unknown };
 
 /** A path that does not parse. */
 export class JsonPathError extends Error {}
@@ -53,7 +49,8 @@ export function parseJsonPath(path: string): Step[] {
       i = close + 1;
       if (inner === '*') steps.push({ t: 'all' });
       else if (/^-?\d+$/.test(inner)) steps.push({ t: 'index', i: Number(inner) });
-      else if ((inner.startsWith("'") && inner.endsWith("'")) || (inner.startsWith('"') && inner.endsWith('"'))) steps.push({ t: 'field', name: inner.slice(1, -1) });
+      else if ((inner.startsWith("'") && inner.endsWith("'")) || (inner.startsWith('"') && inner.endsWith('"')))
+        steps.push({ t: 'field', name: inner.slice(1, -1) });
       else if (inner.startsWith('?(') && inner.endsWith(')')) steps.push(parseFilter(inner.slice(2, -1), path));
       else throw new JsonPathError(`unsupported subscript [${inner}] in ${JSON.stringify(path)}`);
     } else throw new JsonPathError(`unexpected ${JSON.stringify(c)} at ${i} in ${JSON.stringify(path)}`);

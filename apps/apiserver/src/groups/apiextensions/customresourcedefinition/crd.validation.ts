@@ -7,7 +7,7 @@
  * this server converts by apiVersion only.
  */
 import { GoValue, isDNS1035Label, isDNS1123Subdomain, type FieldError, type JSONSchemaProps, type KubeObject } from '@app/apimachinery';
-import { parseJsonPath } from './crd.jsonpath.js';
+import { parseJsonPath, simpleFieldPath } from './crd.jsonpath.js';
 import { crdNames, crdVersions } from './custom-resource.kinds.js';
 
 type Obj = Record<string, unknown>;
@@ -40,9 +40,15 @@ export function structuralSchemaErrors(s: unknown, path: string, root: boolean):
   const intOrString = n['x-kubernetes-int-or-string'] === true;
   if (n.type === undefined || (n.type as unknown) === '') {
     if (root) out.push({ type: 'FieldValueRequired', field: `${path}.type`, detail: 'must not be empty at the root' });
-    else if (!preserve && !intOrString) out.push({ type: 'FieldValueRequired', field: `${path}.type`, detail: 'must not be empty for specified object fields' });
+    else if (!preserve && !intOrString)
+      out.push({ type: 'FieldValueRequired', field: `${path}.type`, detail: 'must not be empty for specified object fields' });
   } else if (typeof n.type !== 'string' || !SCHEMA_TYPES.has(n.type)) {
-    out.push({ type: 'FieldValueNotSupported', field: `${path}.type`, value: n.type, detail: 'supported values: "array", "boolean", "integer", "number", "object", "string"' });
+    out.push({
+      type: 'FieldValueNotSupported',
+      field: `${path}.type`,
+      value: n.type,
+      detail: 'supported values: "array", "boolean", "integer", "number", "object", "string"',
+    });
   } else if (root && n.type !== 'object') {
     out.push({ type: 'FieldValueInvalid', field: `${path}.type`, value: n.type, detail: 'must be object at the root' });
   }
@@ -57,7 +63,8 @@ export function structuralSchemaErrors(s: unknown, path: string, root: boolean):
       for (const [k, v] of Object.entries(n.properties)) {
         if (root && k === 'metadata') {
           const t = asMap(v).type;
-          if (t !== undefined && t !== 'object') out.push({ type: 'FieldValueInvalid', field: `${path}.properties[metadata].type`, value: t, detail: 'must be object' });
+          if (t !== undefined && t !== 'object')
+            out.push({ type: 'FieldValueInvalid', field: `${path}.properties[metadata].type`, value: t, detail: 'must be object' });
           continue;
         }
         out.push(...structuralSchemaErrors(v, `${path}.properties[${k}]`, false));
@@ -88,12 +95,33 @@ function validateScalePaths(scale: Obj, path: string): FieldError[] {
       ok = false;
     }
     if (!ok || !prefixes.some((p) => v.startsWith(p)))
-      out.push({ type: 'FieldValueInvalid', field: `${path}.${field}`, value: v, detail: `should be a json path under ${prefixes.map((p) => p.slice(0, -1)).join(' or ')}` });
+      out.push({
+        type: 'FieldValueInvalid',
+        field: `${path}.${field}`,
+        value: v,
+        detail: `should be a json path under ${prefixes.map((p) => p.slice(0, -1)).join(' or ')}`,
+      });
   };
   under('specReplicasPath', scale.specReplicasPath, ['.spec.'], true);
   under('statusReplicasPath', scale.statusReplicasPath, ['.status.'], true);
   under('labelSelectorPath', scale.labelSelectorPath, ['.spec.', '.status.'], false);
   return out;
+}
+
+/** Whether a schema tree has CEL rules (x-kubernetes-validations) anywhere. */
+export function hasCelRules(s: unknown): boolean {
+  if (!s || typeof s !== 'object') return false;
+  if (Array.isArray(s)) return s.some(hasCelRules);
+  const n = s as Obj;
+  if (Array.isArray(n['x-kubernetes-validations']) && n['x-kubernetes-validations'].length > 0) return true;
+  return Object.entries(n).some(([k, v]) => k !== 'default' && k !== 'enum' && k !== 'example' && hasCelRules(v));
+}
+
+/** The warning a definition with CEL rules gets: this server does not evaluate them. */
+export function celRulesWarning(crd: KubeObject): string | undefined {
+  const versions = crdVersions(crd).filter((v) => hasCelRules(v.schema));
+  if (!versions.length) return undefined;
+  return `spec.versions[${versions.map((v) => v.name).join(',')}].schema.openAPIV3Schema: x-kubernetes-validations rules are stored but not evaluated by this server`;
 }
 
 /** ValidateCustomResourceDefinition. */
@@ -109,7 +137,8 @@ export function validateCrd(crd: KubeObject): FieldError[] {
   if (!group) out.push({ type: 'FieldValueRequired', field: 'spec.group', detail: '' });
   else {
     for (const m of isDNS1123Subdomain(group)) out.push({ type: 'FieldValueInvalid', field: 'spec.group', value: group, detail: m });
-    if (group.split('.').length < 2) out.push({ type: 'FieldValueInvalid', field: 'spec.group', value: group, detail: 'should be a domain with at least one dot' });
+    if (group.split('.').length < 2)
+      out.push({ type: 'FieldValueInvalid', field: 'spec.group', value: group, detail: 'should be a domain with at least one dot' });
     const approval = (crd.metadata.annotations as Record<string, string> | undefined)?.[API_APPROVED_ANNOTATION];
     if (isProtectedGroup(group) && !approval)
       out.push({
@@ -125,10 +154,13 @@ export function validateCrd(crd: KubeObject): FieldError[] {
   if (!names.plural) out.push({ type: 'FieldValueRequired', field: 'spec.names.plural', detail: '' });
   else for (const m of isDNS1035Label(names.plural)) out.push({ type: 'FieldValueInvalid', field: 'spec.names.plural', value: names.plural, detail: m });
   if (typeof rawNames.singular === 'string' && rawNames.singular)
-    for (const m of isDNS1035Label(rawNames.singular)) out.push({ type: 'FieldValueInvalid', field: 'spec.names.singular', value: rawNames.singular, detail: m });
+    for (const m of isDNS1035Label(rawNames.singular))
+      out.push({ type: 'FieldValueInvalid', field: 'spec.names.singular', value: rawNames.singular, detail: m });
   if (!names.kind) out.push({ type: 'FieldValueRequired', field: 'spec.names.kind', detail: '' });
-  else for (const m of isDNS1035Label(names.kind.toLowerCase())) out.push({ type: 'FieldValueInvalid', field: 'spec.names.kind', value: names.kind, detail: m });
-  if (names.kind && names.kind === names.listKind) out.push({ type: 'FieldValueInvalid', field: 'spec.names.listKind', value: names.listKind, detail: 'kind and listKind cannot be the same' });
+  else
+    for (const m of isDNS1035Label(names.kind.toLowerCase())) out.push({ type: 'FieldValueInvalid', field: 'spec.names.kind', value: names.kind, detail: m });
+  if (names.kind && names.kind === names.listKind)
+    out.push({ type: 'FieldValueInvalid', field: 'spec.names.listKind', value: names.listKind, detail: 'kind and listKind cannot be the same' });
   names.shortNames.forEach((s, i) => {
     for (const m of isDNS1035Label(s)) out.push({ type: 'FieldValueInvalid', field: `spec.names.shortNames[${i}]`, value: s, detail: m });
   });
@@ -137,19 +169,47 @@ export function validateCrd(crd: KubeObject): FieldError[] {
   });
 
   if (spec.preserveUnknownFields === true)
-    out.push({ type: 'FieldValueInvalid', field: 'spec.preserveUnknownFields', value: true, detail: 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead' });
+    out.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.preserveUnknownFields',
+      value: true,
+      detail: 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead',
+    });
 
   const conv = asMap(spec.conversion);
   if (conv.strategy !== undefined && conv.strategy !== 'None')
-    out.push({ type: 'FieldValueNotSupported', field: 'spec.conversion.strategy', value: conv.strategy, detail: 'supported values: "None" (this server converts between versions by apiVersion only)' });
+    out.push({
+      type: 'FieldValueNotSupported',
+      field: 'spec.conversion.strategy',
+      value: conv.strategy,
+      detail: 'supported values: "None" (this server converts between versions by apiVersion only)',
+    });
 
   const versions = crdVersions(crd);
   const raw = Array.isArray(spec.versions) ? spec.versions : [];
-  if (!raw.length) out.push({ type: 'FieldValueInvalid', field: 'spec.versions', value: new GoValue('null'), detail: 'must have exactly one version marked as storage version' });
+  if (!raw.length)
+    out.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.versions',
+      value: new GoValue('null'),
+      detail: 'must have exactly one version marked as storage version',
+    });
   else {
     const storage = versions.filter((v) => v.storage).length;
-    if (storage !== 1) out.push({ type: 'FieldValueInvalid', field: 'spec.versions', value: versionsValue(raw.length), detail: 'must have exactly one version marked as storage version' });
-    if (!versions.some((v) => v.served)) out.push({ type: 'FieldValueInvalid', field: 'spec.versions', value: versionsValue(raw.length), detail: 'must have at least one version marked as served' });
+    if (storage !== 1)
+      out.push({
+        type: 'FieldValueInvalid',
+        field: 'spec.versions',
+        value: versionsValue(raw.length),
+        detail: 'must have exactly one version marked as storage version',
+      });
+    if (!versions.some((v) => v.served))
+      out.push({
+        type: 'FieldValueInvalid',
+        field: 'spec.versions',
+        value: versionsValue(raw.length),
+        detail: 'must have at least one version marked as served',
+      });
   }
   const seen = new Set<string>();
   versions.forEach((v, i) => {
@@ -164,11 +224,22 @@ export function validateCrd(crd: KubeObject): FieldError[] {
     else out.push(...structuralSchemaErrors(v.schema, `${p}.schema.openAPIV3Schema`, true));
     const sub = asMap(asMap(raw[i]).subresources);
     if (sub.scale !== undefined) out.push(...validateScalePaths(asMap(sub.scale), `${p}.subresources.scale`));
+    v.selectable.forEach((f, j) => {
+      const fp = `${p}.selectableFields[${j}].jsonPath`;
+      const path = simpleFieldPath(f);
+      if (!path) out.push({ type: 'FieldValueInvalid', field: fp, value: f, detail: 'must be a simple json path' });
+      else if (path[0] === 'metadata') out.push({ type: 'FieldValueInvalid', field: fp, value: f, detail: 'must not select metadata fields' });
+    });
     v.columns.forEach((c, j) => {
       const cp = `${p}.additionalPrinterColumns[${j}]`;
       if (!c.name) out.push({ type: 'FieldValueRequired', field: `${cp}.name`, detail: '' });
       if (!COLUMN_TYPES.includes(String(c.type)))
-        out.push({ type: 'FieldValueNotSupported', field: `${cp}.type`, value: c.type, detail: `supported values: ${COLUMN_TYPES.map((t) => `"${t}"`).join(', ')}` });
+        out.push({
+          type: 'FieldValueNotSupported',
+          field: `${cp}.type`,
+          value: c.type,
+          detail: `supported values: ${COLUMN_TYPES.map((t) => `"${t}"`).join(', ')}`,
+        });
       if (!c.jsonPath) out.push({ type: 'FieldValueRequired', field: `${cp}.jsonPath`, detail: '' });
       else {
         try {
@@ -201,7 +272,8 @@ export function validateStoredVersions(crd: KubeObject): FieldError[] {
   const stored = asMap(crd.status).storedVersions;
   if (Array.isArray(stored))
     stored.forEach((s, i) => {
-      if (!names.has(String(s))) out.push({ type: 'FieldValueInvalid', field: `status.storedVersions[${i}]`, value: s, detail: 'must appear in spec.versions' });
+      if (!names.has(String(s)))
+        out.push({ type: 'FieldValueInvalid', field: `status.storedVersions[${i}]`, value: s, detail: 'must appear in spec.versions' });
     });
   return out;
 }

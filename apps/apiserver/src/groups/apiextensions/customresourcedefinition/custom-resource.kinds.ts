@@ -8,14 +8,7 @@
  * None). `/status` and `/scale` are served when the version declares them; printer columns
  * become Table columns.
  */
-import {
-  Errors,
-  formatMetaTime,
-  objectRootSchema,
-  type FieldError,
-  type JSONSchemaProps,
-  type KubeObject,
-} from '@app/apimachinery';
+import { Errors, formatMetaTime, objectRootSchema, type FieldError, type JSONSchemaProps, type KubeObject } from '@app/apimachinery';
 import { humanDuration, statusSubresource, type KindDeclaration, type RequestContext, type SubresourceDeclaration, type TableColumn } from '@app/registry';
 import { ScaleSchema } from '../../apps/deployment/deployment.scale.js';
 import { compareKubeVersions } from '../../apiregistration/aggregation/aggregation.logic.js';
@@ -64,6 +57,8 @@ export interface CrdVersion {
   status: boolean;
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
   columns: Obj[];
+  /** selectableFields' JSON paths. */
+  selectable: string[];
 }
 
 /** spec.versions of a definition. */
@@ -90,6 +85,9 @@ export function crdVersions(crd: KubeObject): CrdVersion[] {
           }
         : {}),
       columns: asList(v.additionalPrinterColumns),
+      selectable: asList(v.selectableFields)
+        .map((f) => f.jsonPath)
+        .filter((p): p is string => typeof p === 'string' && p !== ''),
     };
   });
 }
@@ -188,10 +186,7 @@ function setPath(obj: Obj, path: readonly string[], value: unknown): void {
 }
 
 /** The `scale` subresource of a version with `subresources.scale` (kube's customresource ScaleREST). */
-export function customScaleSubresource(
-  paths: NonNullable<CrdVersion['scale']>,
-  store: () => CustomResourceStore,
-): SubresourceDeclaration {
+export function customScaleSubresource(paths: NonNullable<CrdVersion['scale']>, store: () => CustomResourceStore): SubresourceDeclaration {
   const spec = simpleFieldPath(paths.specReplicasPath) ?? ['spec', 'replicas'];
   const status = simpleFieldPath(paths.statusReplicasPath) ?? ['status', 'replicas'];
   const selector = paths.labelSelectorPath ? simpleFieldPath(paths.labelSelectorPath) : undefined;
@@ -262,15 +257,22 @@ export function customResourceKinds(crd: KubeObject, storeOf: (version: string) 
   const namespaced = spec.scope !== 'Cluster';
   const storage = storageVersionOf(crd);
   const allVersions = crdVersions(crd);
-  const versions = allVersions
-    .filter((v) => v.served && v.name)
-    .sort((a, b) => compareKubeVersions(a.name, b.name));
+  const versions = allVersions.filter((v) => v.served && v.name).sort((a, b) => compareKubeVersions(a.name, b.name));
   const crdName = crd.metadata.name ?? '';
   return versions.map((v) => {
     const subresources: Record<string, SubresourceDeclaration> = {};
     if (v.status) subresources.status = statusSubresource();
     if (v.scale) subresources.scale = customScaleSubresource(v.scale, () => storeOf(v.name));
     const columns = v.columns.map(printerColumn);
+    const fieldSelectors: Record<string, (o: KubeObject) => string | undefined> = {};
+    for (const p of v.selectable) {
+      const path = simpleFieldPath(p);
+      if (!path) continue;
+      fieldSelectors[path.join('.')] = (o) => {
+        const value = getPath(o, path);
+        return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
+      };
+    }
     const decl: CustomResourceDeclaration = {
       group,
       version: v.name,
@@ -294,6 +296,7 @@ export function customResourceKinds(crd: KubeObject, storeOf: (version: string) 
         : [printerColumn({ name: 'Age', type: 'date', description: 'Time since the object was created.', jsonPath: '.metadata.creationTimestamp' })],
       ageColumn: false,
       ...(Object.keys(subresources).length ? { subresources } : {}),
+      ...(Object.keys(fieldSelectors).length ? { fieldSelectors } : {}),
       ...(storage && allVersions.length > 1
         ? {
             conversion: {
@@ -303,9 +306,7 @@ export function customResourceKinds(crd: KubeObject, storeOf: (version: string) 
             },
           }
         : {}),
-      ...(v.deprecated
-        ? { deprecation: { deprecatedIn: '', warning: v.deprecationWarning ?? `${group}/${v.name} ${names.kind} is deprecated` } }
-        : {}),
+      ...(v.deprecated ? { deprecation: { deprecatedIn: '', warning: v.deprecationWarning ?? `${group}/${v.name} ${names.kind} is deprecated` } } : {}),
       [CUSTOM_RESOURCE]: crdName,
     };
     return decl;
