@@ -126,6 +126,47 @@ describe('CustomResourceDefinition', () => {
     expect(obj.spec).toEqual({ cronSpec: '* * * * *', replicas: 1 });
   });
 
+  it('reports a value of the wrong type as the schema does (422), drops nulls, selects by selectable fields and warns of CEL rules', async () => {
+    const shirts = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: shirts.stable.example.com}
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: shirts, kind: Shirt}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    selectableFields: [{jsonPath: .spec.color}]
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations: [{rule: "self.size > 0"}]
+            properties:
+              color: {type: string}
+              size: {type: integer}
+`;
+    const made = await k(['apply', '-f', '-'], { input: shirts });
+    expect(made.stderr).toContain(
+      'Warning: spec.versions[v1].schema.openAPIV3Schema: x-kubernetes-validations rules are stored but not evaluated by this server',
+    );
+    await k(['wait', '--for', 'condition=established', '--timeout=30s', 'crd/shirts.stable.example.com']);
+    const shirt = (name: string, spec: Obj) =>
+      JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'Shirt', metadata: { name, namespace: 'crs' }, spec });
+    const wrong = await k(['create', '-f', '-'], { input: shirt('wrong', { size: 'big' }), expectFail: true });
+    expect(wrong.stderr).toContain('The Shirt "wrong" is invalid: spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"');
+    await k(['create', '-f', '-'], { input: shirt('red', { color: 'red', size: null }) });
+    await k(['create', '-f', '-'], { input: shirt('blue', { color: 'blue', size: 2 }) });
+    expect(JSON.parse((await k(['get', 'shirt', 'red', '-n', 'crs', '-o', 'json'])).stdout).spec).toEqual({ color: 'red' });
+    expect((await k(['get', 'shirts', '-n', 'crs', '--field-selector', 'spec.color=blue', '-o', 'name'])).stdout.trim()).toBe('shirt.stable.example.com/blue');
+    const unknown = await request(server, 'GET', '/apis/stable.example.com/v1/namespaces/crs/shirts?fieldSelector=spec.size%3D2');
+    expect(unknown.status).toBe(400);
+  });
+
   it('splits /status from the main resource, and scales through /scale', async () => {
     const path = '/apis/stable.example.com/v1/namespaces/crs/crontabs/scaled';
     const created = await request(server, 'POST', '/apis/stable.example.com/v1/namespaces/crs/crontabs', {
@@ -326,6 +367,10 @@ spec:
     }
     expect(status).toBe(404);
     expect((await request(server, 'GET', '/apis/stable.example.com/v1/crontabs')).status).toBe(404);
+    // The group stays for the definition left in it (shirts), without crontabs.
+    const rl = (await request(server, 'GET', '/apis/stable.example.com/v1')).json<{ resources: Obj[] }>();
+    expect(rl.resources.map((r) => r.name)).toEqual(['shirts']);
+    await k(['delete', 'crd', 'shirts.stable.example.com', '--timeout=60s']);
     const groups = (await request(server, 'GET', '/apis')).json<{ groups: Obj[] }>().groups.map((g) => g.name);
     expect(groups).not.toContain('stable.example.com');
     expect(groups).toContain('acme.io');

@@ -265,10 +265,13 @@ export class GenericStore implements StoreCore {
     };
     if (source !== 'apply') {
       // A kind with a Go type decodes JSON null as the field's zero value: as if it were absent.
-      if (this.decl.protobufMessage !== undefined && this.decl.schema) dropNullFields(obj, this.decl.schema);
+      // A custom resource, decoded as unstructured, loses JSON null where its schema does not
+      // allow it (apiextensions' pruning of nulls).
+      if ((this.decl.protobufMessage !== undefined || this.decl.untyped) && this.decl.schema) dropNullFields(obj, this.decl.schema);
       // Wrong JSON types, []byte fields that are not base64, times that do not parse: what the
       // kind's Go type cannot hold, in Go's words (the same check reads make on stored objects).
-      const problem = this.deps.machinery.decodeProblem(obj, this.decl.schema, kind);
+      // A custom resource has no Go type: its schema's validation reports them (422).
+      const problem = this.decl.untyped ? undefined : this.deps.machinery.decodeProblem(obj, this.decl.schema, kind);
       if (problem) fail(problem);
     }
     try {

@@ -244,6 +244,12 @@ export interface KindDeclaration {
    * names, without core's list of standard unqualified ones.
    */
   genericObjectMeta?: boolean;
+  /**
+   * The objects have no Go type (custom resources): a body is decoded as unstructured JSON, so a
+   * value of the wrong JSON type is schema validation's 422 rather than a decoding 400, and
+   * JSON null is dropped where the schema does not allow it.
+   */
+  untyped?: boolean;
   /** OpenAPI v3 structural schema of the whole object (apiVersion, kind, metadata, ...). */
   schema: JSONSchemaProps;
   /** Fully-qualified protobuf message name, e.g. 'k8s.io.api.core.v1.ConfigMap'; absent = JSON only. */

@@ -124,7 +124,7 @@ describe('the kinds of a definition', () => {
   });
 
   it('serves /status, /scale, selectable fields, deprecation and an Age column when none is declared', () => {
-    const [d] = customResourceKinds(
+    const d: KindDeclaration = customResourceKinds(
       crd({}, [
         {
           name: 'v1',
@@ -137,7 +137,7 @@ describe('the kinds of a definition', () => {
         },
       ]),
       noStore,
-    ) as [KindDeclaration];
+    )[0]!;
     expect(Object.keys(d.subresources ?? {})).toEqual(['status', 'scale']);
     expect(d.deprecation?.warning).toBe('acme.io/v1 Widget is deprecated');
     expect(d.conversion).toBeUndefined();

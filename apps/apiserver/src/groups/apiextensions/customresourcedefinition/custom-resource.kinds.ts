@@ -284,6 +284,7 @@ export function customResourceKinds(crd: KubeObject, storeOf: (version: string) 
       ...(names.categories.length ? { categories: names.categories } : {}),
       namespaced,
       genericObjectMeta: true,
+      untyped: true,
       schema: customResourceSchema(group, v.name, names.kind, v.schema),
       strategy: {
         prepareForCreate(obj) {
