@@ -7,6 +7,7 @@ import { BINDING } from './binding.rows.js';
 import { APPS_WORKLOADS } from './apps-workloads.rows.js';
 import { CERTIFICATES } from './certificates.rows.js';
 import { CORE_WORKLOADS } from './core-workloads.rows.js';
+import { CUSTOM_RESOURCES } from './custom-resources.rows.js';
 import { DELETES } from './delete.rows.js';
 import { DISCOVERY } from './discovery.rows.js';
 import { DEPLOYMENT } from './deployment.rows.js';
@@ -53,4 +54,5 @@ export const GROUPS: RowGroup[] = [
   CERTIFICATES,
   STORAGE,
   ADMISSIONREGISTRATION,
+  CUSTOM_RESOURCES,
 ];
