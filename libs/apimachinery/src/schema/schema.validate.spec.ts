@@ -1,6 +1,6 @@
 import { fieldErrorMessage } from '../errors.js';
 import type { JSONSchemaProps } from './schema.types.js';
-import { compileSchemaCheck, validateSchema } from './schema.validate.js';
+import { compileSchemaCheck, compileSchemaPattern, validateSchema } from './schema.validate.js';
 import { fieldOf, defineSchema } from './schema.names.js';
 
 const spec: JSONSchemaProps = {
@@ -229,5 +229,25 @@ describe('required fields left to the kind', () => {
     expect(validateSchema(c, ConditionSchema)).toEqual([]);
     const { reason: _r, ...noReason } = c;
     expect(validateSchema(noReason, ConditionSchema)).toEqual([expect.objectContaining({ type: 'FieldValueRequired', field: 'reason' })]);
+  });
+});
+
+describe('schema patterns in RE2 syntax', () => {
+  it('takes a leading flag group, named groups, \\A and \\z, and punctuation escapes', () => {
+    expect(compileSchemaPattern('^(?i)(abort|warn)?$')!.test('Abort')).toBe(true);
+    expect(compileSchemaPattern('^(?i:x)y$')!.test('Xy')).toBe(true);
+    expect(compileSchemaPattern('(?i)^(abort|warn)?$')!.test('WARN')).toBe(true);
+    expect(compileSchemaPattern('(?is)^a.b$')!.test('A\nB')).toBe(true);
+    expect(compileSchemaPattern('(?P<n>[a-z]+)-\\d')!.exec('ab-1')!.groups!.n).toBe('ab');
+    expect(compileSchemaPattern('\\Aab\\z')!.test('ab')).toBe(true);
+    expect(compileSchemaPattern('^[a-z]\\-[0-9]$')!.test('a-1')).toBe(true);
+    expect(compileSchemaPattern('(?U)a+')).toBeNull();
+    expect(compileSchemaPattern('([a-z')).toBeNull();
+  });
+
+  it('validates a string against such a pattern', () => {
+    const schema = { type: 'object' as const, properties: { s: { type: 'string' as const, pattern: '(?i)^(abort|warn)?$' } } };
+    expect(validateSchema({ s: 'Warn' }, schema)).toEqual([]);
+    expect(validateSchema({ s: 'stop' }, schema).map((e) => e.detail)).toEqual(["s in body should match '(?i)^(abort|warn)?$'"]);
   });
 });

@@ -85,18 +85,45 @@ function formatOk(format: string, s: string): boolean {
 }
 
 const regexCache = new Map<string, RegExp | null>();
-function compile(pattern: string): RegExp | null {
+
+/**
+ * A schema `pattern` (Go's RE2 syntax, as Kubernetes evaluates it) as a JavaScript RegExp, or
+ * null when it does not compile. RE2's flag groups (`(?i)`, `(?s)`, `(?m)`, and `(?i:...)`)
+ * become flags of the whole RegExp: exact for the common forms (at the start, or after `^`),
+ * more permissive when a pattern scopes a flag to a part of it. `(?P<name>` is a named group,
+ * `\A` and `\z` the input's start and end; a pattern that escapes punctuation JavaScript's
+ * unicode mode refuses (`\-` outside a class) is compiled without that mode. The ungreedy flag
+ * (`U`) has no JavaScript form: such a pattern does not compile.
+ */
+export function compileSchemaPattern(pattern: string): RegExp | null {
   let re = regexCache.get(pattern);
   if (re === undefined) {
-    try {
-      re = new RegExp(pattern, 'u');
-    } catch {
-      re = null;
+    re = null;
+    const flags = new Set<string>();
+    const src = pattern
+      .replace(/\(\?([imsU]+)(\)|:)/g, (_m, f: string, end: string) => {
+        for (const c of f) flags.add(c);
+        return end === ':' ? '(?:' : '';
+      })
+      .replace(/\(\?P</g, '(?<')
+      .replace(/\\A/g, '^')
+      .replace(/\\z/g, '$');
+    if (!flags.has('U')) {
+      for (const mode of ['u', '']) {
+        try {
+          re = new RegExp(src, [...flags].join('') + mode);
+          break;
+        } catch {
+          re = null;
+        }
+      }
     }
     regexCache.set(pattern, re);
   }
   return re;
 }
+
+const compile = compileSchemaPattern;
 
 function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;

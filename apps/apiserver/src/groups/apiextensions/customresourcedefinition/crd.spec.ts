@@ -203,6 +203,8 @@ describe('CustomResourceDefinition validation', () => {
           d: { type: 'array' },
           e: { type: 'object', properties: { f: { type: 'date' } }, additionalProperties: { type: 'string' } },
           g: { $ref: '#/definitions/x', type: 'object' },
+          h: { type: 'string', pattern: '^(?i)(abort|warn)?$' },
+          i: { type: 'string', pattern: '([a-z' },
         },
       }),
     ).toEqual([
@@ -211,6 +213,7 @@ describe('CustomResourceDefinition validation', () => {
       'x.properties[e].additionalProperties: additionalProperties and properties are mutual exclusive',
       'x.properties[e].properties[f].type: supported values: "array", "boolean", "integer", "number", "object", "string"',
       'x.properties[g].$ref: $ref is not supported',
+      'x.properties[i].pattern: must be a valid regular expression',
     ]);
   });
 

@@ -6,7 +6,7 @@
  * on update the scope stays and stored versions stay listed. Conversion webhooks are refused:
  * this server converts by apiVersion only.
  */
-import { GoValue, isDNS1035Label, isDNS1123Subdomain, type FieldError, type JSONSchemaProps, type KubeObject } from '@app/apimachinery';
+import { compileSchemaPattern, GoValue, isDNS1035Label, isDNS1123Subdomain, type FieldError, type JSONSchemaProps, type KubeObject } from '@app/apimachinery';
 import { parseJsonPath, simpleFieldPath } from './crd.jsonpath.js';
 import { crdNames, crdVersions } from './custom-resource.kinds.js';
 
@@ -52,6 +52,8 @@ export function structuralSchemaErrors(s: unknown, path: string, root: boolean):
   } else if (root && n.type !== 'object') {
     out.push({ type: 'FieldValueInvalid', field: `${path}.type`, value: n.type, detail: 'must be object at the root' });
   }
+  if (n.pattern !== undefined && (typeof n.pattern !== 'string' || compileSchemaPattern(n.pattern) === null))
+    out.push({ type: 'FieldValueInvalid', field: `${path}.pattern`, value: n.pattern, detail: 'must be a valid regular expression' });
   if (n.type === 'array' && (n.items === undefined || n.items === null))
     out.push({ type: 'FieldValueRequired', field: `${path}.items`, detail: 'must be specified' });
   if (n.properties !== undefined) {
