@@ -90,6 +90,17 @@ describe('CustomResourceDefinition', () => {
     const conds = Object.fromEntries((status.conditions as Obj[]).map((c) => [c.type, [c.status, c.reason, c.message]]));
     expect(conds.NamesAccepted).toEqual(['True', 'NoConflicts', 'no conflicts found']);
     expect(conds.Established).toEqual(['True', 'InitialNamesAccepted', 'the initial names have been accepted']);
+    // Its group-version has a local APIService, as kube's crd-autoregistration makes.
+    let apiService: Obj | undefined;
+    for (let i = 0; i < 100 && !apiService; i++) {
+      const r = await request(server, 'GET', '/apis/apiregistration.k8s.io/v1/apiservices/v1.stable.example.com');
+      if (r.status === 200) apiService = r.json<Obj>();
+      else await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(apiService).toMatchObject({
+      metadata: { labels: { 'kube-aggregator.kubernetes.io/automanaged': 'true' } },
+      spec: { group: 'stable.example.com', version: 'v1', groupPriorityMinimum: 1000, versionPriority: 100 },
+    });
     const table = (await k(['get', 'crd'])).stdout;
     expect(table).toMatch(/^NAME\s+CREATED AT\n/);
     expect(table).toMatch(/crontabs\.stable\.example\.com\s+\d{4}-\d\d-\d\dT/);
@@ -321,6 +332,9 @@ spec:
     await server.restart();
     expect((await request(server, 'GET', '/apis/stable.example.com/v1/namespaces/crs/crontabs/nightly')).status).toBe(200);
     expect((await k(['get', 'ct', '-n', 'crs', '-o', 'name'])).stdout).toContain('crontab.stable.example.com/nightly');
+    const apiServices = (await k(['get', 'apiservices', '-o', 'name'])).stdout;
+    expect(apiServices).toContain('apiservice.apiregistration.k8s.io/v1.stable.example.com');
+    expect(apiServices).toContain('apiservice.apiregistration.k8s.io/v1beta1.acme.io');
   });
 
   it('deleting a namespace deletes its custom objects', async () => {
@@ -373,6 +387,12 @@ spec:
     await k(['delete', 'crd', 'shirts.stable.example.com', '--timeout=60s']);
     const groups = (await request(server, 'GET', '/apis')).json<{ groups: Obj[] }>().groups.map((g) => g.name);
     expect(groups).not.toContain('stable.example.com');
+    let apiService = 200;
+    for (let i = 0; i < 100 && apiService !== 404; i++) {
+      apiService = (await request(server, 'GET', '/apis/apiregistration.k8s.io/v1/apiservices/v1.stable.example.com')).status;
+      if (apiService !== 404) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(apiService).toBe(404);
     expect(groups).toContain('acme.io');
   });
 });

@@ -5,6 +5,10 @@
  * - naming: a definition's names are accepted (status.acceptedNames) unless another definition
  *   of the group already serves one of them, and then it is Established; a definition whose new
  *   names conflict keeps serving its accepted ones, with NamesAccepted False.
+ * - registration: every group-version a definition serves has a local APIService
+ *   `<version>.<group>` (labelled `kube-aggregator.kubernetes.io/automanaged: "true"`, group
+ *   priority 1000, version priority 100, Available), removed once no definition serves it
+ *   (kube's crd-autoregistration).
  * - finalizer: a deleted definition (Terminating, holding the cleanup finalizer) has every
  *   object of its resource deleted through the resource's store (admission, finalizers and
  *   owners apply), and once none is left the finalizer is removed and the definition goes.
@@ -15,7 +19,17 @@ import { StatusError, type KubeObject } from '@app/apimachinery';
 import { KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
 import { ManagedController, type ControllerRunner } from '../../../controllers/controller.runner.js';
 import { STORES, type StoreFactory } from '../../../tokens.js';
-import { CLEANUP_FINALIZER, crdConditionTrue, crdNames, isCustomResource, setCrdCondition, storageVersionOf, type CrdNames } from './custom-resource.kinds.js';
+import { AUTOMANAGED_LABEL, localAvailableCondition } from '../../apiregistration/apiservice/apiservice.registration.js';
+import {
+  CLEANUP_FINALIZER,
+  crdConditionTrue,
+  crdNames,
+  crdVersions,
+  isCustomResource,
+  setCrdCondition,
+  storageVersionOf,
+  type CrdNames,
+} from './custom-resource.kinds.js';
 import { CustomResourceRegistrar } from './crd.registrar.js';
 
 type Obj = Record<string, unknown>;
@@ -165,7 +179,46 @@ export class CrdControllersRunner implements ControllerRunner {
         if (!gone(e)) throw e;
       }
     }
+    await this.registerAPIServices(all);
     return pending;
+  }
+
+  /** The local APIServices of the definitions' group-versions: created when missing, removed when no definition serves them. */
+  private async registerAPIServices(all: readonly KubeObject[]): Promise<void> {
+    const decl = this.registry.lookup('apiregistration.k8s.io', 'v1', 'apiservices');
+    if (!decl) return;
+    const store = this.stores.storeFor(decl);
+    const wanted = new Map<string, { group: string; version: string }>();
+    for (const crd of all) {
+      if (!asMap(asMap(crd.status).acceptedNames).plural) continue;
+      const group = String(asMap(crd.spec).group ?? '');
+      for (const v of crdVersions(crd)) {
+        // A group-version a built-in kind serves has its own APIService.
+        if (!v.served || this.registry.kindsOf(group, v.name).some((d) => !isCustomResource(d))) continue;
+        wanted.set(`${v.name}.${group}`, { group, version: v.name });
+      }
+    }
+    const existing = (await store.list('', {})).items;
+    const have = new Set(existing.map((o) => o.metadata.name ?? ''));
+    for (const [name, gv] of wanted) {
+      if (have.has(name)) continue;
+      try {
+        const made = await store.create('', crdAPIService(gv.group, gv.version), { ctx: CONTROLLER_CTX(), fieldValidation: 'Strict' });
+        const next = { ...structuredClone(made), status: { conditions: [localAvailableCondition(new Date())] } };
+        await store.update('', name, next, { ctx: CONTROLLER_CTX(), fieldValidation: 'Strict', subresource: 'status' });
+      } catch (e) {
+        if (!gone(e)) throw e;
+      }
+    }
+    for (const o of existing) {
+      const name = o.metadata.name ?? '';
+      if (wanted.has(name) || (o.metadata.labels as Record<string, string> | undefined)?.[AUTOMANAGED_LABEL] !== 'true') continue;
+      try {
+        await store.delete('', name, {}, CONTROLLER_CTX());
+      } catch (e) {
+        if (!gone(e)) throw e;
+      }
+    }
   }
 
   /** Deletes the objects of a deleted definition; removes the finalizer once none is left. True while objects remain. */
@@ -207,6 +260,16 @@ export class CrdControllersRunner implements ControllerRunner {
     await store.update('', name, last, { ctx: CONTROLLER_CTX(), fieldValidation: 'Ignore' });
     return false;
   }
+}
+
+/** The local APIService of a definition's group-version (kube's crdregistration: the lowest group priority). */
+export function crdAPIService(group: string, version: string): KubeObject {
+  return {
+    apiVersion: 'apiregistration.k8s.io/v1',
+    kind: 'APIService',
+    metadata: { name: `${version}.${group}`, labels: { [AUTOMANAGED_LABEL]: 'true' } },
+    spec: { group, version, groupPriorityMinimum: 1000, versionPriority: 100 },
+  };
 }
 
 function hasCondition(crd: KubeObject, type: string, reason: string): boolean {

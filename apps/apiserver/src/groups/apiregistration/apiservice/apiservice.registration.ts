@@ -99,7 +99,8 @@ export class LocalAPIServiceRegistration implements PostStartHookProvider {
     }
     for (const o of existing.items) {
       const name = o.metadata.name ?? '';
-      if (served.has(name) || !(o.metadata.labels as Record<string, string> | undefined)?.[AUTOMANAGED_LABEL]) continue;
+      // `true`: a custom resource's, kept by the definitions' controller.
+      if (served.has(name) || (o.metadata.labels as Record<string, string> | undefined)?.[AUTOMANAGED_LABEL] !== 'onstart') continue;
       try {
         await store.delete('', name, {}, ctx());
       } catch (e) {
