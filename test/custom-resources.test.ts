@@ -160,6 +160,7 @@ spec:
             properties:
               color: {type: string}
               size: {type: integer}
+          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `;
     const made = await k(['apply', '-f', '-'], { input: shirts });
     expect(made.stderr).toContain(
@@ -176,6 +177,13 @@ spec:
     expect((await k(['get', 'shirts', '-n', 'crs', '--field-selector', 'spec.color=blue', '-o', 'name'])).stdout.trim()).toBe('shirt.stable.example.com/blue');
     const unknown = await request(server, 'GET', '/apis/stable.example.com/v1/namespaces/crs/shirts?fieldSelector=spec.size%3D2');
     expect(unknown.status).toBe(400);
+    // Without /status, any change but metadata bumps the generation (status included); metadata alone does not.
+    const merge = { 'content-type': 'application/merge-patch+json' };
+    const path = '/apis/stable.example.com/v1/namespaces/crs/shirts/blue';
+    const gen = async (body: Obj) => (await request(server, 'PATCH', path, { body, headers: merge })).json<{ metadata: Obj }>().metadata.generation;
+    expect(await gen({ metadata: { labels: { a: 'b' } } })).toBe(1);
+    expect(await gen({ status: { worn: true } })).toBe(2);
+    expect(await gen({ spec: { size: 3 } })).toBe(3);
   });
 
   it('splits /status from the main resource, and scales through /scale', async () => {

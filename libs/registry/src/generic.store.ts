@@ -354,7 +354,7 @@ export class GenericStore implements StoreCore {
         meta.name = this.deps.machinery.generateName(meta.generateName);
       }
       const mode = this.decl.generation ?? 'spec';
-      if (mode === 'create' || (mode === 'spec' && 'spec' in obj)) meta.generation = 1;
+      if (mode === 'create' || mode === 'content' || (mode === 'spec' && 'spec' in obj)) meta.generation = 1;
       else delete meta.generation;
     }
     this.decl.strategy?.prepareForCreate?.(obj, ctx);
@@ -438,7 +438,10 @@ export class GenericStore implements StoreCore {
         else obj.status = structuredClone(current.status);
       }
       this.decl.strategy?.prepareForUpdate?.(obj, current, ctx);
-      if ((this.decl.generation ?? 'spec') === 'spec' && ('spec' in obj || 'spec' in current)) {
+      const mode = this.decl.generation ?? 'spec';
+      if (mode === 'content' && contentChanged(obj, current, hasStatusSubresource(this.decl))) {
+        obj.metadata.generation = ((cm.generation as number | undefined) ?? 0) + 1;
+      } else if (mode === 'spec' && ('spec' in obj || 'spec' in current)) {
         if (!isDeepStrictEqual(obj.spec, current.spec)) obj.metadata.generation = ((cm.generation as number | undefined) ?? 0) + 1;
       }
     }
@@ -618,4 +621,14 @@ export class GenericStore implements StoreCore {
       ),
     );
   }
+}
+
+/** Whether anything but metadata (and status, for a kind with /status) differs: a custom resource's generation rule. */
+function contentChanged(obj: KubeObject, old: KubeObject, statusApart: boolean): boolean {
+  const keys = new Set([...Object.keys(obj), ...Object.keys(old)]);
+  for (const k of keys) {
+    if (k === 'metadata' || (statusApart && k === 'status')) continue;
+    if (!isDeepStrictEqual(obj[k], old[k])) return true;
+  }
+  return false;
 }

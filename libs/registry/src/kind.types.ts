@@ -303,11 +303,12 @@ export interface KindDeclaration {
   allowUnconditionalUpdate?: boolean;
   /**
    * How metadata.generation is kept, as the kind's Kubernetes strategy keeps it: `spec` (the
-   * default, as custom resources and workloads) sets 1 on create and bumps it when spec changes;
+   * default, as workloads) sets 1 on create and bumps it when spec changes;
    * `create` sets 1 on create and never bumps it (PriorityClass); `none` never sets it (Lease,
-   * Namespace, and every kind without spec).
+   * Namespace, and every kind without spec); `content` (custom resources) sets 1 on create and
+   * bumps it when anything but metadata changes, status too unless the kind has /status.
    */
-  generation?: 'spec' | 'create' | 'none';
+  generation?: 'spec' | 'create' | 'none' | 'content';
   /**
    * What deleting an owner does to its dependents when the request names no policy
    * (Kubernetes' GarbageCollectionPolicy): DeleteDependents (Background, the default),

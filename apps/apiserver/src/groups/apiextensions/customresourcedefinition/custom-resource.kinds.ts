@@ -285,6 +285,7 @@ export function customResourceKinds(crd: KubeObject, storeOf: (version: string) 
       namespaced,
       genericObjectMeta: true,
       untyped: true,
+      generation: 'content',
       schema: customResourceSchema(group, v.name, names.kind, v.schema),
       strategy: {
         prepareForCreate(obj) {
