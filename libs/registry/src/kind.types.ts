@@ -322,6 +322,12 @@ export interface KindDeclaration {
    */
   initialObjects?: KubeObject[];
   /**
+   * For an initial object that already exists: what it should become (the existing object with
+   * what a newer version of the server adds to it), or undefined to leave it as it is. Without
+   * it, an existing initial object is never changed. The RBAC bootstrap policy reconciles this way.
+   */
+  reconcileInitial?(existing: KubeObject, wanted: KubeObject): KubeObject | undefined;
+  /**
    * Values the kind's objects hold that must be unique among them and come from a finite pool
    * (Service cluster IPs and node ports): taken around the store's writes (allocating.storage.ts).
    */

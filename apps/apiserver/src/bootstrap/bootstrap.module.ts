@@ -37,6 +37,7 @@ export class InitialObjects implements PostStartHookProvider {
       kinds: this.registry.all(),
       storage: this.storage,
       create: (decl, ns, obj, opts) => this.stores.storeFor(decl).create(ns, obj, opts),
+      update: (decl, ns, obj, opts) => this.stores.storeFor(decl).update(ns, obj.metadata.name ?? '', obj, opts),
     });
     await this.clusterInfo.publish();
   }

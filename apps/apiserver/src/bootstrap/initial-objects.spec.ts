@@ -75,4 +75,39 @@ describe('createInitialObjects', () => {
       }),
     ).rejects.toThrow('bad');
   });
+
+  it('updates an existing initial object to what the kind reconciles it to, and reads it again after a conflict', async () => {
+    const kind = {
+      ...SCHEDULING_KINDS[0]!,
+      initialObjects: [
+        { metadata: { name: 'old' }, value: 2 },
+        { metadata: { name: 'current' }, value: 2 },
+      ],
+      reconcileInitial: (existing: KubeObject, wanted: KubeObject) => (existing.value === wanted.value ? undefined : { ...existing, value: wanted.value }),
+    };
+    const stored = new Map<string, KubeObject>([
+      ['/registry/scheduling.k8s.io/priorityclasses/old', { metadata: { name: 'old', resourceVersion: '1' }, value: 1 }],
+      ['/registry/scheduling.k8s.io/priorityclasses/current', { metadata: { name: 'current' }, value: 2 }],
+    ]);
+    const updates: string[] = [];
+    let conflictOnce = true;
+    await createInitialObjects({
+      kinds: [kind],
+      storage: { get: async (key: string) => stored.get(key) },
+      retryDelayMs: 1,
+      log: () => undefined,
+      create: async () => {
+        throw new Error('nothing is missing');
+      },
+      update: async (_decl: KindDeclaration, _ns: string, obj: KubeObject) => {
+        updates.push(`${obj.metadata.name} ${String(obj.value)} rv ${String(obj.metadata.resourceVersion)}`);
+        if (conflictOnce) {
+          conflictOnce = false;
+          stored.set('/registry/scheduling.k8s.io/priorityclasses/old', { metadata: { name: 'old', resourceVersion: '2' }, value: 1 });
+          throw new StatusError(409, 'Conflict', 'changed meanwhile');
+        }
+      },
+    });
+    expect(updates).toEqual(['old 2 rv 1', 'old 2 rv 2']);
+  });
 });

@@ -16,6 +16,8 @@ export interface InitialObjectsDeps {
   storage: Pick<Storage, 'get'>;
   /** Creates through the kind's store (strategy, defaults, validation, admission). */
   create(decl: KindDeclaration, namespace: string, obj: KubeObject, opts: { ctx: RequestContext; fieldValidation: 'Strict' }): Promise<unknown>;
+  /** Updates through the kind's store, for a kind that reconciles its existing initial objects. */
+  update?(decl: KindDeclaration, namespace: string, obj: KubeObject, opts: { ctx: RequestContext; fieldValidation: 'Strict' }): Promise<unknown>;
   /** Pause between attempts while the store is unavailable. Default 500 ms. */
   retryDelayMs?: number;
   /** Progress lines while waiting (default: stderr, every tenth attempt). */
@@ -48,13 +50,26 @@ export async function createInitialObjects(deps: InitialObjectsDeps): Promise<vo
       for (let attempt = 0; ; attempt++) {
         try {
           const existing = await deps.storage.get(objectKey(decl, namespace, name), { mode: 'MostRecent' });
-          if (existing) return;
           // A fresh copy each attempt: the store fills in metadata on the object it is given.
           const obj = { ...structuredClone(initial), apiVersion, kind: decl.kind };
-          await deps.create(decl, namespace, obj, {
+          const opts = {
             ctx: { user: { username: 'system:apiserver', groups: [PRIVILEGED_GROUP] }, dryRun: false, warnings: [], now: () => new Date() },
-            fieldValidation: 'Strict',
-          });
+            fieldValidation: 'Strict' as const,
+          };
+          if (existing) {
+            const next = deps.update && decl.reconcileInitial?.(existing, obj);
+            if (!next) return;
+            try {
+              await deps.update!(decl, namespace, next, opts);
+              log(`reconciled ${decl.plural} ${name} with this version's initial object`);
+              return;
+            } catch (e) {
+              // Changed meanwhile (another node, a user): read it again.
+              if (e instanceof StatusError && (e.code === 409 || e.code === 404)) continue;
+              throw e;
+            }
+          }
+          await deps.create(decl, namespace, obj, opts);
           return;
         } catch (e) {
           if (e instanceof StatusError && e.code === 409) return;

@@ -8,6 +8,7 @@ import { BOOTSTRAP_CLUSTER_ROLES } from '../rbac.bootstrap-policy.js';
 import { RBAC_GROUP } from '../rbac.schema.js';
 import { ClusterRoleSchema } from './clusterrole.schema.js';
 import { clusterRoleStrategy } from './clusterrole.strategy.js';
+import { reconcileRole } from '../rbac.reconcile.js';
 
 /** The ClusterRole declaration. */
 export const clusterRoleKind: KindDeclaration = {
@@ -24,4 +25,5 @@ export const clusterRoleKind: KindDeclaration = {
   generation: 'none',
   // The bootstrap policy, created at first start as kube-apiserver creates it.
   initialObjects: [...BOOTSTRAP_CLUSTER_ROLES, ...COMPONENT_CLUSTER_ROLES].map((o) => structuredClone(o)),
+  reconcileInitial: reconcileRole,
 };

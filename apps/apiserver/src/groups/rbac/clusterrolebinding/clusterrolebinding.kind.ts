@@ -6,6 +6,7 @@ import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from '../rbac.bootstrap-policy.js';
 import { RBAC_GROUP } from '../rbac.schema.js';
 import { ClusterRoleBindingSchema } from './clusterrolebinding.schema.js';
 import { clusterRoleBindingStrategy } from './clusterrolebinding.strategy.js';
+import { reconcileBinding } from '../rbac.reconcile.js';
 
 /** The ClusterRoleBinding declaration. */
 export const clusterRoleBindingKind: KindDeclaration = {
@@ -23,4 +24,5 @@ export const clusterRoleBindingKind: KindDeclaration = {
   tableColumns: BINDING_COLUMNS,
   // The bootstrap policy, created at first start as kube-apiserver creates it.
   initialObjects: [...BOOTSTRAP_CLUSTER_ROLE_BINDINGS, ...COMPONENT_CLUSTER_ROLE_BINDINGS].map((o) => structuredClone(o)),
+  reconcileInitial: reconcileBinding,
 };

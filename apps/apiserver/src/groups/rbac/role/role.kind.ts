@@ -7,6 +7,7 @@ import { RBAC_GROUP } from '../rbac.schema.js';
 import { COMPONENT_ROLES } from '../rbac.bootstrap-components.js';
 import { RoleSchema } from './role.schema.js';
 import { roleStrategy } from './role.strategy.js';
+import { reconcileRole } from '../rbac.reconcile.js';
 
 /** The Role declaration. */
 export const roleKind: KindDeclaration = {
@@ -23,4 +24,5 @@ export const roleKind: KindDeclaration = {
   generation: 'none',
   // The bootstrap policy's Roles in kube-system and kube-public, created at first start.
   initialObjects: COMPONENT_ROLES.map((o) => structuredClone(o)),
+  reconcileInitial: reconcileRole,
 };

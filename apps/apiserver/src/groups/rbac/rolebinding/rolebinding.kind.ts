@@ -5,6 +5,7 @@ import { RBAC_GROUP } from '../rbac.schema.js';
 import { COMPONENT_ROLE_BINDINGS } from '../rbac.bootstrap-components.js';
 import { RoleBindingSchema } from './rolebinding.schema.js';
 import { roleBindingStrategy } from './rolebinding.strategy.js';
+import { reconcileBinding } from '../rbac.reconcile.js';
 
 /** The RoleBinding declaration. */
 export const roleBindingKind: KindDeclaration = {
@@ -22,4 +23,5 @@ export const roleBindingKind: KindDeclaration = {
   tableColumns: BINDING_COLUMNS,
   // The bootstrap policy's RoleBindings in kube-system and kube-public, created at first start.
   initialObjects: COMPONENT_ROLE_BINDINGS.map((o) => structuredClone(o)),
+  reconcileInitial: reconcileBinding,
 };
