@@ -43,6 +43,7 @@ spec:
                 pattern: '^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$'
                 description: The schedule, in cron format.
               image: {type: string}
+              policy: {type: string, pattern: '^(?i)(abort|warn)?$'}
               replicas: {type: integer, minimum: 1, maximum: 10, default: 1}
           status:
             type: object
@@ -126,6 +127,10 @@ describe('CustomResourceDefinition', () => {
   });
 
   it('validates objects against the schema with field paths, refuses unknown fields under Strict and prunes them otherwise', async () => {
+    // RE2's flag group in a pattern: case-insensitive, as Kubernetes evaluates it.
+    await k(['apply', '-f', '-'], { input: cronTab('flags', { cronSpec: '* * * * *', policy: 'Warn' }) });
+    const flags = await k(['apply', '-f', '-'], { input: cronTab('flags2', { cronSpec: '* * * * *', policy: 'stop' }), expectFail: true });
+    expect(flags.stderr).toContain("spec.policy in body should match '^(?i)(abort|warn)?$'");
     const bad = await k(['apply', '-f', '-'], { input: cronTab('bad', { cronSpec: 'never', replicas: 20 }), expectFail: true });
     expect(bad.stderr).toContain('The CronTab "bad" is invalid');
     expect(bad.stderr).toContain('spec.cronSpec: Invalid value: "never"');
