@@ -12,6 +12,7 @@ import { KindRegistry, type KindDeclaration, type RequestContext } from '@app/re
 import { RbacPolicyWatcher } from '../pipeline/rbac-policy.watcher.js';
 import { STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
+import { PassScheduler } from './pass.scheduler.js';
 
 /**
  * The identity of the controller's writes. It runs inside the server, so it writes as a
@@ -30,9 +31,7 @@ const CONTROLLER_CTX = (): RequestContext => ({
 @Injectable()
 export class ClusterRoleAggregationRunner implements ControllerRunner {
   private unsubscribe: (() => void) | undefined;
-  private running = false;
-  private again = false;
-  private retry: NodeJS.Timeout | undefined;
+  private readonly scheduler = new PassScheduler('clusterrole-aggregation', () => this.pass());
 
   constructor(
     private readonly rbac: RbacPolicyWatcher,
@@ -41,40 +40,17 @@ export class ClusterRoleAggregationRunner implements ControllerRunner {
   ) {}
 
   start(): void {
+    this.scheduler.start();
     this.unsubscribe = this.rbac.policy.onChange((kind) => {
-      if (kind === 'ClusterRole') this.schedule();
+      if (kind === 'ClusterRole') this.scheduler.schedule();
     });
-    void this.rbac.whenSynced().then(() => this.schedule());
+    void this.rbac.whenSynced().then(() => this.scheduler.schedule());
   }
 
   stop(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    if (this.retry) clearTimeout(this.retry);
-  }
-
-  private schedule(): void {
-    if (!this.unsubscribe) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    setImmediate(() => {
-      this.pass()
-        .catch((e) => {
-          process.stderr.write(`clusterrole-aggregation: ${(e as Error).message}; retrying\n`);
-          this.retry = setTimeout(() => this.schedule(), 1000);
-          this.retry.unref();
-        })
-        .finally(() => {
-          this.running = false;
-          if (this.again) {
-            this.again = false;
-            this.schedule();
-          }
-        });
-    });
+    this.scheduler.stop();
   }
 
   private async pass(): Promise<void> {

@@ -22,6 +22,7 @@ import { ServiceAccountTokens } from '../pipeline/serviceaccount.config.js';
 import { WatchedCollection } from '../pipeline/watched-collection.js';
 import { PKI, STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
+import { PassScheduler } from './pass.scheduler.js';
 
 /** The Secret type of legacy service-account tokens and its annotations. */
 export const SA_TOKEN_SECRET_TYPE = 'kubernetes.io/service-account-token';
@@ -41,53 +42,6 @@ const ctxOf = (controller: string) => (): RequestContext => ({
 /** Whether a namespace may get objects (not terminating). */
 const activeNamespace = (o: KubeObject): true | undefined =>
   o.metadata?.deletionTimestamp || (o as { status?: { phase?: string } }).status?.phase === 'Terminating' ? undefined : true;
-
-/** Runs `pass` after changes, one at a time, again when changes came in during one; retries a failure after a second. */
-class PassScheduler {
-  private running = false;
-  private again = false;
-  private retry: NodeJS.Timeout | undefined;
-  private active = false;
-
-  constructor(
-    private readonly name: string,
-    private readonly pass: () => Promise<void>,
-  ) {}
-
-  start(): void {
-    this.active = true;
-  }
-
-  stop(): void {
-    this.active = false;
-    if (this.retry) clearTimeout(this.retry);
-  }
-
-  schedule(): void {
-    if (!this.active) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    setImmediate(() => {
-      this.pass()
-        .catch((e) => {
-          if (!this.active) return;
-          process.stderr.write(`${this.name}: ${(e as Error).message}; retrying\n`);
-          this.retry = setTimeout(() => this.schedule(), 1000);
-          this.retry.unref();
-        })
-        .finally(() => {
-          this.running = false;
-          if (this.again) {
-            this.again = false;
-            this.schedule();
-          }
-        });
-    });
-  }
-}
 
 /** Whether `e` is a Status error with one of `codes` (the outcomes a pass tolerates). */
 function statusIn(e: unknown, ...codes: number[]): boolean {

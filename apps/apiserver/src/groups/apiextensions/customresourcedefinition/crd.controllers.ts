@@ -18,6 +18,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { StatusError, type KubeObject } from '@app/apimachinery';
 import { KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
 import { ManagedController, type ControllerRunner } from '../../../controllers/controller.runner.js';
+import { PassScheduler } from '../../../controllers/pass.scheduler.js';
 import { STORES, type StoreFactory } from '../../../tokens.js';
 import { AUTOMANAGED_LABEL, localAvailableCondition } from '../../apiregistration/apiservice/apiservice.registration.js';
 import {
@@ -103,9 +104,7 @@ export function desiredNamingStatus(crd: KubeObject, all: readonly KubeObject[],
 @Injectable()
 export class CrdControllersRunner implements ControllerRunner {
   private unsubscribe: (() => void) | undefined;
-  private running = false;
-  private again = false;
-  private retry: NodeJS.Timeout | undefined;
+  private readonly scheduler = new PassScheduler('crd controllers', () => this.pass());
 
   constructor(
     private readonly registrar: CustomResourceRegistrar,
@@ -115,46 +114,15 @@ export class CrdControllersRunner implements ControllerRunner {
 
   start(): void {
     if (!this.registry.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')) return;
-    this.unsubscribe = this.registrar.definitions.onChange(() => this.schedule());
-    void this.registrar.definitions.whenSynced().then(() => this.schedule());
+    this.scheduler.start();
+    this.unsubscribe = this.registrar.definitions.onChange(() => this.scheduler.schedule());
+    void this.registrar.definitions.whenSynced().then(() => this.scheduler.schedule());
   }
 
   stop(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    if (this.retry) clearTimeout(this.retry);
-  }
-
-  private schedule(): void {
-    if (!this.unsubscribe) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    setImmediate(() => {
-      this.pass()
-        .then((pending) => {
-          if (pending) this.later(1000);
-        })
-        .catch((e) => {
-          process.stderr.write(`crd controllers: ${(e as Error).message}; retrying\n`);
-          this.later(1000);
-        })
-        .finally(() => {
-          this.running = false;
-          if (this.again) {
-            this.again = false;
-            this.schedule();
-          }
-        });
-    });
-  }
-
-  private later(ms: number): void {
-    if (this.retry) clearTimeout(this.retry);
-    this.retry = setTimeout(() => this.schedule(), ms);
-    this.retry.unref();
+    this.scheduler.stop();
   }
 
   private crdStore() {
