@@ -1,7 +1,8 @@
 /**
  * The RBAC bootstrap policy is reconciled at every start: a bootstrap role or binding that lost
  * rules or subjects gets them back (and keeps what was added), unless it is annotated
- * rbac.authorization.kubernetes.io/autoupdate=false.
+ * rbac.authorization.kubernetes.io/autoupdate=false. A bootstrap binding whose roleRef changed is
+ * recreated.
  */
 import { jest } from '@jest/globals';
 import { request, startServer, type ServerHandle } from './support/server.js';
@@ -56,4 +57,36 @@ it('restores missing bootstrap rules and subjects at start, keeping additions, a
   ]);
   expect((await request(server, 'GET', `${CR}/system:public-info-viewer`)).json<Obj>().rules).toEqual([]);
   expect(server.stderr).toContain('reconciled clusterroles system:discovery');
+});
+
+it('recreates a bootstrap binding whose roleRef was changed (deleted and created again), and leaves one annotated autoupdate=false', async () => {
+  const swap = async (name: string, annotations?: Record<string, string>): Promise<string> => {
+    expect((await request(server, 'DELETE', `${CRB}/${name}`)).status).toBe(200);
+    const r = await request(server, 'POST', CRB, {
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name, ...(annotations ? { annotations } : {}) },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+        subjects: [{ kind: 'User', name: 'bob', apiGroup: 'rbac.authorization.k8s.io' }],
+      },
+    });
+    expect(r.status).toBe(201);
+    return r.json<{ metadata: { uid: string } }>().metadata.uid;
+  };
+  const swappedUid = await swap('system:public-info-viewer');
+  await swap('system:discovery', { 'rbac.authorization.kubernetes.io/autoupdate': 'false' });
+
+  await server.restart();
+
+  const recreated = (await request(server, 'GET', `${CRB}/system:public-info-viewer`)).json<{ metadata: { uid: string }; roleRef: Obj; subjects: Obj[] }>();
+  expect(recreated.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:public-info-viewer' });
+  expect(recreated.subjects).toEqual([
+    { kind: 'Group', name: 'system:authenticated', apiGroup: 'rbac.authorization.k8s.io' },
+    { kind: 'Group', name: 'system:unauthenticated', apiGroup: 'rbac.authorization.k8s.io' },
+  ]);
+  expect(recreated.metadata.uid).not.toBe(swappedUid);
+  expect(server.stderr).toContain('recreated clusterrolebindings system:public-info-viewer');
+  const kept = (await request(server, 'GET', `${CRB}/system:discovery`)).json<{ roleRef: Obj }>();
+  expect(kept.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' });
 });

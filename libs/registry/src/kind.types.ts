@@ -221,6 +221,9 @@ export interface Deprecation {
   warning?: string;
 }
 
+/** What reconciling an existing initial object gives (KindDeclaration.reconcileInitial). */
+export type InitialReconcile = { update: KubeObject } | { recreate: KubeObject };
+
 /** Declaration of one served kind at one group-version. */
 export interface KindDeclaration {
   group: string; // '' for core
@@ -322,11 +325,13 @@ export interface KindDeclaration {
    */
   initialObjects?: KubeObject[];
   /**
-   * For an initial object that already exists: what it should become (the existing object with
-   * what a newer version of the server adds to it), or undefined to leave it as it is. Without
-   * it, an existing initial object is never changed. The RBAC bootstrap policy reconciles this way.
+   * For an initial object that already exists: what it should become, or undefined to leave it
+   * as it is. `update`: the existing object with what a newer version of the server adds to it;
+   * `recreate`: an object to create in its place, after deleting the existing one (a field that
+   * cannot change, such as a binding's roleRef, differs). Without it, an existing initial object
+   * is never changed. The RBAC bootstrap policy reconciles this way.
    */
-  reconcileInitial?(existing: KubeObject, wanted: KubeObject): KubeObject | undefined;
+  reconcileInitial?(existing: KubeObject, wanted: KubeObject): InitialReconcile | undefined;
   /**
    * Values the kind's objects hold that must be unique among them and come from a finite pool
    * (Service cluster IPs and node ports): taken around the store's writes (allocating.storage.ts).

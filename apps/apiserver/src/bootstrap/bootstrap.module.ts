@@ -38,6 +38,15 @@ export class InitialObjects implements PostStartHookProvider {
       storage: this.storage,
       create: (decl, ns, obj, opts) => this.stores.storeFor(decl).create(ns, obj, opts),
       update: (decl, ns, obj, opts) => this.stores.storeFor(decl).update(ns, obj.metadata.name ?? '', obj, opts),
+      remove: (decl, ns, existing, opts) =>
+        this.stores
+          .storeFor(decl)
+          .delete(
+            ns,
+            existing.metadata.name ?? '',
+            { preconditions: { uid: existing.metadata.uid, resourceVersion: existing.metadata.resourceVersion } },
+            opts.ctx,
+          ),
     });
     await this.clusterInfo.publish();
   }

@@ -83,7 +83,8 @@ describe('createInitialObjects', () => {
         { metadata: { name: 'old' }, value: 2 },
         { metadata: { name: 'current' }, value: 2 },
       ],
-      reconcileInitial: (existing: KubeObject, wanted: KubeObject) => (existing.value === wanted.value ? undefined : { ...existing, value: wanted.value }),
+      reconcileInitial: (existing: KubeObject, wanted: KubeObject) =>
+        existing.value === wanted.value ? undefined : { update: { ...existing, value: wanted.value } },
     };
     const stored = new Map<string, KubeObject>([
       ['/registry/scheduling.k8s.io/priorityclasses/old', { metadata: { name: 'old', resourceVersion: '1' }, value: 1 }],
@@ -109,5 +110,41 @@ describe('createInitialObjects', () => {
       },
     });
     expect(updates).toEqual(['old 2 rv 1', 'old 2 rv 2']);
+  });
+
+  it('recreates an initial object its kind cannot update: deletes the version read, then creates the new one', async () => {
+    const kind = {
+      ...SCHEDULING_KINDS[0]!,
+      initialObjects: [{ metadata: { name: 'fixed' }, value: 2 }],
+      reconcileInitial: (existing: KubeObject, wanted: KubeObject) => (existing.value === wanted.value ? undefined : { recreate: wanted }),
+    };
+    const key = '/registry/scheduling.k8s.io/priorityclasses/fixed';
+    const stored = new Map<string, KubeObject>([[key, { metadata: { name: 'fixed', uid: 'u1', resourceVersion: '1' }, value: 1 }]]);
+    const calls: string[] = [];
+    let conflictOnce = true;
+    await createInitialObjects({
+      kinds: [kind],
+      storage: { get: async (k: string) => stored.get(k) },
+      retryDelayMs: 1,
+      log: () => undefined,
+      update: async () => {
+        throw new Error('no update expected');
+      },
+      remove: async (_decl: KindDeclaration, _ns: string, existing: KubeObject) => {
+        calls.push(`delete uid ${String(existing.metadata.uid)} rv ${String(existing.metadata.resourceVersion)}`);
+        if (conflictOnce) {
+          // Changed meanwhile: the precondition fails and the object is read again.
+          conflictOnce = false;
+          stored.set(key, { metadata: { name: 'fixed', uid: 'u1', resourceVersion: '2' }, value: 1 });
+          throw new StatusError(409, 'Conflict', 'the object has been modified');
+        }
+        stored.delete(key);
+      },
+      create: async (_decl: KindDeclaration, _ns: string, obj: KubeObject) => {
+        calls.push(`create ${String(obj.kind)} ${String(obj.metadata.name)} ${String(obj.value)}`);
+        stored.set(key, { ...obj, metadata: { ...obj.metadata, uid: 'u2', resourceVersion: '3' } });
+      },
+    });
+    expect(calls).toEqual(['delete uid u1 rv 1', 'delete uid u1 rv 2', 'create PriorityClass fixed 2']);
   });
 });

@@ -18,6 +18,11 @@ export interface InitialObjectsDeps {
   create(decl: KindDeclaration, namespace: string, obj: KubeObject, opts: { ctx: RequestContext; fieldValidation: 'Strict' }): Promise<unknown>;
   /** Updates through the kind's store, for a kind that reconciles its existing initial objects. */
   update?(decl: KindDeclaration, namespace: string, obj: KubeObject, opts: { ctx: RequestContext; fieldValidation: 'Strict' }): Promise<unknown>;
+  /**
+   * Deletes through the kind's store, only the version read (preconditions on uid and
+   * resourceVersion), for an initial object its kind recreates.
+   */
+  remove?(decl: KindDeclaration, namespace: string, existing: KubeObject, opts: { ctx: RequestContext }): Promise<unknown>;
   /** Pause between attempts while the store is unavailable. Default 500 ms. */
   retryDelayMs?: number;
   /** Progress lines while waiting (default: stderr, every tenth attempt). */
@@ -57,14 +62,23 @@ export async function createInitialObjects(deps: InitialObjectsDeps): Promise<vo
             fieldValidation: 'Strict' as const,
           };
           if (existing) {
-            const next = deps.update && decl.reconcileInitial?.(existing, obj);
+            const next = decl.reconcileInitial?.(existing, obj);
             if (!next) return;
             try {
-              await deps.update!(decl, namespace, next, opts);
-              log(`reconciled ${decl.plural} ${name} with this version's initial object`);
+              if ('update' in next) {
+                if (!deps.update) return;
+                await deps.update(decl, namespace, next.update, opts);
+                log(`reconciled ${decl.plural} ${name} with this version's initial object`);
+                return;
+              }
+              if (!deps.remove) return;
+              await deps.remove(decl, namespace, existing, opts);
+              await deps.create(decl, namespace, { ...next.recreate, apiVersion, kind: decl.kind }, opts);
+              log(`recreated ${decl.plural} ${name} as this version's initial object`);
               return;
             } catch (e) {
-              // Changed meanwhile (another node, a user): read it again.
+              // Changed meanwhile (another node, a user): read it again. A 409 of the create
+              // after the delete is another node's copy of the same object, read again too.
               if (e instanceof StatusError && (e.code === 409 || e.code === 404)) continue;
               throw e;
             }

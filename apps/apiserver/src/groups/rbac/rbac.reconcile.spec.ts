@@ -24,17 +24,19 @@ describe('bootstrap policy reconciliation', () => {
   it('adds the rules a role lacks, broken down, after its own, and the missing labels and annotations', () => {
     const existing = role([{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] }], { labels: { mine: 'x' } });
     expect(reconcileRole(existing, wanted)).toEqual({
-      ...existing,
-      metadata: {
-        name: 'r',
-        labels: { mine: 'x', 'kubernetes.io/bootstrapping': 'rbac-defaults' },
-        annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'true' },
+      update: {
+        ...existing,
+        metadata: {
+          name: 'r',
+          labels: { mine: 'x', 'kubernetes.io/bootstrapping': 'rbac-defaults' },
+          annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'true' },
+        },
+        rules: [
+          { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: [''], resources: ['services'], verbs: ['get'] },
+          { apiGroups: [''], resources: ['services'], verbs: ['list'] },
+        ],
       },
-      rules: [
-        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
-        { apiGroups: [''], resources: ['services'], verbs: ['get'] },
-        { apiGroups: [''], resources: ['services'], verbs: ['list'] },
-      ],
     });
   });
 
@@ -48,18 +50,18 @@ describe('bootstrap policy reconciliation', () => {
     const sel = (k: string) => ({ matchLabels: { [k]: 'true' } });
     const want = { ...role([]), aggregationRule: { clusterRoleSelectors: [sel('a'), sel('b')] } };
     const existing = { ...role([{ apiGroups: [''], resources: ['x'], verbs: ['get'] }]), aggregationRule: { clusterRoleSelectors: [sel('a')] } };
-    expect(reconcileRole(existing, want)).toEqual({ ...existing, aggregationRule: { clusterRoleSelectors: [sel('a'), sel('b')] } });
+    expect(reconcileRole(existing, want)).toEqual({ update: { ...existing, aggregationRule: { clusterRoleSelectors: [sel('a'), sel('b')] } } });
   });
 
-  it('adds the subjects a binding lacks, keeps the others, and leaves one with another roleRef or autoupdate=false', () => {
+  it('adds the subjects a binding lacks, keeps the others, recreates one with another roleRef, and leaves one with autoupdate=false', () => {
     const want = binding([{ kind: 'Group', name: 'system:authenticated', apiGroup: 'rbac.authorization.k8s.io' }]);
     const mine = { kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' };
-    expect(reconcileBinding(binding([mine]), want)!.subjects).toEqual([
-      mine,
-      { kind: 'Group', name: 'system:authenticated', apiGroup: 'rbac.authorization.k8s.io' },
-    ]);
+    expect(reconcileBinding(binding([mine]), want)).toEqual({
+      update: expect.objectContaining({ subjects: [mine, { kind: 'Group', name: 'system:authenticated', apiGroup: 'rbac.authorization.k8s.io' }] }),
+    });
     expect(reconcileBinding(binding([{ kind: 'Group', name: 'system:authenticated', apiGroup: 'rbac.authorization.k8s.io' }]), want)).toBeUndefined();
-    expect(reconcileBinding(binding([], {}, 'other'), want)).toBeUndefined();
+    expect(reconcileBinding(binding([mine], {}, 'other'), want)).toEqual({ recreate: want });
     expect(reconcileBinding(binding([], { annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'false' } }), want)).toBeUndefined();
+    expect(reconcileBinding(binding([], { annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'false' } }, 'other'), want)).toBeUndefined();
   });
 });

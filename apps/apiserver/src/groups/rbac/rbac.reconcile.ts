@@ -4,13 +4,14 @@
  * exists gains what this version's policy has and it lacks, and loses nothing. Roles: the
  * missing rules (the policy's rules broken down to single verbs and resources that no existing
  * rule covers, appended), the missing aggregation selectors, labels and annotations. Bindings:
- * the missing subjects, labels and annotations. An object annotated
+ * the missing subjects, labels and annotations; a binding whose roleRef differs is recreated as
+ * the policy has it (a binding's roleRef cannot change), as kube does. An object annotated
  * `rbac.authorization.kubernetes.io/autoupdate: "false"` is the administrator's and is left
- * alone. A binding whose roleRef differs is left alone too (kube recreates it; the roleRef of a
- * binding cannot change).
+ * alone.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '@app/apimachinery';
+import type { InitialReconcile } from '@app/registry';
 import { uncoveredRules, type PolicyRule } from '@app/authz';
 
 type Obj = Record<string, unknown>;
@@ -37,7 +38,7 @@ function mergeMeta(next: KubeObject, wanted: KubeObject): boolean {
 }
 
 /** A bootstrap ClusterRole or Role brought up to `wanted`, or undefined when nothing is missing. */
-export function reconcileRole(existing: KubeObject, wanted: KubeObject): KubeObject | undefined {
+export function reconcileRole(existing: KubeObject, wanted: KubeObject): InitialReconcile | undefined {
   if (protectedObject(existing)) return undefined;
   const next = structuredClone(existing);
   let changed = mergeMeta(next, wanted);
@@ -57,14 +58,17 @@ export function reconcileRole(existing: KubeObject, wanted: KubeObject): KubeObj
       changed = true;
     }
   }
-  return changed ? next : undefined;
+  return changed ? { update: next } : undefined;
 }
 
-/** A bootstrap ClusterRoleBinding or RoleBinding brought up to `wanted`, or undefined when nothing is missing. */
-export function reconcileBinding(existing: KubeObject, wanted: KubeObject): KubeObject | undefined {
+/**
+ * A bootstrap ClusterRoleBinding or RoleBinding brought up to `wanted`, or undefined when nothing
+ * is missing; with another roleRef, `wanted` itself, recreated in its place.
+ */
+export function reconcileBinding(existing: KubeObject, wanted: KubeObject): InitialReconcile | undefined {
   if (protectedObject(existing)) return undefined;
   if (!isDeepStrictEqual(asMap(existing.roleRef), { ...asMap(wanted.roleRef), apiGroup: asMap(wanted.roleRef).apiGroup ?? 'rbac.authorization.k8s.io' }))
-    return undefined;
+    return { recreate: wanted };
   const next = structuredClone(existing);
   let changed = mergeMeta(next, wanted);
   const have = Array.isArray(existing.subjects) ? (existing.subjects as Obj[]) : [];
@@ -74,5 +78,5 @@ export function reconcileBinding(existing: KubeObject, wanted: KubeObject): Kube
     next.subjects = [...have, ...missing];
     changed = true;
   }
-  return changed ? next : undefined;
+  return changed ? { update: next } : undefined;
 }
