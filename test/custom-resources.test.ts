@@ -341,6 +341,63 @@ spec:
     });
   });
 
+  it('defaults objects stored before a default was added when they are read: get, list and watch', async () => {
+    const widgetCrd = (withDefault: boolean) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.defaults.example.com
+spec:
+  group: defaults.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: string${withDefault ? ', default: M' : ''}}
+              color: {type: string${withDefault ? ', default: blue' : ''}}
+`;
+    await applyCrd(widgetCrd(false), 'widgets.defaults.example.com');
+    const widget = (name: string, spec: Obj) =>
+      JSON.stringify({ apiVersion: 'defaults.example.com/v1', kind: 'Widget', metadata: { name, namespace: 'crs' }, spec });
+    await k(['apply', '-f', '-'], { input: widget('plain', {}) });
+    await k(['apply', '-f', '-'], { input: widget('red', { color: 'red' }) });
+    const path = '/apis/defaults.example.com/v1/namespaces/crs/widgets';
+    expect((await request(server, 'GET', `${path}/plain`)).json<{ spec: Obj }>().spec).toEqual({});
+
+    await applyCrd(widgetCrd(true), 'widgets.defaults.example.com');
+    // The definition reaches the served kinds through a watch: wait for the new schema.
+    let spec: Obj = {};
+    for (let i = 0; i < 100 && spec.size === undefined; i++) {
+      spec = (await request(server, 'GET', `${path}/plain`)).json<{ spec: Obj }>().spec;
+      if (spec.size === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(spec).toEqual({ size: 'M', color: 'blue' });
+    const listed = JSON.parse((await k(['get', 'widgets.defaults.example.com', '-n', 'crs', '-o', 'json'])).stdout) as {
+      items: { metadata: Obj; spec: Obj }[];
+    };
+    expect(Object.fromEntries(listed.items.map((i) => [i.metadata.name, i.spec]))).toEqual({
+      plain: { size: 'M', color: 'blue' },
+      red: { size: 'M', color: 'red' },
+    });
+    const watched = await request(server, 'GET', `${path}?watch=true&resourceVersion=0&timeoutSeconds=1`);
+    const events = watched.body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; object: { metadata: Obj; spec: Obj } });
+    expect(events.map((e) => [e.type, e.object.metadata.name, e.object.spec])).toEqual([
+      ['ADDED', 'plain', { size: 'M', color: 'blue' }],
+      ['ADDED', 'red', { size: 'M', color: 'red' }],
+    ]);
+  });
+
   it('is served again at once after a restart', async () => {
     await server.restart();
     expect((await request(server, 'GET', '/apis/stable.example.com/v1/namespaces/crs/crontabs/nightly')).status).toBe(200);

@@ -178,13 +178,17 @@ export interface StoredAs {
   toServed(obj: KubeObject): KubeObject;
 }
 
-/** Storage version of a multi-version kind and the conversion between its versions. */
+/**
+ * Storage version of a multi-version kind and the conversion between its versions; also what
+ * objects read from storage go through (a custom resource is defaulted there).
+ */
 export interface Conversion {
   /** The version objects are stored at (e.g. 'v2'). */
   storageVersion: string;
   /**
    * Converts `obj` (any served version of this kind) to `toVersion`; metadata is kept as is.
-   * Must not mutate its input; returns obj itself when it is already at that version.
+   * Must not mutate its input; may return obj itself when it is already at that version and
+   * has nothing to change.
    */
   convert(obj: KubeObject, toVersion: string): KubeObject;
   /**

@@ -26,6 +26,11 @@ function resolved(s: JSONSchemaProps, defs: SchemaDefinitions | undefined): JSON
   }
 }
 
+/** Whether `schema` declares a `default` anywhere (schemas without `$ref`s; with them, true). */
+export function hasDefaults(schema: JSONSchemaProps): boolean {
+  return withDefaults.has(schema);
+}
+
 /** Fills in defaults in place; returns `obj` for chaining. Never replaces a present value. */
 export function applyDefaults<T>(obj: T, schema: JSONSchemaProps, opts: DefaultOptions = {}): T {
   walk(obj, schema, opts.definitions);

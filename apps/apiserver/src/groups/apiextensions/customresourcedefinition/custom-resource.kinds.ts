@@ -5,10 +5,21 @@
  * ObjectMeta, so validation, pruning of unknown fields, defaulting, the published OpenAPI and
  * server-side apply all work from it as for the built-in kinds. Objects are stored at the
  * storage version and converted between versions by apiVersion alone (conversion strategy
- * None). `/status` and `/scale` are served when the version declares them; printer columns
- * become Table columns.
+ * None); like kube, an object read from storage is defaulted with the schema of the version it
+ * is stored at, so a default added to a definition shows on the objects that existed before.
+ * `/status` and `/scale` are served when the version declares them; printer columns become
+ * Table columns.
  */
-import { Errors, formatMetaTime, objectRootSchema, type FieldError, type JSONSchemaProps, type KubeObject } from '@app/apimachinery';
+import {
+  Errors,
+  applyDefaults,
+  formatMetaTime,
+  hasDefaults,
+  objectRootSchema,
+  type FieldError,
+  type JSONSchemaProps,
+  type KubeObject,
+} from '@app/apimachinery';
 import { humanDuration, statusSubresource, type KindDeclaration, type RequestContext, type SubresourceDeclaration, type TableColumn } from '@app/registry';
 import { ScaleSchema } from '../../apps/deployment/deployment.scale.js';
 import { compareKubeVersions } from '../../apiregistration/aggregation/aggregation.logic.js';
@@ -259,6 +270,16 @@ export function customResourceKinds(crd: KubeObject, storeOf: (version: string) 
   const allVersions = crdVersions(crd);
   const versions = allVersions.filter((v) => v.served && v.name).sort((a, b) => compareKubeVersions(a.name, b.name));
   const crdName = crd.metadata.name ?? '';
+  // The schemas of the versions that declare defaults, by apiVersion: applied to objects read
+  // from storage (kube defaults an object as it decodes it, at the version it is stored at).
+  const readDefaults = new Map<string, JSONSchemaProps>();
+  for (const v of allVersions)
+    if (v.name && v.schema && hasDefaults(v.schema)) readDefaults.set(`${group}/${v.name}`, customResourceSchema(group, v.name, names.kind, v.schema));
+  const convert = (obj: KubeObject, to: string): KubeObject => {
+    const schema = readDefaults.get(String(obj.apiVersion));
+    const read = schema ? applyDefaults(structuredClone(obj), schema) : obj;
+    return read.apiVersion === `${group}/${to}` ? read : { ...read, apiVersion: `${group}/${to}` };
+  };
   return versions.map((v) => {
     const subresources: Record<string, SubresourceDeclaration> = {};
     if (v.status) subresources.status = statusSubresource();
@@ -299,15 +320,7 @@ export function customResourceKinds(crd: KubeObject, storeOf: (version: string) 
       ageColumn: false,
       ...(Object.keys(subresources).length ? { subresources } : {}),
       ...(Object.keys(fieldSelectors).length ? { fieldSelectors } : {}),
-      ...(storage && allVersions.length > 1
-        ? {
-            conversion: {
-              storageVersion: storage,
-              convert: (obj: KubeObject, to: string) => (obj.apiVersion === `${group}/${to}` ? obj : { ...obj, apiVersion: `${group}/${to}` }),
-              mixedStoredVersions: true,
-            },
-          }
-        : {}),
+      ...(storage && (allVersions.length > 1 || readDefaults.size > 0) ? { conversion: { storageVersion: storage, convert, mixedStoredVersions: true } } : {}),
       ...(v.deprecated ? { deprecation: { deprecatedIn: '', warning: v.deprecationWarning ?? `${group}/${v.name} ${names.kind} is deprecated` } } : {}),
       [CUSTOM_RESOURCE]: crdName,
     };
