@@ -3,8 +3,9 @@
  * (`--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction`, kubeadm's
  * settings): kubelets with client certificates of system:node:<name> in system:nodes read the
  * Secrets and ConfigMaps of the pods bound to their node and no others, keep to their own Node,
- * Lease and pods, create only mirror pods, and do the rest of a kubelet's work under the
- * system:node role's rules; the graph follows pods as they come and go.
+ * Lease and pods (read by name or listed by their spec.nodeName), create only mirror pods, and do
+ * the rest of a kubelet's work under the system:node role's rules; the graph follows pods as they
+ * come and go.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -90,7 +91,18 @@ describe('Node authorization', () => {
       code: 403,
       message: 'leases.coordination.k8s.io "n3" is forbidden: can only access node lease with the same name as the requesting node',
     });
-    expect((await as('n1', ['get', 'pods', '-A'])).code).toBe(0);
+    // Pods are narrowed to the node's own: by name, or listed with its spec.nodeName selector.
+    expect((await as('n1', ['get', 'pods', '-A'])).stderr).toContain(
+      'User "system:node:n1" cannot list resource "pods" in API group "" at the cluster scope: can only list/watch pods with spec.nodeName field selector',
+    );
+    expect((await as('n1', ['get', 'pods', '-A', '--field-selector', 'spec.nodeName=n1', '-o', 'name'])).stdout.trim()).toBe('pod/web');
+    expect((await as('n1', ['get', 'pods', '-A', '--field-selector', 'spec.nodeName=n2'])).stderr).toContain(
+      'can only list/watch pods with spec.nodeName field selector',
+    );
+    expect((await as('n1', ['get', 'pod', 'web', '-o', 'name'])).stdout.trim()).toBe('pod/web');
+    expect((await as('n2', ['get', 'pod', 'web'])).stderr).toContain(
+      'pods "web" is forbidden: User "system:node:n2" cannot get resource "pods" in API group "" in the namespace "default": no relationship found between node \'n2\' and this object',
+    );
     expect((await as('n1', ['delete', 'namespace', 'default'])).stderr).toContain('User "system:node:n1" cannot delete resource "namespaces"');
   });
 
@@ -103,7 +115,14 @@ describe('Node authorization', () => {
     expect((await register('n1')).status).toBe(201);
     expect((await register('n2')).status).toBe(201);
     expect((await as('n1', ['label', 'node', 'n1', 'topology.kubernetes.io/zone=a'])).code).toBe(0);
-    expect((await as('n1', ['label', 'node', 'n2', 'x=y'])).stderr).toContain('nodes "n2" is forbidden: node "n1" is not allowed to modify node "n2"');
+    // kubectl reads the node first, which the authorizer refuses; a write alone meets NodeRestriction.
+    expect((await as('n1', ['label', 'node', 'n2', 'x=y'])).stderr).toContain("node 'n1' cannot read 'n2', only its own Node object");
+    const foreign = await request(server, 'PATCH', '/api/v1/nodes/n2', {
+      identity: kubelet.n1!.id,
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: { metadata: { labels: { x: 'y' } } },
+    });
+    expect(foreign.json()).toMatchObject({ code: 403, message: 'nodes "n2" is forbidden: node "n1" is not allowed to modify node "n2"' });
     expect((await as('n1', ['label', 'node', 'n1', 'node-role.kubernetes.io/control-plane='])).stderr).toContain(
       'is not allowed to modify labels: node-role.kubernetes.io/control-plane',
     );
@@ -114,6 +133,12 @@ describe('Node authorization', () => {
       body: { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready' }] } },
     });
     expect(status.status).toBe(200);
+    // It reads its own Node only.
+    expect((await as('n1', ['get', 'node', 'n1', '-o', 'name'])).stdout.trim()).toBe('node/n1');
+    expect((await as('n1', ['get', 'nodes'])).stderr).toContain(
+      `User "system:node:n1" cannot list resource "nodes" in API group "" at the cluster scope: node 'n1' cannot read all nodes, only its own Node object`,
+    );
+    expect((await as('n1', ['get', 'node', 'n2'])).stderr).toContain("node 'n1' cannot read 'n2', only its own Node object");
   });
 
   it('lets a kubelet create only mirror pods bound to itself, and touch only the pods bound to it', async () => {

@@ -19,6 +19,12 @@ export interface AuthorizationAttributes {
   subresource: string;
   namespace: string;
   name: string;
+  /**
+   * The terms of a list, watch or deletecollection's field selector (kube's
+   * FieldSelectorRequirements; operators `=`, `==`, `!=`), absent without one or when it does
+   * not parse. The Node authorizer lets a node list its own pods by `spec.nodeName` this way.
+   */
+  fieldSelector?: readonly { field: string; operator: string; value: string }[];
 }
 
 /**

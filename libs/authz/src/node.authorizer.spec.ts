@@ -11,6 +11,7 @@ const reached = new Set([
   'persistentvolume:/pv1',
   'serviceaccount:ns/sa1',
   'volumeattachment:/va1',
+  'pod:ns/p1',
 ]);
 const graph: NodeGraph = {
   isSynced: () => true,
@@ -82,9 +83,34 @@ describe('NodeAuthorizer', () => {
     expect(csi('delete', 'n2').reason).toBe('can only access CSINode with the same name as the requesting node');
   });
 
+  it('lets a node read only its own Node, and its pods by name or by a spec.nodeName selector', () => {
+    const node = (verb: string, name: string, subresource = '') => decide({ resource: 'nodes', verb, name, subresource, namespace: '' });
+    expect(node('get', 'n1').decision).toBe('Allow');
+    expect(node('watch', 'n1').decision).toBe('Allow');
+    expect(node('list', '')).toEqual({ decision: 'NoOpinion', reason: "node 'n1' cannot read all nodes, only its own Node object" });
+    expect(node('get', 'n2')).toEqual({ decision: 'NoOpinion', reason: "node 'n1' cannot read 'n2', only its own Node object" });
+    expect(node('patch', 'n1', 'status').decision).toBe('Allow');
+    expect(node('create', '').decision).toBe('Allow');
+    expect(node('delete', 'n1')).toEqual({ decision: 'NoOpinion' });
+
+    const pods = (over: Partial<AuthorizationAttributes>) => decide({ resource: 'pods', name: '', ...over });
+    const selector = (value: string, operator = '=') => [{ field: 'spec.nodeName', operator, value }];
+    expect(pods({ verb: 'list', namespace: '' })).toEqual({ decision: 'NoOpinion', reason: 'can only list/watch pods with spec.nodeName field selector' });
+    expect(pods({ verb: 'watch', namespace: '', fieldSelector: selector('n1') }).decision).toBe('Allow');
+    expect(pods({ verb: 'list', fieldSelector: selector('n1', '==') }).decision).toBe('Allow');
+    expect(pods({ verb: 'list', fieldSelector: selector('n2') }).reason).toBe('can only list/watch pods with spec.nodeName field selector');
+    expect(pods({ verb: 'list', fieldSelector: selector('n1', '!=') }).reason).toBe('can only list/watch pods with spec.nodeName field selector');
+    expect(pods({ verb: 'get', name: 'p1' }).decision).toBe('Allow');
+    expect(pods({ verb: 'list', name: 'p1' }).decision).toBe('Allow');
+    expect(pods({ verb: 'get', name: 'p2' })).toEqual({ decision: 'NoOpinion', reason: "no relationship found between node 'n1' and this object" });
+    expect(pods({ verb: 'create' }).decision).toBe('Allow');
+    expect(pods({ verb: 'patch', name: 'p2', subresource: 'status' }).decision).toBe('Allow');
+    expect(pods({ verb: 'create', name: 'p2', subresource: 'eviction' }).decision).toBe('Allow');
+    expect(pods({ verb: 'update', name: 'p1' })).toEqual({ decision: 'NoOpinion' });
+  });
+
   it("decides other requests of a node by the system:node role's rules", () => {
-    expect(decide({ resource: 'pods', verb: 'list', name: '' }).decision).toBe('Allow');
-    expect(decide({ resource: 'nodes', subresource: 'status', verb: 'patch', namespace: '', name: 'n1' }).decision).toBe('Allow');
+    expect(decide({ resource: 'services', verb: 'list', name: '' }).decision).toBe('Allow');
     expect(decide({ apiGroup: 'authentication.k8s.io', resource: 'tokenreviews', verb: 'create', namespace: '', name: '' }).decision).toBe('Allow');
     expect(decide({ resource: 'namespaces', verb: 'delete', namespace: '', name: 'ns' })).toEqual({ decision: 'NoOpinion' });
   });

@@ -8,8 +8,9 @@
  * Requests of anyone else get no opinion, so the next mode decides.
  *
  * Which objects a node reaches comes from a {@link NodeGraph} the server keeps current from
- * storage. Pods and Nodes are not narrowed by field selectors (kube-apiserver's
- * AuthorizeNodeWithSelectors): a node lists and reads them under NODE_RULES.
+ * storage. Pods and Nodes are narrowed as kube-apiserver narrows them from 1.32
+ * (AuthorizeNodeWithSelectors): a node reads only its own Node object, gets only the pods bound
+ * to it, and lists or watches pods only with the field selector `spec.nodeName=<its name>`.
  */
 import type { UserInfo } from '@app/auth';
 import type { Authorizer, AuthorizationAttributes, AuthorizationDecision } from './authorizer.port.js';
@@ -52,7 +53,7 @@ export const NODE_RULES: readonly PolicyRule[] = [
 ];
 
 /** The kinds of object a node's access to is decided by its graph. */
-export type NodeGraphKind = 'secret' | 'configmap' | 'persistentvolumeclaim' | 'persistentvolume' | 'serviceaccount' | 'volumeattachment';
+export type NodeGraphKind = 'pod' | 'secret' | 'configmap' | 'persistentvolumeclaim' | 'persistentvolume' | 'serviceaccount' | 'volumeattachment';
 
 /** Which objects the pods bound to a node need. */
 export interface NodeGraph {
@@ -100,6 +101,10 @@ export class NodeAuthorizer implements Authorizer {
           return this.lease(node, a);
         case 'storage.k8s.io/csinodes':
           return this.csiNode(node, a);
+        case '/nodes':
+          return this.nodeObject(node, a);
+        case '/pods':
+          return this.pod(node, a);
       }
     }
     for (const r of this.rules) if (ruleAllows(a, r)) return ALLOW;
@@ -143,6 +148,36 @@ export class NodeAuthorizer implements Authorizer {
     if (a.subresource) return no('cannot authorize CSINode subresources');
     if (a.verb !== 'create' && a.name !== node) return no('can only access CSINode with the same name as the requesting node');
     return ALLOW;
+  }
+
+  /** Its own Node only: read by name (also before it exists), written by whoever NodeRestriction lets. */
+  private nodeObject(node: string, a: AuthorizationAttributes): AuthorizationDecision {
+    if (a.subresource === '') {
+      if (a.verb === 'create' || a.verb === 'update' || a.verb === 'patch') return ALLOW;
+      if (a.verb === 'get' || a.verb === 'list' || a.verb === 'watch') {
+        if (a.name === node) return ALLOW;
+        if (a.name === '') return no(`node '${node}' cannot read all nodes, only its own Node object`);
+        return no(`node '${node}' cannot read '${a.name}', only its own Node object`);
+      }
+    } else if (a.subresource === 'status' && (a.verb === 'update' || a.verb === 'patch')) return ALLOW;
+    return { decision: 'NoOpinion' };
+  }
+
+  /** The pods bound to it: by name, or listed and watched with its `spec.nodeName` selector. */
+  private pod(node: string, a: AuthorizationAttributes): AuthorizationDecision {
+    if (a.subresource === '') {
+      if (a.verb === 'get') return this.reached(node, 'pod', a);
+      if (a.verb === 'list' || a.verb === 'watch') {
+        if (a.fieldSelector?.some((r) => r.field === 'spec.nodeName' && (r.operator === '=' || r.operator === '==') && r.value === node)) return ALLOW;
+        if (a.name !== '') return this.reached(node, 'pod', a);
+        return no('can only list/watch pods with spec.nodeName field selector');
+      }
+      // Mirror pods; NodeRestriction limits them to pods bound to the node.
+      if (a.verb === 'create' || a.verb === 'delete') return ALLOW;
+    } else if (a.subresource === 'status') {
+      if (a.verb === 'update' || a.verb === 'patch') return ALLOW;
+    } else if (a.subresource === 'eviction' && a.verb === 'create') return ALLOW;
+    return { decision: 'NoOpinion' };
   }
 
   private reached(node: string, kind: NodeGraphKind, a: AuthorizationAttributes): AuthorizationDecision {

@@ -26,6 +26,8 @@ export interface RequestInfo {
    * `resourceNames`, the Node authorizer) and audit see a one-object read as one.
    */
   selectedName?: string;
+  /** The `fieldSelector` query parameter of a list, watch or deletecollection, as sent. */
+  fieldSelector?: string;
   /** Path segments after the prefix, for discovery routing. */
   parts: string[];
   /**
@@ -147,6 +149,12 @@ export function parseRequestInfo(method: string, rawPath: string, query: Record<
     const name = exactMetadataName(query.fieldSelector);
     if (name !== undefined) info.selectedName = name;
   }
+  if (
+    (info.verb === 'list' || info.verb === 'watch' || info.verb === 'deletecollection') &&
+    typeof query.fieldSelector === 'string' &&
+    query.fieldSelector !== ''
+  )
+    info.fieldSelector = query.fieldSelector;
   return info;
 }
 

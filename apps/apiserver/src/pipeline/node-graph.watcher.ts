@@ -161,6 +161,8 @@ export class NodeGraphWatcher implements NodeGraph, OnApplicationBootstrap, OnAp
 
   reaches(node: string, kind: NodeGraphKind, namespace: string, name: string): boolean {
     switch (kind) {
+      case 'pod':
+        return this.pods.get(namespace, name)?.node === node;
       case 'secret':
         return this.podsOf(node, namespace).some((p) => p.secrets.has(name)) || this.volumeSecretReached(node, `${namespace}/${name}`);
       case 'configmap':
