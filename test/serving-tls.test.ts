@@ -60,6 +60,38 @@ describe('serving and client certificates from files', () => {
     expect(admin.stdout).toBe('kubernetes-admin');
   });
 
+  it('gives pods the CA bundle that verifies it: kube-root-ca.crt and service-account token Secrets', async () => {
+    const published = await waitFor('kube-root-ca.crt published', async () => {
+      const r = await kubectl(server, ['get', 'configmap', 'kube-root-ca.crt', '-n', 'default', '-o', 'jsonpath={.data.ca\\.crt}'], { expectFail: 'any' });
+      return r.code === 0 && r.stdout.includes('BEGIN CERTIFICATE') ? r.stdout : undefined;
+    });
+    const clusterCa = await readFile(join(server.dataDir, 'pki', 'ca.crt'), 'utf8');
+    const operatorCa = await readFile(operator.caCert, 'utf8');
+    expect(published).toContain(clusterCa.trim());
+    expect(published).toContain(operatorCa.trim());
+    // What a pod does with it: verify the served certificate.
+    await new Promise<void>((resolve, reject) => {
+      const s = connect({ host: '127.0.0.1', port: server.port, ca: published, ALPNProtocols: ['http/1.1'] }, () => {
+        s.destroy();
+        resolve();
+      });
+      s.once('error', reject);
+    });
+    await kubectl(server, ['create', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'kubernetes.io/service-account-token',
+        metadata: { name: 'default-token', namespace: 'default', annotations: { 'kubernetes.io/service-account.name': 'default' } },
+      }),
+    });
+    const tokenCa = await waitFor('the token Secret filled in', async () => {
+      const r = await kubectl(server, ['get', 'secret', 'default-token', '-o', 'jsonpath={.data.ca\\.crt}']);
+      return r.stdout ? Buffer.from(r.stdout, 'base64').toString('utf8') : undefined;
+    });
+    expect(tokenCa).toBe(published);
+  });
+
   it("authenticates a user by a client certificate of --client-ca-file's CA", async () => {
     const dana = await issueClientCertificate(operator.dir, 'dana', ['ops']);
     const kubeconfig = join(dir, 'dana.kubeconfig');

@@ -3,7 +3,8 @@
  * after the system namespaces): publishes kube-public/cluster-info, the ConfigMap a joining
  * client reads without credentials and checks with a bootstrap token (conventions.md
  * "ConfigMap signing"), as kubeadm's clusterinfo phase does: its `kubeconfig`
- * key holds a kubeconfig with this server's URL and the cluster CA and no credentials
+ * key holds a kubeconfig with this server's URL and the CA bundle that verifies it (the cluster
+ * CA, and with `--tls-cert-file` the chain after the serving certificate) and no credentials
  * (@app/pki clusterInfoKubeconfig), and the Role and RoleBinding that let system:anonymous get
  * it (rbac.bootstrap-policy.ts). Each is created only when absent (an edited cluster-info is
  * kept; the bootstrap signer signs what it holds), through the kinds' stores, retried while a
@@ -20,6 +21,7 @@ import type { ServerConfig } from '../config/flags.js';
 import { CLUSTER_INFO_ROLE, CLUSTER_INFO_ROLE_BINDING } from '../groups/rbac/rbac.bootstrap-policy.js';
 import { bootstrapTokensEnabled } from '../pipeline/bootstrap-token.watcher.js';
 import { PKI, SERVER_CONFIG, SERVER_ENDPOINT, STORAGE, STORES, type PkiMaterial, type ServerEndpoint, type StoreFactory } from '../tokens.js';
+import { servingTrustPem } from '../serving.tls.js';
 import { createInitialObjects } from './initial-objects.js';
 
 /** The URL clients should use: `--advertise-address` when given, else where this node serves. */
@@ -50,7 +52,7 @@ export class ClusterInfoPublisher {
     });
     const configMap: KubeObject = {
       metadata: { name: CLUSTER_INFO.name, namespace: CLUSTER_INFO.namespace },
-      data: { [CLUSTER_INFO_KUBECONFIG_KEY]: clusterInfoKubeconfig(clusterInfoServer(this.cfg, this.endpoint), this.pki.caPem) },
+      data: { [CLUSTER_INFO_KUBECONFIG_KEY]: clusterInfoKubeconfig(clusterInfoServer(this.cfg, this.endpoint), servingTrustPem(this.cfg, this.pki)) },
     };
     await createInitialObjects({
       kinds: [

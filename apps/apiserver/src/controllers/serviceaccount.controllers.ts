@@ -4,10 +4,12 @@
  * - `serviceaccount`: a ServiceAccount `default` in every active namespace, created again when
  *   deleted;
  * - `root-ca-cert-publisher`: a ConfigMap `kube-root-ca.crt` in every active namespace whose data
- *   is exactly `ca.crt` = the cluster CA (PEM), restored when edited or deleted;
+ *   is exactly `ca.crt` = what verifies this server (the cluster CA, and with `--tls-cert-file` the
+ *   certificates after the serving one in that file, as the admin kubeconfig trusts), restored
+ *   when edited or deleted;
  * - `serviceaccount-token`: Secrets of type `kubernetes.io/service-account-token` naming a service
  *   account (annotation `kubernetes.io/service-account.name`) get `data.token` (a legacy token),
- *   `ca.crt`, `namespace` and the annotation `kubernetes.io/service-account.uid`; such a Secret is
+ *   `ca.crt` (the same bundle), `namespace` and the annotation `kubernetes.io/service-account.uid`; such a Secret is
  *   deleted when its service account is gone or was re-created with another uid.
  * Each reads watch-fed copies of the collections it needs (WatchedCollection) and runs a pass
  * over them after every change; its own writes come back as changes and end in a pass with
@@ -20,7 +22,9 @@ import type { Storage } from '@app/storage';
 import type { PkiMaterial } from '@app/pki';
 import { ServiceAccountTokens } from '../pipeline/serviceaccount.config.js';
 import { WatchedCollection } from '../pipeline/watched-collection.js';
-import { PKI, STORAGE, STORES, type StoreFactory } from '../tokens.js';
+import type { ServerConfig } from '../config/flags.js';
+import { servingTrustPem } from '../serving.tls.js';
+import { PKI, SERVER_CONFIG, STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
 import { PassScheduler } from './pass.scheduler.js';
 
@@ -30,6 +34,20 @@ export const SA_NAME_ANNOTATION = 'kubernetes.io/service-account.name';
 export const SA_UID_ANNOTATION = 'kubernetes.io/service-account.uid';
 /** The ConfigMap the root-CA publisher keeps in every namespace. */
 export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
+
+/**
+ * The CA bundle pods are given to verify this server (kube-controller-manager's root CA: the CA
+ * data of its kubeconfig), read when the controller starts; the cluster CA alone if the
+ * serving certificate file cannot be read then.
+ */
+function rootCaPem(cfg: ServerConfig, pki: PkiMaterial, controller: string): string {
+  try {
+    return servingTrustPem(cfg, pki);
+  } catch (e) {
+    process.stderr.write(`${controller}: ${(e as Error).message}; publishing the cluster CA alone\n`);
+    return pki.caPem;
+  }
+}
 
 /** The identity of the controllers' writes (in-process, as the aggregation controller's). */
 const ctxOf = (controller: string) => (): RequestContext => ({
@@ -118,10 +136,11 @@ export class RootCaPublisherRunner implements ControllerRunner {
     @Inject(STORAGE) private readonly storage: Storage,
     @Inject(STORES) private readonly stores: StoreFactory,
     @Inject(PKI) private readonly pki: PkiMaterial,
+    @Inject(SERVER_CONFIG) private readonly cfg: ServerConfig,
   ) {}
 
   start(): void {
-    const caPem = this.pki.caPem;
+    const caPem = rootCaPem(this.cfg, this.pki, 'root-ca-cert-publisher');
     const namespaces = new WatchedCollection(this.storage, '/registry/core/namespaces/', activeNamespace, 'root-ca-cert-publisher: namespaces');
     // Kept: whether the data is exactly { ca.crt: the CA }.
     const published = new WatchedCollection(
@@ -187,9 +206,11 @@ export class LegacyTokenControllerRunner implements ControllerRunner {
     @Inject(STORES) private readonly stores: StoreFactory,
     @Inject(PKI) private readonly pki: PkiMaterial,
     private readonly tokens: ServiceAccountTokens,
+    @Inject(SERVER_CONFIG) private readonly cfg: ServerConfig,
   ) {}
 
   start(): void {
+    const caPem = rootCaPem(this.cfg, this.pki, 'serviceaccount-token controller');
     const accounts = new WatchedCollection(this.storage, '/registry/core/serviceaccounts/', (o) => o.metadata?.uid, 'serviceaccount-token: service accounts');
     const secrets = new WatchedCollection<TokenSecret>(
       this.storage,
@@ -228,7 +249,7 @@ export class LegacyTokenControllerRunner implements ControllerRunner {
           const data = { ...((cur as { data?: Record<string, string> }).data ?? {}) };
           const b64 = (v: string) => Buffer.from(v, 'utf8').toString('base64');
           if (!data.token) data.token = b64(await this.tokens.signLegacy({ namespace: ns, serviceAccount: { name: s.saName, uid }, secretName: name }));
-          data['ca.crt'] = b64(this.pki.caPem);
+          data['ca.crt'] = b64(caPem);
           data.namespace = b64(ns);
           const annotations = { ...(cur.metadata?.annotations ?? {}), [SA_UID_ANNOTATION]: uid };
           await secretStore.update(ns, name, { ...cur, metadata: { ...cur.metadata, annotations }, data } as KubeObject, {
