@@ -182,6 +182,53 @@ describe('Node authorization', () => {
     expect((await as('n1', ['delete', 'pod', 'static-n1', '--grace-period=0', '--force'])).code).toBe(0);
   });
 
+  it('answers SubjectAccessReviews that carry a field selector as it decides the requests themselves', async () => {
+    const ask = async (fieldSelector?: object) => {
+      const r = await request(server, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: {
+            user: 'system:node:n1',
+            groups: ['system:nodes'],
+            resourceAttributes: { verb: 'list', resource: 'pods', ...(fieldSelector ? { fieldSelector } : {}) },
+          },
+        },
+      });
+      return r.json<{ status: { allowed: boolean; reason?: string } }>();
+    };
+    expect((await ask({ rawSelector: 'spec.nodeName=n1' })).status.allowed).toBe(true);
+    expect((await ask({ requirements: [{ key: 'spec.nodeName', operator: 'In', values: ['n1'] }] })).status.allowed).toBe(true);
+    expect((await ask({ rawSelector: 'spec.nodeName=n2' })).status).toEqual({
+      allowed: false,
+      reason: 'can only list/watch pods with spec.nodeName field selector',
+    });
+    expect((await ask()).status.allowed).toBe(false);
+    const both = await request(server, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user: 'system:node:n1',
+          resourceAttributes: {
+            verb: 'list',
+            resource: 'pods',
+            fieldSelector: { rawSelector: 'a=b', requirements: [{ key: 'a', operator: 'In', values: ['b'] }] },
+          },
+        },
+      },
+    });
+    expect(both.status).toBe(422);
+    expect(both.json()).toMatchObject({
+      reason: 'Invalid',
+      details: {
+        causes: [
+          { field: 'spec.resourceAttributes.fieldSelector.rawSelector', message: 'Invalid value: "a=b": may not specified at the same time as requirements' },
+        ],
+      },
+    });
+  });
+
   it('follows the pods: once the pod is gone, so is the access', async () => {
     await kubectl(server, ['delete', 'pod', 'web', '--grace-period=0', '--force']);
     const refused = await waitFor('n1 refused the secret', async () => {

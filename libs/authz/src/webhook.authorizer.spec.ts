@@ -25,6 +25,26 @@ describe('webhook authorizer', () => {
       uid: 'u1',
       extra: { scopes: ['a'] },
     });
+    const listed = subjectAccessReviewSpec(
+      attrs({
+        verb: 'list',
+        name: '',
+        subresource: '',
+        fieldSelector: [
+          { field: 'spec.nodeName', operator: '=', value: 'n1' },
+          { field: 'status.phase', operator: '!=', value: 'Failed' },
+        ],
+      }),
+      'v1',
+    );
+    expect(listed.resourceAttributes).toMatchObject({
+      fieldSelector: {
+        requirements: [
+          { key: 'spec.nodeName', operator: 'In', values: ['n1'] },
+          { key: 'status.phase', operator: 'NotIn', values: ['Failed'] },
+        ],
+      },
+    });
     const nr = subjectAccessReviewSpec(attrs({ isResourceRequest: false, path: '/metrics', user: { username: 'bob', groups: ['x'] } }), 'v1beta1');
     expect(nr).toEqual({ nonResourceAttributes: { path: '/metrics', verb: 'get' }, user: 'bob', group: ['x'] });
   });

@@ -40,6 +40,14 @@ export function subjectAccessReviewSpec(a: AuthorizationAttributes, version: 'v1
           ...(a.resource ? { resource: a.resource } : {}),
           ...(a.subresource ? { subresource: a.subresource } : {}),
           ...(a.name ? { name: a.name } : {}),
+          // As kube-apiserver sends a selector (AuthorizeWithSelectors): its terms, `=` as In and `!=` as NotIn.
+          ...(a.fieldSelector?.length
+            ? {
+                fieldSelector: {
+                  requirements: a.fieldSelector.map((r) => ({ key: r.field, operator: r.operator === '!=' ? 'NotIn' : 'In', values: [r.value] })),
+                },
+              }
+            : {}),
         },
       }
     : { nonResourceAttributes: { path: a.path, verb: a.verb } };

@@ -1,5 +1,5 @@
 import { AlwaysDenyAuthorizer, authorizerForModes, RbacPolicy, ruleResolverForModes } from '@app/authz';
-import { AuthorizationPorts, review, validateAttributes, validateSubjectSpec } from './access.review.js';
+import { AuthorizationPorts, attributesOf, fieldSelectorTerms, review, validateAttributes, validateSubjectSpec } from './access.review.js';
 import { localSubjectAccessReviewKind, validateLocalSubjectAccessReview } from './localsubjectaccessreview/localsubjectaccessreview.kind.js';
 import { selfSubjectAccessReviewKind } from './selfsubjectaccessreview/selfsubjectaccessreview.kind.js';
 import { selfSubjectRulesReviewKind } from './selfsubjectrulesreview/selfsubjectrulesreview.kind.js';
@@ -65,6 +65,45 @@ describe('access reviews', () => {
     const lsar = { ...sar({ ...pods, user: 'bob' }), metadata: { namespace: 'other' } };
     expect(validateLocalSubjectAccessReview(lsar).map((e) => `${e.field}: ${e.detail}`)).toEqual([
       'spec.resourceAttributes.namespace: must match metadata.namespace',
+    ]);
+  });
+
+  it('takes a field selector as written or as terms, one of the two, for the authorizers to see', () => {
+    const withSelectors = (fieldSelector: object, labelSelector?: object) => ({
+      resourceAttributes: { verb: 'list', resource: 'pods', fieldSelector, ...(labelSelector ? { labelSelector } : {}) },
+    });
+    expect(validateAttributes(withSelectors({ rawSelector: 'spec.nodeName=n1', requirements: [{ key: 'a', operator: 'In', values: ['b'] }] }))).toEqual([
+      {
+        type: 'FieldValueInvalid',
+        field: 'spec.resourceAttributes.fieldSelector.rawSelector',
+        value: 'spec.nodeName=n1',
+        detail: 'may not specified at the same time as requirements',
+      },
+    ]);
+    expect(validateAttributes(withSelectors({ rawSelector: 'a=b' }, {})).map((e) => `${e.field}: ${e.detail}`)).toEqual([
+      'spec.resourceAttributes.labelSelector.requirements: when spec.resourceAttributes.labelSelector is specified, requirements or rawSelector is required',
+    ]);
+    expect(fieldSelectorTerms({ rawSelector: 'spec.nodeName==n1,x!=y' })).toEqual([
+      { field: 'spec.nodeName', operator: '==', value: 'n1' },
+      { field: 'x', operator: '!=', value: 'y' },
+    ]);
+    expect(
+      fieldSelectorTerms({
+        requirements: [
+          { key: 'spec.nodeName', operator: 'In', values: ['n1'] },
+          { key: 'x', operator: 'NotIn', values: ['y'] },
+        ],
+      }),
+    ).toEqual([
+      { field: 'spec.nodeName', operator: '=', value: 'n1' },
+      { field: 'x', operator: '!=', value: 'y' },
+    ]);
+    // What kube cannot turn into field requirements gives none.
+    expect(fieldSelectorTerms({ requirements: [{ key: 'a', operator: 'In', values: ['1', '2'] }] })).toBeUndefined();
+    expect(fieldSelectorTerms({ requirements: [{ key: 'a', operator: 'Exists' }] })).toBeUndefined();
+    expect(fieldSelectorTerms({ rawSelector: 'no operator' })).toBeUndefined();
+    expect(attributesOf({ username: 'u', groups: [] }, withSelectors({ rawSelector: 'spec.nodeName=n1' })).fieldSelector).toEqual([
+      { field: 'spec.nodeName', operator: '=', value: 'n1' },
     ]);
   });
 

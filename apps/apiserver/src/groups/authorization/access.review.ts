@@ -3,7 +3,7 @@
  * spec as authorizer attributes, the validation of the spec, and asking the AUTHORIZER port.
  * The answer is kube's: `allowed` on Allow, `denied` on Deny, the authorizer's reason.
  */
-import type { FieldError, KubeObject } from '@app/apimachinery';
+import { parseFieldSelector, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { UserInfo } from '@app/auth';
 import type { AuthorizationAttributes, Authorizer, RuleResolver } from '@app/authz';
 
@@ -23,6 +23,12 @@ export class AuthorizationPorts {
   }
 }
 
+/** authorization/v1 FieldSelectorAttributes and LabelSelectorAttributes. */
+export interface SelectorAttributes {
+  rawSelector?: string;
+  requirements?: { key?: string; operator?: string; values?: string[] | null }[] | null;
+}
+
 /** authorization/v1 ResourceAttributes. */
 export interface ResourceAttributes {
   namespace?: string;
@@ -32,6 +38,8 @@ export interface ResourceAttributes {
   resource?: string;
   subresource?: string;
   name?: string;
+  fieldSelector?: SelectorAttributes | null;
+  labelSelector?: SelectorAttributes | null;
 }
 
 /** authorization/v1 NonResourceAttributes. */
@@ -57,6 +65,20 @@ export function specOf(obj: KubeObject): AccessReviewSpec {
 }
 
 /** kube's ValidateSelfSubjectAccessReviewSpec: exactly one of the two attribute sets. */
+/** kube's validateFieldSelectorAttributes / validateLabelSelectorAttributes: written or as terms, one of the two. */
+function validateSelector(selector: SelectorAttributes | null | undefined, path: string): FieldError[] {
+  if (!selector) return [];
+  const raw = selector.rawSelector ?? '';
+  const terms = selector.requirements?.length ?? 0;
+  if (raw !== '' && terms > 0)
+    return [{ type: 'FieldValueInvalid', field: `${path}.rawSelector`, value: raw, detail: 'may not specified at the same time as requirements' }];
+  if (raw === '' && terms === 0)
+    return [
+      { type: 'FieldValueRequired', field: `${path}.requirements`, value: '', detail: `when ${path} is specified, requirements or rawSelector is required` },
+    ];
+  return [];
+}
+
 export function validateAttributes(spec: AccessReviewSpec): FieldError[] {
   if (spec.resourceAttributes && spec.nonResourceAttributes) {
     return [
@@ -78,7 +100,37 @@ export function validateAttributes(spec: AccessReviewSpec): FieldError[] {
       },
     ];
   }
-  return [];
+  const r = spec.resourceAttributes;
+  return r
+    ? [
+        ...validateSelector(r.fieldSelector, 'spec.resourceAttributes.fieldSelector'),
+        ...validateSelector(r.labelSelector, 'spec.resourceAttributes.labelSelector'),
+      ]
+    : [];
+}
+
+/**
+ * The terms of a review's field selector as authorizers see them (kube's fieldSelectorAsSelector):
+ * the written selector parsed, or the terms with In as `=` and NotIn as `!=`, one value each.
+ * Anything else (Exists, several values, a selector that does not parse) gives none, as a
+ * request whose selector kube could not parse.
+ */
+export function fieldSelectorTerms(selector: SelectorAttributes | null | undefined): AuthorizationAttributes['fieldSelector'] {
+  if (!selector) return undefined;
+  if (selector.rawSelector) {
+    try {
+      return parseFieldSelector(selector.rawSelector).requirements();
+    } catch {
+      return undefined;
+    }
+  }
+  const out: { field: string; operator: string; value: string }[] = [];
+  for (const r of selector.requirements ?? []) {
+    const values = r.values ?? [];
+    if (values.length !== 1 || (r.operator !== 'In' && r.operator !== 'NotIn')) return undefined;
+    out.push({ field: r.key ?? '', operator: r.operator === 'In' ? '=' : '!=', value: values[0]! });
+  }
+  return out.length ? out : undefined;
 }
 
 /** kube's ValidateSubjectAccessReviewSpec: the attributes, and a user or a group. */
@@ -101,6 +153,7 @@ export function userOfSpec(spec: AccessReviewSpec): UserInfo {
 export function attributesOf(user: UserInfo, spec: AccessReviewSpec): AuthorizationAttributes {
   const r = spec.resourceAttributes;
   if (r) {
+    const fieldSelector = fieldSelectorTerms(r.fieldSelector);
     return {
       user,
       verb: r.verb ?? '',
@@ -112,6 +165,7 @@ export function attributesOf(user: UserInfo, spec: AccessReviewSpec): Authorizat
       subresource: r.subresource ?? '',
       namespace: r.namespace ?? '',
       name: r.name ?? '',
+      ...(fieldSelector ? { fieldSelector } : {}),
     };
   }
   const n = spec.nonResourceAttributes ?? {};

@@ -2,7 +2,7 @@
  * Schemas of authorization.k8s.io/v1 (k8s.io/api/authorization/v1 types.go): the attributes
  * an access review asks about and the statuses the server answers with.
  */
-import { defineSchema, fieldOf, objectRootSchema, type JSONSchemaProps } from '@app/apimachinery';
+import { LabelSelectorRequirementSchema, defineSchema, fieldOf, objectRootSchema, type JSONSchemaProps } from '@app/apimachinery';
 
 /** The group name (authorization.GroupName). */
 export const AUTHORIZATION_GROUP = 'authorization.k8s.io';
@@ -11,7 +11,32 @@ export const AUTHZ_DEF = 'io.k8s.api.authorization.v1';
 
 const str = (description: string): JSONSchemaProps => ({ type: 'string', description });
 const strings = (description: string): JSONSchemaProps => ({ type: 'array', description, items: { type: 'string' }, 'x-kubernetes-list-type': 'atomic' });
-const free = (description: string): JSONSchemaProps => ({ type: 'object', description, 'x-kubernetes-preserve-unknown-fields': true });
+
+/** meta/v1 FieldSelectorRequirement: a term of a field selector. */
+const FieldSelectorRequirementSchema = defineSchema('io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement', {
+  type: 'object',
+  description: 'A field, an operator and the values relating them.',
+  required: ['key', 'operator'],
+  properties: {
+    key: str('The field the term is about.'),
+    operator: str('In, NotIn, Exists or DoesNotExist.'),
+    values: strings('The one value of In and NotIn; empty for Exists and DoesNotExist.'),
+  },
+});
+
+/** A selector of an access review: as written, or as terms. */
+const selectorAttributes = (def: string, requirement: JSONSchemaProps, what: string) =>
+  defineSchema(def, {
+    type: 'object',
+    description: `The ${what} selector of the request asked about, either as written or as terms, not both.`,
+    properties: {
+      rawSelector: str(`The ${what} selector as a request's query parameter carries it.`),
+      requirements: { type: 'array', description: 'The terms of the selector, all of which hold.', items: requirement, 'x-kubernetes-list-type': 'atomic' },
+    },
+  });
+
+const FieldSelectorAttributesSchema = selectorAttributes(`${AUTHZ_DEF}.FieldSelectorAttributes`, FieldSelectorRequirementSchema, 'field');
+const LabelSelectorAttributesSchema = selectorAttributes(`${AUTHZ_DEF}.LabelSelectorAttributes`, LabelSelectorRequirementSchema, 'label');
 
 /** authorization/v1 ResourceAttributes. */
 export const ResourceAttributesSchema = defineSchema(`${AUTHZ_DEF}.ResourceAttributes`, {
@@ -25,8 +50,8 @@ export const ResourceAttributesSchema = defineSchema(`${AUTHZ_DEF}.ResourceAttri
     resource: str('Resource type; "*" means all.'),
     subresource: str('Subresource; "" means none.'),
     name: str('Name of the object; "" means all.'),
-    fieldSelector: free('Field selector of the request (not evaluated by this server).'),
-    labelSelector: free('Label selector of the request (not evaluated by this server).'),
+    fieldSelector: fieldOf(FieldSelectorAttributesSchema, { description: 'Field selector of a list, watch or deletecollection.' }),
+    labelSelector: fieldOf(LabelSelectorAttributesSchema, { description: 'Label selector of a list, watch or deletecollection.' }),
   },
 });
 
