@@ -342,28 +342,34 @@ spec:
   });
 
   it('defaults objects stored before a default was added when they are read: get, list and watch', async () => {
-    const widgetCrd = (withDefault: boolean) => `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.defaults.example.com
-spec:
-  group: defaults.example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: string${withDefault ? ', default: M' : ''}}
-              color: {type: string${withDefault ? ', default: blue' : ''}}
-`;
+    // Two string fields, defaulted or not; the definition as JSON, which kubectl apply takes too.
+    const field = (dflt: string | undefined) => ({ type: 'string', ...(dflt ? { default: dflt } : {}) });
+    const widgetCrd = (withDefault: boolean) =>
+      JSON.stringify({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'widgets.defaults.example.com' },
+        spec: {
+          group: 'defaults.example.com',
+          scope: 'Namespaced',
+          names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: {
+                    spec: { type: 'object', properties: { size: field(withDefault ? 'M' : undefined), color: field(withDefault ? 'blue' : undefined) } },
+                  },
+                },
+              },
+            },
+          ],
+        },
+      });
     await applyCrd(widgetCrd(false), 'widgets.defaults.example.com');
     const widget = (name: string, spec: Obj) =>
       JSON.stringify({ apiVersion: 'defaults.example.com/v1', kind: 'Widget', metadata: { name, namespace: 'crs' }, spec });
