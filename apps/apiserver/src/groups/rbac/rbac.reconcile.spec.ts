@@ -61,6 +61,14 @@ describe('bootstrap policy reconciliation', () => {
     });
     expect(reconcileBinding(binding([{ kind: 'Group', name: 'system:authenticated', apiGroup: 'rbac.authorization.k8s.io' }]), want)).toBeUndefined();
     expect(reconcileBinding(binding([mine], {}, 'other'), want)).toEqual({ recreate: want });
+    // The policy may leave the roleRef's apiGroup to its default.
+    const roleRefDefaulted = { ...want, roleRef: { kind: 'ClusterRole', name: 'r' } };
+    expect(
+      reconcileBinding(binding([{ kind: 'Group', name: 'system:authenticated', apiGroup: 'rbac.authorization.k8s.io' }]), roleRefDefaulted),
+    ).toBeUndefined();
+    expect(reconcileBinding(binding([]), { ...want, roleRef: { kind: 'Role', name: 'r' } })).toEqual({
+      recreate: { ...want, roleRef: { kind: 'Role', name: 'r' } },
+    });
     expect(reconcileBinding(binding([], { annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'false' } }), want)).toBeUndefined();
     expect(reconcileBinding(binding([], { annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'false' } }, 'other'), want)).toBeUndefined();
   });

@@ -67,15 +67,17 @@ export function reconcileRole(existing: KubeObject, wanted: KubeObject): Initial
  */
 export function reconcileBinding(existing: KubeObject, wanted: KubeObject): InitialReconcile | undefined {
   if (protectedObject(existing)) return undefined;
-  if (!isDeepStrictEqual(asMap(existing.roleRef), { ...asMap(wanted.roleRef), apiGroup: asMap(wanted.roleRef).apiGroup ?? 'rbac.authorization.k8s.io' }))
+  const have = asMap(existing.roleRef);
+  const want = asMap(wanted.roleRef);
+  if (have.kind !== want.kind || have.name !== want.name || (have.apiGroup ?? '') !== (want.apiGroup ?? 'rbac.authorization.k8s.io'))
     return { recreate: wanted };
   const next = structuredClone(existing);
   let changed = mergeMeta(next, wanted);
-  const have = Array.isArray(existing.subjects) ? (existing.subjects as Obj[]) : [];
+  const subjects = Array.isArray(existing.subjects) ? (existing.subjects as Obj[]) : [];
   const same = (a: Obj, b: Obj) => a.kind === b.kind && a.name === b.name && (a.namespace ?? '') === (b.namespace ?? '');
-  const missing = (Array.isArray(wanted.subjects) ? (wanted.subjects as Obj[]) : []).filter((s) => !have.some((h) => same(h, s)));
+  const missing = (Array.isArray(wanted.subjects) ? (wanted.subjects as Obj[]) : []).filter((s) => !subjects.some((h) => same(h, s)));
   if (missing.length) {
-    next.subjects = [...have, ...missing];
+    next.subjects = [...subjects, ...missing];
     changed = true;
   }
   return changed ? { update: next } : undefined;
