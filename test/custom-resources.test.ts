@@ -142,7 +142,7 @@ describe('CustomResourceDefinition', () => {
     expect(obj.spec).toEqual({ cronSpec: '* * * * *', replicas: 1 });
   });
 
-  it('reports a value of the wrong type as the schema does (422), drops nulls, selects by selectable fields and warns of CEL rules', async () => {
+  it('reports a value of the wrong type as the schema does (422) without running CEL rules on it, drops nulls and selects by selectable fields', async () => {
     const shirts = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: shirts.stable.example.com}
@@ -161,21 +161,26 @@ spec:
         properties:
           spec:
             type: object
-            x-kubernetes-validations: [{rule: "self.size > 0"}]
+            x-kubernetes-validations: [{rule: "!has(self.size) || self.size > 0", message: size must be positive}]
             properties:
               color: {type: string}
               size: {type: integer}
           status: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `;
     const made = await k(['apply', '-f', '-'], { input: shirts });
-    expect(made.stderr).toContain(
-      'Warning: spec.versions[v1].schema.openAPIV3Schema: x-kubernetes-validations rules are stored but not evaluated by this server',
-    );
+    expect(made.stderr).not.toContain('Warning');
     await k(['wait', '--for', 'condition=established', '--timeout=30s', 'crd/shirts.stable.example.com']);
     const shirt = (name: string, spec: Obj) =>
       JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'Shirt', metadata: { name, namespace: 'crs' }, spec });
     const wrong = await k(['create', '-f', '-'], { input: shirt('wrong', { size: 'big' }), expectFail: true });
-    expect(wrong.stderr).toContain('The Shirt "wrong" is invalid: spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"');
+    expect(wrong.stderr).toContain('The Shirt "wrong" is invalid:');
+    expect(wrong.stderr).toContain('spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"');
+    // kube's hasBlockingErr: the rules are not shown an object of the wrong shape.
+    expect(wrong.stderr).toContain(
+      '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+    );
+    const zero = await k(['create', '-f', '-'], { input: shirt('zero', { size: 0 }), expectFail: true });
+    expect(zero.stderr).toContain('The Shirt "zero" is invalid: spec: Invalid value: "object": size must be positive');
     await k(['create', '-f', '-'], { input: shirt('red', { color: 'red', size: null }) });
     await k(['create', '-f', '-'], { input: shirt('blue', { color: 'blue', size: 2 }) });
     expect(JSON.parse((await k(['get', 'shirt', 'red', '-n', 'crs', '-o', 'json'])).stdout).spec).toEqual({ color: 'red' });
@@ -189,6 +194,87 @@ spec:
     expect(await gen({ metadata: { labels: { a: 'b' } } })).toBe(1);
     expect(await gen({ status: { worn: true } })).toBe(2);
     expect(await gen({ spec: { size: 3 } })).toBe(3);
+  });
+
+  it('evaluates CEL rules (x-kubernetes-validations): compiled with the definition, run on create, update and /status, transition rules and ratcheting', async () => {
+    const def = (rules: string) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: pools.stable.example.com}
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: pools, kind: Pool}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-validations:
+        - {rule: "self.metadata.name.startsWith('pool-')", message: "the name must start with pool-"}
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations: ${rules}
+            properties:
+              min: {type: integer}
+              max: {type: integer}
+              zone: {type: string, x-kubernetes-validations: [{rule: "self == oldSelf", message: "zone is immutable"}]}
+              tier: {type: string}
+          status:
+            type: object
+            properties:
+              used: {type: integer}
+            x-kubernetes-validations: [{rule: "self.used >= 0", message: "used cannot be negative", fieldPath: ".used"}]
+`;
+    const bad = await k(['apply', '-f', '-'], { input: def('[{rule: "self.minimum <= self.max"}]'), expectFail: true });
+    expect(bad.stderr).toContain('The CustomResourceDefinition "pools.stable.example.com" is invalid');
+    expect(bad.stderr).toContain(
+      'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.minimum <= self.max"',
+    );
+    expect(bad.stderr).toContain("compilation failed: ERROR: <input>:1:5: undefined field 'minimum'");
+    await k(['apply', '-f', '-'], {
+      input: def("[{rule: \"self.min <= self.max\", messageExpression: \"'min (' + string(self.min) + ') must not exceed max (' + string(self.max) + ')'\"}]"),
+    });
+    await k(['wait', '--for', 'condition=established', '--timeout=30s', 'crd/pools.stable.example.com']);
+    const pool = (name: string, spec: Obj) => JSON.stringify({ apiVersion: 'stable.example.com/v1', kind: 'Pool', metadata: { name, namespace: 'crs' }, spec });
+    const over = await k(['create', '-f', '-'], { input: pool('pool-a', { min: 5, max: 2, zone: 'a' }), expectFail: true });
+    expect(over.stderr).toContain('The Pool "pool-a" is invalid: spec: Invalid value: "object": min (5) must not exceed max (2)');
+    const named = await k(['create', '-f', '-'], { input: pool('other', { min: 1, max: 2 }), expectFail: true });
+    expect(named.stderr).toContain('The Pool "other" is invalid: <nil>: Invalid value: "object": the name must start with pool-');
+    await k(['create', '-f', '-'], { input: pool('pool-a', { min: 1, max: 2, zone: 'a' }) });
+    // A transition rule: the zone cannot change; other fields can.
+    const moved = await k(['patch', 'pool', 'pool-a', '-n', 'crs', '--type=merge', '-p', '{"spec":{"zone":"b"}}'], { expectFail: true });
+    expect(moved.stderr).toContain('The Pool "pool-a" is invalid: spec.zone: Invalid value: "string": zone is immutable');
+    await k(['patch', 'pool', 'pool-a', '-n', 'crs', '--type=merge', '-p', '{"spec":{"max":3}}']);
+    // The rules run on /status writes, at the rule's fieldPath.
+    const negative = await k(['patch', 'pool', 'pool-a', '-n', 'crs', '--subresource=status', '--type=merge', '-p', '{"status":{"used":-1}}'], {
+      expectFail: true,
+    });
+    expect(negative.stderr).toContain('The Pool "pool-a" is invalid: status.used: Invalid value: "object": used cannot be negative');
+    await k(['patch', 'pool', 'pool-a', '-n', 'crs', '--subresource=status', '--type=merge', '-p', '{"status":{"used":1}}']);
+    // Ratcheting: a rule added later does not block updates that leave the failing value alone,
+    // it warns of it.
+    const merge = { 'content-type': 'application/merge-patch+json' };
+    const poolPath = '/apis/stable.example.com/v1/namespaces/crs/pools/pool-a';
+    expect((await request(server, 'PATCH', poolPath, { body: { spec: { tier: 'silver' } }, headers: merge })).status).toBe(200);
+    await k(['apply', '-f', '-'], {
+      input: def(
+        '[{rule: "self.min <= self.max", message: "min must not exceed max"}, {rule: "!has(self.tier) || self.tier == \'gold\'", message: "only gold"}]',
+      ),
+    });
+    let kept = await k(['label', 'pool', 'pool-a', '-n', 'crs', 'a=1']);
+    for (let i = 2; !kept.stderr.includes('only gold') && i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      kept = await k(['label', 'pool', 'pool-a', '-n', 'crs', `a=${i}`]);
+    }
+    expect(kept.stderr).toContain('Warning: spec: Invalid value: "object": only gold');
+    const changed = await k(['patch', 'pool', 'pool-a', '-n', 'crs', '--type=merge', '-p', '{"spec":{"tier":"bronze"}}'], { expectFail: true });
+    expect(changed.stderr).toContain('The Pool "pool-a" is invalid: spec: Invalid value: "object": only gold');
+    await k(['patch', 'pool', 'pool-a', '-n', 'crs', '--type=merge', '-p', '{"spec":{"tier":"gold"}}']);
+    await k(['delete', 'crd', 'pools.stable.example.com', '--timeout=60s']);
   });
 
   it('splits /status from the main resource, and scales through /scale', async () => {

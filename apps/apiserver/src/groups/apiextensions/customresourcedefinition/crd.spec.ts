@@ -3,7 +3,7 @@ import type { KindDeclaration, RequestContext } from '@app/registry';
 import { evalJsonPath, parseJsonPath, simpleFieldPath } from './crd.jsonpath.js';
 import { desiredNamingStatus, namesConflict } from './crd.controllers.js';
 import { crdStrategy } from './crd.strategy.js';
-import { celRulesWarning, structuralSchemaErrors, validateCrd, validateCrdUpdate } from './crd.validation.js';
+import { structuralSchemaErrors, validateCrd, validateCrdUpdate } from './crd.validation.js';
 import { CLEANUP_FINALIZER, crdNames, customResourceKinds, customResourceSchema, isCustomResource, printerColumn } from './custom-resource.kinds.js';
 
 type Obj = Record<string, unknown>;
@@ -252,20 +252,26 @@ describe('CustomResourceDefinition validation', () => {
     ]);
   });
 
-  it('warns that CEL rules are not evaluated', () => {
-    expect(celRulesWarning(crd())).toBeUndefined();
-    const rules = crd({}, [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.a > 0' }] } } } },
-      },
+  it('compiles CEL rules: errors name the rule, the definition is otherwise accepted', () => {
+    const withRules = (spec: Record<string, unknown>) =>
+      crd({}, [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec } } } }]);
+    const ok = withRules({ type: 'object', properties: { a: { type: 'integer' } }, 'x-kubernetes-validations': [{ rule: 'self.a > 0' }] });
+    expect(validateCrd(ok)).toEqual([]);
+    const bad = withRules({
+      type: 'object',
+      properties: { a: { type: 'integer' } },
+      'x-kubernetes-validations': [{ rule: 'self.b > 0' }, { rule: 'self.a >' }, { rule: 'self.a' }, { rule: 'self.a > 0', reason: 'Nope' }],
+    });
+    const p = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations';
+    expect(validateCrd(bad).map((e) => `${e.field}: ${e.detail}`)).toEqual([
+      `${p}[0].rule: compilation failed: ERROR: <input>:1:5: undefined field 'b'`,
+      `${p}[1].rule: compilation failed: ERROR: <input>:1:9: Unexpected token: EOF`,
+      `${p}[2].rule: compilation failed: cel expression must evaluate to a bool`,
+      `${p}[3].reason: supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"`,
     ]);
-    expect(celRulesWarning(rules)).toBe('spec.versions[v1].schema.openAPIV3Schema: x-kubernetes-validations rules are stored but not evaluated by this server');
     const c = ctx();
-    crdStrategy.validate!(rules, c);
-    expect(c.warnings).toHaveLength(1);
+    crdStrategy.validate!(ok, c);
+    expect(c.warnings).toEqual([]);
   });
 });
 

@@ -8,7 +8,7 @@
 import type { KubeObject } from '@app/apimachinery';
 import { STATUS_STRATEGY, type RequestContext, type Strategy, type SubresourceStrategy } from '@app/registry';
 import { CLEANUP_FINALIZER, setCrdCondition, storageVersionOf } from './custom-resource.kinds.js';
-import { celRulesWarning, validateCrd, validateCrdUpdate, validateStoredVersions } from './crd.validation.js';
+import { validateCrd, validateCrdUpdate, validateStoredVersions } from './crd.validation.js';
 
 type Obj = Record<string, unknown>;
 const asMap = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -30,16 +30,8 @@ export const crdStrategy: Strategy = {
     // The stored status was put back by the store (the kind has /status).
     addStoredVersion(obj);
   },
-  validate(obj, ctx) {
-    const warning = celRulesWarning(obj);
-    if (warning) ctx.warnings.push(warning);
-    return validateCrd(obj);
-  },
-  validateUpdate(obj, old, ctx) {
-    const warning = celRulesWarning(obj);
-    if (warning) ctx.warnings.push(warning);
-    return validateCrdUpdate(obj, old);
-  },
+  validate: (obj) => validateCrd(obj),
+  validateUpdate: (obj, old) => validateCrdUpdate(obj, old),
   prepareForDelete(obj: KubeObject, ctx: RequestContext) {
     const fins = Array.isArray(obj.metadata.finalizers) ? (obj.metadata.finalizers as string[]) : [];
     if (!fins.includes(CLEANUP_FINALIZER)) obj.metadata.finalizers = [...fins, CLEANUP_FINALIZER];

@@ -3,10 +3,12 @@
  * ValidateCustomResourceDefinition (apiextensions-apiserver pkg/apis/apiextensions/validation):
  * the name is `<plural>.<group>`, names and versions are well formed, exactly one version is
  * stored, every version has a structural schema, scale paths and printer columns are usable, and
- * on update the scope stays and stored versions stay listed. Conversion webhooks are refused:
+ * on update the scope stays and stored versions stay listed, and CEL rules compile (crd.cel.ts).
+ * Conversion webhooks are refused:
  * this server converts by apiVersion only.
  */
 import { compileSchemaPattern, GoValue, isDNS1035Label, isDNS1123Subdomain, type FieldError, type JSONSchemaProps, type KubeObject } from '@app/apimachinery';
+import { CelValidator } from './crd.cel.js';
 import { parseJsonPath, simpleFieldPath } from './crd.jsonpath.js';
 import { crdNames, crdVersions } from './custom-resource.kinds.js';
 
@@ -110,22 +112,6 @@ function validateScalePaths(scale: Obj, path: string): FieldError[] {
   return out;
 }
 
-/** Whether a schema tree has CEL rules (x-kubernetes-validations) anywhere. */
-export function hasCelRules(s: unknown): boolean {
-  if (!s || typeof s !== 'object') return false;
-  if (Array.isArray(s)) return s.some(hasCelRules);
-  const n = s as Obj;
-  if (Array.isArray(n['x-kubernetes-validations']) && n['x-kubernetes-validations'].length > 0) return true;
-  return Object.entries(n).some(([k, v]) => k !== 'default' && k !== 'enum' && k !== 'example' && hasCelRules(v));
-}
-
-/** The warning a definition with CEL rules gets: this server does not evaluate them. */
-export function celRulesWarning(crd: KubeObject): string | undefined {
-  const versions = crdVersions(crd).filter((v) => hasCelRules(v.schema));
-  if (!versions.length) return undefined;
-  return `spec.versions[${versions.map((v) => v.name).join(',')}].schema.openAPIV3Schema: x-kubernetes-validations rules are stored but not evaluated by this server`;
-}
-
 /** ValidateCustomResourceDefinition. */
 export function validateCrd(crd: KubeObject): FieldError[] {
   const out: FieldError[] = [];
@@ -223,7 +209,12 @@ export function validateCrd(crd: KubeObject): FieldError[] {
       seen.add(v.name);
     }
     if (!v.schema) out.push({ type: 'FieldValueRequired', field: `${p}.schema.openAPIV3Schema`, detail: 'schemas are required' });
-    else out.push(...structuralSchemaErrors(v.schema, `${p}.schema.openAPIV3Schema`, true));
+    else {
+      const structural = structuralSchemaErrors(v.schema, `${p}.schema.openAPIV3Schema`, true);
+      out.push(...structural);
+      // Rules are compiled against a structural schema only (kube skips them otherwise).
+      if (!structural.length) out.push(...CelValidator.compile(v.schema, `${p}.schema.openAPIV3Schema`).errors);
+    }
     const sub = asMap(asMap(raw[i]).subresources);
     if (sub.scale !== undefined) out.push(...validateScalePaths(asMap(sub.scale), `${p}.subresources.scale`));
     v.selectable.forEach((f, j) => {

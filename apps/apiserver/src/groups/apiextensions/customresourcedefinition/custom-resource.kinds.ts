@@ -8,7 +8,8 @@
  * None); like kube, an object read from storage is defaulted with the schema of the version it
  * is stored at, so a default added to a definition shows on the objects that existed before.
  * `/status` and `/scale` are served when the version declares them; printer columns become
- * Table columns.
+ * Table columns. The version's CEL rules (x-kubernetes-validations) run on every create and
+ * update, after the schema's own validation found nothing that would block them.
  */
 import {
   Errors,
@@ -16,6 +17,7 @@ import {
   formatMetaTime,
   hasDefaults,
   objectRootSchema,
+  validateSchema,
   type FieldError,
   type JSONSchemaProps,
   type KubeObject,
@@ -24,6 +26,7 @@ import { humanDuration, statusSubresource, type KindDeclaration, type RequestCon
 import { ScaleSchema } from '../../apps/deployment/deployment.scale.js';
 import { compareKubeVersions } from '../../apiregistration/aggregation/aggregation.logic.js';
 import { evalJsonPath, parseJsonPath, simpleFieldPath } from './crd.jsonpath.js';
+import { CelValidator } from './crd.cel.js';
 
 type Obj = Record<string, unknown>;
 const asMap = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -244,6 +247,15 @@ export function customScaleSubresource(paths: NonNullable<CrdVersion['scale']>, 
   };
 }
 
+/** Schema errors that keep CEL rules from running (kube's hasBlockingErr). */
+const BLOCKING = new Set<FieldError['type']>([
+  'FieldValueNotSupported',
+  'FieldValueRequired',
+  'FieldValueTooLong',
+  'FieldValueTooMany',
+  'FieldValueTypeInvalid',
+]);
+
 /** Marks the declarations built from a definition (the registrar replaces and removes only those). */
 export const CUSTOM_RESOURCE = Symbol('kapi.customResource');
 
@@ -294,6 +306,22 @@ export function customResourceKinds(crd: KubeObject, storeOf: (version: string) 
         return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
       };
     }
+    const schema = customResourceSchema(group, v.name, names.kind, v.schema);
+    const cel = CelValidator.compile(v.schema, '').validator;
+    const celErrors = (obj: KubeObject, old: KubeObject | undefined, ctx: RequestContext): FieldError[] => {
+      if (!cel) return [];
+      // kube's hasBlockingErr: an object the schema rejects for its shape is not shown to the rules.
+      if (validateSchema(obj, schema).some((e) => BLOCKING.has(e.type)))
+        return [
+          {
+            type: 'FieldValueInvalid',
+            field: '<nil>',
+            value: 'null',
+            detail: 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+          },
+        ];
+      return cel.validate(obj, old, ctx.warnings);
+    };
     const decl: CustomResourceDeclaration = {
       group,
       version: v.name,
@@ -307,11 +335,12 @@ export function customResourceKinds(crd: KubeObject, storeOf: (version: string) 
       genericObjectMeta: true,
       untyped: true,
       generation: 'content',
-      schema: customResourceSchema(group, v.name, names.kind, v.schema),
+      schema,
       strategy: {
         prepareForCreate(obj) {
           if (v.status) delete obj.status;
         },
+        ...(cel ? { validate: (obj, ctx) => celErrors(obj, undefined, ctx), validateUpdate: (obj, old, ctx) => celErrors(obj, old, ctx) } : {}),
       },
       // kube serves an Age column when a version declares none, and only the declared ones otherwise.
       tableColumns: columns.length
