@@ -18,8 +18,9 @@
  * element reads, so no rule can keep a request busy.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { Environment, Optional, type ASTNode } from '@marcbachmann/cel-js';
+import { Optional, type ASTNode, type Environment } from '@marcbachmann/cel-js';
 import { GoValue, type FieldError, type JSONSchemaProps } from '@app/apimachinery';
+import { Budget, BudgetExceeded, budgetedList, celBase, celCompileError, celErrorText, celPosition } from '../../../cel/cel.environment.js';
 
 type Obj = Record<string, unknown>;
 
@@ -104,30 +105,6 @@ export function celTypeOf(s: JSONSchemaProps | undefined): string {
   }
 }
 
-/** Counts list element reads against the validation's budget. */
-class Budget {
-  used = 0;
-  constructor(readonly limit: number) {}
-  spend(): void {
-    if (++this.used > this.limit) throw new BudgetExceeded();
-  }
-}
-
-class BudgetExceeded extends Error {
-  constructor() {
-    super('validation failed due to running out of cost budget, no further validation rules will be run');
-  }
-}
-
-function budgetedList(items: unknown[], budget: Budget): unknown[] {
-  return new Proxy(items, {
-    get(target, p, receiver) {
-      if (typeof p === 'string' && p.length > 0 && p.charCodeAt(0) >= 48 && p.charCodeAt(0) <= 57) budget.spend();
-      return Reflect.get(target, p, receiver) as unknown;
-    },
-  });
-}
-
 /** A JSON value as CEL sees it under its schema (undefined schema: untyped). */
 function toCel(v: unknown, s: JSONSchemaProps | undefined, budget: Budget): unknown {
   if (v === null || v === undefined) return null;
@@ -189,89 +166,6 @@ function rootSchema(s: JSONSchemaProps): JSONSchemaProps {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The environment: CEL's standard functions plus the kube libraries a CRD rule may use.
-
-function listOf(v: unknown): unknown[] {
-  if (!Array.isArray(v)) throw new Error('no such overload');
-  return v;
-}
-
-function compareCel(a: unknown, b: unknown): number {
-  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) return a < b ? -1 : a > b ? 1 : 0;
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
-  if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
-  throw new Error('no such overload');
-}
-
-function indexOfCel(list: unknown[], v: unknown, last: boolean): bigint {
-  const n = list.length;
-  for (let k = 0; k < n; k++) {
-    const i = last ? n - 1 - k : k;
-    if (isDeepStrictEqual(list[i], v)) return BigInt(i);
-  }
-  return -1n;
-}
-
-function codePoints(s: string): string[] {
-  return Array.from(s);
-}
-
-let baseEnv: Environment | undefined;
-
-/** The shared environment (built once): standard CEL with kube's lists, strings and regex libraries. */
-function celBase(): Environment {
-  if (baseEnv) return baseEnv;
-  const env = new Environment({ homogeneousAggregateLiterals: false, enableOptionalTypes: true, unlistedVariablesAreDyn: false });
-  // lists (kube's library/lists.go)
-  env.registerFunction('list.isSorted(): bool', (l: unknown) => {
-    const a = listOf(l);
-    for (let i = 1; i < a.length; i++) if (compareCel(a[i - 1], a[i]) > 0) return false;
-    return true;
-  });
-  env.registerFunction('list.sum(): dyn', (l: unknown) => {
-    const a = listOf(l);
-    if (a.length === 0) return 0n;
-    return a.reduce((x: unknown, y: unknown) => {
-      if (typeof x === 'bigint' && typeof y === 'bigint') return x + y;
-      if (typeof x === 'number' && typeof y === 'number') return x + y;
-      throw new Error('no such overload');
-    });
-  });
-  const extreme = (sign: number) => (l: unknown) => {
-    const a = listOf(l);
-    if (a.length === 0) throw new Error('min/max called on empty list');
-    return a.reduce((x, y) => (compareCel(y, x) * sign > 0 ? y : x));
-  };
-  env.registerFunction('list.min(): dyn', extreme(-1));
-  env.registerFunction('list.max(): dyn', extreme(1));
-  env.registerFunction('list.indexOf(dyn): int', (l: unknown, v: unknown) => indexOfCel(listOf(l), v, false));
-  env.registerFunction('list.lastIndexOf(dyn): int', (l: unknown, v: unknown) => indexOfCel(listOf(l), v, true));
-  // strings (cel-go's strings extension, the functions the library does not have)
-  env.registerFunction('string.charAt(int): string', (s: string, i: bigint) => {
-    const cps = codePoints(s);
-    if (i < 0n || i > BigInt(cps.length)) throw new Error(`index out of range: ${i}`);
-    return cps[Number(i)] ?? '';
-  });
-  env.registerFunction('string.replace(string, string): string', (s: string, a: string, b: string) => s.split(a).join(b));
-  env.registerFunction('string.replace(string, string, int): string', (s: string, a: string, b: string, n: bigint) => {
-    if (n < 0n) return s.split(a).join(b);
-    const parts = s.split(a);
-    const k = Number(n);
-    return parts.length <= k + 1 ? parts.join(b) : parts.slice(0, k + 1).join(b) + a + parts.slice(k + 1).join(a);
-  });
-  env.registerFunction('string.reverse(): string', (s: string) => codePoints(s).reverse().join(''));
-  // regex (kube's library/regex.go)
-  env.registerFunction('string.find(string): string', (s: string, re: string) => new RegExp(re, 'u').exec(s)?.[0] ?? '');
-  env.registerFunction('string.findAll(string): list<string>', (s: string, re: string) => Array.from(s.matchAll(new RegExp(re, 'gu')), (m) => m[0]));
-  env.registerFunction('string.findAll(string, int): list<string>', (s: string, re: string, n: bigint) => {
-    const all = Array.from(s.matchAll(new RegExp(re, 'gu')), (m) => m[0]);
-    return n < 0n ? all : all.slice(0, Number(n));
-  });
-  baseEnv = env;
-  return env;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Compilation
 
 interface Compiled {
@@ -307,15 +201,6 @@ function walkAst(node: unknown, visit: (n: ASTNode) => void): void {
   const n = node as ASTNode;
   visit(n);
   walkAst(n.args, visit);
-}
-
-/** The line and column of a position in an expression, as cel-go reports them (`<input>:1:N`). */
-function where(expr: string, pos: number | undefined): string {
-  const p = typeof pos === 'number' ? Math.max(0, Math.min(pos, expr.length)) : 0;
-  const before = expr.slice(0, p);
-  const line = before.split('\n').length;
-  const col = p - (before.lastIndexOf('\n') + 1) + 1;
-  return `<input>:${line}:${col}`;
 }
 
 /** The schema a field selection from `self` or `oldSelf` reaches; null when not known statically. */
@@ -362,12 +247,6 @@ function usesOldSelf(ast: ASTNode): boolean {
   });
   return uses;
 }
-
-const firstLine = (e: unknown): string => {
-  const err = e as { summary?: unknown; message?: unknown };
-  const text = typeof err.summary === 'string' && err.summary ? err.summary : String(err.message ?? e);
-  return text.split('\n')[0]!;
-};
 
 /** The Go value kube prints for a rule in a field error (apiextensions.ValidationRule). */
 function goRule(r: CelRule): GoValue {
@@ -562,7 +441,7 @@ function compileRules(typed: JSONSchemaProps, given: JSONSchemaProps, type: stri
         type: 'FieldValueInvalid',
         field: `${at}.rule`,
         value: goRule(rule),
-        detail: `compilation failed: ERROR: ${where(text, (err as { node?: { pos?: number } }).node?.pos)}: ${firstLine(err)}`,
+        detail: `compilation failed: ${celCompileError(text, err)}`,
       });
       return;
     }
@@ -574,18 +453,17 @@ function compileRules(typed: JSONSchemaProps, given: JSONSchemaProps, type: stri
         type: 'FieldValueInvalid',
         field: `${at}.rule`,
         value: goRule(rule),
-        detail: `compilation failed: ERROR: ${where(text, dot >= 0 ? dot : missing.pos)}: undefined field '${missing.name}'`,
+        detail: `compilation failed: ERROR: ${celPosition(text, dot >= 0 ? dot : missing.pos)}: undefined field '${missing.name}'`,
       });
       return;
     }
     const checked = program.check();
     if (!checked.valid) {
-      const err = checked.error as { node?: { pos?: number } } | undefined;
       errors.push({
         type: 'FieldValueInvalid',
         field: `${at}.rule`,
         value: goRule(rule),
-        detail: `compilation failed: ERROR: ${where(text, err?.node?.pos)}: ${firstLine(checked.error)}`,
+        detail: `compilation failed: ${celCompileError(text, checked.error)}`,
       });
       return;
     }
@@ -624,7 +502,7 @@ function compileRules(typed: JSONSchemaProps, given: JSONSchemaProps, type: stri
           type: 'FieldValueInvalid',
           field: `${at}.messageExpression`,
           value: mtext,
-          detail: `messageExpression compilation failed: ${firstLine(err)}`,
+          detail: `messageExpression compilation failed: ${celErrorText(err)}`,
         });
         return;
       }
@@ -673,7 +551,7 @@ function evaluateRules(node: Node, path: string, obj: unknown, old: unknown, rat
       result = c.program(ctx);
     } catch (e) {
       if (e instanceof BudgetExceeded) throw e;
-      const text = firstLine(e).replace(/^No such key/, 'no such key');
+      const text = celErrorText(e);
       const detail = /no (such|matching) overload/.test(text)
         ? `'${text}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleName(c)}`
         : `${text} evaluating rule: ${ruleName(c)}`;

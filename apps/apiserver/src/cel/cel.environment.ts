@@ -1,0 +1,154 @@
+/**
+ * CEL for the server's expressions (CRD validation rules, admission webhook match conditions):
+ * one shared environment, CEL's standard library on `@marcbachmann/cel-js` plus kube's lists,
+ * regex and the strings extension functions the library lacks; a budget of list element reads
+ * in place of kube's cost accounting, so no expression keeps a request busy; and the error text
+ * cel-go gives (`ERROR: <input>:1:N: ...`).
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { Environment } from '@marcbachmann/cel-js';
+
+type Obj = Record<string, unknown>;
+
+/** Counts list element reads against the validation's budget. */
+export class Budget {
+  used = 0;
+  constructor(readonly limit: number) {}
+  spend(): void {
+    if (++this.used > this.limit) throw new BudgetExceeded();
+  }
+}
+
+export class BudgetExceeded extends Error {
+  constructor() {
+    super('validation failed due to running out of cost budget, no further validation rules will be run');
+  }
+}
+
+export function budgetedList(items: unknown[], budget: Budget): unknown[] {
+  return new Proxy(items, {
+    get(target, p, receiver) {
+      if (typeof p === 'string' && p.length > 0 && p.charCodeAt(0) >= 48 && p.charCodeAt(0) <= 57) budget.spend();
+      return Reflect.get(target, p, receiver) as unknown;
+    },
+  });
+}
+
+function listOf(v: unknown): unknown[] {
+  if (!Array.isArray(v)) throw new Error('no such overload');
+  return v;
+}
+
+function compareCel(a: unknown, b: unknown): number {
+  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
+  throw new Error('no such overload');
+}
+
+function indexOfCel(list: unknown[], v: unknown, last: boolean): bigint {
+  const n = list.length;
+  for (let k = 0; k < n; k++) {
+    const i = last ? n - 1 - k : k;
+    if (isDeepStrictEqual(list[i], v)) return BigInt(i);
+  }
+  return -1n;
+}
+
+function codePoints(s: string): string[] {
+  return Array.from(s);
+}
+
+let baseEnv: Environment | undefined;
+
+/** The shared environment (built once): standard CEL with kube's lists, strings and regex libraries. */
+export function celBase(): Environment {
+  if (baseEnv) return baseEnv;
+  const env = new Environment({ homogeneousAggregateLiterals: false, enableOptionalTypes: true, unlistedVariablesAreDyn: false });
+  // lists (kube's library/lists.go)
+  env.registerFunction('list.isSorted(): bool', (l: unknown) => {
+    const a = listOf(l);
+    for (let i = 1; i < a.length; i++) if (compareCel(a[i - 1], a[i]) > 0) return false;
+    return true;
+  });
+  env.registerFunction('list.sum(): dyn', (l: unknown) => {
+    const a = listOf(l);
+    if (a.length === 0) return 0n;
+    return a.reduce((x: unknown, y: unknown) => {
+      if (typeof x === 'bigint' && typeof y === 'bigint') return x + y;
+      if (typeof x === 'number' && typeof y === 'number') return x + y;
+      throw new Error('no such overload');
+    });
+  });
+  const extreme = (sign: number) => (l: unknown) => {
+    const a = listOf(l);
+    if (a.length === 0) throw new Error('min/max called on empty list');
+    return a.reduce((x, y) => (compareCel(y, x) * sign > 0 ? y : x));
+  };
+  env.registerFunction('list.min(): dyn', extreme(-1));
+  env.registerFunction('list.max(): dyn', extreme(1));
+  env.registerFunction('list.indexOf(dyn): int', (l: unknown, v: unknown) => indexOfCel(listOf(l), v, false));
+  env.registerFunction('list.lastIndexOf(dyn): int', (l: unknown, v: unknown) => indexOfCel(listOf(l), v, true));
+  // strings (cel-go's strings extension, the functions the library does not have)
+  env.registerFunction('string.charAt(int): string', (s: string, i: bigint) => {
+    const cps = codePoints(s);
+    if (i < 0n || i > BigInt(cps.length)) throw new Error(`index out of range: ${i}`);
+    return cps[Number(i)] ?? '';
+  });
+  env.registerFunction('string.replace(string, string): string', (s: string, a: string, b: string) => s.split(a).join(b));
+  env.registerFunction('string.replace(string, string, int): string', (s: string, a: string, b: string, n: bigint) => {
+    if (n < 0n) return s.split(a).join(b);
+    const parts = s.split(a);
+    const k = Number(n);
+    return parts.length <= k + 1 ? parts.join(b) : parts.slice(0, k + 1).join(b) + a + parts.slice(k + 1).join(a);
+  });
+  env.registerFunction('string.reverse(): string', (s: string) => codePoints(s).reverse().join(''));
+  // regex (kube's library/regex.go)
+  env.registerFunction('string.find(string): string', (s: string, re: string) => new RegExp(re, 'u').exec(s)?.[0] ?? '');
+  env.registerFunction('string.findAll(string): list<string>', (s: string, re: string) => Array.from(s.matchAll(new RegExp(re, 'gu')), (m) => m[0]));
+  env.registerFunction('string.findAll(string, int): list<string>', (s: string, re: string, n: bigint) => {
+    const all = Array.from(s.matchAll(new RegExp(re, 'gu')), (m) => m[0]);
+    return n < 0n ? all : all.slice(0, Number(n));
+  });
+  baseEnv = env;
+  return env;
+}
+
+/** The line and column of a position in an expression, as cel-go reports them (`<input>:1:N`). */
+export function celPosition(expr: string, pos: number | undefined): string {
+  const p = typeof pos === 'number' ? Math.max(0, Math.min(pos, expr.length)) : 0;
+  const before = expr.slice(0, p);
+  const line = before.split('\n').length;
+  const col = p - (before.lastIndexOf('\n') + 1) + 1;
+  return `<input>:${line}:${col}`;
+}
+
+/** The first line of a library error (its summary), with cel-go's casing of "no such key". */
+export function celErrorText(e: unknown): string {
+  const err = e as { summary?: unknown; message?: unknown };
+  const text = typeof err.summary === 'string' && err.summary ? err.summary : String(err.message ?? e);
+  return text.split('\n')[0]!.replace(/^No such key/, 'no such key');
+}
+
+/** A compile error as cel-go words it: `ERROR: <input>:L:C: message`. */
+export function celCompileError(expr: string, e: unknown): string {
+  const pos = (e as { node?: { pos?: unknown } } | undefined)?.node?.pos;
+  return `ERROR: ${celPosition(expr, typeof pos === 'number' ? pos : undefined)}: ${celErrorText(e)}`;
+}
+
+/** A JSON value without a schema as CEL sees it: whole numbers as int, others as double; lists count against the budget. */
+export function jsonToCel(v: unknown, budget: Budget): unknown {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (Array.isArray(v))
+    return budgetedList(
+      v.map((e) => jsonToCel(e, budget)),
+      budget,
+    );
+  if (typeof v === 'object') {
+    const out: Obj = Object.create(null) as Obj;
+    for (const [k, val] of Object.entries(v as Obj)) out[k] = jsonToCel(val, budget);
+    return out;
+  }
+  return v;
+}
