@@ -68,6 +68,10 @@ describe('admission webhooks', () => {
         return r.name === 'victim'
           ? { ...base, allowed: false, status: { code: 403, reason: 'Forbidden', message: 'evictions are paused' } }
           : { ...base, allowed: true };
+      case '/conditional':
+        return labels?.refuse === 'true'
+          ? { ...base, allowed: false, status: { code: 403, reason: 'Forbidden', message: 'refused' } }
+          : { ...base, allowed: true };
       case '/slow':
         return undefined;
       default:
@@ -478,6 +482,62 @@ describe('admission webhooks', () => {
     expect(slow.json<Obj>().message).toContain('context deadline exceeded');
     // Only the Ignore webhook applies in the webhooks namespace: the secret is created.
     expect((await secret('webhooks', 'fine')).status).toBe(201);
+  });
+
+  it('match conditions (CEL) decide whether a webhook is called; their errors follow the failure policy', async () => {
+    await kubectl(server, ['create', 'namespace', 'conditional']);
+    const config = (conditions: Array<{ name: string; expression: string }>, failurePolicy = 'Fail') => ({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'conditional' },
+      webhooks: [
+        {
+          name: 'conditional.example.com',
+          rules: [rule(['CREATE'])],
+          clientConfig: byUrl('/conditional'),
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'conditional' } },
+          matchConditions: conditions,
+          failurePolicy,
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+      ],
+    });
+    // A condition that does not compile is refused with cel-go's position.
+    const file = join(dir, 'conditional.json');
+    await writeFile(file, JSON.stringify(config([{ name: 'broken', expression: "object.metadata.name.startsWith('a'" }])));
+    const refusedConfig = await kubectl(server, ['apply', '-f', file], { expectFail: true });
+    expect(refusedConfig.stderr).toContain(
+      'webhooks[0].matchConditions[0].expression: Invalid value: "object.metadata.name.startsWith(\'a\'": compilation failed: ERROR: <input>:1:',
+    );
+    await apply(
+      'conditional',
+      config([
+        { name: 'not-skipped', expression: "!has(object.metadata.labels) || !('skip' in object.metadata.labels)" },
+        { name: 'creates', expression: "request.operation == 'CREATE' && request.userInfo.username != 'nobody'" },
+      ]),
+    );
+    let n = 0;
+    await waitFor('the conditional webhook to take effect', async () => (await createCM('conditional', `c${n++}`, { refuse: 'true' })).status === 403);
+    const before = calls.length;
+    const skipped = await createCM('conditional', 'skipped', { refuse: 'true', skip: 'yes' });
+    expect([skipped.status, skipped.json<Obj>().message]).toEqual([201, undefined]);
+    expect(calls.slice(before).filter((c) => c.review.request.name === 'skipped')).toEqual([]);
+    const denied = await createCM('conditional', 'denied', { refuse: 'true' });
+    expect([denied.status, denied.json<Obj>().message]).toEqual([403, 'admission webhook "conditional.example.com" denied the request: refused']);
+    expect(calls.slice(before).some((c) => c.path === '/conditional' && c.review.request.name === 'denied')).toBe(true);
+    // An evaluation error (a label the object lacks) refuses under Fail and passes under Ignore.
+    await apply('conditional', config([{ name: 'team', expression: "object.metadata.labels.team == 'a'" }]));
+    const failed = await waitFor('the failing condition to take effect', async () => {
+      const r = await createCM('conditional', `e${n++}`, { other: 'x' });
+      return r.status === 403 ? r : undefined;
+    });
+    expect(failed.json<Obj>().message).toMatch(
+      /^configmaps "e\d+" is forbidden: expression 'object.metadata.labels.team == 'a'' resulted in error: no such key: team$/,
+    );
+    await apply('conditional', config([{ name: 'team', expression: "object.metadata.labels.team == 'a'" }], 'Ignore'));
+    await waitFor('the ignoring condition to take effect', async () => (await createCM('conditional', `i${n++}`, { other: 'x' })).status === 201);
+    await kubectl(server, ['delete', 'validatingwebhookconfiguration', 'conditional']);
   });
 
   it('webhook configurations are validated, and never sent to webhooks themselves', async () => {

@@ -232,14 +232,38 @@ describe('WebhookDispatcher', () => {
     expect(ignore.ignored).toHaveLength(1);
   });
 
-  it('applies the failure policy to a stored webhook with match conditions, which are not evaluated', async () => {
-    const withConditions = { matchConditions: [{ name: 'c', expression: 'true' }] };
-    const fail = fake([], [hook('cel', withConditions, false)], () => new Error('not called'));
-    const err = (await new WebhookDispatcher(fail.deps).validate(attrs()).catch((e: unknown) => e)) as StatusError;
-    expect([err.code, err.message]).toEqual([500, 'Internal error occurred: failed calling webhook "cel": match conditions are not evaluated by this server']);
-    const ignore = fake([], [hook('cel', { ...withConditions, failurePolicy: 'Ignore' }, false)], () => new Error('not called'));
-    await expect(new WebhookDispatcher(ignore.deps).validate(attrs())).resolves.toBeUndefined();
-    expect([...fail.calls, ...ignore.calls]).toEqual([]);
+  it('calls a webhook only when its match conditions are all true, and applies the failure policy to their errors', async () => {
+    const allow = () => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: '', allowed: true } });
+    const answer = (_n: string, review: Obj) => {
+      const out = allow();
+      out.response.uid = String((review.request as Obj).uid);
+      return out;
+    };
+    const conditions = (...exprs: string[]) => ({ matchConditions: exprs.map((expression, i) => ({ name: `c${i}`, expression })) });
+    const run = async (extra: Obj, a: AdmissionAttributes = attrs()) => {
+      const f = fake([], [hook('cel', extra, false)], answer);
+      const out = await new WebhookDispatcher(f.deps).validate(a).catch((e: unknown) => e);
+      return { calls: f.calls.length, err: out as StatusError | undefined };
+    };
+    // Over the object, the request and its user.
+    expect((await run(conditions("object.metadata.labels.app == 'web'", "request.userInfo.username == 'alice'", "request.operation == 'CREATE'"))).calls).toBe(
+      1,
+    );
+    expect((await run(conditions("object.metadata.labels.app == 'db'"))).calls).toBe(0);
+    expect((await run(conditions('oldObject == null', "request.resource.resource == 'pods' && request.namespace == 'team'"))).calls).toBe(1);
+    // A false condition wins over an error; an error alone follows the failure policy.
+    expect((await run(conditions('object.metadata.labels.missing == "x"', 'false'))).calls).toBe(0);
+    const failed = await run(conditions('object.metadata.labels.missing == "x"'));
+    expect(failed.calls).toBe(0);
+    expect([failed.err?.code, failed.err?.message]).toEqual([
+      403,
+      `pods "p" is forbidden: expression 'object.metadata.labels.missing == "x"' resulted in error: no such key: missing`,
+    ]);
+    const ignored = await run({ ...conditions('object.metadata.labels.missing == "x"'), failurePolicy: 'Ignore' });
+    expect([ignored.calls, ignored.err]).toEqual([0, undefined]);
+    // A dry run skips a webhook with side effects that its conditions exclude, instead of failing.
+    const dry = attrs({ ctx: { ...attrs().ctx, dryRun: true } });
+    expect((await run({ ...conditions('false'), sideEffects: 'Some' }, dry)).err).toBeUndefined();
   });
 
   it('under matchPolicy Equivalent calls a webhook registered for another version with the object converted, and converts its patch back', async () => {

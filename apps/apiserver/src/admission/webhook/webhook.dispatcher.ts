@@ -12,6 +12,8 @@
  *   `admission webhook "<name>" denied the request`); a webhook that cannot be called, times
  *   out or answers wrongly fails the request with 500 when its failure policy is Fail and is
  *   passed over when it is Ignore; a dry run reaching a webhook with side effects is 400.
+ * - A webhook with `matchConditions` is called only when they are all true for the request
+ *   (webhook.conditions.ts); an evaluation error fails the request with 403 under Fail.
  * - Each refusal counts in `apiserver_admission_webhook_rejection_count`; an answer's warnings
  *   reach the client as `Warning` headers.
  *
@@ -25,6 +27,7 @@ import { Errors, StatusError, type KubeObject, type StatusReason } from '@app/ap
 import type { AdmissionAttributes, KindDeclaration } from '@app/registry';
 import { namespaceSelectorMatches, needsNamespaceLabels, objectSelectorMatches, rulesMatch, type MatchRequest, type Webhook } from './webhook.matcher.js';
 import { WebhookCallError, type WebhookTarget } from './webhook.client.js';
+import { evaluateMatchConditions } from './webhook.conditions.js';
 
 type Obj = Record<string, unknown>;
 
@@ -233,12 +236,22 @@ export class WebhookDispatcher {
   private async call(inv: Invocation, attrs: AdmissionAttributes, object: KubeObject | undefined, mutating: boolean): Promise<ReviewResponse | undefined> {
     const { w, as } = inv;
     const type = mutating ? 'admit' : 'validating';
+    const oldObject = WebhookDispatcher.at(attrs, as, attrs.oldObject);
+    if (w.matchConditions.length > 0) {
+      // The conditions see the request and objects as the webhook would be sent them.
+      const { request } = reviewFor(attrs, 'v1', '', as, object, oldObject) as { request: Obj };
+      const { object: o, oldObject: old, uid: _uid, ...rest } = request;
+      const outcome = evaluateMatchConditions(w.matchConditions, rest, o, old);
+      if ('error' in outcome) {
+        if (w.failurePolicy === 'Ignore') return undefined;
+        throw Errors.forbidden({ group: attrs.decl.group, resource: attrs.decl.plural }, attrs.name, outcome.error);
+      }
+      if (!outcome.matches) return undefined;
+    }
     if (attrs.ctx.dryRun && w.sideEffects !== 'None' && w.sideEffects !== 'NoneOnDryRun') {
       throw Errors.badRequest(`admission webhook ${JSON.stringify(w.name)} does not support dry run`);
     }
     try {
-      // Validation refuses them; one stored another way cannot be judged, which is an error of the call.
-      if (w.matchConditions > 0) throw new WebhookCallError('match conditions are not evaluated by this server');
       // The first version the webhook lists that this server speaks.
       const version = w.admissionReviewVersions.find((v) => (REVIEW_VERSIONS as readonly string[]).includes(v));
       if (!version) {
@@ -248,7 +261,7 @@ export class WebhookDispatcher {
       }
       const uid = randomUUID();
       const target = await this.deps.target(w);
-      const review = reviewFor(attrs, version, uid, as, object, WebhookDispatcher.at(attrs, as, attrs.oldObject));
+      const review = reviewFor(attrs, version, uid, as, object, oldObject);
       const body = await this.deps.post(target, review, w.timeoutSeconds);
       return checkResponse(body, version, uid, mutating);
     } catch (e) {

@@ -2,10 +2,12 @@
  * Which admission webhooks a request goes to (conventions.md "Outbound admission webhooks"):
  * a webhook's rules (operations, API groups and versions, resources with subresources, scope),
  * its namespace selector (labels of the request's namespace, or of the Namespace itself) and its
- * object selector (labels of the new or the old object). Pure functions over the stored
+ * object selector (labels of the new or the old object); its CEL match conditions are compiled
+ * here and evaluated by the dispatcher for each call. Pure functions over the stored
  * configurations, the request and the namespace's labels.
  */
 import { labelSelectorFromStruct, type LabelSelector, type LabelSelectorStruct } from '@app/apimachinery';
+import { compileMatchConditions, type MatchCondition } from './webhook.conditions.js';
 
 type Obj = Record<string, unknown>;
 
@@ -36,8 +38,8 @@ export interface Webhook {
   timeoutSeconds: number;
   admissionReviewVersions: string[];
   reinvocationPolicy: 'Never' | 'IfNeeded';
-  /** How many CEL match conditions it has (never evaluated here). */
-  matchConditions: number;
+  /** Its CEL match conditions, compiled (webhook.conditions.ts). */
+  matchConditions: MatchCondition[];
   clientConfig: { url?: string; service?: { namespace: string; name: string; path?: string; port: number }; caBundle?: string };
 }
 
@@ -104,7 +106,7 @@ export function webhooksOf(config: Obj, mutating: boolean): Webhook[] {
       timeoutSeconds: typeof w.timeoutSeconds === 'number' ? w.timeoutSeconds : 10,
       admissionReviewVersions: strings(w.admissionReviewVersions),
       reinvocationPolicy: mutating && w.reinvocationPolicy === 'IfNeeded' ? 'IfNeeded' : 'Never',
-      matchConditions: Array.isArray(w.matchConditions) ? w.matchConditions.length : 0,
+      matchConditions: compileMatchConditions(w.matchConditions),
       clientConfig: {
         url: typeof cc.url === 'string' ? cc.url : undefined,
         service: svc && {

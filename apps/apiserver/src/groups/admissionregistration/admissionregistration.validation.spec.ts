@@ -129,16 +129,25 @@ describe('webhook configuration validation', () => {
     const bad = hook({
       namespaceSelector: { matchExpressions: [{ key: 'env', operator: 'In' }] },
       objectSelector: { matchLabels: { 'a b': 'x' }, matchExpressions: [{ key: 'k', operator: 'Exists', values: ['v'] }] },
-      matchConditions: [{ name: 'ok', expression: 'true' }, { name: 'ok', expression: ' ' }, { expression: 'true' }],
+      matchConditions: [
+        { name: 'ok', expression: "request.userInfo.username != 'x'" },
+        { name: 'ok', expression: ' ' },
+        { expression: 'true' },
+        { name: 'syntax', expression: 'object.metadata.name ==' },
+        { name: 'type', expression: "'a' + 1" },
+        { name: 'string', expression: "'a'" },
+      ],
     });
     expect(msgs(cfg(bad))).toEqual([
       "webhooks[0].namespaceSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
       `webhooks[0].objectSelector.matchLabels: Invalid value: "a b": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
       "webhooks[0].objectSelector.matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-      'webhooks[0].matchConditions: Forbidden: match conditions (CEL expressions) are not evaluated by this server',
       'webhooks[0].matchConditions[1].expression: Required value',
       'webhooks[0].matchConditions[1].name: Duplicate value: "ok"',
       'webhooks[0].matchConditions[2].name: Required value',
+      'webhooks[0].matchConditions[3].expression: Invalid value: "object.metadata.name ==": compilation failed: ERROR: <input>:1:24: Unexpected token: EOF',
+      `webhooks[0].matchConditions[4].expression: Invalid value: "'a' + 1": compilation failed: ERROR: <input>:1:1: no such overload: string + int`,
+      `webhooks[0].matchConditions[5].expression: Invalid value: "'a'": must evaluate to bool`,
     ]);
   });
 

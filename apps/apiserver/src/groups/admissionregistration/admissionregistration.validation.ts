@@ -3,8 +3,8 @@
  * (pkg/apis/admissionregistration/validation ValidateMutatingWebhookConfiguration and
  * ValidateValidatingWebhookConfiguration, with ValidateWebhookURL and ValidateWebhookService of
  * k8s.io/apiserver/pkg/util/webhook), with Kubernetes' messages and field paths. ObjectMeta is
- * the store's. Match condition expressions are only checked for presence: there is no CEL
- * compiler here.
+ * the store's. Match condition expressions must compile to a bool over `object`, `oldObject`
+ * and `request` (admission/webhook/webhook.conditions.ts).
  *
  * An update is held to the create rules only as far as the stored object already met them
  * (Kubernetes' validationOptions): stored webhooks with side effects Some/Unknown, no known
@@ -23,6 +23,7 @@ import {
   SCOPES,
   SIDE_EFFECT_CLASSES,
 } from './admissionregistration.overlays.js';
+import { matchConditionError } from '../../admission/webhook/webhook.conditions.js';
 import { parseGoUrl } from './webhook.url.js';
 
 type Obj = Record<string, unknown>;
@@ -202,21 +203,21 @@ export function validateWebhookService(service: Obj, path: string): FieldError[]
   return errs;
 }
 
-/** validateMatchConditions, without compiling the expressions; any condition is refused (see below). */
+/** validateMatchConditions: names unique qualified names, expressions bool CEL that compiles. */
 function validateMatchConditions(raw: unknown, path: string): FieldError[] {
   const conditions = mapsOf(raw);
   const errs: FieldError[] = [];
   if (conditions.length > MAX_MATCH_CONDITIONS)
     errs.push({ type: 'FieldValueTooMany', field: path, value: conditions.length, detail: `must have at most ${MAX_MATCH_CONDITIONS} items` });
-  // Nothing here evaluates CEL: a webhook with conditions would be called for the requests they
-  // exclude, so they are refused rather than ignored.
-  if (conditions.length > 0)
-    errs.push({ type: 'FieldValueForbidden', field: path, detail: 'match conditions (CEL expressions) are not evaluated by this server' });
   const names = new Set<string>();
   conditions.forEach((c, i) => {
     const at = `${path}[${i}]`;
-    const expression = typeof c.expression === 'string' ? c.expression.trim() : '';
-    if (expression.length === 0) errs.push(required(`${at}.expression`));
+    const expression = typeof c.expression === 'string' ? c.expression : '';
+    if (expression.trim().length === 0) errs.push(required(`${at}.expression`));
+    else {
+      const error = matchConditionError(expression);
+      if (error) errs.push(invalid(`${at}.expression`, expression, error));
+    }
     const name = typeof c.name === 'string' ? c.name : '';
     if (name.length === 0) errs.push(required(`${at}.name`));
     else for (const m of isQualifiedName(name)) errs.push(invalid(`${at}.name`, name, m));
