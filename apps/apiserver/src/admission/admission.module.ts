@@ -33,6 +33,7 @@ import { ServiceAccountPlugin } from './serviceaccount.provider.js';
 import { DefaultStorageClassPlugin, PersistentVolumeClaimResizePlugin } from './storage-class.provider.js';
 import { StorageObjectInUseProtectionPlugin } from './storage-protection.provider.js';
 import { AdmissionWebhooks, MutatingAdmissionWebhookPlugin, ValidatingAdmissionWebhookPlugin } from './webhook/webhook.provider.js';
+import { AdmissionPolicies, ValidatingAdmissionPolicyPlugin } from './policy/validating-admission-policy.provider.js';
 
 /** The chain of the discovered plugins; filled in onModuleInit, before any request is served. */
 @Injectable()
@@ -101,6 +102,8 @@ export class DiscoveredAdmission implements Admission, OnModuleInit {
     SecurityContextDenyPlugin,
     AdmissionWebhooks,
     MutatingAdmissionWebhookPlugin,
+    AdmissionPolicies,
+    ValidatingAdmissionPolicyPlugin,
     ValidatingAdmissionWebhookPlugin,
     ResourceQuotaPlugin,
   ],

@@ -157,6 +157,7 @@ export const BUILT_ADMISSION_PLUGINS: readonly string[] = [
   'SecurityContextDeny',
   'DefaultIngressClass',
   'MutatingAdmissionWebhook',
+  'ValidatingAdmissionPolicy',
   'ValidatingAdmissionWebhook',
   'ResourceQuota',
 ];

@@ -64,7 +64,13 @@ export interface DispatcherDeps {
 }
 
 /** The group and plural resources never sent to webhooks: their own configurations. */
-const EXEMPT = new Set(['admissionregistration.k8s.io/mutatingwebhookconfigurations', 'admissionregistration.k8s.io/validatingwebhookconfigurations']);
+/** The admission configuration kinds, never sent to webhooks nor checked by policies (kube's IsExemptAdmissionConfigurationResource). */
+export const EXEMPT = new Set([
+  'admissionregistration.k8s.io/mutatingwebhookconfigurations',
+  'admissionregistration.k8s.io/validatingwebhookconfigurations',
+  'admissionregistration.k8s.io/validatingadmissionpolicies',
+  'admissionregistration.k8s.io/validatingadmissionpolicybindings',
+]);
 
 /** The request as the matcher sees it (at `version`, by default the one it was made in). */
 export function matchRequestOf(attrs: AdmissionAttributes, version = attrs.decl.version): MatchRequest {

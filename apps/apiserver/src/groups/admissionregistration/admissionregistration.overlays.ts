@@ -3,7 +3,8 @@
  * from them (schema.proto.ts): descriptions, required fields, enums and the defaults of
  * pkg/apis/admissionregistration/v1 defaults.go (failurePolicy Fail, matchPolicy Equivalent,
  * empty selectors, timeoutSeconds 10, reinvocationPolicy Never, rule scope "*", service port 443).
- * Only the messages of the two webhook configuration kinds are overlaid.
+ * The messages of the webhook configurations and of ValidatingAdmissionPolicy and its binding are
+ * overlaid (the policy's defaults: failurePolicy Fail, matchPolicy Equivalent, empty selectors).
  *
  * Schema validation runs beside the strategy's (write.pipeline.ts), so `required` and `enum` are
  * declared only where the schema's error reads exactly as Kubernetes' rule does (the 422 message
@@ -25,6 +26,12 @@ export const NO_SIDE_EFFECT_CLASSES: readonly string[] = ['None', 'NoneOnDryRun'
 export const SIDE_EFFECT_CLASSES: readonly string[] = ['None', 'NoneOnDryRun', 'Some', 'Unknown'];
 /** reinvocationPolicy values (mutating webhooks only). */
 export const REINVOCATION_POLICIES: readonly string[] = ['IfNeeded', 'Never'];
+/** validationActions values of a ValidatingAdmissionPolicyBinding. */
+export const VALIDATION_ACTIONS: readonly string[] = ['Audit', 'Deny', 'Warn'];
+/** parameterNotFoundAction values. */
+export const PARAMETER_NOT_FOUND_ACTIONS: readonly string[] = ['Allow', 'Deny'];
+/** The reasons a policy validation may give. */
+export const VALIDATION_REASONS: readonly string[] = ['Unauthorized', 'Forbidden', 'Invalid', 'RequestEntityTooLarge'];
 /** Rule operations. */
 export const OPERATIONS: readonly string[] = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
 /** Rule scopes. */
@@ -131,6 +138,84 @@ export const ADMISSIONREGISTRATION_OVERLAYS: SchemaOverlays = {
     fields: {
       name: d('Identifies the condition (a qualified name); the merge key of matchConditions.'),
       expression: d('CEL expression over object, oldObject, request and authorizer that yields a bool.'),
+    },
+  },
+  [`${A}.ValidatingAdmissionPolicySpec`]: {
+    description: 'What a policy applies to and the CEL rules it checks.',
+    fields: {
+      paramKind: d('The kind of the objects a binding may name as the parameters of this policy; unset, the policy takes none.'),
+      matchConstraints: d('The requests the policy applies to; a binding can only narrow them. Required, with resourceRules.'),
+      validations: d('CEL expressions every request must meet; validations or auditAnnotations must have at least one entry.'),
+      failurePolicy: {
+        description: 'What an error evaluating the policy (or a missing parameter kind) does: Fail (the default) refuses the request, Ignore lets it pass.',
+        enum: [...FAILURE_POLICIES],
+        default: 'Fail',
+      },
+      auditAnnotations: d('Audit annotations the policy adds to the requests it applies to.'),
+      matchConditions: d('CEL conditions a request must all meet for the policy to be checked (at most 64, names unique).'),
+      variables: d('Named CEL expressions available to the others as variables.<name>; each may use those before it.'),
+    },
+  },
+  [`${A}.MatchResources`]: {
+    description: 'Resources and requests a policy or binding applies to.',
+    fields: {
+      namespaceSelector: { description: 'Limits matching to objects in namespaces whose labels match; empty (the default) matches all.', default: {} },
+      objectSelector: { description: 'Limits matching to objects whose labels (old or new) match; empty (the default) matches all.', default: {} },
+      resourceRules: d('Operations on resources that match; any one rule is enough.'),
+      excludeResourceRules: d('Operations on resources that never match, whatever else does.'),
+      matchPolicy: {
+        description: 'Exact: only requests through a listed group-version match. Equivalent (the default): other versions of a listed resource too.',
+        enum: [...MATCH_POLICIES],
+        default: 'Equivalent',
+      },
+    },
+  },
+  [`${A}.NamedRuleWithOperations`]: {
+    description: 'Operations and resources, optionally narrowed to objects of the given names.',
+    fields: { resourceNames: d('Names of the objects the rule applies to; empty means all.') },
+  },
+  [`${A}.ParamKind`]: {
+    description: "The kind of a policy's parameter objects.",
+    fields: { apiVersion: d('group/version of the kind (v1 for the core group).'), kind: d('Kind of the parameter objects.') },
+  },
+  [`${A}.ParamRef`]: {
+    description: 'The parameter objects a binding gives its policy: one by name, or all those a label selector matches.',
+    fields: {
+      name: d('Name of the parameter object; exclusive with selector.'),
+      namespace: d('Namespace of namespaced parameters; unset, the namespace of the request.'),
+      selector: d('Labels of the parameter objects; the policy is checked against each. Exclusive with name.'),
+      parameterNotFoundAction: {
+        description: 'Allow or Deny: what happens when no parameter object is found. Required.',
+        enum: [...PARAMETER_NOT_FOUND_ACTIONS],
+      },
+    },
+  },
+  [`${A}.Validation`]: {
+    description: 'One CEL rule of a policy.',
+    fields: {
+      expression: d('CEL over object, oldObject, request, params, namespaceObject and variables that yields a bool; false refuses. Required.'),
+      message: d('Message of a refusal; default "failed expression: <expression>".'),
+      reason: d('Reason of a refusal: Unauthorized, Forbidden, Invalid (the default) or RequestEntityTooLarge, which also set its HTTP code.'),
+      messageExpression: d('CEL that yields the message of a refusal; used instead of message when it gives a non-empty string.'),
+    },
+  },
+  [`${A}.Variable`]: {
+    description: 'A named CEL expression.',
+    fields: { name: d('Name of the variable, a CEL identifier.'), expression: d('CEL expression the variable stands for.') },
+  },
+  [`${A}.AuditAnnotation`]: {
+    description: 'An audit annotation a policy adds: <policy name>/<key>, the value a CEL expression gives (null adds none).',
+    fields: { key: d('Key of the annotation, unique in the policy.'), valueExpression: d('CEL expression that gives a string or null.') },
+  },
+  [`${A}.ValidatingAdmissionPolicyBindingSpec`]: {
+    description: 'Binds a policy to resources, with parameters and how its failures act.',
+    fields: {
+      policyName: d('Name of the ValidatingAdmissionPolicy bound. Required.'),
+      paramRef: d('The parameter objects of the policy, when it has a paramKind.'),
+      matchResources: d("Narrows the requests the policy applies to; unset, the policy's matchConstraints alone decide."),
+      validationActions: d(
+        'What a failed validation does: Deny refuses the request, Warn returns a warning, Audit records it in the audit event. Deny and Warn exclude each other. Required.',
+      ),
     },
   },
 };

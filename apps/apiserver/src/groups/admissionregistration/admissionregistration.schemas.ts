@@ -1,7 +1,7 @@
 /**
- * Schemas of the admissionregistration.k8s.io/v1 webhook configuration kinds, derived from their
- * protobuf messages with the group's overlays (schema.proto.ts). The kinds have no spec: the
- * object's one field besides metadata is its `webhooks` list, a map keyed by name.
+ * Schemas of the admissionregistration.k8s.io/v1 kinds, derived from their protobuf messages with
+ * the group's overlays (schema.proto.ts). The webhook configurations have no spec: the object's
+ * one field besides metadata is its `webhooks` list, a map keyed by name.
  */
 import { defineSchema, objectRootSchema, protoSchema, resolveSchema, type JSONSchemaProps } from '@app/apimachinery';
 import { ADMISSIONREGISTRATION_OVERLAYS } from './admissionregistration.overlays.js';
@@ -34,5 +34,28 @@ export const ValidatingWebhookConfigurationSchema: JSONSchemaProps = defineSchem
   'io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration',
   objectRootSchema(gvk('ValidatingWebhookConfiguration'), 'Admission webhooks that accept or reject the requests they are called for.', {
     webhooks: webhooksField('ValidatingWebhookConfiguration', 'The webhooks, by name; they are called in parallel.'),
+  }),
+);
+
+const field = (message: string, name: string, description: string): JSONSchemaProps => {
+  const f = resolveSchema(protoSchema(`${A}.${message}`, ADMISSIONREGISTRATION_OVERLAYS)).properties?.[name];
+  if (!f) throw new Error(`admissionregistration: ${message} has no ${name} field`);
+  return { ...f, description };
+};
+
+/** admissionregistration/v1 ValidatingAdmissionPolicy (cluster-scoped, with /status). */
+export const ValidatingAdmissionPolicySchema: JSONSchemaProps = defineSchema(
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy',
+  objectRootSchema(gvk('ValidatingAdmissionPolicy'), 'CEL rules the API server checks requests against, where a binding applies them.', {
+    spec: field('ValidatingAdmissionPolicy', 'spec', 'What the policy applies to and checks.'),
+    status: field('ValidatingAdmissionPolicy', 'status', 'What the server observed of the policy.'),
+  }),
+);
+
+/** admissionregistration/v1 ValidatingAdmissionPolicyBinding (cluster-scoped). */
+export const ValidatingAdmissionPolicyBindingSchema: JSONSchemaProps = defineSchema(
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding',
+  objectRootSchema(gvk('ValidatingAdmissionPolicyBinding'), 'Applies a ValidatingAdmissionPolicy to resources, with its parameters and actions.', {
+    spec: field('ValidatingAdmissionPolicyBinding', 'spec', 'The policy, its parameters, the resources and the actions.'),
   }),
 );
