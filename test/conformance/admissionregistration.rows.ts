@@ -1,5 +1,5 @@
 /**
- * The admissionregistration.k8s.io/v1 webhook configurations: stored with the defaults of
+ * The admissionregistration.k8s.io/v1 webhook configurations and admission policies: stored with the defaults of
  * pkg/apis/admissionregistration/v1 defaults.go, refused with the messages of
  * pkg/apis/admissionregistration/validation (and k8s.io/apiserver pkg/util/webhook for the
  * client config), printed as kubectl prints them (NAME WEBHOOKS AGE). Calling the webhooks is
@@ -11,6 +11,8 @@ const NS = 'cf-admreg';
 const A = '/apis/admissionregistration.k8s.io/v1';
 const VWC = `${A}/validatingwebhookconfigurations`;
 const MWC = `${A}/mutatingwebhookconfigurations`;
+const VAP = `${A}/validatingadmissionpolicies`;
+const VAPB = `${A}/validatingadmissionpolicybindings`;
 const MERGE = { 'content-type': 'application/merge-patch+json' };
 const TABLE = 'application/json;as=Table;g=meta.k8s.io;v=v1';
 
@@ -180,6 +182,68 @@ export const ADMISSIONREGISTRATION: RowGroup = {
       upstream: 'NAME WEBHOOKS AGE, one line per configuration',
       setup: [{ method: 'POST', path: VWC, body: vwc('cf-admreg-k1', hook()) }],
       kubectl: { args: ['get', 'validatingwebhookconfigurations', 'cf-admreg-k1'], stdout: /^NAME\s+WEBHOOKS\s+AGE\ncf-admreg-k1\s+1\s+\d+s\n$/ },
+    },
+    {
+      id: 'admreg-10',
+      rule: 'A ValidatingAdmissionPolicy gets its defaults; generation starts at 1 and status is not taken from the create',
+      source: 'upstream pkg/apis/admissionregistration/v1 defaults.go; registry validatingadmissionpolicy strategy.go',
+      upstream: '201 with failurePolicy Fail, matchPolicy Equivalent, empty selectors, rule scope "*"; metadata.generation 1; no status',
+      req: {
+        method: 'POST',
+        path: VAP,
+        body: {
+          metadata: { name: 'cf-admreg-p1' },
+          spec: {
+            matchConstraints: { resourceRules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }] },
+            validations: [{ expression: 'true' }],
+          },
+          status: { observedGeneration: 7 },
+        },
+      },
+      expect: {
+        status: 201,
+        body: {
+          metadata: { generation: 1 },
+          spec: {
+            failurePolicy: 'Fail',
+            matchConstraints: { matchPolicy: 'Equivalent', namespaceSelector: {}, objectSelector: {}, resourceRules: [{ scope: '*' }] },
+          },
+        },
+        absent: ['status.observedGeneration'],
+      },
+    },
+    {
+      id: 'admreg-11',
+      rule: 'A ValidatingAdmissionPolicy has validations or audit annotations',
+      source: 'upstream pkg/apis/admissionregistration/validation (validateValidatingAdmissionPolicySpec)',
+      upstream: '422 Invalid "spec.validations: Required value: validations or auditAnnotations must contain at least one item"',
+      req: {
+        method: 'POST',
+        path: VAP,
+        body: {
+          metadata: { name: 'cf-admreg-p2' },
+          spec: { matchConstraints: { resourceRules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }] } },
+        },
+      },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message:
+          'ValidatingAdmissionPolicy.admissionregistration.k8s.io "cf-admreg-p2" is invalid: spec.validations: Required value: validations or auditAnnotations must contain at least one item',
+      },
+    },
+    {
+      id: 'admreg-12',
+      rule: 'A ValidatingAdmissionPolicyBinding names its policy and at least one validation action',
+      source: 'upstream pkg/apis/admissionregistration/validation (validateValidatingAdmissionPolicyBindingSpec)',
+      upstream: '422 Invalid "[spec.policyName: Required value, spec.validationActions: Required value: at least one validation action is required]"',
+      req: { method: 'POST', path: VAPB, body: { metadata: { name: 'cf-admreg-b1' }, spec: {} } },
+      expect: {
+        status: 422,
+        reason: 'Invalid',
+        message:
+          'ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io "cf-admreg-b1" is invalid: [spec.policyName: Required value, spec.validationActions: Required value: at least one validation action is required]',
+      },
     },
   ],
 };
