@@ -1,12 +1,15 @@
 /**
- * CEL for the server's expressions (CRD validation rules, admission webhook match conditions):
- * one shared environment, CEL's standard library on `@marcbachmann/cel-js` plus kube's lists,
- * regex and the strings extension functions the library lacks; a budget of list element reads
- * in place of kube's cost accounting, so no expression keeps a request busy; and the error text
- * cel-go gives (`ERROR: <input>:1:N: ...`).
+ * CEL for the server's expressions (CRD validation rules, admission match conditions and
+ * policies): one shared environment, CEL's standard library on `@marcbachmann/cel-js` plus kube's
+ * lists library and the strings extension functions the library lacks; `matches` on RE2
+ * (`@bufbuild/re2`, linear time, as cel-go: the library's own uses a backtracking JavaScript
+ * RegExp, which a crafted value can keep busy for minutes, so parseCel rewrites calls to it); a
+ * budget of list element reads in place of kube's cost accounting, so no expression keeps a
+ * request busy; and the error text cel-go gives (`ERROR: <input>:1:N: ...`).
  */
 import { isDeepStrictEqual } from 'node:util';
-import { Environment } from '@marcbachmann/cel-js';
+import { RE2JS } from '@bufbuild/re2';
+import { Environment, type ASTNode } from '@marcbachmann/cel-js';
 
 type Obj = Record<string, unknown>;
 
@@ -61,6 +64,9 @@ function codePoints(s: string): string[] {
 
 let baseEnv: Environment | undefined;
 
+/** The name `matches` is rewritten to. */
+const RE2_MATCHES = 're2Matches';
+
 /** The shared environment (built once): standard CEL with kube's lists, strings and regex libraries. */
 export function celBase(): Environment {
   if (baseEnv) return baseEnv;
@@ -103,13 +109,18 @@ export function celBase(): Environment {
     return parts.length <= k + 1 ? parts.join(b) : parts.slice(0, k + 1).join(b) + a + parts.slice(k + 1).join(a);
   });
   env.registerFunction('string.reverse(): string', (s: string) => codePoints(s).reverse().join(''));
-  // regex (kube's library/regex.go)
-  env.registerFunction('string.find(string): string', (s: string, re: string) => new RegExp(re, 'u').exec(s)?.[0] ?? '');
-  env.registerFunction('string.findAll(string): list<string>', (s: string, re: string) => Array.from(s.matchAll(new RegExp(re, 'gu')), (m) => m[0]));
-  env.registerFunction('string.findAll(string, int): list<string>', (s: string, re: string, n: bigint) => {
-    const all = Array.from(s.matchAll(new RegExp(re, 'gu')), (m) => m[0]);
-    return n < 0n ? all : all.slice(0, Number(n));
-  });
+  // CEL's matches on RE2 (parseCel points calls of `matches` here).
+  const re2 = (s: string, re: string): boolean => {
+    let compiled: RE2JS;
+    try {
+      compiled = RE2JS.compile(re);
+    } catch (e) {
+      throw new Error(`invalid regular expression: ${(e as Error).message}`);
+    }
+    return compiled.test(s);
+  };
+  env.registerFunction(`string.${RE2_MATCHES}(string): bool`, re2);
+  env.registerFunction(`${RE2_MATCHES}(string, string): bool`, re2);
   baseEnv = env;
   return env;
 }
@@ -127,7 +138,10 @@ export function celPosition(expr: string, pos: number | undefined): string {
 export function celErrorText(e: unknown): string {
   const err = e as { summary?: unknown; message?: unknown };
   const text = typeof err.summary === 'string' && err.summary ? err.summary : String(err.message ?? e);
-  return text.split('\n')[0]!.replace(/^No such key/, 'no such key');
+  return text
+    .split('\n')[0]!
+    .replace(/^No such key/, 'no such key')
+    .replaceAll(RE2_MATCHES, 'matches');
 }
 
 /** A compile error as cel-go words it: `ERROR: <input>:L:C: message`. */
@@ -151,4 +165,35 @@ export function jsonToCel(v: unknown, budget: Budget): unknown {
     return out;
   }
   return v;
+}
+
+function walk(node: unknown, visit: (n: ASTNode) => void): void {
+  if (Array.isArray(node)) {
+    for (const n of node) walk(n, visit);
+    return;
+  }
+  if (!node || typeof node !== 'object' || typeof (node as { op?: unknown }).op !== 'string') return;
+  visit(node as ASTNode);
+  walk((node as ASTNode).args, visit);
+}
+
+/**
+ * Parses an expression in `env` with every call of `matches` (method or function form) sent to
+ * the RE2 implementation: the calls are found in the parsed tree and their names replaced in
+ * the source, which is parsed again. Throws the library's parse errors.
+ */
+export function parseCel(env: Environment, expr: string): ReturnType<Environment['parse']> {
+  const first = env.parse(expr);
+  const at: number[] = [];
+  walk(first.ast, (n) => {
+    if ((n.op !== 'rcall' && n.op !== 'call') || n.args[0] !== 'matches') return;
+    // A method call names the function after its receiver; a function call starts with it.
+    const from = n.op === 'rcall' ? (n.args[1] as ASTNode).range.end : n.range.start;
+    const i = expr.indexOf('matches', from);
+    if (i >= 0) at.push(i);
+  });
+  if (at.length === 0) return first;
+  let out = expr;
+  for (const i of at.sort((a, b) => b - a)) out = out.slice(0, i) + RE2_MATCHES + out.slice(i + 'matches'.length);
+  return env.parse(out);
 }

@@ -233,16 +233,23 @@ describe('required fields left to the kind', () => {
 });
 
 describe('schema patterns in RE2 syntax', () => {
-  it('takes a leading flag group, named groups, \\A and \\z, and punctuation escapes', () => {
+  it('takes flag groups anywhere, named groups, \\A and \\z, punctuation escapes and the ungreedy flag', () => {
     expect(compileSchemaPattern('^(?i)(abort|warn)?$')!.test('Abort')).toBe(true);
     expect(compileSchemaPattern('^(?i:x)y$')!.test('Xy')).toBe(true);
     expect(compileSchemaPattern('(?i)^(abort|warn)?$')!.test('WARN')).toBe(true);
     expect(compileSchemaPattern('(?is)^a.b$')!.test('A\nB')).toBe(true);
-    expect(compileSchemaPattern('(?P<n>[a-z]+)-\\d')!.exec('ab-1')!.groups!.n).toBe('ab');
+    expect(compileSchemaPattern('(?P<n>[a-z]+)-\\d')!.test('ab-1')).toBe(true);
+    // A flag scoped to part of the pattern stays there.
+    expect(compileSchemaPattern('^(?i:x)y$')!.test('XY')).toBe(false);
     expect(compileSchemaPattern('\\Aab\\z')!.test('ab')).toBe(true);
     expect(compileSchemaPattern('^[a-z]\\-[0-9]$')!.test('a-1')).toBe(true);
-    expect(compileSchemaPattern('(?U)a+')).toBeNull();
+    expect(compileSchemaPattern('(?U)a+')!.test('aa')).toBe(true);
+    expect(compileSchemaPattern('(a)\\1')).toBeNull();
     expect(compileSchemaPattern('([a-z')).toBeNull();
+  });
+
+  it('matches in linear time: a pattern that backtracks exponentially in JavaScript answers at once', () => {
+    expect(compileSchemaPattern('^(a+)+$')!.test(`${'a'.repeat(80)}b`)).toBe(false);
   });
 
   it('validates a string against such a pattern', () => {

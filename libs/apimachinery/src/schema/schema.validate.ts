@@ -13,6 +13,7 @@
  * Validation never mutates and never throws on bad input: every problem is a FieldError. Call it
  * after pruning and defaulting (Kubernetes order: decode -> prune -> default -> validate).
  */
+import { RE2JS } from '@bufbuild/re2';
 import type { FieldError } from '../errors.js';
 import type { JSONSchemaProps } from './schema.types.js';
 import { childPath, indexPath, isPlainObject, keyPath } from './schema.path.js';
@@ -84,39 +85,27 @@ function formatOk(format: string, s: string): boolean {
   }
 }
 
-const regexCache = new Map<string, RegExp | null>();
+/** A compiled schema pattern: whether it matches somewhere in a string. */
+export interface SchemaPattern {
+  test(s: string): boolean;
+}
+
+const regexCache = new Map<string, SchemaPattern | null>();
 
 /**
- * A schema `pattern` (Go's RE2 syntax, as Kubernetes evaluates it) as a JavaScript RegExp, or
- * null when it does not compile. RE2's flag groups (`(?i)`, `(?s)`, `(?m)`, and `(?i:...)`)
- * become flags of the whole RegExp: exact for the common forms (at the start, or after `^`),
- * more permissive when a pattern scopes a flag to a part of it. `(?P<name>` is a named group,
- * `\A` and `\z` the input's start and end; a pattern that escapes punctuation JavaScript's
- * unicode mode refuses (`\-` outside a class) is compiled without that mode. The ungreedy flag
- * (`U`) has no JavaScript form: such a pattern does not compile.
+ * A schema `pattern` compiled as Kubernetes evaluates it: Go's RE2 syntax (flag groups such as
+ * `(?i)` and `(?i:...)`, `(?P<name>...)`, `\A`, `\z`, the ungreedy flag), matched anywhere in the
+ * value, on `@bufbuild/re2`. RE2 runs in time linear in the value, so no pattern of a definition
+ * and no value of an object can keep a request busy (a backtracking JavaScript RegExp can take
+ * minutes on a pattern such as `(a+)+$`). Null when the pattern does not compile.
  */
-export function compileSchemaPattern(pattern: string): RegExp | null {
+export function compileSchemaPattern(pattern: string): SchemaPattern | null {
   let re = regexCache.get(pattern);
   if (re === undefined) {
-    re = null;
-    const flags = new Set<string>();
-    const src = pattern
-      .replace(/\(\?([imsU]+)(\)|:)/g, (_m, f: string, end: string) => {
-        for (const c of f) flags.add(c);
-        return end === ':' ? '(?:' : '';
-      })
-      .replace(/\(\?P</g, '(?<')
-      .replace(/\\A/g, '^')
-      .replace(/\\z/g, '$');
-    if (!flags.has('U')) {
-      for (const mode of ['u', '']) {
-        try {
-          re = new RegExp(src, [...flags].join('') + mode);
-          break;
-        } catch {
-          re = null;
-        }
-      }
+    try {
+      re = RE2JS.compile(pattern);
+    } catch {
+      re = null;
     }
     regexCache.set(pattern, re);
   }

@@ -6,7 +6,7 @@
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { labelSelectorFromStruct, type LabelSelector, type LabelSelectorStruct } from '@app/apimachinery';
-import { Budget, BudgetExceeded, celBase, celCompileError, celErrorText, jsonToCel } from '../../cel/cel.environment.js';
+import { Budget, BudgetExceeded, celBase, celCompileError, celErrorText, jsonToCel, parseCel } from '../../cel/cel.environment.js';
 import type { WebhookRule } from '../webhook/webhook.matcher.js';
 
 type Obj = Record<string, unknown>;
@@ -45,7 +45,7 @@ export interface Compiled {
  */
 export function compilePolicyExpression(expression: string, want: 'bool' | 'string' | 'any'): Compiled {
   try {
-    const program = policyEnv().parse(expression);
+    const program = parseCel(policyEnv(), expression);
     const checked = program.check();
     if (!checked.valid) return { expression, error: `compilation failed: ${celCompileError(expression, checked.error)}` };
     if (want !== 'any' && checked.type !== want && checked.type !== 'dyn') return { expression, error: `must evaluate to ${want}` };

@@ -7,7 +7,7 @@
  * webhook. The `authorizer` variable of kube's environment is not offered.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { Budget, BudgetExceeded, celBase, celCompileError, celErrorText, jsonToCel } from '../../cel/cel.environment.js';
+import { Budget, BudgetExceeded, celBase, celCompileError, celErrorText, jsonToCel, parseCel } from '../../cel/cel.environment.js';
 
 /** List element reads the conditions of one webhook call may make. */
 export const MATCH_CONDITIONS_BUDGET = 1_000_000;
@@ -30,7 +30,7 @@ function conditionEnv(): Environment {
 /** Compiles one expression: undefined when it is a valid bool expression, else kube's detail. */
 export function matchConditionError(expression: string): string | undefined {
   try {
-    const program = conditionEnv().parse(expression);
+    const program = parseCel(conditionEnv(), expression);
     const checked = program.check();
     if (!checked.valid) return `compilation failed: ${celCompileError(expression, checked.error)}`;
     if (checked.type !== 'bool' && checked.type !== 'dyn') return 'must evaluate to bool';
@@ -48,7 +48,7 @@ export function compileMatchConditions(raw: unknown): MatchCondition[] {
     const name = typeof o.name === 'string' ? o.name : '';
     const expression = typeof o.expression === 'string' ? o.expression : '';
     const error = matchConditionError(expression);
-    return error ? { name, expression, error } : { name, expression, program: conditionEnv().parse(expression) };
+    return error ? { name, expression, error } : { name, expression, program: parseCel(conditionEnv(), expression) };
   });
 }
 

@@ -166,7 +166,19 @@ describe('CEL validation rules of custom resources', () => {
     expect(v.validate(obj({ l: l.slice(0, 10) }), undefined, [], 1000)).toEqual([]);
   });
 
-  it('offers kube’s list, string and regex functions', () => {
+  it('matches with RE2 in linear time: a pattern that backtracks exponentially in JavaScript returns at once', () => {
+    const re = (rule: string) =>
+      validator({ type: 'object', properties: { spec: { type: 'object', properties: { s: { type: 'string' } }, ...rules({ rule }) } } });
+    const v = re("!self.s.matches('(a+)+$')");
+    expect(messages(v, obj({ s: `${'a'.repeat(60)}b` }))).toEqual([]);
+    expect(messages(v, obj({ s: 'aaa' }))).toEqual(['spec: Invalid value: "object": failed rule: !self.s.matches(\'(a+)+$\')']);
+    // RE2 syntax: a backreference is refused when the rule runs.
+    expect(messages(re("self.s.matches('(a)\\\\1')"), obj({ s: 'aa' }))[0]).toMatch(
+      /^spec: Invalid value: "object": invalid regular expression: .* evaluating rule: /,
+    );
+  });
+
+  it('offers kube’s list and string functions', () => {
     const v = validator({
       type: 'object',
       properties: {
@@ -176,7 +188,7 @@ describe('CEL validation rules of custom resources', () => {
           ...rules(
             { rule: 'self.l.isSorted() && self.l.sum() == 6 && self.l.min() == 1 && self.l.max() == 3 && self.l.indexOf(2) == 1' },
             {
-              rule: "self.s.charAt(1) == 'b' && self.s.replace('b', 'x') == 'axc' && self.s.find('[bc]+') == 'bc' && self.s.findAll('[a-c]') == ['a', 'b', 'c']",
+              rule: "self.s.charAt(1) == 'b' && self.s.replace('b', 'x') == 'axc' && self.s.matches('^[a-c]+$') && matches(self.s, 'b') && !self.s.matches('d')",
             },
             { rule: "self.s.lowerAscii() == 'abc' && self.s.indexOf('c') == 2 && self.s.split('b') == ['a', 'c']" },
           ),

@@ -20,7 +20,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Optional, type ASTNode, type Environment } from '@marcbachmann/cel-js';
 import { GoValue, type FieldError, type JSONSchemaProps } from '@app/apimachinery';
-import { Budget, BudgetExceeded, budgetedList, celBase, celCompileError, celErrorText, celPosition } from '../../../cel/cel.environment.js';
+import { Budget, BudgetExceeded, budgetedList, celBase, celCompileError, celErrorText, celPosition, parseCel } from '../../../cel/cel.environment.js';
 
 type Obj = Record<string, unknown>;
 
@@ -435,7 +435,7 @@ function compileRules(typed: JSONSchemaProps, given: JSONSchemaProps, type: stri
     const e = envFor(optional);
     let program: ReturnType<Environment['parse']>;
     try {
-      program = e.parse(text);
+      program = parseCel(e, text);
     } catch (err) {
       errors.push({
         type: 'FieldValueInvalid',
@@ -491,7 +491,7 @@ function compileRules(typed: JSONSchemaProps, given: JSONSchemaProps, type: stri
     if (typeof rule.messageExpression === 'string' && rule.messageExpression.trim() !== '') {
       const mtext = rule.messageExpression;
       try {
-        const m = envFor(false).parse(mtext);
+        const m = parseCel(envFor(false), mtext);
         const mc = m.check();
         if (!mc.valid) throw mc.error;
         const t = mc.type === 'dyn' ? selectionType(m.ast, typed) : mc.type;
