@@ -94,11 +94,7 @@ describe('ValidatingAdmissionPolicy', () => {
           apiVersion: 'apps/v1',
           kind: 'Deployment',
           metadata: { name: 'raw' },
-          spec: {
-            replicas: 9,
-            selector: { matchLabels: { a: 'b' } },
-            template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
-          },
+          spec: deploymentSpec(9),
         },
       })
     ).json<Obj>();
