@@ -115,7 +115,7 @@ export function celBase(): Environment {
     try {
       compiled = RE2JS.compile(re);
     } catch (e) {
-      throw new Error(`invalid regular expression: ${(e as Error).message}`);
+      throw new Error(`invalid regular expression: ${(e as Error).message}`, { cause: e });
     }
     return compiled.test(s);
   };
