@@ -20,7 +20,14 @@ import { NAMESPACE_NAME_LABEL } from '../../groups/core/namespace/namespace.stra
 import { STORAGE } from '../../tokens.js';
 import { AdmissionPlugin } from '../admission.plugin.js';
 import { EXEMPT, matchRequestOf, reviewFor } from '../webhook/webhook.dispatcher.js';
-import { namespaceSelectorMatches, objectSelectorMatches, ruleMatches, type MatchRequest, type Webhook } from '../webhook/webhook.matcher.js';
+import {
+  namespaceSelectorMatches,
+  needsNamespaceLabels,
+  objectSelectorMatches,
+  ruleMatches,
+  type MatchRequest,
+  type Webhook,
+} from '../webhook/webhook.matcher.js';
 import { bindingOf, evaluatePolicy, policyOf, reasonCode, resourceNamesMatch, type Binding, type MatchSpec, type Policy } from './policy.model.js';
 
 type Obj = Record<string, unknown>;
@@ -137,7 +144,7 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
     for (const binding of bindings) {
       const policy = this.policies.policies.get('', binding.policyName);
       if (!policy) continue;
-      const needsLabels = (s: MatchSpec) => !s.namespaceSelectorEmpty && req.namespaced;
+      const needsLabels = (s: MatchSpec) => needsNamespaceLabels(s as unknown as Webhook, req);
       const nsLabels = needsLabels(policy.match) || (binding.match && needsLabels(binding.match)) ? await labels() : undefined;
       if (!specMatches(policy.match, req, name, nsLabels)) continue;
       if (binding.match && !specMatches(binding.match, req, name, nsLabels, true)) continue;

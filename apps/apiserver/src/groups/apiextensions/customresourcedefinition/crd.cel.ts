@@ -545,7 +545,6 @@ function evaluateRules(node: Node, path: string, obj: unknown, old: unknown, rat
     if (c.usesOldSelf && old === undefined && !c.optionalOldSelf) continue;
     const ctx: Obj = { self: selfOf() };
     if (c.usesOldSelf || c.optionalOldSelf) ctx.oldSelf = c.optionalOldSelf ? (old === undefined ? Optional.none() : Optional.of(oldOf())) : oldOf();
-    else if (old !== undefined) ctx.oldSelf = oldOf();
     let result: unknown;
     try {
       result = c.program(ctx);
