@@ -526,6 +526,14 @@ describe('admission webhooks', () => {
     const denied = await createCM('conditional', 'denied', { refuse: 'true' });
     expect([denied.status, denied.json<Obj>().message]).toEqual([403, 'admission webhook "conditional.example.com" denied the request: refused']);
     expect(calls.slice(before).some((c) => c.path === '/conditional' && c.review.request.name === 'denied')).toBe(true);
+    // `authorizer` asks the server's RBAC: a service account without rights makes the condition
+    // false (the webhook is skipped); the admin's own access to the request's resource is true.
+    const sa = "authorizer.serviceAccount('conditional', 'nobody').group('').resource('configmaps').namespace('conditional').check('create').allowed()";
+    await apply('conditional', config([{ name: 'sa-may-create', expression: sa }]));
+    await waitFor('the service account condition to take effect', async () => (await createCM('conditional', `a${n++}`, { refuse: 'true' })).status === 201);
+    const own = "authorizer.requestResource.check('create').allowed() && authorizer.path('/healthz').check('get').allowed()";
+    await apply('conditional', config([{ name: 'admin-may-create', expression: own }]));
+    await waitFor('the requester condition to take effect', async () => (await createCM('conditional', `b${n++}`, { refuse: 'true' })).status === 403);
     // An evaluation error (a label the object lacks) refuses under Fail and passes under Ignore.
     await apply('conditional', config([{ name: 'team', expression: "object.metadata.labels.team == 'a'" }]));
     const failed = await waitFor('the failing condition to take effect', async () => {

@@ -2,8 +2,8 @@
  * ValidatingAdmissionPolicy end to end with real kubectl: policies and bindings are served,
  * validated (CEL compiled) and printed; a bound policy refuses, warns of or audits the requests
  * its constraints and the binding's match resources select, with parameters from ConfigMaps, its
- * match conditions, variables, messageExpression and reason; the admission configuration kinds
- * are never checked.
+ * match conditions, variables, messageExpression and reason, and the `authorizer` checks of the
+ * requesting user's access; the admission configuration kinds are never checked.
  */
 import { jest } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
@@ -205,6 +205,57 @@ spec:
     const missing = await k(['create', 'deployment', 'five', '-n', 'params', '--image=nginx', '--replicas=1'], { expectFail: true });
     expect(missing.stderr).toContain('denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction');
     await k(['delete', 'validatingadmissionpolicybinding', 'limits-params.example.com']);
+  });
+
+  it('asks the authorizer about the requesting user', async () => {
+    await k(['create', 'namespace', 'secure']);
+    await k(['create', 'role', 'cm-writer', '-n', 'secure', '--verb=create,get', '--resource=configmaps']);
+    await k(['create', 'rolebinding', 'alice-cm', '-n', 'secure', '--role=cm-writer', '--user=alice']);
+    await k(['apply', '-f', '-'], {
+      input: `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: tiered.example.com}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  validations:
+  - expression: "authorizer.requestResource.check('create').allowed()"
+  - expression: >-
+      !has(object.metadata.labels) || !('tier' in object.metadata.labels) ||
+      authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('delete').allowed()
+    messageExpression: "request.userInfo.username + ' may not delete secrets in ' + object.metadata.namespace"
+    reason: Forbidden
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: tiered-secure.example.com}
+spec:
+  policyName: tiered.example.com
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: secure}}
+`,
+    });
+    const cm = (name: string, labels: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: secure, labels: {${labels}}}\n`;
+    const refused = await waitFor('the authorizer policy to take effect', async () => {
+      const r = await k(['create', '--as=alice', '-f', '-'], { input: cm(`t${Date.now()}`, 'tier: gold'), expectFail: 'any' });
+      return r.code !== 0 ? r : undefined;
+    });
+    expect(refused.stderr).toMatch(
+      /configmaps "t\d+" is forbidden: ValidatingAdmissionPolicy 'tiered.example.com' with binding 'tiered-secure.example.com' denied request: alice may not delete secrets in secure/,
+    );
+    // Without the label, and for the admin, the policy passes.
+    expect((await k(['create', '--as=alice', '-f', '-'], { input: cm('plain', 'app: x') })).code).toBe(0);
+    expect((await k(['create', '-f', '-'], { input: cm('admins', 'tier: gold') })).code).toBe(0);
+    // Once alice may delete secrets there, her labelled ConfigMap is admitted.
+    await k(['create', 'role', 'secret-admin', '-n', 'secure', '--verb=delete', '--resource=secrets']);
+    await k(['create', 'rolebinding', 'alice-secrets', '-n', 'secure', '--role=secret-admin', '--user=alice']);
+    await waitFor('alice to be admitted', async () => {
+      const r = await k(['create', '--as=alice', '-f', '-'], { input: cm('alices', 'tier: gold'), expectFail: 'any' });
+      return r.code === 0 ? r : undefined;
+    });
+    await k(['delete', 'validatingadmissionpolicybinding', 'tiered-secure.example.com']);
   });
 
   it('refuses policies and bindings that are not valid, with the field at fault', async () => {

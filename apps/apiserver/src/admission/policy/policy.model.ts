@@ -2,10 +2,14 @@
  * ValidatingAdmissionPolicy and its binding as the admission plugin uses them (kube's
  * plugin/policy/validating): stored objects compiled once into match specs and CEL programs, and
  * the pure evaluation of one policy for one request. The expressions see `object`, `oldObject`,
- * `request`, `params`, `namespaceObject` and `variables` (kube's `authorizer` is not offered).
+ * `request`, `params`, `namespaceObject`, `variables` and `authorizer` (cel.authz.ts). An
+ * authorizer that answers asynchronously makes an evaluation a promise, so the evaluation of a
+ * policy is asynchronous and its variables are evaluated in order before the other expressions
+ * (an error is kept and raised where the variable is used, as kube's lazy evaluation does).
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { labelSelectorFromStruct, type LabelSelector, type LabelSelectorStruct } from '@app/apimachinery';
+import { registerCelAuthz, type CelAuthorizer } from '../../cel/cel.authz.js';
 import { Budget, BudgetExceeded, celBase, celCompileError, celErrorText, jsonToCel, parseCel } from '../../cel/cel.environment.js';
 import type { WebhookRule } from '../webhook/webhook.matcher.js';
 
@@ -22,8 +26,7 @@ let env: Environment | undefined;
 
 /** The environment of policy expressions. */
 function policyEnv(): Environment {
-  return (env ??= celBase()
-    .clone()
+  return (env ??= registerCelAuthz(celBase().clone())
     .registerVariable('object', 'dyn')
     .registerVariable('oldObject', 'dyn')
     .registerVariable('request', 'map<string, dyn>')
@@ -191,19 +194,20 @@ export interface PolicyInput {
   request: Obj;
   params: unknown;
   namespaceObject: unknown;
+  /** The `authorizer` variable (celAuthorizer). */
+  authorizer: CelAuthorizer;
 }
 
 const resultedIn = (c: Compiled, e: unknown) =>
   `expression '${c.expression}' resulted in error: ${e instanceof Error || typeof e === 'object' ? celErrorText(e) : String(e)}`;
 
 /** Evaluates one policy for one request (kube's validator.Validate with its match conditions). */
-export function evaluatePolicy(p: Policy, input: PolicyInput): PolicyOutcome {
+export async function evaluatePolicy(p: Policy, input: PolicyInput): Promise<PolicyOutcome> {
   const budget = new Budget(POLICY_BUDGET);
   const out: PolicyOutcome = { matched: true, failures: [], annotations: {} };
   const fail = (message: string, index: number, reason = 'Invalid') => {
     if (p.failurePolicy === 'Fail') out.failures.push({ message, reason, index });
   };
-  // Variables are evaluated when first used; an error surfaces in the expression using it.
   const variables: Obj = Object.create(null) as Obj;
   const ctx: Obj = {
     object: jsonToCel(input.object, budget),
@@ -212,26 +216,27 @@ export function evaluatePolicy(p: Policy, input: PolicyInput): PolicyOutcome {
     params: jsonToCel(input.params, budget),
     namespaceObject: jsonToCel(input.namespaceObject, budget),
     variables,
+    authorizer: input.authorizer,
   };
-  for (const v of p.variables) {
-    let cached: { value?: unknown; error?: unknown } | undefined;
-    Object.defineProperty(variables, v.name, {
-      enumerable: true,
-      get() {
-        if (!cached) {
-          try {
-            if (!v.program) throw new Error(v.error ?? 'not compiled');
-            cached = { value: v.program(ctx) };
-          } catch (e) {
-            cached = { error: e };
-          }
-        }
-        if ('error' in cached) throw cached.error;
-        return cached.value;
-      },
-    });
-  }
   try {
+    // Variables in order (each sees the ones before it); an error surfaces where the variable is used.
+    for (const v of p.variables) {
+      let cached: { value?: unknown; error?: unknown };
+      try {
+        if (!v.program) throw new Error(v.error ?? 'not compiled');
+        cached = { value: await v.program(ctx) };
+      } catch (e) {
+        if (e instanceof BudgetExceeded) throw e;
+        cached = { error: e };
+      }
+      Object.defineProperty(variables, v.name, {
+        enumerable: true,
+        get() {
+          if ('error' in cached) throw cached.error;
+          return cached.value;
+        },
+      });
+    }
     const errors: string[] = [];
     for (const c of p.matchConditions) {
       if (!c.program) {
@@ -239,7 +244,7 @@ export function evaluatePolicy(p: Policy, input: PolicyInput): PolicyOutcome {
         continue;
       }
       try {
-        const r = c.program(ctx);
+        const r = await c.program(ctx);
         if (r === false) return { ...out, matched: false };
         if (r !== true) errors.push(`expression '${c.expression}' resulted in error: expression must evaluate to bool`);
       } catch (e) {
@@ -252,21 +257,28 @@ export function evaluatePolicy(p: Policy, input: PolicyInput): PolicyOutcome {
       out.failures.push({ message: errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`, reason: 'Invalid', index: -1 });
       return out;
     }
-    p.validations.forEach((v, index) => {
-      if (!v.program) return fail(`expression '${v.expression}' resulted in error: ${v.error}`, index);
+    for (const [index, v] of p.validations.entries()) {
+      if (!v.program) {
+        fail(`expression '${v.expression}' resulted in error: ${v.error}`, index);
+        continue;
+      }
       let result: unknown;
       try {
-        result = v.program(ctx);
+        result = await v.program(ctx);
       } catch (e) {
         if (e instanceof BudgetExceeded) throw e;
-        return fail(resultedIn(v, e), index);
+        fail(resultedIn(v, e), index);
+        continue;
       }
-      if (result === true) return undefined;
-      if (result !== false) return fail(`expression '${v.expression}' resulted in error: expression must evaluate to bool`, index);
+      if (result === true) continue;
+      if (result !== false) {
+        fail(`expression '${v.expression}' resulted in error: expression must evaluate to bool`, index);
+        continue;
+      }
       let message = '';
       if (v.messageExpression?.program) {
         try {
-          const m = v.messageExpression.program(ctx);
+          const m = await v.messageExpression.program(ctx);
           if (typeof m === 'string' && !m.includes('\n')) message = m.trim();
         } catch (e) {
           if (e instanceof BudgetExceeded) throw e;
@@ -274,12 +286,11 @@ export function evaluatePolicy(p: Policy, input: PolicyInput): PolicyOutcome {
       }
       if (!message) message = v.message.trim() || `failed expression: ${v.expression.trim()}`;
       out.failures.push({ message, reason: v.reason, index });
-      return undefined;
-    });
+    }
     for (const a of p.auditAnnotations) {
       if (!a.program) continue;
       try {
-        const value = a.program(ctx);
+        const value = await a.program(ctx);
         if (typeof value === 'string') out.annotations[`${p.name}/${a.key}`] = value;
       } catch (e) {
         if (e instanceof BudgetExceeded) throw e;

@@ -12,12 +12,14 @@
  * audit annotation. Requests are matched at the version they were made in.
  */
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { AUTHORIZER, type Authorizer } from '@app/authz';
 import { StatusError, type KubeObject, type StatusReason } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, objectKey, type Admission, type AdmissionAttributes, type KindDeclaration } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { WatchedCollection } from '../../pipeline/watched-collection.js';
 import { NAMESPACE_NAME_LABEL } from '../../groups/core/namespace/namespace.strategy.js';
 import { STORAGE } from '../../tokens.js';
+import { celAuthorizer } from '../../cel/cel.authz.js';
 import { AdmissionPlugin } from '../admission.plugin.js';
 import { EXEMPT, matchRequestOf, reviewFor } from '../webhook/webhook.dispatcher.js';
 import {
@@ -114,6 +116,7 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
   constructor(
     private readonly policies: AdmissionPolicies,
     private readonly registry: KindRegistry,
+    @Inject(AUTHORIZER) private readonly authorizer: Authorizer,
   ) {}
 
   admit(): Promise<void> {
@@ -140,6 +143,13 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
       return ns ? { ...((ns.metadata.labels as Record<string, string> | undefined) ?? {}), [NAMESPACE_NAME_LABEL]: ns.metadata.name ?? '' } : undefined;
     };
     let request: Obj | undefined;
+    const authorizer = celAuthorizer(this.authorizer, attrs.ctx.user, {
+      group: decl.group,
+      resource: decl.plural,
+      subresource: attrs.subresource,
+      namespace: attrs.namespace,
+      name,
+    });
     const denials: StatusError[] = [];
     for (const binding of bindings) {
       const policy = this.policies.policies.get('', binding.policyName);
@@ -174,12 +184,13 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
       }
       const nsObject = (await namespaceObject()) ?? null;
       for (const p of params) {
-        const outcome = evaluatePolicy(policy, {
+        const outcome = await evaluatePolicy(policy, {
           object: attrs.object ?? null,
           oldObject: attrs.oldObject ?? null,
           request,
           params: p,
           namespaceObject: nsObject,
+          authorizer,
         });
         if (!outcome.matched) continue;
         for (const [k, v] of Object.entries(outcome.annotations)) attrs.ctx.audit?.annotate(k, v, 'Metadata');

@@ -4,9 +4,11 @@
  * without its objects), all at the version the webhook is called with. A webhook is called when
  * every condition is true; one false condition skips it. An evaluation error with no false
  * condition goes to the failure policy: Fail refuses the request (403), Ignore skips the
- * webhook. The `authorizer` variable of kube's environment is not offered.
+ * webhook. `authorizer` checks the requesting user's access (cel.authz.ts); an authorizer that
+ * answers asynchronously makes the evaluation asynchronous.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { registerCelAuthz, type CelAuthorizer } from '../../cel/cel.authz.js';
 import { Budget, BudgetExceeded, celBase, celCompileError, celErrorText, jsonToCel, parseCel } from '../../cel/cel.environment.js';
 
 /** List element reads the conditions of one webhook call may make. */
@@ -24,7 +26,10 @@ export interface MatchCondition {
 let env: Environment | undefined;
 
 function conditionEnv(): Environment {
-  return (env ??= celBase().clone().registerVariable('object', 'dyn').registerVariable('oldObject', 'dyn').registerVariable('request', 'map<string, dyn>'));
+  return (env ??= registerCelAuthz(celBase().clone())
+    .registerVariable('object', 'dyn')
+    .registerVariable('oldObject', 'dyn')
+    .registerVariable('request', 'map<string, dyn>'));
 }
 
 /** Compiles one expression: undefined when it is a valid bool expression, else kube's detail. */
@@ -59,12 +64,13 @@ export type MatchOutcome = { matches: true } | { matches: false; failed?: string
  * Evaluates the conditions (kube's matcher.Match): the first false one decides (no call);
  * otherwise errors, if any, are the outcome; otherwise the webhook matches.
  */
-export function evaluateMatchConditions(
+export async function evaluateMatchConditions(
   conditions: readonly MatchCondition[],
   request: Record<string, unknown>,
   object: unknown,
   oldObject: unknown,
-): MatchOutcome {
+  authorizer: CelAuthorizer,
+): Promise<MatchOutcome> {
   const budget = new Budget(MATCH_CONDITIONS_BUDGET);
   const errors: string[] = [];
   let vars: Record<string, unknown> | undefined;
@@ -74,8 +80,8 @@ export function evaluateMatchConditions(
       continue;
     }
     try {
-      vars ??= { request: jsonToCel(request, budget), object: jsonToCel(object, budget), oldObject: jsonToCel(oldObject, budget) };
-      const result = c.program(vars);
+      vars ??= { request: jsonToCel(request, budget), object: jsonToCel(object, budget), oldObject: jsonToCel(oldObject, budget), authorizer };
+      const result = await c.program(vars);
       if (result === false) return { matches: false, failed: c.name };
       if (result !== true) errors.push(`expression '${c.expression}' resulted in error: expression must evaluate to bool`);
     } catch (e) {

@@ -70,6 +70,13 @@ function fake(
     },
     rejected: (l) => rejected.push(l),
     ignored: (_w, m) => ignored.push(m),
+    // alice may list secrets in her namespace; a webhook-like authorizer answers later.
+    authorizer: {
+      authorize: (a) =>
+        Promise.resolve({
+          decision: a.user.username === 'alice' && a.resource === 'secrets' && a.verb === 'list' && a.namespace === 'team' ? 'Allow' : 'NoOpinion',
+        }),
+    },
   };
   return { deps, calls, rejected, ignored };
 }
@@ -261,6 +268,9 @@ describe('WebhookDispatcher', () => {
     ]);
     const ignored = await run({ ...conditions('object.metadata.labels.missing == "x"'), failurePolicy: 'Ignore' });
     expect([ignored.calls, ignored.err]).toEqual([0, undefined]);
+    // The requesting user's access, from the server's authorizer.
+    expect((await run(conditions("authorizer.group('').resource('secrets').namespace(request.namespace).check('list').allowed()"))).calls).toBe(1);
+    expect((await run(conditions("authorizer.requestResource.subresource('status').check('list').allowed()"))).calls).toBe(0);
     // A dry run skips a webhook with side effects that its conditions exclude, instead of failing.
     const dry = attrs({ ctx: { ...attrs().ctx, dryRun: true } });
     expect((await run({ ...conditions('false'), sideEffects: 'Some' }, dry)).err).toBeUndefined();

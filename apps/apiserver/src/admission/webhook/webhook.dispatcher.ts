@@ -27,7 +27,9 @@ import { Errors, StatusError, type KubeObject, type StatusReason } from '@app/ap
 import type { AdmissionAttributes, KindDeclaration } from '@app/registry';
 import { namespaceSelectorMatches, needsNamespaceLabels, objectSelectorMatches, rulesMatch, type MatchRequest, type Webhook } from './webhook.matcher.js';
 import { WebhookCallError, type WebhookTarget } from './webhook.client.js';
+import type { Authorizer } from '@app/authz';
 import { evaluateMatchConditions } from './webhook.conditions.js';
+import { celAuthorizer } from '../../cel/cel.authz.js';
 
 type Obj = Record<string, unknown>;
 
@@ -61,9 +63,10 @@ export interface DispatcherDeps {
   rejected(labels: RejectionLabels): void;
   /** Reports a failure passed over by failure policy Ignore. */
   ignored(w: Webhook, message: string): void;
+  /** The server's authorizer, for the `authorizer` of match conditions. */
+  authorizer: Authorizer;
 }
 
-/** The group and plural resources never sent to webhooks: their own configurations. */
 /** The admission configuration kinds, never sent to webhooks nor checked by policies (kube's IsExemptAdmissionConfigurationResource). */
 export const EXEMPT = new Set([
   'admissionregistration.k8s.io/mutatingwebhookconfigurations',
@@ -247,7 +250,14 @@ export class WebhookDispatcher {
       // The conditions see the request and objects as the webhook would be sent them.
       const { request } = reviewFor(attrs, 'v1', '', as, object, oldObject) as { request: Obj };
       const { object: o, oldObject: old, uid: _uid, ...rest } = request;
-      const outcome = evaluateMatchConditions(w.matchConditions, rest, o, old);
+      const authorizer = celAuthorizer(this.deps.authorizer, attrs.ctx.user, {
+        group: attrs.decl.group,
+        resource: attrs.decl.plural,
+        subresource: attrs.subresource,
+        namespace: attrs.namespace,
+        name: attrs.name,
+      });
+      const outcome = await evaluateMatchConditions(w.matchConditions, rest, o, old, authorizer);
       if ('error' in outcome) {
         if (w.failurePolicy === 'Ignore') return undefined;
         throw Errors.forbidden({ group: attrs.decl.group, resource: attrs.decl.plural }, attrs.name, outcome.error);

@@ -15,6 +15,7 @@
  * its webhooks there, before the validating plugin's, to allow or refuse the delete.
  */
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { AUTHORIZER, type Authorizer } from '@app/authz';
 import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, objectKey, type Admission, type AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
@@ -108,6 +109,7 @@ export class AdmissionWebhooks implements OnApplicationBootstrap, OnApplicationS
     @Inject(SERVER_CONFIG) cfg: ServerConfig,
     metrics: ApiMetrics,
     registry: KindRegistry,
+    @Inject(AUTHORIZER) authorizer: Authorizer,
   ) {
     this.mutatingConfigs = new WebhookConfigurations(storage, 'mutatingwebhookconfigurations', true);
     this.validatingConfigs = new WebhookConfigurations(storage, 'validatingwebhookconfigurations', false);
@@ -127,6 +129,7 @@ export class AdmissionWebhooks implements OnApplicationBootstrap, OnApplicationS
         post: postReview,
         rejected: (labels) => metrics.webhookRejections.inc({ ...labels }),
         ignored: (w, message) => process.stderr.write(`admission: ${message} (failure policy Ignore, configuration ${w.configuration})\n`),
+        authorizer,
       });
     this.mutating = dispatcher('MutatingAdmissionWebhook');
     this.validating = dispatcher('ValidatingAdmissionWebhook');
