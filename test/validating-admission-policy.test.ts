@@ -2,8 +2,9 @@
  * ValidatingAdmissionPolicy end to end with real kubectl: policies and bindings are served,
  * validated (CEL compiled) and printed; a bound policy refuses, warns of or audits the requests
  * its constraints and the binding's match resources select, with parameters from ConfigMaps, its
- * match conditions, variables, messageExpression and reason, and the `authorizer` checks of the
- * requesting user's access; the admission configuration kinds are never checked.
+ * match conditions, variables, messageExpression and reason, the `authorizer` checks of the
+ * requesting user's access, and requests at another version of a resource (matchPolicy
+ * Equivalent); the admission configuration kinds are never checked.
  */
 import { jest } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
@@ -256,6 +257,54 @@ spec:
       return r.code === 0 ? r : undefined;
     });
     await k(['delete', 'validatingadmissionpolicybinding', 'tiered-secure.example.com']);
+  });
+
+  it('checks a request at another version of its resource, converted, under matchPolicy Equivalent', async () => {
+    await k(['create', 'namespace', 'scaling']);
+    const policy = (matchPolicy: string) => `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: cpu.example.com}
+spec:
+  matchConstraints:
+    matchPolicy: ${matchPolicy}
+    resourceRules:
+    - {apiGroups: [autoscaling], apiVersions: [v2], operations: [CREATE], resources: [horizontalpodautoscalers]}
+  validations:
+  - expression: "object.spec.metrics.all(m, m.type != 'Resource' || m.resource.target.averageUtilization <= 80)"
+    messageExpression: "'at most 80% CPU, not ' + string(object.spec.metrics[0].resource.target.averageUtilization) + ' (' + request.kind.version + ' of ' + request.requestKind.version + ')'"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: cpu-scaling.example.com}
+spec:
+  policyName: cpu.example.com
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: scaling}}
+`;
+    await k(['apply', '-f', '-'], { input: policy('Equivalent') });
+    // An autoscaling/v1 object, checked as the autoscaling/v2 object it converts to.
+    const hpa = (name: string, cpu: number) => ({
+      body: {
+        apiVersion: 'autoscaling/v1',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name },
+        spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, maxReplicas: 3, targetCPUUtilizationPercentage: cpu },
+      },
+    });
+    const refused = await waitFor('the autoscaling policy to take effect', async () => {
+      const r = await request(server, 'POST', '/apis/autoscaling/v1/namespaces/scaling/horizontalpodautoscalers', hpa(`h${Date.now()}`, 90));
+      return r.status === 422 ? r : undefined;
+    });
+    expect(refused.json<Obj>().message).toMatch(/denied request: at most 80% CPU, not 90 \(v2 of v1\)$/);
+    expect((await request(server, 'POST', '/apis/autoscaling/v1/namespaces/scaling/horizontalpodautoscalers', hpa('fine', 50))).status).toBe(201);
+    // Exact: the v1 request is not one the rules name.
+    await k(['apply', '-f', '-'], { input: policy('Exact') });
+    await waitFor('matchPolicy Exact to take effect', async () => {
+      const r = await request(server, 'POST', '/apis/autoscaling/v1/namespaces/scaling/horizontalpodautoscalers', hpa(`x${Date.now()}`, 90));
+      return r.status === 201;
+    });
+    await k(['delete', 'validatingadmissionpolicybinding', 'cpu-scaling.example.com']);
   });
 
   it('refuses policies and bindings that are not valid, with the field at fault', async () => {

@@ -9,7 +9,9 @@
  * annotations are evaluated, and each failure acts as the binding's validationActions say:
  * Deny refuses the request (the first refusal, with the validation's reason and its code),
  * Warn adds a `Warning` header, Audit adds a `validation.policy.admission.k8s.io/validation_failure`
- * audit annotation. Requests are matched at the version they were made in.
+ * audit annotation. Under matchPolicy Equivalent (the default) a request at a version the rules
+ * do not name is checked at another served version of its resource that they do, its objects
+ * converted to it (as the webhooks are called).
  */
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { AUTHORIZER, type Authorizer } from '@app/authz';
@@ -142,7 +144,7 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
       const ns = await namespaceObject();
       return ns ? { ...((ns.metadata.labels as Record<string, string> | undefined) ?? {}), [NAMESPACE_NAME_LABEL]: ns.metadata.name ?? '' } : undefined;
     };
-    let request: Obj | undefined;
+    const requests = new Map<string, Obj>();
     const authorizer = celAuthorizer(this.authorizer, attrs.ctx.user, {
       group: decl.group,
       resource: decl.plural,
@@ -156,16 +158,22 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
       if (!policy) continue;
       const needsLabels = (s: MatchSpec) => needsNamespaceLabels(s as unknown as Webhook, req);
       const nsLabels = needsLabels(policy.match) || (binding.match && needsLabels(binding.match)) ? await labels() : undefined;
-      if (!specMatches(policy.match, req, name, nsLabels)) continue;
-      if (binding.match && !specMatches(binding.match, req, name, nsLabels, true)) continue;
+      // The version the policy sees: the request's when its rules name it, else (matchPolicy
+      // Equivalent) the first other served version of the resource that they name.
+      const matchAt = (spec: MatchSpec, ofBinding = false): KindDeclaration | undefined => {
+        if (specMatches(spec, req, name, nsLabels, ofBinding)) return decl;
+        if (spec.matchPolicy !== 'Equivalent' || attrs.kind) return undefined;
+        return this.equivalents(decl).find((d) => specMatches(spec, matchRequestOf(attrs, d.version), name, nsLabels, ofBinding));
+      };
+      const as = matchAt(policy.match);
+      if (!as) continue;
+      if (binding.match && !matchAt(binding.match, true)) continue;
+      const at = (o: KubeObject | undefined) => (o && as !== decl && decl.conversion ? decl.conversion.convert(o, as.version) : o);
+      let request = requests.get(as.version);
       if (!request) {
-        const {
-          object: _o,
-          oldObject: _old,
-          uid: _uid,
-          ...rest
-        } = (reviewFor(attrs, 'v1', '', decl, attrs.object, attrs.oldObject) as { request: Obj }).request;
+        const { object: _o, oldObject: _old, uid: _uid, ...rest } = (reviewFor(attrs, 'v1', '', as, attrs.object, attrs.oldObject) as { request: Obj }).request;
         request = rest;
+        requests.set(as.version, rest);
       }
       const deny = (message: string, reason = 'Invalid') => {
         const full = `ValidatingAdmissionPolicy '${policy.name}' with binding '${binding.name}' denied request: ${message}`;
@@ -185,8 +193,8 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
       const nsObject = (await namespaceObject()) ?? null;
       for (const p of params) {
         const outcome = await evaluatePolicy(policy, {
-          object: attrs.object ?? null,
-          oldObject: attrs.oldObject ?? null,
+          object: at(attrs.object) ?? null,
+          oldObject: at(attrs.oldObject) ?? null,
           request,
           params: p,
           namespaceObject: nsObject,
@@ -210,6 +218,11 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
       }
     }
     if (denials.length) throw denials[0]!;
+  }
+
+  /** The other served versions of a kind (same group and resource). */
+  private equivalents(decl: KindDeclaration): KindDeclaration[] {
+    return this.registry.all().filter((d) => d.group === decl.group && d.plural === decl.plural && d.version !== decl.version);
   }
 
   /** The parameter objects of a binding ([null] for a policy without paramKind). */
