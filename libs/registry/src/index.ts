@@ -8,3 +8,4 @@ export * from './read.options.js';
 export * from './subresource.strategies.js';
 export * from './watch.filter.js';
 export * from './generic.store.js';
+export { convertObject } from './versioned.storage.js';

@@ -192,6 +192,12 @@ export interface Conversion {
    */
   convert(obj: KubeObject, toVersion: string): KubeObject;
   /**
+   * Present when converting calls out (a custom resource's conversion webhook): converts objects
+   * in one call; the store and admission convert through it, and `convert` then throws for any
+   * object not already at `toVersion`. Rejects with a StatusError (500) when the call fails.
+   */
+  convertMany?(objs: KubeObject[], toVersion: string): Promise<KubeObject[]>;
+  /**
    * Objects may be stored at versions other than storageVersion (a custom resource whose storage
    * version changed keeps its older objects as they are): reads convert at the storage version
    * too.

@@ -53,4 +53,72 @@ describe('versionedStorage', () => {
     await versionedStorage(settling, CONVERSION, 'v1').settled!();
     expect(asked).toBe(1);
   });
+
+  describe('with a conversion that calls out', () => {
+    /** The same toy conversion answered later (as a webhook would), counting its calls; `broken` makes it fail. */
+    const calledOut = () => {
+      const calls: number[] = [];
+      const state = { broken: false, delays: [5, 0, 3, 1] };
+      const conversion = {
+        storageVersion: 'v2',
+        convert: (o: KubeObject, to: string): KubeObject => {
+          if (String(o.apiVersion) !== `ex.io/${to}`) throw new Error('converting calls out');
+          return o;
+        },
+        convertMany: async (objs: KubeObject[], to: string): Promise<KubeObject[]> => {
+          calls.push(objs.length);
+          await new Promise((r) => setTimeout(r, state.delays[calls.length % state.delays.length]));
+          if (state.broken) throw new Error('conversion webhook failed');
+          return objs.map((o) => CONVERSION.convert(o, to));
+        },
+      };
+      return { conversion, calls, state };
+    };
+
+    it('stores, reads, lists (one call per page) and updates through it', async () => {
+      const { conversion, calls } = calledOut();
+      const inner = new FakeStorage([]);
+      const s = versionedStorage(inner, conversion, 'v1');
+      expect(await s.create(KEY, box(3))).toMatchObject({ apiVersion: 'ex.io/v1', size: 3 });
+      expect(await inner.get(KEY, { mode: 'MostRecent' })).toMatchObject({ apiVersion: 'ex.io/v2', size: '3' });
+      await s.create(`${KEY}2`, { ...box(4), metadata: { name: 'a2', namespace: 'ns', labels: { big: 'yes' } } });
+      calls.length = 0;
+      const listed = await s.list('/registry/ex.io/boxes/', { consistency: { mode: 'MostRecent' } });
+      expect(listed.items.map((o) => [o.apiVersion, o.size])).toEqual([
+        ['ex.io/v1', 3],
+        ['ex.io/v1', 4],
+      ]);
+      expect(calls).toEqual([2]);
+      // A selector sees the stored object's labels under the served apiVersion, without a call.
+      calls.length = 0;
+      const seen: unknown[] = [];
+      const selected = await s.list('/registry/ex.io/boxes/', {
+        consistency: { mode: 'MostRecent' },
+        predicate: (o) => (seen.push(o.apiVersion), (o.metadata.labels as Record<string, string> | undefined)?.big === 'yes'),
+      });
+      expect([selected.items.length, seen, calls]).toEqual([1, ['ex.io/v1', 'ex.io/v1'], [1]]);
+      const res = await s.guaranteedUpdate(KEY, (cur) => ({ ...cur, size: Number(cur.size) + 1 }));
+      expect(res.object).toMatchObject({ apiVersion: 'ex.io/v1', size: 4 });
+      expect(await s.get(KEY, { mode: 'MostRecent' })).toMatchObject({ apiVersion: 'ex.io/v1', size: 4 });
+      expect(await s.delete(KEY, { validate: (cur) => expect(cur.size).toBe(4) })).toMatchObject({ apiVersion: 'ex.io/v1', size: 4 });
+    });
+
+    it('passes watch events on in order although their conversions end out of order, and ends the watch when one fails', async () => {
+      const { conversion, state } = calledOut();
+      const inner = new FakeStorage([]);
+      const s = versionedStorage(inner, conversion, 'v1');
+      const events: StorageEvent[] = [];
+      const errors: unknown[] = [];
+      s.watch({ key: '/registry/ex.io/boxes/', recursive: true, afterRevision: 0 }, { event: (e) => events.push(e), error: (e) => errors.push(e) });
+      for (let i = 1; i <= 8; i++) await inner.create(`${KEY}${i}`, { ...box(i), apiVersion: 'ex.io/v2', size: String(i) });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(events.map((e) => e.object.size)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(events.every((e) => e.object.apiVersion === 'ex.io/v1')).toBe(true);
+      state.broken = true;
+      await inner.create(`${KEY}9`, { ...box(9), apiVersion: 'ex.io/v2', size: '9' });
+      await inner.create(`${KEY}10`, { ...box(10), apiVersion: 'ex.io/v2', size: '10' });
+      await new Promise((r) => setTimeout(r, 50));
+      expect([events.length, errors.map((e) => (e as Error).message)]).toEqual([8, ['conversion webhook failed']]);
+    });
+  });
 });

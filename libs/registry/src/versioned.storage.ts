@@ -3,16 +3,33 @@
  * version and come back at the served version (Kubernetes' storage codec converting between the
  * request version and the storage version). Keys carry no version, so every served version of a
  * kind shares its objects.
+ *
+ * A conversion that calls out (`convertMany`, a conversion webhook) is awaited: a list converts
+ * its page in one call, a watch converts each event in order before passing it on (and ends with
+ * the error when a conversion fails). A list's predicate (label and field selectors) sees the
+ * stored object under the served apiVersion, since it runs inside the storage's scan: labels and
+ * metadata are the same at every version.
  */
-import { NO_CHANGE, type ListOptions, type Storage, type StorageEvent, type TryUpdate } from '@app/storage';
+import { NO_CHANGE, type ListOptions, type Storage, type StorageEvent, type WatchHandle } from '@app/storage';
 import type { Conversion } from './kind.types.js';
 import type { KubeObject } from '@app/apimachinery';
+
+/** Converts `obj` to `version` through the conversion's call out when it has one. */
+export async function convertObject(conversion: Conversion, obj: KubeObject, version: string): Promise<KubeObject> {
+  if (!conversion.convertMany) return conversion.convert(obj, version);
+  const [out] = await conversion.convertMany([obj], version);
+  return out!;
+}
+
+/** Events a watch converts ahead of its consumer before it waits for the consumer. */
+const WATCH_CONVERSIONS_AHEAD = 64;
 
 /**
  * Wraps `inner` so `served` objects are stored at `conversion.storageVersion`. Predicates and
  * validators see served objects; watch events are converted per watcher.
  */
 export function versionedStorage(inner: Storage, conversion: Conversion, served: string): Storage {
+  if (conversion.convertMany) return calledOutVersionedStorage(inner, conversion, conversion.convertMany.bind(conversion), served);
   const out = (o: KubeObject): KubeObject => conversion.convert(o, served);
   const inn = (o: KubeObject): KubeObject => conversion.convert(o, conversion.storageVersion);
   const outOpt = (o: KubeObject | undefined): KubeObject | undefined => (o ? out(o) : o);
@@ -25,7 +42,7 @@ export function versionedStorage(inner: Storage, conversion: Conversion, served:
       return { ...res, items: res.items.map(out) };
     },
     create: async (key, obj, opts) => out(await inner.create(key, inn(obj), opts)),
-    guaranteedUpdate: async (key, tryUpdate: TryUpdate, opts) => {
+    guaranteedUpdate: async (key, tryUpdate, opts) => {
       const res = await inner.guaranteedUpdate(
         key,
         async (cur) => {
@@ -49,6 +66,112 @@ export function versionedStorage(inner: Storage, conversion: Conversion, served:
         // The watch handler's pacing: a replay waits for a slow client instead of buffering.
         ...(sink.ready ? { ready: () => sink.ready!() } : {}),
       }),
+    currentRevision: () => inner.currentRevision(),
+    ...(inner.settled ? { settled: () => inner.settled!() } : {}),
+    compactedRevision: () => inner.compactedRevision(),
+    close: () => inner.close(),
+  };
+}
+
+/** versionedStorage over a conversion that calls out. */
+function calledOutVersionedStorage(
+  inner: Storage,
+  conversion: Conversion,
+  convertMany: (objs: KubeObject[], version: string) => Promise<KubeObject[]>,
+  served: string,
+): Storage {
+  const out = async (o: KubeObject): Promise<KubeObject> => (await convertMany([o], served))[0]!;
+  const inn = async (o: KubeObject): Promise<KubeObject> => (await convertMany([o], conversion.storageVersion))[0]!;
+  const outOpt = async (o: KubeObject | undefined): Promise<KubeObject | undefined> => (o ? out(o) : o);
+  // What a selector sees of a stored object: its own fields under the served apiVersion.
+  const servedApiVersion = (o: KubeObject): string => {
+    const v = String(o.apiVersion ?? '');
+    const slash = v.lastIndexOf('/');
+    return slash >= 0 ? `${v.slice(0, slash)}/${served}` : served;
+  };
+  return {
+    get: async (key, consistency) => outOpt(await inner.get(key, consistency)),
+    list: async (prefix, opts: ListOptions) => {
+      const pred = opts.predicate;
+      const res = await inner.list(prefix, { ...opts, predicate: pred ? (o) => pred({ ...o, apiVersion: servedApiVersion(o) }) : undefined });
+      return { ...res, items: res.items.length ? await convertMany(res.items, served) : [] };
+    },
+    create: async (key, obj, opts) => out(await inner.create(key, await inn(obj), opts)),
+    guaranteedUpdate: async (key, tryUpdate, opts) => {
+      const create = opts?.createIfMissing;
+      // createIfMissing is synchronous: its object is converted before the update starts.
+      const created = create ? create() : undefined;
+      const createdIn = created ? await inn(created) : undefined;
+      const res = await inner.guaranteedUpdate(
+        key,
+        async (cur) => {
+          const next = await tryUpdate(await out(cur));
+          return next === NO_CHANGE ? NO_CHANGE : inn(next);
+        },
+        opts && { ...opts, createIfMissing: create && (() => createdIn) },
+      );
+      return { ...res, object: await out(res.object) };
+    },
+    delete: async (key, opts) => {
+      const validate = opts?.validate;
+      return out(await inner.delete(key, opts && { ...opts, validate: validate ? async (cur) => validate(await out(cur)) : undefined }));
+    },
+    deleteUndecodable: (key, opts) => inner.deleteUndecodable(key, opts),
+    ...(inner.storageKey ? { storageKey: (key: string) => inner.storageKey!(key) } : {}),
+    watch: (opts, sink) => {
+      // Each event is converted in arrival order; the chain passes them on in that order.
+      let chain: Promise<void> = Promise.resolve();
+      let pending = 0;
+      let failed = false;
+      let drained: (() => void) | undefined;
+      const started: { handle?: WatchHandle } = {};
+      let stopOnStart = false;
+      const fail = (err: unknown) => {
+        if (failed) return;
+        failed = true;
+        if (started.handle) started.handle.stop();
+        else stopOnStart = true;
+        sink.error(err as Parameters<typeof sink.error>[0]);
+      };
+      const handle = inner.watch(opts, {
+        event: (e: StorageEvent) => {
+          if (failed) return;
+          pending++;
+          const converted = convertMany(e.prevObject ? [e.object, e.prevObject] : [e.object], served);
+          chain = chain.then(async () => {
+            try {
+              const [object, prevObject] = await converted;
+              if (!failed) sink.event({ ...e, object: object!, ...(prevObject ? { prevObject } : {}) });
+            } catch (err) {
+              fail(err);
+            } finally {
+              pending--;
+              if (pending === 0 && drained) {
+                drained();
+                drained = undefined;
+              }
+            }
+          });
+          // A conversion that fails before its turn is reported in order by the chain.
+          converted.catch(() => undefined);
+        },
+        error: (err) => {
+          chain = chain.then(() => {
+            if (!failed) {
+              failed = true;
+              sink.error(err);
+            }
+          });
+        },
+        ready: () => {
+          if (pending >= WATCH_CONVERSIONS_AHEAD) return new Promise<void>((resolve) => (drained = resolve));
+          return sink.ready?.();
+        },
+      });
+      started.handle = handle;
+      if (stopOnStart) handle.stop();
+      return handle;
+    },
     currentRevision: () => inner.currentRevision(),
     ...(inner.settled ? { settled: () => inner.settled!() } : {}),
     compactedRevision: () => inner.compactedRevision(),

@@ -16,7 +16,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { AUTHORIZER, type Authorizer } from '@app/authz';
 import { StatusError, type KubeObject, type StatusReason } from '@app/apimachinery';
-import { collectionPrefix, KindRegistry, objectKey, type Admission, type AdmissionAttributes, type KindDeclaration } from '@app/registry';
+import { collectionPrefix, convertObject, KindRegistry, objectKey, type Admission, type AdmissionAttributes, type KindDeclaration } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { WatchedCollection } from '../../pipeline/watched-collection.js';
 import { NAMESPACE_NAME_LABEL } from '../../groups/core/namespace/namespace.strategy.js';
@@ -168,7 +168,7 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
       const as = matchAt(policy.match);
       if (!as) continue;
       if (binding.match && !matchAt(binding.match, true)) continue;
-      const at = (o: KubeObject | undefined) => (o && as !== decl && decl.conversion ? decl.conversion.convert(o, as.version) : o);
+      const at = async (o: KubeObject | undefined) => (o && as !== decl && decl.conversion ? convertObject(decl.conversion, o, as.version) : o);
       let request = requests.get(as.version);
       if (!request) {
         const { object: _o, oldObject: _old, uid: _uid, ...rest } = (reviewFor(attrs, 'v1', '', as, attrs.object, attrs.oldObject) as { request: Obj }).request;
@@ -191,10 +191,12 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
         continue;
       }
       const nsObject = (await namespaceObject()) ?? null;
+      const object = (await at(attrs.object)) ?? null;
+      const oldObject = (await at(attrs.oldObject)) ?? null;
       for (const p of params) {
         const outcome = await evaluatePolicy(policy, {
-          object: at(attrs.object) ?? null,
-          oldObject: at(attrs.oldObject) ?? null,
+          object,
+          oldObject,
           request,
           params: p,
           namespaceObject: nsObject,
@@ -236,17 +238,18 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
     const ns = decl.namespaced ? (ref.namespace ?? attrs.namespace) : '';
     if (decl.namespaced && !ns) throw new Error('cannot use a namespaced paramRef in a policy binding that matches a cluster-scoped resource');
     const storage = this.policies.storage;
-    const at = (o: KubeObject) => (decl.conversion && o.apiVersion !== `${group ? `${group}/` : ''}${version}` ? decl.conversion.convert(o, version!) : o);
+    const at = async (o: KubeObject) =>
+      decl.conversion && o.apiVersion !== `${group ? `${group}/` : ''}${version}` ? convertObject(decl.conversion, o, version!) : o;
     if (ref.name) {
       const o = await storage.get(objectKey(decl, ns, ref.name), { mode: 'Any' });
-      return o ? [at(o)] : [];
+      return o ? [await at(o)] : [];
     }
     const sel = ref.selector;
     const listed = await storage.list(collectionPrefix(decl as KindDeclaration, ns), {
       consistency: { mode: 'Any' },
       predicate: (o) => !sel || sel.matches((o.metadata.labels as Record<string, string> | undefined) ?? {}),
     });
-    return listed.items.map(at);
+    return Promise.all(listed.items.map(at));
   }
 }
 

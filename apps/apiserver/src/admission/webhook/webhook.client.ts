@@ -2,12 +2,16 @@
  * The HTTPS side of admission webhooks: where a webhook is reached (its URL, or its Service's
  * endpoints), the credentials this server presents to it (`--admission-control-config-file`,
  * conventions.md "Outbound admission webhooks"), and the POST of an AdmissionReview with the
- * webhook's time-out as a deadline for the whole exchange.
+ * webhook's time-out as a deadline for the whole exchange. CustomResourceDefinitions' conversion
+ * webhooks are reached the same way.
  */
 import * as https from 'node:https';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import type { KubeObject } from '@app/apimachinery';
+import { objectKey } from '@app/registry';
+import type { Storage } from '@app/storage';
 
 type Doc = Record<string, unknown>;
 const obj = (v: unknown): Doc => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Doc) : {});
@@ -216,4 +220,64 @@ export function postReview(t: WebhookTarget, review: unknown, timeoutSeconds: nu
     req.on('error', (e) => fail(`failed to call webhook: ${shown}: ${e.message}`));
     req.end(payload);
   });
+}
+
+/** A webhook's `clientConfig` (admission webhooks and CRD conversion webhooks share its shape). */
+export interface WebhookClientConfig {
+  url?: string;
+  service?: { namespace: string; name: string; path?: string; port: number };
+  caBundle?: string;
+}
+
+const SERVICES = { group: '', plural: 'services', namespaced: true };
+const ENDPOINTS = { group: '', plural: 'endpoints', namespaced: true };
+
+/**
+ * Where a webhook is, and what to present to it (`users`: the credentials by host). A Service is
+ * reached at a ready endpoint behind the port it names, verified as `name.namespace.svc`.
+ */
+export async function webhookTarget(
+  storage: Storage,
+  cc: WebhookClientConfig,
+  users: ReadonlyMap<string, WebhookCredentials> = new Map(),
+): Promise<WebhookTarget> {
+  const caPem = cc.caBundle ? Buffer.from(cc.caBundle, 'base64').toString('utf8') : undefined;
+  const { url, service } = cc;
+  if (url !== undefined) {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      throw new WebhookCallError(`invalid URL ${JSON.stringify(url)}`);
+    }
+    return { url: u, caPem, credentials: credentialsFor(users, u.host) };
+  }
+  if (!service) throw new WebhookCallError('the webhook has neither a URL nor a service');
+  const host = `${service.name}.${service.namespace}.svc`;
+  const address = await endpointOf(storage, service.namespace, service.name, service.port);
+  const p = service.path ?? '/';
+  const u = new URL(`https://${address}${p.startsWith('/') ? p : `/${p}`}`);
+  return { url: u, serverName: host, caPem, credentials: credentialsFor(users, service.port === 443 ? host : `${host}:${service.port}`) };
+}
+
+/** `ip:port` of a ready endpoint behind Service port `port`. */
+async function endpointOf(storage: Storage, ns: string, name: string, port: number): Promise<string> {
+  const svc = await storage.get(objectKey(SERVICES, ns, name), { mode: 'Any' });
+  if (!svc) throw new WebhookCallError(`service "${name}" not found`);
+  const ports = (Array.isArray(obj(svc.spec).ports) ? (obj(svc.spec).ports as unknown[]) : []).map(obj);
+  const sp = ports.find((q) => q.port === port);
+  if (!sp) throw new WebhookCallError(`no service port ${port} found for service "${name}"`);
+  const portName = typeof sp.name === 'string' ? sp.name : '';
+  const ep: KubeObject | undefined = await storage.get(objectKey(ENDPOINTS, ns, name), { mode: 'Any' });
+  for (const subset of (Array.isArray(ep?.subsets) ? (ep.subsets as unknown[]) : []).map(obj)) {
+    const epPort = (Array.isArray(subset.ports) ? (subset.ports as unknown[]) : [])
+      .map(obj)
+      .find((q) => (typeof q.name === 'string' ? q.name : '') === portName);
+    const addr = (Array.isArray(subset.addresses) ? (subset.addresses as unknown[]) : []).map(obj).find((a) => typeof a.ip === 'string');
+    if (epPort && typeof epPort.port === 'number' && addr) {
+      const ip = addr.ip as string;
+      return `${ip.includes(':') ? `[${ip}]` : ip}:${epPort.port}`;
+    }
+  }
+  throw new WebhookCallError(`no endpoints available for service "${name}"`);
 }

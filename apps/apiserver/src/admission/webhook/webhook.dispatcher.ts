@@ -24,7 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { Errors, StatusError, type KubeObject, type StatusReason } from '@app/apimachinery';
-import type { AdmissionAttributes, KindDeclaration } from '@app/registry';
+import { convertObject, type AdmissionAttributes, type KindDeclaration } from '@app/registry';
 import { namespaceSelectorMatches, needsNamespaceLabels, objectSelectorMatches, rulesMatch, type MatchRequest, type Webhook } from './webhook.matcher.js';
 import { WebhookCallError, type WebhookTarget } from './webhook.client.js';
 import type { Authorizer } from '@app/authz';
@@ -233,9 +233,9 @@ export class WebhookDispatcher {
   }
 
   /** `obj` at the version `as` of the request's kind. */
-  private static at(attrs: AdmissionAttributes, as: KindDeclaration, obj: KubeObject | undefined): KubeObject | undefined {
+  private static async at(attrs: AdmissionAttributes, as: KindDeclaration, obj: KubeObject | undefined): Promise<KubeObject | undefined> {
     if (!obj || as === attrs.decl || !attrs.decl.conversion) return obj;
-    return attrs.decl.conversion.convert(obj, as.version);
+    return convertObject(attrs.decl.conversion, obj, as.version);
   }
 
   /**
@@ -245,7 +245,7 @@ export class WebhookDispatcher {
   private async call(inv: Invocation, attrs: AdmissionAttributes, object: KubeObject | undefined, mutating: boolean): Promise<ReviewResponse | undefined> {
     const { w, as } = inv;
     const type = mutating ? 'admit' : 'validating';
-    const oldObject = WebhookDispatcher.at(attrs, as, attrs.oldObject);
+    const oldObject = await WebhookDispatcher.at(attrs, as, attrs.oldObject);
     if (w.matchConditions.length > 0) {
       // The conditions see the request and objects as the webhook would be sent them.
       const { request } = reviewFor(attrs, 'v1', '', as, object, oldObject) as { request: Obj };
@@ -315,13 +315,13 @@ export class WebhookDispatcher {
     const after = new Map<Invocation, unknown>();
     const run = async (inv: Invocation, round: number, index: number): Promise<void> => {
       const { w, as } = inv;
-      const res = await this.call(inv, attrs, WebhookDispatcher.at(attrs, as, attrs.object), true);
+      const res = await this.call(inv, attrs, await WebhookDispatcher.at(attrs, as, attrs.object), true);
       if (!res) return;
       attrs.ctx.warnings.push(...res.warnings);
       WebhookDispatcher.auditAnnotations(attrs, w, res);
       if (!res.allowed) this.refuse(w, attrs, res, true);
       const before = attrs.ctx.audit && res.patch?.length ? structuredClone(attrs.object) : undefined;
-      if (res.patch && res.patch.length && attrs.object) this.applyPatch(inv, attrs, res.patch);
+      if (res.patch && res.patch.length && attrs.object) await this.applyPatch(inv, attrs, res.patch);
       const audit = attrs.ctx.audit;
       if (audit) {
         // kube's mutation annotations: every call at Metadata, the patch of one that changed the object at Request.
@@ -352,7 +352,7 @@ export class WebhookDispatcher {
   async validate(attrs: AdmissionAttributes): Promise<void> {
     const hooks = await this.matching(false, attrs);
     if (hooks.length === 0) return;
-    const results = await Promise.allSettled(hooks.map((inv) => this.call(inv, attrs, WebhookDispatcher.at(attrs, inv.as, attrs.object), false)));
+    const results = await Promise.allSettled(hooks.map(async (inv) => this.call(inv, attrs, await WebhookDispatcher.at(attrs, inv.as, attrs.object), false)));
     let first: unknown;
     results.forEach((r, i) => {
       if (first !== undefined) return;
@@ -379,12 +379,13 @@ export class WebhookDispatcher {
    * Applies a webhook's JSON patch to the request's object in place, at the version the webhook
    * was called with (converted back after); a patch that does not apply is 500.
    */
-  private applyPatch(inv: Invocation, attrs: AdmissionAttributes, ops: Operation[]): void {
+  private async applyPatch(inv: Invocation, attrs: AdmissionAttributes, ops: Operation[]): Promise<void> {
     const object = attrs.object!;
     const name = JSON.stringify(inv.w.name);
+    const sent = (await WebhookDispatcher.at(attrs, inv.as, object))!;
     let patched: KubeObject;
     try {
-      patched = fastJsonPatch.applyPatch(structuredClone(WebhookDispatcher.at(attrs, inv.as, object)!), ops, true, false).newDocument;
+      patched = fastJsonPatch.applyPatch(structuredClone(sent), ops, true, false).newDocument;
     } catch (e) {
       throw Errors.internal(`admission webhook ${name} returned a patch that does not apply: ${(e as Error).message}`);
     }
@@ -392,7 +393,7 @@ export class WebhookDispatcher {
     if (!patched || typeof patched !== 'object' || Array.isArray(patched) || !meta || typeof meta !== 'object' || Array.isArray(meta)) {
       throw Errors.internal(`admission webhook ${name} returned a patch that does not leave an object with metadata`);
     }
-    if (inv.as !== attrs.decl && attrs.decl.conversion) patched = attrs.decl.conversion.convert(patched, attrs.decl.version);
+    if (inv.as !== attrs.decl && attrs.decl.conversion) patched = await convertObject(attrs.decl.conversion, patched, attrs.decl.version);
     for (const k of Object.keys(object)) delete (object as Obj)[k];
     Object.assign(object, patched);
   }

@@ -16,7 +16,6 @@
  */
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { AUTHORIZER, type Authorizer } from '@app/authz';
-import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, objectKey, type Admission, type AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
 import type { ServerConfig } from '../../config/flags.js';
@@ -28,10 +27,9 @@ import { SERVER_CONFIG, STORAGE } from '../../tokens.js';
 import { AdmissionPlugin } from '../admission.plugin.js';
 import {
   closeWebhookConnections,
-  credentialsFor,
   postReview,
+  webhookTarget,
   webhookCredentialsFromAdmissionConfig,
-  WebhookCallError,
   type WebhookCredentials,
   type WebhookPluginName,
   type WebhookTarget,
@@ -43,8 +41,6 @@ type Obj = Record<string, unknown>;
 const GROUP = 'admissionregistration.k8s.io';
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 const NAMESPACES = { group: '', plural: 'namespaces', namespaced: false };
-const SERVICES = { group: '', plural: 'services', namespaced: true };
-const ENDPOINTS = { group: '', plural: 'endpoints', namespaced: true };
 /** Longest wait of a request for the first list of the configurations. */
 const READY_WAIT_MS = 10_000;
 
@@ -153,47 +149,8 @@ export class AdmissionWebhooks implements OnApplicationBootstrap, OnApplicationS
   }
 
   /** Where webhook `w` is, and what to present to it. */
-  private async target(w: Webhook, plugin: WebhookPluginName): Promise<WebhookTarget> {
-    const users = this.credentials.get(plugin) ?? new Map<string, WebhookCredentials>();
-    const caPem = w.clientConfig.caBundle ? Buffer.from(w.clientConfig.caBundle, 'base64').toString('utf8') : undefined;
-    const { url, service } = w.clientConfig;
-    if (url !== undefined) {
-      let u: URL;
-      try {
-        u = new URL(url);
-      } catch {
-        throw new WebhookCallError(`invalid URL ${JSON.stringify(url)}`);
-      }
-      return { url: u, caPem, credentials: credentialsFor(users, u.host) };
-    }
-    if (!service) throw new WebhookCallError('the webhook has neither a URL nor a service');
-    const host = `${service.name}.${service.namespace}.svc`;
-    const address = await this.endpointOf(service.namespace, service.name, service.port);
-    const path = service.path ?? '/';
-    const u = new URL(`https://${address}${path.startsWith('/') ? path : `/${path}`}`);
-    return { url: u, serverName: host, caPem, credentials: credentialsFor(users, service.port === 443 ? host : `${host}:${service.port}`) };
-  }
-
-  /** `ip:port` of a ready endpoint behind Service port `port`. */
-  private async endpointOf(ns: string, name: string, port: number): Promise<string> {
-    const svc = await this.storage.get(objectKey(SERVICES, ns, name), { mode: 'Any' });
-    if (!svc) throw new WebhookCallError(`service "${name}" not found`);
-    const ports = (Array.isArray(obj(svc.spec).ports) ? (obj(svc.spec).ports as unknown[]) : []).map(obj);
-    const sp = ports.find((p) => p.port === port);
-    if (!sp) throw new WebhookCallError(`no service port ${port} found for service "${name}"`);
-    const portName = typeof sp.name === 'string' ? sp.name : '';
-    const ep: KubeObject | undefined = await this.storage.get(objectKey(ENDPOINTS, ns, name), { mode: 'Any' });
-    for (const subset of (Array.isArray(ep?.subsets) ? (ep.subsets as unknown[]) : []).map(obj)) {
-      const epPort = (Array.isArray(subset.ports) ? (subset.ports as unknown[]) : [])
-        .map(obj)
-        .find((p) => (typeof p.name === 'string' ? p.name : '') === portName);
-      const addr = (Array.isArray(subset.addresses) ? (subset.addresses as unknown[]) : []).map(obj).find((a) => typeof a.ip === 'string');
-      if (epPort && typeof epPort.port === 'number' && addr) {
-        const ip = addr.ip as string;
-        return `${ip.includes(':') ? `[${ip}]` : ip}:${epPort.port}`;
-      }
-    }
-    throw new WebhookCallError(`no endpoints available for service "${name}"`);
+  private target(w: Webhook, plugin: WebhookPluginName): Promise<WebhookTarget> {
+    return webhookTarget(this.storage, w.clientConfig, this.credentials.get(plugin) ?? new Map<string, WebhookCredentials>());
   }
 }
 

@@ -142,7 +142,7 @@ export function validateRuleWithOperations(rule: Obj, path: string): FieldError[
 }
 
 /** validateAdmissionReviewVersions: at least one; no duplicates; DNS-1035 labels; one this server knows. */
-function validateAdmissionReviewVersions(raw: unknown, requireRecognized: boolean, path: string): FieldError[] {
+export function validateAdmissionReviewVersions(raw: unknown, requireRecognized: boolean, path: string): FieldError[] {
   const versions = strings(raw);
   const accepted = ACCEPTED_ADMISSION_REVIEW_VERSIONS.join(', ');
   if (versions.length === 0) return [required(path, `must specify one of ${accepted}`)];

@@ -16,7 +16,12 @@ import type { Storage } from '@app/storage';
 import { PostStartHook, type PostStartHookProvider } from '../../../bootstrap/post-start-hook.js';
 import { WatchedCollection } from '../../../pipeline/watched-collection.js';
 import { STORAGE, STORES, type StoreFactory } from '../../../tokens.js';
+import { postReview, webhookTarget } from '../../../admission/webhook/webhook.client.js';
+import type { ConversionWebhookCall } from './crd.conversion.js';
 import { CUSTOM_RESOURCE, customResourceKinds, isCustomResource, type CustomResourceDeclaration } from './custom-resource.kinds.js';
+
+/** How long a conversion webhook may take to answer (kube's default for webhooks). */
+const CONVERSION_WEBHOOK_TIMEOUT_SECONDS = 30;
 
 /** The key prefix of the definitions. */
 export const CRD_PREFIX = '/registry/apiextensions.k8s.io/customresourcedefinitions/';
@@ -38,7 +43,7 @@ export class CustomResourceRegistrar implements OnApplicationBootstrap, OnApplic
   private unsubscribe: (() => void) | undefined;
 
   constructor(
-    @Inject(STORAGE) storage: Storage,
+    @Inject(STORAGE) private readonly storage: Storage,
     private readonly registry: KindRegistry,
     @Inject(STORES) private readonly stores: StoreFactory,
   ) {
@@ -61,6 +66,15 @@ export class CustomResourceRegistrar implements OnApplicationBootstrap, OnApplic
     if (this.unsubscribe) await this.definitions.whenSynced();
   }
 
+  /** Posts a ConversionReview to a definition's webhook (its URL, or its Service's endpoints). */
+  private readonly callConversionWebhook: ConversionWebhookCall = async (clientConfig, review) => {
+    try {
+      return await postReview(await webhookTarget(this.storage, clientConfig), review, CONVERSION_WEBHOOK_TIMEOUT_SECONDS);
+    } catch (e) {
+      throw new Error((e as Error).message.replace(/^failed to call webhook: /, ''), { cause: e });
+    }
+  };
+
   /** The kinds served for a definition (empty when it is not served). */
   servedKinds(name: string): readonly CustomResourceDeclaration[] {
     return this.served.get(name)?.decls ?? [];
@@ -74,15 +88,19 @@ export class CustomResourceRegistrar implements OnApplicationBootstrap, OnApplic
     for (const d of had?.decls ?? []) if (this.registry.lookup(d.group, d.version, d.plural) === d) this.registry.unregister(d.group, d.version, d.plural);
     this.served.delete(name);
     if (!crd || !asMap(asMap(crd.status).acceptedNames).plural) return;
-    const decls = customResourceKinds(crd, (version) => {
-      const d = this.registry.lookup(String(asMap(crd.spec).group), version, String(asMap(asMap(crd.status).acceptedNames).plural));
-      if (!d) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
-      const store = this.stores.storeFor(d);
-      return {
-        get: (ns, n) => store.get(ns, n),
-        update: async (ns, n, obj, ctx) => (await store.update(ns, n, obj, { ctx, fieldValidation: 'Ignore' })).object,
-      };
-    });
+    const decls = customResourceKinds(
+      crd,
+      (version) => {
+        const d = this.registry.lookup(String(asMap(crd.spec).group), version, String(asMap(asMap(crd.status).acceptedNames).plural));
+        if (!d) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+        const store = this.stores.storeFor(d);
+        return {
+          get: (ns, n) => store.get(ns, n),
+          update: async (ns, n, obj, ctx) => (await store.update(ns, n, obj, { ctx, fieldValidation: 'Ignore' })).object,
+        };
+      },
+      this.callConversionWebhook,
+    );
     const terminating = crd.metadata.deletionTimestamp !== undefined && crd.metadata.deletionTimestamp !== null;
     const kept: CustomResourceDeclaration[] = [];
     for (const d of decls) {

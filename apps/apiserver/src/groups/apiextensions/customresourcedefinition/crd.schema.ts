@@ -118,7 +118,7 @@ export const CRDServiceReferenceSchema: JSONSchemaProps = defineSchema(`${AX}.Se
     name: str('Name of the service.'),
     namespace: str('Namespace of the service.'),
     path: str('URL path of the calls.'),
-    port: int32('Port of the service; default 443.'),
+    port: { ...int32('Port of the service; default 443.'), default: 443 },
   },
 });
 
@@ -128,7 +128,7 @@ export const CRDConversionSchema: JSONSchemaProps = defineSchema(`${AX}.CustomRe
   description: 'How objects are converted between versions.',
   required: ['strategy'],
   properties: {
-    strategy: str('None: only apiVersion changes. Webhook: an external webhook converts (not supported by this server).'),
+    strategy: str('None: only apiVersion changes. Webhook: the webhook converts.'),
     webhook: {
       type: 'object',
       description: 'The conversion webhook.',

@@ -171,12 +171,40 @@ describe('CustomResourceDefinition validation', () => {
       'spec.scope: supported values: "Cluster", "Namespaced"',
       "spec.names.plural: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
       'spec.names.listKind: kind and listKind cannot be the same',
-      'spec.conversion.strategy: supported values: "None" (this server converts between versions by apiVersion only)',
+      'spec.conversion.webhook: required when strategy is set to Webhook',
       'spec.versions: must have exactly one version marked as storage version',
       'spec.versions: must have at least one version marked as served',
       'spec.versions[1].name: ',
       'spec.versions[1].schema.openAPIV3Schema: schemas are required',
     ]);
+  });
+
+  it('checks the conversion webhook', () => {
+    const conv = (conversion: unknown) => msgs(crd({ conversion }));
+    expect(conv({ strategy: 'Webhook', webhook: { clientConfig: { url: 'https://hook.example.com/convert' }, conversionReviewVersions: ['v1'] } })).toEqual([]);
+    expect(
+      conv({
+        strategy: 'Webhook',
+        webhook: { clientConfig: { service: { namespace: 'ns', name: 'conv', path: '/convert' } }, conversionReviewVersions: ['v2', 'v1beta1'] },
+      }),
+    ).toEqual([]);
+    expect(conv({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v2'] } })).toEqual([
+      'spec.conversion.webhook.clientConfig: required when strategy is set to Webhook',
+      'spec.conversion.webhook.conversionReviewVersions: must include at least one of v1, v1beta1',
+    ]);
+    expect(
+      conv({ strategy: 'Webhook', webhook: { clientConfig: { url: 'http://hook', service: { name: 'a', namespace: 'b' } }, conversionReviewVersions: [] } }),
+    ).toEqual([
+      'spec.conversion.webhook.clientConfig: exactly one of url or service is required',
+      'spec.conversion.webhook.conversionReviewVersions: must specify one of v1, v1beta1',
+    ]);
+    expect(conv({ strategy: 'Webhook', webhook: { clientConfig: { url: 'http://hook' }, conversionReviewVersions: ['v1'] } })[0]).toMatch(
+      /^spec.conversion.webhook.clientConfig.url: 'https' is the only allowed URL scheme/,
+    );
+    expect(conv({ strategy: 'None', webhook: { conversionReviewVersions: ['v1'] } })).toEqual([
+      'spec.conversion.webhook: should not be set when strategy is not set to Webhook',
+    ]);
+    expect(conv({ strategy: 'Other' })).toEqual(['spec.conversion.strategy: supported values: "None", "Webhook"']);
   });
 
   it('requires the approval annotation in protected groups', () => {

@@ -8,6 +8,7 @@
  * this server converts by apiVersion only.
  */
 import { compileSchemaPattern, GoValue, isDNS1035Label, isDNS1123Subdomain, type FieldError, type JSONSchemaProps, type KubeObject } from '@app/apimachinery';
+import { validateAdmissionReviewVersions, validateWebhookService, validateWebhookURL } from '../../admissionregistration/admissionregistration.validation.js';
 import { CelValidator } from './crd.cel.js';
 import { parseJsonPath, simpleFieldPath } from './crd.jsonpath.js';
 import { crdNames, crdVersions } from './custom-resource.kinds.js';
@@ -164,14 +165,7 @@ export function validateCrd(crd: KubeObject): FieldError[] {
       detail: 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead',
     });
 
-  const conv = asMap(spec.conversion);
-  if (conv.strategy !== undefined && conv.strategy !== 'None')
-    out.push({
-      type: 'FieldValueNotSupported',
-      field: 'spec.conversion.strategy',
-      value: conv.strategy,
-      detail: 'supported values: "None" (this server converts between versions by apiVersion only)',
-    });
+  out.push(...validateConversion(spec.conversion));
 
   const versions = crdVersions(crd);
   const raw = Array.isArray(spec.versions) ? spec.versions : [];
@@ -274,4 +268,33 @@ export function validateStoredVersions(crd: KubeObject): FieldError[] {
 /** The versions as kube prints a slice in a field error, shortened. */
 function versionsValue(n: number): GoValue {
   return new GoValue(`[]apiextensions.CustomResourceDefinitionVersion{...${n} versions}`);
+}
+
+/** spec.conversion (kube's validateCustomResourceConversion): strategy None, or Webhook with where to reach it. */
+function validateConversion(raw: unknown): FieldError[] {
+  if (raw === undefined || raw === null) return [];
+  const conv = asMap(raw);
+  const path = 'spec.conversion';
+  const out: FieldError[] = [];
+  const webhook = conv.webhook === undefined || conv.webhook === null ? undefined : asMap(conv.webhook);
+  if (conv.strategy === 'Webhook') {
+    if (!webhook) return [{ type: 'FieldValueRequired', field: `${path}.webhook`, detail: 'required when strategy is set to Webhook' }];
+    const cc = webhook.clientConfig === undefined || webhook.clientConfig === null ? undefined : asMap(webhook.clientConfig);
+    if (!cc) out.push({ type: 'FieldValueRequired', field: `${path}.webhook.clientConfig`, detail: 'required when strategy is set to Webhook' });
+    else {
+      const hasUrl = typeof cc.url === 'string';
+      const hasService = cc.service !== undefined && cc.service !== null;
+      if (hasUrl === hasService)
+        out.push({ type: 'FieldValueRequired', field: `${path}.webhook.clientConfig`, detail: 'exactly one of url or service is required' });
+      else if (hasUrl) out.push(...validateWebhookURL(String(cc.url), `${path}.webhook.clientConfig.url`));
+      else {
+        const svc = asMap(cc.service);
+        out.push(...validateWebhookService({ ...svc, port: svc.port ?? 443 }, `${path}.webhook.clientConfig.service`));
+      }
+    }
+    out.push(...validateAdmissionReviewVersions(webhook.conversionReviewVersions, true, `${path}.webhook.conversionReviewVersions`));
+  } else if (conv.strategy === 'None' || conv.strategy === undefined) {
+    if (webhook) out.push({ type: 'FieldValueForbidden', field: `${path}.webhook`, detail: 'should not be set when strategy is not set to Webhook' });
+  } else out.push({ type: 'FieldValueNotSupported', field: `${path}.strategy`, value: conv.strategy, detail: 'supported values: "None", "Webhook"' });
+  return out;
 }

@@ -5,7 +5,7 @@
  * ObjectMeta, so validation, pruning of unknown fields, defaulting, the published OpenAPI and
  * server-side apply all work from it as for the built-in kinds. Objects are stored at the
  * storage version and converted between versions by apiVersion alone (conversion strategy
- * None); like kube, an object read from storage is defaulted with the schema of the version it
+ * None) or by the definition's conversion webhook (strategy Webhook, crd.conversion.ts); like kube, an object read from storage is defaulted with the schema of the version it
  * is stored at, so a default added to a definition shows on the objects that existed before.
  * `/status` and `/scale` are served when the version declares them; printer columns become
  * Table columns. The version's CEL rules (x-kubernetes-validations) run on every create and
@@ -22,11 +22,20 @@ import {
   type JSONSchemaProps,
   type KubeObject,
 } from '@app/apimachinery';
-import { humanDuration, statusSubresource, type KindDeclaration, type RequestContext, type SubresourceDeclaration, type TableColumn } from '@app/registry';
+import {
+  humanDuration,
+  statusSubresource,
+  type Conversion,
+  type KindDeclaration,
+  type RequestContext,
+  type SubresourceDeclaration,
+  type TableColumn,
+} from '@app/registry';
 import { ScaleSchema } from '../../apps/deployment/deployment.scale.js';
 import { compareKubeVersions } from '../../apiregistration/aggregation/aggregation.logic.js';
 import { evalJsonPath, parseJsonPath, simpleFieldPath } from './crd.jsonpath.js';
 import { CelValidator } from './crd.cel.js';
+import { conversionWebhookOf, convertThroughWebhook, type ConversionWebhookCall } from './crd.conversion.js';
 
 type Obj = Record<string, unknown>;
 const asMap = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -271,7 +280,11 @@ export function isCustomResource(d: KindDeclaration): d is CustomResourceDeclara
  * The kinds a definition serves: every served version, the preferred (kube's version order)
  * first. `storeOf` gives the store of a version, for the scale subresource.
  */
-export function customResourceKinds(crd: KubeObject, storeOf: (version: string) => CustomResourceStore): CustomResourceDeclaration[] {
+export function customResourceKinds(
+  crd: KubeObject,
+  storeOf: (version: string) => CustomResourceStore,
+  callConversionWebhook?: ConversionWebhookCall,
+): CustomResourceDeclaration[] {
   const spec = asMap(crd.spec);
   const group = String(spec.group ?? '');
   // Served under the accepted names (status), as kube does; a definition not yet accepted is served under spec.names.
@@ -287,11 +300,23 @@ export function customResourceKinds(crd: KubeObject, storeOf: (version: string) 
   const readDefaults = new Map<string, JSONSchemaProps>();
   for (const v of allVersions)
     if (v.name && v.schema && hasDefaults(v.schema)) readDefaults.set(`${group}/${v.name}`, customResourceSchema(group, v.name, names.kind, v.schema));
-  const convert = (obj: KubeObject, to: string): KubeObject => {
+  // An object read from storage is defaulted at the version it is stored at.
+  const defaulted = (obj: KubeObject): KubeObject => {
     const schema = readDefaults.get(String(obj.apiVersion));
-    const read = schema ? applyDefaults(structuredClone(obj), schema) : obj;
-    return read.apiVersion === `${group}/${to}` ? read : { ...read, apiVersion: `${group}/${to}` };
+    return schema ? applyDefaults(structuredClone(obj), schema) : obj;
   };
+  const webhook = conversionWebhookOf(crd, group, names.kind);
+  const convert = (obj: KubeObject, to: string): KubeObject => {
+    const read = defaulted(obj);
+    if (read.apiVersion === `${group}/${to}`) return read;
+    if (webhook) throw Errors.internal(`conversion of ${String(read.apiVersion)}, Kind=${names.kind} to ${to} needs its conversion webhook`);
+    return { ...read, apiVersion: `${group}/${to}` };
+  };
+  const call: ConversionWebhookCall = callConversionWebhook ?? (() => Promise.reject(new Error('no conversion webhook client')));
+  const conversionOf = (storageVersion: string): Conversion =>
+    webhook
+      ? { storageVersion, convert, mixedStoredVersions: true, convertMany: (objs, to) => convertThroughWebhook(webhook, call, objs.map(defaulted), to) }
+      : { storageVersion, convert, mixedStoredVersions: true };
   return versions.map((v) => {
     const subresources: Record<string, SubresourceDeclaration> = {};
     if (v.status) subresources.status = statusSubresource();
@@ -349,7 +374,7 @@ export function customResourceKinds(crd: KubeObject, storeOf: (version: string) 
       ageColumn: false,
       ...(Object.keys(subresources).length ? { subresources } : {}),
       ...(Object.keys(fieldSelectors).length ? { fieldSelectors } : {}),
-      ...(storage && (allVersions.length > 1 || readDefaults.size > 0) ? { conversion: { storageVersion: storage, convert, mixedStoredVersions: true } } : {}),
+      ...(storage && (allVersions.length > 1 || readDefaults.size > 0) ? { conversion: conversionOf(storage) } : {}),
       ...(v.deprecated ? { deprecation: { deprecatedIn: '', warning: v.deprecationWarning ?? `${group}/${v.name} ${names.kind} is deprecated` } } : {}),
       [CUSTOM_RESOURCE]: crdName,
     };
