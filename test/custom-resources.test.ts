@@ -277,6 +277,103 @@ spec:
     await k(['delete', 'crd', 'pools.stable.example.com', '--timeout=60s']);
   });
 
+  it("runs rules that use kube's CEL libraries: quantity, url, ip and cidr, format, semver, sets, math, lists, two-variable comprehensions", async () => {
+    const rules = [
+      ["quantity(self.memory).isLessThan(quantity('4Gi'))", "'memory ' + self.memory + ' is not below 4Gi'"],
+      ["isURL(self.endpoint) && url(self.endpoint).getScheme() == 'https'", "'endpoint must be an https URL'"],
+      [
+        'cidr(self.subnet).containsIP(self.gateway) && ip(self.gateway).family() == 4',
+        "'gateway ' + self.gateway + ' is not an IPv4 address in ' + self.subnet",
+      ],
+      ['!format.dns1123Label().validate(self.host).hasValue()', "'host: ' + format.dns1123Label().validate(self.host).value().join(', ')"],
+      ["isSemver(self.version) && semver(self.version).isGreaterThan(semver('1.2.0'))", "'version must be above 1.2.0'"],
+      ["sets.contains(['a', 'b', 'c'], self.zones)", "'zones must be among a, b, c'"],
+      ['math.greatest(self.ports) <= 9000 && self.ports.distinct().size() == self.ports.size()', "'ports must be distinct and at most 9000'"],
+      ['self.limits.all(k, v, v.startsWith(k))', "'each limit must start with its key: ' + '%s'.format([self.limits])"],
+    ];
+    await k(['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'nets.libs.example.com' },
+        spec: {
+          group: 'libs.example.com',
+          scope: 'Namespaced',
+          names: { plural: 'nets', kind: 'Net' },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: {
+                    spec: {
+                      type: 'object',
+                      'x-kubernetes-validations': rules.map(([rule, messageExpression]) => ({ rule, messageExpression })),
+                      properties: {
+                        memory: { type: 'string' },
+                        endpoint: { type: 'string' },
+                        subnet: { type: 'string' },
+                        gateway: { type: 'string' },
+                        host: { type: 'string' },
+                        version: { type: 'string' },
+                        zones: { type: 'array', items: { type: 'string' } },
+                        ports: { type: 'array', items: { type: 'integer' } },
+                        limits: { type: 'object', additionalProperties: { type: 'string' } },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          ],
+        },
+      }),
+    });
+    await k(['wait', '--for', 'condition=established', '--timeout=30s', 'crd/nets.libs.example.com']);
+    const good = {
+      memory: '512Mi',
+      endpoint: 'https://example.com:8443/api',
+      subnet: '10.0.0.0/24',
+      gateway: '10.0.0.1',
+      host: 'gw-1',
+      version: '1.10.0',
+      zones: ['a', 'c'],
+      ports: [80, 443],
+      limits: { cpu: 'cpu-2', mem: 'mem-1' },
+    };
+    const net = (name: string, spec: Obj) => JSON.stringify({ apiVersion: 'libs.example.com/v1', kind: 'Net', metadata: { name, namespace: 'crs' }, spec });
+    await k(['create', '-f', '-'], { input: net('good', good) });
+    const bad = await k(['create', '-f', '-'], {
+      input: net('bad', {
+        memory: '8Gi',
+        endpoint: 'ftp://example.com',
+        subnet: '10.0.0.0/24',
+        gateway: '10.0.1.1',
+        host: 'Gateway_1',
+        version: '1.1.9',
+        zones: ['a', 'z'],
+        ports: [80, 80],
+        limits: { cpu: 'x' },
+      }),
+      expectFail: true,
+    });
+    for (const message of [
+      'memory 8Gi is not below 4Gi',
+      'endpoint must be an https URL',
+      'gateway 10.0.1.1 is not an IPv4 address in 10.0.0.0/24',
+      "host: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'",
+      'version must be above 1.2.0',
+      'zones must be among a, b, c',
+      'ports must be distinct and at most 9000',
+      'each limit must start with its key: {"cpu":"x"}',
+    ])
+      expect(bad.stderr).toContain(message);
+    await k(['delete', 'crd', 'nets.libs.example.com', '--timeout=60s']);
+  });
+
   it('splits /status from the main resource, and scales through /scale', async () => {
     const path = '/apis/stable.example.com/v1/namespaces/crs/crontabs/scaled';
     const created = await request(server, 'POST', '/apis/stable.example.com/v1/namespaces/crs/crontabs', {

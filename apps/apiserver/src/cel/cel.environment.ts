@@ -1,7 +1,9 @@
 /**
  * CEL for the server's expressions (CRD validation rules, admission match conditions and
  * policies): one shared environment, CEL's standard library on `@marcbachmann/cel-js` plus kube's
- * lists library and the strings extension functions the library lacks; `matches` on RE2
+ * lists library and the strings extension functions the library lacks, kube's quantity, URL and
+ * semver libraries (cel.quantity.ts), its IP, CIDR and format libraries (cel.network.ts) and
+ * cel-go's extensions (cel.extensions.ts); `matches` on RE2
  * (`@bufbuild/re2`, linear time, as cel-go: the library's own uses a backtracking JavaScript
  * RegExp, which a crafted value can keep busy for minutes, so parseCel rewrites calls to it); a
  * budget of list element reads in place of kube's cost accounting, so no expression keeps a
@@ -10,6 +12,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { RE2JS } from '@bufbuild/re2';
 import { Environment, type ASTNode } from '@marcbachmann/cel-js';
+import { registerCelExtensions } from './cel.extensions.js';
+import { registerCelNetwork } from './cel.network.js';
+import { registerCelQuantity } from './cel.quantity.js';
 
 type Obj = Record<string, unknown>;
 
@@ -121,6 +126,9 @@ export function celBase(): Environment {
   };
   env.registerFunction(`string.${RE2_MATCHES}(string): bool`, re2);
   env.registerFunction(`${RE2_MATCHES}(string, string): bool`, re2);
+  registerCelQuantity(env);
+  registerCelNetwork(env);
+  registerCelExtensions(env);
   baseEnv = env;
   return env;
 }
