@@ -73,6 +73,21 @@ async function applyCrd(manifest: string, name: string): Promise<Obj> {
   return JSON.parse((await k(['get', 'crd', name, '-o', 'json'])).stdout) as Obj;
 }
 
+/** A namespaced definition with one version, v1, whose `spec` has the given schema, as JSON. */
+function oneVersionCrd(group: string, names: Obj, spec: Obj): string {
+  return JSON.stringify({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${String(names.plural)}.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names,
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec } } } }],
+    },
+  });
+}
+
 beforeAll(async () => {
   server = await startServer();
   await k(['create', 'ns', 'crs']);
@@ -292,45 +307,25 @@ spec:
       ['self.limits.all(k, v, v.startsWith(k))', "'each limit must start with its key: ' + '%s'.format([self.limits])"],
     ];
     await k(['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: 'nets.libs.example.com' },
-        spec: {
-          group: 'libs.example.com',
-          scope: 'Namespaced',
-          names: { plural: 'nets', kind: 'Net' },
-          versions: [
-            {
-              name: 'v1',
-              served: true,
-              storage: true,
-              schema: {
-                openAPIV3Schema: {
-                  type: 'object',
-                  properties: {
-                    spec: {
-                      type: 'object',
-                      'x-kubernetes-validations': rules.map(([rule, messageExpression]) => ({ rule, messageExpression })),
-                      properties: {
-                        memory: { type: 'string' },
-                        endpoint: { type: 'string' },
-                        subnet: { type: 'string' },
-                        gateway: { type: 'string' },
-                        host: { type: 'string' },
-                        version: { type: 'string' },
-                        zones: { type: 'array', items: { type: 'string' } },
-                        ports: { type: 'array', items: { type: 'integer' } },
-                        limits: { type: 'object', additionalProperties: { type: 'string' } },
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          ],
+      input: oneVersionCrd(
+        'libs.example.com',
+        { plural: 'nets', kind: 'Net' },
+        {
+          type: 'object',
+          'x-kubernetes-validations': rules.map(([rule, messageExpression]) => ({ rule, messageExpression })),
+          properties: {
+            memory: { type: 'string' },
+            endpoint: { type: 'string' },
+            subnet: { type: 'string' },
+            gateway: { type: 'string' },
+            host: { type: 'string' },
+            version: { type: 'string' },
+            zones: { type: 'array', items: { type: 'string' } },
+            ports: { type: 'array', items: { type: 'integer' } },
+            limits: { type: 'object', additionalProperties: { type: 'string' } },
+          },
         },
-      }),
+      ),
     });
     await k(['wait', '--for', 'condition=established', '--timeout=30s', 'crd/nets.libs.example.com']);
     const good = {
@@ -528,31 +523,11 @@ spec:
     // Two string fields, defaulted or not; the definition as JSON, which kubectl apply takes too.
     const field = (dflt: string | undefined) => ({ type: 'string', ...(dflt ? { default: dflt } : {}) });
     const widgetCrd = (withDefault: boolean) =>
-      JSON.stringify({
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: 'widgets.defaults.example.com' },
-        spec: {
-          group: 'defaults.example.com',
-          scope: 'Namespaced',
-          names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-          versions: [
-            {
-              name: 'v1',
-              served: true,
-              storage: true,
-              schema: {
-                openAPIV3Schema: {
-                  type: 'object',
-                  properties: {
-                    spec: { type: 'object', properties: { size: field(withDefault ? 'M' : undefined), color: field(withDefault ? 'blue' : undefined) } },
-                  },
-                },
-              },
-            },
-          ],
-        },
-      });
+      oneVersionCrd(
+        'defaults.example.com',
+        { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+        { type: 'object', properties: { size: field(withDefault ? 'M' : undefined), color: field(withDefault ? 'blue' : undefined) } },
+      );
     await applyCrd(widgetCrd(false), 'widgets.defaults.example.com');
     const widget = (name: string, spec: Obj) =>
       JSON.stringify({ apiVersion: 'defaults.example.com/v1', kind: 'Widget', metadata: { name, namespace: 'crs' }, spec });

@@ -27,6 +27,11 @@ export interface AuthorizationAttributes {
   fieldSelector?: readonly { field: string; operator: string; value: string }[];
 }
 
+/** The attributes of a non-resource request (`path` with an HTTP verb). */
+export function nonResourceAttributes(user: UserInfo, verb: string, path: string): AuthorizationAttributes {
+  return { user, verb, isResourceRequest: false, path, apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '' };
+}
+
 /**
  * An authorizer's answer; `reason` is shown to the client after the Forbidden message. `error`
  * says the authorizer could not decide (a webhook out of reach): a request no other mode allows

@@ -17,7 +17,7 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { isDNS1123Label, isDNS1123Subdomain, parseFieldSelector } from '@app/apimachinery';
 import type { UserInfo } from '@app/auth';
-import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from '@app/authz';
+import { nonResourceAttributes, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer } from '@app/authz';
 
 const T = 'kubernetes.authorization';
 
@@ -132,18 +132,7 @@ export function registerCelAuthz(env: Environment): Environment {
     env.registerFunction(`${T}.ResourceCheck.${field}(string): ${T}.ResourceCheck`, (r: CelResourceCheck, v: string) => r.with({ [field]: v }));
   for (const field of ['subresource', 'namespace', 'name', 'fieldSelector', 'labelSelector'] as const) set(field);
   env.registerFunction(`${T}.PathCheck.check(string): ${T}.Decision`, (p: CelPathCheck, verb: string) =>
-    decide(p.authz.authorizer, {
-      user: p.authz.user,
-      verb,
-      isResourceRequest: false,
-      path: p.path,
-      apiGroup: '',
-      apiVersion: '',
-      resource: '',
-      subresource: '',
-      namespace: '',
-      name: '',
-    }),
+    decide(p.authz.authorizer, nonResourceAttributes(p.authz.user, verb, p.path)),
   );
   env.registerFunction(`${T}.ResourceCheck.check(string): ${T}.Decision`, (r: CelResourceCheck, verb: string) =>
     decide(r.authz.authorizer, {

@@ -5,7 +5,7 @@
  */
 import { parseFieldSelector, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { UserInfo } from '@app/auth';
-import type { AuthorizationAttributes, Authorizer, RuleResolver } from '@app/authz';
+import { nonResourceAttributes, type AuthorizationAttributes, type Authorizer, type RuleResolver } from '@app/authz';
 
 /**
  * The pipeline's ports the review kinds ask. Kinds are data collected from the group modules
@@ -169,18 +169,7 @@ export function attributesOf(user: UserInfo, spec: AccessReviewSpec): Authorizat
     };
   }
   const n = spec.nonResourceAttributes ?? {};
-  return {
-    user,
-    verb: n.verb ?? '',
-    isResourceRequest: false,
-    path: n.path ?? '',
-    apiGroup: '',
-    apiVersion: '',
-    resource: '',
-    subresource: '',
-    namespace: '',
-    name: '',
-  };
+  return nonResourceAttributes(user, n.verb ?? '', n.path ?? '');
 }
 
 /** Asks `authorizer` about `spec` for `user`; returns `obj` with its status filled in. */

@@ -5,8 +5,9 @@
  * ObjectMeta, so validation, pruning of unknown fields, defaulting, the published OpenAPI and
  * server-side apply all work from it as for the built-in kinds. Objects are stored at the
  * storage version and converted between versions by apiVersion alone (conversion strategy
- * None) or by the definition's conversion webhook (strategy Webhook, crd.conversion.ts); like kube, an object read from storage is defaulted with the schema of the version it
- * is stored at, so a default added to a definition shows on the objects that existed before.
+ * None) or by the definition's conversion webhook (strategy Webhook, crd.conversion.ts); like
+ * kube, an object read from storage is defaulted with the schema of the version it is stored
+ * at, so a default added to a definition shows on the objects that existed before.
  * `/status` and `/scale` are served when the version declares them; printer columns become
  * Table columns. The version's CEL rules (x-kubernetes-validations) run on every create and
  * update, after the schema's own validation found nothing that would block them.
