@@ -113,12 +113,30 @@ describe('versionedStorage', () => {
       for (let i = 1; i <= 8; i++) await inner.create(`${KEY}${i}`, { ...box(i), apiVersion: 'ex.io/v2', size: String(i) });
       await new Promise((r) => setTimeout(r, 100));
       expect(events.map((e) => e.object.size)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      // While a conversion is pending, progress (what a bookmark announces) stays at the last
+      // event passed on; once none is, it is the storage's own.
+      const withProgress = {
+        ...inner,
+        watch: (o: WatchOptions, sink: WatchSink) => ({ ...inner.watch(o, sink), progress: () => 999 }),
+      } as unknown as Storage;
+      const last = events[7]!.revision;
+      const watched = versionedStorage(withProgress, conversion, 'v1').watch(
+        { key: '/registry/ex.io/boxes/', recursive: true, afterRevision: last },
+        { event: () => undefined, error: () => undefined },
+      );
+      expect(watched.progress!()).toBe(999);
+      await inner.create(`${KEY}x`, { ...box(0), apiVersion: 'ex.io/v2', size: '0' });
+      expect(watched.progress!()).toBe(last);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(watched.progress!()).toBe(999);
+      watched.stop();
       expect(events.every((e) => e.object.apiVersion === 'ex.io/v1')).toBe(true);
       state.broken = true;
       await inner.create(`${KEY}9`, { ...box(9), apiVersion: 'ex.io/v2', size: '9' });
       await inner.create(`${KEY}10`, { ...box(10), apiVersion: 'ex.io/v2', size: '10' });
       await new Promise((r) => setTimeout(r, 50));
-      expect([events.length, errors.map((e) => (e as Error).message)]).toEqual([8, ['conversion webhook failed']]);
+      // Nine events passed on (the eight and the one written for the progress check), then the error.
+      expect([events.length, errors.map((e) => (e as Error).message)]).toEqual([9, ['conversion webhook failed']]);
     });
   });
 });

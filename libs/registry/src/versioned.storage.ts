@@ -122,55 +122,62 @@ function calledOutVersionedStorage(
       // Each event is converted in arrival order; the chain passes them on in that order.
       let chain: Promise<void> = Promise.resolve();
       let pending = 0;
-      let failed = false;
-      let drained: (() => void) | undefined;
+      // The revision of the last event passed on: what a bookmark may announce while others wait.
+      let delivered = opts.afterRevision;
+      // Ended: by a failed conversion, the storage's error, or the watcher's stop.
+      let ended = false;
+      const drained: Array<() => void> = [];
       const started: { handle?: WatchHandle } = {};
       let stopOnStart = false;
-      const fail = (err: unknown) => {
-        if (failed) return;
-        failed = true;
+      const end = (err?: unknown) => {
+        if (ended) return;
+        ended = true;
         if (started.handle) started.handle.stop();
         else stopOnStart = true;
-        sink.error(err as Parameters<typeof sink.error>[0]);
+        if (err !== undefined) sink.error(err as Parameters<typeof sink.error>[0]);
+      };
+      const settle = () => {
+        pending--;
+        if (pending === 0) for (const resolve of drained.splice(0)) resolve();
       };
       const handle = inner.watch(opts, {
         event: (e: StorageEvent) => {
-          if (failed) return;
+          if (ended) return;
           pending++;
           const converted = convertMany(e.prevObject ? [e.object, e.prevObject] : [e.object], served);
+          // A conversion that fails before its turn is reported in order by the chain.
+          converted.catch(() => undefined);
           chain = chain.then(async () => {
             try {
               const [object, prevObject] = await converted;
-              if (!failed) sink.event({ ...e, object: object!, ...(prevObject ? { prevObject } : {}) });
-            } catch (err) {
-              fail(err);
-            } finally {
-              pending--;
-              if (pending === 0 && drained) {
-                drained();
-                drained = undefined;
+              if (!ended) {
+                delivered = e.revision;
+                sink.event({ ...e, object: object!, ...(prevObject ? { prevObject } : {}) });
               }
+            } catch (err) {
+              end(err);
+            } finally {
+              settle();
             }
           });
-          // A conversion that fails before its turn is reported in order by the chain.
-          converted.catch(() => undefined);
         },
         error: (err) => {
-          chain = chain.then(() => {
-            if (!failed) {
-              failed = true;
-              sink.error(err);
-            }
-          });
+          chain = chain.then(() => end(err));
         },
         ready: () => {
-          if (pending >= WATCH_CONVERSIONS_AHEAD) return new Promise<void>((resolve) => (drained = resolve));
+          if (pending >= WATCH_CONVERSIONS_AHEAD) return new Promise<void>((resolve) => drained.push(resolve));
           return sink.ready?.();
         },
       });
       started.handle = handle;
       if (stopOnStart) handle.stop();
-      return handle;
+      return {
+        stop: () => {
+          end();
+          handle.stop();
+        },
+        ...(handle.progress ? { progress: () => (pending > 0 ? delivered : handle.progress!()) } : {}),
+      };
     },
     currentRevision: () => inner.currentRevision(),
     ...(inner.settled ? { settled: () => inner.settled!() } : {}),
