@@ -160,8 +160,8 @@ export function closeWebhookConnections(): void {
   agents.clear();
 }
 
-/** Posts `review` and returns the parsed answer; any failure is a WebhookCallError. */
-export function postReview(t: WebhookTarget, review: unknown, timeoutSeconds: number): Promise<unknown> {
+/** Posts `review` and returns the parsed answer (at most `maxResponseBytes`); any failure is a WebhookCallError. */
+export function postReview(t: WebhookTarget, review: unknown, timeoutSeconds: number, maxResponseBytes = MAX_RESPONSE_BYTES): Promise<unknown> {
   const url = new URL(t.url);
   url.searchParams.set('timeout', `${timeoutSeconds}s`);
   const shown = `Post ${JSON.stringify(url.toString())}`;
@@ -187,9 +187,9 @@ export function postReview(t: WebhookTarget, review: unknown, timeoutSeconds: nu
       let size = 0;
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) {
+        if (size > maxResponseBytes) {
           req.destroy();
-          fail(`failed to call webhook: ${shown}: the answer is larger than ${MAX_RESPONSE_BYTES} bytes`);
+          fail(`failed to call webhook: ${shown}: the answer is larger than ${maxResponseBytes} bytes`);
         } else chunks.push(chunk);
       });
       res.on('error', (e) => fail(`failed to call webhook: ${shown}: ${e.message}`));

@@ -22,6 +22,8 @@ import { CUSTOM_RESOURCE, customResourceKinds, isCustomResource, type CustomReso
 
 /** How long a conversion webhook may take to answer (kube's default for webhooks). */
 const CONVERSION_WEBHOOK_TIMEOUT_SECONDS = 30;
+/** The largest answer read from a conversion webhook: a whole list page is converted in one review. */
+const CONVERSION_WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /** The key prefix of the definitions. */
 export const CRD_PREFIX = '/registry/apiextensions.k8s.io/customresourcedefinitions/';
@@ -69,7 +71,12 @@ export class CustomResourceRegistrar implements OnApplicationBootstrap, OnApplic
   /** Posts a ConversionReview to a definition's webhook (its URL, or its Service's endpoints). */
   private readonly callConversionWebhook: ConversionWebhookCall = async (clientConfig, review) => {
     try {
-      return await postReview(await webhookTarget(this.storage, clientConfig), review, CONVERSION_WEBHOOK_TIMEOUT_SECONDS);
+      return await postReview(
+        await webhookTarget(this.storage, clientConfig),
+        review,
+        CONVERSION_WEBHOOK_TIMEOUT_SECONDS,
+        CONVERSION_WEBHOOK_MAX_RESPONSE_BYTES,
+      );
     } catch (e) {
       throw new Error((e as Error).message.replace(/^failed to call webhook: /, ''), { cause: e });
     }
