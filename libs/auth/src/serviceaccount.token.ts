@@ -44,6 +44,11 @@ export function serviceAccountUsername(namespace: string, name: string): string 
   return `${SA_USER_PREFIX}${namespace}:${name}`;
 }
 
+/** The groups of a service account's user (its namespace's and every service account's). */
+export function serviceAccountGroups(namespace: string): string[] {
+  return [SA_GROUP, `${SA_GROUP}:${namespace}`];
+}
+
 /** The algorithms a verification key allows (Kubernetes: by key type and curve). */
 export function algorithmsForKey(key: KeyObject): string[] {
   if (key.asymmetricKeyType === 'rsa') return ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
@@ -369,7 +374,7 @@ export function tokenHash(token: string): string {
 
 /** The identity of a service account (Kubernetes' serviceaccount.UserInfo). */
 export function saUser(namespace: string, name: string, uid: string, extra: Record<string, string[]>): UserInfo {
-  const user: UserInfo = { username: serviceAccountUsername(namespace, name), uid, groups: [SA_GROUP, `${SA_GROUP}:${namespace}`] };
+  const user: UserInfo = { username: serviceAccountUsername(namespace, name), uid, groups: serviceAccountGroups(namespace) };
   if (Object.keys(extra).length > 0) user.extra = extra;
   return user;
 }

@@ -63,6 +63,11 @@ export class KindRegistry {
     return [...this.byResource.values()].filter((d) => d.group === group && d.version === version);
   }
 
+  /** The other served versions of a kind's resource (same group and plural): matchPolicy Equivalent's candidates. */
+  otherVersions(decl: Pick<KindDeclaration, 'group' | 'version' | 'plural'>): KindDeclaration[] {
+    return [...this.byResource.values()].filter((d) => d.group === decl.group && d.plural === decl.plural && d.version !== decl.version);
+  }
+
   all(): KindDeclaration[] {
     return [...this.byResource.values()];
   }

@@ -16,7 +16,8 @@
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { isDNS1123Label, isDNS1123Subdomain, parseFieldSelector } from '@app/apimachinery';
-import type { UserInfo } from '@app/auth';
+import { serviceAccountGroups, serviceAccountUsername, type UserInfo } from '@app/auth';
+import type { AdmissionAttributes } from '@app/registry';
 import { nonResourceAttributes, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer } from '@app/authz';
 
 const T = 'kubernetes.authorization';
@@ -82,6 +83,18 @@ export function celAuthorizer(
   return new CelAuthorizer(authorizer, user, new CelResourceCheck(base, request.group, request.resource, request.subresource, request.namespace, request.name));
 }
 
+/** The `authorizer` of an admission request: its user, and its resource as `requestResource`. */
+export function admissionAuthorizer(authorizer: Authorizer, attrs: AdmissionAttributes): CelAuthorizer {
+  const { decl } = attrs;
+  return celAuthorizer(authorizer, attrs.ctx.user, {
+    group: decl.group,
+    resource: decl.plural,
+    subresource: attrs.subresource,
+    namespace: attrs.namespace,
+    name: attrs.name,
+  });
+}
+
 function decide(authorizer: Authorizer, attrs: AuthorizationAttributes): CelDecision | Promise<CelDecision> {
   const of = (d: AuthorizationDecision) => new CelDecision(d.decision, d.reason ?? '', d.error ?? '');
   const failed = (e: unknown) => new CelDecision('NoOpinion', '', e instanceof Error ? e.message : String(e));
@@ -118,11 +131,7 @@ export function registerCelAuthz(env: Environment): Environment {
   env.registerFunction(`${T}.Authorizer.serviceAccount(string, string): ${T}.Authorizer`, (a: CelAuthorizer, namespace: string, name: string) => {
     if (isDNS1123Subdomain(name).length > 0) throw new Error('Invalid service account name');
     if (isDNS1123Label(namespace).length > 0) throw new Error('Invalid service account namespace');
-    const user: UserInfo = {
-      username: `system:serviceaccount:${namespace}:${name}`,
-      groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`],
-    };
-    return new CelAuthorizer(a.authorizer, user);
+    return new CelAuthorizer(a.authorizer, { username: serviceAccountUsername(namespace, name), groups: serviceAccountGroups(namespace) });
   });
   env.registerFunction(`${T}.GroupCheck.resource(string): ${T}.ResourceCheck`, (g: CelGroupCheck, resource: string) => {
     if (resource.trim() === '') throw new Error('resource must not be empty');

@@ -11,7 +11,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Errors } from '@app/apimachinery';
-import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, type UserInfo } from '@app/auth';
+import { ANONYMOUS_USER, AUTHENTICATED_GROUP, serviceAccountGroups, UNAUTHENTICATED_GROUP, type UserInfo } from '@app/auth';
 import { forbiddenError, type AuthorizationAttributes, type Authorizer } from '@app/authz';
 
 const SA_PREFIX = 'system:serviceaccount:';
@@ -91,7 +91,7 @@ export async function impersonate(requester: UserInfo, wanted: ImpersonationRequ
     if (i <= 0 || i === rest.length - 1) throw Errors.badRequest(`invalid service account username ${JSON.stringify(username)}`);
     const ns = rest.slice(0, i);
     checks.push(check(requester, 'serviceaccounts', rest.slice(i + 1), { namespace: ns }));
-    saGroups = ['system:serviceaccounts', `system:serviceaccounts:${ns}`];
+    saGroups = serviceAccountGroups(ns);
   } else {
     checks.push(check(requester, 'users', username));
   }

@@ -21,7 +21,7 @@ import type { Storage } from '@app/storage';
 import { WatchedCollection } from '../../pipeline/watched-collection.js';
 import { NAMESPACE_NAME_LABEL } from '../../groups/core/namespace/namespace.strategy.js';
 import { STORAGE } from '../../tokens.js';
-import { celAuthorizer } from '../../cel/cel.authz.js';
+import { admissionAuthorizer } from '../../cel/cel.authz.js';
 import { AdmissionPlugin } from '../admission.plugin.js';
 import { EXEMPT, matchRequestOf, reviewFor } from '../webhook/webhook.dispatcher.js';
 import {
@@ -145,13 +145,7 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
       return ns ? { ...((ns.metadata.labels as Record<string, string> | undefined) ?? {}), [NAMESPACE_NAME_LABEL]: ns.metadata.name ?? '' } : undefined;
     };
     const requests = new Map<string, Obj>();
-    const authorizer = celAuthorizer(this.authorizer, attrs.ctx.user, {
-      group: decl.group,
-      resource: decl.plural,
-      subresource: attrs.subresource,
-      namespace: attrs.namespace,
-      name,
-    });
+    const authorizer = admissionAuthorizer(this.authorizer, attrs);
     const denials: StatusError[] = [];
     for (const binding of bindings) {
       const policy = this.policies.policies.get('', binding.policyName);
@@ -163,7 +157,7 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
       const matchAt = (spec: MatchSpec, ofBinding = false): KindDeclaration | undefined => {
         if (specMatches(spec, req, name, nsLabels, ofBinding)) return decl;
         if (spec.matchPolicy !== 'Equivalent' || attrs.kind) return undefined;
-        return this.equivalents(decl).find((d) => specMatches(spec, matchRequestOf(attrs, d.version), name, nsLabels, ofBinding));
+        return this.registry.otherVersions(decl).find((d) => specMatches(spec, matchRequestOf(attrs, d.version), name, nsLabels, ofBinding));
       };
       const as = matchAt(policy.match);
       if (!as) continue;
@@ -220,11 +214,6 @@ export class ValidatingAdmissionPolicyPlugin implements Admission {
       }
     }
     if (denials.length) throw denials[0]!;
-  }
-
-  /** The other served versions of a kind (same group and resource). */
-  private equivalents(decl: KindDeclaration): KindDeclaration[] {
-    return this.registry.all().filter((d) => d.group === decl.group && d.plural === decl.plural && d.version !== decl.version);
   }
 
   /** The parameter objects of a binding ([null] for a policy without paramKind). */

@@ -29,7 +29,7 @@ import { namespaceSelectorMatches, needsNamespaceLabels, objectSelectorMatches, 
 import { WebhookCallError, type WebhookTarget } from './webhook.client.js';
 import type { Authorizer } from '@app/authz';
 import { evaluateMatchConditions } from './webhook.conditions.js';
-import { celAuthorizer } from '../../cel/cel.authz.js';
+import { admissionAuthorizer } from '../../cel/cel.authz.js';
 
 type Obj = Record<string, unknown>;
 
@@ -250,14 +250,7 @@ export class WebhookDispatcher {
       // The conditions see the request and objects as the webhook would be sent them.
       const { request } = reviewFor(attrs, 'v1', '', as, object, oldObject) as { request: Obj };
       const { object: o, oldObject: old, uid: _uid, ...rest } = request;
-      const authorizer = celAuthorizer(this.deps.authorizer, attrs.ctx.user, {
-        group: attrs.decl.group,
-        resource: attrs.decl.plural,
-        subresource: attrs.subresource,
-        namespace: attrs.namespace,
-        name: attrs.name,
-      });
-      const outcome = await evaluateMatchConditions(w.matchConditions, rest, o, old, authorizer);
+      const outcome = await evaluateMatchConditions(w.matchConditions, rest, o, old, admissionAuthorizer(this.deps.authorizer, attrs));
       if ('error' in outcome) {
         if (w.failurePolicy === 'Ignore') return undefined;
         throw Errors.forbidden({ group: attrs.decl.group, resource: attrs.decl.plural }, attrs.name, outcome.error);

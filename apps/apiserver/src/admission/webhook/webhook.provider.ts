@@ -118,7 +118,7 @@ export class AdmissionWebhooks implements OnApplicationBootstrap, OnApplicationS
     const dispatcher = (plugin: WebhookPluginName) =>
       new WebhookDispatcher({
         webhooks: (mutating) => (mutating ? this.mutatingConfigs : this.validatingConfigs).all(),
-        equivalents: (decl) => registry.all().filter((d) => d.group === decl.group && d.plural === decl.plural && d.version !== decl.version),
+        equivalents: (decl) => registry.otherVersions(decl),
         ready: (mutating) => (mutating ? this.mutatingConfigs : this.validatingConfigs).ready(),
         namespaceLabels: (ns) => this.namespaceLabels(ns),
         target: (w) => this.target(w, plugin),
