@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensurePki } from '@app/pki';
-import { kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { delay, kubectl, request, startServer, testStorage, type ServerHandle } from './support/server.js';
 
 jest.setTimeout(120_000);
 
@@ -32,7 +32,12 @@ function convert(o: Obj, desired: string): Obj {
   const spec = (o.spec ?? {}) as Obj;
   const meta = o.metadata as Obj;
   // A webhook may set labels and annotations; its change of any other metadata is not kept.
-  const metadata = { ...meta, name: 'renamed-by-webhook', annotations: { ...((meta.annotations as Obj) ?? {}), 'converted-to': desired } };
+  const metadata = {
+    ...meta,
+    name: 'renamed-by-webhook',
+    labels: { ...((meta.labels as Obj) ?? {}), 'served-as': desired.split('/')[1] },
+    annotations: { ...((meta.annotations as Obj) ?? {}), 'converted-to': desired },
+  };
   if (desired === 'hooks.example.com/v2') {
     const { size, ...rest } = spec;
     return { ...o, apiVersion: desired, metadata, spec: { ...rest, replicas: size } };
@@ -144,6 +149,12 @@ describe('a conversion webhook', () => {
     expect(reviews).toEqual([{ desired: 'hooks.example.com/v1', names: ['large', 'small'] }]);
     const table = await k(['get', 'gizmos.v1.hooks.example.com', '-n', 'gizmos', '-l', 'team=a']);
     expect(table.stdout).toMatch(/^NAME\s+AGE\nsmall\s+/);
+    // Selectors see the converted objects: the webhook labels each object with the version it
+    // converted it to. Pages of one object are filled past the objects that do not match.
+    const atV1 = (selector: string) => k(['get', 'gizmos.v1.hooks.example.com', '-n', 'gizmos', '-l', selector, '--chunk-size=1', '-o', 'name']);
+    expect((await atV1('served-as=v1')).stdout.trim().split('\n')).toEqual(['gizmo.hooks.example.com/large', 'gizmo.hooks.example.com/small']);
+    expect((await atV1('served-as=v2')).stdout.trim()).toBe('');
+    expect((await atV1('served-as=v1,team=a')).stdout.trim()).toBe('gizmo.hooks.example.com/small');
     // A watch converts each event.
     const watched = await request(server, 'GET', '/apis/hooks.example.com/v1/namespaces/gizmos/gizmos?watch=true&resourceVersion=0&timeoutSeconds=1');
     const events = watched.body
@@ -154,6 +165,33 @@ describe('a conversion webhook', () => {
       ['ADDED', 'hooks.example.com/v1', { size: 10 }],
       ['ADDED', 'hooks.example.com/v1', { size: 2 }],
     ]);
+  });
+
+  it('converts a live event once for all the watchers of a version', async () => {
+    const listed = JSON.parse((await request(server, 'GET', '/apis/hooks.example.com/v2/namespaces/gizmos/gizmos')).body) as {
+      metadata: { resourceVersion: string };
+    };
+    const from = listed.metadata.resourceVersion;
+    const watches = [0, 1, 2].map(() =>
+      request(server, 'GET', `/apis/hooks.example.com/v1/namespaces/gizmos/gizmos?watch=true&resourceVersion=${from}&timeoutSeconds=3`),
+    );
+    await delay(1000);
+    reviews.length = 0;
+    // Written at the storage version: no review for the write itself, only for the watchers at v1.
+    await k(['create', '-f', '-'], { input: gizmo('v2', 'watched', { replicas: 4 }) });
+    for (const watched of await Promise.all(watches)) {
+      const events = watched.body
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; object: Obj });
+      expect(events.map((e) => [e.type, e.object.apiVersion, (e.object.metadata as Obj).name, e.object.spec])).toEqual([
+        ['ADDED', 'hooks.example.com/v1', 'watched', { size: 4 }],
+      ]);
+    }
+    // The built-in store hands one event to every watcher; on an external etcd each watch is a
+    // stream of its own, whose events are decoded, and so converted, apart.
+    const forWatchers = reviews.filter((r) => r.desired === 'hooks.example.com/v1' && r.names.includes('watched'));
+    expect(forWatchers).toHaveLength(testStorage() === 'etcd3' ? 3 : 1);
   });
 
   it('fails reads with 500 when the webhook refuses, and when it cannot be reached', async () => {

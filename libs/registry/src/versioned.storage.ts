@@ -6,9 +6,12 @@
  *
  * A conversion that calls out (`convertMany`, a conversion webhook) is awaited: a list converts
  * its page in one call, a watch converts each event in order before passing it on (and ends with
- * the error when a conversion fails). A list's predicate (label and field selectors) sees the
- * stored object under the served apiVersion, since it runs inside the storage's scan: labels and
- * metadata are the same at every version.
+ * the error when a conversion fails). A live event is converted once for every watcher of the
+ * served version: the storage hands the same event to each of them, and the converted object is
+ * kept with it (as kube's watch cache decodes an event once per version), so N watchers of a
+ * kind behind a conversion webhook cost one call per event, not N. Label and field selectors see the converted objects, as
+ * kube's do (it decodes each version's objects before filtering): a list with a selector reads
+ * its page unfiltered and filters what the conversion answered.
  */
 import { NO_CHANGE, type ListOptions, type Storage, type StorageEvent, type WatchHandle } from '@app/storage';
 import type { Conversion } from './kind.types.js';
@@ -19,6 +22,48 @@ export async function convertObject(conversion: Conversion, obj: KubeObject, ver
   if (!conversion.convertMany) return conversion.convert(obj, version);
   const [out] = await conversion.convertMany([obj], version);
   return out!;
+}
+
+/**
+ * The conversion of an object shared by every watcher it is handed to: a stored object (a live
+ * event's, which the storage passes to all its watchers) is converted once, its result kept as
+ * long as the object lives. Watchers treat event objects as read-only, so one result serves all.
+ */
+function sharedConversion(convert: (o: KubeObject) => KubeObject): (o: KubeObject) => KubeObject {
+  const done = new WeakMap<KubeObject, KubeObject>();
+  return (o) => {
+    let c = done.get(o);
+    if (!c) {
+      c = convert(o);
+      done.set(o, c);
+    }
+    return c;
+  };
+}
+
+/**
+ * sharedConversion for a conversion that calls out: the objects of an event not yet converted
+ * (or being converted) for another watcher go in one call, which every watcher of them awaits. A
+ * failed call is forgotten, so a later watcher of the same object calls again.
+ */
+function sharedCallOut(convertMany: (objs: KubeObject[]) => Promise<KubeObject[]>): (objs: KubeObject[]) => Promise<KubeObject[]> {
+  const pending = new WeakMap<KubeObject, Promise<KubeObject>>();
+  return (objs) => {
+    const missing = objs.filter((o) => !pending.has(o));
+    if (missing.length > 0) {
+      const call = convertMany(missing);
+      call.catch(() => {
+        for (const o of missing) pending.delete(o);
+      });
+      missing.forEach((o, i) =>
+        pending.set(
+          o,
+          call.then((r) => r[i]!),
+        ),
+      );
+    }
+    return Promise.all(objs.map((o) => pending.get(o)!));
+  };
 }
 
 /** Events a watch converts ahead of its consumer before it waits for the consumer. */
@@ -34,6 +79,7 @@ export function versionedStorage(inner: Storage, conversion: Conversion, served:
   const inn = (o: KubeObject): KubeObject => conversion.convert(o, conversion.storageVersion);
   const outOpt = (o: KubeObject | undefined): KubeObject | undefined => (o ? out(o) : o);
   const inOpt = (o: KubeObject | undefined): KubeObject | undefined => (o ? inn(o) : o);
+  const outShared = sharedConversion(out);
   return {
     get: async (key, consistency) => outOpt(await inner.get(key, consistency)),
     list: async (prefix, opts: ListOptions) => {
@@ -61,7 +107,7 @@ export function versionedStorage(inner: Storage, conversion: Conversion, served:
     ...(inner.storageKey ? { storageKey: (key: string) => inner.storageKey!(key) } : {}),
     watch: (opts, sink) =>
       inner.watch(opts, {
-        event: (e: StorageEvent) => sink.event({ ...e, object: out(e.object), prevObject: e.prevObject && out(e.prevObject) }),
+        event: (e: StorageEvent) => sink.event({ ...e, object: outShared(e.object), prevObject: e.prevObject && outShared(e.prevObject) }),
         error: (err) => sink.error(err),
         // The watch handler's pacing: a replay waits for a slow client instead of buffering.
         ...(sink.ready ? { ready: () => sink.ready!() } : {}),
@@ -83,18 +129,32 @@ function calledOutVersionedStorage(
   const out = async (o: KubeObject): Promise<KubeObject> => (await convertMany([o], served))[0]!;
   const inn = async (o: KubeObject): Promise<KubeObject> => (await convertMany([o], conversion.storageVersion))[0]!;
   const outOpt = async (o: KubeObject | undefined): Promise<KubeObject | undefined> => (o ? out(o) : o);
-  // What a selector sees of a stored object: its own fields under the served apiVersion.
-  const servedApiVersion = (o: KubeObject): string => {
-    const v = String(o.apiVersion ?? '');
-    const slash = v.lastIndexOf('/');
-    return slash >= 0 ? `${v.slice(0, slash)}/${served}` : served;
-  };
+  const outShared = sharedCallOut((objs) => convertMany(objs, served));
   return {
     get: async (key, consistency) => outOpt(await inner.get(key, consistency)),
     list: async (prefix, opts: ListOptions) => {
       const pred = opts.predicate;
-      const res = await inner.list(prefix, { ...opts, predicate: pred ? (o) => pred({ ...o, apiVersion: servedApiVersion(o) }) : undefined });
-      return { ...res, items: res.items.length ? await convertMany(res.items, served) : [] };
+      if (!pred) {
+        const res = await inner.list(prefix, opts);
+        return { ...res, items: res.items.length ? await convertMany(res.items, served) : [] };
+      }
+      // Selectors see the converted objects, so the scan cannot filter: each round reads what
+      // the page still lacks, converts it in one call and keeps what matches, until the page is
+      // full or the range ends. Later rounds read at the first one's revision.
+      const items: KubeObject[] = [];
+      let res = await inner.list(prefix, { ...opts, predicate: undefined });
+      for (;;) {
+        if (res.items.length > 0) for (const o of await convertMany(res.items, served)) if (pred(o)) items.push(o);
+        if (!opts.limit || items.length >= opts.limit || res.continueAfterKey === undefined) break;
+        res = await inner.list(prefix, {
+          ...opts,
+          predicate: undefined,
+          consistency: { mode: 'Exact', revision: res.revision },
+          startAfterKey: res.continueAfterKey,
+          limit: opts.limit - items.length,
+        });
+      }
+      return { ...res, items };
     },
     create: async (key, obj, opts) => out(await inner.create(key, await inn(obj), opts)),
     guaranteedUpdate: async (key, tryUpdate, opts) => {
@@ -144,7 +204,7 @@ function calledOutVersionedStorage(
         event: (e: StorageEvent) => {
           if (ended) return;
           pending++;
-          const converted = convertMany(e.prevObject ? [e.object, e.prevObject] : [e.object], served);
+          const converted = outShared(e.prevObject ? [e.object, e.prevObject] : [e.object]);
           // A conversion that fails before its turn is reported in order by the chain.
           converted.catch(() => undefined);
           chain = chain.then(async () => {
