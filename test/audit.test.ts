@@ -286,6 +286,7 @@ describe('audit webhook, blocking-strict', () => {
   let server: ServerHandle;
   const received: Event[] = [];
   let release: (() => void) | undefined;
+  let releaseAnswer: (() => void) | undefined;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kapi-audit-blocking-'));
@@ -298,6 +299,7 @@ describe('audit webhook, blocking-strict', () => {
         const name = ev.objectRef?.name;
         if (name === 'refused') return { status: 500, body: {} };
         if (name === 'held' && ev.stage === 'RequestReceived') return new Promise((r) => (release = () => r({ status: 200, body: {} })));
+        if (name === 'held-answer' && ev.stage === 'ResponseComplete') return new Promise((r) => (releaseAnswer = () => r({ status: 200, body: {} })));
         return { status: 200, body: {} };
       },
     });
@@ -318,6 +320,7 @@ describe('audit webhook, blocking-strict', () => {
 
   afterAll(async () => {
     release?.();
+    releaseAnswer?.();
     await server?.cleanup();
     await hook?.close();
     rmSync(dir, { recursive: true, force: true });
@@ -335,6 +338,20 @@ describe('audit webhook, blocking-strict', () => {
     const done = await waitFor('the ResponseComplete event', () =>
       Promise.resolve(received.find((e) => e.stage === 'ResponseComplete' && e.objectRef?.name === 'held')),
     );
+    expect(received.filter((e) => e.auditID === done.auditID).map((e) => e.stage)).toEqual(['RequestReceived', 'ResponseComplete']);
+  });
+
+  it('holds a whole answer until the webhook has taken its ResponseComplete event', async () => {
+    let settled = false;
+    const get = request(server, 'GET', '/api/v1/namespaces/default/configmaps/held-answer').then((r) => ((settled = true), r));
+    await waitFor('the ResponseComplete event at the webhook', () => Promise.resolve(releaseAnswer));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(settled).toBe(false);
+    releaseAnswer!();
+    const r = await get;
+    expect(r.status).toBe(404);
+    const done = received.find((e) => e.stage === 'ResponseComplete' && e.objectRef?.name === 'held-answer')!;
+    expect(done.responseStatus).toMatchObject({ code: 404, reason: 'NotFound' });
     expect(received.filter((e) => e.auditID === done.auditID).map((e) => e.stage)).toEqual(['RequestReceived', 'ResponseComplete']);
   });
 

@@ -82,10 +82,10 @@ export class PolicyAuditSink implements AuditSink, OnApplicationShutdown {
     let waiting: Promise<void> | undefined;
     if (this.webhook?.blocking) {
       // A blocking webhook holds the request until its arrival is recorded; blocking-strict fails
-      // the request when it cannot be. Later stages are sent without holding the answer.
+      // the request when it cannot be. The caller of a later stage may wait for it too (a whole
+      // answer waits for its ResponseComplete event), but it never fails the request.
       const sent = this.webhook.send(event);
-      if (event.stage === 'RequestReceived') waiting = this.webhookStrict ? sent : sent.catch(() => undefined);
-      else sent.catch(() => undefined);
+      waiting = event.stage === 'RequestReceived' && this.webhookStrict ? sent : sent.catch(() => undefined);
     } else this.webhook?.write(event);
     if (!this.log) return waiting;
     const dropped = this.log.dropped;

@@ -31,6 +31,7 @@ import { discardRefusedBody } from './refused-body.js';
 import { withDeadline } from './request-deadline.js';
 import { ResourceHandler } from './resource.handler.js';
 import { deprecatedApiLabels } from './deprecation.js';
+import { isLongRunning } from './request-info.js';
 import { notFoundError, sendDocument, sendStatus, toStatusError } from './status.js';
 import { serveVersion } from './version.js';
 
@@ -158,8 +159,20 @@ export class ApiRoutes implements BeforeApplicationShutdown {
           if (rec && Buffer.isBuffer(req.body)) rec.requestBodyIs(req.headers['content-type'], req.body, req.method === 'PATCH');
         });
         scope.addHook('onSend', async (req, reply, payload) => {
-          const rec = stateOf(req)?.audit;
-          if (rec && (typeof payload === 'string' || Buffer.isBuffer(payload))) rec.responseBodyIs(String(reply.getHeader('content-type') ?? ''), payload);
+          const s = stateOf(req);
+          const rec = s?.audit;
+          if (!rec || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload;
+          rec.responseBodyIs(String(reply.getHeader('content-type') ?? ''), payload);
+          // A whole answer is complete now: its ResponseComplete event is recorded before the
+          // answer leaves, so a blocking webhook holds the answer until it has taken the event,
+          // as kube-apiserver's does. A long-running request's stages follow its stream instead.
+          if (!isLongRunning(s.info)) {
+            try {
+              await rec.emit('ResponseComplete', reply.statusCode);
+            } catch {
+              // Reported and counted by the sink; only the arrival of a request can fail it.
+            }
+          }
           return payload;
         });
       }

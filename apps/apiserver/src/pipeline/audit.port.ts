@@ -88,8 +88,9 @@ export interface AuditSink {
   /**
    * Writes one event. Never blocks the event loop; throws only where the sink is strict and the
    * event could not be written (the filter then fails the request). A sink that must hear back
-   * before the request goes on (a blocking audit webhook, for RequestReceived) returns a promise
-   * the filter waits for; a rejection fails the request like a throw.
+   * before the request goes on (a blocking audit webhook) returns a promise: the filter waits
+   * for RequestReceived's, where a rejection fails the request like a throw, and a whole answer
+   * waits for its ResponseComplete's before it leaves (which never rejects).
    */
   record(event: AuditEvent): Promise<void> | void;
 }
