@@ -144,13 +144,28 @@ describe('GenericStore hook order', () => {
     const machinery = { ...recordingMachinery(log), generateName: () => names.shift() ?? 'w-aaaaa' };
     const validated: Array<{ name: string; uid: unknown }> = [];
     const watching: Admission = { ...admission, validate: async (a) => void validated.push({ name: a.name, uid: a.object?.metadata.uid }) };
-    const s = new GenericStore(WIDGET(), { storage, machinery, admission: watching });
+    // A strategy that derives labels from the name and uid it is prepared under, keeping a value
+    // already set (as a Job's selector does).
+    const strategy = recordingStrategy();
+    const prepare = strategy.prepareForCreate!;
+    strategy.prepareForCreate = (o, c) => {
+      prepare(o, c);
+      o.metadata.labels = {
+        'prepared-as': String(o.metadata.name),
+        'prepared-uid': String(o.metadata.uid),
+        ...(o.metadata.labels as Record<string, string> | undefined),
+      };
+    };
+    const s = new GenericStore({ ...WIDGET(), strategy }, { storage, machinery, admission: watching });
     log.length = 0;
     const obj = await s.create('ns', { ...widget(''), metadata: { generateName: 'w-' } }, { ctx: ctx(), fieldValidation: 'Strict' });
     expect(obj.metadata.name).toBe('w-ccccc');
-    // Mutating admission ran once; validation and validating admission saw every name, each
-    // attempt with a uid of its own, as kube's store re-runs its createValidation.
+    // Mutating admission ran once; each attempt started again from its result, prepared under
+    // its own name and uid, then validated and shown to validating admission, as kube's store
+    // runs BeforeCreate and its createValidation per attempt.
     expect(log.filter((l) => l === 'admission.admit CREATE')).toHaveLength(1);
+    expect(log.filter((l) => l === 'strategy.prepareForCreate')).toHaveLength(3);
+    expect(obj.metadata.labels).toEqual({ admitted: 'yes', 'prepared-as': 'w-ccccc', 'prepared-uid': obj.metadata.uid });
     expect(log.filter((l) => l === 'strategy.validate')).toHaveLength(3);
     expect(validated.map((v) => v.name)).toEqual(['w-aaaaa', 'w-bbbbb', 'w-ccccc']);
     expect(new Set(validated.map((v) => v.uid)).size).toBe(3);

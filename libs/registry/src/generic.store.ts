@@ -321,25 +321,42 @@ export class GenericStore implements StoreCore {
     for (const f of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']) delete meta[f];
     this.deps.machinery.applyDefaults(obj, this.decl.schema);
     const generateName = !meta.name && typeof meta.generateName === 'string' && meta.generateName !== '' ? meta.generateName : undefined;
-    const step: WriteStep = { operation: 'CREATE', ns, name: meta.name ?? '', obj, opts, prepare: (o) => this.prepareForCreate(o, opts.ctx) };
+    // With a generated name, the object as mutating admission left it, for another attempt.
+    let admitted: KubeObject | undefined;
+    const step: WriteStep = {
+      operation: 'CREATE',
+      ns,
+      name: meta.name ?? '',
+      obj,
+      opts,
+      prepare: (o) => {
+        if (generateName !== undefined && !this.decl.rest) admitted = structuredClone(o);
+        this.prepareForCreate(o, opts.ctx);
+      },
+    };
     await this.pipeline.run(step);
     if (this.decl.rest) return this.decl.rest.create(ns, obj, opts.ctx);
     for (let attempt = 1; ; attempt++) {
+      const name = step.obj.metadata.name as string;
       try {
-        const stored = await this.storage.create(this.key(ns, meta.name as string), obj, { dryRun: opts.ctx.dryRun });
+        const stored = await this.storage.create(this.key(ns, name), step.obj, { dryRun: opts.ctx.dryRun });
         return this.decorate(stored);
       } catch (e) {
         // A generated name that is taken is generated again (kube's RetryGenerateName, on by
-        // default since 1.30), with a new uid, and the object validated and shown to validating
-        // admission again under it: the client sees AlreadyExists only after every attempt
-        // collided.
-        if (generateName !== undefined && attempt < MAX_NAME_GENERATION_CREATE_ATTEMPTS && e instanceof StorageError && e.code === 'KeyExists') {
-          meta.name = this.deps.machinery.generateName(generateName);
-          meta.uid = randomUUID();
+        // default since 1.30): each attempt starts again from the object as mutating admission
+        // left it, prepared for create under the new name (a new uid, and whatever the kind
+        // derives from them, such as a Job's selector), validated and shown to validating
+        // admission again. The client sees AlreadyExists only after every attempt collided.
+        if (generateName !== undefined && admitted && attempt < MAX_NAME_GENERATION_CREATE_ATTEMPTS && e instanceof StorageError && e.code === 'KeyExists') {
+          const again = structuredClone(admitted);
+          // The fields the first attempt recorded as managed name no value that changes.
+          if (step.obj.metadata.managedFields !== undefined) again.metadata.managedFields = step.obj.metadata.managedFields;
+          this.prepareForCreate(again, opts.ctx);
+          step.obj = again;
           await this.pipeline.validateAndCanonicalize(step);
           continue;
         }
-        this.mapError(e, meta.name as string);
+        this.mapError(e, name);
       }
     }
   }
