@@ -45,7 +45,8 @@ describe('authorization modes', () => {
     expect((await authorizerForModes(['AlwaysDeny', 'AlwaysAllow']).authorize(attrs())).decision).toBe('Deny');
     const admin = attrs({ user: { username: 'admin', groups: ['system:masters'] } });
     expect((await authorizerForModes(['AlwaysDeny']).authorize(admin)).decision).toBe('Allow');
-    expect(() => authorizerForModes(['ABAC'])).toThrow(/--authorization-mode: unsupported mode "ABAC"/);
+    expect(() => authorizerForModes(['Keystone'])).toThrow(/--authorization-mode: unsupported mode "Keystone"/);
+    expect(() => authorizerForModes(['ABAC'])).toThrow("--authorization-mode: ABAC's authorization policy file not passed");
     expect(() => authorizerForModes(['Node'])).toThrow('--authorization-mode: Node needs the node graph of the server');
     expect(() => authorizerForModes(['Webhook'])).toThrow('Webhook needs --authorization-webhook-config-file');
   });

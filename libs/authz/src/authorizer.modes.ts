@@ -3,6 +3,7 @@
  * AlwaysDeny) and the union that evaluates the configured modes in order: the first Allow or
  * Deny decides; when every mode has no opinion the request is denied.
  */
+import type { AbacAuthorizer } from './abac.authorizer.js';
 import { NodeAuthorizer, type NodeGraph } from './node.authorizer.js';
 import { PRIVILEGED_GROUP } from '@app/auth';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.port.js';
@@ -97,12 +98,18 @@ export interface AuthorizationModeContext {
   webhook?: Authorizer;
   /** The Node mode's graph: which objects the pods bound to each node need. */
   nodeGraph?: NodeGraph;
+  /** The ABAC mode's policies, loaded from --authorization-policy-file. */
+  abac?: AbacAuthorizer;
 }
 
 /** The authorization modes this build can run, by their `--authorization-mode` names. */
 export const AUTHORIZATION_MODES: Record<string, (ctx: AuthorizationModeContext) => Authorizer> = {
   AlwaysAllow: () => new AlwaysAllowAuthorizer(),
   AlwaysDeny: () => new AlwaysDenyAuthorizer(),
+  ABAC: (ctx) => {
+    if (!ctx.abac) throw new Error("--authorization-mode: ABAC's authorization policy file not passed");
+    return ctx.abac;
+  },
   RBAC: (ctx) => {
     if (!ctx.rbac) throw new Error('--authorization-mode: RBAC needs the RBAC policy of the server');
     return new RBACAuthorizer(ctx.rbac);

@@ -9,3 +9,4 @@ export * from './rbac.escalation.js';
 export * from './rules.resolver.js';
 export * from './webhook.authorizer.js';
 export * from './node.authorizer.js';
+export * from './abac.authorizer.js';

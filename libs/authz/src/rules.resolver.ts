@@ -115,13 +115,14 @@ const NODE_RULES_RESOLVER: RuleResolver = {
  * The rule resolver of an `--authorization-mode` list (the modes authorizerForModes accepts).
  * A mode without a resolver of its own makes the answer incomplete.
  */
-export function ruleResolverForModes(modes: readonly string[], ctx: { rbac?: RbacPolicy } = {}): RuleResolver {
+export function ruleResolverForModes(modes: readonly string[], ctx: { rbac?: RbacPolicy; abac?: RuleResolver } = {}): RuleResolver {
   const INCOMPLETE: RuleResolver = { rulesFor: () => ({ resourceRules: [], nonResourceRules: [], incomplete: true, errors: [] }) };
   return new RuleResolverUnion(
     modes.map((m) => {
       if (m === 'AlwaysAllow') return ALWAYS_ALLOW_RULES;
       if (m === 'AlwaysDeny') return ALWAYS_DENY_RULES;
       if (m === 'RBAC' && ctx.rbac) return new RbacRuleResolver(ctx.rbac);
+      if (m === 'ABAC' && ctx.abac) return ctx.abac;
       if (m === 'Node') return NODE_RULES_RESOLVER;
       return INCOMPLETE;
     }),

@@ -96,15 +96,18 @@ describe('parseFlags', () => {
       expect((err as Error).message).toMatch(new RegExp(`^--${flag}=.*not built into this server.*refusing to start`));
     };
     it('--authorization-mode naming a mode that is not built', () => {
-      expectRefused(['--authorization-mode=ABAC'], 'authorization-mode');
-      expectRefused(['--authorization-mode', 'ABAC,RBAC'], 'authorization-mode');
-      expectRefused(['--authorization-mode=AlwaysAllow,ABAC'], 'authorization-mode');
+      expectRefused(['--authorization-mode=Keystone'], 'authorization-mode');
+      expectRefused(['--authorization-mode', 'Keystone,RBAC'], 'authorization-mode');
       expect(() => parseFlags(['--authorization-mode='])).toThrow('--authorization-mode=: give at least one authorization mode');
-      expect(() => parseFlags(['--authorization-mode=ABAC,RBAC'])).toThrow(
-        'authorization mode "ABAC" is not built into this server (built: AlwaysAllow, AlwaysDeny, RBAC, Webhook, Node)',
+      expect(() => parseFlags(['--authorization-mode=Keystone,RBAC'])).toThrow(
+        'authorization mode "Keystone" is not built into this server (built: AlwaysAllow, AlwaysDeny, ABAC, RBAC, Webhook, Node)',
       );
       expect(parseFlags(['--authorization-mode=Node,RBAC']).raw['authorization-mode']).toBe('Node,RBAC');
-      expectRefused(['--authorization-policy-file=/p.jsonl'], 'authorization-policy-file');
+    });
+    it('--authorization-mode=ABAC comes with --authorization-policy-file, and the file with the mode', () => {
+      expect(parseFlags(['--authorization-mode=ABAC,RBAC', '--authorization-policy-file=/p.jsonl']).raw['authorization-policy-file']).toBe('/p.jsonl');
+      expect(() => parseFlags(['--authorization-mode=ABAC'])).toThrow("authorization-mode ABAC's authorization policy file not passed");
+      expect(() => parseFlags(['--authorization-policy-file=/p.jsonl'])).toThrow('cannot specify --authorization-policy-file without mode ABAC');
     });
     it('--authorization-mode=AlwaysDeny, AlwaysAllow and RBAC are accepted', () => {
       expect(parseFlags(['--authorization-mode=AlwaysDeny,AlwaysAllow']).raw['authorization-mode']).toBe('AlwaysDeny,AlwaysAllow');

@@ -239,7 +239,7 @@ const FLAGS: Record<string, FlagSpec> = {
   // Parsed by config/runtime-config.ts; the registry serves only what it enables.
   'runtime-config': { key: 'runtime-config', kind: 'string' },
   'authorization-mode': { key: 'authorization-mode', kind: 'string', refuse: refuseAuthorization },
-  'authorization-policy-file': { key: 'authorization-policy-file', kind: 'string', refuse: notBuilt('ABAC authorization') },
+  'authorization-policy-file': { key: 'authorization-policy-file', kind: 'string' },
   // Authentication methods (pipeline/*.method.ts read their flags from `raw` / `rawAll`).
   'anonymous-auth': { key: 'anonymous-auth', kind: 'bool' },
   'token-auth-file': { key: 'token-auth-file', kind: 'string' },
@@ -446,11 +446,20 @@ export function parseFlags(argv: string[]): ServerConfig {
   checkSigningFlags(cfg.raw);
   checkAuditFlags(cfg.raw);
   checkAuthorizationWebhookFlags(cfg.raw);
+  checkAbacFlags(cfg.raw);
   checkEtcdFlags(cfg);
   // etcd's rule: an election timeout of fewer than 5 heartbeats elects on a late heartbeat.
   if (cfg.heartbeatIntervalMs < 1 || cfg.electionTimeoutMs < 5 * cfg.heartbeatIntervalMs)
     throw new FlagError(`--election-timeout must be at least 5 times --heartbeat-interval (at least 1)`);
   return cfg;
+}
+
+/** The ABAC mode and its policy file come together (kube-apiserver's messages). */
+function checkAbacFlags(raw: Record<string, string>): void {
+  const abac = listOf(raw['authorization-mode'] ?? '').includes('ABAC');
+  const file = raw['authorization-policy-file'];
+  if (abac && !file) throw new FlagError("--authorization-mode: authorization-mode ABAC's authorization policy file not passed");
+  if (!abac && file !== undefined) throw new FlagError('--authorization-policy-file: cannot specify --authorization-policy-file without mode ABAC');
 }
 
 /** The Webhook mode and its configuration file come together; its TTLs are Go durations (0: no cache). */

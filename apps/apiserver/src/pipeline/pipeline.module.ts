@@ -14,6 +14,7 @@ import { Global, Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { AUTHENTICATOR, AuthenticatorChain, type AuthenticationRequest, type Authenticator, type UserInfo } from '@app/auth';
 import { AUTHORIZER, authorizerForModes } from '@app/authz';
+import { AbacPolicyFile } from './abac-policy.js';
 import { NodeGraphWatcher } from './node-graph.watcher.js';
 import type { ServerConfig } from '../config/flags.js';
 import { SERVER_CONFIG } from '../tokens.js';
@@ -85,13 +86,19 @@ export class DiscoveredAuthenticators implements Authenticator, OnModuleInit {
     { provide: AUTHENTICATOR, useExisting: DiscoveredAuthenticators },
     RbacPolicyWatcher,
     NodeGraphWatcher,
+    AbacPolicyFile,
     {
       provide: AUTHORIZER,
-      useFactory: (cfg: ServerConfig, rbac: RbacPolicyWatcher, nodeGraph: NodeGraphWatcher) => {
+      useFactory: (cfg: ServerConfig, rbac: RbacPolicyWatcher, nodeGraph: NodeGraphWatcher, abac: AbacPolicyFile) => {
         const webhook = authorizationWebhookFor(cfg);
-        return authorizerForModes(authorizationModes(cfg), { rbac: rbac.policy, nodeGraph, ...(webhook ? { webhook } : {}) });
+        return authorizerForModes(authorizationModes(cfg), {
+          rbac: rbac.policy,
+          nodeGraph,
+          ...(webhook ? { webhook } : {}),
+          ...(abac.authorizer ? { abac: abac.authorizer } : {}),
+        });
       },
-      inject: [SERVER_CONFIG, RbacPolicyWatcher, NodeGraphWatcher],
+      inject: [SERVER_CONFIG, RbacPolicyWatcher, NodeGraphWatcher, AbacPolicyFile],
     },
     { provide: AUDIT_SINK, useFactory: (cfg: ServerConfig, metrics: ApiMetrics) => auditSinkFor(cfg, metrics), inject: [SERVER_CONFIG, ApiMetrics] },
     {
@@ -105,6 +112,7 @@ export class DiscoveredAuthenticators implements Authenticator, OnModuleInit {
     AnonymousAccess,
     AUTHORIZER,
     RbacPolicyWatcher,
+    AbacPolicyFile,
     BootstrapTokenSecrets,
     ServiceAccountTokens,
     ServiceAccountObjectsWatcher,

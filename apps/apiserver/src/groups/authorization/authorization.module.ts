@@ -7,6 +7,7 @@ import { Inject, Injectable, Module } from '@nestjs/common';
 import { AUTHORIZER, ruleResolverForModes, type Authorizer } from '@app/authz';
 import type { ServerConfig } from '../../config/flags.js';
 import { authorizationModes } from '../../pipeline/authorization-modes.js';
+import { AbacPolicyFile } from '../../pipeline/abac-policy.js';
 import { RbacPolicyWatcher } from '../../pipeline/rbac-policy.watcher.js';
 import { SERVER_CONFIG } from '../../tokens.js';
 import { apiKinds } from '../api-group.js';
@@ -30,9 +31,9 @@ export const AUTHORIZATION_KINDS = [
 /** Hands the pipeline's authorizer and the modes' rule resolver to the review kinds at start. */
 @Injectable()
 export class AuthorizationPortsWiring {
-  constructor(@Inject(AUTHORIZER) authorizer: Authorizer, @Inject(SERVER_CONFIG) cfg: ServerConfig, rbac: RbacPolicyWatcher) {
+  constructor(@Inject(AUTHORIZER) authorizer: Authorizer, @Inject(SERVER_CONFIG) cfg: ServerConfig, rbac: RbacPolicyWatcher, abac: AbacPolicyFile) {
     ports.authorizer = authorizer;
-    ports.rules = ruleResolverForModes(authorizationModes(cfg), { rbac: rbac.policy });
+    ports.rules = ruleResolverForModes(authorizationModes(cfg), { rbac: rbac.policy, ...(abac.authorizer ? { abac: abac.authorizer } : {}) });
   }
 }
 
