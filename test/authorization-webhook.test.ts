@@ -15,7 +15,7 @@ import { startTlsStandIn, type TlsStandIn } from './support/tls-stand-in.js';
 interface Review {
   apiVersion: string;
   kind: string;
-  spec: { user: string; groups?: string[]; resourceAttributes?: Record<string, string>; nonResourceAttributes?: Record<string, string> };
+  spec: { user: string; groups?: string[]; resourceAttributes?: Record<string, unknown>; nonResourceAttributes?: Record<string, string> };
 }
 
 describe('Webhook authorization', () => {
@@ -87,6 +87,23 @@ describe('Webhook authorization', () => {
         groups: ['dev', 'system:authenticated'],
         resourceAttributes: { namespace: 'default', verb: 'list', version: 'v1', resource: 'configmaps' },
       },
+    });
+  });
+
+  it("passes a list's label and field selectors on, as kube-apiserver does", async () => {
+    await as('alice', ['get', 'configmaps', '-n', 'default', '-l', 'app=web,tier notin (db),!legacy', '--field-selector', 'metadata.name!=x']);
+    const asked = reviews.find((x) => x.review.spec.user === 'alice' && x.review.spec.resourceAttributes?.labelSelector !== undefined)!;
+    expect(asked.review.spec.resourceAttributes).toMatchObject({
+      verb: 'list',
+      resource: 'configmaps',
+      labelSelector: {
+        requirements: [
+          { key: 'app', operator: 'In', values: ['web'] },
+          { key: 'legacy', operator: 'DoesNotExist' },
+          { key: 'tier', operator: 'NotIn', values: ['db'] },
+        ],
+      },
+      fieldSelector: { requirements: [{ key: 'metadata.name', operator: 'NotIn', values: ['x'] }] },
     });
   });
 

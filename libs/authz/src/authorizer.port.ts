@@ -3,6 +3,7 @@
  * attributes are what RequestInfo parsed from the path plus the authenticated (or impersonated)
  * user; a decision is Allow, Deny or NoOpinion (a union asks the next authorizer).
  */
+import { parseFieldSelector, parseLabelSelector } from '@app/apimachinery';
 import type { UserInfo } from '@app/auth';
 
 /** What is being asked (Kubernetes' authorizer.AttributesRecord). */
@@ -25,6 +26,41 @@ export interface AuthorizationAttributes {
    * not parse. The Node authorizer lets a node list its own pods by `spec.nodeName` this way.
    */
   fieldSelector?: readonly { field: string; operator: string; value: string }[];
+  /**
+   * The terms of a list, watch or deletecollection's label selector (kube's
+   * LabelSelectorRequirements: operators `=`, `==`, `!=`, `in`, `notin`, `exists`, `!`, `gt`,
+   * `lt`), absent without one or when it does not parse. No built-in mode reads them; the
+   * Webhook mode passes them on.
+   */
+  labelSelector?: readonly { key: string; operator: string; values: readonly string[] }[];
+}
+
+/**
+ * The selector attributes of a request's `fieldSelector` and `labelSelector` parameters: their
+ * parsed terms, nothing for one that is empty or does not parse (the handler refuses that one
+ * with 400; kube-apiserver authorizes the request as without it).
+ */
+export function selectorAttributes(
+  fieldSelector: string | undefined,
+  labelSelector: string | undefined,
+): Pick<AuthorizationAttributes, 'fieldSelector' | 'labelSelector'> {
+  const out: Pick<AuthorizationAttributes, 'fieldSelector' | 'labelSelector'> = {};
+  if (fieldSelector) {
+    try {
+      out.fieldSelector = parseFieldSelector(fieldSelector).requirements();
+    } catch {
+      // Not passed on.
+    }
+  }
+  if (labelSelector) {
+    try {
+      const terms = parseLabelSelector(labelSelector).requirements;
+      if (terms.length > 0) out.labelSelector = terms;
+    } catch {
+      // Not passed on.
+    }
+  }
+  return out;
 }
 
 /** The attributes of a non-resource request (`path` with an HTTP verb). */

@@ -45,6 +45,33 @@ describe('webhook authorizer', () => {
         ],
       },
     });
+    const labelled = subjectAccessReviewSpec(
+      attrs({
+        verb: 'list',
+        labelSelector: [
+          { key: 'app', operator: '=', values: ['web'] },
+          { key: 'tier', operator: 'notin', values: ['a', 'b'] },
+          { key: 'owner', operator: 'exists', values: [] },
+          { key: 'legacy', operator: '!', values: [] },
+          { key: 'size', operator: 'gt', values: ['3'] },
+        ],
+      }),
+      'v1',
+    );
+    // As kube-apiserver sends them: metav1 operators, `gt` and `lt` left out.
+    expect(labelled.resourceAttributes).toMatchObject({
+      labelSelector: {
+        requirements: [
+          { key: 'app', operator: 'In', values: ['web'] },
+          { key: 'tier', operator: 'NotIn', values: ['a', 'b'] },
+          { key: 'owner', operator: 'Exists' },
+          { key: 'legacy', operator: 'DoesNotExist' },
+        ],
+      },
+    });
+    expect(
+      subjectAccessReviewSpec(attrs({ verb: 'list', labelSelector: [{ key: 'size', operator: 'lt', values: ['3'] }] }), 'v1').resourceAttributes,
+    ).not.toHaveProperty('labelSelector');
     const nr = subjectAccessReviewSpec(attrs({ isResourceRequest: false, path: '/metrics', user: { username: 'bob', groups: ['x'] } }), 'v1beta1');
     expect(nr).toEqual({ nonResourceAttributes: { path: '/metrics', verb: 'get' }, user: 'bob', group: ['x'] });
   });

@@ -28,6 +28,29 @@ const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.
 /** Entries kept at most (oldest dropped first). */
 const MAX_CACHE_ENTRIES = 10_000;
 
+/** kube's label operators as metav1.LabelSelectorRequirement operators; `gt` and `lt` have none. */
+const LABEL_OPERATORS: Record<string, string | undefined> = {
+  '=': 'In',
+  '==': 'In',
+  in: 'In',
+  '!=': 'NotIn',
+  notin: 'NotIn',
+  exists: 'Exists',
+  '!': 'DoesNotExist',
+};
+
+/**
+ * A review's labelSelector, as kube-apiserver sends it: each term with a metav1 operator and its
+ * values; a term without one (`gt`, `lt`) is left out, which only widens the question asked.
+ */
+function labelSelectorAttributes(a: AuthorizationAttributes): Obj {
+  const requirements = (a.labelSelector ?? []).flatMap((r) => {
+    const operator = LABEL_OPERATORS[r.operator];
+    return operator ? [{ key: r.key, operator, ...(r.values.length > 0 ? { values: [...r.values] } : {}) }] : [];
+  });
+  return requirements.length > 0 ? { labelSelector: { requirements } } : {};
+}
+
 /** The spec of the SubjectAccessReview that asks about `a` (v1beta1 names the groups `group`). */
 export function subjectAccessReviewSpec(a: AuthorizationAttributes, version: 'v1' | 'v1beta1'): Obj {
   const spec: Obj = a.isResourceRequest
@@ -48,6 +71,7 @@ export function subjectAccessReviewSpec(a: AuthorizationAttributes, version: 'v1
                 },
               }
             : {}),
+          ...labelSelectorAttributes(a),
         },
       }
     : { nonResourceAttributes: { path: a.path, verb: a.verb } };

@@ -15,10 +15,10 @@
  * (the server's authorization attributes carry none).
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { isDNS1123Label, isDNS1123Subdomain, parseFieldSelector } from '@app/apimachinery';
+import { isDNS1123Label, isDNS1123Subdomain } from '@app/apimachinery';
 import { serviceAccountGroups, serviceAccountUsername, type UserInfo } from '@app/auth';
 import type { AdmissionAttributes } from '@app/registry';
-import { nonResourceAttributes, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer } from '@app/authz';
+import { nonResourceAttributes, selectorAttributes, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer } from '@app/authz';
 
 const T = 'kubernetes.authorization';
 
@@ -106,15 +106,6 @@ function decide(authorizer: Authorizer, attrs: AuthorizationAttributes): CelDeci
   }
 }
 
-function fieldTerms(selector: string): Pick<AuthorizationAttributes, 'fieldSelector'> {
-  if (!selector) return {};
-  try {
-    return { fieldSelector: parseFieldSelector(selector).requirements() };
-  } catch {
-    return {};
-  }
-}
-
 /** Declares the `authorizer` variable and its library in `env` (a clone of the shared environment). */
 export function registerCelAuthz(env: Environment): Environment {
   env
@@ -155,7 +146,7 @@ export function registerCelAuthz(env: Environment): Environment {
       subresource: r.subresource,
       namespace: r.namespace,
       name: r.name,
-      ...fieldTerms(r.fieldSelector),
+      ...selectorAttributes(r.fieldSelector, r.labelSelector),
     }),
   );
   env.registerFunction(`${T}.Decision.allowed(): bool`, (d: CelDecision) => d.decision === 'Allow');

@@ -28,6 +28,8 @@ export interface RequestInfo {
   selectedName?: string;
   /** The `fieldSelector` query parameter of a list, watch or deletecollection, as sent. */
   fieldSelector?: string;
+  /** The `labelSelector` query parameter of a list, watch or deletecollection, as sent. */
+  labelSelector?: string;
   /** Path segments after the prefix, for discovery routing. */
   parts: string[];
   /**
@@ -155,6 +157,12 @@ export function parseRequestInfo(method: string, rawPath: string, query: Record<
     query.fieldSelector !== ''
   )
     info.fieldSelector = query.fieldSelector;
+  if (
+    (info.verb === 'list' || info.verb === 'watch' || info.verb === 'deletecollection') &&
+    typeof query.labelSelector === 'string' &&
+    query.labelSelector !== ''
+  )
+    info.labelSelector = query.labelSelector;
   return info;
 }
 

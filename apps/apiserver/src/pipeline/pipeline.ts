@@ -23,9 +23,9 @@
 import { randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Errors, StatusError, parseFieldSelector } from '@app/apimachinery';
+import { Errors, StatusError } from '@app/apimachinery';
 import { ANONYMOUS_USER, UNAUTHENTICATED_GROUP, type Authenticator, type UserInfo } from '@app/auth';
-import { forbiddenError, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer } from '@app/authz';
+import { forbiddenError, selectorAttributes, type AuthorizationAttributes, type AuthorizationDecision, type Authorizer } from '@app/authz';
 import { discardRefusedBody } from '../http/refused-body.js';
 import { isLongRunning, parseRequestInfo } from '../http/request-info.js';
 import { requestDeadlineMs } from '../http/request-deadline.js';
@@ -122,17 +122,8 @@ export function authorizationAttributes(state: RequestState): AuthorizationAttri
     subresource: i.subresource,
     namespace: i.namespace,
     name: i.name || (i.selectedName ?? ''),
-    ...(i.fieldSelector !== undefined ? fieldSelectorAttribute(i.fieldSelector) : {}),
+    ...(i.fieldSelector !== undefined || i.labelSelector !== undefined ? selectorAttributes(i.fieldSelector, i.labelSelector) : {}),
   };
-}
-
-/** The parsed terms of a field selector; nothing for one that does not parse (the handler refuses it with 400). */
-function fieldSelectorAttribute(text: string): Pick<AuthorizationAttributes, 'fieldSelector'> {
-  try {
-    return { fieldSelector: parseFieldSelector(text).requirements() };
-  } catch {
-    return {};
-  }
 }
 
 /**

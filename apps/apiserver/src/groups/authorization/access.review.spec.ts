@@ -1,5 +1,5 @@
 import { AlwaysDenyAuthorizer, authorizerForModes, RbacPolicy, ruleResolverForModes } from '@app/authz';
-import { AuthorizationPorts, attributesOf, fieldSelectorTerms, review, validateAttributes, validateSubjectSpec } from './access.review.js';
+import { AuthorizationPorts, attributesOf, fieldSelectorTerms, labelSelectorTerms, review, validateAttributes, validateSubjectSpec } from './access.review.js';
 import { localSubjectAccessReviewKind, validateLocalSubjectAccessReview } from './localsubjectaccessreview/localsubjectaccessreview.kind.js';
 import { selfSubjectAccessReviewKind } from './selfsubjectaccessreview/selfsubjectaccessreview.kind.js';
 import { selfSubjectRulesReviewKind } from './selfsubjectrulesreview/selfsubjectrulesreview.kind.js';
@@ -105,6 +105,34 @@ describe('access reviews', () => {
     expect(attributesOf({ username: 'u', groups: [] }, withSelectors({ rawSelector: 'spec.nodeName=n1' })).fieldSelector).toEqual([
       { field: 'spec.nodeName', operator: '=', value: 'n1' },
     ]);
+  });
+
+  it('takes a label selector as written or as terms, for the authorizers to see', () => {
+    expect(labelSelectorTerms({ rawSelector: 'tier in (web,db),!legacy,app=x' })).toEqual([
+      { key: 'app', operator: '=', values: ['x'] },
+      { key: 'legacy', operator: '!', values: [] },
+      { key: 'tier', operator: 'in', values: ['db', 'web'] },
+    ]);
+    expect(
+      labelSelectorTerms({
+        requirements: [
+          { key: 'tier', operator: 'NotIn', values: ['db'] },
+          { key: 'owner', operator: 'Exists' },
+        ],
+      }),
+    ).toEqual([
+      { key: 'owner', operator: 'exists', values: [] },
+      { key: 'tier', operator: 'notin', values: ['db'] },
+    ]);
+    // What does not parse, or selects everything, gives none.
+    expect(labelSelectorTerms({ rawSelector: 'a in (' })).toBeUndefined();
+    expect(labelSelectorTerms({ requirements: [{ key: 'a', operator: 'Matches', values: ['x'] }] })).toBeUndefined();
+    expect(labelSelectorTerms({ rawSelector: '' })).toBeUndefined();
+    const attrs = attributesOf(
+      { username: 'u', groups: [] },
+      { resourceAttributes: { verb: 'list', resource: 'pods', labelSelector: { rawSelector: 'app=x' } } },
+    );
+    expect(attrs.labelSelector).toEqual([{ key: 'app', operator: '=', values: ['x'] }]);
   });
 
   it('SelfSubjectRulesReview lists the rules of the namespace and needs a namespace', async () => {

@@ -3,7 +3,7 @@
  * spec as authorizer attributes, the validation of the spec, and asking the AUTHORIZER port.
  * The answer is kube's: `allowed` on Allow, `denied` on Deny, the authorizer's reason.
  */
-import { parseFieldSelector, type FieldError, type KubeObject } from '@app/apimachinery';
+import { labelSelectorFromStruct, parseFieldSelector, parseLabelSelector, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { UserInfo } from '@app/auth';
 import { nonResourceAttributes, type AuthorizationAttributes, type Authorizer, type RuleResolver } from '@app/authz';
 
@@ -133,6 +133,25 @@ export function fieldSelectorTerms(selector: SelectorAttributes | null | undefin
   return out.length ? out : undefined;
 }
 
+/**
+ * The terms of a review's label selector as authorizers see them (kube's labelSelectorAsSelector):
+ * the written selector parsed, or the terms (In, NotIn, Exists, DoesNotExist). One that does not
+ * parse, or selects everything, gives none.
+ */
+export function labelSelectorTerms(selector: SelectorAttributes | null | undefined): AuthorizationAttributes['labelSelector'] {
+  if (!selector) return undefined;
+  try {
+    const parsed = selector.rawSelector
+      ? parseLabelSelector(selector.rawSelector)
+      : labelSelectorFromStruct({
+          matchExpressions: (selector.requirements ?? []).map((r) => ({ key: r.key ?? '', operator: r.operator ?? '', values: r.values ?? [] })),
+        });
+    return parsed.requirements.length > 0 ? parsed.requirements : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** kube's ValidateSubjectAccessReviewSpec: the attributes, and a user or a group. */
 export function validateSubjectSpec(spec: AccessReviewSpec): FieldError[] {
   const errs = validateAttributes(spec);
@@ -154,6 +173,7 @@ export function attributesOf(user: UserInfo, spec: AccessReviewSpec): Authorizat
   const r = spec.resourceAttributes;
   if (r) {
     const fieldSelector = fieldSelectorTerms(r.fieldSelector);
+    const labelSelector = labelSelectorTerms(r.labelSelector);
     return {
       user,
       verb: r.verb ?? '',
@@ -166,6 +186,7 @@ export function attributesOf(user: UserInfo, spec: AccessReviewSpec): Authorizat
       namespace: r.namespace ?? '',
       name: r.name ?? '',
       ...(fieldSelector ? { fieldSelector } : {}),
+      ...(labelSelector ? { labelSelector } : {}),
     };
   }
   const n = spec.nonResourceAttributes ?? {};
