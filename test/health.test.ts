@@ -118,11 +118,14 @@ describe('start-up refusals', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('--authorization-mode=ABAC is refused with the flag named, before anything starts', async () => {
+  it('an authorization mode not built, or ABAC without its policy file, is refused with the flag named, before anything starts', async () => {
     const port = await getFreePort();
-    const r = await runToExit(['--data-dir', join(dir, 'node'), '--secure-port', String(port), '--authorization-mode=ABAC']);
+    const r = await runToExit(['--data-dir', join(dir, 'node'), '--secure-port', String(port), '--authorization-mode=Keystone']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('error: --authorization-mode=ABAC: authorization mode "ABAC" is not built into this server');
+    expect(r.stderr).toContain('error: --authorization-mode=Keystone: authorization mode "Keystone" is not built into this server');
+    const abac = await runToExit(['--data-dir', join(dir, 'node'), '--secure-port', String(port), '--authorization-mode=ABAC,RBAC']);
+    expect(abac.code).toBe(2);
+    expect(abac.stderr).toContain("error: --authorization-mode=ABAC,RBAC: authorization-mode ABAC's authorization policy file not passed");
   });
 
   it('an out-of-bounds KAPI_ variable is refused with the variable named', async () => {

@@ -458,8 +458,8 @@ export function parseFlags(argv: string[]): ServerConfig {
 function checkAbacFlags(raw: Record<string, string>): void {
   const abac = listOf(raw['authorization-mode'] ?? '').includes('ABAC');
   const file = raw['authorization-policy-file'];
-  if (abac && !file) throw new FlagError("--authorization-mode: authorization-mode ABAC's authorization policy file not passed");
-  if (!abac && file !== undefined) throw new FlagError('--authorization-policy-file: cannot specify --authorization-policy-file without mode ABAC');
+  if (abac && !file) throw new FlagError(`--authorization-mode=${raw['authorization-mode']}: authorization-mode ABAC's authorization policy file not passed`);
+  if (!abac && file !== undefined) throw new FlagError(`--authorization-policy-file=${file}: cannot specify --authorization-policy-file without mode ABAC`);
 }
 
 /** The Webhook mode and its configuration file come together; its TTLs are Go durations (0: no cache). */
