@@ -326,33 +326,34 @@ describe('audit webhook, blocking-strict', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('holds a request until the webhook has taken its RequestReceived event, each event POSTed alone', async () => {
+  /**
+   * GETs the missing ConfigMap `name`, whose event of `stage` the webhook holds until `release()`
+   * (read once the event arrived): the answer must not come before, and comes after, as a 404.
+   * Returns the request's ResponseComplete event once its events are in.
+   */
+  async function heldUntilReleased(name: string, stage: string, release: () => (() => void) | undefined): Promise<Event> {
     let settled = false;
-    const get = request(server, 'GET', '/api/v1/namespaces/default/configmaps/held').then((r) => ((settled = true), r));
-    await waitFor('the RequestReceived event at the webhook', () => Promise.resolve(release));
+    const get = request(server, 'GET', `/api/v1/namespaces/default/configmaps/${name}`).then((r) => ((settled = true), r));
+    await waitFor(`the ${stage} event at the webhook`, () => Promise.resolve(release()));
     await new Promise((r) => setTimeout(r, 300));
     expect(settled).toBe(false);
-    release!();
-    const r = await get;
-    expect(r.status).toBe(404);
+    release()!();
+    expect((await get).status).toBe(404);
     const done = await waitFor('the ResponseComplete event', () =>
-      Promise.resolve(received.find((e) => e.stage === 'ResponseComplete' && e.objectRef?.name === 'held')),
+      Promise.resolve(received.find((e) => e.stage === 'ResponseComplete' && e.objectRef?.name === name)),
     );
     expect(received.filter((e) => e.auditID === done.auditID).map((e) => e.stage)).toEqual(['RequestReceived', 'ResponseComplete']);
+    return done;
+  }
+
+  it('holds a request until the webhook has taken its RequestReceived event, each event POSTed alone', async () => {
+    const done = await heldUntilReleased('held', 'RequestReceived', () => release);
+    expect(done.responseStatus).toMatchObject({ code: 404, reason: 'NotFound' });
   });
 
   it('holds a whole answer until the webhook has taken its ResponseComplete event', async () => {
-    let settled = false;
-    const get = request(server, 'GET', '/api/v1/namespaces/default/configmaps/held-answer').then((r) => ((settled = true), r));
-    await waitFor('the ResponseComplete event at the webhook', () => Promise.resolve(releaseAnswer));
-    await new Promise((r) => setTimeout(r, 300));
-    expect(settled).toBe(false);
-    releaseAnswer!();
-    const r = await get;
-    expect(r.status).toBe(404);
-    const done = received.find((e) => e.stage === 'ResponseComplete' && e.objectRef?.name === 'held-answer')!;
+    const done = await heldUntilReleased('held-answer', 'ResponseComplete', () => releaseAnswer);
     expect(done.responseStatus).toMatchObject({ code: 404, reason: 'NotFound' });
-    expect(received.filter((e) => e.auditID === done.auditID).map((e) => e.stage)).toEqual(['RequestReceived', 'ResponseComplete']);
   });
 
   it('fails a request with 500 when the webhook does not take its arrival, after the retries', async () => {

@@ -1,7 +1,7 @@
 /**
  * The ABAC authorization mode end to end with real kubectl: `--authorization-mode=ABAC,RBAC`
- * with a policy file of v1beta1 and unversioned lines gives users certificates identify what
- * their policies allow (a namespace's everything, reads of one resource, a group's resource of
+ * with a policy file of v1beta1 and unversioned lines gives the users that client certificates
+ * identify what their policies allow (a namespace's everything, reads of one resource, a group's resource of
  * one API group, non-resource paths) and leaves the rest to RBAC; `kubectl auth can-i --list`
  * shows the policies' rules; a policy file with a broken line stops the start, naming the line.
  */

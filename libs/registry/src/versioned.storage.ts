@@ -9,9 +9,10 @@
  * the error when a conversion fails). A live event is converted once for every watcher of the
  * served version: the storage hands the same event to each of them, and the converted object is
  * kept with it (as kube's watch cache decodes an event once per version), so N watchers of a
- * kind behind a conversion webhook cost one call per event, not N. Label and field selectors see the converted objects, as
- * kube's do (it decodes each version's objects before filtering): a list with a selector reads
- * its page unfiltered and filters what the conversion answered.
+ * kind behind a conversion webhook cost one call per event, not N. Label and field selectors
+ * see the converted objects, as kube's do (it decodes each version's objects before
+ * filtering): a list with a selector reads its page unfiltered and filters what the conversion
+ * answered.
  */
 import { NO_CHANGE, type ListOptions, type Storage, type StorageEvent, type WatchHandle } from '@app/storage';
 import type { Conversion } from './kind.types.js';

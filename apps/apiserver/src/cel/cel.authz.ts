@@ -10,9 +10,8 @@
  *
  * A check answers a Decision (`allowed()`, `reason()`, `errored()`, `error()`); an authorizer that
  * answers asynchronously (a webhook) makes the expression's evaluation a promise, which the
- * callers await. A field selector given to a check goes to the authorizer as parsed terms (one
- * that does not parse is left out, as in kube); a label selector is accepted and not passed on
- * (the server's authorization attributes carry none).
+ * callers await. Field and label selectors given to a check go to the authorizer as parsed terms,
+ * as a request's do (one that does not parse is left out, as in kube).
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { isDNS1123Label, isDNS1123Subdomain } from '@app/apimachinery';

@@ -97,7 +97,7 @@ describe('ValidatingAdmissionPolicy evaluation', () => {
         { expression: "authorizer.requestResource.check('get').allowed()", message: 'request resource' },
         {
           expression:
-            "authorizer.group('').resource('pods').subresource('log').namespace('team').name('p').fieldSelector('spec.nodeName=n1').check('watch').allowed()",
+            "authorizer.group('').resource('pods').subresource('log').namespace('team').name('p').fieldSelector('spec.nodeName=n1').labelSelector('app in (web),!legacy').check('watch').allowed()",
         },
         {
           expression: "authorizer.serviceAccount('team', 'builder').group('').resource('secrets').namespace('team').check('get').allowed()",
@@ -121,7 +121,14 @@ describe('ValidatingAdmissionPolicy evaluation', () => {
       },
     ]);
     expect(asked.find((a) => a.resource === 'deployments')).toMatchObject({ apiGroup: 'apps', namespace: 'team', name: 'd', verb: 'get', apiVersion: '*' });
-    expect(asked.find((a) => a.subresource === 'log')).toMatchObject({ name: 'p', fieldSelector: [{ field: 'spec.nodeName', operator: '=', value: 'n1' }] });
+    expect(asked.find((a) => a.subresource === 'log')).toMatchObject({
+      name: 'p',
+      fieldSelector: [{ field: 'spec.nodeName', operator: '=', value: 'n1' }],
+      labelSelector: [
+        { key: 'app', operator: 'in', values: ['web'] },
+        { key: 'legacy', operator: '!', values: [] },
+      ],
+    });
     expect(asked.find((a) => a.resource === 'secrets')?.user).toEqual({
       username: 'system:serviceaccount:team:builder',
       groups: ['system:serviceaccounts', 'system:serviceaccounts:team'],
