@@ -69,9 +69,12 @@ beforeAll(async () => {
       // Trusting the extension's CA as a front proxy's: published for extension servers to read.
       `--requestheader-client-ca-file=${join(ext, 'ca.crt')}`,
       '--requestheader-username-headers=X-Remote-User',
+      '--requestheader-uid-headers=X-Remote-Uid',
       '--requestheader-group-headers=X-Remote-Group',
       '--requestheader-extra-headers-prefix=X-Remote-Extra-',
       '--requestheader-allowed-names=front-proxy-client,aggregator',
+      // Proxied requests name the user's UID too (X-Remote-Uid).
+      '--feature-gates=RemoteRequestHeaderUID=true',
     ],
   });
   await created('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
@@ -115,13 +118,15 @@ describe('a remote APIService', () => {
     expect(r.status).toBe(403);
     expect(seen).toHaveLength(0);
     const ok = await request(server, 'GET', `/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods?labelSelector=app%3Dweb`, {
-      headers: { 'x-remote-user': 'forged' },
+      headers: { 'x-remote-user': 'forged', 'x-remote-uid': 'forged-uid' },
     });
     expect(ok.status).toBe(200);
     expect(ok.json<Obj>().kind).toBe('PodMetricsList');
     const s = seen.at(-1)!;
     expect(s.url).toBe(`/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods?labelSelector=app%3Dweb`);
     expect(s.headers['x-remote-user']).not.toBe('forged');
+    // The admin's certificate names no UID: none is sent, and the client's header is dropped.
+    expect(s.headers['x-remote-uid']).toBeUndefined();
     expect(String(s.headers['x-remote-group'])).toContain('system:masters');
     expect(s.headers.authorization).toBeUndefined();
     expect(s.clientCn).toBeTruthy();
@@ -178,6 +183,8 @@ describe('a remote APIService', () => {
     expect(r.status).toBe(200);
     const s = seen.at(-1)!;
     expect(s.headers['x-remote-user']).toBe(`system:serviceaccount:${NS}:viewer`);
+    const sa = (await request(server, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/viewer`)).json<{ metadata: { uid: string } }>();
+    expect(s.headers['x-remote-uid']).toBe(sa.metadata.uid);
     expect(String(s.headers['x-remote-group']).split(/,\s*/)).toEqual(
       expect.arrayContaining(['system:serviceaccounts', `system:serviceaccounts:${NS}`, 'system:authenticated']),
     );
@@ -222,6 +229,7 @@ describe('kube-system/extension-apiserver-authentication', () => {
       'requestheader-client-ca-file': extCaPem,
       'requestheader-allowed-names': '["front-proxy-client","aggregator"]',
       'requestheader-username-headers': '["X-Remote-User"]',
+      'requestheader-uid-headers': '["X-Remote-Uid"]',
       'requestheader-group-headers': '["X-Remote-Group"]',
       'requestheader-extra-headers-prefix': '["X-Remote-Extra-"]',
     });

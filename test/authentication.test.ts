@@ -44,6 +44,8 @@ describe('authentication', () => {
   let webhook: { server: https.Server; url: string };
   let proxy: { certPem: string; keyPem: string };
   let strangerProxy: { certPem: string; keyPem: string };
+  /** The front proxy's CA (the --requestheader-client-ca-file). */
+  let proxyCaCert: string;
   let tokenKubeconfig: string;
   let signingKey: CryptoKey;
   let publicPem: string;
@@ -76,6 +78,7 @@ describe('authentication', () => {
     // The identity provider's and webhook's TLS, and the front proxy's client CA: two CAs of their own.
     const idpPki = await ensurePki(join(dir, 'idp'), { hosts: ['127.0.0.1'] });
     const proxyPki = await ensurePki(join(dir, 'proxy'), { hosts: ['127.0.0.1'] });
+    proxyCaCert = proxyPki.caCert;
     proxy = await issueClientCertificate(proxyPki.dir, 'front-proxy');
     strangerProxy = await issueClientCertificate(proxyPki.dir, 'someone-else');
     const tls = { cert: await readFile(idpPki.servingCert, 'utf8'), key: await readFile(idpPki.servingKey, 'utf8') };
@@ -197,6 +200,45 @@ describe('authentication', () => {
 
     it("the proxy's certificate alone is no user (it chains to the proxy CA, not the client CA)", async () => {
       expect(await identityOf({ identity: proxy })).toBe('401');
+    });
+
+    describe('with --requestheader-uid-headers (the RemoteRequestHeaderUID feature gate)', () => {
+      let uidServer: ServerHandle;
+      const review = async (s: ServerHandle, h: Record<string, string>) => {
+        const r = await request(s, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+          identity: proxy,
+          headers: h,
+          body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+        });
+        expect(r.status).toBe(201);
+        return r.json<{ status: { userInfo: Record<string, unknown> } }>().status.userInfo;
+      };
+      beforeAll(async () => {
+        uidServer = await startServer({
+          args: [
+            '--feature-gates=RemoteRequestHeaderUID=true',
+            `--requestheader-client-ca-file=${proxyCaCert}`,
+            '--requestheader-allowed-names=front-proxy',
+            '--requestheader-username-headers=X-Remote-User',
+            '--requestheader-uid-headers=X-Remote-Uid',
+            '--requestheader-group-headers=X-Remote-Group',
+          ],
+        });
+      });
+      afterAll(async () => {
+        await uidServer?.cleanup();
+      });
+
+      it("takes the user's UID from the header the proxy sets (SelfSubjectReview shows it)", async () => {
+        expect(await review(uidServer, { ...headers, 'X-Remote-Uid': 'uid-42' })).toEqual({
+          username: 'proxied-user',
+          uid: 'uid-42',
+          groups: ['team-a', 'system:authenticated'],
+        });
+        // Without the header the user has no UID; the servers without the flag never read one.
+        expect((await review(uidServer, headers)).uid).toBeUndefined();
+        expect(await identityOf({ identity: proxy, headers: { ...headers, 'X-Remote-Uid': 'uid-42' } })).toBe('proxied-user');
+      });
     });
   });
 

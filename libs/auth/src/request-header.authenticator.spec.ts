@@ -86,6 +86,17 @@ describe('identity from proxy headers', () => {
     expect(userFromHeaders({ 'x-remote-user': 'alice', 'x-other-user': 'bob' }, opts)).toEqual({ username: 'alice', groups: [] });
   });
 
+  it('takes the UID from the first UID header with a value, only when UID headers are configured', () => {
+    const withUid = { ...opts, uidHeaders: ['X-Remote-Uid', 'X-Other-Uid'] };
+    expect(userFromHeaders({ 'x-remote-user': 'alice', 'x-remote-uid': ' ', 'x-other-uid': 'u-7' }, withUid)).toEqual({
+      username: 'alice',
+      uid: 'u-7',
+      groups: [],
+    });
+    expect(userFromHeaders({ 'x-remote-user': 'alice' }, withUid)).toEqual({ username: 'alice', groups: [] });
+    expect(userFromHeaders({ 'x-remote-user': 'alice', 'x-remote-uid': 'u-1' }, opts)).toEqual({ username: 'alice', groups: [] });
+  });
+
   it('no user-name header with a value: no identity', () => {
     expect(userFromHeaders({ 'x-remote-user': '', 'x-remote-group': 'dev' }, opts)).toBeUndefined();
   });

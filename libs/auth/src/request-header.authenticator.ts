@@ -1,7 +1,7 @@
 /**
  * Authenticating proxy (kube-apiserver's `--requestheader-*`): a front proxy that authenticated
- * the user itself passes the identity in headers (X-Remote-User, X-Remote-Group,
- * X-Remote-Extra-<key>). The headers are believed only on a connection whose client certificate
+ * the user itself passes the identity in headers (X-Remote-User, X-Remote-Uid when UID headers
+ * are configured, X-Remote-Group, X-Remote-Extra-<key>). The headers are believed only on a connection whose client certificate
  * chains to the requestheader CA and whose CN is an allowed name (any, when none are listed);
  * on any other connection they are ignored, so the request is left to the next method.
  */
@@ -19,6 +19,8 @@ export interface RequestHeaderOptions {
   allowedNames: readonly string[];
   /** Header names giving the user name, the first with a value wins (`--requestheader-username-headers`). */
   usernameHeaders: readonly string[];
+  /** Header names giving the user's UID, the first with a value wins (`--requestheader-uid-headers`; empty: no UID). */
+  uidHeaders?: readonly string[];
   /** Headers whose every value is a group (`--requestheader-group-headers`). */
   groupHeaders: readonly string[];
   /** Prefixes of headers carrying extra values (`--requestheader-extra-headers-prefix`). */
@@ -44,24 +46,27 @@ function percentDecode(s: string): string {
   }
 }
 
+/** The first non-empty value of the first of `names` that has one. */
+function firstValue(headers: IncomingHttpHeaders, names: readonly string[]): string | undefined {
+  for (const h of names) {
+    const v = headers[h.toLowerCase()];
+    const first = Array.isArray(v) ? v[0] : v;
+    if (first && first.trim() !== '') return first.trim();
+  }
+  return undefined;
+}
+
 /**
  * The identity the headers carry (pure: the connection is checked by the caller). Undefined when
  * no user-name header has a value.
  */
 export function userFromHeaders(
   headers: IncomingHttpHeaders,
-  opts: Pick<RequestHeaderOptions, 'usernameHeaders' | 'groupHeaders' | 'extraHeaderPrefixes'>,
+  opts: Pick<RequestHeaderOptions, 'usernameHeaders' | 'uidHeaders' | 'groupHeaders' | 'extraHeaderPrefixes'>,
 ): UserInfo | undefined {
-  let username: string | undefined;
-  for (const h of opts.usernameHeaders) {
-    const v = headers[h.toLowerCase()];
-    const first = Array.isArray(v) ? v[0] : v;
-    if (first && first.trim() !== '') {
-      username = first.trim();
-      break;
-    }
-  }
+  const username = firstValue(headers, opts.usernameHeaders);
   if (username === undefined) return undefined;
+  const uid = firstValue(headers, opts.uidHeaders ?? []);
   const groups = opts.groupHeaders.flatMap((h) => values(headers, h));
   const extra: Record<string, string[]> = {};
   const prefixes = opts.extraHeaderPrefixes.map((p) => p.toLowerCase());
@@ -71,7 +76,7 @@ export function userFromHeaders(
     const key = percentDecode(name.slice(prefix.length)).toLowerCase();
     (extra[key] ??= []).push(...values(headers, name));
   }
-  return { username, groups, ...(Object.keys(extra).length > 0 ? { extra } : {}) };
+  return { username, ...(uid !== undefined ? { uid } : {}), groups, ...(Object.keys(extra).length > 0 ? { extra } : {}) };
 }
 
 /** The request header method: verifies the proxy's certificate, then reads the headers. */

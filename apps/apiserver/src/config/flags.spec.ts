@@ -1,4 +1,4 @@
-import { clusterSigningDurationMs, FlagError, parseFlags } from './flags.js';
+import { clusterSigningDurationMs, featureEnabled, FlagError, parseFlags } from './flags.js';
 
 describe('parseFlags', () => {
   it('has the documented defaults', () => {
@@ -11,9 +11,30 @@ describe('parseFlags', () => {
   });
   it('records flags of later capabilities that grant or protect nothing as unsupported (a warning)', () => {
     const c = parseFlags(['--runtime-config', 'api/all=true', '--feature-gates=X=true', '--anonymous-auth=false', '--cluster-signing-duration', '8760h']);
-    expect(c.unsupported).toEqual(['feature-gates']);
+    expect(c.unsupported).toEqual(['feature-gates (X)']);
     expect(c.raw['runtime-config']).toBe('api/all=true');
     expect(c.raw['anonymous-auth']).toBe('false');
+  });
+  it('parses --feature-gates: the gates this build acts on, their 1.32 defaults, Go bool spellings, errors naming the flag', () => {
+    expect(featureEnabled(parseFlags([]), 'RemoteRequestHeaderUID')).toBe(false);
+    const c = parseFlags(['--feature-gates=RemoteRequestHeaderUID=true, SomeOtherGate=false', '--feature-gates', 'Third=T']);
+    expect(c.featureGates).toEqual({ RemoteRequestHeaderUID: true, SomeOtherGate: false, Third: true });
+    expect(featureEnabled(c, 'RemoteRequestHeaderUID')).toBe(true);
+    expect(c.unsupported).toEqual(['feature-gates (SomeOtherGate)', 'feature-gates (Third)']);
+    expect(
+      featureEnabled(parseFlags(['--feature-gates=RemoteRequestHeaderUID=true', '--feature-gates=RemoteRequestHeaderUID=0']), 'RemoteRequestHeaderUID'),
+    ).toBe(false);
+    expect(() => parseFlags(['--feature-gates=RemoteRequestHeaderUID'])).toThrow(
+      '--feature-gates=RemoteRequestHeaderUID: missing bool value for RemoteRequestHeaderUID',
+    );
+    expect(() => parseFlags(['--feature-gates=A=yes'])).toThrow('--feature-gates=A=yes: invalid value of A=yes: must be true or false');
+  });
+  it('takes --requestheader-uid-headers only with the RemoteRequestHeaderUID gate on', () => {
+    const rh = ['--requestheader-client-ca-file=/ca.crt', '--requestheader-username-headers=X-Remote-User', '--requestheader-uid-headers=X-Remote-Uid'];
+    expect(() => parseFlags(rh)).toThrow(
+      '--requestheader-uid-headers requires the RemoteRequestHeaderUID feature gate (--feature-gates=RemoteRequestHeaderUID=true)',
+    );
+    expect(parseFlags([...rh, '--feature-gates=RemoteRequestHeaderUID=true']).raw['requestheader-uid-headers']).toBe('X-Remote-Uid');
   });
   it('takes the CSR signing flags: a positive duration (default a year), certificate and key together', () => {
     expect(clusterSigningDurationMs(parseFlags(['--cluster-signing-duration', '2h']).raw)).toBe(7_200_000);

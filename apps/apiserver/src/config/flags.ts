@@ -105,6 +105,8 @@ export interface ServerConfig {
   defaultUnreachableTolerationSeconds: number;
   /** Flags accepted for compatibility that this build does not act on yet (not security-relevant; main.ts warns). */
   unsupported: string[];
+  /** `--feature-gates`, by gate name (repeated flags merge, the last value of a gate wins); see featureEnabled. */
+  featureGates: Record<string, boolean>;
   /** Everything that was passed, by flag name (for components that read their own flags); a repeated flag keeps its last value. */
   raw: Record<string, string>;
   /** Every value of every flag passed, in order (repeatable flags such as --oidc-required-claim). */
@@ -248,6 +250,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'requestheader-username-headers': { key: 'requestheader-username-headers', kind: 'string' },
   'requestheader-group-headers': { key: 'requestheader-group-headers', kind: 'string' },
   'requestheader-extra-headers-prefix': { key: 'requestheader-extra-headers-prefix', kind: 'string' },
+  'requestheader-uid-headers': { key: 'requestheader-uid-headers', kind: 'string' },
   'oidc-issuer-url': { key: 'oidc-issuer-url', kind: 'string' },
   'oidc-client-id': { key: 'oidc-client-id', kind: 'string' },
   'oidc-username-claim': { key: 'oidc-username-claim', kind: 'string' },
@@ -317,7 +320,7 @@ const FLAGS: Record<string, FlagSpec> = {
   'audit-webhook-batch-max-size': { key: 'audit-webhook-batch-max-size', kind: 'int' },
   'audit-webhook-batch-max-wait': { key: 'audit-webhook-batch-max-wait', kind: 'string' },
   'audit-webhook-batch-buffer-size': { key: 'audit-webhook-batch-buffer-size', kind: 'int' },
-  'feature-gates': { key: 'feature-gates', kind: 'string', unsupported: true },
+  'feature-gates': { key: 'feature-gates', kind: 'string' },
 };
 
 /** A flag error: printed with usage, exit code 2. */
@@ -348,6 +351,7 @@ export function parseFlags(argv: string[]): ServerConfig {
     defaultUnreachableTolerationSeconds: 300,
     kubeletPreferredAddressTypes: [...KUBELET_ADDRESS_TYPES],
     unsupported: [],
+    featureGates: {},
     raw: {},
     rawAll: {},
   };
@@ -436,7 +440,11 @@ export function parseFlags(argv: string[]): ServerConfig {
   if (cfg.advertiseClientUrls !== undefined && cfg.listenClientUrls === undefined)
     throw new FlagError('--advertise-client-urls names where the etcd API of --listen-client-urls is reached; give --listen-client-urls too');
   checkServiceRanges(cfg);
+  for (const v of cfg.rawAll['feature-gates'] ?? []) Object.assign(cfg.featureGates, parseFeatureGates(v));
+  for (const gate of Object.keys(cfg.featureGates)) if (!(gate in FEATURE_GATES)) cfg.unsupported.push(`feature-gates (${gate})`);
   checkAuthenticationFlags(cfg.raw);
+  if (cfg.raw['requestheader-uid-headers'] !== undefined && !featureEnabled(cfg, 'RemoteRequestHeaderUID'))
+    throw new FlagError('--requestheader-uid-headers requires the RemoteRequestHeaderUID feature gate (--feature-gates=RemoteRequestHeaderUID=true)');
   try {
     parseRuntimeConfig(cfg.raw['runtime-config']);
   } catch (e) {
@@ -597,6 +605,41 @@ export function clusterSigningDurationMs(raw: Record<string, string>): number {
 }
 
 /** The signing flags: a valid duration, and the certificate and key files given together. */
+/**
+ * The feature gates this build acts on, with their default at the Kubernetes version it serves
+ * (1.32). Other gates are accepted with a warning, as settings this build does not act on.
+ */
+export const FEATURE_GATES = {
+  /** Request header authentication reads a UID (--requestheader-uid-headers), and the aggregation proxy sends X-Remote-Uid. Alpha in 1.32. */
+  RemoteRequestHeaderUID: false,
+} as const satisfies Record<string, boolean>;
+
+/** Whether `gate` is on: as set by --feature-gates, else its default. */
+export function featureEnabled(cfg: Pick<ServerConfig, 'featureGates'>, gate: keyof typeof FEATURE_GATES): boolean {
+  return cfg.featureGates[gate] ?? FEATURE_GATES[gate];
+}
+
+const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+const GO_FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
+
+/** One --feature-gates value: `Name=true|false` pairs separated by commas (kube's format). */
+export function parseFeatureGates(value: string): Record<string, boolean> {
+  const out: Record<string, boolean> = {};
+  for (const part of value.split(',')) {
+    const item = part.trim();
+    if (item === '') continue;
+    const eq = item.indexOf('=');
+    if (eq < 0) throw new FlagError(`--feature-gates=${value}: missing bool value for ${item}`);
+    const name = item.slice(0, eq).trim();
+    const v = item.slice(eq + 1).trim();
+    // The spellings Go's strconv.ParseBool takes, as kube does.
+    if (GO_TRUE.has(v)) out[name] = true;
+    else if (GO_FALSE.has(v)) out[name] = false;
+    else throw new FlagError(`--feature-gates=${value}: invalid value of ${name}=${v}: must be true or false`);
+  }
+  return out;
+}
+
 function checkSigningFlags(raw: Record<string, string>): void {
   clusterSigningDurationMs(raw);
   if ((raw['cluster-signing-cert-file'] === undefined) !== (raw['cluster-signing-key-file'] === undefined)) {

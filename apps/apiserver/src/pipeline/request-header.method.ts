@@ -1,7 +1,8 @@
 /**
  * Authenticating proxy, enabled by `--requestheader-client-ca-file` with
- * `--requestheader-username-headers` (and optionally the allowed names, group headers and extra
- * header prefixes). server.ts adds the same CA to the TLS layer's list so that the proxy can
+ * `--requestheader-username-headers` (and optionally the allowed names, UID headers, group headers
+ * and extra header prefixes; UID headers need the RemoteRequestHeaderUID feature gate, as in
+ * kube-apiserver 1.32). server.ts adds the same CA to the TLS layer's list so that the proxy can
  * present its certificate; this method verifies the chain against that CA alone.
  */
 import { readFileSync } from 'node:fs';
@@ -30,6 +31,7 @@ export class RequestHeaderMethod implements Authenticator {
       roots,
       allowedNames: listFlag(cfg, 'requestheader-allowed-names'),
       usernameHeaders: listFlag(cfg, 'requestheader-username-headers'),
+      uidHeaders: listFlag(cfg, 'requestheader-uid-headers'),
       groupHeaders: listFlag(cfg, 'requestheader-group-headers'),
       extraHeaderPrefixes: listFlag(cfg, 'requestheader-extra-headers-prefix'),
     });

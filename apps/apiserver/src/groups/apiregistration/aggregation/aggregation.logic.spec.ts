@@ -138,6 +138,12 @@ describe('remoteUserHeaders', () => {
       'X-Remote-Extra-example.com%2Fscopes': ['x', 'y'],
     });
   });
+  it('names the UID only when asked to (the RemoteRequestHeaderUID gate) and the user has one', () => {
+    const user = { username: 'alice', uid: 'u-1', groups: [] };
+    expect(remoteUserHeaders(user)).toEqual({ 'X-Remote-User': 'alice' });
+    expect(remoteUserHeaders(user, true)).toEqual({ 'X-Remote-User': 'alice', 'X-Remote-Uid': 'u-1' });
+    expect(remoteUserHeaders({ username: 'bob', groups: [] }, true)).toEqual({ 'X-Remote-User': 'bob' });
+  });
 });
 
 describe('aggregatedRemoteResources', () => {

@@ -33,6 +33,7 @@ export function extensionAuthenticationData(
     data['requestheader-client-ca-file'] = read(rhCa);
     data['requestheader-allowed-names'] = JSON.stringify(listFlag(cfg, 'requestheader-allowed-names'));
     data['requestheader-username-headers'] = JSON.stringify(listFlag(cfg, 'requestheader-username-headers'));
+    data['requestheader-uid-headers'] = JSON.stringify(listFlag(cfg, 'requestheader-uid-headers'));
     data['requestheader-group-headers'] = JSON.stringify(listFlag(cfg, 'requestheader-group-headers'));
     data['requestheader-extra-headers-prefix'] = JSON.stringify(listFlag(cfg, 'requestheader-extra-headers-prefix'));
   }

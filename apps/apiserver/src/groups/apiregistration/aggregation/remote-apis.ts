@@ -22,7 +22,7 @@ import { StatusError } from '@app/apimachinery';
 import type { UserInfo } from '@app/auth';
 import { KindRegistry } from '@app/registry';
 import type { Storage } from '@app/storage';
-import type { ServerConfig } from '../../../config/flags.js';
+import { featureEnabled, type ServerConfig } from '../../../config/flags.js';
 import { ApiMetrics } from '../../../observability/metrics.js';
 import type { Aggregator, RemoteGroup } from '../../../http/aggregator.port.js';
 import { proxyRequest } from '../../../http/reverse-proxy.js';
@@ -56,9 +56,13 @@ function extraHeaderKey(key: string): string {
   return encodeURIComponent(key).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
-/** The authenticating proxy's headers naming `user` (client-go's SetAuthProxyHeaders). */
-export function remoteUserHeaders(user: UserInfo): Record<string, string | string[]> {
+/**
+ * The authenticating proxy's headers naming `user` (client-go's SetAuthProxyHeaders); the UID
+ * (X-Remote-Uid) only with `withUid` (the RemoteRequestHeaderUID feature gate) and when the user has one.
+ */
+export function remoteUserHeaders(user: UserInfo, withUid = false): Record<string, string | string[]> {
   const h: Record<string, string | string[]> = { 'X-Remote-User': user.username };
+  if (withUid && user.uid) h['X-Remote-Uid'] = user.uid;
   if (user.groups.length) h['X-Remote-Group'] = [...user.groups];
   for (const [k, values] of Object.entries(user.extra ?? {})) if (values.length) h[`X-Remote-Extra-${extraHeaderKey(k)}`] = [...values];
   return h;
@@ -98,6 +102,8 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
   private groups: RemoteGroup[] | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  /** Whether proxied requests name the user's UID too (X-Remote-Uid). */
+  private readonly sendUid: boolean;
 
   constructor(
     @Inject(STORAGE) storage: Storage,
@@ -113,6 +119,7 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
       cfg.proxyClientCertFile && cfg.proxyClientKeyFile ? { cert: readFileSync(cfg.proxyClientCertFile), key: readFileSync(cfg.proxyClientKeyFile) } : {};
     // Endpoints unless told otherwise: nothing here makes a cluster IP reachable (as for admission webhooks).
     this.routing = cfg.enableAggregatorRouting !== false;
+    this.sendUid = featureEnabled(cfg, 'RemoteRequestHeaderUID');
     metrics.apiServicesSource = () => this.apiServices.values();
   }
 
@@ -250,7 +257,7 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
     const q = req.url.indexOf('?');
     url.pathname = q >= 0 ? req.url.slice(0, q) : req.url;
     if (q >= 0) url.search = req.url.slice(q);
-    const target = { url, agent: this.agentFor(v), headers: remoteUserHeaders(user) };
+    const target = { url, agent: this.agentFor(v), headers: remoteUserHeaders(user, this.sendUid) };
     const conn = upgradeOf(req.raw);
     if (conn) return tunnel(req, reply, conn, target);
     return proxyRequest(req, reply, target, undefined);
