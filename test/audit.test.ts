@@ -280,6 +280,9 @@ describe('audit webhook', () => {
   });
 });
 
+/** The label selector (as sent) of the watch whose ResponseStarted the blocking webhook holds. */
+const HELD_WATCH = 'held%3Dwatch';
+
 describe('audit webhook, blocking-strict', () => {
   let dir: string;
   let hook: TlsStandIn;
@@ -287,6 +290,7 @@ describe('audit webhook, blocking-strict', () => {
   const received: Event[] = [];
   let release: (() => void) | undefined;
   let releaseAnswer: (() => void) | undefined;
+  let releaseStart: (() => void) | undefined;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kapi-audit-blocking-'));
@@ -300,6 +304,8 @@ describe('audit webhook, blocking-strict', () => {
         if (name === 'refused') return { status: 500, body: {} };
         if (name === 'held' && ev.stage === 'RequestReceived') return new Promise((r) => (release = () => r({ status: 200, body: {} })));
         if (name === 'held-answer' && ev.stage === 'ResponseComplete') return new Promise((r) => (releaseAnswer = () => r({ status: 200, body: {} })));
+        if (ev.requestURI.includes(HELD_WATCH) && ev.stage === 'ResponseStarted')
+          return new Promise((r) => (releaseStart = () => r({ status: 200, body: {} })));
         return { status: 200, body: {} };
       },
     });
@@ -321,39 +327,61 @@ describe('audit webhook, blocking-strict', () => {
   afterAll(async () => {
     release?.();
     releaseAnswer?.();
+    releaseStart?.();
     await server?.cleanup();
     await hook?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   /**
-   * GETs the missing ConfigMap `name`, whose event of `stage` the webhook holds until `release()`
-   * (read once the event arrived): the answer must not come before, and comes after, as a 404.
-   * Returns the request's ResponseComplete event once its events are in.
+   * GETs `path`, whose event of `stage` the webhook holds until `release()` (read once the event
+   * arrived): no answer may come before (`waitMs` later still none), and the answer comes after,
+   * with `status`. Returns the request's stages and its ResponseComplete event once they are in.
    */
-  async function heldUntilReleased(name: string, stage: string, release: () => (() => void) | undefined): Promise<Event> {
+  async function heldUntilReleased(
+    path: string,
+    stage: string,
+    release: () => (() => void) | undefined,
+    status: number,
+    waitMs = 300,
+    send: typeof request = request,
+  ): Promise<{ stages: string[]; done: Event }> {
     let settled = false;
-    const get = request(server, 'GET', `/api/v1/namespaces/default/configmaps/${name}`).then((r) => ((settled = true), r));
+    const get = send(server, 'GET', path).then((r) => ((settled = true), r));
     await waitFor(`the ${stage} event at the webhook`, () => Promise.resolve(release()));
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, waitMs));
     expect(settled).toBe(false);
     release()!();
-    expect((await get).status).toBe(404);
+    const answer = await get;
+    expect(answer.status).toBe(status);
+    const auditId = answer.headers['audit-id'];
     const done = await waitFor('the ResponseComplete event', () =>
-      Promise.resolve(received.find((e) => e.stage === 'ResponseComplete' && e.objectRef?.name === name)),
+      Promise.resolve(received.find((e) => e.stage === 'ResponseComplete' && e.auditID === auditId)),
     );
-    expect(received.filter((e) => e.auditID === done.auditID).map((e) => e.stage)).toEqual(['RequestReceived', 'ResponseComplete']);
-    return done;
+    return { stages: received.filter((e) => e.auditID === auditId).map((e) => e.stage), done };
   }
 
   it('holds a request until the webhook has taken its RequestReceived event, each event POSTed alone', async () => {
-    const done = await heldUntilReleased('held', 'RequestReceived', () => release);
+    const { stages, done } = await heldUntilReleased('/api/v1/namespaces/default/configmaps/held', 'RequestReceived', () => release, 404);
+    expect(stages).toEqual(['RequestReceived', 'ResponseComplete']);
     expect(done.responseStatus).toMatchObject({ code: 404, reason: 'NotFound' });
   });
 
   it('holds a whole answer until the webhook has taken its ResponseComplete event', async () => {
-    const done = await heldUntilReleased('held-answer', 'ResponseComplete', () => releaseAnswer);
+    const { stages, done } = await heldUntilReleased('/api/v1/namespaces/default/configmaps/held-answer', 'ResponseComplete', () => releaseAnswer, 404);
+    expect(stages).toEqual(['RequestReceived', 'ResponseComplete']);
     expect(done.responseStatus).toMatchObject({ code: 404, reason: 'NotFound' });
+  });
+
+  it("holds a watch's headers, and what follows them, until the webhook has taken its ResponseStarted event (HTTP/1.1 and HTTP/2)", async () => {
+    // The watch would end after a second: held, nothing of it arrives, not even its headers.
+    const path = `/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1&labelSelector=${HELD_WATCH}`;
+    for (const send of [request, request2]) {
+      releaseStart = undefined;
+      const { stages, done } = await heldUntilReleased(path, 'ResponseStarted', () => releaseStart, 200, 2_000, send);
+      expect(stages).toEqual(['RequestReceived', 'ResponseStarted', 'ResponseComplete']);
+      expect(done.verb).toBe('watch');
+    }
   });
 
   it('fails a request with 500 when the webhook does not take its arrival, after the retries', async () => {

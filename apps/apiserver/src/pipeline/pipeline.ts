@@ -33,6 +33,7 @@ import type { RequestKind } from '../http/inflight.js';
 import type { AuditAttributes, AuditSink } from './audit.port.js';
 import { AuditRecord, type AuditBodyDecoder } from './audit.record.js';
 import type { FlowControl } from './flow-control.port.js';
+import { holdAnswer } from './held-answer.js';
 import { impersonate, readImpersonation } from './impersonation.filter.js';
 import { attachState, firstValues, type RequestState } from './request-state.js';
 
@@ -242,8 +243,12 @@ export function createPipeline(deps: PipelineDeps): (req: FastifyRequest, reply:
       const writeHead = raw.writeHead;
       raw.writeHead = function (this: typeof raw, ...args: Parameters<typeof raw.writeHead>) {
         raw.writeHead = writeHead;
-        rec.emit('ResponseStarted', typeof args[0] === 'number' ? args[0] : raw.statusCode);
-        return writeHead.apply(this, args);
+        const taken = rec.emit('ResponseStarted', typeof args[0] === 'number' ? args[0] : raw.statusCode);
+        if (!isPromise(taken)) return writeHead.apply(this, args);
+        // A blocking audit webhook: nothing of the answer leaves before it has taken the event
+        // (kube's audit response writer records ResponseStarted before it writes the header).
+        holdAnswer(raw, taken, () => writeHead.apply(raw, args));
+        return raw;
       } as typeof raw.writeHead;
     }
     raw.once('close', () => {
