@@ -16,7 +16,7 @@
  * kinds.
  */
 import { jest } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
@@ -28,7 +28,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Writable } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createPki } from '@app/pki';
-import { getFreePort, kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { getFreePort, kubectl, request, startServer, waitFor, type ServerHandle } from './support/server.js';
 import { grantRole } from './support/rbac.helper.js';
 import { kubeletClientFlags } from './support/kubelet.helper.js';
 
@@ -133,9 +133,16 @@ beforeAll(async () => {
   const kubeletPort = await getFreePort();
   await new Promise<void>((r) => kubelet.listen(kubeletPort, '127.0.0.1', r));
 
+  // The exec sessions are audited (their stages and codes are checked below).
+  writeFileSync(
+    join(pkiDir, 'audit-policy.yaml'),
+    'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Metadata\n    resources: [{ group: "", resources: [pods/exec] }]\n  - level: None\n',
+  );
   server = await startServer({
     args: [
       ...kubeletClientFlags(pkiDir),
+      `--audit-policy-file=${join(pkiDir, 'audit-policy.yaml')}`,
+      `--audit-log-path=${join(pkiDir, 'audit.log')}`,
       // The nodes' host names do not resolve: their InternalIP is the address to use.
       '--kubelet-preferred-address-types=InternalIP,Hostname',
     ],
@@ -245,6 +252,20 @@ describe('kubectl exec and attach', () => {
     expect(call?.clientCn).toBe('kubernetes-admin');
     expect(call?.headers.authorization).toBeUndefined();
     expect(call?.headers['sec-websocket-protocol']).toContain('v5.channel.k8s.io');
+  });
+
+  it('audits a session as kube-apiserver does: the switch (101) starts the answer, its end completes it', async () => {
+    await kubectl(server, ['exec', '-n', 'connect', 'one', '--', 'echo', 'audited']);
+    const execs = await waitFor('the exec session in the audit log', async () => {
+      const events = readFileSync(join(pkiDir, 'audit.log'), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as { auditID: string; stage: string; requestURI: string; responseStatus?: { code?: number } });
+      const session = events.filter((e) => e.requestURI.includes('command=audited'));
+      return session.some((e) => e.stage === 'ResponseComplete') ? session : undefined;
+    });
+    expect(execs.map((e) => `${e.stage} ${e.responseStatus?.code ?? ''}`.trim())).toEqual(['RequestReceived', 'ResponseStarted 101', 'ResponseComplete 101']);
+    expect(new Set(execs.map((e) => e.auditID)).size).toBe(1);
   });
 
   it('passes stdin to the container and its exit code back to kubectl', async () => {

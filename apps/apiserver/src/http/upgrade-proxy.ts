@@ -32,6 +32,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { StatusError } from '@app/apimachinery';
 import type { ConnectTarget } from '@app/registry';
+import { stateOf } from '../pipeline/request-state.js';
 
 /** An upgrade request's connection, from the server's 'upgrade' event. */
 export interface UpgradeConnection {
@@ -172,14 +173,30 @@ function askBackend(req: FastifyRequest, conn: UpgradeConnection, target: Connec
   });
 }
 
-/** Joins the client's connection and the backend's into one tunnel; resolves when it closes. */
-function join(reply: FastifyReply, conn: UpgradeConnection, answer: { res: IncomingMessage; socket: Duplex; head: Buffer }): Promise<void> {
+/**
+ * Joins the client's connection and the backend's into one tunnel; resolves when it closes.
+ * The switch is the answer's start: its audit event (ResponseStarted, 101, as kube records a
+ * hijacked connection) is recorded first, and a blocking audit webhook holds the switch until it
+ * has taken it.
+ */
+async function join(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  conn: UpgradeConnection,
+  answer: { res: IncomingMessage; socket: Duplex; head: Buffer },
+): Promise<void> {
   const client = conn.socket;
   const backend = answer.socket;
   reply.hijack();
   conn.tunneled = true;
   // For the audit record and the logs: the request was answered with the switch.
   reply.raw.statusCode = 101;
+  const taken = stateOf(req)?.audit?.emit('ResponseStarted', 101);
+  if (taken) await taken.catch(() => undefined);
+  if (client.destroyed) {
+    backend.destroy();
+    return;
+  }
   client.write(switchingHead(answer.res.statusMessage, answer.res.rawHeaders));
   if (answer.head.length) client.write(answer.head);
   if (conn.head.length) backend.write(conn.head);
@@ -202,7 +219,7 @@ function join(reply: FastifyReply, conn: UpgradeConnection, answer: { res: Incom
  */
 export async function tunnel(req: FastifyRequest, reply: FastifyReply, conn: UpgradeConnection, target: ConnectTarget): Promise<void> {
   const answer = await askBackend(req, conn, target);
-  if (answer.socket) return join(reply, conn, answer);
+  if (answer.socket) return join(req, reply, conn, answer);
   const { res } = answer;
   reply.code(res.statusCode ?? 502);
   for (const [name, value] of Object.entries(res.headers)) {
