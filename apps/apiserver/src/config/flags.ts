@@ -441,7 +441,7 @@ export function parseFlags(argv: string[]): ServerConfig {
     throw new FlagError('--advertise-client-urls names where the etcd API of --listen-client-urls is reached; give --listen-client-urls too');
   checkServiceRanges(cfg);
   for (const v of cfg.rawAll['feature-gates'] ?? []) Object.assign(cfg.featureGates, parseFeatureGates(v));
-  for (const gate of Object.keys(cfg.featureGates)) if (!(gate in FEATURE_GATES)) cfg.unsupported.push(`feature-gates (${gate})`);
+  for (const gate of Object.keys(cfg.featureGates)) if (!Object.hasOwn(FEATURE_GATES, gate)) cfg.unsupported.push(`feature-gates (${gate})`);
   checkAuthenticationFlags(cfg.raw);
   if (cfg.raw['requestheader-uid-headers'] !== undefined && !featureEnabled(cfg, 'RemoteRequestHeaderUID'))
     throw new FlagError('--requestheader-uid-headers requires the RemoteRequestHeaderUID feature gate (--feature-gates=RemoteRequestHeaderUID=true)');
@@ -604,7 +604,6 @@ export function clusterSigningDurationMs(raw: Record<string, string>): number {
   return ms;
 }
 
-/** The signing flags: a valid duration, and the certificate and key files given together. */
 /**
  * The feature gates this build acts on, with their default at the Kubernetes version it serves
  * (1.32). Other gates are accepted with a warning, as settings this build does not act on.
@@ -640,6 +639,7 @@ export function parseFeatureGates(value: string): Record<string, boolean> {
   return out;
 }
 
+/** The signing flags: a valid duration, and the certificate and key files given together. */
 function checkSigningFlags(raw: Record<string, string>): void {
   clusterSigningDurationMs(raw);
   if ((raw['cluster-signing-cert-file'] === undefined) !== (raw['cluster-signing-key-file'] === undefined)) {
