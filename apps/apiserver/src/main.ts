@@ -2,8 +2,10 @@
  * The program: flags -> configuration -> one node. Prints one line with the admin kubeconfig
  * path once ready (the contract tests and users rely on). SIGINT/SIGTERM close it cleanly.
  */
+import { setFlagsFromString } from 'node:v8';
 import { EnvError, validateEnv } from './config/env.js';
 import { FlagError, parseFlags } from './config/flags.js';
+import { heapGrowthFlag } from './config/heap.js';
 import { installTestDiskFaults } from './config/test-faults.js';
 import { startApiServer } from './server.js';
 
@@ -13,6 +15,9 @@ async function main(): Promise<void> {
   try {
     cfg = parseFlags(process.argv.slice(2));
     envWarnings = validateEnv();
+    // Before the stores and caches fill the heap (./config/heap.ts).
+    const heapFlag = heapGrowthFlag(process.env, process.execArgv);
+    if (heapFlag) setFlagsFromString(heapFlag);
     const faults = installTestDiskFaults(cfg.raw);
     if (faults) envWarnings.push(faults);
   } catch (e) {

@@ -10,7 +10,7 @@ export interface EnvVar {
   readonly name: string;
   readonly meaning: string;
   /** `switch`: 0 (off, as when unset) or 1 (on). */
-  readonly unit: 'ms' | 'bytes' | 'entries' | 'revisions' | 'events' | 'switch';
+  readonly unit: 'ms' | 'bytes' | 'entries' | 'revisions' | 'events' | 'percent' | 'switch';
   /** Inclusive bounds of an accepted value (an integer). */
   readonly min: number;
   readonly max: number;
@@ -259,6 +259,16 @@ export const KAPI_ENV: readonly EnvVar[] = [
     max: 86_400_000,
     productionDefault: '3600000',
     use: 'test',
+  },
+  {
+    name: 'KAPI_HEAP_GROWTH_PERCENT',
+    meaning:
+      "V8's old generation may grow by this share of what its last full collection kept before the next one starts (docs/performance.md \"Garbage collection\"); 0 leaves it to V8's own heuristics. A `--heap-growing-percent` node flag of the operator's wins",
+    unit: 'percent',
+    min: 0,
+    max: 1_000,
+    productionDefault: '100',
+    use: 'tuning',
   },
   {
     name: 'KAPI_TEST_FAULTS',
