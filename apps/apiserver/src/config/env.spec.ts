@@ -89,7 +89,10 @@ describe('KAPI_ENV', () => {
 
   it('has sane bounds', () => {
     for (const v of KAPI_ENV) {
-      const sane = v.unit === 'switch' ? v.min === 0 && v.max === 1 : Number.isInteger(v.min) && Number.isInteger(v.max) && v.min >= (v.unit === 'percent' ? 0 : 1) && v.min < v.max;
+      const sane =
+        v.unit === 'switch'
+          ? v.min === 0 && v.max === 1
+          : Number.isInteger(v.min) && Number.isInteger(v.max) && v.min >= (v.unit === 'percent' ? 0 : 1) && v.min < v.max;
       expect(sane).toBe(true);
     }
   });
