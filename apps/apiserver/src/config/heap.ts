@@ -1,7 +1,7 @@
 /**
  * How far V8's old generation may grow between full collections (docs/performance.md "Garbage
  * collection"). V8 sizes the next limit from what the last full collection kept, by a factor it
- * derives from its own measurements; on a node under steady writes that factor stays near 1.2,
+ * derives from its own measurements; on a node under steady writes that factor came out at 1.2-1.5,
  * which leaves less room above the live heap than one scavenge may promote, so V8 starts marking
  * the whole heap again right after it finished: back-to-back full collections. A fixed factor
  * (Go's GOGC=100 is a factor of 2) spaces them out.
