@@ -292,7 +292,7 @@ spec:
     await k(['delete', 'crd', 'pools.stable.example.com', '--timeout=60s']);
   });
 
-  it("runs rules that use kube's CEL libraries: quantity, url, ip and cidr, format, semver, sets, math, lists, two-variable comprehensions", async () => {
+  it("runs rules that use kube's CEL libraries: quantity, url, ip and cidr, format, semver, sets, math, lists, regex, two-variable comprehensions", async () => {
     const rules = [
       ["quantity(self.memory).isLessThan(quantity('4Gi'))", "'memory ' + self.memory + ' is not below 4Gi'"],
       ["isURL(self.endpoint) && url(self.endpoint).getScheme() == 'https'", "'endpoint must be an https URL'"],
@@ -305,6 +305,7 @@ spec:
       ["sets.contains(['a', 'b', 'c'], self.zones)", "'zones must be among a, b, c'"],
       ['math.greatest(self.ports) <= 9000 && self.ports.distinct().size() == self.ports.size()', "'ports must be distinct and at most 9000'"],
       ['self.limits.all(k, v, v.startsWith(k))', "'each limit must start with its key: ' + '%s'.format([self.limits])"],
+      ["self.host.findAll('[0-9]+').size() <= 1 && self.endpoint.find(':[0-9]+') != ':0'", "'host numbers: ' + self.host.findAll('[0-9]+').join(', ')"],
     ];
     await k(['apply', '-f', '-'], {
       input: oneVersionCrd(
@@ -347,7 +348,7 @@ spec:
         endpoint: 'ftp://example.com',
         subnet: '10.0.0.0/24',
         gateway: '10.0.1.1',
-        host: 'Gateway_1',
+        host: 'Gateway_1_22',
         version: '1.1.9',
         zones: ['a', 'z'],
         ports: [80, 80],
@@ -364,6 +365,7 @@ spec:
       'zones must be among a, b, c',
       'ports must be distinct and at most 9000',
       'each limit must start with its key: {"cpu":"x"}',
+      'host numbers: 1, 22',
     ])
       expect(bad.stderr).toContain(message);
     await k(['delete', 'crd', 'nets.libs.example.com', '--timeout=60s']);

@@ -4,13 +4,13 @@
  * lists library and the strings extension functions the library lacks, kube's quantity, URL and
  * semver libraries (cel.quantity.ts), its IP, CIDR and format libraries (cel.network.ts) and
  * cel-go's extensions (cel.extensions.ts); `matches` on RE2
- * (`@bufbuild/re2`, linear time, as cel-go: the library's own uses a backtracking JavaScript
+ * (`re2js`, linear time, as cel-go: the library's own uses a backtracking JavaScript
  * RegExp, which a crafted value can keep busy for minutes, so parseCel rewrites calls to it); a
  * budget of list element reads in place of kube's cost accounting, so no expression keeps a
  * request busy; and the error text cel-go gives (`ERROR: <input>:1:N: ...`).
  */
 import { isDeepStrictEqual } from 'node:util';
-import { RE2JS } from '@bufbuild/re2';
+import { RE2JS } from 're2js';
 import { Environment, type ASTNode } from '@marcbachmann/cel-js';
 import { registerCelExtensions } from './cel.extensions.js';
 import { registerCelNetwork } from './cel.network.js';
@@ -126,11 +126,59 @@ export function celBase(): Environment {
   };
   env.registerFunction(`string.${RE2_MATCHES}(string): bool`, re2);
   env.registerFunction(`${RE2_MATCHES}(string, string): bool`, re2);
+  // kube's regex library: the first match, and the matches in turn (at most `limit` of them
+  // when it is not negative), both on RE2.
+  env.registerFunction('string.find(string): string', (s: string, re: string) => findMatches(s, re, 1)[0] ?? '');
+  env.registerFunction('string.findAll(string): list<string>', (s: string, re: string) => findMatches(s, re, -1));
+  env.registerFunction('string.findAll(string, int): list<string>', (s: string, re: string, limit: bigint) => findMatches(s, re, limit));
   registerCelQuantity(env);
   registerCelNetwork(env);
   registerCelExtensions(env);
   baseEnv = env;
   return env;
+}
+
+/**
+ * Characters findAll may scan in one call. Each match after the first is a new search of the
+ * rest of the string, so a pattern that must read to the end before it settles on a short match
+ * (`a.*b|a` over a long run of `a`) costs the string's length per match: quadratic. Each search
+ * is charged that worst case, and past the limit the call ends as the validation's budget does
+ * (about half a second of the worst pattern here). A string of up to about 4,400 characters can
+ * be searched for any number of matches; a longer one for fewer.
+ */
+export const FIND_ALL_SCAN_LIMIT = 10_000_000;
+
+/**
+ * The successive non-overlapping matches of `re` in `s` as Go's FindAllString returns them:
+ * leftmost first, and an empty match right where the previous match ended is not one. At most
+ * `limit` of them unless it is negative. The pattern's syntax error comes as kube words it.
+ */
+function findMatches(s: string, re: string, limit: number | bigint): string[] {
+  let compiled: RE2JS;
+  try {
+    compiled = RE2JS.compile(re);
+  } catch (e) {
+    throw new Error(`Illegal regex: ${(e as Error).message}`, { cause: e });
+  }
+  const out: string[] = [];
+  if (limit === 0 || limit === 0n) return out;
+  const m = compiled.matcher(s);
+  let prevEnd = -1;
+  let scanned = 0;
+  while (m.find()) {
+    const start = m.start();
+    const end = m.end();
+    const abutting = start === end && start === prevEnd;
+    prevEnd = end;
+    if (!abutting) {
+      out.push(m.group() ?? '');
+      if (limit >= 0 && out.length >= Number(limit)) break;
+    }
+    // The next search may read the rest of the string (the first one is linear, as matches).
+    scanned += s.length - end;
+    if (scanned > FIND_ALL_SCAN_LIMIT) throw new BudgetExceeded();
+  }
+  return out;
 }
 
 /** The line and column of a position in an expression, as cel-go reports them (`<input>:1:N`). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { celBase, celErrorText } from './cel.environment.js';
+import { FIND_ALL_SCAN_LIMIT, celBase, celErrorText } from './cel.environment.js';
 
 // Cases from google/cel-go ext/*_test.go, through the server's shared environment.
 const env = celBase().clone().registerVariable('a', 'dyn').registerVariable('b', 'dyn').registerVariable('m', 'dyn');
@@ -352,6 +352,40 @@ describe('base64', () => {
     ["base64.decode('a!b=')", 'illegal base64 data at input byte 1'],
     ["base64.decode('aGVsbG8==')", 'illegal base64 data'],
   ]);
+});
+
+describe('regex find and findAll', () => {
+  truths([
+    "'abc 123'.find('[0-9]+') == '123'",
+    "'abc 123'.find('xyz') == ''",
+    // Leftmost first, as Go's FindString: the empty match at the start wins.
+    "'abc 123'.find('[0-9]*') == ''",
+    "'123 abc 456'.findAll('[0-9]+') == ['123', '456']",
+    "'123 abc 456'.findAll('[0-9]+', 1) == ['123']",
+    "'123 abc 456'.findAll('[0-9]+', 0) == []",
+    "'123 abc 456'.findAll('[0-9]+', -1) == ['123', '456']",
+    "'123 abc 456'.findAll('xyz') == []",
+    // Go's rule for empty matches: none right where the previous match ended.
+    "'123 abc 456'.findAll('[0-9]*') == ['123', '', '', '', '', '456']",
+    "'ab'.findAll('x*') == ['', '', '']",
+    "'héllo wörld'.findAll('[^ ]+') == ['héllo', 'wörld']",
+    "'key=value'.find('(?i)VALUE') == 'value'",
+    "'aaaa!'.find('(a+)+$') == ''",
+  ]);
+  errors([
+    ["'a'.find('(')", 'Illegal regex: error parsing regexp: missing closing ): `(`'],
+    ["'a'.findAll('[a-')", 'Illegal regex: error parsing regexp'],
+    ["'a'.find(1)", 'found no matching overload'],
+  ]);
+
+  it('bounds the searches of one call: each may read the rest of the string', () => {
+    // 'a.*b|a' reads to the end of a run of a's before it settles on each single 'a'.
+    expect(evaluate("a.findAll('a.*b|a').size()", { a: 'a'.repeat(4000) })).toBe(4000n);
+    expect(FIND_ALL_SCAN_LIMIT).toBeLessThan(5000 * 5000);
+    expect(errorOf("a.findAll('a.*b|a').size()", { a: 'a'.repeat(5000) })).toContain('running out of cost budget');
+    // A limit ends the searches before the charge grows.
+    expect(evaluate("a.findAll('a.*b|a', 3)", { a: 'a'.repeat(100_000) })).toEqual(['a', 'a', 'a']);
+  });
 });
 
 describe('strings.quote', () => {

@@ -13,7 +13,7 @@
  * Validation never mutates and never throws on bad input: every problem is a FieldError. Call it
  * after pruning and defaulting (Kubernetes order: decode -> prune -> default -> validate).
  */
-import { RE2JS } from '@bufbuild/re2';
+import { RE2JS } from 're2js';
 import type { FieldError } from '../errors.js';
 import type { JSONSchemaProps } from './schema.types.js';
 import { childPath, indexPath, isPlainObject, keyPath } from './schema.path.js';
@@ -95,7 +95,7 @@ const regexCache = new Map<string, SchemaPattern | null>();
 /**
  * A schema `pattern` compiled as Kubernetes evaluates it: Go's RE2 syntax (flag groups such as
  * `(?i)` and `(?i:...)`, `(?P<name>...)`, `\A`, `\z`, the ungreedy flag), matched anywhere in the
- * value, on `@bufbuild/re2`. RE2 runs in time linear in the value, so no pattern of a definition
+ * value, on `re2js`. RE2 runs in time linear in the value, so no pattern of a definition
  * and no value of an object can keep a request busy (a backtracking JavaScript RegExp can take
  * minutes on a pattern such as `(a+)+$`). Null when the pattern does not compile.
  */
