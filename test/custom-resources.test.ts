@@ -292,7 +292,7 @@ spec:
     await k(['delete', 'crd', 'pools.stable.example.com', '--timeout=60s']);
   });
 
-  it("runs rules that use kube's CEL libraries: quantity, url, ip and cidr, format, semver, sets, math, lists, regex, two-variable comprehensions", async () => {
+  it("runs rules that use kube's CEL libraries: quantity, url, ip and cidr, format, semver, sets, math, lists, regex, timestamps, two-variable comprehensions", async () => {
     const rules = [
       ["quantity(self.memory).isLessThan(quantity('4Gi'))", "'memory ' + self.memory + ' is not below 4Gi'"],
       ["isURL(self.endpoint) && url(self.endpoint).getScheme() == 'https'", "'endpoint must be an https URL'"],
@@ -306,6 +306,7 @@ spec:
       ['math.greatest(self.ports) <= 9000 && self.ports.distinct().size() == self.ports.size()', "'ports must be distinct and at most 9000'"],
       ['self.limits.all(k, v, v.startsWith(k))', "'each limit must start with its key: ' + '%s'.format([self.limits])"],
       ["self.host.findAll('[0-9]+').size() <= 1 && self.endpoint.find(':[0-9]+') != ':0'", "'host numbers: ' + self.host.findAll('[0-9]+').join(', ')"],
+      ["self.since < timestamp('2030-01-01T00:00:00Z') && self.since.getFullYear() >= 2020", "'since ' + string(self.since) + ' is not in the 2020s'"],
     ];
     await k(['apply', '-f', '-'], {
       input: oneVersionCrd(
@@ -324,6 +325,7 @@ spec:
             zones: { type: 'array', items: { type: 'string' } },
             ports: { type: 'array', items: { type: 'integer' } },
             limits: { type: 'object', additionalProperties: { type: 'string' } },
+            since: { type: 'string', format: 'date-time' },
           },
         },
       ),
@@ -339,6 +341,7 @@ spec:
       zones: ['a', 'c'],
       ports: [80, 443],
       limits: { cpu: 'cpu-2', mem: 'mem-1' },
+      since: '2025-06-01T12:00:00Z',
     };
     const net = (name: string, spec: Obj) => JSON.stringify({ apiVersion: 'libs.example.com/v1', kind: 'Net', metadata: { name, namespace: 'crs' }, spec });
     await k(['create', '-f', '-'], { input: net('good', good) });
@@ -353,6 +356,7 @@ spec:
         zones: ['a', 'z'],
         ports: [80, 80],
         limits: { cpu: 'x' },
+        since: '2031-01-01T00:00:00.5Z',
       }),
       expectFail: true,
     });
@@ -366,6 +370,7 @@ spec:
       'ports must be distinct and at most 9000',
       'each limit must start with its key: {"cpu":"x"}',
       'host numbers: 1, 22',
+      'since 2031-01-01T00:00:00.5Z is not in the 2020s',
     ])
       expect(bad.stderr).toContain(message);
     await k(['delete', 'crd', 'nets.libs.example.com', '--timeout=60s']);

@@ -354,6 +354,16 @@ describe('base64', () => {
   ]);
 });
 
+describe('string conversions of timestamps and durations', () => {
+  truths([
+    "string(timestamp('2031-01-01T00:00:00.5Z')) == '2031-01-01T00:00:00.5Z'",
+    "string(timestamp('2031-01-01T10:00:00+02:00')) == '2031-01-01T08:00:00Z'",
+    "string(duration('90m')) == '5400s'",
+    "string(duration('1.5s')) == '1.5s'",
+    "string(duration('-2ms')) == '-0.002s'",
+  ]);
+});
+
 describe('regex find and findAll', () => {
   truths([
     "'abc 123'.find('[0-9]+') == '123'",

@@ -983,6 +983,9 @@ function registerStrings(env: Environment): void {
   namespace(env, 'strings');
   env.registerFunction('strings.quote(string): string', (_ns: unknown, s: string) => celQuote(s));
   env.registerFunction('string.format(list): string', (s: string, args: unknown) => format(s, listArg(args)));
+  // CEL's standard conversions the library lacks: a timestamp as RFC 3339, a duration in seconds.
+  env.registerFunction('string(google.protobuf.Timestamp): string', (t: Date) => timestampString(t));
+  env.registerFunction('string(google.protobuf.Duration): string', (d: Duration) => durationString(d));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -60,7 +60,8 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([
 // Standard base64 with padding, as Go's base64.StdEncoding decodes `[]byte` fields.
 export const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-function validDateTime(s: string): boolean {
+/** Whether `s` is an RFC 3339 date-time, as the `date-time` format and metav1.Time take it. */
+export function validDateTime(s: string): boolean {
   const m = DATE_TIME.exec(s);
   if (!m) return false;
   const [y, mo, d, h, mi, sec] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number);

@@ -198,6 +198,50 @@ describe('CEL validation rules of custom resources', () => {
     expect(messages(v, obj({ l: [1, 2, 3], s: 'abc' }))).toEqual([]);
   });
 
+  it('shows strings of the byte, date, date-time and duration formats as bytes, timestamps and durations', () => {
+    const v = validator({
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: {
+            start: { type: 'string', format: 'date-time' },
+            end: { type: 'string', format: 'date-time', ...rules({ rule: "self > timestamp('2000-01-01T00:00:00Z')", message: 'end before 2000' }) },
+            day: { type: 'string', format: 'date' },
+            timeout: { type: 'string', format: 'duration', ...rules({ rule: "self <= duration('1h')", message: 'timeout above an hour' }) },
+            data: { type: 'string', format: 'byte', ...rules({ rule: "self.size() <= 4 && self != b'bad'", message: 'data too long or bad' }) },
+            plain: { type: 'string', format: 'hostname' },
+          },
+          ...rules(
+            { rule: 'self.start < self.end', message: 'start must come before end' },
+            { rule: "self.end - self.start <= duration('24h')", message: 'more than a day' },
+            { rule: "self.day.getFullYear() == 2024 && self.day == timestamp('2024-02-29T00:00:00Z')", message: 'not the leap day' },
+            { rule: "self.plain.startsWith('h')", message: 'plain strings stay strings' },
+          ),
+        },
+      },
+    });
+    const good = { start: '2024-02-29T10:00:00Z', end: '2024-02-29t12:30:00.5+01:00', day: '2024-02-29', timeout: '1h', data: 'YWJj', plain: 'host' };
+    expect(messages(v, obj(good))).toEqual([]);
+    expect(messages(v, obj({ ...good, start: '2024-03-01T00:00:00Z', timeout: '90m', data: 'YmFk', day: '2024-02-28' }))).toEqual([
+      'spec: Invalid value: "object": start must come before end',
+      'spec: Invalid value: "object": not the leap day',
+      'spec.timeout: Invalid value: "string": timeout above an hour',
+      'spec.data: Invalid value: "string": data too long or bad',
+    ]);
+    expect(messages(v, obj({ ...good, end: '2024-03-02T00:00:00Z' }))).toEqual(['spec: Invalid value: "object": more than a day']);
+    // A value that does not parse stays a string: the rules that use it fail with a type error.
+    expect(messages(v, obj({ ...good, timeout: 'an hour' }))[0]).toBe(
+      "spec.timeout: Invalid value: \"string\": Variable 'self' is not of type 'google.protobuf.Duration', got 'string' evaluating rule: timeout above an hour",
+    );
+    // Compiled against the type kube gives the format: a timestamp has no size().
+    const { errors } = CelValidator.compile(
+      { type: 'object', properties: { t: { type: 'string', format: 'date-time', ...rules({ rule: 'self.size() > 0' }) } } },
+      's',
+    );
+    expect(errors.map(fieldErrorMessage).join('\n')).toContain('compilation failed');
+  });
+
   it('refuses what kube refuses when the definition is written', () => {
     const { errors } = CelValidator.compile(
       {

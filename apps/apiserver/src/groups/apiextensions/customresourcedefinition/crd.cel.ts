@@ -19,7 +19,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { Optional, type ASTNode, type Environment } from '@marcbachmann/cel-js';
-import { GoValue, type FieldError, type JSONSchemaProps } from '@app/apimachinery';
+import { BASE64, GoValue, validDateTime, type FieldError, type JSONSchemaProps } from '@app/apimachinery';
 import { Budget, BudgetExceeded, budgetedList, celBase, celCompileError, celErrorText, celPosition, parseCel } from '../../../cel/cel.environment.js';
 
 type Obj = Record<string, unknown>;
@@ -87,7 +87,7 @@ export function celTypeOf(s: JSONSchemaProps | undefined): string {
   if (!s || s['x-kubernetes-int-or-string'] === true) return 'dyn';
   switch (s.type) {
     case 'string':
-      return 'string';
+      return stringCelType(s.format);
     case 'integer':
       return 'int';
     case 'number':
@@ -105,9 +105,56 @@ export function celTypeOf(s: JSONSchemaProps | undefined): string {
   }
 }
 
+/** The CEL type of a string of a `format`: kube shows bytes, durations and times as such. */
+function stringCelType(format: unknown): string {
+  switch (format) {
+    case 'byte':
+      return 'bytes';
+    case 'duration':
+      return 'google.protobuf.Duration';
+    case 'date':
+    case 'date-time':
+      return 'google.protobuf.Timestamp';
+    default:
+      return 'string';
+  }
+}
+
+let durationEnv: Environment | undefined;
+
+/**
+ * A string of a `format` as the rules see it: `byte` as the bytes it encodes, `date` and
+ * `date-time` as timestamps, `duration` (Go's syntax, `1h30m`) as a duration. A value that does
+ * not parse stays a string, so a rule that uses it fails with a type error instead of seeing a
+ * wrong value (the schema's own format check reports it).
+ */
+function formattedToCel(v: string, format: unknown): unknown {
+  switch (format) {
+    case 'byte':
+      return BASE64.test(v) ? new Uint8Array(Buffer.from(v, 'base64')) : v;
+    case 'date':
+      return /^\d{4}-\d{2}-\d{2}$/.test(v) && validDateTime(`${v}T00:00:00Z`) ? new Date(`${v}T00:00:00Z`) : v;
+    case 'date-time': {
+      if (!validDateTime(v)) return v;
+      const d = new Date(v.toUpperCase());
+      return Number.isNaN(d.getTime()) ? v : d;
+    }
+    case 'duration':
+      try {
+        durationEnv ??= celBase().clone().registerVariable('s', 'string');
+        return durationEnv.evaluate('duration(s)', { s: v }) as unknown;
+      } catch {
+        return v;
+      }
+    default:
+      return v;
+  }
+}
+
 /** A JSON value as CEL sees it under its schema (undefined schema: untyped). */
 function toCel(v: unknown, s: JSONSchemaProps | undefined, budget: Budget): unknown {
   if (v === null || v === undefined) return null;
+  if (typeof v === 'string') return s?.type === 'string' && s.format !== undefined ? formattedToCel(v, s.format) : v;
   if (typeof v === 'number') return Number.isInteger(v) && s?.type !== 'number' ? BigInt(v) : v;
   if (Array.isArray(v)) {
     const item = s?.items;
