@@ -11,7 +11,8 @@
  * certificate the caBundle does not verify); `kubectl top pod` works; requests reach the server
  * with the user in X-Remote-User/Group, the proxy's client certificate and never the client's
  * credentials, after this server's RBAC (a user without the grant is 403 and never reaches it);
- * a watch is streamed through and an upgrade tunneled; legacy and aggregated discovery list the remote group, `kubectl
+ * a watch is streamed through, an upgrade tunneled and OPTIONS passed on (a 405 on this
+ * server's own resources); legacy and aggregated discovery list the remote group, `kubectl
  * api-resources` its resources, the server's OpenAPI v3 document is served for `kubectl
  * explain`; a request to an unavailable APIService's group-version is a 503.
  */
@@ -130,6 +131,19 @@ describe('a remote APIService', () => {
     expect(String(s.headers['x-remote-group'])).toContain('system:masters');
     expect(s.headers.authorization).toBeUndefined();
     expect(s.clientCn).toBeTruthy();
+  });
+
+  it('passes OPTIONS on to the APIService as kube does; on its own resources OPTIONS is 405', async () => {
+    const before = seen.length;
+    const r = await request(server, 'OPTIONS', `/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods`);
+    expect(r.status).toBe(200);
+    expect(seen.slice(before).map((x) => [x.method, x.url])).toEqual([['OPTIONS', `/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods`]]);
+    for (const path of ['/api/v1/namespaces', `/api/v1/namespaces/${NS}`, '/apis/apps/v1/deployments', '/apis']) {
+      const local = await request(server, 'OPTIONS', path);
+      expect(local.status).toBe(405);
+      expect(local.json<Obj>()).toMatchObject({ kind: 'Status', reason: 'MethodNotAllowed', code: 405 });
+    }
+    expect(seen).toHaveLength(before + 1);
   });
 
   it('streams a watch as the server sends it, with no deadline', async () => {

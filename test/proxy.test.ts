@@ -246,10 +246,12 @@ describe('pods/proxy', () => {
     expect(e).toMatchObject({ method: 'POST', url: '/submit', body: 'name=value' });
     expect(e.headers['content-type']).toBe('application/x-www-form-urlencoded');
     expect(e.headers['x-custom']).toBe('kept');
-    for (const method of ['PUT', 'PATCH', 'DELETE'] as const) {
-      const m = await request(server, method, `${P}/web/proxy/item`, { body: method === 'DELETE' ? undefined : 'x' });
+    for (const method of ['PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const) {
+      const m = await request(server, method, `${P}/web/proxy/item`, { body: method === 'DELETE' || method === 'OPTIONS' ? undefined : 'x' });
       expect(m.json<Echo>().method).toBe(method);
     }
+    // OPTIONS on the pod itself is not a route (kube's 405).
+    expect((await request(server, 'OPTIONS', `${P}/web`)).status).toBe(405);
     const head = await request(server, 'HEAD', `${P}/web/proxy/item`);
     expect(head.status).toBe(200);
     expect(head.headers['x-backend']).toBe('pod');

@@ -251,8 +251,10 @@ export class ApiRoutes implements BeforeApplicationShutdown {
         if (s.deadlineMs === undefined) return serveApi(req, reply, s);
         await withDeadline(serveApi(req, reply, s), s.deadlineMs - reply.elapsedTime, () => !reply.sent && !reply.raw.headersSent);
       };
+      // OPTIONS too: a remote APIService and a proxy subresource pass it on (kube proxies every
+      // method); elsewhere it is a 405 as from kube's route table.
       for (const p of ['/api', '/api/*', '/apis', '/apis/*']) {
-        scope.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: p, handler: api });
+        scope.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'], url: p, handler: api });
       }
       // Everything else: a 404 Status (Nest's own not-found handler answers in its format).
       scope.route({

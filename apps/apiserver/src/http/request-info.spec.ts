@@ -11,6 +11,10 @@ describe('parseRequestInfo (Kubernetes RequestInfoFactory rules)', () => {
     expect(parseRequestInfo('GET', '/api/v1/configmaps', { watch: 'false' }).verb).toBe('list');
     expect(parseRequestInfo('GET', '/api/v1/watch/namespaces/a/configmaps', {})).toMatchObject({ verb: 'watch', namespace: 'a', resource: 'configmaps' });
     expect(parseRequestInfo('DELETE', '/api/v1/namespaces/a/configmaps', {}).verb).toBe('deletecollection');
+    // Another method has no verb on a resource path (kube's RequestInfoFactory), its own elsewhere.
+    expect(parseRequestInfo('OPTIONS', '/api/v1/namespaces/a/configmaps', {})).toMatchObject({ isResourceRequest: true, verb: '' });
+    expect(parseRequestInfo('OPTIONS', '/apis/metrics.k8s.io/v1beta1/pods', {})).toMatchObject({ isResourceRequest: true, verb: '' });
+    expect(parseRequestInfo('OPTIONS', '/version', {}).verb).toBe('options');
   });
   it('treats /namespaces/{name} as the namespace resource and keeps status/finalize as subresources', () => {
     expect(parseRequestInfo('GET', '/api/v1/namespaces/foo', {})).toMatchObject({ resource: 'namespaces', name: 'foo', namespace: 'foo' });

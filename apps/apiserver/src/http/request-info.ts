@@ -113,7 +113,8 @@ export function parseRequestInfo(method: string, rawPath: string, query: Record<
       info.verb = 'delete';
       break;
     default:
-      info.verb = m.toLowerCase();
+      // kube's RequestInfoFactory: any other method (OPTIONS) has no verb on a resource path.
+      info.verb = '';
   }
   // Deprecated path form /api/v1/watch/...: the verb is watch.
   let legacyWatch = false;

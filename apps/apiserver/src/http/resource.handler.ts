@@ -128,7 +128,8 @@ export class ResourceHandler {
       namespaceIsObject: namespaceIsTheObject(info),
     });
     if (!shape) throw NOT_FOUND();
-    checkPathVerb(shape, verb, subDecl ? subDecl.verbs : verbsOf(decl));
+    // A proxy passes on every method (kube's connect methods include OPTIONS, which has no verb).
+    if (!(info.verb === '' && shape === 'subresource' && subDecl?.connect?.proxy)) checkPathVerb(shape, verb, subDecl ? subDecl.verbs : verbsOf(decl));
     const ns = decl.namespaced ? info.namespace : '';
     const store = this.deps.storeFor(decl);
     const pretty = isTrue(query.pretty);
