@@ -227,6 +227,75 @@ describe('Etcd3Storage', () => {
     expect(errors).toEqual([]);
   });
 
+  it('shares one etcd watch among the watches of a prefix from recent revisions, decoding each event once', async () => {
+    if (!haveEtcd) return;
+    const s = await open();
+    const P = '/registry/core/configmaps/share/';
+    const rv = (o: KubeObject) => Number(o.metadata.resourceVersion);
+    const watcher = (afterRevision: number, fail = false) => {
+      const events: StorageEvent[] = [];
+      const errors: StorageError[] = [];
+      const handle = s.watch(
+        { key: P, recursive: true, afterRevision },
+        {
+          event: (e) => {
+            if (fail) throw new Error('sink broke');
+            events.push(e);
+          },
+          error: (e) => errors.push(e),
+        },
+      );
+      return { events, errors, handle, revs: () => events.map((e) => e.revision) };
+    };
+    const r0 = rv(await s.create(`${P}zero`, cm('zero')));
+    const base = s.etcdWatchCount;
+    const w1 = watcher(r0);
+    expect(s.etcdWatchCount).toBe(base + 1);
+    const r1 = rv(await s.create(`${P}a`, cm('a')));
+    const r2 = rv((await s.guaranteedUpdate(`${P}a`, (c) => ({ ...c, data: { v: '2' } }))).object);
+    await waitFor('two events', () => (w1.events.length === 2 ? true : undefined));
+    // Joins the shared watch, and is handed at once what it holds after its revision.
+    const w2 = watcher(r1);
+    expect(w2.revs()).toEqual([r2]);
+    expect(s.etcdWatchCount).toBe(base + 1);
+    // Older than what the shared watch holds: a watch of its own, with the history from etcd.
+    const w3 = watcher(r0 - 1);
+    expect(s.etcdWatchCount).toBe(base + 2);
+    // A sink that throws ends its own watch only.
+    const w4 = watcher(r2, true);
+    const r3 = rv(await s.create(`${P}b`, cm('b')));
+    await waitFor('the new event everywhere', () => (w2.events.length === 2 && w3.events.length === 4 ? true : undefined));
+    expect(w1.revs()).toEqual([r1, r2, r3]);
+    expect(w2.revs()).toEqual([r2, r3]);
+    expect(w3.revs()).toEqual([r0, r1, r2, r3]);
+    expect(w4.errors.map((e) => e.message)).toEqual(['watch sink failed']);
+    // Decoded once for the watches that share.
+    expect(w2.events[1]!.object).toBe(w1.events[2]!.object);
+    expect(w2.events[0]!.prevObject?.metadata.resourceVersion).toBe(String(r1));
+    expect(w2.handle.progress!()).toBeGreaterThanOrEqual(r3);
+    // The shared etcd watch ends with its last watch.
+    w1.handle.stop();
+    expect(s.etcdWatchCount).toBe(base + 2);
+    w2.handle.stop();
+    expect(s.etcdWatchCount).toBe(base + 1);
+    w3.handle.stop();
+    expect(s.etcdWatchCount).toBe(base);
+    // A new watch after that starts a new shared one.
+    const w5 = watcher(r3);
+    const r4 = rv(await s.create(`${P}c`, cm('c')));
+    await waitFor('w5', () => (w5.events.length === 1 ? true : undefined));
+    expect(w5.revs()).toEqual([r4]);
+    w5.handle.stop();
+    for (const w of [w1, w2, w3, w5]) expect(w.errors).toEqual([]);
+
+    // Without sharing, every watch has its own.
+    const own = await new Etcd3Storage(new Etcd3Client({ endpoints: etcd.servers.split(',') }), { compactionIntervalMs: 0, shareWatches: false }).open();
+    opened.push(own);
+    const hs = [0, 1].map(() => own.watch({ key: P, recursive: true, afterRevision: r4 }, { event: () => undefined, error: () => undefined }));
+    expect(own.etcdWatchCount).toBe(2);
+    for (const h of hs) h.stop();
+  });
+
   it('lets one of several servers compact per period (compact_rev_key)', async () => {
     if (!haveEtcd) return;
     const a = await open();

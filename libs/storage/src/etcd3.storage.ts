@@ -10,6 +10,7 @@ import type { KubeObject } from '@app/apimachinery';
 import { Etcd3Client, Etcd3Error, etcdPrefixEnd, rev, type EtcdKeyValue, type EtcdRangeResponse, type Etcd3TxnResponse } from './etcd3.client.js';
 import { Etcd3Compactor } from './etcd3.compactor.js';
 import { Etcd3Watch } from './etcd3.watch.js';
+import { Etcd3WatchHub, HUB_HELD_EVENTS } from './etcd3.watch-hub.js';
 
 import { checkPreconditions, decodeStoredObject, encodeStoredObject, isCorruptObject, ListDecoder } from './storage.codec.js';
 import {
@@ -41,6 +42,11 @@ export interface Etcd3StorageOptions {
   maxConflictRetries?: number;
   /** Least interval (ms) between the progress requests that let idle watches announce bookmarks. Default 250. */
   watchProgressIntervalMs?: number;
+  /**
+   * Watches of one key or prefix from recent revisions share one etcd watch (etcd3.watch-hub.ts).
+   * Default true; false gives every watch an etcd watch of its own.
+   */
+  shareWatches?: boolean;
 }
 
 /** Converts between API keys (`/registry/...`) and etcd keys (`<prefix>/...`). */
@@ -76,6 +82,8 @@ export class Etcd3Storage implements Storage {
   private readonly maxRetries: number;
   private readonly progressIntervalMs: number;
   private readonly watches = new Set<Etcd3Watch>();
+  private readonly hubs = new Map<string, Etcd3WatchHub>();
+  private readonly shareWatches: boolean;
   private readonly compactor: Etcd3Compactor | undefined;
   private latest = 0;
   private compacted = 0;
@@ -89,6 +97,7 @@ export class Etcd3Storage implements Storage {
     this.revisionWaitMs = opts.revisionWaitMs ?? 3000;
     this.maxRetries = opts.maxConflictRetries ?? 100;
     this.progressIntervalMs = opts.watchProgressIntervalMs ?? 250;
+    this.shareWatches = opts.shareWatches ?? true;
     const interval = opts.compactionIntervalMs ?? 300_000;
     if (interval > 0) this.compactor = new Etcd3Compactor(client, interval, (r) => this.observeCompacted(r));
   }
@@ -399,13 +408,51 @@ export class Etcd3Storage implements Storage {
 
   // ---- watch ----------------------------------------------------------------------------
 
-  /** An etcd Watch from afterRevision+1 with prev_kv; resumes on another member after a failure. */
+  /**
+   * An etcd Watch from afterRevision+1 with prev_kv; resumes on another member after a failure.
+   * A watch from a recent revision shares the etcd watch of its key or prefix with the other
+   * watches of it (Etcd3WatchHub); one from an older revision than the shared watch holds, or
+   * the first of its key from more than HUB_HELD_EVENTS revisions before the newest this server
+   * has seen, has its own.
+   */
   watch(opts: WatchOptions, sink: WatchSink): WatchHandle {
+    if (this.closed || !this.shareWatches) return this.ownWatch(opts, sink);
+    const id = `${opts.recursive ? 'prefix' : 'key'}:${opts.key}`;
+    let hub = this.hubs.get(id);
+    if (hub && !hub.canJoin(opts.afterRevision)) return this.ownWatch(opts, sink);
+    if (!hub) {
+      // Started from far back, the shared watch would replay a long history first, and watches
+      // joining it would wait for that replay: those get their own.
+      if (opts.afterRevision < this.latest - HUB_HELD_EVENTS) return this.ownWatch(opts, sink);
+      const created: Etcd3WatchHub = new Etcd3WatchHub(
+        opts,
+        (s) => this.startWatch(opts, s),
+        () => {
+          if (this.hubs.get(id) === created) this.hubs.delete(id);
+        },
+      );
+      this.hubs.set(id, created);
+      hub = created;
+    }
+    return hub.join(opts.afterRevision, sink);
+  }
+
+  /** Number of etcd watches running (shared or not). */
+  get etcdWatchCount(): number {
+    return this.watches.size;
+  }
+
+  private ownWatch(opts: WatchOptions, sink: WatchSink): WatchHandle {
+    const w = this.startWatch(opts, sink);
+    return { stop: () => w.stop(), progress: () => w.progress() };
+  }
+
+  private startWatch(opts: WatchOptions, sink: WatchSink): Etcd3Watch {
     const w = new Etcd3Watch(this, opts, sink, this.progressIntervalMs, () => this.watches.delete(w));
     this.watches.add(w);
     if (this.closed) w.fail(new StorageError('Unavailable', opts.key, 'storage is closed'));
     else w.start();
-    return { stop: () => w.stop(), progress: () => w.progress() };
+    return w;
   }
 
   async close(): Promise<void> {

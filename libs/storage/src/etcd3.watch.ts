@@ -90,6 +90,9 @@ export class Etcd3Watch {
       return;
     }
     if (this.stopped) {
+      // Stopped while the stream was being opened: its cancellation comes back as an error,
+      // which nothing else listens for.
+      stream.on('error', () => undefined);
       stream.cancel();
       return;
     }
