@@ -254,8 +254,11 @@ describe('Etcd3Storage', () => {
     const r1 = rv(await s.create(`${P}a`, cm('a')));
     const r2 = rv((await s.guaranteedUpdate(`${P}a`, (c) => ({ ...c, data: { v: '2' } }))).object);
     await waitFor('two events', () => (w1.events.length === 2 ? true : undefined));
-    // Joins the shared watch, and is handed at once what it holds after its revision.
+    // Joins the shared watch, and is handed what it holds after its revision just after the
+    // call returns (never from inside it).
     const w2 = watcher(r1);
+    expect(w2.revs()).toEqual([]);
+    await Promise.resolve();
     expect(w2.revs()).toEqual([r2]);
     expect(s.etcdWatchCount).toBe(base + 1);
     // Older than what the shared watch holds: a watch of its own, with the history from etcd.

@@ -22,6 +22,8 @@ interface Member {
   /** Events up to this revision are not this watch's. */
   readonly after: number;
   stopped: boolean;
+  /** Events waiting to be handed over after join returned (the held ones, then any live ones). */
+  pending: StorageEvent[] | undefined;
 }
 
 export class Etcd3WatchHub {
@@ -57,13 +59,15 @@ export class Etcd3WatchHub {
     return !this.ended && afterRevision >= this.heldFrom;
   }
 
-  /** Adds a watch (canJoin must hold); hands it the held events after its revision first. */
+  /**
+   * Adds a watch (canJoin must hold). The held events after its revision are handed to it just
+   * after this returns (never from inside the caller's watch call), before any live event.
+   */
   join(afterRevision: number, sink: WatchSink): { stop(): void; progress(): number } {
-    const m: Member = { sink, after: afterRevision, stopped: false };
+    const backlog = this.held.filter((e) => e.revision > afterRevision);
+    const m: Member = { sink, after: afterRevision, stopped: false, pending: backlog.length > 0 ? backlog : undefined };
     this.members.add(m);
-    for (const e of this.held) {
-      if (e.revision > afterRevision && !this.handTo(m, e)) break;
-    }
+    if (m.pending) queueMicrotask(() => this.catchUp(m));
     return {
       stop: () => this.leave(m),
       progress: () => Math.max(m.after, this.upstream ? this.upstream.progress() : this.delivered),
@@ -86,7 +90,17 @@ export class Etcd3WatchHub {
       this.held.splice(0, n);
       this.heldFrom = drop;
     }
-    for (const m of [...this.members]) if (e.revision > m.after) this.handTo(m, e);
+    for (const m of [...this.members]) {
+      if (e.revision <= m.after) continue;
+      if (m.pending) m.pending.push(e);
+      else this.handTo(m, e);
+    }
+  }
+
+  private catchUp(m: Member): void {
+    const events = m.pending ?? [];
+    m.pending = undefined;
+    for (const e of events) if (!this.handTo(m, e)) return;
   }
 
   /** Hands `e` to one watch; a sink that throws ends that watch alone. */
