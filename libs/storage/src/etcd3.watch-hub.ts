@@ -74,11 +74,6 @@ export class Etcd3WatchHub {
     };
   }
 
-  /** Number of watches using the hub. */
-  get size(): number {
-    return this.members.size;
-  }
-
   private event(e: StorageEvent): void {
     this.delivered = e.revision;
     this.held.push(e);

@@ -72,6 +72,11 @@ export function validDateTime(s: string): boolean {
   return true;
 }
 
+/** Whether `s` is a full date (`2024-02-29`), as the `date` format takes it. */
+export function validDate(s: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(s) && validDateTime(`${s}T00:00:00Z`);
+}
+
 /** Checks a string against a known `format`; unknown formats pass, as in Kubernetes. */
 function formatOk(format: string, s: string): boolean {
   switch (format) {
@@ -80,7 +85,7 @@ function formatOk(format: string, s: string): boolean {
     case 'date-time':
       return validDateTime(s);
     case 'date':
-      return /^\d{4}-\d{2}-\d{2}$/.test(s) && validDateTime(`${s}T00:00:00Z`);
+      return validDate(s);
     default:
       return true;
   }

@@ -19,7 +19,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { Optional, type ASTNode, type Environment } from '@marcbachmann/cel-js';
-import { BASE64, GoValue, validDateTime, type FieldError, type JSONSchemaProps } from '@app/apimachinery';
+import { BASE64, GoValue, validDate, validDateTime, type FieldError, type JSONSchemaProps } from '@app/apimachinery';
 import { Budget, BudgetExceeded, budgetedList, celBase, celCompileError, celErrorText, celPosition, parseCel } from '../../../cel/cel.environment.js';
 
 type Obj = Record<string, unknown>;
@@ -120,7 +120,8 @@ function stringCelType(format: unknown): string {
   }
 }
 
-let durationEnv: Environment | undefined;
+/** CEL's own duration(), parsed once: Go's duration syntax, as kube reads the format. */
+let parseDuration: ((ctx: { s: string }) => unknown) | undefined;
 
 /**
  * A string of a `format` as the rules see it: `byte` as the bytes it encodes, `date` and
@@ -133,7 +134,7 @@ function formattedToCel(v: string, format: unknown): unknown {
     case 'byte':
       return BASE64.test(v) ? new Uint8Array(Buffer.from(v, 'base64')) : v;
     case 'date':
-      return /^\d{4}-\d{2}-\d{2}$/.test(v) && validDateTime(`${v}T00:00:00Z`) ? new Date(`${v}T00:00:00Z`) : v;
+      return validDate(v) ? new Date(`${v}T00:00:00Z`) : v;
     case 'date-time': {
       if (!validDateTime(v)) return v;
       const d = new Date(v.toUpperCase());
@@ -141,8 +142,8 @@ function formattedToCel(v: string, format: unknown): unknown {
     }
     case 'duration':
       try {
-        durationEnv ??= celBase().clone().registerVariable('s', 'string');
-        return durationEnv.evaluate('duration(s)', { s: v }) as unknown;
+        parseDuration ??= celBase().clone().registerVariable('s', 'string').parse('duration(s)');
+        return parseDuration({ s: v });
       } catch {
         return v;
       }
