@@ -247,7 +247,7 @@ spec:
     const bad = await k(['apply', '-f', '-'], { input: def('[{rule: "self.minimum <= self.max"}]'), expectFail: true });
     expect(bad.stderr).toContain('The CustomResourceDefinition "pools.stable.example.com" is invalid');
     expect(bad.stderr).toContain(
-      'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.minimum <= self.max"',
+      'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.minimum <= self.max"',
     );
     expect(bad.stderr).toContain("compilation failed: ERROR: <input>:1:5: undefined field 'minimum'");
     await k(['apply', '-f', '-'], {
@@ -454,8 +454,27 @@ ${over.replace(/NAME=.*\n/, '')}`;
       ),
       expectFail: true,
     });
-    expect(untyped.stderr).toContain(
-      'spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields',
+    expect(untyped.stderr).toContain('spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields');
+    // What kube refuses in a schema beyond types: rules under allOf, list map keys that may be
+    // missing, uniqueItems; per version when the versions' schemas differ.
+    const refused = await k(['apply', '-f', '-'], {
+      input: base(
+        '  versions:\n' +
+          '  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {a: {type: string}},' +
+          ' allOf: [{x-kubernetes-validations: [{rule: "self.a != \'\'"}]}]}}}}}\n' +
+          '  - {name: v2, served: true, storage: false, schema: {openAPIV3Schema: {type: object, properties: {ports: {type: array, x-kubernetes-list-type: map,' +
+          ' x-kubernetes-list-map-keys: [port], items: {type: object, properties: {port: {type: integer}}}}, tags: {type: array, uniqueItems: true, items: {type: string}}}}}}\n',
+      ),
+      expectFail: true,
+    });
+    expect(refused.stderr).toContain(
+      'spec.versions[0].schema.openAPIV3Schema.properties[spec].allOf[0].x-kubernetes-validations: Forbidden: must be empty to be structural',
+    );
+    expect(refused.stderr).toContain(
+      'spec.versions[1].schema.openAPIV3Schema.properties[ports].items.properties[port].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property',
+    );
+    expect(refused.stderr).toContain(
+      'spec.versions[1].schema.openAPIV3Schema.properties[tags].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic',
     );
     const prot = await request(server, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
       body: {

@@ -3,7 +3,8 @@ import type { KindDeclaration, RequestContext } from '@app/registry';
 import { evalJsonPath, parseJsonPath, simpleFieldPath } from './crd.jsonpath.js';
 import { desiredNamingStatus, namesConflict } from './crd.controllers.js';
 import { crdStrategy } from './crd.strategy.js';
-import { structuralSchemaErrors, validateCrd, validateCrdUpdate } from './crd.validation.js';
+import { crdSchemaErrors } from './crd.schema-checks.js';
+import { validateCrd, validateCrdUpdate } from './crd.validation.js';
 import { CLEANUP_FINALIZER, crdNames, customResourceKinds, customResourceSchema, isCustomResource, printerColumn } from './custom-resource.kinds.js';
 
 type Obj = Record<string, unknown>;
@@ -218,7 +219,7 @@ describe('CustomResourceDefinition validation', () => {
   });
 
   it('requires structural schemas', () => {
-    const errs = (s: unknown) => structuralSchemaErrors(s, 'x', true).map((e) => `${e.field}: ${e.detail}`);
+    const errs = (s: unknown) => crdSchemaErrors(s, 'x').map((e) => `${e.field}: ${e.detail}`);
     expect(errs({ type: 'string' })).toEqual(['x.type: must be object at the root']);
     expect(errs({})).toEqual(['x.type: must not be empty at the root']);
     expect(
@@ -230,7 +231,6 @@ describe('CustomResourceDefinition validation', () => {
           c: { 'x-kubernetes-preserve-unknown-fields': true },
           d: { type: 'array' },
           e: { type: 'object', properties: { f: { type: 'date' } }, additionalProperties: { type: 'string' } },
-          g: { $ref: '#/definitions/x', type: 'object' },
           h: { type: 'string', pattern: '^(?i)(abort|warn)?$' },
           i: { type: 'string', pattern: '([a-z' },
         },
@@ -240,8 +240,11 @@ describe('CustomResourceDefinition validation', () => {
       'x.properties[d].items: must be specified',
       'x.properties[e].additionalProperties: additionalProperties and properties are mutual exclusive',
       'x.properties[e].properties[f].type: supported values: "array", "boolean", "integer", "number", "object", "string"',
-      'x.properties[g].$ref: $ref is not supported',
       'x.properties[i].pattern: must be a valid regular expression',
+    ]);
+    // A keyword a structural schema cannot hold is named, and the structural rules wait for it to go.
+    expect(errs({ type: 'object', properties: { a: {}, g: { $ref: '#/definitions/x', type: 'object' } } })).toEqual([
+      'x.properties[g].$ref: $ref is not supported',
     ]);
   });
 
@@ -261,12 +264,12 @@ describe('CustomResourceDefinition validation', () => {
         ]),
       ),
     ).toEqual([
-      'spec.versions[0].subresources.scale.specReplicasPath: should be a json path under .spec',
-      'spec.versions[0].subresources.scale.statusReplicasPath: ',
-      'spec.versions[0].selectableFields[0].jsonPath: must not select metadata fields',
-      'spec.versions[0].selectableFields[1].jsonPath: must be a simple json path',
-      'spec.versions[0].additionalPrinterColumns[0].type: supported values: "integer", "number", "string", "boolean", "date"',
-      'spec.versions[0].additionalPrinterColumns[0].jsonPath: must be a simple json path: unclosed [ in ".a["',
+      'spec.subresources.scale.specReplicasPath: should be a json path under .spec',
+      'spec.subresources.scale.statusReplicasPath: ',
+      'spec.selectableFields[0].jsonPath: must not select metadata fields',
+      'spec.selectableFields[1].jsonPath: must be a simple json path',
+      'spec.additionalPrinterColumns[0].type: supported values: "integer", "number", "string", "boolean", "date"',
+      'spec.additionalPrinterColumns[0].jsonPath: must be a simple json path: unclosed [ in ".a["',
     ]);
   });
 
@@ -290,7 +293,7 @@ describe('CustomResourceDefinition validation', () => {
       properties: { a: { type: 'integer' } },
       'x-kubernetes-validations': [{ rule: 'self.b > 0' }, { rule: 'self.a >' }, { rule: 'self.a' }, { rule: 'self.a > 0', reason: 'Nope' }],
     });
-    const p = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations';
+    const p = 'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations';
     expect(validateCrd(bad).map((e) => `${e.field}: ${e.detail}`)).toEqual([
       `${p}[0].rule: compilation failed: ERROR: <input>:1:5: undefined field 'b'`,
       `${p}[1].rule: compilation failed: ERROR: <input>:1:9: Unexpected token: EOF`,

@@ -2,87 +2,31 @@
  * Validation of apiextensions.k8s.io/v1 CustomResourceDefinition, after kube's
  * ValidateCustomResourceDefinition (apiextensions-apiserver pkg/apis/apiextensions/validation):
  * the name is `<plural>.<group>`, names and versions are well formed, exactly one version is
- * stored, every version has a structural schema, scale paths and printer columns are usable, and
+ * stored, every version has a schema kube would accept (crd.schema-checks.ts: structural, with
+ * usable list types and defaults), scale paths and printer columns are usable, and
  * on update the scope stays and stored versions stay listed, and CEL rules compile (crd.cel.ts).
  * Conversion webhooks are refused:
  * this server converts by apiVersion only.
  */
-import { compileSchemaPattern, GoValue, isDNS1035Label, isDNS1123Subdomain, type FieldError, type JSONSchemaProps, type KubeObject } from '@app/apimachinery';
+import { GoValue, isDNS1035Label, isDNS1123Subdomain, type FieldError, type JSONSchemaProps, type KubeObject } from '@app/apimachinery';
+import { isDeepStrictEqual } from 'node:util';
 import { validateAdmissionReviewVersions, validateWebhookService, validateWebhookURL } from '../../admissionregistration/admissionregistration.validation.js';
 import { CelValidator } from './crd.cel.js';
+import { crdSchemaErrors } from './crd.schema-checks.js';
 import { parseJsonPath, simpleFieldPath } from './crd.jsonpath.js';
 import { crdNames, crdVersions } from './custom-resource.kinds.js';
 
 type Obj = Record<string, unknown>;
 const asMap = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** The annotation a definition in a protected group (`*.k8s.io`, `*.kubernetes.io`) must carry. */
 export const API_APPROVED_ANNOTATION = 'api-approved.kubernetes.io';
 
-const SCHEMA_TYPES = new Set(['object', 'array', 'string', 'integer', 'number', 'boolean']);
 const COLUMN_TYPES = ['integer', 'number', 'string', 'boolean', 'date'];
 
 function isProtectedGroup(group: string): boolean {
   return group === 'k8s.io' || group.endsWith('.k8s.io') || group === 'kubernetes.io' || group.endsWith('.kubernetes.io');
-}
-
-/**
- * The structural-schema rules kube enforces (apiextensions-apiserver structural validation),
- * those a user meets: a type on every node (unless it preserves unknown fields or is
- * int-or-string), no `$ref`, items for arrays, and an object at the root.
- */
-export function structuralSchemaErrors(s: unknown, path: string, root: boolean): FieldError[] {
-  const out: FieldError[] = [];
-  if (!s || typeof s !== 'object' || Array.isArray(s)) {
-    out.push({ type: 'FieldValueInvalid', field: path, value: s, detail: 'must be a JSON schema object' });
-    return out;
-  }
-  const n = s as JSONSchemaProps & Obj;
-  if (n.$ref !== undefined) out.push({ type: 'FieldValueForbidden', field: `${path}.$ref`, detail: '$ref is not supported' });
-  const preserve = n['x-kubernetes-preserve-unknown-fields'] === true;
-  const intOrString = n['x-kubernetes-int-or-string'] === true;
-  if (n.type === undefined || (n.type as unknown) === '') {
-    if (root) out.push({ type: 'FieldValueRequired', field: `${path}.type`, detail: 'must not be empty at the root' });
-    else if (!preserve && !intOrString)
-      out.push({ type: 'FieldValueRequired', field: `${path}.type`, detail: 'must not be empty for specified object fields' });
-  } else if (typeof n.type !== 'string' || !SCHEMA_TYPES.has(n.type)) {
-    out.push({
-      type: 'FieldValueNotSupported',
-      field: `${path}.type`,
-      value: n.type,
-      detail: 'supported values: "array", "boolean", "integer", "number", "object", "string"',
-    });
-  } else if (root && n.type !== 'object') {
-    out.push({ type: 'FieldValueInvalid', field: `${path}.type`, value: n.type, detail: 'must be object at the root' });
-  }
-  if (n.pattern !== undefined && (typeof n.pattern !== 'string' || compileSchemaPattern(n.pattern) === null))
-    out.push({ type: 'FieldValueInvalid', field: `${path}.pattern`, value: n.pattern, detail: 'must be a valid regular expression' });
-  if (n.type === 'array' && (n.items === undefined || n.items === null))
-    out.push({ type: 'FieldValueRequired', field: `${path}.items`, detail: 'must be specified' });
-  if (n.properties !== undefined) {
-    if (!n.properties || typeof n.properties !== 'object' || Array.isArray(n.properties))
-      out.push({ type: 'FieldValueInvalid', field: `${path}.properties`, value: n.properties, detail: 'must be a map of schemas' });
-    else {
-      if (n.additionalProperties !== undefined && n.additionalProperties !== false)
-        out.push({ type: 'FieldValueForbidden', field: `${path}.additionalProperties`, detail: 'additionalProperties and properties are mutual exclusive' });
-      for (const [k, v] of Object.entries(n.properties)) {
-        if (root && k === 'metadata') {
-          const t = asMap(v).type;
-          if (t !== undefined && t !== 'object')
-            out.push({ type: 'FieldValueInvalid', field: `${path}.properties[metadata].type`, value: t, detail: 'must be object' });
-          continue;
-        }
-        out.push(...structuralSchemaErrors(v, `${path}.properties[${k}]`, false));
-      }
-    }
-  }
-  if (n.items !== undefined && n.items !== null) {
-    if (Array.isArray(n.items)) out.push({ type: 'FieldValueForbidden', field: `${path}.items`, detail: 'items must be a schema object and not an array' });
-    else out.push(...structuralSchemaErrors(n.items, `${path}.items`, false));
-  }
-  if (n.additionalProperties && typeof n.additionalProperties === 'object')
-    out.push(...structuralSchemaErrors(n.additionalProperties, `${path}.additionalProperties`, false));
-  return out;
 }
 
 function validateScalePaths(scale: Obj, path: string): FieldError[] {
@@ -114,7 +58,7 @@ function validateScalePaths(scale: Obj, path: string): FieldError[] {
 }
 
 /** ValidateCustomResourceDefinition. */
-export function validateCrd(crd: KubeObject): FieldError[] {
+export function validateCrd(crd: KubeObject, ratchet?: ReadonlySet<string>): FieldError[] {
   const out: FieldError[] = [];
   const spec = asMap(crd.spec);
   const group = typeof spec.group === 'string' ? spec.group : '';
@@ -194,6 +138,17 @@ export function validateCrd(crd: KubeObject): FieldError[] {
       });
   }
   const seen = new Set<string>();
+  // kube validates its internal form, which lifts a schema, subresources, printer columns or
+  // selectable fields that every version has alike to the spec: errors then name them there.
+  const lifted = liftedFields(raw);
+  for (const { path, schema } of versionSchemas(crd)) {
+    const schemaErrors = crdSchemaErrors(schema, path);
+    // On update, what the stored definition already had is let through (kube does not tighten
+    // validation on persisted schemas).
+    out.push(...(ratchet ? schemaErrors.filter((e) => !ratchet.has(errorKey(e))) : schemaErrors));
+    // Rules are compiled against a valid schema only (kube skips them otherwise).
+    if (!schemaErrors.length) out.push(...CelValidator.compile(schema, path).errors);
+  }
   versions.forEach((v, i) => {
     const p = `spec.versions[${i}]`;
     if (!v.name) out.push({ type: 'FieldValueRequired', field: `${p}.name`, detail: '' });
@@ -203,48 +158,75 @@ export function validateCrd(crd: KubeObject): FieldError[] {
       seen.add(v.name);
     }
     if (!v.schema) out.push({ type: 'FieldValueRequired', field: `${p}.schema.openAPIV3Schema`, detail: 'schemas are required' });
-    else {
-      const structural = structuralSchemaErrors(v.schema, `${p}.schema.openAPIV3Schema`, true);
-      out.push(...structural);
-      // Rules are compiled against a structural schema only (kube skips them otherwise).
-      if (!structural.length) out.push(...CelValidator.compile(v.schema, `${p}.schema.openAPIV3Schema`).errors);
-    }
+    if (i > 0 && lifted.subresources && lifted.columns && lifted.selectable) return;
     const sub = asMap(asMap(raw[i]).subresources);
-    if (sub.scale !== undefined) out.push(...validateScalePaths(asMap(sub.scale), `${p}.subresources.scale`));
-    v.selectable.forEach((f, j) => {
-      const fp = `${p}.selectableFields[${j}].jsonPath`;
-      const path = simpleFieldPath(f);
-      if (!path) out.push({ type: 'FieldValueInvalid', field: fp, value: f, detail: 'must be a simple json path' });
-      else if (path[0] === 'metadata') out.push({ type: 'FieldValueInvalid', field: fp, value: f, detail: 'must not select metadata fields' });
-    });
-    v.columns.forEach((c, j) => {
-      const cp = `${p}.additionalPrinterColumns[${j}]`;
-      if (!c.name) out.push({ type: 'FieldValueRequired', field: `${cp}.name`, detail: '' });
-      if (!COLUMN_TYPES.includes(String(c.type)))
-        out.push({
-          type: 'FieldValueNotSupported',
-          field: `${cp}.type`,
-          value: c.type,
-          detail: `supported values: ${COLUMN_TYPES.map((t) => `"${t}"`).join(', ')}`,
-        });
-      if (!c.jsonPath) out.push({ type: 'FieldValueRequired', field: `${cp}.jsonPath`, detail: '' });
-      else {
-        try {
-          parseJsonPath(String(c.jsonPath));
-        } catch (e) {
-          out.push({ type: 'FieldValueInvalid', field: `${cp}.jsonPath`, value: c.jsonPath, detail: `must be a simple json path: ${(e as Error).message}` });
-        }
-      }
-      if (c.priority !== undefined && (typeof c.priority !== 'number' || c.priority < 0))
-        out.push({ type: 'FieldValueInvalid', field: `${cp}.priority`, value: c.priority, detail: 'must be greater than or equal to 0' });
-    });
+    if (sub.scale !== undefined && !(i > 0 && lifted.subresources))
+      out.push(...validateScalePaths(asMap(sub.scale), `${lifted.subresources ? 'spec' : p}.subresources.scale`));
+    if (!(i > 0 && lifted.selectable)) out.push(...validateSelectableFields(v.selectable, lifted.selectable ? 'spec' : p));
+    if (!(i > 0 && lifted.columns)) out.push(...validateColumns(v.columns, lifted.columns ? 'spec' : p));
   });
   return out;
 }
 
+/** Which per-version fields kube's internal form lifts to the spec (every version has them alike). */
+function liftedFields(raw: unknown[]): { schema: boolean; subresources: boolean; columns: boolean; selectable: boolean } {
+  const alike = (field: string): boolean => raw.length > 0 && raw.every((v) => isDeepStrictEqual(asMap(v)[field], asMap(raw[0])[field]));
+  const schema = alike('schema');
+  return { schema, subresources: alike('subresources'), columns: alike('additionalPrinterColumns'), selectable: schema && alike('selectableFields') };
+}
+
+/** The schemas to check, each at the path kube names it: once under `spec.validation` when every version has the same. */
+function versionSchemas(crd: KubeObject): { path: string; schema: JSONSchemaProps }[] {
+  const raw = asList(asMap(crd.spec).versions);
+  const versions = crdVersions(crd);
+  if (liftedFields(raw).schema) return versions[0]?.schema ? [{ path: 'spec.validation.openAPIV3Schema', schema: versions[0].schema }] : [];
+  return versions.flatMap((v, i) => (v.schema ? [{ path: `spec.versions[${i}].schema.openAPIV3Schema`, schema: v.schema }] : []));
+}
+
+function validateSelectableFields(selectable: readonly string[], p: string): FieldError[] {
+  const out: FieldError[] = [];
+  selectable.forEach((f, j) => {
+    const fp = `${p}.selectableFields[${j}].jsonPath`;
+    const path = simpleFieldPath(f);
+    if (!path) out.push({ type: 'FieldValueInvalid', field: fp, value: f, detail: 'must be a simple json path' });
+    else if (path[0] === 'metadata') out.push({ type: 'FieldValueInvalid', field: fp, value: f, detail: 'must not select metadata fields' });
+  });
+  return out;
+}
+
+function validateColumns(columns: readonly Obj[], p: string): FieldError[] {
+  const out: FieldError[] = [];
+  columns.forEach((c, j) => {
+    const cp = `${p}.additionalPrinterColumns[${j}]`;
+    if (!c.name) out.push({ type: 'FieldValueRequired', field: `${cp}.name`, detail: '' });
+    if (!COLUMN_TYPES.includes(String(c.type)))
+      out.push({
+        type: 'FieldValueNotSupported',
+        field: `${cp}.type`,
+        value: c.type,
+        detail: `supported values: ${COLUMN_TYPES.map((t) => `"${t}"`).join(', ')}`,
+      });
+    if (!c.jsonPath) out.push({ type: 'FieldValueRequired', field: `${cp}.jsonPath`, detail: '' });
+    else {
+      try {
+        parseJsonPath(String(c.jsonPath));
+      } catch (e) {
+        out.push({ type: 'FieldValueInvalid', field: `${cp}.jsonPath`, value: c.jsonPath, detail: `must be a simple json path: ${(e as Error).message}` });
+      }
+    }
+    if (c.priority !== undefined && (typeof c.priority !== 'number' || c.priority < 0))
+      out.push({ type: 'FieldValueInvalid', field: `${cp}.priority`, value: c.priority, detail: 'must be greater than or equal to 0' });
+  });
+  return out;
+}
+
+const errorKey = (e: FieldError): string => `${e.type}\0${e.field}\0${e.detail}`;
+
 /** ValidateCustomResourceDefinitionUpdate: everything above, the scope kept, stored versions still listed. */
 export function validateCrdUpdate(crd: KubeObject, old: KubeObject): FieldError[] {
-  const out = validateCrd(crd);
+  const stored = new Set<string>();
+  for (const { path, schema } of versionSchemas(old)) for (const e of crdSchemaErrors(schema, path)) stored.add(errorKey(e));
+  const out = validateCrd(crd, stored);
   const scope = asMap(crd.spec).scope;
   const oldScope = asMap(old.spec).scope;
   if (scope !== oldScope) out.push({ type: 'FieldValueInvalid', field: 'spec.scope', value: scope, detail: 'field is immutable' });
