@@ -112,6 +112,22 @@ describe('strategic merge patch', () => {
     expect(((out.spec as J).containers as J[]).map((c) => c.name)).toEqual(['a', 'sidecar']);
   });
 
+  it('merges long lists by key in one pass: 100,000 containers reordered, patched and half deleted', () => {
+    const n = 100_000;
+    const big: J = { spec: { containers: Array.from({ length: n }, (_, i) => ({ name: `c${i}`, image: 'x:1' })) } };
+    const kept = Array.from({ length: n / 2 }, (_, i) => `c${n - 1 - 2 * i}`); // the odd ones, last first
+    const patch = {
+      spec: {
+        '$setElementOrder/containers': kept.map((name) => ({ name })),
+        containers: [{ name: 'c5', image: 'x:2' }, ...Array.from({ length: n / 2 }, (_, i) => ({ $patch: 'delete', name: `c${2 * i}` }))],
+      },
+    };
+    const cs = (smp(big, patch).spec as J).containers as J[];
+    expect(cs.map((c) => c.name)).toEqual(kept);
+    expect(cs.find((c) => c.name === 'c5')).toEqual({ name: 'c5', image: 'x:2' });
+    expect(cs.filter((c) => c.image === 'x:2')).toHaveLength(1);
+  });
+
   it('merges nested lists by their own merge key through $ref/allOf', () => {
     const out = smp(live, {
       spec: {

@@ -163,30 +163,57 @@ function elementKind(...lists: unknown[][]): Kind | undefined {
   return kind;
 }
 
-function indexOf(list: readonly unknown[], item: unknown, mergeKey: string, kind: Kind): number {
-  if (kind === 'scalar') return list.indexOf(item);
-  const want = (item as JsonMap)[mergeKey];
-  return list.findIndex((x) => isJsonObject(x) && x[mergeKey] === want && Object.prototype.hasOwnProperty.call(x, mergeKey));
+/**
+ * Where the items of a list are, by merge key (maps) or by value (scalars), first occurrence
+ * first: built once per list, so that merging, partitioning and ordering a list of n items
+ * against one of m costs n + m lookups, not n x m comparisons (a patch or an object is bounded
+ * by its size, not by its item count).
+ */
+class Positions {
+  private readonly at = new Map<unknown, number>();
+
+  constructor(
+    list: readonly unknown[],
+    private readonly mergeKey: string,
+    private readonly kind: Kind,
+  ) {
+    list.forEach((x, i) => this.add(x, i));
+  }
+
+  /** Records `item` at index `i` unless its key is already there. */
+  add(item: unknown, i: number): void {
+    if (this.kind === 'map' && !(isJsonObject(item) && Object.prototype.hasOwnProperty.call(item, this.mergeKey))) return;
+    const k = this.kind === 'scalar' ? item : (item as JsonMap)[this.mergeKey];
+    if (!this.at.has(k)) this.at.set(k, i);
+  }
+
+  /** The index of the first item with `item`'s key (value for scalars), or -1. */
+  of(item: unknown): number {
+    const k = this.kind === 'scalar' ? item : (item as JsonMap)[this.mergeKey];
+    return this.at.get(k) ?? -1;
+  }
 }
 
 /** partitionPrimitivesByPresentInList / partitionMapsByPresentInList. */
 function partition(merged: unknown[], by: unknown[], mergeKey: string, kind: Kind): [unknown[], unknown[]] {
   const inPatch: unknown[] = [];
   const serverOnly: unknown[] = [];
+  const positions = new Positions(by, mergeKey, kind);
   for (const v of merged) {
     if (kind === 'map') {
       if (!isJsonObject(v)) throw unknown(`expected a map[string]interface {}, but received a ${typeof v}`);
       if (!(mergeKey in v)) throw errNoMergeKey(v, mergeKey);
     }
-    (indexOf(by, v, mergeKey, kind) >= 0 ? inPatch : serverOnly).push(v);
+    (positions.of(v) >= 0 ? inPatch : serverOnly).push(v);
   }
   return [inPatch, serverOnly];
 }
 
 /** normalizeSliceOrder: stable sort by position in `order` (items absent from it keep last). */
 function sortByOrder(items: unknown[], order: unknown[], mergeKey: string, kind: Kind): unknown[] {
+  const positions = new Positions(order, mergeKey, kind);
   const pos = (v: unknown): number => {
-    const i = indexOf(order, v, mergeKey, kind);
+    const i = positions.of(v);
     return i < 0 ? Number.MAX_SAFE_INTEGER : i;
   };
   return items
@@ -210,6 +237,7 @@ function normalizeElementOrder(
 ): unknown[] {
   const right = sortByOrder(patchItems, patchOrder, mergeKey, kind);
   const left = sortByOrder(serverOnly, serverOrder, mergeKey, kind);
+  const server = new Positions(serverOrder, mergeKey, kind);
   const out: unknown[] = [];
   let i = 0;
   let j = 0;
@@ -217,8 +245,8 @@ function normalizeElementOrder(
     if (i >= left.length) out.push(right[j++]);
     else if (j >= right.length) out.push(left[i++]);
     else {
-      const li = indexOf(serverOrder, left[i], mergeKey, kind);
-      const ri = indexOf(serverOrder, right[j], mergeKey, kind);
+      const li = server.of(left[i]);
+      const ri = server.of(right[j]);
       if (li >= 0 && ri >= 0 && li < ri) out.push(left[i++]);
       else out.push(right[j++]);
     }
@@ -379,7 +407,9 @@ class Merger {
   ): { original: unknown[]; patch: unknown[] } {
     const plain: unknown[] = [];
     let replace = false;
-    let orig = original;
+    // Keys to delete, removed in one pass once all are known (one pass per key would cost the
+    // list's length for every delete directive).
+    const deleted = new Set<unknown>();
     for (const v of patch) {
       const m = v as JsonMap;
       if (!(DIRECTIVE in m)) {
@@ -389,7 +419,7 @@ class Merger {
       const d = m[DIRECTIVE];
       if (d === 'delete') {
         if (!(mergeKey in m)) throw errNoMergeKey(m, mergeKey);
-        orig = orig.filter((x) => !(isJsonObject(x) && mergeKey in x && x[mergeKey] === m[mergeKey]));
+        deleted.add(m[mergeKey]);
       } else if (d === 'replace') {
         replace = true;
       } else if (d === 'merge') {
@@ -398,18 +428,20 @@ class Merger {
         throw errBadPatchType(d, m);
       }
     }
+    const orig = deleted.size === 0 ? original : original.filter((x) => !(isJsonObject(x) && mergeKey in x && deleted.has(x[mergeKey])));
     // With replace, the plain items become the whole list (and no item counts as "from the patch").
     return replace ? { original: plain.map((x) => this.fresh(x, items)), patch: [] } : { original: orig, patch: plain };
   }
 
   /** mergeSliceWithoutSpecialElements: merge items sharing the merge key, append the rest. */
   private mergeByKey(original: unknown[], patch: unknown[], mergeKey: string, items: JSONSchemaProps | undefined): unknown[] {
+    const positions = new Positions(original, mergeKey, 'map');
     for (const v of patch) {
       const m = v as JsonMap;
       if (!(mergeKey in m)) throw errNoMergeKey(m, mergeKey);
-      const i = indexOf(original, m, mergeKey, 'map');
+      const i = positions.of(m);
       if (i >= 0) original[i] = this.mergeMap(original[i] as JsonMap, m, items);
-      else original.push(this.mergeMap({}, m, items));
+      else positions.add(m, original.push(this.mergeMap({}, m, items)) - 1);
     }
     return original;
   }

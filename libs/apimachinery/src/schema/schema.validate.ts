@@ -130,6 +130,42 @@ function deepEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
+/**
+ * A JSON value as text that is equal for values deepEqual calls equal (object keys sorted), so
+ * that duplicates are found with a hash set instead of comparing every pair.
+ */
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (isPlainObject(v)) {
+    const keys = Object.keys(v).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(',')}}`;
+  }
+  return v === undefined ? 'undefined' : JSON.stringify(v);
+}
+
+/**
+ * The duplicates of a `set` list (whole items) or a `map` list (the items' key fields), each
+ * reported at its index with the value it repeats: one pass, whatever the list's length (a
+ * request is bounded by its size, not its item count, so pairwise comparison would let one
+ * write hold the event loop for minutes).
+ */
+function listDuplicates(v: readonly unknown[], listType: unknown, keys: readonly string[], path: string, errs: FieldError[]): void {
+  if (listType !== 'set' && listType !== 'map') return;
+  const seen = new Set<string>();
+  v.forEach((item, i) => {
+    let value: unknown = item;
+    if (listType === 'map') {
+      if (!isPlainObject(item)) return;
+      const k: Record<string, unknown> = {};
+      for (const key of keys) if (item[key] !== undefined) k[key] = item[key];
+      value = k;
+    }
+    const text = canonicalJson(value);
+    if (seen.has(text)) errs.push({ type: 'FieldValueDuplicate', field: indexPath(path, i), value, detail: '' });
+    else seen.add(text);
+  });
+}
+
 function quoteList(values: readonly unknown[]): string {
   return values.map((v) => JSON.stringify(v)).join(', ');
 }
@@ -244,27 +280,7 @@ class Validator {
     }
     if (s.minItems !== undefined && v.length < s.minItems) this.invalid(path, v, `should have at least ${s.minItems} items`);
     if (s.items) for (let i = 0; i < v.length; i++) this.value(v[i], s.items, indexPath(path, i), false);
-    const listType = s['x-kubernetes-list-type'];
-    if (listType === 'set') {
-      for (let i = 0; i < v.length; i++) {
-        for (let j = 0; j < i; j++) {
-          if (deepEqual(v[i], v[j])) {
-            this.errs.push({ type: 'FieldValueDuplicate', field: indexPath(path, i), value: v[i], detail: '' });
-            break;
-          }
-        }
-      }
-    } else if (listType === 'map') {
-      const keys = s['x-kubernetes-list-map-keys'] ?? [];
-      const seen: Array<Record<string, unknown>> = [];
-      v.forEach((item, i) => {
-        if (!isPlainObject(item)) return;
-        const k: Record<string, unknown> = {};
-        for (const key of keys) if (item[key] !== undefined) k[key] = item[key];
-        if (seen.some((o) => deepEqual(o, k))) this.errs.push({ type: 'FieldValueDuplicate', field: indexPath(path, i), value: k, detail: '' });
-        else seen.push(k);
-      });
-    }
+    listDuplicates(v, s['x-kubernetes-list-type'], s['x-kubernetes-list-map-keys'] ?? [], path, this.errs);
   }
 
   private object(v: Record<string, unknown>, s: JSONSchemaProps, path: string, asObjectRoot: boolean): void {
@@ -449,25 +465,7 @@ function compileArray(s: JSONSchemaProps): Check | undefined {
       errs.push({ type: 'FieldValueTooMany', field: path, value: v.length, detail: `${v.length}: must have at most ${maxItems} items` });
     if (minItems !== undefined && v.length < minItems) invalidErr(errs, path, v, `should have at least ${minItems} items`);
     if (item) for (let i = 0; i < v.length; i++) item(v[i], indexPath(path, i), errs, false);
-    if (listType === 'set') {
-      for (let i = 0; i < v.length; i++) {
-        for (let j = 0; j < i; j++) {
-          if (deepEqual(v[i], v[j])) {
-            errs.push({ type: 'FieldValueDuplicate', field: indexPath(path, i), value: v[i], detail: '' });
-            break;
-          }
-        }
-      }
-    } else if (listType === 'map') {
-      const seen: Array<Record<string, unknown>> = [];
-      v.forEach((it, i) => {
-        if (!isPlainObject(it)) return;
-        const k: Record<string, unknown> = {};
-        for (const key of keys) if (it[key] !== undefined) k[key] = it[key];
-        if (seen.some((o) => deepEqual(o, k))) errs.push({ type: 'FieldValueDuplicate', field: indexPath(path, i), value: k, detail: '' });
-        else seen.push(k);
-      });
-    }
+    listDuplicates(v, listType, keys, path, errs);
   };
 }
 
