@@ -130,6 +130,16 @@ describe('CEL validation rules of custom resources', () => {
     ).toEqual([]);
   });
 
+  it('correlates the items of a long map list by key in one pass', () => {
+    const v = validator(SPEC);
+    const n = 100_000;
+    const ports = Array.from({ length: n }, (_, i) => ({ name: `p${i}`, port: i }));
+    const before = obj({ ports });
+    // Reversed, so every old item is far from its new place, and the first one (old p0) changed.
+    const after = obj({ ports: ports.map((p, i) => (i === 0 ? { name: 'p0', port: 7 } : p)).reverse() });
+    expect(messages(v, after, before)).toEqual([`spec.ports[${n - 1}].port: Invalid value: "integer": port is immutable`]);
+  });
+
   it('gives optional oldSelf to rules that ask for it', () => {
     const v = validator({
       type: 'object',

@@ -637,11 +637,22 @@ function fieldErrorText(e: FieldError): string {
   return `${e.field}: Invalid value: ${JSON.stringify(e.value)}: ${e.detail}`;
 }
 
-/** The old item of a map-type list matching an item by its keys. */
-function oldListItem(s: JSONSchemaProps, item: unknown, old: unknown[]): unknown {
+/**
+ * The old items of a map-type list by their keys (the first of each, as a search from the
+ * start finds), so each new item finds its old one in one lookup: a list of n items costs n,
+ * not n x n. The keys are scalars (the definition's schema is checked for it).
+ */
+function oldListItems(s: JSONSchemaProps, old: unknown[]): ((item: unknown) => unknown) | undefined {
   const keys = s['x-kubernetes-list-map-keys'];
-  if (!Array.isArray(keys) || !keys.length || !isObj(item)) return undefined;
-  return old.find((o) => isObj(o) && keys.every((k) => isDeepStrictEqual(o[k], item[k])));
+  if (!Array.isArray(keys) || !keys.length) return undefined;
+  const keyOf = (o: Record<string, unknown>): string => JSON.stringify(keys.map((k) => (o[k] === undefined ? { absent: true } : o[k])));
+  const byKey = new Map<string, unknown>();
+  for (const o of old) {
+    if (!isObj(o)) continue;
+    const k = keyOf(o);
+    if (!byKey.has(k)) byKey.set(k, o);
+  }
+  return (item) => (isObj(item) ? byKey.get(keyOf(item)) : undefined);
 }
 
 function validateNode(node: Node, path: string, obj: unknown, old: unknown, parentRatchet: boolean, run: Run): void {
@@ -653,10 +664,10 @@ function validateNode(node: Node, path: string, obj: unknown, old: unknown, pare
   evaluateRules(node, path, obj, oldValue, ratchet, run);
   if (Array.isArray(obj)) {
     if (!node.items) return;
-    const olds = Array.isArray(oldValue) && node.schema['x-kubernetes-list-type'] === 'map' ? oldValue : undefined;
+    const oldOf = Array.isArray(oldValue) && node.schema['x-kubernetes-list-type'] === 'map' ? oldListItems(node.schema, oldValue) : undefined;
     obj.forEach((item, i) => {
       run.budget.spend();
-      validateNode(node.items!, `${path}[${i}]`, item, olds ? oldListItem(node.schema, item, olds) : undefined, ratchet, run);
+      validateNode(node.items!, `${path}[${i}]`, item, oldOf?.(item), ratchet, run);
     });
     return;
   }
