@@ -215,6 +215,40 @@ export function validatePodSpec(spec: Obj, path = 'spec'): FieldError[] {
 }
 
 /**
+ * A JSON value as text, object keys sorted: values isDeepStrictEqual calls equal give the same
+ * text, and (-0 and undefined told apart) JSON values it calls different do not.
+ */
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const o = v as Obj;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`;
+  }
+  if (v === undefined) return 'undefined';
+  return Object.is(v, -0) ? '-0' : JSON.stringify(v);
+}
+
+/**
+ * Whether every old item has an equal (isDeepStrictEqual) item in `now`: the new items are
+ * indexed by their canonical text (equal text confirmed by isDeepStrictEqual), so a long list
+ * costs its length, not old x new comparisons.
+ */
+function everyKept(old: Obj[], now: Obj[]): boolean {
+  if (old.length === 0) return true;
+  const byText = new Map<string, Obj[]>();
+  for (const n of now) {
+    const text = canonicalJson(n);
+    const same = byText.get(text);
+    if (same) same.push(n);
+    else byText.set(text, [n]);
+  }
+  return old.every((t) => byText.get(canonicalJson(t))?.some((n) => isDeepStrictEqual(n, t)) ?? false);
+}
+
+/**
  * ValidatePodUpdate's rule on spec: only container and init container images,
  * activeDeadlineSeconds, added tolerations and terminationGracePeriodSeconds may change.
  */
@@ -229,8 +263,7 @@ export function validatePodSpecUpdate(spec: Obj, old: Obj): FieldError[] {
   };
   const errs: FieldError[] = [];
   const sameShape = list(spec.containers).length === list(old.containers).length && list(spec.initContainers).length === list(old.initContainers).length;
-  const oldTol = list(old.tolerations);
-  const tolerationsKept = oldTol.every((t) => list(spec.tolerations).some((n) => isDeepStrictEqual(n, t)));
+  const tolerationsKept = everyKept(list(old.tolerations), list(spec.tolerations));
   if (!sameShape || !isDeepStrictEqual(strip(spec), strip(old)) || !tolerationsKept) {
     errs.push({
       type: 'FieldValueForbidden',
