@@ -95,6 +95,21 @@ describe('csrStatusStrategy', () => {
     );
   });
 
+  it('stamps each condition from the old one of its type in one pass: 100,000 conditions, reordered', () => {
+    const n = 100_000;
+    const t0 = '2025-01-01T00:00:00Z';
+    const old = csr({}, { conditions: Array.from({ length: n }, (_, i) => ({ type: `T${i}`, status: 'True', lastTransitionTime: t0 })) });
+    // Reversed, the first one's status changed, and a new type at the end.
+    const conditions = Array.from({ length: n }, (_, i) => ({ type: `T${n - 1 - i}`, status: i === n - 1 ? 'False' : 'True' }));
+    const next = csr({}, { conditions: [...conditions, { type: 'New', status: 'True' }] });
+    csrStatusStrategy.prepareForUpdate(next, old, ctx());
+    const stamped = (next.status as { conditions: Array<{ type: string; lastTransitionTime: string; lastUpdateTime: string }> }).conditions;
+    const now = '2026-01-01T00:00:00Z';
+    expect(stamped).toHaveLength(n + 1);
+    expect(stamped.filter((c) => c.lastTransitionTime === now).map((c) => c.type)).toEqual(['T0', 'New']);
+    expect(stamped.every((c) => c.lastUpdateTime === now)).toBe(true);
+  });
+
   it('the CONDITION column: Denied over Approved over Pending, then Failed and Issued', () => {
     expect(csrConditionCell(csr())).toBe('Pending');
     expect(csrConditionCell(csr({}, { conditions: [{ type: 'Approved', status: 'True' }], certificate: 'eA==' }))).toBe('Approved,Issued');

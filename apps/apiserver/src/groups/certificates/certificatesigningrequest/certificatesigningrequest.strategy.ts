@@ -162,15 +162,20 @@ function setRequestor(obj: KubeObject, ctx: RequestContext): void {
   obj.spec = spec;
 }
 
-/** Fills lastUpdateTime (and lastTransitionTime of a new or changed condition) as populateConditionTimestamps does. */
+/**
+ * Fills lastUpdateTime (and lastTransitionTime of a new or changed condition) as
+ * populateConditionTimestamps does. The old conditions are indexed by type (the first of each,
+ * as a search from the start finds), so each condition finds its old one in one lookup.
+ */
 function stampConditions(obj: KubeObject, old: KubeObject | undefined, now: Date, owned: (type: string | undefined) => boolean): void {
   const ts = formatMetaTime(now);
-  const before = old ? conditionsOf(old) : [];
+  const before = new Map<string | undefined, Condition>();
+  for (const p of old ? conditionsOf(old) : []) if (!before.has(p.type)) before.set(p.type, p);
   for (const c of conditionsOf(obj)) {
     if (!owned(c.type)) continue;
     c.lastUpdateTime ??= ts;
     if (!c.lastTransitionTime) {
-      const prev = before.find((p) => p.type === c.type);
+      const prev = before.get(c.type);
       c.lastTransitionTime = prev && prev.status === c.status && prev.lastTransitionTime ? prev.lastTransitionTime : ts;
     }
   }
