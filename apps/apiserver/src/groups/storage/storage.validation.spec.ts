@@ -121,6 +121,14 @@ describe('CSINode', () => {
       'spec.drivers[0].nodeID: Invalid value: "id2": field is immutable',
     ]);
   });
+  it("finds each driver's old entry by name in one pass: 100,000 drivers, reordered", () => {
+    const n = 100_000;
+    const drivers = Array.from({ length: n }, (_, i) => ({ name: `d${i}.example.com`, nodeID: `id${i}` }));
+    const reordered = drivers.map((d) => (d.name === 'd0.example.com' ? { ...d, nodeID: 'changed' } : d)).reverse();
+    expect(msgs(validateCSINodeUpdate({ spec: { drivers: reordered } }, { spec: { drivers } }))).toEqual([
+      `spec.drivers[${n - 1}].nodeID: Invalid value: "changed": field is immutable`,
+    ]);
+  });
 });
 
 describe('CSIStorageCapacity', () => {

@@ -197,13 +197,18 @@ export function validateCSINode(n: Obj): FieldError[] {
   return errs;
 }
 
-/** ValidateCSINodeUpdate: a driver kept under its name keeps its nodeID, allocatable and topologyKeys. */
+/**
+ * ValidateCSINodeUpdate: a driver kept under its name keeps its nodeID, allocatable and
+ * topologyKeys. The old drivers are indexed by name (the first of each, as a search from the
+ * start finds), so each driver finds its old one in one lookup.
+ */
 export function validateCSINodeUpdate(n: Obj, old: Obj): FieldError[] {
   const errs = validateCSINode(n);
-  const before = list(asObj(old.spec).drivers).map(asObj);
+  const before = new Map<unknown, Obj>();
+  for (const b of list(asObj(old.spec).drivers).map(asObj)) if (!before.has(b.name)) before.set(b.name, b);
   list(asObj(n.spec).drivers).forEach((dr, j) => {
     const drv = asObj(dr);
-    const o = before.find((b) => b.name === drv.name);
+    const o = before.get(drv.name);
     if (!o) return;
     const p = `spec.drivers[${j}]`;
     if (o.nodeID !== drv.nodeID) errs.push(immutable(`${p}.nodeID`, drv.nodeID));
