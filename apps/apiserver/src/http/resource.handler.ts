@@ -39,6 +39,7 @@ import { tunnel, upgradeOf } from './upgrade-proxy.js';
 import { stateOf } from '../pipeline/request-state.js';
 import type { UserInfo } from '@app/auth';
 import type { Authorizer } from '@app/authz';
+import { warningHeaderValues } from './warning.headers.js';
 
 export type { Query } from './options.dto.js';
 
@@ -102,11 +103,7 @@ export class ResourceHandler {
   }
 
   private send(reply: FastifyReply, code: number, contentType: string, body: string | Buffer | NodeJS.ReadableStream, ctx: RequestContext): void {
-    if (ctx.warnings.length)
-      reply.header(
-        'Warning',
-        ctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`),
-      );
+    if (ctx.warnings.length) reply.header('Warning', warningHeaderValues(ctx.warnings));
     reply.code(code).header('Content-Type', contentType).send(body);
   }
 
