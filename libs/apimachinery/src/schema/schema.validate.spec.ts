@@ -1,4 +1,4 @@
-import { fieldErrorMessage } from '../errors.js';
+import { fieldErrorMessage, GoValue } from '../errors.js';
 import type { JSONSchemaProps } from './schema.types.js';
 import { compileSchemaCheck, compileSchemaPattern, validateSchema } from './schema.validate.js';
 import { fieldOf, defineSchema } from './schema.names.js';
@@ -136,7 +136,7 @@ describe('validateSchema', () => {
   it('finds duplicates in sets and keyed lists', () => {
     expect(errsOf({ tags: ['x', 'x'] })).toEqual([{ type: 'FieldValueDuplicate', field: 'spec.tags[1]', value: 'x', detail: '' }]);
     const errs = errsOf({ ports: [{ name: 'a' }, { name: 'a', port: 2 }] });
-    expect(errs).toEqual([{ type: 'FieldValueDuplicate', field: 'spec.ports[1]', value: { name: 'a' }, detail: '' }]);
+    expect(errs).toEqual([{ type: 'FieldValueDuplicate', field: 'spec.ports[1]', value: new GoValue('map[string]interface {}{"name":"a"}'), detail: '' }]);
   });
 
   it('finds duplicates in one pass: objects equal whatever their key order, long lists at any index', () => {
@@ -171,9 +171,9 @@ describe('validateSchema', () => {
     ports.push({ protocol: 'TCP', name: 'p7' });
     expect(check({ names, ports })).toEqual([
       { type: 'FieldValueDuplicate', field: 'spec.names[200000]', value: 'n0', detail: '' },
-      { type: 'FieldValueDuplicate', field: 'spec.ports[200000]', value: { name: 'p7', protocol: 'TCP' }, detail: '' },
+      { type: 'FieldValueDuplicate', field: 'spec.ports[200000]', value: new GoValue('map[string]interface {}{"name":"p7", "protocol":"TCP"}'), detail: '' },
       { type: 'FieldValueDuplicate', field: 'spec.names[200000]', value: 'n0', detail: '' },
-      { type: 'FieldValueDuplicate', field: 'spec.ports[200000]', value: { name: 'p7', protocol: 'TCP' }, detail: '' },
+      { type: 'FieldValueDuplicate', field: 'spec.ports[200000]', value: new GoValue('map[string]interface {}{"name":"p7", "protocol":"TCP"}'), detail: '' },
     ]);
   });
 

@@ -14,7 +14,7 @@
  * after pruning and defaulting (Kubernetes order: decode -> prune -> default -> validate).
  */
 import { RE2JS } from 're2js';
-import type { FieldError } from '../errors.js';
+import { GoValue, type FieldError } from '../errors.js';
 import type { JSONSchemaProps } from './schema.types.js';
 import { childPath, indexPath, isPlainObject, keyPath } from './schema.path.js';
 import { resolveSchema, SchemaResolutionError, type SchemaDefinitions } from './schema.resolve.js';
@@ -161,9 +161,24 @@ function listDuplicates(v: readonly unknown[], listType: unknown, keys: readonly
       value = k;
     }
     const text = canonicalJson(value);
-    if (seen.has(text)) errs.push({ type: 'FieldValueDuplicate', field: indexPath(path, i), value, detail: '' });
-    else seen.add(text);
+    if (!seen.has(text)) seen.add(text);
+    // A map list's repeat is named by its key fields, as Go prints the map of them.
+    else
+      errs.push({
+        type: 'FieldValueDuplicate',
+        field: indexPath(path, i),
+        value: listType === 'map' ? goKeyMap(value as Record<string, unknown>) : value,
+        detail: '',
+      });
   });
+}
+
+/** The key fields of a map list's item as Go's %#v prints a map[string]interface{} (keys sorted). */
+function goKeyMap(keys: Record<string, unknown>): GoValue {
+  const fields = Object.keys(keys)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${typeof keys[k] === 'string' ? JSON.stringify(keys[k]) : String(keys[k])}`);
+  return new GoValue(`map[string]interface {}{${fields.join(', ')}}`);
 }
 
 function quoteList(values: readonly unknown[]): string {

@@ -47,6 +47,54 @@ describe('Pod strategy', () => {
     ]);
   });
 
+  it('refuses a host port taken twice, and only warns of repeats the API accepts', () => {
+    expect(
+      errs({
+        containers: [
+          c({ ports: [{ containerPort: 80, hostPort: 8080 }] }),
+          c({
+            name: 'b',
+            ports: [
+              { containerPort: 81, hostPort: 8080 },
+              { containerPort: 82, hostPort: 8080, protocol: 'UDP' },
+            ],
+          }),
+        ],
+      }),
+    ).toEqual(['spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8080"']);
+    const warned = (spec: Record<string, unknown>) => {
+      const w: RequestContext = { ...ctx, warnings: [] };
+      expect(podStrategy.validate!(pod(spec), w)).toEqual([]);
+      return w.warnings;
+    };
+    expect(
+      warned({
+        containers: [
+          c({
+            env: [
+              { name: 'A', value: '1' },
+              { name: 'A', value: '2' },
+              { name: 'B', value: 'x' },
+              { name: 'B', value: '$(B):y' },
+            ],
+            ports: [{ containerPort: 80 }, { containerPort: 80 }, { containerPort: 80, hostPort: 8080 }, { containerPort: 90, hostIP: '10.0.0.1' }],
+          }),
+        ],
+        hostAliases: [{ ip: '10.0.0.9' }, { ip: '10.0.0.9' }],
+        imagePullSecrets: [{ name: 's' }, { name: 's' }, {}],
+      }),
+    ).toEqual([
+      'spec.hostAliases[1].ip: duplicate ip "10.0.0.9"',
+      'spec.imagePullSecrets[1].name: duplicate name "s"',
+      'spec.imagePullSecrets[2].name: invalid empty name ""',
+      'spec.containers[0].env[1]: hides previous definition of "A", which may be dropped when using apply',
+      'spec.containers[0].ports[1]: duplicate port definition with spec.containers[0].ports[0]',
+      'spec.containers[0].ports[2]: overlapping port definition with spec.containers[0].ports[0]',
+      'spec.containers[0].ports[2]: overlapping port definition with spec.containers[0].ports[1]',
+      'spec.containers[0].ports[3]: hostIP set without hostPort: {Name: HostPort:0 ContainerPort:90 Protocol:TCP HostIP:10.0.0.1}',
+    ]);
+  });
+
   it('checks resources: requests at most limits, quantities not negative', () => {
     expect(errs({ containers: [c({ resources: { limits: { cpu: '1' }, requests: { cpu: '2' } } })] })).toEqual([
       'spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1',

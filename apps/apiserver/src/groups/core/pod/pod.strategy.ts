@@ -5,7 +5,7 @@
  */
 import type { Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
-import { validateNoEphemeralOnCreate, validatePodSpec, validatePodSpecUpdate } from './pod.validation.js';
+import { podSpecWarnings, validateNoEphemeralOnCreate, validatePodSpec, validatePodSpecUpdate } from './pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const containersOf = (spec: Obj): Obj[] =>
@@ -76,8 +76,12 @@ export const podStrategy: Strategy = {
   prepareForUpdate(pod) {
     defaultContainers(pod);
   },
-  validate: (pod) => [...validatePodSpec(asMap(pod.spec)), ...validateNoEphemeralOnCreate(asMap(pod.spec))],
-  validateUpdate(pod, old) {
+  validate(pod, ctx) {
+    ctx.warnings.push(...podSpecWarnings(asMap(pod.spec)));
+    return [...validatePodSpec(asMap(pod.spec)), ...validateNoEphemeralOnCreate(asMap(pod.spec))];
+  },
+  validateUpdate(pod, old, ctx) {
+    ctx.warnings.push(...podSpecWarnings(asMap(pod.spec)));
     return [...validatePodSpec(asMap(pod.spec)), ...validatePodSpecUpdate(asMap(pod.spec), asMap(old.spec))];
   },
 };
