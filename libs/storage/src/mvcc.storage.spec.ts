@@ -371,8 +371,10 @@ describe('MvccStorage', () => {
       expect(names).toEqual([...Array.from({ length: 30 }, (_, i) => `w${i}`), 'late']);
       expect(new Set(w.events.map((e) => e.revision)).size).toBe(31);
       expect(w.errors).toEqual([]);
-      // Windows of 4 revisions from 0 up to the revision the replay reached.
-      expect(windows.length).toBeGreaterThan(10);
+      // Windows of 4 revisions from 0 up to the revision the replay reached: 40 revisions were
+      // written before it started; the late write lands within the replay (one more window) or
+      // after it (then it comes live), depending on how soon its fsync returns.
+      expect(windows.length).toBeGreaterThanOrEqual(10);
       windows.forEach(([after, until], i) => {
         expect(after).toBe(4 * i);
         expect(until).toBe(4 * i + 4);
