@@ -21,4 +21,36 @@ describe('dedupOwnerReferences (kube dedupOwnerReferencesAndAddWarning)', () => 
     expect(obj.metadata.ownerReferences).toEqual([ref('u1', 'x'), ref('u1', 'y')]);
     expect(warnings[0]).toMatch(/^\.metadata\.ownerReferences contains duplicate entries after mutating admission happens; /);
   });
+
+  it('finds repeats in one pass: 100,000 entries, half of one uid, repeats far from their first', () => {
+    const n = 100_000;
+    // Distinct uids, then as many entries sharing one uid (names differ), then a repeat of each
+    // kind with its keys in another order.
+    const refs: unknown[] = [
+      ...Array.from({ length: n / 2 }, (_, i) => ref(`u${i}`)),
+      ...Array.from({ length: n / 2 }, (_, i) => ref('same', `n${i}`)),
+      { uid: 'u0', name: 'o', kind: 'ConfigMap', apiVersion: 'v1' },
+      { uid: 'same', name: 'n7', kind: 'ConfigMap', apiVersion: 'v1' },
+    ];
+    const obj: KubeObject = { metadata: { name: 'a', ownerReferences: refs } };
+    const warnings: string[] = [];
+    dedupOwnerReferences(obj, warnings, false);
+    expect(obj.metadata.ownerReferences).toEqual(refs.slice(0, n));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/duplicate UID\(s\) observed: u0, same$/);
+  });
+
+  it('tells -0 from 0 and an undefined field from an absent one, as isDeepStrictEqual does', () => {
+    const refs = [
+      { ...ref('u1'), blockOwnerDeletion: undefined, n: 0 },
+      { ...ref('u1'), n: 0 },
+      { ...ref('u1'), blockOwnerDeletion: undefined, n: -0 },
+      { ...ref('u1'), n: 0 },
+    ];
+    const obj = { metadata: { name: 'a', ownerReferences: refs } } as unknown as KubeObject;
+    dedupOwnerReferences(obj, [], false);
+    const kept = obj.metadata.ownerReferences as unknown[];
+    expect(kept).toHaveLength(3);
+    kept.forEach((r, i) => expect(r).toBe(refs[i]));
+  });
 });

@@ -36,19 +36,47 @@ const DUPLICATE_OWNERS_TAIL =
   'API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ';
 
 /**
+ * A JSON value as text, object keys sorted: values isDeepStrictEqual calls equal give the same
+ * text, and (-0 and undefined told apart) JSON values it calls different do not.
+ */
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`;
+  }
+  if (v === undefined) return 'undefined';
+  return Object.is(v, -0) ? '-0' : JSON.stringify(v);
+}
+
+/**
  * Drops repeated ownerReferences (an entry equal to an earlier one with the same uid) and warns,
  * as kube's handlers do (dedupOwnerReferencesAndAddWarning): create and update bodies before
- * mutating admission, every write again after it, with its own wording.
+ * mutating admission, every write again after it, with its own wording. The kept entries are
+ * indexed by uid and canonical text (a match confirmed as before), so each entry is checked
+ * in one lookup, not against every kept one.
  */
 export function dedupOwnerReferences(obj: KubeObject, warnings: string[], afterMutatingAdmission: boolean): void {
   const refs = obj.metadata?.ownerReferences;
   if (!Array.isArray(refs) || refs.length < 2) return;
   const kept: unknown[] = [];
+  const byUid = new Map<unknown, Map<string, unknown[]>>();
   const dups: string[] = [];
   for (const r of refs) {
     const uid = (r as { uid?: unknown } | null)?.uid;
-    if (kept.some((k) => (k as { uid?: unknown } | null)?.uid === uid && isDeepStrictEqual(k, r))) dups.push(String(uid));
-    else kept.push(r);
+    const text = canonicalJson(r);
+    let byText = byUid.get(uid);
+    if (!byText) byUid.set(uid, (byText = new Map()));
+    const same = byText.get(text);
+    if (same?.some((k) => (k as { uid?: unknown } | null)?.uid === uid && isDeepStrictEqual(k, r))) dups.push(String(uid));
+    else {
+      kept.push(r);
+      if (same) same.push(r);
+      else byText.set(text, [r]);
+    }
   }
   if (!dups.length) return;
   obj.metadata.ownerReferences = kept;
