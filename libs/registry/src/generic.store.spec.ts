@@ -331,6 +331,18 @@ describe('GenericStore hook order', () => {
     await expect(s.get('ns', 'a')).rejects.toMatchObject({ code: 404 });
   });
 
+  it('delete: 200,000 finalizers compared with those the delete leaves in one pass', async () => {
+    const s = store();
+    const finalizers = Array.from({ length: 200_000 }, (_, i) => `example.com/f${i}`);
+    await seed(s, 'a', { metadata: { name: 'a', finalizers } });
+    const res = await s.delete('ns', 'a', {}, ctx());
+    expect(res.deleted).toBe(false);
+    expect(res.object?.metadata.finalizers).toEqual(finalizers);
+    await seed(s, 'b', { metadata: { name: 'b', finalizers } });
+    const orphaned = await s.delete('ns', 'b', { propagationPolicy: 'Orphan' }, ctx());
+    expect(orphaned.object?.metadata.finalizers).toEqual([...finalizers, 'orphan']);
+  });
+
   it('dry run: the whole pipeline runs, storage is asked with dryRun and keeps nothing', async () => {
     const s = store();
     const obj = await s.create('ns', widget('a'), { ctx: ctx(true), fieldValidation: 'Strict' });

@@ -206,7 +206,9 @@ function deletionFinalizers(decl: KindDeclaration, obj: KubeObject, options: Del
   const next = existing.filter((f) => f !== ORPHAN && f !== FOREGROUND);
   if (orphan) next.push(ORPHAN);
   if (foreground) next.push(FOREGROUND);
-  const same = new Set(next).size === new Set(existing).size && next.every((f) => existing.includes(f));
+  // The same set of finalizers, looked up in a set (a list searched per finalizer would be n x n).
+  const had = new Set(existing);
+  const same = new Set(next).size === had.size && next.every((f) => had.has(f));
   return same ? { changed: false, finalizers: existing } : { changed: true, finalizers: next };
 }
 
