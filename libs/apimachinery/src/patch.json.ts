@@ -9,11 +9,11 @@
  *     cause (reason UnexpectedServerResponse) carries the evanphx/json-patch error text.
  */
 // fast-json-patch is CommonJS: Node's ESM loader exposes it only as a default export.
-import fastJsonPatch, { type Operation } from 'fast-json-patch';
+import fastJsonPatch, { type Operation, type Validator } from 'fast-json-patch';
 import { Errors, StatusError } from './errors.js';
 import { isJsonObject } from './patch.merge.js';
 
-const { applyOperation, JsonPatchError } = fastJsonPatch;
+const { applyOperation, JsonPatchError, validator } = fastJsonPatch;
 
 /** One RFC 6902 operation as decoded from the request. */
 export interface JsonPatchOperation {
@@ -82,6 +82,38 @@ function describe(op: JsonPatchOperation, e: InstanceType<typeof JsonPatchError>
 }
 
 /**
+ * fast-json-patch's validator for one operation, with the check that a move or copy's `from`
+ * exists made on the document itself: the library makes it by applying a `_get` to a deep copy
+ * of the whole document, so each of 10,000 operations would copy it once. The `_get` here is
+ * the same read (with the same checks and errors), and reads do not change the document.
+ * applyOperation calls its validator first without the document's checks (as it calls its own)
+ * and then with them, once the path is resolved as far as it exists.
+ */
+function documentValidator(): Validator<unknown> {
+  let first = true;
+  return (operation, index, document, existingPath) => {
+    if (first) {
+      first = false;
+      validator(operation, 0);
+      return;
+    }
+    if (operation.op !== 'move' && operation.op !== 'copy') {
+      validator(operation, index, document, existingPath);
+      return;
+    }
+    validator(operation, index, undefined, existingPath);
+    if (!document) return;
+    try {
+      applyOperation(document, { op: '_get', path: operation.from, value: undefined } as unknown as Operation, true, true, true, 0);
+    } catch (e) {
+      if (!(e instanceof JsonPatchError)) throw e;
+      if (e.name === 'OPERATION_PATH_UNRESOLVABLE')
+        throw new JsonPatchError('Cannot perform the operation from a path that does not exist', 'OPERATION_FROM_UNRESOLVABLE', index, operation, document);
+    }
+  };
+}
+
+/**
  * Applies `ops` to a copy of `doc` in order; the first failing operation aborts the whole
  * patch (RFC 6902 section 5). Prototype-polluting paths (`__proto__`) are refused.
  * @throws StatusError 400/413 from decodeJsonPatch, 422 for an operation that does not apply.
@@ -91,7 +123,7 @@ export function applyJsonPatch(doc: unknown, ops: unknown): unknown {
   let current: unknown = structuredClone(doc);
   list.forEach((op, index) => {
     try {
-      current = applyOperation(current, op as Operation, true, true, true, index).newDocument;
+      current = applyOperation(current, op as Operation, documentValidator(), true, true, index).newDocument;
     } catch (e) {
       if (e instanceof JsonPatchError) throw patchInvalidError(describe(op, e));
       if (e instanceof TypeError) throw patchInvalidError(`${op.op} operation does not apply: ${e.message}`); // e.g. banned __proto__
