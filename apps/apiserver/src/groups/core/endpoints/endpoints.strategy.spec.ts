@@ -34,5 +34,13 @@ describe('Endpoints strategy', () => {
       '10.0.0.1:80,10.0.0.2:80',
     );
     expect(endpointsCell(ep([{ addresses: [{ ip: 'a' }, { ip: 'b' }], ports: [{ port: 1 }, { port: 2 }] }]))).toBe('a:1,a:2,b:1 + 1 more...');
+    // 100,000 addresses by 100,000 ports: ten billion pairs, counted, three written.
+    const many = (n: number, f: (i: number) => object) => Array.from({ length: n }, (_, i) => f(i));
+    expect(endpointsCell(ep([{ addresses: many(100_000, (i) => ({ ip: `10.0.${i}` })), ports: many(100_000, (i) => ({ port: i })) }]))).toBe(
+      `10.0.0:0,10.0.0:1,10.0.0:2 + ${100_000 * 100_000 - 3} more...`,
+    );
+    expect(
+      endpointsCell(ep([{ addresses: [{ ip: 'a' }] }, { addresses: [{ ip: 'b' }], ports: [{ port: 1 }] }, { addresses: [{ ip: 'c' }, { ip: 'd' }] }])),
+    ).toBe('a,b:1,c + 1 more...');
   });
 });

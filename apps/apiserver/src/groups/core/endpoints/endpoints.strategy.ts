@@ -80,17 +80,28 @@ export const endpointsStrategy: Strategy = {
   validateUpdate: (ep) => validateEndpoints(ep),
 };
 
-/** kubectl's ENDPOINTS cell: ip:port of the ready addresses, the first three, then "+ N more...". */
+/**
+ * kubectl's ENDPOINTS cell: ip:port of the ready addresses, the first three, then "+ N more...".
+ * The pairs past the first three are counted, not written out: a subset's addresses times its
+ * ports can be billions.
+ */
 export function endpointsCell(ep: KubeObject): string {
   const subsets = Array.isArray(ep.subsets) ? (ep.subsets as Array<{ addresses?: Address[]; ports?: Port[] }>) : [];
-  const all: string[] = [];
+  const first: string[] = [];
+  let count = 0;
   for (const s of subsets) {
     const ports = s.ports ?? [];
     for (const a of s.addresses ?? []) {
-      if (ports.length === 0) all.push(String(a.ip));
-      else for (const p of ports) all.push(`${String(a.ip)}:${String(p.port)}`);
+      const ip = String(a.ip);
+      if (ports.length === 0) {
+        if (first.length < 3) first.push(ip);
+        count++;
+        continue;
+      }
+      for (let i = 0; i < ports.length && first.length < 3; i++) first.push(`${ip}:${String(ports[i]!.port)}`);
+      count += ports.length;
     }
   }
-  if (all.length === 0) return '<none>';
-  return all.length > 3 ? `${all.slice(0, 3).join(',')} + ${all.length - 3} more...` : all.join(',');
+  if (count === 0) return '<none>';
+  return count > 3 ? `${first.join(',')} + ${count - 3} more...` : first.join(',');
 }
