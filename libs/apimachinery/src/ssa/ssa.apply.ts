@@ -121,8 +121,7 @@ export function applyIntent(input: ApplyInput): ApplyResult {
   // The applier's new set takes part in pruning unstripped, so that metadata.name and the like
   // keep `metadata` owned (stripping happens after, as stripMetaManager wraps the updater).
   if (previous && !previous.set.isEmpty()) {
-    let owned = applied;
-    for (const [otherId, rec] of managed) if (otherId !== id) owned = owned.union(rec.set);
+    const owned = FieldSet.unionAll([applied, ...[...managed].filter(([otherId]) => otherId !== id).map(([, rec]) => rec.set)]);
     merged = pruneRemoved(merged, schema, previous.set, owned);
   }
 

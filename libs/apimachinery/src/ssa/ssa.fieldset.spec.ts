@@ -117,6 +117,30 @@ describe('FieldSet operations', () => {
     expect(a.intersection(FieldSet.of([f('zzz')])).isEmpty()).toBe(true);
   });
 
+  it('unionAll: the union of a chain of unions, its operands unchanged, in one pass over many sets', () => {
+    const c = FieldSet.of([f('a')], [f('a'), f('x'), f('deep')], [f('d')]);
+    const inputs = [a, b, c, a, FieldSet.empty()];
+    const before = inputs.map((s) => JSON.stringify(s.toFieldsV1()));
+    const chained = inputs.reduce((acc, s) => acc.union(s));
+    expect(FieldSet.unionAll(inputs).toFieldsV1()).toEqual(chained.toFieldsV1());
+    expect(FieldSet.unionAll(inputs).toFieldsV1()).toEqual({
+      'f:a': { '.': {}, 'f:x': { '.': {}, 'f:deep': {} }, 'f:y': {} },
+      'f:b': {},
+      'f:c': {},
+      'f:d': {},
+    });
+    // Merging into a shared subtree copies it first: the operands are as they were.
+    expect(inputs.map((s) => JSON.stringify(s.toFieldsV1()))).toEqual(before);
+    expect(FieldSet.unionAll([]).isEmpty()).toBe(true);
+    // 100,000 sets, each one more label: a chain of unions would copy the labels n times.
+    const n = 100_000;
+    const many = Array.from({ length: n }, (_, i) => FieldSet.of([f('metadata'), f('labels'), f(`l${i}`)]));
+    const all = FieldSet.unionAll(many);
+    expect(all.size()).toBe(n);
+    expect(all.has([f('metadata'), f('labels'), f(`l${n - 1}`)])).toBe(true);
+    expect(many[0]!.size()).toBe(1);
+  });
+
   it('prints paths as Kubernetes conflict messages do', () => {
     expect(pathToString([f('spec'), f('template'), f('spec'), f('containers'), keyElement({ name: 'nginx' }), f('image')])).toBe(
       '.spec.template.spec.containers[name="nginx"].image',

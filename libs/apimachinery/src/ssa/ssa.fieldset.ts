@@ -219,6 +219,32 @@ function unionNodes(a: FieldSetNode, b: FieldSetNode): FieldSetNode {
   return out;
 }
 
+/** A copy of `n` that `mergeInto` may change (its children map copied, the children shared). */
+function ownCopy(n: FieldSetNode, owned: WeakSet<FieldSetNode>): FieldSetNode {
+  const out: FieldSetNode = { m: n.m };
+  if (n.c) out.c = new Map(n.c);
+  owned.add(out);
+  return out;
+}
+
+/**
+ * Adds `b` to `a` in place, as unionNodes(a, b) would build it: `a` and the nodes in `owned` are
+ * this fold's own (changed in place), any other node is shared with an input set and copied
+ * before it changes. So a fold over many sets costs their total size, where a chain of
+ * unionNodes copies the growing result once per set.
+ */
+function mergeInto(a: FieldSetNode, b: FieldSetNode, owned: WeakSet<FieldSetNode>): FieldSetNode {
+  a.m = a.m || b.m;
+  if (b.c) {
+    const c = (a.c ??= new Map());
+    for (const [k, v] of b.c) {
+      const mine = c.get(k);
+      c.set(k, mine ? mergeInto(owned.has(mine) ? mine : ownCopy(mine, owned), v, owned) : v);
+    }
+  }
+  return a;
+}
+
 type Op = 'and' | 'minus' | 'rminus';
 
 /** Intersection, difference, or recursive difference (drop everything under a member of b). */
@@ -316,6 +342,19 @@ export class FieldSet {
   /** Paths in either set. */
   union(other: FieldSet): FieldSet {
     return new FieldSet(unionNodes(this.root, other.root));
+  }
+
+  /**
+   * Paths in any of `sets` (empty for none): the same set as `a.union(b).union(c)...`, built in
+   * one pass over them (a chain of `union` copies the growing result at each step).
+   */
+  static unionAll(sets: readonly FieldSet[]): FieldSet {
+    if (sets.length === 0) return FieldSet.empty();
+    if (sets.length === 1) return sets[0]!;
+    const owned = new WeakSet<FieldSetNode>();
+    const root = ownCopy(sets[0]!.root, owned);
+    for (let i = 1; i < sets.length; i++) mergeInto(root, sets[i]!.root, owned);
+    return new FieldSet(root);
   }
 
   /** Paths in both sets. */

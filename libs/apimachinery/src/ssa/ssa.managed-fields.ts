@@ -109,6 +109,9 @@ export function isResetManagedFields(v: unknown): boolean {
  */
 export function decodeManagedFields(entries: unknown): ManagedFieldsMap {
   const out: ManagedFieldsMap = new Map();
+  // The sets of each identifier, merged once at the end (merging at each repeat would copy
+  // the growing set per entry).
+  const sets = new Map<string, FieldSet[]>();
   if (entries === undefined || entries === null) return out;
   if (!Array.isArray(entries)) throw new ManagedFieldsError('managedFields must be a list');
   entries.forEach((raw, i) => {
@@ -139,10 +142,12 @@ export function decodeManagedFields(entries: unknown): ManagedFieldsMap {
     if (e.subresource) rec.subresource = e.subresource as string;
     if (typeof e.time === 'string') rec.time = e.time;
     const id = managerIdentifier(rec);
-    const prev = out.get(id);
-    if (prev) rec.set = prev.set.union(rec.set);
+    const same = sets.get(id);
+    if (same) same.push(rec.set);
+    else sets.set(id, [rec.set]);
     out.set(id, rec);
   });
+  for (const [id, all] of sets) if (all.length > 1) out.get(id)!.set = FieldSet.unionAll(all);
   return out;
 }
 
@@ -213,6 +218,9 @@ export function capUpdateManagers(managed: ManagedFieldsMap, max = MAX_UPDATE_MA
   if (updaters.length <= max) return managed;
   updaters.sort((a, b) => seconds(managed.get(a)!.time) - seconds(managed.get(b)!.time) || (a < b ? -1 : a > b ? 1 : 0));
   let count = updaters.length;
+  // The sets merged into each bucket, unioned once at the end (a union per merged entry would
+  // copy the growing bucket each time).
+  const merged = new Map<ManagerRecord, FieldSet[]>();
   for (const id of updaters) {
     if (count <= max) break;
     const rec = managed.get(id)!;
@@ -221,7 +229,9 @@ export function capUpdateManagers(managed: ManagedFieldsMap, max = MAX_UPDATE_MA
     const bucket = managed.get(bucketId);
     managed.delete(id);
     if (bucket) {
-      bucket.set = bucket.set.union(rec.set);
+      const sets = merged.get(bucket);
+      if (sets) sets.push(rec.set);
+      else merged.set(bucket, [bucket.set, rec.set]);
       bucket.time = rec.time;
       count--;
     } else {
@@ -229,6 +239,7 @@ export function capUpdateManagers(managed: ManagedFieldsMap, max = MAX_UPDATE_MA
       managed.set(bucketId, { manager: ANCIENT_CHANGES_MANAGER, operation: 'Update', apiVersion: rec.apiVersion, set: rec.set, time: rec.time });
     }
   }
+  for (const [bucket, sets] of merged) bucket.set = FieldSet.unionAll(sets);
   return managed;
 }
 
