@@ -141,6 +141,24 @@ describe('FieldSet operations', () => {
     expect(many[0]!.size()).toBe(1);
   });
 
+  it('reads one element spelled many ways as one, merged in one pass', () => {
+    expect(
+      FieldSet.fromFieldsV1({ 'f:a': { 'v:1': { 'f:x': {} }, 'v:1.0': { '.': {}, 'f:y': {} }, 'v:2': {}, 'v:1e0': { 'f:x': { 'f:z': {} } } } }).toFieldsV1(),
+    ).toEqual({
+      'f:a': { 'v:1': { '.': {}, 'f:x': { '.': {}, 'f:z': {} }, 'f:y': {} }, 'v:2': {} },
+    });
+    // 100,000 spellings of one value (each letter plain or as a unicode escape), each with its own child.
+    const n = 100_000;
+    const fields: Record<string, unknown> = {};
+    for (let i = 0; i < n; i++)
+      fields[
+        `v:"${[...i.toString(2).padStart(17, '0')].map((b, j) => (b === '1' ? `\\u00${(0x61 + j).toString(16)}` : String.fromCharCode(0x61 + j))).join('')}"`
+      ] = { [`f:c${i}`]: {} };
+    const set = FieldSet.fromFieldsV1({ 'f:list': fields });
+    expect(Object.keys((set.toFieldsV1() as { 'f:list': object })['f:list'])).toEqual(['v:"abcdefghijklmnopq"']);
+    expect(set.size()).toBe(n);
+  });
+
   it('prints paths as Kubernetes conflict messages do', () => {
     expect(pathToString([f('spec'), f('template'), f('spec'), f('containers'), keyElement({ name: 'nginx' }), f('image')])).toBe(
       '.spec.template.spec.containers[name="nginx"].image',

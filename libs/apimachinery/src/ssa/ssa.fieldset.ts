@@ -452,6 +452,7 @@ function emit(n: FieldSetNode, includeSelf: boolean): Record<string, unknown> {
 function readChildren(obj: Record<string, unknown>): FieldSetNode | undefined {
   let member = false;
   let c: Map<string, FieldSetNode> | undefined;
+  let owned: WeakSet<FieldSetNode> | undefined;
   for (const [key, val] of Object.entries(obj)) {
     if (key === '.') {
       member = true;
@@ -466,7 +467,14 @@ function readChildren(obj: Record<string, unknown>): FieldSetNode | undefined {
     const node: FieldSetNode = sub ?? { m: true };
     if (!c) c = new Map();
     const prev = c.get(pe);
-    c.set(pe, prev ? unionNodes(prev, node) : node);
+    if (!prev) c.set(pe, node);
+    else {
+      // One element spelled several ways (`v:1`, `v:1.0`, `i:01`...): the nodes are merged into
+      // one this parse owns, in place, rather than each union copying the growing node.
+      owned ??= new WeakSet();
+      if (owned.has(prev)) mergeInto(prev, node, owned);
+      else c.set(pe, mergeInto(ownCopy(prev, owned), node, owned));
+    }
   }
   // An empty object (no children) means the path itself is in the set.
   if (!c) return undefined;
