@@ -25,6 +25,7 @@ export * from './validation.names.js';
 export * from './labels.selector.js';
 export * from './fields.selector.js';
 export * from './json.strict.js';
+export * from './json.canonical.js';
 export * from './yaml.decode.js';
 export * from './patch.merge.js';
 export * from './patch.json.js';

@@ -24,7 +24,7 @@
  * ValidateManagedFields.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { Errors, FieldSet, setManagedFields, trackUpdate, type FieldError, type KubeObject } from '@app/apimachinery';
+import { canonicalJson, Errors, FieldSet, setManagedFields, trackUpdate, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { Admission, AdmissionAttributes } from './admission.port.js';
 import type { KindDeclaration, SubresourceStrategy } from './kind.types.js';
 import type { Machinery } from './machinery.port.js';
@@ -34,23 +34,6 @@ import { hasStatusSubresource } from './subresource.strategies.js';
 const DUPLICATE_OWNERS = '.metadata.ownerReferences contains duplicate entries';
 const DUPLICATE_OWNERS_TAIL =
   'API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: ';
-
-/**
- * A JSON value as text, object keys sorted: values isDeepStrictEqual calls equal give the same
- * text, and (-0 and undefined told apart) JSON values it calls different do not.
- */
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-      .join(',')}}`;
-  }
-  if (v === undefined) return 'undefined';
-  return Object.is(v, -0) ? '-0' : JSON.stringify(v);
-}
 
 /**
  * Drops repeated ownerReferences (an entry equal to an earlier one with the same uid) and warns,

@@ -15,6 +15,7 @@
  */
 import { RE2JS } from 're2js';
 import { GoValue, type FieldError } from '../errors.js';
+import { canonicalJson } from '../json.canonical.js';
 import type { JSONSchemaProps } from './schema.types.js';
 import { childPath, indexPath, isPlainObject, keyPath } from './schema.path.js';
 import { resolveSchema, SchemaResolutionError, type SchemaDefinitions } from './schema.resolve.js';
@@ -128,19 +129,6 @@ function deepEqual(a: unknown, b: unknown): boolean {
     return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
   }
   return false;
-}
-
-/**
- * A JSON value as text that is equal for values deepEqual calls equal (object keys sorted), so
- * that duplicates are found with a hash set instead of comparing every pair.
- */
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (isPlainObject(v)) {
-    const keys = Object.keys(v).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(v[k])}`).join(',')}}`;
-  }
-  return v === undefined ? 'undefined' : JSON.stringify(v);
 }
 
 /**

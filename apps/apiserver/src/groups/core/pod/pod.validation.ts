@@ -4,7 +4,7 @@
  * shared Volume source module. Messages and field paths are Kubernetes'.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { isDNS1123Label, parseQuantity, Quantity, type FieldError } from '@app/apimachinery';
+import { canonicalJson, isDNS1123Label, parseQuantity, Quantity, type FieldError } from '@app/apimachinery';
 import { asMap } from '../core.helpers.js';
 import { validateVolumes } from '../volume/volume.validation.js';
 
@@ -231,23 +231,6 @@ export function validatePodSpec(spec: Obj, path = 'spec'): FieldError[] {
     errs.push({ type: 'FieldValueInvalid', field: `${path}.activeDeadlineSeconds`, value: deadline, detail: 'must be between 1 and 2147483647, inclusive' });
   }
   return errs;
-}
-
-/**
- * A JSON value as text, object keys sorted: values isDeepStrictEqual calls equal give the same
- * text, and (-0 and undefined told apart) JSON values it calls different do not.
- */
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const o = v as Obj;
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-      .join(',')}}`;
-  }
-  if (v === undefined) return 'undefined';
-  return Object.is(v, -0) ? '-0' : JSON.stringify(v);
 }
 
 /**
