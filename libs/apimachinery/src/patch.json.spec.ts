@@ -1,5 +1,5 @@
 import { StatusError } from './errors.js';
-import { applyJsonPatch, MAX_JSON_PATCH_OPERATIONS } from './patch.json.js';
+import { applyJsonPatch, JSON_PATCH_MAX_COPY_BYTES, MAX_JSON_PATCH_OPERATIONS } from './patch.json.js';
 
 function fail(doc: unknown, ops: unknown): StatusError {
   try {
@@ -79,6 +79,20 @@ describe('JSON patch (RFC 6902) with kube-apiserver errors', () => {
       'Unable to access invalid index: x: invalid index referenced',
     );
     expect(fail(big, [{ op: 'copy', from: '/spec/a', path: '/__proto__/polluted' }]).code).toBe(422);
+  });
+
+  it('bounds what copies add to the document: copying it into itself 40 times is refused, not 2^40 times its size', () => {
+    const big = { data: 'x'.repeat(1000) };
+    const doubling = Array.from({ length: 40 }, (_, i) => ({ op: 'copy', from: '', path: `/c${i}` }));
+    const e = fail(big, doubling);
+    expect(e.code).toBe(422);
+    const message = (e.toStatus().details as { causes: { message: string }[] }).causes[0]!.message;
+    expect(message).toMatch(
+      new RegExp(`^Unable to complete the copy, the accumulated size increase of copy is \\d+, exceeding the limit ${JSON_PATCH_MAX_COPY_BYTES}$`),
+    );
+    // Copies within the bound apply: 12 doublings of a 1 KB document.
+    const out = applyJsonPatch(big, doubling.slice(0, 11)) as Record<string, unknown>;
+    expect(Object.keys(out)).toHaveLength(12);
   });
 
   it('is atomic: a later failure leaves no partial result', () => {

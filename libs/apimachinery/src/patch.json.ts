@@ -13,7 +13,7 @@ import fastJsonPatch, { type Operation, type Validator } from 'fast-json-patch';
 import { Errors, StatusError } from './errors.js';
 import { isJsonObject } from './patch.merge.js';
 
-const { applyOperation, JsonPatchError, validator } = fastJsonPatch;
+const { applyOperation, getValueByPointer, JsonPatchError, validator } = fastJsonPatch;
 
 /** One RFC 6902 operation as decoded from the request. */
 export interface JsonPatchOperation {
@@ -25,6 +25,13 @@ export interface JsonPatchOperation {
 
 /** apiserver maxJSONPatchOperations. */
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
+
+/**
+ * How much `copy` operations may add to a document in one patch, in bytes of the copied values'
+ * JSON (kube-apiserver's JSONPatchMaxCopyBytes default): without it, a few dozen copies of the
+ * document into itself would double it each time.
+ */
+export const JSON_PATCH_MAX_COPY_BYTES = 3 * 1024 * 1024;
 
 /**
  * errors.NewGenericServerResponse(422, ...) as patch handlers use it: reason Invalid, a fixed
@@ -113,6 +120,17 @@ function documentValidator(): Validator<unknown> {
   };
 }
 
+/** Bytes of JSON a copy from `from` would add (0 when there is nothing there: the copy then fails as it would). */
+function copySize(doc: unknown, from: unknown): number {
+  if (typeof from !== 'string') return 0;
+  try {
+    const value: unknown = getValueByPointer(doc, from);
+    return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value));
+  } catch {
+    return 0;
+  }
+}
+
 /**
  * Applies `ops` to a copy of `doc` in order; the first failing operation aborts the whole
  * patch (RFC 6902 section 5). Prototype-polluting paths (`__proto__`) are refused.
@@ -121,7 +139,15 @@ function documentValidator(): Validator<unknown> {
 export function applyJsonPatch(doc: unknown, ops: unknown): unknown {
   const list = decodeJsonPatch(ops);
   let current: unknown = structuredClone(doc);
+  let copied = 0;
   list.forEach((op, index) => {
+    if (op.op === 'copy') {
+      copied += copySize(current, op.from);
+      if (copied > JSON_PATCH_MAX_COPY_BYTES)
+        throw patchInvalidError(
+          `Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${JSON_PATCH_MAX_COPY_BYTES}`,
+        );
+    }
     try {
       current = applyOperation(current, op as Operation, documentValidator(), true, true, index).newDocument;
     } catch (e) {
