@@ -55,6 +55,36 @@ describe('repeated list entries', () => {
     expect((fin.json() as { metadata: { finalizers: string[] } }).metadata.finalizers).toEqual(['example.com/f', 'example.com/f']);
   });
 
+  it('gives the same warnings for the pod template of a workload', async () => {
+    const r = await kubectl(server, ['create', '-n', NS, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'dup-env' },
+        spec: {
+          selector: { matchLabels: { app: 'd' } },
+          template: {
+            metadata: { labels: { app: 'd' } },
+            spec: {
+              containers: [
+                {
+                  name: 'app',
+                  image: 'nginx',
+                  env: [
+                    { name: 'MODE', value: 'a' },
+                    { name: 'MODE', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                  ],
+                },
+              ],
+            },
+          },
+        },
+      }),
+    });
+    expect(r.stdout).toContain('deployment.apps/dup-env created');
+    expect(r.stderr).toContain('Warning: spec.template.spec.containers[0].env[1]: hides previous definition of "MODE", which may be dropped when using apply');
+  });
+
   it('refuses repeated container names and a host port taken twice', async () => {
     const r = await kubectl(server, ['create', '-n', NS, '-f', '-'], {
       input: pod('dup-names', {

@@ -11,6 +11,7 @@ import type { KubeObject } from '@app/apimachinery';
 import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/registry';
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { validateDaemonSet, validateDaemonSetStatusUpdate, validateDaemonSetUpdate } from './daemonset.validation.js';
+import { withPodTemplateWarnings } from '../../core/pod/pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -48,22 +49,25 @@ const setTemplateGeneration = (o: KubeObject, g: number): void => {
 };
 
 /** The DaemonSet strategy. */
-export const daemonSetStrategy: Strategy = {
-  prepareForCreate(ds) {
-    defaultDaemonSet(ds);
-    setTemplateGeneration(ds, 1);
-    // The zero DaemonSetStatus: these four counts are not omitted when 0.
-    ds.status = { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 };
+export const daemonSetStrategy: Strategy = withPodTemplateWarnings(
+  {
+    prepareForCreate(ds) {
+      defaultDaemonSet(ds);
+      setTemplateGeneration(ds, 1);
+      // The zero DaemonSetStatus: these four counts are not omitted when 0.
+      ds.status = { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 };
+    },
+    prepareForUpdate(ds, old) {
+      defaultDaemonSet(ds);
+      const changed = !isDeepStrictEqual(ds.spec && (ds.spec as Obj).template, old.spec && (old.spec as Obj).template);
+      const base = templateGeneration(old);
+      if (base > 0) setTemplateGeneration(ds, changed ? base + 1 : base);
+    },
+    validate: validateDaemonSet,
+    validateUpdate: validateDaemonSetUpdate,
   },
-  prepareForUpdate(ds, old) {
-    defaultDaemonSet(ds);
-    const changed = !isDeepStrictEqual(ds.spec && (ds.spec as Obj).template, old.spec && (old.spec as Obj).template);
-    const base = templateGeneration(old);
-    if (base > 0) setTemplateGeneration(ds, changed ? base + 1 : base);
-  },
-  validate: validateDaemonSet,
-  validateUpdate: validateDaemonSetUpdate,
-};
+  ['spec', 'template', 'spec'],
+);
 
 /** /status: only status (and labels, annotations) change, validated as a DaemonSetStatus. */
 export const daemonSetStatusStrategy: SubresourceStrategy = {

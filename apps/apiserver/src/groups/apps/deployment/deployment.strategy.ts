@@ -9,6 +9,7 @@ import type { KubeObject } from '@app/apimachinery';
 import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/registry';
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { validateDeployment, validateDeploymentStatusUpdate, validateDeploymentUpdate } from './deployment.validation.js';
+import { withPodTemplateWarnings } from '../../core/pod/pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -34,21 +35,24 @@ export function defaultDeployment(d: KubeObject): void {
 }
 
 /** The Deployment strategy. */
-export const deploymentStrategy: Strategy = {
-  prepareForCreate(d) {
-    defaultDeployment(d);
-    d.status = {};
+export const deploymentStrategy: Strategy = withPodTemplateWarnings(
+  {
+    prepareForCreate(d) {
+      defaultDeployment(d);
+      d.status = {};
+    },
+    prepareForUpdate(d, old) {
+      defaultDeployment(d);
+      const annotations = (o: KubeObject): unknown => o.metadata.annotations ?? {};
+      if (!isDeepStrictEqual(annotations(d), annotations(old))) {
+        d.metadata.generation = (typeof old.metadata.generation === 'number' ? old.metadata.generation : 0) + 1;
+      }
+    },
+    validate: validateDeployment,
+    validateUpdate: validateDeploymentUpdate,
   },
-  prepareForUpdate(d, old) {
-    defaultDeployment(d);
-    const annotations = (o: KubeObject): unknown => o.metadata.annotations ?? {};
-    if (!isDeepStrictEqual(annotations(d), annotations(old))) {
-      d.metadata.generation = (typeof old.metadata.generation === 'number' ? old.metadata.generation : 0) + 1;
-    }
-  },
-  validate: validateDeployment,
-  validateUpdate: validateDeploymentUpdate,
-};
+  ['spec', 'template', 'spec'],
+);
 
 /** /status: only status (and labels, annotations) change, validated as a DeploymentStatus. */
 export const deploymentStatusStrategy: SubresourceStrategy = {

@@ -8,6 +8,7 @@ import type { KubeObject } from '@app/apimachinery';
 import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/registry';
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { validateReplicaSet, validateReplicaSetStatusUpdate, validateReplicaSetUpdate } from './replicaset.validation.js';
+import { withPodTemplateWarnings } from '../../core/pod/pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -18,17 +19,20 @@ export function defaultReplicaSet(rs: KubeObject): void {
 }
 
 /** The ReplicaSet strategy. */
-export const replicaSetStrategy: Strategy = {
-  prepareForCreate(rs) {
-    defaultReplicaSet(rs);
-    rs.status = { replicas: 0 };
+export const replicaSetStrategy: Strategy = withPodTemplateWarnings(
+  {
+    prepareForCreate(rs) {
+      defaultReplicaSet(rs);
+      rs.status = { replicas: 0 };
+    },
+    prepareForUpdate(rs) {
+      defaultReplicaSet(rs);
+    },
+    validate: validateReplicaSet,
+    validateUpdate: validateReplicaSetUpdate,
   },
-  prepareForUpdate(rs) {
-    defaultReplicaSet(rs);
-  },
-  validate: validateReplicaSet,
-  validateUpdate: validateReplicaSetUpdate,
-};
+  ['spec', 'template', 'spec'],
+);
 
 /** /status: only status (and labels, annotations) change, validated as a ReplicaSetStatus. */
 export const replicaSetStatusStrategy: SubresourceStrategy = {

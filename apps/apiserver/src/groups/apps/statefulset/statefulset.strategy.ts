@@ -8,6 +8,7 @@ import type { KubeObject } from '@app/apimachinery';
 import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/registry';
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { validateStatefulSet, validateStatefulSetStatusUpdate, validateStatefulSetUpdate } from './statefulset.validation.js';
+import { withPodTemplateWarnings } from '../../core/pod/pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -37,18 +38,21 @@ export function defaultStatefulSet(sts: KubeObject): void {
 }
 
 /** The StatefulSet strategy. */
-export const statefulSetStrategy: Strategy = {
-  prepareForCreate(sts) {
-    defaultStatefulSet(sts);
-    // The zero StatefulSetStatus: replicas and availableReplicas are not omitted when 0.
-    sts.status = { replicas: 0, availableReplicas: 0 };
+export const statefulSetStrategy: Strategy = withPodTemplateWarnings(
+  {
+    prepareForCreate(sts) {
+      defaultStatefulSet(sts);
+      // The zero StatefulSetStatus: replicas and availableReplicas are not omitted when 0.
+      sts.status = { replicas: 0, availableReplicas: 0 };
+    },
+    prepareForUpdate(sts) {
+      defaultStatefulSet(sts);
+    },
+    validate: validateStatefulSet,
+    validateUpdate: validateStatefulSetUpdate,
   },
-  prepareForUpdate(sts) {
-    defaultStatefulSet(sts);
-  },
-  validate: validateStatefulSet,
-  validateUpdate: validateStatefulSetUpdate,
-};
+  ['spec', 'template', 'spec'],
+);
 
 /** /status: only status (and labels, annotations) change, validated as a StatefulSetStatus. */
 export const statefulSetStatusStrategy: SubresourceStrategy = {

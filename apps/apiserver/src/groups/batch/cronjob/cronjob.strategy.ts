@@ -8,6 +8,7 @@ import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/r
 import { asMap } from '../../core/core.helpers.js';
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { validateCronJob, validateCronJobUpdate } from './cronjob.validation.js';
+import { withPodTemplateWarnings } from '../../core/pod/pod.validation.js';
 
 /** The pod template defaults of a CronJob's jobTemplate (its JobSpec gets no Job defaults, as in Kubernetes). */
 export function defaultCronJob(cj: KubeObject): void {
@@ -16,17 +17,20 @@ export function defaultCronJob(cj: KubeObject): void {
 }
 
 /** The CronJob strategy. */
-export const cronJobStrategy: Strategy = {
-  prepareForCreate(cj) {
-    defaultCronJob(cj);
-    cj.status = {};
+export const cronJobStrategy: Strategy = withPodTemplateWarnings(
+  {
+    prepareForCreate(cj) {
+      defaultCronJob(cj);
+      cj.status = {};
+    },
+    prepareForUpdate(cj) {
+      defaultCronJob(cj);
+    },
+    validate: validateCronJob,
+    validateUpdate: validateCronJobUpdate,
   },
-  prepareForUpdate(cj) {
-    defaultCronJob(cj);
-  },
-  validate: validateCronJob,
-  validateUpdate: validateCronJobUpdate,
-};
+  ['spec', 'jobTemplate', 'spec', 'template', 'spec'],
+);
 
 /** /status: only status (and labels, annotations) change; the CronJob is checked as on any update. */
 export const cronJobStatusStrategy: SubresourceStrategy = {

@@ -8,6 +8,7 @@ import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/r
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { CONTROLLER_UID_LABEL, JOB_NAME_LABEL, LEGACY_CONTROLLER_UID_LABEL, LEGACY_JOB_NAME_LABEL } from './job.labels.js';
 import { validateJob, validateJobStatusUpdate, validateJobUpdate } from './job.validation.js';
+import { withPodTemplateWarnings } from '../../core/pod/pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -66,18 +67,21 @@ export function generateSelector(job: KubeObject): void {
 }
 
 /** The Job strategy. */
-export const jobStrategy: Strategy = {
-  prepareForCreate(job) {
-    defaultJob(job);
-    if (!isObj(job.spec) || job.spec.manualSelector !== true) generateSelector(job);
-    job.status = {};
+export const jobStrategy: Strategy = withPodTemplateWarnings(
+  {
+    prepareForCreate(job) {
+      defaultJob(job);
+      if (!isObj(job.spec) || job.spec.manualSelector !== true) generateSelector(job);
+      job.status = {};
+    },
+    prepareForUpdate(job) {
+      defaultJob(job);
+    },
+    validate: validateJob,
+    validateUpdate: validateJobUpdate,
   },
-  prepareForUpdate(job) {
-    defaultJob(job);
-  },
-  validate: validateJob,
-  validateUpdate: validateJobUpdate,
-};
+  ['spec', 'template', 'spec'],
+);
 
 /** /status: only status (and labels, annotations) change, its counters not negative. */
 export const jobStatusStrategy: SubresourceStrategy = {

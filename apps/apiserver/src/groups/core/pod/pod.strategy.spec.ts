@@ -2,7 +2,7 @@ import { fieldErrorMessage, type KubeObject } from '@app/apimachinery';
 import type { RequestContext } from '@app/registry';
 import { EPHEMERAL_CONTAINERS_STRATEGY } from './pod.ephemeral.js';
 import { defaultPullPolicy, podStrategy, qosClassOf } from './pod.strategy.js';
-import { validatePodSpec } from './pod.validation.js';
+import { validatePodSpec, withPodTemplateWarnings } from './pod.validation.js';
 
 const ctx: RequestContext = { user: { username: 'u', groups: [] }, dryRun: false, warnings: [], now: () => new Date() };
 const pod = (spec: Record<string, unknown>): KubeObject => ({ metadata: { name: 'p', namespace: 'default' }, spec });
@@ -93,6 +93,24 @@ describe('Pod strategy', () => {
       'spec.containers[0].ports[2]: overlapping port definition with spec.containers[0].ports[1]',
       'spec.containers[0].ports[3]: hostIP set without hostPort: {Name: HostPort:0 ContainerPort:90 Protocol:TCP HostIP:10.0.0.1}',
     ]);
+  });
+
+  it('gives pod template warnings on create and on updates that change the spec', () => {
+    const strategy = withPodTemplateWarnings({ validate: () => [] }, ['spec', 'template', 'spec']);
+    const env = [
+      { name: 'A', value: '1' },
+      { name: 'A', value: '2' },
+    ];
+    const d = (generation: number): KubeObject => ({ metadata: { name: 'd', generation }, spec: { template: { spec: { containers: [c({ env })] } } } });
+    const run = (f: (w: RequestContext) => void): string[] => {
+      const w: RequestContext = { ...ctx, warnings: [] };
+      f(w);
+      return w.warnings;
+    };
+    const warning = 'spec.template.spec.containers[0].env[1]: hides previous definition of "A", which may be dropped when using apply';
+    expect(run((w) => strategy.validate!(d(1), w))).toEqual([warning]);
+    expect(run((w) => strategy.validateUpdate!(d(1), d(1), w))).toEqual([]);
+    expect(run((w) => strategy.validateUpdate!(d(2), d(1), w))).toEqual([warning]);
   });
 
   it('checks resources: requests at most limits, quantities not negative', () => {

@@ -4,7 +4,8 @@
  * shared Volume source module. Messages and field paths are Kubernetes'.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { canonicalJson, isDNS1123Label, parseQuantity, Quantity, type FieldError } from '@app/apimachinery';
+import { canonicalJson, isDNS1123Label, parseQuantity, Quantity, type FieldError, type KubeObject } from '@app/apimachinery';
+import type { RequestContext, Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { validateVolumes } from '../volume/volume.validation.js';
 
@@ -382,4 +383,32 @@ export function podSpecWarnings(spec: Obj, path = 'spec'): string[] {
     });
   }
   return out;
+}
+
+/**
+ * `strategy` giving kube's pod template warnings (podSpecWarnings) for the template spec at
+ * `keys` (`['spec', 'template', 'spec']`): on create, and on an update that changes the spec
+ * (the generation moves; `everyUpdate` for kinds without one, as PodTemplate).
+ */
+export function withPodTemplateWarnings(strategy: Strategy, keys: readonly string[], everyUpdate = false): Strategy {
+  const { validate, validateUpdate } = strategy;
+  const path = keys.join('.');
+  const warn = (obj: KubeObject, ctx: RequestContext | undefined): void => {
+    // Internal callers may validate without a request to answer.
+    if (!ctx) return;
+    let spec: unknown = obj;
+    for (const k of keys) spec = asMap(spec)[k];
+    ctx.warnings.push(...podSpecWarnings(asMap(spec), path));
+  };
+  return {
+    ...strategy,
+    validate(obj, ctx) {
+      warn(obj, ctx);
+      return validate?.(obj, ctx) ?? [];
+    },
+    validateUpdate(obj, old, ctx) {
+      if (everyUpdate || obj.metadata.generation !== old.metadata.generation) warn(obj, ctx);
+      return validateUpdate ? validateUpdate(obj, old, ctx) : (validate?.(obj, ctx) ?? []);
+    },
+  };
 }

@@ -9,6 +9,7 @@ import type { KubeObject } from '@app/apimachinery';
 import type { Strategy } from '@app/registry';
 import { defaultContainers } from '../pod/pod.strategy.js';
 import { validatePodTemplateSpec } from '../replicationcontroller/replicationcontroller.validation.js';
+import { withPodTemplateWarnings } from '../pod/pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -18,11 +19,15 @@ function defaultPodTemplate(pt: KubeObject): void {
 }
 
 /** The PodTemplate strategy. */
-export const podTemplateStrategy: Strategy = {
-  prepareForCreate: defaultPodTemplate,
-  prepareForUpdate(pt, old) {
-    defaultPodTemplate(pt);
-    if (!isDeepStrictEqual(pt.template, old.template)) pt.metadata.generation = ((old.metadata.generation as number | undefined) ?? 0) + 1;
+export const podTemplateStrategy: Strategy = withPodTemplateWarnings(
+  {
+    prepareForCreate: defaultPodTemplate,
+    prepareForUpdate(pt, old) {
+      defaultPodTemplate(pt);
+      if (!isDeepStrictEqual(pt.template, old.template)) pt.metadata.generation = ((old.metadata.generation as number | undefined) ?? 0) + 1;
+    },
+    validate: (pt) => validatePodTemplateSpec(pt.template, 'template'),
   },
-  validate: (pt) => validatePodTemplateSpec(pt.template, 'template'),
-};
+  ['template', 'spec'],
+  true,
+);

@@ -10,6 +10,7 @@ import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/r
 import { asMap } from '../core.helpers.js';
 import { defaultContainers } from '../pod/pod.strategy.js';
 import { validateReplicationController, validateReplicationControllerStatusUpdate } from './replicationcontroller.validation.js';
+import { withPodTemplateWarnings } from '../pod/pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -27,17 +28,20 @@ export function defaultReplicationController(rc: KubeObject): void {
 }
 
 /** The ReplicationController strategy. */
-export const replicationControllerStrategy: Strategy = {
-  prepareForCreate(rc) {
-    defaultReplicationController(rc);
-    rc.status = { replicas: 0 };
+export const replicationControllerStrategy: Strategy = withPodTemplateWarnings(
+  {
+    prepareForCreate(rc) {
+      defaultReplicationController(rc);
+      rc.status = { replicas: 0 };
+    },
+    prepareForUpdate(rc) {
+      defaultReplicationController(rc);
+    },
+    validate: validateReplicationController,
+    validateUpdate: validateReplicationController,
   },
-  prepareForUpdate(rc) {
-    defaultReplicationController(rc);
-  },
-  validate: validateReplicationController,
-  validateUpdate: validateReplicationController,
-};
+  ['spec', 'template', 'spec'],
+);
 
 /** /status: only status (and labels, annotations) change, validated as a ReplicationControllerStatus. */
 export const replicationControllerStatusStrategy: SubresourceStrategy = {
