@@ -166,6 +166,16 @@ describe('repeated list entries', () => {
       expectFail: true,
     });
     expect(r.stderr).toContain('spec.tags[1]: Duplicate value: "a"');
+    // Its metadata is ObjectMeta, as for any kind: repeated finalizers pass.
+    const fin = await kubectl(server, ['create', '-n', NS, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'lists.example.com/v1',
+        kind: 'Box',
+        metadata: { name: 'f', finalizers: ['example.com/f', 'example.com/f'] },
+        spec: {},
+      }),
+    });
+    expect(fin.stdout).toContain('box.lists.example.com/f created');
     expect(r.stderr).toContain('spec.slots[1]: Duplicate value: map[string]interface {}{"id":1}');
   });
 });

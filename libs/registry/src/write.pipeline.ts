@@ -147,10 +147,12 @@ export class WritePipeline {
     if (old) errs.push(...m.validateObjectMetaUpdate(obj.metadata, old.metadata, generic));
     else if (!this.decl.rest) errs.push(...m.validateObjectMetaCreate(obj.metadata, this.decl.namespaced, this.decl.nameValidation === 'pathSegment', generic));
     // kube checks the uniqueness of set and map lists against the schema for custom resources
-    // only: a built-in kind's own validation says which repeats it refuses (container names,
-    // volume names) and accepts the rest (repeated env names or container ports, with warnings).
+    // only, and not in their metadata (ObjectMeta has its own validation, which lets repeated
+    // finalizers through): a built-in kind's own validation says which repeats it refuses
+    // (container names, volume names) and accepts the rest (repeated env names or container
+    // ports, with warnings).
     const schemaErrs = m.validateSchema(obj, this.decl.schema);
-    errs.push(...(this.decl.untyped ? schemaErrs : schemaErrs.filter((e) => e.type !== 'FieldValueDuplicate')));
+    errs.push(...schemaErrs.filter((e) => e.type !== 'FieldValueDuplicate' || (this.decl.untyped && !e.field.startsWith('metadata.'))));
     const s = this.decl.strategy;
     if (old) {
       const sub = step.subresource?.validateUpdate;
