@@ -9,7 +9,7 @@ import type { KubeObject } from '@app/apimachinery';
 import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/registry';
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { validateDeployment, validateDeploymentStatusUpdate, validateDeploymentUpdate } from './deployment.validation.js';
-import { withPodTemplateWarnings } from '../../core/pod/pod.validation.js';
+import { withPodSpecWarnings } from '../../core/pod/pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -35,7 +35,7 @@ export function defaultDeployment(d: KubeObject): void {
 }
 
 /** The Deployment strategy. */
-export const deploymentStrategy: Strategy = withPodTemplateWarnings(
+export const deploymentStrategy: Strategy = withPodSpecWarnings(
   {
     prepareForCreate(d) {
       defaultDeployment(d);

@@ -8,7 +8,7 @@ import type { KubeObject } from '@app/apimachinery';
 import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/registry';
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { validateStatefulSet, validateStatefulSetStatusUpdate, validateStatefulSetUpdate } from './statefulset.validation.js';
-import { withPodTemplateWarnings } from '../../core/pod/pod.validation.js';
+import { withPodSpecWarnings } from '../../core/pod/pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -38,7 +38,7 @@ export function defaultStatefulSet(sts: KubeObject): void {
 }
 
 /** The StatefulSet strategy. */
-export const statefulSetStrategy: Strategy = withPodTemplateWarnings(
+export const statefulSetStrategy: Strategy = withPodSpecWarnings(
   {
     prepareForCreate(sts) {
       defaultStatefulSet(sts);

@@ -8,7 +8,7 @@ import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/r
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { CONTROLLER_UID_LABEL, JOB_NAME_LABEL, LEGACY_CONTROLLER_UID_LABEL, LEGACY_JOB_NAME_LABEL } from './job.labels.js';
 import { validateJob, validateJobStatusUpdate, validateJobUpdate } from './job.validation.js';
-import { withPodTemplateWarnings } from '../../core/pod/pod.validation.js';
+import { withPodSpecWarnings } from '../../core/pod/pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -67,7 +67,7 @@ export function generateSelector(job: KubeObject): void {
 }
 
 /** The Job strategy. */
-export const jobStrategy: Strategy = withPodTemplateWarnings(
+export const jobStrategy: Strategy = withPodSpecWarnings(
   {
     prepareForCreate(job) {
       defaultJob(job);

@@ -2,7 +2,7 @@ import { fieldErrorMessage, type KubeObject } from '@app/apimachinery';
 import type { RequestContext } from '@app/registry';
 import { EPHEMERAL_CONTAINERS_STRATEGY } from './pod.ephemeral.js';
 import { defaultPullPolicy, podStrategy, qosClassOf } from './pod.strategy.js';
-import { validatePodSpec, withPodTemplateWarnings } from './pod.validation.js';
+import { validatePodSpec, withPodSpecWarnings } from './pod.validation.js';
 
 const ctx: RequestContext = { user: { username: 'u', groups: [] }, dryRun: false, warnings: [], now: () => new Date() };
 const pod = (spec: Record<string, unknown>): KubeObject => ({ metadata: { name: 'p', namespace: 'default' }, spec });
@@ -96,7 +96,7 @@ describe('Pod strategy', () => {
   });
 
   it('gives pod template warnings on create and on updates that change the spec', () => {
-    const strategy = withPodTemplateWarnings({ validate: () => [] }, ['spec', 'template', 'spec']);
+    const strategy = withPodSpecWarnings({ validate: () => [] }, ['spec', 'template', 'spec']);
     const env = [
       { name: 'A', value: '1' },
       { name: 'A', value: '2' },

@@ -5,7 +5,7 @@
  */
 import type { Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
-import { podSpecWarnings, validateNoEphemeralOnCreate, validatePodSpec, validatePodSpecUpdate } from './pod.validation.js';
+import { validateNoEphemeralOnCreate, validatePodSpec, validatePodSpecUpdate, withPodSpecWarnings } from './pod.validation.js';
 
 type Obj = Record<string, unknown>;
 const containersOf = (spec: Obj): Obj[] =>
@@ -67,21 +67,21 @@ export function defaultEphemeralContainers(spec: Obj): void {
   }
 }
 
-/** The Pod strategy. */
-export const podStrategy: Strategy = {
-  prepareForCreate(pod) {
-    defaultContainers(pod);
-    pod.status = { phase: 'Pending', qosClass: qosClassOf(asMap(pod.spec)) };
+/** The Pod strategy: kube's pod warnings on create and on every update. */
+export const podStrategy: Strategy = withPodSpecWarnings(
+  {
+    prepareForCreate(pod) {
+      defaultContainers(pod);
+      pod.status = { phase: 'Pending', qosClass: qosClassOf(asMap(pod.spec)) };
+    },
+    prepareForUpdate(pod) {
+      defaultContainers(pod);
+    },
+    validate: (pod) => [...validatePodSpec(asMap(pod.spec)), ...validateNoEphemeralOnCreate(asMap(pod.spec))],
+    validateUpdate(pod, old) {
+      return [...validatePodSpec(asMap(pod.spec)), ...validatePodSpecUpdate(asMap(pod.spec), asMap(old.spec))];
+    },
   },
-  prepareForUpdate(pod) {
-    defaultContainers(pod);
-  },
-  validate(pod, ctx) {
-    ctx.warnings.push(...podSpecWarnings(asMap(pod.spec)));
-    return [...validatePodSpec(asMap(pod.spec)), ...validateNoEphemeralOnCreate(asMap(pod.spec))];
-  },
-  validateUpdate(pod, old, ctx) {
-    ctx.warnings.push(...podSpecWarnings(asMap(pod.spec)));
-    return [...validatePodSpec(asMap(pod.spec)), ...validatePodSpecUpdate(asMap(pod.spec), asMap(old.spec))];
-  },
-};
+  ['spec'],
+  true,
+);

@@ -386,11 +386,12 @@ export function podSpecWarnings(spec: Obj, path = 'spec'): string[] {
 }
 
 /**
- * `strategy` giving kube's pod template warnings (podSpecWarnings) for the template spec at
- * `keys` (`['spec', 'template', 'spec']`): on create, and on an update that changes the spec
- * (the generation moves; `everyUpdate` for kinds without one, as PodTemplate).
+ * `strategy` giving kube's pod warnings (podSpecWarnings) for the pod spec at `keys` (`['spec']`
+ * for a Pod, `['spec', 'template', 'spec']` for a workload's template): on create, and on an
+ * update that changes the spec (the generation moves; `everyUpdate` for Pods and PodTemplates,
+ * which kube warns on at every update).
  */
-export function withPodTemplateWarnings(strategy: Strategy, keys: readonly string[], everyUpdate = false): Strategy {
+export function withPodSpecWarnings(strategy: Strategy, keys: readonly string[], everyUpdate = false): Strategy {
   const { validate, validateUpdate } = strategy;
   const path = keys.join('.');
   const warn = (obj: KubeObject, ctx: RequestContext | undefined): void => {
