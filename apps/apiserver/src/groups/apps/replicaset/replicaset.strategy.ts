@@ -8,7 +8,7 @@ import type { KubeObject } from '@app/apimachinery';
 import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/registry';
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { validateReplicaSet, validateReplicaSetStatusUpdate, validateReplicaSetUpdate } from './replicaset.validation.js';
-import { withPodSpecWarnings } from '../../core/pod/pod.validation.js';
+import { withPodSpecWarnings } from '../../core/pod/pod.warnings.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

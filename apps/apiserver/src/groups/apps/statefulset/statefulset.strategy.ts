@@ -8,7 +8,7 @@ import type { KubeObject } from '@app/apimachinery';
 import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/registry';
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { validateStatefulSet, validateStatefulSetStatusUpdate, validateStatefulSetUpdate } from './statefulset.validation.js';
-import { withPodSpecWarnings } from '../../core/pod/pod.validation.js';
+import { claimSpecWarnings, withPodSpecWarnings } from '../../core/pod/pod.warnings.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -52,6 +52,12 @@ export const statefulSetStrategy: Strategy = withPodSpecWarnings(
     validateUpdate: validateStatefulSetUpdate,
   },
   ['spec', 'template', 'spec'],
+  false,
+  // The claim templates' own warnings, named under the template itself (kube's paths).
+  (sts) =>
+    (isObj(sts.spec) && Array.isArray(sts.spec.volumeClaimTemplates) ? sts.spec.volumeClaimTemplates : []).flatMap((t, i) =>
+      claimSpecWarnings(isObj(t) ? t.spec : undefined, `spec.volumeClaimTemplates[${i}]`),
+    ),
 );
 
 /** /status: only status (and labels, annotations) change, validated as a StatefulSetStatus. */

@@ -8,7 +8,7 @@ import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/r
 import { asMap } from '../../core/core.helpers.js';
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { validateCronJob, validateCronJobUpdate } from './cronjob.validation.js';
-import { withPodSpecWarnings } from '../../core/pod/pod.validation.js';
+import { withPodSpecWarnings } from '../../core/pod/pod.warnings.js';
 
 /** The pod template defaults of a CronJob's jobTemplate (its JobSpec gets no Job defaults, as in Kubernetes). */
 export function defaultCronJob(cj: KubeObject): void {

@@ -8,7 +8,7 @@ import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/r
 import { defaultContainers } from '../../core/pod/pod.strategy.js';
 import { CONTROLLER_UID_LABEL, JOB_NAME_LABEL, LEGACY_CONTROLLER_UID_LABEL, LEGACY_JOB_NAME_LABEL } from './job.labels.js';
 import { validateJob, validateJobStatusUpdate, validateJobUpdate } from './job.validation.js';
-import { withPodSpecWarnings } from '../../core/pod/pod.validation.js';
+import { withPodSpecWarnings } from '../../core/pod/pod.warnings.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -9,6 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parseQuantity, type FieldError } from '@app/apimachinery';
 import type { Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
+import { claimWarnings } from '../pod/pod.warnings.js';
 import { VOLUME_MODES } from '../core.overlays.js';
 import { validateAccessModes, validateClassName, validatePositiveQuantity } from '../persistentvolume/persistentvolume.strategy.js';
 
@@ -53,10 +54,12 @@ export const persistentVolumeClaimStrategy: Strategy = {
   prepareForCreate(pvc) {
     pvc.status = { phase: 'Pending' };
   },
-  validate(pvc) {
+  validate(pvc, ctx) {
+    ctx?.warnings.push(...claimWarnings(pvc));
     return validateClaimSpec(asMap(pvc.spec), 'spec');
   },
-  validateUpdate(pvc, old) {
+  validateUpdate(pvc, old, ctx) {
+    ctx?.warnings.push(...claimWarnings(pvc));
     const errs = validateClaimSpec(asMap(pvc.spec), 'spec');
     const spec = asMap(pvc.spec);
     const before = asMap(old.spec);

@@ -2,7 +2,8 @@ import { fieldErrorMessage, type KubeObject } from '@app/apimachinery';
 import type { RequestContext } from '@app/registry';
 import { EPHEMERAL_CONTAINERS_STRATEGY } from './pod.ephemeral.js';
 import { defaultPullPolicy, podStrategy, qosClassOf } from './pod.strategy.js';
-import { validatePodSpec, withPodSpecWarnings } from './pod.validation.js';
+import { validatePodSpec } from './pod.validation.js';
+import { withPodSpecWarnings } from './pod.warnings.js';
 
 const ctx: RequestContext = { user: { username: 'u', groups: [] }, dryRun: false, warnings: [], now: () => new Date() };
 const pod = (spec: Record<string, unknown>): KubeObject => ({ metadata: { name: 'p', namespace: 'default' }, spec });

@@ -3,9 +3,12 @@
  * container image pull policies are defaulted, status starts Pending with its QoS class,
  * validation is pod.validation.ts, and status is written through /status only.
  */
-import type { Strategy } from '@app/registry';
+import { isDeepStrictEqual } from 'node:util';
+import type { KubeObject } from '@app/apimachinery';
+import type { RequestContext, Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
-import { validateNoEphemeralOnCreate, validatePodSpec, validatePodSpecUpdate, withPodSpecWarnings } from './pod.validation.js';
+import { validateNoEphemeralOnCreate, validatePodSpec, validatePodSpecUpdate } from './pod.validation.js';
+import { APPARMOR_ANNOTATION_PREFIX, withPodSpecWarnings } from './pod.warnings.js';
 
 type Obj = Record<string, unknown>;
 const containersOf = (spec: Obj): Obj[] =>
@@ -67,11 +70,64 @@ export function defaultEphemeralContainers(spec: Obj): void {
   }
 }
 
+/** The annotation value of an AppArmor profile field, '' for a type without one. */
+function appArmorAnnotationFor(profile: Obj): string {
+  if (profile.type === 'Unconfined') return 'unconfined';
+  if (profile.type === 'RuntimeDefault') return 'runtime/default';
+  if (profile.type === 'Localhost' && typeof profile.localhostProfile === 'string') return `localhost/${profile.localhostProfile}`;
+  return '';
+}
+
+/** The AppArmor profile field an annotation value stands for, undefined when it names none that is valid. */
+function appArmorFieldFor(annotation: string): Obj | undefined {
+  if (annotation === 'unconfined') return { type: 'Unconfined' };
+  if (annotation === 'runtime/default') return { type: 'RuntimeDefault' };
+  if (!annotation.startsWith('localhost/')) return undefined;
+  const profile = annotation.slice('localhost/'.length);
+  // ValidateAppArmorProfileField: present, not padded with whitespace, at most 4095 bytes.
+  if (profile === '' || profile.trim() !== profile || Buffer.byteLength(profile) > 4095) return undefined;
+  return { type: 'Localhost', localhostProfile: profile };
+}
+
+/**
+ * On create, the deprecated per-container AppArmor annotations and the `appArmorProfile` fields
+ * are kept in step, as kube's version skew rules do for nodes that only read one of them: a
+ * container with a profile field (its own or the pod's) and no annotation gets the annotation; an
+ * annotation without the container's field fills the field (unless the pod's profile already says
+ * the same), with a warning that the annotation is deprecated. Not for Windows pods.
+ */
+export function applyAppArmorVersionSkew(pod: KubeObject, ctx: RequestContext | undefined): void {
+  const spec = asMap(pod.spec);
+  if (asMap(spec.os).name === 'windows') return;
+  const podProfile = asMap(spec.securityContext).appArmorProfile;
+  for (const c of [...containersOf(spec), ...ephemeralOf(spec)]) {
+    const key = APPARMOR_ANNOTATION_PREFIX + String(c.name ?? '');
+    const annotations = asMap(pod.metadata.annotations);
+    const annotation = annotations[key];
+    const containerProfile = asMap(c.securityContext).appArmorProfile;
+    if (annotation === undefined) {
+      const profile = containerProfile ?? podProfile;
+      const value = profile === undefined ? '' : appArmorAnnotationFor(asMap(profile));
+      if (value !== '') pod.metadata.annotations = { ...annotations, [key]: value };
+      continue;
+    }
+    if (containerProfile !== undefined) continue;
+    const field = appArmorFieldFor(String(annotation));
+    let deprecated = field === undefined;
+    if (field !== undefined && !isDeepStrictEqual(field, podProfile)) {
+      c.securityContext = { ...asMap(c.securityContext), appArmorProfile: field };
+      deprecated = true;
+    }
+    if (deprecated) ctx?.warnings.push(`metadata.annotations[${key}]: deprecated since v1.30; use the "appArmorProfile" field instead`);
+  }
+}
+
 /** The Pod strategy: kube's pod warnings on create and on every update. */
 export const podStrategy: Strategy = withPodSpecWarnings(
   {
-    prepareForCreate(pod) {
+    prepareForCreate(pod, ctx) {
       defaultContainers(pod);
+      applyAppArmorVersionSkew(pod, ctx);
       pod.status = { phase: 'Pending', qosClass: qosClassOf(asMap(pod.spec)) };
     },
     prepareForUpdate(pod) {

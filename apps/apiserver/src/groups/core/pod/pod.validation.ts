@@ -4,8 +4,7 @@
  * shared Volume source module. Messages and field paths are Kubernetes'.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { canonicalJson, isDNS1123Label, parseQuantity, Quantity, type FieldError, type KubeObject } from '@app/apimachinery';
-import type { RequestContext, Strategy } from '@app/registry';
+import { canonicalJson, isDNS1123Label, parseQuantity, Quantity, type FieldError } from '@app/apimachinery';
 import { asMap } from '../core.helpers.js';
 import { validateVolumes } from '../volume/volume.validation.js';
 
@@ -309,107 +308,4 @@ export function validateEphemeralContainersUpdate(spec: Obj, old: Obj): FieldErr
       });
   }
   return errs;
-}
-
-/** Port comparisons the port warnings may make in one pod (they are advice: past it they stop). */
-const PORT_WARNING_COMPARISONS = 100_000;
-
-/**
- * Warnings for a pod spec at `path`, as kube gives them on a write (pkg/api/pod warnings): names
- * repeated where the API accepts them (environment variables that hide an earlier definition,
- * host aliases, image pull secrets), an image pull secret without a name, and container ports
- * that repeat or overlap another.
- */
-export function podSpecWarnings(spec: Obj, path = 'spec'): string[] {
-  const out: string[] = [];
-  const seenIps = new Set<string>();
-  list(spec.hostAliases).forEach((h, i) => {
-    const ip = String(h.ip ?? '');
-    if (seenIps.has(ip)) out.push(`${path}.hostAliases[${i}].ip: duplicate ip ${JSON.stringify(ip)}`);
-    else seenIps.add(ip);
-  });
-  const seenSecrets = new Set<string>();
-  const secrets = list(spec.imagePullSecrets);
-  secrets.forEach((s, i) => {
-    const name = String(s.name ?? '');
-    if (seenSecrets.has(name)) out.push(`${path}.imagePullSecrets[${i}].name: duplicate name ${JSON.stringify(name)}`);
-    else seenSecrets.add(name);
-  });
-  secrets.forEach((s, i) => {
-    if (!s.name) out.push(`${path}.imagePullSecrets[${i}].name: invalid empty name ""`);
-  });
-  const containers: [Obj, string][] = [];
-  for (const field of ['initContainers', 'containers', 'ephemeralContainers'])
-    list(spec[field]).forEach((c, i) => containers.push([c, `${path}.${field}[${i}]`]));
-  for (const [c, cp] of containers) {
-    const names = new Set<string>();
-    list(c.env).forEach((e, i) => {
-      const name = String(e.name ?? '');
-      if (!names.has(name)) {
-        names.add(name);
-        return;
-      }
-      // A later definition that builds on the earlier one ("$(X)" in its value) is fine.
-      const ref = `$(${name})`;
-      const value = typeof e.value === 'string' ? e.value : '';
-      if (e.valueFrom !== undefined || value === ref || !value.includes(ref))
-        out.push(`${cp}.env[${i}]: hides previous definition of ${JSON.stringify(name)}, which may be dropped when using apply`);
-    });
-  }
-  const byPort = new Map<string, { field: string; hostIP: string; hostPort: number }[]>();
-  let comparisons = 0;
-  for (const [c, cp] of containers) {
-    list(c.ports).forEach((p, i) => {
-      const field = `${cp}.ports[${i}]`;
-      const hostIP = String(p.hostIP ?? '');
-      const hostPort = typeof p.hostPort === 'number' ? p.hostPort : 0;
-      if (hostIP !== '' && hostPort === 0)
-        out.push(
-          `${field}: hostIP set without hostPort: {Name:${String(p.name ?? '')} HostPort:${hostPort} ContainerPort:${String(p.containerPort ?? 0)} Protocol:${String(p.protocol ?? 'TCP')} HostIP:${hostIP}}`,
-        );
-      const key = `${String(p.containerPort ?? 0)}/${String(p.protocol ?? 'TCP')}`;
-      const others = byPort.get(key);
-      if (!others) {
-        byPort.set(key, [{ field, hostIP, hostPort }]);
-        return;
-      }
-      for (const o of others) {
-        if (++comparisons > PORT_WARNING_COMPARISONS) break;
-        if (hostIP === o.hostIP && hostPort === o.hostPort) out.push(`${field}: duplicate port definition with ${o.field}`);
-        else if (hostPort === 0 || o.hostPort === 0) out.push(`${field}: overlapping port definition with ${o.field}`);
-        else if (hostPort === o.hostPort && (hostIP === '') !== (o.hostIP === '')) out.push(`${field}: dangerously ambiguous port definition with ${o.field}`);
-      }
-      others.push({ field, hostIP, hostPort });
-    });
-  }
-  return out;
-}
-
-/**
- * `strategy` giving kube's pod warnings (podSpecWarnings) for the pod spec at `keys` (`['spec']`
- * for a Pod, `['spec', 'template', 'spec']` for a workload's template): on create, and on an
- * update that changes the spec (the generation moves; `everyUpdate` for Pods and PodTemplates,
- * which kube warns on at every update).
- */
-export function withPodSpecWarnings(strategy: Strategy, keys: readonly string[], everyUpdate = false): Strategy {
-  const { validate, validateUpdate } = strategy;
-  const path = keys.join('.');
-  const warn = (obj: KubeObject, ctx: RequestContext | undefined): void => {
-    // Internal callers may validate without a request to answer.
-    if (!ctx) return;
-    let spec: unknown = obj;
-    for (const k of keys) spec = asMap(spec)[k];
-    ctx.warnings.push(...podSpecWarnings(asMap(spec), path));
-  };
-  return {
-    ...strategy,
-    validate(obj, ctx) {
-      warn(obj, ctx);
-      return validate?.(obj, ctx) ?? [];
-    },
-    validateUpdate(obj, old, ctx) {
-      if (everyUpdate || obj.metadata.generation !== old.metadata.generation) warn(obj, ctx);
-      return validateUpdate ? validateUpdate(obj, old, ctx) : (validate?.(obj, ctx) ?? []);
-    },
-  };
 }

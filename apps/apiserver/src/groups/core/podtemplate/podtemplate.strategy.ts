@@ -9,7 +9,7 @@ import type { KubeObject } from '@app/apimachinery';
 import type { Strategy } from '@app/registry';
 import { defaultContainers } from '../pod/pod.strategy.js';
 import { validatePodTemplateSpec } from '../replicationcontroller/replicationcontroller.validation.js';
-import { withPodSpecWarnings } from '../pod/pod.validation.js';
+import { withPodSpecWarnings } from '../pod/pod.warnings.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -10,7 +10,7 @@ import { STATUS_STRATEGY, type Strategy, type SubresourceStrategy } from '@app/r
 import { asMap } from '../core.helpers.js';
 import { defaultContainers } from '../pod/pod.strategy.js';
 import { validateReplicationController, validateReplicationControllerStatusUpdate } from './replicationcontroller.validation.js';
-import { withPodSpecWarnings } from '../pod/pod.validation.js';
+import { withPodSpecWarnings } from '../pod/pod.warnings.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
