@@ -24,6 +24,7 @@ import { EndpointSliceMirroringRunner } from './endpointslicemirroring.controlle
 import { EventRecorder } from './event.recorder.js';
 import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
 import { LegacyTokenControllerRunner, RootCaPublisherRunner, ServiceAccountControllerRunner } from './serviceaccount.controllers.js';
+import { ReplicaSetControllerRunner, ReplicationControllerRunner } from './replicaset.controller.js';
 import { ResourceQuotaControllerRunner } from './resource-quota.controller.js';
 import { StorageProtectionRunner } from './storage-protection.controller.js';
 
@@ -99,6 +100,8 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     ResourceQuotaControllerRunner,
     DisruptionControllerRunner,
     EndpointSliceMirroringRunner,
+    ReplicaSetControllerRunner,
+    ReplicationControllerRunner,
   ],
 })
 export class ControllersModule {}
