@@ -189,6 +189,9 @@ describe('PodDisruptionBudget', () => {
         metadata: { name: 'api' },
         spec: {
           replicas: 4,
+          // Paused: the deployment controller creates no ReplicaSet of its own, and takes the
+          // one below (the same template) as its current one.
+          paused: true,
           selector: { matchLabels: { app: 'api' } },
           template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
         },
@@ -200,7 +203,11 @@ describe('PodDisruptionBudget', () => {
       body: {
         apiVersion: 'apps/v1',
         kind: 'ReplicaSet',
-        metadata: { name: 'api-1', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'api', uid: depUid, controller: true }] },
+        metadata: {
+          name: 'api-1',
+          labels: { app: 'api' },
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'api', uid: depUid, controller: true }],
+        },
         spec: {
           replicas: 4,
           selector: { matchLabels: { app: 'api' } },

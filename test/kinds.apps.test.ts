@@ -62,10 +62,11 @@ describe('Deployment', () => {
     expect((await k(['create', 'deployment', 'web', '--image=nginx', '--replicas=2'])).stdout).toContain('deployment.apps/web created');
     const list = await k(['get', 'deploy']);
     expect(list.stdout).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE$/m);
-    expect(list.stdout).toMatch(/^web\s+0\/2\s+0\s+0\s+\d+s$/m);
+    // UP-TO-DATE is 0 until the deployment controller has counted the new ReplicaSet's pods.
+    expect(list.stdout).toMatch(/^web\s+0\/2\s+[02]\s+0\s+\d+s$/m);
     const wide = await k(['get', 'deploy', 'web', '-o', 'wide']);
     expect(wide.stdout).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR$/m);
-    expect(wide.stdout).toMatch(/^web\s+0\/2\s+0\s+0\s+\d+s\s+nginx\s+nginx\s+app=web$/m);
+    expect(wide.stdout).toMatch(/^web\s+0\/2\s+[02]\s+0\s+\d+s\s+nginx\s+nginx\s+app=web$/m);
 
     const yaml = (await k(['get', 'deploy', 'web', '-o', 'yaml'])).stdout;
     expect(yaml).toMatch(/progressDeadlineSeconds: 600/);
@@ -78,9 +79,10 @@ describe('Deployment', () => {
 
     expect((await k(['scale', 'deployment', 'web', '--replicas=3'])).stdout).toContain('deployment.apps/web scaled');
     expect((await k(['get', 'deploy', 'web', '-o', 'jsonpath={.spec.replicas} {.metadata.generation}'])).stdout).toBe('3 2');
-    expect((await k(['get', 'deploy', 'web', '-o', 'jsonpath={.status}'])).stdout).toBe('{}');
+    // The deployment controller resizes the ReplicaSet, whose controller adds the pod.
+    await eventually(async () => expect((await k(['get', 'deploy', 'web', '-o', 'jsonpath={.status.replicas} {.status.updatedReplicas}'])).stdout).toBe('3 3'));
     expect((await k(['get', '--raw', '/apis/apps/v1/namespaces/default/deployments/web/scale'])).stdout).toMatch(
-      /"spec":\{"replicas":3\},"status":\{"replicas":0,"selector":"app=web"\}/,
+      /"spec":\{"replicas":3\},"status":\{"replicas":3,"selector":"app=web"\}/,
     );
     expect((await k(['scale', 'deployment', 'web', '--current-replicas=3', '--replicas=1'])).stdout).toContain('deployment.apps/web scaled');
     expect((await k(['get', 'deploy', 'web', '-o', 'jsonpath={.spec.replicas}'])).stdout).toBe('1');

@@ -138,8 +138,9 @@ export const DEPLOYMENT: RowGroup = {
       id: 'deploy-7',
       rule: 'The scale subresource reads and writes spec.replicas as an autoscaling/v1 Scale',
       source: 'upstream pkg/registry/apps/deployment/storage (ScaleREST)',
-      upstream: 'GET 200 Scale {spec.replicas 2, status.replicas 0, status.selector "app=d7"}; PUT replicas 5 -> 200, Deployment spec.replicas 5, generation 2',
-      setup: [{ method: 'POST', path: DEP, body: deploy('d7', { replicas: 2 }) }],
+      upstream:
+        'GET 200 Scale {spec.replicas 2, status.replicas 0, status.selector "app=d7"}; PUT replicas 5 -> 200, Deployment spec.replicas 5, generation 2 (paused: no ReplicaSet yet)',
+      setup: [{ method: 'POST', path: DEP, body: deploy('d7', { replicas: 2, paused: true }) }],
       req: { method: 'GET', path: `${DEP}/d7/scale` },
       expect: {
         status: 200,
@@ -176,8 +177,8 @@ export const DEPLOYMENT: RowGroup = {
       rule: "kubectl's columns: READY is readyReplicas/replicas, then UP-TO-DATE, AVAILABLE, AGE; -o wide adds CONTAINERS, IMAGES, SELECTOR",
       source: 'upstream pkg/printers/internalversion printers.go (printDeployment)',
       upstream:
-        '200 Table with columns Name, Ready, Up-to-date, Available, Age, Containers, Images, Selector; cells ["d8","0/3",0,0,"<age>","web","nginx:1.27","app=d8"]',
-      setup: [{ method: 'POST', path: DEP, body: deploy('d8', { replicas: 3 }) }],
+        '200 Table with columns Name, Ready, Up-to-date, Available, Age, Containers, Images, Selector; cells ["d8","0/3",0,0,"<age>","web","nginx:1.27","app=d8"] (paused: no ReplicaSet yet)',
+      setup: [{ method: 'POST', path: DEP, body: deploy('d8', { replicas: 3, paused: true }) }],
       req: { method: 'GET', path: `${DEP}/d8`, headers: { accept: TABLE } },
       expect: {
         status: 200,

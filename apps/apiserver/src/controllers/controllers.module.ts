@@ -19,6 +19,7 @@ import { BootstrapSignerRunner, TokenCleanerRunner } from './bootstrap-token.con
 import { GarbageCollectorRunner, NamespaceControllerRunner } from './builtin.controllers.js';
 import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controller.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
+import { DeploymentControllerRunner } from './deployment.controller.js';
 import { DisruptionControllerRunner } from './disruption.controller.js';
 import { EndpointSliceMirroringRunner } from './endpointslicemirroring.controller.js';
 import { EventRecorder } from './event.recorder.js';
@@ -102,6 +103,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     EndpointSliceMirroringRunner,
     ReplicaSetControllerRunner,
     ReplicationControllerRunner,
+    DeploymentControllerRunner,
   ],
 })
 export class ControllersModule {}
