@@ -12,7 +12,12 @@ import { type ServerHandle, kubectl, startServer } from './support/server.js';
 const NS = 'default';
 
 interface Obj {
-  metadata: { name: string; annotations?: Record<string, string>; labels?: Record<string, string>; ownerReferences?: { kind: string; name: string; uid: string }[] };
+  metadata: {
+    name: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+    ownerReferences?: { kind: string; name: string; uid: string }[];
+  };
   spec: { replicas?: number; template?: { spec: { containers: { image: string }[] } } };
   status?: { replicas?: number; updatedReplicas?: number; conditions?: { type: string; status: string; reason: string; message: string }[] };
 }
@@ -76,10 +81,16 @@ describe('Deployment controller', () => {
     });
     expect(d.metadata.annotations?.['deployment.kubernetes.io/revision'] ?? '1').toBe('1');
     expect(status.status).toMatchObject({ replicas: 3, updatedReplicas: 3, unavailableReplicas: 3 });
-    expect(condition(status, 'Available')).toMatchObject({ status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' });
+    expect(condition(status, 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'MinimumReplicasUnavailable',
+      message: 'Deployment does not have minimum availability.',
+    });
     expect(condition(status, 'Progressing')?.status).toBe('True');
     expect((await k(['get', 'deploy', 'web', '-n', NS])).stdout).toMatch(/^web\s+0\/3\s+3\s+0\s+\d+s$/m);
-    const events = (await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=web,reason=ScalingReplicaSet', '-o', 'jsonpath={.items[*].message}'])).stdout;
+    const events = (
+      await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=web,reason=ScalingReplicaSet', '-o', 'jsonpath={.items[*].message}'])
+    ).stdout;
     expect(events).toContain(`Scaled up replica set web-${hash} to 3`);
   });
 
@@ -125,7 +136,9 @@ describe('Deployment controller', () => {
     const [rs] = await replicaSets('app=api', (rss) => rss[0]?.spec.replicas === 1, 'the ReplicaSet at 1');
     expect(rs!.metadata.annotations?.['deployment.kubernetes.io/desired-replicas']).toBe('1');
     await until('1 pod', async () => ((await list('pods', 'app=api')).length === 1 ? true : undefined));
-    const events = (await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=api,reason=ScalingReplicaSet', '-o', 'jsonpath={.items[*].message}'])).stdout;
+    const events = (
+      await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=api,reason=ScalingReplicaSet', '-o', 'jsonpath={.items[*].message}'])
+    ).stdout;
     expect(events).toContain(`Scaled down replica set ${rs!.metadata.name} to 1 from 2`);
   });
 
