@@ -149,7 +149,8 @@ export const BATCH: RowGroup = {
             { name: 'Selector', priority: 1 },
           ],
         },
-        text: /"cells":\["j6","Running","0\/1","","\d+s","main","busybox:1\.36","batch\.kubernetes\.io\/controller-uid=[0-9a-f-]{36}"\]/,
+        // DURATION: empty until the Job controller has written the start time.
+        text: /"cells":\["j6","Running","0\/1","(\d+s)?","\d+s","main","busybox:1\.36","batch\.kubernetes\.io\/controller-uid=[0-9a-f-]{36}"\]/,
       },
       then: [
         {

@@ -21,6 +21,7 @@ import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controll
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
 import { DeploymentControllerRunner } from './deployment.controller.js';
 import { DisruptionControllerRunner } from './disruption.controller.js';
+import { JobControllerRunner } from './job.controller.js';
 import { EndpointSliceMirroringRunner } from './endpointslicemirroring.controller.js';
 import { EventRecorder } from './event.recorder.js';
 import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
@@ -104,6 +105,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     ReplicaSetControllerRunner,
     ReplicationControllerRunner,
     DeploymentControllerRunner,
+    JobControllerRunner,
   ],
 })
 export class ControllersModule {}

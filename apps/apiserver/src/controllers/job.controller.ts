@@ -1,0 +1,421 @@
+/**
+ * The Job controller (kube-controller-manager's job controller, and its ttl-after-finished
+ * controller): runs a Job's pods to completion. A sync of one Job:
+ *
+ * - counts its finished pods as kube does, in three steps that survive a crash between any two:
+ *   the uids of finished pods still carrying the `batch.kubernetes.io/job-tracking` finalizer go
+ *   into `status.uncountedTerminatedPods`, then the finalizers are removed, then the uids become
+ *   `succeeded`/`failed` counts (an Indexed Job's successes also `completedIndexes`);
+ * - decides whether the Job has finished: completions reached (SuccessCriteriaMet and Complete,
+ *   `CompletionsReached`), more failures than `backoffLimit` (FailureTarget and Failed,
+ *   `BackoffLimitExceeded`), or active longer than `activeDeadlineSeconds` (`DeadlineExceeded`);
+ *   a finished Job's remaining pods are deleted, and with `ttlSecondsAfterFinished` the Job
+ *   itself once that long has passed;
+ * - a suspended Job has no pods (Suspended condition, no startTime); otherwise it gets as many
+ *   as parallelism and the missing completions ask for (Indexed: the lowest missing indexes),
+ *   created from the template with the tracking finalizer, in batches of 1, 2, 4, ...;
+ * - writes the status (startTime, active, ready, terminating, uncountedTerminatedPods, counts,
+ *   completedIndexes, completionTime, conditions) through `/status`.
+ *
+ * Nothing runs pods here: a Job's pods stay Pending until something writes their phase (a test,
+ * or a kubelet of your own), as in a cluster without nodes.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { Inject, Injectable } from '@nestjs/common';
+import type { KubeObject } from '@app/apimachinery';
+import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
+import type { Storage, StorageEvent } from '@app/storage';
+import { asMap } from '../groups/core/core.helpers.js';
+import { podReady } from '../groups/policy/poddisruptionbudget/pdb.status.js';
+import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
+import { ManagedController } from './controller.runner.js';
+import { controllerOf } from './disruption.logic.js';
+import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
+import {
+  completionsReached,
+  conditionsOf,
+  formatIndexes,
+  hasTrackingFinalizer,
+  indexesToStart,
+  isFinished,
+  isIndexed,
+  JOB_TRACKING_FINALIZER,
+  parseIndexes,
+  podActive,
+  podFinished,
+  podForJob,
+  podIndex,
+  statusCounts,
+  wantedActive,
+  withCondition,
+  type JobCondition,
+} from './job.logic.js';
+import { BURST_REPLICAS, podsToDelete, slowStartBatches } from './replicaset.logic.js';
+import { WatchQueueController } from './watch-queue.controller.js';
+
+/** Resync period: a missed event costs at most this long. */
+const RESYNC_MS = 30_000;
+const USER = 'job-controller';
+
+const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** Thrown when the sync must start over from fresh copies (a write lost a race). */
+class Requeue extends Error {}
+
+/** Runs the job controller while this node holds the controller Lease. */
+@ManagedController({ name: 'job' })
+@Injectable()
+export class JobControllerRunner extends WatchQueueController {
+  /** Jobs to look at again at a deadline (activeDeadlineSeconds, ttlSecondsAfterFinished). */
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly events: ComponentRecorder;
+
+  constructor(
+    private readonly registry: KindRegistry,
+    @Inject(STORAGE) storage: Storage,
+    @Inject(STORES) private readonly stores: StoreFactory,
+    recorder: EventRecorder,
+  ) {
+    super(storage, USER, RESYNC_MS);
+    this.events = recorder.for(USER);
+  }
+
+  private ctx(): RequestContext {
+    return {
+      user: { username: `system:serviceaccount:kube-system:${USER}`, groups: ['system:masters', 'system:authenticated'] },
+      dryRun: false,
+      warnings: [],
+      now: () => new Date(),
+    } as RequestContext;
+  }
+
+  private jobs(): KindDeclaration | undefined {
+    return this.registry.lookup('batch', 'v1', 'jobs') as KindDeclaration | undefined;
+  }
+
+  private pods(): KindDeclaration | undefined {
+    return this.registry.lookup('', 'v1', 'pods') as KindDeclaration | undefined;
+  }
+
+  protected kindsServed(): boolean {
+    return this.jobs() !== undefined && this.pods() !== undefined;
+  }
+
+  protected override reset(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  protected watchPrefixes(): string[] {
+    return [collectionPrefix(this.jobs()!, ''), collectionPrefix(this.pods()!, '')];
+  }
+
+  protected async relist(): Promise<number> {
+    const res = await this.storage.list(collectionPrefix(this.jobs()!, ''), { consistency: { mode: 'MostRecent' } });
+    for (const o of res.items) this.queue.add(`${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+    return res.revision;
+  }
+
+  protected onEvent(e: StorageEvent): void {
+    const ns = e.object.metadata.namespace ?? '';
+    if (e.key.startsWith(collectionPrefix(this.jobs()!, ''))) {
+      this.queue.add(`${ns}/${e.object.metadata.name}`);
+      return;
+    }
+    const ref = controllerOf(e.object);
+    if (ref?.kind === 'Job') this.queue.add(`${ns}/${ref.name}`);
+  }
+
+  protected async process(key: string): Promise<void> {
+    const [ns, name] = key.split('/') as [string, string];
+    try {
+      await this.syncJob(ns, name);
+    } catch (e) {
+      if (!(e instanceof Requeue) && codeOf(e) !== 409) throw e;
+      this.queue.add(key);
+    }
+  }
+
+  private async syncJob(ns: string, name: string): Promise<void> {
+    const jobs = this.stores.storeFor(this.jobs()!);
+    let found: KubeObject | undefined;
+    try {
+      found = await jobs.get(ns, name);
+    } catch (e) {
+      if (codeOf(e) !== 404) throw e;
+    }
+    const listed = (await this.storage.list(collectionPrefix(this.pods()!, ns), { consistency: { mode: 'MostRecent' } })).items;
+    // The pods of a Job that is gone or going (or of an earlier Job of that name) keep no
+    // tracking finalizer, or they could never be deleted.
+    for (const p of listed) {
+      const ref = controllerOf(p);
+      if (ref?.kind !== 'Job' || ref.name !== name || !hasTrackingFinalizer(p)) continue;
+      if (!found || found.metadata.deletionTimestamp || ref.uid !== found.metadata.uid) await this.dropFinalizer(p);
+    }
+    if (!found || found.metadata.deletionTimestamp) return;
+    let job: KubeObject = found;
+    const pods = listed.filter((p) => controllerOf(p)?.uid === job.metadata.uid);
+    const now = new Date();
+    const spec = asMap(job.spec);
+    const status: Record<string, unknown> = { ...asMap(job.status) };
+    const indexed = isIndexed(job);
+    const succeededIndexes = parseIndexes(status.completedIndexes);
+
+    // 1. Finished pods not counted yet: their uids are recorded first, then their finalizers go.
+    const uncounted = asMap(status.uncountedTerminatedPods);
+    const pending = {
+      succeeded: new Set((uncounted.succeeded as string[] | undefined) ?? []),
+      failed: new Set((uncounted.failed as string[] | undefined) ?? []),
+    };
+    let recorded = false;
+    for (const p of pods) {
+      // A pod deleted before it finished counts as failed.
+      const phase = podFinished(p) ?? (p.metadata.deletionTimestamp ? 'Failed' : undefined);
+      const uid = p.metadata.uid ?? '';
+      if (!phase || !hasTrackingFinalizer(p) || pending.succeeded.has(uid) || pending.failed.has(uid)) continue;
+      (phase === 'Succeeded' ? pending.succeeded : pending.failed).add(uid);
+      const index = podIndex(p);
+      if (phase === 'Succeeded' && indexed && index !== undefined) succeededIndexes.add(index);
+      recorded = true;
+    }
+    if (recorded) {
+      status.uncountedTerminatedPods = {
+        ...(pending.succeeded.size ? { succeeded: [...pending.succeeded] } : {}),
+        ...(pending.failed.size ? { failed: [...pending.failed] } : {}),
+      };
+      if (indexed) status.completedIndexes = formatIndexes(succeededIndexes);
+      job = await this.writeStatus(job, statusCounts(status));
+    }
+    const dropped = new Set<string>();
+    for (const p of pods) {
+      const uid = p.metadata.uid ?? '';
+      if (hasTrackingFinalizer(p) && (pending.succeeded.has(uid) || pending.failed.has(uid) || (!podActive(p) && isFinished(job)))) {
+        await this.dropFinalizer(p);
+        dropped.add(uid);
+      }
+    }
+    // 2. Recorded uids whose pods no longer hold the finalizer (or are gone) become counts.
+    const stillHeld = new Set(pods.filter((p) => hasTrackingFinalizer(p) && !dropped.has(p.metadata.uid ?? '')).map((p) => p.metadata.uid));
+    let succeeded = num(status.succeeded);
+    let failed = num(status.failed);
+    for (const uid of [...pending.succeeded]) {
+      if (stillHeld.has(uid)) continue;
+      pending.succeeded.delete(uid);
+      succeeded++;
+    }
+    for (const uid of [...pending.failed]) {
+      if (stillHeld.has(uid)) continue;
+      pending.failed.delete(uid);
+      failed++;
+    }
+    status.succeeded = succeeded;
+    status.failed = failed;
+    status.uncountedTerminatedPods = {
+      ...(pending.succeeded.size ? { succeeded: [...pending.succeeded] } : {}),
+      ...(pending.failed.size ? { failed: [...pending.failed] } : {}),
+    };
+
+    let active = pods.filter(podActive);
+    let conditions = conditionsOf(job);
+    const stamp = rfc3339(now);
+    const finish = (type: 'Complete' | 'Failed', reason: string, message: string): void => {
+      const target = type === 'Complete' ? 'SuccessCriteriaMet' : 'FailureTarget';
+      conditions = withCondition(conditions, { type: target, status: 'True', reason, message }, stamp);
+      conditions = withCondition(conditions, { type, status: 'True', reason, message }, stamp);
+      if (type === 'Complete') {
+        status.completionTime = stamp;
+        this.events.record(job, 'Normal', 'Completed', 'Job completed');
+      } else this.events.record(job, 'Warning', reason, message);
+    };
+
+    // 3. Has it finished now?
+    if (!isFinished(job)) {
+      const backoffLimit = typeof spec.backoffLimit === 'number' ? spec.backoffLimit : 6;
+      const deadline = spec.activeDeadlineSeconds;
+      const started = Date.parse(String(status.startTime ?? ''));
+      if (completionsReached(job, succeeded, succeededIndexes, active.length))
+        finish('Complete', 'CompletionsReached', 'Reached expected number of succeeded pods');
+      else if (failed > backoffLimit) finish('Failed', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit');
+      else if (typeof deadline === 'number' && Number.isFinite(started) && started + deadline * 1000 <= now.getTime() && spec.suspend !== true)
+        finish('Failed', 'DeadlineExceeded', 'Job was active longer than specified deadline');
+    }
+    const finished = conditions.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+
+    // 4. The pods it should have.
+    if (finished || spec.suspend === true) {
+      active = await this.deletePods(job, active, active.length);
+      if (!finished) {
+        if (conditions.find((c) => c.type === 'Suspended')?.status !== 'True') this.events.record(job, 'Normal', 'Suspended', 'Job suspended');
+        conditions = withCondition(conditions, { type: 'Suspended', status: 'True', reason: 'JobSuspended', message: 'Job suspended' }, stamp);
+        delete status.startTime;
+      }
+    } else {
+      if (conditions.find((c) => c.type === 'Suspended')?.status === 'True') {
+        conditions = withCondition(conditions, { type: 'Suspended', status: 'False', reason: 'JobResumed', message: 'Job resumed' }, stamp);
+        this.events.record(job, 'Normal', 'Resumed', 'Job resumed');
+      }
+      status.startTime ??= stamp;
+      if (indexed) {
+        const running = new Set(active.map(podIndex).filter((i): i is number => i !== undefined));
+        const start = indexesToStart(job, succeededIndexes, running);
+        active = [...active, ...(await this.createPods(job, start))];
+      } else {
+        const want = wantedActive(job, succeeded);
+        if (active.length < want)
+          active = [
+            ...active,
+            ...(await this.createPods(
+              job,
+              Array.from({ length: want - active.length }, () => undefined),
+            )),
+          ];
+        else if (active.length > want) active = await this.deletePods(job, active, active.length - want);
+      }
+    }
+
+    status.active = active.length;
+    status.ready = active.filter(podReady).length;
+    status.terminating = 0;
+    if (indexed) status.completedIndexes = formatIndexes(succeededIndexes);
+    if (conditions.length) status.conditions = conditions;
+    const next = statusCounts(status);
+    if (!isDeepStrictEqual(JSON.parse(JSON.stringify(asMap(job.status))), JSON.parse(JSON.stringify(next)))) job = await this.writeStatus(job, next);
+    this.schedule(job, finished, now);
+  }
+
+  /** Creates pods (one per entry: an index in Indexed mode, undefined otherwise), in slow-start batches; returns those created. */
+  private async createPods(job: KubeObject, indexes: (number | undefined)[]): Promise<KubeObject[]> {
+    const store = this.stores.storeFor(this.pods()!);
+    const ns = job.metadata.namespace ?? '';
+    const created: KubeObject[] = [];
+    let next = 0;
+    for (const size of slowStartBatches(Math.min(indexes.length, BURST_REPLICAS))) {
+      const batch = indexes.slice(next, next + size);
+      next += size;
+      const results = await Promise.allSettled(
+        batch.map((i) => store.create(ns, podForJob(job, i), { ctx: this.ctx(), fieldValidation: 'Ignore', fieldManager: USER })),
+      );
+      let failed = false;
+      for (const r of results) {
+        if (r.status === 'fulfilled') {
+          created.push(r.value);
+          this.events.record(job, 'Normal', 'SuccessfulCreate', 'Created pod: %v', r.value.metadata.name);
+        } else {
+          failed = true;
+          this.events.record(job, 'Warning', 'FailedCreate', 'Error creating: %v', (r.reason as Error).message);
+        }
+      }
+      if (failed) break;
+    }
+    return created;
+  }
+
+  /** Deletes `n` of the active pods (the least useful first); returns those left. */
+  private async deletePods(job: KubeObject, active: KubeObject[], n: number): Promise<KubeObject[]> {
+    if (n <= 0) return active;
+    const store = this.stores.storeFor(this.pods()!);
+    const victims = podsToDelete(active, n);
+    const gone = new Set<KubeObject>();
+    for (const p of victims) {
+      try {
+        await store.delete(p.metadata.namespace ?? '', p.metadata.name ?? '', { preconditions: { uid: p.metadata.uid } }, this.ctx());
+        this.events.record(job, 'Normal', 'SuccessfulDelete', 'Deleted pod: %v', p.metadata.name);
+        gone.add(p);
+      } catch (e) {
+        if (codeOf(e) === 404) gone.add(p);
+        else this.events.record(job, 'Warning', 'FailedDelete', 'Error deleting: %v', (e as Error).message);
+      }
+    }
+    // A deleted pod with the tracking finalizer stays until it is removed: this controller removes it.
+    for (const p of victims) if (gone.has(p) && hasTrackingFinalizer(p)) await this.dropFinalizer(p, true);
+    return active.filter((p) => !gone.has(p));
+  }
+
+  /** Removes the tracking finalizer from a pod (gone already: nothing to do). */
+  private async dropFinalizer(pod: KubeObject, fresh = false): Promise<void> {
+    const store = this.stores.storeFor(this.pods()!);
+    const ns = pod.metadata.namespace ?? '';
+    const name = pod.metadata.name ?? '';
+    try {
+      const cur = fresh ? await store.get(ns, name) : pod;
+      if (cur.metadata.uid !== pod.metadata.uid) return;
+      const finalizers = (Array.isArray(cur.metadata.finalizers) ? cur.metadata.finalizers : []).filter((f) => f !== JOB_TRACKING_FINALIZER);
+      await store.update(ns, name, { ...cur, metadata: { ...cur.metadata, finalizers } }, { ctx: this.ctx(), fieldValidation: 'Ignore', fieldManager: USER });
+    } catch (e) {
+      if (codeOf(e) === 404) return;
+      if (codeOf(e) === 409) throw new Requeue();
+      throw e;
+    }
+  }
+
+  private async writeStatus(job: KubeObject, status: Record<string, unknown>): Promise<KubeObject> {
+    const store = this.stores.storeFor(this.jobs()!);
+    try {
+      const res = await store.update(
+        job.metadata.namespace ?? '',
+        job.metadata.name ?? '',
+        { ...job, status },
+        { ctx: this.ctx(), fieldValidation: 'Ignore', subresource: 'status', fieldManager: USER },
+      );
+      return res.object;
+    } catch (e) {
+      if (codeOf(e) === 409 || codeOf(e) === 404) throw new Requeue();
+      throw e;
+    }
+  }
+
+  /**
+   * Looks at the Job again when something is due: its activeDeadlineSeconds while it runs, and
+   * once finished with ttlSecondsAfterFinished, its deletion (done here when due).
+   */
+  private schedule(job: KubeObject, finished: boolean, now: Date): void {
+    const key = `${job.metadata.namespace ?? ''}/${job.metadata.name}`;
+    const spec = asMap(job.spec);
+    const status = asMap(job.status);
+    let due: number | undefined;
+    if (finished && typeof spec.ttlSecondsAfterFinished === 'number') {
+      const at = conditionsOf(job).find((c: JobCondition) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')?.lastTransitionTime;
+      const end = Date.parse(String(status.completionTime ?? at ?? '')) + spec.ttlSecondsAfterFinished * 1000;
+      if (Number.isFinite(end)) {
+        if (end <= now.getTime()) {
+          void this.deleteFinished(job);
+          return;
+        }
+        due = end;
+      }
+    } else if (!finished && typeof spec.activeDeadlineSeconds === 'number' && typeof status.startTime === 'string') {
+      due = Date.parse(status.startTime) + spec.activeDeadlineSeconds * 1000;
+    }
+    clearTimeout(this.timers.get(key));
+    this.timers.delete(key);
+    if (due === undefined || !Number.isFinite(due)) return;
+    const t = setTimeout(
+      () => {
+        this.timers.delete(key);
+        if (this.stopped) return;
+        this.queue.add(key);
+        this.drain();
+      },
+      Math.max(0, due - Date.now()) + 500,
+    );
+    t.unref();
+    this.timers.set(key, t);
+  }
+
+  /** Deletes a finished Job whose time to live has passed; the garbage collector takes its pods. */
+  private async deleteFinished(job: KubeObject): Promise<void> {
+    try {
+      await this.stores
+        .storeFor(this.jobs()!)
+        .delete(
+          job.metadata.namespace ?? '',
+          job.metadata.name ?? '',
+          { propagationPolicy: 'Background', preconditions: { uid: job.metadata.uid } },
+          this.ctx(),
+        );
+    } catch (e) {
+      if (codeOf(e) !== 404 && codeOf(e) !== 409) process.stderr.write(`${USER}: deleting ${job.metadata.name}: ${(e as Error).message}\n`);
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import type { KubeObject } from '@app/apimachinery';
+import { completionsReached, formatIndexes, indexesToStart, parseIndexes, podForJob, statusCounts, wantedActive, withCondition } from './job.logic.js';
+
+const job = (spec: Record<string, unknown>): KubeObject =>
+  ({
+    metadata: { name: 'j', namespace: 'ns', uid: 'job-uid' },
+    spec: {
+      template: {
+        metadata: { labels: { 'batch.kubernetes.io/job-name': 'j' } },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] },
+      },
+      ...spec,
+    },
+  }) as KubeObject;
+
+describe('job logic', () => {
+  it('spells completed indexes as kube does, and reads them back', () => {
+    expect(formatIndexes([5, 0, 1, 2, 7, 8])).toBe('0-2,5,7-8');
+    expect(formatIndexes([])).toBe('');
+    expect([...parseIndexes('0-2,5,7-8')].sort((a, b) => a - b)).toEqual([0, 1, 2, 5, 7, 8]);
+    expect(parseIndexes('x,3')).toEqual(new Set([3]));
+  });
+
+  it('wants parallelism pods, no more than the completions missing; a work queue none after a success', () => {
+    expect(wantedActive(job({ completions: 5, parallelism: 2 }), 0)).toBe(2);
+    expect(wantedActive(job({ completions: 5, parallelism: 2 }), 4)).toBe(1);
+    expect(wantedActive(job({ completions: 5, parallelism: 2 }), 5)).toBe(0);
+    expect(wantedActive(job({ parallelism: 3 }), 0)).toBe(3);
+    expect(wantedActive(job({ parallelism: 3 }), 1)).toBe(0);
+  });
+
+  it('starts the lowest indexes neither succeeded nor running, within parallelism', () => {
+    const indexed = job({ completionMode: 'Indexed', completions: 5, parallelism: 2 });
+    expect(indexesToStart(indexed, new Set(), new Set())).toEqual([0, 1]);
+    expect(indexesToStart(indexed, new Set([0]), new Set([1]))).toEqual([2]);
+    expect(indexesToStart(indexed, new Set([0, 2, 3, 4]), new Set([1]))).toEqual([]);
+  });
+
+  it('is complete with its completions, its indexes, or (a work queue) one success and nothing active', () => {
+    expect(completionsReached(job({ completions: 2 }), 2, new Set(), 0)).toBe(true);
+    expect(completionsReached(job({ completions: 2 }), 1, new Set(), 0)).toBe(false);
+    expect(completionsReached(job({ completionMode: 'Indexed', completions: 2 }), 2, new Set([0]), 0)).toBe(false);
+    expect(completionsReached(job({ completionMode: 'Indexed', completions: 2 }), 2, new Set([0, 1]), 0)).toBe(true);
+    expect(completionsReached(job({ parallelism: 2 }), 1, new Set(), 1)).toBe(false);
+    expect(completionsReached(job({ parallelism: 2 }), 1, new Set(), 0)).toBe(true);
+  });
+
+  it('makes pods with the tracking finalizer, owned by the Job; Indexed ones carry their index', () => {
+    const p = podForJob(job({}));
+    expect(p.metadata).toEqual({
+      generateName: 'j-',
+      namespace: 'ns',
+      labels: { 'batch.kubernetes.io/job-name': 'j' },
+      finalizers: ['batch.kubernetes.io/job-tracking'],
+      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'j', uid: 'job-uid', controller: true, blockOwnerDeletion: true }],
+    });
+    const i = podForJob(job({ completionMode: 'Indexed' }), 3);
+    expect(i.metadata.generateName).toBe('j-3-');
+    expect(i.metadata.labels).toMatchObject({ 'batch.kubernetes.io/job-completion-index': '3' });
+    expect(i.metadata.annotations).toEqual({ 'batch.kubernetes.io/job-completion-index': '3' });
+    expect((i.spec as { hostname: string }).hostname).toBe('j-3');
+  });
+
+  it('sets conditions keeping the transition time while the status stays, and leaves zero counts out', () => {
+    const first = withCondition([], { type: 'Suspended', status: 'True', reason: 'JobSuspended', message: 'Job suspended' }, 'T1');
+    expect(first).toEqual([
+      { type: 'Suspended', status: 'True', reason: 'JobSuspended', message: 'Job suspended', lastProbeTime: 'T1', lastTransitionTime: 'T1' },
+    ]);
+    expect(withCondition(first, { type: 'Suspended', status: 'True', reason: 'JobSuspended', message: 'Job suspended' }, 'T2')).toBe(first);
+    const resumed = withCondition(first, { type: 'Suspended', status: 'False', reason: 'JobResumed', message: 'Job resumed' }, 'T3');
+    expect(resumed[0]).toMatchObject({ status: 'False', lastTransitionTime: 'T3' });
+    expect(statusCounts({ active: 0, succeeded: 0, failed: 2, completedIndexes: '' })).toEqual({ active: 0, failed: 2 });
+  });
+});

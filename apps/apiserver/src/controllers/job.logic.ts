@@ -1,0 +1,170 @@
+/**
+ * The computation of the Job controller (kube-controller-manager's job controller): the pods a
+ * Job should have now, the pod it creates from its template (with the tracking finalizer, and in
+ * Indexed mode its completion index), the completion indexes as kube spells them ("0-2,5"), and
+ * when a Job is complete or has failed. Pure: job.controller.ts does the reads and writes.
+ */
+import type { KubeObject } from '@app/apimachinery';
+import { asMap } from '../groups/core/core.helpers.js';
+
+/** Keeps a finished pod until the controller has counted it. */
+export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
+/** An Indexed Job's pod's index (annotation and label). */
+export const COMPLETION_INDEX = 'batch.kubernetes.io/job-completion-index';
+
+type Obj = Record<string, unknown>;
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** A Job condition. */
+export interface JobCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastProbeTime?: string;
+  lastTransitionTime?: string;
+}
+
+/** The Job's conditions. */
+export function conditionsOf(job: KubeObject): JobCondition[] {
+  const c = asMap(job.status).conditions;
+  return (Array.isArray(c) ? c : []).map((x) => ({ ...(asMap(x) as unknown as JobCondition) }));
+}
+
+/** Whether the Job has finished: a Complete or Failed condition that is True. */
+export function isFinished(job: KubeObject): boolean {
+  return conditionsOf(job).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+}
+
+/** Whether the Job runs in Indexed completion mode. */
+export function isIndexed(job: KubeObject): boolean {
+  return asMap(job.spec).completionMode === 'Indexed';
+}
+
+/** A pod's completion index, undefined when it has none (or not a valid one). */
+export function podIndex(pod: KubeObject): number | undefined {
+  const v = asMap(pod.metadata.annotations)[COMPLETION_INDEX];
+  if (typeof v !== 'string' || !/^(0|[1-9]\d{0,8})$/.test(v)) return undefined;
+  return Number(v);
+}
+
+/** Parses completedIndexes ("1,3-5") into a set; what cannot be read is left out. */
+export function parseIndexes(text: unknown): Set<number> {
+  const out = new Set<number>();
+  if (typeof text !== 'string') return out;
+  for (const part of text.split(',')) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) continue;
+    const from = Number(m[1]);
+    const to = m[2] === undefined ? from : Number(m[2]);
+    for (let i = from; i <= to && i - from < 1_000_000; i++) out.add(i);
+  }
+  return out;
+}
+
+/** Spells a set of indexes as kube does: ascending, each run of consecutive indexes as "a-b", commas between. */
+export function formatIndexes(indexes: Iterable<number>): string {
+  const sorted = [...new Set(indexes)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length;) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(j === i ? String(sorted[i]) : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  return parts.join(',');
+}
+
+/** A pod that finished: Succeeded or Failed. */
+export function podFinished(pod: KubeObject): 'Succeeded' | 'Failed' | undefined {
+  const phase = asMap(pod.status).phase;
+  return phase === 'Succeeded' || phase === 'Failed' ? phase : undefined;
+}
+
+/** A pod that counts as active: not finished and not being deleted. */
+export function podActive(pod: KubeObject): boolean {
+  return podFinished(pod) === undefined && !pod.metadata.deletionTimestamp;
+}
+
+/** Whether the pod still carries the tracking finalizer (it is not counted yet). */
+export function hasTrackingFinalizer(pod: KubeObject): boolean {
+  const f = pod.metadata.finalizers;
+  return Array.isArray(f) && f.includes(JOB_TRACKING_FINALIZER);
+}
+
+/** The pod to create for the Job (in Indexed mode, for `index`); the server names it. */
+export function podForJob(job: KubeObject, index?: number): KubeObject {
+  const template = asMap(asMap(job.spec).template);
+  const meta = asMap(template.metadata);
+  const name = job.metadata.name ?? '';
+  const copy = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+  const labels = { ...(asMap(meta.labels) as Record<string, string>) };
+  const annotations = { ...(asMap(meta.annotations) as Record<string, string>) };
+  const spec = copy(asMap(template.spec));
+  if (index !== undefined) {
+    labels[COMPLETION_INDEX] = String(index);
+    annotations[COMPLETION_INDEX] = String(index);
+    // kube names an Indexed Job's pods' hosts after the Job and the index.
+    spec.hostname ??= `${name}-${index}`;
+  }
+  const finalizers = Array.isArray(meta.finalizers) ? [...(meta.finalizers as string[])] : [];
+  if (!finalizers.includes(JOB_TRACKING_FINALIZER)) finalizers.push(JOB_TRACKING_FINALIZER);
+  const metadata: KubeObject['metadata'] = {
+    generateName: index === undefined ? `${name}-` : `${name}-${index}-`,
+    namespace: job.metadata.namespace,
+    labels,
+    finalizers,
+    ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name, uid: job.metadata.uid, controller: true, blockOwnerDeletion: true }],
+  };
+  if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
+  return { apiVersion: 'v1', kind: 'Pod', metadata, spec };
+}
+
+/**
+ * How many pods should be active now (NonIndexed): parallelism, but no more than the completions
+ * still missing; without completions (a work queue) none once one pod has succeeded.
+ */
+export function wantedActive(job: KubeObject, succeeded: number): number {
+  const spec = asMap(job.spec);
+  const parallelism = typeof spec.parallelism === 'number' ? spec.parallelism : 1;
+  if (typeof spec.completions !== 'number') return succeeded > 0 ? 0 : parallelism;
+  return Math.max(0, Math.min(parallelism, spec.completions - succeeded));
+}
+
+/**
+ * The indexes to start pods for (Indexed): the lowest ones neither succeeded nor running, as
+ * many as parallelism leaves room for.
+ */
+export function indexesToStart(job: KubeObject, succeeded: Set<number>, running: Set<number>): number[] {
+  const spec = asMap(job.spec);
+  const completions = num(spec.completions);
+  const parallelism = typeof spec.parallelism === 'number' ? spec.parallelism : 1;
+  const room = Math.max(0, parallelism - running.size);
+  const out: number[] = [];
+  for (let i = 0; i < completions && out.length < room; i++) if (!succeeded.has(i) && !running.has(i)) out.push(i);
+  return out;
+}
+
+/** Whether the Job has all the completions it asks for (a work queue: one success and nothing active). */
+export function completionsReached(job: KubeObject, succeeded: number, succeededIndexes: Set<number>, active: number): boolean {
+  const spec = asMap(job.spec);
+  if (isIndexed(job)) return succeededIndexes.size >= num(spec.completions);
+  if (typeof spec.completions !== 'number') return succeeded > 0 && active === 0;
+  return succeeded >= spec.completions;
+}
+
+/** Sets a condition: replaced when its status, reason or message change (lastTransitionTime kept while the status stays). */
+export function withCondition(conditions: JobCondition[], next: JobCondition, now: string): JobCondition[] {
+  const cur = conditions.find((c) => c.type === next.type);
+  if (cur && cur.status === next.status && cur.reason === next.reason && cur.message === next.message) return conditions;
+  const stamped = { ...next, lastProbeTime: now, lastTransitionTime: cur && cur.status === next.status ? (cur.lastTransitionTime ?? now) : now };
+  return cur ? conditions.map((c) => (c === cur ? stamped : c)) : [...conditions, stamped];
+}
+
+/** The status counts as written: zero counts of succeeded and failed left out, as kube omits them. */
+export function statusCounts(status: Obj): Obj {
+  const out: Obj = { ...status };
+  for (const k of ['succeeded', 'failed']) if (!num(out[k])) delete out[k];
+  if (out.completedIndexes === '') delete out.completedIndexes;
+  return out;
+}

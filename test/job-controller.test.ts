@@ -1,0 +1,189 @@
+/**
+ * The Job controller through kubectl: a Job gets its pods (from its template, with the tracking
+ * finalizer), counts them when something writes their phase (nothing runs pods here, so the test
+ * plays the kubelet through `/status`), completes (`kubectl wait --for=condition=complete`
+ * returns) or fails past its backoff limit, runs Indexed Jobs index by index, is suspended and
+ * resumed, is deleted after its time to live, and lets its pods go when it is deleted.
+ */
+import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
+
+const NS = 'default';
+
+interface Pod {
+  metadata: {
+    name: string;
+    uid: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    ownerReferences?: { kind: string; name: string }[];
+  };
+  spec: { hostname?: string };
+  status?: Record<string, unknown>;
+}
+interface Job {
+  status?: {
+    active?: number;
+    succeeded?: number;
+    failed?: number;
+    completedIndexes?: string;
+    startTime?: string;
+    completionTime?: string;
+    conditions?: { type: string; status: string; reason?: string }[];
+  };
+}
+
+async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('Job controller', () => {
+  let server: ServerHandle;
+  const k = (args: string[], opts: { input?: string; expectFail?: boolean } = {}) => kubectl(server, args, opts);
+  const podsOf = async (job: string): Promise<Pod[]> =>
+    (JSON.parse((await k(['get', 'pods', '-n', NS, '-l', `batch.kubernetes.io/job-name=${job}`, '-o', 'json'])).stdout) as { items: Pod[] }).items;
+  const waitPods = (job: string, n: number, check: (ps: Pod[]) => boolean = () => true) =>
+    until(`${n} pods of ${job}`, async () => {
+      const ps = await podsOf(job);
+      return ps.length === n && check(ps) ? ps : undefined;
+    });
+  const job = async (name: string): Promise<Job> => (await request(server, 'GET', `/apis/batch/v1/namespaces/${NS}/jobs/${name}`)).json() as Job;
+  const waitJob = (name: string, check: (j: Job) => boolean, what: string) =>
+    until(what, async () => {
+      const j = await job(name);
+      return check(j) ? j : undefined;
+    });
+  /** Plays the kubelet: the pod ends in `phase`. */
+  const finish = async (pod: Pod, phase: 'Succeeded' | 'Failed') => {
+    const cur = (await request(server, 'GET', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}`)).json() as Pod;
+    cur.status = { ...cur.status, phase };
+    expect((await request(server, 'PUT', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}/status`, { body: cur })).status).toBe(200);
+  };
+  const condition = (j: Job, type: string) => j.status?.conditions?.find((c) => c.type === type);
+
+  beforeAll(async () => {
+    server = await startServer();
+  });
+
+  afterAll(async () => {
+    await server?.cleanup();
+  });
+
+  it('runs a Job to completion: a pod, counted once it succeeds, and kubectl wait returns', async () => {
+    await k(['create', 'job', 'hello', '-n', NS, '--image=busybox', '--', 'echo', 'hi']);
+    const [pod] = await waitPods('hello', 1);
+    expect(pod!.metadata.name).toMatch(/^hello-[a-z0-9]{5}$/);
+    expect(pod!.metadata.finalizers).toEqual(['batch.kubernetes.io/job-tracking']);
+    expect(pod!.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Job', name: 'hello' });
+    const running = await waitJob('hello', (j) => j.status?.active === 1, 'one active pod');
+    expect(running.status).toMatchObject({ active: 1, ready: 0, terminating: 0, uncountedTerminatedPods: {} });
+    expect(running.status?.startTime).toBeDefined();
+    expect((await k(['get', 'job', 'hello', '-n', NS])).stdout).toMatch(/^hello\s+Running\s+0\/1\s+/m);
+
+    await finish(pod!, 'Succeeded');
+    const wait = await k(['wait', '--for=condition=complete', 'job/hello', '-n', NS, '--timeout=20s']);
+    expect(wait.stdout).toContain('job.batch/hello condition met');
+    const done = await job('hello');
+    expect(done.status).toMatchObject({ succeeded: 1, uncountedTerminatedPods: {} });
+    expect(done.status?.active ?? 0).toBe(0);
+    expect(done.status?.completionTime).toBeDefined();
+    expect(condition(done, 'SuccessCriteriaMet')).toMatchObject({ status: 'True', reason: 'CompletionsReached' });
+    expect(condition(done, 'Complete')).toMatchObject({ status: 'True', reason: 'CompletionsReached' });
+    // Counted: the pod's tracking finalizer is gone.
+    await until('the finalizer removed', async () => ((await podsOf('hello'))[0]?.metadata.finalizers ?? []).length === 0 || undefined);
+    expect((await k(['get', 'job', 'hello', '-n', NS])).stdout).toMatch(/^hello\s+Complete\s+1\/1\s+/m);
+  });
+
+  it('fails a Job past its backoff limit, replacing failed pods until then', async () => {
+    await k(['apply', '-n', NS, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'flaky' },
+        spec: { backoffLimit: 1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+      }),
+    });
+    const [first] = await waitPods('flaky', 1);
+    await finish(first!, 'Failed');
+    // One failure is within the limit: a replacement.
+    const pods = await waitPods('flaky', 2);
+    const second = pods.find((p) => p.metadata.uid !== first!.metadata.uid)!;
+    await finish(second, 'Failed');
+    await k(['wait', '--for=condition=failed', 'job/flaky', '-n', NS, '--timeout=20s']);
+    const failed = await job('flaky');
+    expect(failed.status?.failed).toBe(2);
+    expect(condition(failed, 'Failed')).toMatchObject({ status: 'True', reason: 'BackoffLimitExceeded' });
+    expect(condition(failed, 'FailureTarget')).toMatchObject({ status: 'True', reason: 'BackoffLimitExceeded' });
+  });
+
+  it('runs an Indexed Job index by index within its parallelism', async () => {
+    await k(['apply', '-n', NS, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'shards' },
+        spec: {
+          completions: 3,
+          parallelism: 2,
+          completionMode: 'Indexed',
+          template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+        },
+      }),
+    });
+    const pods = await waitPods('shards', 2);
+    const byIndex = new Map(pods.map((p) => [p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'], p]));
+    expect([...byIndex.keys()].sort()).toEqual(['0', '1']);
+    expect(byIndex.get('0')!.metadata.name).toMatch(/^shards-0-[a-z0-9]{5}$/);
+    expect(byIndex.get('0')!.spec.hostname).toBe('shards-0');
+    expect(byIndex.get('1')!.metadata.labels?.['batch.kubernetes.io/job-completion-index']).toBe('1');
+    await finish(byIndex.get('0')!, 'Succeeded');
+    const next = await waitPods('shards', 3, (ps) => ps.some((p) => p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'] === '2'));
+    expect(next).toHaveLength(3);
+    await waitJob('shards', (j) => j.status?.completedIndexes === '0' && j.status?.succeeded === 1, 'index 0 completed');
+    for (const p of next) if (p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'] !== '0') await finish(p, 'Succeeded');
+    const done = await waitJob('shards', (j) => condition(j, 'Complete')?.status === 'True', 'the Indexed Job complete');
+    expect(done.status).toMatchObject({ succeeded: 3, completedIndexes: '0-2' });
+  });
+
+  it('a suspended Job has no pods until resumed', async () => {
+    await k(['create', 'job', 'later', '-n', NS, '--image=busybox']);
+    await waitPods('later', 1);
+    await k(['patch', 'job', 'later', '-n', NS, '--type=merge', '-p', '{"spec":{"suspend":true}}']);
+    const suspended = await waitJob('later', (j) => condition(j, 'Suspended')?.status === 'True', 'the Suspended condition');
+    expect(suspended.status?.startTime).toBeUndefined();
+    await waitPods('later', 0);
+    await k(['patch', 'job', 'later', '-n', NS, '--type=merge', '-p', '{"spec":{"suspend":false}}']);
+    await waitPods('later', 1);
+    const resumed = await waitJob('later', (j) => condition(j, 'Suspended')?.status === 'False', 'the Suspended condition False');
+    expect(condition(resumed, 'Suspended')).toMatchObject({ reason: 'JobResumed' });
+  });
+
+  it('deletes a finished Job after its time to live, and a deleted Job lets its pods go', async () => {
+    await k(['apply', '-n', NS, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'short' },
+        spec: { ttlSecondsAfterFinished: 1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+      }),
+    });
+    const [pod] = await waitPods('short', 1);
+    await finish(pod!, 'Succeeded');
+    await until('the Job deleted', async () =>
+      (await request(server, 'GET', `/apis/batch/v1/namespaces/${NS}/jobs/short`)).status === 404 ? true : undefined,
+    );
+    await waitPods('short', 0);
+
+    // kubectl delete: the pods still running go too (their tracking finalizer removed).
+    await k(['create', 'job', 'gone', '-n', NS, '--image=busybox']);
+    await waitPods('gone', 1);
+    expect((await k(['delete', 'job', 'gone', '-n', NS])).stdout).toContain('job.batch "gone" deleted');
+    expect(await waitPods('gone', 0)).toEqual([]);
+  });
+});
