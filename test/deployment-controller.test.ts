@@ -7,6 +7,7 @@
  * resizes the ReplicaSet, and a rollout past its progress deadline is reported as such (`kubectl
  * rollout status` says so). Nothing runs pods here, as in a cluster without nodes.
  */
+import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, startServer } from './support/server.js';
 
 const NS = 'default';
@@ -22,16 +23,6 @@ interface Obj {
   status?: { replicas?: number; updatedReplicas?: number; conditions?: { type: string; status: string; reason: string; message: string }[] };
 }
 
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 describe('Deployment controller', () => {
   let server: ServerHandle;
   const k = (args: string[], opts: { input?: string; expectFail?: boolean } = {}) => kubectl(server, args, opts);
@@ -40,7 +31,7 @@ describe('Deployment controller', () => {
     (JSON.parse((await k(['get', kind, '-n', NS, '-l', selector, '-o', 'json'])).stdout) as { items: Obj[] }).items;
   /** The ReplicaSets of a deployment, by revision, once `check` holds for them. */
   const replicaSets = (selector: string, check: (rss: Obj[]) => boolean, what: string) =>
-    until(what, async () => {
+    waitFor(what, async () => {
       const rss = (await list('rs', selector)).sort(
         (a, b) => Number(a.metadata.annotations?.['deployment.kubernetes.io/revision']) - Number(b.metadata.annotations?.['deployment.kubernetes.io/revision']),
       );
@@ -70,12 +61,12 @@ describe('Deployment controller', () => {
     });
     expect(rs!.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Deployment', name: 'web' });
     expect(rs!.spec.replicas).toBe(3);
-    const pods = await until('3 pods', async () => {
+    const pods = await waitFor('3 pods', async () => {
       const ps = await list('pods', `app=web,pod-template-hash=${hash}`);
       return ps.length === 3 ? ps : undefined;
     });
     expect(pods[0]!.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'ReplicaSet', name: `web-${hash}` });
-    const status = await until('the status', async () => {
+    const status = await waitFor('the status', async () => {
       const now = await get('deployment', 'web');
       return now.status?.updatedReplicas === 3 ? now : undefined;
     });
@@ -101,7 +92,7 @@ describe('Deployment controller', () => {
     expect(oldRS!.spec.replicas).toBe(3);
     expect(newRS!.metadata.annotations?.['deployment.kubernetes.io/revision']).toBe('2');
     expect(newRS!.spec.template?.spec.containers[0]!.image).toBe('nginx:1.27');
-    const d = await until('revision 2', async () => {
+    const d = await waitFor('revision 2', async () => {
       const now = await get('deployment', 'web');
       return now.metadata.annotations?.['deployment.kubernetes.io/revision'] === '2' ? now : undefined;
     });
@@ -131,11 +122,11 @@ describe('Deployment controller', () => {
   it('scales the ReplicaSet of a settled Deployment', async () => {
     await k(['create', 'deployment', 'api', '-n', NS, '--image=nginx', '--replicas=2']);
     await replicaSets('app=api', (rss) => rss.length === 1 && rss[0]!.spec.replicas === 2, 'the ReplicaSet at 2');
-    await until('2 pods', async () => ((await list('pods', 'app=api')).length === 2 ? true : undefined));
+    await waitFor('2 pods', async () => ((await list('pods', 'app=api')).length === 2 ? true : undefined));
     await k(['scale', 'deployment', 'api', '-n', NS, '--replicas=1']);
     const [rs] = await replicaSets('app=api', (rss) => rss[0]?.spec.replicas === 1, 'the ReplicaSet at 1');
     expect(rs!.metadata.annotations?.['deployment.kubernetes.io/desired-replicas']).toBe('1');
-    await until('1 pod', async () => ((await list('pods', 'app=api')).length === 1 ? true : undefined));
+    await waitFor('1 pod', async () => ((await list('pods', 'app=api')).length === 1 ? true : undefined));
     const events = (
       await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=api,reason=ScalingReplicaSet', '-o', 'jsonpath={.items[*].message}'])
     ).stdout;
@@ -156,11 +147,11 @@ describe('Deployment controller', () => {
         },
       }),
     });
-    await until('2 pods', async () => ((await list('pods', 'app=db')).length === 2 ? true : undefined));
+    await waitFor('2 pods', async () => ((await list('pods', 'app=db')).length === 2 ? true : undefined));
     await k(['set', 'image', 'deployment/db', '-n', NS, 'db=postgres:17']);
     const [oldRS, newRS] = await replicaSets('app=db', (rss) => rss.length === 2 && rss[1]!.spec.replicas === 2, 'the new ReplicaSet at 2');
     expect(oldRS!.spec.replicas).toBe(0);
-    const pods = await until('2 new pods', async () => {
+    const pods = await waitFor('2 new pods', async () => {
       const ps = await list('pods', 'app=db');
       return ps.length === 2 && ps.every((p) => p.metadata.labels?.['pod-template-hash'] === newRS!.metadata.labels?.['pod-template-hash']) ? ps : undefined;
     });
@@ -172,7 +163,7 @@ describe('Deployment controller', () => {
     await replicaSets('app=cache', (rss) => rss.length === 1, 'the ReplicaSet');
     await k(['rollout', 'pause', 'deployment/cache', '-n', NS]);
     await k(['set', 'image', 'deployment/cache', '-n', NS, 'redis=redis:8']);
-    const paused = await until('the paused condition', async () => {
+    const paused = await waitFor('the paused condition', async () => {
       const d = await get('deployment', 'cache');
       return condition(d, 'Progressing')?.reason === 'DeploymentPaused' ? d : undefined;
     });
@@ -196,7 +187,7 @@ describe('Deployment controller', () => {
         },
       }),
     });
-    const d = await until('the deadline exceeded', async () => {
+    const d = await waitFor('the deadline exceeded', async () => {
       const now = await get('deployment', 'slow');
       return condition(now, 'Progressing')?.reason === 'ProgressDeadlineExceeded' ? now : undefined;
     });

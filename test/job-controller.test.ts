@@ -5,6 +5,7 @@
  * returns) or fails past its backoff limit, runs Indexed Jobs index by index, is suspended and
  * resumed, is deleted after its time to live, and lets its pods go when it is deleted.
  */
+import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
 
 const NS = 'default';
@@ -33,29 +34,19 @@ interface Job {
   };
 }
 
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 describe('Job controller', () => {
   let server: ServerHandle;
   const k = (args: string[], opts: { input?: string; expectFail?: boolean } = {}) => kubectl(server, args, opts);
   const podsOf = async (job: string): Promise<Pod[]> =>
     (JSON.parse((await k(['get', 'pods', '-n', NS, '-l', `batch.kubernetes.io/job-name=${job}`, '-o', 'json'])).stdout) as { items: Pod[] }).items;
   const waitPods = (job: string, n: number, check: (ps: Pod[]) => boolean = () => true) =>
-    until(`${n} pods of ${job}`, async () => {
+    waitFor(`${n} pods of ${job}`, async () => {
       const ps = await podsOf(job);
       return ps.length === n && check(ps) ? ps : undefined;
     });
   const job = async (name: string): Promise<Job> => (await request(server, 'GET', `/apis/batch/v1/namespaces/${NS}/jobs/${name}`)).json() as Job;
   const waitJob = (name: string, check: (j: Job) => boolean, what: string) =>
-    until(what, async () => {
+    waitFor(what, async () => {
       const j = await job(name);
       return check(j) ? j : undefined;
     });
@@ -96,7 +87,7 @@ describe('Job controller', () => {
     expect(condition(done, 'SuccessCriteriaMet')).toMatchObject({ status: 'True', reason: 'CompletionsReached' });
     expect(condition(done, 'Complete')).toMatchObject({ status: 'True', reason: 'CompletionsReached' });
     // Counted: the pod's tracking finalizer is gone.
-    await until('the finalizer removed', async () => ((await podsOf('hello'))[0]?.metadata.finalizers ?? []).length === 0 || undefined);
+    await waitFor('the finalizer removed', async () => ((await podsOf('hello'))[0]?.metadata.finalizers ?? []).length === 0 || undefined);
     expect((await k(['get', 'job', 'hello', '-n', NS])).stdout).toMatch(/^hello\s+Complete\s+1\/1\s+/m);
   });
 
@@ -175,7 +166,7 @@ describe('Job controller', () => {
     });
     const [pod] = await waitPods('short', 1);
     await finish(pod!, 'Succeeded');
-    await until('the Job deleted', async () =>
+    await waitFor('the Job deleted', async () =>
       (await request(server, 'GET', `/apis/batch/v1/namespaces/${NS}/jobs/short`)).status === 404 ? true : undefined,
     );
     await waitPods('short', 0);

@@ -5,6 +5,7 @@
  * the status counts its pods, and Events say what it did. Nothing runs pods here: they stay
  * Pending, as in a cluster without nodes.
  */
+import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
 
 const NS = 'default';
@@ -12,16 +13,6 @@ const NS = 'default';
 interface Pod {
   metadata: { name: string; labels?: Record<string, string>; ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean }[] };
   status?: { phase?: string };
-}
-
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 describe('ReplicaSet and ReplicationController controllers', () => {
@@ -32,7 +23,7 @@ describe('ReplicaSet and ReplicationController controllers', () => {
     return (JSON.parse(r.stdout) as { items: Pod[] }).items;
   };
   const count = (selector: string, n: number) =>
-    until(`${n} pods with ${selector}`, async () => {
+    waitFor(`${n} pods with ${selector}`, async () => {
       const pods = await podsOf(selector);
       return pods.length === n ? pods : undefined;
     });
@@ -66,7 +57,7 @@ describe('ReplicaSet and ReplicationController controllers', () => {
       expect(p.metadata.ownerReferences).toEqual([{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid, controller: true, blockOwnerDeletion: true }]);
       expect(p.status?.phase).toBe('Pending');
     }
-    const status = await until('the status of 3 replicas', async () => {
+    const status = await waitFor('the status of 3 replicas', async () => {
       const r = await kubectl(server, ['get', 'rs', 'web', '-n', NS, '-o', 'json']);
       const s = (JSON.parse(r.stdout) as { status: Record<string, number> }).status;
       return s.replicas === 3 ? s : undefined;
@@ -78,7 +69,7 @@ describe('ReplicaSet and ReplicationController controllers', () => {
 
     await kubectl(server, ['scale', 'rs', 'web', '-n', NS, '--replicas=1']);
     await count('app=web', 1);
-    const events = await until('the controller events', async () => {
+    const events = await waitFor('the controller events', async () => {
       const r = await kubectl(server, ['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=web', '-o', 'json']);
       const items = (JSON.parse(r.stdout) as { items: { reason: string; message: string; source?: { component?: string } }[] }).items;
       return items.some((e) => e.reason === 'SuccessfulDelete') ? items : undefined;
@@ -111,7 +102,7 @@ describe('ReplicaSet and ReplicationController controllers', () => {
     });
     // The stray pod counts as one of the two: one more is created, and the stray one is owned.
     const pods = await count('app=api', 2);
-    await until('the stray pod adopted', async () => {
+    await waitFor('the stray pod adopted', async () => {
       const r = await request(server, 'GET', `/api/v1/namespaces/${NS}/pods/stray`);
       const refs = (r.json() as Pod).metadata.ownerReferences ?? [];
       return refs.some((ref) => ref.kind === 'ReplicaSet' && ref.name === 'api' && ref.controller) ? true : undefined;
@@ -120,7 +111,7 @@ describe('ReplicaSet and ReplicationController controllers', () => {
 
     // Relabelled out of the selector: released, and replaced.
     await kubectl(server, ['label', 'pod', 'stray', '-n', NS, 'app=other', '--overwrite']);
-    await until('the stray pod released', async () => {
+    await waitFor('the stray pod released', async () => {
       const r = await request(server, 'GET', `/api/v1/namespaces/${NS}/pods/stray`);
       return ((r.json() as Pod).metadata.ownerReferences ?? []).length === 0 ? true : undefined;
     });
@@ -144,7 +135,7 @@ describe('ReplicaSet and ReplicationController controllers', () => {
     expect(pods[0]!.metadata.ownerReferences?.[0]).toMatchObject({ apiVersion: 'v1', kind: 'ReplicationController', name: 'legacy', controller: true });
     // A pod deleted by hand is replaced.
     await kubectl(server, ['delete', 'pod', pods[0]!.metadata.name, '-n', NS]);
-    await until('a replacement pod', async () => {
+    await waitFor('a replacement pod', async () => {
       const now = await podsOf('app=legacy');
       return now.length === 2 && !now.some((p) => p.metadata.name === pods[0]!.metadata.name) ? true : undefined;
     });
