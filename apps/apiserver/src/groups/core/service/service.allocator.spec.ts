@@ -333,8 +333,10 @@ describe('Service update patches', () => {
 describe('ServiceRangeRepair', () => {
   it('marks what Services hold, gives back a leak after three rounds, and starts over on a conflict', async () => {
     const { ips, np, alloc, logs } = setup();
-    const a = svc({ type: 'NodePort', ports: [{ port: 1 }] }, 'a');
+    // Asked for: an IP chosen at random could be one of those the rounds below plant.
+    const a = svc({ type: 'NodePort', clusterIP: '10.0.0.5', clusterIPs: ['10.0.0.5'], ports: [{ port: 1 }] }, 'a');
     await alloc.allocateCreate(a, false);
+    expect(sp(a).clusterIP).toBe('10.0.0.5');
     const stored: KubeObject[] = [a];
     // A Service stored around the allocator holds an IP the bitmap lacks.
     stored.push(svc({ clusterIP: '10.0.0.200', clusterIPs: ['10.0.0.200'], ports: [{ port: 1 }] }, 'b'));
