@@ -29,7 +29,7 @@ import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestConte
 import type { Storage, StorageEvent } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { ManagedController } from './controller.runner.js';
+import { controllerContext, ManagedController } from './controller.runner.js';
 import {
   deploymentComplete,
   deploymentStatus,
@@ -90,12 +90,7 @@ export class DeploymentControllerRunner extends WatchQueueController {
   }
 
   private ctx(): RequestContext {
-    return {
-      user: { username: `system:serviceaccount:kube-system:${USER}`, groups: ['system:masters', 'system:authenticated'] },
-      dryRun: false,
-      warnings: [],
-      now: () => new Date(),
-    } as RequestContext;
+    return controllerContext(USER);
   }
 
   private decl(group: string, plural: string): KindDeclaration | undefined {

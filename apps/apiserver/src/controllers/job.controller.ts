@@ -28,7 +28,7 @@ import type { Storage, StorageEvent } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
 import { podReady } from '../groups/policy/poddisruptionbudget/pdb.status.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { ManagedController } from './controller.runner.js';
+import { controllerContext, ManagedController } from './controller.runner.js';
 import { controllerOf } from './disruption.logic.js';
 import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
 import {
@@ -82,12 +82,7 @@ export class JobControllerRunner extends WatchQueueController {
   }
 
   private ctx(): RequestContext {
-    return {
-      user: { username: `system:serviceaccount:kube-system:${USER}`, groups: ['system:masters', 'system:authenticated'] },
-      dryRun: false,
-      warnings: [],
-      now: () => new Date(),
-    } as RequestContext;
+    return controllerContext(USER);
   }
 
   private jobs(): KindDeclaration | undefined {

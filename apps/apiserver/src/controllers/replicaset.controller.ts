@@ -20,7 +20,7 @@ import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestConte
 import type { Storage, StorageEvent } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { ManagedController } from './controller.runner.js';
+import { controllerContext, ManagedController } from './controller.runner.js';
 import { controllerOf } from './disruption.logic.js';
 import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
 import {
@@ -69,12 +69,7 @@ abstract class ReplicatedController extends WatchQueueController {
   }
 
   private ctx(): RequestContext {
-    return {
-      user: { username: `system:serviceaccount:kube-system:${this.info.user}`, groups: ['system:masters', 'system:authenticated'] },
-      dryRun: false,
-      warnings: [],
-      now: () => new Date(),
-    } as RequestContext;
+    return controllerContext(this.info.user);
   }
 
   private decl(): KindDeclaration | undefined {
