@@ -133,6 +133,25 @@ describe('Deployment controller', () => {
     expect(events).toContain(`Scaled down replica set ${rs!.metadata.name} to 1 from 2`);
   });
 
+  it('scales a Deployment mid-rollout in proportion to its ReplicaSets', async () => {
+    await k(['create', 'deployment', 'prop', '-n', NS, '--image=nginx:1.26', '--replicas=3']);
+    await replicaSets('app=prop', (rss) => rss.length === 1 && rss[0]!.spec.replicas === 3, 'the first ReplicaSet at 3');
+    await k(['set', 'image', 'deployment/prop', '-n', NS, 'nginx=nginx:1.27']);
+    await replicaSets('app=prop', (rss) => rss.length === 2 && rss[0]!.spec.replicas === 3 && rss[1]!.spec.replicas === 1, 'the rollout stalled at 3 + 1');
+    const [oldRS, newRS] = await list('rs', 'app=prop').then((rss) => rss.sort((a, b) => (a.spec.replicas! > b.spec.replicas! ? -1 : 1)));
+    // 6 replicas allow 6 + 2 (maxSurge 25%, rounded up); the 4 added go 3 to the old ReplicaSet and
+    // 1 to the new. (The rollout then goes on from there, so the sizes are read from the Events.)
+    await k(['scale', 'deployment', 'prop', '-n', NS, '--replicas=6']);
+    const scaled = (await waitFor('the proportional scale-up', async () => {
+      const messages = (
+        await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=prop,reason=ScalingReplicaSet', '-o', 'jsonpath={.items[*].message}'])
+      ).stdout;
+      return messages.includes(`replica set ${newRS!.metadata.name} to 2 from 1`) ? messages : undefined;
+    })) as string;
+    expect(scaled).toContain(`Scaled up replica set ${oldRS!.metadata.name} to 6 from 3`);
+    expect(scaled).toContain(`Scaled up replica set ${newRS!.metadata.name} to 2 from 1`);
+  });
+
   it('Recreate removes every old pod before the new ReplicaSet gets any', async () => {
     await k(['apply', '-n', NS, '-f', '-'], {
       input: JSON.stringify({

@@ -248,7 +248,9 @@ export class DeploymentControllerRunner extends WatchQueueController {
     const nextRevision = maxRevision(oldReplicaSets(owned, existing)) + 1;
     if (existing) {
       let rs = existing;
-      const annotations = replicaSetAnnotations(d, existing, nextRevision, true);
+      // Its revision and copied annotations only: the desired/max replicas annotations change
+      // when it is scaled, so that proportional scaling still sees the sizes it was given.
+      const annotations = this.keepReplicasAnnotations(existing, replicaSetAnnotations(d, existing, nextRevision, true));
       const minReady = asMap(d.spec).minReadySeconds ?? 0;
       if (annotations || (asMap(existing.spec).minReadySeconds ?? 0) !== minReady) {
         rs = await this.writeReplicaSet({
@@ -285,6 +287,18 @@ export class DeploymentControllerRunner extends WatchQueueController {
     }
     if (replicas > 0) this.events.record(d, 'Normal', 'ScalingReplicaSet', 'Scaled up replica set %s to %d', created.metadata.name, replicas);
     return { d: await this.setRevision(d, nextRevision), newRS: created, event: 'created' };
+  }
+
+  /** `annotations` with the ReplicaSet's own desired/max replicas annotations put back; undefined when nothing else changes. */
+  private keepReplicasAnnotations(rs: KubeObject, annotations: Record<string, string> | undefined): Record<string, string> | undefined {
+    if (!annotations) return undefined;
+    const current = asMap(rs.metadata.annotations) as Record<string, string>;
+    const next = { ...annotations };
+    for (const key of [DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION]) {
+      if (current[key] === undefined) delete next[key];
+      else next[key] = current[key];
+    }
+    return isDeepStrictEqual(next, current) ? undefined : next;
   }
 
   /**
