@@ -235,11 +235,13 @@ describe('PodDisruptionBudget', () => {
     });
     expect(job.status).toBe(201);
     const jobUid = (job.json() as { metadata: { uid: string } }).metadata.uid;
+    // Bound to a node: the Job controller, finding it beside a pod of its own (both Pending for a
+    // moment, before this one's status is written), deletes the unassigned pod first, not this one.
     await runningPod(
       'pdb-d',
       'api-x',
       { app: 'api' },
-      { meta: { ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'batch', uid: jobUid, controller: true }] } },
+      { node: 'pdb-node', meta: { ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'batch', uid: jobUid, controller: true }] } },
     );
     const failed = await waitFor('SyncFailed', async () => {
       const s = (await budget('pdb-d', 'api')).status as { conditions?: Obj[]; disruptionsAllowed?: number };
