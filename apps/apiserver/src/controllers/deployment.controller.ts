@@ -54,7 +54,7 @@ import {
 import { controllerOf } from './disruption.logic.js';
 import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
 import { selects } from './replicaset.logic.js';
-import { WatchQueueController } from './watch-queue.controller.js';
+import { NamesByNamespace, WatchQueueController } from './watch-queue.controller.js';
 
 /** Resync period: a missed event costs at most this long. */
 const RESYNC_MS = 30_000;
@@ -74,9 +74,7 @@ class Requeue extends Error {}
 @Injectable()
 export class DeploymentControllerRunner extends WatchQueueController {
   /** Deployment names per namespace, from the list and the watch. */
-  private readonly names = new Map<string, Set<string>>();
-  /** Deployments to look at again when their progress deadline may have passed. */
-  private readonly rechecks = new Map<string, NodeJS.Timeout>();
+  private readonly names = new NamesByNamespace();
   private readonly events: ComponentRecorder;
 
   constructor(
@@ -103,8 +101,6 @@ export class DeploymentControllerRunner extends WatchQueueController {
 
   protected override reset(): void {
     this.names.clear();
-    for (const t of this.rechecks.values()) clearTimeout(t);
-    this.rechecks.clear();
   }
 
   protected watchPrefixes(): string[] {
@@ -119,29 +115,20 @@ export class DeploymentControllerRunner extends WatchQueueController {
     const res = await this.storage.list(collectionPrefix(this.decl('apps', 'deployments')!, ''), { consistency: { mode: 'MostRecent' } });
     this.names.clear();
     for (const o of res.items) {
-      this.remember(o);
+      this.names.add(o);
       this.queue.add(`${o.metadata.namespace ?? ''}/${o.metadata.name}`);
     }
     return res.revision;
   }
 
-  private remember(o: KubeObject): void {
-    const ns = o.metadata.namespace ?? '';
-    let names = this.names.get(ns);
-    if (!names) this.names.set(ns, (names = new Set()));
-    names.add(o.metadata.name ?? '');
-  }
-
   protected onEvent(e: StorageEvent): void {
     const ns = e.object.metadata.namespace ?? '';
     const all = () => {
-      for (const name of this.names.get(ns) ?? []) this.queue.add(`${ns}/${name}`);
+      for (const key of this.names.keys(ns)) this.queue.add(key);
     };
     if (e.key.startsWith(collectionPrefix(this.decl('apps', 'deployments')!, ''))) {
-      const name = e.object.metadata.name ?? '';
-      if (e.type === 'DELETED') this.names.get(ns)?.delete(name);
-      else this.remember(e.object);
-      this.queue.add(`${ns}/${name}`);
+      this.names.apply(e);
+      this.queue.add(`${ns}/${e.object.metadata.name ?? ''}`);
     } else if (e.key.startsWith(collectionPrefix(this.decl('apps', 'replicasets')!, ''))) {
       const ref = controllerOf(e.object);
       if (ref?.kind === 'Deployment') this.queue.add(`${ns}/${ref.name}`);
@@ -489,17 +476,6 @@ export class DeploymentControllerRunner extends WatchQueueController {
     if (!progressing || progressing.status !== 'True' || progressing.reason === 'NewReplicaSetAvailable' || seconds === 2147483647) return;
     const due = Date.parse(String(progressing.lastUpdateTime ?? '')) + seconds * 1000 - Date.now();
     if (!Number.isFinite(due)) return;
-    clearTimeout(this.rechecks.get(key));
-    const t = setTimeout(
-      () => {
-        this.rechecks.delete(key);
-        if (this.stopped) return;
-        this.queue.add(key);
-        this.drain();
-      },
-      Math.max(0, due) + 1000,
-    );
-    t.unref();
-    this.rechecks.set(key, t);
+    this.requeueAfter(key, Math.max(0, due) + 1000);
   }
 }

@@ -17,7 +17,7 @@ import { budgetSelects } from '../groups/policy/poddisruptionbudget/pdb.status.j
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
 import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
-import { WatchQueueController } from './watch-queue.controller.js';
+import { NamesByNamespace, WatchQueueController } from './watch-queue.controller.js';
 import {
   computeBudgetStatus,
   controllerOf,
@@ -42,9 +42,8 @@ const RESYNC_MS = 30_000;
 @ManagedController({ name: 'disruption' })
 @Injectable()
 export class DisruptionControllerRunner extends WatchQueueController {
-  private readonly rechecks = new Map<string, NodeJS.Timeout>();
   /** Budget names per namespace, from the list and the watch. */
-  private readonly budgets = new Map<string, Set<string>>();
+  private readonly budgets = new NamesByNamespace();
   /** Events, as kube-controller-manager's disruption controller records them (source "controllermanager"). */
   private readonly events: ComponentRecorder;
 
@@ -67,8 +66,6 @@ export class DisruptionControllerRunner extends WatchQueueController {
   }
 
   protected override reset(): void {
-    for (const t of this.rechecks.values()) clearTimeout(t);
-    this.rechecks.clear();
     this.budgets.clear();
   }
 
@@ -83,31 +80,19 @@ export class DisruptionControllerRunner extends WatchQueueController {
     const d = this.decl('policy', 'poddisruptionbudgets')!;
     const res = await this.storage.list(collectionPrefix(d, ''), { consistency: { mode: 'MostRecent' } });
     this.budgets.clear();
-    for (const o of res.items) this.remember(o);
+    for (const o of res.items) this.budgets.add(o);
     for (const o of res.items) this.queue.add(`${o.metadata.namespace ?? ''}/${o.metadata.name}`);
     return res.revision;
-  }
-
-  private remember(o: KubeObject): void {
-    const ns = o.metadata.namespace ?? '';
-    let names = this.budgets.get(ns);
-    if (!names) this.budgets.set(ns, (names = new Set()));
-    names.add(o.metadata.name ?? '');
   }
 
   protected onEvent(e: StorageEvent): void {
     const ns = e.object.metadata.namespace ?? '';
     if (e.key.startsWith('/registry/policy/poddisruptionbudgets/')) {
-      const name = e.object.metadata.name ?? '';
-      if (e.type === 'DELETED') {
-        this.budgets.get(ns)?.delete(name);
-        return;
-      }
-      this.remember(e.object);
-      this.queue.add(`${ns}/${name}`);
+      this.budgets.apply(e);
+      if (e.type !== 'DELETED') this.queue.add(`${ns}/${e.object.metadata.name ?? ''}`);
     } else {
       // A pod or an apps workload of the namespace changed: its budgets may count differently.
-      for (const name of this.budgets.get(ns) ?? []) this.queue.add(`${ns}/${name}`);
+      for (const key of this.budgets.keys(ns)) this.queue.add(key);
     }
   }
 
@@ -222,18 +207,6 @@ export class DisruptionControllerRunner extends WatchQueueController {
   }
 
   private recheck(key: string, delayMs: number): void {
-    const prev = this.rechecks.get(key);
-    if (prev) clearTimeout(prev);
-    const t = setTimeout(
-      () => {
-        this.rechecks.delete(key);
-        if (this.stopped) return;
-        this.queue.add(key);
-        this.drain();
-      },
-      Math.max(0, delayMs) + 100,
-    );
-    t.unref();
-    this.rechecks.set(key, t);
+    this.requeueAfter(key, Math.max(0, delayMs) + 100);
   }
 }

@@ -67,8 +67,6 @@ class Requeue extends Error {}
 @ManagedController({ name: 'job' })
 @Injectable()
 export class JobControllerRunner extends WatchQueueController {
-  /** Jobs to look at again at a deadline (activeDeadlineSeconds, ttlSecondsAfterFinished). */
-  private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly events: ComponentRecorder;
 
   constructor(
@@ -95,11 +93,6 @@ export class JobControllerRunner extends WatchQueueController {
 
   protected kindsServed(): boolean {
     return this.jobs() !== undefined && this.pods() !== undefined;
-  }
-
-  protected override reset(): void {
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.timers.clear();
   }
 
   protected watchPrefixes(): string[] {
@@ -382,20 +375,8 @@ export class JobControllerRunner extends WatchQueueController {
     } else if (!finished && typeof spec.activeDeadlineSeconds === 'number' && typeof status.startTime === 'string') {
       due = Date.parse(status.startTime) + spec.activeDeadlineSeconds * 1000;
     }
-    clearTimeout(this.timers.get(key));
-    this.timers.delete(key);
-    if (due === undefined || !Number.isFinite(due)) return;
-    const t = setTimeout(
-      () => {
-        this.timers.delete(key);
-        if (this.stopped) return;
-        this.queue.add(key);
-        this.drain();
-      },
-      Math.max(0, due - Date.now()) + 500,
-    );
-    t.unref();
-    this.timers.set(key, t);
+    if (due === undefined || !Number.isFinite(due)) this.cancelRequeue(key);
+    else this.requeueAfter(key, Math.max(0, due - Date.now()) + 500);
   }
 
   /** Deletes a finished Job whose time to live has passed; the garbage collector takes its pods. */

@@ -36,7 +36,7 @@ import {
   statusDiffers,
   type ReplicatedKind,
 } from './replicaset.logic.js';
-import { WatchQueueController } from './watch-queue.controller.js';
+import { NamesByNamespace, WatchQueueController } from './watch-queue.controller.js';
 
 /** Resync period: a missed event costs at most this long. */
 const RESYNC_MS = 30_000;
@@ -52,7 +52,7 @@ const messageOf = (e: unknown): string => (e as Error).message ?? String(e);
 /** Runs the controller of one kind while this node holds the controller Lease. */
 abstract class ReplicatedController extends WatchQueueController {
   /** Controller names per namespace, from the list and the watch. */
-  private readonly names = new Map<string, Set<string>>();
+  private readonly names = new NamesByNamespace();
   private readonly events: ComponentRecorder;
   private readonly info: (typeof KINDS)[ReplicatedKind];
 
@@ -96,26 +96,17 @@ abstract class ReplicatedController extends WatchQueueController {
     const res = await this.storage.list(collectionPrefix(this.decl()!, ''), { consistency: { mode: 'MostRecent' } });
     this.names.clear();
     for (const o of res.items) {
-      this.remember(o);
+      this.names.add(o);
       this.queue.add(`${o.metadata.namespace ?? ''}/${o.metadata.name}`);
     }
     return res.revision;
   }
 
-  private remember(o: KubeObject): void {
-    const ns = o.metadata.namespace ?? '';
-    let names = this.names.get(ns);
-    if (!names) this.names.set(ns, (names = new Set()));
-    names.add(o.metadata.name ?? '');
-  }
-
   protected onEvent(e: StorageEvent): void {
     const ns = e.object.metadata.namespace ?? '';
     if (e.key.startsWith(collectionPrefix(this.decl()!, ''))) {
-      const name = e.object.metadata.name ?? '';
-      if (e.type === 'DELETED') this.names.get(ns)?.delete(name);
-      else this.remember(e.object);
-      this.queue.add(`${ns}/${name}`);
+      this.names.apply(e);
+      this.queue.add(`${ns}/${e.object.metadata.name ?? ''}`);
       return;
     }
     // A pod: its controller, or (an orphan) every controller of the namespace that may adopt it.
@@ -124,7 +115,7 @@ abstract class ReplicatedController extends WatchQueueController {
       if (ref.kind === this.kind) this.queue.add(`${ns}/${ref.name}`);
       return;
     }
-    for (const name of this.names.get(ns) ?? []) this.queue.add(`${ns}/${name}`);
+    for (const key of this.names.keys(ns)) this.queue.add(key);
   }
 
   protected async process(key: string): Promise<void> {
@@ -221,12 +212,7 @@ abstract class ReplicatedController extends WatchQueueController {
   }
 
   private later(key: string): void {
-    const t = setTimeout(() => {
-      if (this.stopped) return;
-      this.queue.add(key);
-      this.drain();
-    }, 5_000);
-    t.unref();
+    this.requeueAfter(key, 5_000);
   }
 }
 

@@ -6,6 +6,7 @@
  * any failure (a failed list, watch or process). A subclass says what to list and watch, how an
  * event queues keys, and what processing one key does.
  */
+import type { KubeObject } from '@app/apimachinery';
 import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
 import type { ControllerRunner } from './controller.runner.js';
 
@@ -13,6 +14,8 @@ export abstract class WatchQueueController implements ControllerRunner {
   /** Keys waiting to be processed (a key queued twice is processed once). */
   protected readonly queue = new Set<string>();
   protected stopped = true;
+  /** Keys to queue again later (one timer per key). */
+  private readonly requeues = new Map<string, NodeJS.Timeout>();
   private watches: WatchHandle[] = [];
   private timer: NodeJS.Timeout | undefined;
   private draining = false;
@@ -48,7 +51,31 @@ export abstract class WatchQueueController implements ControllerRunner {
     this.stopWatches();
     if (this.timer) clearTimeout(this.timer);
     this.queue.clear();
+    for (const t of this.requeues.values()) clearTimeout(t);
+    this.requeues.clear();
     this.reset();
+  }
+
+  /** Queues a key again after a delay (client-go's AddAfter); a later call for the key replaces the timer. */
+  protected requeueAfter(key: string, delayMs: number): void {
+    clearTimeout(this.requeues.get(key));
+    const t = setTimeout(
+      () => {
+        this.requeues.delete(key);
+        if (this.stopped) return;
+        this.queue.add(key);
+        this.drain();
+      },
+      Math.max(0, delayMs),
+    );
+    t.unref();
+    this.requeues.set(key, t);
+  }
+
+  /** Drops a key's pending requeue. */
+  protected cancelRequeue(key: string): void {
+    clearTimeout(this.requeues.get(key));
+    this.requeues.delete(key);
   }
 
   /** Processes the queue (once the current turn ends), unless it is being processed already. */
@@ -118,5 +145,36 @@ export abstract class WatchQueueController implements ControllerRunner {
       this.timer.unref();
     };
     resync();
+  }
+}
+
+/** The names of one kind's objects per namespace, kept from a controller's list and watch. */
+export class NamesByNamespace {
+  private readonly names = new Map<string, Set<string>>();
+
+  add(o: KubeObject): void {
+    const ns = o.metadata.namespace ?? '';
+    let names = this.names.get(ns);
+    if (!names) this.names.set(ns, (names = new Set()));
+    names.add(o.metadata.name ?? '');
+  }
+
+  delete(o: KubeObject): void {
+    this.names.get(o.metadata.namespace ?? '')?.delete(o.metadata.name ?? '');
+  }
+
+  /** Keeps an event's object, or forgets it when the event deletes it. */
+  apply(e: StorageEvent): void {
+    if (e.type === 'DELETED') this.delete(e.object);
+    else this.add(e.object);
+  }
+
+  /** The `namespace/name` keys of a namespace's objects. */
+  keys(ns: string): string[] {
+    return [...(this.names.get(ns) ?? [])].map((name) => `${ns}/${name}`);
+  }
+
+  clear(): void {
+    this.names.clear();
   }
 }
