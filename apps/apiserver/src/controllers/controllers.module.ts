@@ -18,6 +18,7 @@ import { SERVER_CONFIG, STORES, type StoreFactory } from '../tokens.js';
 import { BootstrapSignerRunner, TokenCleanerRunner } from './bootstrap-token.controllers.js';
 import { GarbageCollectorRunner, NamespaceControllerRunner } from './builtin.controllers.js';
 import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controller.js';
+import { CronJobControllerRunner } from './cronjob.controller.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
 import { DeploymentControllerRunner } from './deployment.controller.js';
 import { DisruptionControllerRunner } from './disruption.controller.js';
@@ -106,6 +107,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     ReplicationControllerRunner,
     DeploymentControllerRunner,
     JobControllerRunner,
+    CronJobControllerRunner,
   ],
 })
 export class ControllersModule {}
