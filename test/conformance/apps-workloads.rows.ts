@@ -262,7 +262,8 @@ export const APPS_WORKLOADS: RowGroup = {
       rule: "A StatefulSet has the scale subresource; kubectl's columns are READY (ready/desired) and AGE, -o wide adds CONTAINERS, IMAGES",
       source: 'upstream pkg/registry/apps/statefulset/storage (ScaleREST); pkg/printers/internalversion printers.go (printStatefulSet)',
       upstream: 'PUT scale replicas 3 -> 200; Table columns Name, Ready, Age, Containers, Images; cells ["s4","0/3","<age>","web","nginx:1.27"]',
-      setup: [{ method: 'POST', path: STS, body: sts('s4') }],
+      // Created with no replicas: the StatefulSet controller has no pod to count yet when the scale answers.
+      setup: [{ method: 'POST', path: STS, body: sts('s4', { replicas: 0 }) }],
       req: { method: 'PUT', path: `${STS}/s4/scale`, body: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 's4' }, spec: { replicas: 3 } } },
       expect: { status: 200, body: { kind: 'Scale', spec: { replicas: 3 }, status: { replicas: 0, selector: 'app=s4' } } },
       then: [

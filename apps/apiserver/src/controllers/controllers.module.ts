@@ -28,6 +28,7 @@ import { EventRecorder } from './event.recorder.js';
 import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
 import { LegacyTokenControllerRunner, RootCaPublisherRunner, ServiceAccountControllerRunner } from './serviceaccount.controllers.js';
 import { ReplicaSetControllerRunner, ReplicationControllerRunner } from './replicaset.controller.js';
+import { StatefulSetControllerRunner } from './statefulset.controller.js';
 import { ResourceQuotaControllerRunner } from './resource-quota.controller.js';
 import { StorageProtectionRunner } from './storage-protection.controller.js';
 
@@ -108,6 +109,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     DeploymentControllerRunner,
     JobControllerRunner,
     CronJobControllerRunner,
+    StatefulSetControllerRunner,
   ],
 })
 export class ControllersModule {}

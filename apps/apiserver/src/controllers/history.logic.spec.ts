@@ -15,7 +15,7 @@ describe('controller revisions', () => {
       spec: { template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] }, $patch: 'replace' } },
     });
     const r = newRevision(set('nginx:1'), 'StatefulSet', data, 1);
-    const hash = r.metadata.labels?.['controller-revision-hash'];
+    const hash = (r.metadata.labels as Record<string, string> | undefined)?.['controller-revision-hash'];
     expect(hash).toMatch(/^[bcdfghjklmnpqrstvwxz2456789]+$/);
     expect(r.metadata.name).toBe(`web-${hash}`);
     expect(r.metadata.labels).toEqual({ app: 'web', 'controller-revision-hash': hash });
