@@ -23,12 +23,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
-import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
+import { collectionPrefix, KindRegistry, type KindDeclaration } from '@app/registry';
 import type { Storage, StorageEvent } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
 import { knownTimeZone } from '../groups/batch/cronjob/cronjob.schedule.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { controllerContext, ManagedController } from './controller.runner.js';
+import { ManagedController } from './controller.runner.js';
+import { KindController } from './kind.controller.js';
 import {
   dueTime,
   finishedCondition,
@@ -42,11 +43,8 @@ import {
   TOO_MANY_MISSED,
 } from './cronjob.logic.js';
 import { controllerOf } from './disruption.logic.js';
-import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
-import { WatchQueueController } from './watch-queue.controller.js';
+import { EventRecorder } from './event.recorder.js';
 
-/** Resync period: a missed event costs at most this long. */
-const RESYNC_MS = 30_000;
 const USER = 'cronjob-controller';
 
 const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
@@ -56,29 +54,17 @@ type Ref = Record<string, unknown>;
 /** Runs the CronJob controller while this node holds the controller Lease. */
 @ManagedController({ name: 'cronjob' })
 @Injectable()
-export class CronJobControllerRunner extends WatchQueueController {
-  private readonly events: ComponentRecorder;
-
-  constructor(
-    private readonly registry: KindRegistry,
-    @Inject(STORAGE) storage: Storage,
-    @Inject(STORES) private readonly stores: StoreFactory,
-    recorder: EventRecorder,
-  ) {
-    super(storage, USER, RESYNC_MS);
-    this.events = recorder.for(USER);
-  }
-
-  private ctx(): RequestContext {
-    return controllerContext(USER);
+export class CronJobControllerRunner extends KindController {
+  constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
+    super(registry, storage, stores, recorder, USER);
   }
 
   private cronJobs(): KindDeclaration | undefined {
-    return this.registry.lookup('batch', 'v1', 'cronjobs') as KindDeclaration | undefined;
+    return this.decl('batch', 'cronjobs');
   }
 
   private jobs(): KindDeclaration | undefined {
-    return this.registry.lookup('batch', 'v1', 'jobs') as KindDeclaration | undefined;
+    return this.decl('batch', 'jobs');
   }
 
   protected kindsServed(): boolean {
@@ -89,10 +75,8 @@ export class CronJobControllerRunner extends WatchQueueController {
     return [collectionPrefix(this.cronJobs()!, ''), collectionPrefix(this.jobs()!, '')];
   }
 
-  protected async relist(): Promise<number> {
-    const res = await this.storage.list(collectionPrefix(this.cronJobs()!, ''), { consistency: { mode: 'MostRecent' } });
-    for (const o of res.items) this.queue.add(`${o.metadata.namespace ?? ''}/${o.metadata.name}`);
-    return res.revision;
+  protected relist(): Promise<number> {
+    return this.listAndQueue(this.cronJobs()!);
   }
 
   protected onEvent(e: StorageEvent): void {

@@ -25,11 +25,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
-import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
+import { collectionPrefix, KindRegistry } from '@app/registry';
 import type { Storage, StorageEvent } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { controllerContext, ManagedController } from './controller.runner.js';
+import { ManagedController } from './controller.runner.js';
+import { KindController } from './kind.controller.js';
 import {
   deploymentComplete,
   deploymentStatus,
@@ -52,12 +53,10 @@ import {
   templateMatches,
 } from './deployment.logic.js';
 import { controllerOf } from './disruption.logic.js';
-import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
+import { EventRecorder } from './event.recorder.js';
 import { selects } from './replicaset.logic.js';
-import { NamesByNamespace, WatchQueueController } from './watch-queue.controller.js';
+import { NamesByNamespace } from './watch-queue.controller.js';
 
-/** Resync period: a missed event costs at most this long. */
-const RESYNC_MS = 30_000;
 const USER = 'deployment-controller';
 
 const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
@@ -72,27 +71,11 @@ class Requeue extends Error {}
 /** Runs the deployment controller while this node holds the controller Lease. */
 @ManagedController({ name: 'deployment' })
 @Injectable()
-export class DeploymentControllerRunner extends WatchQueueController {
+export class DeploymentControllerRunner extends KindController {
   /** Deployment names per namespace, from the list and the watch. */
   private readonly names = new NamesByNamespace();
-  private readonly events: ComponentRecorder;
-
-  constructor(
-    private readonly registry: KindRegistry,
-    @Inject(STORAGE) storage: Storage,
-    @Inject(STORES) private readonly stores: StoreFactory,
-    recorder: EventRecorder,
-  ) {
-    super(storage, USER, RESYNC_MS);
-    this.events = recorder.for(USER);
-  }
-
-  private ctx(): RequestContext {
-    return controllerContext(USER);
-  }
-
-  private decl(group: string, plural: string): KindDeclaration | undefined {
-    return this.registry.lookup(group, 'v1', plural) as KindDeclaration | undefined;
+  constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
+    super(registry, storage, stores, recorder, USER);
   }
 
   protected kindsServed(): boolean {
@@ -111,14 +94,8 @@ export class DeploymentControllerRunner extends WatchQueueController {
     ];
   }
 
-  protected async relist(): Promise<number> {
-    const res = await this.storage.list(collectionPrefix(this.decl('apps', 'deployments')!, ''), { consistency: { mode: 'MostRecent' } });
-    this.names.clear();
-    for (const o of res.items) {
-      this.names.add(o);
-      this.queue.add(`${o.metadata.namespace ?? ''}/${o.metadata.name}`);
-    }
-    return res.revision;
+  protected relist(): Promise<number> {
+    return this.listAndQueue(this.decl('apps', 'deployments')!, this.names);
   }
 
   protected onEvent(e: StorageEvent): void {

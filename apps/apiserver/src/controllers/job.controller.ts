@@ -23,14 +23,15 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
-import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
+import { collectionPrefix, KindRegistry, type KindDeclaration } from '@app/registry';
 import type { Storage, StorageEvent } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
 import { podReady } from '../groups/policy/poddisruptionbudget/pdb.status.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { controllerContext, ManagedController } from './controller.runner.js';
+import { ManagedController } from './controller.runner.js';
+import { KindController } from './kind.controller.js';
 import { controllerOf } from './disruption.logic.js';
-import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
+import { EventRecorder } from './event.recorder.js';
 import {
   completionsReached,
   conditionsOf,
@@ -51,10 +52,7 @@ import {
   type JobCondition,
 } from './job.logic.js';
 import { BURST_REPLICAS, podsToDelete, slowStartBatches } from './replicaset.logic.js';
-import { WatchQueueController } from './watch-queue.controller.js';
 
-/** Resync period: a missed event costs at most this long. */
-const RESYNC_MS = 30_000;
 const USER = 'job-controller';
 
 const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
@@ -66,29 +64,17 @@ class Requeue extends Error {}
 /** Runs the job controller while this node holds the controller Lease. */
 @ManagedController({ name: 'job' })
 @Injectable()
-export class JobControllerRunner extends WatchQueueController {
-  private readonly events: ComponentRecorder;
-
-  constructor(
-    private readonly registry: KindRegistry,
-    @Inject(STORAGE) storage: Storage,
-    @Inject(STORES) private readonly stores: StoreFactory,
-    recorder: EventRecorder,
-  ) {
-    super(storage, USER, RESYNC_MS);
-    this.events = recorder.for(USER);
-  }
-
-  private ctx(): RequestContext {
-    return controllerContext(USER);
+export class JobControllerRunner extends KindController {
+  constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
+    super(registry, storage, stores, recorder, USER);
   }
 
   private jobs(): KindDeclaration | undefined {
-    return this.registry.lookup('batch', 'v1', 'jobs') as KindDeclaration | undefined;
+    return this.decl('batch', 'jobs');
   }
 
   private pods(): KindDeclaration | undefined {
-    return this.registry.lookup('', 'v1', 'pods') as KindDeclaration | undefined;
+    return this.decl('', 'pods');
   }
 
   protected kindsServed(): boolean {
@@ -99,10 +85,8 @@ export class JobControllerRunner extends WatchQueueController {
     return [collectionPrefix(this.jobs()!, ''), collectionPrefix(this.pods()!, '')];
   }
 
-  protected async relist(): Promise<number> {
-    const res = await this.storage.list(collectionPrefix(this.jobs()!, ''), { consistency: { mode: 'MostRecent' } });
-    for (const o of res.items) this.queue.add(`${o.metadata.namespace ?? ''}/${o.metadata.name}`);
-    return res.revision;
+  protected relist(): Promise<number> {
+    return this.listAndQueue(this.jobs()!);
   }
 
   protected onEvent(e: StorageEvent): void {

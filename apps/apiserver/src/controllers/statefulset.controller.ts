@@ -24,20 +24,19 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
-import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
+import { collectionPrefix, KindRegistry } from '@app/registry';
 import type { Storage, StorageEvent } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { controllerContext, ManagedController } from './controller.runner.js';
+import { ManagedController } from './controller.runner.js';
+import { KindController } from './kind.controller.js';
 import { controllerOf } from './disruption.logic.js';
-import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
+import { EventRecorder } from './event.recorder.js';
 import { equalRevisions, newRevision, nextRevisionNumber, sortRevisions, templateOfRevision, templatePatch } from './history.logic.js';
 import { claimPods, statusDiffers } from './replicaset.logic.js';
 import { claimsOf, ordinalOf, plan, podFor, revisionOfPod, statefulSetStatus } from './statefulset.logic.js';
-import { NamesByNamespace, WatchQueueController } from './watch-queue.controller.js';
+import { NamesByNamespace } from './watch-queue.controller.js';
 
-/** Resync period: a missed event costs at most this long. */
-const RESYNC_MS = 30_000;
 const USER = 'statefulset-controller';
 
 const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
@@ -46,26 +45,10 @@ const messageOf = (e: unknown): string => (e instanceof Error ? e.message : Stri
 /** Runs the StatefulSet controller while this node holds the controller Lease. */
 @ManagedController({ name: 'statefulset' })
 @Injectable()
-export class StatefulSetControllerRunner extends WatchQueueController {
+export class StatefulSetControllerRunner extends KindController {
   private readonly names = new NamesByNamespace();
-  private readonly events: ComponentRecorder;
-
-  constructor(
-    private readonly registry: KindRegistry,
-    @Inject(STORAGE) storage: Storage,
-    @Inject(STORES) private readonly stores: StoreFactory,
-    recorder: EventRecorder,
-  ) {
-    super(storage, USER, RESYNC_MS);
-    this.events = recorder.for(USER);
-  }
-
-  private ctx(): RequestContext {
-    return controllerContext(USER);
-  }
-
-  private decl(group: string, plural: string): KindDeclaration | undefined {
-    return this.registry.lookup(group, 'v1', plural) as KindDeclaration | undefined;
+  constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
+    super(registry, storage, stores, recorder, USER);
   }
 
   protected kindsServed(): boolean {
@@ -80,14 +63,8 @@ export class StatefulSetControllerRunner extends WatchQueueController {
     return [collectionPrefix(this.decl('apps', 'statefulsets')!, ''), collectionPrefix(this.decl('', 'pods')!, '')];
   }
 
-  protected async relist(): Promise<number> {
-    const res = await this.storage.list(collectionPrefix(this.decl('apps', 'statefulsets')!, ''), { consistency: { mode: 'MostRecent' } });
-    this.names.clear();
-    for (const o of res.items) {
-      this.names.add(o);
-      this.queue.add(`${o.metadata.namespace ?? ''}/${o.metadata.name}`);
-    }
-    return res.revision;
+  protected relist(): Promise<number> {
+    return this.listAndQueue(this.decl('apps', 'statefulsets')!, this.names);
   }
 
   protected onEvent(e: StorageEvent): void {
