@@ -5,7 +5,8 @@
  * runs pods here, so the test plays the kubelet through `/status`) or all at once under
  * Parallel; scaling down removes the highest ordinals and keeps their claims; a template change
  * rolls out from the highest ordinal down through ControllerRevisions (`kubectl rollout
- * status|history|undo`), and a partition holds the lower ordinals back.
+ * status|history|undo`), and a partition holds the lower ordinals back; with the Delete
+ * retention policy, claims go with their scaled-away pods and with the set.
  */
 import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
@@ -176,6 +177,32 @@ describe('StatefulSet controller', () => {
     expect((await k(['rollout', 'status', 'sts/part', '-n', NS, '--timeout=20s'])).stdout).toContain(
       'partitioned roll out complete: 1 new pods have been updated...',
     );
+  });
+
+  it('deletes claims with their pods and with the set when the retention policy says Delete', async () => {
+    await k(['apply', '-n', NS, '-f', '-'], {
+      input: manifest('cache', {
+        replicas: 2,
+        podManagementPolicy: 'Parallel',
+        persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Delete' },
+        volumeClaimTemplates: [{ metadata: { name: 'tmp' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+      }),
+    });
+    const claims = async (): Promise<string> => (await k(['get', 'pvc', '-n', NS, '-l', 'app=cache', '-o', 'name'])).stdout;
+    await waitPods('cache', (ps) => ps.length === 2, 'both cache pods');
+    await waitFor('both claims owned by the set', async () => {
+      const owners = (await k(['get', 'pvc', '-n', NS, '-l', 'app=cache', '-o', 'jsonpath={range .items[*]}{.metadata.ownerReferences[0].kind} {end}'])).stdout;
+      return owners === 'StatefulSet StatefulSet ' ? true : undefined;
+    });
+    expect(await claims()).toBe('persistentvolumeclaim/tmp-cache-0\npersistentvolumeclaim/tmp-cache-1\n');
+
+    // Scaled down: cache-1 goes, and its claim with it.
+    await k(['scale', 'sts', 'cache', '-n', NS, '--replicas=1']);
+    await waitFor('the claim of cache-1 gone', async () => ((await claims()) === 'persistentvolumeclaim/tmp-cache-0\n' ? true : undefined));
+    // The set deleted: the last claim goes with it.
+    await k(['delete', 'sts', 'cache', '-n', NS]);
+    await waitFor('the claims of cache gone', async () => ((await claims()) === '' ? true : undefined));
+    expect(await podsOf('cache')).toEqual([]);
   });
 
   it('lets its pods go with it when deleted', async () => {

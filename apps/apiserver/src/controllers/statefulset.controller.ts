@@ -34,7 +34,7 @@ import { controllerOf } from './disruption.logic.js';
 import { EventRecorder } from './event.recorder.js';
 import { equalRevisions, newRevision, nextRevisionNumber, sortRevisions, templateOfRevision, templatePatch } from './history.logic.js';
 import { claimPods, statusDiffers } from './replicaset.logic.js';
-import { claimsOf, ordinalOf, plan, podFor, revisionOfPod, statefulSetStatus } from './statefulset.logic.js';
+import { claimOwnerRefs, claimsOf, ordinalOf, plan, podFor, replicasOf, revisionOfPod, startOrdinal, statefulSetStatus } from './statefulset.logic.js';
 import { NamesByNamespace } from './watch-queue.controller.js';
 
 const USER = 'statefulset-controller';
@@ -122,6 +122,7 @@ export class StatefulSetControllerRunner extends KindController {
       await this.writePod(ns, { ...pod, metadata: { ...pod.metadata, ownerReferences: refs } });
     }
 
+    await this.reconcileClaimOwners(set, pods);
     const { current, update, revisions, collisionCount } = await this.revisions(set);
     const now = new Date();
     for (const action of plan(set, pods, update.metadata.name ?? '', now)) {
@@ -221,6 +222,40 @@ export class StatefulSetControllerRunner extends KindController {
     return { current, update, revisions, collisionCount };
   }
 
+  /**
+   * Keeps the ownerReferences of its pods' claims as persistentVolumeClaimRetentionPolicy says
+   * (before a condemned pod is deleted, so that its claim goes with it when whenScaled is Delete).
+   */
+  private async reconcileClaimOwners(set: KubeObject, pods: KubeObject[]): Promise<void> {
+    const decl = this.decl('', 'persistentvolumeclaims');
+    const templates = asMap(set.spec).volumeClaimTemplates;
+    if (!decl || !Array.isArray(templates) || !templates.length) return;
+    const ns = set.metadata.namespace ?? '';
+    const listed = (await this.storage.list(collectionPrefix(decl, ns), { consistency: { mode: 'MostRecent' } })).items;
+    const byName = new Map(listed.map((c) => [c.metadata.name ?? '', c]));
+    const start = startOrdinal(set);
+    const end = start + replicasOf(set);
+    const store = this.stores.storeFor(decl);
+    for (const pod of pods) {
+      const ordinal = ordinalOf(set, pod);
+      if (ordinal === undefined) continue;
+      for (const wanted of claimsOf(set, ordinal)) {
+        const claim = byName.get(wanted.metadata.name ?? '');
+        const refs = claim && claimOwnerRefs(set, claim, pod, ordinal < start || ordinal >= end);
+        if (!claim || !refs) continue;
+        try {
+          await store.update(ns, claim.metadata.name ?? '', { ...claim, metadata: { ...claim.metadata, ownerReferences: refs } } as KubeObject, {
+            ctx: this.ctx(),
+            fieldValidation: 'Ignore',
+            fieldManager: USER,
+          });
+        } catch (e) {
+          if (codeOf(e) !== 404 && codeOf(e) !== 409) throw e;
+        }
+      }
+    }
+  }
+
   /** Creates the pod's claims that do not exist yet; false when one could not be created. */
   private async createClaims(set: KubeObject, pod: KubeObject, ordinal: number): Promise<boolean> {
     const decl = this.decl('', 'persistentvolumeclaims');
@@ -228,6 +263,8 @@ export class StatefulSetControllerRunner extends KindController {
     if (!claims.length || !decl) return true;
     const store = this.stores.storeFor(decl);
     for (const claim of claims) {
+      const owners = claimOwnerRefs(set, claim, undefined, false);
+      if (owners) claim.metadata.ownerReferences = owners as KubeObject['metadata']['ownerReferences'];
       try {
         await store.create(set.metadata.namespace ?? '', claim, { ctx: this.ctx(), fieldValidation: 'Ignore', fieldManager: USER });
         this.events.record(

@@ -1,5 +1,5 @@
 import type { KubeObject } from '@app/apimachinery';
-import { claimsOf, ordinalOf, plan, podFor, statefulSetStatus, usesCurrentRevision, type Action } from './statefulset.logic.js';
+import { claimOwnerRefs, claimsOf, ordinalOf, plan, podFor, statefulSetStatus, usesCurrentRevision, type Action } from './statefulset.logic.js';
 
 const NOW = new Date('2026-03-01T00:00:00Z');
 const set = (spec: Record<string, unknown> = {}, status: Record<string, unknown> = {}): KubeObject => ({
@@ -70,6 +70,27 @@ describe('StatefulSet identities', () => {
     expect(ordinalOf(s, p)).toBe(2);
     expect(ordinalOf(s, { ...p, metadata: { name: 'db-02' } })).toBeUndefined();
     expect(ordinalOf(s, { ...p, metadata: { name: 'dbx-1' } })).toBeUndefined();
+  });
+
+  it('gives claims the owners the retention policy asks for', () => {
+    const claim = (refs: Record<string, unknown>[] = []): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data-db-2', ownerReferences: refs as never },
+    });
+    const p = { ...pod(2), metadata: { ...pod(2).metadata, uid: 'pod-uid' } };
+    const other = { apiVersion: 'example.com/v1', kind: 'Backup', name: 'b', uid: 'other' };
+    const setRef = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 'set-uid' };
+    const podRef = { apiVersion: 'v1', kind: 'Pod', name: 'db-2', uid: 'pod-uid' };
+    const policy = (whenDeleted: string, whenScaled: string) => set({ persistentVolumeClaimRetentionPolicy: { whenDeleted, whenScaled } });
+    expect(claimOwnerRefs(policy('Retain', 'Retain'), claim([other]), p, true)).toBeUndefined();
+    expect(claimOwnerRefs(policy('Retain', 'Retain'), claim([other, setRef, podRef]), p, true)).toEqual([other]);
+    expect(claimOwnerRefs(policy('Delete', 'Retain'), claim(), p, false)).toEqual([setRef]);
+    expect(claimOwnerRefs(policy('Delete', 'Retain'), claim([setRef]), p, true)).toBeUndefined();
+    expect(claimOwnerRefs(policy('Retain', 'Delete'), claim(), p, false)).toBeUndefined();
+    expect(claimOwnerRefs(policy('Retain', 'Delete'), claim(), p, true)).toEqual([podRef]);
+    expect(claimOwnerRefs(policy('Delete', 'Delete'), claim([setRef]), p, true)).toEqual([podRef]);
+    expect(claimOwnerRefs(policy('Delete', 'Delete'), claim([podRef]), p, false)).toEqual([setRef]);
   });
 
   it('gives ordinals below the partition the current revision', () => {

@@ -114,6 +114,27 @@ export function podFor(set: KubeObject, template: Obj, revisionName: string, ord
   };
 }
 
+/**
+ * A claim's ownerReferences under the set's persistentVolumeClaimRetentionPolicy
+ * (updateClaimOwnerRefForSetAndPod): whenDeleted Delete makes the set its owner (the claim goes
+ * with the set), whenScaled Delete makes a condemned ordinal's pod its only owner of the two (the
+ * claim goes with the pod); references to the set or the pod the policy does not ask for are removed, others
+ * kept. Undefined when nothing changes.
+ */
+export function claimOwnerRefs(set: KubeObject, claim: KubeObject, pod: KubeObject | undefined, condemned: boolean): Obj[] | undefined {
+  const policy = asMap(asMap(set.spec).persistentVolumeClaimRetentionPolicy);
+  const refs = (Array.isArray(claim.metadata.ownerReferences) ? claim.metadata.ownerReferences : []).map((r) => asMap(r));
+  const setUid = set.metadata.uid;
+  const podUid = pod?.metadata.uid;
+  const next = refs.filter((r) => r.uid !== setUid && (podUid === undefined || r.uid !== podUid));
+  const scaledAway = policy.whenScaled === 'Delete' && condemned && pod !== undefined;
+  // A claim scaled away goes with its pod alone, whatever whenDeleted says.
+  if (policy.whenDeleted === 'Delete' && !scaledAway) next.push({ apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name, uid: setUid });
+  if (scaledAway) next.push({ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: podUid });
+  const key = (rs: Obj[]) => JSON.stringify([...rs].map((r) => `${String(r.uid)}:${String(r.kind)}`).sort());
+  return key(next) === key(refs) ? undefined : next;
+}
+
 /** Whether an ordinal's new pod gets the current revision (else the update revision). */
 export function usesCurrentRevision(set: KubeObject, ordinal: number): boolean {
   const start = startOrdinal(set);
