@@ -51,9 +51,9 @@ describe('Job controller', () => {
       return check(j) ? j : undefined;
     });
   /** Plays the kubelet: the pod ends in `phase`. */
-  const finish = async (pod: Pod, phase: 'Succeeded' | 'Failed') => {
+  const finish = async (pod: Pod, phase: 'Succeeded' | 'Failed', more: Record<string, unknown> = {}) => {
     const cur = (await request(server, 'GET', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}`)).json() as Pod;
-    cur.status = { ...cur.status, phase };
+    cur.status = { ...cur.status, phase, ...more };
     expect((await request(server, 'PUT', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}/status`, { body: cur })).status).toBe(200);
   };
   const condition = (j: Job, type: string) => j.status?.conditions?.find((c) => c.type === type);
@@ -111,6 +111,49 @@ describe('Job controller', () => {
     expect(failed.status?.failed).toBe(2);
     expect(condition(failed, 'Failed')).toMatchObject({ status: 'True', reason: 'BackoffLimitExceeded' });
     expect(condition(failed, 'FailureTarget')).toMatchObject({ status: 'True', reason: 'BackoffLimitExceeded' });
+  });
+
+  it('applies the podFailurePolicy: an ignored failure does not count, a FailJob exit code fails the Job', async () => {
+    await k(['apply', '-n', NS, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'strict' },
+        spec: {
+          backoffLimit: 0,
+          podFailurePolicy: {
+            rules: [
+              { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] },
+              { action: 'FailJob', onExitCodes: { containerName: 'main', operator: 'In', values: [42] } },
+            ],
+          },
+          template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox' }] } },
+        },
+      }),
+    });
+    const [first] = await waitPods('strict', 1);
+    // Evicted: ignored, so backoffLimit 0 is not exceeded and a replacement comes.
+    await finish(first!, 'Failed', { conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' }] });
+    const pods = await waitPods('strict', 2);
+    const second = pods.find((p) => p.metadata.uid !== first!.metadata.uid)!;
+    expect(condition(await job('strict'), 'Failed')).toBeUndefined();
+    await waitFor('the ignored pod released', async () => {
+      const p = (await podsOf('strict')).find((x) => x.metadata.uid === first!.metadata.uid);
+      return p && !p.metadata.finalizers?.length ? true : undefined;
+    });
+    expect((await job('strict')).status?.failed).toBeUndefined();
+
+    await finish(second, 'Failed', {
+      containerStatuses: [
+        { name: 'main', ready: false, restartCount: 0, image: 'busybox', imageID: '', state: { terminated: { exitCode: 42, reason: 'Error' } } },
+      ],
+    });
+    await k(['wait', '--for=condition=failed', 'job/strict', '-n', NS, '--timeout=20s']);
+    const failed = await job('strict');
+    const message = `Container main for pod ${NS}/${second.metadata.name} failed with exit code 42 matching FailJob rule at index 1`;
+    expect(condition(failed, 'Failed')).toMatchObject({ status: 'True', reason: 'PodFailurePolicy', message });
+    expect(condition(failed, 'FailureTarget')).toMatchObject({ status: 'True', reason: 'PodFailurePolicy', message });
+    expect(failed.status?.failed).toBe(1);
   });
 
   it('runs an Indexed Job index by index within its parallelism', async () => {

@@ -41,6 +41,7 @@ import {
   isFinished,
   isIndexed,
   JOB_TRACKING_FINALIZER,
+  matchPodFailurePolicy,
   parseIndexes,
   podActive,
   podFinished,
@@ -141,11 +142,14 @@ export class JobControllerRunner extends KindController {
       failed: new Set((uncounted.failed as string[] | undefined) ?? []),
     };
     let recorded = false;
+    // The podFailurePolicy's verdicts on failed pods: Ignore'd ones do not count, FailJob fails the Job.
+    const verdicts = new Map(pods.map((p) => [p.metadata.uid ?? '', matchPodFailurePolicy(job, p)] as const));
+    const ignored = (p: KubeObject): boolean => verdicts.get(p.metadata.uid ?? '')?.action === 'Ignore';
     for (const p of pods) {
       // A pod deleted before it finished counts as failed.
       const phase = podFinished(p) ?? (p.metadata.deletionTimestamp ? 'Failed' : undefined);
       const uid = p.metadata.uid ?? '';
-      if (!phase || !hasTrackingFinalizer(p) || pending.succeeded.has(uid) || pending.failed.has(uid)) continue;
+      if (!phase || !hasTrackingFinalizer(p) || pending.succeeded.has(uid) || pending.failed.has(uid) || ignored(p)) continue;
       (phase === 'Succeeded' ? pending.succeeded : pending.failed).add(uid);
       const index = podIndex(p);
       if (phase === 'Succeeded' && indexed && index !== undefined) succeededIndexes.add(index);
@@ -162,7 +166,7 @@ export class JobControllerRunner extends KindController {
     const dropped = new Set<string>();
     for (const p of pods) {
       const uid = p.metadata.uid ?? '';
-      if (hasTrackingFinalizer(p) && (pending.succeeded.has(uid) || pending.failed.has(uid) || (!podActive(p) && isFinished(job)))) {
+      if (hasTrackingFinalizer(p) && (pending.succeeded.has(uid) || pending.failed.has(uid) || ignored(p) || (!podActive(p) && isFinished(job)))) {
         await this.dropFinalizer(p);
         dropped.add(uid);
       }
@@ -206,7 +210,9 @@ export class JobControllerRunner extends KindController {
       const backoffLimit = typeof spec.backoffLimit === 'number' ? spec.backoffLimit : 6;
       const deadline = spec.activeDeadlineSeconds;
       const started = Date.parse(String(status.startTime ?? ''));
-      if (completionsReached(job, succeeded, succeededIndexes, active.length))
+      const failJob = [...verdicts.values()].find((v) => v?.action === 'FailJob');
+      if (failJob) finish('Failed', 'PodFailurePolicy', failJob.message);
+      else if (completionsReached(job, succeeded, succeededIndexes, active.length))
         finish('Complete', 'CompletionsReached', 'Reached expected number of succeeded pods');
       else if (failed > backoffLimit) finish('Failed', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit');
       else if (typeof deadline === 'number' && Number.isFinite(started) && started + deadline * 1000 <= now.getTime() && spec.suspend !== true)

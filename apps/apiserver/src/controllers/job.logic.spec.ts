@@ -1,5 +1,15 @@
 import type { KubeObject } from '@app/apimachinery';
-import { completionsReached, formatIndexes, indexesToStart, parseIndexes, podForJob, statusCounts, wantedActive, withCondition } from './job.logic.js';
+import {
+  completionsReached,
+  formatIndexes,
+  indexesToStart,
+  matchPodFailurePolicy,
+  parseIndexes,
+  podForJob,
+  statusCounts,
+  wantedActive,
+  withCondition,
+} from './job.logic.js';
 
 const job = (spec: Record<string, unknown>): KubeObject =>
   ({
@@ -70,5 +80,42 @@ describe('job logic', () => {
     const resumed = withCondition(first, { type: 'Suspended', status: 'False', reason: 'JobResumed', message: 'Job resumed' }, 'T3');
     expect(resumed[0]).toMatchObject({ status: 'False', lastTransitionTime: 'T3' });
     expect(statusCounts({ active: 0, succeeded: 0, failed: 2, completedIndexes: '' })).toEqual({ active: 0, failed: 2 });
+  });
+  it('matches failed pods against the podFailurePolicy rules in order', () => {
+    const job = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'j' },
+      spec: {
+        podFailurePolicy: {
+          rules: [
+            { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] },
+            { action: 'FailJob', onExitCodes: { containerName: 'main', operator: 'In', values: [42] } },
+            { action: 'Count', onExitCodes: { operator: 'NotIn', values: [1, 2] } },
+          ],
+        },
+      },
+    } as KubeObject;
+    const failed = (status: Record<string, unknown>): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'ns' },
+      status: { phase: 'Failed', ...status },
+    });
+    const exited = (name: string, exitCode: number) => ({ containerStatuses: [{ name, state: { terminated: { exitCode } } }] });
+    expect(matchPodFailurePolicy(job, failed({ conditions: [{ type: 'DisruptionTarget', status: 'True' }] }))).toEqual({
+      action: 'Ignore',
+      message: 'Pod ns/p has condition DisruptionTarget matching Ignore rule at index 0',
+    });
+    expect(matchPodFailurePolicy(job, failed(exited('main', 42)))).toEqual({
+      action: 'FailJob',
+      message: 'Container main for pod ns/p failed with exit code 42 matching FailJob rule at index 1',
+    });
+    // Another container's 42 is not the FailJob rule's; NotIn [1, 2] counts it.
+    expect(matchPodFailurePolicy(job, failed(exited('side', 42)))?.action).toBe('Count');
+    expect(matchPodFailurePolicy(job, failed(exited('main', 1)))).toBeUndefined();
+    // Exit code 0 never matches, and a pod that has not failed is not judged.
+    expect(matchPodFailurePolicy(job, failed(exited('main', 0)))).toBeUndefined();
+    expect(matchPodFailurePolicy(job, { ...failed(exited('main', 42)), status: { phase: 'Running', ...exited('main', 42) } })).toBeUndefined();
   });
 });

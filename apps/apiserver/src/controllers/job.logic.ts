@@ -81,6 +81,51 @@ export function podFinished(pod: KubeObject): 'Succeeded' | 'Failed' | undefined
   return phase === 'Succeeded' || phase === 'Failed' ? phase : undefined;
 }
 
+export interface PolicyMatch {
+  action: 'FailJob' | 'Ignore' | 'Count' | 'FailIndex';
+  message: string;
+}
+
+/**
+ * The first rule of the Job's podFailurePolicy a failed pod matches (matchPodFailurePolicy):
+ * `onExitCodes` on a terminated container (init or main, the named one when given) with a
+ * non-zero exit code In or NotIn the values; `onPodConditions` on a condition of the type with
+ * the status (True by default). Undefined for a pod that has not failed or matches no rule.
+ */
+export function matchPodFailurePolicy(job: KubeObject, pod: KubeObject): PolicyMatch | undefined {
+  const rules = asMap(asMap(job.spec).podFailurePolicy).rules;
+  if (!Array.isArray(rules) || podFinished(pod) !== 'Failed') return undefined;
+  const status = asMap(pod.status);
+  const containers = [
+    ...(Array.isArray(status.initContainerStatuses) ? status.initContainerStatuses : []),
+    ...(Array.isArray(status.containerStatuses) ? status.containerStatuses : []),
+  ].map(asMap);
+  const where = `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
+  for (const [i, raw] of rules.entries()) {
+    const rule = asMap(raw);
+    const action = String(rule.action) as PolicyMatch['action'];
+    const onExit = asMap(rule.onExitCodes);
+    if (rule.onExitCodes !== undefined) {
+      const values = Array.isArray(onExit.values) ? (onExit.values as unknown[]) : [];
+      for (const c of containers) {
+        const code = asMap(asMap(c.state).terminated).exitCode;
+        if (typeof code !== 'number' || code === 0) continue;
+        if (typeof onExit.containerName === 'string' && onExit.containerName !== c.name) continue;
+        if (values.includes(code) === (onExit.operator === 'In'))
+          return { action, message: `Container ${String(c.name)} for pod ${where} failed with exit code ${code} matching ${action} rule at index ${i}` };
+      }
+    }
+    const patterns = Array.isArray(rule.onPodConditions) ? rule.onPodConditions.map(asMap) : [];
+    const conditions = (Array.isArray(status.conditions) ? status.conditions : []).map(asMap);
+    for (const pattern of patterns) {
+      const want = typeof pattern.status === 'string' ? pattern.status : 'True';
+      if (conditions.some((c) => c.type === pattern.type && c.status === want))
+        return { action, message: `Pod ${where} has condition ${String(pattern.type)} matching ${action} rule at index ${i}` };
+    }
+  }
+  return undefined;
+}
+
 /** A pod that counts as active: not finished and not being deleted. */
 export function podActive(pod: KubeObject): boolean {
   return podFinished(pod) === undefined && !pod.metadata.deletionTimestamp;
