@@ -226,6 +226,33 @@ describe('CronJob controller', () => {
     expect(Number(job!.metadata.name.slice('zoned-'.length)) % (24 * 60)).toBe(0);
   });
 
+  it('reports a Job it cannot create, and keeps the CronJob as it was', async () => {
+    await k(['create', 'namespace', 'cj-quota']);
+    await k(['create', 'quota', 'no-jobs', '-n', 'cj-quota', '--hard=count/jobs.batch=0']);
+    await k(['create', 'cronjob', 'denied', '-n', 'cj-quota', '--image=busybox', '--schedule=* * * * *']);
+    const t = new Date(Date.now() - 5 * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    await k([
+      'patch',
+      'cronjob',
+      'denied',
+      '-n',
+      'cj-quota',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { lastScheduleTime: t } }),
+    ]);
+    const message = await waitFor('FailedCreate', async () => {
+      const m = (
+        await k(['get', 'events', '-n', 'cj-quota', '--field-selector', 'involvedObject.name=denied,reason=FailedCreate', '-o', 'jsonpath={.items[*].message}'])
+      ).stdout;
+      return m || undefined;
+    });
+    expect(message).toMatch(/^Error creating job: jobs\.batch "denied-\d+" is forbidden: exceeded quota: no-jobs/);
+    const cj = (await request(server, 'GET', '/apis/batch/v1/namespaces/cj-quota/cronjobs/denied')).json() as CronJob;
+    expect(cj.status).toEqual({ lastScheduleTime: t });
+  });
+
   it('starts a CronJob left alone at its next scheduled minute', async () => {
     const [job] = await waitJobs('clock', (js) => js.length >= 1, 'the Job of clock at the next minute', 75_000);
     expect(job!.metadata.name).toMatch(/^clock-\d+$/);

@@ -179,6 +179,25 @@ describe('StatefulSet controller', () => {
     );
   });
 
+  it('OnDelete: a new template waits for someone to delete a pod', async () => {
+    await k(['apply', '-n', NS, '-f', '-'], { input: manifest('od', { replicas: 1, updateStrategy: { type: 'OnDelete' } }) });
+    const [first] = await waitPods('od', (ps) => ps.length === 1, 'od-0');
+    await ready('od-0');
+    await waitFor('od ready', async () => ((await set('od')).status?.readyReplicas === 1 ? true : undefined));
+    await k(['set', 'image', 'sts/od', '-n', NS, 'c=nginx:1.28']);
+    const moved = await waitFor('a new update revision', async () => {
+      const s = await set('od');
+      return s.status?.updateRevision !== s.status?.currentRevision ? s : undefined;
+    });
+    expect(moved.status).toMatchObject({ currentReplicas: 1, updatedReplicas: 0 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await podsOf('od'))[0]!.metadata.uid).toBe(first!.metadata.uid);
+    await k(['delete', 'pod', 'od-0', '-n', NS]);
+    const [again] = await waitPods('od', (ps) => ps.length === 1 && ps[0]!.metadata.uid !== first!.metadata.uid, 'od-0 again');
+    expect(again!.spec.containers[0]!.image).toBe('nginx:1.28');
+    expect(again!.metadata.labels?.['controller-revision-hash']).toBe(moved.status?.updateRevision);
+  });
+
   it('deletes claims with their pods and with the set when the retention policy says Delete', async () => {
     await k(['apply', '-n', NS, '-f', '-'], {
       input: manifest('cache', {

@@ -145,7 +145,7 @@ export class CronJobControllerRunner extends KindController {
     const created = cronJob.metadata.deletionTimestamp ? undefined : await this.startDue(cronJob, key, now, status, active, jobs);
     if (created) {
       active = created.active;
-      status.lastScheduleTime = rfc3339(created.scheduled);
+      if (created.scheduled !== undefined) status.lastScheduleTime = rfc3339(created.scheduled);
     }
 
     // History: the oldest finished Jobs beyond the limits.
@@ -158,7 +158,8 @@ export class CronJobControllerRunner extends KindController {
 
   /**
    * Starts the Job of the scheduled time due now, if any (syncCronJob after the reconciliation);
-   * returns the new active list and the time it started, or undefined when it started nothing.
+   * returns the new active list and the time it started (no time when Replace deleted the active
+   * Jobs but the new one could not be created), or undefined when it changed nothing.
    * Requeues the CronJob for its next scheduled time.
    */
   private async startDue(
@@ -168,7 +169,7 @@ export class CronJobControllerRunner extends KindController {
     status: Record<string, unknown>,
     activeIn: Ref[],
     jobs: KubeObject[],
-  ): Promise<{ active: Ref[]; scheduled: number } | undefined> {
+  ): Promise<{ active: Ref[]; scheduled?: number } | undefined> {
     const spec = asMap(cronJob.spec);
     if (typeof spec.timeZone === 'string' && !knownTimeZone(spec.timeZone)) {
       this.events.record(cronJob, 'Warning', 'UnknownTimeZone', 'invalid timeZone: %q: %s', spec.timeZone, `unknown time zone ${spec.timeZone}`);
@@ -224,7 +225,11 @@ export class CronJobControllerRunner extends KindController {
     if (spec.concurrencyPolicy === 'Replace') {
       for (const r of active) {
         const job = jobs.find((j) => j.metadata.uid === r.uid);
-        if (job && !(await this.deleteJob(cronJob, job))) throw new Error(`could not replace job ${job.metadata.namespace}/${job.metadata.name}`);
+        if (job && !(await this.deleteJob(cronJob, job))) {
+          // Could not replace it: try again in a while.
+          this.requeueAfter(key, 10_000);
+          return undefined;
+        }
         active = active.filter((a) => a.uid !== r.uid);
       }
     }
@@ -239,8 +244,10 @@ export class CronJobControllerRunner extends KindController {
       this.events.record(cronJob, 'Normal', 'SuccessfulCreate', 'Created job %v', job.metadata.name);
     } catch (e) {
       if (codeOf(e) !== 409) {
+        // A quota, a namespace being deleted: try again in a while.
         this.events.record(cronJob, 'Warning', 'FailedCreate', 'Error creating job: %v', (e as Error).message);
-        throw e;
+        this.requeueAfter(key, 10_000);
+        return active === activeIn ? undefined : { active };
       }
       // Created before (a crash or a lost status write since): take it back into the list, if ours.
       job = await store.get(cronJob.metadata.namespace ?? '', name);

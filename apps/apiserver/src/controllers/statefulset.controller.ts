@@ -33,8 +33,19 @@ import { KindController } from './kind.controller.js';
 import { controllerOf } from './disruption.logic.js';
 import { EventRecorder } from './event.recorder.js';
 import { equalRevisions, newRevision, nextRevisionNumber, sortRevisions, templateOfRevision, templatePatch } from './history.logic.js';
-import { claimPods, statusDiffers } from './replicaset.logic.js';
-import { claimOwnerRefs, claimsOf, ordinalOf, plan, podFor, replicasOf, revisionOfPod, startOrdinal, statefulSetStatus } from './statefulset.logic.js';
+import { claimPods } from './replicaset.logic.js';
+import {
+  claimOwnerRefs,
+  claimsOf,
+  ordinalOf,
+  plan,
+  podFor,
+  replicasOf,
+  revisionOfPod,
+  startOrdinal,
+  statefulSetStatus,
+  statusChanged,
+} from './statefulset.logic.js';
 import { NamesByNamespace } from './watch-queue.controller.js';
 
 const USER = 'statefulset-controller';
@@ -157,7 +168,7 @@ export class StatefulSetControllerRunner extends KindController {
     }
 
     const status = statefulSetStatus(set, pods, current.metadata.name ?? '', update.metadata.name ?? '', collisionCount, now);
-    if (statusDiffers(set, status)) {
+    if (statusChanged(set, status)) {
       try {
         await this.stores
           .storeFor(this.decl('apps', 'statefulsets')!)

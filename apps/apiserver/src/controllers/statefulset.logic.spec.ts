@@ -1,5 +1,5 @@
 import type { KubeObject } from '@app/apimachinery';
-import { claimOwnerRefs, claimsOf, ordinalOf, plan, podFor, statefulSetStatus, usesCurrentRevision, type Action } from './statefulset.logic.js';
+import { claimOwnerRefs, claimsOf, ordinalOf, plan, podFor, statefulSetStatus, statusChanged, usesCurrentRevision, type Action } from './statefulset.logic.js';
 
 const NOW = new Date('2026-03-01T00:00:00Z');
 const set = (spec: Record<string, unknown> = {}, status: Record<string, unknown> = {}): KubeObject => ({
@@ -96,8 +96,9 @@ describe('StatefulSet identities', () => {
   it('gives ordinals below the partition the current revision', () => {
     expect(usesCurrentRevision(set({ updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } }), 1)).toBe(true);
     expect(usesCurrentRevision(set({ updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } }), 2)).toBe(false);
-    expect(usesCurrentRevision(set({ updateStrategy: { type: 'OnDelete' } }, { currentReplicas: 2 }), 1)).toBe(true);
-    expect(usesCurrentRevision(set({ updateStrategy: { type: 'OnDelete' } }, { currentReplicas: 2 }), 2)).toBe(false);
+    expect(usesCurrentRevision(set({ ordinals: { start: 5 }, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } }), 6)).toBe(true);
+    expect(usesCurrentRevision(set({ ordinals: { start: 5 }, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } }), 7)).toBe(false);
+    expect(usesCurrentRevision(set({ updateStrategy: { type: 'OnDelete' } }, { currentReplicas: 2 }), 1)).toBe(false);
   });
 });
 
@@ -158,6 +159,9 @@ describe('StatefulSet status', () => {
       currentRevision: 'db-old',
       updateRevision: 'db-new',
     });
+    expect(statusChanged(set({}, { ...mid }), mid)).toBe(false);
+    expect(statusChanged(set({}, { ...mid, updateRevision: 'db-older' }), mid)).toBe(true);
+    expect(statusChanged(set({}, { ...mid, readyReplicas: undefined }), { ...mid, readyReplicas: 0 })).toBe(false);
     const done = statefulSetStatus(s, [pod(0), pod(1), pod(2)], 'db-old', 'db-new', 1, NOW);
     expect(done).toMatchObject({ currentRevision: 'db-new', currentReplicas: 3, updatedReplicas: 3, collisionCount: 1 });
   });

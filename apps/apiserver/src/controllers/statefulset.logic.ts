@@ -135,14 +135,13 @@ export function claimOwnerRefs(set: KubeObject, claim: KubeObject, pod: KubeObje
   return key(next) === key(refs) ? undefined : next;
 }
 
-/** Whether an ordinal's new pod gets the current revision (else the update revision). */
+/**
+ * Whether an ordinal's new pod gets the current revision (else the update revision): under
+ * RollingUpdate, the ordinals below the partition (counted from the start ordinal); under
+ * OnDelete, none (a pod deleted comes back at the update revision).
+ */
 export function usesCurrentRevision(set: KubeObject, ordinal: number): boolean {
-  const start = startOrdinal(set);
-  if (isOnDelete(set)) {
-    const current = asMap(set.status).currentReplicas;
-    return ordinal - start < (typeof current === 'number' ? current : 0);
-  }
-  return ordinal < partitionOf(set);
+  return !isOnDelete(set) && ordinal < startOrdinal(set) + partitionOf(set);
 }
 
 export const revisionOfPod = (pod: KubeObject): string => (pod.metadata.labels as Record<string, string> | undefined)?.[CONTROLLER_REVISION_HASH_LABEL] ?? '';
@@ -206,7 +205,7 @@ export function plan(set: KubeObject, pods: KubeObject[], updateRevision: string
   // RollingUpdate: from the highest ordinal down to the partition, the first pod of another
   // revision is deleted (to come back at the update revision); a pod missing or not healthy
   // on the way stops it.
-  for (let ord = end - 1; ord >= Math.max(start, partitionOf(set)); ord--) {
+  for (let ord = end - 1; ord >= start + partitionOf(set); ord--) {
     const p = byOrdinal.get(ord);
     if (p && revisionOfPod(p) !== updateRevision && !p.metadata.deletionTimestamp) {
       actions.push({ type: 'delete', pod: p, reason: 'update' });
@@ -215,6 +214,16 @@ export function plan(set: KubeObject, pods: KubeObject[], updateRevision: string
     if (!p || !isHealthy(p)) break;
   }
   return actions;
+}
+
+/** Whether the status computed differs from the stored one in any field it sets (counts absent in either read as 0). */
+export function statusChanged(set: KubeObject, next: Obj): boolean {
+  const current = asMap(set.status);
+  return Object.entries(next).some(([k, v]) => {
+    const cur = current[k];
+    if (typeof v === 'number') return (typeof cur === 'number' ? cur : 0) !== v;
+    return cur !== v;
+  });
 }
 
 /**
