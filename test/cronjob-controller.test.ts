@@ -23,7 +23,14 @@ interface CronJob {
   status?: { active?: Ref[]; lastScheduleTime?: string; lastSuccessfulTime?: string };
 }
 interface Job {
-  metadata: { name: string; uid: string; annotations?: Record<string, string>; labels?: Record<string, string>; ownerReferences?: Ref[] };
+  metadata: {
+    name: string;
+    uid: string;
+    creationTimestamp?: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+    ownerReferences?: Ref[];
+  };
   spec: Record<string, unknown>;
   status?: { conditions?: { type: string; status: string }[] };
 }
@@ -261,7 +268,7 @@ describe('CronJob controller', () => {
     expect(cj.status?.lastScheduleTime).toBeDefined();
     expect(job!.metadata.name).toBe(`clock-${Math.floor(Date.parse(cj.status!.lastScheduleTime!) / 60_000)}`);
     // Created when the schedule fired (the controller's timer), not at a later resync (30 s).
-    const created = Date.parse((job!.metadata as { creationTimestamp: string }).creationTimestamp);
+    const created = Date.parse(job!.metadata.creationTimestamp ?? '');
     expect(created - Date.parse(job!.metadata.annotations!['batch.kubernetes.io/cronjob-scheduled-timestamp']!)).toBeLessThan(10_000);
   });
 });
