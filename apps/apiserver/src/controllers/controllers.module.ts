@@ -19,6 +19,7 @@ import { BootstrapSignerRunner, TokenCleanerRunner } from './bootstrap-token.con
 import { GarbageCollectorRunner, NamespaceControllerRunner } from './builtin.controllers.js';
 import { ClusterRoleAggregationRunner } from './clusterrole-aggregation.controller.js';
 import { CronJobControllerRunner } from './cronjob.controller.js';
+import { DaemonSetControllerRunner } from './daemonset.controller.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
 import { DeploymentControllerRunner } from './deployment.controller.js';
 import { DisruptionControllerRunner } from './disruption.controller.js';
@@ -109,6 +110,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     DeploymentControllerRunner,
     JobControllerRunner,
     CronJobControllerRunner,
+    DaemonSetControllerRunner,
     StatefulSetControllerRunner,
   ],
 })

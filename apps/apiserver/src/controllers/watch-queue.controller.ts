@@ -174,6 +174,11 @@ export class NamesByNamespace {
     return [...(this.names.get(ns) ?? [])].map((name) => `${ns}/${name}`);
   }
 
+  /** The `namespace/name` keys of every object. */
+  all(): string[] {
+    return [...this.names.keys()].flatMap((ns) => this.keys(ns));
+  }
+
   clear(): void {
     this.names.clear();
   }
