@@ -7,6 +7,7 @@ import { DateTime } from 'luxon';
 import type { KubeObject } from '@app/apimachinery';
 import { asMap } from '../groups/core/core.helpers.js';
 import { parseCronSchedule, type CronSchedule } from '../groups/batch/cronjob/cronjob.schedule.js';
+import { newControllerRef } from './disruption.logic.js';
 
 /** The annotation a CronJob's Job carries: its scheduled time, in the CronJob's time zone. */
 export const SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';
@@ -105,16 +106,7 @@ export function jobForCronJob(cronJob: KubeObject, scheduled: number): KubeObjec
       namespace: cronJob.metadata.namespace,
       labels: { ...asMap(meta.labels) } as Record<string, string>,
       annotations: { ...asMap(meta.annotations), [SCHEDULED_TIMESTAMP_ANNOTATION]: rfc3339In(scheduled, tz) } as Record<string, string>,
-      ownerReferences: [
-        {
-          apiVersion: 'batch/v1',
-          kind: 'CronJob',
-          name: cronJob.metadata.name ?? '',
-          uid: cronJob.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [newControllerRef(cronJob, 'batch/v1', 'CronJob')],
     },
     spec: structuredClone(asMap(template.spec)),
   };

@@ -10,7 +10,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '@app/apimachinery';
 import { asMap } from '../groups/core/core.helpers.js';
 import { podReady } from '../groups/policy/poddisruptionbudget/pdb.status.js';
-import { scaledValue } from './disruption.logic.js';
+import { newControllerRef, scaledValue } from './disruption.logic.js';
 import { CONTROLLER_REVISION_HASH_LABEL, revisionNumber, sortRevisions } from './history.logic.js';
 import { isAvailable } from './replicaset.logic.js';
 
@@ -183,7 +183,7 @@ export function daemonPod(ds: KubeObject, nodeName: string, hash: string): KubeO
 
 /** The controller reference a DaemonSet puts on its pods and revisions. */
 export function daemonSetRef(ds: KubeObject): Obj {
-  return { apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.metadata.name, uid: ds.metadata.uid, controller: true, blockOwnerDeletion: true };
+  return newControllerRef(ds, 'apps/v1', 'DaemonSet');
 }
 
 const isTerminal = (p: KubeObject): boolean => ['Succeeded', 'Failed'].includes(String(asMap(p.status).phase));

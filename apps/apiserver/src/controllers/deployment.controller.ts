@@ -52,7 +52,7 @@ import {
   revisionOf,
   templateMatches,
 } from './deployment.logic.js';
-import { controllerOf } from './disruption.logic.js';
+import { controllerOf, newControllerRef } from './disruption.logic.js';
 import { EventRecorder } from './event.recorder.js';
 import { selects } from './replicaset.logic.js';
 import { NamesByNamespace } from './watch-queue.controller.js';
@@ -182,7 +182,7 @@ export class DeploymentControllerRunner extends KindController {
         continue;
       }
       if (!selected || rs.metadata.deletionTimestamp || d.metadata.deletionTimestamp) continue;
-      const ownerRef = { apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata.name, uid: d.metadata.uid, controller: true, blockOwnerDeletion: true };
+      const ownerRef = newControllerRef(d, 'apps/v1', 'Deployment');
       owned.push(await this.writeReplicaSet({ ...rs, metadata: { ...rs.metadata, ownerReferences: [...refs, ownerRef] } }));
     }
     return owned;

@@ -21,6 +21,7 @@
  */
 import { canonicalJson, type KubeObject } from '@app/apimachinery';
 import { asMap } from '../groups/core/core.helpers.js';
+import { newControllerRef } from './disruption.logic.js';
 
 export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 export const REVISION_HISTORY_ANNOTATION = 'deployment.kubernetes.io/revision-history';
@@ -307,7 +308,7 @@ export function newReplicaSetFor(deployment: KubeObject, hash: string, revision:
       ...(deployment.metadata.namespace !== undefined ? { namespace: deployment.metadata.namespace } : {}),
       labels: { ...labels },
       annotations,
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid: deployment.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [newControllerRef(deployment, 'apps/v1', 'Deployment')],
     },
     spec: {
       replicas,

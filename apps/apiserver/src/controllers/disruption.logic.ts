@@ -58,6 +58,14 @@ export function controllerOf(o: KubeObject): OwnerRef | undefined {
   return Array.isArray(refs) ? (refs as OwnerRef[]).find((r) => r.controller === true) : undefined;
 }
 
+/** An owner reference naming the controller (a type alias, so it is also a plain record). */
+export type ControllerRef = { apiVersion: string; kind: string; name: string; uid: string; controller: true; blockOwnerDeletion: true };
+
+/** The reference a controller puts on what it creates and owns (metav1.NewControllerRef). */
+export function newControllerRef(owner: KubeObject, apiVersion: string, kind: string): ControllerRef {
+  return { apiVersion, kind, name: owner.metadata.name ?? '', uid: owner.metadata.uid ?? '', controller: true, blockOwnerDeletion: true };
+}
+
 /** The group of an apiVersion. */
 export const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
 

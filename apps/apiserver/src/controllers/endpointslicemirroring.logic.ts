@@ -26,6 +26,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { nameIsDNSSubdomain, type KubeObject } from '@app/apimachinery';
 import { formatIP, parseIPSloppy } from '../groups/networking/networking.ip.js';
+import { newControllerRef } from './disruption.logic.js';
 
 type Obj = Record<string, unknown>;
 
@@ -214,16 +215,7 @@ export function newSlice(endpoints: KubeObject, desired: DesiredSlice, name?: st
     namespace: endpoints.metadata.namespace,
     labels,
     annotations,
-    ownerReferences: [
-      {
-        apiVersion: 'v1',
-        kind: 'Endpoints',
-        name: endpoints.metadata.name ?? '',
-        uid: endpoints.metadata.uid ?? '',
-        controller: true,
-        blockOwnerDeletion: true,
-      },
-    ],
+    ownerReferences: [newControllerRef(endpoints, 'v1', 'Endpoints')],
   };
   if (name) metadata.name = name;
   else metadata.generateName = slicePrefix(endpoints.metadata.name ?? '');

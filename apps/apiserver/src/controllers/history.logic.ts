@@ -9,6 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '@app/apimachinery';
 import { asMap } from '../groups/core/core.helpers.js';
 import { podTemplateHash } from './deployment.logic.js';
+import { newControllerRef } from './disruption.logic.js';
 
 export const CONTROLLER_REVISION_HASH_LABEL = 'controller-revision-hash';
 
@@ -78,9 +79,7 @@ export function newRevision(
       name: revisionName(owner.metadata.name ?? '', hash),
       namespace: owner.metadata.namespace,
       labels,
-      ownerReferences: [
-        { apiVersion: 'apps/v1', kind: ownerKind, name: owner.metadata.name ?? '', uid: owner.metadata.uid ?? '', controller: true, blockOwnerDeletion: true },
-      ],
+      ownerReferences: [newControllerRef(owner, 'apps/v1', ownerKind)],
     },
     data,
     revision,

@@ -6,6 +6,7 @@
  */
 import type { KubeObject } from '@app/apimachinery';
 import { asMap } from '../groups/core/core.helpers.js';
+import { newControllerRef } from './disruption.logic.js';
 
 /** Keeps a finished pod until the controller has counted it. */
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
@@ -159,7 +160,7 @@ export function podForJob(job: KubeObject, index?: number): KubeObject {
     namespace: job.metadata.namespace,
     labels,
     finalizers,
-    ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name, uid: job.metadata.uid, controller: true, blockOwnerDeletion: true }],
+    ownerReferences: [newControllerRef(job, 'batch/v1', 'Job')],
   };
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
   return { apiVersion: 'v1', kind: 'Pod', metadata, spec };

@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { labelSelectorFromStruct, type KubeObject, type LabelSelectorStruct } from '@app/apimachinery';
 import { asMap } from '../groups/core/core.helpers.js';
 import { podReady } from '../groups/policy/poddisruptionbudget/pdb.status.js';
-import { controllerOf } from './disruption.logic.js';
+import { controllerOf, newControllerRef } from './disruption.logic.js';
 
 /** At most this many pods are created or deleted in one sync (kube's burstReplicas). */
 export const BURST_REPLICAS = 500;
@@ -91,14 +91,7 @@ export function claimPods(kind: ReplicatedKind, rs: KubeObject, pods: KubeObject
 
 /** The owner reference a controller puts on its pods. */
 export function controllerRef(kind: ReplicatedKind, rs: KubeObject): Record<string, unknown> {
-  return {
-    apiVersion: kind === 'ReplicaSet' ? 'apps/v1' : 'v1',
-    kind,
-    name: rs.metadata.name,
-    uid: rs.metadata.uid,
-    controller: true,
-    blockOwnerDeletion: true,
-  };
+  return newControllerRef(rs, kind === 'ReplicaSet' ? 'apps/v1' : 'v1', kind);
 }
 
 /** The pod to create from the controller's template (GetPodFromTemplate): named `<controller>-<random>` by the server. */

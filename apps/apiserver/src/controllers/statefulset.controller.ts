@@ -30,7 +30,7 @@ import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
 import { KindController } from './kind.controller.js';
-import { controllerOf } from './disruption.logic.js';
+import { controllerOf, newControllerRef } from './disruption.logic.js';
 import { EventRecorder } from './event.recorder.js';
 import { equalRevisions, newRevision, nextRevisionNumber, sortRevisions, templateOfRevision, templatePatch } from './history.logic.js';
 import { claimPods } from './replicaset.logic.js';
@@ -123,7 +123,7 @@ export class StatefulSetControllerRunner extends KindController {
       all.filter((p) => controllerOf(p) || ordinalOf(set, p) !== undefined),
     );
     let pods = [...claim.owned];
-    const ref = { apiVersion: 'apps/v1', kind: 'StatefulSet', name, uid: set.metadata.uid, controller: true, blockOwnerDeletion: true };
+    const ref = newControllerRef(set, 'apps/v1', 'StatefulSet');
     for (const pod of claim.adopt) {
       const refs = Array.isArray(pod.metadata.ownerReferences) ? pod.metadata.ownerReferences : [];
       if (!(await this.writePod(ns, { ...pod, metadata: { ...pod.metadata, ownerReferences: [...refs, ref] } }))) pods = pods.filter((p) => p !== pod);

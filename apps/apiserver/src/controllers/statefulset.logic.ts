@@ -7,6 +7,7 @@
 import type { KubeObject } from '@app/apimachinery';
 import { asMap } from '../groups/core/core.helpers.js';
 import { podReady } from '../groups/policy/poddisruptionbudget/pdb.status.js';
+import { newControllerRef } from './disruption.logic.js';
 import { CONTROLLER_REVISION_HASH_LABEL } from './history.logic.js';
 import { isAvailable } from './replicaset.logic.js';
 
@@ -106,9 +107,7 @@ export function podFor(set: KubeObject, template: Obj, revisionName: string, ord
       },
       ...(meta.annotations ? { annotations: copy(meta.annotations) as Record<string, string> } : {}),
       ...(meta.finalizers ? { finalizers: copy(meta.finalizers) as string[] } : {}),
-      ownerReferences: [
-        { apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name ?? '', uid: set.metadata.uid ?? '', controller: true, blockOwnerDeletion: true },
-      ],
+      ownerReferences: [newControllerRef(set, 'apps/v1', 'StatefulSet')],
     },
     spec,
   };
