@@ -3,7 +3,7 @@
  * caller) and the git commit, tree state and date recorded by `npm run build`
  * (scripts/build-info.mjs -> dist/build-info.json), read once at start.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,11 +21,20 @@ export interface BuildInfo {
 export const UNKNOWN_BUILD: BuildInfo = { gitCommit: 'unknown', gitTreeState: 'unknown', buildDate: 'unknown' };
 
 /**
- * Where the build writes the record: `dist/build-info.json`. This module compiles to
- * dist/apps/apiserver/src/version/, four levels below dist/.
+ * Where the build writes the record: `dist/build-info.json`, found by walking up from this
+ * module (tsc's output puts it in dist/apps/apiserver/src/version/, the server's bundle in
+ * dist/apps/apiserver/src/). Stops at the directory with package.json: from sources there is no
+ * record.
  */
 export function defaultBuildInfoPath(): string {
-  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'build-info.json');
+  const start = dirname(fileURLToPath(import.meta.url));
+  for (let dir = start; ;) {
+    const file = join(dir, 'build-info.json');
+    if (existsSync(file)) return file;
+    const parent = dirname(dir);
+    if (parent === dir || existsSync(join(dir, 'package.json'))) return join(start, 'build-info.json');
+    dir = parent;
+  }
 }
 
 /**
