@@ -263,11 +263,11 @@ export const KAPI_ENV: readonly EnvVar[] = [
   {
     name: 'KAPI_HEAP_GROWTH_PERCENT',
     meaning:
-      "V8's old generation may grow by this share of what its last full collection kept before the next one starts (docs/performance.md \"Garbage collection\"); 0 leaves it to V8's own heuristics. A `--heap-growing-percent` node flag of the operator's wins",
+      "V8's old generation may grow by this share of what its last full collection kept before the next one starts (docs/performance.md \"Garbage collection\"); 0 (the default) leaves it to V8's own heuristics; set, it has made V8's regexp compiler abort the process. A `--heap-growing-percent` node flag of the operator's wins",
     unit: 'percent',
     min: 0,
     max: 1_000,
-    productionDefault: '100',
+    productionDefault: '0',
     use: 'tuning',
   },
   {

@@ -3,8 +3,8 @@ import { EnvError } from './env.js';
 import { heapGrowthFlag } from './heap.js';
 
 describe('heapGrowthFlag', () => {
-  it('doubles the kept heap by default', () => {
-    expect(heapGrowthFlag({}, [])).toBe('--heap-growing-percent=100');
+  it('leaves V8 its heuristics by default', () => {
+    expect(heapGrowthFlag({}, [])).toBeUndefined();
   });
 
   it('takes KAPI_HEAP_GROWTH_PERCENT, 0 leaving V8 its heuristics', () => {
@@ -17,6 +17,6 @@ describe('heapGrowthFlag', () => {
     expect(heapGrowthFlag({}, ['--heap-growing-percent=300'])).toBeUndefined();
     expect(heapGrowthFlag({}, ['--heap_growing_percent', '300'])).toBeUndefined();
     expect(heapGrowthFlag({ NODE_OPTIONS: '--max-old-space-size=4096 --heap-growing-percent=50' }, [])).toBeUndefined();
-    expect(heapGrowthFlag({ NODE_OPTIONS: '--heap-growing-percentage=50' }, [])).toBe('--heap-growing-percent=100');
+    expect(heapGrowthFlag({ KAPI_HEAP_GROWTH_PERCENT: '100', NODE_OPTIONS: '--heap-growing-percentage=50' }, [])).toBe('--heap-growing-percent=100');
   });
 });
