@@ -52,9 +52,9 @@ describe('benchmarks (short runs)', () => {
     const json = join(dir, 'cluster.json');
     const r = await runBench('cluster.bench.js', [
       '--seconds',
-      '1',
+      '0.5',
       '--warm-up-seconds',
-      '1',
+      '0.5',
       '--rounds',
       '2',
       '--concurrency',
@@ -127,7 +127,7 @@ describe('benchmarks (short runs)', () => {
 
   it('api: measures the server and the bare Fastify ceiling', async () => {
     const json = join(dir, 'api.json');
-    const r = await runBench('api.bench.js', ['--seconds', '1', '--concurrency', '8', '--json-out', json]);
+    const r = await runBench('api.bench.js', ['--seconds', '0.5', '--concurrency', '8', '--json-out', json]);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
     const report = JSON.parse(await readFile(json, 'utf8')) as {
       phases: { name: string; requests: number; errors: number }[];
@@ -224,7 +224,7 @@ describe('benchmarks (short runs)', () => {
 
   it('raft: our Raft and etcd with three members and with one, and the share of throughput three keep', async () => {
     const etcd = prerequisite('etcd', 'the Raft benchmark comparison against etcd (test/bench.test.ts)');
-    const r = await runBench('raft.bench.js', ['--seconds', '1']);
+    const r = await runBench('raft.bench.js', ['--seconds', '0.5']);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
     expect(r.out).toMatch(/^kapi raft {2}c=64 1 member +[\d.]+ ops\/s/m);
     // With etcd its figures; without it (opted out on a machine that lacks it) a line saying why.
@@ -237,7 +237,7 @@ describe('benchmarks (short runs)', () => {
   it('etcd: our three nodes against etcd 3.4 through the same gRPC client print one table', async () => {
     // Without etcd (opted out) there is nothing to compare against: the bench needs both.
     if (!prerequisite('etcd', 'the etcd v3 API benchmark against etcd (test/bench.test.ts)')) return;
-    const r = await runBench('etcd.bench.js', ['--seconds', '1', '--rounds', '2', '--loads', '', '--warm-passes', '0']);
+    const r = await runBench('etcd.bench.js', ['--seconds', '0.5', '--rounds', '2', '--loads', '', '--warm-passes', '0']);
     // Exit 1 only reports missed speed targets; 2 is a crash.
     expect({ code: r.code === 0 || r.code === 1, tail: r.code === 0 || r.code === 1 ? '' : r.out.slice(-2000) }).toEqual({ code: true, tail: '' });
     for (const row of [
@@ -258,16 +258,16 @@ describe('benchmarks (short runs)', () => {
   }, 180_000);
 
   it('apply and watch: run to the end and print their figures', async () => {
-    const apply = await runBench('apply.bench.js', ['--seconds', '1', '--workers', '4']);
+    const apply = await runBench('apply.bench.js', ['--seconds', '0.5', '--workers', '4']);
     expect({ code: apply.code, tail: apply.code === 0 ? '' : apply.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
     expect(apply.out).toMatch(/^in-process applyIntent, 50 fields \/ 3 managers: [\d.]+ µs per apply$/m);
     expect(apply.out).toMatch(/^in-process parseJsonStrict \/ JSON.parse on \d+ bytes: [\d.]+x/m);
-    const watch = await runBench('watch.bench.js', ['--watchers', '20', '--rate', '20', '--seconds', '2']);
+    const watch = await runBench('watch.bench.js', ['--watchers', '20', '--rate', '20', '--seconds', '1']);
     expect({ code: watch.code, tail: watch.code === 0 ? '' : watch.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
   });
 
   it('slow clients: every phase runs and prints its row', async () => {
-    const r = await runBench('slow-clients.bench.js', ['--objects', '200', '--seconds', '1']);
+    const r = await runBench('slow-clients.bench.js', ['--objects', '200', '--seconds', '0.5']);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
     for (const phase of ['none', 'replay', 'initial', 'etcd']) expect(r.out).toMatch(new RegExp(`^${phase} +-?\\d+ +-?\\d+%  (-|open|cut off)$`, 'm'));
   }, 120_000);
