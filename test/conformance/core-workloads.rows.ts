@@ -208,5 +208,42 @@ export const CORE_WORKLOADS: RowGroup = {
         },
       ],
     },
+    {
+      id: 'corewl-8',
+      rule: "A negative terminationGracePeriodSeconds is not refused: a pod template keeps it, with a warning; a Pod's becomes 1, on create and on update",
+      source:
+        'upstream pkg/api/pod warnings.go (warningsForPodSpecAndMeta); pkg/apis/core/v1 conversion.go (Convert_v1_Pod_To_core_Pod); pkg/apis/core/validation (ValidatePodUpdate)',
+      upstream:
+        '201 with Warning "spec.template.spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1"; a Pod created with -1 reads 1, and an update to -1 reads 1',
+      req: { method: 'POST', path: RC, body: rc('c8', {}, { terminationGracePeriodSeconds: -1 }) },
+      expect: {
+        status: 201,
+        body: { spec: { template: { spec: { terminationGracePeriodSeconds: -1 } } } },
+        headers: { warning: /spec\.template\.spec\.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1/ },
+      },
+      then: [
+        {
+          req: {
+            method: 'POST',
+            path: `/api/v1/namespaces/${NS}/pods`,
+            body: {
+              apiVersion: 'v1',
+              kind: 'Pod',
+              metadata: { name: 'p8' },
+              spec: { containers: [{ name: 'web', image: 'nginx:1.27' }], terminationGracePeriodSeconds: -1 },
+            },
+          },
+          expect: { status: 201, body: { spec: { terminationGracePeriodSeconds: 1 } } },
+        },
+        {
+          req: { method: 'PATCH', path: `/api/v1/namespaces/${NS}/pods/p8`, body: { spec: { terminationGracePeriodSeconds: -5 } }, headers: MERGE },
+          expect: { status: 200, body: { spec: { terminationGracePeriodSeconds: 1 } } },
+        },
+        {
+          req: { method: 'PATCH', path: `/api/v1/namespaces/${NS}/pods/p8`, body: { spec: { terminationGracePeriodSeconds: 20 } }, headers: MERGE },
+          expect: { status: 422, message: /^Pod "p8" is invalid: spec: Forbidden: pod updates may not change fields other than/ },
+        },
+      ],
+    },
   ],
 };

@@ -133,11 +133,34 @@ describe('Pod strategy', () => {
     expect(errs({ containers: [c()], volumes: [{ name: 'v' }] })).toEqual(['spec.volumes[0]: Required value: must specify a volume type']);
   });
 
-  it('allows only images, deadlines, grace period and added tolerations to change', () => {
-    const old = pod({ containers: [c()] });
-    expect(podStrategy.validateUpdate!(pod({ containers: [c({ image: 'nginx:1.28' })] }), old, ctx)).toEqual([]);
-    const e = podStrategy.validateUpdate!(pod({ containers: [c({ ports: [{ containerPort: 80 }] })] }), old, ctx).map(fieldErrorMessage);
-    expect(e).toEqual([expect.stringMatching(/^spec: Forbidden: pod updates may not change fields other than `spec.containers\[\*\].image`/)]);
+  it('allows only images, deadlines, added tolerations and a negative grace period set to 1 to change', () => {
+    const old = pod({ containers: [c()], terminationGracePeriodSeconds: 30 });
+    const forbidden = [expect.stringMatching(/^spec: Forbidden: pod updates may not change fields other than `spec.containers\[\*\].image`/)];
+    expect(
+      podStrategy.validateUpdate!(pod({ containers: [c({ image: 'nginx:1.28' })], terminationGracePeriodSeconds: 30, activeDeadlineSeconds: 5 }), old, ctx),
+    ).toEqual([]);
+    const e = podStrategy.validateUpdate!(pod({ containers: [c({ ports: [{ containerPort: 80 }] })], terminationGracePeriodSeconds: 30 }), old, ctx).map(
+      fieldErrorMessage,
+    );
+    expect(e).toEqual(forbidden);
+    // The grace period changes only from a negative value (stored by an earlier build) to 1.
+    expect(podStrategy.validateUpdate!(pod({ containers: [c()], terminationGracePeriodSeconds: 10 }), old, ctx).map(fieldErrorMessage)).toEqual(forbidden);
+    const negative = pod({ containers: [c()], terminationGracePeriodSeconds: -5 });
+    expect(podStrategy.validateUpdate!(pod({ containers: [c()], terminationGracePeriodSeconds: 1 }), negative, ctx)).toEqual([]);
+    expect(podStrategy.validateUpdate!(pod({ containers: [c()], terminationGracePeriodSeconds: 2 }), negative, ctx).map(fieldErrorMessage)).toEqual(forbidden);
+  });
+
+  it('treats a negative terminationGracePeriodSeconds of a Pod as 1, on create and update, without refusing it', () => {
+    const created = pod({ containers: [c()], terminationGracePeriodSeconds: -1 });
+    podStrategy.prepareForCreate!(created, ctx);
+    expect(created.spec).toMatchObject({ terminationGracePeriodSeconds: 1 });
+    expect(podStrategy.validate!(created, ctx)).toEqual([]);
+    const updated = pod({ containers: [c()], terminationGracePeriodSeconds: -30 });
+    podStrategy.prepareForUpdate!(updated, created, ctx);
+    expect(updated.spec).toMatchObject({ terminationGracePeriodSeconds: 1 });
+    expect(podStrategy.validateUpdate!(updated, created, ctx)).toEqual([]);
+    // A pod template keeps its value: accepted, with kube's warning (see pod.warnings.spec.ts).
+    expect(validatePodSpec({ containers: [c()], terminationGracePeriodSeconds: -1 }, 'spec.template.spec')).toEqual([]);
   });
 
   it('defaults pull policy, requests from limits, and starts Pending with its QoS class', () => {

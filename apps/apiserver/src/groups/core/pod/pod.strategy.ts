@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '@app/apimachinery';
 import type { RequestContext, Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
-import { validateNoEphemeralOnCreate, validatePodSpec, validatePodSpecUpdate } from './pod.validation.js';
+import { normalizeGracePeriod, validateNoEphemeralOnCreate, validatePodSpec, validatePodSpecUpdate } from './pod.validation.js';
 import { APPARMOR_ANNOTATION_PREFIX, withPodSpecWarnings } from './pod.warnings.js';
 
 type Obj = Record<string, unknown>;
@@ -126,11 +126,13 @@ export function applyAppArmorVersionSkew(pod: KubeObject, ctx: RequestContext | 
 export const podStrategy: Strategy = withPodSpecWarnings(
   {
     prepareForCreate(pod, ctx) {
+      normalizeGracePeriod(asMap(pod.spec));
       defaultContainers(pod);
       applyAppArmorVersionSkew(pod, ctx);
       pod.status = { phase: 'Pending', qosClass: qosClassOf(asMap(pod.spec)) };
     },
     prepareForUpdate(pod) {
+      normalizeGracePeriod(asMap(pod.spec));
       defaultContainers(pod);
     },
     validate: (pod) => [...validatePodSpec(asMap(pod.spec)), ...validateNoEphemeralOnCreate(asMap(pod.spec))],

@@ -222,10 +222,8 @@ export function validatePodSpec(spec: Obj, path = 'spec'): FieldError[] {
       detail: `supported values: ${RESTART_POLICIES.map((r) => JSON.stringify(r)).join(', ')}`,
     });
   }
-  const grace = spec.terminationGracePeriodSeconds;
-  if (typeof grace === 'number' && grace < 0) {
-    errs.push({ type: 'FieldValueInvalid', field: `${path}.terminationGracePeriodSeconds`, value: grace, detail: 'must be greater than or equal to 0' });
-  }
+  // A negative terminationGracePeriodSeconds is not refused (kube accepts it for compatibility): a
+  // Pod's becomes 1 (normalizeGracePeriod), a template's draws a warning (podWarnings).
   const deadline = spec.activeDeadlineSeconds;
   if (typeof deadline === 'number' && deadline <= 0) {
     errs.push({ type: 'FieldValueInvalid', field: `${path}.activeDeadlineSeconds`, value: deadline, detail: 'must be between 1 and 2147483647, inclusive' });
@@ -251,15 +249,27 @@ function everyKept(old: Obj[], now: Obj[]): boolean {
 }
 
 /**
+ * A Pod's negative terminationGracePeriodSeconds becomes 1, as kube's conversion of a v1 Pod does
+ * (a negative grace period is treated as 1 everywhere); pod templates keep theirs and are warned.
+ */
+export function normalizeGracePeriod(spec: Obj): void {
+  const grace = spec.terminationGracePeriodSeconds;
+  if (typeof grace === 'number' && grace < 0) spec.terminationGracePeriodSeconds = 1;
+}
+
+/**
  * ValidatePodUpdate's rule on spec: only container and init container images,
- * activeDeadlineSeconds, added tolerations and terminationGracePeriodSeconds may change.
+ * activeDeadlineSeconds and added tolerations may change, and terminationGracePeriodSeconds only
+ * from a negative value (stored before negative values became 1) to 1.
  */
 export function validatePodSpecUpdate(spec: Obj, old: Obj): FieldError[] {
+  const oldGrace = old.terminationGracePeriodSeconds;
+  const graceRepaired = typeof oldGrace === 'number' && oldGrace < 0 && spec.terminationGracePeriodSeconds === 1;
   const strip = (s: Obj): Obj => {
     const c = structuredClone(s);
     for (const key of ['containers', 'initContainers']) for (const ct of list(c[key])) delete ct.image;
     delete c.activeDeadlineSeconds;
-    delete c.terminationGracePeriodSeconds;
+    if (graceRepaired) delete c.terminationGracePeriodSeconds;
     delete c.tolerations;
     return c;
   };

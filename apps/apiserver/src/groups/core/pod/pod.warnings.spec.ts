@@ -73,6 +73,17 @@ describe('pod warnings', () => {
     ]);
   });
 
+  it('names a negative terminationGracePeriodSeconds, at the path of the template', () => {
+    const spec = { containers: [c()], terminationGracePeriodSeconds: -1 };
+    expect(podWarnings({ spec }, 'spec.template')).toEqual([
+      'spec.template.spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1',
+    ]);
+    expect(podWarnings({ spec }, 'spec.jobTemplate.spec.template')).toEqual([
+      'spec.jobTemplate.spec.template.spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1',
+    ]);
+    expect(podWarnings({ spec: { ...spec, terminationGracePeriodSeconds: 0 } }, 'spec.template')).toEqual([]);
+  });
+
   it('names fractional byte quantities of containers and the pod overhead', () => {
     expect(
       podWarnings({

@@ -199,7 +199,7 @@ function affinityTermWarnings(terms: unknown, path: string, weighted: boolean): 
  * overlapping volume paths, names repeated where the API accepts them (host alias IPs, image
  * pull secrets, environment variables that hide an earlier definition), an image pull secret
  * without a name, fractional byte quantities, seccomp (and, in templates, AppArmor) annotations
- * without their field, container ports that repeat or overlap another, and pod (anti-)affinity
+ * without their field, container ports that repeat or overlap another, a negative terminationGracePeriodSeconds, and pod (anti-)affinity
  * terms without a label selector.
  */
 export function podWarnings(pod: Obj, prefix = ''): string[] {
@@ -331,6 +331,10 @@ export function podWarnings(pod: Obj, prefix = ''): string[] {
       others.push({ field, hostIP, hostPort });
     });
   }
+
+  const grace = spec.terminationGracePeriodSeconds;
+  if (typeof grace === 'number' && grace < 0)
+    out.push(`${specPath}.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1`);
 
   for (const kind of ['podAffinity', 'podAntiAffinity']) {
     const a = asMap(affinity[kind]);
