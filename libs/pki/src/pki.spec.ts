@@ -133,7 +133,8 @@ describe('createPki', () => {
     try {
       const port = (server.address() as AddressInfo).port;
       const body = await new Promise<string>((resolve, reject) => {
-        const req = https.request({ host: 'localhost', port, path: '/', ca: m.caPem, cert: m.adminCertPem, key: m.adminKeyPem }, (res) => {
+        // agent: false: no kept-alive connection (and its idle timer) outlives the test.
+        const req = https.request({ host: 'localhost', port, path: '/', ca: m.caPem, cert: m.adminCertPem, key: m.adminKeyPem, agent: false }, (res) => {
           let s = '';
           res.on('data', (c: Buffer) => (s += c.toString()));
           res.on('end', () => resolve(s));
