@@ -199,8 +199,8 @@ function affinityTermWarnings(terms: unknown, path: string, weighted: boolean): 
  * overlapping volume paths, names repeated where the API accepts them (host alias IPs, image
  * pull secrets, environment variables that hide an earlier definition), an image pull secret
  * without a name, fractional byte quantities, seccomp (and, in templates, AppArmor) annotations
- * without their field, container ports that repeat or overlap another, a negative terminationGracePeriodSeconds, and pod (anti-)affinity
- * terms without a label selector.
+ * without their field, container ports that repeat or overlap another, a negative
+ * terminationGracePeriodSeconds, and pod (anti-)affinity terms without a label selector.
  */
 export function podWarnings(pod: Obj, prefix = ''): string[] {
   const spec = asMap(pod.spec);
