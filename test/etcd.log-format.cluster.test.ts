@@ -1,9 +1,10 @@
 /**
- * The binary Put log format is proposed only while every member's build applies it (its member
- * record lists `etcd-put` among its log formats; docs/etcd-api.md "Replicated commands"). A
- * member whose record does not list it (as an earlier build writes it) makes every node fall
- * back to the JSON form, which all builds with the etcd API apply: the replicas never diverge
- * during a rolling upgrade. Checked on the Raft log itself, read from a stopped node's disk.
+ * The binary Put log formats (a lone Put, and several packed into one entry) are proposed only
+ * while every member's build applies them (its member record lists `etcd-put` and `etcd-puts`
+ * among its log formats; docs/etcd-api.md "Replicated commands"). A member whose record does not
+ * list them (as an earlier build writes it) makes every node fall back to the JSON form, one
+ * entry per Put, which all builds with the etcd API apply: the replicas never diverge during a
+ * rolling upgrade. Checked on the Raft log itself, read from a stopped node's disk.
  * Resending proposals (docs/raft.md "Resent proposals") follows the same gate, on `proposal-dedup`:
  * off while that member's record lacks it, on again once it lists it.
  */
@@ -52,6 +53,25 @@ describe('the binary Put log format and members of other builds', () => {
       }),
     );
   };
+  /** Puts every key at once through one connection to `name`. */
+  const putAll = async (name: string, keys: string[]): Promise<void> => {
+    const c = new KV(`127.0.0.1:${clientPorts.get(name)}`, grpc.credentials.createInsecure());
+    try {
+      await Promise.all(
+        keys.map(
+          (key) =>
+            new Promise<void>((resolve, reject) =>
+              (c.Put as (r: object, cb: (e: Error | null) => void) => void).call(c, { key: Buffer.from(key), value: Buffer.from('v') }, (e) =>
+                e ? reject(e) : resolve(),
+              ),
+            ),
+        ),
+      );
+    } finally {
+      c.close();
+    }
+  };
+  const keys = (prefix: string): string[] => Array.from({ length: 50 }, (_, i) => `${prefix}${i}`);
   /** The member records as `on` has applied them. */
   const members = async (on: string): Promise<MemberView[]> =>
     (await request(nodes.get(on)!, 'GET', '/cluster/members?local=true')).json<{ members: MemberView[] }>().members;
@@ -91,12 +111,15 @@ describe('the binary Put log format and members of other builds', () => {
     // Every build here deduplicates proposals, so every node resends them.
     for (const n of NAMES) await until(`${n} to resend proposals`, async () => (await metricValue(nodes.get(n)!, 'kapi_raft_proposal_resend_enabled')) === 1);
     await put('n1', '/fmt/a-all-new', 'a');
+    // Puts that arrive together are packed into entries of several.
+    await putAll('n1', keys('/fmt/pack-new/'));
+    expect(await metricValue(nodes.get('n1')!, 'kapi_etcd_packed_puts_total')).toBeGreaterThan(1);
 
     // n3 stops and its record is rewritten as an earlier build leaves it: no log formats.
     await nodes.get('n3')!.stop();
     const old = (await members('n1')).find((m) => m.name === 'n3')!;
     const { logFormats, ...withoutFormats } = old as MemberView & Record<string, unknown>;
-    expect(logFormats).toEqual(['etcd-put', 'proposal-dedup']);
+    expect(logFormats).toEqual(['etcd-put', 'etcd-puts', 'proposal-dedup']);
     delete withoutFormats.isLeader;
     delete withoutFormats.matchIndex;
     delete withoutFormats.progress;
@@ -107,6 +130,9 @@ describe('the binary Put log format and members of other builds', () => {
     for (const n of ['n1', 'n2']) expect(await metricValue(nodes.get(n)!, 'kapi_raft_proposal_resend_enabled')).toBe(0);
     await put('n1', '/fmt/b-mixed', 'b');
     await put('n2', '/fmt/c-via-n2', 'c');
+    const packedBefore = await metricValue(nodes.get('n1')!, 'kapi_etcd_packed_puts_total');
+    await putAll('n1', keys('/fmt/pack-mixed/'));
+    expect(await metricValue(nodes.get('n1')!, 'kapi_etcd_packed_puts_total')).toBe(packedBefore);
 
     // n3 comes back: it applies what it missed, then registers its formats again.
     await nodes.get('n3')!.start();
@@ -120,6 +146,7 @@ describe('the binary Put log format and members of other builds', () => {
       expect(await get(n, '/fmt/a-all-new')).toEqual(['a']);
       expect(await get(n, '/fmt/b-mixed')).toEqual(['b']);
       expect(await get(n, '/fmt/c-via-n2')).toEqual(['c']);
+      for (const k of [...keys('/fmt/pack-new/'), ...keys('/fmt/pack-mixed/')]) expect(await get(n, k)).toEqual(['v']);
     }
 
     // The formats the writes travelled in, as n2 logged them.
@@ -133,10 +160,24 @@ describe('the binary Put log format and members of other builds', () => {
         for (const k of ['/fmt/a-all-new', '/fmt/b-mixed', '/fmt/c-via-n2', '/fmt/d-upgraded']) {
           if (command.includes(k)) formatOf.set(k, String.fromCharCode(command[0]!));
         }
+        // The entries that carried the concurrent Puts, by form.
+        for (const phase of ['new', 'mixed']) {
+          if (!command.includes(`/fmt/pack-${phase}/`)) continue;
+          const form = `pack-${phase} ${String.fromCharCode(command[0]!)}`;
+          formatOf.set(form, String(Number(formatOf.get(form) ?? 0) + 1));
+        }
       }
     } finally {
       await db.close();
     }
-    expect(Object.fromEntries(formatOf)).toEqual({ '/fmt/a-all-new': 'P', '/fmt/b-mixed': 'E', '/fmt/c-via-n2': 'E', '/fmt/d-upgraded': 'P' });
+    const forms = Object.fromEntries(formatOf);
+    expect(forms).toMatchObject({ '/fmt/a-all-new': 'P', '/fmt/b-mixed': 'E', '/fmt/c-via-n2': 'E', '/fmt/d-upgraded': 'P', 'pack-mixed E': '50' });
+    // With every member on this build, the 50 Puts went in fewer entries, packs among them.
+    expect(
+      Object.keys(forms)
+        .filter((f) => f.startsWith('pack-'))
+        .sort(),
+    ).toEqual(Number(forms['pack-new P'] ?? 0) > 0 ? ['pack-mixed E', 'pack-new M', 'pack-new P'] : ['pack-mixed E', 'pack-new M']);
+    expect(Number(forms['pack-new M']) + Number(forms['pack-new P'] ?? 0)).toBeLessThan(50);
   }, 120_000);
 });

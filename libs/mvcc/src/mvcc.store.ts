@@ -300,10 +300,12 @@ export class MvccStore {
     const pacer = new Pacer(this.applySliceMs);
     for (const entry of entries) {
       if (!entry.command || entry.index <= applied) continue;
-      for (const ops of [entry.command.compares, entry.command.success, entry.command.failure]) {
-        for (const op of ops) {
-          want(op.key);
-          if (pacer.due()) await pacer.pause();
+      for (const cmd of entry.more ? [entry.command, ...entry.more] : [entry.command]) {
+        for (const ops of [cmd.compares, cmd.success, cmd.failure]) {
+          for (const op of ops) {
+            want(op.key);
+            if (pacer.due()) await pacer.pause();
+          }
         }
       }
     }
@@ -320,79 +322,86 @@ export class MvccStore {
         continue;
       }
       applied = entry.index;
-      const cmd = entry.command;
-      if (!cmd) {
+      if (!entry.command) {
         results.push(undefined);
         continue;
       }
-      const invalid = validateCommand(cmd);
-      if (invalid) {
-        results.push({ succeeded: false, revision: rev, results: [], error: invalid });
-        continue;
-      }
-      if (cmd.compact !== undefined) {
-        // A replicated compaction: every replica is at the same revision here, so all decide
-        // alike. It takes no revision; `succeeded` says whether it moved the compacted revision.
-        const moves = cmd.compact > compactTo && cmd.compact <= rev;
-        if (moves) compactTo = cmd.compact;
-        results.push({ succeeded: moves, revision: rev, results: [] });
-        continue;
-      }
-      let ok = true;
-      for (const c of cmd.compares) {
-        const kv = latest(c.key);
-        if (c.target === 'absent') ok = kv === undefined;
-        else if (c.target === 'present') ok = kv !== undefined;
-        else if (c.target === 'modRevision') ok = (kv?.modRevision ?? 0) === c.value;
-        else ok = (kv?.version ?? 0) === c.value;
-        if (!ok) break;
-      }
-      const txnRev = rev + 1;
-      let seq = 0;
-      const opResults: OpResult[] = [];
-      for (const op of ok ? cmd.success : cmd.failure) {
-        if (pacer.due()) await pacer.pause();
-        const prev = latest(op.key);
-        if (op.type === 'get') {
-          opResults.push(prev ? { current: prev } : {});
-        } else if (op.type === 'put') {
-          const current: KeyValue = {
-            key: op.key,
-            value: op.value,
-            createRevision: prev ? prev.createRevision : txnRev,
-            modRevision: txnRev,
-            version: prev ? prev.version + 1 : 1,
-          };
-          overlay.set(op.key, current);
-          ops.push({ type: 'put', key: LATEST + op.key, value: encodeLatest(current) });
-          // The current version lives only in `k:`; the one it supersedes moves to history.
-          if (prev) ops.push({ type: 'put', key: historyKey(op.key, prev.modRevision), value: encodeHistory(prev, false) });
-          const ev: MvccEvent = prev
-            ? { type: 'put', key: op.key, value: current, prevValue: prev, revision: txnRev }
-            : { type: 'put', key: op.key, value: current, revision: txnRev };
-          ops.push({ type: 'put', key: EVENTS + hex(txnRev) + hex(seq++, 4), value: encodeEventRef(op.key, 'put', prev?.modRevision ?? 0) });
-          events.push(ev);
-          opResults.push(prev ? { prev, current } : { current });
-        } else {
-          if (!prev) {
-            opResults.push({});
-            continue;
-          }
-          const tomb: KeyValue = { key: op.key, value: new Uint8Array(0), createRevision: prev.createRevision, modRevision: txnRev, version: 0 };
-          overlay.set(op.key, null);
-          ops.push({ type: 'del', key: LATEST + op.key });
-          ops.push({ type: 'put', key: historyKey(op.key, prev.modRevision), value: encodeHistory(prev, false) });
-          ops.push({ type: 'put', key: historyKey(op.key, txnRev), value: encodeHistory(tomb, true) });
-          const ev: MvccEvent = { type: 'delete', key: op.key, value: tomb, prevValue: prev, revision: txnRev };
-          ops.push({ type: 'put', key: EVENTS + hex(txnRev) + hex(seq++, 4), value: encodeEventRef(op.key, 'delete', prev.modRevision) });
-          events.push(ev);
-          opResults.push({ prev });
+      // The entry's own command reports its outcome; the commands packed after it only apply.
+      let first = true;
+      const out = (r: TxnResult): void => {
+        if (first) results.push(r);
+        first = false;
+      };
+      for (const cmd of entry.more ? [entry.command, ...entry.more] : [entry.command]) {
+        const invalid = validateCommand(cmd);
+        if (invalid) {
+          out({ succeeded: false, revision: rev, results: [], error: invalid });
+          continue;
         }
+        if (cmd.compact !== undefined) {
+          // A replicated compaction: every replica is at the same revision here, so all decide
+          // alike. It takes no revision; `succeeded` says whether it moved the compacted revision.
+          const moves = cmd.compact > compactTo && cmd.compact <= rev;
+          if (moves) compactTo = cmd.compact;
+          out({ succeeded: moves, revision: rev, results: [] });
+          continue;
+        }
+        let ok = true;
+        for (const c of cmd.compares) {
+          const kv = latest(c.key);
+          if (c.target === 'absent') ok = kv === undefined;
+          else if (c.target === 'present') ok = kv !== undefined;
+          else if (c.target === 'modRevision') ok = (kv?.modRevision ?? 0) === c.value;
+          else ok = (kv?.version ?? 0) === c.value;
+          if (!ok) break;
+        }
+        const txnRev = rev + 1;
+        let seq = 0;
+        const opResults: OpResult[] = [];
+        for (const op of ok ? cmd.success : cmd.failure) {
+          if (pacer.due()) await pacer.pause();
+          const prev = latest(op.key);
+          if (op.type === 'get') {
+            opResults.push(prev ? { current: prev } : {});
+          } else if (op.type === 'put') {
+            const current: KeyValue = {
+              key: op.key,
+              value: op.value,
+              createRevision: prev ? prev.createRevision : txnRev,
+              modRevision: txnRev,
+              version: prev ? prev.version + 1 : 1,
+            };
+            overlay.set(op.key, current);
+            ops.push({ type: 'put', key: LATEST + op.key, value: encodeLatest(current) });
+            // The current version lives only in `k:`; the one it supersedes moves to history.
+            if (prev) ops.push({ type: 'put', key: historyKey(op.key, prev.modRevision), value: encodeHistory(prev, false) });
+            const ev: MvccEvent = prev
+              ? { type: 'put', key: op.key, value: current, prevValue: prev, revision: txnRev }
+              : { type: 'put', key: op.key, value: current, revision: txnRev };
+            ops.push({ type: 'put', key: EVENTS + hex(txnRev) + hex(seq++, 4), value: encodeEventRef(op.key, 'put', prev?.modRevision ?? 0) });
+            events.push(ev);
+            opResults.push(prev ? { prev, current } : { current });
+          } else {
+            if (!prev) {
+              opResults.push({});
+              continue;
+            }
+            const tomb: KeyValue = { key: op.key, value: new Uint8Array(0), createRevision: prev.createRevision, modRevision: txnRev, version: 0 };
+            overlay.set(op.key, null);
+            ops.push({ type: 'del', key: LATEST + op.key });
+            ops.push({ type: 'put', key: historyKey(op.key, prev.modRevision), value: encodeHistory(prev, false) });
+            ops.push({ type: 'put', key: historyKey(op.key, txnRev), value: encodeHistory(tomb, true) });
+            const ev: MvccEvent = { type: 'delete', key: op.key, value: tomb, prevValue: prev, revision: txnRev };
+            ops.push({ type: 'put', key: EVENTS + hex(txnRev) + hex(seq++, 4), value: encodeEventRef(op.key, 'delete', prev.modRevision) });
+            events.push(ev);
+            opResults.push({ prev });
+          }
+        }
+        // Only a transaction that changed something takes a revision (etcd does the same), so
+        // revisions stay dense and equal on every replica.
+        if (seq > 0) rev = txnRev;
+        out({ succeeded: ok, revision: rev, results: opResults });
       }
-      // Only a transaction that changed something takes a revision (etcd does the same), so
-      // revisions stay dense and equal on every replica.
-      if (seq > 0) rev = txnRev;
-      results.push({ succeeded: ok, revision: rev, results: opResults });
     }
     if (applied === this.applied) return results;
     ops.push({ type: 'put', key: META_APPLIED, value: Buffer.from(String(applied)) });

@@ -75,6 +75,12 @@ export interface TxnResult {
 export interface ApplyEntry {
   index: number;
   command?: TxnCommand;
+  /**
+   * Further commands of the same log entry (several etcd Puts packed into one Raft entry), each
+   * applied after `command` as a transaction of its own, with a revision of its own. Only
+   * `command`'s outcome is reported (applyBatch's result); their proposer evaluated them itself.
+   */
+  more?: TxnCommand[];
 }
 
 /** A change emitted by the store for every applied write, in revision order. */

@@ -398,6 +398,49 @@ describe('RaftNode driver', () => {
     await until(() => sm3.map.get('b') === '2');
   }, 30000);
 
+  it('calls its proposal source when woken, and what the source proposes is committed; a stopped node hands it ErrStopped', async () => {
+    const net = new LocalNet();
+    const { node, sm } = await startNode(net, 1, [1]);
+    await until(() => node.status().role === 'leader');
+    const enc = (s: string) => new TextEncoder().encode(s);
+    const gathered: string[] = [];
+    const results: Promise<unknown>[] = [];
+    let calls = 0;
+    node.setProposalSource(() => {
+      calls++;
+      for (const d of gathered.splice(0)) results.push(node.propose(enc(d)));
+    });
+    // Gathered while nothing asked the loop to run: not proposed until woken.
+    gathered.push('a=1', 'b=2');
+    await new Promise((r) => setTimeout(r, 50));
+    expect([calls, sm.map.size]).toEqual([0, 0]);
+    node.wake();
+    node.wake();
+    await until(() => results.length === 2);
+    await Promise.all(results);
+    expect([...sm.map]).toEqual([
+      ['a', '1'],
+      ['b', '2'],
+    ]);
+    // Woken while the loop handles a Ready: the source is called once it takes proposals again.
+    const busy = node.propose(enc('c=3'));
+    gathered.push('d=4');
+    node.wake();
+    await busy;
+    await until(() => sm.map.get('d') === '4');
+    // Stopping with the source woken and not yet called: it is called, and its proposal refused.
+    gathered.push('e=5');
+    node.wake();
+    await node.stop();
+    const last = results.at(-1)!;
+    await expect(last).rejects.toMatchObject({ code: 'ErrStopped' });
+    expect(sm.map.has('e')).toBe(false);
+    // Once stopped, a wake calls the source at once.
+    gathered.push('f=6');
+    node.wake();
+    await expect(results.at(-1)!).rejects.toMatchObject({ code: 'ErrStopped' });
+  });
+
   it('rejects a proposal with ErrNotLeader when no leader is known', async () => {
     const net = new LocalNet();
     const { node } = await startNode(net, 1, [1, 2, 3]);

@@ -85,6 +85,10 @@ export class RaftNode {
   /** The index the last finished sync made durable, until the log is compacted to it. */
   private smSynced: number | undefined;
   private fatalListeners: ((e: Error) => void)[] = [];
+  /** Called by feed() before it takes the queued proposals (setProposalSource). */
+  private proposalSource: (() => void) | undefined;
+  /** wake() was called: the loop runs feed() once more, which calls the proposal source. */
+  private sourceDue = false;
   private idleWaiters: (() => void)[] = [];
   private readonly leaderState = new LeaderStateSignal();
 
@@ -236,6 +240,11 @@ export class RaftNode {
 
   /** Rejects every pending proposal and read with `err`. */
   private failPending(err: Error): void {
+    // What the proposal source still holds is proposed now, and refused (the node is stopped).
+    if (this.sourceDue) {
+      this.sourceDue = false;
+      this.proposalSource?.();
+    }
     for (const p of this.proposals.values()) {
       this.clock.clearTimeout(p.timer);
       p.reject(err);
@@ -358,6 +367,24 @@ export class RaftNode {
       this.queuedProposals.push(env);
       this.schedule();
     });
+  }
+
+  /**
+   * A function the driver loop calls each time it is about to take the queued proposals, in
+   * which the caller may propose() what it gathered meanwhile (RaftProposer packs the etcd Puts
+   * that arrive while a Ready is being handled into one entry this way). Proposals made there
+   * join the same Ready as those already queued.
+   */
+  setProposalSource(source: (() => void) | undefined): void {
+    this.proposalSource = source;
+  }
+
+  /** Makes the driver loop call the proposal source soon: at once when idle, else after its current Ready. */
+  wake(): void {
+    // A stopped node takes no proposal: the source hears so at once (its propose() rejects).
+    if (this.stopped) return this.proposalSource?.();
+    this.sourceDue = true;
+    this.schedule();
   }
 
   /** Linearizable read barrier (thesis 6.4): resolves with a read index once applied reaches it. */
@@ -512,7 +539,7 @@ export class RaftNode {
       for (const w of this.idleWaiters.splice(0)) w();
       if (
         !this.stopped &&
-        (this.queuedMessages.length > 0 || this.queuedProposals.length > 0 || this.ticks > 0 || this.noticeDue || this.smSynced !== undefined)
+        (this.queuedMessages.length > 0 || this.queuedProposals.length > 0 || this.sourceDue || this.ticks > 0 || this.noticeDue || this.smSynced !== undefined)
       )
         this.schedule();
     }
@@ -554,6 +581,10 @@ export class RaftNode {
         if (m.snapshot?.file !== undefined) this.receivedSnapshotFiles.push(m.snapshot.file);
         this.raw.step(m);
       }
+    }
+    if (this.sourceDue) {
+      this.sourceDue = false;
+      this.proposalSource?.();
     }
     if (this.queuedProposals.length > 0) {
       const props = this.queuedProposals;

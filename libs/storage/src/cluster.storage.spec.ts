@@ -8,6 +8,7 @@ import { openClusterStorage, type ClusterStorage, type ClusterStorageOptions } f
 import { LevelDbRaftStorage, type RaftNode } from '@app/raft';
 import { MvccStateMachine, emptyMvccSnapshot, mvccSnapshotHeader } from './mvcc.state-machine.js';
 import { RaftProposer } from './raft.proposer.js';
+import { ETCD_PUTS_LOG_FORMAT, type EtcdCommand } from './etcd.command.js';
 import type { KubeObject } from '@app/apimachinery';
 import { StorageError } from './storage.interface.js';
 import { ALARM_PREFIX, SpaceQuota, directorySize } from './space.quota.js';
@@ -437,6 +438,96 @@ describe('openClusterStorage (writes across a leader change)', () => {
   });
 });
 
+describe('openClusterStorage (etcd Puts packed into one entry)', () => {
+  const kvPut = (k: string, v: string): EtcdCommand => ({
+    txn: { compare: [], success: [{ put: { key: k, value: Buffer.from(v), lease: '0' } }], failure: [], kvPut: true },
+  });
+
+  it('packs concurrent Puts into entries of several, each with a revision and an answer of its own, the same on every replica', async () => {
+    const group = await threeMembers('packed');
+    try {
+      const { nodes, leader } = await group.startAll();
+      const follower = nodes.find((n) => n !== leader)!;
+      const before = (await leader.proposer.proposeEtcd(kvPut('/warm', 'x'))).revision;
+      for (const n of nodes) await waitFor(() => n.store.currentRevision() === before);
+      const indexBefore = leader.node.status().lastIndex;
+      // 300 Puts at once, half through a follower (forwarded as packs), keys written more than once.
+      const answers = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => (i % 2 ? follower : leader).proposer.proposeEtcd({ ...kvPut(`/p/${i % 120}`, `v${i}`) })),
+      );
+      expect(answers.every((a) => a.error === undefined)).toBe(true);
+      expect(new Set(answers.map((a) => a.revision)).size).toBe(300);
+      expect(Math.min(...answers.map((a) => a.revision))).toBe(before + 1);
+      expect(Math.max(...answers.map((a) => a.revision))).toBe(before + 300);
+      const packs = leader.proposer.stats.putPacks + follower.proposer.stats.putPacks;
+      const packed = leader.proposer.stats.packedPuts + follower.proposer.stats.packedPuts;
+      expect(packs).toBeGreaterThan(0);
+      expect(packed).toBeGreaterThan(packs);
+      // Fewer log entries than Puts.
+      expect(leader.node.status().lastIndex - indexBefore).toBeLessThan(300);
+      for (const n of nodes) await waitFor(() => n.store.currentRevision() === before + 300);
+      const view = async (n: ClusterStorage) =>
+        (await n.store.range('/p/')).kvs.map((kv) => [kv.key, Buffer.from(kv.value).toString(), kv.modRevision, kv.version]);
+      const first = await view(nodes[0]!);
+      expect(first).toHaveLength(120);
+      for (const n of nodes.slice(1)) expect(await view(n)).toEqual(first);
+      // Each key holds the value of the Put answered with its highest revision.
+      const last = new Map<string, [number, string]>();
+      answers.forEach((a, i) => {
+        const k = `/p/${i % 120}`;
+        if ((last.get(k)?.[0] ?? 0) < a.revision) last.set(k, [a.revision, `v${i}`]);
+      });
+      for (const [k, v, mod] of first as [string, string, number][]) expect([mod, v]).toEqual(last.get(k));
+    } finally {
+      await group.closeAll();
+    }
+  });
+
+  it('sends each Put as an entry of its own while a member does not apply the packed form', async () => {
+    const group = await threeMembers('unpacked');
+    try {
+      const { leader } = await group.startAll();
+      leader.proposer.setFormatGate((f) => f !== ETCD_PUTS_LOG_FORMAT);
+      const indexBefore = leader.node.status().lastIndex;
+      const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => leader.proposer.proposeEtcd(kvPut(`/u/${i}`, 'v'))));
+      expect(new Set(answers.map((a) => a.revision)).size).toBe(50);
+      expect(leader.proposer.stats.putPacks).toBe(0);
+      expect(leader.node.status().lastIndex - indexBefore).toBe(50);
+    } finally {
+      await group.closeAll();
+    }
+  });
+
+  it('answers every packed Put in flight through a stopped leader, and applies each once', async () => {
+    const group = await threeMembers('packed-failover', { tickMs: 20 });
+    try {
+      const { nodes, leader } = await group.startAll();
+      const followers = nodes.filter((n) => n !== leader);
+      const before = (await followers[0]!.proposer.proposeEtcd(kvPut('/warm', 'x'))).revision;
+      for (const n of nodes) await waitFor(() => n.store.currentRevision() === before);
+      const writes = Array.from({ length: 150 }, (_, i) =>
+        followers[i % 2]!.proposer.proposeEtcd(kvPut(`/w/${i}`, `v${i}`)).then(
+          () => undefined,
+          (e: unknown) => `${i}: ${(e as Error).message}`,
+        ),
+      );
+      await new Promise((r) => setTimeout(r, 5));
+      await group.stop(leader);
+      const failed = (await Promise.all(writes)).filter((f): f is string => f !== undefined);
+      await waitFor(() => followers.some((n) => n.node.status().role === 'leader'), 10_000);
+      const next = followers.find((n) => n.node.status().role === 'leader')!;
+      const settled = (await next.proposer.proposeEtcd(kvPut('/last', 'x'))).revision;
+      for (const n of followers) await waitFor(() => n.store.currentRevision() === settled);
+      expect(failed).toEqual([]);
+      // One revision per Put and one for the settling write: none was applied twice.
+      expect(followers.map((n) => n.store.currentRevision() - before)).toEqual([151, 151]);
+      expect(followers[0]!.proposer.stats.packedPuts + followers[1]!.proposer.stats.packedPuts).toBeGreaterThan(0);
+    } finally {
+      await group.closeAll();
+    }
+  });
+});
+
 describe('openClusterStorage (snapshot catch-up over gRPC)', () => {
   it('brings a node that was down past the log up to date with a snapshot streamed through files, and keeps no copy of it', async () => {
     const { dirs, open, removeDirs } = await threeMembers('snap', { snapshotEntries: 20, keepEntries: 5 });
@@ -486,6 +577,7 @@ describe('RaftProposer read barrier', () => {
     const fake = {
       readIndex: () => new Promise<number>((resolve) => rounds.push({ resolve: () => resolve(1) })),
       status: () => ({ role: 'leader', lead: 1 }),
+      setProposalSource: () => undefined,
     } as unknown as RaftNode;
     const p = new RaftProposer(fake, { readTimeoutMs: 2000 });
     let firstDone = false;

@@ -14,7 +14,7 @@
  * is local (like etcd's lessor, which does not persist expiry either): a grant or keep-alive
  * sets it to the TTL on every replica, and a new leader refreshes all of them (EtcdLessor).
  */
-import { MvccError, NOT_NOW, validateCommand, validateKey, type ApplyEntry, type KeyValue, type MvccStore, type Op } from '@app/mvcc';
+import { MvccError, NOT_NOW, validateCommand, validateKey, type ApplyEntry, type KeyValue, type MvccStore, type Op, type TxnCommand } from '@app/mvcc';
 import type {
   EtcdCommand,
   EtcdCompare,
@@ -240,6 +240,15 @@ export class EtcdApplier {
     const base = await this.prefetch(entries.filter((e) => e.index > applied).map((e) => e.cmd));
     let rev = this.store.currentRevision();
     const toWrite: ApplyEntry[] = [];
+    // Consecutive items of one index are the Puts of one packed entry (etcd.command.ts): one
+    // store entry, each of them a transaction of its own after the first.
+    const write = (index: number, command?: TxnCommand): void => {
+      const last = toWrite[toWrite.length - 1];
+      if (last?.index !== index) toWrite.push(command ? { index, command } : { index });
+      else if (!command) return;
+      else if (!last.command) last.command = command;
+      else (last.more ??= []).push(command);
+    };
     const results: EtcdResult[] = [];
     for (const { index, cmd } of entries) {
       // Already in the store (a replay): the table was loaded from that state; nothing to do.
@@ -252,13 +261,13 @@ export class EtcdApplier {
       const put = 'txn' in cmd && cmd.txn.kvPut && this.opts.putFastPath !== false ? lonePut(cmd) : undefined;
       const now = put && this.putNow(put, rev + 1, batch, base);
       if (now && 'error' in now) {
-        toWrite.push({ index });
+        write(index);
         results.push({ revision: rev, error: now.error });
         continue;
       }
       if (now) {
         rev++;
-        toWrite.push({ index, command: { compares: [], success: now.ops, failure: [] } });
+        write(index, { compares: [], success: now.ops, failure: [] });
         results.push({ revision: rev, txn: now.txn });
         continue;
       }
@@ -278,14 +287,14 @@ export class EtcdApplier {
         const answer = extra();
         if (ctx.ops.length > 0) {
           rev++;
-          toWrite.push({ index, command: { compares: [], success: ctx.ops, failure: [] } });
+          write(index, { compares: [], success: ctx.ops, failure: [] });
         } else {
-          toWrite.push({ index });
+          write(index);
         }
         results.push({ revision: rev, ...answer });
       } catch (e) {
         if (!(e instanceof EtcdFailure)) throw e;
-        toWrite.push({ index });
+        write(index);
         results.push({ revision: rev, error: { code: e.code, message: e.message } });
       }
     }

@@ -1,5 +1,17 @@
 import fc from 'fast-check';
-import { ETCD_COMMAND_FORMAT, ETCD_PUT_FORMAT, decodeEtcdCommand, encodeEtcdCommand, type EtcdCommand, type EtcdPutSpec } from './etcd.command.js';
+import {
+  ETCD_COMMAND_FORMAT,
+  ETCD_PUTS_FORMAT,
+  ETCD_PUT_FORMAT,
+  decodeEtcdCommand,
+  decodeEtcdCommands,
+  encodeEtcdCommand,
+  encodeEtcdPuts,
+  isEtcdCommand,
+  isPackedEtcdPuts,
+  type EtcdCommand,
+  type EtcdPutSpec,
+} from './etcd.command.js';
 
 const lone = (put: EtcdPutSpec): EtcdCommand => ({ txn: { compare: [], success: [{ put }], failure: [] } });
 const bytes = (s: string): Uint8Array => new Uint8Array(Buffer.from(s));
@@ -89,5 +101,41 @@ describe('etcd command encoding', () => {
         },
       ),
     );
+  });
+
+  it('packs lone Puts into one entry and reads them back in order, flags and KV.Put marks kept', () => {
+    const cmds: EtcdCommand[] = [
+      { txn: { compare: [], success: [{ put: { key: '/a', value: bytes('1'), lease: '0' } }], failure: [], kvPut: true } },
+      lone({ key: '/ü', value: new Uint8Array(0), lease: '7205759403792793602', prevKv: true, ignoreLease: true }),
+      { txn: { compare: [], success: [{ put: { key: '/a', value: bytes('2'), lease: '3', ignoreValue: true } }], failure: [], kvPut: true } },
+    ];
+    const enc = encodeEtcdPuts(cmds);
+    expect([enc[0], isEtcdCommand(enc), isPackedEtcdPuts(enc)]).toEqual([ETCD_PUTS_FORMAT, true, true]);
+    expect(decodeEtcdCommands(enc)).toEqual(cmds);
+    // The other forms decode to one command; decodeEtcdCommand does not take a pack.
+    expect(decodeEtcdCommands(encodeEtcdCommand(cmds[0]!))).toEqual([cmds[0]]);
+    expect(() => decodeEtcdCommand(enc)).toThrow(/not an etcd command/);
+  });
+
+  it('packs nothing but lone Puts', () => {
+    const del: EtcdCommand = { txn: { compare: [], success: [{ del: { key: '/a' } }], failure: [] } };
+    expect(() => encodeEtcdPuts([lone({ key: '/a', value: bytes('1'), lease: '0' }), del])).toThrow(/only lone Puts/);
+    expect(() => encodeEtcdPuts([{ grant: { id: '1', ttl: 5 } }])).toThrow(/only lone Puts/);
+  });
+
+  it('refuses malformed packs with an error (every replica alike)', () => {
+    const enc = Buffer.from(encodeEtcdPuts([lone({ key: '/a', value: bytes('one'), lease: '0' }), lone({ key: '/b', value: bytes('two'), lease: '0' })]));
+    expect(() => decodeEtcdCommands(enc.subarray(0, 3))).toThrow(/truncated/);
+    expect(() => decodeEtcdCommands(enc.subarray(0, enc.length - 1))).toThrow(/truncated/);
+    expect(() => decodeEtcdCommands(Buffer.concat([enc, Buffer.from([0])]))).toThrow(/after the last Put/);
+    const none = Buffer.from([ETCD_PUTS_FORMAT, 0, 0, 0, 0]);
+    expect(() => decodeEtcdCommands(none)).toThrow(/no Put/);
+    // A part in the JSON form is not a Put of the pack.
+    const json = encodeEtcdCommand(lone({ key: '/a', value: bytes('1'), lease: '0' }), { binaryPut: false });
+    const head = Buffer.alloc(9);
+    head[0] = ETCD_PUTS_FORMAT;
+    head.writeUInt32BE(1, 1);
+    head.writeUInt32BE(json.length, 5);
+    expect(() => decodeEtcdCommands(Buffer.concat([head, json]))).toThrow(/not a Put/);
   });
 });

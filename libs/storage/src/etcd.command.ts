@@ -10,6 +10,9 @@
  *   compares and one Put): [flags:u8][keyLen:u32 BE][key UTF-8][leaseLen:u8][lease ASCII
  *   decimal][value bytes to the end]. Flags: 1 prevKv, 2 ignoreValue, 4 ignoreLease.
  * - ETCD_COMMAND_FORMAT ('E'): the command as JSON, a Put's value in base64.
+ * - ETCD_PUTS_FORMAT ('M'), several lone Puts proposed together as one entry:
+ *   [count:u32 BE] then, for each, [length:u32 BE][the Put in the 'P' form]. Each is applied
+ *   as a transaction of its own, in order, with a revision of its own.
  */
 import type { KeyValue } from '@app/mvcc';
 import { PROPOSAL_DEDUP_FORMAT } from '@app/raft';
@@ -18,14 +21,18 @@ import { PROPOSAL_DEDUP_FORMAT } from '@app/raft';
 export const ETCD_COMMAND_FORMAT = 0x45;
 /** First byte of a lone Put encoded in binary ('P'). */
 export const ETCD_PUT_FORMAT = 0x50;
+/** First byte of several lone Puts packed into one entry ('M'). */
+export const ETCD_PUTS_FORMAT = 0x4d;
 
 /**
  * Name of the binary Put format among the optional log formats a member's build applies (its
  * member record lists them): the format is proposed only once every member lists it.
  */
 export const ETCD_PUT_LOG_FORMAT = 'etcd-put';
+/** Name of the packed Puts format ('M') among the optional log formats (see ETCD_PUT_LOG_FORMAT). */
+export const ETCD_PUTS_LOG_FORMAT = 'etcd-puts';
 /** The optional log formats this build applies (and the leader behaviour others rely on). */
-export const LOG_FORMATS_APPLIED: readonly string[] = [ETCD_PUT_LOG_FORMAT, PROPOSAL_DEDUP_FORMAT];
+export const LOG_FORMATS_APPLIED: readonly string[] = [ETCD_PUT_LOG_FORMAT, ETCD_PUTS_LOG_FORMAT, PROPOSAL_DEDUP_FORMAT];
 
 /** What a compare looks at (etcd's Compare.CompareTarget). */
 export type EtcdCompareTarget = 'VERSION' | 'CREATE' | 'MOD' | 'VALUE' | 'LEASE';
@@ -200,9 +207,62 @@ export function encodeEtcdCommand(cmd: EtcdCommand, opts: { binaryPut?: boolean 
   return out;
 }
 
-/** True when `data` is an encoded etcd command. */
+/**
+ * Packs lone Puts (each a command lonePut accepts) into one entry of the 'M' form, each Put in
+ * the binary form. Throws when a command is not a lone Put.
+ */
+export function encodeEtcdPuts(cmds: readonly EtcdCommand[]): Uint8Array {
+  const parts = cmds.map((c) => {
+    if (!lonePut(c)) throw new Error('etcd puts: only lone Puts are packed');
+    return encodeEtcdCommand(c);
+  });
+  let size = 5;
+  for (const p of parts) size += 4 + p.length;
+  const out = Buffer.allocUnsafe(size);
+  out[0] = ETCD_PUTS_FORMAT;
+  out.writeUInt32BE(parts.length, 1);
+  let o = 5;
+  for (const p of parts) {
+    out.writeUInt32BE(p.length, o);
+    out.set(p, o + 4);
+    o += 4 + p.length;
+  }
+  return out;
+}
+
+/** True when `data` is an encoded etcd command (or several packed ones). */
 export function isEtcdCommand(data: Uint8Array): boolean {
-  return data.length > 0 && (data[0] === ETCD_COMMAND_FORMAT || data[0] === ETCD_PUT_FORMAT);
+  return data.length > 0 && (data[0] === ETCD_COMMAND_FORMAT || data[0] === ETCD_PUT_FORMAT || data[0] === ETCD_PUTS_FORMAT);
+}
+
+/** True when `data` is several Puts packed into one entry (decode it with decodeEtcdCommands). */
+export function isPackedEtcdPuts(data: Uint8Array): boolean {
+  return data.length > 0 && data[0] === ETCD_PUTS_FORMAT;
+}
+
+/**
+ * Decodes an entry of etcd commands: one for the 'E' and 'P' forms, the packed Puts of the 'M'
+ * form in order. Throws Error on malformed bytes (every replica alike).
+ */
+export function decodeEtcdCommands(data: Uint8Array): EtcdCommand[] {
+  if (!isPackedEtcdPuts(data)) return [decodeEtcdCommand(data)];
+  const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (b.length < 5) throw new Error('etcd puts: truncated');
+  const count = b.readUInt32BE(1);
+  if (count === 0) throw new Error('etcd puts: no Put');
+  const cmds: EtcdCommand[] = [];
+  let o = 5;
+  for (let i = 0; i < count; i++) {
+    if (o + 4 > b.length) throw new Error('etcd puts: truncated');
+    const len = b.readUInt32BE(o);
+    const end = o + 4 + len;
+    if (end > b.length) throw new Error('etcd puts: truncated Put');
+    if (len === 0 || b[o + 4] !== ETCD_PUT_FORMAT) throw new Error('etcd puts: a part is not a Put');
+    cmds.push(decodePut(data.subarray(o + 4, end)));
+    o = end;
+  }
+  if (o !== b.length) throw new Error('etcd puts: bytes after the last Put');
+  return cmds;
 }
 
 function decodePut(data: Uint8Array): EtcdCommand {
@@ -228,7 +288,7 @@ function decodePut(data: Uint8Array): EtcdCommand {
 
 /** Decodes encodeEtcdCommand output; throws Error on malformed bytes (every replica alike). */
 export function decodeEtcdCommand(data: Uint8Array): EtcdCommand {
-  if (!isEtcdCommand(data)) throw new Error('not an etcd command');
+  if (!isEtcdCommand(data) || isPackedEtcdPuts(data)) throw new Error('not an etcd command');
   if (data[0] === ETCD_PUT_FORMAT) return decodePut(data);
   const v = JSON.parse(Buffer.from(data.buffer, data.byteOffset + 1, data.length - 1).toString('utf8')) as unknown;
   if (typeof v !== 'object' || v === null) throw new Error('etcd command is not an object');

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { BinReader, BinWriter, MvccError, decodeCommand, type ApplyEntry, type MvccStore, type TxnResult } from '@app/mvcc';
 import type { AppliedEntry, StateMachine, StateMachineSnapshot } from '@app/raft';
 import { EtcdApplier } from './etcd.applier.js';
-import { decodeEtcdCommand, isEtcdCommand, type EtcdCommand, type EtcdResult } from './etcd.command.js';
+import { decodeEtcdCommands, isEtcdCommand, isPackedEtcdPuts, type EtcdCommand, type EtcdResult } from './etcd.command.js';
 
 const SNAPSHOT_MAGIC = 'kapi-mvcc-snapshot';
 const EMPTY_BYTES = new Uint8Array(0);
@@ -73,10 +73,20 @@ export interface EtcdTxnResult extends TxnResult {
   etcd: EtcdResult;
 }
 
+/** The result of an entry of packed Puts: each Put's answer, in order. */
+export interface EtcdPackedResult extends TxnResult {
+  etcdPuts: EtcdResult[];
+}
+
 interface Queued {
   entry: ApplyEntry;
-  /** An etcd command (etcd.command.ts): evaluated alone, at its position, by the EtcdApplier. */
-  etcd?: EtcdCommand;
+  /**
+   * The etcd commands of the entry (etcd.command.ts; several for packed Puts): evaluated at its
+   * position, in order, by the EtcdApplier.
+   */
+  etcd?: EtcdCommand[];
+  /** The entry packs several Puts: its result is an EtcdPackedResult. */
+  packed?: boolean;
   rejected?: string;
   resolve(r: TxnResult): void;
   reject(e: unknown): void;
@@ -138,8 +148,10 @@ export class MvccStateMachine implements StateMachine {
     // Nobody may be waiting on a rejected proposal's promise: keep it from being "unhandled".
     deferred.catch(() => undefined);
     try {
-      if (isEtcdCommand(entry.data)) q.etcd = decodeEtcdCommand(entry.data);
-      else q.entry = { index: entry.index, command: decodeCommand(entry.data) };
+      if (isEtcdCommand(entry.data)) {
+        q.etcd = decodeEtcdCommands(entry.data);
+        if (isPackedEtcdPuts(entry.data)) q.packed = true;
+      } else q.entry = { index: entry.index, command: decodeCommand(entry.data) };
     } catch (e) {
       q.rejected = (e as Error).message;
     }
@@ -167,15 +179,25 @@ export class MvccStateMachine implements StateMachine {
           if (etcd) {
             // Answered once evaluated (EtcdApplier.stage): the write only has to land before
             // the entries count as written for readers (waitApplied), below.
-            const staged = await this.etcd.stage(batch.map((q) => ({ index: q.entry.index, cmd: q.etcd! })));
-            staged.results.forEach((a, i) => {
-              const q = batch[i]!;
-              if (q.rejected !== undefined) return;
+            // One item per command; the Puts of a packed entry share its index (one store entry).
+            const items: { index: number; cmd: EtcdCommand }[] = [];
+            for (const q of batch) for (const cmd of q.etcd ?? []) items.push({ index: q.entry.index, cmd });
+            const staged = await this.etcd.stage(items);
+            let at = 0;
+            for (const q of batch) {
+              const n = q.etcd?.length ?? 0;
+              const answers = staged.results.slice(at, at + n);
+              at += n;
               this.stats.applied++;
-              q.resolve({ succeeded: a.error === undefined, revision: a.revision, results: [], etcd: a } as EtcdTxnResult);
-            });
+              const a = answers[0]!;
+              q.resolve(
+                q.packed
+                  ? ({ succeeded: true, revision: answers[n - 1]!.revision, results: [], etcdPuts: answers } as EtcdPackedResult)
+                  : ({ succeeded: a.error === undefined, revision: a.revision, results: [], etcd: a } as EtcdTxnResult),
+              );
+            }
             await staged.written;
-            results = staged.results.map(() => undefined);
+            results = batch.map(() => undefined);
           } else {
             results = await this.store.applyBatch(
               batch.map((q) => q.entry),

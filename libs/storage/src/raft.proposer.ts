@@ -14,8 +14,8 @@
 import { storageDisk } from '@app/level';
 import { MvccError, encodeCommand, validateCommand, type Proposer, type TxnCommand, type TxnResult } from '@app/mvcc';
 import { RaftError, type RaftNode } from '@app/raft';
-import { ETCD_PUT_LOG_FORMAT, encodeEtcdCommand, type EtcdCommand, type EtcdResult } from './etcd.command.js';
-import { isDeferredResult, type EtcdTxnResult } from './mvcc.state-machine.js';
+import { ETCD_PUTS_LOG_FORMAT, ETCD_PUT_LOG_FORMAT, encodeEtcdCommand, encodeEtcdPuts, lonePut, type EtcdCommand, type EtcdResult } from './etcd.command.js';
+import { isDeferredResult, type EtcdPackedResult, type EtcdTxnResult } from './mvcc.state-machine.js';
 import type { SpaceQuota } from './space.quota.js';
 import { StorageError } from './storage.interface.js';
 
@@ -49,6 +49,18 @@ export const DEFAULT_MAX_PENDING_PROPOSAL_BYTES = 128 << 20;
  */
 export const PENDING_PROPOSAL_OVERHEAD_BYTES = 1024;
 
+/** At most this many Puts are packed into one entry (see RaftProposer.proposeEtcd). */
+export const MAX_PACKED_PUTS = 256;
+/** A pack is closed once its Puts' encoded bytes reach this (a Put larger than it goes alone). */
+export const MAX_PACKED_BYTES = 256 << 10;
+
+/** Lone Puts waiting to be proposed as one entry, with their callers. */
+interface PutPack {
+  cmds: EtcdCommand[];
+  callers: { resolve(r: EtcdResult): void; reject(e: unknown): void }[];
+  bytes: number;
+}
+
 /** Counters for /metrics (etcd_server_proposals_committed_total / _failed_total). */
 export interface ProposerStats {
   committed: number;
@@ -59,6 +71,10 @@ export interface ProposerStats {
   /** Proposals refused because the pending bytes would have passed the bound. */
   refused: number;
   readIndexFailed: number;
+  /** Entries proposed with several etcd Puts packed into them. */
+  putPacks: number;
+  /** The etcd Puts those entries carried. */
+  packedPuts: number;
 }
 
 const RETRYABLE = new Set(['ErrNotLeader', 'ErrProposalDropped']);
@@ -72,7 +88,7 @@ function retryable(e: unknown): boolean {
 
 /** Proposer whose log is the Raft group `node` belongs to. */
 export class RaftProposer implements Proposer {
-  readonly stats: ProposerStats = { committed: 0, failed: 0, pending: 0, pendingBytes: 0, refused: 0, readIndexFailed: 0 };
+  readonly stats: ProposerStats = { committed: 0, failed: 0, pending: 0, pendingBytes: 0, refused: 0, readIndexFailed: 0, putPacks: 0, packedPuts: 0 };
   private closed = false;
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly leaderWaitMs: number;
@@ -90,6 +106,7 @@ export class RaftProposer implements Proposer {
     this.readTimeoutMs = opts.readTimeoutMs ?? 5000;
     this.applied = opts.applied;
     this.maxPendingBytes = opts.maxPendingBytes ?? DEFAULT_MAX_PENDING_PROPOSAL_BYTES;
+    node.setProposalSource(() => this.flushPack());
   }
 
   /**
@@ -137,6 +154,12 @@ export class RaftProposer implements Proposer {
   /**
    * Proposes an etcd command (etcd.command.ts); resolves with its answer once applied locally.
    * Errors as propose().
+   *
+   * Lone Puts (etcd's KV.Put) that arrive while the Raft node handles a Ready are packed into
+   * ONE entry, proposed when the node next takes proposals (RaftNode.setProposalSource): they
+   * would have shared that Ready anyway, and as one entry they cost one log record, one
+   * envelope and one step of the apply loop instead of one each. Each still takes a revision of
+   * its own and gets its own answer. Only while every member applies the packed form.
    */
   async proposeEtcd(command: EtcdCommand): Promise<EtcdResult> {
     if (this.closed) throw new MvccError('Closed', 'proposer is closed');
@@ -145,15 +168,70 @@ export class RaftProposer implements Proposer {
     } catch (e) {
       return this.refused(e as Error);
     }
-    const p = this.run(encodeEtcdCommand(command, { binaryPut: this.formatGate?.(ETCD_PUT_LOG_FORMAT) ?? true }));
+    const binaryPut = this.formatGate?.(ETCD_PUT_LOG_FORMAT) ?? true;
+    if (binaryPut && lonePut(command) && (this.formatGate?.(ETCD_PUTS_LOG_FORMAT) ?? true)) return this.packPut(command);
+    return this.proposeEncoded(encodeEtcdCommand(command, { binaryPut }));
+  }
+
+  private async proposeEncoded(data: Uint8Array): Promise<EtcdResult> {
+    const r = (await this.track(this.run(data))) as Partial<EtcdTxnResult>;
+    if (!r.etcd) throw new StorageError('Internal', '', r.error ?? 'the etcd command was not applied as one');
+    return r.etcd;
+  }
+
+  /** Keeps `p` among the in-flight proposals close() waits for, until it settles. */
+  private track<T>(p: Promise<T>): Promise<T> {
     this.inflight.add(p);
     void p.then(
       () => this.inflight.delete(p),
       () => this.inflight.delete(p),
     );
-    const r = (await p) as Partial<EtcdTxnResult>;
-    if (!r.etcd) throw new StorageError('Internal', '', r.error ?? 'the etcd command was not applied as one');
-    return r.etcd;
+    return p;
+  }
+
+  private pack: PutPack | undefined;
+
+  private packPut(command: EtcdCommand): Promise<EtcdResult> {
+    const put = lonePut(command)!;
+    return this.track(
+      new Promise<EtcdResult>((resolve, reject) => {
+        let pack = this.pack;
+        pack ??= this.pack = { cmds: [], callers: [], bytes: 0 };
+        pack.cmds.push(command);
+        pack.callers.push({ resolve, reject });
+        pack.bytes += put.key.length + put.value.length + 32;
+        if (pack.cmds.length >= MAX_PACKED_PUTS || pack.bytes >= MAX_PACKED_BYTES) this.flushPack();
+        else if (pack.cmds.length === 1) this.node.wake();
+      }),
+    );
+  }
+
+  /** Proposes the pack gathered so far: one Put alone in its own form, several as one entry. */
+  private flushPack(): void {
+    const pack = this.pack;
+    if (!pack) return;
+    this.pack = undefined;
+    const { cmds, callers } = pack;
+    if (cmds.length === 1) {
+      this.proposeEncoded(encodeEtcdCommand(cmds[0]!)).then(callers[0]!.resolve, callers[0]!.reject);
+      return;
+    }
+    this.stats.putPacks++;
+    this.stats.packedPuts += cmds.length;
+    this.run(encodeEtcdPuts(cmds)).then(
+      (r) => {
+        const answers = (r as Partial<EtcdPackedResult>).etcdPuts;
+        if (answers?.length !== callers.length) {
+          const e = new StorageError('Internal', '', r.error ?? 'the packed Puts were not applied as such');
+          for (const c of callers) c.reject(e);
+          return;
+        }
+        callers.forEach((c, i) => c.resolve(answers[i]!));
+      },
+      (e: unknown) => {
+        for (const c of callers) c.reject(e);
+      },
+    );
   }
 
   /** A write the quota refused: answered once the alarm it raised is settled (SpaceQuota.alarmSettled). */

@@ -48,6 +48,20 @@ export class RaftMetrics {
         this.inc(cs.proposer.stats.refused);
       },
     });
+    for (const [name, help, value] of [
+      ['kapi_etcd_put_packs_total', 'Raft entries this node proposed with several etcd Puts packed into them.', () => cs.proposer.stats.putPacks],
+      ['kapi_etcd_packed_puts_total', 'The etcd Puts those entries carried.', () => cs.proposer.stats.packedPuts],
+    ] as const) {
+      new Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(value());
+        },
+      });
+    }
     gauge('kapi_raft_apply_lag_entries', 'Committed entries not yet applied on this node (commit index - applied index).', () => {
       const s = status();
       return Math.max(0, s.commit - s.applied);
