@@ -51,6 +51,22 @@ describe('Etcd3Client failover (real etcd, one member, and a dead endpoint)', ()
     expect(got.kvs[0]!.value.toString()).toBe('v');
   });
 
+  it('leaves no timer behind once closed while it waited for a dead endpoint', async () => {
+    if (!haveEtcd) return;
+    const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    // The clients of the tests before, closed first: their channels' timers would come and go.
+    for (const earlier of clients.splice(0)) earlier.close();
+    await new Promise((r) => setTimeout(r, 50));
+    const before = timers();
+    const dead = `http://127.0.0.1:${await getFreePort()}`;
+    // Long enough that a timer of the wait for the dead endpoint would still be pending below.
+    const c = new Etcd3Client({ endpoints: [dead, etcd.servers], connectTimeoutMs: 60_000 });
+    await c.call<EtcdRangeResponse>('kv', 'Range', { key: Buffer.from('/none') }, true);
+    c.close();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(timers()).toBeLessThanOrEqual(before);
+  });
+
   it('fails Unavailable when no member can be reached', async () => {
     if (!haveEtcd) return;
     const c = new Etcd3Client({ endpoints: [`http://127.0.0.1:${await getFreePort()}`], connectTimeoutMs: 300 });

@@ -232,18 +232,38 @@ export class Etcd3Client {
     return new Promise<Member>((resolve, reject) => {
       let pending = n;
       let done = false;
+      const failed = (why: string): void => {
+        if (--pending > 0) return;
+        done = true;
+        reject(new Etcd3Error(`no etcd endpoint reachable (${this.endpoints.join(', ')}): ${why}`, grpc.status.UNAVAILABLE, true));
+      };
+      // Each channel's connectivity is watched until it is READY, the deadline passes or the
+      // client is closed. Not grpc-js's waitForReady: once its channel is closed, that goes on
+      // asking the channel to connect, which leaves a timer of the closed channel behind.
       this.members.forEach((m, idx) => {
-        m.kv.waitForReady(deadline, (err) => {
+        const channel = m.kv.getChannel();
+        const check = (err?: Error): void => {
           if (done) return;
-          if (!err) {
+          if (this.closed) {
+            done = true;
+            reject(new Etcd3Error('etcd client is closed', grpc.status.UNAVAILABLE, true));
+            return;
+          }
+          if (err) return failed(err.message);
+          const state = channel.getConnectivityState(true);
+          if (state === grpc.connectivityState.READY) {
             done = true;
             this.current = idx;
             resolve(m);
-          } else if (--pending === 0) {
-            done = true;
-            reject(new Etcd3Error(`no etcd endpoint reachable (${this.endpoints.join(', ')}): ${err.message}`, grpc.status.UNAVAILABLE, true));
+            return;
           }
-        });
+          try {
+            channel.watchConnectivityState(state, deadline, check);
+          } catch (e) {
+            failed((e as Error).message);
+          }
+        };
+        check();
       });
     });
   }
