@@ -396,42 +396,44 @@ describe('openClusterStorage (a write through a follower while its leader is gon
   });
 });
 
-describe('openClusterStorage (writes across a leader change)', () => {
-  /**
-   * Three members; 150 puts of distinct keys in flight through the two followers when the leader
-   * stops: what each put ended with, and how many revisions each survivor added (one per put
-   * applied, plus one settling write through the new leader).
-   */
-  async function putsThroughLeaderStop(): Promise<{ failed: string[]; added: number[] }> {
-    const group = await threeMembers('failover', { tickMs: 20 });
-    try {
-      const { nodes, leader } = await group.startAll();
-      const followers = nodes.filter((n) => n !== leader);
-      await followers[0]!.proposer.propose(put('/warm', 'x'));
-      for (const n of nodes) await waitFor(() => n.store.currentRevision() === leader.store.currentRevision());
-      const before = leader.store.currentRevision();
-      const writes = Array.from({ length: 150 }, (_, i) =>
-        followers[i % 2]!.proposer.propose(put(`/w/${i}`, `v${i}`)).then(
-          () => undefined,
-          (e: unknown) => `${i}: ${(e as Error).message}`,
-        ),
-      );
-      // The leader stops while the puts are on their way to it, in its log, or replicated.
-      await new Promise((r) => setTimeout(r, 5));
-      await group.stop(leader);
-      const failed = (await Promise.all(writes)).filter((f): f is string => f !== undefined);
-      await waitFor(() => followers.some((n) => n.node.status().role === 'leader'), 10_000);
-      const next = followers.find((n) => n.node.status().role === 'leader')!;
-      await next.proposer.propose(put('/last', 'x'));
-      for (const n of followers) await waitFor(() => n.store.currentRevision() === next.store.currentRevision());
-      return { failed, added: followers.map((n) => n.store.currentRevision() - before) };
-    } finally {
-      await group.closeAll();
-    }
-  }
+/** A write of `value` to `key` through member `n`, resolving with the revision it was answered with. */
+type Write = (n: ClusterStorage, key: string, value: string) => Promise<number>;
 
+/**
+ * Three members; 150 puts of distinct keys in flight through the two followers when the leader
+ * stops: what each put ended with, how many revisions each survivor added (one per put applied,
+ * plus one settling write through the new leader), and the followers' proposers.
+ */
+async function putsThroughLeaderStop(write: Write): Promise<{ failed: string[]; added: number[]; proposers: RaftProposer[] }> {
+  const group = await threeMembers('failover', { tickMs: 20 });
+  try {
+    const { nodes, leader } = await group.startAll();
+    const followers = nodes.filter((n) => n !== leader);
+    const before = await write(followers[0]!, '/warm', 'x');
+    for (const n of nodes) await waitFor(() => n.store.currentRevision() === before);
+    const writes = Array.from({ length: 150 }, (_, i) =>
+      write(followers[i % 2]!, `/w/${i}`, `v${i}`).then(
+        () => undefined,
+        (e: unknown) => `${i}: ${(e as Error).message}`,
+      ),
+    );
+    // The leader stops while the puts are on their way to it, in its log, or replicated.
+    await new Promise((r) => setTimeout(r, 5));
+    await group.stop(leader);
+    const failed = (await Promise.all(writes)).filter((f): f is string => f !== undefined);
+    await waitFor(() => followers.some((n) => n.node.status().role === 'leader'), 10_000);
+    const next = followers.find((n) => n.node.status().role === 'leader')!;
+    const settled = await write(next, '/last', 'x');
+    for (const n of followers) await waitFor(() => n.store.currentRevision() === settled);
+    return { failed, added: followers.map((n) => n.store.currentRevision() - before), proposers: followers.map((n) => n.proposer) };
+  } finally {
+    await group.closeAll();
+  }
+}
+
+describe('openClusterStorage (writes across a leader change)', () => {
   it('answers every write in flight through a stopped leader, and applies each once', async () => {
-    const { failed, added } = await putsThroughLeaderStop();
+    const { failed, added } = await putsThroughLeaderStop(async (n, k, v) => (await n.proposer.propose(put(k, v))).revision);
     expect(failed).toEqual([]);
     // One revision per put and one for the settling write: none was applied twice.
     expect(added).toEqual([151, 151]);
@@ -499,32 +501,11 @@ describe('openClusterStorage (etcd Puts packed into one entry)', () => {
   });
 
   it('answers every packed Put in flight through a stopped leader, and applies each once', async () => {
-    const group = await threeMembers('packed-failover', { tickMs: 20 });
-    try {
-      const { nodes, leader } = await group.startAll();
-      const followers = nodes.filter((n) => n !== leader);
-      const before = (await followers[0]!.proposer.proposeEtcd(kvPut('/warm', 'x'))).revision;
-      for (const n of nodes) await waitFor(() => n.store.currentRevision() === before);
-      const writes = Array.from({ length: 150 }, (_, i) =>
-        followers[i % 2]!.proposer.proposeEtcd(kvPut(`/w/${i}`, `v${i}`)).then(
-          () => undefined,
-          (e: unknown) => `${i}: ${(e as Error).message}`,
-        ),
-      );
-      await new Promise((r) => setTimeout(r, 5));
-      await group.stop(leader);
-      const failed = (await Promise.all(writes)).filter((f): f is string => f !== undefined);
-      await waitFor(() => followers.some((n) => n.node.status().role === 'leader'), 10_000);
-      const next = followers.find((n) => n.node.status().role === 'leader')!;
-      const settled = (await next.proposer.proposeEtcd(kvPut('/last', 'x'))).revision;
-      for (const n of followers) await waitFor(() => n.store.currentRevision() === settled);
-      expect(failed).toEqual([]);
-      // One revision per Put and one for the settling write: none was applied twice.
-      expect(followers.map((n) => n.store.currentRevision() - before)).toEqual([151, 151]);
-      expect(followers[0]!.proposer.stats.packedPuts + followers[1]!.proposer.stats.packedPuts).toBeGreaterThan(0);
-    } finally {
-      await group.closeAll();
-    }
+    const { failed, added, proposers } = await putsThroughLeaderStop(async (n, k, v) => (await n.proposer.proposeEtcd(kvPut(k, v))).revision);
+    expect(failed).toEqual([]);
+    // One revision per Put and one for the settling write: none was applied twice.
+    expect(added).toEqual([151, 151]);
+    expect(proposers[0]!.stats.packedPuts + proposers[1]!.stats.packedPuts).toBeGreaterThan(0);
   });
 });
 
