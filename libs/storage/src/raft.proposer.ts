@@ -195,8 +195,7 @@ export class RaftProposer implements Proposer {
     const put = lonePut(command)!;
     return this.track(
       new Promise<EtcdResult>((resolve, reject) => {
-        let pack = this.pack;
-        pack ??= this.pack = { cmds: [], callers: [], bytes: 0 };
+        const pack = (this.pack ??= { cmds: [], callers: [], bytes: 0 });
         pack.cmds.push(command);
         pack.callers.push({ resolve, reject });
         pack.bytes += put.key.length + put.value.length + 32;
