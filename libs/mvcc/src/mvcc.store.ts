@@ -300,7 +300,8 @@ export class MvccStore {
     const pacer = new Pacer(this.applySliceMs);
     for (const entry of entries) {
       if (!entry.command || entry.index <= applied) continue;
-      for (const cmd of entry.more ? [entry.command, ...entry.more] : [entry.command]) {
+      for (let c = 0; c <= (entry.more?.length ?? 0); c++) {
+        const cmd = c === 0 ? entry.command : entry.more![c - 1]!;
         for (const ops of [cmd.compares, cmd.success, cmd.failure]) {
           for (const op of ops) {
             want(op.key);
@@ -326,16 +327,12 @@ export class MvccStore {
         results.push(undefined);
         continue;
       }
-      // The entry's own command reports its outcome; the commands packed after it only apply.
-      let first = true;
-      const out = (r: TxnResult): void => {
-        if (first) results.push(r);
-        first = false;
-      };
-      for (const cmd of entry.more ? [entry.command, ...entry.more] : [entry.command]) {
+      // The entry's own command (c = 0) reports its outcome; the commands packed after it only apply.
+      for (let c = 0; c <= (entry.more?.length ?? 0); c++) {
+        const cmd = c === 0 ? entry.command : entry.more![c - 1]!;
         const invalid = validateCommand(cmd);
         if (invalid) {
-          out({ succeeded: false, revision: rev, results: [], error: invalid });
+          if (c === 0) results.push({ succeeded: false, revision: rev, results: [], error: invalid });
           continue;
         }
         if (cmd.compact !== undefined) {
@@ -343,7 +340,7 @@ export class MvccStore {
           // alike. It takes no revision; `succeeded` says whether it moved the compacted revision.
           const moves = cmd.compact > compactTo && cmd.compact <= rev;
           if (moves) compactTo = cmd.compact;
-          out({ succeeded: moves, revision: rev, results: [] });
+          if (c === 0) results.push({ succeeded: moves, revision: rev, results: [] });
           continue;
         }
         let ok = true;
@@ -400,7 +397,7 @@ export class MvccStore {
         // Only a transaction that changed something takes a revision (etcd does the same), so
         // revisions stay dense and equal on every replica.
         if (seq > 0) rev = txnRev;
-        out({ succeeded: ok, revision: rev, results: opResults });
+        if (c === 0) results.push({ succeeded: ok, revision: rev, results: opResults });
       }
     }
     if (applied === this.applied) return results;

@@ -455,7 +455,7 @@ describe('openClusterStorage (etcd Puts packed into one entry)', () => {
       const indexBefore = leader.node.status().lastIndex;
       // 300 Puts at once, half through a follower (forwarded as packs), keys written more than once.
       const answers = await Promise.all(
-        Array.from({ length: 300 }, (_, i) => (i % 2 ? follower : leader).proposer.proposeEtcd({ ...kvPut(`/p/${i % 120}`, `v${i}`) })),
+        Array.from({ length: 300 }, (_, i) => (i % 2 ? follower : leader).proposer.proposeEtcd(kvPut(`/p/${i % 120}`, `v${i}`))),
       );
       expect(answers.every((a) => a.error === undefined)).toBe(true);
       expect(new Set(answers.map((a) => a.revision)).size).toBe(300);
