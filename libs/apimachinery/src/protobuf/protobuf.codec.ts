@@ -14,7 +14,8 @@
  * "raw" serializer with the length-delimited framer), whose object.raw is the full
  * envelope-encoded object.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
@@ -103,19 +104,73 @@ function findProtoDir(): string {
 let root: protobuf.Root | undefined;
 
 /**
- * The loaded schema (parsed once, on first use). keepCase keeps field names as written, which
- * are the JSON names (all but FieldsV1.Raw, handled as a special type).
+ * The parsed API schema as the build stores it (`dist/proto/k8s-api.json`, written by
+ * scripts/proto-schema.mjs): protobufjs' JSON form of the loaded .proto files, with a digest of
+ * those files. Reading it costs about a third of parsing the files' text at every start.
  */
+export interface ApiSchemaFile {
+  /** SHA-256 of the .proto files' names and contents, in load order. */
+  digest: string;
+  /** protobufjs' JSON descriptor of the loaded root, comments kept (they carry merge markers). */
+  root: protobuf.INamespace;
+}
+
+/** Where the build stores the parsed schema, relative to the proto/ directory. */
+export const API_SCHEMA_FILE = join('..', 'dist', 'proto', 'k8s-api.json');
+
+/** The digest an ApiSchemaFile must carry to stand for the .proto files under `protoDir`. */
+export function apiProtoDigest(protoDir: string): string {
+  const h = createHash('sha256');
+  for (const f of apiProtoFiles(protoDir)) {
+    h.update(f).update('\0');
+    h.update(readFileSync(join(protoDir, f))).update('\0');
+  }
+  return h.digest('hex');
+}
+
+/**
+ * Parses the .proto files. keepCase keeps field names as written, which are the JSON names (all
+ * but FieldsV1.Raw, handled as a special type); alternateCommentMode keeps the merge markers
+ * (+listType, +patchMergeKey, ...) the files carry on fields, which schemas derived from messages
+ * read (schema.proto.ts).
+ */
+export function parseApiProtos(protoDir: string): protobuf.Root {
+  const r = new protobuf.Root();
+  r.resolvePath = (_origin: string, target: string) => join(protoDir, target);
+  r.loadSync(apiProtoFiles(protoDir), { keepCase: true, alternateCommentMode: true });
+  r.resolveAll();
+  return r;
+}
+
+/** The parsed schema in the form the build stores. */
+export function apiSchemaFile(protoDir: string): ApiSchemaFile {
+  return { digest: apiProtoDigest(protoDir), root: parseApiProtos(protoDir).toJSON({ keepComments: true }) };
+}
+
+/**
+ * The schema of the .proto files under `protoDir`: from the stored `schemaPath` when it exists
+ * and its digest matches the files (a build older than the files is ignored), else parsed.
+ */
+export function loadApiProtos(protoDir: string, schemaPath: string): { root: protobuf.Root; from: 'schema' | 'proto' } {
+  let stored: ApiSchemaFile | undefined;
+  try {
+    stored = JSON.parse(readFileSync(schemaPath, 'utf8')) as ApiSchemaFile;
+  } catch {
+    // missing or unreadable: parse the files
+  }
+  if (stored && typeof stored.digest === 'string' && stored.digest === apiProtoDigest(protoDir) && stored.root) {
+    const r = protobuf.Root.fromJSON(stored.root);
+    r.resolveAll();
+    return { root: r, from: 'schema' };
+  }
+  return { root: parseApiProtos(protoDir), from: 'proto' };
+}
+
+/** The loaded schema (once, on first use): see loadApiProtos. */
 export function protobufRoot(): protobuf.Root {
   if (!root) {
     const protoDir = findProtoDir();
-    const r = new protobuf.Root();
-    r.resolvePath = (_origin: string, target: string) => join(protoDir, target);
-    // alternateCommentMode keeps the merge markers (+listType, +patchMergeKey, ...) the proto files
-    // carry on fields, which schemas derived from messages read (schema.proto.ts).
-    r.loadSync(apiProtoFiles(protoDir), { keepCase: true, alternateCommentMode: true });
-    r.resolveAll();
-    root = r;
+    root = loadApiProtos(protoDir, join(protoDir, API_SCHEMA_FILE)).root;
   }
   return root;
 }
