@@ -12,7 +12,8 @@
 const nodeMajor = Number(process.versions.node.split('.')[0]);
 
 const shared = {
-  testEnvironment: 'node',
+  // Jest's node environment; test workers end without tearing their heap down (see the file).
+  testEnvironment: '<rootDir>/test/support/test-environment.mjs',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
     '^@app/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',

@@ -41,7 +41,7 @@ describe('audit log', () => {
     ...over,
   });
 
-  it('writes one JSON event per line to a file only its owner can read', () => {
+  it('writes one JSON event per line to a file only its owner can read', async () => {
     const log = new AuditLogWriter(options());
     log.open();
     log.write(event());
@@ -53,6 +53,7 @@ describe('audit log', () => {
     expect(JSON.parse(lines[0]!)).toEqual(event());
     expect(statSync(join(dir, 'logs', 'audit.log')).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir, 'logs')).mode & 0o777).toBe(0o700);
+    await log.close();
   });
 
   it('writes the legacy one-line format', () => {
@@ -67,7 +68,7 @@ describe('audit log', () => {
     expect(legacyLine(event({ responseStatus: undefined }))).toMatch(/response="<deferred>"$/);
   });
 
-  it('rotates before a write would pass the size limit, keeping --audit-log-maxbackup backups', () => {
+  it('rotates before a write would pass the size limit, keeping --audit-log-maxbackup backups', async () => {
     let t = Date.parse('2026-12-03T10:00:00.000Z');
     const log = new AuditLogWriter(options({ maxSizeMB: 1500 / (1024 * 1024), maxBackups: 2 }), () => new Date((t += 1000)));
     log.open();
@@ -87,6 +88,7 @@ describe('audit log', () => {
     expect(lines(files[0]!) + lines(files[1]!) + lines('audit.log')).toBe(12 - (rotations - 2) * perFile);
     expect(statSync(join(dir, 'logs', 'audit.log')).size).toBeLessThanOrEqual(1500);
     expect(statSync(join(dir, 'logs', files[0]!)).mode & 0o777).toBe(0o600);
+    await log.close();
   });
 
   it('removes backups older than --audit-log-maxage days and gzips backups with --audit-log-compress', async () => {
