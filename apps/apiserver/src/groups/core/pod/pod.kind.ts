@@ -5,12 +5,14 @@
  * subresource deletes a pod as `kubectl drain` asks (pod.eviction.ts); the `binding`
  * subresource assigns it to a node as a scheduler does (pod.binding.ts); the `log` subresource
  * reads a container's log from the kubelet of the pod's node (pod.log.ts); `exec`, `attach` and
- * `portforward` connect the client to that kubelet (pod.connect.ts).
+ * `portforward` connect the client to that kubelet (pod.connect.ts); `resize` changes the CPU
+ * and memory of its containers in place (pod.resize.ts).
  */
 import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { BindingPorts, bindingSubresource } from './pod.binding.js';
 import { ephemeralContainersSubresource } from './pod.ephemeral.js';
+import { resizeSubresource } from './pod.resize.js';
 import { EvictionPorts, evictionSubresource } from './pod.eviction.js';
 import { PodKubeletPorts } from './pod.kubelet.js';
 import { logSubresource } from './pod.log.js';
@@ -54,6 +56,7 @@ export const podKind: KindDeclaration = {
     portforward: portForwardSubresource(podKubeletPorts),
     proxy: podProxySubresource(podKubeletPorts),
     ephemeralcontainers: ephemeralContainersSubresource(),
+    resize: resizeSubresource(),
   },
   deleteReturnsObject: true,
   generation: 'spec',
