@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { createPki } from '@app/pki';
-import { getFreePort, kubectl, request, request2, startServer, type ServerHandle } from './support/server.js';
+import { createOrThrow, getFreePort, kubectl, request, request2, startServer, type ServerHandle } from './support/server.js';
 import { kubeletClientFlags } from './support/kubelet.helper.js';
 
 jest.setTimeout(180_000);
@@ -93,10 +93,7 @@ beforeAll(async () => {
   server = await startServer({
     args: [...kubeletClientFlags(pkiDir)],
   });
-  const created = async (path: string, body: Obj): Promise<void> => {
-    const r = await request(server, 'POST', path, { body });
-    if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.body}`);
-  };
+  const created = (path: string, body: Obj) => createOrThrow(server, path, body);
   await created('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'logs' } });
   const pod = (name: string, spec: Obj) => created('/api/v1/namespaces/logs/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec });
   await pod('one', { containers: [{ name: 'app', image: 'nginx' }] });

@@ -9,7 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
-import { kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { createOrThrow, kubectl, request, startServer, type ServerHandle } from './support/server.js';
 import { grantRole } from './support/rbac.helper.js';
 
 jest.setTimeout(180_000);
@@ -26,10 +26,7 @@ const resizePatch = (name: string, patch: unknown, expectFail = false) =>
 
 beforeAll(async () => {
   server = await startServer();
-  const created = async (path: string, body: Obj): Promise<void> => {
-    const r = await request(server, 'POST', path, { body });
-    if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.body}`);
-  };
+  const created = (path: string, body: Obj) => createOrThrow(server, path, body);
   await created('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   await created(PODS, {
     apiVersion: 'v1',

@@ -27,7 +27,7 @@ import type { TLSSocket } from 'node:tls';
 import { gzipSync } from 'node:zlib';
 import { WebSocket, WebSocketServer } from 'ws';
 import { createPki } from '@app/pki';
-import { getFreePort, kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { createOrThrow, getFreePort, kubectl, request, startServer, type ServerHandle } from './support/server.js';
 import { outsideAddress, releaseOutsideAddresses } from './support/net.helper.js';
 import { grantRole } from './support/rbac.helper.js';
 import { kubeletClientFlags } from './support/kubelet.helper.js';
@@ -125,10 +125,7 @@ beforeAll(async () => {
   server = await startServer({
     args: [...kubeletClientFlags(pkiDir), '--kubelet-preferred-address-types=InternalIP'],
   });
-  const created = async (path: string, body: Obj): Promise<void> => {
-    const r = await request(server, 'POST', path, { body });
-    if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.body}`);
-  };
+  const created = (path: string, body: Obj) => createOrThrow(server, path, body);
   await created('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   const makePod = async (name: string, ports: number[], podIp?: string): Promise<void> => {
     await created(`/api/v1/namespaces/${NS}/pods`, {

@@ -150,6 +150,12 @@ export async function request(target: HttpTarget, method: string, path: string, 
   return makeResponse(res.statusCode, h, text);
 }
 
+/** A setup step: POSTs `body` to `path` and throws unless it was created (201). */
+export async function createOrThrow(target: HttpTarget, path: string, body: unknown): Promise<void> {
+  const r = await request(target, 'POST', path, { body });
+  if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.body}`);
+}
+
 /**
  * The same over HTTP/2 (ALPN h2; fails if the server does not offer it). One session per call,
  * closed afterwards, so the test sees a fresh connection each time.
