@@ -6,21 +6,37 @@
  * but tearing down that environment (the contexts, the heap) takes longer than the half second
  * Jest waits before it kills the worker and reports "A worker process has failed to exit
  * gracefully". Nothing is gained by that teardown in a process that is ending: once the worker's
- * `exit` event fires, its exit code is final, so it leaves through `process.exit` at that point,
- * which ends the process without tearing the environment down first. Test files run as before;
- * only the worker's last step changes.
+ * `exit` event fires, its exit code is final, so once the other `exit` listeners ran it leaves
+ * through `process.exit`, which ends the process without tearing the environment down first.
+ * Test files run as before; only the worker's last step changes.
  */
 import { TestEnvironment } from 'jest-environment-node';
 
 /** Set on the worker's process once its exit handler is installed (one per process). */
 const INSTALLED = Symbol.for('kapi.test-environment.fast-exit');
 
+/**
+ * The worker's `exit` listener: runs the listeners registered after it first (the harness's own,
+ * which stop the processes a test file started), then ends the process.
+ */
+function exitNow(code) {
+  const listeners = process.listeners('exit');
+  for (const listener of listeners.slice(listeners.indexOf(exitNow) + 1)) {
+    try {
+      listener.call(process, code);
+    } catch (e) {
+      console.error(e);
+    }
+  }
+  process.exit(code);
+}
+
 export default class KapiTestEnvironment extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
     if (!process[INSTALLED]) {
       process[INSTALLED] = true;
-      process.once('exit', (code) => process.exit(code));
+      process.on('exit', exitNow);
     }
   }
 }
