@@ -16,8 +16,9 @@ import { TestEnvironment } from 'jest-environment-node';
 const INSTALLED = Symbol.for('kapi.test-environment.fast-exit');
 
 /**
- * The worker's `exit` listener: runs the listeners registered after it first (the harness's own,
- * which stop the processes a test file started), then ends the process.
+ * The worker's `exit` listener: runs the listeners registered on the worker's process after it
+ * first (a test file's `process` is Jest's copy, so these are not the files' own), then ends the
+ * process.
  */
 function exitNow(code) {
   const listeners = process.listeners('exit');
