@@ -3,13 +3,14 @@
  * and `kubectl replace --subresource resize` change the CPU and memory of a running pod's
  * containers through its `resize` subresource. The pod's own update still refuses them; the
  * subresource keeps everything else as stored and refuses what kube refuses (the QoS class
- * changing, removed limits, other resources, reordered containers); RBAC asks for `patch` on
- * `pods/resize`; discovery lists it.
+ * changing, removed limits, other resources, reordered containers); the namespace's
+ * ResourceQuota charges what a resize adds and its LimitRange bounds the result; RBAC asks for
+ * `patch` on `pods/resize`; discovery lists it.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
-import { createOrThrow, kubectl, request, startServer, type ServerHandle } from './support/server.js';
+import { createOrThrow, kubectl, request, startServer, waitFor, type ServerHandle } from './support/server.js';
 import { grantRole } from './support/rbac.helper.js';
 
 jest.setTimeout(180_000);
@@ -133,6 +134,64 @@ describe('pods/resize', () => {
     expect(two.status).toBe(422);
     expect(two.json<Obj>().message).toContain('spec.containers[0].name: Forbidden: containers may not be renamed or reordered on resize');
     expect(await getPod('app')).toEqual(p);
+  });
+
+  it("is charged to the namespace's quota by what it adds, and held to its LimitRange", async () => {
+    const ns = 'resize-bounded';
+    await createOrThrow(server, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await createOrThrow(server, `/api/v1/namespaces/${ns}/limitranges`, {
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name: 'bounds' },
+      spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] },
+    });
+    await createOrThrow(server, `/api/v1/namespaces/${ns}/pods`, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'w' },
+      spec: { containers: [{ name: 'c', image: 'nginx:1.27', resources: { requests: { cpu: '200m' }, limits: { cpu: '800m' } } }] },
+    });
+    await createOrThrow(server, `/api/v1/namespaces/${ns}/resourcequotas`, {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name: 'cpu' },
+      spec: { hard: { 'requests.cpu': '500m' } },
+    });
+    const used = async (): Promise<string | undefined> =>
+      (((await request(server, 'GET', `/api/v1/namespaces/${ns}/resourcequotas/cpu`)).json<Obj>().status as Obj | undefined)?.used as Obj | undefined)?.[
+        'requests.cpu'
+      ] as string | undefined;
+    await waitFor('the quota to count the pod', async () => (await used()) === '200m');
+    const patch = (cpu: Obj) =>
+      kubectl(
+        server,
+        ['patch', 'pod', 'w', '-n', ns, '--subresource', 'resize', '-p', JSON.stringify({ spec: { containers: [{ name: 'c', resources: cpu }] } })],
+        {
+          expectFail: true,
+        },
+      );
+
+    const grown = await kubectl(server, [
+      'patch',
+      'pod',
+      'w',
+      '-n',
+      ns,
+      '--subresource',
+      'resize',
+      '-p',
+      '{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"400m"}}}]}}',
+    ]);
+    expect(grown.code).toBe(0);
+    expect(await used()).toBe('400m');
+    const over = await patch({ requests: { cpu: '600m' } });
+    expect(over.stderr).toContain(
+      'pods "w" is forbidden: exceeded quota: cpu, requested: requests.cpu=200m, used: requests.cpu=400m, limited: requests.cpu=500m',
+    );
+    const above = await patch({ limits: { cpu: '2' } });
+    expect(above.stderr).toContain('pods "w" is forbidden: maximum cpu usage per Container is 1, but limit is 2');
+    const w = await request(server, 'GET', `/api/v1/namespaces/${ns}/pods/w`);
+    expect(containersOf(w.json<Obj>())[0]!.resources).toEqual({ requests: { cpu: '400m' }, limits: { cpu: '800m' } });
   });
 
   it('asks for patch on pods/resize, and discovery lists it', async () => {

@@ -253,7 +253,8 @@ export class LimitRangerPlugin implements Admission, OnApplicationBootstrap, OnA
   }
 
   async validate(attrs: AdmissionAttributes): Promise<void> {
-    const kind = kindOf(attrs);
+    // A pod's resources changed in place are held to the same bounds (not defaulted again).
+    const kind = kindOf(attrs) ?? (isResize(attrs) ? 'Pod' : undefined);
     if (!kind) return;
     for (const lr of await this.limitRanges(attrs.namespace)) {
       const errs = kind === 'Pod' ? podViolations(attrs.object!, lr) : claimViolations(attrs.object!, lr);
@@ -266,6 +267,18 @@ export class LimitRangerPlugin implements Admission, OnApplicationBootstrap, OnA
   private limitRanges(namespace: string): Promise<KubeObject[]> {
     return this.limits.list(namespace);
   }
+}
+
+/** Whether the request changes a pod's resources in place (an update of pods/resize). */
+function isResize(attrs: AdmissionAttributes): boolean {
+  return (
+    attrs.subresource === 'resize' &&
+    attrs.decl.group === '' &&
+    attrs.decl.kind === 'Pod' &&
+    attrs.operation === 'UPDATE' &&
+    !!attrs.object &&
+    !!attrs.namespace
+  );
 }
 
 /** Which kind the plugin acts on for this request, if any: pods on creation, claims on creation and update. */

@@ -180,6 +180,26 @@ describe('the charge decision', () => {
     );
     expect(writeList(charged.get('s')!)).toEqual({ services: '1', 'services.loadbalancers': '1' });
   });
+
+  it("charges a pod's resources resized in place by what they grow, and no other pod update", () => {
+    const quotas = [quota('c', { 'requests.cpu': '1', pods: '10' }, { 'requests.cpu': '600m', pods: '2' })];
+    const resize = (from: string, to: string, subresource = 'resize') => ({
+      operation: 'UPDATE' as const,
+      subresource,
+      gr: PODS,
+      object: pod([{ requests: { cpu: to } }]),
+      oldObject: pod([{ requests: { cpu: from } }]),
+    });
+    expect(writeList(checkRequest(quotas, resize('200m', '500m'), NOW).get('c')!)).toEqual({ pods: '2', 'requests.cpu': '900m' });
+    expect(refusal(() => checkRequest(quotas, resize('200m', '700m'), NOW))).toBe(
+      'exceeded quota: c, requested: requests.cpu=500m, used: requests.cpu=600m, limited: requests.cpu=1',
+    );
+    // Shrinking gives nothing back here (the quota controller recomputes usage).
+    expect(checkRequest(quotas, resize('500m', '200m'), NOW).size).toBe(0);
+    // The pod itself, or another subresource: not charged on update.
+    expect(checkRequest(quotas, resize('200m', '700m', ''), NOW).size).toBe(0);
+    expect(checkRequest(quotas, resize('200m', '700m', 'status'), NOW).size).toBe(0);
+  });
 });
 
 describe('recomputed usage', () => {

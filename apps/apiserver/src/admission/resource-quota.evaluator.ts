@@ -441,10 +441,12 @@ export function quotaMatches(quota: KubeObject, gr: GroupResource, obj: KubeObje
 /**
  * Whether the admission plugin looks at this operation of `gr` at all (Evaluator.Handles): pods
  * and object counts on create; services and claims on create and update (a type or size may
- * change). Subresources never.
+ * change); a pod's resources again when they change in place (an update of pods/resize). No
+ * other subresource.
  */
-export function handles(gr: GroupResource, operation: string): boolean {
+export function handles(gr: GroupResource, operation: string, subresource = ''): boolean {
   const kind = evaluatorOf(gr);
+  if (subresource !== '') return kind === 'pods' && subresource === 'resize' && operation === 'UPDATE';
   if (kind === 'services' || kind === 'claims') return operation === 'CREATE' || operation === 'UPDATE';
   return operation === 'CREATE';
 }
@@ -454,6 +456,8 @@ export function handles(gr: GroupResource, operation: string): boolean {
 /** A request as the charge decision sees it. */
 export interface QuotaRequest {
   operation: 'CREATE' | 'UPDATE';
+  /** '' for the resource itself; `resize` for a pod's resources changed in place. */
+  subresource?: string;
   gr: GroupResource;
   object: KubeObject;
   oldObject?: KubeObject;
@@ -469,7 +473,7 @@ export class QuotaRefusal extends Error {}
  */
 export function checkRequest(quotas: readonly KubeObject[], req: QuotaRequest, now: Date): Map<string, ResourceList> {
   const charged = new Map<string, ResourceList>();
-  if (!handles(req.gr, req.operation)) return charged;
+  if (!handles(req.gr, req.operation, req.subresource)) return charged;
   const interesting: KubeObject[] = [];
   for (const q of quotas) {
     if (!quotaMatches(q, req.gr, req.object)) continue;

@@ -56,11 +56,11 @@ const APISERVER_CTX = (): RequestContext => ({
 
 /** Whether the plugin evaluates this request at all (QuotaAdmission.Validate and Evaluator.Handles). */
 export function quotaApplies(attrs: Pick<AdmissionAttributes, 'operation' | 'subresource' | 'namespace' | 'object' | 'decl'>): GroupResource | undefined {
-  if (attrs.subresource !== '' || !attrs.namespace || !attrs.object) return undefined;
+  if (!attrs.namespace || !attrs.object) return undefined;
   if (attrs.operation !== 'CREATE' && attrs.operation !== 'UPDATE') return undefined;
   const gr = { group: attrs.decl.group, resource: attrs.decl.plural };
   if (IGNORED.has(`${gr.group}/${gr.resource}`)) return undefined;
-  return handles(gr, attrs.operation) ? gr : undefined;
+  return handles(gr, attrs.operation, attrs.subresource) ? gr : undefined;
 }
 
 /**
@@ -135,7 +135,13 @@ export class ResourceQuotaPlugin implements Admission, OnApplicationBootstrap, O
   }
 
   private async evaluate(decl: KindDeclaration, attrs: AdmissionAttributes, gr: GroupResource): Promise<void> {
-    const req: QuotaRequest = { operation: attrs.operation as 'CREATE' | 'UPDATE', gr, object: attrs.object!, oldObject: attrs.oldObject };
+    const req: QuotaRequest = {
+      operation: attrs.operation as 'CREATE' | 'UPDATE',
+      subresource: attrs.subresource,
+      gr,
+      object: attrs.object!,
+      oldObject: attrs.oldObject,
+    };
     let only: Set<string> | undefined;
     for (let attempt = 1; ; attempt++) {
       const listed = await this.quotas(decl, attrs.namespace);
