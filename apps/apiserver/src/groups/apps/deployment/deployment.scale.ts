@@ -4,8 +4,8 @@
  * viewed from the workload. spec.replicas is the workload's spec.replicas; status.replicas its
  * status.replicas and status.selector its label selector as a string. GET reads it; PUT (and
  * PATCH, applied to the current Scale by the HTTP layer) writes spec.replicas back through the
- * workload's store, with the Scale's resourceVersion as precondition, so the workload's own
- * validation and generation rules apply. It lives with the Deployment, which came first; the
+ * workload's store, with the Scale's resourceVersion as precondition (none given: unconditional,
+ * retried over concurrent writes), so the workload's own validation and generation rules apply. It lives with the Deployment, which came first; the
  * ReplicaSet declares it too, with its own ports.
  */
 import {
@@ -15,6 +15,7 @@ import {
   labelSelectorFromStruct,
   objectRootSchema,
   protoSchema,
+  StatusError,
   type JSONSchemaProps,
   type SchemaOverlays,
   type FieldError,
@@ -104,6 +105,9 @@ export function validateScale(scale: KubeObject): FieldError[] {
   return typeof r === 'number' && r < 0 ? [{ type: 'FieldValueInvalid', field: 'spec.replicas', value: r, detail: 'must be greater than or equal to 0' }] : [];
 }
 
+/** How many times an unconditional Scale update is tried against concurrent writes. */
+const MAX_UNCONDITIONAL_ATTEMPTS = 10;
+
 /**
  * The `scale` subresource of a workload kind, with the ports its handler uses (one per kind);
  * `selectorOf` prints the kind's selector in status.selector.
@@ -125,13 +129,23 @@ export function scaleSubresource(ports: ScalePorts, selectorOf: (d: KubeObject) 
         if (meta.name !== undefined && meta.name !== name) throw Errors.badRequest('the name of the object does not match the name on the URL');
         const errs = validateScale(scale);
         if (errs.length) throw Errors.invalid('autoscaling', 'Scale', name, errs);
-        const current = await deps().get(ns, name);
         const replicas = asMap(scale.spec).replicas;
-        const next = structuredClone(current);
-        next.spec = { ...asMap(next.spec), replicas: typeof replicas === 'number' ? replicas : 0 };
-        next.metadata.resourceVersion =
-          typeof meta.resourceVersion === 'string' && meta.resourceVersion !== '' ? meta.resourceVersion : current.metadata.resourceVersion;
-        return scaleOf(await deps().update(ns, name, next, ctx), selectorOf);
+        const precondition = typeof meta.resourceVersion === 'string' && meta.resourceVersion !== '' ? meta.resourceVersion : undefined;
+        for (let attempt = 1; ; attempt++) {
+          const current = await deps().get(ns, name);
+          const next = structuredClone(current);
+          next.spec = { ...asMap(next.spec), replicas: typeof replicas === 'number' ? replicas : 0 };
+          next.metadata.resourceVersion = precondition ?? current.metadata.resourceVersion;
+          try {
+            return scaleOf(await deps().update(ns, name, next, ctx), selectorOf);
+          } catch (e) {
+            // A Scale without a resourceVersion is unconditional (kube's GuaranteedUpdate): a
+            // conflict with a concurrent write (the controller's status, say) is retried on the
+            // workload as it now is. One with a resourceVersion is the client's to resolve.
+            const conflict = e instanceof StatusError && e.code === 409 && e.reason === 'Conflict';
+            if (precondition !== undefined || !conflict || attempt >= MAX_UNCONDITIONAL_ATTEMPTS) throw e;
+          }
+        }
       },
     },
   };
