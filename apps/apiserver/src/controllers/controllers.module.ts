@@ -24,6 +24,7 @@ import { ManagedController, type ControllerRunner } from './controller.runner.js
 import { DeploymentControllerRunner } from './deployment.controller.js';
 import { DisruptionControllerRunner } from './disruption.controller.js';
 import { JobControllerRunner } from './job.controller.js';
+import { EndpointSliceControllerRunner, EndpointsControllerRunner } from './endpoints.controller.js';
 import { EndpointSliceMirroringRunner } from './endpointslicemirroring.controller.js';
 import { EventRecorder } from './event.recorder.js';
 import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
@@ -104,6 +105,8 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     StorageProtectionRunner,
     ResourceQuotaControllerRunner,
     DisruptionControllerRunner,
+    EndpointsControllerRunner,
+    EndpointSliceControllerRunner,
     EndpointSliceMirroringRunner,
     ReplicaSetControllerRunner,
     ReplicationControllerRunner,
