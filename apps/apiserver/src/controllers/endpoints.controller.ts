@@ -244,11 +244,18 @@ export class EndpointSliceControllerRunner extends ServicePodsController {
   protected async process(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
     const service = await this.service(ns, name);
-    if (!service || !managesService(service)) return;
-    const pods = await this.pods(ns);
+    if (!service) return;
     const listed = await this.storage.list(collectionPrefix(this.ownDecl()!, ns), { consistency: { mode: 'MostRecent' } });
     const mine = listed.items.filter((s) => isServiceSlice(s, name));
-    const plan = planServiceSlices(service, desiredServiceSlices(service, pods, await this.zones(pods)), mine);
+    let plan: { create: KubeObject[]; update: KubeObject[]; delete: string[] };
+    if (managesService(service)) {
+      const pods = await this.pods(ns);
+      plan = planServiceSlices(service, desiredServiceSlices(service, pods, await this.zones(pods)), mine);
+    } else {
+      // The selector went away (or the type became ExternalName): the slices this controller
+      // wrote would go on listing the old pods beside what the Service's Endpoints now say.
+      plan = { create: [], update: [], delete: mine.map((s) => s.metadata.name ?? '') };
+    }
     const store = this.stores.storeFor(this.ownDecl()!);
     try {
       for (const s of plan.create) await store.create(ns, s, this.writeOptions());

@@ -180,7 +180,11 @@ export function desiredSubsets(service: KubeObject, pods: KubeObject[]): Obj[] {
     }
     for (const sp of ports) {
       const n = findPort(pod, sp);
-      if (n !== undefined) raw.push({ [field]: [address], ports: [endpointPort(sp, n)] });
+      if (n === undefined) continue;
+      // An Endpoints port leaves out an empty name (the slice's keeps it).
+      const port = endpointPort(sp, n);
+      if (port.name === '') delete port.name;
+      raw.push({ [field]: [address], ports: [port] });
     }
   }
   return repackSubsets(raw).map((g) => {
@@ -277,7 +281,8 @@ export function desiredEndpoints(service: KubeObject, pods: KubeObject[], curren
   const metadata: KubeObject['metadata'] = { ...(current?.metadata ?? {}), name: service.metadata.name, namespace: service.metadata.namespace, labels };
   if (Object.keys(annotations).length) metadata.annotations = annotations;
   else delete metadata.annotations;
-  return { apiVersion: 'v1', kind: 'Endpoints', metadata, subsets: kept };
+  // No subsets: the field is left out, as Kubernetes' JSON leaves out an empty list.
+  return { apiVersion: 'v1', kind: 'Endpoints', metadata, ...(kept.length ? { subsets: kept } : {}) };
 }
 
 /** One EndpointSlice endpoint for a pod (podToEndpoint), undefined when it has no IP of the slice's type. */
