@@ -137,7 +137,9 @@ describe('a Service with a selector', () => {
       async () => (await k(['get', 'endpointslice', String(name.name), '-o', 'jsonpath={.metadata.labels.app}'])).stdout === 'web',
     );
     await k(['delete', 'endpointslice', String(name.name)]);
-    await waitFor('a slice again', async () => (await slices('web')).length === 1);
+    const again = await waitFor('a slice again', async () => ((await slices('web')).length === 1 ? (await slices('web'))[0] : undefined));
+    expect((again.metadata as Obj).name).not.toBe(name.name);
+    expect((again.metadata as Obj).labels).toMatchObject({ app: 'web', 'kubernetes.io/service-name': 'web' });
     await k(['delete', 'endpoints', 'web']);
     await waitFor(
       'the Endpoints again',

@@ -250,7 +250,7 @@ describe('EndpointSlices', () => {
       ['web-abcde', '5', [{ name: 'http', port: 9000, protocol: 'TCP' }]],
     ]);
     // A duplicate of a group is deleted; a label changed by hand is set back.
-    const dup = { ...stored, metadata: { ...stored.metadata, name: 'web-zzzzz', labels: { ...stored.metadata.labels, team: 'x' } } };
+    const dup = { ...stored, metadata: { ...stored.metadata, name: 'web-zzzzz', labels: { ...((stored.metadata as Obj).labels as Obj), team: 'x' } } };
     expect(planServiceSlices(svc, wanted, [dup, stored])).toEqual({ create: [], update: [], delete: ['web-zzzzz'] });
     expect(planServiceSlices(svc, wanted, [dup]).update.map((s) => s.metadata.labels)).toEqual([serviceSliceLabels(svc)]);
   });
