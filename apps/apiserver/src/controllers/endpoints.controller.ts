@@ -200,7 +200,7 @@ export class EndpointsControllerRunner extends ServicePodsController {
 @Injectable()
 export class EndpointSliceControllerRunner extends ServicePodsController {
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
-    super(registry, storage, stores, recorder, 'endpointslice-controller');
+    super(registry, storage, stores, recorder, 'endpointslice-controller', 'endpoint-slice-controller');
   }
 
   protected ownDecl(): KindDeclaration | undefined {

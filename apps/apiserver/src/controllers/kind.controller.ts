@@ -22,11 +22,12 @@ export abstract class KindController extends WatchQueueController {
     storage: Storage,
     protected readonly stores: StoreFactory,
     recorder: EventRecorder,
-    /** The service account (and Event component) the controller acts as. */
+    /** The service account (and, unless `component` is given, Event component) the controller acts as. */
     protected readonly user: string,
+    component: string = user,
   ) {
     super(storage, user, WORKLOAD_RESYNC_MS);
-    this.events = recorder.for(user);
+    this.events = recorder.for(component);
   }
 
   /** The context of the controller's own writes. */
