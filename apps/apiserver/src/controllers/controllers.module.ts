@@ -29,6 +29,7 @@ import { EndpointSliceMirroringRunner } from './endpointslicemirroring.controlle
 import { EventRecorder } from './event.recorder.js';
 import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
 import { LegacyTokenControllerRunner, RootCaPublisherRunner, ServiceAccountControllerRunner } from './serviceaccount.controllers.js';
+import { PersistentVolumeControllerRunner } from './persistentvolume.controller.js';
 import { ReplicaSetControllerRunner, ReplicationControllerRunner } from './replicaset.controller.js';
 import { StatefulSetControllerRunner } from './statefulset.controller.js';
 import { ResourceQuotaControllerRunner } from './resource-quota.controller.js';
@@ -103,6 +104,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     RootCaPublisherRunner,
     LegacyTokenControllerRunner,
     StorageProtectionRunner,
+    PersistentVolumeControllerRunner,
     ResourceQuotaControllerRunner,
     DisruptionControllerRunner,
     EndpointsControllerRunner,

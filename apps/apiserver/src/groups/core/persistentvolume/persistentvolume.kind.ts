@@ -3,10 +3,10 @@
  * (NAME CAPACITY ACCESS MODES RECLAIM POLICY STATUS CLAIM STORAGECLASS VOLUMEATTRIBUTESCLASS
  * REASON AGE, VOLUMEMODE with -o wide). DELETE answers with the object (resources doc).
  */
-import { ageOf, statusSubresource, type KindDeclaration } from '@app/registry';
+import { ageOf, type KindDeclaration } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { PersistentVolumeSchema } from './persistentvolume.schema.js';
-import { accessModesShort, persistentVolumeStrategy } from './persistentvolume.strategy.js';
+import { accessModesShort, persistentVolumeStatusSubresource, persistentVolumeStrategy } from './persistentvolume.strategy.js';
 
 /** The PersistentVolume declaration. */
 export const persistentVolumeKind: KindDeclaration = {
@@ -20,7 +20,7 @@ export const persistentVolumeKind: KindDeclaration = {
   schema: PersistentVolumeSchema,
   protobufMessage: 'k8s.io.api.core.v1.PersistentVolume',
   strategy: persistentVolumeStrategy,
-  subresources: { status: statusSubresource() },
+  subresources: { status: persistentVolumeStatusSubresource },
   deleteReturnsObject: true,
   generation: 'none',
   fieldSelectors: { 'status.phase': (o) => String(asMap(o.status).phase ?? '') },

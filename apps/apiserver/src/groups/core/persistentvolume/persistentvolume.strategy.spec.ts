@@ -1,6 +1,6 @@
 import { fieldErrorMessage, type KubeObject } from '@app/apimachinery';
 import type { RequestContext } from '@app/registry';
-import { accessModesShort, persistentVolumeStrategy } from './persistentvolume.strategy.js';
+import { accessModesShort, persistentVolumeStatusSubresource, persistentVolumeStrategy } from './persistentvolume.strategy.js';
 
 const ctx: RequestContext = { user: { username: 'u', groups: [] }, dryRun: false, warnings: [], now: () => new Date('2024-01-02T03:04:05.678Z') };
 const pv = (spec: Record<string, unknown>): KubeObject => ({ metadata: { name: 'v' }, spec });
@@ -55,6 +55,23 @@ describe('PersistentVolume strategy', () => {
     o.status = { phase: 'Bound' };
     persistentVolumeStrategy.prepareForCreate!(o, ctx);
     expect(o.status).toEqual({ phase: 'Pending', lastPhaseTransitionTime: '2024-01-02T03:04:05Z' });
+  });
+
+  it('stamps lastPhaseTransitionTime when /status changes the phase, and keeps it otherwise', () => {
+    const stored: KubeObject = { ...pv(ok), status: { phase: 'Pending', lastPhaseTransitionTime: '2024-01-01T00:00:00Z' } };
+    const write = (status: Record<string, unknown>) => {
+      const o: KubeObject = { ...pv({ ...ok, capacity: { storage: '9Gi' } }), status };
+      persistentVolumeStatusSubresource.strategy!.prepareForUpdate(o, stored, ctx);
+      return o;
+    };
+    const available = write({ phase: 'Available' });
+    expect(available.status).toEqual({ phase: 'Available', lastPhaseTransitionTime: '2024-01-02T03:04:05Z' });
+    // Only status changes through /status.
+    expect(available.spec).toEqual(ok);
+    expect(write({ phase: 'Available', lastPhaseTransitionTime: '2023-05-05T00:00:00Z' }).status).toMatchObject({
+      lastPhaseTransitionTime: '2023-05-05T00:00:00Z',
+    });
+    expect(write({ phase: 'Pending', message: 'x' }).status).toEqual({ phase: 'Pending', message: 'x', lastPhaseTransitionTime: '2024-01-01T00:00:00Z' });
   });
 
   it('prints access modes as kubectl does', () => {

@@ -2,11 +2,12 @@
  * PersistentVolume behaviour (pkg/apis/core/validation ValidatePersistentVolume*,
  * pkg/registry/core/persistentvolume): access modes, capacity, reclaim policy, class, node
  * affinity and exactly one source on create; the source, volume mode and a set node affinity
- * are immutable; status is reset on create (phase Pending) and written through /status.
+ * are immutable; status is reset on create (phase Pending) and written through /status, where a
+ * change of phase stamps lastPhaseTransitionTime.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { formatMetaTime, isDNS1123Subdomain, parseQuantity, Quantity, type FieldError } from '@app/apimachinery';
-import type { Strategy } from '@app/registry';
+import { STATUS_STRATEGY, type Strategy, type SubresourceDeclaration } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { ACCESS_MODES, RECLAIM_POLICIES, VOLUME_MODES } from '../core.overlays.js';
 import { PERSISTENT_VOLUME_SOURCES, validatePersistentVolumeSource } from '../volume/volume.validation.js';
@@ -124,3 +125,26 @@ export function accessModesShort(modes: unknown): string {
     .map((m) => short[m])
     .join(',');
 }
+
+/**
+ * /status of a PersistentVolume (persistentVolumeStatusStrategy): only status changes; a new
+ * phase gets lastPhaseTransitionTime now unless the writer set another time, and an unchanged
+ * phase keeps the stored time when the writer left it out.
+ */
+export const persistentVolumeStatusSubresource: SubresourceDeclaration = {
+  verbs: ['get', 'patch', 'update'],
+  strategy: {
+    prepareForUpdate(pv, old, ctx) {
+      STATUS_STRATEGY.prepareForUpdate(pv, old, ctx);
+      const status = asMap(pv.status);
+      const before = asMap(old.status);
+      const stamp = status.lastPhaseTransitionTime;
+      if (status.phase === before.phase) {
+        if (stamp === undefined && before.lastPhaseTransitionTime !== undefined)
+          pv.status = { ...status, lastPhaseTransitionTime: before.lastPhaseTransitionTime };
+      } else if (stamp === undefined || stamp === before.lastPhaseTransitionTime) {
+        pv.status = { ...status, lastPhaseTransitionTime: formatMetaTime(ctx.now()) };
+      }
+    },
+  },
+};

@@ -44,4 +44,15 @@ describe('PersistentVolumeClaim strategy', () => {
       'spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
     ]);
   });
+
+  it('lets an unbound claim get its volumeName once, and nothing else', () => {
+    const unbound = pvc(ok);
+    expect(persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1' }), unbound, ctx)).toEqual([]);
+    const other = persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1', storageClassName: 'x' }), unbound, ctx);
+    expect(other.map(fieldErrorMessage)).toEqual([
+      'spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
+    ]);
+    const rebind = persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv2' }), pvc({ ...ok, volumeName: 'pv1' }), ctx);
+    expect(rebind).toHaveLength(1);
+  });
 });

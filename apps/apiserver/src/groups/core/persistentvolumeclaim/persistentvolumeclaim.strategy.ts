@@ -70,9 +70,10 @@ export const persistentVolumeClaimStrategy: Strategy = {
       return { ...rest, resources: res };
     };
     const bound = before.volumeName !== undefined && before.volumeName !== '';
+    // An unbound claim's volumeName may be set once (the volume controller binds it so).
     const changed = bound
       ? !isDeepStrictEqual(without(spec), without(before))
-      : !isDeepStrictEqual({ ...spec, volumeAttributesClassName: null }, { ...before, volumeAttributesClassName: null });
+      : !isDeepStrictEqual({ ...spec, volumeAttributesClassName: null, volumeName: null }, { ...before, volumeAttributesClassName: null, volumeName: null });
     if (changed) {
       errs.push({
         type: 'FieldValueForbidden',
