@@ -44,7 +44,9 @@ describe('PersistentVolume', () => {
     expect((await k(['create', '-f', '-'], { input: fixture('persistentvolume') })).stdout).toContain('persistentvolume/pv-nfs created');
     const get = await k(['get', 'pv', 'pv-nfs']);
     expect(get.stdout).toMatch(/^NAME\s+CAPACITY\s+ACCESS MODES\s+RECLAIM POLICY\s+STATUS\s+CLAIM\s+STORAGECLASS\s+VOLUMEATTRIBUTESCLASS\s+REASON\s+AGE$/m);
-    expect(get.stdout).toMatch(/^pv-nfs\s+5Gi\s+RWX\s+Retain\s+Pending\s+slow\s+<unset>\s+\d+s$/m);
+    // Created Pending, made Available by the volume controller at once.
+    expect(get.stdout).toMatch(/^pv-nfs\s+5Gi\s+RWX\s+Retain\s+(Pending|Available)\s+slow\s+<unset>\s+\d+s$/m);
+    await until(async () => /^pv-nfs\s+5Gi\s+RWX\s+Retain\s+Available\s+slow\s+<unset>\s+\d+s$/m.test((await k(['get', 'pv', 'pv-nfs'])).stdout));
     const obj = JSON.parse((await k(['get', 'pv', 'pv-nfs', '-o', 'json'])).stdout);
     expect(obj.metadata.finalizers).toEqual(['kubernetes.io/pv-protection']);
     expect(obj.spec).toMatchObject({
@@ -77,13 +79,19 @@ describe('PersistentVolume', () => {
   });
 
   it('stays while bound; the protection controller lets it go once released; DELETE answers with the object', async () => {
-    await k(['patch', 'pv', 'pv-nfs', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Bound"}}']);
+    // A claim of its class binds it.
+    await k(['create', '-n', 'default', '-f', '-'], {
+      input:
+        'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: hold\nspec:\n  storageClassName: slow\n  accessModes: [ReadWriteMany]\n  resources:\n    requests:\n      storage: 1Gi\n',
+    });
+    await until(async () => /^pv-nfs\s+10Gi\s+RWX\s+Retain\s+Bound\s+default\/hold\s/m.test((await k(['get', 'pv', 'pv-nfs'])).stdout));
     const del = await request(server, 'DELETE', '/api/v1/persistentvolumes/pv-nfs');
     expect(del.status).toBe(200);
     expect(del.json()).toMatchObject({ kind: 'PersistentVolume', metadata: { name: 'pv-nfs', finalizers: ['kubernetes.io/pv-protection'] } });
     expect((del.json() as { metadata: { deletionTimestamp?: string } }).metadata.deletionTimestamp).toBeDefined();
     expect((await k(['get', 'pv', 'pv-nfs'])).stdout).toMatch(/^pv-nfs\s+10Gi\s+RWX\s+Retain\s+Bound\s/m);
-    await k(['patch', 'pv', 'pv-nfs', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Released"}}']);
+    // The claim goes: the volume is Released (Retain), and then nothing holds it.
+    await k(['delete', 'pvc', 'hold', '-n', 'default']);
     await until(async () => !(await exists('/api/v1/persistentvolumes/pv-nfs')));
   });
 });

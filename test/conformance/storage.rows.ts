@@ -408,6 +408,9 @@ export const STORAGE: RowGroup = {
       setup: [
         { method: 'POST', path: `${S}/storageclasses`, body: sc('cf-fixed', { provisioner: 'example.com/p' }) },
         { method: 'POST', path: `${S}/storageclasses`, body: sc('cf-growing', { provisioner: 'example.com/p', allowVolumeExpansion: true }) },
+        // The volumes, reserved for the claims by name: the volume controller binds each pair.
+        { method: 'POST', path: PV, body: pv('v1', { ...pvSpec, storageClassName: 'cf-fixed', claimRef: { namespace: NS, name: 'rs1' } }) },
+        { method: 'POST', path: PV, body: pv('v2', { ...pvSpec, storageClassName: 'cf-growing', claimRef: { namespace: NS, name: 'rs2' } }) },
         {
           method: 'POST',
           path: PVC,
@@ -435,6 +438,10 @@ export const STORAGE: RowGroup = {
         },
         { req: { method: 'DELETE', path: `${S}/storageclasses/cf-fixed` }, expect: { status: 200 } },
         { req: { method: 'DELETE', path: `${S}/storageclasses/cf-growing` }, expect: { status: 200 } },
+        { req: { method: 'DELETE', path: `${PVC}/rs1` }, expect: { status: 200 } },
+        { req: { method: 'DELETE', path: `${PVC}/rs2` }, expect: { status: 200 } },
+        { req: { method: 'DELETE', path: `${PV}/v1` }, expect: { status: 200 } },
+        { req: { method: 'DELETE', path: `${PV}/v2` }, expect: { status: 200 } },
       ],
     },
   ],

@@ -45,6 +45,21 @@ describe('PersistentVolumeClaim strategy', () => {
     ]);
   });
 
+  it('takes a request below the capacity as it is, and lets it shrink only to above the capacity', () => {
+    // A 1Gi request bound to a 5Gi volume: other updates (finalizers, labels) pass.
+    const big = pvc({ ...ok, volumeName: 'pv1' }, { capacity: { storage: '5Gi' } });
+    expect(persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1' }), big, ctx)).toEqual([]);
+    const grown = pvc({ ...ok, volumeName: 'pv1', resources: { requests: { storage: '4Gi' } } }, { capacity: { storage: '2Gi' } });
+    const shrinkAbove = persistentVolumeClaimStrategy.validateUpdate!(
+      pvc({ ...ok, volumeName: 'pv1', resources: { requests: { storage: '3Gi' } } }),
+      grown,
+      ctx,
+    );
+    expect(shrinkAbove).toEqual([]);
+    const shrinkTo = persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1', resources: { requests: { storage: '2Gi' } } }), grown, ctx);
+    expect(shrinkTo.map(fieldErrorMessage)).toEqual(['spec.resources.requests.storage: Forbidden: field can not be less than status.capacity']);
+  });
+
   it('lets an unbound claim get its volumeName once, and nothing else', () => {
     const unbound = pvc(ok);
     expect(persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1' }), unbound, ctx)).toEqual([]);

@@ -81,10 +81,19 @@ export const persistentVolumeClaimStrategy: Strategy = {
         detail: 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
       });
     } else if (bound) {
+      // A request may shrink (to recover from a failed expansion), but not to the capacity the
+      // volume has (kube's RecoverVolumeExpansionFailure rule); an unchanged or grown request is fine.
       const capacity = asMap(asMap(old.status).capacity).storage;
       const req = asMap(asMap(spec.resources).requests).storage;
+      const prev = asMap(asMap(before.resources).requests).storage;
       try {
-        if (capacity !== undefined && req !== undefined && parseQuantity(String(req)).cmp(parseQuantity(String(capacity))) < 0) {
+        if (
+          capacity !== undefined &&
+          req !== undefined &&
+          prev !== undefined &&
+          parseQuantity(String(req)).cmp(parseQuantity(String(prev))) < 0 &&
+          parseQuantity(String(req)).cmp(parseQuantity(String(capacity))) <= 0
+        ) {
           errs.push({ type: 'FieldValueForbidden', field: 'spec.resources.requests.storage', detail: 'field can not be less than status.capacity' });
         }
       } catch {
