@@ -223,6 +223,8 @@ describe('endpointslicemirroring', () => {
     // With a selector the endpoints controller keeps the Endpoints (no pod: no address); once the
     // selector is gone again, they are the user's to write.
     await waitFor('the Endpoints emptied', async () => (await k(['get', 'endpoints', 'ext', '-o', 'jsonpath={.subsets}'])).stdout === '');
+    // ...with the Service's labels (it has none) in place of those the user wrote.
+    expect(JSON.parse((await k(['get', 'endpoints', 'ext', '-o', 'json'])).stdout).metadata.labels ?? {}).toEqual({});
     await k(['patch', 'service', 'ext', '--type=json', '-p', '[{"op":"remove","path":"/spec/selector"}]']);
     await k(['apply', '-f', '-'], { input: ENDPOINTS });
     await waitFor('a mirrored slice again', async () => (await mirrored()).includes('10.2.0.1'));

@@ -167,6 +167,12 @@ describe('releasing', () => {
 
   it('takes a volume again once it is Available', async () => {
     await k(['create', '-f', '-'], { input: claim('again', '4Gi') });
+    // pv-reserved (5Gi) is the only Available volume that fits; its old claim is gone from it.
+    const pv = await waitFor('pv-reserved claimed again', async () => {
+      const o = await json(['get', 'pv', 'pv-reserved']);
+      return ((o.spec as Obj).claimRef as Obj | undefined)?.name === 'again' ? o : undefined;
+    });
+    expect(pv.metadata).toMatchObject({ annotations: { 'pv.kubernetes.io/bound-by-controller': 'yes' } });
     await waitFor(
       'again on pv-reserved',
       async () => (await k(['get', 'pvc', 'again', '-n', NS, '-o', 'jsonpath={.spec.volumeName} {.status.phase}'])).stdout === 'pv-reserved Bound',
