@@ -4,7 +4,8 @@
  * name), `get pv`/`get pvc` show both sides Bound, claims that cannot bind say why in Events
  * (no volume and no class, an external provisioner to wait for, a consumer to wait for, a
  * volume that does not fit), a provisioned volume completes its claim's binding, and a deleted
- * claim releases its volume by the reclaim policy.
+ * claim releases its volume by the reclaim policy. A pod's ephemeral volume gets its claim
+ * (the ephemeral volume controller), which binds like any other and goes with the pod.
  */
 import { jest } from '@jest/globals';
 import { kubectl, startServer, waitFor, type ServerHandle } from './support/server.js';
@@ -177,5 +178,45 @@ describe('releasing', () => {
       'again on pv-reserved',
       async () => (await k(['get', 'pvc', 'again', '-n', NS, '-o', 'jsonpath={.spec.volumeName} {.status.phase}'])).stdout === 'pv-reserved Bound',
     );
+  });
+});
+
+describe('ephemeral volumes', () => {
+  it('give a pod a claim of its own, which binds and goes with the pod', async () => {
+    await k(['create', '-f', '-'], { input: volume('pv-scratch', '2Gi', '  storageClassName: scratch\n') });
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'worker', namespace: NS },
+      spec: {
+        containers: [{ name: 'c', image: 'busybox', volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] }],
+        volumes: [
+          {
+            name: 'tmp',
+            ephemeral: {
+              volumeClaimTemplate: {
+                metadata: { labels: { kind: 'scratch' } },
+                spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'scratch', resources: { requests: { storage: '1Gi' } } },
+              },
+            },
+          },
+        ],
+      },
+    };
+    await k(['create', '-f', '-'], { input: JSON.stringify(pod) });
+    const bound = await waitFor('worker-tmp Bound', async () => {
+      const out = await k(['get', 'pvc', 'worker-tmp', '-n', NS, '--ignore-not-found', '-o', 'json']);
+      const o = out.stdout ? (JSON.parse(out.stdout) as Obj) : undefined;
+      return o && (o.status as Obj).phase === 'Bound' ? o : undefined;
+    });
+    expect(bound.metadata).toMatchObject({
+      labels: { kind: 'scratch' },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'worker', controller: true, blockOwnerDeletion: true }],
+    });
+    expect((bound.spec as Obj).volumeName).toBe('pv-scratch');
+    // The pod goes: the collector deletes its claim, and the volume is Released.
+    await k(['delete', 'pod', 'worker', '-n', NS]);
+    await waitFor('no claim', async () => (await k(['get', 'pvc', 'worker-tmp', '-n', NS, '--ignore-not-found', '-o', 'name'])).stdout.trim() === '');
+    await waitFor('pv-scratch Released', async () => (await phase(['get', 'pv', 'pv-scratch'])) === 'Released');
   });
 });

@@ -29,6 +29,7 @@ import { EndpointSliceMirroringRunner } from './endpointslicemirroring.controlle
 import { EventRecorder } from './event.recorder.js';
 import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.controllers.js';
 import { LegacyTokenControllerRunner, RootCaPublisherRunner, ServiceAccountControllerRunner } from './serviceaccount.controllers.js';
+import { EphemeralVolumeControllerRunner } from './ephemeral-volume.controller.js';
 import { PersistentVolumeControllerRunner } from './persistentvolume.controller.js';
 import { ReplicaSetControllerRunner, ReplicationControllerRunner } from './replicaset.controller.js';
 import { StatefulSetControllerRunner } from './statefulset.controller.js';
@@ -105,6 +106,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     LegacyTokenControllerRunner,
     StorageProtectionRunner,
     PersistentVolumeControllerRunner,
+    EphemeralVolumeControllerRunner,
     ResourceQuotaControllerRunner,
     DisruptionControllerRunner,
     EndpointsControllerRunner,
