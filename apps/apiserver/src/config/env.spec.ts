@@ -92,7 +92,7 @@ describe('KAPI_ENV', () => {
       const sane =
         v.unit === 'switch'
           ? v.min === 0 && v.max === 1
-          : Number.isInteger(v.min) && Number.isInteger(v.max) && v.min >= (v.unit === 'percent' ? 0 : 1) && v.min < v.max;
+          : Number.isInteger(v.min) && Number.isInteger(v.max) && v.min >= (v.unit === 'percent' || v.unit === 'pods' ? 0 : 1) && v.min < v.max;
       expect(sane).toBe(true);
     }
   });

@@ -10,7 +10,7 @@ export interface EnvVar {
   readonly name: string;
   readonly meaning: string;
   /** `switch`: 0 (off, as when unset) or 1 (on). */
-  readonly unit: 'ms' | 'bytes' | 'entries' | 'revisions' | 'events' | 'percent' | 'switch';
+  readonly unit: 'ms' | 'bytes' | 'entries' | 'revisions' | 'events' | 'percent' | 'switch' | 'pods';
   /** Inclusive bounds of an accepted value (an integer). */
   readonly min: number;
   readonly max: number;
@@ -259,6 +259,26 @@ export const KAPI_ENV: readonly EnvVar[] = [
     max: 86_400_000,
     productionDefault: '3600000',
     use: 'test',
+  },
+  {
+    name: 'KAPI_PODGC_INTERVAL_MS',
+    meaning:
+      'interval of the pod garbage collector passes; a node must be missing for two intervals before its pods go (kube-controller-manager: 20 s and 40 s, fixed)',
+    unit: 'ms',
+    min: 100,
+    max: 3_600_000,
+    productionDefault: '20000',
+    use: 'test',
+  },
+  {
+    name: 'KAPI_TERMINATED_POD_GC_THRESHOLD',
+    meaning:
+      "terminated pods (Succeeded or Failed) kept before the pod garbage collector deletes the oldest (kube-controller-manager's --terminated-pod-gc-threshold); 0 keeps them all",
+    unit: 'pods',
+    min: 0,
+    max: 100_000_000,
+    productionDefault: '12500',
+    use: 'tuning',
   },
   {
     name: 'KAPI_HEAP_GROWTH_PERCENT',

@@ -31,6 +31,7 @@ import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.co
 import { LegacyTokenControllerRunner, RootCaPublisherRunner, ServiceAccountControllerRunner } from './serviceaccount.controllers.js';
 import { EphemeralVolumeControllerRunner } from './ephemeral-volume.controller.js';
 import { PersistentVolumeControllerRunner } from './persistentvolume.controller.js';
+import { PodGarbageCollectorRunner } from './podgc.controller.js';
 import { ReplicaSetControllerRunner, ReplicationControllerRunner } from './replicaset.controller.js';
 import { StatefulSetControllerRunner } from './statefulset.controller.js';
 import { ResourceQuotaControllerRunner } from './resource-quota.controller.js';
@@ -107,6 +108,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     StorageProtectionRunner,
     PersistentVolumeControllerRunner,
     EphemeralVolumeControllerRunner,
+    PodGarbageCollectorRunner,
     ResourceQuotaControllerRunner,
     DisruptionControllerRunner,
     EndpointsControllerRunner,

@@ -1,0 +1,168 @@
+/**
+ * The pod garbage collector (kube-controller-manager's `pod-garbage-collector`), in passes every
+ * 20 s (`KAPI_PODGC_INTERVAL_MS`):
+ *  - terminated pods (Succeeded or Failed) beyond `KAPI_TERMINATED_POD_GC_THRESHOLD` (12,500,
+ *    kube's `--terminated-pod-gc-threshold`) are deleted, the oldest first;
+ *  - a pod bound to a node that no longer exists is deleted once the node has been missing for
+ *    two passes (kube's 40 s quarantine) and a last read confirms it is gone; a pod that had not
+ *    finished is first marked Failed with the condition DisruptionTarget (reason
+ *    DeletionByPodGC, `PodGC: node no longer exists`), as kube does;
+ *  - a terminating pod that was never scheduled is deleted at once (grace period 0).
+ * Deletes carry the pod's uid as a precondition, so a pod recreated under the same name is not
+ * touched.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import { formatMetaTime, type KubeObject } from '@app/apimachinery';
+import { collectionPrefix, KindRegistry, type KindDeclaration } from '@app/registry';
+import type { Storage } from '@app/storage';
+import { envInt } from '../config/env.js';
+import { asMap, mapsOf } from '../groups/core/core.helpers.js';
+import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
+import { controllerContext, ManagedController, type ControllerRunner } from './controller.runner.js';
+
+const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
+const isTerminated = (pod: KubeObject): boolean => ['Succeeded', 'Failed'].includes(String(asMap(pod.status).phase ?? ''));
+
+/** gcTerminated: the terminated pods beyond `threshold`, oldest first (none when threshold is 0). */
+export function terminatedToDelete(pods: KubeObject[], threshold: number): KubeObject[] {
+  if (threshold <= 0) return [];
+  const terminated = pods.filter(isTerminated);
+  const excess = terminated.length - threshold;
+  if (excess <= 0) return [];
+  const created = (p: KubeObject) => Date.parse(String(p.metadata.creationTimestamp ?? '')) || 0;
+  return [...terminated].sort((a, b) => created(a) - created(b) || String(a.metadata.name).localeCompare(String(b.metadata.name))).slice(0, excess);
+}
+
+/** The pods bound to nodes not among `nodes`, by node name. */
+export function podsOnMissingNodes(pods: KubeObject[], nodes: ReadonlySet<string>): Map<string, KubeObject[]> {
+  const out = new Map<string, KubeObject[]>();
+  for (const p of pods) {
+    const node = asMap(p.spec).nodeName;
+    if (typeof node !== 'string' || node === '' || nodes.has(node)) continue;
+    out.set(node, [...(out.get(node) ?? []), p]);
+  }
+  return out;
+}
+
+/** The status a pod of a missing node gets before it is deleted: Failed, with DisruptionTarget. */
+export function failedByPodGC(pod: KubeObject, now: Date): KubeObject {
+  const status = { ...asMap(pod.status) };
+  const conditions = mapsOf(status.conditions).filter((c) => c.type !== 'DisruptionTarget');
+  conditions.push({
+    type: 'DisruptionTarget',
+    status: 'True',
+    reason: 'DeletionByPodGC',
+    message: 'PodGC: node no longer exists',
+    lastTransitionTime: formatMetaTime(now),
+  });
+  return { ...pod, status: { ...status, phase: 'Failed', conditions } };
+}
+
+/** Runs the pod garbage collector while this node holds the controller Lease. */
+@ManagedController({ name: 'pod-garbage-collector' })
+@Injectable()
+export class PodGarbageCollectorRunner implements ControllerRunner {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  /** Nodes found missing, with the time of the pass that first missed them. */
+  private readonly missingSince = new Map<string, number>();
+
+  constructor(
+    private readonly registry: KindRegistry,
+    @Inject(STORAGE) private readonly storage: Storage,
+    @Inject(STORES) private readonly stores: StoreFactory,
+  ) {}
+
+  private decl(plural: string): KindDeclaration | undefined {
+    return this.registry.lookup('', 'v1', plural) as KindDeclaration | undefined;
+  }
+
+  private interval(): number {
+    return envInt('KAPI_PODGC_INTERVAL_MS') ?? 20_000;
+  }
+
+  start(): void {
+    if (!this.decl('pods') || !this.decl('nodes')) return;
+    this.timer = setInterval(() => void this.pass(), this.interval());
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.missingSince.clear();
+  }
+
+  /** One pass; a failed one is logged and the next pass tries again. */
+  async pass(): Promise<void> {
+    if (this.running || !this.timer) return;
+    this.running = true;
+    try {
+      const podDecl = this.decl('pods')!;
+      const pods = (await this.storage.list(collectionPrefix(podDecl, ''), { consistency: { mode: 'MostRecent' } })).items;
+      const nodes = (await this.storage.list(collectionPrefix(this.decl('nodes')!, ''), { consistency: { mode: 'MostRecent' } })).items;
+      for (const p of terminatedToDelete(pods, envInt('KAPI_TERMINATED_POD_GC_THRESHOLD') ?? 12_500)) await this.deletePod(p);
+      await this.gcOrphaned(pods, new Set(nodes.map((n) => n.metadata.name ?? '')));
+      for (const p of pods) if (p.metadata.deletionTimestamp && !asMap(p.spec).nodeName && !isTerminated(p)) await this.deletePod(p);
+    } catch (e) {
+      process.stderr.write(`pod-garbage-collector: ${(e as Error).message}\n`);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async gcOrphaned(pods: KubeObject[], nodes: ReadonlySet<string>): Promise<void> {
+    const now = Date.now();
+    const orphans = podsOnMissingNodes(pods, nodes);
+    for (const name of [...this.missingSince.keys()]) if (!orphans.has(name)) this.missingSince.delete(name);
+    for (const [node, onNode] of orphans) {
+      const since = this.missingSince.get(node);
+      if (since === undefined) {
+        this.missingSince.set(node, now);
+        continue;
+      }
+      if (now - since < 2 * this.interval() - 50) continue;
+      // The last word: the node is read once more before its pods go.
+      try {
+        await this.stores.storeFor(this.decl('nodes')!).get('', node);
+        this.missingSince.delete(node);
+        continue;
+      } catch (e) {
+        if (codeOf(e) !== 404) throw e;
+      }
+      for (const pod of onNode) {
+        if (!isTerminated(pod)) {
+          try {
+            await this.stores.storeFor(this.decl('pods')!).update(pod.metadata.namespace ?? '', pod.metadata.name ?? '', failedByPodGC(pod, new Date()), {
+              ctx: controllerContext('pod-garbage-collector'),
+              fieldValidation: 'Ignore',
+              subresource: 'status',
+              fieldManager: 'pod-garbage-collector',
+            });
+          } catch (e) {
+            if (codeOf(e) === 404) continue;
+            if (codeOf(e) !== 409) throw e;
+            // Changed meanwhile: deleted anyway, as kube does when its status patch fails.
+          }
+        }
+        await this.deletePod(pod);
+      }
+    }
+  }
+
+  private async deletePod(pod: KubeObject): Promise<void> {
+    try {
+      await this.stores
+        .storeFor(this.decl('pods')!)
+        .delete(
+          pod.metadata.namespace ?? '',
+          pod.metadata.name ?? '',
+          { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
+          controllerContext('pod-garbage-collector'),
+        );
+    } catch (e) {
+      // Gone already, or another pod of that name now.
+      if (codeOf(e) !== 404 && codeOf(e) !== 409) throw e;
+    }
+  }
+}
