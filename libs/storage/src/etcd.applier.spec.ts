@@ -289,4 +289,17 @@ describe('etcd ranges', () => {
     expect(filtered.count).toBe(3);
     expect(shapeRange(all, { key: '/', end: '0', maxModRevision: 1, countOnly: true }, () => '0').count).toBe(3);
   });
+
+  it('shapeRange: a sort target without an order sorts only the first limit+1 keys, as etcd reads no more', () => {
+    const kv = (key: string, value: string) => ({ key, value: Buffer.from(value), createRevision: 1, modRevision: 1, version: 1 });
+    const all = [kv('/a', 'x'), kv('/d', 'x'), kv('/e', '')];
+    // etcd reads /a and /d, sorts them by value and keeps one: /a (not /e, the smallest value of all).
+    const r = shapeRange(all, { key: '/a', end: '0', sortTarget: 'VALUE', sortOrder: 'NONE', limit: 1 }, () => '0');
+    expect(r.kvs.map((x) => x.key)).toEqual(['/a']);
+    expect(r).toMatchObject({ count: 3, more: true });
+    // With an order, the whole range is sorted first.
+    expect(shapeRange(all, { key: '/a', end: '0', sortTarget: 'VALUE', sortOrder: 'ASCEND', limit: 1 }, () => '0').kvs.map((x) => x.key)).toEqual(['/e']);
+    // Without a limit, the whole range is sorted ascending.
+    expect(shapeRange(all, { key: '/a', end: '0', sortTarget: 'VALUE' }, () => '0').kvs.map((x) => x.key)).toEqual(['/e', '/a', '/d']);
+  });
 });

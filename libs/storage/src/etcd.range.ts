@@ -87,14 +87,20 @@ export async function readRange(store: MvccStore, r: EtcdKeyRange, at?: number):
 
 /**
  * Applies a Range request's filters, sort, limit, keys_only and count_only to the keys of its
- * range (etcd's order of evaluation: filter by revisions, sort, then limit). `count` is the
+ * range (etcd's order of evaluation: filter by revisions, sort, then limit; with neither a sort
+ * order nor a filter, etcd reads limit+1 keys first and sorts only those). `count` is the
  * number of keys in the range, before the revision filters, as etcd counts them.
  */
 export function shapeRange(all: KeyValue[], spec: EtcdRangeSpec, leaseOf: (key: string) => string): { kvs: EtcdKv[]; count: number; more: boolean } {
   let kvs = all;
   const count = all.length;
   const { minModRevision: minMod, maxModRevision: maxMod, minCreateRevision: minCreate, maxCreateRevision: maxCreate } = spec;
-  if (minMod || maxMod || minCreate || maxCreate) {
+  const limit = spec.limit && spec.limit > 0 ? spec.limit : 0;
+  const filtered = !!(minMod || maxMod || minCreate || maxCreate);
+  // etcd reads only limit+1 keys (in key order) when it has no order to sort by and no filter,
+  // then sorts those: without an order a sort target other than KEY sorts only that page.
+  if ((spec.sortOrder ?? 'NONE') === 'NONE' && !filtered && limit > 0) kvs = kvs.slice(0, limit + 1);
+  if (filtered) {
     kvs = kvs.filter(
       (kv) =>
         (!minMod || kv.modRevision >= minMod) &&
@@ -125,7 +131,6 @@ export function shapeRange(all: KeyValue[], spec: EtcdRangeSpec, leaseOf: (key: 
     kvs = [...kvs].sort((a, b) => sign * by(a, b) || compareKeys(a.key, b.key));
   }
   if (spec.countOnly) return { kvs: [], count, more: false };
-  const limit = spec.limit && spec.limit > 0 ? spec.limit : 0;
   const more = limit > 0 && kvs.length > limit;
   if (more) kvs = kvs.slice(0, limit);
   const out = kvs.map((kv) => ({ ...kv, value: spec.keysOnly ? new Uint8Array(0) : kv.value, lease: leaseOf(kv.key) }));
