@@ -117,8 +117,7 @@ export function serviceFamilies(service: KubeObject): Array<'IPv4' | 'IPv6'> {
   const listed = (Array.isArray(asMap(service.spec).ipFamilies) ? (asMap(service.spec).ipFamilies as unknown[]) : []).filter(
     (f): f is 'IPv4' | 'IPv6' => f === 'IPv4' || f === 'IPv6',
   );
-  const out = fromIP ? [fromIP, ...listed.filter((f) => f !== fromIP)] : listed;
-  return out.length ? out : [];
+  return fromIP ? [fromIP, ...listed.filter((f) => f !== fromIP)] : listed;
 }
 
 /** podToEndpointAddressForService: the pod's address of the Service's family, undefined when it has none. */
@@ -156,7 +155,7 @@ function endpointPort(servicePort: Obj, port: number): Obj {
   return out;
 }
 
-/** The subsets of the Service's Endpoints (syncService's loop, repacked), and how many addresses they hold. */
+/** The subsets of the Service's Endpoints (syncService's loop, repacked). */
 export function desiredSubsets(service: KubeObject, pods: KubeObject[]): Obj[] {
   const spec = asMap(service.spec);
   const tolerateUnready = spec.publishNotReadyAddresses === true;

@@ -224,12 +224,6 @@ export function volumeWithPhase(pv: KubeObject, phase: string, message = ''): Ku
   return { ...pv, status };
 }
 
-/** The provisioner that creates volumes of the claim's class, when there is one (and it is not the "no provisioner" marker). */
-export function provisionerOf(storageClass: KubeObject | undefined): string | undefined {
-  const p = storageClass?.provisioner;
-  return typeof p === 'string' && p !== '' && p !== 'kubernetes.io/no-provisioner' ? p : undefined;
-}
-
 /** Whether binding of the claim waits for a consumer (its class's volumeBindingMode). */
 export function isDelayBinding(storageClass: KubeObject | undefined): boolean {
   return storageClass?.volumeBindingMode === 'WaitForFirstConsumer';
