@@ -53,13 +53,21 @@ async function budget(ns: string, name: string): Promise<Obj> {
 
 /** Waits until the budget's status (observed at its generation) has the given fields. */
 async function statusOf(ns: string, name: string, want: Obj): Promise<Obj> {
-  return waitFor(`status ${JSON.stringify(want)} of ${ns}/${name}`, async () => {
-    const b = await budget(ns, name);
-    const s = (b.status ?? {}) as Obj;
-    const meta = b.metadata as Obj;
-    if (s.observedGeneration !== meta.generation) return false;
-    return Object.entries(want).every(([f, v]) => JSON.stringify(s[f]) === JSON.stringify(v)) ? s : false;
-  });
+  let last: Obj | undefined;
+  try {
+    return await waitFor(`status ${JSON.stringify(want)} of ${ns}/${name}`, async () => {
+      const b = await budget(ns, name);
+      const s = (b.status ?? {}) as Obj;
+      last = s;
+      const meta = b.metadata as Obj;
+      if (s.observedGeneration !== meta.generation) return false;
+      return Object.entries(want).every(([f, v]) => JSON.stringify(s[f]) === JSON.stringify(v)) ? s : false;
+    });
+  } catch (e) {
+    const pods = (await request(server, 'GET', PODS(ns))).json() as { items: { metadata: Obj; status: Obj }[] };
+    const seen = pods.items.map((p) => `${p.metadata.name as string}:${p.status.phase as string}`).join(' ');
+    throw new Error(`${(e as Error).message}; last status ${JSON.stringify(last)}; pods ${seen}`, { cause: e });
+  }
 }
 
 const evict = (ns: string, name: string, deleteOptions: Obj = {}) =>
@@ -218,7 +226,10 @@ describe('PodDisruptionBudget', () => {
     expect(rs.status).toBe(201);
     const rsUid = (rs.json() as { metadata: { uid: string } }).metadata.uid;
     const owned = { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'api-1', uid: rsUid, controller: true }] };
-    for (const n of ['api-a', 'api-b', 'api-c']) await runningPod('pdb-d', n, { app: 'api' }, { meta: owned });
+    // Bound to a node: the ReplicaSet controller may have created pods of its own already, and
+    // with too many pods it deletes unassigned ones first; an unbound pod of ours, still Pending
+    // when it looks, would rank as the newest pending one and go instead.
+    for (const n of ['api-a', 'api-b', 'api-c']) await runningPod('pdb-d', n, { app: 'api' }, { node: 'pdb-node', meta: owned });
     await k(['-n', 'pdb-d', 'create', 'pdb', 'api', '--selector=app=api', '--min-available=50%']);
     await statusOf('pdb-d', 'api', { expectedPods: 4, desiredHealthy: 2, currentHealthy: 3, disruptionsAllowed: 1 });
     await k(['-n', 'pdb-d', 'scale', 'deployment', 'api', '--replicas=6']);
