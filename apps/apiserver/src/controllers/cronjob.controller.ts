@@ -96,7 +96,7 @@ export class CronJobControllerRunner extends KindController {
       await this.syncCronJob(ns, name);
     } catch (e) {
       if (codeOf(e) !== 409) throw e;
-      this.queue.add(key); // a write lost a race: look again from fresh copies
+      this.retryLater(key); // a write lost a race: look again from fresh copies
     }
   }
 

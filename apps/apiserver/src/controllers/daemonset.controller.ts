@@ -127,7 +127,7 @@ export class DaemonSetControllerRunner extends KindController {
       await this.syncDaemonSet(ns, name, key);
     } catch (e) {
       if (!(e instanceof Requeue) && codeOf(e) !== 409) throw e;
-      this.queue.add(key); // a write lost a race: look again from fresh copies
+      this.retryLater(key); // a write lost a race: look again from fresh copies
     }
   }
 

@@ -122,7 +122,7 @@ export class DeploymentControllerRunner extends KindController {
       await this.syncDeployment(ns, name);
     } catch (e) {
       if (!(e instanceof Requeue) && codeOf(e) !== 409) throw e;
-      this.queue.add(key); // a write lost a race: start over from fresh copies
+      this.retryLater(key); // a write lost a race: start over from fresh copies
     }
   }
 

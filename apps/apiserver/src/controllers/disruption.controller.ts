@@ -199,7 +199,7 @@ export class DisruptionControllerRunner extends WatchQueueController {
       const code = (e as { code?: number }).code;
       if (code === 404) return;
       if (code === 409) {
-        this.queue.add(key); // changed meanwhile: compute again from the new version
+        this.retryLater(key); // changed meanwhile: compute again from the new version
         return;
       }
       throw e;

@@ -121,7 +121,7 @@ abstract class ServicePodsController extends KindController {
   protected failed(key: string, subject: KubeObject, e: unknown, reason: string, message: string): void {
     const code = codeOf(e);
     if (code === 404 || code === 409) {
-      this.queue.add(key);
+      this.retryLater(key);
       return;
     }
     if (code === 403) return;

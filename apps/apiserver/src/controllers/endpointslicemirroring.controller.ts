@@ -148,7 +148,7 @@ export class EndpointSliceMirroringRunner extends WatchQueueController {
       const code = (e as { code?: number }).code;
       // A slice changed or went away meanwhile: compute again from what is stored now.
       if (code === 404 || code === 409) {
-        this.queue.add(key);
+        this.retryLater(key);
         return;
       }
       // A namespace being deleted refuses new slices; its Endpoints go away with it.

@@ -106,7 +106,7 @@ export class JobControllerRunner extends KindController {
       await this.syncJob(ns, name);
     } catch (e) {
       if (!(e instanceof Requeue) && codeOf(e) !== 409) throw e;
-      this.queue.add(key);
+      this.retryLater(key);
     }
   }
 

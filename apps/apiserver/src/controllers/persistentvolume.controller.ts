@@ -109,7 +109,7 @@ export class PersistentVolumeControllerRunner extends KindController {
       const code = codeOf(e);
       // Changed or gone meanwhile: read again.
       if (code === 404 || code === 409) {
-        this.requeueAfter(key, 100);
+        this.retryLater(key);
         return;
       }
       // Refused (a namespace going away, an admission plugin): tried again at the next resync.

@@ -191,7 +191,7 @@ abstract class ReplicatedController extends WatchQueueController {
       } catch (e) {
         if (codeOf(e) === 404) return;
         if (codeOf(e) !== 409) throw e;
-        this.queue.add(key); // changed meanwhile: look again
+        this.retryLater(key); // changed meanwhile: look again
       }
     }
     // After a failure (a quota, a namespace going away) the next attempt comes after a while.

@@ -176,7 +176,7 @@ export class ResourceQuotaControllerRunner extends WatchQueueController {
       const code = (e as { code?: number }).code;
       if (code === 404) return;
       if (code === 409) {
-        this.queue.add(key); // charged or changed meanwhile: compute again from the new version
+        this.retryLater(key); // charged or changed meanwhile: compute again from the new version
         return;
       }
       throw e;

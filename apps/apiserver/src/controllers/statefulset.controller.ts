@@ -100,7 +100,7 @@ export class StatefulSetControllerRunner extends KindController {
       await this.syncSet(ns, name);
     } catch (e) {
       if (codeOf(e) !== 409) throw e;
-      this.queue.add(key); // a write lost a race: look again from fresh copies
+      this.retryLater(key); // a write lost a race: look again from fresh copies
     }
   }
 

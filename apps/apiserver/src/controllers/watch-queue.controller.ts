@@ -16,6 +16,10 @@ export abstract class WatchQueueController implements ControllerRunner {
   protected stopped = true;
   /** Keys to queue again later (one timer per key). */
   private readonly requeues = new Map<string, NodeJS.Timeout>();
+  /** Keys whose last processing ended in `retryLater`, with how many times in a row. */
+  private readonly failures = new Map<string, number>();
+  /** Keys `retryLater` was called for while they were being processed. */
+  private readonly retried = new Set<string>();
   private watches: WatchHandle[] = [];
   private timer: NodeJS.Timeout | undefined;
   private draining = false;
@@ -53,6 +57,8 @@ export abstract class WatchQueueController implements ControllerRunner {
     this.queue.clear();
     for (const t of this.requeues.values()) clearTimeout(t);
     this.requeues.clear();
+    this.failures.clear();
+    this.retried.clear();
     this.reset();
   }
 
@@ -72,6 +78,19 @@ export abstract class WatchQueueController implements ControllerRunner {
     this.requeues.set(key, t);
   }
 
+  /**
+   * Queues a key again after a pause that doubles each time in a row the key's processing ends
+   * here (client-go's rate-limited requeue: 5 ms, then 10, 20, ... up to 1,000 s), for a write
+   * that lost a race or found its object gone: a conflict that keeps recurring is not retried in
+   * a tight loop. A processing of the key that does not end here starts the pauses over.
+   */
+  protected retryLater(key: string): void {
+    const n = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, n);
+    this.retried.add(key);
+    this.requeueAfter(key, retryDelayMs(n));
+  }
+
   /** Drops a key's pending requeue. */
   protected cancelRequeue(key: string): void {
     clearTimeout(this.requeues.get(key));
@@ -88,7 +107,11 @@ export abstract class WatchQueueController implements ControllerRunner {
           while (this.queue.size && !this.stopped) {
             const key = this.queue.values().next().value as string;
             this.queue.delete(key);
-            await this.process(key);
+            try {
+              await this.process(key);
+            } finally {
+              if (!this.retried.delete(key)) this.failures.delete(key);
+            }
           }
         } catch (e) {
           this.retry(e);
@@ -146,6 +169,11 @@ export abstract class WatchQueueController implements ControllerRunner {
     };
     resync();
   }
+}
+
+/** The pause before the `n`th retry in a row of one key: 5 ms doubled each time, at most 1,000 s. */
+export function retryDelayMs(n: number): number {
+  return Math.min(5 * 2 ** Math.min(Math.max(n - 1, 0), 30), 1_000_000);
 }
 
 /** The names of one kind's objects per namespace, kept from a controller's list and watch. */
