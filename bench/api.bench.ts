@@ -28,6 +28,7 @@ import { type BenchClient, LeanPool } from './lean.client.js';
 import { ensurePki, loadPki } from '@app/pki';
 import { type ServerHandle, startServer } from '../test/support/server.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
+import { positive } from './flags.js';
 
 /** One request a load worker sends. */
 export interface BenchRequest {
@@ -423,13 +424,6 @@ async function runBench(o: BenchOptions): Promise<number> {
   return failure !== undefined || anyErrors ? 1 : 0;
 }
 
-function positiveNumber(raw: string | undefined, fallback: number, what: string): number {
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${what} must be a positive number, got ${JSON.stringify(raw)}`);
-  return n;
-}
-
 async function main(argv: readonly string[]): Promise<number> {
   const { values } = parseArgs({
     args: [...argv],
@@ -449,8 +443,8 @@ async function main(argv: readonly string[]): Promise<number> {
     return -1; // keep running until SIGTERM
   }
   return runBench({
-    seconds: positiveNumber(values.seconds ?? process.env.BENCH_SECONDS, 5, 'seconds'),
-    concurrency: Math.round(positiveNumber(values.concurrency ?? process.env.BENCH_CONCURRENCY, 64, 'concurrency')),
+    seconds: positive(values.seconds ?? process.env.BENCH_SECONDS, 5, 'seconds'),
+    concurrency: Math.round(positive(values.concurrency ?? process.env.BENCH_CONCURRENCY, 64, 'concurrency')),
     ceilingOnly: values['ceiling-only'] === true,
     serverArgs: values['server-arg'] ?? [],
     ...(values['json-out'] !== undefined ? { jsonOut: values['json-out'] } : {}),

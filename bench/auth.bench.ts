@@ -41,6 +41,7 @@ import { median, readProcessCpuMs, roundOrder } from './cluster.bench.js';
 import { type BenchClient, type LeanTls, LeanPool } from './lean.client.js';
 import { type ServerHandle, request, startServer } from '../test/support/server.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
+import { positive } from './flags.js';
 
 const NS = 'bench-auth';
 const CM_PATH = `/api/v1/namespaces/${NS}/configmaps/target`;
@@ -372,13 +373,6 @@ async function runBench(o: Options): Promise<number> {
   return failure !== undefined || phases.some((p) => p.errors > 0) ? 1 : 0;
 }
 
-function positiveNumber(raw: string | undefined, fallback: number, what: string): number {
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${what} must be a positive number, got ${JSON.stringify(raw)}`);
-  return n;
-}
-
 async function main(argv: readonly string[]): Promise<number> {
   const { values } = parseArgs({
     args: [...argv],
@@ -393,10 +387,10 @@ async function main(argv: readonly string[]): Promise<number> {
   });
   const others = values['other-bindings'];
   return runBench({
-    seconds: positiveNumber(values.seconds ?? process.env.BENCH_SECONDS, 3, 'seconds'),
-    rounds: Math.round(positiveNumber(values.rounds, 3, 'rounds')),
-    concurrency: Math.round(positiveNumber(values.concurrency ?? process.env.BENCH_CONCURRENCY, 32, 'concurrency')),
-    otherBindings: others === '0' ? 0 : Math.round(positiveNumber(others, 200, 'other-bindings')),
+    seconds: positive(values.seconds ?? process.env.BENCH_SECONDS, 3, 'seconds'),
+    rounds: Math.round(positive(values.rounds, 3, 'rounds')),
+    concurrency: Math.round(positive(values.concurrency ?? process.env.BENCH_CONCURRENCY, 32, 'concurrency')),
+    otherBindings: others === '0' ? 0 : Math.round(positive(others, 200, 'other-bindings')),
     ...(values['json-out'] !== undefined ? { jsonOut: values['json-out'] } : {}),
   });
 }

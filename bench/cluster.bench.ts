@@ -34,6 +34,7 @@ import { type ServerHandle, getFreePorts, repoRoot, startServer } from '../test/
 import { type BenchRequest, type PhaseResult, formatTable, rssMiB, runPhase } from './api.bench.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
 import { metricValue } from '../test/support/http.helper.js';
+import { positive } from './flags.js';
 
 /** Share of the single node's create throughput the cluster is expected to keep. */
 export const CLUSTER_CREATE_TARGET = 0.6;
@@ -497,13 +498,6 @@ async function measureFailover(cluster: RunningCluster, t: ClusterTopology, tls:
     await Promise.all(pools.map((p) => p.close().catch(() => undefined)));
   }
   return out;
-}
-
-function positive(raw: string | undefined, fallback: number, what: string): number {
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${what} must be a positive number, got ${JSON.stringify(raw)}`);
-  return n;
 }
 
 if (isEntryPoint(import.meta.url)) {

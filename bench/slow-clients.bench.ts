@@ -30,7 +30,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
 import { getFreePorts, request, startServer, type ServerHandle } from '../test/support/server.js';
 import { rssMiB } from './api.bench.js';
-import { positive } from './watch.bench.js';
+import { positive } from './flags.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
 
 const NS = 'bench-slow';

@@ -24,6 +24,7 @@ import { Pool } from 'undici7';
 import { type ServerHandle, startServer } from '../test/support/server.js';
 import { percentile, rssMiB } from './api.bench.js';
 import { isEntryPoint } from '../cluster/entry-point.js';
+import { positive } from './flags.js';
 
 /** Options of {@link runWatchBench}. */
 export interface WatchBenchOptions {
@@ -239,14 +240,6 @@ export async function runWatchBench(opts: WatchBenchOptions): Promise<WatchBench
     await pool.close().catch(() => undefined);
     await server.cleanup();
   }
-}
-
-/** A flag's positive number (`dflt` when absent); throws on anything else. */
-export function positive(v: string | undefined, dflt: number, what: string): number {
-  if (v === undefined || v === '') return dflt;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${what} must be a positive number, got ${JSON.stringify(v)}`);
-  return n;
 }
 
 /** CLI entry: parses flags, runs, returns the exit code. */

@@ -2,7 +2,8 @@
  * The pod garbage collector end to end with real kubectl, on a server whose passes run every
  * 200 ms and that keeps two terminated pods: the oldest terminated pods beyond two are deleted,
  * and the pods of a deleted node go once the node has been missing for two passes, marked Failed
- * with the DisruptionTarget condition first (seen through a watch).
+ * with the DisruptionTarget condition first (seen through a watch); terminating pods never scheduled,
+ * or on a node that is not Ready and tainted out of service, are marked Failed and deleted at once.
  */
 import { jest } from '@jest/globals';
 import { kubectl, request, startServer, waitFor, type ServerHandle } from './support/server.js';
@@ -69,4 +70,46 @@ it('deletes the pods of a node that is gone, marked Failed by PodGC first', asyn
   expect(events[0]!.object.status.conditions).toContainEqual(
     expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists' }),
   );
+});
+
+it('force-deletes terminating pods of a node tainted out of service that is not Ready, and terminating pods never scheduled, marked Failed', async () => {
+  const hold = { finalizers: ['example.com/hold'] };
+  await kubectl(server, ['create', '-f', '-'], { input: 'apiVersion: v1\nkind: Node\nmetadata:\n  name: worker-7\n' });
+  await kubectl(server, [
+    'patch',
+    'node',
+    'worker-7',
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    '{"status":{"conditions":[{"type":"Ready","status":"False"}]}}',
+  ]);
+  for (const [name, spec] of [
+    ['stuck', { nodeName: 'worker-7' }],
+    ['never', {}],
+  ] as const) {
+    await k(['create', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ...hold }, spec: { ...spec, containers: [{ name: 'c', image: 'busybox' }] } }),
+    });
+    await k(['patch', 'pod', name, '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Running"}}']);
+    await k(['delete', 'pod', name, '--wait=false']);
+  }
+  const pod = async (name: string) =>
+    (await request(server, 'GET', `/api/v1/namespaces/${NS}/pods/${name}`)).json<{
+      metadata: { deletionGracePeriodSeconds?: number };
+      status: { phase: string };
+    }>();
+  const forced = async (name: string) => {
+    const p = await pod(name);
+    return p.status.phase === 'Failed' && p.metadata.deletionGracePeriodSeconds === 0;
+  };
+  // Never scheduled: Failed and deleted at once.
+  await waitFor('never force-deleted', () => forced('never'));
+  // On a node that is only not Ready: left to its grace period.
+  await new Promise((r) => setTimeout(r, 800));
+  expect([(await pod('stuck')).status.phase, (await pod('stuck')).metadata.deletionGracePeriodSeconds]).toEqual(['Running', 30]);
+  await kubectl(server, ['taint', 'nodes', 'worker-7', 'node.kubernetes.io/out-of-service=nodeshutdown:NoExecute']);
+  await waitFor('stuck force-deleted', () => forced('stuck'));
+  for (const name of ['stuck', 'never']) await k(['patch', 'pod', name, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+  await waitFor('both gone', async () => !(await pods()).some((p) => p === 'stuck' || p === 'never'));
 });

@@ -1,5 +1,5 @@
 import type { KubeObject } from '@app/apimachinery';
-import { failedByPodGC, podsOnMissingNodes, terminatedToDelete } from './podgc.controller.js';
+import { failedByPodGC, podsOnMissingNodes, terminatedToDelete, terminatingOnOutOfServiceNodes } from './podgc.controller.js';
 
 const pod = (name: string, created: string, phase: string, nodeName?: string): KubeObject => ({
   apiVersion: 'v1',
@@ -44,5 +44,42 @@ describe('pod garbage collection', () => {
         },
       ],
     });
+  });
+
+  it('marks a pod it deletes for another reason Failed without a condition', () => {
+    expect(failedByPodGC(pod('a', '', 'Running', 'n'), new Date(), false).status).toEqual({
+      phase: 'Failed',
+      conditions: [{ type: 'Ready', status: 'False' }],
+    });
+  });
+
+  it('deletes evicted pods before other terminated ones, then the oldest first', () => {
+    const evicted = { ...pod('evicted', '2026-01-05T00:00:00Z', 'Failed'), status: { phase: 'Failed', reason: 'Evicted' } };
+    const pods = [pod('old-done', '2026-01-01T00:00:00Z', 'Succeeded'), evicted, pod('mid-failed', '2026-01-02T00:00:00Z', 'Failed')];
+    expect(terminatedToDelete(pods, 1).map((p) => p.metadata.name)).toEqual(['evicted', 'old-done']);
+  });
+
+  it('finds the terminating pods of nodes that are not Ready and tainted out of service', () => {
+    const node = (name: string, ready: string | undefined, taint: boolean): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name },
+      spec: taint ? { taints: [{ key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' }] } : {},
+      status: ready ? { conditions: [{ type: 'Ready', status: ready }] } : {},
+    });
+    const terminating = (name: string, nodeName: string): KubeObject => {
+      const p = pod(name, '', 'Running', nodeName);
+      return { ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } };
+    };
+    const nodes = [node('down', 'Unknown', true), node('silent', undefined, true), node('ready', 'True', true), node('untainted', 'False', false)];
+    const pods = [
+      terminating('a', 'down'),
+      pod('b', '', 'Running', 'down'),
+      terminating('c', 'silent'),
+      terminating('d', 'ready'),
+      terminating('e', 'untainted'),
+      terminating('f', 'missing'),
+    ];
+    expect(terminatingOnOutOfServiceNodes(pods, nodes).map((p) => p.metadata.name)).toEqual(['a', 'c']);
   });
 });

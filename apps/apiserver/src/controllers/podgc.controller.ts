@@ -7,9 +7,13 @@
  *    two passes (kube's 40 s quarantine) and a last read confirms it is gone; a pod that had not
  *    finished is first marked Failed with the condition DisruptionTarget (reason
  *    DeletionByPodGC, `PodGC: node no longer exists`), as kube does;
- *  - a terminating pod that was never scheduled is deleted at once (grace period 0).
- * Deletes carry the pod's uid as a precondition, so a pod recreated under the same name is not
- * touched.
+ *  - a terminating pod on a node that is not Ready and carries the `node.kubernetes.io/out-of-service`
+ *    taint (an operator's word that the node is down for good) is deleted at once;
+ *  - a terminating pod that was never scheduled is deleted at once.
+ * As kube's markFailedAndDeletePod: a pod that had not finished is marked Failed first, and the
+ * delete has grace period 0. Evicted pods (Failed, reason Evicted) go before other terminated
+ * ones. Deletes carry the pod's uid as a precondition, so a pod recreated under the same name is
+ * not touched.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { formatMetaTime, type KubeObject } from '@app/apimachinery';
@@ -30,7 +34,23 @@ export function terminatedToDelete(pods: KubeObject[], threshold: number): KubeO
   const excess = terminated.length - threshold;
   if (excess <= 0) return [];
   const created = (p: KubeObject) => Date.parse(String(p.metadata.creationTimestamp ?? '')) || 0;
-  return [...terminated].sort((a, b) => created(a) - created(b) || String(a.metadata.name).localeCompare(String(b.metadata.name))).slice(0, excess);
+  const evicted = (p: KubeObject) => (asMap(p.status).phase === 'Failed' && asMap(p.status).reason === 'Evicted' ? 0 : 1);
+  return [...terminated]
+    .sort((a, b) => evicted(a) - evicted(b) || created(a) - created(b) || String(a.metadata.name).localeCompare(String(b.metadata.name)))
+    .slice(0, excess);
+}
+
+/** Whether a node's Ready condition is True. */
+const isNodeReady = (node: KubeObject): boolean => mapsOf(asMap(node.status).conditions).some((c) => c.type === 'Ready' && c.status === 'True');
+
+/** gcTerminating: the terminating pods bound to nodes that are not Ready and are tainted out of service. */
+export function terminatingOnOutOfServiceNodes(pods: KubeObject[], nodes: KubeObject[]): KubeObject[] {
+  const outOfService = new Set(
+    nodes
+      .filter((n) => !isNodeReady(n) && mapsOf(asMap(n.spec).taints).some((t) => t.key === 'node.kubernetes.io/out-of-service'))
+      .map((n) => n.metadata.name ?? ''),
+  );
+  return pods.filter((p) => p.metadata.deletionTimestamp && outOfService.has(String(asMap(p.spec).nodeName ?? '')));
 }
 
 /** The pods bound to nodes not among `nodes`, by node name. */
@@ -44,9 +64,13 @@ export function podsOnMissingNodes(pods: KubeObject[], nodes: ReadonlySet<string
   return out;
 }
 
-/** The status a pod of a missing node gets before it is deleted: Failed, with DisruptionTarget. */
-export function failedByPodGC(pod: KubeObject, now: Date): KubeObject {
+/**
+ * The status a pod gets before the collector deletes it: Failed, and for a pod of a missing node
+ * (`orphaned`) the condition DisruptionTarget too.
+ */
+export function failedByPodGC(pod: KubeObject, now: Date, orphaned = true): KubeObject {
   const status = { ...asMap(pod.status) };
+  if (!orphaned) return { ...pod, status: { ...status, phase: 'Failed' } };
   const conditions = mapsOf(status.conditions).filter((c) => c.type !== 'DisruptionTarget');
   conditions.push({
     type: 'DisruptionTarget',
@@ -102,8 +126,9 @@ export class PodGarbageCollectorRunner implements ControllerRunner {
       const pods = (await this.storage.list(collectionPrefix(podDecl, ''), { consistency: { mode: 'MostRecent' } })).items;
       const nodes = (await this.storage.list(collectionPrefix(this.decl('nodes')!, ''), { consistency: { mode: 'MostRecent' } })).items;
       for (const p of terminatedToDelete(pods, envInt('KAPI_TERMINATED_POD_GC_THRESHOLD') ?? 12_500)) await this.deletePod(p);
+      for (const p of terminatingOnOutOfServiceNodes(pods, nodes)) await this.markFailedAndDelete(p, false);
       await this.gcOrphaned(pods, new Set(nodes.map((n) => n.metadata.name ?? '')));
-      for (const p of pods) if (p.metadata.deletionTimestamp && !asMap(p.spec).nodeName && !isTerminated(p)) await this.deletePod(p);
+      for (const p of pods) if (p.metadata.deletionTimestamp && !asMap(p.spec).nodeName) await this.markFailedAndDelete(p, false);
     } catch (e) {
       process.stderr.write(`pod-garbage-collector: ${(e as Error).message}\n`);
     } finally {
@@ -130,24 +155,27 @@ export class PodGarbageCollectorRunner implements ControllerRunner {
       } catch (e) {
         if (codeOf(e) !== 404) throw e;
       }
-      for (const pod of onNode) {
-        if (!isTerminated(pod)) {
-          try {
-            await this.stores.storeFor(this.decl('pods')!).update(pod.metadata.namespace ?? '', pod.metadata.name ?? '', failedByPodGC(pod, new Date()), {
-              ctx: controllerContext('pod-garbage-collector'),
-              fieldValidation: 'Ignore',
-              subresource: 'status',
-              fieldManager: 'pod-garbage-collector',
-            });
-          } catch (e) {
-            if (codeOf(e) === 404) continue;
-            if (codeOf(e) !== 409) throw e;
-            // Changed meanwhile: deleted anyway, as kube does when its status patch fails.
-          }
-        }
-        await this.deletePod(pod);
+      for (const pod of onNode) await this.markFailedAndDelete(pod, true);
+    }
+  }
+
+  /** Marks a pod that has not finished Failed (with DisruptionTarget when `orphaned`), then deletes it. */
+  private async markFailedAndDelete(pod: KubeObject, orphaned: boolean): Promise<void> {
+    if (!isTerminated(pod)) {
+      try {
+        await this.stores.storeFor(this.decl('pods')!).update(pod.metadata.namespace ?? '', pod.metadata.name ?? '', failedByPodGC(pod, new Date(), orphaned), {
+          ctx: controllerContext('pod-garbage-collector'),
+          fieldValidation: 'Ignore',
+          subresource: 'status',
+          fieldManager: 'pod-garbage-collector',
+        });
+      } catch (e) {
+        if (codeOf(e) === 404) return;
+        if (codeOf(e) !== 409) throw e;
+        // Changed meanwhile: deleted anyway, as kube does when its status patch fails.
       }
     }
+    await this.deletePod(pod);
   }
 
   private async deletePod(pod: KubeObject): Promise<void> {
