@@ -93,7 +93,10 @@ describe('binding', () => {
     await waitFor('FailedBinding', async () =>
       (await claimEvents('huge')).includes('FailedBinding: no persistent volumes available for this claim and no storage class is set'),
     );
-    expect((await k(['describe', 'pvc', 'huge', '-n', NS])).stdout).toMatch(/Normal\s+FailedBinding\s.*no persistent volumes available for this claim/);
+    // From: the controller's component name, as kube-controller-manager's.
+    expect((await k(['describe', 'pvc', 'huge', '-n', NS])).stdout).toMatch(
+      /Normal\s+FailedBinding\s+\S+\s+persistentvolume-controller\s+no persistent volumes available for this claim/,
+    );
     // A named volume that does not fit.
     await k(['create', '-f', '-'], { input: claim('wrong', '5Gi', '  volumeName: pv-1g\n') });
     await waitFor('VolumeMismatch', async () =>
@@ -159,7 +162,11 @@ describe('releasing', () => {
     });
     expect((failed.status as Obj).message).toBe('error getting deleter volume plugin for volume "pv-3g": no deletable volume plugin matched');
     const events = await json(['get', 'events', '-n', 'default', '--field-selector', 'involvedObject.name=pv-3g']);
-    expect((events.items as Obj[]).map((e) => e.reason)).toContain('VolumeFailedDelete');
+    expect((events.items as Obj[]).map((e) => [e.reason, (e.source as Obj).component, e.reportingComponent])).toContainEqual([
+      'VolumeFailedDelete',
+      'persistentvolume-controller',
+      'persistentvolume-controller',
+    ]);
 
     // Delete, provisioned: Released, for the provisioner to delete.
     await k(['delete', 'pvc', 'dyn', '-n', NS]);
