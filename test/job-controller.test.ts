@@ -185,6 +185,45 @@ describe('Job controller', () => {
     expect(done.status).toMatchObject({ succeeded: 3, completedIndexes: '0-2' });
   });
 
+  it('completes an Indexed Job once its success policy is met, and deletes the pods still running', async () => {
+    await k(['apply', '-n', NS, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'leader' },
+        spec: {
+          completions: 3,
+          parallelism: 3,
+          completionMode: 'Indexed',
+          successPolicy: { rules: [{ succeededIndexes: '0' }] },
+          template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+        },
+      }),
+    });
+    const pods = await waitPods('leader', 3);
+    const index = (p: Pod) => p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'];
+    // Index 1 succeeding meets no rule.
+    await finish(
+      pods.find((p) => index(p) === '1')!,
+      'Succeeded',
+    );
+    await waitJob('leader', (j) => j.status?.completedIndexes === '1', 'index 1 completed');
+    expect(condition(await job('leader'), 'Complete')).toBeUndefined();
+    await finish(
+      pods.find((p) => index(p) === '0')!,
+      'Succeeded',
+    );
+    const done = await waitJob('leader', (j) => condition(j, 'Complete')?.status === 'True', 'the Job complete by its success policy');
+    for (const type of ['SuccessCriteriaMet', 'Complete']) {
+      expect(condition(done, type)).toMatchObject({ status: 'True', reason: 'SuccessPolicy', message: 'Matched rules at index 0' });
+    }
+    expect(done.status).toMatchObject({ succeeded: 2, completedIndexes: '0-1' });
+    expect(done.status?.completionTime).toBeDefined();
+    // Index 2 never ran to its end: its pod is deleted.
+    await waitFor('the pod of index 2 gone', async () => !(await podsOf('leader')).some((p) => index(p) === '2') || undefined);
+    expect((await k(['get', 'job', 'leader', '-n', NS])).stdout).toMatch(/leader\s+Complete\s/);
+  });
+
   it('a suspended Job has no pods until resumed', async () => {
     await k(['create', 'job', 'later', '-n', NS, '--image=busybox']);
     await waitPods('later', 1);

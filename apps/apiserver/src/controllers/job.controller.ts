@@ -8,7 +8,8 @@
  *   `succeeded`/`failed` counts (an Indexed Job's successes also `completedIndexes`);
  * - decides whether the Job has finished: completions reached (SuccessCriteriaMet and Complete,
  *   `CompletionsReached`), more failures than `backoffLimit` (FailureTarget and Failed,
- *   `BackoffLimitExceeded`), or active longer than `activeDeadlineSeconds` (`DeadlineExceeded`);
+ *   `BackoffLimitExceeded`), active longer than `activeDeadlineSeconds` (`DeadlineExceeded`), or
+ *   an Indexed Job's `successPolicy` met (SuccessCriteriaMet and Complete, `SuccessPolicy`);
  *   a finished Job's remaining pods are deleted, and with `ttlSecondsAfterFinished` the Job
  *   itself once that long has passed;
  * - a suspended Job has no pods (Suspended condition, no startTime); otherwise it gets as many
@@ -48,6 +49,7 @@ import {
   podForJob,
   podIndex,
   statusCounts,
+  successPolicyMatch,
   wantedActive,
   withCondition,
   type JobCondition,
@@ -211,12 +213,15 @@ export class JobControllerRunner extends KindController {
       const deadline = spec.activeDeadlineSeconds;
       const started = Date.parse(String(status.startTime ?? ''));
       const failJob = [...verdicts.values()].find((v) => v?.action === 'FailJob');
+      // kube's order: a failure first, then the success policy, then the completions.
+      const policyMet = successPolicyMatch(job, succeededIndexes);
       if (failJob) finish('Failed', 'PodFailurePolicy', failJob.message);
-      else if (completionsReached(job, succeeded, succeededIndexes, active.length))
-        finish('Complete', 'CompletionsReached', 'Reached expected number of succeeded pods');
       else if (failed > backoffLimit) finish('Failed', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit');
       else if (typeof deadline === 'number' && Number.isFinite(started) && started + deadline * 1000 <= now.getTime() && spec.suspend !== true)
         finish('Failed', 'DeadlineExceeded', 'Job was active longer than specified deadline');
+      else if (policyMet) finish('Complete', 'SuccessPolicy', policyMet);
+      else if (completionsReached(job, succeeded, succeededIndexes, active.length))
+        finish('Complete', 'CompletionsReached', 'Reached expected number of succeeded pods');
     }
     const finished = conditions.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
 

@@ -1,5 +1,6 @@
 import type { KubeObject } from '@app/apimachinery';
 import {
+  successPolicyMatch,
   completionsReached,
   formatIndexes,
   indexesToStart,
@@ -117,5 +118,26 @@ describe('job logic', () => {
     // Exit code 0 never matches, and a pod that has not failed is not judged.
     expect(matchPodFailurePolicy(job, failed(exited('main', 0)))).toBeUndefined();
     expect(matchPodFailurePolicy(job, { ...failed(exited('main', 42)), status: { phase: 'Running', ...exited('main', 42) } })).toBeUndefined();
+  });
+  it('matches the first rule of a success policy that the succeeded indexes meet', () => {
+    const policy = (rules: unknown[]) => job({ completionMode: 'Indexed', completions: 10, parallelism: 10, successPolicy: { rules } });
+    const done = (...xs: number[]) => new Set(xs);
+    // succeededIndexes alone: every one of them.
+    expect(successPolicyMatch(policy([{ succeededIndexes: '0,2-3' }]), done(0, 2))).toBeUndefined();
+    expect(successPolicyMatch(policy([{ succeededIndexes: '0,2-3' }]), done(0, 2, 3, 7))).toBe('Matched rules at index 0');
+    // With succeededCount: that many of them.
+    expect(successPolicyMatch(policy([{ succeededIndexes: '0-4', succeededCount: 2 }]), done(1, 8, 9))).toBeUndefined();
+    expect(successPolicyMatch(policy([{ succeededIndexes: '0-4', succeededCount: 2 }]), done(1, 4, 9))).toBe('Matched rules at index 0');
+    // succeededCount alone: that many indexes in all; the first rule met wins.
+    const two = policy([{ succeededIndexes: '5' }, { succeededCount: 3 }, { succeededCount: 1 }]);
+    expect(successPolicyMatch(two, done(1, 2, 3))).toBe('Matched rules at index 1');
+    expect(successPolicyMatch(two, done(1))).toBe('Matched rules at index 2');
+    // Indexes beyond completions do not count; a rule of only such indexes never matches.
+    expect(successPolicyMatch(policy([{ succeededIndexes: '8-12' }]), done(8, 9))).toBe('Matched rules at index 0');
+    expect(successPolicyMatch(policy([{ succeededIndexes: '10-12' }]), done(1, 2))).toBeUndefined();
+    // No succeeded index, no policy, or a NonIndexed Job: nothing.
+    expect(successPolicyMatch(policy([{ succeededCount: 1 }]), done())).toBeUndefined();
+    expect(successPolicyMatch(job({ completionMode: 'Indexed', completions: 2 }), done(0, 1))).toBeUndefined();
+    expect(successPolicyMatch(job({ completions: 2, successPolicy: { rules: [{ succeededCount: 1 }] } }), done(0))).toBeUndefined();
   });
 });

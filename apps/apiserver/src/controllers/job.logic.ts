@@ -199,6 +199,33 @@ export function completionsReached(job: KubeObject, succeeded: number, succeeded
   return succeeded >= spec.completions;
 }
 
+/**
+ * The message of the first rule of an Indexed Job's `successPolicy` that its succeeded indexes
+ * meet (kube's matchSuccessPolicy), or undefined. A rule with `succeededIndexes` is met when all
+ * of those indexes succeeded, or, with `succeededCount` too, that many of them; a rule with only
+ * `succeededCount` when that many indexes succeeded in all. Indexes at or beyond `completions`
+ * are not counted, and a rule whose indexes are all out of range never matches.
+ */
+export function successPolicyMatch(job: KubeObject, succeededIndexes: ReadonlySet<number>): string | undefined {
+  const spec = asMap(job.spec);
+  const rules = asMap(spec.successPolicy).rules;
+  if (!isIndexed(job) || !Array.isArray(rules) || succeededIndexes.size === 0) return undefined;
+  const completions = num(spec.completions);
+  for (const [i, raw] of rules.entries()) {
+    const rule = asMap(raw);
+    const count = typeof rule.succeededCount === 'number' ? rule.succeededCount : undefined;
+    if (typeof rule.succeededIndexes === 'string') {
+      const required = [...parseIndexes(rule.succeededIndexes)].filter((x) => x < completions);
+      if (required.length === 0) continue;
+      const contained = required.filter((x) => succeededIndexes.has(x)).length;
+      if (contained === required.length || (count !== undefined && contained >= count)) return `Matched rules at index ${i}`;
+    } else if (count !== undefined && [...succeededIndexes].filter((x) => x < completions).length >= count) {
+      return `Matched rules at index ${i}`;
+    }
+  }
+  return undefined;
+}
+
 /** Sets a condition: replaced when its status, reason or message change (lastTransitionTime kept while the status stays). */
 export function withCondition(conditions: JobCondition[], next: JobCondition, now: string): JobCondition[] {
   const cur = conditions.find((c) => c.type === next.type);
