@@ -2,8 +2,9 @@
  * The Job controller through kubectl: a Job gets its pods (from its template, with the tracking
  * finalizer), counts them when something writes their phase (nothing runs pods here, so the test
  * plays the kubelet through `/status`), completes (`kubectl wait --for=condition=complete`
- * returns) or fails past its backoff limit, runs Indexed Jobs index by index, is suspended and
- * resumed, is deleted after its time to live, and lets its pods go when it is deleted.
+ * returns) or fails past its backoff limit, runs Indexed Jobs index by index (and completes one
+ * by its success policy), is suspended and resumed, is deleted after its time to live, and lets
+ * its pods go when it is deleted.
  */
 import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
