@@ -52,9 +52,9 @@ describe('benchmarks (short runs)', () => {
     const json = join(dir, 'cluster.json');
     const r = await runBench('cluster.bench.js', [
       '--seconds',
-      '0.5',
+      '0.25',
       '--warm-up-seconds',
-      '0.5',
+      '0.25',
       '--rounds',
       '2',
       '--concurrency',
@@ -145,7 +145,7 @@ describe('benchmarks (short runs)', () => {
 
   it('audit: four servers (audit off, Metadata blocking and batch, RequestResponse) under GETs and creates, every phase without a failed request', async () => {
     const json = join(dir, 'audit.json');
-    const r = await runBench('audit.bench.js', ['--seconds', '0.5', '--rounds', '2', '--concurrency', '4', '--json-out', json]);
+    const r = await runBench('audit.bench.js', ['--seconds', '0.25', '--rounds', '2', '--concurrency', '4', '--json-out', json]);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
     const report = JSON.parse(await readFile(json, 'utf8')) as {
       rows: { load: string; system: string; perSecond: number; logBytesPerRequest: number }[];
@@ -175,7 +175,7 @@ describe('benchmarks (short runs)', () => {
 
   it('auth: GETs per authentication method under RBAC and AlwaysAllow, with the cost against the anonymous anchor', async () => {
     const json = join(dir, 'auth.json');
-    const r = await runBench('auth.bench.js', ['--seconds', '0.5', '--rounds', '2', '--concurrency', '4', '--other-bindings', '10', '--json-out', json]);
+    const r = await runBench('auth.bench.js', ['--seconds', '0.25', '--rounds', '2', '--concurrency', '4', '--other-bindings', '10', '--json-out', json]);
     expect({ code: r.code, tail: r.code === 0 ? '' : r.out.slice(-2000) }).toEqual({ code: 0, tail: '' });
     const report = JSON.parse(await readFile(json, 'utf8')) as {
       methods: { method: string; rbacPerSecond: number; allowPerSecond: number; costPerRound: number[] }[];
@@ -237,7 +237,7 @@ describe('benchmarks (short runs)', () => {
   it('etcd: our three nodes against etcd 3.4 through the same gRPC client print one table', async () => {
     // Without etcd (opted out) there is nothing to compare against: the bench needs both.
     if (!prerequisite('etcd', 'the etcd v3 API benchmark against etcd (test/bench.test.ts)')) return;
-    const r = await runBench('etcd.bench.js', ['--seconds', '0.5', '--rounds', '2', '--loads', '', '--warm-passes', '0']);
+    const r = await runBench('etcd.bench.js', ['--seconds', '0.25', '--rounds', '2', '--loads', '', '--warm-passes', '0']);
     // Exit 1 only reports missed speed targets; 2 is a crash.
     expect({ code: r.code === 0 || r.code === 1, tail: r.code === 0 || r.code === 1 ? '' : r.out.slice(-2000) }).toEqual({ code: true, tail: '' });
     for (const row of [
