@@ -3,8 +3,8 @@
  * finalizer), counts them when something writes their phase (nothing runs pods here, so the test
  * plays the kubelet through `/status`), completes (`kubectl wait --for=condition=complete`
  * returns) or fails past its backoff limit, runs Indexed Jobs index by index (and completes one
- * by its success policy), is suspended and resumed, is deleted after its time to live, and lets
- * its pods go when it is deleted.
+ * by its success policy), replaces terminating pods by its podReplacementPolicy, is suspended and
+ * resumed, is deleted after its time to live, and lets its pods go when it is deleted.
  */
 import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
@@ -28,6 +28,7 @@ interface Job {
     active?: number;
     succeeded?: number;
     failed?: number;
+    terminating?: number;
     completedIndexes?: string;
     startTime?: string;
     completionTime?: string;
@@ -223,6 +224,48 @@ describe('Job controller', () => {
     // Index 2 never ran to its end: its pod is deleted.
     await waitFor('the pod of index 2 gone', async () => !(await podsOf('leader')).some((p) => index(p) === '2') || undefined);
     expect((await k(['get', 'job', 'leader', '-n', NS])).stdout).toMatch(/leader\s+Complete\s/);
+  });
+
+  it('replaces a terminating pod at once and counts it failed, or with podReplacementPolicy Failed waits for it to be gone and does not', async () => {
+    // Bound to a node of their own, so the pod collector leaves the terminating pods to this test.
+    await k(['create', '-f', '-'], { input: 'apiVersion: v1\nkind: Node\nmetadata:\n  name: job-node\n' });
+    for (const [name, policy] of [
+      ['eager', 'TerminatingOrFailed'],
+      ['patient', 'Failed'],
+    ]) {
+      await k(['apply', '-n', NS, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          metadata: { name },
+          spec: {
+            podReplacementPolicy: policy,
+            template: { spec: { nodeName: 'job-node', restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+          },
+        }),
+      });
+      const [pod] = await waitPods(name!, 1);
+      // A finalizer of someone else's keeps the deleted pod terminating.
+      await k(['patch', 'pod', pod!.metadata.name, '-n', NS, '--type=json', '-p', '[{"op":"add","path":"/metadata/finalizers/-","value":"example.com/hold"}]']);
+      await k(['delete', 'pod', pod!.metadata.name, '-n', NS, '--wait=false']);
+    }
+    const eager = await waitJob('eager', (j) => j.status?.failed === 1 && j.status?.active === 1, 'eager: a replacement and one failure');
+    expect(eager.status).toMatchObject({ terminating: 1 });
+    expect(await podsOf('eager')).toHaveLength(2);
+    const patient = await waitJob('patient', (j) => j.status?.terminating === 1, 'patient: one terminating');
+    await new Promise((r) => setTimeout(r, 1000));
+    expect([(await podsOf('patient')).length, (await job('patient')).status?.active, (await job('patient')).status?.failed]).toEqual([1, 0, undefined]);
+    expect(patient.status?.failed).toBeUndefined();
+    const [held] = await podsOf('patient');
+    await k(['patch', 'pod', held!.metadata.name, '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    const replaced = await waitJob('patient', (j) => j.status?.active === 1, 'patient: a replacement once the pod is gone');
+    expect(replaced.status?.failed).toBeUndefined();
+    expect(replaced.status).toMatchObject({ terminating: 0 });
+    for (const p of await podsOf('eager')) {
+      if (p.metadata.finalizers?.includes('example.com/hold'))
+        await k(['patch', 'pod', p.metadata.name, '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    }
+    await k(['delete', 'job', 'eager', 'patient', '-n', NS]);
   });
 
   it('a suspended Job has no pods until resumed', async () => {

@@ -41,6 +41,7 @@ import {
   indexesToStart,
   isFinished,
   isIndexed,
+  onlyReplaceFailedPods,
   JOB_TRACKING_FINALIZER,
   matchPodFailurePolicy,
   parseIndexes,
@@ -48,6 +49,7 @@ import {
   podFinished,
   podForJob,
   podIndex,
+  podTerminating,
   statusCounts,
   successPolicyMatch,
   wantedActive,
@@ -147,9 +149,10 @@ export class JobControllerRunner extends KindController {
     // The podFailurePolicy's verdicts on failed pods: Ignore'd ones do not count, FailJob fails the Job.
     const verdicts = new Map(pods.map((p) => [p.metadata.uid ?? '', matchPodFailurePolicy(job, p)] as const));
     const ignored = (p: KubeObject): boolean => verdicts.get(p.metadata.uid ?? '')?.action === 'Ignore';
+    const onlyFailed = onlyReplaceFailedPods(job);
     for (const p of pods) {
-      // A pod deleted before it finished counts as failed.
-      const phase = podFinished(p) ?? (p.metadata.deletionTimestamp ? 'Failed' : undefined);
+      // A pod deleted before it finished counts as failed, unless only failed pods are replaced.
+      const phase = podFinished(p) ?? (p.metadata.deletionTimestamp && !onlyFailed ? 'Failed' : undefined);
       const uid = p.metadata.uid ?? '';
       if (!phase || !hasTrackingFinalizer(p) || pending.succeeded.has(uid) || pending.failed.has(uid) || ignored(p)) continue;
       (phase === 'Succeeded' ? pending.succeeded : pending.failed).add(uid);
@@ -168,7 +171,9 @@ export class JobControllerRunner extends KindController {
     const dropped = new Set<string>();
     for (const p of pods) {
       const uid = p.metadata.uid ?? '';
-      if (hasTrackingFinalizer(p) && (pending.succeeded.has(uid) || pending.failed.has(uid) || ignored(p) || (!podActive(p) && isFinished(job)))) {
+      // A terminating pod's finalizer goes too (kube's canRemoveFinalizer), counted or not.
+      const release = pending.succeeded.has(uid) || pending.failed.has(uid) || ignored(p) || podTerminating(p) || (!podActive(p) && isFinished(job));
+      if (hasTrackingFinalizer(p) && release) {
         await this.dropFinalizer(p);
         dropped.add(uid);
       }
@@ -195,6 +200,9 @@ export class JobControllerRunner extends KindController {
     };
 
     let active = pods.filter(podActive);
+    const terminating = pods.filter(podTerminating);
+    // Terminating pods hold their place until they are gone when only failed pods are replaced.
+    const holding = onlyFailed ? terminating : [];
     let conditions = conditionsOf(job);
     const stamp = rfc3339(now);
     const finish = (type: 'Complete' | 'Failed', reason: string, message: string): void => {
@@ -240,26 +248,29 @@ export class JobControllerRunner extends KindController {
       }
       status.startTime ??= stamp;
       if (indexed) {
-        const running = new Set(active.map(podIndex).filter((i): i is number => i !== undefined));
+        const running = new Set([...active, ...holding].map(podIndex).filter((i): i is number => i !== undefined));
         const start = indexesToStart(job, succeededIndexes, running);
         active = [...active, ...(await this.createPods(job, start))];
       } else {
+        // Too many active pods are deleted against what is wanted; new ones also wait for the
+        // terminating ones that hold their place (kube's manageJob).
         const want = wantedActive(job, succeeded);
-        if (active.length < want)
+        const missing = want - holding.length - active.length;
+        if (active.length > want) active = await this.deletePods(job, active, active.length - want);
+        else if (missing > 0)
           active = [
             ...active,
             ...(await this.createPods(
               job,
-              Array.from({ length: want - active.length }, () => undefined),
+              Array.from({ length: missing }, () => undefined),
             )),
           ];
-        else if (active.length > want) active = await this.deletePods(job, active, active.length - want);
       }
     }
 
     status.active = active.length;
     status.ready = active.filter(podReady).length;
-    status.terminating = 0;
+    status.terminating = terminating.length;
     if (indexed) status.completedIndexes = formatIndexes(succeededIndexes);
     if (conditions.length) status.conditions = conditions;
     const next = statusCounts(status);

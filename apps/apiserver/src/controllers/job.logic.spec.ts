@@ -1,5 +1,7 @@
 import type { KubeObject } from '@app/apimachinery';
 import {
+  onlyReplaceFailedPods,
+  podTerminating,
   successPolicyMatch,
   completionsReached,
   formatIndexes,
@@ -139,5 +141,21 @@ describe('job logic', () => {
     expect(successPolicyMatch(policy([{ succeededCount: 1 }]), done())).toBeUndefined();
     expect(successPolicyMatch(job({ completionMode: 'Indexed', completions: 2 }), done(0, 1))).toBeUndefined();
     expect(successPolicyMatch(job({ completions: 2, successPolicy: { rules: [{ succeededCount: 1 }] } }), done(0))).toBeUndefined();
+  });
+  it('replaces only failed pods with podReplacementPolicy Failed or a podFailurePolicy, and tells terminating pods', () => {
+    expect(onlyReplaceFailedPods(job({ podReplacementPolicy: 'TerminatingOrFailed' }))).toBe(false);
+    expect(onlyReplaceFailedPods(job({ podReplacementPolicy: 'Failed' }))).toBe(true);
+    expect(onlyReplaceFailedPods(job({ podFailurePolicy: { rules: [] } }))).toBe(true);
+    const p = (phase: string, deleting: boolean): KubeObject => ({
+      metadata: { name: 'p', ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+      status: { phase },
+    });
+    expect([p('Running', true), p('Pending', true), p('Failed', true), p('Succeeded', true), p('Running', false)].map(podTerminating)).toEqual([
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
   });
 });

@@ -132,6 +132,21 @@ export function podActive(pod: KubeObject): boolean {
   return podFinished(pod) === undefined && !pod.metadata.deletionTimestamp;
 }
 
+/** A pod being deleted that has not finished. */
+export function podTerminating(pod: KubeObject): boolean {
+  return podFinished(pod) === undefined && !!pod.metadata.deletionTimestamp;
+}
+
+/**
+ * Whether only failed pods are replaced (kube's onlyReplaceFailedPods): `podReplacementPolicy:
+ * Failed`, or any Job with a `podFailurePolicy`. Such a Job waits for its terminating pods to be
+ * gone before it replaces them, and does not count them as failed unless they end Failed.
+ */
+export function onlyReplaceFailedPods(job: KubeObject): boolean {
+  const spec = asMap(job.spec);
+  return spec.podReplacementPolicy === 'Failed' || (spec.podFailurePolicy !== undefined && spec.podFailurePolicy !== null);
+}
+
 /** Whether the pod still carries the tracking finalizer (it is not counted yet). */
 export function hasTrackingFinalizer(pod: KubeObject): boolean {
   const f = pod.metadata.finalizers;
