@@ -3,8 +3,9 @@
  * finalizer), counts them when something writes their phase (nothing runs pods here, so the test
  * plays the kubelet through `/status`), completes (`kubectl wait --for=condition=complete`
  * returns) or fails past its backoff limit, runs Indexed Jobs index by index (and completes one
- * by its success policy), replaces terminating pods by its podReplacementPolicy, is suspended and
- * resumed, is deleted after its time to live, and lets its pods go when it is deleted.
+ * by its success policy, or fails one on its failed indexes with backoffLimitPerIndex), replaces
+ * terminating pods by its podReplacementPolicy, is suspended and resumed, is deleted after its
+ * time to live, and lets its pods go when it is deleted.
  */
 import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
@@ -30,6 +31,7 @@ interface Job {
     failed?: number;
     terminating?: number;
     completedIndexes?: string;
+    failedIndexes?: string;
     startTime?: string;
     completionTime?: string;
     conditions?: { type: string; status: string; reason?: string }[];
@@ -266,6 +268,60 @@ describe('Job controller', () => {
         await k(['patch', 'pod', p.metadata.name, '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
     }
     await k(['delete', 'job', 'eager', 'patient', '-n', NS]);
+  });
+
+  it('limits failures per index: a failed index gets no more pods, and the Job fails on its failed indexes or past maxFailedIndexes', async () => {
+    const indexedJob = (name: string, extra: Record<string, unknown>) =>
+      k(['apply', '-n', NS, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          metadata: { name },
+          spec: {
+            completions: 2,
+            parallelism: 2,
+            completionMode: 'Indexed',
+            backoffLimitPerIndex: 1,
+            ...extra,
+            template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+          },
+        }),
+      });
+    const index = (p: Pod) => p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'];
+    const failures = (p: Pod) => p.metadata.annotations?.['batch.kubernetes.io/job-index-failure-count'];
+    const live = (ps: Pod[], i: string) => ps.find((p) => index(p) === i && !['Failed', 'Succeeded'].includes(String(p.status?.phase)));
+
+    await indexedJob('per-index', {});
+    let pods = await waitPods('per-index', 2);
+    expect(pods.map(failures)).toEqual(['0', '0']);
+    // Index 0 fails once: within its limit, a new pod counts the failure.
+    await finish(live(pods, '0')!, 'Failed');
+    pods = await waitPods('per-index', 3, (ps) => live(ps, '0') !== undefined);
+    expect(failures(live(pods, '0')!)).toBe('1');
+    // Twice: the index fails, and gets no more pods.
+    await finish(live(pods, '0')!, 'Failed');
+    const failedOnce = await waitJob('per-index', (j) => j.status?.failedIndexes === '0', 'index 0 failed');
+    expect(failedOnce.status).toMatchObject({ failed: 2 });
+    expect(condition(failedOnce, 'Failed')).toBeUndefined();
+    // Index 1 succeeds: every index is done, one failed, so the Job fails.
+    await finish(live(await podsOf('per-index'), '1')!, 'Succeeded');
+    const failed = await waitJob('per-index', (j) => condition(j, 'Failed')?.status === 'True', 'the Job failed on its failed indexes');
+    expect(condition(failed, 'Failed')).toMatchObject({ reason: 'FailedIndexes', message: 'Job has failed indexes' });
+    expect(failed.status).toMatchObject({ completedIndexes: '1', succeeded: 1, failed: 2 });
+    expect((await podsOf('per-index')).filter((p) => index(p) === '0')).toHaveLength(2);
+
+    // With maxFailedIndexes 0 the first failed index fails the Job, and the other index's pod goes.
+    await indexedJob('capped', { maxFailedIndexes: 0 });
+    pods = await waitPods('capped', 2);
+    await finish(live(pods, '0')!, 'Failed');
+    pods = await waitPods('capped', 3, (ps) => live(ps, '0') !== undefined);
+    await finish(live(pods, '0')!, 'Failed');
+    const strict = await waitJob('capped', (j) => condition(j, 'Failed')?.status === 'True', 'the Job failed past maxFailedIndexes');
+    expect(condition(strict, 'Failed')).toMatchObject({
+      reason: 'MaxFailedIndexesExceeded',
+      message: 'Job has exceeded the specified maximal number of failed indexes',
+    });
+    await waitFor('the pod of index 1 gone', async () => live(await podsOf('capped'), '1') === undefined || undefined);
   });
 
   it('a suspended Job has no pods until resumed', async () => {

@@ -9,7 +9,8 @@
  * - decides whether the Job has finished: completions reached (SuccessCriteriaMet and Complete,
  *   `CompletionsReached`), more failures than `backoffLimit` (FailureTarget and Failed,
  *   `BackoffLimitExceeded`), active longer than `activeDeadlineSeconds` (`DeadlineExceeded`), or
- *   an Indexed Job's `successPolicy` met (SuccessCriteriaMet and Complete, `SuccessPolicy`);
+ *   an Indexed Job's `successPolicy` met (SuccessCriteriaMet and Complete, `SuccessPolicy`), or
+ *   with `backoffLimitPerIndex` its failed indexes (`FailedIndexes`, `MaxFailedIndexesExceeded`);
  *   a finished Job's remaining pods are deleted, and with `ttlSecondsAfterFinished` the Job
  *   itself once that long has passed;
  * - a suspended Job has no pods (Suspended condition, no startTime); otherwise it gets as many
@@ -41,6 +42,9 @@ import {
   indexesToStart,
   isFinished,
   isIndexed,
+  failsIndex,
+  hasBackoffLimitPerIndex,
+  indexFailureCounts,
   onlyReplaceFailedPods,
   JOB_TRACKING_FINALIZER,
   matchPodFailurePolicy,
@@ -150,6 +154,8 @@ export class JobControllerRunner extends KindController {
     const verdicts = new Map(pods.map((p) => [p.metadata.uid ?? '', matchPodFailurePolicy(job, p)] as const));
     const ignored = (p: KubeObject): boolean => verdicts.get(p.metadata.uid ?? '')?.action === 'Ignore';
     const onlyFailed = onlyReplaceFailedPods(job);
+    const perIndex = hasBackoffLimitPerIndex(job);
+    const failedIndexes = parseIndexes(status.failedIndexes);
     for (const p of pods) {
       // A pod deleted before it finished counts as failed, unless only failed pods are replaced.
       const phase = podFinished(p) ?? (p.metadata.deletionTimestamp && !onlyFailed ? 'Failed' : undefined);
@@ -158,6 +164,7 @@ export class JobControllerRunner extends KindController {
       (phase === 'Succeeded' ? pending.succeeded : pending.failed).add(uid);
       const index = podIndex(p);
       if (phase === 'Succeeded' && indexed && index !== undefined) succeededIndexes.add(index);
+      if (phase === 'Failed' && perIndex && index !== undefined && failsIndex(job, p, verdicts.get(uid))) failedIndexes.add(index);
       recorded = true;
     }
     if (recorded) {
@@ -166,6 +173,7 @@ export class JobControllerRunner extends KindController {
         ...(pending.failed.size ? { failed: [...pending.failed] } : {}),
       };
       if (indexed) status.completedIndexes = formatIndexes(succeededIndexes);
+      if (perIndex) status.failedIndexes = formatIndexes(failedIndexes);
       job = await this.writeStatus(job, statusCounts(status));
     }
     const dropped = new Set<string>();
@@ -227,6 +235,10 @@ export class JobControllerRunner extends KindController {
       else if (failed > backoffLimit) finish('Failed', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit');
       else if (typeof deadline === 'number' && Number.isFinite(started) && started + deadline * 1000 <= now.getTime() && spec.suspend !== true)
         finish('Failed', 'DeadlineExceeded', 'Job was active longer than specified deadline');
+      else if (perIndex && typeof spec.maxFailedIndexes === 'number' && failedIndexes.size > spec.maxFailedIndexes)
+        finish('Failed', 'MaxFailedIndexesExceeded', 'Job has exceeded the specified maximal number of failed indexes');
+      else if (perIndex && failedIndexes.size > 0 && succeededIndexes.size + failedIndexes.size >= num(spec.completions))
+        finish('Failed', 'FailedIndexes', 'Job has failed indexes');
       else if (policyMet) finish('Complete', 'SuccessPolicy', policyMet);
       else if (completionsReached(job, succeeded, succeededIndexes, active.length))
         finish('Complete', 'CompletionsReached', 'Reached expected number of succeeded pods');
@@ -248,9 +260,14 @@ export class JobControllerRunner extends KindController {
       }
       status.startTime ??= stamp;
       if (indexed) {
+        // The pods of an index that failed go; the index gets no more.
+        const doomed = active.filter((p) => failedIndexes.has(podIndex(p) ?? -1));
+        if (doomed.length) active = [...active.filter((p) => !doomed.includes(p)), ...(await this.deletePods(job, doomed, doomed.length))];
         const running = new Set([...active, ...holding].map(podIndex).filter((i): i is number => i !== undefined));
-        const start = indexesToStart(job, succeededIndexes, running);
-        active = [...active, ...(await this.createPods(job, start))];
+        const start = indexesToStart(job, succeededIndexes, running, failedIndexes);
+        const verdictOf = (p: KubeObject) => verdicts.get(p.metadata.uid ?? '');
+        const counts = perIndex ? new Map(start.map((i) => [i, indexFailureCounts(pods, i, verdictOf)] as const)) : undefined;
+        active = [...active, ...(await this.createPods(job, start, counts))];
       } else {
         // Too many active pods are deleted against what is wanted; new ones also wait for the
         // terminating ones that hold their place (kube's manageJob).
@@ -272,6 +289,7 @@ export class JobControllerRunner extends KindController {
     status.ready = active.filter(podReady).length;
     status.terminating = terminating.length;
     if (indexed) status.completedIndexes = formatIndexes(succeededIndexes);
+    if (perIndex) status.failedIndexes = formatIndexes(failedIndexes);
     if (conditions.length) status.conditions = conditions;
     const next = statusCounts(status);
     if (!isDeepStrictEqual(JSON.parse(JSON.stringify(asMap(job.status))), JSON.parse(JSON.stringify(next)))) job = await this.writeStatus(job, next);
@@ -279,7 +297,11 @@ export class JobControllerRunner extends KindController {
   }
 
   /** Creates pods (one per entry: an index in Indexed mode, undefined otherwise), in slow-start batches; returns those created. */
-  private async createPods(job: KubeObject, indexes: (number | undefined)[]): Promise<KubeObject[]> {
+  private async createPods(
+    job: KubeObject,
+    indexes: (number | undefined)[],
+    counts?: ReadonlyMap<number, { failures: number; ignored: number }>,
+  ): Promise<KubeObject[]> {
     const store = this.stores.storeFor(this.pods()!);
     const ns = job.metadata.namespace ?? '';
     const created: KubeObject[] = [];
@@ -288,7 +310,9 @@ export class JobControllerRunner extends KindController {
       const batch = indexes.slice(next, next + size);
       next += size;
       const results = await Promise.allSettled(
-        batch.map((i) => store.create(ns, podForJob(job, i), { ctx: this.ctx(), fieldValidation: 'Ignore', fieldManager: USER })),
+        batch.map((i) =>
+          store.create(ns, podForJob(job, i, i === undefined ? undefined : counts?.get(i)), { ctx: this.ctx(), fieldValidation: 'Ignore', fieldManager: USER }),
+        ),
       );
       let failed = false;
       for (const r of results) {

@@ -1,5 +1,7 @@
 import type { KubeObject } from '@app/apimachinery';
 import {
+  failsIndex,
+  indexFailureCounts,
   onlyReplaceFailedPods,
   podTerminating,
   successPolicyMatch,
@@ -157,5 +159,27 @@ describe('job logic', () => {
       false,
       false,
     ]);
+  });
+  it('fails an index past backoffLimitPerIndex or by FailIndex, and carries the counts to its next pod', () => {
+    const j = job({ completionMode: 'Indexed', completions: 3, parallelism: 3, backoffLimitPerIndex: 1 });
+    const failedPod = (name: string, index: number, counts: Record<string, string>, created: string): KubeObject => ({
+      metadata: {
+        name,
+        uid: name,
+        creationTimestamp: created,
+        annotations: { 'batch.kubernetes.io/job-completion-index': String(index), ...counts },
+      },
+      status: { phase: 'Failed' },
+    });
+    const first = failedPod('a', 0, { 'batch.kubernetes.io/job-index-failure-count': '0' }, '2026-01-01T00:00:00Z');
+    const second = failedPod('b', 0, { 'batch.kubernetes.io/job-index-failure-count': '1' }, '2026-01-01T00:01:00Z');
+    expect(failsIndex(j, first, undefined)).toBe(false);
+    expect(failsIndex(j, second, undefined)).toBe(true);
+    expect(failsIndex(j, first, { action: 'FailIndex', message: '' })).toBe(true);
+    // The next pod of index 0 counts the latest failure; an ignored one goes to the other count.
+    expect(indexFailureCounts([first], 0, () => undefined)).toEqual({ failures: 1, ignored: 0 });
+    expect(indexFailureCounts([second, first], 0, () => undefined)).toEqual({ failures: 2, ignored: 0 });
+    expect(indexFailureCounts([first], 0, () => ({ action: 'Ignore', message: '' }))).toEqual({ failures: 0, ignored: 1 });
+    expect(indexFailureCounts([first], 1, () => undefined)).toEqual({ failures: 0, ignored: 0 });
   });
 });

@@ -12,6 +12,10 @@ import { newControllerRef } from './disruption.logic.js';
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
 /** An Indexed Job's pod's index (annotation and label). */
 export const COMPLETION_INDEX = 'batch.kubernetes.io/job-completion-index';
+/** How many times a pod's index had failed before the pod was created (backoffLimitPerIndex). */
+export const INDEX_FAILURE_COUNT = 'batch.kubernetes.io/job-index-failure-count';
+/** How many failures of the index a podFailurePolicy's Ignore rule let go before the pod was created. */
+export const INDEX_IGNORED_FAILURE_COUNT = 'batch.kubernetes.io/job-index-ignored-failure-count';
 
 type Obj = Record<string, unknown>;
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
@@ -132,6 +136,48 @@ export function podActive(pod: KubeObject): boolean {
   return podFinished(pod) === undefined && !pod.metadata.deletionTimestamp;
 }
 
+/** Whether the Job limits failures per index (an Indexed Job with backoffLimitPerIndex). */
+export function hasBackoffLimitPerIndex(job: KubeObject): boolean {
+  return isIndexed(job) && typeof asMap(job.spec).backoffLimitPerIndex === 'number';
+}
+
+/** A count annotation of a pod (0 when absent or not a count). */
+function countAnnotation(pod: KubeObject, key: string): number {
+  const v = asMap(pod.metadata.annotations)[key];
+  return typeof v === 'string' && /^\d{1,9}$/.test(v) ? Number(v) : 0;
+}
+
+/**
+ * Whether a failed pod fails its index (kube's isIndexFailed): its podFailurePolicy verdict is
+ * FailIndex, or its index has now failed more than backoffLimitPerIndex times.
+ */
+export function failsIndex(job: KubeObject, pod: KubeObject, verdict: PolicyMatch | undefined): boolean {
+  if (verdict?.action === 'FailIndex') return true;
+  return countAnnotation(pod, INDEX_FAILURE_COUNT) + 1 > num(asMap(job.spec).backoffLimitPerIndex);
+}
+
+/**
+ * The failure counts a new pod of `index` starts with (kube's getNewIndexFailureCounts): those of
+ * the index's latest failed pod, plus that pod's own failure (in the ignored count when the
+ * podFailurePolicy let it go).
+ */
+export function indexFailureCounts(
+  pods: KubeObject[],
+  index: number,
+  verdict: (p: KubeObject) => PolicyMatch | undefined,
+): { failures: number; ignored: number } {
+  const failed = pods.filter((p) => podIndex(p) === index && podFinished(p) === 'Failed');
+  if (failed.length === 0) return { failures: 0, ignored: 0 };
+  const created = (p: KubeObject) => Date.parse(String(p.metadata.creationTimestamp ?? '')) || 0;
+  const total = (p: KubeObject) => countAnnotation(p, INDEX_FAILURE_COUNT) + countAnnotation(p, INDEX_IGNORED_FAILURE_COUNT);
+  const last = failed.reduce((a, b) => (total(b) > total(a) || (total(b) === total(a) && created(b) > created(a)) ? b : a));
+  const ignoredNow = verdict(last)?.action === 'Ignore';
+  return {
+    failures: countAnnotation(last, INDEX_FAILURE_COUNT) + (ignoredNow ? 0 : 1),
+    ignored: countAnnotation(last, INDEX_IGNORED_FAILURE_COUNT) + (ignoredNow ? 1 : 0),
+  };
+}
+
 /** A pod being deleted that has not finished. */
 export function podTerminating(pod: KubeObject): boolean {
   return podFinished(pod) === undefined && !!pod.metadata.deletionTimestamp;
@@ -154,7 +200,7 @@ export function hasTrackingFinalizer(pod: KubeObject): boolean {
 }
 
 /** The pod to create for the Job (in Indexed mode, for `index`); the server names it. */
-export function podForJob(job: KubeObject, index?: number): KubeObject {
+export function podForJob(job: KubeObject, index?: number, counts?: { failures: number; ignored: number }): KubeObject {
   const template = asMap(asMap(job.spec).template);
   const meta = asMap(template.metadata);
   const name = job.metadata.name ?? '';
@@ -167,6 +213,10 @@ export function podForJob(job: KubeObject, index?: number): KubeObject {
     annotations[COMPLETION_INDEX] = String(index);
     // kube names an Indexed Job's pods' hosts after the Job and the index.
     spec.hostname ??= `${name}-${index}`;
+    if (hasBackoffLimitPerIndex(job)) {
+      annotations[INDEX_FAILURE_COUNT] = String(counts?.failures ?? 0);
+      if (counts?.ignored) annotations[INDEX_IGNORED_FAILURE_COUNT] = String(counts.ignored);
+    }
   }
   const finalizers = Array.isArray(meta.finalizers) ? [...(meta.finalizers as string[])] : [];
   if (!finalizers.includes(JOB_TRACKING_FINALIZER)) finalizers.push(JOB_TRACKING_FINALIZER);
@@ -196,13 +246,13 @@ export function wantedActive(job: KubeObject, succeeded: number): number {
  * The indexes to start pods for (Indexed): the lowest ones neither succeeded nor running, as
  * many as parallelism leaves room for.
  */
-export function indexesToStart(job: KubeObject, succeeded: Set<number>, running: Set<number>): number[] {
+export function indexesToStart(job: KubeObject, succeeded: Set<number>, running: Set<number>, failed: ReadonlySet<number> = new Set()): number[] {
   const spec = asMap(job.spec);
   const completions = num(spec.completions);
   const parallelism = typeof spec.parallelism === 'number' ? spec.parallelism : 1;
   const room = Math.max(0, parallelism - running.size);
   const out: number[] = [];
-  for (let i = 0; i < completions && out.length < room; i++) if (!succeeded.has(i) && !running.has(i)) out.push(i);
+  for (let i = 0; i < completions && out.length < room; i++) if (!succeeded.has(i) && !running.has(i) && !failed.has(i)) out.push(i);
   return out;
 }
 
