@@ -16,6 +16,7 @@ interface Pod {
   metadata: {
     name: string;
     uid: string;
+    creationTimestamp?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     finalizers?: string[];
@@ -63,7 +64,8 @@ describe('Job controller', () => {
   const condition = (j: Job, type: string) => j.status?.conditions?.find((c) => c.type === type);
 
   beforeAll(async () => {
-    server = await startServer();
+    // A failed pod's replacement waits 1 s, then 2 s, ... (kube's 10 s, shortened).
+    server = await startServer({ env: { KAPI_JOB_POD_FAILURE_BACKOFF_MS: '1000' } });
   });
 
   afterAll(async () => {
@@ -115,6 +117,29 @@ describe('Job controller', () => {
     expect(failed.status?.failed).toBe(2);
     expect(condition(failed, 'Failed')).toMatchObject({ status: 'True', reason: 'BackoffLimitExceeded' });
     expect(condition(failed, 'FailureTarget')).toMatchObject({ status: 'True', reason: 'BackoffLimitExceeded' });
+  });
+
+  it('waits before replacing a failed pod, twice as long after each failure since the last success', async () => {
+    await k(['create', 'job', 'crashy', '-n', NS, '--image=busybox']);
+    /** Fails the pod as a kubelet reports it, its container finished now (to the second); returns that time. */
+    const crash = async (pod: Pod): Promise<number> => {
+      const at = Math.floor(Date.now() / 1000) * 1000;
+      const finishedAt = new Date(at).toISOString().replace('.000Z', 'Z');
+      const terminated = { exitCode: 1, reason: 'Error', startedAt: finishedAt, finishedAt };
+      await finish(pod, 'Failed', {
+        containerStatuses: [{ name: 'kubectl-create', image: 'busybox', imageID: '', ready: false, restartCount: 0, state: { terminated } }],
+      });
+      return at;
+    };
+    const [first] = await waitPods('crashy', 1);
+    const failedAt = await crash(first!);
+    const second = (await waitPods('crashy', 2)).find((p) => p.metadata.uid !== first!.metadata.uid)!;
+    // Created no earlier than a second after the failure (timestamps are to the second).
+    expect(Date.parse(second.metadata.creationTimestamp!) - failedAt).toBeGreaterThanOrEqual(1000);
+    const failedAgainAt = await crash(second);
+    const third = (await waitPods('crashy', 3)).find((p) => ![first!.metadata.uid, second.metadata.uid].includes(p.metadata.uid))!;
+    expect(Date.parse(third.metadata.creationTimestamp!) - failedAgainAt).toBeGreaterThanOrEqual(2000);
+    await k(['delete', 'job', 'crashy', '-n', NS]);
   });
 
   it('applies the podFailurePolicy: an ignored failure does not count, a FailJob exit code fails the Job', async () => {

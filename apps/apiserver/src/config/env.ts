@@ -271,6 +271,16 @@ export const KAPI_ENV: readonly EnvVar[] = [
     use: 'test',
   },
   {
+    name: 'KAPI_JOB_POD_FAILURE_BACKOFF_MS',
+    meaning:
+      "first pause before a Job's failed pod is replaced, doubled with every failure since the last success up to 10 minutes (kube-controller-manager: 10 s, fixed)",
+    unit: 'ms',
+    min: 1,
+    max: 600_000,
+    productionDefault: '10000',
+    use: 'test',
+  },
+  {
     name: 'KAPI_TERMINATED_POD_GC_THRESHOLD',
     meaning:
       "terminated pods (Succeeded or Failed) kept before the pod garbage collector deletes the oldest (kube-controller-manager's --terminated-pod-gc-threshold); 0 keeps them all",

@@ -27,6 +27,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, type KindDeclaration } from '@app/registry';
 import type { Storage, StorageEvent } from '@app/storage';
+import { envInt } from '../config/env.js';
 import { asMap } from '../groups/core/core.helpers.js';
 import { podReady } from '../groups/policy/poddisruptionbudget/pdb.status.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
@@ -42,6 +43,10 @@ import {
   indexesToStart,
   isFinished,
   isIndexed,
+  backoffRemainingMs,
+  indexBackoffRemainingMs,
+  nextBackoffRecord,
+  type BackoffRecord,
   failsIndex,
   hasBackoffLimitPerIndex,
   indexFailureCounts,
@@ -74,8 +79,15 @@ class Requeue extends Error {}
 @ManagedController({ name: 'job' })
 @Injectable()
 export class JobControllerRunner extends KindController {
+  /** Each Job's failures since its last success (kube's pod back-off store), by `namespace/name`. */
+  private readonly backoffs = new Map<string, BackoffRecord>();
+
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
     super(registry, storage, stores, recorder, USER);
+  }
+
+  protected override reset(): void {
+    this.backoffs.clear();
   }
 
   private jobs(): KindDeclaration | undefined {
@@ -119,6 +131,7 @@ export class JobControllerRunner extends KindController {
   }
 
   private async syncJob(ns: string, name: string): Promise<void> {
+    const key = `${ns}/${name}`;
     const jobs = this.stores.storeFor(this.jobs()!);
     let found: KubeObject | undefined;
     try {
@@ -134,7 +147,10 @@ export class JobControllerRunner extends KindController {
       if (ref?.kind !== 'Job' || ref.name !== name || !hasTrackingFinalizer(p)) continue;
       if (!found || found.metadata.deletionTimestamp || ref.uid !== found.metadata.uid) await this.dropFinalizer(p);
     }
-    if (!found || found.metadata.deletionTimestamp) return;
+    if (!found || found.metadata.deletionTimestamp) {
+      this.backoffs.delete(key);
+      return;
+    }
     let job: KubeObject = found;
     const pods = listed.filter((p) => controllerOf(p)?.uid === job.metadata.uid);
     const now = new Date();
@@ -156,12 +172,16 @@ export class JobControllerRunner extends KindController {
     const onlyFailed = onlyReplaceFailedPods(job);
     const perIndex = hasBackoffLimitPerIndex(job);
     const failedIndexes = parseIndexes(status.failedIndexes);
+    // The pods found finished in this sync, for the back-off before replacements.
+    const newlySucceeded: KubeObject[] = [];
+    const newlyFailed: KubeObject[] = [];
     for (const p of pods) {
       // A pod deleted before it finished counts as failed, unless only failed pods are replaced.
       const phase = podFinished(p) ?? (p.metadata.deletionTimestamp && !onlyFailed ? 'Failed' : undefined);
       const uid = p.metadata.uid ?? '';
       if (!phase || !hasTrackingFinalizer(p) || pending.succeeded.has(uid) || pending.failed.has(uid) || ignored(p)) continue;
       (phase === 'Succeeded' ? pending.succeeded : pending.failed).add(uid);
+      (phase === 'Succeeded' ? newlySucceeded : newlyFailed).push(p);
       const index = podIndex(p);
       if (phase === 'Succeeded' && indexed && index !== undefined) succeededIndexes.add(index);
       if (phase === 'Failed' && perIndex && index !== undefined && failsIndex(job, p, verdicts.get(uid))) failedIndexes.add(index);
@@ -175,6 +195,8 @@ export class JobControllerRunner extends KindController {
       if (indexed) status.completedIndexes = formatIndexes(succeededIndexes);
       if (perIndex) status.failedIndexes = formatIndexes(failedIndexes);
       job = await this.writeStatus(job, statusCounts(status));
+      // Recorded: these pods are not new to the next sync, so the record moves on once.
+      this.backoffs.set(key, nextBackoffRecord(this.backoffs.get(key), newlySucceeded, newlyFailed));
     }
     const dropped = new Set<string>();
     for (const p of pods) {
@@ -245,7 +267,16 @@ export class JobControllerRunner extends KindController {
     }
     const finished = conditions.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
 
-    // 4. The pods it should have.
+    // 4. The pods it should have. New pods wait out the back-off after failures (per index with
+    // backoffLimitPerIndex): `retryAt` is when the next sync may create what had to wait.
+    const base = envInt('KAPI_JOB_POD_FAILURE_BACKOFF_MS') ?? 10_000;
+    const record = this.backoffs.get(key) ?? { failures: 0 };
+    let retryAt: number | undefined;
+    const waitUntil = (ms: number) => {
+      if (ms > 0) retryAt = Math.min(retryAt ?? Infinity, Date.now() + ms);
+      return ms > 0;
+    };
+    if (finished) this.backoffs.delete(key);
     if (finished || spec.suspend === true) {
       active = await this.deletePods(job, active, active.length);
       if (!finished) {
@@ -264,7 +295,12 @@ export class JobControllerRunner extends KindController {
         const doomed = active.filter((p) => failedIndexes.has(podIndex(p) ?? -1));
         if (doomed.length) active = [...active.filter((p) => !doomed.includes(p)), ...(await this.deletePods(job, doomed, doomed.length))];
         const running = new Set([...active, ...holding].map(podIndex).filter((i): i is number => i !== undefined));
-        const start = indexesToStart(job, succeededIndexes, running, failedIndexes);
+        const start = indexesToStart(job, succeededIndexes, running, failedIndexes).filter(
+          (i) =>
+            !waitUntil(
+              perIndex ? indexBackoffRemainingMs(pods, i, now.getTime(), base) : backoffRemainingMs(record.failures, record.lastFailure, now.getTime(), base),
+            ),
+        );
         const verdictOf = (p: KubeObject) => verdicts.get(p.metadata.uid ?? '');
         const counts = perIndex ? new Map(start.map((i) => [i, indexFailureCounts(pods, i, verdictOf)] as const)) : undefined;
         active = [...active, ...(await this.createPods(job, start, counts))];
@@ -274,7 +310,7 @@ export class JobControllerRunner extends KindController {
         const want = wantedActive(job, succeeded);
         const missing = want - holding.length - active.length;
         if (active.length > want) active = await this.deletePods(job, active, active.length - want);
-        else if (missing > 0)
+        else if (missing > 0 && !waitUntil(backoffRemainingMs(record.failures, record.lastFailure, now.getTime(), base)))
           active = [
             ...active,
             ...(await this.createPods(
@@ -293,7 +329,7 @@ export class JobControllerRunner extends KindController {
     if (conditions.length) status.conditions = conditions;
     const next = statusCounts(status);
     if (!isDeepStrictEqual(JSON.parse(JSON.stringify(asMap(job.status))), JSON.parse(JSON.stringify(next)))) job = await this.writeStatus(job, next);
-    this.schedule(job, finished, now);
+    this.schedule(job, finished, now, retryAt);
   }
 
   /** Creates pods (one per entry: an index in Indexed mode, undefined otherwise), in slow-start batches; returns those created. */
@@ -387,7 +423,7 @@ export class JobControllerRunner extends KindController {
    * Looks at the Job again when something is due: its activeDeadlineSeconds while it runs, and
    * once finished with ttlSecondsAfterFinished, its deletion (done here when due).
    */
-  private schedule(job: KubeObject, finished: boolean, now: Date): void {
+  private schedule(job: KubeObject, finished: boolean, now: Date, retryAt?: number): void {
     const key = `${job.metadata.namespace ?? ''}/${job.metadata.name}`;
     const spec = asMap(job.spec);
     const status = asMap(job.status);
@@ -405,8 +441,9 @@ export class JobControllerRunner extends KindController {
     } else if (!finished && typeof spec.activeDeadlineSeconds === 'number' && typeof status.startTime === 'string') {
       due = Date.parse(status.startTime) + spec.activeDeadlineSeconds * 1000;
     }
-    if (due === undefined || !Number.isFinite(due)) this.cancelRequeue(key);
-    else this.requeueAfter(key, Math.max(0, due - Date.now()) + 500);
+    const at = Math.min(due !== undefined && Number.isFinite(due) ? due + 500 : Infinity, retryAt ?? Infinity);
+    if (at === Infinity) this.cancelRequeue(key);
+    else this.requeueAfter(key, Math.max(0, at - Date.now()));
   }
 
   /** Deletes a finished Job whose time to live has passed; the garbage collector takes its pods. */

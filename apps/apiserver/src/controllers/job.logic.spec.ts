@@ -1,5 +1,9 @@
 import type { KubeObject } from '@app/apimachinery';
 import {
+  backoffRemainingMs,
+  indexBackoffRemainingMs,
+  nextBackoffRecord,
+  podFinishedAt,
   failsIndex,
   indexFailureCounts,
   onlyReplaceFailedPods,
@@ -181,5 +185,56 @@ describe('job logic', () => {
     expect(indexFailureCounts([second, first], 0, () => undefined)).toEqual({ failures: 2, ignored: 0 });
     expect(indexFailureCounts([first], 0, () => ({ action: 'Ignore', message: '' }))).toEqual({ failures: 0, ignored: 1 });
     expect(indexFailureCounts([first], 1, () => undefined)).toEqual({ failures: 0, ignored: 0 });
+  });
+  it('backs off replacements: failures since the last success, 10 s doubled up to 10 minutes, from the last failure', () => {
+    const at = (iso: string) => Date.parse(iso);
+    const done = (phase: string, finishedAt: string): KubeObject => ({
+      metadata: { name: finishedAt, creationTimestamp: '2026-01-01T00:00:00Z' },
+      status: { phase, containerStatuses: [{ name: 'c', state: { terminated: { exitCode: 1, finishedAt } } }] },
+    });
+    // When a pod finished: its containers, else Ready turning False, else its deletion, else its creation.
+    expect(podFinishedAt(done('Failed', '2026-01-01T00:05:00Z'))).toBe(at('2026-01-01T00:05:00Z'));
+    const readyFalse: KubeObject = {
+      metadata: { name: 'r', creationTimestamp: '2026-01-01T00:00:00Z' },
+      status: { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-01-01T00:03:00Z' }] },
+    };
+    expect(podFinishedAt(readyFalse)).toBe(at('2026-01-01T00:03:00Z'));
+    expect(podFinishedAt({ metadata: { name: 'd', deletionTimestamp: '2026-01-01T00:02:00Z', deletionGracePeriodSeconds: 30 } })).toBe(
+      at('2026-01-01T00:01:30Z'),
+    );
+    expect(podFinishedAt({ metadata: { name: 'c', creationTimestamp: '2026-01-01T00:01:00Z' } })).toBe(at('2026-01-01T00:01:00Z'));
+
+    let r = nextBackoffRecord(undefined, [], [done('Failed', '2026-01-01T00:01:00Z')]);
+    expect(r).toEqual({ failures: 1, lastFailure: at('2026-01-01T00:01:00Z') });
+    r = nextBackoffRecord(r, [], [done('Failed', '2026-01-01T00:03:00Z'), done('Failed', '2026-01-01T00:02:00Z')]);
+    expect(r).toEqual({ failures: 3, lastFailure: at('2026-01-01T00:03:00Z') });
+    // A success counts only the failures after it.
+    expect(nextBackoffRecord(r, [done('Succeeded', '2026-01-01T00:04:00Z')], [done('Failed', '2026-01-01T00:05:00Z')])).toEqual({
+      failures: 1,
+      lastFailure: at('2026-01-01T00:05:00Z'),
+    });
+    expect(nextBackoffRecord(r, [done('Succeeded', '2026-01-01T00:04:00Z')], [])).toEqual({ failures: 0 });
+
+    const t = at('2026-01-01T00:10:00Z');
+    expect(backoffRemainingMs(0, t, t, 10_000)).toBe(0);
+    expect(backoffRemainingMs(1, t, t + 4_000, 10_000)).toBe(6_000);
+    expect(backoffRemainingMs(3, t, t, 10_000)).toBe(40_000);
+    expect(backoffRemainingMs(20, t, t, 10_000)).toBe(600_000);
+    expect(backoffRemainingMs(1, t, t + 60_000, 10_000)).toBe(0);
+
+    // Per index: the index's latest failed pod's counts, plus its own failure.
+    const failedOf = (index: number, count: string, finishedAt: string): KubeObject => {
+      const p = done('Failed', finishedAt);
+      return {
+        ...p,
+        metadata: {
+          ...p.metadata,
+          annotations: { 'batch.kubernetes.io/job-completion-index': String(index), 'batch.kubernetes.io/job-index-failure-count': count },
+        },
+      };
+    };
+    const pods = [failedOf(0, '0', '2026-01-01T00:09:00Z'), failedOf(0, '1', '2026-01-01T00:10:00Z')];
+    expect(indexBackoffRemainingMs(pods, 0, t, 10_000)).toBe(20_000);
+    expect(indexBackoffRemainingMs(pods, 1, t, 10_000)).toBe(0);
   });
 });

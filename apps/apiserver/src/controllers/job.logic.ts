@@ -178,6 +178,68 @@ export function indexFailureCounts(
   };
 }
 
+/**
+ * When a pod finished (kube's getFinishedTime), in ms: the last of its containers' finishedAt once
+ * all have terminated, else when its Ready condition turned False, else its deletion time less
+ * its grace period, else its creation.
+ */
+export function podFinishedAt(pod: KubeObject): number {
+  const status = asMap(pod.status);
+  const containers = Array.isArray(status.containerStatuses) ? status.containerStatuses : [];
+  if (containers.length) {
+    const ends = containers.map((c) => Date.parse(String(asMap(asMap(asMap(c).state).terminated).finishedAt ?? '')));
+    if (ends.every((t) => Number.isFinite(t))) return Math.max(...ends);
+  }
+  const ready = (Array.isArray(status.conditions) ? status.conditions : []).map(asMap).find((c) => c.type === 'Ready');
+  const readyFalse = ready?.status === 'False' ? Date.parse(String(ready.lastTransitionTime ?? '')) : NaN;
+  if (Number.isFinite(readyFalse)) return readyFalse;
+  const deleted = Date.parse(String(pod.metadata.deletionTimestamp ?? ''));
+  if (Number.isFinite(deleted)) return deleted - num(pod.metadata.deletionGracePeriodSeconds) * 1000;
+  return Date.parse(String(pod.metadata.creationTimestamp ?? '')) || 0;
+}
+
+/** A Job's failures since its last success, and when the last of them happened (ms). */
+export interface BackoffRecord {
+  failures: number;
+  lastFailure?: number;
+}
+
+/** The record after the pods a sync found newly finished (kube's newBackoffRecord). */
+export function nextBackoffRecord(prev: BackoffRecord | undefined, succeeded: KubeObject[], failed: KubeObject[]): BackoffRecord {
+  const record: BackoffRecord = prev ? { ...prev } : { failures: 0 };
+  const failTimes = failed.map(podFinishedAt).sort((a, b) => a - b);
+  if (succeeded.length === 0) {
+    if (failTimes.length === 0) return record;
+    return { failures: record.failures + failTimes.length, lastFailure: failTimes[failTimes.length - 1] };
+  }
+  // A success starts over: only failures after the latest success count.
+  const lastSuccess = Math.max(...succeeded.map(podFinishedAt));
+  const after = failTimes.filter((t) => t > lastSuccess);
+  return after.length ? { failures: after.length, lastFailure: after[after.length - 1] } : { failures: 0 };
+}
+
+/** The longest pause before a failed pod is replaced (kube's MaxJobPodFailureBackOff). */
+export const MAX_POD_FAILURE_BACKOFF_MS = 600_000;
+
+/** How long pod creation must still wait after `failures` failures, the last at `lastFailure`. */
+export function backoffRemainingMs(failures: number, lastFailure: number | undefined, now: number, baseMs: number): number {
+  if (failures <= 0 || lastFailure === undefined) return 0;
+  const pause = Math.min(baseMs * 2 ** Math.min(failures - 1, 30), MAX_POD_FAILURE_BACKOFF_MS);
+  return Math.max(0, lastFailure + pause - now);
+}
+
+/**
+ * How long a new pod of `index` must still wait (backoffLimitPerIndex; kube's
+ * getRemainingTimePerIndex): by the failures its latest failed pod records, plus that failure.
+ */
+export function indexBackoffRemainingMs(pods: KubeObject[], index: number, now: number, baseMs: number): number {
+  const failed = pods.filter((p) => podIndex(p) === index && podFinished(p) === 'Failed');
+  if (failed.length === 0) return 0;
+  const total = (p: KubeObject) => countAnnotation(p, INDEX_FAILURE_COUNT) + countAnnotation(p, INDEX_IGNORED_FAILURE_COUNT);
+  const last = failed.reduce((a, b) => (total(b) > total(a) || (total(b) === total(a) && podFinishedAt(b) > podFinishedAt(a)) ? b : a));
+  return backoffRemainingMs(total(last) + 1, podFinishedAt(last), now, baseMs);
+}
+
 /** A pod being deleted that has not finished. */
 export function podTerminating(pod: KubeObject): boolean {
   return podFinished(pod) === undefined && !!pod.metadata.deletionTimestamp;
