@@ -2,7 +2,8 @@
  * The Job controller through kubectl: a Job gets its pods (from its template, with the tracking
  * finalizer), counts them when something writes their phase (nothing runs pods here, so the test
  * plays the kubelet through `/status`), completes (`kubectl wait --for=condition=complete`
- * returns) or fails past its backoff limit, runs Indexed Jobs index by index (and completes one
+ * returns) or fails past its backoff limit (replacing failed pods after a back-off that doubles),
+ * runs Indexed Jobs index by index (and completes one
  * by its success policy, or fails one on its failed indexes with backoffLimitPerIndex), replaces
  * terminating pods by its podReplacementPolicy, is suspended and resumed, is deleted after its
  * time to live, and lets its pods go when it is deleted.
