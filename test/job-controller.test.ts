@@ -3,10 +3,10 @@
  * finalizer), counts them when something writes their phase (nothing runs pods here, so the test
  * plays the kubelet through `/status`), completes (`kubectl wait --for=condition=complete`
  * returns) or fails past its backoff limit (replacing failed pods after a back-off that doubles),
- * runs Indexed Jobs index by index (and completes one
- * by its success policy, or fails one on its failed indexes with backoffLimitPerIndex), replaces
- * terminating pods by its podReplacementPolicy, is suspended and resumed, is deleted after its
- * time to live, and lets its pods go when it is deleted.
+ * runs Indexed Jobs index by index (and completes one by its success policy, or fails one on its
+ * failed indexes with backoffLimitPerIndex), replaces terminating pods by its
+ * podReplacementPolicy, is suspended and resumed, is deleted after its time to live, and lets its
+ * pods go when it is deleted.
  */
 import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
