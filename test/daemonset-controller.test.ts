@@ -107,7 +107,8 @@ describe('DaemonSet controller', () => {
     );
 
   beforeAll(async () => {
-    server = await startServer();
+    // Failed daemon pods on one node are deleted at most every 4 s at first (kube's 1 s, lengthened).
+    server = await startServer({ env: { KAPI_DAEMONSET_FAILED_POD_BACKOFF_MS: '4000' } });
   });
 
   afterAll(async () => {
@@ -171,6 +172,30 @@ describe('DaemonSet controller', () => {
       30_000,
     );
     expect(back.spec.nodeName).toBeUndefined();
+  });
+
+  it('replaces a failed daemon pod, and backs off on a node where they keep failing', async () => {
+    await addNode('f1', { pool: 'f' });
+    await k(['apply', '-f', '-'], { input: daemonSet('flaky', 'f') });
+    const fail = async (name: string) => {
+      const cur = (await request(server, 'GET', `${PODS}/${name}`)).json() as Pod;
+      cur.status = { ...cur.status, phase: 'Failed' };
+      expect((await request(server, 'PUT', `${PODS}/${name}/status`, { body: cur })).status).toBe(200);
+    };
+    const [first] = await waitNodes('flaky', ['f1']);
+    await fail(first!.metadata.name);
+    // The first failure: deleted and replaced at once.
+    const second = await waitFor('a second pod', async () => (await podsOf('flaky')).find((p) => p.metadata.name !== first!.metadata.name));
+    expect(await events('flaky', 'FailedDaemonPod')).toContain(`Found failed daemon pod ${NS}/${first!.metadata.name} on node f1, will try to kill it`);
+    // The next one on the same node within the back-off stays for now, then goes too.
+    await fail(second.metadata.name);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await podsOf('flaky')).map((p) => p.metadata.name)).toEqual([second.metadata.name]);
+    const third = await waitFor('a third pod', async () =>
+      (await podsOf('flaky')).find((p) => ![first!.metadata.name, second.metadata.name].includes(p.metadata.name)),
+    );
+    expect(nodeOf(third)).toBe('f1');
+    await k(['delete', 'ds', 'flaky', '-n', NS]);
   });
 
   it('rolls an update out within maxUnavailable and keeps revisions for rollout history, undo and status', async () => {

@@ -281,6 +281,16 @@ export const KAPI_ENV: readonly EnvVar[] = [
     use: 'test',
   },
   {
+    name: 'KAPI_DAEMONSET_FAILED_POD_BACKOFF_MS',
+    meaning:
+      'first pause before the DaemonSet controller deletes another failed daemon pod on the same node, doubled with each one up to 15 minutes (kube-controller-manager: 1 s, fixed)',
+    unit: 'ms',
+    min: 1,
+    max: 900_000,
+    productionDefault: '1000',
+    use: 'test',
+  },
+  {
     name: 'KAPI_TERMINATED_POD_GC_THRESHOLD',
     meaning:
       "terminated pods (Succeeded or Failed) kept before the pod garbage collector deletes the oldest (kube-controller-manager's --terminated-pod-gc-threshold); 0 keeps them all",

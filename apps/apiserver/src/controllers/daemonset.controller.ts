@@ -28,6 +28,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, type KindDeclaration } from '@app/registry';
 import type { Storage, StorageEvent } from '@app/storage';
+import { envInt } from '../config/env.js';
 import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
@@ -36,6 +37,7 @@ import {
   daemonPod,
   daemonSetRef,
   daemonSetStatus,
+  FailedPodBackoff,
   managePlan,
   podsByNode,
   revisionsToDelete,
@@ -73,6 +75,11 @@ class Requeue extends Error {}
 export class DaemonSetControllerRunner extends KindController {
   /** DaemonSet names per namespace, from the list and the watch. */
   private readonly names = new NamesByNamespace();
+  /**
+   * When a failed daemon pod may be deleted again, by DaemonSet and node: 1 s, doubled up to 15
+   * minutes (kube's failedPodsBackoff; `KAPI_DAEMONSET_FAILED_POD_BACKOFF_MS` sets the first pause).
+   */
+  private readonly failedPods = new FailedPodBackoff(envInt('KAPI_DAEMONSET_FAILED_POD_BACKOFF_MS') ?? 1000, 15 * 60_000);
 
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
     super(registry, storage, stores, recorder, USER);
@@ -89,6 +96,7 @@ export class DaemonSetControllerRunner extends KindController {
 
   protected override reset(): void {
     this.names.clear();
+    this.failedPods.clear();
   }
 
   protected watchPrefixes(): string[] {
@@ -154,6 +162,21 @@ export class DaemonSetControllerRunner extends KindController {
     let failed = false;
     let owned = pods;
     const plan = managePlan(ds, nodes, podsByNode(owned), hash);
+    // A failed daemon pod is deleted (and so replaced) only once its node's back-off has passed.
+    const now = Date.now();
+    let backedOff: number | undefined;
+    plan.delete = plan.delete.filter((d) => {
+      if (!d.failed) return true;
+      const node = `${ds.metadata.uid ?? ''}/${targetNode(d.pod) ?? ''}`;
+      const wait = this.failedPods.remaining(node, now);
+      if (wait > 0) {
+        backedOff = Math.min(backedOff ?? Infinity, wait);
+        return false;
+      }
+      this.failedPods.next(node, now);
+      return true;
+    });
+    this.failedPods.gc(now);
     const step = async (p: Plan) => {
       const r = await this.apply(ds, p, hash);
       failed ||= r.failed;
@@ -169,6 +192,7 @@ export class DaemonSetControllerRunner extends KindController {
     // Pods become available minReadySeconds after they are ready: look again then.
     const minReady = num(asMap(ds.spec).minReadySeconds);
     if (failed) this.requeueAfter(key, 5_000);
+    else if (backedOff !== undefined) this.requeueAfter(key, backedOff);
     else if (minReady > 0 && status.numberReady !== status.numberAvailable) this.requeueAfter(key, minReady * 1000);
   }
 

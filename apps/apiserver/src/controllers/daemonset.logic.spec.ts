@@ -3,6 +3,7 @@ import {
   daemonPod,
   daemonSetStatus,
   daemonTolerations,
+  FailedPodBackoff,
   managePlan,
   nodeShouldRun,
   podsByNode,
@@ -230,5 +231,20 @@ describe('DaemonSet controller rules', () => {
     const old = [3, 1, 2, 4].map(rev);
     expect(revisionsToDelete(ds({}, { revisionHistoryLimit: 2 }), old, [pod('a', 'h1')]).map((r) => r.metadata.name)).toEqual(['r2', 'r3']);
     expect(revisionsToDelete(ds(), old, [])).toEqual([]);
+  });
+  it('backs off failed daemon pods per key: 1 s, doubled up to the maximum, starting over after twice the maximum', () => {
+    const b = new FailedPodBackoff(1000, 8000);
+    expect(b.remaining('ds/n1', 0)).toBe(0);
+    b.next('ds/n1', 0);
+    expect([b.remaining('ds/n1', 400), b.remaining('ds/n1', 1000), b.remaining('ds/n2', 400)]).toEqual([600, 0, 0]);
+    b.next('ds/n1', 1000);
+    expect(b.remaining('ds/n1', 1000)).toBe(2000);
+    for (const t of [3000, 7000, 15000]) b.next('ds/n1', t);
+    expect(b.remaining('ds/n1', 15000)).toBe(8000);
+    // Quiet for more than twice the maximum: the next failure starts at 1 s again.
+    b.next('ds/n1', 40000);
+    expect(b.remaining('ds/n1', 40000)).toBe(1000);
+    b.gc(60000);
+    expect(b.remaining('ds/n1', 40500)).toBe(0);
   });
 });

@@ -446,3 +446,41 @@ export function revisionsToDelete(ds: KubeObject, old: KubeObject[], pods: KubeO
 export function revisionToKeep(current: KubeObject[]): KubeObject | undefined {
   return [...current].sort((a, b) => revisionNumber(b) - revisionNumber(a))[0];
 }
+
+/**
+ * Back-off per key (client-go's flowcontrol.Backoff, without jitter): the first `next` sets the
+ * initial pause, each later one doubles it up to `maxMs`; an entry not updated for twice the
+ * maximum starts over. The DaemonSet controller keys it by DaemonSet and node, so a daemon pod
+ * that keeps failing on a node is not deleted and recreated in a hot loop.
+ */
+export class FailedPodBackoff {
+  private readonly entries = new Map<string, { pauseMs: number; lastUpdate: number }>();
+
+  constructor(
+    private readonly initialMs: number,
+    private readonly maxMs: number,
+  ) {}
+
+  /** How long the key is still backed off at `now` since its last update (0: not). */
+  remaining(key: string, now: number): number {
+    const e = this.entries.get(key);
+    if (!e) return 0;
+    return Math.max(0, e.lastUpdate + e.pauseMs - now);
+  }
+
+  /** Records another failure of the key at `now`. */
+  next(key: string, now: number): void {
+    const e = this.entries.get(key);
+    const pauseMs = !e || now - e.lastUpdate > 2 * this.maxMs ? this.initialMs : Math.min(e.pauseMs * 2, this.maxMs);
+    this.entries.set(key, { pauseMs, lastUpdate: now });
+  }
+
+  /** Drops the entries that have expired (not updated for twice the maximum). */
+  gc(now: number): void {
+    for (const [k, e] of this.entries) if (now - e.lastUpdate > 2 * this.maxMs) this.entries.delete(k);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
