@@ -5,8 +5,8 @@
  * returns) or fails past its backoff limit (replacing failed pods after a back-off that doubles),
  * runs Indexed Jobs index by index (and completes one by its success policy, or fails one on its
  * failed indexes with backoffLimitPerIndex), replaces terminating pods by its
- * podReplacementPolicy, is suspended and resumed, is deleted after its time to live, and lets its
- * pods go when it is deleted.
+ * podReplacementPolicy, leaves a Job managed by another controller alone, is suspended and
+ * resumed, is deleted after its time to live, and lets its pods go when it is deleted.
  */
 import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
@@ -348,6 +348,24 @@ describe('Job controller', () => {
       message: 'Job has exceeded the specified maximal number of failed indexes',
     });
     await waitFor('the pod of index 1 gone', async () => live(await podsOf('capped'), '1') === undefined || undefined);
+  });
+
+  it('leaves a Job whose managedBy names another controller to it', async () => {
+    const jobYaml = (name: string, managedBy?: string) =>
+      JSON.stringify({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name },
+        spec: { ...(managedBy ? { managedBy } : {}), template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+      });
+    await k(['apply', '-n', NS, '-f', '-'], { input: jobYaml('elsewhere', 'example.com/batch') });
+    await k(['apply', '-n', NS, '-f', '-'], { input: jobYaml('here', 'kubernetes.io/job-controller') });
+    // The controller takes Jobs in the order it sees them: once the second has its pod, it has
+    // looked at the first.
+    await waitPods('here', 1);
+    expect(await podsOf('elsewhere')).toEqual([]);
+    expect((await job('elsewhere')).status?.startTime).toBeUndefined();
+    await k(['delete', 'job', 'elsewhere', 'here', '-n', NS]);
   });
 
   it('a suspended Job has no pods until resumed', async () => {

@@ -43,6 +43,7 @@ import {
   indexesToStart,
   isFinished,
   isIndexed,
+  managedElsewhere,
   backoffRemainingMs,
   indexBackoffRemainingMs,
   nextBackoffRecord,
@@ -139,6 +140,8 @@ export class JobControllerRunner extends KindController {
     } catch (e) {
       if (codeOf(e) !== 404) throw e;
     }
+    // A Job another controller manages (`spec.managedBy`) is left to it, pods and status.
+    if (found && !found.metadata.deletionTimestamp && managedElsewhere(found)) return;
     const listed = (await this.storage.list(collectionPrefix(this.pods()!, ns), { consistency: { mode: 'MostRecent' } })).items;
     // The pods of a Job that is gone or going (or of an earlier Job of that name) keep no
     // tracking finalizer, or they could never be deleted.

@@ -1,5 +1,6 @@
 import type { KubeObject } from '@app/apimachinery';
 import {
+  managedElsewhere,
   backoffRemainingMs,
   indexBackoffRemainingMs,
   nextBackoffRecord,
@@ -236,5 +237,10 @@ describe('job logic', () => {
     const pods = [failedOf(0, '0', '2026-01-01T00:09:00Z'), failedOf(0, '1', '2026-01-01T00:10:00Z')];
     expect(indexBackoffRemainingMs(pods, 0, t, 10_000)).toBe(20_000);
     expect(indexBackoffRemainingMs(pods, 1, t, 10_000)).toBe(0);
+  });
+  it('leaves a Job managed by another controller alone', () => {
+    expect(managedElsewhere(job({}))).toBe(false);
+    expect(managedElsewhere(job({ managedBy: 'kubernetes.io/job-controller' }))).toBe(false);
+    expect(managedElsewhere(job({ managedBy: 'kueue.x-k8s.io/multikueue' }))).toBe(true);
   });
 });

@@ -136,6 +136,15 @@ export function podActive(pod: KubeObject): boolean {
   return podFinished(pod) === undefined && !pod.metadata.deletionTimestamp;
 }
 
+/** The value of `spec.managedBy` that names this controller (kube's batch.JobControllerName). */
+export const JOB_CONTROLLER_NAME = 'kubernetes.io/job-controller';
+
+/** Whether another controller manages the Job (`spec.managedBy` set to another name). */
+export function managedElsewhere(job: KubeObject): boolean {
+  const by = asMap(job.spec).managedBy;
+  return typeof by === 'string' && by !== JOB_CONTROLLER_NAME;
+}
+
 /** Whether the Job limits failures per index (an Indexed Job with backoffLimitPerIndex). */
 export function hasBackoffLimitPerIndex(job: KubeObject): boolean {
   return isIndexed(job) && typeof asMap(job.spec).backoffLimitPerIndex === 'number';
