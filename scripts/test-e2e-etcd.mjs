@@ -16,7 +16,8 @@
  *                               faults injected into the built-in store's LevelDB and files
  *   soak.test.ts                a three-node built-in cluster under load for a minute
  *   deploy.test.ts              the built-in cluster's launcher, compose file and haproxy
- *   bench.test.ts               the built-in store's benchmarks
+ *   bench.test.ts, bench.storage.test.ts
+ *                               the built-in store's benchmarks
  *   etcd3.backend.test.ts       starts its own three-member etcd already (runs in npm test)
  *   etcd.differential.test.ts   the built-in store's etcd API compared with an etcd member
  *   etcd.concurrency.test.ts    the built-in store's Lock and Election services compared with an etcd member
@@ -35,7 +36,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ignored = [
   '/node_modules/',
   '/test/(client-node-2|chaos|raft|support)/',
-  '/test/(cluster|cluster\\.compaction|rbac\\.cluster|storage\\.failure|disk-faults|disk-faults\\.cluster|soak|deploy|bench|etcd3\\.backend|etcd\\.differential|etcd\\.concurrency|snapshot-restore)\\.test\\.ts$',
+  '/test/(cluster|cluster\\.compaction|rbac\\.cluster|storage\\.failure|disk-faults|disk-faults\\.cluster|soak|deploy|bench|bench\\.storage|etcd3\\.backend|etcd\\.differential|etcd\\.concurrency|snapshot-restore)\\.test\\.ts$',
 ].join('|');
 const args = [
   '--experimental-vm-modules',
