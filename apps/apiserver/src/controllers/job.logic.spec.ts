@@ -7,6 +7,7 @@ import {
   podFinishedAt,
   failsIndex,
   indexFailureCounts,
+  lastFailedPodOfIndex,
   onlyReplaceFailedPods,
   podTerminating,
   successPolicyMatch,
@@ -237,6 +238,33 @@ describe('job logic', () => {
     const pods = [failedOf(0, '0', '2026-01-01T00:09:00Z'), failedOf(0, '1', '2026-01-01T00:10:00Z')];
     expect(indexBackoffRemainingMs(pods, 0, t, 10_000)).toBe(20_000);
     expect(indexBackoffRemainingMs(pods, 1, t, 10_000)).toBe(0);
+  });
+  it("finds an index's latest failed pod: most failures recorded, the later finished on a tie", () => {
+    const pod = (name: string, index: number, phase: string, counts: [string, string], finishedAt: string): KubeObject => ({
+      metadata: {
+        name,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        annotations: {
+          'batch.kubernetes.io/job-completion-index': String(index),
+          'batch.kubernetes.io/job-index-failure-count': counts[0],
+          'batch.kubernetes.io/job-index-ignored-failure-count': counts[1],
+        },
+      },
+      status: { phase, containerStatuses: [{ name: 'c', state: { terminated: { exitCode: 1, finishedAt } } }] },
+    });
+    const early = pod('early', 0, 'Failed', ['1', '0'], '2026-01-01T00:01:00Z');
+    const late = pod('late', 0, 'Failed', ['0', '1'], '2026-01-01T00:02:00Z');
+    const most = pod('most', 0, 'Failed', ['1', '1'], '2026-01-01T00:00:30Z');
+    const running = pod('running', 0, 'Running', ['5', '0'], '2026-01-01T00:03:00Z');
+    const other = pod('other', 1, 'Failed', ['7', '0'], '2026-01-01T00:04:00Z');
+    // Ignored failures count too; on equal counts the later finished pod wins, in any order.
+    expect(lastFailedPodOfIndex([late, early], 0)?.metadata.name).toBe('late');
+    expect(lastFailedPodOfIndex([early, late], 0)?.metadata.name).toBe('late');
+    expect(lastFailedPodOfIndex([late, most, early, running, other], 0)?.metadata.name).toBe('most');
+    expect(lastFailedPodOfIndex([running, other], 0)).toBeUndefined();
+    // Both the new pod's counts and its back-off follow that pod.
+    expect(indexFailureCounts([early, late], 0, () => undefined)).toEqual({ failures: 1, ignored: 1 });
+    expect(indexBackoffRemainingMs([early, late], 0, Date.parse('2026-01-01T00:02:00Z'), 10_000)).toBe(20_000);
   });
   it('leaves a Job managed by another controller alone', () => {
     expect(managedElsewhere(job({}))).toBe(false);

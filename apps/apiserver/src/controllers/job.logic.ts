@@ -165,6 +165,29 @@ export function failsIndex(job: KubeObject, pod: KubeObject, verdict: PolicyMatc
   return countAnnotation(pod, INDEX_FAILURE_COUNT) + 1 > num(asMap(job.spec).backoffLimitPerIndex);
 }
 
+/** The failures of its index a pod records (counted and ignored). */
+function indexFailuresRecorded(pod: KubeObject): number {
+  return countAnnotation(pod, INDEX_FAILURE_COUNT) + countAnnotation(pod, INDEX_IGNORED_FAILURE_COUNT);
+}
+
+/**
+ * The latest failed pod of `index`: the one recording the most failures of its index (each
+ * replacement carries its predecessor's count plus one), the later finished on a tie.
+ */
+export function lastFailedPodOfIndex(pods: KubeObject[], index: number): KubeObject | undefined {
+  let last: KubeObject | undefined;
+  for (const p of pods) {
+    if (podIndex(p) !== index || podFinished(p) !== 'Failed') continue;
+    if (!last) {
+      last = p;
+      continue;
+    }
+    const d = indexFailuresRecorded(p) - indexFailuresRecorded(last);
+    if (d > 0 || (d === 0 && podFinishedAt(p) > podFinishedAt(last))) last = p;
+  }
+  return last;
+}
+
 /**
  * The failure counts a new pod of `index` starts with (kube's getNewIndexFailureCounts): those of
  * the index's latest failed pod, plus that pod's own failure (in the ignored count when the
@@ -175,11 +198,8 @@ export function indexFailureCounts(
   index: number,
   verdict: (p: KubeObject) => PolicyMatch | undefined,
 ): { failures: number; ignored: number } {
-  const failed = pods.filter((p) => podIndex(p) === index && podFinished(p) === 'Failed');
-  if (failed.length === 0) return { failures: 0, ignored: 0 };
-  const created = (p: KubeObject) => Date.parse(String(p.metadata.creationTimestamp ?? '')) || 0;
-  const total = (p: KubeObject) => countAnnotation(p, INDEX_FAILURE_COUNT) + countAnnotation(p, INDEX_IGNORED_FAILURE_COUNT);
-  const last = failed.reduce((a, b) => (total(b) > total(a) || (total(b) === total(a) && created(b) > created(a)) ? b : a));
+  const last = lastFailedPodOfIndex(pods, index);
+  if (!last) return { failures: 0, ignored: 0 };
   const ignoredNow = verdict(last)?.action === 'Ignore';
   return {
     failures: countAnnotation(last, INDEX_FAILURE_COUNT) + (ignoredNow ? 0 : 1),
@@ -242,11 +262,9 @@ export function backoffRemainingMs(failures: number, lastFailure: number | undef
  * getRemainingTimePerIndex): by the failures its latest failed pod records, plus that failure.
  */
 export function indexBackoffRemainingMs(pods: KubeObject[], index: number, now: number, baseMs: number): number {
-  const failed = pods.filter((p) => podIndex(p) === index && podFinished(p) === 'Failed');
-  if (failed.length === 0) return 0;
-  const total = (p: KubeObject) => countAnnotation(p, INDEX_FAILURE_COUNT) + countAnnotation(p, INDEX_IGNORED_FAILURE_COUNT);
-  const last = failed.reduce((a, b) => (total(b) > total(a) || (total(b) === total(a) && podFinishedAt(b) > podFinishedAt(a)) ? b : a));
-  return backoffRemainingMs(total(last) + 1, podFinishedAt(last), now, baseMs);
+  const last = lastFailedPodOfIndex(pods, index);
+  if (!last) return 0;
+  return backoffRemainingMs(indexFailuresRecorded(last) + 1, podFinishedAt(last), now, baseMs);
 }
 
 /** A pod being deleted that has not finished. */
