@@ -401,6 +401,12 @@ function flagValue(args: readonly string[], flag: string): string | undefined {
 }
 
 /**
+ * The Nodes tests register have no kubelet behind them: they post status once or never. The
+ * node lifecycle controller would turn them Unknown and taint them after a minute, so the test
+ * servers give nodes a day of grace unless a test sets its own (test/node-lifecycle.test.ts).
+ */
+const NO_KUBELET_ENV: Record<string, string> = { KAPI_NODE_STARTUP_GRACE_MS: '86400000', KAPI_NODE_MONITOR_GRACE_MS: '86400000' };
+/**
  * Starts an API server process (see the module comment for the contract) and waits until it is
  * ready. Call `handle.cleanup()` (or `stop()`) in afterAll/afterEach.
  */
@@ -430,7 +436,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Server
     harnessDir,
     base,
     [...(opts.wrap ?? []), process.execPath, ...args],
-    opts.env ?? {},
+    { ...NO_KUBELET_ENV, ...opts.env },
     opts.readyTimeoutMs ?? 45_000,
     pkiDir,
     host,

@@ -271,6 +271,36 @@ export const KAPI_ENV: readonly EnvVar[] = [
     use: 'test',
   },
   {
+    name: 'KAPI_NODE_MONITOR_PERIOD_MS',
+    meaning:
+      "interval of the node lifecycle controller's passes (kube-controller-manager's --node-monitor-period); the taint eviction controller's passes run every second, or at this interval when shorter",
+    unit: 'ms',
+    min: 100,
+    max: 3_600_000,
+    productionDefault: '5000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_NODE_MONITOR_GRACE_MS',
+    meaning:
+      "how long a node that has posted status may stay silent (no new heartbeat of its Ready condition, no renewal of its Lease) before its conditions become Unknown (kube-controller-manager's --node-monitor-grace-period)",
+    unit: 'ms',
+    min: 100,
+    max: 86_400_000,
+    productionDefault: '50000',
+    use: 'tuning',
+  },
+  {
+    name: 'KAPI_NODE_STARTUP_GRACE_MS',
+    meaning:
+      "how long after its creation a node that never posted status may stay silent before its conditions become Unknown (kube-controller-manager's --node-startup-grace-period)",
+    unit: 'ms',
+    min: 100,
+    max: 86_400_000,
+    productionDefault: '60000',
+    use: 'tuning',
+  },
+  {
     name: 'KAPI_JOB_POD_FAILURE_BACKOFF_MS',
     meaning:
       "first pause before a Job's failed pod is replaced, doubled with every failure since the last success up to 10 minutes (kube-controller-manager: 10 s, fixed)",

@@ -31,6 +31,7 @@ import { CsrApprovingRunner, CsrCleanerRunner, CsrSigningRunner } from './csr.co
 import { LegacyTokenControllerRunner, RootCaPublisherRunner, ServiceAccountControllerRunner } from './serviceaccount.controllers.js';
 import { EphemeralVolumeControllerRunner } from './ephemeral-volume.controller.js';
 import { PersistentVolumeControllerRunner } from './persistentvolume.controller.js';
+import { NodeLifecycleRunner, TaintEvictionRunner } from './node-lifecycle.controller.js';
 import { PodGarbageCollectorRunner } from './podgc.controller.js';
 import { ReplicaSetControllerRunner, ReplicationControllerRunner } from './replicaset.controller.js';
 import { StatefulSetControllerRunner } from './statefulset.controller.js';
@@ -109,6 +110,8 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     PersistentVolumeControllerRunner,
     EphemeralVolumeControllerRunner,
     PodGarbageCollectorRunner,
+    NodeLifecycleRunner,
+    TaintEvictionRunner,
     ResourceQuotaControllerRunner,
     DisruptionControllerRunner,
     EndpointsControllerRunner,

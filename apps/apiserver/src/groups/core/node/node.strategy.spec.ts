@@ -42,6 +42,7 @@ describe('Node strategy', () => {
 
   it('STATUS and ROLES columns', () => {
     expect(nodeStatusCell(node())).toBe('Unknown');
+    expect(nodeStatusCell(node({}, { status: { conditions: [{ type: 'Ready', status: 'Unknown' }] } }))).toBe('NotReady');
     expect(nodeStatusCell(node({ unschedulable: true }, { status: { conditions: [{ type: 'Ready', status: 'False' }] } }))).toBe('NotReady,SchedulingDisabled');
     expect(nodeRolesCell({ metadata: { labels: { 'node-role.kubernetes.io/control-plane': '', 'kubernetes.io/role': 'edge' } } })).toBe('control-plane,edge');
     expect(nodeRolesCell(node())).toBe('<none>');

@@ -112,11 +112,14 @@ export const nodeStatusStrategy: SubresourceStrategy = {
   validateUpdate: (node, old) => validateNodeUpdate(node, old),
 };
 
-/** kubectl's STATUS cell: the Ready condition (Ready, NotReady, Unknown), then SchedulingDisabled. */
+/**
+ * kubectl's STATUS cell: Ready when the Ready condition is True, NotReady when it is anything
+ * else (False or Unknown), Unknown when there is none; then SchedulingDisabled.
+ */
 export function nodeStatusCell(node: KubeObject): string {
   const conds = asMap(node.status).conditions;
   const ready = Array.isArray(conds) ? (conds as Array<Record<string, unknown>>).find((c) => c.type === 'Ready') : undefined;
-  const parts = [ready === undefined ? 'Unknown' : ready.status === 'True' ? 'Ready' : ready.status === 'False' ? 'NotReady' : 'Unknown'];
+  const parts = [ready === undefined ? 'Unknown' : ready.status === 'True' ? 'Ready' : 'NotReady'];
   if (asMap(node.spec).unschedulable === true) parts.push('SchedulingDisabled');
   return parts.join(',');
 }

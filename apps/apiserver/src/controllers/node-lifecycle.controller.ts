@@ -1,0 +1,288 @@
+/**
+ * The node lifecycle controller (kube-controller-manager's `node-lifecycle-controller`) and the
+ * taint eviction controller (`taint-eviction-controller`), in passes (the rules are in
+ * node-lifecycle.logic.ts):
+ *  - every `KAPI_NODE_MONITOR_PERIOD_MS` (5 s) the nodes and their Leases in kube-node-lease are
+ *    read; a node not heard from for its grace period (`KAPI_NODE_MONITOR_GRACE_MS`, 50 s, or
+ *    `KAPI_NODE_STARTUP_GRACE_MS`, 60 s, for one that never posted status) has its kubelet's
+ *    conditions set Unknown, a NodeNotReady Event, and its pods' Ready condition set False;
+ *  - the NoSchedule taints follow the conditions (not-ready, unreachable, the pressures,
+ *    network-unavailable) and `spec.unschedulable`;
+ *  - the NoExecute taints not-ready and unreachable follow the Ready condition, added at most one
+ *    node per 10 s per zone (none while more than 55% of a zone of over 2 nodes is down and
+ *    the zone has 50 nodes or fewer), and removed from every node while all zones are down (a
+ *    control plane cut off from its nodes evicts nothing);
+ *  - every second, a pod on a node with NoExecute taints it does not tolerate, or tolerates for
+ *    `tolerationSeconds` that have passed since the taint was added, gets the DisruptionTarget
+ *    condition and is deleted, with a TaintManagerEviction Event.
+ * Writes carry the object's resourceVersion: a conflict leaves the node or pod to the next pass.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import type { KubeObject } from '@app/apimachinery';
+import { collectionPrefix, KindRegistry, type KindDeclaration } from '@app/registry';
+import type { Storage } from '@app/storage';
+import { envInt } from '../config/env.js';
+import { asMap } from '../groups/core/core.helpers.js';
+import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
+import { controllerContext, ManagedController, type ControllerRunner } from './controller.runner.js';
+import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
+import {
+  evictionRate,
+  evictionTime,
+  hasNoExecuteTaint,
+  noExecuteTaintWanted,
+  noScheduleTaints,
+  observeNode,
+  podMarkedNotReady,
+  podWithTaintEvictionCondition,
+  readyStatus,
+  TokenBucket,
+  withNoExecuteTaint,
+  zoneOf,
+  zoneState,
+  type NodeHealth,
+} from './node-lifecycle.logic.js';
+
+const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
+/** A write that lost a race or whose object is gone: the next pass looks again. */
+const isRace = (e: unknown): boolean => codeOf(e) === 409 || codeOf(e) === 404;
+const mostRecent = { consistency: { mode: 'MostRecent' as const } };
+
+/** A periodic pass while this node holds the controller Lease; a failed pass is logged and the next one tries again. */
+abstract class PassRunner implements ControllerRunner {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+
+  protected constructor(
+    protected readonly registry: KindRegistry,
+    protected readonly storage: Storage,
+    protected readonly stores: StoreFactory,
+    /** The component named in logs and as field manager. */
+    private readonly component: string,
+    /** The kube-system service account it writes as. */
+    private readonly user: string,
+  ) {}
+
+  protected decl(group: string, plural: string): KindDeclaration | undefined {
+    return this.registry.lookup(group, 'v1', plural) as KindDeclaration | undefined;
+  }
+
+  protected abstract period(): number;
+  protected abstract run(): Promise<void>;
+  protected reset(): void {}
+
+  start(): void {
+    if (!this.decl('', 'pods') || !this.decl('', 'nodes')) return;
+    this.timer = setInterval(() => void this.pass(), this.period());
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.reset();
+  }
+
+  async pass(): Promise<void> {
+    if (this.running || !this.timer) return;
+    this.running = true;
+    try {
+      await this.run();
+    } catch (e) {
+      process.stderr.write(`${this.component}: ${(e as Error).message}\n`);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  protected async list(group: string, plural: string, ns = ''): Promise<KubeObject[]> {
+    return (await this.storage.list(collectionPrefix(this.decl(group, plural)!, ns), mostRecent)).items;
+  }
+
+  protected write(obj: KubeObject, subresource?: 'status'): Promise<{ object: KubeObject }> {
+    const plural = obj.metadata.namespace ? 'pods' : 'nodes';
+    return this.stores.storeFor(this.decl('', plural)!).update(obj.metadata.namespace ?? '', obj.metadata.name ?? '', obj, {
+      ctx: controllerContext(this.user),
+      fieldValidation: 'Ignore',
+      fieldManager: this.component,
+      ...(subresource ? { subresource } : {}),
+    });
+  }
+}
+
+@ManagedController({ name: 'node-lifecycle-controller' })
+@Injectable()
+export class NodeLifecycleRunner extends PassRunner {
+  private readonly health = new Map<string, NodeHealth>();
+  private readonly zones = new Map<string, TokenBucket>();
+  private readonly events: ComponentRecorder;
+
+  constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
+    super(registry, storage, stores, 'node-lifecycle-controller', 'node-controller');
+    this.events = recorder.for('node-controller');
+  }
+
+  protected period(): number {
+    return envInt('KAPI_NODE_MONITOR_PERIOD_MS') ?? 5_000;
+  }
+
+  protected override reset(): void {
+    this.health.clear();
+    this.zones.clear();
+  }
+
+  protected async run(): Promise<void> {
+    const grace = { startupMs: envInt('KAPI_NODE_STARTUP_GRACE_MS') ?? 60_000, monitorMs: envInt('KAPI_NODE_MONITOR_GRACE_MS') ?? 50_000 };
+    const nodes = await this.list('', 'nodes');
+    const leases = new Map<string, string>();
+    if (this.decl('coordination.k8s.io', 'leases')) {
+      for (const l of await this.list('coordination.k8s.io', 'leases', 'kube-node-lease')) {
+        const renew = asMap(l.spec).renewTime;
+        if (typeof renew === 'string') leases.set(l.metadata.name ?? '', renew);
+      }
+    }
+    const seen = new Set<string>();
+    const current: KubeObject[] = [];
+    for (let node of nodes) {
+      const name = node.metadata.name ?? '';
+      seen.add(name);
+      const now = Date.now();
+      const obs = observeNode(node, this.health.get(name), leases.get(name), now, grace);
+      this.health.set(name, obs.health);
+      if (obs.conditions) {
+        try {
+          node = (await this.write({ ...node, status: { ...asMap(node.status), conditions: obs.conditions } }, 'status')).object;
+        } catch (e) {
+          if (!isRace(e)) throw e;
+          this.health.delete(name);
+          continue;
+        }
+        if (obs.wasReady) {
+          this.events.record(node, 'Normal', 'NodeNotReady', 'Node %s status is now: %s', name, 'NodeNotReady');
+          await this.markPodsNotReady(name, now);
+        }
+      }
+      const taints = noScheduleTaints(node);
+      if (taints) {
+        const written = await this.withTaints(node, taints);
+        if (!written) continue;
+        node = written;
+      }
+      current.push(node);
+    }
+    for (const name of [...this.health.keys()]) if (!seen.has(name)) this.health.delete(name);
+    await this.noExecutePass(current);
+  }
+
+  /** Sets the node's taints; the node as written, or undefined when it changed meanwhile. */
+  private async withTaints(node: KubeObject, taints: unknown[]): Promise<KubeObject | undefined> {
+    try {
+      return (await this.write({ ...node, spec: { ...asMap(node.spec), taints } })).object;
+    } catch (e) {
+      if (!isRace(e)) throw e;
+      return undefined;
+    }
+  }
+
+  private async markPodsNotReady(nodeName: string, now: number): Promise<void> {
+    for (const pod of await this.list('', 'pods')) {
+      if (asMap(pod.spec).nodeName !== nodeName) continue;
+      const marked = podMarkedNotReady(pod, now);
+      if (!marked) continue;
+      try {
+        await this.write(marked, 'status');
+      } catch (e) {
+        if (!isRace(e)) throw e;
+      }
+    }
+  }
+
+  /** kube's doNoExecuteTaintingPass with handleDisruption, once per pass. */
+  private async noExecutePass(nodes: KubeObject[]): Promise<void> {
+    const now = Date.now();
+    const counts = new Map<string, { ready: number; notReady: number }>();
+    for (const n of nodes) {
+      const c = counts.get(zoneOf(n)) ?? { ready: 0, notReady: 0 };
+      if (readyStatus(n) === 'True') c.ready++;
+      else c.notReady++;
+      counts.set(zoneOf(n), c);
+    }
+    const states = new Map([...counts].map(([z, c]) => [z, zoneState(c.ready, c.notReady)]));
+    const allDown = states.size > 0 && [...states.values()].every((s) => s === 'FullDisruption');
+    for (const [zone, state] of states) {
+      const rate = evictionRate(state, counts.get(zone)!.ready + counts.get(zone)!.notReady);
+      const bucket = this.zones.get(zone);
+      if (bucket) bucket.setRate(rate, now);
+      else this.zones.set(zone, new TokenBucket(rate, now));
+    }
+    for (const [zone] of this.zones) if (!states.has(zone)) this.zones.delete(zone);
+    for (const node of nodes) {
+      const ready = readyStatus(node);
+      if (ready === undefined) continue;
+      const want = allDown ? undefined : noExecuteTaintWanted(node);
+      // A new taint waits for its zone's turn; a swap between the two or a removal does not.
+      if (want !== undefined && !hasNoExecuteTaint(node) && !this.zones.get(zoneOf(node))!.take(now)) continue;
+      const taints = withNoExecuteTaint(node, want, now);
+      if (taints) await this.withTaints(node, taints);
+    }
+  }
+}
+
+@ManagedController({ name: 'taint-eviction-controller' })
+@Injectable()
+export class TaintEvictionRunner extends PassRunner {
+  /** When a pod was first seen on a tainted node whose taints carry no timeAdded. */
+  private readonly seen = new Map<string, number>();
+  private readonly events: ComponentRecorder;
+
+  constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
+    super(registry, storage, stores, 'taint-eviction-controller', 'taint-eviction-controller');
+    this.events = recorder.for('taint-eviction-controller');
+  }
+
+  protected period(): number {
+    return Math.min(1_000, envInt('KAPI_NODE_MONITOR_PERIOD_MS') ?? 5_000);
+  }
+
+  protected override reset(): void {
+    this.seen.clear();
+  }
+
+  protected async run(): Promise<void> {
+    const tainted = new Map<string, unknown[]>();
+    for (const n of await this.list('', 'nodes')) {
+      const taints = (asMap(n.spec).taints ?? []) as Array<Record<string, unknown>>;
+      if (Array.isArray(taints) && taints.some((t) => asMap(t).effect === 'NoExecute')) tainted.set(n.metadata.name ?? '', taints);
+    }
+    if (tainted.size === 0) {
+      this.seen.clear();
+      return;
+    }
+    const now = Date.now();
+    const live = new Set<string>();
+    for (const pod of await this.list('', 'pods')) {
+      const taints = tainted.get(String(asMap(pod.spec).nodeName ?? ''));
+      if (!taints || pod.metadata.deletionTimestamp) continue;
+      const key = pod.metadata.uid ?? `${pod.metadata.namespace}/${pod.metadata.name}`;
+      live.add(key);
+      if (!this.seen.has(key)) this.seen.set(key, now);
+      const at = evictionTime(pod, taints as Array<Record<string, unknown>>, this.seen.get(key)!);
+      if (at === undefined || at > now) continue;
+      await this.evict(pod, now);
+    }
+    for (const key of [...this.seen.keys()]) if (!live.has(key)) this.seen.delete(key);
+  }
+
+  private async evict(pod: KubeObject, now: number): Promise<void> {
+    const ns = pod.metadata.namespace ?? '';
+    const name = pod.metadata.name ?? '';
+    this.events.record(pod, 'Normal', 'TaintManagerEviction', 'Marking for deletion Pod %s', `${ns}/${name}`);
+    const store = this.stores.storeFor(this.decl('', 'pods')!);
+    try {
+      await this.write(podWithTaintEvictionCondition(pod, now), 'status');
+      await store.delete(ns, name, { preconditions: { uid: pod.metadata.uid } }, controllerContext('taint-eviction-controller'));
+    } catch (e) {
+      if (!isRace(e)) throw e;
+    }
+  }
+}
