@@ -21,7 +21,8 @@ type Node = { spec: { taints?: Taint[] }; status?: { conditions?: Condition[] } 
 const k = (args: string[], input?: string) => kubectl(server, args, input === undefined ? {} : { input });
 const getNode = async (name: string): Promise<Node> => JSON.parse((await k(['get', 'node', name, '-o', 'json'])).stdout) as Node;
 const taintsOf = async (name: string): Promise<string[]> => ((await getNode(name)).spec.taints ?? []).map((t) => `${t.key}:${t.effect}`).sort();
-const conditionOf = async (name: string, type: string): Promise<Condition | undefined> => (await getNode(name)).status?.conditions?.find((c) => c.type === type);
+const conditionOf = async (name: string, type: string): Promise<Condition | undefined> =>
+  (await getNode(name)).status?.conditions?.find((c) => c.type === type);
 const podNames = async (): Promise<string[]> =>
   (await k(['get', 'pods', '-n', NS, '-o', 'jsonpath={.items[*].metadata.name}'])).stdout.split(' ').filter(Boolean).sort();
 
@@ -153,6 +154,14 @@ it('marks a node that stops posting status Unknown, taints it, marks its pods no
   await waitFor('flaky untainted', async () => (await taintsOf('flaky')).length === 0);
   expect((await conditionOf('flaky', 'Ready'))?.status).toBe('True');
   expect(await podNames()).toEqual(['default', 'forever']);
+  // The eviction the default toleration had set for 300 s later is called off.
+  await waitFor('cancellation event', async () =>
+    (await k(['get', 'events', '-n', NS, '--field-selector', 'reason=TaintManagerEviction', '-o', 'jsonpath={.items[*].message}'])).stdout.includes(
+      `Cancelling deletion of Pod ${NS}/default`,
+    ),
+  );
+  const cancelled = (await k(['get', 'events', '-n', NS, '--field-selector', 'reason=TaintManagerEviction', '-o', 'jsonpath={.items[*].message}'])).stdout;
+  expect(cancelled).not.toContain(`Cancelling deletion of Pod ${NS}/forever`);
 });
 
 it('marks a node that never posted status NodeStatusNeverUpdated after the startup grace period', async () => {
@@ -183,4 +192,24 @@ it('taints a cordoned node unschedulable, and evicts pods that do not tolerate a
   expect(await podNames()).toContain('tolerant');
   // Other taints are the operator's: the controller leaves this one in place.
   expect(await taintsOf('steady')).toEqual(['example.com/maintenance:NoExecute']);
+});
+
+it('evicts nothing while every node is down: the NoExecute readiness taints are taken off', async () => {
+  await createPod('short', 'flaky', {
+    tolerations: [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 3 }],
+  });
+  beating = new Set();
+  await waitFor(
+    'both Unknown',
+    async () => (await conditionOf('steady', 'Ready'))?.status === 'Unknown' && (await conditionOf('flaky', 'Ready'))?.status === 'Unknown',
+  );
+  await waitFor('only NoSchedule readiness taints', async () => {
+    const all = [...(await taintsOf('steady')), ...(await taintsOf('flaky'))];
+    return all.includes('node.kubernetes.io/unreachable:NoSchedule') && !all.some((t) => t.startsWith('node.kubernetes.io/unreachable:NoExecute'));
+  });
+  // Past its 3 s toleration: the pod stays (a node that went down a pass before the other was
+  // tainted for a moment, well within those 3 s).
+  await new Promise((r) => setTimeout(r, 3_500));
+  expect(await taintsOf('flaky')).toEqual(['node.kubernetes.io/unreachable:NoSchedule']);
+  expect(await podNames()).toContain('short');
 });

@@ -233,6 +233,8 @@ export class NodeLifecycleRunner extends PassRunner {
 export class TaintEvictionRunner extends PassRunner {
   /** When a pod was first seen on a tainted node whose taints carry no timeAdded. */
   private readonly seen = new Map<string, number>();
+  /** The pods whose eviction is due later, for the Event when it is called off. */
+  private readonly scheduled = new Map<string, KubeObject>();
   private readonly events: ComponentRecorder;
 
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
@@ -246,6 +248,7 @@ export class TaintEvictionRunner extends PassRunner {
 
   protected override reset(): void {
     this.seen.clear();
+    this.scheduled.clear();
   }
 
   protected async run(): Promise<void> {
@@ -254,23 +257,42 @@ export class TaintEvictionRunner extends PassRunner {
       const taints = (asMap(n.spec).taints ?? []) as Array<Record<string, unknown>>;
       if (Array.isArray(taints) && taints.some((t) => asMap(t).effect === 'NoExecute')) tainted.set(n.metadata.name ?? '', taints);
     }
-    if (tainted.size === 0) {
+    if (tainted.size === 0 && this.scheduled.size === 0) {
       this.seen.clear();
       return;
     }
     const now = Date.now();
     const live = new Set<string>();
+    const wasScheduled = new Map(this.scheduled);
+    this.scheduled.clear();
     for (const pod of await this.list('', 'pods')) {
+      const key = pod.metadata.uid ?? `${pod.metadata.namespace}/${pod.metadata.name}`;
       const taints = tainted.get(String(asMap(pod.spec).nodeName ?? ''));
       if (!taints || pod.metadata.deletionTimestamp) continue;
-      const key = pod.metadata.uid ?? `${pod.metadata.namespace}/${pod.metadata.name}`;
       live.add(key);
       if (!this.seen.has(key)) this.seen.set(key, now);
       const at = evictionTime(pod, taints as Array<Record<string, unknown>>, this.seen.get(key)!);
-      if (at === undefined || at > now) continue;
-      await this.evict(pod, now);
+      if (at === undefined) continue;
+      if (at > now) this.scheduled.set(key, pod);
+      else await this.evict(pod, now);
+      wasScheduled.delete(key);
+    }
+    // A pod whose eviction was due later and no longer is (the taint went, or a toleration came): kube's cancellation Event.
+    for (const [key, pod] of wasScheduled) {
+      if (!(await this.exists(pod))) continue;
+      this.events.record(pod, 'Normal', 'TaintManagerEviction', 'Cancelling deletion of Pod %s', `${pod.metadata.namespace}/${pod.metadata.name}`);
     }
     for (const key of [...this.seen.keys()]) if (!live.has(key)) this.seen.delete(key);
+  }
+
+  private async exists(pod: KubeObject): Promise<boolean> {
+    try {
+      const current = await this.stores.storeFor(this.decl('', 'pods')!).get(pod.metadata.namespace ?? '', pod.metadata.name ?? '');
+      return current.metadata.uid === pod.metadata.uid && !current.metadata.deletionTimestamp;
+    } catch (e) {
+      if (codeOf(e) === 404) return false;
+      throw e;
+    }
   }
 
   private async evict(pod: KubeObject, now: number): Promise<void> {

@@ -347,6 +347,7 @@ const CONTROLLERS: Readonly<Record<string, PolicyRule[]>> = {
     EVENTS,
   ],
   'ttl-after-finished-controller': [rule(['batch'], ['jobs'], ['delete', 'get', 'list', 'watch']), EVENTS],
+  'taint-eviction-controller': [rule(CORE, ['pods'], ['delete', 'get', 'list']), rule(CORE, ['pods/status'], PATCH_UPDATE), EVENTS],
   'ttl-controller': [rule(CORE, ['nodes'], ['list', 'patch', 'update', 'watch']), EVENTS],
   'validatingadmissionpolicy-status-controller': [
     rule(['admissionregistration.k8s.io'], ['validatingadmissionpolicies'], READ),
