@@ -278,7 +278,7 @@ export class TaintEvictionRunner extends PassRunner {
       wasScheduled.delete(key);
     }
     // A pod whose eviction was due later and no longer is (the taint went, or a toleration came): kube's cancellation Event.
-    for (const [key, pod] of wasScheduled) {
+    for (const pod of wasScheduled.values()) {
       if (!(await this.exists(pod))) continue;
       this.events.record(pod, 'Normal', 'TaintManagerEviction', 'Cancelling deletion of Pod %s', `${pod.metadata.namespace}/${pod.metadata.name}`);
     }
