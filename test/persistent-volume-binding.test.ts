@@ -227,3 +227,35 @@ describe('ephemeral volumes', () => {
     await waitFor('pv-scratch Released', async () => (await phase(['get', 'pv', 'pv-scratch'])) === 'Released');
   });
 });
+
+describe('a default class made later', () => {
+  it('is given to the claims waiting without a class, not to those that chose none', async () => {
+    await k(['create', '-f', '-'], { input: claim('no-class', '50Gi', '  storageClassName: ""\n') });
+    await waitFor('no-class Pending', async () => (await phase(['get', 'pvc', 'no-class', '-n', NS])) === 'Pending');
+    // 'huge' has waited since the start without a class; a default class appears.
+    expect(await k(['get', 'pvc', 'huge', '-n', NS, '-o', 'jsonpath={.spec.storageClassName}']).then((r) => r.stdout)).toBe('');
+    await k(['create', '-f', '-'], {
+      input:
+        'apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: standard\n  annotations:\n    storageclass.kubernetes.io/is-default-class: "true"\nprovisioner: example.com/standard\n',
+    });
+    // Given at once (the controller watches the classes; kube's waits for its resync), then
+    // provisioned by that class like any claim of it.
+    await waitFor(
+      'huge gets the default class',
+      async () => (await k(['get', 'pvc', 'huge', '-n', NS, '-o', 'jsonpath={.spec.storageClassName}'])).stdout === 'standard',
+      10_000,
+    );
+    await waitFor('huge waits for its provisioner', async () =>
+      (await claimEvents('huge')).some((e) =>
+        e.startsWith("ExternalProvisioning: Waiting for a volume to be created either by the external provisioner 'example.com/standard'"),
+      ),
+    );
+    const huge = await json(['get', 'pvc', 'huge', '-n', NS]);
+    expect(((huge.metadata as Obj).annotations as Obj)['volume.kubernetes.io/storage-provisioner']).toBe('example.com/standard');
+    // '' was a choice: it stays.
+    expect((await json(['get', 'pvc', 'no-class', '-n', NS])).spec).toMatchObject({ storageClassName: '' });
+    // A user may give a class to a claim that has none, but not change one it has.
+    await k(['patch', 'pvc', 'no-class', '-n', NS, '--type=merge', '-p', '{"spec":{"storageClassName":"standard"}}'], { expectFail: true });
+    await k(['delete', 'sc', 'standard']);
+  });
+});

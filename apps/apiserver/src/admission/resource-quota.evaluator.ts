@@ -21,6 +21,7 @@
  */
 import { parseQuantity, Quantity, type KubeObject } from '@app/apimachinery';
 import { asMap, mapsOf } from '../groups/core/core.helpers.js';
+import { claimClass } from '../groups/storage/storageclass/storageclass.kind.js';
 
 /** Resource name -> quantity. */
 export type ResourceList = Map<string, Quantity>;
@@ -324,14 +325,6 @@ export function serviceUsage(svc: KubeObject): ResourceList {
 
 const CLASS_SUFFIX = '.storageclass.storage.k8s.io/';
 const CLAIM_RESOURCES = ['persistentvolumeclaims', 'requests.storage'];
-
-/** storagehelpers.GetPersistentVolumeClaimClass: the beta annotation wins over spec.storageClassName. */
-function claimClass(pvc: KubeObject): string {
-  const ann = asMap(pvc.metadata.annotations)['volume.beta.kubernetes.io/storage-class'];
-  if (typeof ann === 'string') return ann;
-  const c = asMap(pvc.spec).storageClassName;
-  return typeof c === 'string' ? c : '';
-}
 
 /** Rounds a quantity up to whole units (Quantity.RoundUp(0)). */
 function roundUp(q: Quantity): Quantity {

@@ -1,5 +1,6 @@
 import type { KubeObject } from '@app/apimachinery';
-import { claimClass, claimHasClass, defaultStorageClass, resizeRefusal } from './storage-class.provider.js';
+import { claimClass, claimHasClass, defaultStorageClass } from '../groups/storage/storageclass/storageclass.kind.js';
+import { resizeRefusal } from './storage-class.provider.js';
 
 const sc = (name: string, created: string, extra: Record<string, unknown> = {}, isDefault = true): KubeObject => ({
   metadata: { name, creationTimestamp: created, ...(isDefault ? { annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } : {}) },

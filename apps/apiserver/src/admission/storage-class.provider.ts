@@ -15,42 +15,15 @@ import { Errors, parseQuantity, type KubeObject } from '@app/apimachinery';
 import type { Admission, AdmissionAttributes } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
-import { isDefaultClass, storageClassKind } from '../groups/storage/storageclass/storageclass.kind.js';
+import { claimClass, claimHasClass, defaultStorageClass, storageClassKind } from '../groups/storage/storageclass/storageclass.kind.js';
 import { STORAGE } from '../tokens.js';
 import { AdmissionLister } from './admission.lister.js';
 import { AdmissionPlugin } from './admission.plugin.js';
 
 type Obj = Record<string, unknown>;
 
-/** The annotation that named a claim's class before `spec.storageClassName`. */
-const BETA_STORAGE_CLASS_ANNOTATION = 'volume.beta.kubernetes.io/storage-class';
-
 const isClaim = (attrs: AdmissionAttributes): boolean =>
   attrs.subresource === '' && attrs.decl.group === '' && attrs.decl.kind === 'PersistentVolumeClaim' && attrs.object !== undefined;
-
-/** The class a claim names (helper.GetPersistentVolumeClaimClass): the beta annotation first, '' for none. */
-export function claimClass(pvc: KubeObject): string {
-  const ann = (pvc.metadata.annotations ?? {}) as Record<string, unknown>;
-  if (BETA_STORAGE_CLASS_ANNOTATION in ann) return String(ann[BETA_STORAGE_CLASS_ANNOTATION]);
-  const name = asMap(pvc.spec).storageClassName;
-  return typeof name === 'string' ? name : '';
-}
-
-/** Whether a claim chose a class, possibly none ('' is a choice): helper.PersistentVolumeClaimHasClass. */
-export function claimHasClass(pvc: KubeObject): boolean {
-  const name = asMap(pvc.spec).storageClassName;
-  return (name !== undefined && name !== null) || BETA_STORAGE_CLASS_ANNOTATION in ((pvc.metadata.annotations ?? {}) as Obj);
-}
-
-/** The default class among `classes` (util.GetDefaultClass): newest first, then by name. */
-export function defaultStorageClass(classes: readonly KubeObject[]): KubeObject | undefined {
-  const created = (sc: KubeObject) => Date.parse(String(sc.metadata.creationTimestamp ?? '')) || 0;
-  return classes
-    .filter(isDefaultClass)
-    .sort(
-      (a, b) => created(b) - created(a) || ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : (a.metadata.name ?? '') > (b.metadata.name ?? '') ? 1 : 0),
-    )[0];
-}
 
 const storageRequest = (pvc: KubeObject | undefined) => {
   const raw = asMap(asMap(asMap(pvc?.spec).resources).requests).storage;

@@ -24,6 +24,7 @@ import type { Storage } from '@app/storage';
 import { envInt } from '../config/env.js';
 import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
+import { WatchedCollection } from '../pipeline/watched-collection.js';
 import { controllerContext, ManagedController, type ControllerRunner } from './controller.runner.js';
 import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
 import {
@@ -228,6 +229,24 @@ export class NodeLifecycleRunner extends PassRunner {
   }
 }
 
+type Taints = Array<Record<string, unknown>>;
+
+/** A node's taints when one of them is NoExecute (the only nodes the taint eviction controller looks at). */
+const noExecuteTaintsOf = (node: KubeObject): Taints | undefined => {
+  const taints = asMap(node.spec).taints;
+  return Array.isArray(taints) && taints.some((t) => asMap(t).effect === 'NoExecute') ? (taints as Taints) : undefined;
+};
+
+/** What the taint eviction controller keeps of a pod bound to a node and not being deleted. */
+const boundPodView = (pod: KubeObject): KubeObject | undefined => {
+  const spec = asMap(pod.spec);
+  if (typeof spec.nodeName !== 'string' || spec.nodeName === '' || pod.metadata.deletionTimestamp) return undefined;
+  return {
+    metadata: { namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid },
+    spec: { nodeName: spec.nodeName, ...(spec.tolerations ? { tolerations: spec.tolerations } : {}) },
+  };
+};
+
 @ManagedController({ name: 'taint-eviction-controller' })
 @Injectable()
 export class TaintEvictionRunner extends PassRunner {
@@ -236,6 +255,12 @@ export class TaintEvictionRunner extends PassRunner {
   /** The pods whose eviction is due later, for the Event when it is called off. */
   private readonly scheduled = new Map<string, KubeObject>();
   private readonly events: ComponentRecorder;
+  /**
+   * Watch-fed copies of the nodes with NoExecute taints and of the bound pods (a projection of
+   * each), kept while this node leads, so that a pass costs no storage read; an eviction is
+   * decided on them and confirmed against storage before it is carried out.
+   */
+  private copies: { nodes: WatchedCollection<Taints>; pods: WatchedCollection<KubeObject> } | undefined;
 
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
     super(registry, storage, stores, 'taint-eviction-controller', 'taint-eviction-controller');
@@ -246,17 +271,43 @@ export class TaintEvictionRunner extends PassRunner {
     return Math.min(1_000, envInt('KAPI_NODE_MONITOR_PERIOD_MS') ?? 5_000);
   }
 
+  override start(): void {
+    super.start();
+    const nodes = this.decl('', 'nodes');
+    const pods = this.decl('', 'pods');
+    if (!nodes || !pods || this.copies) return;
+    this.copies = {
+      nodes: new WatchedCollection(this.storage, collectionPrefix(nodes, ''), noExecuteTaintsOf, 'taint-eviction-controller: nodes'),
+      pods: new WatchedCollection(this.storage, collectionPrefix(pods, ''), boundPodView, 'taint-eviction-controller: pods'),
+    };
+    this.copies.nodes.start();
+    this.copies.pods.start();
+  }
+
   protected override reset(): void {
+    this.copies?.nodes.stop();
+    this.copies?.pods.stop();
+    this.copies = undefined;
     this.seen.clear();
     this.scheduled.clear();
   }
 
-  protected async run(): Promise<void> {
-    const tainted = new Map<string, unknown[]>();
-    for (const n of await this.list('', 'nodes')) {
-      const taints = (asMap(n.spec).taints ?? []) as Array<Record<string, unknown>>;
-      if (Array.isArray(taints) && taints.some((t) => asMap(t).effect === 'NoExecute')) tainted.set(n.metadata.name ?? '', taints);
+  /** The tainted nodes and the bound pods: from the copies once they are loaded, else from storage. */
+  private async snapshot(): Promise<{ tainted: Map<string, Taints>; pods: () => Promise<KubeObject[]> }> {
+    const copies = this.copies;
+    if (copies?.nodes.isSynced() && copies.pods.isSynced()) {
+      return { tainted: new Map(copies.nodes.entries()), pods: () => Promise.resolve(copies.pods.values()) };
     }
+    const tainted = new Map<string, Taints>();
+    for (const n of await this.list('', 'nodes')) {
+      const taints = noExecuteTaintsOf(n);
+      if (taints) tainted.set(n.metadata.name ?? '', taints);
+    }
+    return { tainted, pods: async () => (await this.list('', 'pods')).map(boundPodView).filter((p): p is KubeObject => p !== undefined) };
+  }
+
+  protected async run(): Promise<void> {
+    const { tainted, pods } = await this.snapshot();
     if (tainted.size === 0 && this.scheduled.size === 0) {
       this.seen.clear();
       return;
@@ -265,37 +316,50 @@ export class TaintEvictionRunner extends PassRunner {
     const live = new Set<string>();
     const wasScheduled = new Map(this.scheduled);
     this.scheduled.clear();
-    for (const pod of await this.list('', 'pods')) {
+    for (const pod of await pods()) {
       const key = pod.metadata.uid ?? `${pod.metadata.namespace}/${pod.metadata.name}`;
       const taints = tainted.get(String(asMap(pod.spec).nodeName ?? ''));
-      if (!taints || pod.metadata.deletionTimestamp) continue;
+      if (!taints) continue;
       live.add(key);
       if (!this.seen.has(key)) this.seen.set(key, now);
-      const at = evictionTime(pod, taints as Array<Record<string, unknown>>, this.seen.get(key)!);
+      const at = evictionTime(pod, taints, this.seen.get(key)!);
       if (at === undefined) continue;
       if (at > now) this.scheduled.set(key, pod);
-      else await this.evict(pod, now);
+      else await this.evict(pod, this.seen.get(key)!, now);
       wasScheduled.delete(key);
     }
     // A pod whose eviction was due later and no longer is (the taint went, or a toleration came): kube's cancellation Event.
     for (const pod of wasScheduled.values()) {
-      if (!(await this.exists(pod))) continue;
+      if (!(await this.current(pod))) continue;
       this.events.record(pod, 'Normal', 'TaintManagerEviction', 'Cancelling deletion of Pod %s', `${pod.metadata.namespace}/${pod.metadata.name}`);
     }
     for (const key of [...this.seen.keys()]) if (!live.has(key)) this.seen.delete(key);
   }
 
-  private async exists(pod: KubeObject): Promise<boolean> {
+  /** The pod as storage holds it now, when it is still the same pod and not being deleted. */
+  private async current(pod: KubeObject): Promise<KubeObject | undefined> {
     try {
-      const current = await this.stores.storeFor(this.decl('', 'pods')!).get(pod.metadata.namespace ?? '', pod.metadata.name ?? '');
-      return current.metadata.uid === pod.metadata.uid && !current.metadata.deletionTimestamp;
+      const cur = await this.stores.storeFor(this.decl('', 'pods')!).get(pod.metadata.namespace ?? '', pod.metadata.name ?? '');
+      return cur.metadata.uid === pod.metadata.uid && !cur.metadata.deletionTimestamp ? cur : undefined;
     } catch (e) {
-      if (codeOf(e) === 404) return false;
+      if (codeOf(e) === 404) return undefined;
       throw e;
     }
   }
 
-  private async evict(pod: KubeObject, now: number): Promise<void> {
+  /** Evicts the pod once storage confirms it is due: the pod and its node's taints read again. */
+  private async evict(seenPod: KubeObject, seen: number, now: number): Promise<void> {
+    const pod = await this.current(seenPod);
+    if (!pod) return;
+    const nodeName = String(asMap(pod.spec).nodeName ?? '');
+    let taints: Taints | undefined;
+    try {
+      taints = noExecuteTaintsOf(await this.stores.storeFor(this.decl('', 'nodes')!).get('', nodeName));
+    } catch (e) {
+      if (codeOf(e) !== 404) throw e;
+    }
+    const at = taints ? evictionTime(pod, taints, seen) : undefined;
+    if (at === undefined || at > now) return;
     const ns = pod.metadata.namespace ?? '';
     const name = pod.metadata.name ?? '';
     this.events.record(pod, 'Normal', 'TaintManagerEviction', 'Marking for deletion Pod %s', `${ns}/${name}`);

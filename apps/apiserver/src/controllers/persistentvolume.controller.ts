@@ -15,6 +15,7 @@ import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, type KindDeclaration } from '@app/registry';
 import type { Storage, StorageEvent } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
+import { claimClass, claimHasClass, defaultStorageClass, isDefaultClass } from '../groups/storage/storageclass/storageclass.kind.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
 import { EventRecorder } from './event.recorder.js';
@@ -27,7 +28,6 @@ import {
   ANN_SELECTED_NODE,
   ANN_STORAGE_PROVISIONER,
   claimBoundTo,
-  claimClass,
   claimRefOf,
   claimWithPhase,
   findBestMatch,
@@ -61,8 +61,13 @@ export class PersistentVolumeControllerRunner extends KindController {
     return !!this.pvDecl() && !!this.pvcDecl();
   }
 
+  private scDecl(): KindDeclaration | undefined {
+    return this.registry.lookup('storage.k8s.io', 'v1', 'storageclasses') as KindDeclaration | undefined;
+  }
+
   protected watchPrefixes(): string[] {
-    return [collectionPrefix(this.pvDecl()!, ''), collectionPrefix(this.pvcDecl()!, '')];
+    const sc = this.scDecl();
+    return [collectionPrefix(this.pvDecl()!, ''), collectionPrefix(this.pvcDecl()!, ''), ...(sc ? [collectionPrefix(sc, '')] : [])];
   }
 
   protected async relist(): Promise<number> {
@@ -75,6 +80,12 @@ export class PersistentVolumeControllerRunner extends KindController {
 
   protected onEvent(e: StorageEvent): void {
     const o = e.object;
+    const sc = this.scDecl();
+    if (sc && e.key.startsWith(collectionPrefix(sc, ''))) {
+      // A class that is now the default: the claims waiting for one need not wait for the resync.
+      if (e.type !== 'DELETED' && isDefaultClass(o)) void this.queueClaimsWithoutClass();
+      return;
+    }
     if (e.key.startsWith(collectionPrefix(this.pvDecl()!, ''))) {
       this.queue.add(`v/${o.metadata.name ?? ''}`);
       const ref = claimRefOf(o);
@@ -83,6 +94,18 @@ export class PersistentVolumeControllerRunner extends KindController {
       this.queue.add(`c/${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
       const volume = asMap(o.spec).volumeName;
       if (typeof volume === 'string' && volume !== '') this.queue.add(`v/${volume}`);
+    }
+  }
+
+  private async queueClaimsWithoutClass(): Promise<void> {
+    try {
+      const claims = await this.storage.list(collectionPrefix(this.pvcDecl()!, ''), { consistency: { mode: 'MostRecent' } });
+      for (const c of claims.items) {
+        if (claimHasClass(c) || asMap(c.spec).volumeName) continue;
+        this.queue.add(`c/${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`);
+      }
+    } catch (e) {
+      process.stderr.write(`persistentvolume-binder: listing claims: ${(e as Error).message}\n`);
     }
   }
 
@@ -165,6 +188,11 @@ export class PersistentVolumeControllerRunner extends KindController {
 
   // --- claims --------------------------------------------------------------------------------
 
+  private async defaultClass(): Promise<KubeObject | undefined> {
+    const decl = this.scDecl();
+    return decl ? defaultStorageClass((await this.storage.list(collectionPrefix(decl, ''), { consistency: { mode: 'MostRecent' } })).items) : undefined;
+  }
+
   private async storageClass(name: string): Promise<KubeObject | undefined> {
     const decl = this.registry.lookup('storage.k8s.io', 'v1', 'storageclasses') as KindDeclaration | undefined;
     return name && decl ? this.getOrUndefined(decl, '', name) : undefined;
@@ -187,6 +215,16 @@ export class PersistentVolumeControllerRunner extends KindController {
       if (pv) {
         await this.bind(pv, claim);
         return;
+      }
+      // No volume for it: a claim that chose no class gets the default class, if there is one
+      // now (kube's retroactive default StorageClass); the update queues it again, to be bound
+      // or provisioned by that class.
+      if (!claimHasClass(claim)) {
+        const def = await this.defaultClass();
+        if (def) {
+          await this.writeClaim({ ...claim, spec: { ...asMap(claim.spec), storageClassName: def.metadata.name } });
+          return;
+        }
       }
       let current = claim;
       if (delay) {

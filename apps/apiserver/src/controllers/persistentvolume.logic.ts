@@ -22,6 +22,7 @@
  */
 import { labelSelectorFromStruct, parseQuantity, type KubeObject, type LabelSelectorStruct } from '@app/apimachinery';
 import { asMap } from '../groups/core/core.helpers.js';
+import { BETA_STORAGE_CLASS_ANNOTATION, claimClass } from '../groups/storage/storageclass/storageclass.kind.js';
 
 type Obj = Record<string, unknown>;
 
@@ -32,22 +33,13 @@ export const ANN_MIGRATED_TO = 'pv.kubernetes.io/migrated-to';
 export const ANN_STORAGE_PROVISIONER = 'volume.kubernetes.io/storage-provisioner';
 export const ANN_BETA_STORAGE_PROVISIONER = 'volume.beta.kubernetes.io/storage-provisioner';
 export const ANN_SELECTED_NODE = 'volume.kubernetes.io/selected-node';
-const ANN_BETA_CLASS = 'volume.beta.kubernetes.io/storage-class';
 
 const annotations = (o: KubeObject): Record<string, string> => asMap(o.metadata.annotations) as Record<string, string>;
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
-/** GetPersistentVolumeClaimClass: the beta annotation, else spec.storageClassName, else "". */
-export function claimClass(claim: KubeObject): string {
-  const beta = annotations(claim)[ANN_BETA_CLASS];
-  if (typeof beta === 'string') return beta;
-  const c = asMap(claim.spec).storageClassName;
-  return typeof c === 'string' ? c : '';
-}
-
 /** GetPersistentVolumeClass: the beta annotation, else spec.storageClassName, else "". */
 export function volumeClass(pv: KubeObject): string {
-  const beta = annotations(pv)[ANN_BETA_CLASS];
+  const beta = annotations(pv)[BETA_STORAGE_CLASS_ANNOTATION];
   if (typeof beta === 'string') return beta;
   const c = asMap(pv.spec).storageClassName;
   return typeof c === 'string' ? c : '';

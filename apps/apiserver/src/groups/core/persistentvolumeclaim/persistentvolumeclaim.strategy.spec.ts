@@ -63,11 +63,30 @@ describe('PersistentVolumeClaim strategy', () => {
   it('lets an unbound claim get its volumeName once, and nothing else', () => {
     const unbound = pvc(ok);
     expect(persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1' }), unbound, ctx)).toEqual([]);
-    const other = persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1', storageClassName: 'x' }), unbound, ctx);
+    const other = persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv1', accessModes: ['ReadOnlyMany'] }), unbound, ctx);
     expect(other.map(fieldErrorMessage)).toEqual([
       'spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
     ]);
     const rebind = persistentVolumeClaimStrategy.validateUpdate!(pvc({ ...ok, volumeName: 'pv2' }), pvc({ ...ok, volumeName: 'pv1' }), ctx);
     expect(rebind).toHaveLength(1);
+  });
+
+  it('lets an unbound claim that chose no class get one, and never change a class it has', () => {
+    const update = (spec: Record<string, unknown>, old: KubeObject) => persistentVolumeClaimStrategy.validateUpdate!(pvc(spec), old, ctx).length;
+    expect(update({ ...ok, storageClassName: 'fast' }, pvc(ok))).toBe(0);
+    // '' is a choice, as is another name; an empty name is not a class.
+    expect(update({ ...ok, storageClassName: 'fast' }, pvc({ ...ok, storageClassName: '' }))).toBe(1);
+    expect(update({ ...ok, storageClassName: 'slow' }, pvc({ ...ok, storageClassName: 'fast' }))).toBe(1);
+    expect(update({ ...ok, storageClassName: '' }, pvc(ok))).toBe(1);
+    // The beta annotation's name may be copied into the spec, no other.
+    const annotated: KubeObject = {
+      ...pvc(ok),
+      metadata: { name: 'c', namespace: 'default', annotations: { 'volume.beta.kubernetes.io/storage-class': 'fast' } },
+    };
+    const withSpec = (name: string): KubeObject => ({ ...annotated, spec: { ...ok, storageClassName: name } });
+    expect(persistentVolumeClaimStrategy.validateUpdate!(withSpec('fast'), annotated, ctx)).toEqual([]);
+    expect(persistentVolumeClaimStrategy.validateUpdate!(withSpec('slow'), annotated, ctx)).toHaveLength(1);
+    // A bound claim keeps what it has.
+    expect(update({ ...ok, volumeName: 'pv1', storageClassName: 'fast' }, pvc({ ...ok, volumeName: 'pv1' }))).toBe(1);
   });
 });

@@ -6,12 +6,13 @@
  * is reset on create (phase Pending) and written through /status.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { parseQuantity, type FieldError } from '@app/apimachinery';
+import { parseQuantity, type FieldError, type KubeObject } from '@app/apimachinery';
 import type { Strategy } from '@app/registry';
 import { asMap } from '../core.helpers.js';
 import { claimWarnings } from '../pod/pod.warnings.js';
 import { VOLUME_MODES } from '../core.overlays.js';
 import { validateAccessModes, validateClassName, validatePositiveQuantity } from '../persistentvolume/persistentvolume.strategy.js';
+import { BETA_STORAGE_CLASS_ANNOTATION } from '../../storage/storageclass/storageclass.kind.js';
 
 function validateDataSource(ref: unknown, path: string): FieldError[] {
   if (ref === undefined || ref === null) return [];
@@ -49,6 +50,20 @@ export function validateClaimSpec(spec: Record<string, unknown>, path: string): 
   return errs;
 }
 
+/**
+ * Whether an update only gives a claim the class it lacked (kube's retroactive default
+ * StorageClass; validateStorageClassUpgradeFromNil and ...FromAnnotation): no
+ * `spec.storageClassName` before and a non-empty one now, the claim naming no class by the beta
+ * annotation either; or the name the beta annotation already gave, copied into the spec.
+ */
+function classUpgrade(old: KubeObject, pvc: KubeObject): boolean {
+  const before = asMap(old.spec).storageClassName;
+  const after = asMap(pvc.spec).storageClassName;
+  if ((before !== undefined && before !== null) || typeof after !== 'string' || after === '') return false;
+  const oldAnn = asMap(old.metadata.annotations)[BETA_STORAGE_CLASS_ANNOTATION];
+  return oldAnn === undefined || oldAnn === after;
+}
+
 /** The PersistentVolumeClaim strategy. */
 export const persistentVolumeClaimStrategy: Strategy = {
   prepareForCreate(pvc) {
@@ -70,10 +85,15 @@ export const persistentVolumeClaimStrategy: Strategy = {
       return { ...rest, resources: res };
     };
     const bound = before.volumeName !== undefined && before.volumeName !== '';
-    // An unbound claim's volumeName may be set once (the volume controller binds it so).
-    const changed = bound
-      ? !isDeepStrictEqual(without(spec), without(before))
-      : !isDeepStrictEqual({ ...spec, volumeAttributesClassName: null, volumeName: null }, { ...before, volumeAttributesClassName: null, volumeName: null });
+    // An unbound claim's volumeName may be set once (the volume controller binds it so), and so
+    // may its storageClassName when it had none (classUpgrade).
+    const unboundSpec = (s: Record<string, unknown>) => ({
+      ...s,
+      volumeAttributesClassName: null,
+      volumeName: null,
+      ...(classUpgrade(old, pvc) ? { storageClassName: null } : {}),
+    });
+    const changed = bound ? !isDeepStrictEqual(without(spec), without(before)) : !isDeepStrictEqual(unboundSpec(spec), unboundSpec(before));
     if (changed) {
       errs.push({
         type: 'FieldValueForbidden',

@@ -17,6 +17,33 @@ export function isDefaultClass(sc: KubeObject): boolean {
   return DEFAULT_CLASS_ANNOTATIONS.some((k) => ann[k] === 'true');
 }
 
+/** The default class among `classes` (util.GetDefaultClass): newest first, then by name. */
+export function defaultStorageClass(classes: readonly KubeObject[]): KubeObject | undefined {
+  const created = (sc: KubeObject) => Date.parse(String(sc.metadata.creationTimestamp ?? '')) || 0;
+  return classes
+    .filter(isDefaultClass)
+    .sort(
+      (a, b) => created(b) - created(a) || ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : (a.metadata.name ?? '') > (b.metadata.name ?? '') ? 1 : 0),
+    )[0];
+}
+
+/** The annotation that named a claim's class before `spec.storageClassName`. */
+export const BETA_STORAGE_CLASS_ANNOTATION = 'volume.beta.kubernetes.io/storage-class';
+
+/** The class a claim names (helper.GetPersistentVolumeClaimClass): the beta annotation first, '' for none. */
+export function claimClass(pvc: KubeObject): string {
+  const ann = (pvc.metadata.annotations ?? {}) as Record<string, unknown>;
+  if (typeof ann[BETA_STORAGE_CLASS_ANNOTATION] === 'string') return ann[BETA_STORAGE_CLASS_ANNOTATION];
+  const name = ((pvc.spec ?? {}) as Record<string, unknown>).storageClassName;
+  return typeof name === 'string' ? name : '';
+}
+
+/** Whether a claim chose a class, possibly none ('' is a choice): helper.PersistentVolumeClaimHasClass. */
+export function claimHasClass(pvc: KubeObject): boolean {
+  const name = ((pvc.spec ?? {}) as Record<string, unknown>).storageClassName;
+  return (name !== undefined && name !== null) || BETA_STORAGE_CLASS_ANNOTATION in ((pvc.metadata.annotations ?? {}) as Record<string, unknown>);
+}
+
 /** The StorageClass strategy: validation only (the object has no status). */
 export const storageClassStrategy: Strategy = {
   validate: (sc) => validateStorageClass(sc),
