@@ -1,7 +1,8 @@
 /**
  * The node lifecycle and taint eviction controllers end to end, with real kubectl, on a server
- * whose node passes run every 200 ms with grace periods of 2 s (a node that posted status) and
- * 3 s (one that never did). The test plays the kubelets: one node keeps renewing its Lease in
+ * whose node passes run every 200 ms with grace periods of 5 s (a node that posted status) and
+ * 6 s (one that never did): long enough that heartbeats every 300 ms keep a node alive on a
+ * loaded host. The test plays the kubelets: one node keeps renewing its Lease in
  * kube-node-lease, one posts status once and goes silent, one never posts anything.
  */
 import { jest } from '@jest/globals';
@@ -77,7 +78,7 @@ async function createPod(name: string, node: string, extra: Record<string, unkno
 }
 
 beforeAll(async () => {
-  server = await startServer({ env: { KAPI_NODE_MONITOR_PERIOD_MS: '200', KAPI_NODE_MONITOR_GRACE_MS: '2000', KAPI_NODE_STARTUP_GRACE_MS: '3000' } });
+  server = await startServer({ env: { KAPI_NODE_MONITOR_PERIOD_MS: '200', KAPI_NODE_MONITOR_GRACE_MS: '5000', KAPI_NODE_STARTUP_GRACE_MS: '6000' } });
   await k(['create', 'namespace', NS]);
   heartbeat = setInterval(() => {
     for (const n of beating) void renewLease(n).catch(() => undefined);
@@ -108,7 +109,7 @@ it('marks a node that stops posting status Unknown, taints it, marks its pods no
   );
   await createPod('forever', 'flaky', { tolerations: [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' }] });
   // Heartbeats keep both nodes Ready past the grace period.
-  await new Promise((r) => setTimeout(r, 3_000));
+  await new Promise((r) => setTimeout(r, 6_000));
   expect((await conditionOf('flaky', 'Ready'))?.status).toBe('True');
   expect(await taintsOf('flaky')).toEqual([]);
 
@@ -147,6 +148,7 @@ it('marks a node that stops posting status Unknown, taints it, marks its pods no
   expect(events).toContain(`Marking for deletion Pod ${NS}/brief`);
   const nodeEvents = (await k(['get', 'events', '-n', 'default', '--field-selector', 'involvedObject.name=flaky', '-o', 'jsonpath={.items[*].reason}'])).stdout;
   expect(nodeEvents).toContain('NodeNotReady');
+  expect(nodeEvents).toContain('RegisteredNode');
 
   // The kubelet comes back: the taints go, the pods tolerating unreachable stay.
   await postReady('flaky');
@@ -177,6 +179,11 @@ it('marks a node that never posted status NodeStatusNeverUpdated after the start
   // Its zone is all down, but not every zone: it is tainted like any other.
   await waitFor('bare tainted', async () => (await taintsOf('bare')).length === 2);
   await k(['delete', 'node', 'bare']);
+  // The controller says it registered the node, and that it removed it.
+  const messages = async () =>
+    (await k(['get', 'events', '-n', 'default', '--field-selector', 'involvedObject.name=bare', '-o', 'jsonpath={.items[*].message}'])).stdout;
+  await waitFor('RemovingNode', async () => (await messages()).includes('Node bare event: Removing Node bare from Controller'));
+  expect(await messages()).toContain('Node bare event: Registered Node bare in Controller');
 });
 
 it('taints a cordoned node unschedulable, and evicts pods that do not tolerate a NoExecute taint at once', async () => {
@@ -195,6 +202,7 @@ it('taints a cordoned node unschedulable, and evicts pods that do not tolerate a
 });
 
 it('evicts nothing while every node is down: the NoExecute readiness taints are taken off', async () => {
+  await waitFor('flaky Ready and untainted', async () => (await conditionOf('flaky', 'Ready'))?.status === 'True' && (await taintsOf('flaky')).length === 0);
   await createPod('short', 'flaky', {
     tolerations: [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 3 }],
   });

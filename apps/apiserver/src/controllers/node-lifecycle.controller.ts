@@ -115,6 +115,8 @@ abstract class PassRunner implements ControllerRunner {
 @Injectable()
 export class NodeLifecycleRunner extends PassRunner {
   private readonly health = new Map<string, NodeHealth>();
+  /** The nodes this controller has registered (name to uid), for kube's RegisteredNode and RemovingNode Events. */
+  private readonly known = new Map<string, string>();
   private readonly zones = new Map<string, TokenBucket>();
   private readonly events: ComponentRecorder;
 
@@ -130,6 +132,12 @@ export class NodeLifecycleRunner extends PassRunner {
   protected override reset(): void {
     this.health.clear();
     this.zones.clear();
+    this.known.clear();
+  }
+
+  /** An Event about a node by name and uid (kube's RecordNodeEvent). */
+  private nodeEvent(name: string, uid: string, reason: string, what: string): void {
+    this.events.record({ apiVersion: 'v1', kind: 'Node', name, uid }, 'Normal', reason, 'Node %s event: %s', name, what);
   }
 
   protected async run(): Promise<void> {
@@ -147,6 +155,10 @@ export class NodeLifecycleRunner extends PassRunner {
     for (let node of nodes) {
       const name = node.metadata.name ?? '';
       seen.add(name);
+      if (this.known.get(name) !== node.metadata.uid) {
+        this.known.set(name, node.metadata.uid ?? '');
+        this.nodeEvent(name, node.metadata.uid ?? '', 'RegisteredNode', `Registered Node ${name} in Controller`);
+      }
       const now = Date.now();
       const obs = observeNode(node, this.health.get(name), leases.get(name), now, grace);
       this.health.set(name, obs.health);
@@ -172,6 +184,11 @@ export class NodeLifecycleRunner extends PassRunner {
       current.push(node);
     }
     for (const name of [...this.health.keys()]) if (!seen.has(name)) this.health.delete(name);
+    for (const [name, uid] of this.known) {
+      if (seen.has(name)) continue;
+      this.known.delete(name);
+      this.nodeEvent(name, uid, 'RemovingNode', `Removing Node ${name} from Controller`);
+    }
     await this.noExecutePass(current);
   }
 

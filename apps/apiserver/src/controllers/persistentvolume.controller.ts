@@ -104,6 +104,8 @@ export class PersistentVolumeControllerRunner extends KindController {
         if (claimHasClass(c) || asMap(c.spec).volumeName) continue;
         this.queue.add(`c/${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`);
       }
+      // Queued after the event's own drain: process them now.
+      this.drain();
     } catch (e) {
       process.stderr.write(`persistentvolume-binder: listing claims: ${(e as Error).message}\n`);
     }
