@@ -19,13 +19,14 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
-import { collectionPrefix, KindRegistry, type KindDeclaration } from '@app/registry';
+import { collectionPrefix, KindRegistry } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { envInt } from '../config/env.js';
 import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { WatchedCollection } from '../pipeline/watched-collection.js';
-import { controllerContext, ManagedController, type ControllerRunner } from './controller.runner.js';
+import { controllerContext, ManagedController } from './controller.runner.js';
+import { PeriodicPassRunner } from './periodic-pass.runner.js';
 import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
 import {
   evictionRate,
@@ -47,73 +48,10 @@ import {
 const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
 /** A write that lost a race or whose object is gone: the next pass looks again. */
 const isRace = (e: unknown): boolean => codeOf(e) === 409 || codeOf(e) === 404;
-const mostRecent = { consistency: { mode: 'MostRecent' as const } };
-
-/** A periodic pass while this node holds the controller Lease; a failed pass is logged and the next one tries again. */
-abstract class PassRunner implements ControllerRunner {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-
-  protected constructor(
-    protected readonly registry: KindRegistry,
-    protected readonly storage: Storage,
-    protected readonly stores: StoreFactory,
-    /** The component named in logs and as field manager. */
-    private readonly component: string,
-    /** The kube-system service account it writes as. */
-    private readonly user: string,
-  ) {}
-
-  protected decl(group: string, plural: string): KindDeclaration | undefined {
-    return this.registry.lookup(group, 'v1', plural) as KindDeclaration | undefined;
-  }
-
-  protected abstract period(): number;
-  protected abstract run(): Promise<void>;
-  protected reset(): void {}
-
-  start(): void {
-    if (!this.decl('', 'pods') || !this.decl('', 'nodes')) return;
-    this.timer = setInterval(() => void this.pass(), this.period());
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    this.reset();
-  }
-
-  async pass(): Promise<void> {
-    if (this.running || !this.timer) return;
-    this.running = true;
-    try {
-      await this.run();
-    } catch (e) {
-      process.stderr.write(`${this.component}: ${(e as Error).message}\n`);
-    } finally {
-      this.running = false;
-    }
-  }
-
-  protected async list(group: string, plural: string, ns = ''): Promise<KubeObject[]> {
-    return (await this.storage.list(collectionPrefix(this.decl(group, plural)!, ns), mostRecent)).items;
-  }
-
-  protected write(obj: KubeObject, subresource?: 'status'): Promise<{ object: KubeObject }> {
-    const plural = obj.metadata.namespace ? 'pods' : 'nodes';
-    return this.stores.storeFor(this.decl('', plural)!).update(obj.metadata.namespace ?? '', obj.metadata.name ?? '', obj, {
-      ctx: controllerContext(this.user),
-      fieldValidation: 'Ignore',
-      fieldManager: this.component,
-      ...(subresource ? { subresource } : {}),
-    });
-  }
-}
 
 @ManagedController({ name: 'node-lifecycle-controller' })
 @Injectable()
-export class NodeLifecycleRunner extends PassRunner {
+export class NodeLifecycleRunner extends PeriodicPassRunner {
   private readonly health = new Map<string, NodeHealth>();
   /** The nodes this controller has registered (name to uid), for kube's RegisteredNode and RemovingNode Events. */
   private readonly known = new Map<string, string>();
@@ -266,7 +204,7 @@ const boundPodView = (pod: KubeObject): KubeObject | undefined => {
 
 @ManagedController({ name: 'taint-eviction-controller' })
 @Injectable()
-export class TaintEvictionRunner extends PassRunner {
+export class TaintEvictionRunner extends PeriodicPassRunner {
   /** When a pod was first seen on a tainted node whose taints carry no timeAdded. */
   private readonly seen = new Map<string, number>();
   /** The pods whose eviction is due later, for the Event when it is called off. */

@@ -17,12 +17,13 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { formatMetaTime, type KubeObject } from '@app/apimachinery';
-import { collectionPrefix, KindRegistry, type KindDeclaration } from '@app/registry';
+import { KindRegistry } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { envInt } from '../config/env.js';
 import { asMap, mapsOf } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { controllerContext, ManagedController, type ControllerRunner } from './controller.runner.js';
+import { controllerContext, ManagedController } from './controller.runner.js';
+import { PeriodicPassRunner } from './periodic-pass.runner.js';
 
 const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
 const isTerminated = (pod: KubeObject): boolean => ['Succeeded', 'Failed'].includes(String(asMap(pod.status).phase ?? ''));
@@ -85,55 +86,29 @@ export function failedByPodGC(pod: KubeObject, now: Date, orphaned = true): Kube
 /** Runs the pod garbage collector while this node holds the controller Lease. */
 @ManagedController({ name: 'pod-garbage-collector' })
 @Injectable()
-export class PodGarbageCollectorRunner implements ControllerRunner {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
+export class PodGarbageCollectorRunner extends PeriodicPassRunner {
   /** Nodes found missing, with the time of the pass that first missed them. */
   private readonly missingSince = new Map<string, number>();
 
-  constructor(
-    private readonly registry: KindRegistry,
-    @Inject(STORAGE) private readonly storage: Storage,
-    @Inject(STORES) private readonly stores: StoreFactory,
-  ) {}
-
-  private decl(plural: string): KindDeclaration | undefined {
-    return this.registry.lookup('', 'v1', plural) as KindDeclaration | undefined;
+  constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory) {
+    super(registry, storage, stores, 'pod-garbage-collector', 'pod-garbage-collector');
   }
 
-  private interval(): number {
+  protected period(): number {
     return envInt('KAPI_PODGC_INTERVAL_MS') ?? 20_000;
   }
 
-  start(): void {
-    if (!this.decl('pods') || !this.decl('nodes')) return;
-    this.timer = setInterval(() => void this.pass(), this.interval());
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+  protected override reset(): void {
     this.missingSince.clear();
   }
 
-  /** One pass; a failed one is logged and the next pass tries again. */
-  async pass(): Promise<void> {
-    if (this.running || !this.timer) return;
-    this.running = true;
-    try {
-      const podDecl = this.decl('pods')!;
-      const pods = (await this.storage.list(collectionPrefix(podDecl, ''), { consistency: { mode: 'MostRecent' } })).items;
-      const nodes = (await this.storage.list(collectionPrefix(this.decl('nodes')!, ''), { consistency: { mode: 'MostRecent' } })).items;
-      for (const p of terminatedToDelete(pods, envInt('KAPI_TERMINATED_POD_GC_THRESHOLD') ?? 12_500)) await this.deletePod(p);
-      for (const p of terminatingOnOutOfServiceNodes(pods, nodes)) await this.markFailedAndDelete(p, false);
-      await this.gcOrphaned(pods, new Set(nodes.map((n) => n.metadata.name ?? '')));
-      for (const p of pods) if (p.metadata.deletionTimestamp && !asMap(p.spec).nodeName) await this.markFailedAndDelete(p, false);
-    } catch (e) {
-      process.stderr.write(`pod-garbage-collector: ${(e as Error).message}\n`);
-    } finally {
-      this.running = false;
-    }
+  protected async run(): Promise<void> {
+    const pods = await this.list('', 'pods');
+    const nodes = await this.list('', 'nodes');
+    for (const p of terminatedToDelete(pods, envInt('KAPI_TERMINATED_POD_GC_THRESHOLD') ?? 12_500)) await this.deletePod(p);
+    for (const p of terminatingOnOutOfServiceNodes(pods, nodes)) await this.markFailedAndDelete(p, false);
+    await this.gcOrphaned(pods, new Set(nodes.map((n) => n.metadata.name ?? '')));
+    for (const p of pods) if (p.metadata.deletionTimestamp && !asMap(p.spec).nodeName) await this.markFailedAndDelete(p, false);
   }
 
   private async gcOrphaned(pods: KubeObject[], nodes: ReadonlySet<string>): Promise<void> {
@@ -146,10 +121,10 @@ export class PodGarbageCollectorRunner implements ControllerRunner {
         this.missingSince.set(node, now);
         continue;
       }
-      if (now - since < 2 * this.interval() - 50) continue;
+      if (now - since < 2 * this.period() - 50) continue;
       // The last word: the node is read once more before its pods go.
       try {
-        await this.stores.storeFor(this.decl('nodes')!).get('', node);
+        await this.stores.storeFor(this.decl('', 'nodes')!).get('', node);
         this.missingSince.delete(node);
         continue;
       } catch (e) {
@@ -163,12 +138,7 @@ export class PodGarbageCollectorRunner implements ControllerRunner {
   private async markFailedAndDelete(pod: KubeObject, orphaned: boolean): Promise<void> {
     if (!isTerminated(pod)) {
       try {
-        await this.stores.storeFor(this.decl('pods')!).update(pod.metadata.namespace ?? '', pod.metadata.name ?? '', failedByPodGC(pod, new Date(), orphaned), {
-          ctx: controllerContext('pod-garbage-collector'),
-          fieldValidation: 'Ignore',
-          subresource: 'status',
-          fieldManager: 'pod-garbage-collector',
-        });
+        await this.write(failedByPodGC(pod, new Date(), orphaned), 'status');
       } catch (e) {
         if (codeOf(e) === 404) return;
         if (codeOf(e) !== 409) throw e;
@@ -181,7 +151,7 @@ export class PodGarbageCollectorRunner implements ControllerRunner {
   private async deletePod(pod: KubeObject): Promise<void> {
     try {
       await this.stores
-        .storeFor(this.decl('pods')!)
+        .storeFor(this.decl('', 'pods')!)
         .delete(
           pod.metadata.namespace ?? '',
           pod.metadata.name ?? '',

@@ -1,0 +1,77 @@
+/**
+ * A controller that works in periodic passes over the pods and nodes (the node lifecycle, taint
+ * eviction and pod garbage collectors): a pass every `period()` ms while this node holds the
+ * controller Lease, never two at once; a failed pass is logged and the next one tries again.
+ * Writes go through the stores as the controller's kube-system service account.
+ */
+import type { KubeObject } from '@app/apimachinery';
+import { collectionPrefix, type KindDeclaration, type KindRegistry } from '@app/registry';
+import type { Storage } from '@app/storage';
+import type { StoreFactory } from '../tokens.js';
+import { controllerContext, type ControllerRunner } from './controller.runner.js';
+
+const mostRecent = { consistency: { mode: 'MostRecent' as const } };
+
+export abstract class PeriodicPassRunner implements ControllerRunner {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+
+  protected constructor(
+    protected readonly registry: KindRegistry,
+    protected readonly storage: Storage,
+    protected readonly stores: StoreFactory,
+    /** The component named in logs and as field manager. */
+    private readonly component: string,
+    /** The kube-system service account it writes as. */
+    private readonly user: string,
+  ) {}
+
+  protected decl(group: string, plural: string): KindDeclaration | undefined {
+    return this.registry.lookup(group, 'v1', plural) as KindDeclaration | undefined;
+  }
+
+  protected abstract period(): number;
+  protected abstract run(): Promise<void>;
+  protected reset(): void {}
+
+  start(): void {
+    if (!this.decl('', 'pods') || !this.decl('', 'nodes')) return;
+    this.timer = setInterval(() => void this.pass(), this.period());
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.reset();
+  }
+
+  /** One pass now (none while another runs, or once stopped). */
+  async pass(): Promise<void> {
+    if (this.running || !this.timer) return;
+    this.running = true;
+    try {
+      await this.run();
+    } catch (e) {
+      process.stderr.write(`${this.component}: ${(e as Error).message}\n`);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** A kind's objects (in one namespace, or all), read at MostRecent. */
+  protected async list(group: string, plural: string, ns = ''): Promise<KubeObject[]> {
+    return (await this.storage.list(collectionPrefix(this.decl(group, plural)!, ns), mostRecent)).items;
+  }
+
+  /** Updates a pod (namespaced) or a node, conditional on its resourceVersion. */
+  protected write(obj: KubeObject, subresource?: 'status'): Promise<{ object: KubeObject }> {
+    const plural = obj.metadata.namespace ? 'pods' : 'nodes';
+    return this.stores.storeFor(this.decl('', plural)!).update(obj.metadata.namespace ?? '', obj.metadata.name ?? '', obj, {
+      ctx: controllerContext(this.user),
+      fieldValidation: 'Ignore',
+      fieldManager: this.component,
+      ...(subresource ? { subresource } : {}),
+    });
+  }
+}
