@@ -86,7 +86,7 @@ describe('DaemonSet controller', () => {
     // A new Node is tainted not-ready (NoSchedule) until it is ready; no daemon pod goes there
     // before. The node lifecycle controller takes the taint off a Node without conditions within
     // a pass; the test does not wait for it (and the taint may be gone already).
-    await k(['taint', 'node', name, 'node.kubernetes.io/not-ready:NoSchedule-'], { expectFail: 'any' });
+    await kubectl(server, ['taint', 'node', name, 'node.kubernetes.io/not-ready:NoSchedule-'], { expectFail: 'any' });
     const taints = ((await request(server, 'GET', `/api/v1/nodes/${name}`)).json() as { spec: { taints?: Array<{ key: string }> } }).spec.taints ?? [];
     expect(taints.map((t) => t.key)).not.toContain('node.kubernetes.io/not-ready');
   };
