@@ -36,7 +36,7 @@ interface Job {
     failedIndexes?: string;
     startTime?: string;
     completionTime?: string;
-    conditions?: { type: string; status: string; reason?: string }[];
+    conditions?: { type: string; status: string; reason?: string; lastTransitionTime?: string }[];
   };
 }
 
@@ -294,6 +294,76 @@ describe('Job controller', () => {
         await k(['patch', 'pod', p.metadata.name, '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
     }
     await k(['delete', 'job', 'eager', 'patient', '-n', NS]);
+  });
+
+  it('holds the terminal condition of a finishing Job until its terminating pods are gone, failing or succeeding', async () => {
+    await k(['create', '-f', '-'], { input: 'apiVersion: v1\nkind: Node\nmetadata:\n  name: drain-node\n' });
+    const template = { spec: { nodeName: 'drain-node', restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } };
+    const hold = (pod: Pod) =>
+      k(['patch', 'pod', pod.metadata.name, '-n', NS, '--type=json', '-p', '[{"op":"add","path":"/metadata/finalizers/-","value":"example.com/hold"}]']);
+    const release = (pod: Pod) => k(['patch', 'pod', pod.metadata.name, '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    const index = (p: Pod) => p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'];
+
+    // Failing: past its backoff limit, the Job is FailureTarget while its other pod terminates.
+    await k(['apply', '-n', NS, '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'draining' }, spec: { parallelism: 2, backoffLimit: 0, template } }),
+    });
+    const [a, b] = await waitPods('draining', 2);
+    await hold(b!);
+    await finish(a!, 'Failed');
+    const target = await waitJob('draining', (j) => condition(j, 'FailureTarget')?.status === 'True' && j.status?.terminating === 1, 'draining: FailureTarget');
+    expect(condition(target, 'FailureTarget')).toMatchObject({ reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' });
+    expect(condition(target, 'Failed')).toBeUndefined();
+    expect(target.status?.active ?? 0).toBe(0);
+    expect((await k(['get', 'job', 'draining', '-n', NS])).stdout).toMatch(/^draining\s+FailureTarget\s/m);
+    // Still terminating a second later: still no Failed.
+    await new Promise((r) => setTimeout(r, 1000));
+    const held = (await podsOf('draining')).find((p) => p.metadata.uid === b!.metadata.uid);
+    expect(held?.metadata.finalizers).toEqual(['example.com/hold']);
+    expect(condition(await job('draining'), 'Failed')).toBeUndefined();
+    await release(b!);
+    await k(['wait', '--for=condition=failed', 'job/draining', '-n', NS, '--timeout=20s']);
+    const failed = await job('draining');
+    // The deleted pod of a failing Job counts as failed, as kube counts it.
+    expect(failed.status).toMatchObject({ failed: 2, terminating: 0, active: 0 });
+    expect(condition(failed, 'Failed')).toMatchObject({ status: 'True', reason: 'BackoffLimitExceeded' });
+
+    // Succeeding by its success policy: SuccessCriteriaMet at once, Complete once index 1's pod is gone.
+    await k(['apply', '-n', NS, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'settling' },
+        spec: { completions: 2, parallelism: 2, completionMode: 'Indexed', successPolicy: { rules: [{ succeededIndexes: '0' }] }, template },
+      }),
+    });
+    const pods = await waitPods('settling', 2);
+    await hold(pods.find((p) => index(p) === '1')!);
+    await finish(
+      pods.find((p) => index(p) === '0')!,
+      'Succeeded',
+    );
+    const met = await waitJob(
+      'settling',
+      (j) => condition(j, 'SuccessCriteriaMet')?.status === 'True' && j.status?.terminating === 1,
+      'settling: SuccessCriteriaMet',
+    );
+    expect(condition(met, 'Complete')).toBeUndefined();
+    expect(met.status?.completionTime).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(condition(await job('settling'), 'Complete')).toBeUndefined();
+    await release(pods.find((p) => index(p) === '1')!);
+    await k(['wait', '--for=condition=complete', 'job/settling', '-n', NS, '--timeout=20s']);
+    const done = await job('settling');
+    // The pod deleted after success is not a failure.
+    expect(done.status).toMatchObject({ succeeded: 1, completedIndexes: '0', terminating: 0 });
+    expect(done.status?.failed).toBeUndefined();
+    expect(Date.parse(done.status!.completionTime!)).toBeGreaterThanOrEqual(Date.parse(condition(met, 'SuccessCriteriaMet')!.lastTransitionTime!));
+    const events = (await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=settling', '-o', 'jsonpath={.items[*].reason}'])).stdout.split(
+      ' ',
+    );
+    expect(events.filter((r) => r === 'Completed')).toHaveLength(1);
+    await k(['delete', 'job', 'draining', 'settling', '-n', NS]);
   });
 
   it('limits failures per index: a failed index gets no more pods, and the Job fails on its failed indexes or past maxFailedIndexes', async () => {

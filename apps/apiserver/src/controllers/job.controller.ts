@@ -6,13 +6,15 @@
  *   the uids of finished pods still carrying the `batch.kubernetes.io/job-tracking` finalizer go
  *   into `status.uncountedTerminatedPods`, then the finalizers are removed, then the uids become
  *   `succeeded`/`failed` counts (an Indexed Job's successes also `completedIndexes`);
- * - decides whether the Job has finished: completions reached (SuccessCriteriaMet and Complete,
- *   `CompletionsReached`), more failures than `backoffLimit` (FailureTarget and Failed,
+ * - decides whether the Job has finished: completions reached (SuccessCriteriaMet,
+ *   `CompletionsReached`), more failures than `backoffLimit` (FailureTarget,
  *   `BackoffLimitExceeded`), active longer than `activeDeadlineSeconds` (`DeadlineExceeded`), or
- *   an Indexed Job's `successPolicy` met (SuccessCriteriaMet and Complete, `SuccessPolicy`), or
- *   with `backoffLimitPerIndex` its failed indexes (`FailedIndexes`, `MaxFailedIndexesExceeded`);
- *   a finished Job's remaining pods are deleted, and with `ttlSecondsAfterFinished` the Job
- *   itself once that long has passed;
+ *   an Indexed Job's `successPolicy` met (SuccessCriteriaMet, `SuccessPolicy`), or with
+ *   `backoffLimitPerIndex` its failed indexes (`FailedIndexes`, `MaxFailedIndexesExceeded`). The
+ *   decision is recorded as that interim condition and the Job's remaining pods are deleted; the
+ *   terminal condition (Complete or Failed, with the same reason) follows once every pod is
+ *   counted and none is terminating any more, as kube (1.31+) does. With
+ *   `ttlSecondsAfterFinished` the Job itself goes once that long has passed after it;
  * - a suspended Job has no pods (Suspended condition, no startTime); otherwise it gets as many
  *   as parallelism and the missing completions ask for (Indexed: the lowest missing indexes),
  *   created from the template with the tracking finalizer, in batches of 1, 2, 4, ...;
@@ -43,6 +45,8 @@ import {
   indexesToStart,
   isFinished,
   isIndexed,
+  recordedVerdict,
+  type JobVerdict,
   managedElsewhere,
   backoffRemainingMs,
   indexBackoffRemainingMs,
@@ -160,6 +164,8 @@ export class JobControllerRunner extends KindController {
     const spec = asMap(job.spec);
     const status: Record<string, unknown> = { ...asMap(job.status) };
     const indexed = isIndexed(job);
+    // A decision an earlier sync recorded (SuccessCriteriaMet or FailureTarget) stands.
+    const recorded0 = recordedVerdict(job);
     const succeededIndexes = parseIndexes(status.completedIndexes);
 
     // 1. Finished pods not counted yet: their uids are recorded first, then their finalizers go.
@@ -179,8 +185,10 @@ export class JobControllerRunner extends KindController {
     const newlySucceeded: KubeObject[] = [];
     const newlyFailed: KubeObject[] = [];
     for (const p of pods) {
-      // A pod deleted before it finished counts as failed, unless only failed pods are replaced.
-      const phase = podFinished(p) ?? (p.metadata.deletionTimestamp && !onlyFailed ? 'Failed' : undefined);
+      // A pod deleted before it finished counts as failed, unless only failed pods are replaced
+      // or the Job is finishing: then only when it is failing.
+      const failedByDeletion = recorded0 ? recorded0.type === 'Failed' : !onlyFailed;
+      const phase = podFinished(p) ?? (p.metadata.deletionTimestamp && failedByDeletion ? 'Failed' : undefined);
       const uid = p.metadata.uid ?? '';
       if (!phase || !hasTrackingFinalizer(p) || pending.succeeded.has(uid) || pending.failed.has(uid) || ignored(p)) continue;
       (phase === 'Succeeded' ? pending.succeeded : pending.failed).add(uid);
@@ -205,7 +213,12 @@ export class JobControllerRunner extends KindController {
     for (const p of pods) {
       const uid = p.metadata.uid ?? '';
       // A terminating pod's finalizer goes too (kube's canRemoveFinalizer), counted or not.
-      const release = pending.succeeded.has(uid) || pending.failed.has(uid) || ignored(p) || podTerminating(p) || (!podActive(p) && isFinished(job));
+      const release =
+        pending.succeeded.has(uid) ||
+        pending.failed.has(uid) ||
+        ignored(p) ||
+        podTerminating(p) ||
+        (!podActive(p) && (isFinished(job) || recorded0 !== undefined));
       if (hasTrackingFinalizer(p) && release) {
         await this.dropFinalizer(p);
         dropped.add(uid);
@@ -238,37 +251,35 @@ export class JobControllerRunner extends KindController {
     const holding = onlyFailed ? terminating : [];
     let conditions = conditionsOf(job);
     const stamp = rfc3339(now);
-    const finish = (type: 'Complete' | 'Failed', reason: string, message: string): void => {
-      const target = type === 'Complete' ? 'SuccessCriteriaMet' : 'FailureTarget';
-      conditions = withCondition(conditions, { type: target, status: 'True', reason, message }, stamp);
-      conditions = withCondition(conditions, { type, status: 'True', reason, message }, stamp);
-      if (type === 'Complete') {
-        status.completionTime = stamp;
-        this.events.record(job, 'Normal', 'Completed', 'Job completed');
-      } else this.events.record(job, 'Warning', reason, message);
-    };
-
-    // 3. Has it finished now?
-    if (!isFinished(job)) {
+    // 3. Has it finished now? A decision becomes its interim condition at once; the terminal
+    // condition waits (below) for the pods.
+    let verdict = recordedVerdict(job);
+    if (!verdict && !isFinished(job)) {
       const backoffLimit = typeof spec.backoffLimit === 'number' ? spec.backoffLimit : 6;
       const deadline = spec.activeDeadlineSeconds;
       const started = Date.parse(String(status.startTime ?? ''));
       const failJob = [...verdicts.values()].find((v) => v?.action === 'FailJob');
+      const fail = (reason: string, message: string): JobVerdict => ({ type: 'Failed', reason, message });
       // kube's order: a failure first, then the success policy, then the completions.
       const policyMet = successPolicyMatch(job, succeededIndexes);
-      if (failJob) finish('Failed', 'PodFailurePolicy', failJob.message);
-      else if (failed > backoffLimit) finish('Failed', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit');
+      if (failJob) verdict = fail('PodFailurePolicy', failJob.message);
+      else if (failed > backoffLimit) verdict = fail('BackoffLimitExceeded', 'Job has reached the specified backoff limit');
       else if (typeof deadline === 'number' && Number.isFinite(started) && started + deadline * 1000 <= now.getTime() && spec.suspend !== true)
-        finish('Failed', 'DeadlineExceeded', 'Job was active longer than specified deadline');
+        verdict = fail('DeadlineExceeded', 'Job was active longer than specified deadline');
       else if (perIndex && typeof spec.maxFailedIndexes === 'number' && failedIndexes.size > spec.maxFailedIndexes)
-        finish('Failed', 'MaxFailedIndexesExceeded', 'Job has exceeded the specified maximal number of failed indexes');
+        verdict = fail('MaxFailedIndexesExceeded', 'Job has exceeded the specified maximal number of failed indexes');
       else if (perIndex && failedIndexes.size > 0 && succeededIndexes.size + failedIndexes.size >= num(spec.completions))
-        finish('Failed', 'FailedIndexes', 'Job has failed indexes');
-      else if (policyMet) finish('Complete', 'SuccessPolicy', policyMet);
+        verdict = fail('FailedIndexes', 'Job has failed indexes');
+      else if (policyMet) verdict = { type: 'Complete', reason: 'SuccessPolicy', message: policyMet };
       else if (completionsReached(job, succeeded, succeededIndexes, active.length))
-        finish('Complete', 'CompletionsReached', 'Reached expected number of succeeded pods');
+        verdict = { type: 'Complete', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods' };
+      if (verdict) {
+        const interim = verdict.type === 'Complete' ? 'SuccessCriteriaMet' : 'FailureTarget';
+        conditions = withCondition(conditions, { type: interim, status: 'True', reason: verdict.reason, message: verdict.message }, stamp);
+      }
     }
-    const finished = conditions.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+    const finishing = verdict !== undefined;
+    let finished = isFinished(job);
 
     // 4. The pods it should have. New pods wait out the back-off after failures (per index with
     // backoffLimitPerIndex): `retryAt` is when the next sync may create what had to wait.
@@ -279,10 +290,14 @@ export class JobControllerRunner extends KindController {
       if (ms > 0) retryAt = Math.min(retryAt ?? Infinity, Date.now() + ms);
       return ms > 0;
     };
-    if (finished) this.backoffs.delete(key);
-    if (finished || spec.suspend === true) {
-      active = await this.deletePods(job, active, active.length);
-      if (!finished) {
+    if (finished || finishing) this.backoffs.delete(key);
+    let deleted = 0;
+    if (finished || finishing || spec.suspend === true) {
+      // A failing Job's deleted pods keep their finalizer until the next sync counts them failed.
+      const left = await this.deletePods(job, active, active.length, verdict?.type !== 'Failed');
+      deleted = active.length - left.length;
+      active = left;
+      if (!finished && !finishing) {
         if (conditions.find((c) => c.type === 'Suspended')?.status !== 'True') this.events.record(job, 'Normal', 'Suspended', 'Job suspended');
         conditions = withCondition(conditions, { type: 'Suspended', status: 'True', reason: 'JobSuspended', message: 'Job suspended' }, stamp);
         delete status.startTime;
@@ -326,7 +341,17 @@ export class JobControllerRunner extends KindController {
 
     status.active = active.length;
     status.ready = active.filter(podReady).length;
-    status.terminating = terminating.length;
+    // Pods deleted in this sync are terminating until their deletion is seen (kube counts them so).
+    status.terminating = terminating.length + deleted;
+    // 5. The terminal condition, once every finished pod is counted and none is terminating.
+    if (verdict && !finished && pending.succeeded.size + pending.failed.size === 0 && status.terminating === 0) {
+      conditions = withCondition(conditions, { type: verdict.type, status: 'True', reason: verdict.reason, message: verdict.message }, stamp);
+      if (verdict.type === 'Complete') {
+        status.completionTime = stamp;
+        this.events.record(job, 'Normal', 'Completed', 'Job completed');
+      } else this.events.record(job, 'Warning', verdict.reason, verdict.message);
+      finished = true;
+    }
     if (indexed) status.completedIndexes = formatIndexes(succeededIndexes);
     if (perIndex) status.failedIndexes = formatIndexes(failedIndexes);
     if (conditions.length) status.conditions = conditions;
@@ -369,7 +394,7 @@ export class JobControllerRunner extends KindController {
   }
 
   /** Deletes `n` of the active pods (the least useful first); returns those left. */
-  private async deletePods(job: KubeObject, active: KubeObject[], n: number): Promise<KubeObject[]> {
+  private async deletePods(job: KubeObject, active: KubeObject[], n: number, release = true): Promise<KubeObject[]> {
     if (n <= 0) return active;
     const store = this.stores.storeFor(this.pods()!);
     const victims = podsToDelete(active, n);
@@ -385,7 +410,7 @@ export class JobControllerRunner extends KindController {
       }
     }
     // A deleted pod with the tracking finalizer stays until it is removed: this controller removes it.
-    for (const p of victims) if (gone.has(p) && hasTrackingFinalizer(p)) await this.dropFinalizer(p, true);
+    if (release) for (const p of victims) if (gone.has(p) && hasTrackingFinalizer(p)) await this.dropFinalizer(p, true);
     return active.filter((p) => !gone.has(p));
   }
 

@@ -10,6 +10,7 @@ import {
   lastFailedPodOfIndex,
   onlyReplaceFailedPods,
   podTerminating,
+  recordedVerdict,
   successPolicyMatch,
   completionsReached,
   formatIndexes,
@@ -35,6 +36,29 @@ const job = (spec: Record<string, unknown>): KubeObject =>
   }) as KubeObject;
 
 describe('job logic', () => {
+  it('reads the verdict an interim condition recorded until the terminal condition is there', () => {
+    const withConditions = (...conditions: Record<string, unknown>[]): KubeObject => ({ ...job({}), status: { conditions } }) as KubeObject;
+    expect(recordedVerdict(job({}))).toBeUndefined();
+    expect(recordedVerdict(withConditions({ type: 'FailureTarget', status: 'True', reason: 'DeadlineExceeded', message: 'late' }))).toEqual({
+      type: 'Failed',
+      reason: 'DeadlineExceeded',
+      message: 'late',
+    });
+    expect(recordedVerdict(withConditions({ type: 'SuccessCriteriaMet', status: 'True', reason: 'SuccessPolicy', message: 'm' }))).toEqual({
+      type: 'Complete',
+      reason: 'SuccessPolicy',
+      message: 'm',
+    });
+    // SuccessCriteriaMet is read first, as kube does; a False interim condition decides nothing.
+    expect(
+      recordedVerdict(withConditions({ type: 'FailureTarget', status: 'True', reason: 'r' }, { type: 'SuccessCriteriaMet', status: 'True', reason: 's' }))
+        ?.type,
+    ).toBe('Complete');
+    expect(recordedVerdict(withConditions({ type: 'FailureTarget', status: 'False' }))).toBeUndefined();
+    // Finished: nothing pending.
+    expect(recordedVerdict(withConditions({ type: 'FailureTarget', status: 'True' }, { type: 'Failed', status: 'True' }))).toBeUndefined();
+  });
+
   it('spells completed indexes as kube does, and reads them back', () => {
     expect(formatIndexes([5, 0, 1, 2, 7, 8])).toBe('0-2,5,7-8');
     expect(formatIndexes([])).toBe('');

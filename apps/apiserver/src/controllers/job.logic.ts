@@ -41,6 +41,31 @@ export function isFinished(job: KubeObject): boolean {
   return conditionsOf(job).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
 }
 
+/** The terminal condition a Job's decision asks for: `Complete` or `Failed`, with its reason and message. */
+export interface JobVerdict {
+  type: 'Complete' | 'Failed';
+  reason: string;
+  message: string;
+}
+
+/**
+ * The verdict an earlier sync recorded as an interim condition (SuccessCriteriaMet first, then
+ * FailureTarget, as kube reads them), still waiting for its terminal condition; undefined when
+ * there is none or the Job has finished.
+ */
+export function recordedVerdict(job: KubeObject): JobVerdict | undefined {
+  if (isFinished(job)) return undefined;
+  const conditions = conditionsOf(job);
+  for (const [interim, type] of [
+    ['SuccessCriteriaMet', 'Complete'],
+    ['FailureTarget', 'Failed'],
+  ] as const) {
+    const c = conditions.find((x) => x.type === interim && x.status === 'True');
+    if (c) return { type, reason: c.reason ?? '', message: c.message ?? '' };
+  }
+  return undefined;
+}
+
 /** Whether the Job runs in Indexed completion mode. */
 export function isIndexed(job: KubeObject): boolean {
   return asMap(job.spec).completionMode === 'Indexed';
