@@ -153,12 +153,17 @@ export const BATCH: RowGroup = {
         text: /"cells":\["j6","Running","0\/1","(\d+s)?","\d+s","main","busybox:1\.36","batch\.kubernetes\.io\/controller-uid=[0-9a-f-]{36}"\]/,
       },
       then: [
+        // Suspended first: the status validation lets the start time of a suspended Job change only.
+        { req: { method: 'PATCH', path: `${JOBS}/j6`, body: { spec: { suspend: true } }, headers: MERGE }, expect: { status: 200 } },
         {
           req: {
             method: 'PATCH',
             path: `${JOBS}/j6/status`,
             body: {
               status: {
+                active: 0,
+                ready: 0,
+                terminating: 0,
                 succeeded: 1,
                 startTime: '2026-01-01T00:00:00Z',
                 completionTime: '2026-01-01T00:00:42Z',

@@ -343,8 +343,9 @@ export class JobControllerRunner extends KindController {
     status.ready = active.filter(podReady).length;
     // Pods deleted in this sync are terminating until their deletion is seen (kube counts them so).
     status.terminating = terminating.length + deleted;
-    // 5. The terminal condition, once every finished pod is counted and none is terminating.
-    if (verdict && !finished && pending.succeeded.size + pending.failed.size === 0 && status.terminating === 0) {
+    // 5. The terminal condition, once every finished pod is counted and none is active (a
+    // deletion failed) or terminating.
+    if (verdict && !finished && pending.succeeded.size + pending.failed.size === 0 && active.length === 0 && status.terminating === 0) {
       conditions = withCondition(conditions, { type: verdict.type, status: 'True', reason: verdict.reason, message: verdict.message }, stamp);
       if (verdict.type === 'Complete') {
         status.completionTime = stamp;

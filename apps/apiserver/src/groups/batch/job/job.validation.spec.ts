@@ -17,6 +17,7 @@ function job(spec: Obj = {}, podSpec: Obj = {}): KubeObject {
   return j;
 }
 // A copy in this realm (structuredClone's objects have another realm's prototypes under jest's VM, which isDeepStrictEqual tells apart).
+const asObj = (v: unknown): Obj => v as Obj;
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 const messages = (errs: { field: string; detail?: string }[]) => errs.map((e) => `${e.field}: ${e.detail ?? ''}`);
 
@@ -109,6 +110,105 @@ describe('Job validation', () => {
   });
   it('refuses negative status counters', () => {
     expect(messages(validateJobStatusUpdate({ metadata: {}, status: { succeeded: -1 } }))).toEqual(['status.succeeded: must be greater than or equal to 0']);
+  });
+  const withStatus = (j: KubeObject, status: Obj): KubeObject => ({ ...clone(j), status });
+  const cond = (type: string, status = 'True') => ({ type, status });
+  const START = '2026-01-01T00:00:00Z';
+  it('lets the Job controller finish a Job in two steps, and refuses what a reader could not make sense of', () => {
+    const running = withStatus(job(), { active: 1, startTime: START });
+    const target = withStatus(job(), { active: 0, failed: 1, startTime: START, conditions: [cond('FailureTarget')] });
+    const failed = withStatus(job(), { active: 0, failed: 1, startTime: START, conditions: [cond('FailureTarget'), cond('Failed')] });
+    expect(validateJobStatusUpdate(target, running)).toEqual([]);
+    expect(validateJobStatusUpdate(failed, target)).toEqual([]);
+    const met = withStatus(job(), { succeeded: 1, startTime: START, conditions: [cond('SuccessCriteriaMet')] });
+    const complete = withStatus(job(), {
+      succeeded: 1,
+      startTime: START,
+      completionTime: '2026-01-01T00:00:09Z',
+      conditions: [cond('SuccessCriteriaMet'), cond('Complete')],
+    });
+    expect(validateJobStatusUpdate(met, running)).toEqual([]);
+    expect(validateJobStatusUpdate(complete, met)).toEqual([]);
+
+    expect(messages(validateJobStatusUpdate(withStatus(job(), { ...asObj(failed.status), conditions: [] }), failed))).toEqual([
+      'status.conditions: cannot disable the terminal Failed=True condition',
+      'status.conditions: cannot disable the terminal FailureTarget=True condition',
+    ]);
+    expect(messages(validateJobStatusUpdate(withStatus(job(), { ...asObj(complete.status), conditions: [cond('Complete')] }), complete))).toEqual([
+      'status.conditions: cannot disable the SuccessCriteriaMet=True condition',
+    ]);
+    expect(
+      messages(validateJobStatusUpdate(withStatus(job(), { ...asObj(met.status), conditions: [cond('SuccessCriteriaMet'), cond('Complete')] }), met)),
+    ).toEqual(['status.completionTime: completionTime is required for Complete jobs']);
+    expect(
+      messages(
+        validateJobStatusUpdate(
+          withStatus(job(), { active: 2, startTime: START, completionTime: '2025-12-31T00:00:00Z', conditions: [cond('Complete'), cond('Failed')] }),
+          running,
+        ),
+      ),
+    ).toEqual([
+      'status.conditions: cannot set Complete=True and Failed=true conditions',
+      'status.completionTime: completionTime cannot be set before startTime',
+      'status.active: active>0 is invalid for finished job',
+    ]);
+    expect(
+      messages(
+        validateJobStatusUpdate(
+          withStatus(job(), { failed: 1, uncountedTerminatedPods: { failed: ['a'] }, conditions: [cond('Failed')] }),
+          withStatus(job(), {}),
+        ),
+      ),
+    ).toEqual([
+      'status.startTime: startTime is required for finished job',
+      'status.uncountedTerminatedPods: uncountedTerminatedPods needs to be empty for finished job',
+    ]);
+    expect(
+      messages(validateJobStatusUpdate(withStatus(job(), { conditions: [cond('SuccessCriteriaMet'), cond('FailureTarget')] }), withStatus(job(), {}))),
+    ).toEqual(['status.conditions: cannot set SuccessCriteriaMet=True and FailureTarget=true conditions']);
+    // Counters never go down, the start of a running Job and a completion time never move.
+    expect(
+      messages(
+        validateJobStatusUpdate(
+          withStatus(job(), { failed: 0, succeeded: 0, startTime: '2026-01-01T00:00:05Z' }),
+          withStatus(job(), { failed: 2, succeeded: 1, startTime: START }),
+        ),
+      ),
+    ).toEqual([
+      'status.failed: cannot decrease the failed counter',
+      'status.succeeded: cannot decrease the succeeded counter',
+      'status.startTime: startTime cannot be removed for unsuspended job',
+    ]);
+    expect(validateJobStatusUpdate(withStatus(job({ suspend: true }), {}), withStatus(job({ suspend: true }), { startTime: START }))).toEqual([]);
+    expect(messages(validateJobStatusUpdate(withStatus(job(), { ...asObj(complete.status), completionTime: '2026-01-01T00:00:10Z' }), complete))).toEqual([
+      'status.completionTime: completionTime cannot be mutated',
+    ]);
+    // The same instant written another way is no change.
+    expect(validateJobStatusUpdate(withStatus(job(), { ...asObj(complete.status), completionTime: '2026-01-01T00:00:09.000Z' }), complete)).toEqual([]);
+  });
+  it('checks the index lists a status update changes', () => {
+    const indexed = job({ completionMode: 'Indexed', completions: 4, parallelism: 2, backoffLimitPerIndex: 1 });
+    const at = (status: Obj) => messages(validateJobStatusUpdate(withStatus(indexed, status), withStatus(indexed, {})));
+    expect(at({ completedIndexes: '0,2-3', failedIndexes: '1' })).toEqual([]);
+    expect(at({ completedIndexes: '3,1' })).toEqual(['status.completedIndexes: error parsing completedIndexes: non-increasing order, previous: 3, current: 1']);
+    expect(at({ completedIndexes: '0-4' })).toEqual(['status.completedIndexes: error parsing completedIndexes: too large index: "4"']);
+    expect(at({ completedIndexes: 'x' })).toEqual(['status.completedIndexes: error parsing completedIndexes: cannot convert string to integer for index: "x"']);
+    expect(at({ failedIndexes: '1-2-3' })).toEqual([
+      `status.failedIndexes: error parsing failedIndexes: the fragment "1-2-3" violates the requirement that an index interval can have at most two parts separated by '-'`,
+    ]);
+    expect(at({ completedIndexes: '0-2', failedIndexes: '2-3' })).toEqual(['status.failedIndexes: failedIndexes and completedIndexes overlap at index: 2']);
+    expect(messages(validateJobStatusUpdate(withStatus(job(), { completedIndexes: '0', failedIndexes: '' }), withStatus(job(), {})))).toEqual([
+      'status.completedIndexes: cannot set non-empty completedIndexes when non-indexed completion mode',
+      'status.failedIndexes: cannot set non-null failedIndexes when backoffLimitPerIndex is null',
+    ]);
+    // Unchanged lists are not checked again.
+    expect(validateJobStatusUpdate(withStatus(indexed, { completedIndexes: '3,1', active: 1 }), withStatus(indexed, { completedIndexes: '3,1' }))).toEqual([]);
+  });
+  it('refuses a uid twice, or an empty one, among the uncounted pods', () => {
+    expect(messages(validateJobStatusUpdate(withStatus(job(), { uncountedTerminatedPods: { succeeded: ['a', ''], failed: ['a'] } })))).toEqual([
+      'status.uncountedTerminatedPods.succeeded[1]: must not be empty',
+      'status.uncountedTerminatedPods.failed[0]: ',
+    ]);
   });
 });
 

@@ -187,14 +187,169 @@ export function validateJobUpdate(job: KubeObject, old: KubeObject): FieldError[
   return errs;
 }
 
-/** ValidateJobStatus's counters at `status`: none negative. */
+/**
+ * validateIndexesFormat: "0-2,5,7-8", each index below `completions`, in increasing order; the
+ * number of indexes, or kube's message for the first fault.
+ */
+export function validateIndexesFormat(text: string, completions: number): { total: number } | { error: string } {
+  if (text === '') return { total: 0 };
+  let last: number | undefined;
+  let total = 0;
+  for (const interval of text.split(',')) {
+    const r = parseIndexInterval(interval, completions);
+    if ('error' in r) return r;
+    if (last !== undefined && last >= r.from) return { error: `non-increasing order, previous: ${last}, current: ${r.from}` };
+    total += r.to - r.from + 1;
+    last = r.to;
+  }
+  return { total };
+}
+
+function parseIndexInterval(interval: string, completions: number): { from: number; to: number } | { error: string } {
+  const parts = interval.split('-');
+  if (parts.length > 2)
+    return { error: `the fragment ${JSON.stringify(interval)} violates the requirement that an index interval can have at most two parts separated by '-'` };
+  const bounds: number[] = [];
+  for (const part of parts) {
+    // strconv.Atoi: an optional sign and decimal digits.
+    if (!/^[+-]?\d+$/.test(part)) return { error: `cannot convert string to integer for index: ${JSON.stringify(part)}` };
+    const n = Number(part);
+    if (n >= completions) return { error: `too large index: ${JSON.stringify(part)}` };
+    bounds.push(n);
+  }
+  const [from, to = from] = bounds as [number, number?];
+  if (parts.length === 2 && from >= to) return { error: `non-increasing order, previous: ${from}, current: ${to}` };
+  return { from, to };
+}
+
+/** The lowest index both lists hold, as kube's validateFailedIndexesNotOverlapCompleted reports it; faulty intervals are skipped. */
+function firstOverlap(completed: string, failed: string, completions: number): number | undefined {
+  const indexes = (text: string): Set<number> => {
+    const out = new Set<number>();
+    if (text === '') return out;
+    for (const interval of text.split(',')) {
+      const r = parseIndexInterval(interval, completions);
+      if ('error' in r) continue;
+      for (let i = r.from; i <= r.to; i++) out.add(i);
+    }
+    return out;
+  };
+  const done = indexes(completed);
+  let lowest: number | undefined;
+  for (const i of indexes(failed)) if (done.has(i) && (lowest === undefined || i < lowest)) lowest = i;
+  return lowest;
+}
+
+const conditionTrue = (status: Obj, type: string): boolean =>
+  Array.isArray(status.conditions) && status.conditions.some((c) => asMap(c).type === type && asMap(c).status === 'True');
+const invalid = (field: string, detail: string, value?: unknown): FieldError => ({ type: 'FieldValueInvalid', field, value, detail });
+
+/** ValidateJobStatus's counters at `status`: none negative, and no uid twice (or empty) in uncountedTerminatedPods. */
 export function validateJobStatus(status: Obj): FieldError[] {
   const errs: FieldError[] = [];
   for (const f of ['active', 'succeeded', 'failed', 'ready', 'terminating']) errs.push(...nonNegative(status[f], `status.${f}`));
+  const uncounted = asMap(status.uncountedTerminatedPods);
+  const seen = new Set<unknown>();
+  for (const list of ['succeeded', 'failed']) {
+    const uids = Array.isArray(uncounted[list]) ? (uncounted[list] as unknown[]) : [];
+    uids.forEach((uid, i) => {
+      const field = `status.uncountedTerminatedPods.${list}[${i}]`;
+      if (uid === '') errs.push(invalid(field, 'must not be empty', ''));
+      else if (seen.has(uid)) errs.push({ type: 'FieldValueDuplicate', field, value: uid, detail: '' });
+      else seen.add(uid);
+    });
+  }
   return errs;
 }
 
-/** The /status update of a Job: a valid status. */
-export function validateJobStatusUpdate(job: KubeObject): FieldError[] {
-  return validateJobStatus(asMap(job.status));
+/**
+ * The /status update of a Job (ValidateJobUpdateStatus with the options of kube's status strategy
+ * while JobManagedBy is on, as in 1.32): a valid status whose transitions make sense to the Job's
+ * readers: a terminal condition (Complete, Failed, FailureTarget, SuccessCriteriaMet) is never
+ * taken back, counters do not go down, Complete comes with a completionTime and never with Failed
+ * or FailureTarget, a finished Job has no active or uncounted pods and a startTime, indexes are
+ * well formed. Most rules apply only when the fields they read change, so a status already at odds
+ * with one (after a spec change) can still be updated otherwise.
+ */
+export function validateJobStatusUpdate(job: KubeObject, old: KubeObject = job): FieldError[] {
+  const spec = asMap(job.spec);
+  const status = asMap(job.status);
+  const was = asMap(old.status);
+  const errs = validateJobStatus(status);
+  const has = (st: Obj, type: string) => conditionTrue(st, type);
+  const complete = has(status, 'Complete');
+  const failedCond = has(status, 'Failed');
+  const finished = complete || failedCond;
+  const time = (v: unknown) => (typeof v === 'string' ? Date.parse(v) : NaN);
+  const changed = (f: string) =>
+    f === 'startTime' || f === 'completionTime'
+      ? isSet(status[f]) !== isSet(was[f]) || (isSet(status[f]) && time(status[f]) !== time(was[f]))
+      : !isDeepStrictEqual(status[f] ?? null, was[f] ?? null);
+  const finishedChanged = finished !== (has(was, 'Complete') || has(was, 'Failed'));
+  const completeChanged = complete !== has(was, 'Complete');
+  const failedChanged = failedCond !== has(was, 'Failed');
+  const targetChanged = has(status, 'FailureTarget') !== has(was, 'FailureTarget');
+  const indexed = spec.completionMode === 'Indexed';
+  const completions = isInt(spec.completions) ? spec.completions : undefined;
+  const completedIndexes = typeof status.completedIndexes === 'string' ? status.completedIndexes : '';
+  const failedIndexes = typeof status.failedIndexes === 'string' ? status.failedIndexes : undefined;
+
+  if ((completeChanged || failedChanged) && complete && failedCond)
+    errs.push(invalid('status.conditions', 'cannot set Complete=True and Failed=true conditions'));
+  if ((completeChanged || targetChanged) && complete && has(status, 'FailureTarget'))
+    errs.push(invalid('status.conditions', 'cannot set Complete=True and FailureTarget=true conditions'));
+  if ((completeChanged || changed('completionTime')) && isSet(status.completionTime) && !complete)
+    errs.push(invalid('status.completionTime', 'cannot set completionTime when there is no Complete=True condition', status.completionTime));
+  if ((completeChanged || changed('completionTime')) && !isSet(status.completionTime) && complete)
+    errs.push({ type: 'FieldValueRequired', field: 'status.completionTime', detail: 'completionTime is required for Complete jobs' });
+  if ((changed('startTime') || changed('completionTime')) && time(status.completionTime) < time(status.startTime))
+    errs.push(invalid('status.completionTime', 'completionTime cannot be set before startTime', status.completionTime));
+  if ((finishedChanged || changed('active')) && finished && isInt(status.active) && status.active > 0)
+    errs.push(invalid('status.active', 'active>0 is invalid for finished job', status.active));
+  if ((finishedChanged || changed('startTime')) && finished && !isSet(status.startTime))
+    errs.push({ type: 'FieldValueRequired', field: 'status.startTime', detail: 'startTime is required for finished job' });
+  const uncounted = asMap(status.uncountedTerminatedPods);
+  const uncountedCount = ['succeeded', 'failed'].reduce((n, k) => n + (Array.isArray(uncounted[k]) ? (uncounted[k] as unknown[]).length : 0), 0);
+  if ((finishedChanged || changed('uncountedTerminatedPods')) && finished && uncountedCount > 0)
+    errs.push(invalid('status.uncountedTerminatedPods', 'uncountedTerminatedPods needs to be empty for finished job', status.uncountedTerminatedPods));
+  if (changed('completedIndexes') && completions !== undefined) {
+    const r = validateIndexesFormat(completedIndexes, completions);
+    if ('error' in r) errs.push(invalid('status.completedIndexes', `error parsing completedIndexes: ${r.error}`, completedIndexes));
+  }
+  if (changed('failedIndexes') && completions !== undefined && isSet(spec.backoffLimitPerIndex) && failedIndexes !== undefined) {
+    const r = validateIndexesFormat(failedIndexes, completions);
+    if ('error' in r) errs.push(invalid('status.failedIndexes', `error parsing failedIndexes: ${r.error}`, failedIndexes));
+  }
+  if (changed('completedIndexes') && completedIndexes !== '' && !indexed)
+    errs.push(invalid('status.completedIndexes', 'cannot set non-empty completedIndexes when non-indexed completion mode', completedIndexes));
+  if (changed('failedIndexes') && !isSet(spec.backoffLimitPerIndex) && failedIndexes !== undefined)
+    errs.push(invalid('status.failedIndexes', 'cannot set non-null failedIndexes when backoffLimitPerIndex is null', failedIndexes));
+  if ((changed('failedIndexes') || changed('completedIndexes')) && completions !== undefined && failedIndexes !== undefined) {
+    const at = firstOverlap(completedIndexes, failedIndexes, completions);
+    if (at !== undefined) errs.push(invalid('status.failedIndexes', `failedIndexes and completedIndexes overlap at index: ${at}`, failedIndexes));
+  }
+  const met = has(status, 'SuccessCriteriaMet');
+  if (met && failedCond) errs.push(invalid('status.conditions', 'cannot set SuccessCriteriaMet=True and Failed=true conditions'));
+  if (met && has(status, 'FailureTarget')) errs.push(invalid('status.conditions', 'cannot set SuccessCriteriaMet=True and FailureTarget=true conditions'));
+  if (isSet(spec.successPolicy) && !met && complete)
+    errs.push(invalid('status.conditions', 'cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True'));
+
+  // The transitions.
+  for (const type of ['Failed', 'Complete', 'FailureTarget']) {
+    if (has(was, type) && !has(status, type)) errs.push(invalid('status.conditions', `cannot disable the terminal ${type}=True condition`));
+  }
+  const count = (st: Obj, f: string) => (isInt(st[f]) ? st[f] : 0);
+  if (count(status, 'failed') < count(was, 'failed')) errs.push(invalid('status.failed', 'cannot decrease the failed counter', count(status, 'failed')));
+  // An Indexed Job with completions equal to parallelism may be scaled down, and its count with it.
+  const elastic = indexed && isSet(spec.completions) && spec.completions === spec.parallelism;
+  if (!elastic && count(status, 'succeeded') < count(was, 'succeeded'))
+    errs.push(invalid('status.succeeded', 'cannot decrease the succeeded counter', count(status, 'succeeded')));
+  if (isSet(status.completionTime) && isSet(was.completionTime) && changed('completionTime'))
+    errs.push(invalid('status.completionTime', 'completionTime cannot be mutated', status.completionTime));
+  if (isSet(was.startTime) && changed('startTime') && spec.suspend !== true)
+    errs.push({ type: 'FieldValueRequired', field: 'status.startTime', detail: 'startTime cannot be removed for unsuspended job' });
+  if (has(was, 'SuccessCriteriaMet') && !met) errs.push(invalid('status.conditions', 'cannot disable the SuccessCriteriaMet=True condition'));
+  if (has(was, 'Complete') && !has(was, 'SuccessCriteriaMet') && met)
+    errs.push(invalid('status.conditions', 'cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions'));
+  return errs;
 }
