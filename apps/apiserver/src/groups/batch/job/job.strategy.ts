@@ -38,7 +38,14 @@ export function defaultJobSpec(spec: Obj): void {
 
 /** SetDefaults_Job on a Job. */
 export function defaultJob(job: KubeObject): void {
-  if (isObj(job.spec)) defaultJobSpec(job.spec);
+  if (!isObj(job.spec)) return;
+  defaultJobSpec(job.spec);
+  // A podFailurePolicy's pod condition pattern matches a True condition unless it says otherwise.
+  const rules = isObj(job.spec.podFailurePolicy) ? job.spec.podFailurePolicy.rules : undefined;
+  for (const rule of Array.isArray(rules) ? rules : []) {
+    const patterns = isObj(rule) ? rule.onPodConditions : undefined;
+    for (const p of Array.isArray(patterns) ? patterns : []) if (isObj(p) && (unset(p.status) || p.status === '')) p.status = 'True';
+  }
 }
 
 /**

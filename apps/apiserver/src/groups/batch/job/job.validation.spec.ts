@@ -108,6 +108,61 @@ describe('Job validation', () => {
     Object.assign(scaled.spec as Obj, { completions: 4, parallelism: 4 });
     expect(validateJobUpdate(scaled, old)).toEqual([]);
   });
+  it('checks a podFailurePolicy rule by rule', () => {
+    const policy = (...rules: Obj[]) => messages(validateJob(job({ podFailurePolicy: { rules } })));
+    expect(
+      policy(
+        { action: 'FailJob', onExitCodes: { containerName: 'c', operator: 'In', values: [1, 42] } },
+        { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
+      ),
+    ).toEqual([]);
+    expect(policy({ action: 'Retry', onExitCodes: { containerName: 'x', operator: 'Is', values: [0, 3, 3, 2] } })).toEqual([
+      'spec.podFailurePolicy.rules[0].action: supported values: "Count", "FailIndex", "FailJob", "Ignore"',
+      'spec.podFailurePolicy.rules[0].onExitCodes.operator: supported values: "In", "NotIn"',
+      'spec.podFailurePolicy.rules[0].onExitCodes.containerName: must be one of the container or initContainer names in the pod template',
+      'spec.podFailurePolicy.rules[0].onExitCodes.values[2]: ',
+      'spec.podFailurePolicy.rules[0].onExitCodes.values: must be ordered',
+    ]);
+    // A pattern's status defaults to True.
+    const defaulted = job({ podFailurePolicy: { rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] }] } });
+    expect((defaulted.spec as { podFailurePolicy: { rules: { onPodConditions: Obj[] }[] } }).podFailurePolicy.rules[0]!.onPodConditions[0]).toEqual({
+      type: 'DisruptionTarget',
+      status: 'True',
+    });
+    expect(validateJob(defaulted)).toEqual([]);
+    expect(policy({ action: 'FailJob', onExitCodes: { operator: 'In', values: [0] } })).toEqual([
+      'spec.podFailurePolicy.rules[0].onExitCodes.values[0]: must not be 0 for the In operator',
+    ]);
+    expect(policy({ action: 'FailIndex', onExitCodes: { operator: 'NotIn', values: [] } })).toEqual([
+      'spec.podFailurePolicy.rules[0].action: requires the backoffLimitPerIndex to be set',
+      'spec.podFailurePolicy.rules[0].onExitCodes.values: at least one value is required',
+    ]);
+    expect(policy({ onPodConditions: [{ type: 'bad type', status: 'Maybe' }] }, { action: 'Count' })).toEqual([
+      'spec.podFailurePolicy.rules[0].action: valid values: ["Count" "FailIndex" "FailJob" "Ignore"]',
+      expect.stringMatching(/^spec\.podFailurePolicy\.rules\[0\]\.onPodConditions\[0\]\.type: name part must consist of/),
+      'spec.podFailurePolicy.rules[0].onPodConditions[0].status: supported values: "False", "True", "Unknown"',
+      'spec.podFailurePolicy.rules[1]: specifying one of OnExitCodes and OnPodConditions is required',
+    ]);
+    expect(policy({ action: 'Count', onExitCodes: { operator: 'In', values: [1] }, onPodConditions: [{ type: 'Ready', status: 'False' }] })).toEqual([
+      'spec.podFailurePolicy.rules[0]: specifying both OnExitCodes and OnPodConditions is not supported',
+    ]);
+    expect(policy(...Array.from({ length: 21 }, () => ({ action: 'Count', onExitCodes: { operator: 'In', values: [1] } })))).toEqual([
+      'spec.podFailurePolicy.rules: 21: must have at most 20 items',
+    ]);
+  });
+  it('checks a successPolicy against the completions', () => {
+    const policy = (rules: Obj[]) => messages(validateJob(job({ completionMode: 'Indexed', completions: 5, parallelism: 5, successPolicy: { rules } })));
+    expect(policy([{ succeededIndexes: '0,2-4', succeededCount: 3 }, { succeededCount: 5 }])).toEqual([]);
+    expect(policy([])).toEqual(['spec.successPolicy.rules: at least one rules must be specified when the successPolicy is specified']);
+    expect(policy([{}])).toEqual(['spec.successPolicy.rules[0]: at least one of succeededCount or succeededIndexes must be specified']);
+    expect(policy([{ succeededIndexes: '1-5' }])).toEqual([
+      'spec.successPolicy.rules[0].succeededIndexes: error parsing succeededIndexes: too large index: "5"',
+    ]);
+    expect(policy([{ succeededIndexes: '1-2', succeededCount: 3 }, { succeededCount: 6 }])).toEqual([
+      'spec.successPolicy.rules[0].succeededCount: must be less than or equal to 2 (the number of indexes in the specified succeededIndexes field)',
+      'spec.successPolicy.rules[1].succeededCount: must be less than or equal to 5 (the number of specified completions)',
+    ]);
+  });
   it('refuses negative status counters', () => {
     expect(messages(validateJobStatusUpdate({ metadata: {}, status: { succeeded: -1 } }))).toEqual(['status.succeeded: must be greater than or equal to 0']);
   });

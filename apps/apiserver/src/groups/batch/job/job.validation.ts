@@ -6,7 +6,9 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import {
+  GoValue,
   goMap,
+  isQualifiedName,
   labelSelectorFromStruct,
   validateAnnotations,
   validateLabels,
@@ -55,6 +57,147 @@ function validateTemplate(spec: Obj, path: string): FieldError[] {
   return errs;
 }
 
+const MAX_POLICY_RULES = 20;
+const MAX_EXIT_CODES = 255;
+const MAX_CONDITION_PATTERNS = 20;
+/** The longest `succeededIndexes` of a success policy rule, in characters. */
+const MAX_SUCCEEDED_INDEXES = 64 * 1024;
+
+const tooMany = (field: string, n: number, max: number): FieldError => ({
+  type: 'FieldValueTooMany',
+  field,
+  value: n,
+  detail: `${n}: must have at most ${max} items`,
+});
+const notSupported = (field: string, value: unknown, values: string[]): FieldError => ({
+  type: 'FieldValueNotSupported',
+  field,
+  value,
+  detail: `supported values: ${values.map((v) => JSON.stringify(v)).join(', ')}`,
+});
+/** field.Required with kube's `valid values: %q` of a sorted list. */
+const requiredOneOf = (field: string, values: string[]): FieldError => ({
+  type: 'FieldValueRequired',
+  field,
+  detail: `valid values: [${values.map((v) => JSON.stringify(v)).join(' ')}]`,
+});
+
+/** validatePodFailurePolicy: at most 20 rules, each with a known action and exactly one kind of requirement. */
+function validatePodFailurePolicy(spec: Obj, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const rules = Array.isArray(asMap(spec.podFailurePolicy).rules) ? (asMap(spec.podFailurePolicy).rules as unknown[]) : [];
+  if (rules.length > MAX_POLICY_RULES) errs.push(tooMany(`${path}.rules`, rules.length, MAX_POLICY_RULES));
+  const podSpec = asMap(asMap(spec.template).spec);
+  const names = new Set([podSpec.containers, podSpec.initContainers].flatMap((list) => (Array.isArray(list) ? list.map((c) => asMap(c).name) : [])));
+  rules.forEach((r, i) => {
+    const rule = asMap(r);
+    const at = `${path}.rules[${i}]`;
+    const action = rule.action;
+    const actions = ['Count', 'FailIndex', 'FailJob', 'Ignore'];
+    if (!isSet(action) || action === '') errs.push(requiredOneOf(`${at}.action`, actions));
+    else if (action === 'FailIndex') {
+      if (!isSet(spec.backoffLimitPerIndex))
+        errs.push({ type: 'FieldValueInvalid', field: `${at}.action`, value: action, detail: 'requires the backoffLimitPerIndex to be set' });
+    } else if (!actions.includes(String(action))) errs.push(notSupported(`${at}.action`, action, actions));
+    const onExit = isSet(rule.onExitCodes) ? asMap(rule.onExitCodes) : undefined;
+    const patterns = Array.isArray(rule.onPodConditions) ? rule.onPodConditions.map(asMap) : [];
+    if (onExit) {
+      const ep = `${at}.onExitCodes`;
+      const op = onExit.operator;
+      if (!isSet(op) || op === '') errs.push(requiredOneOf(`${ep}.operator`, ['In', 'NotIn']));
+      else if (op !== 'In' && op !== 'NotIn') errs.push(notSupported(`${ep}.operator`, op, ['In', 'NotIn']));
+      if (isSet(onExit.containerName) && !names.has(onExit.containerName))
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: `${ep}.containerName`,
+          value: onExit.containerName,
+          detail: 'must be one of the container or initContainer names in the pod template',
+        });
+      const values = Array.isArray(onExit.values) ? (onExit.values as unknown[]) : [];
+      if (values.length === 0)
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: `${ep}.values`,
+          value: new GoValue(Array.isArray(onExit.values) ? '[]int32{}' : '[]int32(nil)'),
+          detail: 'at least one value is required',
+        });
+      else if (values.length > MAX_EXIT_CODES) errs.push(tooMany(`${ep}.values`, values.length, MAX_EXIT_CODES));
+      const seen = new Set<unknown>();
+      let ordered = true;
+      values.forEach((v, j) => {
+        if (op === 'In' && v === 0)
+          errs.push({ type: 'FieldValueInvalid', field: `${ep}.values[${j}]`, value: 0, detail: 'must not be 0 for the In operator' });
+        if (seen.has(v)) errs.push({ type: 'FieldValueDuplicate', field: `${ep}.values[${j}]`, value: v, detail: '' });
+        else seen.add(v);
+        if (j > 0 && Number(values[j - 1]) > Number(v)) ordered = false;
+      });
+      if (!ordered)
+        errs.push({ type: 'FieldValueInvalid', field: `${ep}.values`, value: new GoValue(`[]int32{${values.join(', ')}}`), detail: 'must be ordered' });
+    }
+    if (patterns.length > 0) {
+      const pp = `${at}.onPodConditions`;
+      if (patterns.length > MAX_CONDITION_PATTERNS) errs.push(tooMany(pp, patterns.length, MAX_CONDITION_PATTERNS));
+      const statuses = ['False', 'True', 'Unknown'];
+      patterns.forEach((p, j) => {
+        const type = String(p.type ?? '');
+        for (const m of isQualifiedName(type)) errs.push({ type: 'FieldValueInvalid', field: `${pp}[${j}].type`, value: type, detail: m });
+        if (!isSet(p.status) || p.status === '') errs.push(requiredOneOf(`${pp}[${j}].status`, statuses));
+        else if (!statuses.includes(String(p.status))) errs.push(notSupported(`${pp}[${j}].status`, p.status, statuses));
+      });
+    }
+    if (onExit && patterns.length > 0)
+      errs.push({ type: 'FieldValueInvalid', field: at, detail: 'specifying both OnExitCodes and OnPodConditions is not supported' });
+    if (!onExit && patterns.length === 0)
+      errs.push({ type: 'FieldValueInvalid', field: at, detail: 'specifying one of OnExitCodes and OnPodConditions is required' });
+  });
+  return errs;
+}
+
+/** validateSuccessPolicy of an Indexed Job: 1 to 20 rules, each naming indexes (well formed) or a count (within them and the completions). */
+function validateSuccessPolicy(policy: Obj, completions: number, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const rules = Array.isArray(policy.rules) ? (policy.rules as unknown[]) : [];
+  if (rules.length === 0)
+    errs.push({ type: 'FieldValueRequired', field: `${path}.rules`, detail: 'at least one rules must be specified when the successPolicy is specified' });
+  if (rules.length > MAX_POLICY_RULES) errs.push(tooMany(`${path}.rules`, rules.length, MAX_POLICY_RULES));
+  rules.forEach((r, i) => {
+    const rule = asMap(r);
+    const at = `${path}.rules[${i}]`;
+    if (!isSet(rule.succeededCount) && !isSet(rule.succeededIndexes))
+      errs.push({ type: 'FieldValueRequired', field: at, detail: 'at least one of succeededCount or succeededIndexes must be specified' });
+    let total = 0;
+    if (typeof rule.succeededIndexes === 'string') {
+      const text = rule.succeededIndexes;
+      if (text.length > MAX_SUCCEEDED_INDEXES)
+        errs.push({ type: 'FieldValueTooLong', field: `${at}.succeededIndexes`, detail: `may not be more than ${MAX_SUCCEEDED_INDEXES} bytes` });
+      const parsed = validateIndexesFormat(text, completions);
+      if ('error' in parsed)
+        errs.push({ type: 'FieldValueInvalid', field: `${at}.succeededIndexes`, value: text, detail: `error parsing succeededIndexes: ${parsed.error}` });
+      else total = parsed.total;
+    }
+    if (isInt(rule.succeededCount)) {
+      const count = rule.succeededCount;
+      const field = `${at}.succeededCount`;
+      errs.push(...nonNegative(count, field));
+      if (count > completions)
+        errs.push({
+          type: 'FieldValueInvalid',
+          field,
+          value: count,
+          detail: `must be less than or equal to ${completions} (the number of specified completions)`,
+        });
+      if (isSet(rule.succeededIndexes) && count > total)
+        errs.push({
+          type: 'FieldValueInvalid',
+          field,
+          value: count,
+          detail: `must be less than or equal to ${total} (the number of indexes in the specified succeededIndexes field)`,
+        });
+    }
+  });
+  return errs;
+}
+
 /**
  * validateJobSpec at `path` (defaults applied): the checks shared by a Job and a CronJob's
  * jobTemplate; the selector is checked by validateJob only.
@@ -89,7 +232,10 @@ export function validateJobSpecFields(spec: Obj, path: string): FieldError[] {
     if (isSet(spec.successPolicy)) {
       errs.push({ type: 'FieldValueInvalid', field: `${path}.successPolicy`, value: spec.successPolicy, detail: 'requires indexed completion mode' });
     }
+  } else if (isSet(spec.successPolicy) && isInt(spec.completions)) {
+    errs.push(...validateSuccessPolicy(asMap(spec.successPolicy), spec.completions, `${path}.successPolicy`));
   }
+  if (isSet(spec.podFailurePolicy)) errs.push(...validatePodFailurePolicy(spec, `${path}.podFailurePolicy`));
   const prp = spec.podReplacementPolicy;
   if (isSet(prp)) {
     // With a podFailurePolicy only Failed is allowed.
