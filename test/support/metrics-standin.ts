@@ -3,7 +3,7 @@
  * non-loopback address of this machine (Endpoints refuse loopback) with a PKI of its own (its CA signs its serving certificate for
  * `metrics.kube-system.svc` and a client certificate the API server presents as its
  * --proxy-client-cert-file; only clients of that CA get in). It serves the discovery and the
- * OpenAPI v3 document of metrics.k8s.io/v1beta1, one PodMetricsList, a watch and a
+ * OpenAPI v3 document of metrics.k8s.io/v1beta1, one PodMetricsList (or the items a test sets), a watch and a
  * WebSocket, and records what it was asked. `objects` are the Service, Endpoints and APIService that put it behind the API.
  */
 import { readFileSync } from 'node:fs';
@@ -74,7 +74,7 @@ export const OPENAPI_V3 = {
   },
 };
 
-function serve(seen: Seen[], ns: string, req: IncomingMessage, res: ServerResponse): void {
+function serve(seen: Seen[], ns: string, podMetrics: () => Obj[] | undefined, req: IncomingMessage, res: ServerResponse): void {
   const cert = (req.socket as TLSSocket).getPeerCertificate();
   seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, ...(cert?.subject ? { clientCn: String(cert.subject.CN) } : {}) });
   const json = (code: number, body: unknown) => {
@@ -94,6 +94,9 @@ function serve(seen: Seen[], ns: string, req: IncomingMessage, res: ServerRespon
   if (path === '/openapi/v3')
     return json(200, { paths: { 'apis/metrics.k8s.io/v1beta1': { serverRelativeURL: '/openapi/v3/apis/metrics.k8s.io/v1beta1?hash=0A1B' } } });
   if (path === '/openapi/v3/apis/metrics.k8s.io/v1beta1') return json(200, OPENAPI_V3);
+  if (path === `/apis/metrics.k8s.io/v1beta1/namespaces/${ns}/pods` && podMetrics() !== undefined) {
+    return json(200, { kind: 'PodMetricsList', apiVersion: 'metrics.k8s.io/v1beta1', metadata: {}, items: podMetrics() });
+  }
   if (path === `/apis/metrics.k8s.io/v1beta1/namespaces/${ns}/pods`) {
     return json(200, {
       kind: 'PodMetricsList',
@@ -122,6 +125,8 @@ export interface MetricsStandIn {
   /** Its PKI directory: `admin.crt`/`admin.key` are the proxy client pair, `ca.crt` the CA. */
   pkiDir: string;
   seen: Seen[];
+  /** The items of the PodMetricsList it serves from now on (undefined: the one `busy` pod). */
+  setPodMetrics(items: Obj[] | undefined): void;
   close(): Promise<void>;
 }
 
@@ -136,6 +141,7 @@ export async function startMetricsStandIn(dir: string, ns: string, fallback: str
   const caPem = readFileSync(join(pkiDir, 'ca.crt'), 'utf8');
   const port = await getFreePort();
   const seen: Seen[] = [];
+  let items: Obj[] | undefined;
   const server: HttpsServer = createHttpsServer(
     {
       cert: readFileSync(join(pkiDir, 'apiserver.crt')),
@@ -144,7 +150,7 @@ export async function startMetricsStandIn(dir: string, ns: string, fallback: str
       requestCert: true,
       rejectUnauthorized: true,
     },
-    (req, res) => serve(seen, ns, req, res),
+    (req, res) => serve(seen, ns, () => items, req, res),
   );
   // A WebSocket answers each message with who sent it, as the X-Remote-User of its upgrade named.
   const wss = new WebSocketServer({ server });
@@ -156,6 +162,9 @@ export async function startMetricsStandIn(dir: string, ns: string, fallback: str
     caPem,
     pkiDir,
     seen,
+    setPodMetrics: (next) => {
+      items = next;
+    },
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

@@ -271,6 +271,16 @@ export const KAPI_ENV: readonly EnvVar[] = [
     use: 'test',
   },
   {
+    name: 'KAPI_HPA_SYNC_PERIOD_MS',
+    meaning:
+      "interval between two looks of the HorizontalPodAutoscaler controller at each HPA (kube-controller-manager's --horizontal-pod-autoscaler-sync-period)",
+    unit: 'ms',
+    min: 100,
+    max: 3_600_000,
+    productionDefault: '15000',
+    use: 'tuning',
+  },
+  {
     name: 'KAPI_NODE_MONITOR_PERIOD_MS',
     meaning:
       "interval of the node lifecycle controller's passes (kube-controller-manager's --node-monitor-period); the taint eviction controller's passes run every second, or at this interval when shorter",

@@ -23,6 +23,7 @@ import { DaemonSetControllerRunner } from './daemonset.controller.js';
 import { ManagedController, type ControllerRunner } from './controller.runner.js';
 import { DeploymentControllerRunner } from './deployment.controller.js';
 import { DisruptionControllerRunner } from './disruption.controller.js';
+import { HorizontalPodAutoscalerRunner } from './hpa.controller.js';
 import { JobControllerRunner } from './job.controller.js';
 import { EndpointSliceControllerRunner, EndpointsControllerRunner } from './endpoints.controller.js';
 import { EndpointSliceMirroringRunner } from './endpointslicemirroring.controller.js';
@@ -124,6 +125,7 @@ export class ControllerManager implements OnModuleInit, PostStartHookProvider, B
     CronJobControllerRunner,
     DaemonSetControllerRunner,
     StatefulSetControllerRunner,
+    HorizontalPodAutoscalerRunner,
   ],
 })
 export class ControllersModule {}

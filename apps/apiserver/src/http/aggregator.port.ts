@@ -5,6 +5,7 @@
  * module provides it (groups/apiregistration/aggregation); without that group nothing is remote.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { StatusError } from '@app/apimachinery';
 import type { UserInfo } from '@app/auth';
 
 /** Token of the Aggregator. */
@@ -42,6 +43,12 @@ export interface Aggregator {
   isRemote(group: string, version: string): boolean;
   /** Passes the request on to the server of its group-version, as `user`; throws the Status it fails with. */
   proxy(req: FastifyRequest, reply: FastifyReply, group: string, version: string, user: UserInfo): Promise<void>;
+  /**
+   * A GET of `path` (with its query) from the server of a remote group-version, as `user`, for
+   * this server's own controllers: its status and body. Throws a StatusError 404 when no remote
+   * APIService names the group-version, 503 when it is not available or cannot be reached.
+   */
+  getRemote(group: string, version: string, path: string, user: UserInfo): Promise<{ status: number; body: Buffer }>;
 }
 
 /** An Aggregator with nothing remote (the apiregistration group is not served). */
@@ -51,4 +58,5 @@ export const NO_AGGREGATOR: Aggregator = {
   openApiV3: () => new Map(),
   isRemote: () => false,
   proxy: () => Promise.reject(new Error('no group-version is served elsewhere')),
+  getRemote: () => Promise.reject(new StatusError(404, 'NotFound', 'the server could not find the requested resource')),
 };

@@ -263,6 +263,26 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
     return proxyRequest(req, reply, target, undefined);
   }
 
+  async getRemote(group: string, version: string, path: string, user: UserInfo): Promise<{ status: number; body: Buffer }> {
+    const v = this.apiServices.get('', `${version}.${group}`);
+    if (!v || !this.remote(v)) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+    if (!v.available) throw new StatusError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request');
+    let url: URL;
+    try {
+      url = this.resolve(v);
+    } catch {
+      throw new StatusError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request');
+    }
+    const q = path.indexOf('?');
+    url.pathname = q >= 0 ? path.slice(0, q) : path;
+    if (q >= 0) url.search = path.slice(q);
+    try {
+      return await this.get(url, this.agentFor(v), remoteUserHeaders(user, this.sendUid));
+    } catch (e) {
+      throw new StatusError(503, 'ServiceUnavailable', `error trying to reach service: ${(e as Error).message}`);
+    }
+  }
+
   /**
    * kube-aggregator's availability check of a remote APIService: its service must be there,
    * listening on the port and (with endpoints) have an address for it, and the server must
@@ -296,24 +316,20 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
     }
   }
 
-  /** A GET as the aggregation layer itself, bounded in time and size. */
-  private get(url: URL, agent: Agent): Promise<{ status: number; body: Buffer }> {
+  /** A GET as the aggregation layer itself (or as `user`), bounded in time and size. */
+  private get(url: URL, agent: Agent, user: Record<string, string | string[]> = remoteUserHeaders(CHECKER)): Promise<{ status: number; body: Buffer }> {
     return new Promise((resolve, reject) => {
-      const req = httpsRequest(
-        url,
-        { method: 'GET', agent, headers: { Accept: 'application/json', ...remoteUserHeaders(CHECKER) }, timeout: CHECK_TIMEOUT_MS },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (c: Buffer) => {
-            size += c.length;
-            if (size > MAX_DOCUMENT_BYTES) res.destroy(new Error(`answer larger than ${MAX_DOCUMENT_BYTES} bytes`));
-            else chunks.push(c);
-          });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-          res.on('error', reject);
-        },
-      );
+      const req = httpsRequest(url, { method: 'GET', agent, headers: { Accept: 'application/json', ...user }, timeout: CHECK_TIMEOUT_MS }, (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_DOCUMENT_BYTES) res.destroy(new Error(`answer larger than ${MAX_DOCUMENT_BYTES} bytes`));
+          else chunks.push(c);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      });
       req.on('timeout', () => req.destroy(new Error(`timed out waiting for ${url.href}`)));
       req.on('error', reject);
       req.end();

@@ -1,0 +1,456 @@
+/**
+ * The HorizontalPodAutoscaler controller (kube-controller-manager's horizontal-pod-autoscaler):
+ * every 15 s (`KAPI_HPA_SYNC_PERIOD_MS`) each HPA reads its target's `scale` subresource, and
+ * unless the target's replicas are outside minReplicas..maxReplicas (then it is brought inside
+ * at once) or zero (autoscaling disabled), computes the replicas each metric asks for: Resource
+ * and ContainerResource metrics from the resource metrics API (`metrics.k8s.io/v1beta1`
+ * PodMetrics, served by an aggregated server such as metrics-server), by utilization of the
+ * pods' requests or by average value, with kube's replica calculator (tolerance, pods without a
+ * sample, unready pods). The highest proposal is stabilized and rate-limited (without
+ * `behavior`: the highest recommendation of five minutes, at most double; with it: both rules'
+ * windows and policies), and written to the target's scale. The status (currentReplicas,
+ * desiredReplicas, currentMetrics, lastScaleTime, the AbleToScale / ScalingActive /
+ * ScalingLimited conditions) and Events (SuccessfulRescale, FailedGetScale,
+ * FailedGetResourceMetric, FailedComputeMetricsReplicas, ...) carry kube's reasons and messages.
+ * Pods, Object and External metrics need the custom and external metrics APIs, which this
+ * controller does not read: such a metric is reported invalid.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { parseLabelSelector, Quantity, StatusError, type KubeObject } from '@app/apimachinery';
+import { collectionPrefix, KindRegistry, type KindDeclaration } from '@app/registry';
+import type { Storage, StorageEvent } from '@app/storage';
+import { envInt } from '../config/env.js';
+import { asMap } from '../groups/core/core.helpers.js';
+import { AGGREGATOR, type Aggregator } from '../http/aggregator.port.js';
+import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
+import { ManagedController } from './controller.runner.js';
+import { EventRecorder } from './event.recorder.js';
+import {
+  AutoscalerMemory,
+  podSamples,
+  resourceUtilizationReplicas,
+  resourceValueReplicas,
+  milli,
+  setCondition,
+  type HpaCondition,
+  type PodSample,
+  type ScalingRules,
+} from './hpa.logic.js';
+import { KindController } from './kind.controller.js';
+
+type Obj = Record<string, unknown>;
+const USER = 'horizontal-pod-autoscaler';
+const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
+
+/** Why one metric gave no proposal: the ScalingActive condition's reason and the error. */
+class MetricError extends Error {
+  constructor(
+    readonly reason: string,
+    /** The error as the condition and the Event name it (before the metric's own prefix). */
+    readonly inner: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What one metric proposes, and its entry of status.currentMetrics. */
+interface Proposal {
+  replicas: number;
+  name: string;
+  status: Obj;
+}
+
+@ManagedController({ name: 'horizontal-pod-autoscaler' })
+@Injectable()
+export class HorizontalPodAutoscalerRunner extends KindController {
+  private readonly memory = new AutoscalerMemory();
+  /** The generation of each HPA at its last sync: a spec change is synced at once, the controller's own status writes are not. */
+  private readonly synced = new Map<string, number>();
+
+  constructor(
+    registry: KindRegistry,
+    @Inject(STORAGE) storage: Storage,
+    @Inject(STORES) stores: StoreFactory,
+    recorder: EventRecorder,
+    @Optional() @Inject(AGGREGATOR) private readonly aggregator?: Aggregator,
+  ) {
+    super(registry, storage, stores, recorder, USER);
+  }
+
+  private period(): number {
+    return envInt('KAPI_HPA_SYNC_PERIOD_MS') ?? 15_000;
+  }
+
+  protected override reset(): void {
+    this.memory.clear();
+    this.synced.clear();
+  }
+
+  private hpas(): KindDeclaration | undefined {
+    return this.registry.lookup('autoscaling', 'v2', 'horizontalpodautoscalers') as KindDeclaration | undefined;
+  }
+
+  protected kindsServed(): boolean {
+    return this.hpas() !== undefined && this.decl('', 'pods') !== undefined;
+  }
+
+  protected watchPrefixes(): string[] {
+    return [collectionPrefix(this.hpas()!, '')];
+  }
+
+  protected relist(): Promise<number> {
+    return this.listAndQueue(this.hpas()!);
+  }
+
+  protected onEvent(e: StorageEvent): void {
+    const key = `${e.object.metadata.namespace ?? ''}/${e.object.metadata.name}`;
+    if (e.type === 'DELETED') {
+      this.memory.forget(key);
+      this.synced.delete(key);
+      this.cancelRequeue(key);
+      return;
+    }
+    if (this.synced.get(key) !== e.object.metadata.generation) this.queue.add(key);
+  }
+
+  protected async process(key: string): Promise<void> {
+    const [ns, name] = key.split('/') as [string, string];
+    let hpa: KubeObject;
+    try {
+      hpa = await this.stores.storeFor(this.hpas()!).get(ns, name);
+    } catch (e) {
+      if (codeOf(e) !== 404) throw e;
+      this.memory.forget(key);
+      this.synced.delete(key);
+      return;
+    }
+    if (hpa.metadata.deletionTimestamp) return;
+    this.synced.set(key, hpa.metadata.generation as number);
+    try {
+      await this.reconcile(key, hpa);
+    } catch (e) {
+      if (codeOf(e) !== 409) throw e;
+    } finally {
+      this.requeueAfter(key, this.period());
+    }
+  }
+
+  /** reconcileAutoscaler: one look at the HPA's target and metrics, and the status written when it changed. */
+  private async reconcile(key: string, hpa: KubeObject): Promise<void> {
+    const spec = asMap(hpa.spec);
+    const before = asMap(hpa.status);
+    const now = new Date();
+    const stamp = rfc3339(now);
+    let conditions = (Array.isArray(before.conditions) ? before.conditions.map(asMap) : []) as unknown as HpaCondition[];
+    const set = (type: string, status: string, reason: string, message: string) => {
+      conditions = setCondition(conditions, { type, status, reason, message }, stamp);
+    };
+    const writeStatus = async (status: Obj): Promise<void> => {
+      const next = { ...status, conditions };
+      if (isDeepStrictEqual(JSON.parse(JSON.stringify(before)), JSON.parse(JSON.stringify(next)))) return;
+      try {
+        await this.stores
+          .storeFor(this.hpas()!)
+          .update(
+            hpa.metadata.namespace ?? '',
+            hpa.metadata.name ?? '',
+            { ...hpa, status: next },
+            { ctx: this.ctx(), fieldValidation: 'Ignore', subresource: 'status', fieldManager: USER },
+          );
+      } catch (e) {
+        if (codeOf(e) !== 409 && codeOf(e) !== 404) throw e;
+      }
+    };
+    const keep = {
+      ...(before.lastScaleTime !== undefined ? { lastScaleTime: before.lastScaleTime } : {}),
+      ...(before.observedGeneration !== undefined ? { observedGeneration: before.observedGeneration } : {}),
+    };
+
+    // The target's scale.
+    const ref = asMap(spec.scaleTargetRef);
+    let scale: KubeObject;
+    let scaleDecl: KindDeclaration;
+    try {
+      scaleDecl = this.targetKind(ref);
+      scale = await scaleDecl.subresources!.scale!.rest!.get!(hpa.metadata.namespace ?? '', String(ref.name ?? ''), this.ctx());
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      this.events.record(hpa, 'Warning', 'FailedGetScale', '%v', message);
+      set('AbleToScale', 'False', 'FailedGetScale', `the HPA controller was unable to get the target's current scale: ${message}`);
+      await writeStatus({ ...keep, currentReplicas: num(before.currentReplicas), desiredReplicas: num(before.desiredReplicas), ...metricsOf(before) });
+      return;
+    }
+    set('AbleToScale', 'True', 'SucceededGetScale', "the HPA controller was able to get the target's current scale");
+    const current = num(asMap(scale.spec).replicas);
+    const min = typeof spec.minReplicas === 'number' ? spec.minReplicas : 1;
+    const max = num(spec.maxReplicas);
+    this.memory.initial(key, current, now.getTime());
+
+    let desired: number;
+    let rescaleReason = '';
+    let rescale = true;
+    let metricStatuses: Obj[] | undefined = Array.isArray(before.currentMetrics) ? (before.currentMetrics as Obj[]) : undefined;
+    if (current === 0 && min !== 0) {
+      desired = 0;
+      rescale = false;
+      set('ScalingActive', 'False', 'ScalingDisabled', 'scaling is disabled since the replica count of the target is zero');
+    } else if (current > max) {
+      rescaleReason = 'Current number of replicas above Spec.MaxReplicas';
+      desired = max;
+    } else if (current < min) {
+      rescaleReason = 'Current number of replicas below Spec.MinReplicas';
+      desired = min;
+    } else {
+      const computed = await this.computeReplicas(hpa, scale, current, now, set);
+      metricStatuses = computed.statuses;
+      if (computed.error !== undefined) {
+        await writeStatus({ ...keep, currentReplicas: current, desiredReplicas: num(before.desiredReplicas), currentMetrics: metricStatuses });
+        this.events.record(hpa, 'Warning', 'FailedComputeMetricsReplicas', '%v', computed.error);
+        return;
+      }
+      desired = computed.replicas;
+      if (desired > current) rescaleReason = `${computed.metric} above target`;
+      if (desired < current) rescaleReason = 'All metrics below target';
+      const behavior = asMap(spec.behavior);
+      const normalized =
+        spec.behavior === undefined || spec.behavior === null
+          ? this.memory.normalize(key, current, desired, min, max, now.getTime())
+          : this.memory.normalizeWithBehavior(
+              key,
+              current,
+              desired,
+              min,
+              max,
+              asMap(behavior.scaleUp) as ScalingRules,
+              asMap(behavior.scaleDown) as ScalingRules,
+              now.getTime(),
+            );
+      set('AbleToScale', 'True', normalized.ableToScale.reason, normalized.ableToScale.message);
+      set('ScalingLimited', normalized.limited.status, normalized.limited.reason, normalized.limited.message);
+      desired = normalized.replicas;
+      rescale = desired !== current;
+    }
+
+    let lastScaleTime = keep.lastScaleTime;
+    if (rescale) {
+      try {
+        await scaleDecl.subresources!.scale!.rest!.update!(
+          hpa.metadata.namespace ?? '',
+          String(ref.name ?? ''),
+          { ...scale, spec: { replicas: desired } },
+          this.ctx(),
+        );
+      } catch (e) {
+        const message = e instanceof Error ? e.message : String(e);
+        set('AbleToScale', 'False', 'FailedUpdateScale', `the HPA controller was unable to update the target scale: ${message}`);
+        this.events.record(hpa, 'Warning', 'FailedRescale', 'New size: %d; reason: %s; error: %v', desired, rescaleReason, message);
+        await writeStatus({
+          ...keep,
+          currentReplicas: current,
+          desiredReplicas: num(before.desiredReplicas),
+          ...(metricStatuses ? { currentMetrics: metricStatuses } : {}),
+        });
+        return;
+      }
+      set('AbleToScale', 'True', 'SucceededRescale', `the HPA controller was able to update the target scale to ${desired}`);
+      this.events.record(hpa, 'Normal', 'SuccessfulRescale', 'New size: %d; reason: %s', desired, rescaleReason);
+      const behavior = spec.behavior === undefined || spec.behavior === null ? undefined : asMap(spec.behavior);
+      this.memory.scaled(key, behavior as { scaleUp?: ScalingRules; scaleDown?: ScalingRules } | undefined, current, desired, now.getTime());
+      lastScaleTime = stamp;
+    }
+    await writeStatus({
+      ...(lastScaleTime !== undefined ? { lastScaleTime } : {}),
+      ...(keep.observedGeneration !== undefined ? { observedGeneration: keep.observedGeneration } : {}),
+      currentReplicas: current,
+      desiredReplicas: desired,
+      ...(metricStatuses ? { currentMetrics: metricStatuses } : {}),
+    });
+  }
+
+  /** The served kind of a scaleTargetRef, with a `scale` subresource; throws kube's mapping errors. */
+  private targetKind(ref: Obj): KindDeclaration {
+    const apiVersion = String(ref.apiVersion ?? '');
+    const kind = String(ref.kind ?? '');
+    const parts = apiVersion.split('/');
+    if (parts.length > 2 || apiVersion === '') throw new Error(`unexpected GroupVersion string: ${apiVersion}`);
+    const [group, version] = parts.length === 2 ? [parts[0]!, parts[1]!] : ['', parts[0]!];
+    const decl =
+      (this.registry.lookupKind(group, version, kind) as KindDeclaration | undefined) ??
+      (this.registry.all().find((d) => d.group === group && d.kind === kind) as KindDeclaration | undefined);
+    if (!decl) throw new Error(`no matches for kind "${kind}" in group "${group}"`);
+    if (!decl.subresources?.scale?.rest?.get || !decl.subresources.scale.rest.update)
+      throw new Error(`${decl.plural}${group ? `.${group}` : ''} "${String(ref.name ?? '')}" has no scale subresource`);
+    return decl;
+  }
+
+  /**
+   * computeReplicasForMetrics: each metric's proposal, the highest counting; an error (kube's
+   * "invalid metrics" message) when every metric failed, or some did and the rest would scale
+   * down.
+   */
+  private async computeReplicas(
+    hpa: KubeObject,
+    scale: KubeObject,
+    current: number,
+    now: Date,
+    set: (type: string, status: string, reason: string, message: string) => void,
+  ): Promise<{ replicas: number; metric: string; statuses: Obj[]; error?: string }> {
+    const metrics = Array.isArray(asMap(hpa.spec).metrics) ? (asMap(hpa.spec).metrics as unknown[]).map(asMap) : [];
+    const selectorText = asMap(scale.status).selector;
+    if (typeof selectorText !== 'string' || selectorText === '') {
+      this.events.record(hpa, 'Warning', 'SelectorRequired', 'selector is required');
+      set('ScalingActive', 'False', 'InvalidSelector', "the HPA target's scale is missing a selector");
+      return { replicas: 0, metric: '', statuses: [], error: 'selector is required' };
+    }
+    let selector: ReturnType<typeof parseLabelSelector>;
+    try {
+      selector = parseLabelSelector(selectorText);
+    } catch (e) {
+      const message = `couldn't convert selector into a corresponding internal selector object: ${(e as Error).message}`;
+      this.events.record(hpa, 'Warning', 'InvalidSelector', '%v', message);
+      set('ScalingActive', 'False', 'InvalidSelector', message);
+      return { replicas: 0, metric: '', statuses: [], error: message };
+    }
+    const ns = hpa.metadata.namespace ?? '';
+    let pods: KubeObject[] | undefined;
+    const podsOf = async (): Promise<KubeObject[]> => {
+      pods ??= (await this.storage.list(collectionPrefix(this.decl('', 'pods')!, ns), { consistency: { mode: 'MostRecent' } })).items.filter((p) =>
+        selector.matches(asMap(p.metadata.labels) as Record<string, string>),
+      ) as KubeObject[];
+      return pods;
+    };
+    const statuses: Obj[] = [];
+    let replicas = 0;
+    let metric = '';
+    let invalid = 0;
+    let first: MetricError | undefined;
+    for (const m of metrics) {
+      try {
+        const p = await this.proposal(hpa, m, current, selectorText, podsOf, now);
+        statuses.push(p.status);
+        if (replicas === 0 || p.replicas > replicas) {
+          replicas = p.replicas;
+          metric = p.name;
+        }
+      } catch (e) {
+        if (!(e instanceof MetricError)) throw e;
+        statuses.push({ type: '' });
+        this.events.record(hpa, 'Warning', e.reason, '%v', e.inner);
+        first ??= e;
+        invalid++;
+      }
+    }
+    if (first && (invalid >= metrics.length || replicas < current)) {
+      set('ScalingActive', 'False', first.reason, `the HPA was unable to compute the replica count: ${first.inner}`);
+      return { replicas: -1, metric: '', statuses, error: `invalid metrics (${invalid} invalid out of ${metrics.length}), first error is: ${first.message}` };
+    }
+    set('ScalingActive', 'True', 'ValidMetricFound', `the HPA was able to successfully calculate a replica count from ${metric}`);
+    return { replicas, metric, statuses };
+  }
+
+  /** One metric's proposal; throws MetricError. */
+  private async proposal(hpa: KubeObject, m: Obj, current: number, selector: string, podsOf: () => Promise<KubeObject[]>, now: Date): Promise<Proposal> {
+    const type = String(m.type ?? '');
+    if (type === 'Resource' || type === 'ContainerResource') {
+      const src = asMap(type === 'Resource' ? m.resource : m.containerResource);
+      const resource = String(src.name ?? '');
+      const container = type === 'ContainerResource' ? String(src.container ?? '') : undefined;
+      const target = asMap(src.target);
+      const reason = type === 'Resource' ? 'FailedGetResourceMetric' : 'FailedGetContainerResourceMetric';
+      const outer = type === 'Resource' ? `failed to get ${resource} resource metric value` : `failed to get ${resource} container metric value`;
+      const fail = (inner: string): never => {
+        throw new MetricError(reason, inner, `${outer}: ${inner}`);
+      };
+      const utilization = typeof target.averageUtilization === 'number' ? target.averageUtilization : undefined;
+      const value = target.averageValue !== undefined && target.averageValue !== null ? milli(target.averageValue) : undefined;
+      if (utilization === undefined && value === undefined)
+        fail('invalid resource metric source: neither an average utilization target nor an average value (usage) target was set');
+      const what = utilization !== undefined ? 'utilization' : 'usage';
+      let samples: Map<string, PodSample>;
+      try {
+        samples = await this.podMetrics(hpa.metadata.namespace ?? '', selector, resource, container);
+      } catch (e) {
+        return fail(`failed to get ${resource} ${what}: unable to get metrics for resource ${resource}: ${(e as Error).message}`);
+      }
+      const pods = await podsOf();
+      const nowMs = now.getTime();
+      try {
+        const at = utilization !== undefined ? 'averageUtilization' : undefined;
+        const p =
+          utilization !== undefined
+            ? resourceUtilizationReplicas(current, utilization, pods, samples, resource, nowMs, container)
+            : resourceValueReplicas(current, value!, pods, samples, resource, nowMs);
+        const currentValue: Obj = {
+          ...(at ? { averageUtilization: p.utilization } : {}),
+          averageValue: Quantity.fromMilli(p.rawAverage).toString(),
+        };
+        const name =
+          utilization !== undefined
+            ? `${resource} resource utilization (percentage of request)`
+            : type === 'Resource'
+              ? `${resource} resource`
+              : `${resource} container resource`;
+        const status =
+          type === 'Resource'
+            ? { type, resource: { name: resource, current: currentValue } }
+            : { type, containerResource: { name: resource, container, current: currentValue } };
+        return {
+          replicas: p.replicas,
+          name: type === 'ContainerResource' && utilization !== undefined ? `${resource} container resource utilization (percentage of request)` : name,
+          status,
+        };
+      } catch (e) {
+        return fail(`failed to get ${resource} ${what}: ${(e as Error).message}`);
+      }
+    }
+    const kinds: Record<string, [string, string, string]> = {
+      Pods: ['FailedGetPodsMetric', 'pods', 'custom.metrics.k8s.io'],
+      Object: ['FailedGetObjectMetric', 'object', 'custom.metrics.k8s.io'],
+      External: ['FailedGetExternalMetric', 'external', 'external.metrics.k8s.io'],
+    };
+    const known = kinds[type];
+    if (!known) throw new MetricError('InvalidMetricSourceType', `unknown metric source type "${type}"`, `unknown metric source type "${type}"`);
+    const [reason, label, api] = known;
+    const metricName = String(asMap(asMap(m[type.charAt(0).toLowerCase() + type.slice(1)]).metric).name ?? '');
+    const inner = `unable to get metric ${metricName}: this server's autoscaler reads only the resource metrics API, not ${api}`;
+    throw new MetricError(reason, inner, `failed to get ${label} metric value: ${inner}`);
+  }
+
+  /** The pods' samples of `resource` from metrics.k8s.io/v1beta1; throws kube's message. */
+  private async podMetrics(ns: string, selector: string, resource: string, container?: string): Promise<Map<string, PodSample>> {
+    const aggregator = this.aggregator;
+    const path = `/apis/metrics.k8s.io/v1beta1/namespaces/${encodeURIComponent(ns)}/pods?labelSelector=${encodeURIComponent(selector)}`;
+    let answer: { status: number; body: Buffer };
+    try {
+      if (!aggregator) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+      answer = await aggregator.getRemote('metrics.k8s.io', 'v1beta1', path, this.ctx().user);
+    } catch (e) {
+      const why =
+        e instanceof StatusError && e.code === 404
+          ? 'the server could not find the requested resource'
+          : e instanceof StatusError && e.code === 503
+            ? 'the server is currently unable to handle the request'
+            : (e as Error).message;
+      throw new Error(`unable to fetch metrics from resource metrics API: ${why} (get pods.metrics.k8s.io)`, { cause: e });
+    }
+    if (answer.status < 200 || answer.status >= 300) {
+      throw new Error(
+        `unable to fetch metrics from resource metrics API: an error on the server (${answer.status}) has prevented the request from succeeding (get pods.metrics.k8s.io)`,
+      );
+    }
+    let list: unknown;
+    try {
+      list = JSON.parse(answer.body.toString('utf8'));
+    } catch {
+      throw new Error('unable to fetch metrics from resource metrics API: the answer is not JSON (get pods.metrics.k8s.io)');
+    }
+    if (!Array.isArray(asMap(list).items) || (asMap(list).items as unknown[]).length === 0) throw new Error('no metrics returned from resource metrics API');
+    return podSamples(list, resource, container);
+  }
+}
+
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const metricsOf = (status: Obj): Obj => (Array.isArray(status.currentMetrics) ? { currentMetrics: status.currentMetrics } : {});

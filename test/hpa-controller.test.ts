@@ -1,0 +1,222 @@
+/**
+ * The HorizontalPodAutoscaler controller end to end: `kubectl autoscale` a Deployment whose pods
+ * the test runs (it plays their kubelet through /status), with the resource metrics API served
+ * by the metrics-server stand-in (test/support/metrics-standin.ts) behind the aggregation layer.
+ *
+ * Checked: below minReplicas the target is scaled up at once, without metrics; without a
+ * resource metrics API the HPA says why (ScalingActive False, FailedGetResourceMetric) and
+ * `kubectl get hpa` shows `<unknown>`; with it, the pods' CPU against their requests sets the
+ * replicas (scaled up, twice the pods at 100% of a 50% target), unready new pods do not make it
+ * scale further, a behavior's scale-down policy limits the rate (ScalingLimited), and a target
+ * that does not exist is reported (AbleToScale False, FailedGetScale).
+ */
+import { jest } from '@jest/globals';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { releaseOutsideAddresses, waitFor } from './support/net.helper.js';
+import { availableWhen, standInObjects, startMetricsStandIn, type MetricsStandIn } from './support/metrics-standin.js';
+import { kubectl, request, startServer, type ServerHandle } from './support/server.js';
+
+jest.setTimeout(180_000);
+
+type Obj = Record<string, unknown>;
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+interface Hpa {
+  metadata: { generation?: number };
+  status?: { currentReplicas?: number; desiredReplicas?: number; currentMetrics?: Obj[]; conditions?: Condition[]; lastScaleTime?: string };
+}
+interface Pod {
+  metadata: { name: string; labels?: Record<string, string> };
+  status?: Obj;
+}
+
+const NS = 'autoscaled';
+let server: ServerHandle;
+let standIn: MetricsStandIn;
+let dir: string;
+
+const k = (args: string[], input?: string) => kubectl(server, args, input === undefined ? {} : { input });
+const hpa = async (name: string): Promise<Hpa> =>
+  (await request(server, 'GET', `/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers/${name}`)).json() as Hpa;
+const condition = (h: Hpa, type: string) => h.status?.conditions?.find((c) => c.type === type);
+const waitHpa = (name: string, what: string, check: (h: Hpa) => boolean) =>
+  waitFor(
+    what,
+    async () => {
+      const h = await hpa(name);
+      return check(h) ? h : undefined;
+    },
+    60_000,
+  );
+const replicas = async (deployment: string): Promise<number> =>
+  ((await request(server, 'GET', `/apis/apps/v1/namespaces/${NS}/deployments/${deployment}`)).json() as { spec: { replicas: number } }).spec.replicas;
+const pods = async (app: string): Promise<Pod[]> =>
+  ((await request(server, 'GET', `/api/v1/namespaces/${NS}/pods?labelSelector=app%3D${app}`)).json() as { items: Pod[] }).items;
+const events = async (name: string): Promise<string[]> =>
+  (
+    (await request(server, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3D${name}`)).json() as {
+      items: { reason: string; message: string }[];
+    }
+  ).items.map((e) => `${e.reason}: ${e.message}`);
+
+/** Plays the kubelet: the pod runs, started ten minutes ago and ready since (past the CPU initialization period). */
+async function run(pod: Pod): Promise<void> {
+  const cur = (await request(server, 'GET', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}`)).json() as Pod;
+  const started = new Date(Date.now() - 600_000).toISOString().replace(/\.\d+Z$/, 'Z');
+  cur.status = {
+    ...cur.status,
+    phase: 'Running',
+    startTime: started,
+    conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(Date.now() - 590_000).toISOString().replace(/\.\d+Z$/, 'Z') }],
+  };
+  const r = await request(server, 'PUT', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}/status`, { body: cur });
+  if (r.status !== 200) throw new Error(`pod status: ${r.status} ${r.body}`);
+}
+
+/** The stand-in reports `cpu` for each named pod. */
+const usage = (names: string[], cpu: string) =>
+  standIn.setPodMetrics(
+    names.map((name) => ({
+      metadata: { name, namespace: NS },
+      timestamp: new Date().toISOString(),
+      window: '30s',
+      containers: [{ name: 'app', usage: { cpu, memory: '10Mi' } }],
+    })),
+  );
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'hpa-'));
+  standIn = await startMetricsStandIn(dir, NS, '198.18.0.4');
+  const ext = standIn.pkiDir;
+  server = await startServer({
+    args: [`--proxy-client-cert-file=${join(ext, 'admin.crt')}`, `--proxy-client-key-file=${join(ext, 'admin.key')}`, '--enable-aggregator-routing=true'],
+    env: { KAPI_HPA_SYNC_PERIOD_MS: '1000' },
+  });
+  await k(['create', 'namespace', NS]);
+  await k(
+    ['apply', '-n', NS, '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '100m' } } }] } },
+      },
+    }),
+  );
+});
+
+afterAll(async () => {
+  await server?.cleanup();
+  await standIn?.close();
+  releaseOutsideAddresses();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('HorizontalPodAutoscaler controller', () => {
+  it('scales a target below minReplicas up at once, and says why it cannot compute more without a metrics API', async () => {
+    await k(['autoscale', 'deployment', 'web', '-n', NS, '--min=2', '--max=6', '--cpu-percent=50']);
+    await waitFor('web scaled to 2', async () => (await replicas('web')) === 2 || undefined, 30_000);
+    const h = await waitHpa('web', 'ScalingActive False', (x) => condition(x, 'ScalingActive')?.status === 'False' && x.status?.currentReplicas === 2);
+    expect(condition(h, 'AbleToScale')).toMatchObject({ status: 'True' });
+    expect(condition(h, 'ScalingActive')).toMatchObject({
+      reason: 'FailedGetResourceMetric',
+      message:
+        'the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)',
+    });
+    const ev = await events('web');
+    expect(ev).toContain('SuccessfulRescale: New size: 2; reason: Current number of replicas below Spec.MinReplicas');
+    expect(
+      ev.some((e) =>
+        e.startsWith('FailedComputeMetricsReplicas: invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value'),
+      ),
+    ).toBe(true);
+    expect((await k(['get', 'hpa', 'web', '-n', NS])).stdout).toMatch(/web\s+Deployment\/web\s+cpu: <unknown>\/50%\s+2\s+6\s+2\s/);
+  });
+
+  it('scales by the pods CPU against their requests once the resource metrics API answers', async () => {
+    for (const [path, body] of standInObjects(standIn)) {
+      const r = await request(server, 'POST', path, { body });
+      if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${r.body}`);
+    }
+    await availableWhen(server, 'v1beta1.metrics.k8s.io', 'True');
+    const first = await waitFor('two pods of web', async () => {
+      const ps = await pods('web');
+      return ps.length === 2 ? ps : undefined;
+    });
+    for (const p of first) await run(p);
+    // 100m of 100m requested: 100% of the 50% target, twice the pods.
+    usage(
+      first.map((p) => p.metadata.name),
+      '100m',
+    );
+    await waitFor('web scaled to 4', async () => (await replicas('web')) === 4 || undefined, 30_000);
+    const h = await waitHpa('web', 'the metric in the status', (x) => x.status?.desiredReplicas === 4 && x.status?.currentReplicas === 4);
+    expect(h.status?.currentMetrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 100, averageValue: '100m' } } }]);
+    expect(condition(h, 'ScalingActive')).toMatchObject({
+      status: 'True',
+      reason: 'ValidMetricFound',
+      message: 'the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)',
+    });
+    expect(h.status?.lastScaleTime).toBeDefined();
+    expect(await events('web')).toContain('SuccessfulRescale: New size: 4; reason: cpu resource utilization (percentage of request) above target');
+    // The two new pods are Pending (unready): counted as idle, they hold the count at 4.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await replicas('web')).toBe(4);
+    expect((await k(['get', 'hpa', 'web', '-n', NS])).stdout).toMatch(/cpu: 100%\/50%\s+2\s+6\s+4\s/);
+  });
+
+  it('limits the rate of a scale down by its behavior', async () => {
+    const running = (await pods('web')).filter((p) => p.status?.phase === 'Running');
+    await k([
+      'patch',
+      'hpa',
+      'web',
+      '-n',
+      NS,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { behavior: { scaleDown: { stabilizationWindowSeconds: 0, policies: [{ type: 'Pods', value: 1, periodSeconds: 60 }] } } } }),
+    ]);
+    // 10% against 50%: the utilization asks for one pod, the policy allows one fewer a minute.
+    usage(
+      running.map((p) => p.metadata.name),
+      '10m',
+    );
+    await waitFor('web scaled to 3', async () => (await replicas('web')) === 3 || undefined, 30_000);
+    const h = await waitHpa('web', 'ScalingLimited', (x) => condition(x, 'ScalingLimited')?.status === 'True');
+    expect(condition(h, 'ScalingLimited')).toMatchObject({
+      reason: 'ScaleDownLimit',
+      message: 'the desired replica count is decreasing faster than the maximum scale rate',
+    });
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await replicas('web')).toBe(3);
+    expect(await events('web')).toContain('SuccessfulRescale: New size: 3; reason: All metrics below target');
+  });
+
+  it('reports a target it cannot scale', async () => {
+    await k(
+      ['apply', '-n', NS, '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'autoscaling/v2',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'orphan' },
+        spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'nope' }, maxReplicas: 3 },
+      }),
+    );
+    const h = await waitHpa('orphan', 'FailedGetScale', (x) => condition(x, 'AbleToScale')?.status === 'False');
+    expect(condition(h, 'AbleToScale')).toMatchObject({
+      reason: 'FailedGetScale',
+      message: `the HPA controller was unable to get the target's current scale: deployments.apps "nope" not found`,
+    });
+    expect(await events('orphan')).toContain('FailedGetScale: deployments.apps "nope" not found');
+  });
+});
