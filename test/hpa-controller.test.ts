@@ -140,6 +140,9 @@ describe('HorizontalPodAutoscaler controller', () => {
       ),
     ).toBe(true);
     expect((await k(['get', 'hpa', 'web', '-n', NS])).stdout).toMatch(/web\s+Deployment\/web\s+cpu: <unknown>\/50%\s+2\s+6\s+2\s/);
+    const described = (await k(['describe', 'hpa', 'web', '-n', NS])).stdout;
+    expect(described).toMatch(/ScalingActive\s+False\s+FailedGetResourceMetric\s+the HPA was unable to compute the replica count/);
+    expect(described).toMatch(/Normal\s+SuccessfulRescale\s+.*New size: 2; reason: Current number of replicas below Spec.MinReplicas/);
   });
 
   it('scales by the pods CPU against their requests once the resource metrics API answers', async () => {
