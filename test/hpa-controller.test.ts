@@ -7,15 +7,17 @@
  * resource metrics API the HPA says why (ScalingActive False, FailedGetResourceMetric) and
  * `kubectl get hpa` shows `<unknown>`; with it, the pods' CPU against their requests sets the
  * replicas (scaled up, twice the pods at 100% of a 50% target), unready new pods do not make it
- * scale further, a behavior's scale-down policy limits the rate (ScalingLimited), and a target
- * that does not exist is reported (AbleToScale False, FailedGetScale).
+ * scale further, a behavior's scale-down policy limits the rate (ScalingLimited), a Pods metric
+ * of the custom metrics API and an External metric of the external metrics API (served by the
+ * same stand-in) each propose replicas and the higher wins, and a target that does not exist is
+ * reported (AbleToScale False, FailedGetScale).
  */
 import { jest } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { releaseOutsideAddresses, waitFor } from './support/net.helper.js';
-import { availableWhen, standInObjects, startMetricsStandIn, type MetricsStandIn } from './support/metrics-standin.js';
+import { apiService, availableWhen, standInObjects, startMetricsStandIn, type MetricsStandIn } from './support/metrics-standin.js';
 import { kubectl, request, startServer, type ServerHandle } from './support/server.js';
 
 jest.setTimeout(180_000);
@@ -203,6 +205,98 @@ describe('HorizontalPodAutoscaler controller', () => {
     await new Promise((r) => setTimeout(r, 3000));
     expect(await replicas('web')).toBe(3);
     expect(await events('web')).toContain('SuccessfulRescale: New size: 3; reason: All metrics below target');
+  });
+
+  it('scales by a pods metric of the custom metrics API and an external metric, the higher proposal winning', async () => {
+    const api = (group: string, version: string) => ({
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: `${group}/${version}`,
+      resources: [{ name: '*', namespaced: true, kind: 'MetricValueList', verbs: ['get'] }],
+    });
+    standIn.answer('/apis/custom.metrics.k8s.io/v1beta2', api('custom.metrics.k8s.io', 'v1beta2'));
+    standIn.answer('/apis/external.metrics.k8s.io/v1beta1', api('external.metrics.k8s.io', 'v1beta1'));
+    const service = { namespace: 'kube-system', name: 'metrics', port: 443 };
+    for (const [version, group] of [
+      ['v1beta2', 'custom.metrics.k8s.io'],
+      ['v1beta1', 'external.metrics.k8s.io'],
+    ] as const) {
+      const r = await request(server, 'POST', '/apis/apiregistration.k8s.io/v1/apiservices', { body: apiService(version, group, service, standIn.caPem) });
+      if (r.status !== 201) throw new Error(`APIService: ${r.status} ${r.body}`);
+      await availableWhen(server, `${version}.${group}`, 'True');
+    }
+    await k(
+      ['apply', '-n', NS, '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'worker' },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'worker' } },
+          template: { metadata: { labels: { app: 'worker' } }, spec: { containers: [{ name: 'app', image: 'busybox' }] } },
+        },
+      }),
+    );
+    const ps = await waitFor('two pods of worker', async () => {
+      const list = await pods('worker');
+      return list.length === 2 ? list : undefined;
+    });
+    for (const p of ps) await run(p);
+    const now = new Date().toISOString();
+    // 20 requests a second per pod against 10: four pods; a queue of 90 against 30 per replica: three.
+    standIn.answer(`/apis/custom.metrics.k8s.io/v1beta2/namespaces/${NS}/pods/*/requests_per_second`, {
+      kind: 'MetricValueList',
+      apiVersion: 'custom.metrics.k8s.io/v1beta2',
+      metadata: {},
+      items: ps.map((p) => ({
+        describedObject: { kind: 'Pod', namespace: NS, name: p.metadata.name, apiVersion: '/v1' },
+        metric: { name: 'requests_per_second' },
+        timestamp: now,
+        windowSeconds: 30,
+        value: '20',
+      })),
+    });
+    standIn.answer(`/apis/external.metrics.k8s.io/v1beta1/namespaces/${NS}/queue_depth`, {
+      kind: 'ExternalMetricValueList',
+      apiVersion: 'external.metrics.k8s.io/v1beta1',
+      metadata: {},
+      items: [
+        { metricName: 'queue_depth', metricLabels: { queue: 'a' }, timestamp: now, value: '50' },
+        { metricName: 'queue_depth', metricLabels: { queue: 'b' }, timestamp: now, value: '40' },
+      ],
+    });
+    await k(
+      ['apply', '-n', NS, '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'autoscaling/v2',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'worker' },
+        spec: {
+          scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'worker' },
+          minReplicas: 1,
+          maxReplicas: 10,
+          metrics: [
+            { type: 'Pods', pods: { metric: { name: 'requests_per_second' }, target: { type: 'AverageValue', averageValue: '10' } } },
+            { type: 'External', external: { metric: { name: 'queue_depth' }, target: { type: 'AverageValue', averageValue: '30' } } },
+          ],
+        },
+      }),
+    );
+    await waitFor('worker scaled to 4', async () => (await replicas('worker')) === 4 || undefined, 30_000);
+    const h = await waitHpa('worker', 'both metrics in the status', (x) => x.status?.currentReplicas === 4 && (x.status?.currentMetrics?.length ?? 0) === 2);
+    // The queue per replica of the scale's status: 90 over 2, 3 or 4 replicas, as the Deployment's status has caught up.
+    expect(h.status?.currentMetrics?.[1]).toEqual({
+      type: 'External',
+      external: { metric: { name: 'queue_depth' }, current: { averageValue: expect.stringMatching(/^(45|30|22500m)$/) } },
+    });
+    expect(h.status?.currentMetrics?.[0]).toMatchObject({ type: 'Pods', pods: { metric: { name: 'requests_per_second' } } });
+    expect(await events('worker')).toContain('SuccessfulRescale: New size: 4; reason: pods metric requests_per_second above target');
+    expect(condition(h, 'ScalingActive')).toMatchObject({ status: 'True', reason: 'ValidMetricFound' });
+    // The paths asked: the pods metric with the target's selector.
+    expect(
+      standIn.seen.some((x) => x.url.startsWith(`/apis/custom.metrics.k8s.io/v1beta2/namespaces/${NS}/pods/*/requests_per_second?labelSelector=app%3Dworker`)),
+    ).toBe(true);
   });
 
   it('reports a target it cannot scale', async () => {

@@ -74,7 +74,14 @@ export const OPENAPI_V3 = {
   },
 };
 
-function serve(seen: Seen[], ns: string, podMetrics: () => Obj[] | undefined, req: IncomingMessage, res: ServerResponse): void {
+function serve(
+  seen: Seen[],
+  ns: string,
+  podMetrics: () => Obj[] | undefined,
+  answers: ReadonlyMap<string, unknown>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
   const cert = (req.socket as TLSSocket).getPeerCertificate();
   seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, ...(cert?.subject ? { clientCn: String(cert.subject.CN) } : {}) });
   const json = (code: number, body: unknown) => {
@@ -82,6 +89,7 @@ function serve(seen: Seen[], ns: string, podMetrics: () => Obj[] | undefined, re
     res.end(JSON.stringify(body));
   };
   const path = (req.url ?? '').split('?')[0];
+  if (path !== undefined && answers.has(path)) return json(200, answers.get(path));
   if (path === '/apis/metrics.k8s.io/v1beta1') return json(200, RESOURCES);
   // A watch: one event at once, then the stream stays open until the client goes.
   if (path === `/apis/metrics.k8s.io/v1beta1/namespaces/${ns}/pods` && new URL(req.url ?? '', 'https://x').searchParams.get('watch') === 'true') {
@@ -127,6 +135,8 @@ export interface MetricsStandIn {
   seen: Seen[];
   /** The items of the PodMetricsList it serves from now on (undefined: the one `busy` pod). */
   setPodMetrics(items: Obj[] | undefined): void;
+  /** Answers GETs of `path` (its query ignored) with `body` from now on: other metrics APIs. */
+  answer(path: string, body: unknown): void;
   close(): Promise<void>;
 }
 
@@ -142,6 +152,7 @@ export async function startMetricsStandIn(dir: string, ns: string, fallback: str
   const port = await getFreePort();
   const seen: Seen[] = [];
   let items: Obj[] | undefined;
+  const answers = new Map<string, unknown>();
   const server: HttpsServer = createHttpsServer(
     {
       cert: readFileSync(join(pkiDir, 'apiserver.crt')),
@@ -150,7 +161,7 @@ export async function startMetricsStandIn(dir: string, ns: string, fallback: str
       requestCert: true,
       rejectUnauthorized: true,
     },
-    (req, res) => serve(seen, ns, () => items, req, res),
+    (req, res) => serve(seen, ns, () => items, answers, req, res),
   );
   // A WebSocket answers each message with who sent it, as the X-Remote-User of its upgrade named.
   const wss = new WebSocketServer({ server });
@@ -164,6 +175,9 @@ export async function startMetricsStandIn(dir: string, ns: string, fallback: str
     seen,
     setPodMetrics: (next) => {
       items = next;
+    },
+    answer: (path, body) => {
+      answers.set(path, body);
     },
     close: async () => {
       server.closeAllConnections();

@@ -12,12 +12,13 @@
  * desiredReplicas, currentMetrics, lastScaleTime, the AbleToScale / ScalingActive /
  * ScalingLimited conditions) and Events (SuccessfulRescale, FailedGetScale,
  * FailedGetResourceMetric, FailedComputeMetricsReplicas, ...) carry kube's reasons and messages.
- * Pods, Object and External metrics need the custom and external metrics APIs, which this
- * controller does not read: such a metric is reported invalid.
+ * Pods and Object metrics come from the custom metrics API (`custom.metrics.k8s.io/v1beta2`),
+ * External ones from the external metrics API (`external.metrics.k8s.io/v1beta1`), through the
+ * aggregation layer too.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { parseLabelSelector, Quantity, StatusError, type KubeObject } from '@app/apimachinery';
+import { labelSelectorFromStruct, parseLabelSelector, Quantity, StatusError, type KubeObject, type LabelSelectorStruct } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, type KindDeclaration } from '@app/registry';
 import type { Storage, StorageEvent } from '@app/storage';
 import { envInt } from '../config/env.js';
@@ -31,8 +32,11 @@ import {
   podSamples,
   resourceUtilizationReplicas,
   resourceValueReplicas,
+  metricValues,
   milli,
+  perPodReplicas,
   setCondition,
+  usageRatioReplicas,
   type HpaCondition,
   type PodSample,
   type ScalingRules,
@@ -43,6 +47,7 @@ type Obj = Record<string, unknown>;
 const USER = 'horizontal-pod-autoscaler';
 const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Why one metric gave no proposal: the ScalingActive condition's reason and the error. */
 class MetricError extends Error {
@@ -329,7 +334,7 @@ export class HorizontalPodAutoscalerRunner extends KindController {
     let first: MetricError | undefined;
     for (const m of metrics) {
       try {
-        const p = await this.proposal(hpa, m, current, selectorText, podsOf, now);
+        const p = await this.proposal(hpa, scale, m, current, selectorText, podsOf, now);
         statuses.push(p.status);
         if (replicas === 0 || p.replicas > replicas) {
           replicas = p.replicas;
@@ -352,7 +357,15 @@ export class HorizontalPodAutoscalerRunner extends KindController {
   }
 
   /** One metric's proposal; throws MetricError. */
-  private async proposal(hpa: KubeObject, m: Obj, current: number, selector: string, podsOf: () => Promise<KubeObject[]>, now: Date): Promise<Proposal> {
+  private async proposal(
+    hpa: KubeObject,
+    scale: KubeObject,
+    m: Obj,
+    current: number,
+    selector: string,
+    podsOf: () => Promise<KubeObject[]>,
+    now: Date,
+  ): Promise<Proposal> {
     const type = String(m.type ?? '');
     if (type === 'Resource' || type === 'ContainerResource') {
       const src = asMap(type === 'Resource' ? m.resource : m.containerResource);
@@ -406,27 +419,165 @@ export class HorizontalPodAutoscalerRunner extends KindController {
         return fail(`failed to get ${resource} ${what}: ${(e as Error).message}`);
       }
     }
-    const kinds: Record<string, [string, string, string]> = {
-      Pods: ['FailedGetPodsMetric', 'pods', 'custom.metrics.k8s.io'],
-      Object: ['FailedGetObjectMetric', 'object', 'custom.metrics.k8s.io'],
-      External: ['FailedGetExternalMetric', 'external', 'external.metrics.k8s.io'],
+    const ns = hpa.metadata.namespace ?? '';
+    const src = asMap(m[type.charAt(0).toLowerCase() + type.slice(1)]);
+    const metric = asMap(src.metric);
+    const metricName = String(metric.name ?? '');
+    const metricSelector = isObj(metric.selector) ? labelSelectorFromStruct(metric.selector as LabelSelectorStruct).toString() : '';
+    const target = asMap(src.target);
+    const targetValue = target.value !== undefined && target.value !== null ? milli(target.value) : undefined;
+    const targetAverage = target.averageValue !== undefined && target.averageValue !== null ? milli(target.averageValue) : undefined;
+    const metricStatus = { name: metricName, ...(isObj(metric.selector) ? { selector: metric.selector } : {}) };
+    const q = (params: Record<string, string>) => {
+      const parts = Object.entries(params).filter(([, v]) => v !== '');
+      return parts.length ? `?${parts.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&')}` : '';
     };
-    const known = kinds[type];
-    if (!known) throw new MetricError('InvalidMetricSourceType', `unknown metric source type "${type}"`, `unknown metric source type "${type}"`);
-    const [reason, label, api] = known;
-    const metricName = String(asMap(asMap(m[type.charAt(0).toLowerCase() + type.slice(1)]).metric).name ?? '');
-    const inner = `unable to get metric ${metricName}: this server's autoscaler reads only the resource metrics API, not ${api}`;
-    throw new MetricError(reason, inner, `failed to get ${label} metric value: ${inner}`);
+    if (type === 'Pods') {
+      const fail = (inner: string): never => {
+        throw new MetricError('FailedGetPodsMetric', inner, `failed to get pods metric value: ${inner}`);
+      };
+      if (targetAverage === undefined) return fail('invalid pods metric source: no average value target was set');
+      let values: Map<string, PodSample>;
+      try {
+        const list = await this.remoteJson(
+          'custom.metrics.k8s.io',
+          'v1beta2',
+          `/apis/custom.metrics.k8s.io/v1beta2/namespaces/${encodeURIComponent(ns)}/pods/*/${encodeURIComponent(metricName)}${q({ labelSelector: selector, metricLabelSelector: metricSelector })}`,
+          'custom metrics API',
+          `get pods.custom.metrics.k8s.io *`,
+        );
+        values = metricValues(list);
+        if (values.size === 0) throw new Error('no metrics returned from custom metrics API');
+      } catch (e) {
+        return fail(`unable to get metric ${metricName}: ${(e as Error).message}`);
+      }
+      try {
+        const p = resourceValueReplicas(current, targetAverage, await podsOf(), values, '', now.getTime());
+        return {
+          replicas: p.replicas,
+          name: `pods metric ${metricName}`,
+          status: { type, pods: { metric: metricStatus, current: { averageValue: Quantity.fromMilli(p.rawAverage).toString() } } },
+        };
+      } catch (e) {
+        return fail((e as Error).message);
+      }
+    }
+    if (type === 'Object') {
+      const described = asMap(src.describedObject);
+      const kind = String(described.kind ?? '');
+      const objName = String(described.name ?? '');
+      const fail = (inner: string): never => {
+        throw new MetricError('FailedGetObjectMetric', inner, `failed to get object metric value: ${inner}`);
+      };
+      if (targetValue === undefined && targetAverage === undefined)
+        return fail('invalid object metric source: neither a value target nor an average value target was set');
+      let usage: number;
+      try {
+        const path = this.objectMetricPath(ns, described, metricName) + q({ metricLabelSelector: metricSelector });
+        const list = await this.remoteJson(
+          'custom.metrics.k8s.io',
+          'v1beta2',
+          path,
+          'custom metrics API',
+          `get ${kind.toLowerCase()}s.custom.metrics.k8s.io ${objName}`,
+        );
+        const items = Array.isArray(asMap(list).items) ? (asMap(list).items as unknown[]).map(asMap) : [];
+        if (items.length === 0) throw new Error('no metrics returned from custom metrics API');
+        usage = milli(items[0]!.value);
+        if (!Number.isFinite(usage)) throw new Error('the custom metrics API returned a value that is not a quantity');
+      } catch (e) {
+        return fail(`unable to get metric ${metricName}: ${kind} on ${ns} ${objName}/${(e as Error).message}`);
+      }
+      const statusReplicas = num(asMap(scale.status).replicas);
+      try {
+        if (targetValue !== undefined) {
+          const ps = await podsOf();
+          const replicas = usageRatioReplicas(current, usage / targetValue, () => ps);
+          return {
+            replicas,
+            name: `${kind} metric ${metricName}`,
+            status: { type, object: { describedObject: described, metric: metricStatus, current: { value: Quantity.fromMilli(usage).toString() } } },
+          };
+        }
+        const p = perPodReplicas(statusReplicas, usage, targetAverage!);
+        return {
+          replicas: p.replicas,
+          name: `${kind} metric ${metricName}`,
+          status: { type, object: { describedObject: described, metric: metricStatus, current: { averageValue: Quantity.fromMilli(p.average).toString() } } },
+        };
+      } catch (e) {
+        return fail((e as Error).message);
+      }
+    }
+    if (type === 'External') {
+      const fail = (inner: string): never => {
+        throw new MetricError('FailedGetExternalMetric', inner, `failed to get external metric value: ${inner}`);
+      };
+      if (targetValue === undefined && targetAverage === undefined)
+        return fail('invalid external metric source: neither a value target nor an average value target was set');
+      let total = 0;
+      try {
+        const list = await this.remoteJson(
+          'external.metrics.k8s.io',
+          'v1beta1',
+          `/apis/external.metrics.k8s.io/v1beta1/namespaces/${encodeURIComponent(ns)}/${encodeURIComponent(metricName)}${q({ labelSelector: metricSelector })}`,
+          'external metrics API',
+          `get ${metricName}.external.metrics.k8s.io`,
+        );
+        const items = Array.isArray(asMap(list).items) ? (asMap(list).items as unknown[]).map(asMap) : [];
+        if (items.length === 0) throw new Error('no metrics returned from external metrics API');
+        for (const item of items) {
+          const v = milli(item.value);
+          if (Number.isFinite(v)) total += v;
+        }
+      } catch (e) {
+        return fail(`unable to get external metric ${ns}/${metricName}/${metricSelector || '&LabelSelector{}'}: ${(e as Error).message}`);
+      }
+      const name = `external metric ${metricName}(${metricSelector})`;
+      try {
+        if (targetValue !== undefined) {
+          const ps = await podsOf();
+          const replicas = usageRatioReplicas(current, total / targetValue, () => ps);
+          return { replicas, name, status: { type, external: { metric: metricStatus, current: { value: Quantity.fromMilli(total).toString() } } } };
+        }
+        const p = perPodReplicas(num(asMap(scale.status).replicas), total, targetAverage!);
+        return {
+          replicas: p.replicas,
+          name,
+          status: { type, external: { metric: metricStatus, current: { averageValue: Quantity.fromMilli(p.average).toString() } } },
+        };
+      } catch (e) {
+        return fail((e as Error).message);
+      }
+    }
+    throw new MetricError('InvalidMetricSourceType', `unknown metric source type "${type}"`, `unknown metric source type "${type}"`);
   }
 
-  /** The pods' samples of `resource` from metrics.k8s.io/v1beta1; throws kube's message. */
-  private async podMetrics(ns: string, selector: string, resource: string, container?: string): Promise<Map<string, PodSample>> {
-    const aggregator = this.aggregator;
-    const path = `/apis/metrics.k8s.io/v1beta1/namespaces/${encodeURIComponent(ns)}/pods?labelSelector=${encodeURIComponent(selector)}`;
+  /** The custom metrics API's path of a metric of one object (`namespaces/<ns>/metrics/<metric>` for the namespace itself). */
+  private objectMetricPath(ns: string, described: Obj, metric: string): string {
+    const base = `/apis/custom.metrics.k8s.io/v1beta2/namespaces/${encodeURIComponent(ns)}`;
+    const kind = String(described.kind ?? '');
+    const apiVersion = String(described.apiVersion ?? 'v1');
+    const [group, version] = apiVersion.includes('/') ? (apiVersion.split('/') as [string, string]) : ['', apiVersion];
+    if (group === '' && kind === 'Namespace') return `${base}/metrics/${encodeURIComponent(metric)}`;
+    const decl = (this.registry.lookupKind(group, version, kind) ?? this.registry.all().find((d) => d.group === group && d.kind === kind)) as
+      KindDeclaration | undefined;
+    if (!decl)
+      throw new MetricError(
+        'FailedGetObjectMetric',
+        `no matches for kind "${kind}" in group "${group}"`,
+        `failed to get object metric value: no matches for kind "${kind}" in group "${group}"`,
+      );
+    const resource = group ? `${decl.plural}.${group}` : decl.plural;
+    return `${base}/${resource}/${encodeURIComponent(String(described.name ?? ''))}/${encodeURIComponent(metric)}`;
+  }
+
+  /** A GET from a metrics API served through the aggregation layer, as JSON; throws kube's client messages. */
+  private async remoteJson(group: string, version: string, path: string, api: string, what: string): Promise<unknown> {
     let answer: { status: number; body: Buffer };
     try {
-      if (!aggregator) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
-      answer = await aggregator.getRemote('metrics.k8s.io', 'v1beta1', path, this.ctx().user);
+      if (!this.aggregator) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+      answer = await this.aggregator.getRemote(group, version, path, this.ctx().user);
     } catch (e) {
       const why =
         e instanceof StatusError && e.code === 404
@@ -434,19 +585,22 @@ export class HorizontalPodAutoscalerRunner extends KindController {
           : e instanceof StatusError && e.code === 503
             ? 'the server is currently unable to handle the request'
             : (e as Error).message;
-      throw new Error(`unable to fetch metrics from resource metrics API: ${why} (get pods.metrics.k8s.io)`, { cause: e });
+      throw new Error(`unable to fetch metrics from ${api}: ${why} (${what})`, { cause: e });
     }
-    if (answer.status < 200 || answer.status >= 300) {
-      throw new Error(
-        `unable to fetch metrics from resource metrics API: an error on the server (${answer.status}) has prevented the request from succeeding (get pods.metrics.k8s.io)`,
-      );
-    }
-    let list: unknown;
+    if (answer.status === 404) throw new Error(`unable to fetch metrics from ${api}: the server could not find the requested resource (${what})`);
+    if (answer.status < 200 || answer.status >= 300)
+      throw new Error(`unable to fetch metrics from ${api}: an error on the server (${answer.status}) has prevented the request from succeeding (${what})`);
     try {
-      list = JSON.parse(answer.body.toString('utf8'));
-    } catch {
-      throw new Error('unable to fetch metrics from resource metrics API: the answer is not JSON (get pods.metrics.k8s.io)');
+      return JSON.parse(answer.body.toString('utf8'));
+    } catch (e) {
+      throw new Error(`unable to fetch metrics from ${api}: the answer is not JSON (${what})`, { cause: e });
     }
+  }
+
+  /** The pods' samples of `resource` from metrics.k8s.io/v1beta1; throws kube's message. */
+  private async podMetrics(ns: string, selector: string, resource: string, container?: string): Promise<Map<string, PodSample>> {
+    const path = `/apis/metrics.k8s.io/v1beta1/namespaces/${encodeURIComponent(ns)}/pods?labelSelector=${encodeURIComponent(selector)}`;
+    const list = await this.remoteJson('metrics.k8s.io', 'v1beta1', path, 'resource metrics API', 'get pods.metrics.k8s.io');
     if (!Array.isArray(asMap(list).items) || (asMap(list).items as unknown[]).length === 0) throw new Error('no metrics returned from resource metrics API');
     return podSamples(list, resource, container);
   }

@@ -3,10 +3,14 @@ import {
   AutoscalerMemory,
   durationMs,
   groupPods,
+  metricValues,
+  perPodReplicas,
   podSamples,
+  readyPodCount,
   resourceUtilizationReplicas,
   resourceValueReplicas,
   setCondition,
+  usageRatioReplicas,
   type PodSample,
 } from './hpa.logic.js';
 
@@ -108,6 +112,31 @@ describe('the replica calculator', () => {
     expect(podSamples(list, 'cpu', 'y').get('a')?.value).toBe(1000);
     expect(podSamples(list, 'memory').get('b')?.value).toBe(1_024_000);
     expect(durationMs('1m30.5s')).toBe(90_500);
+  });
+});
+
+describe('custom and external metrics', () => {
+  it('scales a value target by the ready pods, a per-pod target by the scale status', () => {
+    const pods = [pod('a'), pod('b'), pod('c', { phase: 'Pending' }), pod('d', { ready: 'False' })];
+    expect(readyPodCount(pods)).toBe(2);
+    expect(() => readyPodCount([])).toThrow('no pods returned by selector while calculating replica count');
+    // 3x the target: three times the two ready pods; within 10%: unchanged; from zero: the ratio alone.
+    expect(usageRatioReplicas(4, 3, () => pods)).toBe(6);
+    expect(usageRatioReplicas(4, 1.05, () => pods)).toBe(4);
+    expect(usageRatioReplicas(0, 2.2, () => [])).toBe(3);
+    // 90 against 30 per replica with 2 replicas: 3, reported as 45 per replica.
+    expect(perPodReplicas(2, 90_000, 30_000)).toEqual({ replicas: 3, average: 45_000 });
+    expect(perPodReplicas(3, 92_000, 30_000)).toEqual({ replicas: 3, average: 30_667 });
+  });
+
+  it('reads a MetricValueList by described object', () => {
+    const list = {
+      items: [
+        { describedObject: { kind: 'Pod', name: 'a' }, value: '1500m', timestamp: iso(NOW), windowSeconds: 60 },
+        { describedObject: { name: 'b' }, value: 'x' },
+      ],
+    };
+    expect(metricValues(list)).toEqual(new Map([['a', { value: 1500, timestamp: NOW, windowMs: 60_000 }]]));
   });
 });
 

@@ -503,3 +503,44 @@ export class AutoscalerMemory {
     map.set(key, list);
   }
 }
+
+/** getReadyPodsCount: the pods that run and are Ready; throws when the selector selects none. */
+export function readyPodCount(pods: readonly KubeObject[]): number {
+  if (pods.length === 0) throw new Error('no pods returned by selector while calculating replica count');
+  return pods.filter((p) => asMap(p.status).phase === 'Running' && podCondition(p, 'Ready')?.status === 'True').length;
+}
+
+/**
+ * getUsageRatioReplicaCount, for Object and External metrics with a Value target: the ready
+ * pods scaled by the ratio of the metric to its target, unless within the tolerance; from zero
+ * replicas, the ratio alone.
+ */
+export function usageRatioReplicas(current: number, ratio: number, pods: () => readonly KubeObject[]): number {
+  if (current === 0) return Math.ceil(ratio);
+  if (Math.abs(1 - ratio) <= TOLERANCE) return current;
+  return Math.ceil(ratio * readyPodCount(pods()));
+}
+
+/**
+ * GetObjectPerPodMetricReplicas and GetExternalPerPodMetricReplicas: a total against an average
+ * target per replica of the scale's status; the usage reported is the total per replica.
+ */
+export function perPodReplicas(statusReplicas: number, total: number, targetAverage: number): { replicas: number; average: number } {
+  let replicas = statusReplicas;
+  const ratio = total / (targetAverage * replicas);
+  if (Math.abs(1 - ratio) > TOLERANCE) replicas = Math.ceil(total / targetAverage);
+  return { replicas, average: statusReplicas > 0 ? Math.ceil(total / statusReplicas) : total };
+}
+
+/** The values of a custom metrics MetricValueList (v1beta2) by the name of the object each describes, milli-units. */
+export function metricValues(list: unknown): Map<string, PodSample> {
+  const out = new Map<string, PodSample>();
+  const items = Array.isArray(asMap(list).items) ? (asMap(list).items as unknown[]).map(asMap) : [];
+  for (const item of items) {
+    const name = asMap(item.describedObject).name;
+    const v = milli(item.value);
+    if (typeof name !== 'string' || !Number.isFinite(v)) continue;
+    out.set(name, { value: v, timestamp: Date.parse(String(item.timestamp ?? '')) || 0, windowMs: (Number(item.windowSeconds) || 0) * 1000 });
+  }
+  return out;
+}
