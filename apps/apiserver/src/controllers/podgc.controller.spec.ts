@@ -1,5 +1,5 @@
 import type { KubeObject } from '@app/apimachinery';
-import { failedByPodGC, podsOnMissingNodes, terminatedToDelete, terminatingOnOutOfServiceNodes } from './podgc.controller.js';
+import { failedByPodGC, podGcView, podsOnMissingNodes, terminatedToDelete, terminatingOnOutOfServiceNodes } from './podgc.controller.js';
 
 const pod = (name: string, created: string, phase: string, nodeName?: string): KubeObject => ({
   apiVersion: 'v1',
@@ -10,6 +10,23 @@ const pod = (name: string, created: string, phase: string, nodeName?: string): K
 });
 
 describe('pod garbage collection', () => {
+  it('keeps of each pod only what its rules read, and only pods terminated, bound or terminating', () => {
+    const full = (extra: Record<string, unknown>): KubeObject =>
+      ({
+        metadata: { namespace: 'ns', name: 'p', uid: 'u', creationTimestamp: '2026-01-01T00:00:00Z', labels: { a: 'b' }, ...(extra.metadata as object) },
+        spec: { containers: [{ name: 'c', image: 'i' }], ...(extra.spec as object) },
+        status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], ...(extra.status as object) },
+      }) as KubeObject;
+    expect(podGcView(full({}))).toBeUndefined();
+    expect(podGcView(full({ spec: { nodeName: 'n1' } }))).toEqual({
+      metadata: { namespace: 'ns', name: 'p', uid: 'u', creationTimestamp: '2026-01-01T00:00:00Z' },
+      spec: { nodeName: 'n1' },
+      status: { phase: 'Running' },
+    });
+    expect(podGcView(full({ status: { phase: 'Failed', reason: 'Evicted' } }))?.status).toEqual({ phase: 'Failed', reason: 'Evicted' });
+    expect(podGcView(full({ metadata: { deletionTimestamp: '2026-01-01T00:01:00Z' } }))?.metadata.deletionTimestamp).toBe('2026-01-01T00:01:00Z');
+  });
+
   it('deletes the oldest terminated pods beyond the threshold, and none with threshold 0', () => {
     const pods = [
       pod('new-done', '2026-01-03T00:00:00Z', 'Succeeded'),

@@ -14,12 +14,17 @@
  * delete has grace period 0. Evicted pods (Failed, reason Evicted) go before other terminated
  * ones. Deletes carry the pod's uid as a precondition, so a pod recreated under the same name is
  * not touched.
+ *
+ * The passes read a watch-fed copy of the pods it may act on (terminated, bound or terminating;
+ * a few fields of each), kept while this node leads, so a pass costs no list of every pod; a pod
+ * is read again before its status is written.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { formatMetaTime, type KubeObject } from '@app/apimachinery';
-import { KindRegistry } from '@app/registry';
+import { collectionPrefix, KindRegistry } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { envInt } from '../config/env.js';
+import { WatchedCollection } from '../pipeline/watched-collection.js';
 import { asMap, mapsOf } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { controllerContext, ManagedController } from './controller.runner.js';
@@ -83,12 +88,34 @@ export function failedByPodGC(pod: KubeObject, now: Date, orphaned = true): Kube
   return { ...pod, status: { ...status, phase: 'Failed', conditions } };
 }
 
+/** What the collector keeps of a pod: those terminated, bound or terminating, with the fields its rules read. */
+export function podGcView(pod: KubeObject): KubeObject | undefined {
+  const spec = asMap(pod.spec);
+  const status = asMap(pod.status);
+  const bound = typeof spec.nodeName === 'string' && spec.nodeName !== '';
+  if (!isTerminated(pod) && !bound && !pod.metadata.deletionTimestamp) return undefined;
+  const m = pod.metadata;
+  return {
+    metadata: {
+      namespace: m.namespace,
+      name: m.name,
+      uid: m.uid,
+      creationTimestamp: m.creationTimestamp,
+      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+    },
+    spec: bound ? { nodeName: spec.nodeName } : {},
+    status: { ...(status.phase !== undefined ? { phase: status.phase } : {}), ...(status.reason !== undefined ? { reason: status.reason } : {}) },
+  };
+}
+
 /** Runs the pod garbage collector while this node holds the controller Lease. */
 @ManagedController({ name: 'pod-garbage-collector' })
 @Injectable()
 export class PodGarbageCollectorRunner extends PeriodicPassRunner {
   /** Nodes found missing, with the time of the pass that first missed them. */
   private readonly missingSince = new Map<string, number>();
+  /** The watch-fed copy of the pods the passes look at, while this node leads. */
+  private copy: WatchedCollection<KubeObject> | undefined;
 
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory) {
     super(registry, storage, stores, 'pod-garbage-collector', 'pod-garbage-collector');
@@ -98,12 +125,23 @@ export class PodGarbageCollectorRunner extends PeriodicPassRunner {
     return envInt('KAPI_PODGC_INTERVAL_MS') ?? 20_000;
   }
 
+  override start(): void {
+    super.start();
+    const pods = this.decl('', 'pods');
+    if (!pods || this.copy) return;
+    this.copy = new WatchedCollection(this.storage, collectionPrefix(pods, ''), podGcView, 'pod-garbage-collector: pods');
+    this.copy.start();
+  }
+
   protected override reset(): void {
+    this.copy?.stop();
+    this.copy = undefined;
     this.missingSince.clear();
   }
 
   protected async run(): Promise<void> {
-    const pods = await this.list('', 'pods');
+    // The copy once it is loaded, else storage (the first pass after taking the lead).
+    const pods = this.copy?.isSynced() ? this.copy.values() : (await this.list('', 'pods')).map(podGcView).filter((p): p is KubeObject => p !== undefined);
     const nodes = await this.list('', 'nodes');
     for (const p of terminatedToDelete(pods, envInt('KAPI_TERMINATED_POD_GC_THRESHOLD') ?? 12_500)) await this.deletePod(p);
     for (const p of terminatingOnOutOfServiceNodes(pods, nodes)) await this.markFailedAndDelete(p, false);
@@ -138,7 +176,10 @@ export class PodGarbageCollectorRunner extends PeriodicPassRunner {
   private async markFailedAndDelete(pod: KubeObject, orphaned: boolean): Promise<void> {
     if (!isTerminated(pod)) {
       try {
-        await this.write(failedByPodGC(pod, new Date(), orphaned), 'status');
+        // The copy holds a few fields: the status is written on the pod as it is now.
+        const fresh = await this.stores.storeFor(this.decl('', 'pods')!).get(pod.metadata.namespace ?? '', pod.metadata.name ?? '');
+        if (fresh.metadata.uid !== pod.metadata.uid) return;
+        if (!isTerminated(fresh)) await this.write(failedByPodGC(fresh, new Date(), orphaned), 'status');
       } catch (e) {
         if (codeOf(e) === 404) return;
         if (codeOf(e) !== 409) throw e;
