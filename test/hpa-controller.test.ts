@@ -293,6 +293,7 @@ describe('HorizontalPodAutoscaler controller', () => {
     expect(h.status?.currentMetrics?.[0]).toMatchObject({ type: 'Pods', pods: { metric: { name: 'requests_per_second' } } });
     expect(await events('worker')).toContain('SuccessfulRescale: New size: 4; reason: pods metric requests_per_second above target');
     expect(condition(h, 'ScalingActive')).toMatchObject({ status: 'True', reason: 'ValidMetricFound' });
+    expect((await k(['get', 'hpa', 'worker', '-n', NS])).stdout).toMatch(/worker\s+Deployment\/worker\s+20\/10, (45|30|22500m)\/30 \(avg\)\s+1\s+10\s+4\s/);
     // The paths asked: the pods metric with the target's selector.
     expect(
       standIn.seen.some((x) => x.url.startsWith(`/apis/custom.metrics.k8s.io/v1beta2/namespaces/${NS}/pods/*/requests_per_second?labelSelector=app%3Dworker`)),
