@@ -67,6 +67,22 @@ const events = async (name: string): Promise<string[]> =>
     }
   ).items.map((e) => `${e.reason}: ${e.message}`);
 
+/** A Deployment of `replicas` pods labelled app=<name>, its container with `resources`. */
+const deployment = (name: string, replicas: number, resources: Obj = {}) =>
+  k(
+    ['apply', '-n', NS, '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name },
+      spec: {
+        replicas,
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'nginx', resources }] } },
+      },
+    }),
+  );
+
 /** Plays the kubelet: the pod runs, started ten minutes ago and ready since (past the CPU initialization period). */
 async function run(pod: Pod): Promise<void> {
   const cur = (await request(server, 'GET', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}`)).json() as Pod;
@@ -101,19 +117,7 @@ beforeAll(async () => {
     env: { KAPI_HPA_SYNC_PERIOD_MS: '1000' },
   });
   await k(['create', 'namespace', NS]);
-  await k(
-    ['apply', '-n', NS, '-f', '-'],
-    JSON.stringify({
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'web' },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: { app: 'web' } },
-        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '100m' } } }] } },
-      },
-    }),
-  );
+  await deployment('web', 1, { requests: { cpu: '100m' } });
 });
 
 afterAll(async () => {
@@ -225,19 +229,7 @@ describe('HorizontalPodAutoscaler controller', () => {
       if (r.status !== 201) throw new Error(`APIService: ${r.status} ${r.body}`);
       await availableWhen(server, `${version}.${group}`, 'True');
     }
-    await k(
-      ['apply', '-n', NS, '-f', '-'],
-      JSON.stringify({
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'worker' },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: { app: 'worker' } },
-          template: { metadata: { labels: { app: 'worker' } }, spec: { containers: [{ name: 'app', image: 'busybox' }] } },
-        },
-      }),
-    );
+    await deployment('worker', 2);
     const ps = await waitFor('two pods of worker', async () => {
       const list = await pods('worker');
       return list.length === 2 ? list : undefined;

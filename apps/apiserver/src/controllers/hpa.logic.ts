@@ -224,6 +224,20 @@ function countedSamples(samples: ReadonlyMap<string, PodSample>, g: PodGroups): 
   return out;
 }
 
+/** The pods grouped and the samples that count; throws when there are no pods, or no sample counts. */
+function counted(
+  pods: readonly KubeObject[],
+  samples: ReadonlyMap<string, PodSample>,
+  resource: string,
+  now: number,
+): { g: PodGroups; values: Map<string, number> } {
+  if (pods.length === 0) throw new Error('no pods returned by selector while calculating replica count');
+  const g = groupPods(pods, samples, resource, now);
+  const values = countedSamples(samples, g);
+  if (values.size === 0) throw new Error('did not receive metrics for targeted pods (pods might be unready)');
+  return { g, values };
+}
+
 /** GetResourceReplicas: the replicas that bring the average utilization (percent of requests) to `target`. */
 export function resourceUtilizationReplicas(
   current: number,
@@ -234,10 +248,7 @@ export function resourceUtilizationReplicas(
   now: number,
   container?: string,
 ): ResourceProposal {
-  if (pods.length === 0) throw new Error('no pods returned by selector while calculating replica count');
-  const g = groupPods(pods, samples, resource, now);
-  const values = countedSamples(samples, g);
-  if (values.size === 0) throw new Error('did not receive metrics for targeted pods (pods might be unready)');
+  const { g, values } = counted(pods, samples, resource, now);
   const requests = podRequests(pods, resource, container);
   const first = utilizationRatio(values, requests, target);
   const fallback = Math.max(100, target);
@@ -262,10 +273,7 @@ export function resourceValueReplicas(
   resource: string,
   now: number,
 ): ResourceProposal {
-  if (pods.length === 0) throw new Error('no pods returned by selector while calculating replica count');
-  const g = groupPods(pods, samples, resource, now);
-  const values = countedSamples(samples, g);
-  if (values.size === 0) throw new Error('did not receive metrics for targeted pods (pods might be unready)');
+  const { g, values } = counted(pods, samples, resource, now);
   // GetMetricUsageRatio: the average usage per pod (an integer, as kube's) over the target.
   const averageOf = (v: Map<string, number>): number => {
     let sum = 0;
