@@ -347,6 +347,8 @@ export class JobControllerRunner extends KindController {
     // deletion failed) or terminating.
     if (verdict && !finished && pending.succeeded.size + pending.failed.size === 0 && active.length === 0 && status.terminating === 0) {
       conditions = withCondition(conditions, { type: verdict.type, status: 'True', reason: verdict.reason, message: verdict.message }, stamp);
+      // A finished Job has a start time (the status validation insists), even one that failed while suspended.
+      status.startTime ??= stamp;
       if (verdict.type === 'Complete') {
         status.completionTime = stamp;
         this.events.record(job, 'Normal', 'Completed', 'Job completed');
