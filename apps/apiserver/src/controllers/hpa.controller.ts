@@ -29,6 +29,7 @@ import { ManagedController } from './controller.runner.js';
 import { EventRecorder } from './event.recorder.js';
 import {
   AutoscalerMemory,
+  hpaPodView,
   podSamples,
   resourceUtilizationReplicas,
   resourceValueReplicas,
@@ -42,6 +43,7 @@ import {
   type ScalingRules,
 } from './hpa.logic.js';
 import { KindController } from './kind.controller.js';
+import { WatchedCollection } from '../pipeline/watched-collection.js';
 
 type Obj = Record<string, unknown>;
 const USER = 'horizontal-pod-autoscaler';
@@ -85,11 +87,23 @@ export class HorizontalPodAutoscalerRunner extends KindController {
     super(registry, storage, stores, recorder, USER);
   }
 
+  /** The watch-fed copy of the pods (a few fields each, by namespace), while this node leads. */
+  private podCopy: WatchedCollection<KubeObject> | undefined;
+
+  override start(): void {
+    super.start();
+    if (this.stopped || this.podCopy) return;
+    this.podCopy = new WatchedCollection(this.storage, collectionPrefix(this.decl('', 'pods')!, ''), hpaPodView, 'horizontal-pod-autoscaler: pods', true);
+    this.podCopy.start();
+  }
+
   private period(): number {
     return envInt('KAPI_HPA_SYNC_PERIOD_MS') ?? 15_000;
   }
 
   protected override reset(): void {
+    this.podCopy?.stop();
+    this.podCopy = undefined;
     this.memory.clear();
     this.synced.clear();
   }
@@ -322,9 +336,12 @@ export class HorizontalPodAutoscalerRunner extends KindController {
     const ns = hpa.metadata.namespace ?? '';
     let pods: KubeObject[] | undefined;
     const podsOf = async (): Promise<KubeObject[]> => {
-      pods ??= (await this.storage.list(collectionPrefix(this.decl('', 'pods')!, ns), { consistency: { mode: 'MostRecent' } })).items.filter((p) =>
-        selector.matches(asMap(p.metadata.labels) as Record<string, string>),
-      ) as KubeObject[];
+      if (pods) return pods;
+      // The copy once it is loaded, else storage (the first syncs after taking the lead).
+      const all = this.podCopy?.isSynced()
+        ? this.podCopy.inNamespace(ns)
+        : (await this.storage.list(collectionPrefix(this.decl('', 'pods')!, ns), { consistency: { mode: 'MostRecent' } })).items;
+      pods = all.filter((p) => selector.matches(asMap(p.metadata.labels) as Record<string, string>));
       return pods;
     };
     const statuses: Obj[] = [];

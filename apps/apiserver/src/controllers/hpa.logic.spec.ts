@@ -3,6 +3,7 @@ import {
   AutoscalerMemory,
   durationMs,
   groupPods,
+  hpaPodView,
   metricValues,
   perPodReplicas,
   podSamples,
@@ -112,6 +113,47 @@ describe('the replica calculator', () => {
     expect(podSamples(list, 'cpu', 'y').get('a')?.value).toBe(1000);
     expect(podSamples(list, 'memory').get('b')?.value).toBe(1_024_000);
     expect(durationMs('1m30.5s')).toBe(90_500);
+  });
+});
+
+describe("the controller's copy of a pod", () => {
+  it('keeps what the calculator reads, so its answers are those of the whole pod', () => {
+    const full = (p: KubeObject): KubeObject => ({
+      ...p,
+      metadata: { ...p.metadata, namespace: 'ns', labels: { app: 'web' }, annotations: { big: 'x'.repeat(1000) }, uid: 'u' },
+      spec: { ...(p.spec as object), nodeName: 'n1', volumes: [{ name: 'v' }] },
+      status: {
+        ...(p.status as object),
+        podIP: '10.0.0.1',
+        conditions: [{ type: 'PodScheduled', status: 'True' }, ...((p.status as { conditions: unknown[] }).conditions ?? [])],
+      },
+    });
+    const pods = [
+      full(pod('a', { cpu: ['100m', '50m'] })),
+      full(pod('b', { ready: 'False', started: NOW - 60_000, readySince: NOW - 50_000 })),
+      full(pod('c', { phase: 'Pending' })),
+      full(pod('d', { deleted: true })),
+      full(pod('e', { started: NOW - 120_000, readySince: NOW - 20_000 })),
+    ];
+    const views = pods.map(hpaPodView);
+    const s = samples({ a: 300, b: 10, e: 90 });
+    for (const target of [20, 50, 90])
+      expect(resourceUtilizationReplicas(5, target, views, s, 'cpu', NOW)).toEqual(resourceUtilizationReplicas(5, target, pods, s, 'cpu', NOW));
+    expect(resourceValueReplicas(5, 100, views, s, 'cpu', NOW)).toEqual(resourceValueReplicas(5, 100, pods, s, 'cpu', NOW));
+    expect(readyPodCount(views)).toBe(readyPodCount(pods));
+    expect(groupPods(views, s, 'cpu', NOW)).toEqual(groupPods(pods, s, 'cpu', NOW));
+    // Only those fields: no annotations, node, volumes, addresses or other conditions.
+    expect(views[0]).toEqual({
+      metadata: { namespace: 'ns', name: 'a', labels: { app: 'web' } },
+      spec: {
+        containers: [
+          { name: 'c0', resources: { requests: { cpu: '100m', memory: '64Mi' } } },
+          { name: 'c1', resources: { requests: { cpu: '50m', memory: '64Mi' } } },
+        ],
+      },
+      status: { phase: 'Running', startTime: iso(NOW - 3_600_000), conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: iso(NOW - 3_590_000) }] },
+    });
+    expect(views[3]!.metadata.deletionTimestamp).toBe(iso(NOW));
   });
 });
 

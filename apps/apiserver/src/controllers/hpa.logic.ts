@@ -85,6 +85,35 @@ const podCondition = (pod: KubeObject, type: string): Obj | undefined => {
   return Array.isArray(list) ? list.map(asMap).find((c) => c.type === type) : undefined;
 };
 
+/**
+ * What the controller keeps of a pod in its watch-fed copy: the fields the replica calculator
+ * reads (labels for the selector, deletion, phase, start time, the Ready condition, and each
+ * container's requests).
+ */
+export function hpaPodView(pod: KubeObject): KubeObject {
+  const m = pod.metadata;
+  const spec = asMap(pod.spec);
+  const status = asMap(pod.status);
+  const containers = Array.isArray(spec.containers)
+    ? spec.containers.map(asMap).map((c) => ({ name: c.name, resources: { requests: asMap(asMap(c.resources).requests) } }))
+    : [];
+  const ready = podCondition(pod, 'Ready');
+  return {
+    metadata: {
+      namespace: m.namespace,
+      name: m.name,
+      ...(m.labels ? { labels: m.labels } : {}),
+      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+    },
+    spec: { containers },
+    status: {
+      ...(status.phase !== undefined ? { phase: status.phase } : {}),
+      ...(status.startTime !== undefined ? { startTime: status.startTime } : {}),
+      ...(ready ? { conditions: [{ type: 'Ready', status: ready.status, lastTransitionTime: ready.lastTransitionTime }] } : {}),
+    },
+  };
+}
+
 /** The pods of a target sorted as kube's groupPods sorts them: counted (ready), unready, without a sample, and ignored (deleted or failed). */
 export interface PodGroups {
   ready: number;

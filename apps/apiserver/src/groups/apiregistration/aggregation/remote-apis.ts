@@ -243,21 +243,29 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
     return resolveService(ref, this.services.get(ref.namespace, ref.name), this.endpoints.get(ref.namespace, ref.name), this.routing);
   }
 
-  async proxy(req: FastifyRequest, reply: FastifyReply, group: string, version: string, user: UserInfo): Promise<void> {
-    const v = this.apiServices.get('', `${version}.${group}`);
-    // kube-aggregator's answer to both: the details go to the log, not to the client.
-    if (!v?.available) throw new StatusError(503, 'ServiceUnavailable', 'service unavailable');
+  /**
+   * The URL of `pathAndQuery` on the server behind `v`, an Available APIService; a 503 with
+   * `message` when it is not Available or cannot be reached now (the reason goes to the log).
+   */
+  private target(v: ApiServiceView | undefined, pathAndQuery: string, message: string): { url: URL; agent: Agent } {
+    if (!v?.available) throw new StatusError(503, 'ServiceUnavailable', message);
     let url: URL;
     try {
       url = this.resolve(v);
     } catch (e) {
       process.stderr.write(`aggregation: ${v.name}: ${(e as Error).message}\n`);
-      throw new StatusError(503, 'ServiceUnavailable', 'service unavailable');
+      throw new StatusError(503, 'ServiceUnavailable', message);
     }
-    const q = req.url.indexOf('?');
-    url.pathname = q >= 0 ? req.url.slice(0, q) : req.url;
-    if (q >= 0) url.search = req.url.slice(q);
-    const target = { url, agent: this.agentFor(v), headers: remoteUserHeaders(user, this.sendUid) };
+    const q = pathAndQuery.indexOf('?');
+    url.pathname = q >= 0 ? pathAndQuery.slice(0, q) : pathAndQuery;
+    if (q >= 0) url.search = pathAndQuery.slice(q);
+    return { url, agent: this.agentFor(v) };
+  }
+
+  async proxy(req: FastifyRequest, reply: FastifyReply, group: string, version: string, user: UserInfo): Promise<void> {
+    // kube-aggregator's answer to both: the details go to the log, not to the client.
+    const { url, agent } = this.target(this.apiServices.get('', `${version}.${group}`), req.url, 'service unavailable');
+    const target = { url, agent, headers: remoteUserHeaders(user, this.sendUid) };
     const conn = upgradeOf(req.raw);
     if (conn) return tunnel(req, reply, conn, target);
     return proxyRequest(req, reply, target, undefined);
@@ -266,18 +274,9 @@ export class RemoteApis implements Aggregator, OnApplicationBootstrap, OnApplica
   async getRemote(group: string, version: string, path: string, user: UserInfo): Promise<{ status: number; body: Buffer }> {
     const v = this.apiServices.get('', `${version}.${group}`);
     if (!v || !this.remote(v)) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
-    if (!v.available) throw new StatusError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request');
-    let url: URL;
+    const { url, agent } = this.target(v, path, 'the server is currently unable to handle the request');
     try {
-      url = this.resolve(v);
-    } catch {
-      throw new StatusError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request');
-    }
-    const q = path.indexOf('?');
-    url.pathname = q >= 0 ? path.slice(0, q) : path;
-    if (q >= 0) url.search = path.slice(q);
-    try {
-      return await this.get(url, this.agentFor(v), remoteUserHeaders(user, this.sendUid));
+      return await this.get(url, agent, remoteUserHeaders(user, this.sendUid));
     } catch (e) {
       throw new StatusError(503, 'ServiceUnavailable', `error trying to reach service: ${(e as Error).message}`);
     }
