@@ -290,6 +290,37 @@ describe('HorizontalPodAutoscaler controller', () => {
     expect(
       standIn.seen.some((x) => x.url.startsWith(`/apis/custom.metrics.k8s.io/v1beta2/namespaces/${NS}/pods/*/requests_per_second?labelSelector=app%3Dworker`)),
     ).toBe(true);
+
+    // An adapter that serves the custom metrics API at v1beta1 only: the controller reads that
+    // version (its items name the metric and the window as v1beta1 does).
+    standIn.answer('/apis/custom.metrics.k8s.io/v1beta1', api('custom.metrics.k8s.io', 'v1beta1'));
+    const gone = await request(server, 'DELETE', '/apis/apiregistration.k8s.io/v1/apiservices/v1beta2.custom.metrics.k8s.io');
+    if (gone.status !== 200) throw new Error(`APIService delete: ${gone.status} ${gone.body}`);
+    const r = await request(server, 'POST', '/apis/apiregistration.k8s.io/v1/apiservices', {
+      body: apiService('v1beta1', 'custom.metrics.k8s.io', service, standIn.caPem),
+    });
+    if (r.status !== 201) throw new Error(`APIService: ${r.status} ${r.body}`);
+    await availableWhen(server, 'v1beta1.custom.metrics.k8s.io', 'True');
+    standIn.answer(`/apis/custom.metrics.k8s.io/v1beta1/namespaces/${NS}/pods/*/requests_per_second`, {
+      kind: 'MetricValueList',
+      apiVersion: 'custom.metrics.k8s.io/v1beta1',
+      metadata: {},
+      items: ps.map((p) => ({
+        describedObject: { kind: 'Pod', namespace: NS, name: p.metadata.name, apiVersion: '/v1' },
+        metricName: 'requests_per_second',
+        timestamp: new Date().toISOString(),
+        window: 30,
+        value: '25',
+      })),
+    });
+    await waitHpa(
+      'worker',
+      'the pods metric read at v1beta1',
+      (x) => ((x.status?.currentMetrics?.[0]?.pods as Obj | undefined)?.current as Obj | undefined)?.averageValue === '25',
+    );
+    expect(
+      standIn.seen.some((x) => x.url.startsWith(`/apis/custom.metrics.k8s.io/v1beta1/namespaces/${NS}/pods/*/requests_per_second?labelSelector=app%3Dworker`)),
+    ).toBe(true);
   });
 
   it('reports a target it cannot scale', async () => {

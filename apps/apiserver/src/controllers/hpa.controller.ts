@@ -12,7 +12,7 @@
  * desiredReplicas, currentMetrics, lastScaleTime, the AbleToScale / ScalingActive /
  * ScalingLimited conditions) and Events (SuccessfulRescale, FailedGetScale,
  * FailedGetResourceMetric, FailedComputeMetricsReplicas, ...) carry kube's reasons and messages.
- * Pods and Object metrics come from the custom metrics API (`custom.metrics.k8s.io/v1beta2`),
+ * Pods and Object metrics come from the custom metrics API (`custom.metrics.k8s.io`, v1beta2 or v1beta1),
  * External ones from the external metrics API (`external.metrics.k8s.io/v1beta1`), through the
  * aggregation layer too.
  */
@@ -456,10 +456,11 @@ export class HorizontalPodAutoscalerRunner extends KindController {
       if (targetAverage === undefined) return fail('invalid pods metric source: no average value target was set');
       let values: Map<string, PodSample>;
       try {
+        const cv = this.customMetricsVersion();
         const list = await this.remoteJson(
           'custom.metrics.k8s.io',
-          'v1beta2',
-          `/apis/custom.metrics.k8s.io/v1beta2/namespaces/${encodeURIComponent(ns)}/pods/*/${encodeURIComponent(metricName)}${q({ labelSelector: selector, metricLabelSelector: metricSelector })}`,
+          cv,
+          `/apis/custom.metrics.k8s.io/${cv}/namespaces/${encodeURIComponent(ns)}/pods/*/${encodeURIComponent(metricName)}${q({ labelSelector: selector, metricLabelSelector: metricSelector })}`,
           'custom metrics API',
           `get pods.custom.metrics.k8s.io *`,
         );
@@ -490,10 +491,11 @@ export class HorizontalPodAutoscalerRunner extends KindController {
         return fail('invalid object metric source: neither a value target nor an average value target was set');
       let usage: number;
       try {
-        const path = this.objectMetricPath(ns, described, metricName) + q({ metricLabelSelector: metricSelector });
+        const cv = this.customMetricsVersion();
+        const path = this.objectMetricPath(cv, ns, described, metricName) + q({ metricLabelSelector: metricSelector });
         const list = await this.remoteJson(
           'custom.metrics.k8s.io',
-          'v1beta2',
+          cv,
           path,
           'custom metrics API',
           `get ${kind.toLowerCase()}s.custom.metrics.k8s.io ${objName}`,
@@ -571,8 +573,18 @@ export class HorizontalPodAutoscalerRunner extends KindController {
   }
 
   /** The custom metrics API's path of a metric of one object (`namespaces/<ns>/metrics/<metric>` for the namespace itself). */
-  private objectMetricPath(ns: string, described: Obj, metric: string): string {
-    const base = `/apis/custom.metrics.k8s.io/v1beta2/namespaces/${encodeURIComponent(ns)}`;
+  /**
+   * The version of the custom metrics API to read: the group's preferred version among those the
+   * controller speaks (v1beta2, v1beta1; their MetricValueLists carry the same fields it reads),
+   * as kube's client chooses by discovery; v1beta2 while none is registered.
+   */
+  private customMetricsVersion(): string {
+    const group = this.aggregator?.remoteGroups().find((g) => g.name === 'custom.metrics.k8s.io');
+    return group?.versions.find((v) => v.version === 'v1beta2' || v.version === 'v1beta1')?.version ?? 'v1beta2';
+  }
+
+  private objectMetricPath(metricsVersion: string, ns: string, described: Obj, metric: string): string {
+    const base = `/apis/custom.metrics.k8s.io/${metricsVersion}/namespaces/${encodeURIComponent(ns)}`;
     const kind = String(described.kind ?? '');
     const apiVersion = String(described.apiVersion ?? 'v1');
     const [group, version] = apiVersion.includes('/') ? (apiVersion.split('/') as [string, string]) : ['', apiVersion];

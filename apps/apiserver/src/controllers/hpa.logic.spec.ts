@@ -179,6 +179,9 @@ describe('custom and external metrics', () => {
       ],
     };
     expect(metricValues(list)).toEqual(new Map([['a', { value: 1500, timestamp: NOW, windowMs: 60_000 }]]));
+    // v1beta1 names the window `window`.
+    const v1beta1 = { items: [{ describedObject: { kind: 'Pod', name: 'a' }, metricName: 'm', value: '2', timestamp: iso(NOW), window: 30 }] };
+    expect(metricValues(v1beta1)).toEqual(new Map([['a', { value: 2000, timestamp: NOW, windowMs: 30_000 }]]));
   });
 });
 

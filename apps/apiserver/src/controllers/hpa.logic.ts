@@ -569,7 +569,7 @@ export function perPodReplicas(statusReplicas: number, total: number, targetAver
   return { replicas, average: statusReplicas > 0 ? Math.ceil(total / statusReplicas) : total };
 }
 
-/** The values of a custom metrics MetricValueList (v1beta2) by the name of the object each describes, milli-units. */
+/** The values of a custom metrics MetricValueList (v1beta2, or v1beta1 whose window is `window`) by the name of the object each describes, milli-units. */
 export function metricValues(list: unknown): Map<string, PodSample> {
   const out = new Map<string, PodSample>();
   const items = Array.isArray(asMap(list).items) ? (asMap(list).items as unknown[]).map(asMap) : [];
@@ -577,7 +577,7 @@ export function metricValues(list: unknown): Map<string, PodSample> {
     const name = asMap(item.describedObject).name;
     const v = milli(item.value);
     if (typeof name !== 'string' || !Number.isFinite(v)) continue;
-    out.set(name, { value: v, timestamp: Date.parse(String(item.timestamp ?? '')) || 0, windowMs: (Number(item.windowSeconds) || 0) * 1000 });
+    out.set(name, { value: v, timestamp: Date.parse(String(item.timestamp ?? '')) || 0, windowMs: (Number(item.windowSeconds ?? item.window) || 0) * 1000 });
   }
   return out;
 }
