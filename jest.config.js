@@ -25,11 +25,12 @@ const shared = {
 };
 
 export default {
-  // Two test files at a time by default, whatever the core count (Jest's default is one fewer
+  // Three test files at a time by default, whatever the core count (Jest's default is one fewer
   // worker than cores, so one on two cores): most of an e2e file's wall time is spent waiting on
-  // the processes it drives, and on two cores one worker left a third of the CPU idle.
+  // the processes it drives; on two cores one worker left a third of the CPU idle, two about a
+  // quarter (docs/testing.md "Workers, hangs and durations").
   // KAPI_TEST_WORKERS overrides it (1 runs in band).
-  maxWorkers: Number(process.env.KAPI_TEST_WORKERS ?? 2),
+  maxWorkers: Number(process.env.KAPI_TEST_WORKERS ?? 3),
   // Process-starting tests need long timeouts; jest 29 reads testTimeout only at the top level.
   testTimeout: 180_000,
   // run.reporter records the running files (printed by .ci/run when its timeout fires) and
