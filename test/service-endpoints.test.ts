@@ -12,6 +12,7 @@ jest.setTimeout(180_000);
 
 let server: ServerHandle;
 const NS = 'shop';
+const TRIGGER = 'endpoints.kubernetes.io/last-change-trigger-time';
 
 beforeAll(async () => {
   server = await startServer();
@@ -28,9 +29,10 @@ const json = async (args: string[]): Promise<Obj> => JSON.parse((await k([...arg
 const items = async (args: string[]): Promise<Obj[]> => (await json(args)).items as Obj[];
 const slices = (svc: string) => items(['get', 'endpointslices', '-l', `kubernetes.io/service-name=${svc}`]);
 
-/** Writes a pod's status as a kubelet would: running, an IP, ready or not. */
-async function podUp(name: string, ip: string, ready: boolean): Promise<void> {
-  const status = { phase: 'Running', podIP: ip, podIPs: [{ ip }], conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] };
+/** Writes a pod's status as a kubelet would: running, an IP, ready or not (since `since`, when given). */
+async function podUp(name: string, ip: string, ready: boolean, since?: string): Promise<void> {
+  const ready_ = { type: 'Ready', status: ready ? 'True' : 'False', ...(since ? { lastTransitionTime: since } : {}) };
+  const status = { phase: 'Running', podIP: ip, podIPs: [{ ip }], conditions: [ready_] };
   await k(['patch', 'pod', name, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
 }
 
@@ -58,6 +60,10 @@ describe('a Service with a selector', () => {
     });
     expect(placeholder.endpoints ?? []).toEqual([]);
     expect((await k(['describe', 'service', 'web'])).stdout).toMatch(/^Endpoints:\s*$/m);
+    // The first write for a new Service says when the Service was made.
+    const created = ((await json(['get', 'service', 'web'])).metadata as Obj).creationTimestamp;
+    expect(JSON.parse(ep).metadata.annotations).toEqual({ [TRIGGER]: created });
+    expect((placeholder.metadata as Obj).annotations).toEqual({ [TRIGGER]: created });
   });
 
   it('lists pods as they get an IP, ready ones as addresses, the others as not ready', async () => {
@@ -91,8 +97,14 @@ describe('a Service with a selector', () => {
     expect(sliceRow).toMatch(/^web-[a-z0-9]{5}\s+IPv4\s+8080\s+10\.244\.1\.11,10\.244\.1\.12\s+\d+s$/m);
     expect((await k(['describe', 'service', 'web'])).stdout).toMatch(/^Endpoints:\s+10\.244\.1\.11:8080$/m);
 
-    await podUp(b, '10.244.1.12', true);
+    // Ready since a time of its own: the write that follows carries that time.
+    await podUp(b, '10.244.1.12', true, '2026-11-01T10:00:00Z');
     await waitFor('both ready', async () => /10\.244\.1\.11:8080,10\.244\.1\.12:8080/.test((await k(['get', 'endpoints', 'web', '--no-headers'])).stdout));
+    expect(((await json(['get', 'endpoints', 'web'])).metadata as Obj).annotations).toEqual({ [TRIGGER]: '2026-11-01T10:00:00Z' });
+    await waitFor('the slice written for the same change', async () => {
+      const [s] = await slices('web');
+      return ((s?.metadata as Obj | undefined)?.annotations as Obj | undefined)?.[TRIGGER] === '2026-11-01T10:00:00Z';
+    });
   });
 
   it('follows a pod that leaves (its labels, its deletion), and a changed target port', async () => {

@@ -20,7 +20,16 @@ import type { Storage, StorageEvent } from '@app/storage';
 import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
-import { desiredEndpoints, desiredServiceSlices, isServiceSlice, managesService, planServiceSlices, selects } from './endpoints.logic.js';
+import {
+  desiredEndpoints,
+  desiredServiceSlices,
+  isServiceSlice,
+  managesService,
+  planServiceSlices,
+  selects,
+  TriggerTimeTracker,
+  withTriggerTime,
+} from './endpoints.logic.js';
 import { LABEL_SERVICE_NAME, LEADER_ANNOTATION } from './endpointslicemirroring.logic.js';
 import { EventRecorder } from './event.recorder.js';
 import { KindController } from './kind.controller.js';
@@ -33,6 +42,8 @@ const keyOf = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.meta
 abstract class ServicePodsController extends KindController {
   /** Services per namespace, by name, from the list and the watch. */
   private readonly services = new Map<string, Map<string, KubeObject>>();
+  /** When the changes each Service's writes follow happened (the last-change-trigger-time annotation). */
+  protected readonly triggerTimes = new TriggerTimeTracker();
 
   protected serviceDecl(): KindDeclaration | undefined {
     return this.decl('', 'services');
@@ -55,6 +66,7 @@ abstract class ServicePodsController extends KindController {
 
   protected override reset(): void {
     this.services.clear();
+    this.triggerTimes.clear();
   }
 
   protected watchPrefixes(): string[] {
@@ -171,6 +183,7 @@ export class EndpointsControllerRunner extends ServicePodsController {
     const service = await this.service(ns, name);
     if (!service) {
       // The Service is gone: so are its Endpoints.
+      this.triggerTimes.forget(ns, name);
       await store.delete(ns, name, {}, this.ctx()).catch((e: unknown) => {
         if (codeOf(e) !== 404) throw e;
       });
@@ -183,8 +196,15 @@ export class EndpointsControllerRunner extends ServicePodsController {
     } catch (e) {
       if (codeOf(e) !== 404) throw e;
     }
-    const wanted = desiredEndpoints(service, await this.pods(ns), current);
-    if (!wanted) return;
+    const pods = await this.pods(ns);
+    // Computed at every sync, so that a sync that writes nothing still moves the times on.
+    const trigger = this.triggerTimes.compute(
+      service,
+      pods.filter((p) => selects(service, p)),
+    );
+    const found = desiredEndpoints(service, pods, current);
+    if (!found) return;
+    const wanted = withTriggerTime(found, trigger);
     try {
       if (current) await store.update(ns, name, wanted, this.writeOptions());
       else await store.create(ns, wanted, this.writeOptions());
@@ -244,13 +264,21 @@ export class EndpointSliceControllerRunner extends ServicePodsController {
   protected async process(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
     const service = await this.service(ns, name);
-    if (!service) return;
+    if (!service) {
+      this.triggerTimes.forget(ns, name);
+      return;
+    }
     const listed = await this.storage.list(collectionPrefix(this.ownDecl()!, ns), { consistency: { mode: 'MostRecent' } });
     const mine = listed.items.filter((s) => isServiceSlice(s, name));
     let plan: { create: KubeObject[]; update: KubeObject[]; delete: string[] };
     if (managesService(service)) {
       const pods = await this.pods(ns);
-      plan = planServiceSlices(service, desiredServiceSlices(service, pods, await this.zones(pods)), mine);
+      const trigger = this.triggerTimes.compute(
+        service,
+        pods.filter((p) => selects(service, p)),
+      );
+      const planned = planServiceSlices(service, desiredServiceSlices(service, pods, await this.zones(pods)), mine);
+      plan = { ...planned, create: planned.create.map((s) => withTriggerTime(s, trigger)), update: planned.update.map((s) => withTriggerTime(s, trigger)) };
     } else {
       // The selector went away (or the type became ExternalName): the slices this controller
       // wrote would go on listing the old pods beside what the Service's Endpoints now say.

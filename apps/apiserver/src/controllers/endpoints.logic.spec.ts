@@ -4,11 +4,14 @@ import {
   desiredServiceSlices,
   desiredSubsets,
   findPort,
+  formatTriggerTime,
   managesService,
   planServiceSlices,
   serviceSliceLabels,
   shouldPodBeInEndpoints,
   truncateSubsets,
+  TriggerTimeTracker,
+  withTriggerTime,
 } from './endpoints.logic.js';
 
 type Obj = Record<string, unknown>;
@@ -253,5 +256,54 @@ describe('EndpointSlices', () => {
     const dup = { ...stored, metadata: { ...stored.metadata, name: 'web-zzzzz', labels: { ...((stored.metadata as Obj).labels as Obj), team: 'x' } } };
     expect(planServiceSlices(svc, wanted, [dup, stored])).toEqual({ create: [], update: [], delete: ['web-zzzzz'] });
     expect(planServiceSlices(svc, wanted, [dup]).update.map((s) => s.metadata.labels)).toEqual([serviceSliceLabels(svc)]);
+  });
+});
+
+describe('the last change trigger time', () => {
+  const t = (n: number) => Date.parse('2019-01-01T00:00:00Z') + n * 1000;
+  const svc = (created: number): KubeObject => service({}, { creationTimestamp: new Date(created).toISOString() });
+  const readyAt = (name: string, at: number): KubeObject => ({
+    metadata: { name, namespace: 'default' },
+    status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(at).toISOString() }] },
+  });
+
+  it('is the creation time of a Service not seen before, whatever its pods', () => {
+    const tracker = new TriggerTimeTracker();
+    expect(tracker.compute(svc(t(3)), [readyAt('a', t(0)), readyAt('b', t(1)), readyAt('c', t(5))])).toBe(t(3));
+  });
+
+  it('then the earliest time among the pods added or changed since; none when nothing changed', () => {
+    const tracker = new TriggerTimeTracker();
+    const s = svc(t(0));
+    expect(tracker.compute(s, [])).toBe(t(0));
+    expect(tracker.compute(s, [readyAt('a', t(2)), readyAt('b', t(1))])).toBe(t(1));
+    expect(tracker.compute(s, [readyAt('a', t(5)), readyAt('b', t(4)), readyAt('c', t(3))])).toBe(t(3));
+    expect(tracker.compute(s, [readyAt('a', t(5)), readyAt('b', t(4)), readyAt('c', t(3))])).toBeUndefined();
+    // A pod that left and came back counts as changed.
+    expect(tracker.compute(s, [readyAt('a', t(5))])).toBeUndefined();
+    expect(tracker.compute(s, [readyAt('a', t(5)), readyAt('b', t(4))])).toBe(t(4));
+    // A change of the spec alone has no time.
+    expect(tracker.compute({ ...s, spec: { ports: [{ port: 80 }] } }, [readyAt('a', t(5)), readyAt('b', t(4))])).toBeUndefined();
+  });
+
+  it('starts again for a Service made again, and after clear', () => {
+    const tracker = new TriggerTimeTracker();
+    expect(tracker.compute(svc(t(0)), [readyAt('a', t(1))])).toBe(t(0));
+    tracker.forget('default', 'web');
+    expect(tracker.compute(svc(t(3)), [readyAt('a', t(1))])).toBe(t(3));
+    expect(tracker.compute(svc(t(4)), [readyAt('a', t(1))])).toBe(t(4));
+    tracker.clear();
+    expect(tracker.compute(svc(t(4)), [readyAt('a', t(1))])).toBe(t(4));
+  });
+
+  it("is written as Go's RFC3339Nano and taken off when there is none", () => {
+    expect(formatTriggerTime(t(0))).toBe('2019-01-01T00:00:00Z');
+    expect(formatTriggerTime(t(0) + 120)).toBe('2019-01-01T00:00:00.12Z');
+    expect(formatTriggerTime(t(0) + 5)).toBe('2019-01-01T00:00:00.005Z');
+    const ep: KubeObject = { metadata: { name: 'web', annotations: { keep: 'x' } } };
+    const stamped = withTriggerTime(ep, t(1));
+    expect(stamped.metadata.annotations).toEqual({ keep: 'x', 'endpoints.kubernetes.io/last-change-trigger-time': '2019-01-01T00:00:01Z' });
+    expect(withTriggerTime(stamped, undefined).metadata.annotations).toEqual({ keep: 'x' });
+    expect(withTriggerTime(withTriggerTime({ metadata: { name: 'web' } }, t(1)), undefined).metadata).toEqual({ name: 'web' });
   });
 });

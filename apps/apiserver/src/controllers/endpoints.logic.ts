@@ -439,3 +439,62 @@ export function planServiceSlices(service: KubeObject, wanted: WantedSlice[], ex
   }
   return { create: service.metadata.deletionTimestamp ? [] : created, update, delete: leftovers.map((s) => s.metadata.name ?? '') };
 }
+
+/** When the change that a write of Endpoints or EndpointSlices follows happened (kube's EndpointsLastChangeTriggerTime). */
+export const ANNOTATION_TRIGGER_TIME = 'endpoints.kubernetes.io/last-change-trigger-time';
+
+/**
+ * kube's TriggerTimeTracker: for each Service, the Ready condition's transition time of each pod
+ * it selects and its own creation time, as the last sync saw them. `compute` remembers the new
+ * ones and answers the earliest that changed since (a new pod, a Ready transition, the Service
+ * made again); for a Service not seen before, its creation time; undefined when nothing changed
+ * (a change of the Service's spec or a pod's labels has no time of its own, as in kube).
+ */
+export class TriggerTimeTracker {
+  private readonly states = new Map<string, { service: number; pods: Map<string, number> }>();
+
+  compute(service: KubeObject, pods: readonly KubeObject[]): number | undefined {
+    const key = `${service.metadata.namespace ?? ''}/${service.metadata.name ?? ''}`;
+    const before = this.states.get(key);
+    let earliest: number | undefined;
+    const changed = (t: number) => (earliest = earliest === undefined ? t : Math.min(earliest, t));
+    const podTimes = new Map<string, number>();
+    for (const pod of pods) {
+      const ready = mapsOf(asMap(pod.status).conditions).find((c) => c.type === 'Ready');
+      const t = Date.parse(String(ready?.lastTransitionTime ?? ''));
+      if (!Number.isFinite(t)) continue;
+      const name = String(pod.metadata.name ?? '');
+      podTimes.set(name, t);
+      if (t > (before?.pods.get(name) ?? -Infinity)) changed(t);
+    }
+    const created = Date.parse(String(service.metadata.creationTimestamp ?? ''));
+    const serviceTime = Number.isFinite(created) ? created : -Infinity;
+    if (serviceTime > (before?.service ?? -Infinity)) changed(serviceTime);
+    this.states.set(key, { service: serviceTime, pods: podTimes });
+    if (!before) return Number.isFinite(serviceTime) ? serviceTime : undefined;
+    return earliest;
+  }
+
+  /** Forgets a Service that is gone. */
+  forget(namespace: string, name: string): void {
+    this.states.delete(`${namespace}/${name}`);
+  }
+
+  clear(): void {
+    this.states.clear();
+  }
+}
+
+/** A time as Go's RFC3339Nano in UTC: no fraction when it is whole seconds, else without trailing zeros. */
+export function formatTriggerTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d*?)0*Z$/, (_, digits: string) => (digits ? `.${digits}Z` : 'Z'));
+}
+
+/** `obj` with the trigger time annotation set to `ms`, or taken off when there is none (kube's addTriggerTimeAnnotation). */
+export function withTriggerTime(obj: KubeObject, ms: number | undefined): KubeObject {
+  const annotations = strMap(obj.metadata.annotations);
+  if (ms !== undefined) annotations[ANNOTATION_TRIGGER_TIME] = formatTriggerTime(ms);
+  else delete annotations[ANNOTATION_TRIGGER_TIME];
+  const { annotations: _old, ...rest } = obj.metadata;
+  return { ...obj, metadata: Object.keys(annotations).length ? { ...rest, annotations } : rest };
+}
