@@ -23,6 +23,7 @@ import { ManagedController } from './controller.runner.js';
 import {
   desiredEndpoints,
   desiredServiceSlices,
+  endpointsPodView,
   isServiceSlice,
   managesService,
   planServiceSlices,
@@ -33,6 +34,7 @@ import {
 import { LABEL_SERVICE_NAME, LEADER_ANNOTATION } from './endpointslicemirroring.logic.js';
 import { EventRecorder } from './event.recorder.js';
 import { KindController } from './kind.controller.js';
+import { WatchedCollection } from '../pipeline/watched-collection.js';
 
 const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
 const messageOf = (e: unknown): string => (e as Error).message ?? String(e);
@@ -44,6 +46,8 @@ abstract class ServicePodsController extends KindController {
   private readonly services = new Map<string, Map<string, KubeObject>>();
   /** When the changes each Service's writes follow happened (the last-change-trigger-time annotation). */
   protected readonly triggerTimes = new TriggerTimeTracker();
+  /** A watch-fed copy of the pods (the fields the rules read, by namespace), while this node leads. */
+  private podCopy: WatchedCollection<KubeObject> | undefined;
 
   protected serviceDecl(): KindDeclaration | undefined {
     return this.decl('', 'services');
@@ -64,7 +68,16 @@ abstract class ServicePodsController extends KindController {
     return !!this.serviceDecl() && !!this.podDecl() && !!this.ownDecl();
   }
 
+  override start(): void {
+    super.start();
+    if (this.stopped || this.podCopy) return;
+    this.podCopy = new WatchedCollection(this.storage, collectionPrefix(this.podDecl()!, ''), endpointsPodView, `${this.user}: pods`, true);
+    this.podCopy.start();
+  }
+
   protected override reset(): void {
+    this.podCopy?.stop();
+    this.podCopy = undefined;
     this.services.clear();
     this.triggerTimes.clear();
   }
@@ -116,8 +129,12 @@ abstract class ServicePodsController extends KindController {
     }
   }
 
-  /** The pods of a namespace, read now. */
+  /**
+   * The pods of a namespace as of now: from the copy when it holds every write this node has
+   * answered for (so the change a sync follows is in it), else read from storage.
+   */
   protected async pods(ns: string): Promise<KubeObject[]> {
+    if (this.podCopy && (await this.podCopy.current())) return this.podCopy.inNamespace(ns);
     return (await this.storage.list(collectionPrefix(this.podDecl()!, ns), { consistency: { mode: 'MostRecent' } })).items;
   }
 

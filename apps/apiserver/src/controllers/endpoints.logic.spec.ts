@@ -3,6 +3,7 @@ import {
   desiredEndpoints,
   desiredServiceSlices,
   desiredSubsets,
+  endpointsPodView,
   findPort,
   formatTriggerTime,
   managesService,
@@ -305,5 +306,50 @@ describe('the last change trigger time', () => {
     expect(stamped.metadata.annotations).toEqual({ keep: 'x', 'endpoints.kubernetes.io/last-change-trigger-time': '2019-01-01T00:00:01Z' });
     expect(withTriggerTime(stamped, undefined).metadata.annotations).toEqual({ keep: 'x' });
     expect(withTriggerTime(withTriggerTime({ metadata: { name: 'web' } }, t(1)), undefined).metadata).toEqual({ name: 'web' });
+  });
+});
+
+describe("the controllers' copy of a pod", () => {
+  it('keeps what the rules read, so Endpoints and slices are those of the whole pods', () => {
+    const full = (p: KubeObject): KubeObject => ({
+      ...p,
+      metadata: { ...p.metadata, annotations: { big: 'x'.repeat(1000) }, resourceVersion: '7', ownerReferences: [{ kind: 'ReplicaSet' }] },
+      spec: { ...(p.spec as Obj), volumes: [{ name: 'v' }], tolerations: [{ key: 'k' }] },
+      status: {
+        ...(p.status as Obj),
+        hostIP: '192.168.0.1',
+        containerStatuses: [{ name: 'c' }],
+        conditions: [{ type: 'PodScheduled', status: 'True' }, ...((p.status as Obj).conditions as Obj[])],
+      },
+    });
+    const pods = [
+      full(pod('a', '10.1.0.1')),
+      full(pod('b', '10.1.0.2', { ready: false })),
+      full(pod('c', '10.1.0.3', { meta: { deletionTimestamp: '2026-01-01T00:00:00Z' } })),
+      full(pod('d', undefined)),
+      full(pod('e', 'fd00::5', { status: { podIPs: [{ ip: '10.1.0.5' }, { ip: 'fd00::5' }] } })),
+      full(pod('f', '10.1.0.6', { spec: { hostname: 'f', subdomain: 'web', nodeName: 'node-2' } })),
+      full(
+        pod('g', '10.1.0.7', {
+          spec: { containers: [], initContainers: [{ name: 'side', restartPolicy: 'Always', ports: [{ name: 'web', containerPort: 9090 }] }] },
+        }),
+      ),
+      full(pod('h', '10.1.0.8', { status: { phase: 'Succeeded' } })),
+    ];
+    const views = pods.map(endpointsPodView);
+    const zones = new Map([['node-1', 'z1']]);
+    for (const svc of [
+      service({ ports: [{ name: 'http', port: 80, targetPort: 'web', protocol: 'TCP' }] }),
+      service({ publishNotReadyAddresses: true }),
+      service({ clusterIP: 'None' }),
+    ]) {
+      expect(desiredEndpoints(svc, views, undefined)).toEqual(desiredEndpoints(svc, pods, undefined));
+      expect(desiredServiceSlices(svc, views, zones)).toEqual(desiredServiceSlices(svc, pods, zones));
+    }
+    expect(views[0]).toEqual({
+      metadata: { namespace: 'default', name: 'a', uid: 'uid-a', labels: { app: 'web' } },
+      spec: { nodeName: 'node-1', containers: [{ ports: [{ name: 'web', containerPort: 8080 }] }] },
+      status: { phase: 'Running', podIP: '10.1.0.1', podIPs: [{ ip: '10.1.0.1' }], conditions: [{ type: 'Ready', status: 'True' }] },
+    });
   });
 });

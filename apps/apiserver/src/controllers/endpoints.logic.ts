@@ -440,6 +440,29 @@ export function planServiceSlices(service: KubeObject, wanted: WantedSlice[], ex
   return { create: service.metadata.deletionTimestamp ? [] : created, update, delete: leftovers.map((s) => s.metadata.name ?? '') };
 }
 
+/**
+ * What the controllers keep of a pod in their watch-fed copy: the fields the rules above read
+ * (labels, deletion, node, hostname and subdomain, the containers' ports and restart policies,
+ * the phase, the IPs and the Ready condition).
+ */
+export function endpointsPodView(pod: KubeObject): KubeObject {
+  const m = pod.metadata;
+  const spec = asMap(pod.spec);
+  const status = asMap(pod.status);
+  const ports = (c: Obj): Obj => ({ ...(c.restartPolicy !== undefined ? { restartPolicy: c.restartPolicy } : {}), ...(c.ports ? { ports: c.ports } : {}) });
+  const pick = (from: Obj, keys: string[]): Obj => Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]]));
+  const ready = mapsOf(status.conditions).find((c) => c.type === 'Ready');
+  return {
+    metadata: pick(m as Obj, ['namespace', 'name', 'uid', 'labels', 'deletionTimestamp']) as KubeObject['metadata'],
+    spec: {
+      ...pick(spec, ['nodeName', 'hostname', 'subdomain']),
+      containers: mapsOf(spec.containers).map(ports),
+      ...(spec.initContainers ? { initContainers: mapsOf(spec.initContainers).map(ports) } : {}),
+    },
+    status: { ...pick(status, ['phase', 'podIP', 'podIPs']), ...(ready ? { conditions: [ready] } : {}) },
+  };
+}
+
 /** When the change that a write of Endpoints or EndpointSlices follows happened (kube's EndpointsLastChangeTriggerTime). */
 export const ANNOTATION_TRIGGER_TIME = 'endpoints.kubernetes.io/last-change-trigger-time';
 
