@@ -34,7 +34,7 @@ import {
 import { LABEL_SERVICE_NAME, LEADER_ANNOTATION } from './endpointslicemirroring.logic.js';
 import { EventRecorder } from './event.recorder.js';
 import { KindController } from './kind.controller.js';
-import { WatchedCollection } from '../pipeline/watched-collection.js';
+import { CollectionReader } from '../pipeline/collection-reader.js';
 
 const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
 const messageOf = (e: unknown): string => (e as Error).message ?? String(e);
@@ -46,8 +46,8 @@ abstract class ServicePodsController extends KindController {
   private readonly services = new Map<string, Map<string, KubeObject>>();
   /** When the changes each Service's writes follow happened (the last-change-trigger-time annotation). */
   protected readonly triggerTimes = new TriggerTimeTracker();
-  /** A watch-fed copy of the pods (the fields the rules read, by namespace), while this node leads. */
-  private podCopy: WatchedCollection<KubeObject> | undefined;
+  /** The pods (the fields the rules read), from a watch-fed copy while this node leads (CollectionReader). */
+  private podReader: CollectionReader | undefined;
 
   protected serviceDecl(): KindDeclaration | undefined {
     return this.decl('', 'services');
@@ -70,14 +70,13 @@ abstract class ServicePodsController extends KindController {
 
   override start(): void {
     super.start();
-    if (this.stopped || this.podCopy) return;
-    this.podCopy = new WatchedCollection(this.storage, collectionPrefix(this.podDecl()!, ''), endpointsPodView, `${this.user}: pods`, true);
-    this.podCopy.start();
+    if (this.stopped) return;
+    this.podReader?.stop();
+    this.podReader = new CollectionReader(this.storage, this.podDecl()!, `${this.user}: pods`, endpointsPodView);
   }
 
   protected override reset(): void {
-    this.podCopy?.stop();
-    this.podCopy = undefined;
+    this.podReader?.stop();
     this.services.clear();
     this.triggerTimes.clear();
   }
@@ -129,12 +128,9 @@ abstract class ServicePodsController extends KindController {
     }
   }
 
-  /**
-   * The pods of a namespace as of now: from the copy when it holds every write this node has
-   * answered for (so the change a sync follows is in it), else read from storage.
-   */
+  /** The pods of a namespace as of now (the fields the rules read). */
   protected async pods(ns: string): Promise<KubeObject[]> {
-    if (this.podCopy && (await this.podCopy.current())) return this.podCopy.inNamespace(ns);
+    if (this.podReader) return this.podReader.inNamespace(ns);
     return (await this.storage.list(collectionPrefix(this.podDecl()!, ns), { consistency: { mode: 'MostRecent' } })).items;
   }
 

@@ -20,7 +20,7 @@ import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
 import { EventRecorder } from './event.recorder.js';
 import { KindController } from './kind.controller.js';
-import { WatchedCollection } from '../pipeline/watched-collection.js';
+import { CollectionReader } from '../pipeline/collection-reader.js';
 import {
   ANN_BETA_STORAGE_PROVISIONER,
   ANN_BIND_COMPLETED,
@@ -50,34 +50,23 @@ export class PersistentVolumeControllerRunner extends KindController {
     super(registry, storage, stores, recorder, 'persistent-volume-binder', 'persistentvolume-controller');
   }
 
-  /** Watch-fed copies of the volumes and the classes, while this node leads (see `volumes`). */
-  private copies: { volumes: WatchedCollection<KubeObject>; classes?: WatchedCollection<KubeObject> } | undefined;
+  /** The volumes and the classes, from watch-fed copies while this node leads (CollectionReader). */
+  private readers: { volumes: CollectionReader; classes?: CollectionReader } | undefined;
 
   override start(): void {
     super.start();
-    if (this.stopped || this.copies) return;
+    if (this.stopped) return;
+    this.reset();
     const sc = this.scDecl();
-    this.copies = {
-      volumes: new WatchedCollection(this.storage, collectionPrefix(this.pvDecl()!, ''), (o) => o, 'persistentvolume-binder: volumes'),
-      ...(sc ? { classes: new WatchedCollection(this.storage, collectionPrefix(sc, ''), (o) => o, 'persistentvolume-binder: classes') } : {}),
+    this.readers = {
+      volumes: new CollectionReader(this.storage, this.pvDecl()!, 'persistentvolume-binder: volumes'),
+      ...(sc ? { classes: new CollectionReader(this.storage, sc, 'persistentvolume-binder: classes') } : {}),
     };
-    this.copies.volumes.start();
-    this.copies.classes?.start();
   }
 
   protected override reset(): void {
-    this.copies?.volumes.stop();
-    this.copies?.classes?.stop();
-    this.copies = undefined;
-  }
-
-  /**
-   * Every object of a collection: from its copy when that holds every write this node has
-   * answered for (so a volume this controller has just bound is seen bound), else from storage.
-   */
-  private async all(copy: WatchedCollection<KubeObject> | undefined, decl: KindDeclaration): Promise<KubeObject[]> {
-    if (copy && (await copy.current())) return copy.values();
-    return (await this.storage.list(collectionPrefix(decl, ''), { consistency: { mode: 'MostRecent' } })).items;
+    this.readers?.volumes.stop();
+    this.readers?.classes?.stop();
   }
 
   private pvDecl(): KindDeclaration | undefined {
@@ -223,7 +212,11 @@ export class PersistentVolumeControllerRunner extends KindController {
 
   private async defaultClass(): Promise<KubeObject | undefined> {
     const decl = this.scDecl();
-    return decl ? defaultStorageClass(await this.all(this.copies?.classes, decl)) : undefined;
+    if (!decl) return undefined;
+    const classes = this.readers?.classes
+      ? await this.readers.classes.all()
+      : (await this.storage.list(collectionPrefix(decl, ''), { consistency: { mode: 'MostRecent' } })).items;
+    return defaultStorageClass(classes);
   }
 
   private async storageClass(name: string): Promise<KubeObject | undefined> {
@@ -243,7 +236,9 @@ export class PersistentVolumeControllerRunner extends KindController {
       const className = claimClass(claim);
       const sc = await this.storageClass(className);
       const delay = isDelayBinding(sc) && asMap(claim.metadata.annotations)[ANN_SELECTED_NODE] === undefined;
-      const volumes = await this.all(this.copies?.volumes, this.pvDecl()!);
+      const volumes = this.readers
+        ? await this.readers.volumes.all()
+        : (await this.storage.list(collectionPrefix(this.pvDecl()!, ''), { consistency: { mode: 'MostRecent' } })).items;
       const pv = findBestMatch(claim, volumes, delay);
       if (pv) {
         await this.bind(pv, claim);

@@ -22,6 +22,7 @@ import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { controllerContext, ManagedController } from './controller.runner.js';
 import { controllerOf } from './disruption.logic.js';
+import { CollectionReader } from '../pipeline/collection-reader.js';
 import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
 import {
   BURST_REPLICAS,
@@ -55,6 +56,8 @@ abstract class ReplicatedController extends WatchQueueController {
   private readonly names = new NamesByNamespace();
   private readonly events: ComponentRecorder;
   private readonly info: (typeof KINDS)[ReplicatedKind];
+  /** The pods, from a watch-fed copy while this node leads (CollectionReader). */
+  private pods: CollectionReader | undefined;
 
   protected constructor(
     private readonly kind: ReplicatedKind,
@@ -84,7 +87,15 @@ abstract class ReplicatedController extends WatchQueueController {
     return this.decl() !== undefined && this.podDecl() !== undefined;
   }
 
+  override start(): void {
+    super.start();
+    if (this.stopped) return;
+    this.pods?.stop();
+    this.pods = new CollectionReader(this.storage, this.podDecl()!, `${this.info.user}: pods`);
+  }
+
   protected override reset(): void {
+    this.pods?.stop();
     this.names.clear();
   }
 
@@ -130,7 +141,9 @@ abstract class ReplicatedController extends WatchQueueController {
       if (codeOf(e) === 404) return;
       throw e;
     }
-    const all = (await this.storage.list(collectionPrefix(podDecl, ns), { consistency: { mode: 'MostRecent' } })).items;
+    const all = this.pods
+      ? await this.pods.inNamespace(ns)
+      : (await this.storage.list(collectionPrefix(podDecl, ns), { consistency: { mode: 'MostRecent' } })).items;
     const claim = claimPods(this.kind, rs, all);
     const ref = controllerRef(this.kind, rs);
     const owned = [...claim.owned];

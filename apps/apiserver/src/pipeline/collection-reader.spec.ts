@@ -1,0 +1,87 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeObject } from '@app/apimachinery';
+import type { KindDeclaration } from '@app/registry';
+import { openLocalStorage, type MvccStorage, type Storage } from '@app/storage';
+import { CollectionReader } from './collection-reader.js';
+
+const PODS = { group: '', plural: 'pods', namespaced: true } as KindDeclaration;
+const pod = (ns: string, name: string, phase = 'Running'): KubeObject =>
+  ({ apiVersion: 'v1', kind: 'Pod', metadata: { namespace: ns, name }, status: { phase } }) as KubeObject;
+const names = (objs: KubeObject[]) => objs.map((o) => o.metadata.name).sort();
+
+describe('CollectionReader on a real store', () => {
+  let dir: string;
+  let storage: MvccStorage;
+  let lists: number;
+  /** The store, counting the lists made through it. */
+  let counted: Storage;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'collection-reader-'));
+    storage = (await openLocalStorage({ dataDir: dir, compactionIntervalMs: 0 })).storage;
+    lists = 0;
+    counted = new Proxy(storage, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if (prop === 'list') {
+          return (...args: unknown[]) => {
+            lists++;
+            return (v as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  });
+  afterEach(async () => {
+    await storage.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers from its copy once loaded, with every write already answered in it, and no list per read', async () => {
+    await storage.create('/registry/core/pods/a/p1', pod('a', 'p1'));
+    await storage.create('/registry/core/pods/b/p2', pod('b', 'p2'));
+    const reader = new CollectionReader(counted, PODS, 'test');
+    // The first read cannot use a copy not loaded yet: it lists the namespace.
+    expect(names(await reader.inNamespace('a'))).toEqual(['p1']);
+    const afterFirst = lists;
+    for (let i = 0; i < 50; i++) {
+      // Each write is in the very next read: the copy waits for what the store has answered.
+      await storage.create(`/registry/core/pods/a/q${i}`, pod('a', `q${i}`));
+      const got = names(await reader.inNamespace('a'));
+      expect(got).toContain(`q${i}`);
+      expect(got).toHaveLength(i + 2);
+    }
+    await storage.delete('/registry/core/pods/a/p1');
+    expect(names(await reader.inNamespace('a'))).not.toContain('p1');
+    expect(names(await reader.all())).toContain('p2');
+    // The copy's own list, and none for the reads: at most one more than the first read's.
+    expect(lists - afterFirst).toBeLessThanOrEqual(1);
+    reader.stop();
+  });
+
+  it('projects what it keeps and what it lists alike; after stop it reads storage and keeps no copy', async () => {
+    await storage.create('/registry/core/pods/a/p1', pod('a', 'p1'));
+    await storage.create('/registry/core/pods/a/done', pod('a', 'done', 'Succeeded'));
+    const running = (o: KubeObject) => ((o.status as { phase?: string }).phase === 'Running' ? { metadata: o.metadata } : undefined);
+    const reader = new CollectionReader(counted, PODS, 'test', running);
+    const first = await reader.inNamespace('a');
+    expect(first).toEqual([{ metadata: expect.objectContaining({ name: 'p1' }) }]);
+    let fromCopy = first;
+    for (let i = 0; i < 100 && lists > 0; i++) {
+      const before = lists;
+      fromCopy = await reader.inNamespace('a');
+      if (lists === before) break;
+    }
+    expect(fromCopy).toEqual([{ metadata: expect.objectContaining({ name: 'p1' }) }]);
+    reader.stop();
+    const before = lists;
+    await storage.create('/registry/core/pods/a/p2', pod('a', 'p2'));
+    expect(names(await reader.inNamespace('a'))).toEqual(['p1', 'p2']);
+    expect(lists).toBe(before + 1);
+    expect(names(await reader.inNamespace('a'))).toEqual(['p1', 'p2']);
+    expect(lists).toBe(before + 2);
+  });
+});
