@@ -572,7 +572,6 @@ export class HorizontalPodAutoscalerRunner extends KindController {
     throw new MetricError('InvalidMetricSourceType', `unknown metric source type "${type}"`, `unknown metric source type "${type}"`);
   }
 
-  /** The custom metrics API's path of a metric of one object (`namespaces/<ns>/metrics/<metric>` for the namespace itself). */
   /**
    * The version of the custom metrics API to read: the group's preferred version among those the
    * controller speaks (v1beta2, v1beta1; their MetricValueLists carry the same fields it reads),
@@ -583,6 +582,7 @@ export class HorizontalPodAutoscalerRunner extends KindController {
     return group?.versions.find((v) => v.version === 'v1beta2' || v.version === 'v1beta1')?.version ?? 'v1beta2';
   }
 
+  /** The custom metrics API's path of a metric of one object (`namespaces/<ns>/metrics/<metric>` for the namespace itself). */
   private objectMetricPath(metricsVersion: string, ns: string, described: Obj, metric: string): string {
     const base = `/apis/custom.metrics.k8s.io/${metricsVersion}/namespaces/${encodeURIComponent(ns)}`;
     const kind = String(described.kind ?? '');
