@@ -33,7 +33,6 @@ import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
 import { KindController } from './kind.controller.js';
-import { CollectionReader } from '../pipeline/collection-reader.js';
 import {
   daemonPod,
   daemonSetRef,
@@ -74,8 +73,11 @@ class Requeue extends Error {}
 @ManagedController({ name: 'daemonset' })
 @Injectable()
 export class DaemonSetControllerRunner extends KindController {
-  /** The pods and the nodes, from watch-fed copies while this node leads (CollectionReader). */
-  private readers: { pods: CollectionReader; nodes: CollectionReader } | undefined;
+  /** The pods and the nodes, from watch-fed copies while this node leads. */
+  private readonly readers = {
+    pods: this.collection(() => this.pods(), 'daemon-set-controller: pods'),
+    nodes: this.collection(() => this.nodes(), 'daemon-set-controller: nodes'),
+  };
   /** DaemonSet names per namespace, from the list and the watch. */
   private readonly names = new NamesByNamespace();
   /**
@@ -97,20 +99,7 @@ export class DaemonSetControllerRunner extends KindController {
     return ['daemonsets', 'controllerrevisions'].every((p) => this.decl('apps', p)) && ['pods', 'nodes'].every((p) => this.decl('', p));
   }
 
-  override start(): void {
-    super.start();
-    if (this.stopped) return;
-    this.readers?.pods.stop();
-    this.readers?.nodes.stop();
-    this.readers = {
-      pods: new CollectionReader(this.storage, this.pods(), 'daemon-set-controller: pods'),
-      nodes: new CollectionReader(this.storage, this.nodes(), 'daemon-set-controller: nodes'),
-    };
-  }
-
   protected override reset(): void {
-    this.readers?.pods.stop();
-    this.readers?.nodes.stop();
     this.names.clear();
     this.failedPods.clear();
   }
@@ -168,11 +157,7 @@ export class DaemonSetControllerRunner extends KindController {
       throw e;
     }
     if (ds.metadata.deletionTimestamp) return;
-    const [nodes, allPods, allRevisions] = await Promise.all([
-      this.readers ? this.readers.nodes.all() : this.list(this.nodes(), ''),
-      this.readers ? this.readers.pods.inNamespace(ns) : this.list(this.pods(), ns),
-      this.list(this.revisions(), ns),
-    ]);
+    const [nodes, allPods, allRevisions] = await Promise.all([this.readers.nodes.all(), this.readers.pods.inNamespace(ns), this.list(this.revisions(), ns)]);
 
     // A DaemonSet's selector is a label selector, claimed by as a ReplicaSet's is.
     const pods = await this.claim(ds, this.pods(), allPods);

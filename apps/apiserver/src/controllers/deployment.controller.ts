@@ -67,6 +67,13 @@ const replicasOf = (rs: KubeObject): number => {
 const createdAt = (o: KubeObject): number => Date.parse(String(o.metadata.creationTimestamp ?? '')) || 0;
 /** Thrown when the sync must start over from fresh copies (a write lost a race). */
 class Requeue extends Error {}
+/** What a Recreate rollout reads of a pod (whose ReplicaSet owns it, whether it has ended). */
+const recreatePodView = (p: KubeObject): KubeObject => ({
+  apiVersion: p.apiVersion,
+  kind: p.kind,
+  metadata: { namespace: p.metadata.namespace, name: p.metadata.name, uid: p.metadata.uid, ownerReferences: p.metadata.ownerReferences },
+  status: { phase: asMap(p.status).phase },
+});
 
 /** Runs the deployment controller while this node holds the controller Lease. */
 @ManagedController({ name: 'deployment' })
@@ -74,6 +81,11 @@ class Requeue extends Error {}
 export class DeploymentControllerRunner extends KindController {
   /** Deployment names per namespace, from the list and the watch. */
   private readonly names = new NamesByNamespace();
+  /** The ReplicaSets, and the pods as a Recreate rollout reads them, from watch-fed copies while this node leads. */
+  private readonly readers = {
+    replicaSets: this.collection(() => this.decl('apps', 'replicasets'), `${USER}: replicasets`),
+    pods: this.collection(() => this.decl('', 'pods'), `${USER}: pods`, recreatePodView),
+  };
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
     super(registry, storage, stores, recorder, USER);
   }
@@ -135,8 +147,7 @@ export class DeploymentControllerRunner extends KindController {
       if (codeOf(e) === 404) return;
       throw e;
     }
-    const rsDecl = this.decl('apps', 'replicasets')!;
-    const listed = (await this.storage.list(collectionPrefix(rsDecl, ns), { consistency: { mode: 'MostRecent' } })).items;
+    const listed = await this.readers.replicaSets.inNamespace(ns);
     const owned = await this.claimReplicaSets(d, listed);
 
     if (d.metadata.deletionTimestamp) {
@@ -388,7 +399,7 @@ export class DeploymentControllerRunner extends KindController {
     }
     // The new pods start only once the old ones are gone.
     const oldUids = new Set(old.map((rs) => rs.metadata.uid));
-    const pods = (await this.storage.list(collectionPrefix(this.decl('', 'pods')!, d.metadata.namespace ?? ''), { consistency: { mode: 'MostRecent' } })).items;
+    const pods = await this.readers.pods.inNamespace(d.metadata.namespace ?? '');
     if (pods.some((p) => oldUids.has(controllerOf(p)?.uid) && asMap(p.status).phase !== 'Succeeded' && asMap(p.status).phase !== 'Failed')) {
       await this.writeStatus(d, found.newRS ? [...old, found.newRS] : old, found.newRS, found.event, true);
       return;

@@ -18,7 +18,6 @@ import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
 import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
 import { NamesByNamespace, WatchQueueController } from './watch-queue.controller.js';
-import { CollectionReader } from '../pipeline/collection-reader.js';
 import {
   computeBudgetStatus,
   controllerOf,
@@ -47,8 +46,8 @@ export class DisruptionControllerRunner extends WatchQueueController {
   private readonly budgets = new NamesByNamespace();
   /** Events, as kube-controller-manager's disruption controller records them (source "controllermanager"). */
   private readonly events: ComponentRecorder;
-  /** The pods, from a watch-fed copy while this node leads (CollectionReader). */
-  private podReader: CollectionReader | undefined;
+  /** The pods, from a watch-fed copy while this node leads (read only while pods are served). */
+  private readonly podReader = this.collection(() => this.decl('', 'pods'), 'disruption-controller: pods');
 
   constructor(
     private readonly registry: KindRegistry,
@@ -68,17 +67,7 @@ export class DisruptionControllerRunner extends WatchQueueController {
     return this.decl('policy', 'poddisruptionbudgets') !== undefined;
   }
 
-  override start(): void {
-    super.start();
-    const pods = this.decl('', 'pods');
-    if (this.stopped || !pods) return;
-    this.podReader?.stop();
-    this.podReader = new CollectionReader(this.storage, pods, 'disruption-controller: pods');
-  }
-
   protected override reset(): void {
-    this.podReader?.stop();
-    this.podReader = undefined;
     this.budgets.clear();
   }
 
@@ -178,11 +167,7 @@ export class DisruptionControllerRunner extends WatchQueueController {
     } catch {
       return; // gone
     }
-    const pods = !podDecl
-      ? []
-      : this.podReader
-        ? await this.podReader.inNamespace(ns)
-        : (await this.storage.list(collectionPrefix(podDecl, ns), { consistency: { mode: 'MostRecent' } })).items;
+    const pods = podDecl ? await this.podReader.inNamespace(ns) : [];
     const now = new Date();
     if (!pods.some((p) => budgetSelects(pdb, p))) this.events.record(pdb, 'Normal', 'NoPods', 'No matching pods found');
     const res = await computeBudgetStatus(pdb, pods, this.finders(), now);

@@ -34,7 +34,6 @@ import {
 import { LABEL_SERVICE_NAME, LEADER_ANNOTATION } from './endpointslicemirroring.logic.js';
 import { EventRecorder } from './event.recorder.js';
 import { KindController } from './kind.controller.js';
-import { CollectionReader } from '../pipeline/collection-reader.js';
 
 const codeOf = (e: unknown): number | undefined => (e as { code?: number }).code;
 const messageOf = (e: unknown): string => (e as Error).message ?? String(e);
@@ -46,8 +45,8 @@ abstract class ServicePodsController extends KindController {
   private readonly services = new Map<string, Map<string, KubeObject>>();
   /** When the changes each Service's writes follow happened (the last-change-trigger-time annotation). */
   protected readonly triggerTimes = new TriggerTimeTracker();
-  /** The pods (the fields the rules read), from a watch-fed copy while this node leads (CollectionReader). */
-  private podReader: CollectionReader | undefined;
+  /** The pods (the fields the rules read), from a watch-fed copy while this node leads. */
+  private readonly podReader = this.collection(() => this.podDecl(), `${this.user}: pods`, endpointsPodView);
 
   protected serviceDecl(): KindDeclaration | undefined {
     return this.decl('', 'services');
@@ -68,15 +67,7 @@ abstract class ServicePodsController extends KindController {
     return !!this.serviceDecl() && !!this.podDecl() && !!this.ownDecl();
   }
 
-  override start(): void {
-    super.start();
-    if (this.stopped) return;
-    this.podReader?.stop();
-    this.podReader = new CollectionReader(this.storage, this.podDecl()!, `${this.user}: pods`, endpointsPodView);
-  }
-
   protected override reset(): void {
-    this.podReader?.stop();
     this.services.clear();
     this.triggerTimes.clear();
   }
@@ -129,9 +120,8 @@ abstract class ServicePodsController extends KindController {
   }
 
   /** The pods of a namespace as of now (the fields the rules read). */
-  protected async pods(ns: string): Promise<KubeObject[]> {
-    if (this.podReader) return this.podReader.inNamespace(ns);
-    return (await this.storage.list(collectionPrefix(this.podDecl()!, ns), { consistency: { mode: 'MostRecent' } })).items;
+  protected pods(ns: string): Promise<KubeObject[]> {
+    return this.podReader.inNamespace(ns);
   }
 
   protected writeOptions() {

@@ -43,7 +43,6 @@ import {
   type ScalingRules,
 } from './hpa.logic.js';
 import { KindController } from './kind.controller.js';
-import { WatchedCollection } from '../pipeline/watched-collection.js';
 
 type Obj = Record<string, unknown>;
 const USER = 'horizontal-pod-autoscaler';
@@ -87,23 +86,14 @@ export class HorizontalPodAutoscalerRunner extends KindController {
     super(registry, storage, stores, recorder, USER);
   }
 
-  /** The watch-fed copy of the pods (a few fields each, by namespace), while this node leads. */
-  private podCopy: WatchedCollection<KubeObject> | undefined;
-
-  override start(): void {
-    super.start();
-    if (this.stopped || this.podCopy) return;
-    this.podCopy = new WatchedCollection(this.storage, collectionPrefix(this.decl('', 'pods')!, ''), hpaPodView, 'horizontal-pod-autoscaler: pods', true);
-    this.podCopy.start();
-  }
+  /** The pods (the fields the replica calculation reads), from a watch-fed copy while this node leads. */
+  private readonly pods = this.collection(() => this.decl('', 'pods'), 'horizontal-pod-autoscaler: pods', hpaPodView);
 
   private period(): number {
     return envInt('KAPI_HPA_SYNC_PERIOD_MS') ?? 15_000;
   }
 
   protected override reset(): void {
-    this.podCopy?.stop();
-    this.podCopy = undefined;
     this.memory.clear();
     this.synced.clear();
   }
@@ -337,10 +327,7 @@ export class HorizontalPodAutoscalerRunner extends KindController {
     let pods: KubeObject[] | undefined;
     const podsOf = async (): Promise<KubeObject[]> => {
       if (pods) return pods;
-      // The copy once it is loaded, else storage (the first syncs after taking the lead).
-      const all = this.podCopy?.isSynced()
-        ? this.podCopy.inNamespace(ns)
-        : (await this.storage.list(collectionPrefix(this.decl('', 'pods')!, ns), { consistency: { mode: 'MostRecent' } })).items;
+      const all = await this.pods.inNamespace(ns);
       pods = all.filter((p) => selector.matches(asMap(p.metadata.labels) as Record<string, string>));
       return pods;
     };

@@ -35,7 +35,6 @@ import { podReady } from '../groups/policy/poddisruptionbudget/pdb.status.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
 import { KindController } from './kind.controller.js';
-import { CollectionReader } from '../pipeline/collection-reader.js';
 import { controllerOf } from './disruption.logic.js';
 import { EventRecorder } from './event.recorder.js';
 import {
@@ -87,22 +86,14 @@ class Requeue extends Error {}
 export class JobControllerRunner extends KindController {
   /** Each Job's failures since its last success (kube's pod back-off store), by `namespace/name`. */
   private readonly backoffs = new Map<string, BackoffRecord>();
-  /** The pods, from a watch-fed copy while this node leads (CollectionReader). */
-  private podReader: CollectionReader | undefined;
+  /** The pods, from a watch-fed copy while this node leads. */
+  private readonly podReader = this.collection(() => this.pods(), 'job-controller: pods');
 
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
     super(registry, storage, stores, recorder, USER);
   }
 
-  override start(): void {
-    super.start();
-    if (this.stopped) return;
-    this.podReader?.stop();
-    this.podReader = new CollectionReader(this.storage, this.pods()!, 'job-controller: pods');
-  }
-
   protected override reset(): void {
-    this.podReader?.stop();
     this.backoffs.clear();
   }
 
@@ -157,9 +148,7 @@ export class JobControllerRunner extends KindController {
     }
     // A Job another controller manages (`spec.managedBy`) is left to it, pods and status.
     if (found && !found.metadata.deletionTimestamp && managedElsewhere(found)) return;
-    const listed = this.podReader
-      ? await this.podReader.inNamespace(ns)
-      : (await this.storage.list(collectionPrefix(this.pods()!, ns), { consistency: { mode: 'MostRecent' } })).items;
+    const listed = await this.podReader.inNamespace(ns);
     // The pods of a Job that is gone or going (or of an earlier Job of that name) keep no
     // tracking finalizer, or they could never be deleted.
     for (const p of listed) {

@@ -20,7 +20,6 @@ import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
 import { EventRecorder } from './event.recorder.js';
 import { KindController } from './kind.controller.js';
-import { CollectionReader } from '../pipeline/collection-reader.js';
 import {
   ANN_BETA_STORAGE_PROVISIONER,
   ANN_BIND_COMPLETED,
@@ -50,24 +49,11 @@ export class PersistentVolumeControllerRunner extends KindController {
     super(registry, storage, stores, recorder, 'persistent-volume-binder', 'persistentvolume-controller');
   }
 
-  /** The volumes and the classes, from watch-fed copies while this node leads (CollectionReader). */
-  private readers: { volumes: CollectionReader; classes?: CollectionReader } | undefined;
-
-  override start(): void {
-    super.start();
-    if (this.stopped) return;
-    this.reset();
-    const sc = this.scDecl();
-    this.readers = {
-      volumes: new CollectionReader(this.storage, this.pvDecl()!, 'persistentvolume-binder: volumes'),
-      ...(sc ? { classes: new CollectionReader(this.storage, sc, 'persistentvolume-binder: classes') } : {}),
-    };
-  }
-
-  protected override reset(): void {
-    this.readers?.volumes.stop();
-    this.readers?.classes?.stop();
-  }
+  /** The volumes and the classes (read only while StorageClasses are served), from watch-fed copies while this node leads. */
+  private readonly readers = {
+    volumes: this.collection(() => this.pvDecl(), 'persistentvolume-binder: volumes'),
+    classes: this.collection(() => this.scDecl(), 'persistentvolume-binder: classes'),
+  };
 
   private pvDecl(): KindDeclaration | undefined {
     return this.decl('', 'persistentvolumes');
@@ -213,10 +199,7 @@ export class PersistentVolumeControllerRunner extends KindController {
   private async defaultClass(): Promise<KubeObject | undefined> {
     const decl = this.scDecl();
     if (!decl) return undefined;
-    const classes = this.readers?.classes
-      ? await this.readers.classes.all()
-      : (await this.storage.list(collectionPrefix(decl, ''), { consistency: { mode: 'MostRecent' } })).items;
-    return defaultStorageClass(classes);
+    return defaultStorageClass(await this.readers.classes.all());
   }
 
   private async storageClass(name: string): Promise<KubeObject | undefined> {
@@ -236,9 +219,7 @@ export class PersistentVolumeControllerRunner extends KindController {
       const className = claimClass(claim);
       const sc = await this.storageClass(className);
       const delay = isDelayBinding(sc) && asMap(claim.metadata.annotations)[ANN_SELECTED_NODE] === undefined;
-      const volumes = this.readers
-        ? await this.readers.volumes.all()
-        : (await this.storage.list(collectionPrefix(this.pvDecl()!, ''), { consistency: { mode: 'MostRecent' } })).items;
+      const volumes = await this.readers.volumes.all();
       const pv = findBestMatch(claim, volumes, delay);
       if (pv) {
         await this.bind(pv, claim);

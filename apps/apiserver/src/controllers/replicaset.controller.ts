@@ -56,8 +56,8 @@ abstract class ReplicatedController extends WatchQueueController {
   private readonly names = new NamesByNamespace();
   private readonly events: ComponentRecorder;
   private readonly info: (typeof KINDS)[ReplicatedKind];
-  /** The pods, from a watch-fed copy while this node leads (CollectionReader). */
-  private pods: CollectionReader | undefined;
+  /** The pods, from a watch-fed copy while this node leads. */
+  private readonly pods: CollectionReader;
 
   protected constructor(
     private readonly kind: ReplicatedKind,
@@ -69,6 +69,7 @@ abstract class ReplicatedController extends WatchQueueController {
     super(storage, KINDS[kind].user, RESYNC_MS);
     this.info = KINDS[kind];
     this.events = recorder.for(this.info.user);
+    this.pods = this.collection(() => this.podDecl(), `${this.info.user}: pods`);
   }
 
   private ctx(): RequestContext {
@@ -87,15 +88,7 @@ abstract class ReplicatedController extends WatchQueueController {
     return this.decl() !== undefined && this.podDecl() !== undefined;
   }
 
-  override start(): void {
-    super.start();
-    if (this.stopped) return;
-    this.pods?.stop();
-    this.pods = new CollectionReader(this.storage, this.podDecl()!, `${this.info.user}: pods`);
-  }
-
   protected override reset(): void {
-    this.pods?.stop();
     this.names.clear();
   }
 
@@ -141,9 +134,7 @@ abstract class ReplicatedController extends WatchQueueController {
       if (codeOf(e) === 404) return;
       throw e;
     }
-    const all = this.pods
-      ? await this.pods.inNamespace(ns)
-      : (await this.storage.list(collectionPrefix(podDecl, ns), { consistency: { mode: 'MostRecent' } })).items;
+    const all = await this.pods.inNamespace(ns);
     const claim = claimPods(this.kind, rs, all);
     const ref = controllerRef(this.kind, rs);
     const owned = [...claim.owned];

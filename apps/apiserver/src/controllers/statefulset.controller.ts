@@ -30,7 +30,6 @@ import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
 import { KindController } from './kind.controller.js';
-import { CollectionReader } from '../pipeline/collection-reader.js';
 import { controllerOf, newControllerRef } from './disruption.logic.js';
 import { EventRecorder } from './event.recorder.js';
 import { equalRevisions, newRevision, nextRevisionNumber, sortRevisions, templateOfRevision, templatePatch } from './history.logic.js';
@@ -58,8 +57,8 @@ const messageOf = (e: unknown): string => (e instanceof Error ? e.message : Stri
 @ManagedController({ name: 'statefulset' })
 @Injectable()
 export class StatefulSetControllerRunner extends KindController {
-  /** The pods, from a watch-fed copy while this node leads (CollectionReader). */
-  private podReader: CollectionReader | undefined;
+  /** The pods, from a watch-fed copy while this node leads. */
+  private readonly podReader = this.collection(() => this.decl('', 'pods'), 'statefulset-controller: pods');
   private readonly names = new NamesByNamespace();
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
     super(registry, storage, stores, recorder, USER);
@@ -69,15 +68,7 @@ export class StatefulSetControllerRunner extends KindController {
     return ['statefulsets', 'controllerrevisions'].every((p) => this.decl('apps', p)) && this.decl('', 'pods') !== undefined;
   }
 
-  override start(): void {
-    super.start();
-    if (this.stopped) return;
-    this.podReader?.stop();
-    this.podReader = new CollectionReader(this.storage, this.decl('', 'pods')!, 'statefulset-controller: pods');
-  }
-
   protected override reset(): void {
-    this.podReader?.stop();
     this.names.clear();
   }
 
@@ -126,9 +117,7 @@ export class StatefulSetControllerRunner extends KindController {
     }
     if (set.metadata.deletionTimestamp) return;
     const podStore = this.stores.storeFor(this.decl('', 'pods')!);
-    const all = this.podReader
-      ? await this.podReader.inNamespace(ns)
-      : (await this.storage.list(collectionPrefix(this.decl('', 'pods')!, ns), { consistency: { mode: 'MostRecent' } })).items;
+    const all = await this.podReader.inNamespace(ns);
     // Its members only: a pod named `<set>-<ordinal>` (the selector rule is a ReplicaSet's).
     const claim = claimPods(
       'ReplicaSet',

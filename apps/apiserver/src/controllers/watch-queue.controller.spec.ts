@@ -1,4 +1,9 @@
-import type { Storage, StorageEvent } from '@app/storage';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeObject } from '@app/apimachinery';
+import type { KindDeclaration } from '@app/registry';
+import { openLocalStorage, type Storage, type StorageEvent } from '@app/storage';
 import { retryDelayMs, WatchQueueController } from './watch-queue.controller.js';
 
 /** A controller whose one key fails with a lost race while `conflicts` says so. */
@@ -89,5 +94,80 @@ describe('the controllers’ work queue', () => {
     await c.until(4);
     c.stop();
     expect(c.delays).toEqual([5, 10, 20, 5]);
+  });
+});
+
+/** A controller that reads the pods of a namespace through `collection`, and processes nothing. */
+class Reading extends WatchQueueController {
+  readonly pods = this.collection(() => ({ group: '', plural: 'pods', namespaced: true }) as KindDeclaration, 'reading: pods');
+
+  constructor(storage: Storage) {
+    super(storage, 'reading', 3_600_000);
+  }
+
+  protected kindsServed(): boolean {
+    return true;
+  }
+  protected watchPrefixes(): string[] {
+    return [];
+  }
+  protected relist(): Promise<number> {
+    return Promise.resolve(1);
+  }
+  protected onEvent(_e: StorageEvent): void {}
+  protected process(_key: string): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+describe('a controller’s collections', () => {
+  it('are read from a watch-fed copy while the controller runs, and from storage before it starts and after it stops', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'watch-queue-'));
+    const { storage } = await openLocalStorage({ dataDir: dir, compactionIntervalMs: 0 });
+    let lists = 0;
+    const counted = new Proxy(storage, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if (prop === 'list') {
+          return (...args: unknown[]) => {
+            lists++;
+            return (v as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'a', name } }) as KubeObject;
+    const names = async (c: Reading) => (await c.pods.inNamespace('a')).map((p) => p.metadata.name).sort();
+    const c = new Reading(counted);
+    try {
+      await storage.create('/registry/core/pods/a/p1', pod('p1'));
+      let before = lists;
+      expect(await names(c)).toEqual(['p1']);
+      expect(lists).toBe(before + 1);
+      c.start();
+      // Once the copy has loaded, reads list nothing and still see every write at once.
+      let loaded = false;
+      for (let i = 0; i < 200 && !loaded; i++) {
+        before = lists;
+        await names(c);
+        loaded = lists === before;
+        if (!loaded) await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(loaded).toBe(true);
+      for (let i = 0; i < 20; i++) {
+        await storage.create(`/registry/core/pods/a/q${i}`, pod(`q${i}`));
+        expect(await names(c)).toContain(`q${i}`);
+      }
+      expect(lists).toBe(before);
+      c.stop();
+      await storage.create('/registry/core/pods/a/p2', pod('p2'));
+      expect(await names(c)).toContain('p2');
+      expect(lists).toBe(before + 1);
+    } finally {
+      c.stop();
+      await storage.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

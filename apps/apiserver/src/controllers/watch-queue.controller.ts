@@ -7,7 +7,10 @@
  * event queues keys, and what processing one key does.
  */
 import type { KubeObject } from '@app/apimachinery';
+import type { KindDeclaration } from '@app/registry';
 import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
+import { CollectionReader } from '../pipeline/collection-reader.js';
+import type { Projection } from '../pipeline/watched-collection.js';
 import type { ControllerRunner } from './controller.runner.js';
 
 export abstract class WatchQueueController implements ControllerRunner {
@@ -21,6 +24,8 @@ export abstract class WatchQueueController implements ControllerRunner {
   /** Keys `retryLater` was called for while they were being processed. */
   private readonly retried = new Set<string>();
   private watches: WatchHandle[] = [];
+  /** The collections read through `collection`, started and stopped with the controller. */
+  private readonly collectionReaders: CollectionReader[] = [];
   private timer: NodeJS.Timeout | undefined;
   private draining = false;
 
@@ -47,6 +52,7 @@ export abstract class WatchQueueController implements ControllerRunner {
   start(): void {
     if (!this.kindsServed()) return;
     this.stopped = false;
+    for (const r of this.collectionReaders) r.start();
     void this.sync().catch((e) => this.retry(e));
   }
 
@@ -59,7 +65,25 @@ export abstract class WatchQueueController implements ControllerRunner {
     this.requeues.clear();
     this.failures.clear();
     this.retried.clear();
+    for (const r of this.collectionReaders) r.stop();
     this.reset();
+  }
+
+  /**
+   * A collection the controller reads while it runs (the pods of a namespace, every node): from
+   * a watch-fed copy made at the first read after each start and dropped at stop, read from
+   * storage while none is usable (CollectionReader).
+   */
+  protected collection(
+    decl: () => KindDeclaration | undefined,
+    /** Names the copy in log lines. */
+    label: string,
+    project?: Projection<KubeObject>,
+  ): CollectionReader {
+    const reader = new CollectionReader(this.storage, decl, label, project);
+    this.collectionReaders.push(reader);
+    if (!this.stopped) reader.start();
+    return reader;
   }
 
   /** Queues a key again after a delay (client-go's AddAfter); a later call for the key replaces the timer. */

@@ -43,7 +43,8 @@ describe('CollectionReader on a real store', () => {
   it('answers from its copy once loaded, with every write already answered in it, and no list per read', async () => {
     await storage.create('/registry/core/pods/a/p1', pod('a', 'p1'));
     await storage.create('/registry/core/pods/b/p2', pod('b', 'p2'));
-    const reader = new CollectionReader(counted, PODS, 'test');
+    const reader = new CollectionReader(counted, () => PODS, 'test');
+    reader.start();
     // The first read cannot use a copy not loaded yet: it lists the namespace.
     expect(names(await reader.inNamespace('a'))).toEqual(['p1']);
     const afterFirst = lists;
@@ -66,7 +67,8 @@ describe('CollectionReader on a real store', () => {
     await storage.create('/registry/core/pods/a/p1', pod('a', 'p1'));
     await storage.create('/registry/core/pods/a/done', pod('a', 'done', 'Succeeded'));
     const running = (o: KubeObject) => ((o.status as { phase?: string }).phase === 'Running' ? { metadata: o.metadata } : undefined);
-    const reader = new CollectionReader(counted, PODS, 'test', running);
+    const reader = new CollectionReader(counted, () => PODS, 'test', running);
+    reader.start();
     const first = await reader.inNamespace('a');
     expect(first).toEqual([{ metadata: expect.objectContaining({ name: 'p1' }) }]);
     let fromCopy = first;
@@ -83,5 +85,53 @@ describe('CollectionReader on a real store', () => {
     expect(lists).toBe(before + 1);
     expect(names(await reader.inNamespace('a'))).toEqual(['p1', 'p2']);
     expect(lists).toBe(before + 2);
+  });
+
+  /** Reads until one is answered without a list (the copy has loaded); returns the lists made meanwhile. */
+  async function untilFromCopy(reader: CollectionReader, ns: string): Promise<number> {
+    const start = lists;
+    for (let i = 0; i < 200; i++) {
+      const before = lists;
+      await reader.inNamespace(ns);
+      if (lists === before) return lists - start;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error('the copy never answered');
+  }
+
+  it('reads storage until started, and again after stop; a new start makes a new copy', async () => {
+    await storage.create('/registry/core/pods/a/p1', pod('a', 'p1'));
+    const reader = new CollectionReader(counted, () => PODS, 'test');
+    for (let i = 0; i < 3; i++) {
+      const before = lists;
+      expect(names(await reader.inNamespace('a'))).toEqual(['p1']);
+      expect(lists).toBe(before + 1);
+    }
+    reader.start();
+    await untilFromCopy(reader, 'a');
+    reader.stop();
+    await storage.create('/registry/core/pods/a/p2', pod('a', 'p2'));
+    let before = lists;
+    expect(names(await reader.inNamespace('a'))).toEqual(['p1', 'p2']);
+    expect(lists).toBe(before + 1);
+    // Started again: a fresh copy, which holds what was written while it was stopped.
+    reader.start();
+    await untilFromCopy(reader, 'a');
+    await storage.create('/registry/core/pods/a/p3', pod('a', 'p3'));
+    before = lists;
+    expect(names(await reader.inNamespace('a'))).toEqual(['p1', 'p2', 'p3']);
+    expect(lists).toBe(before);
+    reader.stop();
+  });
+
+  it('fails a read while its kind is not served, and serves it once it is', async () => {
+    const registry: { pods?: KindDeclaration } = {};
+    const reader = new CollectionReader(counted, () => registry.pods, 'test');
+    reader.start();
+    await expect(reader.inNamespace('a')).rejects.toThrow('test: the kind is not served');
+    registry.pods = PODS;
+    await storage.create('/registry/core/pods/a/p1', pod('a', 'p1'));
+    expect(names(await reader.inNamespace('a'))).toEqual(['p1']);
+    reader.stop();
   });
 });

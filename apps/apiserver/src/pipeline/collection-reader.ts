@@ -5,9 +5,11 @@
  * the controller's own writes are in it. While it cannot tell (before the first list, during a
  * relist, on external etcd, which has no `settled`), a read goes to storage as before.
  *
- * The copy is made at the first read, so a controller with nothing to sync keeps none, and
- * dropped by `stop` (the controller's reset when it stops leading); a read after that goes to
- * storage and makes no new copy.
+ * A reader reads storage until `start` (the controller's start when it takes the lead); from
+ * then the copy is made at the first read, so a controller with nothing to sync keeps none, and
+ * `stop` (the controller's stop when it loses the lead) drops it: a read after that goes to
+ * storage again and makes no new copy until the next `start`. Controllers make their readers with
+ * WatchQueueController's `collection`, which starts and stops them with the controller.
  */
 import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, type KindDeclaration } from '@app/registry';
@@ -16,11 +18,12 @@ import { WatchedCollection, type Projection } from './watched-collection.js';
 
 export class CollectionReader {
   private copy: WatchedCollection<KubeObject> | undefined;
-  private stopped = false;
+  private started = false;
 
   constructor(
     private readonly storage: Storage,
-    private readonly decl: KindDeclaration,
+    /** The kind, looked up at each read (it may be served only later). */
+    private readonly decl: () => KindDeclaration | undefined,
     /** Names the copy in log lines. */
     private readonly label: string,
     /** What is kept of each object (all of it by default); reads from storage are projected too. */
@@ -39,15 +42,23 @@ export class CollectionReader {
     return copy ? copy.values() : this.listed('');
   }
 
+  /** Lets reads make and use a copy (a copy of an earlier start is dropped first). */
+  start(): void {
+    this.stop();
+    this.started = true;
+  }
+
+  /** Drops the copy; reads go to storage until the next `start`. */
   stop(): void {
-    this.stopped = true;
+    this.started = false;
     this.copy?.stop();
     this.copy = undefined;
   }
 
   private async current(): Promise<WatchedCollection<KubeObject> | undefined> {
-    if (!this.copy && !this.stopped) {
-      this.copy = new WatchedCollection(this.storage, collectionPrefix(this.decl, ''), this.project, this.label, this.decl.namespaced);
+    if (!this.copy && this.started) {
+      const decl = this.required();
+      this.copy = new WatchedCollection(this.storage, collectionPrefix(decl, ''), this.project, this.label, decl.namespaced);
       this.copy.start();
     }
     const copy = this.copy;
@@ -55,12 +66,18 @@ export class CollectionReader {
   }
 
   private async listed(namespace: string): Promise<KubeObject[]> {
-    const res = await this.storage.list(collectionPrefix(this.decl, namespace), { consistency: { mode: 'MostRecent' } });
+    const res = await this.storage.list(collectionPrefix(this.required(), namespace), { consistency: { mode: 'MostRecent' } });
     const out: KubeObject[] = [];
     for (const o of res.items) {
       const p = this.project(o);
       if (p !== undefined) out.push(p);
     }
     return out;
+  }
+
+  private required(): KindDeclaration {
+    const decl = this.decl();
+    if (!decl) throw new Error(`${this.label}: the kind is not served`);
+    return decl;
   }
 }
