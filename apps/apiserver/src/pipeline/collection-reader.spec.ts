@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { KubeObject } from '@app/apimachinery';
 import type { KindDeclaration } from '@app/registry';
 import { openLocalStorage, type MvccStorage, type Storage } from '@app/storage';
-import { CollectionReader } from './collection-reader.js';
+import { CollectionReader, sharedCopyHolders } from './collection-reader.js';
 
 const PODS = { group: '', plural: 'pods', namespaced: true } as KindDeclaration;
 const pod = (ns: string, name: string, phase = 'Running'): KubeObject =>
@@ -133,5 +133,39 @@ describe('CollectionReader on a real store', () => {
     await storage.create('/registry/core/pods/a/p1', pod('a', 'p1'));
     expect(names(await reader.inNamespace('a'))).toEqual(['p1']);
     reader.stop();
+  });
+
+  it('shares one copy among the readers of a collection in one projection, kept while any of them holds it', async () => {
+    await storage.create('/registry/core/pods/a/p1', pod('a', 'p1'));
+    const view = (o: KubeObject) => ({ metadata: o.metadata }) as KubeObject;
+    const [r1, r2, projected] = [
+      new CollectionReader(counted, () => PODS, 'one'),
+      new CollectionReader(counted, () => PODS, 'two'),
+      new CollectionReader(counted, () => PODS, 'view', view),
+    ];
+    for (const r of [r1, r2, projected]) r.start();
+    await untilFromCopy(r1, 'a');
+    expect(sharedCopyHolders(counted, PODS)).toBe(1);
+    // The second reader of whole pods finds the copy loaded: no list at all.
+    const before = lists;
+    const [a, b] = [await r1.inNamespace('a'), await r2.inNamespace('a')];
+    expect(lists).toBe(before);
+    expect(sharedCopyHolders(counted, PODS)).toBe(2);
+    expect(a[0]).toBe(b[0]);
+    // Another projection is another copy.
+    await untilFromCopy(projected, 'a');
+    expect(sharedCopyHolders(counted, PODS, view)).toBe(1);
+    expect((await projected.inNamespace('a'))[0]).not.toBe(a[0]);
+    // One holder stops: the other still reads the copy, and sees new writes.
+    r1.stop();
+    expect(sharedCopyHolders(counted, PODS)).toBe(1);
+    await storage.create('/registry/core/pods/a/p2', pod('a', 'p2'));
+    const mark = lists;
+    expect(names(await r2.inNamespace('a'))).toEqual(['p1', 'p2']);
+    expect(lists).toBe(mark);
+    r2.stop();
+    projected.stop();
+    expect(sharedCopyHolders(counted, PODS)).toBe(0);
+    expect(sharedCopyHolders(counted, PODS, view)).toBe(0);
   });
 });

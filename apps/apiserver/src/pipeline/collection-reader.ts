@@ -10,14 +10,75 @@
  * `stop` (the controller's stop when it loses the lead) drops it: a read after that goes to
  * storage again and makes no new copy until the next `start`. Controllers make their readers with
  * WatchQueueController's `collection`, which starts and stops them with the controller.
+ *
+ * Readers of one storage share their copies, as kube's controllers share informers: one copy per
+ * collection and projection (the same projection function), made by the first reader that needs
+ * it and stopped when the last one holding it stops. The workload controllers, which all read
+ * whole pods, keep one copy of the pods between them instead of one each.
  */
 import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, type KindDeclaration } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { WatchedCollection, type Projection } from './watched-collection.js';
 
+/** A copy and how many readers hold it. */
+interface SharedCopy {
+  readonly copy: WatchedCollection<KubeObject>;
+  holders: number;
+}
+
+/** The copies in use, by storage, then collection prefix and projection. */
+const sharedCopies = new WeakMap<Storage, Map<string, SharedCopy>>();
+/** A number per projection function, for the keys of sharedCopies. */
+const projectionIds = new WeakMap<Projection<KubeObject>, number>();
+let nextProjectionId = 0;
+
+/** The whole object: the projection of readers given none (one function, so that they share). */
+const wholeObject: Projection<KubeObject> = (o) => o;
+
+function copyKey(prefix: string, project: Projection<KubeObject>): string {
+  let id = projectionIds.get(project);
+  if (id === undefined) projectionIds.set(project, (id = nextProjectionId++));
+  return `${id}:${prefix}`;
+}
+
+/** The copy of a collection in this projection, made (and started) when no reader holds one. */
+function acquireCopy(
+  storage: Storage,
+  decl: KindDeclaration,
+  project: Projection<KubeObject>,
+  label: string,
+): { key: string; copy: WatchedCollection<KubeObject> } {
+  const prefix = collectionPrefix(decl, '');
+  const key = copyKey(prefix, project);
+  let copies = sharedCopies.get(storage);
+  if (!copies) sharedCopies.set(storage, (copies = new Map()));
+  let held = copies.get(key);
+  if (!held) {
+    held = { copy: new WatchedCollection(storage, prefix, project, label, decl.namespaced), holders: 0 };
+    copies.set(key, held);
+    held.copy.start();
+  }
+  held.holders++;
+  return { key, copy: held.copy };
+}
+
+/** Gives a copy back; the last holder stops it. */
+function releaseCopy(storage: Storage, key: string): void {
+  const copies = sharedCopies.get(storage);
+  const held = copies?.get(key);
+  if (!held || --held.holders > 0) return;
+  held.copy.stop();
+  copies!.delete(key);
+}
+
+/** How many readers of this storage hold a copy of the collection in this projection (0: none is kept). */
+export function sharedCopyHolders(storage: Storage, decl: KindDeclaration, project: Projection<KubeObject> = wholeObject): number {
+  return sharedCopies.get(storage)?.get(copyKey(collectionPrefix(decl, ''), project))?.holders ?? 0;
+}
+
 export class CollectionReader {
-  private copy: WatchedCollection<KubeObject> | undefined;
+  private copy: { key: string; copy: WatchedCollection<KubeObject> } | undefined;
   private started = false;
 
   constructor(
@@ -27,7 +88,7 @@ export class CollectionReader {
     /** Names the copy in log lines. */
     private readonly label: string,
     /** What is kept of each object (all of it by default); reads from storage are projected too. */
-    private readonly project: Projection<KubeObject> = (o) => o,
+    private readonly project: Projection<KubeObject> = wholeObject,
   ) {}
 
   /** The objects of one namespace. */
@@ -51,17 +112,13 @@ export class CollectionReader {
   /** Drops the copy; reads go to storage until the next `start`. */
   stop(): void {
     this.started = false;
-    this.copy?.stop();
+    if (this.copy) releaseCopy(this.storage, this.copy.key);
     this.copy = undefined;
   }
 
   private async current(): Promise<WatchedCollection<KubeObject> | undefined> {
-    if (!this.copy && this.started) {
-      const decl = this.required();
-      this.copy = new WatchedCollection(this.storage, collectionPrefix(decl, ''), this.project, this.label, decl.namespaced);
-      this.copy.start();
-    }
-    const copy = this.copy;
+    if (!this.copy && this.started) this.copy = acquireCopy(this.storage, this.required(), this.project, this.label);
+    const copy = this.copy?.copy;
     return copy && (await copy.current()) ? copy : undefined;
   }
 
