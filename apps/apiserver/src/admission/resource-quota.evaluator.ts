@@ -371,7 +371,8 @@ function countNames(gr: GroupResource): string[] {
 }
 
 /** Which evaluator a resource has. */
-function evaluatorOf(gr: GroupResource): 'pods' | 'services' | 'claims' | 'count' {
+/** Which of kube's evaluators computes the usage of `gr`'s objects ('count': object counts only). */
+export function evaluatorOf(gr: GroupResource): 'pods' | 'services' | 'claims' | 'count' {
   if (gr.group === '' && gr.resource === 'pods') return 'pods';
   if (gr.group === '' && gr.resource === 'services') return 'services';
   if (gr.group === '' && gr.resource === 'persistentvolumeclaims') return 'claims';

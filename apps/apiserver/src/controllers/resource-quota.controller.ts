@@ -10,13 +10,28 @@
  * deleted or its usage changes (a pod reaching a terminal phase, a service changing type, a
  * claim growing), and on a periodic resync (kube's --resource-quota-sync-period, 5 minutes),
  * which gives back what a charged but never stored object took.
+ *
+ * The objects are read from watch-fed copies (CollectionReader, made at the first recount that
+ * needs a resource), as kube's controller reads informers: pods, services and claims whole (the
+ * pods' copy is the one the workload controllers share), the objects of every other resource as
+ * their names only, for their count.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '@app/apimachinery';
 import { collectionPrefix, KindRegistry, type KindDeclaration, type RequestContext } from '@app/registry';
 import type { Storage, StorageEvent } from '@app/storage';
-import { calculateUsage, listsEqual, matchingResources, resourcesFor, usageOf, writeList, type GroupResource } from '../admission/resource-quota.evaluator.js';
+import {
+  calculateUsage,
+  evaluatorOf,
+  listsEqual,
+  matchingResources,
+  resourcesFor,
+  usageOf,
+  writeList,
+  type GroupResource,
+} from '../admission/resource-quota.evaluator.js';
+import type { CollectionReader } from '../pipeline/collection-reader.js';
 import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { ManagedController } from './controller.runner.js';
@@ -42,6 +57,13 @@ export function nextQuotaStatus(quota: KubeObject, used: ReturnType<typeof calcu
   return next;
 }
 
+/** What an object count reads of an object: that it exists. */
+const countedView = (o: KubeObject): KubeObject => ({
+  apiVersion: o.apiVersion,
+  kind: o.kind,
+  metadata: { namespace: o.metadata.namespace, name: o.metadata.name },
+});
+
 /** Splits a storage key `/registry/<group|core>/<plural>/<ns>/<name>`. */
 function keyParts(key: string): { gr: GroupResource; ns: string } | undefined {
   const p = key.split('/');
@@ -55,6 +77,8 @@ function keyParts(key: string): { gr: GroupResource; ns: string } | undefined {
 export class ResourceQuotaControllerRunner extends WatchQueueController {
   /** Hard resource names of each quota, per namespace (from the list and the watch). */
   private readonly quotas = new Map<string, Map<string, string[]>>();
+  /** The objects usage is computed from, by `group/resource` (see the top of this file). */
+  private readonly readers = new Map<string, CollectionReader>();
 
   constructor(
     private readonly registry: KindRegistry,
@@ -139,6 +163,18 @@ export class ResourceQuotaControllerRunner extends WatchQueueController {
     return [...seen.values()];
   }
 
+  /** The copy of a served resource's objects, made at its first use. */
+  private objectsOf(gr: GroupResource): CollectionReader {
+    const key = `${gr.group}/${gr.resource}`;
+    let reader = this.readers.get(key);
+    if (!reader) {
+      const decl = () => this.served().find((s) => s.gr.group === gr.group && s.gr.resource === gr.resource)?.decl;
+      reader = this.collection(decl, `resourcequota-controller: ${key}`, evaluatorOf(gr) === 'count' ? countedView : undefined);
+      this.readers.set(key, reader);
+    }
+    return reader;
+  }
+
   /** Recomputes one quota's status and writes it when it changed. */
   protected async process(key: string): Promise<void> {
     const [ns, name] = key.split('/') as [string, string];
@@ -157,11 +193,7 @@ export class ResourceQuotaControllerRunner extends WatchQueueController {
       served.map((s) => s.gr),
     );
     const objects = new Map<string, KubeObject[]>();
-    for (const gr of wanted) {
-      const s = served.find((x) => x.gr.group === gr.group && x.gr.resource === gr.resource)!;
-      const res = await this.storage.list(collectionPrefix(s.decl, ns), { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
-      objects.set(`${gr.group}/${gr.resource}`, res.items);
-    }
+    for (const gr of wanted) objects.set(`${gr.group}/${gr.resource}`, await this.objectsOf(gr).inNamespace(ns));
     const used = calculateUsage(quota, wanted, (gr) => objects.get(`${gr.group}/${gr.resource}`), new Date());
     const status = nextQuotaStatus(quota, used);
     if (!status) return;

@@ -123,7 +123,8 @@ export class CollectionReader {
   }
 
   private async listed(namespace: string): Promise<KubeObject[]> {
-    const res = await this.storage.list(collectionPrefix(this.required(), namespace), { consistency: { mode: 'MostRecent' } });
+    // Objects that do not decode are left out, as the copy leaves them out (WatchedCollection).
+    const res = await this.storage.list(collectionPrefix(this.required(), namespace), { consistency: { mode: 'MostRecent' }, skipUndecodable: true });
     const out: KubeObject[] = [];
     for (const o of res.items) {
       const p = this.project(o);
