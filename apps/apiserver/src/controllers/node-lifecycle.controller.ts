@@ -19,12 +19,11 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import type { KubeObject } from '@app/apimachinery';
-import { collectionPrefix, KindRegistry } from '@app/registry';
+import { KindRegistry } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { envInt } from '../config/env.js';
 import { asMap } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
-import { WatchedCollection } from '../pipeline/watched-collection.js';
 import { controllerContext, ManagedController } from './controller.runner.js';
 import { PeriodicPassRunner } from './periodic-pass.runner.js';
 import { EventRecorder, type ComponentRecorder } from './event.recorder.js';
@@ -58,6 +57,13 @@ export class NodeLifecycleRunner extends PeriodicPassRunner {
   private readonly zones = new Map<string, TokenBucket>();
   private readonly events: ComponentRecorder;
 
+  /** The nodes, the node Leases and (for a node gone NotReady) the pods, from watch-fed copies while this node leads. */
+  private readonly readers = {
+    nodes: this.collection('', 'nodes', 'node-lifecycle-controller: nodes'),
+    leases: this.collection('coordination.k8s.io', 'leases', 'node-lifecycle-controller: leases'),
+    pods: this.collection('', 'pods', 'node-lifecycle-controller: pods'),
+  };
+
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
     super(registry, storage, stores, 'node-lifecycle-controller', 'node-controller');
     this.events = recorder.for('node-controller');
@@ -80,10 +86,10 @@ export class NodeLifecycleRunner extends PeriodicPassRunner {
 
   protected async run(): Promise<void> {
     const grace = { startupMs: envInt('KAPI_NODE_STARTUP_GRACE_MS') ?? 60_000, monitorMs: envInt('KAPI_NODE_MONITOR_GRACE_MS') ?? 50_000 };
-    const nodes = await this.list('', 'nodes');
+    const nodes = await this.readers.nodes.all();
     const leases = new Map<string, string>();
     if (this.decl('coordination.k8s.io', 'leases')) {
-      for (const l of await this.list('coordination.k8s.io', 'leases', 'kube-node-lease')) {
+      for (const l of await this.readers.leases.inNamespace('kube-node-lease')) {
         const renew = asMap(l.spec).renewTime;
         if (typeof renew === 'string') leases.set(l.metadata.name ?? '', renew);
       }
@@ -141,7 +147,7 @@ export class NodeLifecycleRunner extends PeriodicPassRunner {
   }
 
   private async markPodsNotReady(nodeName: string, now: number): Promise<void> {
-    for (const pod of await this.list('', 'pods')) {
+    for (const pod of await this.readers.pods.all()) {
       if (asMap(pod.spec).nodeName !== nodeName) continue;
       const marked = podMarkedNotReady(pod, now);
       if (!marked) continue;
@@ -211,11 +217,14 @@ export class TaintEvictionRunner extends PeriodicPassRunner {
   private readonly scheduled = new Map<string, KubeObject>();
   private readonly events: ComponentRecorder;
   /**
-   * Watch-fed copies of the nodes with NoExecute taints and of the bound pods (a projection of
-   * each), kept while this node leads, so that a pass costs no storage read; an eviction is
-   * decided on them and confirmed against storage before it is carried out.
+   * The nodes and the bound pods (a projection of each), from watch-fed copies while this node
+   * leads, so that a pass costs no storage read; an eviction is decided on them and confirmed
+   * against storage before it is carried out.
    */
-  private copies: { nodes: WatchedCollection<Taints>; pods: WatchedCollection<KubeObject> } | undefined;
+  private readonly readers = {
+    nodes: this.collection('', 'nodes', 'taint-eviction-controller: nodes'),
+    pods: this.collection('', 'pods', 'taint-eviction-controller: pods', boundPodView),
+  };
 
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
     super(registry, storage, stores, 'taint-eviction-controller', 'taint-eviction-controller');
@@ -226,39 +235,19 @@ export class TaintEvictionRunner extends PeriodicPassRunner {
     return Math.min(1_000, envInt('KAPI_NODE_MONITOR_PERIOD_MS') ?? 5_000);
   }
 
-  override start(): void {
-    super.start();
-    const nodes = this.decl('', 'nodes');
-    const pods = this.decl('', 'pods');
-    if (!nodes || !pods || this.copies) return;
-    this.copies = {
-      nodes: new WatchedCollection(this.storage, collectionPrefix(nodes, ''), noExecuteTaintsOf, 'taint-eviction-controller: nodes'),
-      pods: new WatchedCollection(this.storage, collectionPrefix(pods, ''), boundPodView, 'taint-eviction-controller: pods'),
-    };
-    this.copies.nodes.start();
-    this.copies.pods.start();
-  }
-
   protected override reset(): void {
-    this.copies?.nodes.stop();
-    this.copies?.pods.stop();
-    this.copies = undefined;
     this.seen.clear();
     this.scheduled.clear();
   }
 
-  /** The tainted nodes and the bound pods: from the copies once they are loaded, else from storage. */
+  /** The NoExecute-tainted nodes' taints, by node name, and the bound pods (read only when some node is tainted). */
   private async snapshot(): Promise<{ tainted: Map<string, Taints>; pods: () => Promise<KubeObject[]> }> {
-    const copies = this.copies;
-    if (copies?.nodes.isSynced() && copies.pods.isSynced()) {
-      return { tainted: new Map(copies.nodes.entries()), pods: () => Promise.resolve(copies.pods.values()) };
-    }
     const tainted = new Map<string, Taints>();
-    for (const n of await this.list('', 'nodes')) {
+    for (const n of await this.readers.nodes.all()) {
       const taints = noExecuteTaintsOf(n);
       if (taints) tainted.set(n.metadata.name ?? '', taints);
     }
-    return { tainted, pods: async () => (await this.list('', 'pods')).map(boundPodView).filter((p): p is KubeObject => p !== undefined) };
+    return { tainted, pods: () => this.readers.pods.all() };
   }
 
   protected async run(): Promise<void> {

@@ -5,16 +5,18 @@
  * Writes go through the stores as the controller's kube-system service account.
  */
 import type { KubeObject } from '@app/apimachinery';
-import { collectionPrefix, type KindDeclaration, type KindRegistry } from '@app/registry';
+import type { KindDeclaration, KindRegistry } from '@app/registry';
 import type { Storage } from '@app/storage';
+import { CollectionReader, ReaderSet } from '../pipeline/collection-reader.js';
+import type { Projection } from '../pipeline/watched-collection.js';
 import type { StoreFactory } from '../tokens.js';
 import { controllerContext, type ControllerRunner } from './controller.runner.js';
-
-const mostRecent = { consistency: { mode: 'MostRecent' as const } };
 
 export abstract class PeriodicPassRunner implements ControllerRunner {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  /** The collections read through `collection`, started and stopped with the controller. */
+  private readonly readerSet = new ReaderSet();
 
   protected constructor(
     protected readonly registry: KindRegistry,
@@ -38,12 +40,22 @@ export abstract class PeriodicPassRunner implements ControllerRunner {
     if (!this.decl('', 'pods') || !this.decl('', 'nodes')) return;
     this.timer = setInterval(() => void this.pass(), this.period());
     this.timer.unref();
+    this.readerSet.start();
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.readerSet.stop();
     this.reset();
+  }
+
+  /**
+   * A collection the passes read: from a watch-fed copy (shared with other controllers reading it
+   * in the same projection) while the controller runs, else from storage (CollectionReader).
+   */
+  protected collection(group: string, plural: string, label: string, project?: Projection<KubeObject>): CollectionReader {
+    return this.readerSet.add(new CollectionReader(this.storage, () => this.decl(group, plural), label, project));
   }
 
   /** One pass now (none while another runs, or once stopped). */
@@ -57,11 +69,6 @@ export abstract class PeriodicPassRunner implements ControllerRunner {
     } finally {
       this.running = false;
     }
-  }
-
-  /** A kind's objects (in one namespace, or all), read at MostRecent. */
-  protected async list(group: string, plural: string, ns = ''): Promise<KubeObject[]> {
-    return (await this.storage.list(collectionPrefix(this.decl(group, plural)!, ns), mostRecent)).items;
   }
 
   /** Updates a pod (namespaced) or a node, conditional on its resourceVersion. */

@@ -21,10 +21,9 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { formatMetaTime, type KubeObject } from '@app/apimachinery';
-import { collectionPrefix, KindRegistry } from '@app/registry';
+import { KindRegistry } from '@app/registry';
 import type { Storage } from '@app/storage';
 import { envInt } from '../config/env.js';
-import { WatchedCollection } from '../pipeline/watched-collection.js';
 import { asMap, mapsOf } from '../groups/core/core.helpers.js';
 import { STORAGE, STORES, type StoreFactory } from '../tokens.js';
 import { controllerContext, ManagedController } from './controller.runner.js';
@@ -114,8 +113,11 @@ export function podGcView(pod: KubeObject): KubeObject | undefined {
 export class PodGarbageCollectorRunner extends PeriodicPassRunner {
   /** Nodes found missing, with the time of the pass that first missed them. */
   private readonly missingSince = new Map<string, number>();
-  /** The watch-fed copy of the pods the passes look at, while this node leads. */
-  private copy: WatchedCollection<KubeObject> | undefined;
+  /** The pods the passes look at (a projection) and the nodes, from watch-fed copies while this node leads. */
+  private readonly readers = {
+    pods: this.collection('', 'pods', 'pod-garbage-collector: pods', podGcView),
+    nodes: this.collection('', 'nodes', 'pod-garbage-collector: nodes'),
+  };
 
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory) {
     super(registry, storage, stores, 'pod-garbage-collector', 'pod-garbage-collector');
@@ -125,24 +127,12 @@ export class PodGarbageCollectorRunner extends PeriodicPassRunner {
     return envInt('KAPI_PODGC_INTERVAL_MS') ?? 20_000;
   }
 
-  override start(): void {
-    super.start();
-    const pods = this.decl('', 'pods');
-    if (!pods || this.copy) return;
-    this.copy = new WatchedCollection(this.storage, collectionPrefix(pods, ''), podGcView, 'pod-garbage-collector: pods');
-    this.copy.start();
-  }
-
   protected override reset(): void {
-    this.copy?.stop();
-    this.copy = undefined;
     this.missingSince.clear();
   }
 
   protected async run(): Promise<void> {
-    // The copy once it is loaded, else storage (the first pass after taking the lead).
-    const pods = this.copy?.isSynced() ? this.copy.values() : (await this.list('', 'pods')).map(podGcView).filter((p): p is KubeObject => p !== undefined);
-    const nodes = await this.list('', 'nodes');
+    const [pods, nodes] = await Promise.all([this.readers.pods.all(), this.readers.nodes.all()]);
     for (const p of terminatedToDelete(pods, envInt('KAPI_TERMINATED_POD_GC_THRESHOLD') ?? 12_500)) await this.deletePod(p);
     for (const p of terminatingOnOutOfServiceNodes(pods, nodes)) await this.markFailedAndDelete(p, false);
     await this.gcOrphaned(pods, new Set(nodes.map((n) => n.metadata.name ?? '')));

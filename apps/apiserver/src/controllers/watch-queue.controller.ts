@@ -9,7 +9,7 @@
 import type { KubeObject } from '@app/apimachinery';
 import type { KindDeclaration } from '@app/registry';
 import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
-import { CollectionReader } from '../pipeline/collection-reader.js';
+import { CollectionReader, ReaderSet } from '../pipeline/collection-reader.js';
 import type { Projection } from '../pipeline/watched-collection.js';
 import type { ControllerRunner } from './controller.runner.js';
 
@@ -25,7 +25,7 @@ export abstract class WatchQueueController implements ControllerRunner {
   private readonly retried = new Set<string>();
   private watches: WatchHandle[] = [];
   /** The collections read through `collection`, started and stopped with the controller. */
-  private readonly collectionReaders: CollectionReader[] = [];
+  private readonly readerSet = new ReaderSet();
   private timer: NodeJS.Timeout | undefined;
   private draining = false;
 
@@ -52,7 +52,7 @@ export abstract class WatchQueueController implements ControllerRunner {
   start(): void {
     if (!this.kindsServed()) return;
     this.stopped = false;
-    for (const r of this.collectionReaders) r.start();
+    this.readerSet.start();
     void this.sync().catch((e) => this.retry(e));
   }
 
@@ -65,7 +65,7 @@ export abstract class WatchQueueController implements ControllerRunner {
     this.requeues.clear();
     this.failures.clear();
     this.retried.clear();
-    for (const r of this.collectionReaders) r.stop();
+    this.readerSet.stop();
     this.reset();
   }
 
@@ -80,10 +80,7 @@ export abstract class WatchQueueController implements ControllerRunner {
     label: string,
     project?: Projection<KubeObject>,
   ): CollectionReader {
-    const reader = new CollectionReader(this.storage, decl, label, project);
-    this.collectionReaders.push(reader);
-    if (!this.stopped) reader.start();
-    return reader;
+    return this.readerSet.add(new CollectionReader(this.storage, decl, label, project));
   }
 
   /** Queues a key again after a delay (client-go's AddAfter); a later call for the key replaces the timer. */

@@ -77,6 +77,29 @@ export function sharedCopyHolders(storage: Storage, decl: KindDeclaration, proje
   return sharedCopies.get(storage)?.get(copyKey(collectionPrefix(decl, ''), project))?.holders ?? 0;
 }
 
+/** The readers of one controller, started and stopped together with it. */
+export class ReaderSet {
+  private readonly readers: CollectionReader[] = [];
+  private running = false;
+
+  /** Adds a reader, started at once when the set runs. */
+  add(reader: CollectionReader): CollectionReader {
+    this.readers.push(reader);
+    if (this.running) reader.start();
+    return reader;
+  }
+
+  start(): void {
+    this.running = true;
+    for (const r of this.readers) r.start();
+  }
+
+  stop(): void {
+    this.running = false;
+    for (const r of this.readers) r.stop();
+  }
+}
+
 export class CollectionReader {
   private copy: { key: string; copy: WatchedCollection<KubeObject> } | undefined;
   private started = false;
