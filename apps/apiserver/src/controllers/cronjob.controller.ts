@@ -55,6 +55,9 @@ type Ref = Record<string, unknown>;
 @ManagedController({ name: 'cronjob' })
 @Injectable()
 export class CronJobControllerRunner extends KindController {
+  /** The Jobs, from a watch-fed copy while this node leads. */
+  private readonly jobReader = this.collection(() => this.jobs(), `${USER}: jobs`);
+
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
     super(registry, storage, stores, recorder, USER);
   }
@@ -110,7 +113,7 @@ export class CronJobControllerRunner extends KindController {
       throw e;
     }
     const cronJob = found;
-    const listed = (await this.storage.list(collectionPrefix(this.jobs()!, ns), { consistency: { mode: 'MostRecent' } })).items;
+    const listed = await this.jobReader.inNamespace(ns);
     const jobs = listed.filter((j) => controllerOf(j)?.uid === cronJob.metadata.uid);
     const status: Record<string, unknown> = { ...asMap(cronJob.status) };
     let active: Ref[] = (Array.isArray(status.active) ? status.active : []).map((r) => ({ ...asMap(r) }));

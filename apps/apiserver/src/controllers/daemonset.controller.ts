@@ -77,6 +77,7 @@ export class DaemonSetControllerRunner extends KindController {
   private readonly readers = {
     pods: this.collection(() => this.pods(), 'daemon-set-controller: pods'),
     nodes: this.collection(() => this.nodes(), 'daemon-set-controller: nodes'),
+    revisions: this.collection(() => this.revisions(), 'daemon-set-controller: controllerrevisions'),
   };
   /** DaemonSet names per namespace, from the list and the watch. */
   private readonly names = new NamesByNamespace();
@@ -144,10 +145,6 @@ export class DaemonSetControllerRunner extends KindController {
     }
   }
 
-  private list(decl: KindDeclaration, ns: string): Promise<KubeObject[]> {
-    return this.storage.list(collectionPrefix(decl, ns), { consistency: { mode: 'MostRecent' } }).then((r) => r.items);
-  }
-
   private async syncDaemonSet(ns: string, name: string, key: string): Promise<void> {
     let ds: KubeObject;
     try {
@@ -157,7 +154,11 @@ export class DaemonSetControllerRunner extends KindController {
       throw e;
     }
     if (ds.metadata.deletionTimestamp) return;
-    const [nodes, allPods, allRevisions] = await Promise.all([this.readers.nodes.all(), this.readers.pods.inNamespace(ns), this.list(this.revisions(), ns)]);
+    const [nodes, allPods, allRevisions] = await Promise.all([
+      this.readers.nodes.all(),
+      this.readers.pods.inNamespace(ns),
+      this.readers.revisions.inNamespace(ns),
+    ]);
 
     // A DaemonSet's selector is a label selector, claimed by as a ReplicaSet's is.
     const pods = await this.claim(ds, this.pods(), allPods);

@@ -222,6 +222,8 @@ export class EndpointsControllerRunner extends ServicePodsController {
 @ManagedController({ name: 'endpointslice' })
 @Injectable()
 export class EndpointSliceControllerRunner extends ServicePodsController {
+  /** The EndpointSlices, from a watch-fed copy while this node leads (shared with the mirroring controller's). */
+  private readonly sliceReader = this.collection(() => this.ownDecl(), 'endpointslice-controller: endpointslices');
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
     super(registry, storage, stores, recorder, 'endpointslice-controller', 'endpoint-slice-controller');
   }
@@ -271,8 +273,7 @@ export class EndpointSliceControllerRunner extends ServicePodsController {
       this.triggerTimes.forget(ns, name);
       return;
     }
-    const listed = await this.storage.list(collectionPrefix(this.ownDecl()!, ns), { consistency: { mode: 'MostRecent' } });
-    const mine = listed.items.filter((s) => isServiceSlice(s, name));
+    const mine = (await this.sliceReader.inNamespace(ns)).filter((s) => isServiceSlice(s, name));
     let plan: { create: KubeObject[]; update: KubeObject[]; delete: string[] };
     if (managesService(service)) {
       const pods = await this.pods(ns);

@@ -45,6 +45,8 @@ const RESYNC_MS = 30_000;
 export class EndpointSliceMirroringRunner extends WatchQueueController {
   /** Events, as kube-controller-manager's endpointslicemirroring controller records them. */
   private readonly events: ComponentRecorder;
+  /** The EndpointSlices, from a watch-fed copy while this node leads (shared with the EndpointSlice controller's). */
+  private readonly sliceReader = this.collection(() => this.slices(), 'endpointslicemirroring: endpointslices');
 
   constructor(
     private readonly registry: KindRegistry,
@@ -113,8 +115,9 @@ export class EndpointSliceMirroringRunner extends WatchQueueController {
     if (!sliceDecl || !epDecl || !svcDecl) return;
     const endpoints = await this.getOrUndefined(epDecl, ns, name);
     const service = endpoints && shouldMirror(endpoints) ? await this.getOrUndefined(svcDecl, ns, name) : undefined;
-    const listed = await this.storage.list(collectionPrefix(sliceDecl, ns), { consistency: { mode: 'MostRecent' } });
-    const mine = listed.items.filter((s) => isMirrored(s) && (s.metadata.labels as Record<string, string> | undefined)?.[LABEL_SERVICE_NAME] === name);
+    const mine = (await this.sliceReader.inNamespace(ns)).filter(
+      (s) => isMirrored(s) && (s.metadata.labels as Record<string, string> | undefined)?.[LABEL_SERVICE_NAME] === name,
+    );
     const store = this.stores.storeFor(sliceDecl);
     const wopts = { ctx: CONTROLLER_CTX(), fieldValidation: 'Ignore' as const, fieldManager: FIELD_MANAGER };
     const mirror = endpoints && service && !hasSelector(service);

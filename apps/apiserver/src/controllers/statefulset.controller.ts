@@ -59,6 +59,9 @@ const messageOf = (e: unknown): string => (e instanceof Error ? e.message : Stri
 export class StatefulSetControllerRunner extends KindController {
   /** The pods, from a watch-fed copy while this node leads. */
   private readonly podReader = this.collection(() => this.decl('', 'pods'), 'statefulset-controller: pods');
+  /** The ControllerRevisions and the claims, from watch-fed copies while this node leads. */
+  private readonly revisionReader = this.collection(() => this.decl('apps', 'controllerrevisions'), 'statefulset-controller: controllerrevisions');
+  private readonly claimReader = this.collection(() => this.decl('', 'persistentvolumeclaims'), 'statefulset-controller: persistentvolumeclaims');
   private readonly names = new NamesByNamespace();
   constructor(registry: KindRegistry, @Inject(STORAGE) storage: Storage, @Inject(STORES) stores: StoreFactory, recorder: EventRecorder) {
     super(registry, storage, stores, recorder, USER);
@@ -194,7 +197,7 @@ export class StatefulSetControllerRunner extends KindController {
   private async revisions(set: KubeObject): Promise<{ current: KubeObject; update: KubeObject; revisions: KubeObject[]; collisionCount?: number }> {
     const ns = set.metadata.namespace ?? '';
     const store = this.stores.storeFor(this.decl('apps', 'controllerrevisions')!);
-    const listed = (await this.storage.list(collectionPrefix(this.decl('apps', 'controllerrevisions')!, ns), { consistency: { mode: 'MostRecent' } })).items;
+    const listed = await this.revisionReader.inNamespace(ns);
     let revisions = sortRevisions(listed.filter((r) => controllerOf(r)?.uid === set.metadata.uid));
     const data = templatePatch(set);
     const next = nextRevisionNumber(revisions);
@@ -244,7 +247,7 @@ export class StatefulSetControllerRunner extends KindController {
     const templates = asMap(set.spec).volumeClaimTemplates;
     if (!decl || !Array.isArray(templates) || !templates.length) return;
     const ns = set.metadata.namespace ?? '';
-    const listed = (await this.storage.list(collectionPrefix(decl, ns), { consistency: { mode: 'MostRecent' } })).items;
+    const listed = await this.claimReader.inNamespace(ns);
     const byName = new Map(listed.map((c) => [c.metadata.name ?? '', c]));
     const start = startOrdinal(set);
     const end = start + replicasOf(set);

@@ -45,6 +45,12 @@ export function awaitsFinalizer(obj: KubeObject | undefined, finalizer: string):
 @ManagedController({ name: 'storage-protection' })
 @Injectable()
 export class StorageProtectionRunner extends WatchQueueController {
+  /** The claims and the pods, from watch-fed copies while this node leads (the pods' shared with the workload controllers). */
+  private readonly readers = {
+    claims: this.collection(() => this.decl('persistentvolumeclaims'), 'pvc-protection-controller: persistentvolumeclaims'),
+    pods: this.collection(() => this.decl('pods'), 'pvc-protection-controller: pods'),
+  };
+
   constructor(
     private readonly registry: KindRegistry,
     @Inject(STORAGE) storage: Storage,
@@ -96,8 +102,7 @@ export class StorageProtectionRunner extends WatchQueueController {
   private async requeueClaimsOf(ns: string): Promise<void> {
     const d = this.decl('persistentvolumeclaims');
     if (!d) return;
-    const res = await this.storage.list(collectionPrefix(d, ns), { consistency: { mode: 'MostRecent' } });
-    for (const o of res.items) this.enqueueIfTerminating('persistentvolumeclaims', o);
+    for (const o of await this.readers.claims.inNamespace(ns)) this.enqueueIfTerminating('persistentvolumeclaims', o);
     this.drain();
   }
 
@@ -129,7 +134,6 @@ export class StorageProtectionRunner extends WatchQueueController {
   private async claimInUse(ns: string, claim: string): Promise<boolean> {
     const pods = this.decl('pods');
     if (!pods) return false;
-    const res = await this.storage.list(collectionPrefix(pods, ns), { consistency: { mode: 'MostRecent' } });
-    return res.items.some((p) => podUsesClaim(p, claim));
+    return (await this.readers.pods.inNamespace(ns)).some((p) => podUsesClaim(p, claim));
   }
 }
