@@ -46,6 +46,8 @@ export default {
       ...shared,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
+      // The servers the tests start freeze what their watch-fed copies keep (see the file).
+      setupFiles: ['<rootDir>/test/support/e2e-env.mjs'],
       testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/client-node-2/'],
       slowTestThreshold: 60,
     },

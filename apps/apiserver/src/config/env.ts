@@ -321,6 +321,15 @@ export const KAPI_ENV: readonly EnvVar[] = [
     use: 'test',
   },
   {
+    name: 'KAPI_FREEZE_COPIES',
+    meaning: '1 freezes every object kept in a watch-fed copy, so that a reader changing one in place (the copies are shared) fails at once',
+    unit: 'switch',
+    min: 0,
+    max: 1,
+    productionDefault: '0',
+    use: 'test',
+  },
+  {
     name: 'KAPI_DAEMONSET_FAILED_POD_BACKOFF_MS',
     meaning:
       'first pause before the DaemonSet controller deletes another failed daemon pod on the same node, doubled with each one up to 15 minutes (kube-controller-manager: 1 s, fixed)',

@@ -59,6 +59,39 @@ describe('WatchedCollection', () => {
     c.stop();
   });
 
+  it('with KAPI_FREEZE_COPIES=1 keeps every object frozen through and through, listed or watched', async () => {
+    const saved = process.env.KAPI_FREEZE_COPIES;
+    process.env.KAPI_FREEZE_COPIES = '1';
+    try {
+      const f = fakeStorage([sa('a', 'one', 'u1')], 7);
+      const c = new WatchedCollection(f.storage, '/registry/core/serviceaccounts/', (o) => o, 'test');
+      c.start();
+      await c.whenSynced();
+      f.sinks[0]!.sink.event(ev('ADDED', { ...sa('a', 'two', 'u2'), secrets: [{ name: 's' }] } as KubeObject, 8));
+      for (const name of ['one', 'two']) {
+        const o = c.get('a', name)!;
+        expect(Object.isFrozen(o) && Object.isFrozen(o.metadata)).toBe(true);
+        expect(() => {
+          (o.metadata as Record<string, unknown>).name = 'changed';
+        }).toThrow(TypeError);
+      }
+      const secrets = (c.get('a', 'two') as unknown as { secrets: Array<Record<string, unknown>> }).secrets;
+      expect(() => (secrets[0]!.name = 'x')).toThrow(TypeError);
+      c.stop();
+      // Unset, nothing is frozen.
+      delete process.env.KAPI_FREEZE_COPIES;
+      const g = fakeStorage([sa('a', 'one', 'u1')], 7);
+      const d = new WatchedCollection(g.storage, '/registry/core/serviceaccounts/', (o) => o, 'test');
+      d.start();
+      await d.whenSynced();
+      expect(Object.isFrozen(d.get('a', 'one'))).toBe(false);
+      d.stop();
+    } finally {
+      if (saved === undefined) delete process.env.KAPI_FREEZE_COPIES;
+      else process.env.KAPI_FREEZE_COPIES = saved;
+    }
+  });
+
   it.each([false, true])("inNamespace gives one namespace's projections, kept current by events (index: %s)", async (indexed) => {
     const f = fakeStorage([sa('a', 'one', 'u1'), sa('ab', 'x', 'u3'), sa('b', 'two', 'u2')], 7);
     const c = new WatchedCollection(f.storage, '/registry/core/serviceaccounts/', uidOf, 'test', indexed);

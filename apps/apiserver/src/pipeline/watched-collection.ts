@@ -7,9 +7,19 @@
  */
 import type { KubeObject } from '@app/apimachinery';
 import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
+import { envInt } from '../config/env.js';
 
 /** The projection of a stored object; undefined leaves the object out. */
 export type Projection<T> = (obj: KubeObject) => T | undefined;
+
+/** Freezes a value and everything reachable from it (KAPI_FREEZE_COPIES). */
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === 'object' && !Object.isFrozen(v) && !ArrayBuffer.isView(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v as object)) deepFreeze(x);
+  }
+  return v;
+}
 
 /** One collection's objects by `namespace/name`, kept current from storage. */
 export class WatchedCollection<T> {
@@ -28,12 +38,18 @@ export class WatchedCollection<T> {
     private readonly storage: Storage,
     /** The collection's key prefix (`/registry/core/secrets/`), ending in '/'. */
     private readonly prefix: string,
-    private readonly project: Projection<T>,
+    private project: Projection<T>,
     /** Names the collection in log lines. */
     private readonly label: string,
     /** Keeps an index by namespace, for `inNamespace` (costs a second map entry per object). */
     private readonly byNamespace = false,
-  ) {}
+  ) {
+    // Tests freeze what the copies keep: readers share its objects and must never change one.
+    if (envInt('KAPI_FREEZE_COPIES') === 1) {
+      const inner = this.project;
+      this.project = (o) => deepFreeze(inner(o));
+    }
+  }
 
   /** Starts listing and watching; returns at once (a cluster's first list may wait for a quorum). */
   start(): void {

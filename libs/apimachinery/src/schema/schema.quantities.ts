@@ -24,7 +24,8 @@ const withQuantities = new SubtreePredicate(isQuantity);
 /**
  * Rewrites every Quantity field of `obj` that `schema` declares and that holds a string or a
  * number into its canonical string, in place. Throws QuantityParseError for one that is no
- * quantity; values of other types are left for the decode check (schema.decode-check.ts).
+ * quantity; values of other types are left for the decode check (schema.decode-check.ts). A
+ * field already canonical is not written: an object read from storage passes through unchanged.
  */
 export function decodeQuantities(obj: unknown, schema: JSONSchemaProps): void {
   if (obj === null || typeof obj !== 'object' || !withQuantities.has(schema)) return;
@@ -36,12 +37,19 @@ export function decodeQuantities(obj: unknown, schema: JSONSchemaProps): void {
     return v;
   };
   if (Array.isArray(obj)) {
-    if (s.items) for (let i = 0; i < obj.length; i++) obj[i] = fix(obj[i], s.items);
+    if (s.items) {
+      for (let i = 0; i < obj.length; i++) {
+        const v = fix(obj[i], s.items);
+        if (v !== obj[i]) obj[i] = v;
+      }
+    }
     return;
   }
   const o = obj as Record<string, unknown>;
   for (const k of Object.keys(o)) {
     const prop = s.properties?.[k] ?? (typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined);
-    if (prop) o[k] = fix(o[k], prop);
+    if (!prop) continue;
+    const v = fix(o[k], prop);
+    if (v !== o[k]) o[k] = v;
   }
 }

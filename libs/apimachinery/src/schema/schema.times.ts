@@ -75,7 +75,9 @@ const withTimes = new SubtreePredicate((s) => timeKind(s) !== undefined);
 
 /**
  * Rewrites every Time and MicroTime field of `obj` that `schema` declares into its stored form,
- * in place. Throws TimeDecodeError for the first value that does not decode.
+ * in place. Throws TimeDecodeError for the first value that does not decode. A field already in
+ * its stored form is not written: an object read from storage (a controller's shared copy) passes
+ * through unchanged.
  */
 export function decodeTimes(obj: unknown, schema: JSONSchemaProps, path = ''): void {
   if (obj === null || typeof obj !== 'object' || !withTimes.has(schema)) return;
@@ -85,8 +87,11 @@ export function decodeTimes(obj: unknown, schema: JSONSchemaProps, path = ''): v
     const item = s.items;
     const kind = timeKind(item);
     obj.forEach((v, i) => {
-      if (kind) obj[i] = decodeTime(kind, v, `${path}[${i}]`);
-      else decodeTimes(v, item, `${path}[${i}]`);
+      if (!kind) decodeTimes(v, item, `${path}[${i}]`);
+      else {
+        const t = decodeTime(kind, v, `${path}[${i}]`);
+        if (t !== v) obj[i] = t;
+      }
     });
     return;
   }
@@ -95,8 +100,11 @@ export function decodeTimes(obj: unknown, schema: JSONSchemaProps, path = ''): v
     const prop = s.properties?.[k] ?? (typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined);
     if (!prop) continue;
     const kind = timeKind(prop);
-    if (kind) o[k] = decodeTime(kind, v, `${path}.${k}`);
-    else decodeTimes(v, prop, `${path}.${k}`);
+    if (!kind) decodeTimes(v, prop, `${path}.${k}`);
+    else {
+      const t = decodeTime(kind, v, `${path}.${k}`);
+      if (t !== v) o[k] = t;
+    }
   }
 }
 
