@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { KubeObject } from '@app/apimachinery';
 import type { KindDeclaration } from '@app/registry';
 import { openLocalStorage, type Storage, type StorageEvent } from '@app/storage';
+import { countingLists } from '../pipeline/counting-storage.fixture.js';
 import { retryDelayMs, WatchQueueController } from './watch-queue.controller.js';
 
 /** A controller whose one key fails with a lost race while `conflicts` says so. */
@@ -124,34 +125,22 @@ describe('a controller’s collections', () => {
   it('are read from a watch-fed copy while the controller runs, and from storage before it starts and after it stops', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'watch-queue-'));
     const { storage } = await openLocalStorage({ dataDir: dir, compactionIntervalMs: 0 });
-    let lists = 0;
-    const counted = new Proxy(storage, {
-      get(target, prop, receiver) {
-        const v = Reflect.get(target, prop, receiver) as unknown;
-        if (prop === 'list') {
-          return (...args: unknown[]) => {
-            lists++;
-            return (v as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        }
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
-    });
+    const { storage: counted, lists: listsMade } = countingLists(storage);
     const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'a', name } }) as KubeObject;
     const names = async (c: Reading) => (await c.pods.inNamespace('a')).map((p) => p.metadata.name).sort();
     const c = new Reading(counted);
     try {
       await storage.create('/registry/core/pods/a/p1', pod('p1'));
-      let before = lists;
+      let before = listsMade();
       expect(await names(c)).toEqual(['p1']);
-      expect(lists).toBe(before + 1);
+      expect(listsMade()).toBe(before + 1);
       c.start();
       // Once the copy has loaded, reads list nothing and still see every write at once.
       let loaded = false;
       for (let i = 0; i < 200 && !loaded; i++) {
-        before = lists;
+        before = listsMade();
         await names(c);
-        loaded = lists === before;
+        loaded = listsMade() === before;
         if (!loaded) await new Promise((r) => setTimeout(r, 5));
       }
       expect(loaded).toBe(true);
@@ -159,11 +148,11 @@ describe('a controller’s collections', () => {
         await storage.create(`/registry/core/pods/a/q${i}`, pod(`q${i}`));
         expect(await names(c)).toContain(`q${i}`);
       }
-      expect(lists).toBe(before);
+      expect(listsMade()).toBe(before);
       c.stop();
       await storage.create('/registry/core/pods/a/p2', pod('p2'));
       expect(await names(c)).toContain('p2');
-      expect(lists).toBe(before + 1);
+      expect(listsMade()).toBe(before + 1);
     } finally {
       c.stop();
       await storage.close();

@@ -5,6 +5,7 @@ import type { KubeObject } from '@app/apimachinery';
 import type { KindDeclaration } from '@app/registry';
 import { openLocalStorage, type MvccStorage, type Storage } from '@app/storage';
 import { CollectionReader, sharedCopyHolders } from './collection-reader.js';
+import { countingLists } from './counting-storage.fixture.js';
 
 const PODS = { group: '', plural: 'pods', namespaced: true } as KindDeclaration;
 const pod = (ns: string, name: string, phase = 'Running'): KubeObject =>
@@ -14,26 +15,18 @@ const names = (objs: KubeObject[]) => objs.map((o) => o.metadata.name).sort();
 describe('CollectionReader on a real store', () => {
   let dir: string;
   let storage: MvccStorage;
-  let lists: number;
+  let countOf: () => number;
+  /** The lists made through `counted` so far. */
+  const lists = (): number => countOf();
   /** The store, counting the lists made through it. */
   let counted: Storage;
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'collection-reader-'));
     storage = (await openLocalStorage({ dataDir: dir, compactionIntervalMs: 0 })).storage;
-    lists = 0;
-    counted = new Proxy(storage, {
-      get(target, prop, receiver) {
-        const v = Reflect.get(target, prop, receiver) as unknown;
-        if (prop === 'list') {
-          return (...args: unknown[]) => {
-            lists++;
-            return (v as (...a: unknown[]) => unknown).apply(target, args);
-          };
-        }
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
-    });
+    const c = countingLists(storage);
+    counted = c.storage;
+    countOf = c.lists;
   });
   afterEach(async () => {
     await storage.close();
@@ -47,7 +40,7 @@ describe('CollectionReader on a real store', () => {
     reader.start();
     // The first read cannot use a copy not loaded yet: it lists the namespace.
     expect(names(await reader.inNamespace('a'))).toEqual(['p1']);
-    const afterFirst = lists;
+    const afterFirst = lists();
     for (let i = 0; i < 50; i++) {
       // Each write is in the very next read: the copy waits for what the store has answered.
       await storage.create(`/registry/core/pods/a/q${i}`, pod('a', `q${i}`));
@@ -59,7 +52,7 @@ describe('CollectionReader on a real store', () => {
     expect(names(await reader.inNamespace('a'))).not.toContain('p1');
     expect(names(await reader.all())).toContain('p2');
     // The copy's own list, and none for the reads: at most one more than the first read's.
-    expect(lists - afterFirst).toBeLessThanOrEqual(1);
+    expect(lists() - afterFirst).toBeLessThanOrEqual(1);
     reader.stop();
   });
 
@@ -72,28 +65,28 @@ describe('CollectionReader on a real store', () => {
     const first = await reader.inNamespace('a');
     expect(first).toEqual([{ metadata: expect.objectContaining({ name: 'p1' }) }]);
     let fromCopy = first;
-    for (let i = 0; i < 100 && lists > 0; i++) {
-      const before = lists;
+    for (let i = 0; i < 100 && lists() > 0; i++) {
+      const before = lists();
       fromCopy = await reader.inNamespace('a');
-      if (lists === before) break;
+      if (lists() === before) break;
     }
     expect(fromCopy).toEqual([{ metadata: expect.objectContaining({ name: 'p1' }) }]);
     reader.stop();
-    const before = lists;
+    const before = lists();
     await storage.create('/registry/core/pods/a/p2', pod('a', 'p2'));
     expect(names(await reader.inNamespace('a'))).toEqual(['p1', 'p2']);
-    expect(lists).toBe(before + 1);
+    expect(lists()).toBe(before + 1);
     expect(names(await reader.inNamespace('a'))).toEqual(['p1', 'p2']);
-    expect(lists).toBe(before + 2);
+    expect(lists()).toBe(before + 2);
   });
 
   /** Reads until one is answered without a list (the copy has loaded); returns the lists made meanwhile. */
   async function untilFromCopy(reader: CollectionReader, ns: string): Promise<number> {
-    const start = lists;
+    const start = lists();
     for (let i = 0; i < 200; i++) {
-      const before = lists;
+      const before = lists();
       await reader.inNamespace(ns);
-      if (lists === before) return lists - start;
+      if (lists() === before) return lists() - start;
       await new Promise((r) => setTimeout(r, 5));
     }
     throw new Error('the copy never answered');
@@ -103,24 +96,24 @@ describe('CollectionReader on a real store', () => {
     await storage.create('/registry/core/pods/a/p1', pod('a', 'p1'));
     const reader = new CollectionReader(counted, () => PODS, 'test');
     for (let i = 0; i < 3; i++) {
-      const before = lists;
+      const before = lists();
       expect(names(await reader.inNamespace('a'))).toEqual(['p1']);
-      expect(lists).toBe(before + 1);
+      expect(lists()).toBe(before + 1);
     }
     reader.start();
     await untilFromCopy(reader, 'a');
     reader.stop();
     await storage.create('/registry/core/pods/a/p2', pod('a', 'p2'));
-    let before = lists;
+    let before = lists();
     expect(names(await reader.inNamespace('a'))).toEqual(['p1', 'p2']);
-    expect(lists).toBe(before + 1);
+    expect(lists()).toBe(before + 1);
     // Started again: a fresh copy, which holds what was written while it was stopped.
     reader.start();
     await untilFromCopy(reader, 'a');
     await storage.create('/registry/core/pods/a/p3', pod('a', 'p3'));
-    before = lists;
+    before = lists();
     expect(names(await reader.inNamespace('a'))).toEqual(['p1', 'p2', 'p3']);
-    expect(lists).toBe(before);
+    expect(lists()).toBe(before);
     reader.stop();
   });
 
@@ -147,9 +140,9 @@ describe('CollectionReader on a real store', () => {
     await untilFromCopy(r1, 'a');
     expect(sharedCopyHolders(counted, PODS)).toBe(1);
     // The second reader of whole pods finds the copy loaded: no list at all.
-    const before = lists;
+    const before = lists();
     const [a, b] = [await r1.inNamespace('a'), await r2.inNamespace('a')];
-    expect(lists).toBe(before);
+    expect(lists()).toBe(before);
     expect(sharedCopyHolders(counted, PODS)).toBe(2);
     expect(a[0]).toBe(b[0]);
     // Another projection is another copy.
@@ -160,9 +153,9 @@ describe('CollectionReader on a real store', () => {
     r1.stop();
     expect(sharedCopyHolders(counted, PODS)).toBe(1);
     await storage.create('/registry/core/pods/a/p2', pod('a', 'p2'));
-    const mark = lists;
+    const mark = lists();
     expect(names(await r2.inNamespace('a'))).toEqual(['p1', 'p2']);
-    expect(lists).toBe(mark);
+    expect(lists()).toBe(mark);
     r2.stop();
     projected.stop();
     expect(sharedCopyHolders(counted, PODS)).toBe(0);
