@@ -134,6 +134,11 @@ export class StorageProtectionRunner extends WatchQueueController {
   private async claimInUse(ns: string, claim: string): Promise<boolean> {
     const pods = this.decl('pods');
     if (!pods) return false;
-    return (await this.readers.pods.inNamespace(ns)).some((p) => podUsesClaim(p, claim));
+    if ((await this.readers.pods.inNamespace(ns)).some((p) => podUsesClaim(p, claim))) return true;
+    // Unused by the copy's pods: confirmed against storage before the finalizer goes, as kube's
+    // controller asks the API server after its informer (a pod written through another node may
+    // not be in this node's copy yet). Only a terminating claim gets here.
+    const res = await this.storage.list(collectionPrefix(pods, ns), { consistency: { mode: 'MostRecent' } });
+    return res.items.some((p) => podUsesClaim(p, claim));
   }
 }

@@ -9,7 +9,8 @@
  * then the copy is made at the first read, so a controller with nothing to sync keeps none, and
  * `stop` (the controller's stop when it loses the lead) drops it: a read after that goes to
  * storage again and makes no new copy until the next `start`. Controllers make their readers with
- * WatchQueueController's `collection`, which starts and stops them with the controller.
+ * the `collection` of WatchQueueController or PeriodicPassRunner, which starts and stops them
+ * with the controller.
  *
  * Readers of one storage share their copies, as kube's controllers share informers: one copy per
  * collection and projection (the same projection function), made by the first reader that needs
