@@ -138,13 +138,16 @@ describe('HorizontalPodAutoscaler controller', () => {
       message:
         'the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)',
     });
-    const ev = await events('web');
-    expect(ev).toContain('SuccessfulRescale: New size: 2; reason: Current number of replicas below Spec.MinReplicas');
-    expect(
-      ev.some((e) =>
+    // The recorder writes Events on its own: wait for the one that follows the condition.
+    const ev = await waitFor('the FailedComputeMetricsReplicas Event', async () => {
+      const all = await events('web');
+      return all.some((e) =>
         e.startsWith('FailedComputeMetricsReplicas: invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value'),
-      ),
-    ).toBe(true);
+      )
+        ? all
+        : undefined;
+    });
+    expect(ev).toContain('SuccessfulRescale: New size: 2; reason: Current number of replicas below Spec.MinReplicas');
     expect((await k(['get', 'hpa', 'web', '-n', NS])).stdout).toMatch(/web\s+Deployment\/web\s+cpu: <unknown>\/50%\s+2\s+6\s+2\s/);
     const described = (await k(['describe', 'hpa', 'web', '-n', NS])).stdout;
     expect(described).toMatch(/ScalingActive\s+False\s+FailedGetResourceMetric\s+the HPA was unable to compute the replica count/);
