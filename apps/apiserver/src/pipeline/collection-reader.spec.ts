@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +39,7 @@ describe('CollectionReader on a real store', () => {
     await storage.create('/registry/core/pods/b/p2', pod('b', 'p2'));
     const reader = new CollectionReader(counted, () => PODS, 'test');
     reader.start();
-    // The first read cannot use a copy not loaded yet: it lists the namespace.
+    // The first read waits for the copy's list, made at that read.
     expect(names(await reader.inNamespace('a'))).toEqual(['p1']);
     const afterFirst = lists();
     for (let i = 0; i < 50; i++) {
@@ -91,6 +92,54 @@ describe('CollectionReader on a real store', () => {
     }
     throw new Error('the copy never answered');
   }
+
+  it("answers the first reads of its readers from the copy's one list, as they all come while it loads", async () => {
+    for (let i = 0; i < 20; i++) await storage.create(`/registry/core/pods/ns${i % 4}/p${i}`, pod(`ns${i % 4}`, `p${i}`));
+    const readers = [new CollectionReader(counted, () => PODS, 'one'), new CollectionReader(counted, () => PODS, 'two')];
+    for (const r of readers) r.start();
+    // Every queued sync of two controllers just started reads at once, before the copy is made.
+    const reads = readers.flatMap((r) => [0, 1, 2, 3].map((n) => r.inNamespace(`ns${n}`)));
+    const got = await Promise.all(reads);
+    expect(got.map((objs) => objs.length)).toEqual(Array(8).fill(5));
+    expect(names(got[1]!)).toEqual(['p1', 'p13', 'p17', 'p5', 'p9']);
+    expect(await readers[1]!.all()).toHaveLength(20);
+    // The copy's list alone: without waiting for it, each read would have listed its namespace.
+    expect(lists()).toBe(1);
+    for (const r of readers) r.stop();
+  });
+
+  it("reads storage when the copy's list fails, and the copy once a later list loads it", async () => {
+    await storage.create('/registry/core/pods/a/p1', pod('a', 'p1'));
+    let failNext = true;
+    const flaky = new Proxy(counted, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if (prop === 'list' && failNext) {
+          failNext = false;
+          return () => Promise.reject(new Error('injected list failure'));
+        }
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const reader = new CollectionReader(flaky, () => PODS, 'flaky');
+      reader.start();
+      // The copy's list (the first) fails: the read lists storage itself rather than wait for a retry.
+      expect(names(await reader.inNamespace('a'))).toEqual(['p1']);
+      expect(lists()).toBe(1);
+      expect(stderr).toHaveBeenCalledWith(expect.stringContaining('flaky: list failed (injected list failure), retrying'));
+      // The copy lists again a second later; from then on it answers.
+      await storage.create('/registry/core/pods/a/p2', pod('a', 'p2'));
+      await new Promise((r) => setTimeout(r, 1100));
+      const before = lists();
+      expect(names(await reader.inNamespace('a'))).toEqual(['p1', 'p2']);
+      expect(lists()).toBe(before);
+      reader.stop();
+    } finally {
+      stderr.mockRestore();
+    }
+  });
 
   it('reads storage until started, and again after stop; a new start makes a new copy', async () => {
     await storage.create('/registry/core/pods/a/p1', pod('a', 'p1'));

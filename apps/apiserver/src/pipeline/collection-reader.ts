@@ -2,8 +2,11 @@
  * How a controller reads a collection it syncs against (the pods of a ReplicaSet's namespace,
  * every PersistentVolume) without a storage list per sync: a watch-fed copy (WatchedCollection),
  * read once it holds every write this node has answered for, so the change a sync follows and
- * the controller's own writes are in it. While it cannot tell (before the first list, during a
- * relist, on external etcd, which has no `settled`), a read goes to storage as before.
+ * the controller's own writes are in it. A read while the copy's first list is under way waits
+ * for that list (so the readers of a copy just made, as every controller's first syncs after
+ * taking the lead, do not each list the collection beside it). While the copy cannot tell
+ * (its list failed, during a relist, on external etcd, which has no `settled`), a read goes to
+ * storage.
  *
  * A reader reads storage until `start` (the controller's start when it takes the lead); from
  * then the copy is made at the first read, so a controller with nothing to sync keeps none, and
@@ -143,7 +146,10 @@ export class CollectionReader {
   private async current(): Promise<WatchedCollection<KubeObject> | undefined> {
     if (!this.copy && this.started) this.copy = acquireCopy(this.storage, this.required(), this.project, this.label);
     const copy = this.copy?.copy;
-    return copy && (await copy.current()) ? copy : undefined;
+    if (!copy) return undefined;
+    // A copy still loading: its list, already under way, answers no later than a list of ours.
+    if (!copy.isSynced()) await copy.listEnded();
+    return (await copy.current()) ? copy : undefined;
   }
 
   private async listed(namespace: string): Promise<KubeObject[]> {

@@ -31,6 +31,8 @@ export class WatchedCollection<T> {
   private stopped = false;
   private synced = false;
   private readonly waiters: Array<() => void> = [];
+  /** The list of the latest start (see listEnded). */
+  private listing: Promise<void> = Promise.resolve();
   /** Listeners, each with whether it hears of a relist key by key (see onChange). */
   private readonly listeners = new Map<(key: string) => void, boolean>();
 
@@ -54,7 +56,7 @@ export class WatchedCollection<T> {
   /** Starts listing and watching; returns at once (a cluster's first list may wait for a quorum). */
   start(): void {
     this.stopped = false;
-    this.sync().catch((e) => {
+    this.listing = this.sync().catch((e) => {
       if (!this.stopped) process.stderr.write(`${this.label}: list failed (${(e as Error).message}), retrying\n`);
       this.later();
     });
@@ -85,6 +87,15 @@ export class WatchedCollection<T> {
     await this.storage.settled().catch(() => undefined);
     const delivered = this.watch?.progress?.();
     return delivered !== undefined && delivered >= this.storage.currentRevision();
+  }
+
+  /**
+   * Resolves once the list of the latest start has ended, loaded or failed (at once when none
+   * was started). A reader that would list the collection itself while the copy's own list is in
+   * flight waits for that list instead: it ends no later than a new one would.
+   */
+  listEnded(): Promise<void> {
+    return this.listing;
   }
 
   /** Resolves once the first list has been loaded. */
