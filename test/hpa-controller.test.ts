@@ -66,6 +66,12 @@ const events = async (name: string): Promise<string[]> =>
       items: { reason: string; message: string }[];
     }
   ).items.map((e) => `${e.reason}: ${e.message}`);
+/** The Events of `name` once one reads `line` (the recorder writes Events on its own, after what they tell of). */
+const eventSeen = (name: string, line: string): Promise<string[]> =>
+  waitFor(`the Event "${line}" of ${name}`, async () => {
+    const all = await events(name);
+    return all.includes(line) ? all : undefined;
+  });
 
 /** A Deployment of `replicas` pods labelled app=<name>, its container with `resources`. */
 const deployment = (name: string, replicas: number, resources: Obj = {}) =>
@@ -179,7 +185,7 @@ describe('HorizontalPodAutoscaler controller', () => {
       message: 'the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)',
     });
     expect(h.status?.lastScaleTime).toBeDefined();
-    expect(await events('web')).toContain('SuccessfulRescale: New size: 4; reason: cpu resource utilization (percentage of request) above target');
+    await eventSeen('web', 'SuccessfulRescale: New size: 4; reason: cpu resource utilization (percentage of request) above target');
     // The two new pods are Pending (unready): counted as idle, they hold the count at 4.
     await new Promise((r) => setTimeout(r, 3000));
     expect(await replicas('web')).toBe(4);
@@ -211,7 +217,7 @@ describe('HorizontalPodAutoscaler controller', () => {
     });
     await new Promise((r) => setTimeout(r, 3000));
     expect(await replicas('web')).toBe(3);
-    expect(await events('web')).toContain('SuccessfulRescale: New size: 3; reason: All metrics below target');
+    await eventSeen('web', 'SuccessfulRescale: New size: 3; reason: All metrics below target');
   });
 
   it('scales by a pods metric of the custom metrics API and an external metric, the higher proposal winning', async () => {
@@ -286,7 +292,7 @@ describe('HorizontalPodAutoscaler controller', () => {
       external: { metric: { name: 'queue_depth' }, current: { averageValue: expect.stringMatching(/^(45|30|22500m)$/) } },
     });
     expect(h.status?.currentMetrics?.[0]).toMatchObject({ type: 'Pods', pods: { metric: { name: 'requests_per_second' } } });
-    expect(await events('worker')).toContain('SuccessfulRescale: New size: 4; reason: pods metric requests_per_second above target');
+    await eventSeen('worker', 'SuccessfulRescale: New size: 4; reason: pods metric requests_per_second above target');
     expect(condition(h, 'ScalingActive')).toMatchObject({ status: 'True', reason: 'ValidMetricFound' });
     expect((await k(['get', 'hpa', 'worker', '-n', NS])).stdout).toMatch(/worker\s+Deployment\/worker\s+20\/10, (45|30|22500m)\/30 \(avg\)\s+1\s+10\s+4\s/);
     // The paths asked: the pods metric with the target's selector.
@@ -341,6 +347,6 @@ describe('HorizontalPodAutoscaler controller', () => {
       reason: 'FailedGetScale',
       message: `the HPA controller was unable to get the target's current scale: deployments.apps "nope" not found`,
     });
-    expect(await events('orphan')).toContain('FailedGetScale: deployments.apps "nope" not found');
+    await eventSeen('orphan', 'FailedGetScale: deployments.apps "nope" not found');
   });
 });
