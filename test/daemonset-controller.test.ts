@@ -8,6 +8,7 @@
  * someone else; ControllerRevisions back `kubectl rollout history`, `rollout undo` and `rollout
  * status`; Events record the creations and deletions.
  */
+import { eventsOnceSeen } from './support/kubectl.helper.js';
 import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
 
@@ -161,8 +162,8 @@ describe('DaemonSet controller', () => {
     await waitRow('agent', /^agent\s+3\s+3\s+2\s+3\s+2\s+pool=a\s+/);
 
     const gone = pods.find((p) => nodeOf(p) === 'a2')!.metadata.name;
-    expect(await events('agent', 'SuccessfulCreate')).toContain(`Created pod: ${pods[0]!.metadata.name}`);
-    expect(await events('agent', 'SuccessfulDelete')).toBe(`Deleted pod: ${gone}`);
+    await eventsOnceSeen(server, NS, 'involvedObject.name=agent,reason=SuccessfulCreate', (out) => out.includes(`Created pod: ${pods[0]!.metadata.name}`));
+    expect(await eventsOnceSeen(server, NS, 'involvedObject.name=agent,reason=SuccessfulDelete', (out) => out !== '')).toBe(`Deleted pod: ${gone}`);
     expect((await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=agent', '-o', 'jsonpath={.items[0].source.component}'])).stdout).toBe(
       'daemonset-controller',
     );

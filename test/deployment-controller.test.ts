@@ -7,6 +7,7 @@
  * resizes the ReplicaSet, and a rollout past its progress deadline is reported as such (`kubectl
  * rollout status` says so). Nothing runs pods here, as in a cluster without nodes.
  */
+import { eventsOnceSeen } from './support/kubectl.helper.js';
 import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, startServer } from './support/server.js';
 
@@ -79,10 +80,7 @@ describe('Deployment controller', () => {
     });
     expect(condition(status, 'Progressing')?.status).toBe('True');
     expect((await k(['get', 'deploy', 'web', '-n', NS])).stdout).toMatch(/^web\s+0\/3\s+3\s+0\s+\d+s$/m);
-    const events = (
-      await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=web,reason=ScalingReplicaSet', '-o', 'jsonpath={.items[*].message}'])
-    ).stdout;
-    expect(events).toContain(`Scaled up replica set web-${hash} to 3`);
+    await eventsOnceSeen(server, NS, 'involvedObject.name=web,reason=ScalingReplicaSet', (out) => out.includes(`Scaled up replica set web-${hash} to 3`));
   });
 
   it('rolls a new image out as far as maxSurge allows, keeps the history, and undoes it', async () => {
@@ -127,10 +125,9 @@ describe('Deployment controller', () => {
     const [rs] = await replicaSets('app=api', (rss) => rss[0]?.spec.replicas === 1, 'the ReplicaSet at 1');
     expect(rs!.metadata.annotations?.['deployment.kubernetes.io/desired-replicas']).toBe('1');
     await waitFor('1 pod', async () => ((await list('pods', 'app=api')).length === 1 ? true : undefined));
-    const events = (
-      await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=api,reason=ScalingReplicaSet', '-o', 'jsonpath={.items[*].message}'])
-    ).stdout;
-    expect(events).toContain(`Scaled down replica set ${rs!.metadata.name} to 1 from 2`);
+    await eventsOnceSeen(server, NS, 'involvedObject.name=api,reason=ScalingReplicaSet', (out) =>
+      out.includes(`Scaled down replica set ${rs!.metadata.name} to 1 from 2`),
+    );
   });
 
   it('scales a Deployment mid-rollout in proportion to its ReplicaSets', async () => {

@@ -8,6 +8,7 @@
  * podReplacementPolicy, leaves a Job managed by another controller alone, is suspended and
  * resumed, is deleted after its time to live, and lets its pods go when it is deleted.
  */
+import { eventsOnceSeen } from './support/kubectl.helper.js';
 import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
 
@@ -359,9 +360,9 @@ describe('Job controller', () => {
     expect(done.status).toMatchObject({ succeeded: 1, completedIndexes: '0', terminating: 0 });
     expect(done.status?.failed).toBeUndefined();
     expect(Date.parse(done.status!.completionTime!)).toBeGreaterThanOrEqual(Date.parse(condition(met, 'SuccessCriteriaMet')!.lastTransitionTime!));
-    const events = (await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=settling', '-o', 'jsonpath={.items[*].reason}'])).stdout.split(
-      ' ',
-    );
+    const events = (
+      await eventsOnceSeen(server, NS, 'involvedObject.name=settling', (out) => out.split(' ').includes('Completed'), '{.items[*].reason}')
+    ).split(' ');
     expect(events.filter((r) => r === 'Completed')).toHaveLength(1);
     await k(['delete', 'job', 'draining', 'settling', '-n', NS]);
   });

@@ -7,6 +7,7 @@
  */
 import { jest } from '@jest/globals';
 import { kubectl, request, startServer, waitFor, type ServerHandle } from './support/server.js';
+import { eventsOnceSeen } from './support/kubectl.helper.js';
 
 jest.setTimeout(120_000);
 
@@ -144,11 +145,14 @@ it('marks a node that stops posting status Unknown, taints it, marks its pods no
   await k(['patch', 'pod', 'brief', '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
   await waitFor('brief gone', async () => !(await podNames()).includes('brief'));
   expect(await podNames()).toEqual(['default', 'forever']);
-  const events = (await k(['get', 'events', '-n', NS, '--field-selector', 'reason=TaintManagerEviction', '-o', 'jsonpath={.items[*].message}'])).stdout;
-  expect(events).toContain(`Marking for deletion Pod ${NS}/brief`);
-  const nodeEvents = (await k(['get', 'events', '-n', 'default', '--field-selector', 'involvedObject.name=flaky', '-o', 'jsonpath={.items[*].reason}'])).stdout;
-  expect(nodeEvents).toContain('NodeNotReady');
-  expect(nodeEvents).toContain('RegisteredNode');
+  await eventsOnceSeen(server, NS, 'reason=TaintManagerEviction', (out) => out.includes(`Marking for deletion Pod ${NS}/brief`));
+  await eventsOnceSeen(
+    server,
+    'default',
+    'involvedObject.name=flaky',
+    (out) => out.includes('NodeNotReady') && out.includes('RegisteredNode'),
+    '{.items[*].reason}',
+  );
 
   // The kubelet comes back: the taints go, the pods tolerating unreachable stay.
   await postReady('flaky');

@@ -8,6 +8,7 @@
  * status|history|undo`), and a partition holds the lower ordinals back; with the Delete
  * retention policy, claims go with their scaled-away pods and with the set.
  */
+import { eventsOnceSeen } from './support/kubectl.helper.js';
 import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
 
@@ -102,11 +103,12 @@ describe('StatefulSet controller', () => {
     expect((await k(['rollout', 'status', 'sts/db', '-n', NS, '--timeout=20s'])).stdout).toContain(
       'partitioned roll out complete: 3 new pods have been updated...',
     );
-    const events = (
-      await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=db,reason=SuccessfulCreate', '-o', 'jsonpath={.items[*].message}'])
-    ).stdout;
-    expect(events).toContain('create Pod db-0 in StatefulSet db successful');
-    expect(events).toContain('create Claim data-db-0 Pod db-0 in StatefulSet db success');
+    await eventsOnceSeen(
+      server,
+      NS,
+      'involvedObject.name=db,reason=SuccessfulCreate',
+      (out) => out.includes('create Pod db-0 in StatefulSet db successful') && out.includes('create Claim data-db-0 Pod db-0 in StatefulSet db success'),
+    );
   });
 
   it('scales down from the highest ordinal and keeps the claims', async () => {
@@ -114,10 +116,7 @@ describe('StatefulSet controller', () => {
     await waitPods('db', (ps) => ps.length === 1, 'db scaled to 1');
     expect(names(await podsOf('db'))).toEqual(['db-0']);
     expect((await k(['get', 'pvc', '-n', NS, '-o', 'name'])).stdout).toContain('persistentvolumeclaim/data-db-2');
-    const events = (
-      await k(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=db,reason=SuccessfulDelete', '-o', 'jsonpath={.items[*].message}'])
-    ).stdout;
-    expect(events).toContain('delete Pod db-2 in StatefulSet db successful');
+    await eventsOnceSeen(server, NS, 'involvedObject.name=db,reason=SuccessfulDelete', (out) => out.includes('delete Pod db-2 in StatefulSet db successful'));
   });
 
   it('rolls a new template out from the highest ordinal, with ControllerRevisions kubectl can undo', async () => {

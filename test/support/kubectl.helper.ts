@@ -3,6 +3,7 @@
  * KUBECTL-NOTES.md) against a server, isolated from the user's ~/.kube.
  */
 import { spawn } from 'node:child_process';
+import { waitFor } from './net.helper.js';
 
 /** What {@link kubectl} needs of a server: its kubeconfig and a private discovery cache dir. */
 export interface KubectlTarget {
@@ -84,4 +85,23 @@ export async function runKubectl(target: KubectlTarget | null, args: readonly st
   if (expect === true && code === 0) throw new KubectlError(`${cmd} succeeded but was expected to fail${detail}`, result);
   if (expect === false && code !== 0) throw new KubectlError(`${cmd} exited ${code}${detail}`, result);
   return result;
+}
+
+/**
+ * `kubectl get events -n <namespace> --field-selector <selector> -o jsonpath=<jsonpath>` (the
+ * messages by default), once `seen` holds for its output. Event recorders write on their own,
+ * after the change an Event tells of: a test that has seen the change waits for the Event
+ * instead of reading the Events once.
+ */
+export function eventsOnceSeen(
+  target: KubectlTarget,
+  namespace: string,
+  selector: string,
+  seen: (out: string) => boolean,
+  jsonpath = '{.items[*].message}',
+): Promise<string> {
+  return waitFor(`the Events of ${namespace} (${selector})`, async () => {
+    const out = (await runKubectl(target, ['get', 'events', '-n', namespace, '--field-selector', selector, '-o', `jsonpath=${jsonpath}`])).stdout;
+    return seen(out) ? out : undefined;
+  });
 }
