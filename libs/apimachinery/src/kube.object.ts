@@ -15,3 +15,16 @@ export interface KubeObject {
   };
   [k: string]: unknown;
 }
+
+/**
+ * Freezes a value and everything reachable from it but byte arrays (which cannot be frozen).
+ * Objects shared between readers (a watch event's decoded object, a watch-fed copy's objects)
+ * are never changed in place; tests freeze them so that code breaking that rule fails at once.
+ */
+export function deepFreeze<T>(v: T): T {
+  if (v && typeof v === 'object' && !Object.isFrozen(v) && !ArrayBuffer.isView(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v as object)) deepFreeze(x);
+  }
+  return v;
+}

@@ -30,6 +30,7 @@ describe('MvccStorage', () => {
       replayWindowRevisions?: number;
       replayWindowBytes?: number;
       replayHeldEvents?: number;
+      freezeSharedEvents?: boolean;
     } = {},
   ) => {
     const s = await openLocalStorage({ dataDir: dir, revisionWaitMs: 200, compactionIntervalMs: 0, ...opts });
@@ -308,6 +309,32 @@ describe('MvccStorage', () => {
       for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
       expect(cond()).toBe(true);
     };
+
+    it('gives every live watcher the same decoded object, frozen through and through with freezeSharedEvents', async () => {
+      await storage.create(key('shared'), cm('shared', { a: '1' }));
+      const live = async (): Promise<StorageEvent[]> => {
+        const rev = store.currentRevision();
+        const [w1, w2] = [collect({ key: PREFIX, recursive: true, afterRevision: rev }), collect({ key: key('shared'), recursive: false, afterRevision: rev })];
+        await new Promise((r) => setTimeout(r, 20));
+        await storage.guaranteedUpdate(key('shared'), (cur) => ({ ...cur, data: { a: String(Number((cur.data as { a: string }).a) + 1) } }));
+        await until(() => w1.events.length === 1 && w2.events.length === 1);
+        w1.handle.stop();
+        w2.handle.stop();
+        expect(w1.events[0]!.object).toBe(w2.events[0]!.object);
+        return [w1.events[0]!, w2.events[0]!];
+      };
+      // By default the shared objects are plain objects (readers must still not change them).
+      const [plain] = await live();
+      expect(Object.isFrozen(plain!.object)).toBe(false);
+      await storage.close();
+      await open({ freezeSharedEvents: true });
+      const [frozen, other] = await live();
+      for (const o of [frozen!.object, frozen!.prevObject!, frozen!.object.metadata, frozen!.object.data]) expect(Object.isFrozen(o)).toBe(true);
+      expect(() => {
+        (frozen!.object.data as Record<string, string>).a = 'changed';
+      }).toThrow(TypeError);
+      expect((other!.object.data as Record<string, string>).a).toBe('3');
+    });
 
     it('replays history then switches to live events without gaps or duplicates', async () => {
       for (let i = 0; i < 20; i++) await storage.create(key(`h${i}`), cm(`h${i}`));

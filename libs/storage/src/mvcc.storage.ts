@@ -6,7 +6,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KubeObject } from '@app/apimachinery';
+import { deepFreeze, type KubeObject } from '@app/apimachinery';
 import { LocalProposer, MvccError, compactCommand, MvccStore, type KeyValue, type MvccEvent, type Proposer, type TxnCommand, type TxnResult } from '@app/mvcc';
 import {
   NO_CHANGE,
@@ -56,6 +56,12 @@ export interface MvccStorageOptions {
    * does not read holds a bounded number of events, however fast the writes come.
    */
   replayHeldEvents?: number;
+  /**
+   * Deep-freezes the objects of live watch events, which every watcher of this storage is given
+   * the same of (a test switch: a watcher that changes one in place fails at once instead of
+   * changing what the others see). Default false.
+   */
+  freezeSharedEvents?: boolean;
 }
 
 /** Storage implemented on MvccStore (reads) + Proposer (writes). Owns both: close() closes them. */
@@ -65,6 +71,7 @@ export class MvccStorage implements Storage {
   private readonly replayWindow: number;
   private readonly replayWindowBytes: number;
   private readonly heldEvents: number;
+  private readonly freezeSharedEvents: boolean;
   private readonly watches = new Set<() => void>();
   private compactionTimer: NodeJS.Timeout | undefined;
   private compactionMark: number;
@@ -80,6 +87,7 @@ export class MvccStorage implements Storage {
     this.replayWindow = Math.max(1, opts.replayWindowRevisions ?? 1000);
     this.replayWindowBytes = Math.max(1, opts.replayWindowBytes ?? 4 << 20);
     this.heldEvents = Math.max(1, opts.replayHeldEvents ?? 10_000);
+    this.freezeSharedEvents = opts.freezeSharedEvents ?? false;
     this.compactionMark = store.currentRevision();
     const interval = opts.compactionIntervalMs ?? 300_000;
     if (interval > 0) {
@@ -415,6 +423,10 @@ export class MvccStorage implements Storage {
     let se = this.decodedLive.get(e);
     if (!se) {
       se = this.toStorageEvent(e);
+      if (this.freezeSharedEvents) {
+        deepFreeze(se.object);
+        deepFreeze(se.prevObject);
+      }
       this.decodedLive.set(e, se);
     }
     return se;

@@ -134,6 +134,7 @@ export async function openClusterNode(cfg: ServerConfig, dataDir: string, client
     replayWindowRevisions: envInt('KAPI_WATCH_WINDOW_REVISIONS'),
     replayWindowBytes: envInt('KAPI_WATCH_WINDOW_BYTES'),
     replayHeldEvents: envInt('KAPI_WATCH_HELD_EVENTS'),
+    freezeSharedEvents: envInt('KAPI_FREEZE_COPIES') === 1,
   });
   const membership = new ClusterMembership({
     selfName: name,

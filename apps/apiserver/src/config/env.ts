@@ -322,7 +322,8 @@ export const KAPI_ENV: readonly EnvVar[] = [
   },
   {
     name: 'KAPI_FREEZE_COPIES',
-    meaning: '1 freezes every object kept in a watch-fed copy, so that a reader changing one in place (the copies are shared) fails at once',
+    meaning:
+      '1 freezes every object kept in a watch-fed copy and every object of a live watch event on the built-in store, so that a reader changing one in place (they are shared) fails at once',
     unit: 'switch',
     min: 0,
     max: 1,

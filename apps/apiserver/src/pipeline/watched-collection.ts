@@ -5,21 +5,12 @@
  * or watch (compaction, storage closing) relists after a second. Only a projection of each
  * object is kept (what the readers need), never whole Secrets.
  */
-import type { KubeObject } from '@app/apimachinery';
+import { deepFreeze, type KubeObject } from '@app/apimachinery';
 import type { Storage, StorageEvent, WatchHandle } from '@app/storage';
 import { envInt } from '../config/env.js';
 
 /** The projection of a stored object; undefined leaves the object out. */
 export type Projection<T> = (obj: KubeObject) => T | undefined;
-
-/** Freezes a value and everything reachable from it (KAPI_FREEZE_COPIES). */
-function deepFreeze<T>(v: T): T {
-  if (v && typeof v === 'object' && !Object.isFrozen(v) && !ArrayBuffer.isView(v)) {
-    Object.freeze(v);
-    for (const x of Object.values(v as object)) deepFreeze(x);
-  }
-  return v;
-}
 
 /** One collection's objects by `namespace/name`, kept current from storage. */
 export class WatchedCollection<T> {
