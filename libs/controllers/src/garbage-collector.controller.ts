@@ -186,7 +186,7 @@ export class GarbageCollector {
       {
         event: (e) => this.onEvent(e),
         error: (err) => {
-          this.log(`watch failed (${err.code}): relisting`);
+          this.log(`watch failed (${err.code}: ${err.message}): relisting`);
           this.resyncLater();
         },
       },

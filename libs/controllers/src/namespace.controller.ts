@@ -224,7 +224,7 @@ export class NamespaceController {
       {
         event: (e) => this.onEvent(e, nsPrefix),
         error: (err) => {
-          this.log(`watch failed (${err.code}): relisting`);
+          this.log(`watch failed (${err.code}: ${err.message}): relisting`);
           this.watch?.stop();
           this.later(() => this.start(), 1000);
         },

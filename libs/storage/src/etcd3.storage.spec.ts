@@ -271,7 +271,7 @@ describe('Etcd3Storage', () => {
     expect(w1.revs()).toEqual([r1, r2, r3]);
     expect(w2.revs()).toEqual([r2, r3]);
     expect(w3.revs()).toEqual([r0, r1, r2, r3]);
-    expect(w4.errors.map((e) => e.message)).toEqual(['watch sink failed']);
+    expect(w4.errors.map((e) => e.message)).toEqual(['watch sink failed: sink broke']);
     // Decoded once for the watches that share.
     expect(w2.events[1]!.object).toBe(w1.events[2]!.object);
     expect(w2.events[0]!.prevObject?.metadata.resourceVersion).toBe(String(r1));

@@ -11,7 +11,7 @@
  * watch when it cannot keep up, as with the built-in store); while only one watch uses the hub,
  * the replay of old history is paced by that watch (WatchSink.ready), as for a watch of its own.
  */
-import { StorageError, type StorageEvent, type WatchOptions, type WatchSink } from './storage.interface.js';
+import { sinkFailed, StorageError, type StorageEvent, type WatchOptions, type WatchSink } from './storage.interface.js';
 import type { Etcd3Watch } from './etcd3.watch.js';
 
 /** Events a hub keeps for watches that join later (whole revisions are dropped, oldest first). */
@@ -104,9 +104,9 @@ export class Etcd3WatchHub {
     try {
       m.sink.event(e);
       return true;
-    } catch {
+    } catch (err) {
       this.leave(m);
-      m.sink.error(new StorageError('Internal', this.opts.key, 'watch sink failed'));
+      m.sink.error(sinkFailed(this.opts.key, err));
       return false;
     }
   }

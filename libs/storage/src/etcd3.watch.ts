@@ -16,7 +16,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { etcdPrefixEnd, rev, type EtcdEvent, type EtcdWatchResponse } from './etcd3.client.js';
 import type { Etcd3Storage } from './etcd3.storage.js';
 import { decodeStoredObject } from './storage.codec.js';
-import { StorageError, type StorageEvent, type WatchOptions, type WatchSink } from './storage.interface.js';
+import { sinkFailed, StorageError, type StorageEvent, type WatchOptions, type WatchSink } from './storage.interface.js';
 
 /** Re-creations of a broken stream in a row before the watch fails Unavailable. */
 const MAX_RESUMES = 20;
@@ -209,9 +209,9 @@ export class Etcd3Watch {
       if (!se) continue;
       try {
         this.sink.event(se);
-      } catch {
+      } catch (err) {
         // A sink that throws cannot be trusted to have seen the event: end the watch.
-        this.fail(new StorageError('Internal', this.opts.key, 'watch sink failed'));
+        this.fail(sinkFailed(this.opts.key, err));
         return false;
       }
     }

@@ -334,6 +334,27 @@ describe('MvccStorage', () => {
         (frozen!.object.data as Record<string, string>).a = 'changed';
       }).toThrow(TypeError);
       expect((other!.object.data as Record<string, string>).a).toBe('3');
+      // A watcher that changes the shared object is ended, and says why; the others go on.
+      const rev = store.currentRevision();
+      const errors: StorageError[] = [];
+      const bad = storage.watch(
+        { key: key('shared'), recursive: false, afterRevision: rev },
+        {
+          event: (e) => {
+            (e.object.data as Record<string, string>).a = 'changed';
+          },
+          error: (e) => errors.push(e),
+        },
+      );
+      const good = collect({ key: key('shared'), recursive: false, afterRevision: rev });
+      await new Promise((r) => setTimeout(r, 20));
+      await storage.guaranteedUpdate(key('shared'), (cur) => ({ ...cur, data: { a: '4' } }));
+      await until(() => errors.length === 1 && good.events.length === 1);
+      expect(errors[0]!.code).toBe('Internal');
+      expect(errors[0]!.message).toMatch(/^watch sink failed: Cannot assign to read only property 'a'/);
+      expect((good.events[0]!.object.data as Record<string, string>).a).toBe('4');
+      bad.stop();
+      good.handle.stop();
     });
 
     it('replays history then switches to live events without gaps or duplicates', async () => {

@@ -10,6 +10,7 @@ import { deepFreeze, type KubeObject } from '@app/apimachinery';
 import { LocalProposer, MvccError, compactCommand, MvccStore, type KeyValue, type MvccEvent, type Proposer, type TxnCommand, type TxnResult } from '@app/mvcc';
 import {
   NO_CHANGE,
+  sinkFailed,
   StorageError,
   type ListOptions,
   type ListResult,
@@ -481,9 +482,9 @@ export class MvccStorage implements Storage {
       }
       try {
         sink.event(se);
-      } catch {
+      } catch (err) {
         // A sink that throws cannot be trusted to have seen the event: end the watch.
-        fail(new StorageError('Internal', opts.key, 'watch sink failed'));
+        fail(sinkFailed(opts.key, err));
       }
     };
 

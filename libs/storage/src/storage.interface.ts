@@ -44,6 +44,14 @@ export class StorageError extends Error {
   }
 }
 
+/**
+ * The error that ends a watch whose sink threw while handed an event: the sink cannot be trusted
+ * to have seen the event. It carries what the sink threw, so that the watcher's log says why.
+ */
+export function sinkFailed(key: string, thrown: unknown): StorageError {
+  return new StorageError('Internal', key, `watch sink failed: ${thrown instanceof Error ? thrown.message : String(thrown)}`);
+}
+
 /** An undecodable value met by a list: its key and why it does not decode. */
 export interface CorruptValue {
   key: string;

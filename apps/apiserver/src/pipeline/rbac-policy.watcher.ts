@@ -102,7 +102,7 @@ export class RbacPolicyWatcher implements OnApplicationBootstrap, OnApplicationS
       {
         event: (e) => this.onEvent(e),
         error: (err) => {
-          if (!this.stopped) process.stderr.write(`rbac policy: watch failed (${err.code}), relisting\n`);
+          if (!this.stopped) process.stderr.write(`rbac policy: watch failed (${err.code}: ${err.message}), relisting\n`);
           this.watch?.stop();
           this.later();
         },

@@ -175,7 +175,7 @@ export class WatchedCollection<T> {
       {
         event: (e) => this.onEvent(e),
         error: (err) => {
-          if (!this.stopped) process.stderr.write(`${this.label}: watch failed (${err.code}), relisting\n`);
+          if (!this.stopped) process.stderr.write(`${this.label}: watch failed (${err.code}: ${err.message}), relisting\n`);
           this.watch?.stop();
           this.later();
         },
