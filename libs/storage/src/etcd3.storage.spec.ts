@@ -12,10 +12,11 @@ let etcd: EtcdCluster;
 let haveEtcd = false;
 const opened: Etcd3Storage[] = [];
 
-async function open(prefix?: string, extra: { compactionIntervalMs?: number } = {}): Promise<Etcd3Storage> {
+async function open(prefix?: string, extra: { compactionIntervalMs?: number; freezeSharedEvents?: boolean } = {}): Promise<Etcd3Storage> {
   const s = await new Etcd3Storage(new Etcd3Client({ endpoints: etcd.servers.split(',') }), {
     prefix,
     compactionIntervalMs: extra.compactionIntervalMs ?? 0,
+    freezeSharedEvents: extra.freezeSharedEvents ?? false,
     watchProgressIntervalMs: 200,
     revisionWaitMs: 500,
   }).open();
@@ -297,6 +298,37 @@ describe('Etcd3Storage', () => {
     const hs = [0, 1].map(() => own.watch({ key: P, recursive: true, afterRevision: r4 }, { event: () => undefined, error: () => undefined }));
     expect(own.etcdWatchCount).toBe(2);
     for (const h of hs) h.stop();
+  });
+
+  it('with freezeSharedEvents hands every shared watch the same frozen objects, and ends a watch that changes one', async () => {
+    if (!haveEtcd) return;
+    const plain = await open();
+    const s = await open(undefined, { freezeSharedEvents: true });
+    const P = '/registry/core/configmaps/frozen/';
+    const r0 = Number((await s.create(`${P}a`, cm('a', { v: '1' }))).metadata.resourceVersion);
+    const seen: StorageEvent[][] = [[], [], []];
+    const errors: StorageError[] = [];
+    const handles = [0, 1].map((i) =>
+      s.watch({ key: P, recursive: true, afterRevision: r0 }, { event: (e) => seen[i]!.push(e), error: (e) => errors.push(e) }),
+    );
+    const bad = s.watch(
+      { key: P, recursive: true, afterRevision: r0 },
+      {
+        event: (e) => {
+          (e.object.data as Record<string, string>).v = 'changed';
+        },
+        error: (e) => errors.push(e),
+      },
+    );
+    const unfrozen = plain.watch({ key: P, recursive: true, afterRevision: r0 }, { event: (e) => seen[2]!.push(e), error: (e) => errors.push(e) });
+    await s.guaranteedUpdate(`${P}a`, (c) => ({ ...c, data: { v: '2' } }));
+    await waitFor('the update everywhere', () => (seen.every((x) => x.length === 1) && errors.length === 1 ? true : undefined));
+    expect(seen[0]![0]!.object).toBe(seen[1]![0]!.object);
+    for (const o of [seen[0]![0]!.object, seen[0]![0]!.object.data, seen[0]![0]!.prevObject]) expect(Object.isFrozen(o)).toBe(true);
+    expect((seen[1]![0]!.object.data as Record<string, string>).v).toBe('2');
+    expect(errors[0]!.message).toMatch(/^watch sink failed: Cannot assign to read only property 'v'/);
+    expect(Object.isFrozen(seen[2]![0]!.object)).toBe(false);
+    for (const h of [...handles, bad, unfrozen]) h.stop();
   });
 
   it('lets one of several servers compact per period (compact_rev_key)', async () => {

@@ -47,6 +47,11 @@ export interface Etcd3StorageOptions {
    * Default true; false gives every watch an etcd watch of its own.
    */
   shareWatches?: boolean;
+  /**
+   * Deep-freezes the objects a shared etcd watch hands its watches, which all get the same (a
+   * test switch: a watcher that changes one in place fails at once). Default false.
+   */
+  freezeSharedEvents?: boolean;
 }
 
 /** Converts between API keys (`/registry/...`) and etcd keys (`<prefix>/...`). */
@@ -84,6 +89,7 @@ export class Etcd3Storage implements Storage {
   private readonly watches = new Set<Etcd3Watch>();
   private readonly hubs = new Map<string, Etcd3WatchHub>();
   private readonly shareWatches: boolean;
+  private readonly freezeSharedEvents: boolean;
   private readonly compactor: Etcd3Compactor | undefined;
   private latest = 0;
   private compacted = 0;
@@ -98,6 +104,7 @@ export class Etcd3Storage implements Storage {
     this.maxRetries = opts.maxConflictRetries ?? 100;
     this.progressIntervalMs = opts.watchProgressIntervalMs ?? 250;
     this.shareWatches = opts.shareWatches ?? true;
+    this.freezeSharedEvents = opts.freezeSharedEvents ?? false;
     const interval = opts.compactionIntervalMs ?? 300_000;
     if (interval > 0) this.compactor = new Etcd3Compactor(client, interval, (r) => this.observeCompacted(r));
   }
@@ -430,6 +437,7 @@ export class Etcd3Storage implements Storage {
         () => {
           if (this.hubs.get(id) === created) this.hubs.delete(id);
         },
+        this.freezeSharedEvents,
       );
       this.hubs.set(id, created);
       hub = created;

@@ -12,6 +12,7 @@
  * the replay of old history is paced by that watch (WatchSink.ready), as for a watch of its own.
  */
 import { sinkFailed, StorageError, type StorageEvent, type WatchOptions, type WatchSink } from './storage.interface.js';
+import { deepFreeze } from '@app/apimachinery';
 import type { Etcd3Watch } from './etcd3.watch.js';
 
 /** Events a hub keeps for watches that join later (whole revisions are dropped, oldest first). */
@@ -44,6 +45,8 @@ export class Etcd3WatchHub {
     readonly opts: WatchOptions,
     open: (sink: WatchSink) => Etcd3Watch,
     private readonly onEmpty: () => void,
+    /** Deep-freezes each event's objects before handing them out (a test switch). */
+    private readonly freeze = false,
   ) {
     this.heldFrom = opts.afterRevision;
     this.delivered = opts.afterRevision;
@@ -75,6 +78,10 @@ export class Etcd3WatchHub {
   }
 
   private event(e: StorageEvent): void {
+    if (this.freeze) {
+      deepFreeze(e.object);
+      deepFreeze(e.prevObject);
+    }
     this.delivered = e.revision;
     this.held.push(e);
     if (this.held.length > HUB_HELD_EVENTS) {

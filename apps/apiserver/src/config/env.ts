@@ -323,7 +323,7 @@ export const KAPI_ENV: readonly EnvVar[] = [
   {
     name: 'KAPI_FREEZE_COPIES',
     meaning:
-      '1 freezes every object kept in a watch-fed copy and every object of a live watch event on the built-in store, so that a reader changing one in place (they are shared) fails at once',
+      '1 freezes every object kept in a watch-fed copy and every object of a live watch event shared between watchers (on the built-in store and in the shared watches of external etcd), so that a reader changing one in place (they are shared) fails at once',
     unit: 'switch',
     min: 0,
     max: 1,

@@ -8,6 +8,7 @@
  */
 import { Etcd3Client, Etcd3Storage, readEtcdTls } from '@app/storage';
 import { Gauge, Histogram, type Registry } from 'prom-client';
+import { envInt } from '../config/env.js';
 import type { ServerConfig } from '../config/flags.js';
 import type { StorageBackend } from './storage.backend.js';
 
@@ -71,7 +72,11 @@ export async function openEtcd3Backend(cfg: ServerConfig, registry: Registry): P
     tls: readEtcdTls({ cafile: cfg.etcdCafile, certfile: cfg.etcdCertfile, keyfile: cfg.etcdKeyfile }),
     onCall: (method, seconds) => duration.observe({ operation: method }, seconds),
   });
-  const storage = new Etcd3Storage(client, { prefix: cfg.etcdPrefix, compactionIntervalMs: cfg.etcdCompactionIntervalMs });
+  const storage = new Etcd3Storage(client, {
+    prefix: cfg.etcdPrefix,
+    compactionIntervalMs: cfg.etcdCompactionIntervalMs,
+    freezeSharedEvents: envInt('KAPI_FREEZE_COPIES') === 1,
+  });
   const probe = new EtcdProbe(client);
   try {
     await storage.open();
