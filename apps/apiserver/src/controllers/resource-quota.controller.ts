@@ -14,7 +14,8 @@
  * The objects are read from watch-fed copies (CollectionReader, made at the first recount that
  * needs a resource), as kube's controller reads informers: pods, services and claims whole (the
  * pods' copy is the one the workload controllers share), the objects of every other resource as
- * their names only, for their count.
+ * their names only, for their count. The copy of a resource that is no longer served (a deleted
+ * CRD) is dropped at the next recount.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
@@ -58,7 +59,7 @@ export function nextQuotaStatus(quota: KubeObject, used: ReturnType<typeof calcu
 }
 
 /** What an object count reads of an object: that it exists. */
-const countedView = (o: KubeObject): KubeObject => ({
+export const countedView = (o: KubeObject): KubeObject => ({
   apiVersion: o.apiVersion,
   kind: o.kind,
   metadata: { namespace: o.metadata.namespace, name: o.metadata.name },
@@ -163,6 +164,20 @@ export class ResourceQuotaControllerRunner extends WatchQueueController {
     return [...seen.values()];
   }
 
+  /**
+   * Stops reading the resources no longer served (a deleted CustomResourceDefinition): their
+   * copies would only go on watching an empty prefix while this controller leads.
+   */
+  private forgetUnserved(served: ReadonlyArray<{ gr: GroupResource }>): void {
+    if (this.readers.size === 0) return;
+    const keys = new Set(served.map((s) => `${s.gr.group}/${s.gr.resource}`));
+    for (const [key, reader] of this.readers) {
+      if (keys.has(key)) continue;
+      this.dropCollection(reader);
+      this.readers.delete(key);
+    }
+  }
+
   /** The copy of a served resource's objects, made at its first use. */
   private objectsOf(gr: GroupResource): CollectionReader {
     const key = `${gr.group}/${gr.resource}`;
@@ -188,6 +203,7 @@ export class ResourceQuotaControllerRunner extends WatchQueueController {
       return; // gone
     }
     const served = this.served();
+    this.forgetUnserved(served);
     const wanted = resourcesFor(
       Object.keys(asMap(asMap(quota.spec).hard)),
       served.map((s) => s.gr),

@@ -83,6 +83,11 @@ export abstract class WatchQueueController implements ControllerRunner {
     return this.readerSet.add(new CollectionReader(this.storage, decl, label, project));
   }
 
+  /** Stops reading a collection declared with `collection` (its copy is given back). */
+  protected dropCollection(reader: CollectionReader): void {
+    this.readerSet.remove(reader);
+  }
+
   /** Queues a key again after a delay (client-go's AddAfter); a later call for the key replaces the timer. */
   protected requeueAfter(key: string, delayMs: number): void {
     clearTimeout(this.requeues.get(key));

@@ -93,6 +93,14 @@ export class ReaderSet {
     return reader;
   }
 
+  /** Stops a reader and takes it out of the set. */
+  remove(reader: CollectionReader): void {
+    const i = this.readers.indexOf(reader);
+    if (i < 0) return;
+    this.readers.splice(i, 1);
+    reader.stop();
+  }
+
   start(): void {
     this.running = true;
     for (const r of this.readers) r.start();
