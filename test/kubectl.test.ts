@@ -175,7 +175,8 @@ stringData:
       const state = { out: '', code: undefined as number | null | undefined };
       child.stdout.on('data', (d) => (state.out += d));
       child.stderr.on('data', (d) => (state.out += d));
-      child.on('exit', (code) => (state.code = code));
+      // 'close', not 'exit': 'exit' may come before the last of its output is read.
+      child.on('close', (code) => (state.code = code));
       return { child, state };
     };
     const until = async (what: string, ok: () => boolean, ms = 20_000) => {

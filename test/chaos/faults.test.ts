@@ -191,6 +191,7 @@ function runIn(lab: NetnsLab, node: string, script: string): Promise<string> {
     const c = lab.spawn(node, process.execPath, ['-e', script]);
     let out = '';
     c.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    c.on('exit', () => resolve(out.trim()));
+    // 'close', not 'exit': 'exit' may come before the last of its output is read.
+    c.on('close', () => resolve(out.trim()));
   });
 }

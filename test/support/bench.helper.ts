@@ -11,6 +11,7 @@ export function runBench(script: string, args: readonly string[]): Promise<{ cod
     child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
     child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
     child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, out }));
+    // 'close', not 'exit': 'exit' may come before the last of its output is read.
+    child.on('close', (code) => resolve({ code, out }));
   });
 }
