@@ -7,6 +7,7 @@
  * tests need not wait for the clock, except one that does: a CronJob left alone (`@every 2s`)
  * gets its Job when the schedule fires.
  */
+import { eventsOnceSeen } from './support/kubectl.helper.js';
 import { waitFor } from './support/net.helper.js';
 import { type ServerHandle, kubectl, request, startServer } from './support/server.js';
 
@@ -110,7 +111,7 @@ describe('CronJob controller', () => {
       expect.objectContaining({ apiVersion: 'batch/v1', kind: 'CronJob', name: 'tick', controller: true, blockOwnerDeletion: true }),
     ]);
     expect(cj.status!.active).toEqual([expect.objectContaining({ kind: 'Job', apiVersion: 'batch/v1', name: job!.metadata.name, uid: job!.metadata.uid })]);
-    expect(await events('tick', 'SuccessfulCreate')).toContain(`Created job ${job!.metadata.name}`);
+    await eventsOnceSeen(server, NS, 'involvedObject.name=tick,reason=SuccessfulCreate', (out) => out.includes(`Created job ${job!.metadata.name}`));
     // kubectl's columns: SCHEDULE, TIMEZONE, SUSPEND, ACTIVE, LAST SCHEDULE.
     expect((await k(['get', 'cronjob', 'tick', '-n', NS])).stdout).toMatch(/^tick\s+\*\/1 \* \* \* \*\s+<none>\s+False\s+1\s+\d+s\s+/m);
 
@@ -121,7 +122,9 @@ describe('CronJob controller', () => {
       return !c.status?.active && c.status?.lastSuccessfulTime ? c : undefined;
     });
     expect(Date.parse(done.status!.lastSuccessfulTime!)).toBeGreaterThanOrEqual(Date.parse(scheduled));
-    expect(await events('tick', 'SawCompletedJob')).toContain(`Saw completed job: ${job!.metadata.name}, condition: Complete`);
+    await eventsOnceSeen(server, NS, 'involvedObject.name=tick,reason=SawCompletedJob', (out) =>
+      out.includes(`Saw completed job: ${job!.metadata.name}, condition: Complete`),
+    );
   });
 
   it('keeps only as many finished Jobs as the history limit', async () => {
@@ -145,7 +148,7 @@ describe('CronJob controller', () => {
     expect(job!.metadata.labels).toMatchObject({ team: 'ops' });
     await succeed(job!.metadata.name);
     await waitJobs('lean', (js) => js.length === 0, 'the finished Job deleted');
-    expect(await events('lean', 'SuccessfulDelete')).toContain(`Deleted job ${job!.metadata.name}`);
+    await eventsOnceSeen(server, NS, 'involvedObject.name=lean,reason=SuccessfulDelete', (out) => out.includes(`Deleted job ${job!.metadata.name}`));
   });
 
   it('Forbid skips a time while a Job runs; Replace deletes the running Job and starts the new one', async () => {
@@ -196,7 +199,7 @@ describe('CronJob controller', () => {
 
     const replaced = await waitJobs('fresh', (js) => js.length === 1 && js[0]!.metadata.uid !== first.metadata.uid, 'the replacing Job of fresh');
     expect(replaced[0]!.metadata.name).toMatch(/^fresh-\d+$/);
-    expect(await events('fresh', 'SuccessfulDelete')).toContain('Deleted job fresh-earlier');
+    await eventsOnceSeen(server, NS, 'involvedObject.name=fresh,reason=SuccessfulDelete', (out) => out.includes('Deleted job fresh-earlier'));
     await waitFor('fresh to list the new Job only', async () => {
       const c = await cronJob('fresh');
       return c.status?.active?.length === 1 && c.status.active[0]!.uid === replaced[0]!.metadata.uid ? c : undefined;

@@ -103,8 +103,6 @@ describe('DaemonSet controller', () => {
   };
   const dsRow = async (name: string): Promise<string> => (await k(['get', 'ds', name, '-n', NS, '--no-headers'])).stdout;
   const waitRow = (name: string, re: RegExp) => waitFor(`ds ${name} row ${re}`, async () => re.test(await dsRow(name)), 30_000);
-  const events = async (name: string, reason: string): Promise<string> =>
-    (await k(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name},reason=${reason}`, '-o', 'jsonpath={.items[*].message}'])).stdout;
   const revisionsOf = async (ds: string): Promise<Revision[]> =>
     (JSON.parse((await k(['get', 'controllerrevisions', '-n', NS, '-l', `app=${ds}`, '-o', 'json'])).stdout) as { items: Revision[] }).items.sort(
       (a, b) => a.revision - b.revision,
@@ -190,7 +188,9 @@ describe('DaemonSet controller', () => {
     await fail(first!.metadata.name);
     // The first failure: deleted and replaced at once.
     const second = await waitFor('a second pod', async () => (await podsOf('flaky')).find((p) => p.metadata.name !== first!.metadata.name));
-    expect(await events('flaky', 'FailedDaemonPod')).toContain(`Found failed daemon pod ${NS}/${first!.metadata.name} on node f1, will try to kill it`);
+    await eventsOnceSeen(server, NS, 'involvedObject.name=flaky,reason=FailedDaemonPod', (out) =>
+      out.includes(`Found failed daemon pod ${NS}/${first!.metadata.name} on node f1, will try to kill it`),
+    );
     // The next one on the same node within the back-off stays for now, then goes too.
     await fail(second.metadata.name);
     await new Promise((r) => setTimeout(r, 1000));
@@ -257,7 +257,7 @@ describe('DaemonSet controller', () => {
     await rollTo('agent:1');
     await waitFor('revisions 2 and 3', async () => JSON.stringify((await revisionsOf('roll')).map((r) => r.revision)) === '[2,3]', 30_000);
     expect((await k(['rollout', 'history', 'ds/roll', '-n', NS])).stdout).toMatch(/^REVISION\s+CHANGE-CAUSE\n2\s+<none>\n3\s+<none>$/m);
-    expect(await events('roll', 'SuccessfulDelete')).toMatch(/^(Deleted pod: roll-\w+ ?){6}$/);
+    await eventsOnceSeen(server, NS, 'involvedObject.name=roll,reason=SuccessfulDelete', (out) => /^(Deleted pod: roll-\w+ ?){6}$/.test(out));
   });
 
   it('with OnDelete replaces only the pods someone deletes', async () => {

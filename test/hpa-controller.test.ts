@@ -66,11 +66,14 @@ const events = async (name: string): Promise<string[]> =>
       items: { reason: string; message: string }[];
     }
   ).items.map((e) => `${e.reason}: ${e.message}`);
-/** The Events of `name` once one reads `line` (the recorder writes Events on its own, after what they tell of). */
-const eventSeen = (name: string, line: string): Promise<string[]> =>
+/**
+ * The Events of `name` (as `reason: message`) once one is `line`, or starts with it when `prefix`
+ * (the recorder writes Events on its own, after what they tell of).
+ */
+const eventSeen = (name: string, line: string, prefix = false): Promise<string[]> =>
   waitFor(`the Event "${line}" of ${name}`, async () => {
     const all = await events(name);
-    return all.includes(line) ? all : undefined;
+    return all.some((e) => (prefix ? e.startsWith(line) : e === line)) ? all : undefined;
   });
 
 /** A Deployment of `replicas` pods labelled app=<name>, its container with `resources`. */
@@ -144,15 +147,11 @@ describe('HorizontalPodAutoscaler controller', () => {
       message:
         'the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)',
     });
-    // The recorder writes Events on its own: wait for the one that follows the condition.
-    const ev = await waitFor('the FailedComputeMetricsReplicas Event', async () => {
-      const all = await events('web');
-      return all.some((e) =>
-        e.startsWith('FailedComputeMetricsReplicas: invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value'),
-      )
-        ? all
-        : undefined;
-    });
+    const ev = await eventSeen(
+      'web',
+      'FailedComputeMetricsReplicas: invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value',
+      true,
+    );
     expect(ev).toContain('SuccessfulRescale: New size: 2; reason: Current number of replicas below Spec.MinReplicas');
     expect((await k(['get', 'hpa', 'web', '-n', NS])).stdout).toMatch(/web\s+Deployment\/web\s+cpu: <unknown>\/50%\s+2\s+6\s+2\s/);
     const described = (await k(['describe', 'hpa', 'web', '-n', NS])).stdout;

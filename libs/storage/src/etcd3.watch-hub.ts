@@ -11,8 +11,8 @@
  * watch when it cannot keep up, as with the built-in store); while only one watch uses the hub,
  * the replay of old history is paced by that watch (WatchSink.ready), as for a watch of its own.
  */
-import { sinkFailed, StorageError, type StorageEvent, type WatchOptions, type WatchSink } from './storage.interface.js';
 import { deepFreeze } from '@app/apimachinery';
+import { sinkFailed, StorageError, type StorageEvent, type WatchOptions, type WatchSink } from './storage.interface.js';
 import type { Etcd3Watch } from './etcd3.watch.js';
 
 /** Events a hub keeps for watches that join later (whole revisions are dropped, oldest first). */
