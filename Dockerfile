@@ -1,5 +1,5 @@
 # kapi API server image: one node per container (docker-compose.yml runs three plus haproxy).
-# Node 24, the LTS line the tests run on (npm run test:node24).
+# Node 24, one of the Node lines the tests run on (npm run test:node24).
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -4,7 +4,8 @@
  * test/ (`*.test.ts`) and use the build in dist/ (npm test builds first).
  *
  * test/client-node-2/ drives @kubernetes/client-node 2.x, which needs Node 22 or later: it is a
- * project of its own, present on such a Node only (`npm run test:node24` runs it on Node 24).
+ * project of its own, present on such a Node only (`npm run test:node22`, `test:node24` and
+ * `test:node26` run it there).
  * Types are checked by `npm run typecheck` (tsc over sources, specs and test/), which `npm test`
  * runs first: with isolatedModules ts-jest's diagnostics see syntax only, and full type-aware
  * diagnostics made libs/apimachinery's specs take 32 s instead of 6 s.

@@ -16,6 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { tlsChannelCredentials } from '@app/grpc';
 import { findRaftProto, msg, raftService } from '@app/raft';
 import { createPki, issueClientCertificate, loadPki } from '@app/pki';
 import { clusterAdminService } from '../apps/apiserver/src/cluster/cluster.forward.js';
@@ -141,7 +142,7 @@ describe('replicated cluster (3 real nodes)', () => {
     const Admin = grpc.makeGenericClientConstructor(clusterAdminService(), 'ClusterAdmin');
     const Raft = grpc.makeGenericClientConstructor(raftService(findRaftProto()), 'RaftTransport');
     for (const id of [alice, admin]) {
-      const creds = grpc.credentials.createSsl(Buffer.from(pki.caPem), Buffer.from(id.keyPem), Buffer.from(id.certPem));
+      const creds = tlsChannelCredentials({ ca: pki.caPem, key: id.keyPem, cert: id.certPem });
       const address = `127.0.0.1:${peerPorts.get(leader)}`;
       const adminClient = new Admin(address, creds, { 'grpc.enable_retries': 0 }) as unknown as {
         ChangeMember(req: object, cb: (e: grpc.ServiceError | null) => void): void;

@@ -25,7 +25,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { findProtoFile } from '@app/raft';
 import { createPki, issueClientCertificate } from '@app/pki';
 import { prerequisite } from './support/prereq.js';
-import { GrpcH2Server, type UnaryCall } from '@app/grpc';
+import { GrpcH2Server, tlsChannelCredentials, type UnaryCall } from '@app/grpc';
 import { closeHttpClients, delay, getFreePorts, repoRoot, request, startServer, type ServerHandle } from './support/server.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -440,9 +440,9 @@ describe('the etcd endpoint gRPC server', () => {
     const ca = await readFile(join(pkiDir, 'ca.crt'));
     const cert = await readFile(join(pkiDir, 'admin.crt'));
     const key = await readFile(join(pkiDir, 'admin.key'));
-    const serverOnly = kvClient(ports[1]!, grpc.credentials.createSsl(ca));
-    const withCert = kvClient(ports[2]!, grpc.credentials.createSsl(ca, key, cert));
-    const withoutCert = kvClient(ports[2]!, grpc.credentials.createSsl(ca));
+    const serverOnly = kvClient(ports[1]!, tlsChannelCredentials({ ca }));
+    const withCert = kvClient(ports[2]!, tlsChannelCredentials({ ca, key, cert }));
+    const withoutCert = kvClient(ports[2]!, tlsChannelCredentials({ ca }));
     try {
       expect((await unary(serverOnly, 'Put', { key: Buffer.from('/tls/a'), value: Buffer.from('1') })).header.revision).toBeGreaterThan(1);
       expect((await unary(withCert, 'Put', { key: Buffer.from('/tls/b'), value: Buffer.from('1') })).header.revision).toBeGreaterThan(1);
@@ -475,7 +475,7 @@ describe('the etcd endpoint gRPC server', () => {
 
   it('serves every URL of --listen-client-urls and --listen-metrics-urls; the member list gives --advertise-client-urls', async () => {
     const ca = await readFile(join(pkiDir, 'ca.crt'));
-    const overTls = kvClient(ports[1]!, grpc.credentials.createSsl(ca));
+    const overTls = kvClient(ports[1]!, tlsChannelCredentials({ ca }));
     const cleartext = kvClient(ports[5]!, grpc.credentials.createInsecure());
     const members = (port: number) => new pkg.Cluster!(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as unknown as ReturnType<typeof kvClient>;
     const listed = members(ports[5]!);
@@ -610,7 +610,7 @@ describe('the etcd endpoint gRPC server', () => {
     };
     const range = JSON.stringify({ key: Buffer.from('/tls/b').toString('base64') });
     for (const who of [kubelet, alice]) {
-      const c = kvClient(ports[2]!, grpc.credentials.createSsl(ca, Buffer.from(who.keyPem), Buffer.from(who.certPem)));
+      const c = kvClient(ports[2]!, tlsChannelCredentials({ ca, key: who.keyPem, cert: who.certPem }));
       try {
         await expect(unary(c, 'Range', { key: Buffer.from('/tls/b') })).rejects.toMatchObject({
           code: grpc.status.PERMISSION_DENIED,
@@ -627,7 +627,7 @@ describe('the etcd endpoint gRPC server', () => {
       // Health and metrics hold no data: served to every client the TLS lets in, as etcd's.
       expect(await https1(who, '/health')).toEqual({ status: 200, body: '{"health":"true"}' });
     }
-    const c = kvClient(ports[2]!, grpc.credentials.createSsl(ca, Buffer.from(admin.keyPem), Buffer.from(admin.certPem)));
+    const c = kvClient(ports[2]!, tlsChannelCredentials({ ca, key: admin.keyPem, cert: admin.certPem }));
     try {
       await unary(c, 'Put', { key: Buffer.from('/tls/b'), value: Buffer.from('admin') });
       expect((await unary(c, 'Range', { key: Buffer.from('/tls/b') })).count).toBe(1);
@@ -642,7 +642,7 @@ describe('the etcd endpoint gRPC server', () => {
       [backup, undefined],
       [alice, grpc.status.PERMISSION_DENIED],
     ] as const) {
-      const k = kvClient(ports[4]!, grpc.credentials.createSsl(ca, Buffer.from(who.keyPem), Buffer.from(who.certPem)));
+      const k = kvClient(ports[4]!, tlsChannelCredentials({ ca, key: who.keyPem, cert: who.certPem }));
       try {
         const outcome = await unary(k, 'Put', { key: Buffer.from('/tls/other'), value: Buffer.from('1') }).then(
           () => undefined,

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { tlsChannelCredentials } from '@app/grpc';
 import { findProtoFile } from '@app/raft';
 import { createPki, loadPki } from '@app/pki';
 import { prerequisite } from './support/prereq.js';
@@ -312,7 +313,7 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
         }),
       );
     };
-    const mtls = grpc.credentials.createSsl(Buffer.from(pki.caPem), Buffer.from(pki.adminKeyPem), Buffer.from(pki.adminCertPem));
+    const mtls = tlsChannelCredentials({ ca: pki.caPem, key: pki.adminKeyPem, cert: pki.adminCertPem });
     const put = await call(mtls, 'Put', { key: Buffer.from('/grpc/k'), value: Buffer.from('v') });
     const got = await call(mtls, 'Range', { key: Buffer.from('/grpc/k') });
     expect(got.count).toBe(1);
@@ -325,7 +326,7 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
       const at = await call(mtls, 'Range', { key: Buffer.from('/grpc/k'), revision: rev, serializable: true });
       expect((at.kvs as { value: Buffer }[]).map((kv) => kv.value.toString())).toEqual([`v${i}`]);
     }
-    await expect(call(grpc.credentials.createSsl(Buffer.from(pki.caPem)), 'Range', { key: Buffer.from('/grpc/k') })).rejects.toThrow();
+    await expect(call(tlsChannelCredentials({ ca: pki.caPem }), 'Range', { key: Buffer.from('/grpc/k') })).rejects.toThrow();
   });
 
   it('Watch over gRPC: NODELETE filter, prev_kv, progress request, cancel, a compacted start revision', async () => {
@@ -333,7 +334,7 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     const def = protoLoader.loadSync(rpc, { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(rpc)] });
     const pkg = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: Record<string, grpc.ServiceClientConstructor> }).etcdserverpb;
     const pki = await loadPki(join(dir, 'pki'));
-    const creds = grpc.credentials.createSsl(Buffer.from(pki.caPem), Buffer.from(pki.adminKeyPem), Buffer.from(pki.adminCertPem));
+    const creds = tlsChannelCredentials({ ca: pki.caPem, key: pki.adminKeyPem, cert: pki.adminCertPem });
     const addr = `127.0.0.1:${clientPorts.get('n2')}`;
     const kv = new pkg.KV!(addr, creds) as unknown as Record<string, (req: object, cb: (e: Error | null, v: Msg) => void) => void>;
     const unary = (method: string, req: object): Promise<Msg> =>
@@ -656,7 +657,7 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     const Maintenance = (grpc.loadPackageDefinition(def) as unknown as { etcdserverpb: { Maintenance: grpc.ServiceClientConstructor } }).etcdserverpb
       .Maintenance;
     const pki = await loadPki(join(dir, 'pki'));
-    const creds = grpc.credentials.createSsl(Buffer.from(pki.caPem), Buffer.from(pki.adminKeyPem), Buffer.from(pki.adminCertPem));
+    const creds = tlsChannelCredentials({ ca: pki.caPem, key: pki.adminKeyPem, cert: pki.adminCertPem });
     const move = (n: string, targetID: number): Promise<unknown> => {
       const c = new Maintenance(`127.0.0.1:${clientPorts.get(n)}`, creds);
       return new Promise((resolve, reject) =>
@@ -793,10 +794,7 @@ describe('etcdctl v3.4 against the etcd API of three nodes', () => {
     const Health = (grpc.loadPackageDefinition(def) as unknown as { grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } } }).grpc.health.v1
       .Health;
     const pki = await loadPki(join(dir, 'pki'));
-    const health = new Health(
-      `127.0.0.1:${clientPorts.get(last!)}`,
-      grpc.credentials.createSsl(Buffer.from(pki.caPem), Buffer.from(pki.adminKeyPem), Buffer.from(pki.adminCertPem)),
-    );
+    const health = new Health(`127.0.0.1:${clientPorts.get(last!)}`, tlsChannelCredentials({ ca: pki.caPem, key: pki.adminKeyPem, cert: pki.adminCertPem }));
     const check = (service: string): Promise<string> =>
       new Promise((resolve) =>
         (health as unknown as { Check(r: object, cb: (e: grpc.ServiceError | null, v: { status: string }) => void): void }).Check({ service }, (e, v) =>

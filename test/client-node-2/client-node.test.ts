@@ -4,7 +4,8 @@
  * server-side apply, a raw watch, and an informer that relists after a 410 Gone.
  *
  * client-node 2.x needs Node 22 or later, so this directory is its own jest project, present
- * only on such a Node: `npm run test:node24` runs it on Node 24 fetched from the npm registry.
+ * only on such a Node: `npm run test:node22`, `test:node24` and `test:node26` run it on that Node,
+ * fetched from the npm registry.
  */
 import { jest } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node-2';

@@ -9,6 +9,12 @@
  * `exit` event fires, its exit code is final, so once the other `exit` listeners ran it leaves
  * through `process.exit`, which ends the process without tearing the environment down first.
  * Test files run as before; only the worker's last step changes.
+ *
+ * One more difference, on Node 22 only: its V8 has no `Symbol.dispose` or `Symbol.asyncDispose`,
+ * which Node defines on its own realm's `Symbol` alone, so a test file's VM context lacked them
+ * and code that reads a native disposer by them (undici's fetch, through Node's
+ * `events.addAbortListener`, as @kubernetes/client-node 2.x uses it) found nothing there. The
+ * context gets the process's two symbols where it has none.
  */
 import { TestEnvironment } from 'jest-environment-node';
 
@@ -35,6 +41,11 @@ function exitNow(code) {
 export default class KapiTestEnvironment extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
+    for (const name of ['dispose', 'asyncDispose']) {
+      if (this.global.Symbol[name] === undefined && Symbol[name] !== undefined) {
+        Object.defineProperty(this.global.Symbol, name, { value: Symbol[name] });
+      }
+    }
     if (!process[INSTALLED]) {
       process[INSTALLED] = true;
       process.on('exit', exitNow);

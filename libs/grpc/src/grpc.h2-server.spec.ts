@@ -10,6 +10,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { createPki, loadPki } from '@app/pki';
 import { type DuplexCall, GrpcH2Server, type GrpcServiceDefinition, type Msg, type UnaryCall } from './grpc.h2-server.js';
 import { SerializedMessage, encodeMessage } from './grpc.h2-framing.js';
+import { tlsChannelCredentials } from './grpc.tls-credentials.js';
 
 const PROTO = `syntax = "proto3";
 package t.v1;
@@ -304,7 +305,7 @@ describe('GrpcH2Server', () => {
       const server = new GrpcH2Server(def, echo);
       const tls = { cert: Buffer.from(pki.servingCertPem), key: Buffer.from(pki.servingKeyPem), clientCa: Buffer.from(pki.caPem) };
       const port = await server.listen({ host: '127.0.0.1', port: 0, tls, http1: h1 });
-      const creds = grpc.credentials.createSsl(Buffer.from(pki.caPem), Buffer.from(pki.adminKeyPem), Buffer.from(pki.adminCertPem));
+      const creds = tlsChannelCredentials({ ca: pki.caPem, key: pki.adminKeyPem, cert: pki.adminCertPem });
       const ctor = grpc.makeGenericClientConstructor(def['t.v1.Echo'] as grpc.ServiceDefinition, 'Echo');
       const c = new ctor(`127.0.0.1:${port}`, creds, { 'grpc.enable_retries': 0 }) as unknown as Client;
       const mtls = { ca: pki.caPem, cert: pki.adminCertPem, key: pki.adminKeyPem };

@@ -4,9 +4,9 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { type PeerCertificate, type TLSSocket, checkServerIdentity, createSecureContext } from 'node:tls';
+import { type PeerCertificate, type TLSSocket, checkServerIdentity } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
-import type { CallStatus } from '@app/grpc';
+import { type CallStatus, tlsChannelCredentials } from '@app/grpc';
 
 /**
  * Mutual TLS material of the peer transport (docs/cluster.md "Peer TLS", etcd's
@@ -112,9 +112,8 @@ export function peerCredentials(tls: PeerTls | undefined, insecure: boolean | un
         : new Error(`peer certificate CN ${JSON.stringify(commonNames(c.subject).join(','))} is not an allowed peer name`));
     let client: grpc.ChannelCredentials;
     try {
-      // Unusable material fails here rather than at the first connection.
-      createSecureContext({ ca, cert, key });
-      client = grpc.credentials.createSsl(ca, key, cert, { checkServerIdentity: checkPeerServer });
+      // Unusable material fails here (building the secure context) rather than at the first connection.
+      client = tlsChannelCredentials({ ca, key, cert, checkServerIdentity: checkPeerServer });
     } catch (e) {
       throw new TransportConfigError(`peer TLS material is unusable: ${(e as Error).message}`);
     }

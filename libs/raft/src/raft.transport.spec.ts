@@ -5,7 +5,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { encodeMessage } from '@app/grpc';
+import { encodeMessage, tlsChannelCredentials } from '@app/grpc';
 import { createPki, loadPki } from '@app/pki';
 import { GrpcTransport } from './raft.transport.js';
 import { type PeerTls, TransportConfigError } from './raft.peer-tls.js';
@@ -166,11 +166,7 @@ describe('GrpcTransport', () => {
 
       // A transfer that stops before its last chunk is refused, and its partial file removed.
       const Client = grpc.makeGenericClientConstructor(raftService(findRaftProto()), 'RaftTransport');
-      const client = new Client(
-        `127.0.0.1:${p2}`,
-        grpc.credentials.createSsl(Buffer.from(tlsA.ca as string), Buffer.from(tlsA.key as string), Buffer.from(tlsA.cert as string)),
-        { 'grpc.enable_retries': 0 },
-      );
+      const client = new Client(`127.0.0.1:${p2}`, tlsChannelCredentials({ ca: tlsA.ca, key: tlsA.key, cert: tlsA.cert }), { 'grpc.enable_retries': 0 });
       const status = await new Promise<grpc.ServiceError | null>((resolve) => {
         const call = (client as unknown as { Snapshot(cb: (e: grpc.ServiceError | null) => void): grpc.ClientWritableStream<unknown> }).Snapshot(resolve);
         call.write({
@@ -497,7 +493,7 @@ describe('GrpcTransport', () => {
     const { t1, t2, got } = await pair(tlsA, tlsA);
     const Client = grpc.makeGenericClientConstructor(raftService(findRaftProto()), 'RaftTransport');
     const addr = (t2 as unknown as { opts: { listen: string } }).opts.listen;
-    const client = new Client(addr, grpc.credentials.createSsl(Buffer.from(tlsA.ca), Buffer.from(adminA.key), Buffer.from(adminA.cert)), {
+    const client = new Client(addr, tlsChannelCredentials({ ca: tlsA.ca, key: adminA.key, cert: adminA.cert }), {
       'grpc.enable_retries': 0,
     });
     try {
@@ -550,7 +546,7 @@ describe('GrpcTransport', () => {
   /** A grpc-js client of RaftTransport with the peer pair of `tls` (the sender of a grpc-js build). */
   function grpcJsClient(addr: string, tls: PeerTls) {
     const Client = grpc.makeGenericClientConstructor(raftService(findRaftProto()), 'RaftTransport');
-    const creds = grpc.credentials.createSsl(Buffer.from(tls.ca), Buffer.from(tls.key), Buffer.from(tls.cert));
+    const creds = tlsChannelCredentials({ ca: tls.ca, key: tls.key, cert: tls.cert });
     return new Client(addr, creds, { 'grpc.enable_retries': 0 }) as unknown as grpc.Client & {
       Stream(cb: (e: grpc.ServiceError | null) => void): grpc.ClientWritableStream<Message[]>;
     };

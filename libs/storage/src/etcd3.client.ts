@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { tlsChannelCredentials } from '@app/grpc';
 import { findProtoFile } from '@app/raft';
 
 /** TLS material of the client (PEM contents). Any absent part is not used. */
@@ -183,11 +184,8 @@ export class Etcd3Client {
     const { urls, secure } = parseEtcdServers(opts.endpoints.join(','));
     const pkg = etcdPackage();
     const creds = secure
-      ? grpc.credentials.createSsl(
-          opts.tls?.ca ? Buffer.from(opts.tls.ca) : null,
-          opts.tls?.key ? Buffer.from(opts.tls.key) : null,
-          opts.tls?.cert ? Buffer.from(opts.tls.cert) : null,
-        )
+      ? // An endpoint named by IP address gets no TLS ServerName (grpc.tls-credentials.ts).
+        tlsChannelCredentials({ ca: opts.tls?.ca, key: opts.tls?.key, cert: opts.tls?.cert })
       : grpc.credentials.createInsecure();
     // Each endpoint its own channel (the option makes grpc-js not share one between clients of
     // the same address), so a dead member affects only calls routed to it.
