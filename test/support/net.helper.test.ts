@@ -1,5 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { getFreePorts } from './net.helper.js';
 
 describe('getFreePort', () => {
@@ -38,5 +40,24 @@ describe('getFreePort', () => {
     } finally {
       for (const s of held) await new Promise((r) => s.close(r));
     }
+  });
+
+  it('does not hand out a port another process handed out lately, and takes over a stale reservation', async () => {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    let [first] = await getFreePorts(1);
+    // Away from the end of the window, where the walk starts again at its bottom.
+    while (first! + 8 >= low) [first] = await getFreePorts(1);
+    const dir = join(tmpdir(), 'kapi-test-ports');
+    mkdirSync(dir, { recursive: true });
+    // What another test process leaves when it hands out the next three candidates.
+    for (let p = first! + 1; p <= first! + 3; p++) writeFileSync(join(dir, String(p)), '1');
+    // And a reservation of an earlier run, long expired.
+    const stale = join(dir, String(first! + 4));
+    writeFileSync(stale, '1');
+    const old = new Date(Date.now() - 3_600_000);
+    utimesSync(stale, old, old);
+    const [next] = await getFreePorts(1);
+    expect(next).toBe(first! + 4);
+    expect(readFileSync(stale, 'utf8')).toBe(String(process.pid));
   });
 });

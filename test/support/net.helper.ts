@@ -2,9 +2,10 @@
  * Small network helpers for tests and benchmarks.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** Lowest port of the kernel's ephemeral range (outgoing connections take their local ports there). */
 function ephemeralLow(): number {
@@ -15,6 +16,53 @@ function ephemeralLow(): number {
     // Not Linux: fall back to the IANA dynamic range's start.
   }
   return 49152;
+}
+
+/**
+ * Ports handed out by any test process of the machine lately, one file per port: a port is free
+ * to bind from its check until the server it is for binds it (seconds later, once that server has
+ * started), and in that window another process (another Jest worker, a benchmark it started)
+ * could check the same port and hand it out too. A reservation holds for RESERVATION_MS; by then
+ * the port is bound, or no longer wanted, and the bind check alone decides.
+ */
+const RESERVATIONS = join(tmpdir(), 'kapi-test-ports');
+const RESERVATION_MS = 120_000;
+
+/** Takes `port` for this process unless another one reserved it lately. */
+function reserve(port: number): boolean {
+  const file = join(RESERVATIONS, String(port));
+  const take = (): boolean => {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+        mkdirSync(RESERVATIONS, { recursive: true });
+        return take();
+      }
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      // Reservations cannot be written here: the bind check alone decides, as it would.
+      return true;
+    }
+  };
+  if (take()) return true;
+  try {
+    if (Date.now() - statSync(file).mtimeMs < RESERVATION_MS) return false;
+    // Stale: another run's. Whoever removes it first and writes it anew has it.
+    unlinkSync(file);
+  } catch {
+    // Removed or renewed by another process meanwhile.
+  }
+  return take();
+}
+
+/** Gives back a reservation of this process (the port turned out not to be bindable). */
+function unreserve(port: number): void {
+  try {
+    unlinkSync(join(RESERVATIONS, String(port)));
+  } catch {
+    // Already gone.
+  }
 }
 
 /** Ports handed out by this process, never handed out twice. */
@@ -35,8 +83,9 @@ function bindable(port: number, host: string): Promise<boolean> {
  * from port 0 is an ephemeral one, which any outgoing connection on the machine (a client of
  * another test's server, a peer dialling) may take between this check and the caller's bind.
  * Ports below the range are only ever taken by an explicit bind. Each process starts at a
- * random place in a window of up to 16,384 ports under the range and walks upwards, so two
- * test processes rarely probe the same ports, and one process never hands out a port twice.
+ * random place in a window of up to 16,384 ports under the range and walks upwards, one process
+ * never hands out a port twice, and a port one process handed out lately is not handed out by
+ * another (see RESERVATIONS).
  */
 export async function getFreePort(host = '127.0.0.1'): Promise<number> {
   const high = ephemeralLow();
@@ -46,11 +95,12 @@ export async function getFreePort(host = '127.0.0.1'): Promise<number> {
   for (let tries = 0; tries < span; tries++) {
     const port = nextCandidate;
     nextCandidate = nextCandidate + 1 >= high ? low : nextCandidate + 1;
-    if (handedOut.has(port)) continue;
+    if (handedOut.has(port) || !reserve(port)) continue;
     if (await bindable(port, host)) {
       handedOut.add(port);
       return port;
     }
+    unreserve(port);
   }
   throw new Error(`no free TCP port on ${host} in ${low}-${high - 1}`);
 }
