@@ -18,6 +18,8 @@
  */
 import { TestEnvironment } from 'jest-environment-node';
 
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+
 /** Set on the worker's process once its exit handler is installed (one per process). */
 const INSTALLED = Symbol.for('kapi.test-environment.fast-exit');
 
@@ -41,11 +43,13 @@ function exitNow(code) {
 export default class KapiTestEnvironment extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
-    for (const name of ['dispose', 'asyncDispose']) {
-      if (this.global.Symbol[name] === undefined && Symbol[name] !== undefined) {
-        Object.defineProperty(this.global.Symbol, name, { value: Symbol[name] });
+    // Node 22 only: Node 20's contexts stay as they were (no library the tests load there needs them).
+    if (NODE_MAJOR === 22)
+      for (const name of ['dispose', 'asyncDispose']) {
+        if (this.global.Symbol[name] === undefined && Symbol[name] !== undefined) {
+          Object.defineProperty(this.global.Symbol, name, { value: Symbol[name] });
+        }
       }
-    }
     if (!process[INSTALLED]) {
       process[INSTALLED] = true;
       process.on('exit', exitNow);
