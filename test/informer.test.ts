@@ -6,6 +6,7 @@
  */
 import { jest } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
+import { stopInformerWhileWatching } from './support/informer.helper.js';
 import { request, startServer, type ServerHandle } from './support/server.js';
 
 jest.setTimeout(120_000);
@@ -103,9 +104,10 @@ describe('client-node informer', () => {
   it('across a forced 410 Gone: relists and reports what changed while its revision was compacted', async () => {
     await write.delete('b');
     await until('delete b', () => seen.includes(`delete b ${25}`));
-    const rvBefore = (informer as unknown as k8s.ListWatch<Cm>).latestResourceVersion();
     const listsBefore = listCalls;
-    await informer.stop();
+    await stopInformerWhileWatching(informer);
+    const rvBefore = (informer as unknown as k8s.ListWatch<Cm>).latestResourceVersion();
+    const seenWhenStopped = seen.length;
     // While stopped: changes the informer can only learn from a relist...
     await write.create('d', 'new');
     await write.update('c', 'changed');
@@ -127,6 +129,7 @@ describe('client-node informer', () => {
     const direct = await request(server, 'GET', `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${rvBefore}`);
     expect(JSON.parse(direct.body.trim().split('\n')[0]!)).toMatchObject({ type: 'ERROR', object: { code: 410 } });
 
+    expect(seen.length).toBe(seenWhenStopped); // it was stopped: no watch reported these
     const mark = seen.length;
     await informer.start(); // re-watches from rvBefore -> 410 -> relist
     await until('relist', () => listCalls > listsBefore);

@@ -51,8 +51,28 @@ const STDERR = 2;
 const ERROR = 3;
 const CLOSE = 255;
 
+/**
+ * How long the stand-in kubelet's commands take to start before their first output. The kubectl
+ * versions here start reading the WebSocket before they have set up their streams (client-go
+ * waits for the streams only from 1.34 on), and drop a message for a stream not set up yet:
+ * output sent the moment the connection switches can be lost, and the error stream's Status with
+ * it (kubectl then fails with "closed all streams"). A real exec first starts a process in the
+ * container, which takes about as long.
+ */
+const PROCESS_START_MS = 250;
+
 /** One session of the stand-in kubelet's exec: runs the few commands the tests use. */
 function runSession(ws: WebSocket, url: URL): void {
+  const command = url.searchParams.getAll('command');
+  if (command[0] === 'cat') {
+    // Output only after stdin ends, so it listens at once: nothing kubectl sends is missed.
+    runCommand(ws, url);
+    return;
+  }
+  setTimeout(() => runCommand(ws, url), PROCESS_START_MS);
+}
+
+function runCommand(ws: WebSocket, url: URL): void {
   const send = (stream: number, data: string): void => ws.send(Buffer.concat([Buffer.from([stream]), Buffer.from(data)]));
   const finish = (status: Obj): void => {
     send(ERROR, JSON.stringify({ metadata: {}, ...status }));

@@ -9,6 +9,7 @@
  */
 import { jest } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node-2';
+import { stopInformerWhileWatching } from '../support/informer.helper.js';
 import { request, startServer, type ServerHandle } from '../support/server.js';
 
 jest.setTimeout(120_000);
@@ -168,9 +169,10 @@ describe('client-node 2.x', () => {
       );
       await until('live update', () => seen.includes('update a 1'));
 
-      const rvBefore = (informer as unknown as k8s.ListWatch<Cm>).latestResourceVersion();
       const listsBefore = listCalls;
-      await informer.stop();
+      await stopInformerWhileWatching(informer);
+      const rvBefore = (informer as unknown as k8s.ListWatch<Cm>).latestResourceVersion();
+      const seenWhenStopped = seen.length;
       await createCm(ns, 'c', { v: 'new' });
       await core.deleteNamespacedConfigMap({ name: 'b', namespace: ns });
       // Move history past the informer's revision (the server compacts every second).
@@ -181,6 +183,7 @@ describe('client-node 2.x', () => {
         return r.status === 410;
       });
 
+      expect(seen.length).toBe(seenWhenStopped); // it was stopped: no watch reported these
       const mark = seen.length;
       await informer.start(); // watch from rvBefore -> 410 -> relist
       await until('relist', () => listCalls > listsBefore);
