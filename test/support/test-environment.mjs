@@ -10,15 +10,13 @@
  * through `process.exit`, which ends the process without tearing the environment down first.
  * Test files run as before; only the worker's last step changes.
  *
- * One more difference, on Node 22 only: its V8 has no `Symbol.dispose` or `Symbol.asyncDispose`,
- * which Node defines on its own realm's `Symbol` alone, so a test file's VM context lacked them
- * and code that reads a native disposer by them (undici's fetch, through Node's
- * `events.addAbortListener`, as @kubernetes/client-node 2.x uses it) found nothing there. The
+ * One more difference: where V8 has no `Symbol.dispose` or `Symbol.asyncDispose` (Node 20 and
+ * 22), Node defines them on its own realm's `Symbol` alone, so a test file's VM context lacks
+ * them and code that reads a native disposer by them (undici's fetch, through Node's
+ * `events.addAbortListener`, as @kubernetes/client-node 2.x uses it) finds nothing there. A
  * context gets the process's two symbols where it has none.
  */
 import { TestEnvironment } from 'jest-environment-node';
-
-const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 
 /** Set on the worker's process once its exit handler is installed (one per process). */
 const INSTALLED = Symbol.for('kapi.test-environment.fast-exit');
@@ -43,13 +41,11 @@ function exitNow(code) {
 export default class KapiTestEnvironment extends TestEnvironment {
   constructor(config, context) {
     super(config, context);
-    // Node 22 only: Node 20's contexts stay as they were (no library the tests load there needs them).
-    if (NODE_MAJOR === 22)
-      for (const name of ['dispose', 'asyncDispose']) {
-        if (this.global.Symbol[name] === undefined && Symbol[name] !== undefined) {
-          Object.defineProperty(this.global.Symbol, name, { value: Symbol[name] });
-        }
+    for (const name of ['dispose', 'asyncDispose']) {
+      if (this.global.Symbol[name] === undefined && Symbol[name] !== undefined) {
+        Object.defineProperty(this.global.Symbol, name, { value: Symbol[name] });
       }
+    }
     if (!process[INSTALLED]) {
       process[INSTALLED] = true;
       process.on('exit', exitNow);
