@@ -487,6 +487,12 @@ describe('three-node chaos', () => {
       // Every member lists exactly the current members, all voters.
       const membership = await membershipProblems(c);
 
+      if (process.env.CHAOS_DUMP !== undefined) {
+        // For post-mortems: every op and fault, and the per-key history the checker read (the
+        // final reads included), times in ns since the origin.
+        await fs.writeFile(process.env.CHAOS_DUMP, JSON.stringify({ faults, ops: result.ops.map(({ keyOps: _k, ...o }) => o), history }, null, 0));
+      }
+
       const t0 = Date.now();
       // Unknown outcomes: a write cut by a fault is applied within its proposal timeout (10 s)
       // or never; a partitioned old leader's entry is overwritten once it rejoins.
@@ -505,10 +511,6 @@ describe('three-node chaos', () => {
         )
         .flat();
 
-      if (process.env.CHAOS_DUMP !== undefined) {
-        // For post-mortems: every op and fault, times in ns since the origin.
-        await fs.writeFile(process.env.CHAOS_DUMP, JSON.stringify({ faults, ops: result.ops.map(({ keyOps: _k, ...o }) => o), finalOps }, null, 0));
-      }
       const n = (p: (o: RecordedOp) => boolean): number => result.ops.filter(p).length;
       const failover = faults
         .filter((f) => f.kind === 'kill-leader')

@@ -68,7 +68,8 @@ function stateKey(s: KeyState): string {
 
 /**
  * Possible states after applying `op` to `s`, given its recorded output; empty when the output is
- * impossible from `s`. `candidates`: per written value, the RVs an unknown write of it may have
+ * impossible from `s`. A precondition never matches an RV nobody observed (-1): a client names
+ * only an RV it has read or been answered. `candidates`: per written value, the RVs an unknown write of it may have
  * produced (see candidatesOf); an unknown write may also produce rv -1, "never observed".
  */
 export function step(s: KeyState, op: KeyOp, candidates: ReadonlyMap<string, readonly Rev[]>): KeyState[] {
@@ -90,13 +91,13 @@ export function step(s: KeyState, op: KeyOp, candidates: ReadonlyMap<string, rea
       return [];
     case 'update':
       if (!s.exists) return out.kind === 'notFound' || unknown ? [s] : [];
-      if (s.rv !== inp.precondition) return out.kind === 'conflict' || unknown ? [s] : [];
+      if (s.rv === -1 || s.rv !== inp.precondition) return out.kind === 'conflict' || unknown ? [s] : [];
       if (out.kind === 'ok') return out.rv !== undefined && out.rv > s.lastRev ? [{ exists: true, value: inp.value, rv: out.rv, lastRev: out.rv }] : [];
       if (unknown) return written(s, inp.value, candidates);
       return [];
     case 'delete':
       if (!s.exists) return out.kind === 'notFound' || unknown ? [s] : [];
-      if (s.rv !== inp.precondition) return out.kind === 'conflict' || unknown ? [s] : [];
+      if (s.rv === -1 || s.rv !== inp.precondition) return out.kind === 'conflict' || unknown ? [s] : [];
       if (out.kind === 'ok' || unknown) return [{ exists: false, value: '', rv: 0, lastRev: s.lastRev }];
       return [];
   }
@@ -127,7 +128,7 @@ export interface KeyCheckResult {
 
 /** Options of {@link checkKey} / {@link checkHistory}. */
 export interface CheckOptions {
-  /** Abort one key's search after this many steps (default 5,000,000). */
+  /** Abort one key's search after this many steps (default 200 per op, at least 5,000,000). */
   readonly maxSteps?: number;
   /** Minimize failing histories (default true). */
   readonly minimize?: boolean;
@@ -141,6 +142,12 @@ export interface CheckOptions {
    * crash-heavy histories cheap.
    */
   readonly unknownWindow?: number;
+  /**
+   * Leave out, before the search, the unknown writes that cannot have taken effect (see
+   * withoutUnseenWrites; default true). The verdict is the same either way; false is for
+   * checking that.
+   */
+  readonly pruneUnseenWrites?: boolean;
 }
 
 interface Entry {
@@ -173,7 +180,7 @@ function makeSet(states: KeyState[]): StateSet {
  * unknown write always follows a read of it: no candidate is missed for histories recorded by
  * the workload (a hand-made history that guesses RVs could be judged too strictly).
  */
-function candidatesOf(ops: readonly KeyOp[]): Map<string, Rev[]> {
+export function candidatesOf(ops: readonly KeyOp[]): Map<string, Rev[]> {
   const m = new Map<string, Set<Rev>>();
   for (const o of ops) {
     if (o.input.kind === 'get' && o.output.kind === 'ok' && o.output.rv !== undefined && o.output.value !== undefined) {
@@ -191,6 +198,26 @@ function candidatesOf(ops: readonly KeyOp[]): Map<string, Rev[]> {
   return r;
 }
 
+/**
+ * Leaves out the unknown creates and updates that took effect in no linearization: those whose
+ * value no read saw, followed (after their window) by a known op that succeeded or found nothing.
+ * Such a write, had it taken effect, would leave the key holding a value nobody read at an RV
+ * nobody learned (rv -1 in the model), and nothing leaves that state but a read of the value: a
+ * precondition never names -1, and a create finds the key there. A later read would have to see
+ * the value; a later successful write would need the key absent or its RV named; a later not
+ * found would need it absent. So once such an op follows, the write cannot have taken effect,
+ * and the search need not place it. A chaos run's faults leave many unknown writes that never
+ * reached the log; each one pending would otherwise double what the search may try.
+ */
+export function withoutUnseenWrites(ops: readonly KeyOp[], window: number, candidates: ReadonlyMap<string, readonly Rev[]>): readonly KeyOp[] {
+  if (!Number.isFinite(window)) return ops;
+  let lastRefuting = Number.NEGATIVE_INFINITY;
+  for (const o of ops) if ((o.output.kind === 'ok' || o.output.kind === 'notFound') && o.call > lastRefuting) lastRefuting = o.call;
+  const unseen = (o: KeyOp): boolean =>
+    o.output.kind === 'unknown' && (o.input.kind === 'create' || o.input.kind === 'update') && !candidates.has(o.input.value) && o.call + window < lastRefuting;
+  return ops.some(unseen) ? ops.filter((o) => !unseen(o)) : ops;
+}
+
 interface SearchResult {
   ok: boolean;
   steps: number;
@@ -199,10 +226,11 @@ interface SearchResult {
 }
 
 /** Lowe's just-in-time linearization search over one key's ops. */
-function search(ops: readonly KeyOp[], maxSteps: number, window: number): SearchResult {
+function search(all: readonly KeyOp[], maxSteps: number, window: number, prune = true): SearchResult {
+  const candidates = candidatesOf(all);
+  const ops = prune ? withoutUnseenWrites(all, window, candidates) : all;
   const n = ops.length;
   if (n === 0) return { ok: true, steps: 0, timedOut: false, longest: [] };
-  const candidates = candidatesOf(ops);
   // Build the entry list: calls and returns sorted by time; at equal times calls come first
   // (an op returning at t and one called at t are concurrent, the permissive reading).
   const entries: Entry[] = [];
@@ -357,10 +385,10 @@ function search(ops: readonly KeyOp[], maxSteps: number, window: number): Search
  * fails *and* stays linearizable without the culprit: so the report shows a consistent context
  * plus the one op that contradicts it, rather than e.g. a lone update of a key nobody created.
  */
-function minimize(ops: readonly KeyOp[], maxSteps: number, window: number, budgetMs: number): KeyOp[] {
+function minimize(ops: readonly KeyOp[], maxSteps: number, window: number, prune: boolean, budgetMs: number): KeyOp[] {
   const deadline = Date.now() + budgetMs;
   const fails = (h: readonly KeyOp[]): boolean => {
-    const r = search(h, maxSteps, window);
+    const r = search(h, maxSteps, window, prune);
     return !r.ok && !r.timedOut;
   };
   const sorted = [...ops].sort((a, b) => a.call - b.call);
@@ -378,6 +406,7 @@ function minimize(ops: readonly KeyOp[], maxSteps: number, window: number, budge
       h.filter((o) => o !== culprit),
       maxSteps,
       window,
+      prune,
     ).ok;
   const strict = contextOk(cur);
   let chunk = Math.max(1, cur.length >>> 1);
@@ -397,11 +426,12 @@ function minimize(ops: readonly KeyOp[], maxSteps: number, window: number, budge
 
 /** Checks one key's history (all ops must have the same key). */
 export function checkKey(key: string, ops: readonly KeyOp[], opts: CheckOptions = {}): KeyCheckResult {
-  const maxSteps = opts.maxSteps ?? 5_000_000;
+  const maxSteps = opts.maxSteps ?? Math.max(5_000_000, 200 * ops.length);
   const window = opts.unknownWindow ?? Number.POSITIVE_INFINITY;
-  const r = search(ops, maxSteps, window);
+  const prune = opts.pruneUnseenWrites ?? true;
+  const r = search(ops, maxSteps, window, prune);
   if (r.ok || r.timedOut) return { key, ok: r.ok, ops: ops.length, steps: r.steps, timedOut: r.timedOut };
-  const counterexample = opts.minimize === false ? [...ops] : minimize(ops, maxSteps, window, opts.minimizeBudgetMs ?? 3000);
+  const counterexample = opts.minimize === false ? [...ops] : minimize(ops, maxSteps, window, prune, opts.minimizeBudgetMs ?? 3000);
   return { key, ok: false, ops: ops.length, steps: r.steps, timedOut: false, counterexample, longestPartial: r.longest };
 }
 
