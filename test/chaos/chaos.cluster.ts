@@ -48,6 +48,8 @@ export class ChaosCluster {
   /** Names of the members removed (and shut down) during the run. */
   readonly removed: string[] = [];
   balancer: HttpTarget | undefined;
+  /** Called after the members changed (a balancer in front of them follows them). */
+  onMembersChanged: (() => void) | undefined;
   private named = 0;
 
   constructor(readonly o: ChaosClusterOptions) {}
@@ -124,12 +126,14 @@ export class ChaosCluster {
     const i = this.members.indexOf(m);
     if (i >= 0) this.members.splice(i, 1);
     this.syncEndpoints();
+    this.onMembersChanged?.();
   }
 
   /** Adds `m` to the member list and the endpoints. */
   attach(m: Member): void {
     this.members.push(m);
     this.syncEndpoints();
+    this.onMembersChanged?.();
   }
 
   /** Shuts `m`'s process down and deletes its data dir. */

@@ -76,13 +76,17 @@ describe('three-node chaos', () => {
   let dir = '';
   let network: Network | undefined;
   let cluster: ChaosCluster | undefined;
-  let haproxy: ChildProcess | undefined;
+  /** The balancer's processes: the current one last, earlier ones still finishing their connections. */
+  const haproxies: ChildProcess[] = [];
   let balancer: HttpTarget | undefined;
   let balancerNote = '';
+  /** Balancer reloads for a change of members, and the errors of any that failed. */
+  let reloads = 0;
+  const reloadErrors: string[] = [];
   /** Stopped in afterAll too: a live watcher reconnects forever and would keep Jest running. */
   const watchers: Watcher[] = [];
   const killHaproxy = (): void => {
-    haproxy?.kill('SIGKILL');
+    for (const h of haproxies) h.kill('SIGKILL');
   };
 
   beforeAll(async () => {
@@ -114,15 +118,39 @@ describe('three-node chaos', () => {
       balancerNote = 'without haproxy (KAPI_TEST_WITHOUT)';
     } else {
       const lbPort = await getFreePort();
-      const base = clusterTopology({ nodes: c.members.map((m) => m.name), host: '127.0.0.1', balancerPort: lbPort, baseDir: dir });
-      const topology = {
-        ...base,
-        nodes: base.nodes.map((n, i) => ({ ...n, address: net.host(c.members[i]!.slot), securePort: c.members[i]!.port, peerPort: c.members[i]!.peerPort })),
-      };
       const cfg = join(dir, 'haproxy.cfg');
-      await fs.writeFile(cfg, haproxyConfig(topology));
-      haproxy = spawn(haproxyBin, ['-f', cfg, '-db', '-q'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      /**
+       * Writes the balancer's configuration for the current members and starts haproxy on it. A
+       * running balancer is replaced as an operator reloads one (`-sf`): the new process takes
+       * new connections, the old one finishes the connections it has and exits.
+       */
+      const startBalancer = async (): Promise<void> => {
+        const base = clusterTopology({ nodes: c.members.map((m) => m.name), host: '127.0.0.1', balancerPort: lbPort, baseDir: dir });
+        const topology = {
+          ...base,
+          nodes: base.nodes.map((n, i) => ({ ...n, address: net.host(c.members[i]!.slot), securePort: c.members[i]!.port, peerPort: c.members[i]!.peerPort })),
+        };
+        await fs.writeFile(cfg, haproxyConfig(topology));
+        const old = haproxies.filter((h) => h.exitCode === null && h.signalCode === null && h.pid !== undefined).map((h) => String(h.pid));
+        const child = spawn(haproxyBin, ['-f', cfg, '-db', '-q', ...(old.length > 0 ? ['-sf', ...old] : [])], { stdio: ['ignore', 'ignore', 'pipe'] });
+        haproxies.push(child);
+        child.once('exit', () => haproxies.splice(haproxies.indexOf(child), 1));
+      };
+      await startBalancer();
       process.once('exit', killHaproxy);
+      // Members come and go in the membership faults: the balancer follows them, as an
+      // operator's would, so that its share of the workload keeps reaching the cluster.
+      let reloading = Promise.resolve();
+      c.onMembersChanged = (): void => {
+        reloading = reloading
+          .then(async () => {
+            await startBalancer();
+            reloads++;
+          })
+          .catch((e: unknown) => {
+            reloadErrors.push(String(e));
+          });
+      };
       const lb: HttpTarget = {
         url: `https://127.0.0.1:${lbPort}`,
         caPem: nodes[0]!.caPem,
@@ -170,8 +198,8 @@ describe('three-node chaos', () => {
     }
     network?.heal();
     await Promise.all(cluster?.members.map((m) => cluster!.dispose(m)) ?? []);
-    if (haproxy !== undefined && haproxy.exitCode === null) {
-      const child = haproxy;
+    if (cluster !== undefined) cluster.onMembersChanged = undefined;
+    for (const child of haproxies.filter((h) => h.exitCode === null && h.signalCode === null)) {
       // A plain delay() here would hold Jest open for its full length after haproxy exited.
       let timer: NodeJS.Timeout | undefined;
       const exited = new Promise<void>((r) => {
@@ -521,7 +549,7 @@ describe('three-node chaos', () => {
       console.log(
         [
           `chaos cluster (${net.mode}${balancer !== undefined ? ' + haproxy' : `; ${balancerNote}`}): ${((Date.now() - began) / 1000).toFixed(0)} s, ${round} rounds, ${CLIENTS} clients, ${KEYS} keys`,
-          `ops ${result.ops.length}: ok ${n((o) => o.outcome === 'ok')}, refused-by-model ${n((o) => o.outcome === 'fail')}, unknown ${n((o) => o.outcome === 'unknown')}, not served ${n((o) => o.outcome === 'dropped')}; via balancer ${n((o) => o.endpoint === balancer?.url)}`,
+          `ops ${result.ops.length}: ok ${n((o) => o.outcome === 'ok')}, refused-by-model ${n((o) => o.outcome === 'fail')}, unknown ${n((o) => o.outcome === 'unknown')}, not served ${n((o) => o.outcome === 'dropped')}; via balancer ${n((o) => o.endpoint === balancer?.url)} (ok ${n((o) => o.endpoint === balancer?.url && o.outcome === 'ok')}, ${reloads} reloads)`,
           `failover (kill -9 of the leader to the first acknowledged write, ms): p50 ${fmt(quantile(failover, 0.5))} max ${fmt(failover[failover.length - 1])} over ${failover.length} [${failover.map(fmt).join(', ')}]`,
           `membership (request to acknowledged, ms): ${timings.map((t) => `${t.kind} ${t.name} ${t.ms}${t.attempts > 1 ? ` (${t.attempts} attempts)` : ''}`).join(', ')}; members now ${c.members.map((m) => m.name).join(',')}, removed ${c.removed.join(',') || '-'}`,
           ...faults.map(
@@ -544,7 +572,17 @@ describe('three-node chaos', () => {
         if (times < ROUNDS) violations.push(`fault ${kind} injected ${times} times, expected ${ROUNDS}`);
       }
       if (n((o) => o.outcome === 'ok') <= 100) violations.push(`only ${n((o) => o.outcome === 'ok')} acknowledged ops`);
-      if (balancer !== undefined && n((o) => o.endpoint === balancer!.url && o.outcome === 'ok') === 0) violations.push('no op succeeded through the balancer');
+      if (balancer !== undefined) {
+        // In every round: the balancer follows the members, so it reaches the cluster after the
+        // founding members are gone as well.
+        for (const r of [...new Set(faults.map((f) => f.round))]) {
+          const inRound = faults.filter((f) => f.round === r);
+          const [from, to] = [Math.min(...inRound.map((f) => f.start)), Math.max(...inRound.map((f) => f.end))];
+          if (n((o) => o.endpoint === balancer!.url && o.outcome === 'ok' && o.call >= from && o.call <= to) === 0)
+            violations.push(`round ${r}: no op succeeded through the balancer`);
+        }
+        violations.push(...reloadErrors.map((e) => `balancer reload failed: ${e}`));
+      }
       if (!states.every((s) => s === states[0] && s.startsWith('rv'))) violations.push(`nodes did not converge: ${states.join(' | ')}`);
       const reads = faults.flatMap((f) => f.minorityReads.map((s) => `${f.kind} r${f.round} on ${f.node}: GET ${s}`));
       if (reads.length === 0 && net.mode === 'netns') violations.push('no Most Recent read reached a minority');
