@@ -83,9 +83,12 @@ describe('three-node chaos', () => {
   /** Balancer reloads for a change of members, and the errors of any that failed. */
   let reloads = 0;
   const reloadErrors: string[] = [];
+  /** Set once the teardown stops the balancer (its exit is then expected). */
+  let stoppingBalancer = false;
   /** Stopped in afterAll too: a live watcher reconnects forever and would keep Jest running. */
   const watchers: Watcher[] = [];
   const killHaproxy = (): void => {
+    stoppingBalancer = true;
     for (const h of haproxies) h.kill('SIGKILL');
   };
 
@@ -134,7 +137,13 @@ describe('three-node chaos', () => {
         const old = haproxies.filter((h) => h.exitCode === null && h.signalCode === null && h.pid !== undefined).map((h) => String(h.pid));
         const child = spawn(haproxyBin, ['-f', cfg, '-db', '-q', ...(old.length > 0 ? ['-sf', ...old] : [])], { stdio: ['ignore', 'ignore', 'pipe'] });
         haproxies.push(child);
-        child.once('exit', () => haproxies.splice(haproxies.indexOf(child), 1));
+        // A balancer that could not start (its configuration refused, its port not bound) is a
+        // failed reload; one told to stop by the next reload or by the teardown exits with 0.
+        child.once('error', (e) => reloadErrors.push(`haproxy did not start: ${e.message}`));
+        child.once('exit', (code) => {
+          haproxies.splice(haproxies.indexOf(child) >>> 0, 1);
+          if (code !== 0 && !stoppingBalancer) reloadErrors.push(`haproxy exited with ${code ?? child.signalCode}`);
+        });
       };
       await startBalancer();
       process.once('exit', killHaproxy);
@@ -199,6 +208,7 @@ describe('three-node chaos', () => {
     network?.heal();
     await Promise.all(cluster?.members.map((m) => cluster!.dispose(m)) ?? []);
     if (cluster !== undefined) cluster.onMembersChanged = undefined;
+    stoppingBalancer = true;
     for (const child of haproxies.filter((h) => h.exitCode === null && h.signalCode === null)) {
       // A plain delay() here would hold Jest open for its full length after haproxy exited.
       let timer: NodeJS.Timeout | undefined;

@@ -68,9 +68,9 @@ function stateKey(s: KeyState): string {
 
 /**
  * Possible states after applying `op` to `s`, given its recorded output; empty when the output is
- * impossible from `s`. A precondition never matches an RV nobody observed (-1): a client names
- * only an RV it has read or been answered. `candidates`: per written value, the RVs an unknown write of it may have
- * produced (see candidatesOf); an unknown write may also produce rv -1, "never observed".
+ * impossible from `s`. `candidates`: per written value, the RVs an unknown write of it may have
+ * produced (see candidatesOf); an unknown write may also produce rv -1, "never observed". A
+ * precondition never matches -1: a client names only an RV it has read or been answered.
  */
 export function step(s: KeyState, op: KeyOp, candidates: ReadonlyMap<string, readonly Rev[]>): KeyState[] {
   const inp = op.input;
